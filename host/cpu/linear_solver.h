@@ -1,0 +1,36 @@
+#pragma once
+
+// Sparse symmetric solve of the CPU backend: the free-DOF Jacobian lives in an Eigen sparse
+// matrix whose value array the assembly writes into directly (the pattern is the model's CSR;
+// being symmetric, CSR and CSC coincide). The pattern is analysed once; every Newton iteration
+// refactorizes. CHOLMOD when available, Eigen's SimplicialLDLT otherwise, and a sparse LU
+// fallback when the factorization fails (e.g. a matrix that is not positive definite).
+
+#include <memory>
+#include <string>
+
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace slender::cpu {
+
+class LinearSolver {
+ public:
+  LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind);
+  ~LinearSolver();
+  /// CSR values (nnz) in the plan's slot order: assemble here before factorize()
+  Real* values();
+  /// factorizes the current values; false if even the fallback failed
+  bool factorize();
+  /// x = J^-1 b (both nfree); false on a non-finite result
+  bool solve(const Real* b, Real* x);
+  /// whether the last factorize() needed the LU fallback
+  bool used_fallback() const;
+  std::string name() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace slender::cpu

@@ -1,0 +1,562 @@
+// CPU backend of the Simulator: implicit integrators with Newton's method on the free DOFs.
+//
+// Every integrator is written as one nonlinear problem in an unknown configuration y:
+//   f(y) = c_m M (y - q_hat) + grad E(y) - F(y, u(y)) = 0,   u(y) = u_hat + c_u (y - q_hat)
+// with, for a step of size dt from (q_n, u_n, a_n):
+//   implicit Euler   y = q_n+1    c_m = 1/dt^2       c_u = 1/dt       q_hat = q_n + dt u_n
+//   implicit midpoint y = q_n+1/2 c_m = 4/dt^2       c_u = 2/dt       q_hat = q_n + dt/2 u_n
+//   Newmark-beta     y = q_n+1    c_m = 1/(b dt^2)   c_u = g/(b dt)   q_hat = q_n + dt u_n
+//                                                                     + dt^2 (1/2 - b) a_n
+//   static           y = q_n+1    c_m = 0            c_u = 0          loads ramp with time
+// The Jacobian is c_m M + H - dF/dq - c_u dF/du, assembled on the free DOFs.
+
+#include "slender/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cpu/linear_solver.h"
+#include "model/model_internal.h"
+#include "slender/core/assemble.h"
+#include "slender/core/error.h"
+#include "slender/core/parallel_for.h"
+#include "slender/stencils/bindings.h"
+
+namespace slender {
+
+const char* to_string(StepStatus s) {
+  switch (s) {
+    case StepStatus::kConverged:
+      return "converged";
+    case StepStatus::kMaxIters:
+      return "max-iterations";
+    case StepStatus::kLineSearchFailed:
+      return "line-search-failed";
+    case StepStatus::kNonFinite:
+      return "non-finite";
+    case StepStatus::kLinearSolveFailed:
+      return "linear-solve-failed";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// integrator coefficients of one step
+struct StepCoeffs {
+  Real c_m, c_u;
+  Real t_eval;       // time at which loads are evaluated
+  Real load_factor;  // static mode ramps loads; 1 otherwise
+};
+
+}  // namespace
+
+struct Simulator::Impl {
+  std::shared_ptr<const Model> model;
+  IntegratorSpec spec;
+  State state;
+  ModelView mv;
+  std::unique_ptr<cpu::LinearSolver> solver;
+  PhaseTimes times;
+
+  // workspace, sized once
+  std::vector<Real> y, y_trial, q_hat, u_hat, f_time;
+  std::vector<Real> d1_cur, t_cur, ref_cur;
+  std::vector<Real> e_pool, g_pool, h_pool;
+  std::vector<unsigned> flag_pool;
+  std::vector<Real> dof_r, dof_J, dof_phi, f, dx;
+  Real phi = 0;  // incremental potential of the last evaluation
+
+  Impl(std::shared_ptr<const Model> m, const IntegratorSpec& s, LinearSolverKind kind)
+      : model(std::move(m)), spec(s), state(initial_state(*model)), mv(host_view(*model)) {
+    const Model& md = *model;
+    solver = std::make_unique<cpu::LinearSolver>(md.plan, kind);
+    y.resize(md.ndof);
+    y_trial.resize(md.ndof);
+    q_hat.resize(md.ndof);
+    u_hat.resize(md.ndof);
+    f_time.resize(md.ndof);
+    d1_cur.resize(3 * size_t(md.nedge));
+    t_cur.resize(3 * size_t(md.nedge));
+    ref_cur.resize(md.nbend);
+    e_pool.resize(md.nedge + md.nbend);
+    flag_pool.resize(md.nedge + md.nbend);
+    g_pool.resize(md.plan.grad_pool);
+    h_pool.resize(md.plan.hess_pool);
+    dof_r.resize(md.ndof);
+    dof_J.resize(md.ndof);
+    dof_phi.resize(md.ndof);
+    f.resize(md.plan.nfree);
+    dx.resize(md.plan.nfree);
+  }
+
+  // frames of configuration q from the step-start frames in `state`
+  void update_frames(const Real* q) {
+    const Model& m = *model;
+    parallel_for_host(m.nedge, TransportFrames{mv, q, state.edge_d1.data(), state.edge_t.data(),
+                                               d1_cur.data(), t_cur.data()});
+    parallel_for_host(m.nbend, ReferenceTwists{mv, d1_cur.data(), t_cur.data(),
+                                               state.bend_ref_twist.data(), ref_cur.data()});
+  }
+
+  EvalView eval_view(const Real* q) const {
+    return EvalView{1, q, d1_cur.data(), ref_cur.data(), model->bend_kappa_bar.data(), 0};
+  }
+
+  // local energies, gradients and (optionally) Hessians of every stencil at q (frames current)
+  void eval_stencils(const Real* q, unsigned want) {
+    const Model& m = *model;
+    const AssemblyPlan& p = m.plan;
+    const EvalView ev = eval_view(q);
+    LocalBuffers<6> sb{e_pool.data(),
+                       g_pool.data() + p.stretch_g_off,
+                       h_pool.data() + p.stretch_h_off,
+                       flag_pool.data(),
+                       m.nedge,
+                       0,
+                       0,
+                       0};
+    parallel_for_host(m.nedge, EvalStencils<RodStretchBinding>{mv, ev, m.nedge, want, sb});
+    LocalBuffers<11> bb{e_pool.data() + m.nedge,
+                        g_pool.data() + p.bend_g_off,
+                        h_pool.data() + p.bend_h_off,
+                        flag_pool.data() + m.nedge,
+                        m.nbend,
+                        0,
+                        0,
+                        0};
+    parallel_for_host(m.nbend, EvalStencils<RodBendTwistBinding>{mv, ev, m.nbend, want, bb});
+  }
+
+  // residual (and Jacobian values) at configuration q; returns the residual norm
+  Real evaluate(const Real* q, const StepCoeffs& c, bool with_jacobian) {
+    const Model& m = *model;
+    const AssemblyPlan& p = m.plan;
+    auto t0 = Clock::now();
+    update_frames(q);
+    times.frames += seconds_since(t0);
+
+    t0 = Clock::now();
+    eval_stencils(q, with_jacobian ? kGradHess : kGrad);
+    times.eval += seconds_since(t0);
+
+    t0 = Clock::now();
+    const Vec3 g = c.load_factor * m.gravity;
+    parallel_for_host(
+        m.ndof, DofTerms{m.nnode, q, q_hat.data(), u_hat.data(), f_time.data(), m.dof_mass.data(),
+                         m.node_dl.data(), g[0], g[1], g[2], m.viscosity, m.mass_damping, c.c_m,
+                         c.c_u, dof_r.data(), dof_J.data(), dof_phi.data()});
+    parallel_for_host(p.nfree,
+                      AssembleResidual{p.row_src_adr.data(), p.row_src.data(), p.free_dof.data(),
+                                       g_pool.data(), dof_r.data(), f.data()});
+    if (with_jacobian) {
+      Real* val = solver->values();
+      parallel_for_host(
+          p.nnz(), AssembleJacobian{p.slot_src_adr.data(), p.slot_src.data(), h_pool.data(), val});
+      parallel_for_host(p.nfree,
+                        AddDiagonal{p.diag_slot.data(), p.free_dof.data(), dof_J.data(), val});
+    }
+    times.assemble += seconds_since(t0);
+    // incremental potential: the line search's merit function
+    phi = 0;
+    for (Real v : e_pool)
+      phi += v;
+    for (Real v : dof_phi)
+      phi += v;
+    Real s = 0;
+    for (Real v : f)
+      s += v * v;
+    return std::sqrt(s);
+  }
+
+  StepCoeffs prepare(Real dt) {
+    const Model& m = *model;
+    const Real* qn = state.q.data();
+    const Real* un = state.u.data();
+    const Real* an = state.a.data();
+    StepCoeffs c{0, 0, state.time + dt, 1};
+    const Real b = spec.beta, gm = spec.gamma;
+    for (int i = 0; i < m.ndof; ++i) {
+      switch (spec.kind) {
+        case IntegratorKind::kImplicitEuler:
+          q_hat[i] = qn[i] + dt * un[i];
+          u_hat[i] = un[i];
+          break;
+        case IntegratorKind::kImplicitMidpoint:
+          q_hat[i] = qn[i] + 0.5 * dt * un[i];
+          u_hat[i] = un[i];
+          break;
+        case IntegratorKind::kNewmark:
+          q_hat[i] = qn[i] + dt * un[i] + dt * dt * (0.5 - b) * an[i];
+          u_hat[i] = un[i] + dt * (1 - gm) * an[i];
+          break;
+        case IntegratorKind::kStatic:
+          q_hat[i] = qn[i];
+          u_hat[i] = 0;
+          break;
+      }
+      // fixed DOFs stay where they are
+      if (m.dof_fixed[i]) {
+        q_hat[i] = qn[i];
+        u_hat[i] = 0;
+      }
+    }
+    switch (spec.kind) {
+      case IntegratorKind::kImplicitEuler:
+        c.c_m = 1 / (dt * dt);
+        c.c_u = 1 / dt;
+        break;
+      case IntegratorKind::kImplicitMidpoint:
+        c.c_m = 4 / (dt * dt);
+        c.c_u = 2 / dt;
+        c.t_eval = state.time + 0.5 * dt;
+        break;
+      case IntegratorKind::kNewmark:
+        c.c_m = 1 / (b * dt * dt);
+        c.c_u = gm / (b * dt);
+        break;
+      case IntegratorKind::kStatic:
+        // loads ramp linearly to full at the end of the run: each step is a load step
+        c.load_factor = spec.duration > 0 ? std::min(Real(1), c.t_eval / spec.duration) : 1;
+        break;
+    }
+    std::fill(f_time.begin(), f_time.end(), 0);
+    for (const PointLoad& pl : m.point_loads) {
+      const Real s = c.load_factor * eval_time_function(pl.time, c.t_eval);
+      for (int k = 0; k < 3; ++k)
+        f_time[3 * pl.node + k] += s * pl.force[k];
+    }
+    return c;
+  }
+
+  bool converged(Real r, Real r0, int iters) const {
+    const NewtonSpec& n = spec.newton;
+    return r <= n.abs_tol || (iters > 0 && r <= n.rel_tol * r0);
+  }
+
+  // y <- y - alpha dx on the free DOFs, into `out`
+  void take_step(const std::vector<Real>& from, Real alpha, std::vector<Real>& out) const {
+    const AssemblyPlan& p = model->plan;
+    out = from;
+    for (int r = 0; r < p.nfree; ++r)
+      out[p.free_dof[r]] -= alpha * dx[r];
+  }
+
+  StepReport step(Real dt) {
+    SLENDER_CHECK(dt > 0 && std::isfinite(dt), "time step must be positive, got ", dt);
+    const Model& m = *model;
+    const AssemblyPlan& p = m.plan;
+    const NewtonSpec& ns = spec.newton;
+    StepReport rep;
+    rep.dt = dt;
+    const StepCoeffs c = prepare(dt);
+
+    // predictor: free DOFs start at q_hat, fixed ones where they are
+    y = q_hat;
+    Real r = evaluate(y.data(), c, true);
+    rep.residual0 = r;
+    int it = 0;
+    bool ok = false;
+    while (true) {
+      if (!std::isfinite(r)) {
+        rep.status = StepStatus::kNonFinite;
+        break;
+      }
+      if (converged(r, rep.residual0, it)) {
+        ok = true;
+        break;
+      }
+      if (it >= ns.max_iters) {
+        rep.status = StepStatus::kMaxIters;
+        break;
+      }
+      // Newton direction
+      auto t0 = Clock::now();
+      const bool factored = solver->factorize();
+      times.factor += seconds_since(t0);
+      ++times.factorizations;
+      if (solver->used_fallback()) ++state.warn_linear_fallback;
+      t0 = Clock::now();
+      if (!factored || !solver->solve(f.data(), dx.data())) {
+        times.solve += seconds_since(t0);
+        rep.status = StepStatus::kLinearSolveFailed;
+        break;
+      }
+      times.solve += seconds_since(t0);
+      ++it;
+
+      // backtracking line search (Armijo) on the incremental potential, whose gradient is
+      // the residual; where the Newton direction is not a descent direction of it (an
+      // indefinite Jacobian), on the residual norm instead
+      t0 = Clock::now();
+      Real slope = 0;  // -d phi / d alpha at alpha = 0
+      for (int k = 0; k < p.nfree; ++k)
+        slope += dx[k] * f[k];
+      const bool on_potential = slope > 0;
+      const Real phi0 = phi;
+      Real alpha = 1, r_new = 0;
+      bool accepted = false;
+      Real best_alpha = 1, best_r = INFINITY;
+      const int max_halvings = ns.line_search ? 10 : 0;
+      for (int h = 0; h <= max_halvings; ++h) {
+        take_step(y, alpha, y_trial);
+        r_new = evaluate(y_trial.data(), c, true);
+        if (std::isfinite(r_new) && r_new < best_r) {
+          best_r = r_new;
+          best_alpha = alpha;
+        }
+        // sufficient decrease (the potential's round-off allowed for), or already converged
+        bool decrease = false;
+        if (std::isfinite(r_new) && std::isfinite(phi)) {
+          decrease = on_potential ? phi <= phi0 - 1e-4 * alpha * slope + 1e-13 * std::fabs(phi0)
+                                  : r_new <= (1 - 1e-4 * alpha) * r;
+          decrease = decrease || converged(r_new, rep.residual0, it);
+        }
+        if (!ns.line_search || decrease) {
+          accepted = true;
+          break;
+        }
+        alpha *= 0.5;
+      }
+      if (!accepted) {
+        // no sufficient decrease: keep the best trial, if any was finite
+        ++state.warn_line_search;
+        if (!std::isfinite(best_r)) {
+          times.line_search += seconds_since(t0);
+          rep.status = StepStatus::kNonFinite;
+          break;
+        }
+        alpha = best_alpha;
+        take_step(y, alpha, y_trial);
+        r_new = evaluate(y_trial.data(), c, true);
+        rep.status = StepStatus::kLineSearchFailed;
+      }
+      times.line_search += seconds_since(t0);
+      std::swap(y, y_trial);
+      r = r_new;
+
+      // converged on the step size
+      Real step_max = 0;
+      for (int k = 0; k < p.nfree; ++k)
+        step_max = std::max(step_max, std::fabs(alpha * dx[k]));
+      if (std::isfinite(r) && step_max <= ns.step_tol) {
+        ok = true;
+        break;
+      }
+    }
+    rep.iterations = it;
+    rep.residual = r;
+    times.newton_iters += it;
+    if (!ok) {
+      if (rep.status == StepStatus::kConverged) rep.status = StepStatus::kMaxIters;
+      return rep;  // the state is untouched
+    }
+    rep.status = StepStatus::kConverged;
+    finalize(dt, c);
+    ++times.steps;
+    return rep;
+  }
+
+  // the converged y becomes the new state
+  void finalize(Real dt, const StepCoeffs& c) {
+    const Model& m = *model;
+    std::vector<Real>& q = state.q;
+    std::vector<Real>& u = state.u;
+    std::vector<Real>& a = state.a;
+    for (int i = 0; i < m.ndof; ++i) {
+      const Real un = u[i];
+      switch (spec.kind) {
+        case IntegratorKind::kImplicitEuler:
+          u[i] = (y[i] - q[i]) / dt;
+          a[i] = (u[i] - un) / dt;
+          q[i] = y[i];
+          break;
+        case IntegratorKind::kImplicitMidpoint: {
+          const Real u_mid = u_hat[i] + c.c_u * (y[i] - q_hat[i]);
+          u[i] = 2 * u_mid - un;
+          a[i] = (u[i] - un) / dt;
+          q[i] = 2 * y[i] - q[i];
+          break;
+        }
+        case IntegratorKind::kNewmark:
+          a[i] = (y[i] - q_hat[i]) * c.c_m;
+          u[i] = u_hat[i] + c.c_u * (y[i] - q_hat[i]);
+          q[i] = y[i];
+          break;
+        case IntegratorKind::kStatic:
+          u[i] = 0;
+          a[i] = 0;
+          q[i] = y[i];
+          break;
+      }
+      if (m.dof_fixed[i]) u[i] = a[i] = 0;
+    }
+    // frames of the new configuration become the next step's start
+    update_frames(q.data());
+    state.edge_d1 = d1_cur;
+    state.edge_t = t_cur;
+    state.bend_ref_twist = ref_cur;
+    state.time += dt;
+    ++state.step;
+    count_degenerate();
+  }
+
+  void count_degenerate() {
+    for (unsigned fl : flag_pool)
+      if (fl & kDegenerate) ++state.warn_degenerate;
+  }
+
+  // frames of the current state (they are the step-start frames) for energies and strains
+  void frames_of_state() {
+    d1_cur = state.edge_d1;
+    t_cur = state.edge_t;
+    ref_cur = state.bend_ref_twist;
+  }
+};
+
+Simulator::Simulator(std::shared_ptr<const Model> model)
+    : Simulator(model, model->scene.integrator) {}
+
+Simulator::Simulator(std::shared_ptr<const Model> model,
+                     const IntegratorSpec& integrator,
+                     LinearSolverKind solver) {
+  SLENDER_CHECK(model != nullptr, "Simulator needs a model");
+  impl_ = std::make_unique<Impl>(std::move(model), integrator, solver);
+  if (impl_->spec.kind == IntegratorKind::kNewmark) {
+    // consistent initial acceleration: M a0 = F(q0, u0) - grad E(q0) on free DOFs
+    Impl& s = *impl_;
+    const Model& m = *s.model;
+    s.q_hat = s.state.q;
+    s.u_hat = s.state.u;
+    std::fill(s.f_time.begin(), s.f_time.end(), 0);
+    for (const PointLoad& pl : m.point_loads) {
+      const Real v = eval_time_function(pl.time, 0);
+      for (int k = 0; k < 3; ++k)
+        s.f_time[3 * pl.node + k] += v * pl.force[k];
+    }
+    s.frames_of_state();
+    s.eval_stencils(s.state.q.data(), kGrad);
+    const Vec3 g = m.gravity;
+    parallel_for_host(
+        m.ndof, DofTerms{m.nnode, s.state.q.data(), s.q_hat.data(), s.u_hat.data(), s.f_time.data(),
+                         m.dof_mass.data(), m.node_dl.data(), g[0], g[1], g[2], m.viscosity,
+                         m.mass_damping, 0, 0, s.dof_r.data(), s.dof_J.data(), s.dof_phi.data()});
+    parallel_for_host(m.plan.nfree, AssembleResidual{m.plan.row_src_adr.data(),
+                                                     m.plan.row_src.data(), m.plan.free_dof.data(),
+                                                     s.g_pool.data(), s.dof_r.data(), s.f.data()});
+    for (int r = 0; r < m.plan.nfree; ++r) {
+      const int i = m.plan.free_dof[r];
+      s.state.a[i] = m.dof_mass[i] > 0 ? -s.f[r] / m.dof_mass[i] : 0;
+    }
+  }
+}
+
+Simulator::~Simulator() = default;
+
+StepReport Simulator::step() { return impl_->step(impl_->spec.dt); }
+StepReport Simulator::step(Real dt) { return impl_->step(dt); }
+const Model& Simulator::model() const { return *impl_->model; }
+const State& Simulator::state() const { return impl_->state; }
+const IntegratorSpec& Simulator::integrator() const { return impl_->spec; }
+std::string Simulator::linear_solver_name() const { return impl_->solver->name(); }
+const PhaseTimes& Simulator::phase_times() const { return impl_->times; }
+
+void Simulator::residual(Real dt,
+                         const std::vector<Real>& y,
+                         std::vector<Real>& f,
+                         std::vector<Real>* jacobian) const {
+  Impl& s = *impl_;
+  const AssemblyPlan& p = s.model->plan;
+  SLENDER_CHECK(int(y.size()) == s.model->ndof, "configuration has ", y.size(), " DOFs, not ",
+                s.model->ndof);
+  const StepCoeffs c = s.prepare(dt);
+  s.evaluate(y.data(), c, jacobian != nullptr);
+  f = s.f;
+  if (!jacobian) return;
+  jacobian->assign(size_t(p.nfree) * p.nfree, 0);
+  const Real* val = s.solver->values();
+  for (int r = 0; r < p.nfree; ++r)
+    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+      (*jacobian)[size_t(r) * p.nfree + p.col[k]] = val[k];
+}
+
+void Simulator::set_state(const State& s) {
+  const Model& m = *impl_->model;
+  SLENDER_CHECK(s.nenv == 1 && int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof &&
+                    int(s.a.size()) == m.ndof && int(s.edge_d1.size()) == 3 * m.nedge &&
+                    int(s.edge_t.size()) == 3 * m.nedge && int(s.bend_ref_twist.size()) == m.nbend,
+                "state does not match the model's sizes");
+  impl_->state = s;
+}
+
+Energies Simulator::energies() const {
+  Impl& s = *impl_;
+  const Model& m = *s.model;
+  s.frames_of_state();
+  s.eval_stencils(s.state.q.data(), kEnergy);
+  Energies en;
+  for (int e = 0; e < m.nedge; ++e)
+    en.stretch += s.e_pool[e];
+  // split bend and twist: evaluate the twist part from the strains
+  const EvalView ev = s.eval_view(s.state.q.data());
+  for (int k = 0; k < m.nbend; ++k) {
+    LocalEval<11> r;
+    RodBendTwist::Strains st;
+    RodBendTwistBinding::eval(s.mv, ev, 0, k, kEnergy, r, &st);
+    const Real dt = st.tau - m.bend_tau_bar[k];
+    const Real twist = 0.5 * m.bend_GJ[k] / m.bend_dl[k] * dt * dt;
+    en.twist += twist;
+    en.bend += r.E - twist;
+  }
+  for (int i = 0; i < m.ndof; ++i)
+    en.kinetic += 0.5 * m.dof_mass[i] * s.state.u[i] * s.state.u[i];
+  for (int n = 0; n < m.nnode; ++n)
+    for (int c = 0; c < 3; ++c)
+      en.gravity -= m.node_mass[n] * m.gravity[c] * s.state.q[3 * n + c];
+  return en;
+}
+
+std::vector<Real> Simulator::bend_strains() const {
+  Impl& s = *impl_;
+  const Model& m = *s.model;
+  s.frames_of_state();
+  const EvalView ev = s.eval_view(s.state.q.data());
+  std::vector<Real> out(3 * size_t(m.nbend));
+  for (int k = 0; k < m.nbend; ++k) {
+    LocalEval<11> r;
+    RodBendTwist::Strains st;
+    RodBendTwistBinding::eval(s.mv, ev, 0, k, kEnergy, r, &st);
+    // strains are reported in the stencil's own orientation
+    out[3 * k] = st.kappa1;
+    out[3 * k + 1] = st.kappa2;
+    out[3 * k + 2] = st.tau;
+  }
+  return out;
+}
+
+std::vector<Real> Simulator::material_frames() const {
+  const Impl& s = *impl_;
+  const Model& m = *s.model;
+  std::vector<Real> out(3 * size_t(m.nedge));
+  for (int e = 0; e < m.nedge; ++e) {
+    const Vec3 d1 =
+        vec3(s.state.edge_d1[3 * e], s.state.edge_d1[3 * e + 1], s.state.edge_d1[3 * e + 2]);
+    const Vec3 t =
+        vec3(s.state.edge_t[3 * e], s.state.edge_t[3 * e + 1], s.state.edge_t[3 * e + 2]);
+    Vec3 m1, m2;
+    material_frame(d1, t, s.state.q[m.edge_dof(e)], m1, m2);
+    for (int c = 0; c < 3; ++c)
+      out[3 * e + c] = m1[c];
+  }
+  return out;
+}
+
+}  // namespace slender

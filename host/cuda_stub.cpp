@@ -1,0 +1,17 @@
+// Answers for a build without CUDA (Warp's stub pattern): no devices, and a clear error with
+// the fix when the CUDA backend is asked for.
+
+#include "slender/backend.h"
+#include "slender/core/error.h"
+
+namespace slender {
+
+int cuda_device_count() { return 0; }
+bool built_with_cuda() { return false; }
+void require_cuda_backend() {
+  throw Error(
+      "the CUDA backend was asked for, but Slender was built without CUDA; "
+      "reconfigure with -DSLENDER_WITH_CUDA=ON");
+}
+
+}  // namespace slender

@@ -1,0 +1,332 @@
+// build_model: from a validated SceneSpec to the immutable Model (joints merged, bend-twist
+// stencils with orientation signs, stiffnesses, masses, frames, fixed DOFs, assembly plan).
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "model/model_internal.h"
+#include "slender/builder.h"
+#include "slender/core/error.h"
+#include "slender/model.h"
+#include "slender/state.h"
+#include "slender/stencils/rod_bend_twist.h"
+#include "slender/stencils/rod_frames.h"
+
+namespace slender {
+
+namespace {
+
+// section properties of one part's edges
+struct SectionProps {
+  Real A, EI1, EI2, GJ, polar, radius;
+};
+
+SectionProps section_props(const PartSpec& part, const Material& mat) {
+  SectionProps s{};
+  const Real E = mat.youngs_modulus;
+  const Real G = E / (2 * (1 + mat.poisson_ratio));
+  const CrossSection& cs = part.section;
+  Real I1, I2, J;
+  if (cs.kind == CrossSection::Kind::kCircle) {
+    const Real r = cs.radius;
+    s.A = kPi * r * r;
+    I1 = I2 = kPi * r * r * r * r / 4;
+    J = kPi * r * r * r * r / 2;
+    s.radius = r;
+  } else {
+    // width w along m1, height h along m2; kappa1 bends in the t-m1 plane
+    const Real w = cs.width, h = cs.height;
+    s.A = w * h;
+    I1 = h * w * w * w / 12;
+    I2 = w * h * h * h / 12;
+    // Saint-Venant torsion constant of a rectangle, a >= b
+    const Real a = std::max(w, h), b = std::min(w, h);
+    const Real ratio = b / a;
+    J = a * b * b * b * (Real(1) / 3 - 0.21 * ratio * (1 - std::pow(ratio, 4) / 12));
+    s.radius = 0.5 * std::max(w, h);
+  }
+  s.polar = I1 + I2;
+  const StiffnessOverride& o = part.stiffness;
+  s.EI1 = o.EI1 >= 0 ? o.EI1 : E * I1;
+  s.EI2 = o.EI2 >= 0 ? o.EI2 : E * I2;
+  s.GJ = o.GJ >= 0 ? o.GJ : G * J;
+  return s;
+}
+
+// union-find over (part, local node) slots
+struct UnionFind {
+  std::vector<int> parent;
+  explicit UnionFind(int n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  int find(int a) {
+    while (parent[a] != a)
+      a = parent[a] = parent[parent[a]];
+    return a;
+  }
+  void join(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
+
+Vec3 node_pos(const Model& m, int n) {
+  return vec3(m.node_x0[3 * n], m.node_x0[3 * n + 1], m.node_x0[3 * n + 2]);
+}
+
+int local_index(int index, int count) { return index < 0 ? count + index : index; }
+
+InputError loc_error(const SourceLoc& loc, const std::string& msg) {
+  return InputError(loc.file, loc.line, loc.field, msg);
+}
+
+}  // namespace
+
+Real eval_time_function(const TimeFunction& f, Real t) {
+  switch (f.kind) {
+    case TimeFunction::Kind::kConstant:
+      return 1;
+    case TimeFunction::Kind::kSine:
+      return f.offset + f.amplitude * std::sin(2 * kPi * f.frequency * t + f.phase);
+    case TimeFunction::Kind::kRamp:
+      return std::min(t / f.ramp_time, Real(1));
+    case TimeFunction::Kind::kTable: {
+      const auto& tb = f.table;
+      if (tb.empty()) return 0;
+      if (t <= tb.front()[0]) return tb.front()[1];
+      if (t >= tb.back()[0]) return tb.back()[1];
+      const auto it = std::upper_bound(
+          tb.begin(), tb.end(), t, [](Real v, const std::array<Real, 2>& r) { return v < r[0]; });
+      const auto& b = *it;
+      const auto& a = *(it - 1);
+      const Real w = (t - a[0]) / (b[0] - a[0]);
+      return a[1] + w * (b[1] - a[1]);
+    }
+  }
+  return 0;
+}
+
+int Model::resolve_node(const NodeRef& r) const {
+  SLENDER_CHECK(r.part >= 0 && r.part < npart, "node reference to part ", r.part, " of ", npart);
+  const int count = part_node_adr[r.part + 1] - part_node_adr[r.part];
+  const int i = local_index(r.index, count);
+  SLENDER_CHECK(i >= 0 && i < count, "node index ", r.index, " out of range for part ", r.part);
+  return part_node[part_node_adr[r.part] + i];
+}
+
+int Model::resolve_edge(const EdgeRef& r) const {
+  SLENDER_CHECK(r.part >= 0 && r.part < npart, "edge reference to part ", r.part, " of ", npart);
+  const int count = part_edge_adr[r.part + 1] - part_edge_adr[r.part];
+  const int i = local_index(r.index, count);
+  SLENDER_CHECK(i >= 0 && i < count, "edge index ", r.index, " out of range for part ", r.part);
+  return part_edge[part_edge_adr[r.part] + i];
+}
+
+size_t Model::memory_bytes() const {
+  size_t b = 0;
+  auto add = [&b](const auto& v) { b += v.size() * sizeof(v[0]); };
+  add(node_x0), add(node_mass), add(node_dl), add(node_part);
+  add(edge_node), add(edge_l_bar), add(edge_EA), add(edge_inertia), add(edge_radius);
+  add(edge_part), add(edge_d1_0);
+  add(bend_node), add(bend_edge), add(bend_sign), add(bend_EI), add(bend_GJ), add(bend_dl);
+  add(bend_kappa_bar), add(bend_tau_bar), add(bend_ref_twist_0);
+  add(dof_mass), add(dof_fixed), add(dof_u0), add(part_node), add(part_edge), add(part_bend);
+  add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
+  add(plan.slot_src_adr), add(plan.slot_src), add(plan.row_src_adr), add(plan.row_src);
+  return b;
+}
+
+std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
+  validate_scene(scene);
+  auto mp = std::make_shared<Model>();
+  Model& m = *mp;
+  m.scene = scene;
+  m.npart = int(scene.parts.size());
+
+  // global nodes: part nodes merged by joints, numbered in order of first appearance
+  std::vector<int> slot_adr(m.npart + 1, 0);
+  for (int p = 0; p < m.npart; ++p) {
+    slot_adr[p + 1] = slot_adr[p] + int(scene.parts[p].nodes.size());
+  }
+  UnionFind uf(slot_adr.back());
+  for (const JointSpec& j : scene.joints) {
+    for (size_t a = 1; a < j.nodes.size(); ++a) {
+      auto slot = [&](const NodeRef& r) {
+        const int count = slot_adr[r.part + 1] - slot_adr[r.part];
+        return slot_adr[r.part] + local_index(r.index, count);
+      };
+      uf.join(slot(j.nodes[0]), slot(j.nodes[a]));
+    }
+  }
+  std::vector<int> slot_node(slot_adr.back(), -1);
+  m.part_node_adr.assign(1, 0);
+  for (int p = 0; p < m.npart; ++p) {
+    const PartSpec& part = scene.parts[p];
+    for (size_t i = 0; i < part.nodes.size(); ++i) {
+      const int s = slot_adr[p] + int(i);
+      const int root = uf.find(s);
+      if (slot_node[root] < 0) {
+        slot_node[root] = m.nnode++;
+        for (int c = 0; c < 3; ++c)
+          m.node_x0.push_back(part.nodes[i][c]);
+        m.node_part.push_back(p);
+      }
+      slot_node[s] = slot_node[root];
+      m.part_node.push_back(slot_node[s]);
+    }
+    m.part_node_adr.push_back(int(m.part_node.size()));
+    m.part_name.push_back(part.name);
+  }
+
+  // joined nodes must coincide
+  Real extent = 0;
+  for (Real v : m.node_x0)
+    extent = std::max(extent, std::fabs(v));
+  for (const JointSpec& j : scene.joints) {
+    const Vec3 a =
+        scene.parts[j.nodes[0].part]
+            .nodes[local_index(j.nodes[0].index, int(scene.parts[j.nodes[0].part].nodes.size()))];
+    for (const NodeRef& r : j.nodes) {
+      const Vec3 b =
+          scene.parts[r.part].nodes[local_index(r.index, int(scene.parts[r.part].nodes.size()))];
+      if (norm(b - a) > 1e-9 * std::max(extent, Real(1))) {
+        std::ostringstream os;
+        os << "joined nodes are " << norm(b - a) << " m apart; a joint's nodes must coincide";
+        throw loc_error(j.loc, os.str());
+      }
+    }
+  }
+
+  // edges with their part properties
+  std::vector<SectionProps> edge_props;
+  m.part_edge_adr.assign(1, 0);
+  for (int p = 0; p < m.npart; ++p) {
+    const PartSpec& part = scene.parts[p];
+    const SectionProps sp = section_props(part, scene.materials[part.material]);
+    const Real rho = scene.materials[part.material].density;
+    for (size_t k = 0; k < part.edges.size(); ++k) {
+      const int a = m.part_node[m.part_node_adr[p] + part.edges[k][0]];
+      const int b = m.part_node[m.part_node_adr[p] + part.edges[k][1]];
+      const Real l = norm(node_pos(m, b) - node_pos(m, a));
+      if (a == b || !(l > 1e-12 * std::max(extent, Real(1)))) {
+        std::ostringstream os;
+        os << "edge " << k << " (nodes " << part.edges[k][0] << ", " << part.edges[k][1]
+           << ") has zero length" << (a == b ? " after joints merged its nodes" : "");
+        throw loc_error(part.loc, os.str());
+      }
+      m.edge_node.push_back(a);
+      m.edge_node.push_back(b);
+      m.edge_l_bar.push_back(l);
+      m.edge_EA.push_back(part.stiffness.EA >= 0
+                              ? part.stiffness.EA
+                              : scene.materials[part.material].youngs_modulus * sp.A);
+      m.edge_inertia.push_back(rho * l * sp.polar);
+      m.edge_radius.push_back(sp.radius);
+      m.edge_part.push_back(p);
+      edge_props.push_back(sp);
+      m.part_edge.push_back(m.nedge++);
+    }
+    m.part_edge_adr.push_back(int(m.part_edge.size()));
+  }
+  m.ndof = 3 * m.nnode + m.nedge;
+
+  // lumped masses and Voronoi lengths
+  m.node_mass.assign(m.nnode, 0);
+  m.node_dl.assign(m.nnode, 0);
+  for (int e = 0; e < m.nedge; ++e) {
+    const PartSpec& part = scene.parts[m.edge_part[e]];
+    const Real me = scene.materials[part.material].density * edge_props[e].A * m.edge_l_bar[e];
+    for (int a = 0; a < 2; ++a) {
+      m.node_mass[m.edge_node[2 * e + a]] += me / 2;
+      m.node_dl[m.edge_node[2 * e + a]] += m.edge_l_bar[e] / 2;
+    }
+  }
+
+  std::vector<Real> edge_EI1, edge_EI2, edge_GJ;
+  for (const SectionProps& sp : edge_props) {
+    edge_EI1.push_back(sp.EI1);
+    edge_EI2.push_back(sp.EI2);
+    edge_GJ.push_back(sp.GJ);
+  }
+  build_bend_stencils(m, edge_EI1, edge_EI2, edge_GJ);
+  init_reference_frames(m);
+  init_natural_strains(m);
+
+  // DOF masses and initial velocities
+  m.dof_mass.assign(m.ndof, 0);
+  for (int n = 0; n < m.nnode; ++n)
+    for (int c = 0; c < 3; ++c)
+      m.dof_mass[3 * n + c] = m.node_mass[n];
+  for (int e = 0; e < m.nedge; ++e)
+    m.dof_mass[m.edge_dof(e)] = m.edge_inertia[e];
+  m.dof_u0.assign(m.ndof, 0);
+  for (const auto& iv : scene.initial_velocities) {
+    const int n = m.resolve_node(iv.first);
+    for (int c = 0; c < 3; ++c)
+      m.dof_u0[3 * n + c] = iv.second[c];
+  }
+
+  // fixed DOFs
+  m.dof_fixed.assign(m.ndof, 0);
+  auto fix_node = [&m](int n) {
+    for (int c = 0; c < 3; ++c)
+      m.dof_fixed[3 * n + c] = 1;
+  };
+  for (const NodeRef& r : scene.fixed_nodes)
+    fix_node(m.resolve_node(r));
+  for (const EdgeRef& r : scene.fixed_edges) {
+    const int e = m.resolve_edge(r);
+    fix_node(m.edge_node[2 * e]);
+    fix_node(m.edge_node[2 * e + 1]);
+    m.dof_fixed[m.edge_dof(e)] = 1;
+  }
+  for (const EdgeRef& r : scene.fixed_twist)
+    m.dof_fixed[m.edge_dof(m.resolve_edge(r))] = 1;
+  for (const FixedDofSpec& f : scene.fixed_dofs) {
+    const int n = m.resolve_node(f.node);
+    for (int c = 0; c < 3; ++c)
+      if (f.fix[c]) m.dof_fixed[3 * n + c] = 1;
+  }
+  if (scene.integrator.two_d) {
+    // motion in the x-z plane: y and every twist held
+    for (int n = 0; n < m.nnode; ++n)
+      m.dof_fixed[3 * n + 1] = 1;
+    for (int e = 0; e < m.nedge; ++e)
+      m.dof_fixed[m.edge_dof(e)] = 1;
+  }
+
+  // loads
+  m.gravity = scene.forces.gravity;
+  m.viscosity = scene.forces.viscosity;
+  m.mass_damping = scene.forces.mass_damping;
+  for (const PointLoadSpec& pl : scene.forces.point_loads) {
+    m.point_loads.push_back(PointLoad{m.resolve_node(pl.node), pl.force, pl.time});
+  }
+
+  build_assembly_plan(m);
+  return mp;
+}
+
+State initial_state(const Model& m) {
+  State s;
+  s.nenv = 1;
+  s.ndof = m.ndof;
+  s.q.assign(m.ndof, 0);
+  std::copy(m.node_x0.begin(), m.node_x0.end(), s.q.begin());
+  s.u = m.dof_u0;
+  s.a.assign(m.ndof, 0);
+  s.edge_d1 = m.edge_d1_0;
+  s.edge_t.resize(3 * size_t(m.nedge));
+  for (int e = 0; e < m.nedge; ++e) {
+    const Vec3 t = node_pos(m, m.edge_node[2 * e + 1]) - node_pos(m, m.edge_node[2 * e]);
+    const Vec3 tn = t / norm(t);
+    for (int c = 0; c < 3; ++c)
+      s.edge_t[3 * e + c] = tn[c];
+  }
+  s.bend_ref_twist = m.bend_ref_twist_0;
+  return s;
+}
+
+}  // namespace slender

@@ -1,0 +1,84 @@
+#pragma once
+
+// Assembly functors (host and device): the residual and the CSR values of the free-DOF
+// Jacobian are gathered from the local stencil results through precomputed source lists,
+// summed in a fixed order, so that assembly is deterministic and needs no atomics.
+
+#include "slender/core/types.h"
+#include "slender/stencils/external.h"
+
+namespace slender {
+
+/// Per-DOF inertia and external forces: one DOF per index.
+struct DofTerms {
+  int nnode;
+  const Real* q;        // (ndof)
+  const Real* q_hat;    // predicted DOFs of the integrator (ndof)
+  const Real* u_hat;    // velocity offset of the integrator (ndof)
+  const Real* f_time;   // time-dependent point loads at the evaluation time (ndof)
+  const Real* mass;     // lumped masses (ndof)
+  const Real* node_dl;  // Voronoi lengths (nnode)
+  Real gx, gy, gz;      // gravity [m/s^2]
+  Real eta, alpha;      // viscosity [Pa s], mass damping [1/s]
+  Real c_m, c_u;        // integrator coefficients
+  Real* r;              // residual of each DOF (ndof)
+  Real* J;              // diagonal Jacobian of each DOF (ndof)
+  Real* phi;            // incremental potential of each DOF (ndof)
+  SLENDER_HD void operator()(long i) const {
+    DofTermParams p;
+    p.mass = mass[i];
+    p.damping = alpha;
+    p.c_m = c_m;
+    p.c_u = c_u;
+    if (i < 3L * nnode) {
+      const int c = int(i % 3);
+      p.gravity = c == 0 ? gx : (c == 1 ? gy : gz);
+      p.drag = eta * node_dl[i / 3];
+    } else {
+      p.gravity = 0;
+      p.drag = 0;
+    }
+    dof_terms_eval(q[i], q_hat[i], u_hat[i], f_time[i], p, r[i], J[i], phi[i]);
+  }
+};
+
+/// f[row] = per-DOF term + sum of the stencil gradient entries of that row: one row per index.
+struct AssembleResidual {
+  const int* row_src_adr;  // (nfree + 1)
+  const int* row_src;      // indices into the gradient pool
+  const int* free_dof;     // (nfree)
+  const Real* g_pool;
+  const Real* dof_r;  // (ndof)
+  Real* f;            // (nfree)
+  SLENDER_HD void operator()(long row) const {
+    Real s = dof_r[free_dof[row]];
+    for (int j = row_src_adr[row]; j < row_src_adr[row + 1]; ++j)
+      s += g_pool[row_src[j]];
+    f[row] = s;
+  }
+};
+
+/// CSR value of one slot: sum of its Hessian-pool sources (plus the per-DOF diagonal).
+struct AssembleJacobian {
+  const int* slot_src_adr;  // (nnz + 1)
+  const int* slot_src;      // indices into the Hessian pool
+  const Real* h_pool;
+  Real* val;  // (nnz)
+  SLENDER_HD void operator()(long slot) const {
+    Real s = 0;
+    for (int j = slot_src_adr[slot]; j < slot_src_adr[slot + 1]; ++j)
+      s += h_pool[slot_src[j]];
+    val[slot] = s;
+  }
+};
+
+/// Adds each free DOF's diagonal term: one row per index.
+struct AddDiagonal {
+  const int* diag_slot;  // (nfree)
+  const int* free_dof;   // (nfree)
+  const Real* dof_J;     // (ndof)
+  Real* val;             // (nnz)
+  SLENDER_HD void operator()(long row) const { val[diag_slot[row]] += dof_J[free_dof[row]]; }
+};
+
+}  // namespace slender

@@ -1,0 +1,83 @@
+#pragma once
+
+// The three error routes of Slender (STYLE.md §9):
+// - InputError: bad user data (scene, geometry, options), with file, line and field;
+// - Error: a broken API contract (SLENDER_CHECK), with the source file and line;
+// - numerical outcomes are not exceptions: see StepStatus in simulator.h.
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace slender {
+
+/// A broken contract or an unusable request, raised by SLENDER_CHECK.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Bad user input. what() reads "file:line: field: message".
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string file, int line, std::string field, std::string message)
+      : std::runtime_error(format(file, line, field, message)),
+        file_(std::move(file)),
+        line_(line),
+        field_(std::move(field)),
+        message_(std::move(message)) {}
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }  ///< 1-based; 0 when unknown
+  const std::string& field() const { return field_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  static std::string format(const std::string& file,
+                            int line,
+                            const std::string& field,
+                            const std::string& message) {
+    std::ostringstream os;
+    os << (file.empty() ? "<input>" : file);
+    if (line > 0) os << ':' << line;
+    os << ": ";
+    if (!field.empty()) os << field << ": ";
+    os << message;
+    return os.str();
+  }
+  std::string file_;
+  int line_;
+  std::string field_;
+  std::string message_;
+};
+
+namespace detail {
+inline void stream_all(std::ostringstream&) {}
+template <class T, class... Rest>
+void stream_all(std::ostringstream& os, const T& v, const Rest&... rest) {
+  os << v;
+  stream_all(os, rest...);
+}
+template <class... Args>
+[[noreturn]] void check_failed(const char* file, int line, const char* cond, const Args&... args) {
+  std::ostringstream os;
+  os << file << ':' << line << ": check failed (" << cond << "): ";
+  stream_all(os, args...);
+  throw Error(os.str());
+}
+}  // namespace detail
+
+}  // namespace slender
+
+/// Always-on O(1) contract check at API entry points; throws slender::Error.
+#define SLENDER_CHECK(cond, ...)                                                          \
+  do {                                                                                    \
+    if (!(cond)) ::slender::detail::check_failed(__FILE__, __LINE__, #cond, __VA_ARGS__); \
+  } while (0)
+
+#ifndef NDEBUG
+#define SLENDER_DCHECK(cond, ...) SLENDER_CHECK(cond, __VA_ARGS__)
+#else
+#define SLENDER_DCHECK(cond, ...) \
+  do {                            \
+  } while (0)
+#endif

@@ -1,0 +1,26 @@
+#pragma once
+
+// SLENDER_HD marks functions that run on both the host and the device. Under nvcc they become
+// __host__ __device__; in a host-only build the macro is empty.
+#if defined(__CUDACC__)
+#define SLENDER_HD __host__ __device__
+#define SLENDER_DEVICE_CODE 1
+#else
+#define SLENDER_HD
+#endif
+
+#include <cmath>
+
+namespace slender {
+
+using Real = double;
+
+// Stencils call the C math functions by their global names (::sqrt, ::atan2, ...), which
+// nvcc provides in device code too; no wrappers of the same names here, so that user code with
+// `using namespace slender` sees no ambiguity.
+SLENDER_HD inline Real clamp(Real x, Real lo, Real hi) { return x < lo ? lo : (x > hi ? hi : x); }
+SLENDER_HD inline bool is_finite(Real x) { return x - x == 0; }
+
+constexpr Real kPi = 3.14159265358979323846;
+
+}  // namespace slender

@@ -1,0 +1,123 @@
+#pragma once
+
+// Model: the immutable, shared description of a structure — topology, DOF map, stencil index
+// arrays, rest quantities, stiffnesses, masses, loads and the Jacobian's sparsity pattern.
+// Arrays are flat (structure of arrays) and named <object>_<field>; each carries its shape.
+//
+// DOF order (seed 000, eq. 1): q = [x_1 .. x_N, theta^1 .. theta^E]; node i owns q[3i .. 3i+2],
+// edge e owns q[3N + e]. Shell mid-edge DOFs (xi) will follow the twists.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slender/scene.h"
+
+namespace slender {
+
+/// A point load resolved to a global node.
+struct PointLoad {
+  int node;
+  Vec3 force;         ///< [N]
+  TimeFunction time;  ///< F(t) = force * time(t)
+};
+
+/// Evaluates a load's time function at t.
+Real eval_time_function(const TimeFunction& f, Real t);
+
+/// Free-DOF CSR pattern of the Newton Jacobian and, for every stored value, the list of
+/// contributions (indices into the concatenated local-Hessian pool) summed in a fixed order.
+struct AssemblyPlan {
+  int nfree = 0;                  ///< number of free DOFs
+  std::vector<int> dof_free;      ///< free index of each DOF, -1 if fixed   (ndof)
+  std::vector<int> free_dof;      ///< DOF of each free index                (nfree)
+  std::vector<int> row_ptr;       ///< CSR row pointers, full symmetric      (nfree + 1)
+  std::vector<int> col;           ///< CSR column indices                    (nnz)
+  std::vector<int> diag_slot;     ///< slot of each free DOF's diagonal      (nfree)
+  std::vector<int> slot_src_adr;  ///< first source of each slot             (nnz + 1)
+  std::vector<int> slot_src;      ///< index into the local-Hessian pool     (nsrc)
+  std::vector<int> row_src_adr;   ///< first gradient source of each free DOF (nfree + 1)
+  std::vector<int> row_src;       ///< index into the local-gradient pool    (ngsrc)
+  long hess_pool = 0;             ///< length of the local-Hessian pool (sum of n_k * dofs_k^2)
+  long grad_pool = 0;             ///< length of the local-gradient pool (sum of n_k * dofs_k)
+  long stretch_h_off = 0, bend_h_off = 0;  ///< each family's offset in the Hessian pool
+  long stretch_g_off = 0, bend_g_off = 0;  ///< each family's offset in the gradient pool
+  int nnz() const { return int(col.size()); }
+};
+
+struct Model {
+  // counts
+  int nnode = 0;  ///< nodes
+  int nedge = 0;  ///< rod edges (each has a twist DOF)
+  int nbend = 0;  ///< bend-twist stencils (pairs of edges meeting at a node)
+  int ndof = 0;   ///< 3 nnode + nedge
+  int npart = 0;  ///< parts (rods, networks)
+
+  // nodes
+  std::vector<Real> node_x0;    ///< initial positions [m]                 (nnode x 3)
+  std::vector<Real> node_mass;  ///< lumped mass [kg]                      (nnode)
+  std::vector<Real> node_dl;    ///< Voronoi length (half adjacent edges) [m] (nnode)
+  std::vector<int> node_part;   ///< part that first declared the node     (nnode)
+
+  // rod edges
+  std::vector<int> edge_node;      ///< node ids, edge runs node0 -> node1    (nedge x 2)
+  std::vector<Real> edge_l_bar;    ///< rest length [m]                       (nedge)
+  std::vector<Real> edge_EA;       ///< axial stiffness [N]                   (nedge)
+  std::vector<Real> edge_inertia;  ///< rotational inertia of the twist DOF [kg m^2] (nedge)
+  std::vector<Real> edge_radius;   ///< radius (or half the larger side) for output [m] (nedge)
+  std::vector<int> edge_part;      ///< owning part                           (nedge)
+  std::vector<Real> edge_d1_0;     ///< initial reference director d1, unit, normal to the
+                                   ///< edge [-]                              (nedge x 3)
+
+  // bend-twist stencils: local nodes (x0, x1, x2), edges e0 = x1 - x0 and e1 = x2 - x1
+  std::vector<int> bend_node;          ///< node ids x0, x1, x2                   (nbend x 3)
+  std::vector<int> bend_edge;          ///< edge ids of e0, e1                    (nbend x 2)
+  std::vector<Real> bend_sign;         ///< +1 if the stored edge runs as e0 (e1) does, else -1
+                                       ///<                                       (nbend x 2)
+  std::vector<Real> bend_EI;           ///< bending stiffnesses EI1, EI2 [N m^2]  (nbend x 2)
+  std::vector<Real> bend_GJ;           ///< torsional stiffness [N m^2]           (nbend)
+  std::vector<Real> bend_dl;           ///< Voronoi length (l_bar0 + l_bar1) / 2 [m] (nbend)
+  std::vector<Real> bend_kappa_bar;    ///< natural curvatures kappa1, kappa2 [-] (nbend x 2)
+  std::vector<Real> bend_tau_bar;      ///< natural twist [rad]                   (nbend)
+  std::vector<Real> bend_ref_twist_0;  ///< initial reference twist [rad]      (nbend)
+
+  // DOFs
+  std::vector<Real> dof_mass;            ///< lumped mass matrix diagonal        (ndof)
+  std::vector<unsigned char> dof_fixed;  ///< 1 if the DOF is held fixed       (ndof)
+  std::vector<Real> dof_u0;              ///< initial velocity                   (ndof)
+
+  // loads
+  Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
+  Real viscosity = 0;              ///< eta [Pa s]
+  Real mass_damping = 0;           ///< alpha [1/s]
+  std::vector<PointLoad> point_loads;
+
+  // parts, for output and for resolving references
+  std::vector<std::string> part_name;  ///< (npart)
+  std::vector<int> part_node_adr;      ///< first entry in part_node of each part (npart + 1)
+  std::vector<int> part_node;          ///< global node of each part-local node
+  std::vector<int> part_edge_adr;      ///< first entry in part_edge of each part (npart + 1)
+  std::vector<int> part_edge;          ///< global edge of each part-local edge
+
+  /// index of the bend stencil that pairs part edges (k-1, k) of a rod, or -1
+  std::vector<int> part_bend;  ///< parallel to part_edge: bend at the edge's start node
+
+  AssemblyPlan plan;
+  SceneSpec scene;  ///< the spec the model was built from (integrator, output, names)
+
+  int node_dof(int node) const { return 3 * node; }
+  int edge_dof(int edge) const { return 3 * nnode + edge; }
+  /// global node of a part-local reference (negative index counts from the end)
+  int resolve_node(const NodeRef& r) const;
+  int resolve_edge(const EdgeRef& r) const;
+  /// bytes held by the model's arrays
+  size_t memory_bytes() const;
+};
+
+/// Builds the model from a validated scene: merges joints, creates stencils with their
+/// orientation signs, reference frames, stiffnesses, masses, fixed DOFs and the assembly plan.
+/// Throws InputError for problems that need the assembled structure to see (zero-length edges,
+/// a joint naming one node twice, ...).
+std::shared_ptr<const Model> build_model(const SceneSpec& scene);
+
+}  // namespace slender

@@ -1,0 +1,43 @@
+#pragma once
+
+// Recorders observe states during a run and write outputs: CSV of chosen nodes and energies,
+// VTK PolyData with a .pvd series for ParaView. Files are written whole (temporary name, then
+// rename), so an interrupted run never leaves a half-written file behind.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slender/simulator.h"
+
+namespace slender {
+
+/// What a recorder sees at one recorded step.
+struct RecordFrame {
+  long step = 0;
+  Real time = 0;
+  const Model* model = nullptr;
+  const State* state = nullptr;
+  Energies energies;
+  std::vector<Real> bend_strains;  ///< (nbend x 3): kappa1, kappa2, tau
+  int newton_iters = 0;            ///< of the step that led here
+};
+
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+  virtual void begin(const Model& m, const std::string& out_dir) = 0;
+  virtual void record(const RecordFrame& f) = 0;
+  /// closes files; returns the paths written, for the summary
+  virtual std::vector<std::string> end() = 0;
+};
+
+/// nodes.csv: time, then x, y, z, vx, vy, vz of each chosen global node
+std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes);
+/// energies.csv: time, kinetic, stretch, bend, twist, gravity, total, newton_iters
+std::unique_ptr<Recorder> make_energy_csv_recorder();
+/// frames/NAME_NNNNNN.vtp per record plus NAME.pvd: rods as polylines with radius, velocity,
+/// curvature and twist as point data
+std::unique_ptr<Recorder> make_vtk_recorder(const std::string& name);
+
+}  // namespace slender

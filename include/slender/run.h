@@ -1,0 +1,46 @@
+#pragma once
+
+// The run loop shared by the `slender` program and the tests: sets up the recorders named by the
+// scene's output spec, steps a Simulator to the end time (halving dt on failure when the
+// integrator is adaptive) and returns a summary.
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "slender/simulator.h"
+
+namespace slender {
+
+/// Overrides of the scene's integrator and output settings; negative or empty = the scene's.
+struct RunOptions {
+  std::string out_dir;        ///< "" = scene's output.dir
+  Real duration = -1;         ///< simulated time to run [s]; < 0: scene's integrator.duration
+  Real dt = -1;               ///< nominal step [s]; < 0: scene's integrator.dt
+  int every = -1;             ///< record every n-th step; < 0: scene's output.every; 0: only the
+                              ///< first and the last state
+  bool progress = true;       ///< progress bar on stderr (long runs only)
+  bool write_outputs = true;  ///< false: no folder, no files
+};
+
+struct RunResult {
+  bool ok = false;                 ///< the end time was reached
+  long steps = 0;                  ///< successful steps (shortened and halved ones included)
+  Real sim_time = 0;               ///< simulated time at the end [s]
+  double wall_seconds = 0;         ///< wall time of the loop, recording included [s]
+  long newton_iters = 0;           ///< Newton iterations, failed attempts included
+  int dt_halvings = 0;             ///< times an adaptive run halved dt
+  std::string message;             ///< the summary line, or why the run stopped
+  std::vector<std::string> files;  ///< paths written (CSV files, the .pvd series)
+};
+
+/// Runs `sim` for `duration` of simulated time from its current state. The state at the start
+/// is recorded as well as every `every`-th step and the last state. A step that fails stops the
+/// run (ok = false, the state left at the last good step and the files written so far
+/// complete) unless the integrator is adaptive: then dt is halved, down to min_dt, and doubled
+/// back after 4 good steps in a row. `log` receives notes made during the run (dt changes,
+/// warning counters); the summary is returned in RunResult::message. Throws InputError for bad
+/// options (dt <= 0) and Error when an output file cannot be written.
+RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& log);
+
+}  // namespace slender

@@ -1,0 +1,175 @@
+#pragma once
+
+// SceneSpec: the plain-data description of a simulation, produced by the JSON scene reader
+// (host/io/scene_json.cpp) or by the C++ SceneBuilder (builder.h), and consumed by
+// build_model() (model.h). It holds geometry per part (a rod or a network read from a geometry
+// file) in part-local numbering; joints merge part nodes into shared global nodes.
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "slender/core/small.h"
+
+namespace slender {
+
+/// Where a spec value came from, for error messages ("file:line: field").
+struct SourceLoc {
+  std::string file;   ///< scene or geometry file ("" when built in code)
+  int line = 0;       ///< 1-based, 0 when unknown
+  std::string field;  ///< JSON path such as "rods[1].material"
+};
+
+struct Material {
+  std::string name;
+  Real density = 0;         ///< [kg/m^3]
+  Real youngs_modulus = 0;  ///< E [Pa]
+  Real poisson_ratio = 0;   ///< nu [-], G = E / (2 (1 + nu))
+  SourceLoc loc = {};       ///< where the material was declared
+};
+
+struct CrossSection {
+  enum class Kind { kCircle, kRectangle };
+  Kind kind = Kind::kCircle;
+  Real radius = 0;  ///< circle radius [m]
+  Real width = 0;   ///< rectangle side along the first material director m1 [m]
+  Real height = 0;  ///< rectangle side along m2 [m]
+};
+
+/// Optional stiffness values that replace those derived from material and cross-section.
+/// A negative value means "derive it".
+struct StiffnessOverride {
+  Real EA = -1;   ///< axial [N]
+  Real EI1 = -1;  ///< bending, curvature kappa1 (bending in the t-m1 plane) [N m^2]
+  Real EI2 = -1;  ///< bending, curvature kappa2 [N m^2]
+  Real GJ = -1;   ///< torsion [N m^2]
+};
+
+/// One rod or one network of rod edges (from a geometry file), with one material and section.
+struct PartSpec {
+  std::string name;
+  SourceLoc loc;                              ///< where the part was declared
+  std::vector<Vec3> nodes;                    ///< node positions [m] (n x 3)
+  std::vector<std::array<int, 2>> edges;      ///< part-local node ids of each rod edge (e x 2)
+  std::vector<std::array<int, 3>> triangles;  ///< part-local shell triangles (t x 3), unused yet
+  int material = -1;                          ///< index into SceneSpec::materials
+  CrossSection section;
+  StiffnessOverride stiffness;
+  /// optional first-edge direction for m1 (projected onto the plane normal to the edge);
+  /// all zero = automatic
+  Vec3 frame_normal = Vec3{{0, 0, 0}};
+  /// optional natural curvature per interior node of a rod (kappa1, kappa2) [1/m]; empty =
+  /// stress-free initial shape. Only for rods (polyline parts), one entry per bend stencil.
+  std::vector<std::array<Real, 2>> natural_curvature;
+  /// optional natural twist per interior node [rad/m]; empty = from the initial shape
+  std::vector<Real> natural_twist;
+  bool is_rod = true;  ///< generated rod (edges consecutive) vs network from a file
+};
+
+/// A reference to a node: part and part-local index (negative counts from the end).
+struct NodeRef {
+  int part = -1;
+  int index = 0;
+  SourceLoc loc;
+};
+
+/// A reference to an edge of a part (part-local edge index; negative counts from the end).
+struct EdgeRef {
+  int part = -1;
+  int index = 0;
+  SourceLoc loc;
+};
+
+/// Several part nodes that become one node of the structure (a rod-rod joint).
+struct JointSpec {
+  std::vector<NodeRef> nodes;
+  SourceLoc loc;
+};
+
+struct FixedDofSpec {
+  NodeRef node;
+  std::array<bool, 3> fix = {true, true, true};  ///< which of x, y, z are fixed
+};
+
+/// Time dependence of a point load: F(t) = force * s(t).
+struct TimeFunction {
+  enum class Kind { kConstant, kSine, kRamp, kTable };
+  Kind kind = Kind::kConstant;
+  Real frequency = 0;  ///< kSine: s = offset + amplitude sin(2 pi f t + phase) [Hz]
+  Real amplitude = 1;
+  Real phase = 0;  ///< [rad]
+  Real offset = 0;
+  Real ramp_time = 0;                      ///< kRamp: s = min(t / ramp_time, 1) [s]
+  std::vector<std::array<Real, 2>> table;  ///< kTable: (t, s) rows, linear in between, held at ends
+};
+
+struct PointLoadSpec {
+  NodeRef node;
+  Vec3 force = Vec3{{0, 0, 0}};  ///< [N]
+  TimeFunction time;
+  SourceLoc loc = {};  ///< where the load was declared
+};
+
+struct ForcesSpec {
+  Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
+  std::vector<PointLoadSpec> point_loads;
+  Real viscosity = 0;     ///< eta of viscous drag F = -eta dl u (Eq. 27) [Pa s]
+  Real mass_damping = 0;  ///< alpha of mass-proportional damping F = -alpha M u [1/s]
+  SourceLoc loc = {};     ///< the "forces" block
+};
+
+enum class IntegratorKind { kImplicitEuler, kImplicitMidpoint, kNewmark, kStatic };
+
+struct NewtonSpec {
+  int max_iters = 25;       ///< iterations before a step is declared failed
+  Real abs_tol = 1e-8;      ///< on the free-DOF residual norm, scaled per DOF kind [N]
+  Real rel_tol = 1e-10;     ///< relative to the first iteration's residual norm
+  Real step_tol = 1e-12;    ///< on the Newton step's max-norm [m or rad]
+  bool line_search = true;  ///< backtracking on the residual norm
+};
+
+struct IntegratorSpec {
+  IntegratorKind kind = IntegratorKind::kImplicitEuler;
+  Real dt = 1e-2;         ///< time step [s]; in static mode the load-step size
+  Real duration = 1;      ///< simulated time [s]
+  Real beta = 0.25;       ///< Newmark beta
+  Real gamma = 0.5;       ///< Newmark gamma
+  bool adaptive = false;  ///< halve dt when a step fails (down to min_dt), regrow after
+  Real min_dt = 0;        ///< smallest dt of adaptive stepping [s]; 0 = dt / 1024
+  bool two_d = false;     ///< motion restricted to the x-z plane (y and twist fixed)
+  NewtonSpec newton;
+  SourceLoc loc = {};  ///< the "integrator" block
+};
+
+struct OutputSpec {
+  std::string dir = "out";         ///< output folder (relative to the working directory)
+  int every = 1;                   ///< record every n-th step
+  bool vtk = true;                 ///< VTK PolyData per record and a .pvd series
+  bool energies = true;            ///< energies.csv
+  std::vector<NodeRef> csv_nodes;  ///< nodes.csv columns: time, x, y, z, vx, vy, vz per node
+  SourceLoc loc = {};              ///< the "output" block
+};
+
+enum class BackendKind { kCpu, kCuda };
+
+/// The whole scene as plain data.
+struct SceneSpec {
+  std::string name = "scene";
+  std::string file;      ///< the scene file ("" when built in code)
+  std::string base_dir;  ///< folder that relative paths in the scene refer to
+  BackendKind backend = BackendKind::kCpu;
+  std::vector<Material> materials;
+  std::vector<PartSpec> parts;
+  std::vector<JointSpec> joints;
+  std::vector<NodeRef> fixed_nodes;
+  std::vector<EdgeRef> fixed_edges;  ///< both nodes and the twist
+  std::vector<EdgeRef> fixed_twist;  ///< the twist only
+  std::vector<FixedDofSpec> fixed_dofs;
+  ForcesSpec forces;
+  /// initial node velocities: per (node, velocity) pair; nodes not named start at rest
+  std::vector<std::pair<NodeRef, Vec3>> initial_velocities;
+  IntegratorSpec integrator;
+  OutputSpec output;
+};
+
+}  // namespace slender

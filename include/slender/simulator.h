@@ -1,0 +1,93 @@
+#pragma once
+
+// Simulator: advances a State of a Model in time with an implicit integrator and Newton's
+// method (residual on free DOFs, backtracking line search). A step that fails leaves the state
+// exactly as it was and says why in its StepReport.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slender/model.h"
+#include "slender/state.h"
+
+namespace slender {
+
+enum class StepStatus {
+  kConverged,          ///< residual or step below tolerance
+  kMaxIters,           ///< no convergence within NewtonSpec::max_iters
+  kLineSearchFailed,   ///< no step length reduced the residual
+  kNonFinite,          ///< a residual or state value became NaN/Inf
+  kLinearSolveFailed,  ///< the Jacobian could not be factorized, even by sparse LU
+};
+const char* to_string(StepStatus s);
+
+struct StepReport {
+  StepStatus status = StepStatus::kConverged;
+  int iterations = 0;  ///< Newton iterations taken
+  Real residual = 0;   ///< final free-DOF residual norm
+  Real residual0 = 0;  ///< first iteration's residual norm
+  Real dt = 0;         ///< the step size used [s]
+  bool ok() const { return status == StepStatus::kConverged; }
+};
+
+/// Energies of one state [J]. Potential of gravity is -sum m g.x.
+struct Energies {
+  Real kinetic = 0, stretch = 0, bend = 0, twist = 0, gravity = 0;
+  Real total() const { return kinetic + stretch + bend + twist + gravity; }
+};
+
+/// Wall time per phase, accumulated over steps [s].
+struct PhaseTimes {
+  Real frames = 0, eval = 0, assemble = 0, factor = 0, solve = 0, line_search = 0;
+  long newton_iters = 0, steps = 0, factorizations = 0;
+};
+
+/// Which sparse factorization the CPU backend uses.
+enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu };
+
+class Simulator {
+ public:
+  /// integrator settings from model->scene.integrator
+  explicit Simulator(std::shared_ptr<const Model> model);
+  Simulator(std::shared_ptr<const Model> model,
+            const IntegratorSpec& integrator,
+            LinearSolverKind solver = LinearSolverKind::kAuto);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  /// one step of the integrator's dt
+  StepReport step();
+  /// one step of size dt
+  StepReport step(Real dt);
+
+  const Model& model() const;
+  const State& state() const;
+  void set_state(const State& s);
+  const IntegratorSpec& integrator() const;
+  /// name of the linear solver in use ("cholmod", "eigen-ldlt", "sparse-lu")
+  std::string linear_solver_name() const;
+
+  Energies energies() const;
+  /// material curvatures and twist (kappa1, kappa2, tau) of every bend stencil (nbend x 3)
+  std::vector<Real> bend_strains() const;
+  /// material director m1 of every edge at the current state (nedge x 3)
+  std::vector<Real> material_frames() const;
+  /// wall time per phase, accumulated over all steps
+  const PhaseTimes& phase_times() const;
+
+  /// For tests and debugging: the Newton residual f (nfree) of a step of size dt at the
+  /// configuration y (ndof), frames transported from the current state, and optionally the
+  /// dense Jacobian (nfree x nfree, row-major). The state is not changed.
+  void residual(Real dt,
+                const std::vector<Real>& y,
+                std::vector<Real>& f,
+                std::vector<Real>* jacobian) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace slender

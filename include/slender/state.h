@@ -1,0 +1,36 @@
+#pragma once
+
+// State: everything that changes in time, per environment (env-major: q[env * ndof + i]).
+// B = 1 is a single scene; the batched issue widens nenv.
+
+#include <vector>
+
+#include "slender/core/hd.h"
+
+namespace slender {
+
+struct Model;
+
+struct State {
+  int nenv = 1;
+  int ndof = 0;
+  Real time = 0;                     ///< simulated time [s]
+  long step = 0;                     ///< completed steps
+  std::vector<Real> q;               ///< DOFs [m, rad]                         (nenv x ndof)
+  std::vector<Real> u;               ///< DOF velocities                        (nenv x ndof)
+  std::vector<Real> a;               ///< DOF accelerations (Newmark)           (nenv x ndof)
+  std::vector<Real> edge_d1;         ///< reference director at step start      (nenv x nedge x 3)
+  std::vector<Real> edge_t;          ///< edge tangent at step start            (nenv x nedge x 3)
+  std::vector<Real> bend_ref_twist;  ///< reference twist at step start [rad] (nenv x nbend)
+
+  // warning counters (as MuJoCo keeps them): they never stop a run, but a run reports them
+  long warn_degenerate = 0;       ///< stencils evaluated on a zero-length edge
+  long warn_linear_fallback = 0;  ///< factorizations that fell back to sparse LU
+  long warn_line_search = 0;      ///< line searches that hit their smallest step
+};
+
+/// The state at t = 0 of one environment: initial positions, zero twist, initial velocities,
+/// initial reference frames.
+State initial_state(const Model& m);
+
+}  // namespace slender

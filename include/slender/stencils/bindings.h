@@ -1,0 +1,229 @@
+#pragma once
+
+// Bindings: the only code that knows both the Model's arrays and a stencil's local order. Each
+// binding gathers one stencil's local DOFs and parameters from flat views, evaluates it and
+// names the global DOFs of its local entries. The loop bodies (functors) below are written once
+// and run by parallel_for on the host, or by a CUDA kernel over device memory.
+
+#include "slender/core/types.h"
+#include "slender/stencils/external.h"
+#include "slender/stencils/rod_bend_twist.h"
+#include "slender/stencils/rod_frames.h"
+#include "slender/stencils/rod_stretch.h"
+
+namespace slender {
+
+/// Counts and read-only pointers to a Model's arrays (host or device memory).
+struct ModelView {
+  int nnode, nedge, nbend, ndof;
+  const int* edge_node;      // (nedge x 2)
+  const Real* edge_l_bar;    // (nedge)
+  const Real* edge_EA;       // (nedge)
+  const int* bend_node;      // (nbend x 3)
+  const int* bend_edge;      // (nbend x 2)
+  const Real* bend_sign;     // (nbend x 2)
+  const Real* bend_EI;       // (nbend x 2)
+  const Real* bend_GJ;       // (nbend)
+  const Real* bend_dl;       // (nbend)
+  const Real* bend_tau_bar;  // (nbend)
+};
+
+/// The configuration being evaluated, for all envs, with its current frames.
+struct EvalView {
+  int nenv;
+  const Real* q;               // DOFs                                   (nenv x ndof)
+  const Real* edge_d1;         // reference directors at q               (nenv x nedge x 3)
+  const Real* bend_ref_twist;  // reference twists at q                  (nenv x nbend)
+  const Real* bend_kappa_bar;  // natural curvatures, env stride below   (· x nbend x 2)
+  long kappa_bar_env_stride;   // 0 = shared by all envs, else nbend * 2
+};
+
+/// Where one family's local results go: fixed offsets (env, k), no accumulation.
+template <int D>
+struct LocalBuffers {
+  Real* E;                            // energies                (nenv x n), env stride e_stride
+  Real* g;                            // gradients               (nenv x n x D)
+  Real* H;                            // Hessians (may be null)  (nenv x n x D x D)
+  unsigned* flags;                    // EvalFlag bits           (nenv x n)
+  long n;                             // stencils per env
+  long e_stride, g_stride, h_stride;  // per-env strides of the pools
+  SLENDER_HD void store(int env, long k, const LocalEval<D>& r, unsigned want) const {
+    E[env * e_stride + k] = r.E;
+    flags[env * e_stride + k] = r.flags;
+    if (want & kGrad) {
+      Real* gk = g + env * g_stride + k * D;
+      for (int i = 0; i < D; ++i)
+        gk[i] = r.g[i];
+    }
+    if ((want & kHess) && H) {
+      Real* Hk = H + env * h_stride + k * D * D;
+      for (int i = 0; i < D * D; ++i)
+        Hk[i] = r.H.a[i];
+    }
+  }
+};
+
+struct RodStretchBinding {
+  using S = RodStretch;
+  static constexpr int kDofs = 6;
+  SLENDER_HD static long count(const ModelView& m) { return m.nedge; }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    for (int a = 0; a < 2; ++a)
+      for (int i = 0; i < 3; ++i)
+        out[3 * a + i] = 3 * m.edge_node[2 * k + a] + i;
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<6>& r) {
+    const Real* q = s.q + long(env) * m.ndof;
+    Vec<6> x;
+    for (int a = 0; a < 2; ++a)
+      for (int i = 0; i < 3; ++i)
+        x[3 * a + i] = q[3 * m.edge_node[2 * k + a] + i];
+    const RodStretch::Params p{m.edge_EA[k], m.edge_l_bar[k]};
+    rod_stretch_eval(x, p, want, r);
+  }
+};
+
+struct RodBendTwistBinding {
+  using S = RodBendTwist;
+  static constexpr int kDofs = 11;
+  SLENDER_HD static long count(const ModelView& m) { return m.nbend; }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    for (int a = 0; a < 3; ++a)
+      for (int i = 0; i < 3; ++i)
+        out[3 * a + i] = 3 * m.bend_node[3 * k + a] + i;
+    out[9] = 3 * m.nnode + m.bend_edge[2 * k];
+    out[10] = 3 * m.nnode + m.bend_edge[2 * k + 1];
+  }
+  /// gathers the local DOFs (theta with the orientation sign applied) and parameters
+  SLENDER_HD static void gather(
+      const ModelView& m, const EvalView& s, int env, long k, Vec<11>& x, RodBendTwist::Params& p) {
+    const Real* q = s.q + long(env) * m.ndof;
+    const Real* d1 = s.edge_d1 + long(env) * m.nedge * 3;
+    for (int a = 0; a < 3; ++a)
+      for (int i = 0; i < 3; ++i)
+        x[3 * a + i] = q[3 * m.bend_node[3 * k + a] + i];
+    const int e0 = m.bend_edge[2 * k], e1 = m.bend_edge[2 * k + 1];
+    const Real s0 = m.bend_sign[2 * k], s1 = m.bend_sign[2 * k + 1];
+    x[9] = s0 * q[3 * m.nnode + e0];
+    x[10] = s1 * q[3 * m.nnode + e1];
+    for (int i = 0; i < 3; ++i) {
+      p.d1_0[i] = s0 * d1[3 * e0 + i];
+      p.d1_1[i] = s1 * d1[3 * e1 + i];
+    }
+    p.ref_twist = s.bend_ref_twist[long(env) * m.nbend + k];
+    p.EI1 = m.bend_EI[2 * k];
+    p.EI2 = m.bend_EI[2 * k + 1];
+    p.GJ = m.bend_GJ[k];
+    p.dl = m.bend_dl[k];
+    const Real* kb = s.bend_kappa_bar + env * s.kappa_bar_env_stride;
+    p.kappa1_bar = kb[2 * k];
+    p.kappa2_bar = kb[2 * k + 1];
+    p.tau_bar = m.bend_tau_bar[k];
+  }
+  SLENDER_HD static void eval(const ModelView& m,
+                              const EvalView& s,
+                              int env,
+                              long k,
+                              unsigned want,
+                              LocalEval<11>& r,
+                              RodBendTwist::Strains* strains = nullptr) {
+    Vec<11> x;
+    RodBendTwist::Params p;
+    gather(m, s, env, k, x, p);
+    rod_bend_twist_eval(x, p, want, r, strains);
+    if (want == kEnergy) return;
+    // back from the stencil's edge orientation to the stored one: theta_loc = sign theta
+    const Real sg[2] = {m.bend_sign[2 * k], m.bend_sign[2 * k + 1]};
+    for (int a = 0; a < 2; ++a) {
+      if (sg[a] > 0) continue;
+      const int i = 9 + a;
+      r.g[i] = -r.g[i];
+      if (!(want & kHess)) continue;
+      for (int j = 0; j < 11; ++j) {
+        r.H(i, j) = -r.H(i, j);
+        r.H(j, i) = -r.H(j, i);
+      }
+    }
+  }
+};
+
+/// Evaluates one family of stencils: one (env, stencil) pair per index.
+template <class B>
+struct EvalStencils {
+  ModelView m;
+  EvalView s;
+  long n;  // B::count(m)
+  unsigned want;
+  LocalBuffers<B::kDofs> out;
+  SLENDER_HD void operator()(long t) const {
+    const int env = int(t / n);
+    const long k = t % n;
+    LocalEval<B::kDofs> r;
+    B::eval(m, s, env, k, want, r);
+    out.store(env, k, r, want);
+  }
+};
+
+/// Moves every edge's reference director from the step start to the configuration q by
+/// time-parallel transport: one (env, edge) pair per index.
+struct TransportFrames {
+  ModelView m;
+  const Real* q;         // (nenv x ndof)
+  const Real* d1_start;  // (nenv x nedge x 3)
+  const Real* t_start;   // (nenv x nedge x 3)
+  Real* d1_out;          // (nenv x nedge x 3)
+  Real* t_out;           // (nenv x nedge x 3)
+  SLENDER_HD void operator()(long i) const {
+    const int env = int(i / m.nedge);
+    const long e = i % m.nedge;
+    const Real* qe = q + long(env) * m.ndof;
+    const int a = m.edge_node[2 * e], b = m.edge_node[2 * e + 1];
+    Vec3 t =
+        vec3(qe[3 * b] - qe[3 * a], qe[3 * b + 1] - qe[3 * a + 1], qe[3 * b + 2] - qe[3 * a + 2]);
+    const Real l = norm(t);
+    const Real* d0 = d1_start + 3 * i;
+    const Real* t0 = t_start + 3 * i;
+    Vec3 d1 = vec3(d0[0], d0[1], d0[2]);
+    if (l > kTinyLength) {
+      t = t / l;
+      d1 = parallel_transport(d1, vec3(t0[0], t0[1], t0[2]), t);
+      // re-orthonormalize so that round-off does not accumulate over many steps
+      d1 -= dot(d1, t) * t;
+      const Real n = norm(d1);
+      if (n > 0) d1 = d1 / n;
+    } else {
+      t = vec3(t0[0], t0[1], t0[2]);
+    }
+    for (int c = 0; c < 3; ++c) {
+      d1_out[3 * i + c] = d1[c];
+      t_out[3 * i + c] = t[c];
+    }
+  }
+};
+
+/// Reference twist of every bend stencil from the current directors: one (env, bend) pair
+/// per index; continuous in time through the step-start value.
+struct ReferenceTwists {
+  ModelView m;
+  const Real* d1;         // (nenv x nedge x 3)
+  const Real* t;          // (nenv x nedge x 3)
+  const Real* ref_start;  // (nenv x nbend)
+  Real* ref_out;          // (nenv x nbend)
+  SLENDER_HD void operator()(long i) const {
+    const int env = int(i / m.nbend);
+    const long k = i % m.nbend;
+    const long base = long(env) * m.nedge * 3;
+    const int e0 = m.bend_edge[2 * k], e1 = m.bend_edge[2 * k + 1];
+    const Real s0 = m.bend_sign[2 * k], s1 = m.bend_sign[2 * k + 1];
+    const Real* a = d1 + base + 3 * e0;
+    const Real* b = d1 + base + 3 * e1;
+    const Real* ta = t + base + 3 * e0;
+    const Real* tb = t + base + 3 * e1;
+    ref_out[i] =
+        reference_twist(s0 * vec3(a[0], a[1], a[2]), s0 * vec3(ta[0], ta[1], ta[2]),
+                        s1 * vec3(b[0], b[1], b[2]), s1 * vec3(tb[0], tb[1], tb[2]), ref_start[i]);
+  }
+};
+
+}  // namespace slender

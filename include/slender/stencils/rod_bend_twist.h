@@ -1,0 +1,257 @@
+#pragma once
+
+// seed 000, eqs. (11)-(16): bending and twisting of one bend-twist spring of a discrete elastic
+// rod, two edges e0 = x1 - x0 (into the centre node x1) and e1 = x2 - x1 (out of it):
+//   (kappa b) = 2 e0 x e1 / (|e0| |e1| + e0 . e1)                       curvature binormal
+//   kappa1 = 1/2 (m2^0 + m2^1) . (kappa b),  kappa2 = -1/2 (m1^0 + m1^1) . (kappa b)
+//   tau = theta1 - theta0 + m_ref                                       twist
+//   E = 1/2 EI1/dl (kappa1 - kappa1_bar)^2 + 1/2 EI2/dl (kappa2 - kappa2_bar)^2
+//     + 1/2 GJ/dl (tau - tau_bar)^2
+// Local DOFs (11): [x0, x1, x2, theta0, theta1]. Joint edges stored the other way round enter
+// with their tangent, director d1 and theta negated (seed 000 §3.2); the binding does that.
+//
+// The reference directors in Params are those of the configuration being evaluated: normal to
+// the current tangents, obtained by time-parallel transport. The gradient and Hessian returned
+// are the exact derivatives of the energy whose frames follow the DOFs by parallel transport
+// from that configuration (frames are carried along straight lines in edge space):
+// - kappa: along such a path d(m)/ds = -t (m . dt/ds), and kappa b stays normal to both
+//   tangents, so d(kappa b . m)/ds = d(kappa b)/ds . m; differentiating once more gives the
+//   extra term (kappa b (x) m + m (x) kappa b) / (2 l^2) in each edge's own block;
+// - twist: the reference twist changes by the one-form kappa b . (de0 / 2 l0 + de1 / 2 l1),
+//   so its Hessian is the symmetric part of that form's Jacobian.
+
+#include "slender/core/types.h"
+#include "slender/stencils/rod_frames.h"
+
+namespace slender {
+
+struct RodBendTwist {
+  static constexpr int kNodes = 3;
+  static constexpr int kDofs = 11;
+  struct Params {
+    Vec3 d1_0;       ///< reference director of e0 at this configuration (unit, normal to e0)
+    Vec3 d1_1;       ///< reference director of e1
+    Real ref_twist;  ///< reference twist m_ref at this configuration [rad]
+    Real EI1, EI2;   ///< bending stiffnesses [N m^2]
+    Real GJ;         ///< torsional stiffness [N m^2]
+    Real dl;         ///< Voronoi length (l_bar0 + l_bar1) / 2 [m]
+    Real kappa1_bar, kappa2_bar;  ///< natural curvatures [-]
+    Real tau_bar;                 ///< natural twist [rad]
+  };
+  struct Strains {
+    Real kappa1, kappa2, tau;
+  };
+};
+
+namespace detail {
+
+// grad_e (w . kappa b) = J^T w with J = d(kappa b)/d(e0, e1): 6-vector
+SLENDER_HD inline Vec<6> kb_dot_grad(
+    const Vec3& w, const Vec3& e0, const Vec3& e1, const Vec3& kb, Real D, const Vec<6>& dD) {
+  Vec<6> r;
+  r.set_segment(0, cross(e1, w));
+  r.set_segment(3, cross(w, e0));
+  r *= 2 / D;
+  r -= (dot(w, kb) / D) * dD;
+  return r;
+}
+
+// Hessian in (e0, e1) of w . kappa b for fixed w: 6 x 6
+SLENDER_HD inline Mat<6, 6> kb_dot_hess(const Vec3& w,
+                                        const Vec3& e0,
+                                        const Vec3& e1,
+                                        const Vec3& kb,
+                                        Real D,
+                                        const Vec<6>& dD,
+                                        const Mat<6, 6>& D2) {
+  // w . c with c = e0 x e1, and its gradient a_w
+  const Real wc = Real(0.5) * D * dot(w, kb);
+  Vec<6> a;
+  a.set_segment(0, cross(e1, w));
+  a.set_segment(3, cross(w, e0));
+  Mat<6, 6> H = Mat<6, 6>::zero();
+  // second derivative of the bilinear c: blocks -[w]x and [w]x
+  const Mat3 W = skew(w);
+  H.add_block(0, 3, W, -2 / D);
+  H.add_block(3, 0, W, 2 / D);
+  add_sym_outer(H, a, dD, -2 / (D * D));
+  H += (-2 * wc / (D * D)) * D2;
+  add_outer(H, dD, 4 * wc / (D * D * D));
+  return H;
+}
+
+// expand a reduced (e0, e1, theta0, theta1) gradient to the 11 local DOFs
+SLENDER_HD inline void expand_grad(const Vec<8>& gr, Vec<11>& g) {
+  for (int i = 0; i < 3; ++i) {
+    g[i] = -gr[i];
+    g[3 + i] = gr[i] - gr[3 + i];
+    g[6 + i] = gr[3 + i];
+  }
+  g[9] = gr[6];
+  g[10] = gr[7];
+}
+
+// expand a reduced Hessian with e0 = x1 - x0, e1 = x2 - x1: H_x = S^T H_r S
+SLENDER_HD inline void expand_hess(const Mat<8, 8>& Hr, Mat<11, 11>& H) {
+  // s[a][n]: coefficient of node n in edge a
+  const Real s[2][3] = {{-1, 1, 0}, {0, -1, 1}};
+  for (int n = 0; n < 3; ++n)
+    for (int m = 0; m < 3; ++m)
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+          Real v = 0;
+          for (int a = 0; a < 2; ++a) {
+            if (s[a][n] == 0) continue;
+            for (int b = 0; b < 2; ++b) {
+              if (s[b][m] == 0) continue;
+              v += s[a][n] * s[b][m] * Hr(3 * a + i, 3 * b + j);
+            }
+          }
+          H(3 * n + i, 3 * m + j) = v;
+        }
+  // mixed position-twist and twist-twist blocks
+  for (int k = 0; k < 2; ++k) {
+    for (int n = 0; n < 3; ++n)
+      for (int i = 0; i < 3; ++i) {
+        Real v = 0;
+        for (int a = 0; a < 2; ++a)
+          v += s[a][n] * Hr(3 * a + i, 6 + k);
+        H(3 * n + i, 9 + k) = v;
+        H(9 + k, 3 * n + i) = v;
+      }
+    for (int l = 0; l < 2; ++l)
+      H(9 + k, 9 + l) = Hr(6 + k, 6 + l);
+  }
+}
+
+}  // namespace detail
+
+/// Energy and, on request, gradient and Hessian of one bend-twist stencil; `strains`, when
+/// given, receives kappa1, kappa2 and tau.
+SLENDER_HD inline void rod_bend_twist_eval(const Vec<11>& x,
+                                           const RodBendTwist::Params& p,
+                                           unsigned want,
+                                           LocalEval<11>& out,
+                                           RodBendTwist::Strains* strains = nullptr) {
+  out.flags = 0;
+  const Vec3 x0 = x.segment<3>(0), x1 = x.segment<3>(3), x2 = x.segment<3>(6);
+  const Vec3 e0 = x1 - x0, e1 = x2 - x1;
+  const Real l0 = norm(e0), l1 = norm(e1);
+  const Real D = l0 * l1 + dot(e0, e1);
+
+  // a zero-length edge or a fold back onto itself: no curvature binormal
+  if (!(l0 > kTinyLength && l1 > kTinyLength && D > 1e-12 * l0 * l1)) {
+    out.E = 0;
+    out.g.set_zero();
+    out.H.set_zero();
+    out.flags |= kDegenerate;
+    if (strains) *strains = RodBendTwist::Strains{0, 0, 0};
+    return;
+  }
+  const Vec3 t0 = e0 / l0, t1 = e1 / l1;
+  const Vec3 kb = (2 / D) * cross(e0, e1);
+
+  // material frames of both edges
+  Vec3 m1_0, m2_0, m1_1, m2_1;
+  material_frame(p.d1_0, t0, x[9], m1_0, m2_0);
+  material_frame(p.d1_1, t1, x[10], m1_1, m2_1);
+  const Vec3 M1 = m1_0 + m1_1, M2 = m2_0 + m2_1;
+
+  const Real kappa1 = Real(0.5) * dot(kb, M2);
+  const Real kappa2 = Real(-0.5) * dot(kb, M1);
+  const Real tau = x[10] - x[9] + p.ref_twist;
+  if (strains) *strains = RodBendTwist::Strains{kappa1, kappa2, tau};
+
+  const Real k1 = p.EI1 / p.dl, k2 = p.EI2 / p.dl, kt = p.GJ / p.dl;
+  const Real d1 = kappa1 - p.kappa1_bar, d2 = kappa2 - p.kappa2_bar, dt = tau - p.tau_bar;
+  out.E = Real(0.5) * (k1 * d1 * d1 + k2 * d2 * d2 + kt * dt * dt);
+  if (want == kEnergy) return;
+
+  // gradients of kappa1, kappa2 and tau in reduced coordinates (e0, e1, theta0, theta1)
+  Vec<6> dD;
+  dD.set_segment(0, l1 * t0 + e1);
+  dD.set_segment(3, l0 * t1 + e0);
+  Vec<8> gk1, gk2, gt;
+  gk1.set_segment(0, Real(0.5) * detail::kb_dot_grad(M2, e0, e1, kb, D, dD));
+  gk1[6] = Real(-0.5) * dot(kb, m1_0);
+  gk1[7] = Real(-0.5) * dot(kb, m1_1);
+  gk2.set_segment(0, Real(-0.5) * detail::kb_dot_grad(M1, e0, e1, kb, D, dD));
+  gk2[6] = Real(-0.5) * dot(kb, m2_0);
+  gk2[7] = Real(-0.5) * dot(kb, m2_1);
+  gt.set_segment(0, kb / (2 * l0));
+  gt.set_segment(3, kb / (2 * l1));
+  gt[6] = -1;
+  gt[7] = 1;
+
+  const Vec<8> gr = (k1 * d1) * gk1 + (k2 * d2) * gk2 + (kt * dt) * gt;
+  detail::expand_grad(gr, out.g);
+  if (!(want & kHess)) return;
+
+  // second derivative of D = l0 l1 + e0 . e1
+  Mat<6, 6> D2 = Mat<6, 6>::zero();
+  const Mat3 I = Mat3::identity();
+  D2.add_block(0, 0, I - outer(t0, t0), l1 / l0);
+  D2.add_block(3, 3, I - outer(t1, t1), l0 / l1);
+  D2.add_block(0, 3, I + outer(t0, t1));
+  D2.add_block(3, 0, I + outer(t1, t0));
+
+  // Hessian of kappa1 in reduced coordinates
+  Mat<8, 8> Hk1 = Mat<8, 8>::zero();
+  Hk1.add_block(0, 0, detail::kb_dot_hess(M2, e0, e1, kb, D, dD, D2), Real(0.5));
+  Hk1.add_block(0, 0, outer(kb, m2_0) + outer(m2_0, kb), Real(0.25) / (l0 * l0));
+  Hk1.add_block(3, 3, outer(kb, m2_1) + outer(m2_1, kb), Real(0.25) / (l1 * l1));
+  // Hessian of kappa2
+  Mat<8, 8> Hk2 = Mat<8, 8>::zero();
+  Hk2.add_block(0, 0, detail::kb_dot_hess(M1, e0, e1, kb, D, dD, D2), Real(-0.5));
+  Hk2.add_block(0, 0, outer(kb, m1_0) + outer(m1_0, kb), Real(-0.25) / (l0 * l0));
+  Hk2.add_block(3, 3, outer(kb, m1_1) + outer(m1_1, kb), Real(-0.25) / (l1 * l1));
+  // mixed position-theta and theta-theta terms
+  const Vec3* m1s[2] = {&m1_0, &m1_1};
+  const Vec3* m2s[2] = {&m2_0, &m2_1};
+  for (int k = 0; k < 2; ++k) {
+    const Vec<6> c1 = Real(-0.5) * detail::kb_dot_grad(*m1s[k], e0, e1, kb, D, dD);
+    const Vec<6> c2 = Real(-0.5) * detail::kb_dot_grad(*m2s[k], e0, e1, kb, D, dD);
+    for (int i = 0; i < 6; ++i) {
+      Hk1(i, 6 + k) = Hk1(6 + k, i) = c1[i];
+      Hk2(i, 6 + k) = Hk2(6 + k, i) = c2[i];
+    }
+    Hk1(6 + k, 6 + k) = Real(-0.5) * dot(kb, *m2s[k]);
+    Hk2(6 + k, 6 + k) = Real(0.5) * dot(kb, *m1s[k]);
+  }
+
+  // Hessian of the twist: symmetric part of d/de of (kb / 2 l0, kb / 2 l1)
+  Mat<3, 6> J;  // d(kappa b)/d(e0, e1)
+  {
+    const Mat3 A = skew(e1), B = skew(e0);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        J(i, j) = -2 / D * A(i, j) - kb[i] * dD[j] / D;
+        J(i, 3 + j) = 2 / D * B(i, j) - kb[i] * dD[3 + j] / D;
+      }
+  }
+  Mat<6, 6> dW;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 6; ++j) {
+      dW(i, j) = J(i, j) / (2 * l0);
+      dW(3 + i, j) = J(i, j) / (2 * l1);
+    }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      dW(i, j) -= kb[i] * t0[j] / (2 * l0 * l0);
+      dW(3 + i, 3 + j) -= kb[i] * t1[j] / (2 * l1 * l1);
+    }
+  Mat<8, 8> Hr = Mat<8, 8>::zero();
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      Hr(i, j) = Real(0.5) * kt * dt * (dW(i, j) + dW(j, i));
+
+  // H = sum_s k_s (grad s grad s^T + (s - s_bar) Hess s)
+  add_outer(Hr, gk1, k1);
+  add_outer(Hr, gk2, k2);
+  add_outer(Hr, gt, kt);
+  Hr += (k1 * d1) * Hk1;
+  Hr += (k2 * d2) * Hk2;
+  detail::expand_hess(Hr, out.H);
+}
+
+}  // namespace slender

@@ -1,0 +1,28 @@
+// Device discovery for the CUDA build.
+
+#include <cuda_runtime.h>
+
+#include "slender/backend.h"
+#include "slender/core/error.h"
+
+namespace slender {
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return 0;
+  }
+  return n;
+}
+
+bool built_with_cuda() { return true; }
+
+void require_cuda_backend() {
+  if (cuda_device_count() == 0) {
+    throw Error("the CUDA backend was asked for, but no CUDA device is visible on this machine");
+  }
+  throw Error("the CUDA backend is not implemented yet in this version; use --backend cpu");
+}
+
+}  // namespace slender

@@ -1,0 +1,235 @@
+// Finite-difference, invariance and degenerate-input checks of the bend-twist stencil (V7),
+// including non-zero natural curvature and joint edges whose orientation is flipped.
+//
+// The stencil's derivatives are those of the energy whose reference frames follow the DOFs by
+// parallel transport from the evaluated configuration. The reference energy here does exactly
+// that: it transports the base directors to the perturbed tangents and recomputes the
+// reference twist. Its gradient is only exact at the base, so the Hessian is checked against
+// second differences of this energy (not differences of the stencil's gradient).
+
+#include "slender/stencils/rod_bend_twist.h"
+
+#include <gtest/gtest.h>
+
+#include "slender/stencils/bindings.h"
+#include "test_util.h"
+
+namespace slender {
+namespace {
+
+using test::kFdHessRelTol;
+using test::kFdRelTol;
+
+// a random non-degenerate stencil: turning angle well below pi, edges of comparable length
+struct Config {
+  Vec<11> x;
+  RodBendTwist::Params p;
+};
+
+Config random_config(std::mt19937_64& rng, bool natural_strains) {
+  std::uniform_real_distribution<Real> u(0.5, 2.0), th(-3.0, 3.0);
+  Config c;
+  const Vec3 x0 = test::random_vec3(rng);
+  const Vec3 x1 = x0 + u(rng) * vec3(1, 0, 0) + 0.6 * test::random_vec3(rng);
+  const Vec3 x2 = x1 + u(rng) * vec3(1, 0, 0) + 0.6 * test::random_vec3(rng);
+  c.x.set_segment(0, x0);
+  c.x.set_segment(3, x1);
+  c.x.set_segment(6, x2);
+  c.x[9] = th(rng);
+  c.x[10] = th(rng);
+  const Vec3 t0 = (x1 - x0) / norm(x1 - x0), t1 = (x2 - x1) / norm(x2 - x1);
+  c.p.d1_0 = test::random_normal(rng, t0);
+  c.p.d1_1 = test::random_normal(rng, t1);
+  c.p.ref_twist = reference_twist(c.p.d1_0, t0, c.p.d1_1, t1, 0);
+  c.p.EI1 = u(rng);
+  c.p.EI2 = u(rng);
+  c.p.GJ = u(rng);
+  c.p.dl = u(rng);
+  c.p.kappa1_bar = natural_strains ? th(rng) / 3 : 0;
+  c.p.kappa2_bar = natural_strains ? th(rng) / 3 : 0;
+  c.p.tau_bar = natural_strains ? th(rng) / 3 : 0;
+  return c;
+}
+
+// energy at y with frames transported from the base configuration of c
+Real transported_energy(const Config& c, const Vec<11>& y) {
+  auto tangent = [](const Vec<11>& v, int a) {
+    const Vec3 e = v.segment<3>(3 * a + 3) - v.segment<3>(3 * a);
+    return e / norm(e);
+  };
+  RodBendTwist::Params q = c.p;
+  const Vec3 s0 = tangent(y, 0), s1 = tangent(y, 1);
+  q.d1_0 = parallel_transport(c.p.d1_0, tangent(c.x, 0), s0);
+  q.d1_1 = parallel_transport(c.p.d1_1, tangent(c.x, 1), s1);
+  q.ref_twist = reference_twist(q.d1_0, s0, q.d1_1, s1, c.p.ref_twist);
+  LocalEval<11> r;
+  rod_bend_twist_eval(y, q, kEnergy, r);
+  return r.E;
+}
+
+class RodBendTwistTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(RodBendTwistTest, GradientMatchesCentralDifferences) {
+  std::mt19937_64 rng(GetParam());
+  for (bool natural : {false, true}) {
+    const Config c = random_config(rng, natural);
+    LocalEval<11> r;
+    rod_bend_twist_eval(c.x, c.p, kGrad, r);
+    const Vec<11> fd =
+        test::fd_gradient<11>([&](const Vec<11>& y) { return transported_energy(c, y); }, c.x);
+    EXPECT_LT(test::rel_err(r.g, fd), kFdRelTol) << "natural strains " << natural;
+  }
+}
+
+TEST_P(RodBendTwistTest, HessianMatchesGradientDifferences) {
+  std::mt19937_64 rng(GetParam());
+  for (bool natural : {false, true}) {
+    const Config c = random_config(rng, natural);
+    LocalEval<11> r;
+    rod_bend_twist_eval(c.x, c.p, kGradHess, r);
+    const Mat<11, 11> fd =
+        test::fd_hessian<11>([&](const Vec<11>& y) { return transported_energy(c, y); }, c.x);
+    EXPECT_LT(test::rel_err(r.H, fd), kFdHessRelTol) << "natural strains " << natural;
+  }
+}
+
+TEST_P(RodBendTwistTest, HessianIsSymmetric) {
+  std::mt19937_64 rng(GetParam());
+  const Config c = random_config(rng, true);
+  LocalEval<11> r;
+  rod_bend_twist_eval(c.x, c.p, kGradHess, r);
+  EXPECT_LT(test::rel_err(r.H, r.H.transpose()), 1e-13);
+}
+
+TEST_P(RodBendTwistTest, RigidMotionInvariance) {
+  std::mt19937_64 rng(GetParam());
+  const Config c = random_config(rng, true);
+  LocalEval<11> r;
+  rod_bend_twist_eval(c.x, c.p, kGrad, r);
+  // forces sum to zero; torques of the forces plus the twist moments about the tangents too
+  Vec3 f = vec3(0, 0, 0), torque = vec3(0, 0, 0);
+  for (int a = 0; a < 3; ++a) {
+    f += r.g.segment<3>(3 * a);
+    torque += cross(c.x.segment<3>(3 * a), r.g.segment<3>(3 * a));
+  }
+  const Vec3 t0 =
+      (c.x.segment<3>(3) - c.x.segment<3>(0)) / norm(c.x.segment<3>(3) - c.x.segment<3>(0));
+  const Vec3 t1 =
+      (c.x.segment<3>(6) - c.x.segment<3>(3)) / norm(c.x.segment<3>(6) - c.x.segment<3>(3));
+  torque += r.g[9] * t0 + r.g[10] * t1;
+  const Real scale = norm(r.g) * (1 + norm(c.x));
+  EXPECT_LT(norm(f), 1e-12 * scale);
+  EXPECT_LT(norm(torque), 1e-12 * scale);
+}
+
+TEST_P(RodBendTwistTest, RestStateHasZeroEnergyAndGradient) {
+  std::mt19937_64 rng(GetParam());
+  Config c = random_config(rng, false);
+  LocalEval<11> r;
+  RodBendTwist::Strains s;
+  rod_bend_twist_eval(c.x, c.p, kEnergy, r, &s);
+  c.p.kappa1_bar = s.kappa1;
+  c.p.kappa2_bar = s.kappa2;
+  c.p.tau_bar = s.tau;
+  rod_bend_twist_eval(c.x, c.p, kGrad, r);
+  EXPECT_LT(r.E, 1e-28);
+  EXPECT_LT(norm(r.g), 1e-13);
+}
+
+// A joint edge stored the other way round: the binding negates its tangent, director and twist
+// angle. The energy must not depend on how the edge is stored, and the binding's gradient
+// must match central differences in the stored DOFs.
+TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
+  std::mt19937_64 rng(GetParam());
+  const Config c = random_config(rng, true);
+  for (int flips = 0; flips < 4; ++flips) {
+    const Real s0 = (flips & 1) ? -1 : 1, s1 = (flips & 2) ? -1 : 1;
+    // a three-node model: edges stored in the given orientation
+    std::vector<int> edge_node = {s0 > 0 ? 0 : 1, s0 > 0 ? 1 : 0, s1 > 0 ? 1 : 2, s1 > 0 ? 2 : 1};
+    std::vector<Real> l_bar = {1, 1}, EA = {1, 1};
+    std::vector<int> bend_node = {0, 1, 2}, bend_edge = {0, 1};
+    std::vector<Real> bend_sign = {s0, s1}, EI = {c.p.EI1, c.p.EI2}, GJ = {c.p.GJ}, dl = {c.p.dl};
+    std::vector<Real> tau_bar = {c.p.tau_bar}, kappa_bar = {c.p.kappa1_bar, c.p.kappa2_bar};
+    const ModelView mv{3,
+                       2,
+                       1,
+                       11,
+                       edge_node.data(),
+                       l_bar.data(),
+                       EA.data(),
+                       bend_node.data(),
+                       bend_edge.data(),
+                       bend_sign.data(),
+                       EI.data(),
+                       GJ.data(),
+                       dl.data(),
+                       tau_bar.data()};
+    std::vector<Real> q(11);
+    for (int i = 0; i < 9; ++i)
+      q[i] = c.x[i];
+    q[9] = s0 * c.x[9];
+    q[10] = s1 * c.x[10];
+    std::vector<Real> d1(6);
+    for (int i = 0; i < 3; ++i) {
+      d1[i] = s0 * c.p.d1_0[i];
+      d1[3 + i] = s1 * c.p.d1_1[i];
+    }
+    std::vector<Real> ref = {c.p.ref_twist};
+    const EvalView ev{1, q.data(), d1.data(), ref.data(), kappa_bar.data(), 0};
+    LocalEval<11> stored, local;
+    RodBendTwistBinding::eval(mv, ev, 0, 0, kGradHess, stored);
+    rod_bend_twist_eval(c.x, c.p, kGradHess, local);
+    EXPECT_NEAR(stored.E, local.E, 1e-14 * (1 + local.E));
+    // chain rule through theta_stored = sign theta_local
+    for (int i = 0; i < 9; ++i)
+      EXPECT_NEAR(stored.g[i], local.g[i], 1e-12);
+    EXPECT_NEAR(stored.g[9], s0 * local.g[9], 1e-12);
+    EXPECT_NEAR(stored.g[10], s1 * local.g[10], 1e-12);
+    const Real sg[11] = {1, 1, 1, 1, 1, 1, 1, 1, 1, s0, s1};
+    for (int i = 0; i < 11; ++i)
+      for (int j = 0; j < 11; ++j)
+        EXPECT_NEAR(stored.H(i, j), sg[i] * sg[j] * local.H(i, j),
+                    1e-10 * (1 + test::frobenius(local.H)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, RodBendTwistTest, ::testing::Range(1, 21));
+
+TEST(RodBendTwist, DegenerateInputStaysFinite) {
+  RodBendTwist::Params p{vec3(0, 1, 0), vec3(0, 1, 0), 0, 1, 1, 1, 1, 0.1, 0.2, 0.3};
+  const Vec3 pts[][3] = {
+      {vec3(0, 0, 0), vec3(0, 0, 0), vec3(1, 0, 0)},          // zero-length first edge
+      {vec3(0, 0, 0), vec3(1, 0, 0), vec3(1 + 1e-15, 0, 0)},  // nearly zero second edge
+      {vec3(0, 0, 0), vec3(1, 0, 0), vec3(0, 0, 0)},          // folded back onto itself
+      {vec3(0, 0, 0), vec3(1, 0, 0), vec3(0.5, 0, 0)},        // antiparallel, shorter
+  };
+  for (const auto& c : pts) {
+    Vec<11> x;
+    for (int a = 0; a < 3; ++a)
+      x.set_segment(3 * a, c[a]);
+    x[9] = 0.1;
+    x[10] = -0.2;
+    LocalEval<11> r;
+    rod_bend_twist_eval(x, p, kGradHess, r);
+    EXPECT_TRUE(std::isfinite(r.E));
+    for (int i = 0; i < 11; ++i)
+      EXPECT_TRUE(std::isfinite(r.g[i]));
+    for (int i = 0; i < 121; ++i)
+      EXPECT_TRUE(std::isfinite(r.H.a[i]));
+    EXPECT_TRUE(r.flags & kDegenerate);
+  }
+  // straight, parallel edges are not degenerate: zero curvature, finite derivatives
+  Vec<11> x;
+  x.set_segment(0, vec3(0, 0, 0));
+  x.set_segment(3, vec3(1, 0, 0));
+  x.set_segment(6, vec3(2, 0, 0));
+  x[9] = x[10] = 0;
+  LocalEval<11> r;
+  rod_bend_twist_eval(x, p, kGradHess, r);
+  EXPECT_EQ(r.flags, 0u);
+  for (int i = 0; i < 121; ++i)
+    EXPECT_TRUE(std::isfinite(r.H.a[i]));
+}
+
+}  // namespace
+}  // namespace slender
