@@ -1,0 +1,718 @@
+// SceneBuilder (scenes made in code) and validate_scene, the one check that both the builder
+// and the JSON reader run before a scene reaches build_model().
+
+#include "slender/builder.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "slender/core/error.h"
+
+namespace slender {
+
+namespace {
+
+// generated rods larger than this are surely a typo, and would exhaust memory
+constexpr int kMaxRodNodes = 10000000;
+
+// misuse of a builder method, reported at once (no file, no line)
+[[noreturn]] void misuse(const std::string& field, const std::string& message) {
+  throw InputError("", 0, field, message);
+}
+
+bool finite3(const Vec3& v) { return is_finite(v[0]) && is_finite(v[1]) && is_finite(v[2]); }
+
+PartSpec new_part(std::string name, int material, const CrossSection& cs, bool is_rod) {
+  PartSpec p;
+  p.name = std::move(name);
+  p.material = material;
+  p.section = cs;
+  p.is_rod = is_rod;
+  return p;
+}
+
+// rod edges (0,1), (1,2), ..., and (n-1, 0) when closed
+void check_node_count(const char* field, double n) {
+  if (n > kMaxRodNodes) {
+    misuse(field, "too many nodes (at most " + std::to_string(kMaxRodNodes) + ")");
+  }
+}
+
+void chain_edges(PartSpec& p, bool closed) {
+  const int n = int(p.nodes.size());
+  p.edges.clear();
+  for (int i = 0; i + 1 < n; ++i) {
+    p.edges.push_back({i, i + 1});
+  }
+  if (closed) {
+    p.edges.push_back({n - 1, 0});
+  }
+}
+
+int add_part(SceneSpec& s, PartSpec p) {
+  s.parts.push_back(std::move(p));
+  return int(s.parts.size()) - 1;
+}
+
+// a unit vector normal to the unit vector a, chosen from the coordinate axis least aligned
+// with a (ties go to the lower axis), so that the same axis always gives the same direction
+Vec3 normal_to(const Vec3& a) {
+  int k = 0;
+  for (int i = 1; i < 3; ++i) {
+    if (std::fabs(a[i]) < std::fabs(a[k])) {
+      k = i;
+    }
+  }
+  Vec3 e = Vec3::zero();
+  e[k] = 1;
+  const Vec3 u = e - dot(e, a) * a;
+  return u / norm(u);
+}
+
+}  // namespace
+
+// ---- SceneBuilder ------------------------------------------------------------------------
+
+SceneBuilder& SceneBuilder::name(std::string n) {
+  spec_.name = std::move(n);
+  return *this;
+}
+
+int SceneBuilder::material(std::string name,
+                           Real density,
+                           Real youngs_modulus,
+                           Real poisson_ratio) {
+  Material m;
+  m.name = std::move(name);
+  m.density = density;
+  m.youngs_modulus = youngs_modulus;
+  m.poisson_ratio = poisson_ratio;
+  spec_.materials.push_back(std::move(m));
+  return int(spec_.materials.size()) - 1;
+}
+
+CrossSection SceneBuilder::circle(Real r) {
+  CrossSection cs;
+  cs.kind = CrossSection::Kind::kCircle;
+  cs.radius = r;
+  return cs;
+}
+
+CrossSection SceneBuilder::rectangle(Real width, Real height) {
+  CrossSection cs;
+  cs.kind = CrossSection::Kind::kRectangle;
+  cs.width = width;
+  cs.height = height;
+  return cs;
+}
+
+int SceneBuilder::straight_rod(
+    std::string name, Vec3 a, Vec3 b, int nodes, int material, CrossSection cs) {
+  if (nodes < 2) {
+    misuse("straight_rod.nodes", "a rod needs at least 2 nodes, got " + std::to_string(nodes));
+  }
+  check_node_count("straight_rod.nodes", nodes);
+  PartSpec p = new_part(std::move(name), material, cs, true);
+  for (int i = 0; i < nodes; ++i) {
+    const Real s = Real(i) / Real(nodes - 1);
+    p.nodes.push_back(a + s * (b - a));
+  }
+  p.nodes.back() = b;  // exact end point
+  chain_edges(p, false);
+  return add_part(spec_, std::move(p));
+}
+
+int SceneBuilder::polyline_rod(
+    std::string name, std::vector<Vec3> nodes, int material, CrossSection cs, bool closed) {
+  const size_t need = closed ? 3 : 2;
+  if (nodes.size() < need) {
+    misuse("polyline_rod.nodes", std::string(closed ? "a closed" : "a") + " rod needs at least " +
+                                     std::to_string(need) + " nodes, got " +
+                                     std::to_string(nodes.size()));
+  }
+  PartSpec p = new_part(std::move(name), material, cs, true);
+  p.nodes = std::move(nodes);
+  chain_edges(p, closed);
+  return add_part(spec_, std::move(p));
+}
+
+int SceneBuilder::polyline_rod_resampled(std::string name,
+                                         const std::vector<Vec3>& corners,
+                                         Real max_edge_length,
+                                         int material,
+                                         CrossSection cs) {
+  if (corners.size() < 2) {
+    misuse("polyline_rod_resampled.corners",
+           "a rod needs at least 2 corners, got " + std::to_string(corners.size()));
+  }
+  if (!(max_edge_length > 0) || !is_finite(max_edge_length)) {
+    misuse("polyline_rod_resampled.max_edge_length", "must be positive and finite");
+  }
+  PartSpec p = new_part(std::move(name), material, cs, true);
+  p.nodes.push_back(corners[0]);
+  for (size_t c = 0; c + 1 < corners.size(); ++c) {
+    const Vec3 a = corners[c], b = corners[c + 1];
+    const Real len = norm(b - a);
+    if (!(len > 0) || !is_finite(len)) {
+      misuse("polyline_rod_resampled.corners", "corners " + std::to_string(c) + " and " +
+                                                   std::to_string(c + 1) +
+                                                   " coincide or are not finite");
+    }
+    // equal edges, as few as keep each under the limit; the relative slack keeps an exact
+    // multiple (0.1 / 0.01) from gaining an edge through rounding
+    const double m_real = std::ceil(len / max_edge_length * (1 - 1e-12));
+    check_node_count("polyline_rod_resampled.max_edge_length", double(p.nodes.size()) + m_real);
+    const int m = std::max(1, int(m_real));
+    for (int k = 1; k < m; ++k) {
+      p.nodes.push_back(a + (Real(k) / Real(m)) * (b - a));
+    }
+    p.nodes.push_back(b);
+  }
+  chain_edges(p, false);
+  return add_part(spec_, std::move(p));
+}
+
+int SceneBuilder::helix_rod(std::string name,
+                            Vec3 center,
+                            Vec3 axis,
+                            Real radius,
+                            Real pitch,
+                            Real length,
+                            int nodes,
+                            int material,
+                            CrossSection cs) {
+  if (nodes < 2) {
+    misuse("helix_rod.nodes", "a rod needs at least 2 nodes, got " + std::to_string(nodes));
+  }
+  check_node_count("helix_rod.nodes", nodes);
+  const Real axis_len = norm(axis);
+  if (!(axis_len > 0) || !is_finite(axis_len)) {
+    misuse("helix_rod.axis", "must be a nonzero vector");
+  }
+  if (!(radius >= 0) || !is_finite(radius)) {
+    misuse("helix_rod.radius", "must be >= 0");
+  }
+  if (!(pitch >= 0) || !is_finite(pitch)) {
+    misuse("helix_rod.pitch", "must be >= 0 (the helix rises along +axis)");
+  }
+  if (!(length > 0) || !is_finite(length)) {
+    misuse("helix_rod.length", "must be positive");
+  }
+  if (!(radius > 0) && !(pitch > 0)) {
+    misuse("helix_rod.radius", "radius and pitch are both zero");
+  }
+
+  // x(theta) = c + r (cos theta u + sin theta v) + h theta a, with h = pitch / (2 pi): arc length
+  // grows by sqrt(r^2 + h^2) per radian, so the contour length fixes the total angle
+  const Vec3 a = axis / axis_len;
+  const Vec3 u = normal_to(a);
+  const Vec3 v = cross(a, u);
+  const Real h = pitch / (2 * kPi);
+  const Real theta_end = length / std::sqrt(radius * radius + h * h);
+  PartSpec p = new_part(std::move(name), material, cs, true);
+  for (int i = 0; i < nodes; ++i) {
+    const Real t = theta_end * Real(i) / Real(nodes - 1);
+    p.nodes.push_back(center + radius * (std::cos(t) * u + std::sin(t) * v) + (h * t) * a);
+  }
+  chain_edges(p, false);
+  return add_part(spec_, std::move(p));
+}
+
+int SceneBuilder::geometry_file(std::string name,
+                                const std::string& path,
+                                int material,
+                                CrossSection cs) {
+  GeometryFile g = read_geometry_file(path);
+  PartSpec p = new_part(std::move(name), material, cs, false);
+  p.nodes = std::move(g.nodes);
+  p.edges = std::move(g.edges);
+  p.triangles = std::move(g.triangles);
+  return add_part(spec_, std::move(p));
+}
+
+int SceneBuilder::network(std::string name,
+                          std::vector<Vec3> nodes,
+                          std::vector<std::array<int, 2>> edges,
+                          int material,
+                          CrossSection cs) {
+  PartSpec p = new_part(std::move(name), material, cs, false);
+  p.nodes = std::move(nodes);
+  p.edges = std::move(edges);
+  return add_part(spec_, std::move(p));
+}
+
+PartSpec& SceneBuilder::part(int index) {
+  if (index < 0 || index >= int(spec_.parts.size())) {
+    misuse("part", "no part " + std::to_string(index) + " (the scene has " +
+                       std::to_string(spec_.parts.size()) + " parts)");
+  }
+  return spec_.parts[size_t(index)];
+}
+
+SceneBuilder& SceneBuilder::joint(std::vector<NodeRef> nodes) {
+  JointSpec j;
+  j.nodes = std::move(nodes);
+  spec_.joints.push_back(std::move(j));
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::fix_node(int part, int index) {
+  spec_.fixed_nodes.push_back(NodeRef{part, index, {}});
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::fix_edge(int part, int index) {
+  spec_.fixed_edges.push_back(EdgeRef{part, index, {}});
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::fix_twist(int part, int index) {
+  spec_.fixed_twist.push_back(EdgeRef{part, index, {}});
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::fix_dofs(int part, int index, bool x, bool y, bool z) {
+  FixedDofSpec f;
+  f.node = NodeRef{part, index, {}};
+  f.fix = {x, y, z};
+  spec_.fixed_dofs.push_back(f);
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::gravity(Vec3 g) {
+  spec_.forces.gravity = g;
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::point_load(int part, int index, Vec3 force, TimeFunction time) {
+  PointLoadSpec l;
+  l.node = NodeRef{part, index, {}};
+  l.force = force;
+  l.time = std::move(time);
+  spec_.forces.point_loads.push_back(std::move(l));
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::viscosity(Real eta) {
+  spec_.forces.viscosity = eta;
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::mass_damping(Real alpha) {
+  spec_.forces.mass_damping = alpha;
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::initial_velocity(int part, int index, Vec3 v) {
+  spec_.initial_velocities.emplace_back(NodeRef{part, index, {}}, v);
+  return *this;
+}
+
+SceneSpec SceneBuilder::build() const {
+  SceneSpec s = spec_;
+  validate_scene(s);
+  return s;
+}
+
+// ---- validate_scene ----------------------------------------------------------------------
+
+namespace {
+
+// raises errors at a spec element's SourceLoc; `fallback` names the element when the loc has no
+// field (scenes made in code), e.g. "parts[2]"
+class Checker {
+ public:
+  explicit Checker(const SceneSpec& scene) : s(scene) {}
+
+  [[noreturn]] void fail(const SourceLoc& loc,
+                         const std::string& fallback,
+                         const std::string& suffix,
+                         const std::string& message) const {
+    const std::string& file = loc.file.empty() ? s.file : loc.file;
+    throw InputError(file, loc.line, (loc.field.empty() ? fallback : loc.field) + suffix, message);
+  }
+
+  void positive(Real x,
+                const SourceLoc& loc,
+                const std::string& fallback,
+                const std::string& suffix) const {
+    if (!(x > 0) || !is_finite(x)) {
+      fail(loc, fallback, suffix, "must be positive, got " + num(x));
+    }
+  }
+  void non_negative(Real x,
+                    const SourceLoc& loc,
+                    const std::string& fallback,
+                    const std::string& suffix) const {
+    if (!(x >= 0) || !is_finite(x)) {
+      fail(loc, fallback, suffix, "must be >= 0, got " + num(x));
+    }
+  }
+
+  // shortest text that reads back as x: 0.6, not 0.59999999999999998
+  static std::string num(Real x) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, x);
+    return std::string(buf, r.ptr);
+  }
+  static std::string indexed(const char* name, size_t i) {
+    return std::string(name) + "[" + std::to_string(i) + "]";
+  }
+
+  const PartSpec* part_of(int part, const SourceLoc& loc, const std::string& fallback) const {
+    if (part < 0 || part >= int(s.parts.size())) {
+      fail(loc, fallback, "",
+           "part index " + std::to_string(part) + " out of range (the scene has " +
+               std::to_string(s.parts.size()) + " parts)");
+    }
+    return &s.parts[size_t(part)];
+  }
+
+  // the non-negative node index a reference means (negative counts from the end)
+  int node(const NodeRef& r, const std::string& fallback) const {
+    const PartSpec* p = part_of(r.part, r.loc, fallback);
+    return resolve(r.index, int(p->nodes.size()), "node", *p, r.loc, fallback);
+  }
+  int edge(const EdgeRef& r, const std::string& fallback) const {
+    const PartSpec* p = part_of(r.part, r.loc, fallback);
+    return resolve(r.index, int(p->edges.size()), "edge", *p, r.loc, fallback);
+  }
+
+  const SceneSpec& s;
+
+ private:
+  int resolve(int index,
+              int count,
+              const char* what,
+              const PartSpec& p,
+              const SourceLoc& loc,
+              const std::string& fallback) const {
+    const int i = index < 0 ? index + count : index;
+    if (i < 0 || i >= count) {
+      fail(loc, fallback, "",
+           std::string(what) + " index " + std::to_string(index) + " out of range for part '" +
+               p.name + "' (" + std::to_string(count) + " " + what + "s, valid " +
+               std::to_string(-count) + ".." + std::to_string(count - 1) + ")");
+    }
+    return i;
+  }
+};
+
+void check_materials(const Checker& c) {
+  const SceneSpec& s = c.s;
+  if (s.materials.empty()) {
+    c.fail(SourceLoc{}, "materials", "", "the scene has no materials");
+  }
+  for (size_t i = 0; i < s.materials.size(); ++i) {
+    const Material& m = s.materials[i];
+    const std::string at = Checker::indexed("materials", i);
+    if (m.name.empty()) {
+      c.fail(m.loc, at, ".name", "a material needs a name");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (s.materials[j].name == m.name) {
+        c.fail(m.loc, at, ".name", "duplicate material name '" + m.name + "'");
+      }
+    }
+    c.positive(m.density, m.loc, at, ".density");
+    c.positive(m.youngs_modulus, m.loc, at, ".youngs_modulus");
+    if (!(m.poisson_ratio > -1 && m.poisson_ratio <= 0.5)) {
+      c.fail(m.loc, at, ".poisson_ratio",
+             "must be in (-1, 0.5], got " + Checker::num(m.poisson_ratio));
+    }
+  }
+}
+
+// material, cross-section, stiffness overrides and frame of one part
+void check_part_properties(const Checker& c, const PartSpec& p, const std::string& at) {
+  if (p.material < 0 || p.material >= int(c.s.materials.size())) {
+    c.fail(p.loc, at, ".material",
+           "material index " + std::to_string(p.material) + " out of range (the scene has " +
+               std::to_string(c.s.materials.size()) + " materials)");
+  }
+  if (p.section.kind == CrossSection::Kind::kCircle) {
+    c.positive(p.section.radius, p.loc, at, ".radius");
+  } else {
+    c.positive(p.section.width, p.loc, at, ".cross_section.width");
+    c.positive(p.section.height, p.loc, at, ".cross_section.height");
+  }
+
+  // a negative override means "derive it"; zero or non-finite is a mistake
+  const std::pair<const char*, Real> k[4] = {{".stiffness.EA", p.stiffness.EA},
+                                             {".stiffness.EI1", p.stiffness.EI1},
+                                             {".stiffness.EI2", p.stiffness.EI2},
+                                             {".stiffness.GJ", p.stiffness.GJ}};
+  for (const auto& [name, value] : k) {
+    if (!is_finite(value) || value == 0) {
+      c.fail(p.loc, at, name, "a given stiffness must be positive, got " + Checker::num(value));
+    }
+  }
+  if (!finite3(p.frame_normal)) {
+    c.fail(p.loc, at, ".frame_normal", "not finite");
+  }
+}
+
+// node positions, edges (range, self loops, repeats, zero length) and triangles
+void check_part_geometry(const Checker& c, const PartSpec& p, const std::string& at) {
+  const int n = int(p.nodes.size());
+  if (n < 2) {
+    c.fail(p.loc, at, "", "a part needs at least 2 nodes, got " + std::to_string(n));
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!finite3(p.nodes[size_t(i)])) {
+      c.fail(p.loc, at, "", "node " + std::to_string(i) + " position is not finite");
+    }
+  }
+  if (p.edges.empty()) {
+    c.fail(p.loc, at, "", "the part has no rod edges (shell triangles are not simulated yet)");
+  }
+
+  // the zero-length threshold is relative to the part's size
+  Real scale = 0;
+  for (const Vec3& x : p.nodes) {
+    scale = std::max(scale, norm(x - p.nodes[0]));
+  }
+  std::set<std::pair<int, int>> seen;
+  for (size_t e = 0; e < p.edges.size(); ++e) {
+    const int a = p.edges[e][0], b = p.edges[e][1];
+    const std::string name = "edge " + std::to_string(e) + " (nodes " + std::to_string(a) + ", " +
+                             std::to_string(b) + ")";
+    if (a < 0 || a >= n || b < 0 || b >= n) {
+      c.fail(p.loc, at, "", name + ": node id out of range (" + std::to_string(n) + " nodes)");
+    }
+    if (a == b) {
+      c.fail(p.loc, at, "", name + " joins a node to itself");
+    }
+    if (p.is_rod && !(a == int(e) && (b == a + 1 || (b == 0 && e + 1 == p.edges.size())))) {
+      c.fail(p.loc, at, "", name + ": rod edges must join consecutive nodes");
+    }
+    if (!seen.insert({std::min(a, b), std::max(a, b)}).second) {
+      c.fail(p.loc, at, "", name + " repeats an earlier edge");
+    }
+    const Real len = norm(p.nodes[size_t(b)] - p.nodes[size_t(a)]);
+    if (len <= 1e-12 * scale) {
+      c.fail(p.loc, at, "", name + " has zero length");
+    }
+  }
+  for (size_t t = 0; t < p.triangles.size(); ++t) {
+    const auto& tri = p.triangles[t];
+    for (int k = 0; k < 3; ++k) {
+      if (tri[size_t(k)] < 0 || tri[size_t(k)] >= n || tri[size_t(k)] == tri[size_t((k + 1) % 3)]) {
+        c.fail(p.loc, at, "", "triangle " + std::to_string(t) + " has bad node ids");
+      }
+    }
+  }
+}
+
+// natural curvature and twist: one entry per interior node of a rod
+void check_part_natural_shape(const Checker& c, const PartSpec& p, const std::string& at) {
+  if (p.natural_curvature.empty() && p.natural_twist.empty()) return;
+  if (!p.is_rod) {
+    c.fail(p.loc, at, p.natural_curvature.empty() ? ".natural_twist" : ".natural_curvature",
+           "natural curvature and twist are only for rods");
+  }
+  const size_t n = p.nodes.size();
+  const bool closed = p.edges.size() == n;
+  const size_t interior = closed ? n : n - 2;
+  const std::string want = " entries (one per interior node: " + std::to_string(interior) + ")";
+  if (!p.natural_curvature.empty()) {
+    if (p.natural_curvature.size() != interior) {
+      c.fail(p.loc, at, ".natural_curvature",
+             "has " + std::to_string(p.natural_curvature.size()) + want);
+    }
+    for (const auto& k : p.natural_curvature) {
+      if (!is_finite(k[0]) || !is_finite(k[1])) {
+        c.fail(p.loc, at, ".natural_curvature", "not finite");
+      }
+    }
+  }
+  if (!p.natural_twist.empty()) {
+    if (p.natural_twist.size() != interior) {
+      c.fail(p.loc, at, ".natural_twist", "has " + std::to_string(p.natural_twist.size()) + want);
+    }
+    for (const Real t : p.natural_twist) {
+      if (!is_finite(t)) {
+        c.fail(p.loc, at, ".natural_twist", "not finite");
+      }
+    }
+  }
+}
+
+void check_parts(const Checker& c) {
+  const SceneSpec& s = c.s;
+  if (s.parts.empty()) {
+    c.fail(SourceLoc{}, "parts", "", "the scene has no rods or networks");
+  }
+  for (size_t i = 0; i < s.parts.size(); ++i) {
+    const PartSpec& p = s.parts[i];
+    const std::string at = Checker::indexed("parts", i);
+    if (p.name.empty()) {
+      c.fail(p.loc, at, ".name", "a part needs a name");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (s.parts[j].name == p.name) {
+        c.fail(p.loc, at, ".name", "duplicate part name '" + p.name + "'");
+      }
+    }
+    check_part_properties(c, p, at);
+    check_part_geometry(c, p, at);
+    check_part_natural_shape(c, p, at);
+  }
+}
+
+void check_joints(const Checker& c) {
+  const SceneSpec& s = c.s;
+  std::set<std::pair<int, int>> used;  // (part, node) already in a joint
+  for (size_t j = 0; j < s.joints.size(); ++j) {
+    const JointSpec& joint = s.joints[j];
+    const std::string at = Checker::indexed("joints", j);
+    if (joint.nodes.size() < 2) {
+      c.fail(joint.loc, at, "",
+             "a joint needs at least 2 nodes, got " + std::to_string(joint.nodes.size()));
+    }
+    for (size_t k = 0; k < joint.nodes.size(); ++k) {
+      const NodeRef& r = joint.nodes[k];
+      const std::string rat = at + "[" + std::to_string(k) + "]";
+      const int i = c.node(r, rat);
+      if (!used.insert({r.part, i}).second) {
+        c.fail(r.loc, rat, "",
+               "node " + std::to_string(i) + " of part '" + s.parts[size_t(r.part)].name +
+                   "' is already in a joint");
+      }
+    }
+  }
+}
+
+void check_boundary(const Checker& c) {
+  const SceneSpec& s = c.s;
+  for (size_t i = 0; i < s.fixed_nodes.size(); ++i) {
+    c.node(s.fixed_nodes[i], Checker::indexed("fixed_nodes", i));
+  }
+  for (size_t i = 0; i < s.fixed_edges.size(); ++i) {
+    c.edge(s.fixed_edges[i], Checker::indexed("fixed_edges", i));
+  }
+  for (size_t i = 0; i < s.fixed_twist.size(); ++i) {
+    c.edge(s.fixed_twist[i], Checker::indexed("fixed_twist", i));
+  }
+  for (size_t i = 0; i < s.fixed_dofs.size(); ++i) {
+    const FixedDofSpec& f = s.fixed_dofs[i];
+    const std::string at = Checker::indexed("fixed_dofs", i);
+    c.node(f.node, at);
+    if (!f.fix[0] && !f.fix[1] && !f.fix[2]) {
+      c.fail(f.node.loc, at, "", "no component is fixed");
+    }
+  }
+  for (size_t i = 0; i < s.initial_velocities.size(); ++i) {
+    const auto& [r, v] = s.initial_velocities[i];
+    const std::string at = Checker::indexed("initial_velocities", i);
+    c.node(r, at);
+    if (!finite3(v)) {
+      c.fail(r.loc, at, "", "velocity is not finite");
+    }
+  }
+}
+
+void check_time_function(const Checker& c,
+                         const TimeFunction& f,
+                         const SourceLoc& loc,
+                         const std::string& at) {
+  const std::string t = ".time";
+  switch (f.kind) {
+    case TimeFunction::Kind::kConstant:
+      break;
+    case TimeFunction::Kind::kSine:
+      c.non_negative(f.frequency, loc, at, t + ".frequency");
+      if (!is_finite(f.amplitude) || !is_finite(f.phase) || !is_finite(f.offset)) {
+        c.fail(loc, at, t, "amplitude, phase and offset must be finite");
+      }
+      break;
+    case TimeFunction::Kind::kRamp:
+      c.positive(f.ramp_time, loc, at, t + ".duration");
+      break;
+    case TimeFunction::Kind::kTable:
+      if (f.table.empty()) {
+        c.fail(loc, at, t + ".rows", "the table has no rows");
+      }
+      for (size_t r = 0; r < f.table.size(); ++r) {
+        if (!is_finite(f.table[r][0]) || !is_finite(f.table[r][1])) {
+          c.fail(loc, at, t + ".rows", "row " + std::to_string(r) + " is not finite");
+        }
+        if (r > 0 && !(f.table[r][0] > f.table[r - 1][0])) {
+          c.fail(loc, at, t + ".rows",
+                 "times must increase: row " + std::to_string(r) + " has t = " +
+                     Checker::num(f.table[r][0]) + " after " + Checker::num(f.table[r - 1][0]));
+        }
+      }
+      break;
+  }
+}
+
+void check_forces(const Checker& c) {
+  const ForcesSpec& f = c.s.forces;
+  if (!finite3(f.gravity)) {
+    c.fail(f.loc, "forces", ".gravity", "not finite");
+  }
+  c.non_negative(f.viscosity, f.loc, "forces", ".viscous_drag.viscosity");
+  c.non_negative(f.mass_damping, f.loc, "forces", ".damping.mass_proportional");
+  for (size_t i = 0; i < f.point_loads.size(); ++i) {
+    const PointLoadSpec& l = f.point_loads[i];
+    const std::string at = Checker::indexed("forces.point_loads", i);
+    c.node(l.node, at + ".node");
+    if (!finite3(l.force)) {
+      c.fail(l.loc, at, ".force", "not finite");
+    }
+    check_time_function(c, l.time, l.loc, at);
+  }
+}
+
+void check_integrator_output(const Checker& c) {
+  const IntegratorSpec& g = c.s.integrator;
+  const std::string at = "integrator";
+  c.positive(g.dt, g.loc, at, ".dt");
+  c.non_negative(g.duration, g.loc, at, ".duration");
+  if (g.kind == IntegratorKind::kNewmark) {
+    if (!(g.beta > 0 && g.beta <= 0.5)) {
+      c.fail(g.loc, at, ".beta", "must be in (0, 0.5], got " + Checker::num(g.beta));
+    }
+    if (!(g.gamma >= 0.5) || !is_finite(g.gamma)) {
+      c.fail(g.loc, at, ".gamma", "must be >= 0.5, got " + Checker::num(g.gamma));
+    }
+  }
+  c.non_negative(g.min_dt, g.loc, at, ".min_dt");
+  if (g.min_dt > g.dt) {
+    c.fail(g.loc, at, ".min_dt",
+           "must not exceed dt (" + Checker::num(g.min_dt) + " > " + Checker::num(g.dt) + ")");
+  }
+  if (g.newton.max_iters < 1) {
+    c.fail(g.loc, at, ".newton.max_iters",
+           "must be at least 1, got " + std::to_string(g.newton.max_iters));
+  }
+  c.non_negative(g.newton.abs_tol, g.loc, at, ".newton.abs_tol");
+  c.non_negative(g.newton.rel_tol, g.loc, at, ".newton.rel_tol");
+  c.non_negative(g.newton.step_tol, g.loc, at, ".newton.step_tol");
+
+  const OutputSpec& o = c.s.output;
+  if (o.every < 1) {
+    c.fail(o.loc, "output", ".every", "must be at least 1, got " + std::to_string(o.every));
+  }
+  for (size_t i = 0; i < o.csv_nodes.size(); ++i) {
+    c.node(o.csv_nodes[i], Checker::indexed("output.nodes", i));
+  }
+}
+
+}  // namespace
+
+void validate_scene(const SceneSpec& s) {
+  const Checker c(s);
+  check_materials(c);
+  check_parts(c);
+  check_joints(c);
+  check_boundary(c);
+  check_forces(c);
+  check_integrator_output(c);
+}
+
+}  // namespace slender

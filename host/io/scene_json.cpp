@@ -1,0 +1,607 @@
+// Scene files: JSON (docs/scene_format.md) to SceneSpec. Every part, reference, load and joint
+// keeps the file, line and JSON path it came from, so that validate_scene() can point at it.
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "io/json.h"
+#include "io/text_rows.h"
+#include "slender/builder.h"
+#include "slender/core/error.h"
+
+namespace slender {
+
+namespace {
+
+std::string indexed(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+class SceneReader {
+ public:
+  SceneReader(std::string file, std::string base_dir)
+      : file_(std::move(file)), base_dir_(std::move(base_dir)) {}
+
+  SceneSpec read(const JsonValue& root);
+
+ private:
+  SourceLoc loc(const JsonValue& v, const std::string& path) const {
+    return SourceLoc{file_, v.line, path};
+  }
+
+  // a path from the scene, relative to the scene's folder, that must name a readable file
+  std::string input_file(const JsonObject& o, const std::string& key) const {
+    const std::string given = o.string(key);
+    std::filesystem::path p(given);
+    if (p.is_relative() && !base_dir_.empty()) {
+      p = std::filesystem::path(base_dir_) / p;
+    }
+    const std::string resolved = p.string();
+    if (given.empty() || !std::ifstream(resolved)) {
+      o.fail(key, "cannot open file '" + given + "' (looked for '" + resolved + "')");
+    }
+    return resolved;
+  }
+
+  void read_materials(const JsonObject& root);
+  void read_rod(const JsonValue& v, const std::string& path);
+  void read_network(const JsonValue& v, const std::string& path);
+  void read_common(const JsonObject& o, PartSpec& p);
+  void read_shape(const JsonObject& shape, PartSpec& p);
+  void read_natural_shape(const JsonObject& o, PartSpec& p, bool closed);
+  void read_initial_velocity(const JsonObject& o, int part);
+  void add_part(const JsonObject& o, PartSpec p);
+
+  int part_of(const JsonObject& o) const;
+  NodeRef node_ref(const JsonObject& o, const std::string& key) const;
+  std::vector<NodeRef> node_list(const JsonObject& o, const std::string& key) const;
+  void read_joints(const JsonObject& root);
+  void read_boundary(const JsonObject& b);
+  void read_forces(const JsonObject& f);
+  TimeFunction read_time(const JsonObject& t) const;
+  void read_integrator(const JsonObject& g);
+  void read_output(const JsonObject& o);
+
+  std::string file_;
+  std::string base_dir_;
+  SceneSpec s_;
+};
+
+// ---- materials and parts -----------------------------------------------------------------
+
+void SceneReader::read_materials(const JsonObject& root) {
+  const JsonValue& list = root.array("materials");
+  for (size_t i = 0; i < list.array.size(); ++i) {
+    const JsonObject o(list.array[i], file_, indexed("materials", i));
+    o.allow_only({"name", "density", "youngs_modulus", "poisson_ratio"});
+    Material m;
+    m.name = o.string("name");
+    for (const Material& other : s_.materials) {
+      if (other.name == m.name) {
+        o.fail("name", "duplicate material name '" + m.name + "' (first at line " +
+                           std::to_string(other.loc.line) + ")");
+      }
+    }
+    m.density = o.number("density");
+    m.youngs_modulus = o.number("youngs_modulus");
+    m.poisson_ratio = o.number("poisson_ratio");
+    m.loc = loc(o.value(), o.path());
+    s_.materials.push_back(std::move(m));
+  }
+}
+
+// material, cross-section, stiffness overrides and frame: shared by rods and networks
+void SceneReader::read_common(const JsonObject& o, PartSpec& p) {
+  p.name = o.string("name");
+  p.loc = loc(o.value(), o.path());
+
+  const std::string material = o.string("material");
+  p.material = -1;
+  for (size_t k = 0; k < s_.materials.size(); ++k) {
+    if (s_.materials[k].name == material) {
+      p.material = int(k);
+    }
+  }
+  if (p.material < 0) {
+    o.fail("material", "unknown material '" + material + "'");
+  }
+
+  // exactly one of radius and cross_section
+  if (o.has("radius") == o.has("cross_section")) {
+    o.fail("radius", o.has("radius") ? "give either radius or cross_section, not both"
+                                     : "missing required field (or give cross_section)");
+  }
+  if (o.has("radius")) {
+    p.section = SceneBuilder::circle(o.number("radius"));
+  } else {
+    const JsonObject cs = o.object("cross_section");
+    cs.allow_only({"width", "height"});
+    p.section = SceneBuilder::rectangle(cs.number("width"), cs.number("height"));
+  }
+
+  // overrides must be positive here: in the spec a negative value means "derive it"
+  if (o.has("stiffness")) {
+    const JsonObject k = o.object("stiffness");
+    k.allow_only({"EA", "EI1", "EI2", "GJ"});
+    const std::pair<const char*, Real*> fields[4] = {{"EA", &p.stiffness.EA},
+                                                     {"EI1", &p.stiffness.EI1},
+                                                     {"EI2", &p.stiffness.EI2},
+                                                     {"GJ", &p.stiffness.GJ}};
+    for (const auto& [key, out] : fields) {
+      if (!k.has(key)) continue;
+      *out = k.number(key);
+      if (!(*out > 0)) {
+        k.fail(key, "stiffness must be positive");
+      }
+    }
+  }
+  p.frame_normal = o.vec3_or("frame_normal", p.frame_normal);
+}
+
+void SceneReader::add_part(const JsonObject& o, PartSpec p) {
+  for (const PartSpec& other : s_.parts) {
+    if (other.name == p.name) {
+      o.fail("name", "duplicate part name '" + p.name + "' (first at " + other.loc.field +
+                         ", line " + std::to_string(other.loc.line) + ")");
+    }
+  }
+  s_.parts.push_back(std::move(p));
+}
+
+void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
+  const JsonObject o(v, file_, path);
+  o.allow_only({"name", "material", "radius", "cross_section", "shape", "stiffness", "frame_normal",
+                "natural_curvature", "natural_twist", "initial_velocity"});
+  PartSpec p;
+  read_common(o, p);
+  read_shape(o.object("shape"), p);
+  read_natural_shape(o, p, p.edges.size() == p.nodes.size());
+  add_part(o, std::move(p));
+  read_initial_velocity(o, int(s_.parts.size()) - 1);
+}
+
+void SceneReader::read_network(const JsonValue& v, const std::string& path) {
+  const JsonObject o(v, file_, path);
+  o.allow_only({"name", "material", "radius", "cross_section", "file", "stiffness", "frame_normal",
+                "initial_velocity"});
+  PartSpec p;
+  read_common(o, p);
+  GeometryFile g = read_geometry_file(input_file(o, "file"));
+  p.is_rod = false;
+  p.nodes = std::move(g.nodes);
+  p.edges = std::move(g.edges);
+  p.triangles = std::move(g.triangles);
+  add_part(o, std::move(p));
+  read_initial_velocity(o, int(s_.parts.size()) - 1);
+}
+
+// the rod generators are SceneBuilder's, so a JSON rod and a built rod are the same bits; the
+// builder's own argument errors are moved to the shape's line and key
+void SceneReader::read_shape(const JsonObject& shape, PartSpec& p) {
+  const std::string type = shape.string("type");
+  SceneBuilder b;
+  try {
+    if (type == "straight") {
+      shape.allow_only({"type", "start", "end", "nodes"});
+      b.straight_rod(p.name, shape.vec3("start"), shape.vec3("end"), shape.integer("nodes"), 0,
+                     p.section);
+    } else if (type == "nodes" || type == "file") {
+      std::vector<Vec3> x;
+      if (type == "nodes") {
+        shape.allow_only({"type", "points", "closed"});
+        const JsonValue& pts = shape.array("points");
+        for (size_t i = 0; i < pts.array.size(); ++i) {
+          x.push_back(json_vec3(pts.array[i], file_, indexed(shape.path_of("points"), i)));
+        }
+      } else {
+        shape.allow_only({"type", "path", "closed"});
+        x = read_vector_file(input_file(shape, "path"));
+      }
+      b.polyline_rod(p.name, std::move(x), 0, p.section, shape.boolean_or("closed", false));
+    } else if (type == "polyline") {
+      shape.allow_only({"type", "points", "max_edge_length"});
+      const JsonValue& pts = shape.array("points");
+      std::vector<Vec3> x;
+      for (size_t i = 0; i < pts.array.size(); ++i) {
+        x.push_back(json_vec3(pts.array[i], file_, indexed(shape.path_of("points"), i)));
+      }
+      if (shape.has("max_edge_length")) {
+        b.polyline_rod_resampled(p.name, x, shape.number("max_edge_length"), 0, p.section);
+      } else {
+        b.polyline_rod(p.name, std::move(x), 0, p.section);
+      }
+    } else if (type == "helix") {
+      shape.allow_only({"type", "center", "axis", "radius", "pitch", "length", "nodes"});
+      b.helix_rod(p.name, shape.vec3_or("center", Vec3::zero()), shape.vec3("axis"),
+                  shape.number("radius"), shape.number("pitch"), shape.number("length"),
+                  shape.integer("nodes"), 0, p.section);
+    } else {
+      shape.fail("type", "unknown shape type '" + type +
+                             "' (expected straight, polyline, nodes, helix or file)");
+    }
+  } catch (const InputError& e) {
+    // only the builder's own argument errors have neither file nor line
+    if (!e.file().empty() || e.line() != 0) {
+      throw;
+    }
+    // "polyline_rod.nodes" -> the JSON key that holds that argument
+    std::string key = e.field().substr(e.field().find('.') + 1);
+    if (key == "corners" || (key == "nodes" && type != "straight" && type != "helix")) {
+      key = type == "file" ? "path" : "points";
+    }
+    shape.fail(key, e.message());
+  }
+  PartSpec& made = b.spec().parts[0];
+  p.nodes = std::move(made.nodes);
+  p.edges = std::move(made.edges);
+}
+
+void SceneReader::read_natural_shape(const JsonObject& o, PartSpec& p, bool closed) {
+  const size_t n = p.nodes.size();
+  const size_t interior = closed ? n : (n >= 2 ? n - 2 : 0);
+  if (const JsonValue* k = o.find("natural_curvature")) {
+    const std::string path = o.path_of("natural_curvature");
+    if (k->is_object()) {
+      const JsonObject u(*k, file_, path);
+      u.allow_only({"uniform"});
+      const std::vector<double> v =
+          json_numbers(u.require("uniform"), file_, u.path_of("uniform"), 2);
+      p.natural_curvature.assign(interior, {v[0], v[1]});
+    } else {
+      const JsonValue& list = json_array(*k, file_, path);
+      for (size_t i = 0; i < list.array.size(); ++i) {
+        const std::vector<double> v = json_numbers(list.array[i], file_, indexed(path, i), 2);
+        p.natural_curvature.push_back({v[0], v[1]});
+      }
+    }
+  }
+  if (const JsonValue* t = o.find("natural_twist")) {
+    const std::string path = o.path_of("natural_twist");
+    if (t->is_object()) {
+      const JsonObject u(*t, file_, path);
+      u.allow_only({"uniform"});
+      p.natural_twist.assign(interior, u.number("uniform"));
+    } else {
+      const JsonValue& list = json_array(*t, file_, path);
+      for (size_t i = 0; i < list.array.size(); ++i) {
+        p.natural_twist.push_back(json_number(list.array[i], file_, indexed(path, i)));
+      }
+    }
+  }
+}
+
+// one (node, velocity) pair per node of the part: uniform, or one file row per node
+void SceneReader::read_initial_velocity(const JsonObject& o, int part) {
+  const JsonValue* v = o.find("initial_velocity");
+  if (!v) return;
+  const std::string path = o.path_of("initial_velocity");
+  const size_t n = s_.parts[size_t(part)].nodes.size();
+  std::vector<Vec3> u;
+  if (v->is_object()) {
+    const JsonObject f(*v, file_, path);
+    f.allow_only({"file"});
+    u = read_vector_file(input_file(f, "file"));
+    if (u.size() != n) {
+      f.fail("file", "the velocity file has " + std::to_string(u.size()) +
+                         " rows but the part has " + std::to_string(n) + " nodes");
+    }
+  } else {
+    u.assign(n, json_vec3(*v, file_, path));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    s_.initial_velocities.emplace_back(NodeRef{part, int(i), loc(*v, path)}, u[i]);
+  }
+}
+
+// ---- references --------------------------------------------------------------------------
+
+int SceneReader::part_of(const JsonObject& o) const {
+  const std::string name = o.string("part");
+  for (size_t k = 0; k < s_.parts.size(); ++k) {
+    if (s_.parts[k].name == name) {
+      return int(k);
+    }
+  }
+  std::string names;
+  for (const PartSpec& p : s_.parts) {
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  o.fail("part", "unknown part '" + name + "' (parts: " + names + ")");
+}
+
+NodeRef SceneReader::node_ref(const JsonObject& o, const std::string& key) const {
+  NodeRef r;
+  r.part = part_of(o);
+  r.index = o.integer(key);
+  r.loc = loc(o.require(key), o.path_of(key));
+  return r;
+}
+
+// {"part": name, key: [i, j, ...]} -> one reference per index
+std::vector<NodeRef> SceneReader::node_list(const JsonObject& o, const std::string& key) const {
+  const int part = part_of(o);
+  const JsonValue& list = o.array(key);
+  std::vector<NodeRef> out;
+  for (size_t i = 0; i < list.array.size(); ++i) {
+    const std::string path = indexed(o.path_of(key), i);
+    out.push_back(NodeRef{part, json_int(list.array[i], file_, path), loc(list.array[i], path)});
+  }
+  return out;
+}
+
+void SceneReader::read_joints(const JsonObject& root) {
+  const JsonValue& list = root.array("joints");
+  for (size_t j = 0; j < list.array.size(); ++j) {
+    const std::string path = indexed("joints", j);
+    const JsonValue& members = json_array(list.array[j], file_, path);
+    JointSpec joint;
+    joint.loc = loc(members, path);
+    for (size_t k = 0; k < members.array.size(); ++k) {
+      const JsonObject r(members.array[k], file_, indexed(path, k));
+      r.allow_only({"part", "node"});
+      joint.nodes.push_back(node_ref(r, "node"));
+    }
+    s_.joints.push_back(std::move(joint));
+  }
+}
+
+void SceneReader::read_boundary(const JsonObject& b) {
+  b.allow_only({"fixed_nodes", "fixed_edges", "fixed_twist", "fixed_dofs"});
+  auto each = [&](const char* key, auto&& f) {
+    if (!b.has(key)) return;
+    const JsonValue& list = b.array(key);
+    for (size_t i = 0; i < list.array.size(); ++i) {
+      f(JsonObject(list.array[i], file_, indexed(b.path_of(key), i)));
+    }
+  };
+  each("fixed_nodes", [&](const JsonObject& o) {
+    o.allow_only({"part", "nodes"});
+    for (const NodeRef& r : node_list(o, "nodes")) {
+      s_.fixed_nodes.push_back(r);
+    }
+  });
+  each("fixed_edges", [&](const JsonObject& o) {
+    o.allow_only({"part", "edges"});
+    for (const NodeRef& r : node_list(o, "edges")) {
+      s_.fixed_edges.push_back({r.part, r.index, r.loc});
+    }
+  });
+  each("fixed_twist", [&](const JsonObject& o) {
+    o.allow_only({"part", "edges"});
+    for (const NodeRef& r : node_list(o, "edges")) {
+      s_.fixed_twist.push_back({r.part, r.index, r.loc});
+    }
+  });
+  each("fixed_dofs", [&](const JsonObject& o) {
+    o.allow_only({"part", "node", "components"});
+    FixedDofSpec f;
+    f.node = node_ref(o, "node");
+    f.fix = {false, false, false};
+    const std::string c = o.string("components");
+    for (const char ch : c) {
+      const int k = ch == 'x' ? 0 : ch == 'y' ? 1 : ch == 'z' ? 2 : -1;
+      if (k < 0 || f.fix[size_t(k)]) {
+        o.fail("components", "expected a non-repeating subset of \"xyz\", got \"" + c + "\"");
+      }
+      f.fix[size_t(k)] = true;
+    }
+    if (c.empty()) {
+      o.fail("components", "expected a non-empty subset of \"xyz\"");
+    }
+    s_.fixed_dofs.push_back(f);
+  });
+}
+
+// ---- forces, integrator, output ----------------------------------------------------------
+
+TimeFunction SceneReader::read_time(const JsonObject& t) const {
+  TimeFunction f;
+  const std::string type = t.string("type");
+  if (type == "constant") {
+    t.allow_only({"type"});
+  } else if (type == "sine") {
+    t.allow_only({"type", "frequency", "amplitude", "phase", "offset"});
+    f.kind = TimeFunction::Kind::kSine;
+    f.frequency = t.number("frequency");
+    f.amplitude = t.number_or("amplitude", f.amplitude);
+    f.phase = t.number_or("phase", f.phase);
+    f.offset = t.number_or("offset", f.offset);
+  } else if (type == "ramp") {
+    t.allow_only({"type", "duration"});
+    f.kind = TimeFunction::Kind::kRamp;
+    f.ramp_time = t.number("duration");
+  } else if (type == "table") {
+    t.allow_only({"type", "rows", "file"});
+    f.kind = TimeFunction::Kind::kTable;
+    if (t.has("rows") == t.has("file")) {
+      t.fail("rows", "give either rows or file");
+    }
+    if (t.has("rows")) {
+      const JsonValue& rows = t.array("rows");
+      for (size_t r = 0; r < rows.array.size(); ++r) {
+        const std::vector<double> v =
+            json_numbers(rows.array[r], file_, indexed(t.path_of("rows"), r), 2);
+        f.table.push_back({v[0], v[1]});
+      }
+    } else {
+      for (const std::vector<double>& v : read_number_table(input_file(t, "file"), 2)) {
+        f.table.push_back({v[0], v[1]});
+      }
+    }
+  } else {
+    t.fail("type", "unknown time function '" + type + "' (expected constant, sine, ramp or table)");
+  }
+  return f;
+}
+
+void SceneReader::read_forces(const JsonObject& f) {
+  f.allow_only({"gravity", "point_loads", "viscous_drag", "damping"});
+  ForcesSpec& out = s_.forces;
+  out.loc = loc(f.value(), f.path());
+  out.gravity = f.vec3_or("gravity", out.gravity);
+  if (f.has("point_loads")) {
+    const JsonValue& list = f.array("point_loads");
+    for (size_t i = 0; i < list.array.size(); ++i) {
+      const JsonObject o(list.array[i], file_, indexed(f.path_of("point_loads"), i));
+      o.allow_only({"part", "node", "force", "time"});
+      PointLoadSpec l;
+      l.node = node_ref(o, "node");
+      l.force = o.vec3("force");
+      if (o.has("time")) {
+        l.time = read_time(o.object("time"));
+      }
+      l.loc = loc(o.value(), o.path());
+      out.point_loads.push_back(std::move(l));
+    }
+  }
+  if (f.has("viscous_drag")) {
+    const JsonObject d = f.object("viscous_drag");
+    d.allow_only({"viscosity"});
+    out.viscosity = d.number("viscosity");
+  }
+  if (f.has("damping")) {
+    const JsonObject d = f.object("damping");
+    d.allow_only({"mass_proportional"});
+    out.mass_damping = d.number("mass_proportional");
+  }
+}
+
+void SceneReader::read_integrator(const JsonObject& g) {
+  g.allow_only(
+      {"type", "dt", "duration", "beta", "gamma", "adaptive", "min_dt", "two_d", "newton"});
+  IntegratorSpec& out = s_.integrator;
+  out.loc = loc(g.value(), g.path());
+  const std::string type = g.string_or("type", "implicit_euler");
+  const std::pair<const char*, IntegratorKind> kinds[4] = {
+      {"implicit_euler", IntegratorKind::kImplicitEuler},
+      {"implicit_midpoint", IntegratorKind::kImplicitMidpoint},
+      {"newmark", IntegratorKind::kNewmark},
+      {"static", IntegratorKind::kStatic}};
+  bool known = false;
+  for (const auto& [name, kind] : kinds) {
+    if (type == name) {
+      out.kind = kind;
+      known = true;
+    }
+  }
+  if (!known) {
+    g.fail("type", "unknown integrator '" + type +
+                       "' (expected implicit_euler, implicit_midpoint, newmark or static)");
+  }
+  out.dt = g.number_or("dt", out.dt);
+  out.duration = g.number_or("duration", out.duration);
+  out.beta = g.number_or("beta", out.beta);
+  out.gamma = g.number_or("gamma", out.gamma);
+  out.adaptive = g.boolean_or("adaptive", out.adaptive);
+  out.min_dt = g.number_or("min_dt", out.min_dt);
+  out.two_d = g.boolean_or("two_d", out.two_d);
+  if (g.has("newton")) {
+    const JsonObject n = g.object("newton");
+    n.allow_only({"max_iters", "abs_tol", "rel_tol", "step_tol", "line_search"});
+    out.newton.max_iters = n.integer_or("max_iters", out.newton.max_iters);
+    out.newton.abs_tol = n.number_or("abs_tol", out.newton.abs_tol);
+    out.newton.rel_tol = n.number_or("rel_tol", out.newton.rel_tol);
+    out.newton.step_tol = n.number_or("step_tol", out.newton.step_tol);
+    out.newton.line_search = n.boolean_or("line_search", out.newton.line_search);
+  }
+}
+
+void SceneReader::read_output(const JsonObject& o) {
+  o.allow_only({"dir", "every", "vtk", "energies", "nodes"});
+  OutputSpec& out = s_.output;
+  out.loc = loc(o.value(), o.path());
+  out.dir = o.string_or("dir", out.dir);
+  out.every = o.integer_or("every", out.every);
+  out.vtk = o.boolean_or("vtk", out.vtk);
+  out.energies = o.boolean_or("energies", out.energies);
+  if (o.has("nodes")) {
+    const JsonValue& list = o.array("nodes");
+    for (size_t i = 0; i < list.array.size(); ++i) {
+      const JsonObject r(list.array[i], file_, indexed(o.path_of("nodes"), i));
+      r.allow_only({"part", "node"});
+      out.csv_nodes.push_back(node_ref(r, "node"));
+    }
+  }
+}
+
+// ---- the whole scene ---------------------------------------------------------------------
+
+SceneSpec SceneReader::read(const JsonValue& root_value) {
+  const JsonObject root(root_value, file_, "");
+  root.allow_only({"name", "description", "backend", "materials", "rods", "networks", "joints",
+                   "boundary", "forces", "integrator", "output"});
+  s_.file = file_;
+  s_.base_dir = base_dir_;
+  const std::string stem = std::filesystem::path(file_).stem().string();
+  s_.name = root.string_or("name", stem.empty() ? s_.name : stem);
+  if (root.has("description")) {
+    root.string("description");
+  }
+
+  const std::string backend = root.string_or("backend", "cpu");
+  if (backend == "cuda") {
+    s_.backend = BackendKind::kCuda;
+  } else if (backend != "cpu") {
+    root.fail("backend", "unknown backend '" + backend + "' (expected cpu or cuda)");
+  }
+
+  // parts first (rods, then networks, in file order): everything else refers to them by name
+  read_materials(root);
+  if (root.has("rods")) {
+    const JsonValue& rods = root.array("rods");
+    for (size_t i = 0; i < rods.array.size(); ++i) {
+      read_rod(rods.array[i], indexed("rods", i));
+    }
+  }
+  if (root.has("networks")) {
+    const JsonValue& nets = root.array("networks");
+    for (size_t i = 0; i < nets.array.size(); ++i) {
+      read_network(nets.array[i], indexed("networks", i));
+    }
+  }
+  if (!root.has("rods") && !root.has("networks")) {
+    root.fail("rods", "missing required field (a scene needs rods or networks)");
+  }
+  if (root.has("joints")) {
+    read_joints(root);
+  }
+  if (root.has("boundary")) {
+    read_boundary(root.object("boundary"));
+  }
+  if (root.has("forces")) {
+    read_forces(root.object("forces"));
+  }
+  if (root.has("integrator")) {
+    read_integrator(root.object("integrator"));
+  }
+  if (root.has("output")) {
+    read_output(root.object("output"));
+  }
+
+  validate_scene(s_);
+  return std::move(s_);
+}
+
+}  // namespace
+
+SceneSpec read_scene_text(const std::string& text,
+                          const std::string& file,
+                          const std::string& base_dir) {
+  const JsonValue root = parse_json(text, file);
+  return SceneReader(file, base_dir).read(root);
+}
+
+SceneSpec read_scene_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw InputError(path, 0, "", "cannot open scene file");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  return read_scene_text(text.str(), path, base_dir);
+}
+
+}  // namespace slender

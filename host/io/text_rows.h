@@ -1,0 +1,25 @@
+#pragma once
+
+// Line-oriented number files (geometry, node vectors, load tables): shared tokenizing and
+// number parsing with errors that name the file and line. Internal to host/io.
+
+#include <string>
+#include <vector>
+
+namespace slender {
+
+/// splits a data line into fields at commas and white space; a `#` starts a comment
+std::vector<std::string> split_fields(const std::string& line);
+
+/// parses one finite number; throws InputError(file, line, field, "'x' is not a number")
+double parse_real_field(const std::string& token,
+                        const std::string& file,
+                        int line,
+                        const std::string& field);
+
+/// Reads rows of exactly `columns` numbers ("a b c" or "a, b, c"); blank lines and `#`
+/// comments are skipped. Throws InputError(path, line, "", ...) on a bad row, when the file
+/// cannot be opened (line 0) or when it has no rows.
+std::vector<std::vector<double>> read_number_table(const std::string& path, int columns);
+
+}  // namespace slender

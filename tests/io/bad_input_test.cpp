@@ -1,0 +1,454 @@
+// Bad scenes: each must fail with an InputError that names the file, the line and the field.
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "io_test_util.h"
+#include "slender/builder.h"
+
+namespace slender {
+namespace {
+
+using test::catch_input_error;
+using test::data_path;
+using test::TempDir;
+
+const char* const kFile = "bad.json";
+
+// a valid scene that the cases below break one piece at a time
+const char* const kBase = R"({
+  "materials": [
+    {"name": "steel", "density": 7850, "youngs_modulus": 2.1e11, "poisson_ratio": 0.3}
+  ],
+  "rods": [
+    {"name": "beam", "material": "steel", "radius": 0.001,
+     "shape": {"type": "straight", "start": [0, 0, 0], "end": [0.1, 0, 0], "nodes": 51}}
+  ],
+  "boundary": {
+    "fixed_nodes": [{"part": "beam", "nodes": [0, 1]}]
+  },
+  "integrator": {"type": "implicit_euler", "dt": 0.01, "duration": 1},
+  "output": {"every": 1}
+})";
+
+// kBase with `from` replaced by `to` (which must be there once)
+std::string with(const std::string& from, const std::string& to, std::string text = kBase) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at == std::string::npos) {
+    return text;
+  }
+  EXPECT_EQ(text.find(from, at + 1), std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+// 1-based line of the first occurrence of `needle`
+int line_of(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  int line = 1;
+  for (size_t i = 0; i < at && i < text.size(); ++i) {
+    line += text[i] == '\n';
+  }
+  return line;
+}
+
+InputError scene_error(const std::string& text) {
+  return catch_input_error([&] { read_scene_text(text, kFile, ""); });
+}
+
+void expect_error(const std::string& text,
+                  const std::string& line_needle,
+                  const std::string& field,
+                  const std::string& message_part) {
+  const InputError e = scene_error(text);
+  EXPECT_EQ(e.file(), kFile);
+  EXPECT_EQ(e.line(), line_of(text, line_needle)) << e.what();
+  EXPECT_EQ(e.field(), field) << e.what();
+  EXPECT_NE(e.message().find(message_part), std::string::npos) << e.what();
+}
+
+TEST(BadInput, BaseSceneIsValid) { EXPECT_NO_THROW(read_scene_text(kBase, kFile, "")); }
+
+// ---- cases the project requires ----------------------------------------------------------
+
+TEST(BadInput, MalformedJsonNamesTheLine) {
+  // a missing comma: the error is where the next member starts
+  const std::string text = with("\"radius\": 0.001,\n", "\"radius\": 0.001\n");
+  const InputError e = scene_error(text);
+  EXPECT_EQ(e.file(), kFile);
+  EXPECT_EQ(e.line(), line_of(text, "\"shape\""));
+  EXPECT_EQ(e.field(), "");
+  EXPECT_EQ(e.message(), "malformed JSON: expected ',' or '}' after an object member, got '\"'");
+  EXPECT_EQ(std::string(e.what()).rfind("bad.json:7: malformed JSON", 0), 0u) << e.what();
+
+  // unclosed document: the last line
+  const std::string cut = std::string(kBase).substr(0, std::string(kBase).size() - 2);
+  EXPECT_EQ(scene_error(cut).line(), line_of(cut, "\"output\""));
+}
+
+TEST(BadInput, MissingRequiredFields) {
+  expect_error(with("\"density\": 7850, ", ""), "\"name\": \"steel\"", "materials[0].density",
+               "missing required field");
+  expect_error(with(",\n     \"shape\": {\"type\": \"straight\", \"start\": [0, 0, 0], "
+                    "\"end\": [0.1, 0, 0], \"nodes\": 51}",
+                    ""),
+               "\"name\": \"beam\"", "rods[0].shape", "missing required field");
+  expect_error(with("\"start\": [0, 0, 0], ", ""), "\"shape\"", "rods[0].shape.start",
+               "missing required field");
+  expect_error(with("\"radius\": 0.001,", ""), "\"name\": \"beam\"", "rods[0].radius",
+               "missing required field (or give cross_section)");
+  expect_error(with("\"name\": \"beam\", ", ""), "\"material\": \"steel\", \"radius\"",
+               "rods[0].name", "missing required field");
+  const std::string no_materials = "{\"rods\": []}";
+  const InputError e = scene_error(no_materials);
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_EQ(e.field(), "materials");
+  EXPECT_EQ(e.message(), "missing required field");
+}
+
+TEST(BadInput, NodeReferenceOutOfRange) {
+  expect_error(with("\"nodes\": [0, 1]", "\"nodes\": [0,\n 51]"), " 51]",
+               "boundary.fixed_nodes[0].nodes[1]",
+               "node index 51 out of range for part 'beam' (51 nodes, valid -51..50)");
+  expect_error(with("\"nodes\": [0, 1]", "\"nodes\": [-52]"), "-52",
+               "boundary.fixed_nodes[0].nodes[0]", "node index -52 out of range");
+  expect_error(
+      with("\"output\": {\"every\": 1}",
+           "\"output\": {\"every\": 1,\n \"nodes\": [{\"part\": \"beam\", \"node\": 99}]}"),
+      "99", "output.nodes[0].node", "node index 99 out of range");
+  expect_error(with("\"integrator\"",
+                    "\"forces\": {\"point_loads\": [\n{\"part\": \"beam\", \"node\": 51, "
+                    "\"force\": [0, 0, 1]}]},\n  \"integrator\""),
+               "\"node\": 51", "forces.point_loads[0].node", "node index 51 out of range");
+}
+
+TEST(BadInput, EdgeReferenceOutOfRange) {
+  const std::string text = with("\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}]",
+                                "\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}],\n"
+                                "    \"fixed_edges\": [{\"part\": \"beam\", \"edges\": [0, 50]}]");
+  expect_error(text, "\"fixed_edges\"", "boundary.fixed_edges[0].edges[1]",
+               "edge index 50 out of range for part 'beam' (50 edges, valid -50..49)");
+  const std::string twist = with("\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}]",
+                                 "\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}],\n"
+                                 "    \"fixed_twist\": [{\"part\": \"beam\", \"edges\": [-51]}]");
+  expect_error(twist, "\"fixed_twist\"", "boundary.fixed_twist[0].edges[0]",
+               "edge index -51 out of range");
+}
+
+TEST(BadInput, GeometryEdgeIdsOutOfRange) {
+  TempDir dir;
+  const std::string geom = dir.write("net.txt", "*Nodes\n0 0 0\n1 0 0\n2 0 0\n*Edges\n1 2\n2 4\n");
+  const std::string scene = dir.write(
+      "net.json",
+      R"({"materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "poisson_ratio": 0}],
+          "networks": [{"name": "n", "material": "m", "radius": 1, "file": "net.txt"}]})");
+  const InputError e = catch_input_error([&] { read_scene_file(scene); });
+  EXPECT_EQ(e.file(), geom);
+  EXPECT_EQ(e.line(), 7);
+  EXPECT_EQ(e.field(), "*Edges");
+  EXPECT_EQ(e.message(), "node id 4 out of range (the file has 3 nodes, ids 1..3)");
+}
+
+TEST(BadInput, ZeroLengthEdges) {
+  // a repeated point of a node list
+  expect_error(with("{\"type\": \"straight\", \"start\": [0, 0, 0], \"end\": [0.1, 0, 0], "
+                    "\"nodes\": 51}",
+                    "{\"type\": \"nodes\", \"points\": [[0, 0, 0], [1, 0, 0], [1, 0, 0], "
+                    "[2, 0, 0]]}"),
+               "\"name\": \"beam\"", "rods[0]", "edge 1 (nodes 1, 2) has zero length");
+  // a straight rod whose ends coincide
+  expect_error(with("\"end\": [0.1, 0, 0]", "\"end\": [0, 0, 0]"), "\"name\": \"beam\"", "rods[0]",
+               "edge 0 (nodes 0, 1) has zero length");
+  // two coincident nodes of a network file
+  TempDir dir;
+  dir.write("net.txt", "*Nodes\n0 0 0\n1 0 0\n1 0 0\n*Edges\n1 2\n2 3\n");
+  const std::string text =
+      R"({"materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "poisson_ratio": 0}],
+          "networks": [
+            {"name": "n", "material": "m", "radius": 1, "file": "net.txt"}]})";
+  const std::string path = dir.write("z.json", text);
+  const InputError e = catch_input_error([&] { read_scene_file(path); });
+  EXPECT_EQ(e.file(), path);
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_EQ(e.field(), "networks[0]");
+  EXPECT_EQ(e.message(), "edge 1 (nodes 1, 2) has zero length");
+}
+
+TEST(BadInput, NegativeOrZeroStiffness) {
+  const std::string text =
+      with("\"radius\": 0.001,", "\"radius\": 0.001,\n \"stiffness\": {\"EA\": 1, \"EI1\": -3},");
+  expect_error(text, "\"stiffness\"", "rods[0].stiffness.EI1", "stiffness must be positive");
+  expect_error(with("\"radius\": 0.001,", "\"radius\": 0.001, \"stiffness\": {\"GJ\": 0},"),
+               "\"name\": \"beam\"", "rods[0].stiffness.GJ", "stiffness must be positive");
+}
+
+TEST(BadInput, NegativeDensityAndOtherMaterialValues) {
+  expect_error(with("\"density\": 7850", "\"density\": -7850"), "\"name\": \"steel\"",
+               "materials[0].density", "must be positive, got -7850");
+  expect_error(with("\"youngs_modulus\": 2.1e11", "\"youngs_modulus\": 0"), "\"name\": \"steel\"",
+               "materials[0].youngs_modulus", "must be positive, got 0");
+  expect_error(with("\"poisson_ratio\": 0.3", "\"poisson_ratio\": 0.6"), "\"name\": \"steel\"",
+               "materials[0].poisson_ratio", "must be in (-1, 0.5], got 0.6");
+  expect_error(with("\"poisson_ratio\": 0.3", "\"poisson_ratio\": -1"), "\"name\": \"steel\"",
+               "materials[0].poisson_ratio", "must be in (-1, 0.5]");
+  expect_error(with("\"density\": 7850", "\"density\": \"7850\""), "\"name\": \"steel\"",
+               "materials[0].density", "expected a number, got a string");
+}
+
+// ---- more field errors -------------------------------------------------------------------
+
+TEST(BadInput, UnknownFieldsAndNames) {
+  expect_error(with("\"radius\": 0.001,", "\"raduis\": 0.001,"), "raduis", "rods[0].raduis",
+               "unknown field (expected one of: name, material, radius,");
+  expect_error(with("\"output\": {\"every\": 1}", "\"output\": {\"evry\": 1}"), "evry",
+               "output.evry", "unknown field");
+  expect_error(with("\"output\"", "\"outputs\""), "outputs", "outputs", "unknown field");
+  expect_error(with("\"material\": \"steel\"", "\"material\": \"steal\""), "steal",
+               "rods[0].material", "unknown material 'steal'");
+  expect_error(with("\"part\": \"beam\"", "\"part\": \"bean\""), "bean",
+               "boundary.fixed_nodes[0].part", "unknown part 'bean' (parts: beam)");
+  expect_error(with("\"type\": \"straight\"", "\"type\": \"curved\""), "curved",
+               "rods[0].shape.type", "unknown shape type 'curved'");
+  expect_error(with("\"implicit_euler\"", "\"euler\""), "euler", "integrator.type",
+               "unknown integrator 'euler'");
+}
+
+TEST(BadInput, DuplicateNames) {
+  const std::string rod =
+      "{\"name\": \"beam\", \"material\": \"steel\", \"radius\": 0.001,\n"
+      "     \"shape\": {\"type\": \"straight\", \"start\": [0, 0, 0], \"end\": [0.1, 0, 0], "
+      "\"nodes\": 51}}";
+  const std::string text = with(rod, rod + ",\n    " + rod);
+  const InputError e = scene_error(text);
+  EXPECT_EQ(e.line(), 8);
+  EXPECT_EQ(e.field(), "rods[1].name");
+  EXPECT_EQ(e.message(), "duplicate part name 'beam' (first at rods[0], line 6)");
+  const std::string mat =
+      "{\"name\": \"steel\", \"density\": 7850, \"youngs_modulus\": 2.1e11, \"poisson_ratio\": "
+      "0.3}";
+  const InputError m = scene_error(with(mat, mat + ",\n" + mat));
+  EXPECT_EQ(m.line(), 4);
+  EXPECT_EQ(m.field(), "materials[1].name");
+  EXPECT_EQ(m.message(), "duplicate material name 'steel' (first at line 3)");
+}
+
+TEST(BadInput, ShapeArgumentsMapToTheirKeys) {
+  expect_error(with("\"nodes\": 51", "\"nodes\": 1"), "\"nodes\": 1", "rods[0].shape.nodes",
+               "a rod needs at least 2 nodes, got 1");
+  expect_error(with("\"nodes\": 51", "\"nodes\": 5.5"), "\"nodes\": 5.5", "rods[0].shape.nodes",
+               "expected an integer, got 5.5");
+  expect_error(with("\"nodes\": 51", "\"nodes\": 2000000000"), "\"nodes\"", "rods[0].shape.nodes",
+               "too many nodes");
+  expect_error(with("\"start\": [0, 0, 0]", "\"start\": [0, 0]"), "\"start\"",
+               "rods[0].shape.start", "expected an array of 3 numbers, got an array of 2");
+  const std::string helix =
+      "{\"type\": \"helix\", \"axis\": [0, 0, 0], \"radius\": 0.1, \"pitch\": 0.1, "
+      "\"length\": 1, \"nodes\": 10}";
+  const std::string straight =
+      "{\"type\": \"straight\", \"start\": [0, 0, 0], \"end\": [0.1, 0, 0], \"nodes\": 51}";
+  expect_error(with(straight, helix), "\"shape\"", "rods[0].shape.axis", "nonzero vector");
+  const std::string poly =
+      "{\"type\": \"polyline\", \"points\": [[0, 0, 0]], \"max_edge_length\": 1}";
+  expect_error(with(straight, poly), "\"shape\"", "rods[0].shape.points",
+               "at least 2 corners, got 1");
+  const std::string ring =
+      "{\"type\": \"nodes\", \"points\": [[0, 0, 0], [1, 0, 0]], \"closed\": true}";
+  expect_error(with(straight, ring), "\"shape\"", "rods[0].shape.points",
+               "a closed rod needs at least 3 nodes, got 2");
+  const std::string extra =
+      "{\"type\": \"straight\", \"start\": [0, 0, 0], \"end\": [0.1, 0, 0], \"nodes\": 51, "
+      "\"closed\": true}";
+  expect_error(with(straight, extra), "\"shape\"", "rods[0].shape.closed", "unknown field");
+}
+
+TEST(BadInput, CrossSectionAndNaturalShape) {
+  expect_error(with("\"radius\": 0.001,",
+                    "\"radius\": 0.001, \"cross_section\": {\"width\": 1, "
+                    "\"height\": 1},"),
+               "\"name\": \"beam\"", "rods[0].radius", "either radius or cross_section");
+  expect_error(with("\"radius\": 0.001", "\"radius\": -0.001"), "\"name\": \"beam\"",
+               "rods[0].radius", "must be positive, got -0.001");
+  expect_error(with("\"radius\": 0.001", "\"cross_section\": {\"width\": 1, \"height\": 0}"),
+               "\"name\": \"beam\"", "rods[0].cross_section.height", "must be positive");
+  expect_error(with("\"radius\": 0.001,", "\"radius\": 0.001, \"natural_curvature\": [[1, 0]],"),
+               "\"name\": \"beam\"", "rods[0].natural_curvature",
+               "has 1 entries (one per interior node: 49)");
+  expect_error(with("\"radius\": 0.001,", "\"radius\": 0.001, \"natural_twist\": [1, 2],"),
+               "\"name\": \"beam\"", "rods[0].natural_twist", "has 2 entries");
+  expect_error(
+      with("\"radius\": 0.001,", "\"radius\": 0.001, \"natural_curvature\": {\"uniform\": [1]},"),
+      "uniform", "rods[0].natural_curvature.uniform", "expected an array of 2 numbers");
+}
+
+TEST(BadInput, InitialVelocityFileMustMatchTheNodeCount) {
+  TempDir dir;
+  const std::string text =
+      with("\"radius\": 0.001,", "\"radius\": 0.001,\n \"initial_velocity\": {\"file\": \"" +
+                                     data_path("cantilever_init_velocity_n201.txt") + "\"},");
+  expect_error(text, "initial_velocity", "rods[0].initial_velocity.file",
+               "the velocity file has 201 rows but the part has 51 nodes");
+  expect_error(with("\"radius\": 0.001,",
+                    "\"radius\": 0.001,\n \"initial_velocity\": {\"file\": \"nope.txt\"},"),
+               "nope", "rods[0].initial_velocity.file", "cannot open file 'nope.txt'");
+}
+
+TEST(BadInput, JointsAndFixedDofs) {
+  const std::string add = "\"boundary\"";
+  expect_error(with(add, "\"joints\": [\n[{\"part\": \"beam\", \"node\": 0}]],\n  " + add),
+               "[{\"part\": \"beam\", \"node\": 0}]]", "joints[0]",
+               "a joint needs at least 2 nodes, got 1");
+  expect_error(with(add,
+                    "\"joints\": [[{\"part\": \"beam\", \"node\": 0},\n"
+                    "{\"part\": \"beam\", \"node\": -51}]],\n  " +
+                        add),
+               "-51", "joints[0][1].node", "node 0 of part 'beam' is already in a joint");
+  expect_error(with("\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}]",
+                    "\"fixed_dofs\": [{\"part\": \"beam\", \"node\": 0, \"components\": \"xw\"}]"),
+               "fixed_dofs", "boundary.fixed_dofs[0].components", "subset of \"xyz\"");
+}
+
+TEST(BadInput, ForcesTimeFunctionsIntegratorOutput) {
+  const std::string load =
+      "\"forces\": {\"point_loads\": [\n{\"part\": \"beam\", \"node\": -1, \"force\": [0, 0, 1], "
+      "\"time\": ";
+  auto with_time = [&](const std::string& t) {
+    return with("\"integrator\"", load + t + "}]},\n  \"integrator\"");
+  };
+  expect_error(with_time("{\"type\": \"table\", \"rows\": [[0, 0], [1, 1], [0.5, 2]]}"),
+               "\"node\": -1", "forces.point_loads[0].time.rows",
+               "times must increase: row 2 has t = 0.5 after 1");
+  expect_error(with_time("{\"type\": \"table\", \"rows\": []}"), "\"node\": -1",
+               "forces.point_loads[0].time.rows", "the table has no rows");
+  expect_error(with_time("{\"type\": \"ramp\", \"duration\": 0}"), "\"node\": -1",
+               "forces.point_loads[0].time.duration", "must be positive");
+  expect_error(with_time("{\"type\": \"sine\", \"frequency\": -1}"), "\"node\": -1",
+               "forces.point_loads[0].time.frequency", "must be >= 0");
+  expect_error(with("\"integrator\"",
+                    "\"forces\": {\n\"viscous_drag\": {\"viscosity\": -1}},\n  "
+                    "\"integrator\""),
+               "\"forces\"", "forces.viscous_drag.viscosity", "must be >= 0, got -1");
+
+  expect_error(with("\"dt\": 0.01", "\"dt\": 0"), "\"integrator\"", "integrator.dt",
+               "must be positive, got 0");
+  expect_error(with("\"dt\": 0.01", "\"dt\": 0.01, \"min_dt\": 0.1"), "\"integrator\"",
+               "integrator.min_dt", "must not exceed dt");
+  expect_error(with("\"implicit_euler\"", "\"newmark\", \"beta\": 0.6"), "\"integrator\"",
+               "integrator.beta", "must be in (0, 0.5], got 0.6");
+  expect_error(with("\"implicit_euler\"", "\"newmark\", \"gamma\": 0.4"), "\"integrator\"",
+               "integrator.gamma", "must be >= 0.5");
+  expect_error(with("\"duration\": 1", "\"duration\": 1, \"newton\": {\"max_iters\": 0}"),
+               "\"integrator\"", "integrator.newton.max_iters", "must be at least 1, got 0");
+  expect_error(with("\"every\": 1", "\"every\": 0"), "\"output\"", "output.every",
+               "must be at least 1, got 0");
+}
+
+TEST(BadInput, WholeFileProblems) {
+  EXPECT_NE(scene_error("").message().find("empty document"), std::string::npos);
+  EXPECT_EQ(scene_error("[]").message(), "expected an object, got an array");
+  const InputError c = scene_error(with("\"output\"", "// no comments\n  \"output\""));
+  EXPECT_EQ(c.line(), 13);
+  EXPECT_NE(c.message().find("comments are not allowed"), std::string::npos);
+  const std::string no_parts =
+      R"({"materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "poisson_ratio": 0}]})";
+  const InputError p = scene_error(no_parts);
+  EXPECT_EQ(p.field(), "rods");
+  EXPECT_EQ(p.message(), "missing required field (a scene needs rods or networks)");
+  const InputError e = scene_error(with("\"rods\": [\n", "\"rods\": [],\n\"x\": [\n"));
+  EXPECT_EQ(e.field(), "x");
+}
+
+TEST(BadInput, RandomMutationsOfASceneOnlyEverThrowInputError) {
+  std::mt19937_64 rng(99);
+  const std::string base = kBase;
+  const std::string alphabet = "{}[],:\"-.0123456789e \nabxyz";
+  int ok = 0;
+  for (int k = 0; k < 3000; ++k) {
+    std::string s = base;
+    for (int m = 0; m < 1 + int(rng() % 2); ++m) {
+      s[rng() % s.size()] = alphabet[rng() % alphabet.size()];
+    }
+    try {
+      read_scene_text(s, kFile, "");
+      ++ok;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), kFile);
+      EXPECT_GE(e.line(), 1) << e.what();
+    } catch (...) {
+      ADD_FAILURE() << "unexpected exception for:\n" << s;
+    }
+  }
+  EXPECT_GT(ok, 0);
+}
+
+// ---- scenes made in code -----------------------------------------------------------------
+
+TEST(BadInput, BuilderMisuseAndValidation) {
+  SceneBuilder b;
+  const int m = b.material("m", 1000, 1e6, 0.3);
+  InputError e = catch_input_error(
+      [&] { b.straight_rod("r", vec3(0, 0, 0), vec3(1, 0, 0), 1, m, SceneBuilder::circle(1)); });
+  EXPECT_EQ(e.file(), "");
+  EXPECT_EQ(e.line(), 0);
+  EXPECT_EQ(e.field(), "straight_rod.nodes");
+  e = catch_input_error([&] { b.part(3); });
+  EXPECT_EQ(e.field(), "part");
+
+  const int r = b.straight_rod("r", vec3(0, 0, 0), vec3(1, 0, 0), 5, m, SceneBuilder::circle(0.01));
+  EXPECT_NO_THROW(b.build());
+  b.fix_node(r, 5);
+  e = catch_input_error([&] { b.build(); });
+  EXPECT_EQ(e.field(), "fixed_nodes[0]");
+  EXPECT_EQ(e.message(), "node index 5 out of range for part 'r' (5 nodes, valid -5..4)");
+  b.spec().fixed_nodes.clear();
+
+  b.part(r).stiffness.EA = 0;
+  e = catch_input_error([&] { b.build(); });
+  EXPECT_EQ(e.field(), "parts[0].stiffness.EA");
+  b.part(r).stiffness.EA = -1;
+
+  b.spec().materials[0].density = -1;
+  e = catch_input_error([&] { b.build(); });
+  EXPECT_EQ(e.field(), "materials[0].density");
+  b.spec().materials[0].density = 1000;
+
+  b.part(r).material = 2;
+  e = catch_input_error([&] { b.build(); });
+  EXPECT_EQ(e.field(), "parts[0].material");
+  b.part(r).material = m;
+
+  b.network("n", {vec3(0, 0, 0), vec3(1, 0, 0)}, {{0, 2}}, m, SceneBuilder::circle(0.01));
+  e = catch_input_error([&] { b.build(); });
+  EXPECT_EQ(e.field(), "parts[1]");
+  EXPECT_EQ(e.message(), "edge 0 (nodes 0, 2): node id out of range (2 nodes)");
+  b.part(1).edges = {{1, 1}};
+  EXPECT_EQ(catch_input_error([&] { b.build(); }).message(),
+            "edge 0 (nodes 1, 1) joins a node to itself");
+  b.part(1).edges = {{0, 1}, {1, 0}};
+  EXPECT_EQ(catch_input_error([&] { b.build(); }).message(),
+            "edge 1 (nodes 1, 0) repeats an earlier edge");
+  b.part(1).edges = {{0, 1}};
+  b.part(1).name = "r";
+  EXPECT_EQ(catch_input_error([&] { b.build(); }).message(), "duplicate part name 'r'");
+  b.part(1).name = "n";
+
+  b.part(0).natural_curvature.assign(3, {0, 0});
+  EXPECT_NO_THROW(b.build());
+  b.part(0).natural_curvature.assign(5, {0, 0});
+  EXPECT_EQ(catch_input_error([&] { b.build(); }).field(), "parts[0].natural_curvature");
+  b.part(0).natural_curvature.clear();
+
+  b.integrator().kind = IntegratorKind::kNewmark;
+  b.integrator().beta = 0;
+  EXPECT_EQ(catch_input_error([&] { b.build(); }).field(), "integrator.beta");
+  b.integrator().beta = 0.25;
+  TimeFunction ramp;
+  ramp.kind = TimeFunction::Kind::kRamp;  // ramp_time left at 0
+  b.point_load(r, -1, vec3(0, 0, 1), ramp);
+  EXPECT_EQ(catch_input_error([&] { b.build(); }).field(), "forces.point_loads[0].time.duration");
+}
+
+}  // namespace
+}  // namespace slender
