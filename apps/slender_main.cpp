@@ -1,0 +1,180 @@
+// slender: the command-line program.
+//   slender run SCENE [--out DIR] [--duration T] [--dt DT] [--every N] [--backend cpu|cuda]
+//                     [--quiet] [--no-output]
+//   slender info SCENE
+//   slender --version
+// Exit codes: 0 done, 1 error (broken contract, unwritable output, ...), 2 bad input (scene or
+// options), 3 the run stopped on a failed step.
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "slender/backend.h"
+#include "slender/builder.h"
+#include "slender/config.h"
+#include "slender/core/error.h"
+#include "slender/info.h"
+#include "slender/model.h"
+#include "slender/run.h"
+#include "slender/simulator.h"
+
+namespace {
+
+using namespace slender;
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitInput = 2;
+constexpr int kExitRunFailed = 3;
+
+struct RunArgs {
+  std::string scene;
+  std::string out;
+  std::string backend;  // "" = the scene's
+  double duration = 0;
+  double dt = 0;
+  int every = 0;
+  bool has_duration = false, has_dt = false, has_every = false;  // given on the command line
+  bool quiet = false;
+  bool no_output = false;
+};
+
+// a stream that drops everything, for --quiet
+class NullBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+};
+
+// command-line values replace the scene's, so the model and the summary agree with the run
+void apply_overrides(const RunArgs& a, SceneSpec& sc) {
+  auto bad = [](const char* option, const std::string& why) {
+    return InputError("<command line>", 0, option, why);
+  };
+  if (a.has_duration) {
+    if (!(a.duration >= 0) || !std::isfinite(a.duration)) {
+      throw bad("--duration", "must be a time of 0 s or more");
+    }
+    sc.integrator.duration = a.duration;
+  }
+  if (a.has_dt) {
+    if (!(a.dt > 0) || !std::isfinite(a.dt)) throw bad("--dt", "must be a positive time step");
+    sc.integrator.dt = a.dt;
+  }
+  if (a.has_every) {
+    if (a.every < 0) throw bad("--every", "must be 0 (first and last state only) or more");
+    sc.output.every = a.every;
+  }
+  if (!a.out.empty()) sc.output.dir = a.out;
+  if (a.backend == "cpu") sc.backend = BackendKind::kCpu;
+  if (a.backend == "cuda") sc.backend = BackendKind::kCuda;
+}
+
+int cmd_run(const RunArgs& a) {
+  SceneSpec sc = read_scene_file(a.scene);
+  apply_overrides(a, sc);
+  if (sc.backend == BackendKind::kCuda) {
+    require_cuda_backend();
+    // TODO(lead): construct the CUDA simulator here once it exists
+    throw Error("the CUDA backend has no simulator in this version; run with --backend cpu");
+  }
+  std::shared_ptr<const Model> model = build_model(sc);
+  Simulator sim(model);
+
+  NullBuffer null_buffer;
+  std::ostream null_stream(&null_buffer);
+  std::ostream& log = a.quiet ? null_stream : std::cout;
+  const IntegratorSpec& in = sim.integrator();
+  log << "slender: " << sc.name << ": " << model->nnode << " nodes, " << model->nedge << " edges, "
+      << model->plan.nfree << " free DOFs; " << integrator_name(in.kind) << ", dt = " << in.dt
+      << " s, duration " << in.duration << " s (" << sim.linear_solver_name() << ")\n";
+
+  RunOptions opt;
+  opt.progress = !a.quiet;
+  opt.write_outputs = !a.no_output;
+  const RunResult r = run_simulation(sim, opt, log);
+  if (!r.ok) {
+    std::cerr << "error: " << r.message << '\n';
+    for (const std::string& f : r.files)
+      std::cerr << "  wrote " << f << '\n';
+    return kExitRunFailed;
+  }
+  log << r.message << '\n';
+  for (const std::string& f : r.files)
+    log << "  " << f << '\n';
+  return kExitOk;
+}
+
+int cmd_info(const std::string& scene) {
+  const SceneSpec sc = read_scene_file(scene);
+  const std::shared_ptr<const Model> model = build_model(sc);
+  std::cout << model_info(*model);
+  return kExitOk;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app{"Slender: discrete elastic rod simulation", "slender"};
+  app.set_version_flag("--version", std::string("slender ") + SLENDER_VERSION);
+  app.require_subcommand(1);
+
+  RunArgs ra;
+  CLI::App* run = app.add_subcommand("run", "run a scene and write its outputs");
+  run->add_option("scene", ra.scene, "scene file (JSON)")->required();
+  run->add_option("--out", ra.out, "output folder (default: the scene's output.dir)");
+  CLI::Option* duration = run->add_option("--duration", ra.duration, "simulated time [s]");
+  CLI::Option* dt = run->add_option("--dt", ra.dt, "time step [s]");
+  CLI::Option* every =
+      run->add_option("--every", ra.every, "record every N-th step (0: first and last only)");
+  run->add_option("--backend", ra.backend, "cpu or cuda (default: the scene's)")
+      ->check(CLI::IsMember(std::vector<std::string>{"cpu", "cuda"}));
+  run->add_flag("--quiet,-q", ra.quiet, "print nothing but errors");
+  run->add_flag("--no-output", ra.no_output, "write no files");
+
+  std::string info_scene;
+  CLI::App* info = app.add_subcommand("info", "describe the model a scene builds");
+  info->add_option("scene", info_scene, "scene file (JSON)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end here too, with exit code 0
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitInput;
+  }
+  if (run->parsed()) {
+    ra.has_duration = duration->count() > 0;
+    ra.has_dt = dt->count() > 0;
+    ra.has_every = every->count() > 0;
+    return cmd_run(ra);
+  }
+  return cmd_info(info_scene);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const slender::InputError& e) {
+    std::cerr << e.what() << '\n';
+    return kExitInput;
+  } catch (const slender::Error& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kExitError;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory\n";
+    return kExitError;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kExitError;
+  } catch (...) {
+    std::cerr << "error: unknown failure\n";
+    return kExitError;
+  }
+}

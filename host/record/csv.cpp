@@ -1,0 +1,166 @@
+// CSV recorders: nodes.csv (positions and velocities of chosen nodes) and energies.csv. Each file
+// is written as NAME.csv.part while the run goes on, flushed after every row, and renamed to its
+// final name by end(), so a run that stops early never leaves a truncated file under that name.
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "slender/core/error.h"
+#include "slender/record.h"
+
+namespace slender {
+namespace {
+
+namespace fs = std::filesystem;
+
+// one CSV file with a temporary name until it is complete
+class CsvFile {
+ public:
+  CsvFile() = default;
+  CsvFile(const CsvFile&) = delete;
+  CsvFile& operator=(const CsvFile&) = delete;
+  // an unfinished file keeps its .part name
+  ~CsvFile() {
+    if (f_) std::fclose(f_);
+  }
+
+  void open(const std::string& out_dir, const std::string& name) {
+    close_quietly();
+    final_ = (fs::path(out_dir) / name).string();
+    part_ = final_ + ".part";
+    f_ = std::fopen(part_.c_str(), "w");
+    if (!f_) {
+      throw Error("cannot open '" + part_ + "' for writing: " + std::strerror(errno));
+    }
+  }
+
+  bool is_open() const { return f_ != nullptr; }
+  std::FILE* get() { return f_; }
+
+  // ends the current row and pushes it to disk
+  void end_row() {
+    std::fputc('\n', f_);
+    if (std::fflush(f_) != 0) {
+      throw Error("cannot write '" + part_ + "': " + std::strerror(errno));
+    }
+  }
+
+  // closes the file and gives it its final name; returns that name
+  std::string finish() {
+    if (!f_) return {};
+    const bool bad = std::ferror(f_) != 0;
+    const bool closed = std::fclose(f_) == 0;
+    f_ = nullptr;
+    if (bad || !closed) throw Error("cannot write '" + part_ + "'");
+    std::error_code ec;
+    fs::rename(part_, final_, ec);
+    if (ec) throw Error("cannot rename '" + part_ + "' to '" + final_ + "': " + ec.message());
+    return final_;
+  }
+
+ private:
+  void close_quietly() {
+    if (f_) std::fclose(f_);
+    f_ = nullptr;
+  }
+
+  std::FILE* f_ = nullptr;
+  std::string part_, final_;
+};
+
+// full double precision, so that a CSV row reproduces the state bit for bit
+void put_real(std::FILE* f, Real v) { std::fprintf(f, ",%.17g", v); }
+
+class NodeCsvRecorder : public Recorder {
+ public:
+  explicit NodeCsvRecorder(std::vector<int> nodes) : nodes_(std::move(nodes)) {}
+
+  void begin(const Model& m, const std::string& out_dir) override {
+    for (int n : nodes_) {
+      SLENDER_CHECK(n >= 0 && n < m.nnode, "node ", n, " out of range (", m.nnode, " nodes)");
+    }
+    file_.open(out_dir, "nodes.csv");
+    std::FILE* f = file_.get();
+    std::fputs("time", f);
+    static const char* const kColumns[6] = {"x", "y", "z", "vx", "vy", "vz"};
+    for (int n : nodes_) {
+      for (const char* c : kColumns)
+        std::fprintf(f, ",n%d_%s", n, c);
+    }
+    file_.end_row();
+  }
+
+  void record(const RecordFrame& fr) override {
+    if (!file_.is_open()) return;
+    SLENDER_CHECK(fr.state != nullptr, "record frame without a state");
+    const State& s = *fr.state;
+    std::FILE* f = file_.get();
+    std::fprintf(f, "%.17g", fr.time);
+    for (int n : nodes_) {
+      SLENDER_CHECK(3 * n + 2 < int(s.q.size()), "state too small for node ", n);
+      for (int k = 0; k < 3; ++k)
+        put_real(f, s.q[3 * n + k]);
+      // a state without velocities (static runs) records zeros
+      for (int k = 0; k < 3; ++k) {
+        put_real(f, 3 * n + k < int(s.u.size()) ? s.u[3 * n + k] : Real(0));
+      }
+    }
+    file_.end_row();
+  }
+
+  std::vector<std::string> end() override {
+    std::string path = file_.finish();
+    if (path.empty()) return {};
+    return {path};
+  }
+
+ private:
+  std::vector<int> nodes_;  // global node ids, in column order
+  CsvFile file_;
+};
+
+class EnergyCsvRecorder : public Recorder {
+ public:
+  void begin(const Model&, const std::string& out_dir) override {
+    file_.open(out_dir, "energies.csv");
+    std::fputs("time,kinetic,stretch,bend,twist,gravity,total,newton_iters", file_.get());
+    file_.end_row();
+  }
+
+  void record(const RecordFrame& fr) override {
+    if (!file_.is_open()) return;
+    std::FILE* f = file_.get();
+    const Energies& e = fr.energies;
+    std::fprintf(f, "%.17g", fr.time);
+    for (Real v : {e.kinetic, e.stretch, e.bend, e.twist, e.gravity, e.total()})
+      put_real(f, v);
+    std::fprintf(f, ",%d", fr.newton_iters);
+    file_.end_row();
+  }
+
+  std::vector<std::string> end() override {
+    std::string path = file_.finish();
+    if (path.empty()) return {};
+    return {path};
+  }
+
+ private:
+  CsvFile file_;
+};
+
+}  // namespace
+
+std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes) {
+  return std::make_unique<NodeCsvRecorder>(std::move(nodes));
+}
+
+std::unique_ptr<Recorder> make_energy_csv_recorder() {
+  return std::make_unique<EnergyCsvRecorder>();
+}
+
+}  // namespace slender

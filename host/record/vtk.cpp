@@ -1,0 +1,280 @@
+// VTK recorder: one XML PolyData file (.vtp, ASCII) per record under frames/, and a .pvd
+// collection that lists them with their times, for ParaView. Rods are polylines: each run of
+// consecutive edges of a part (edge k ends where edge k + 1 starts) becomes one cell, so a tube
+// filter draws a rod without seams. Every file is written under a temporary name and renamed.
+//
+// point data: velocity (3), radius, curvature |(kappa1, kappa2)|, twist tau, twist_angle
+// cell data:  part
+// field data: TimeValue, step, edge_twist_angle (nedge, exact per-edge theta)
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "slender/core/error.h"
+#include "slender/record.h"
+
+namespace slender {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kValuesPerLine = 6;  // numbers per text line inside a DataArray
+
+// file names are built from the scene name: keep them to a portable character set
+std::string sanitize_name(const std::string& name) {
+  std::string s;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.';
+    s += ok ? c : '_';
+  }
+  return s.empty() ? std::string("scene") : s;
+}
+
+std::FILE* open_part(const std::string& part) {
+  std::FILE* f = std::fopen(part.c_str(), "w");
+  if (!f) throw Error("cannot open '" + part + "' for writing: " + std::strerror(errno));
+  return f;
+}
+
+// closes a finished temporary file and gives it its final name
+void close_and_rename(std::FILE* f, const std::string& part, const std::string& final_name) {
+  const bool bad = std::ferror(f) != 0;
+  const bool closed = std::fclose(f) == 0;
+  if (bad || !closed) throw Error("cannot write '" + part + "'");
+  std::error_code ec;
+  fs::rename(part, final_name, ec);
+  if (ec) throw Error("cannot rename '" + part + "' to '" + final_name + "': " + ec.message());
+}
+
+void put_value(std::FILE* f, Real v) { std::fprintf(f, "%.12g", v); }
+void put_value(std::FILE* f, int v) { std::fprintf(f, "%d", v); }
+
+// the numbers of a DataArray, a few per line
+template <class T>
+void put_values(std::FILE* f, const std::vector<T>& v, const char* indent) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::fputs(i % kValuesPerLine == 0 ? indent : " ", f);
+    put_value(f, v[i]);
+    if (i + 1 == v.size() || (i + 1) % kValuesPerLine == 0) std::fputc('\n', f);
+  }
+}
+
+void write_reals(
+    std::FILE* f, const char* name, int ncomp, const std::vector<Real>& v, const char* indent) {
+  std::fprintf(f,
+               "%s<DataArray type=\"Float64\" Name=\"%s\" NumberOfComponents=\"%d\" "
+               "format=\"ascii\">\n",
+               indent, name, ncomp);
+  put_values(f, v, indent);
+  std::fprintf(f, "%s</DataArray>\n", indent);
+}
+
+void write_ints(std::FILE* f, const char* name, const std::vector<int>& v, const char* indent) {
+  std::fprintf(f, "%s<DataArray type=\"Int32\" Name=\"%s\" format=\"ascii\">\n", indent, name);
+  put_values(f, v, indent);
+  std::fprintf(f, "%s</DataArray>\n", indent);
+}
+
+// field data arrays carry their tuple count, which the readers require
+void write_field(std::FILE* f, const char* name, const std::vector<Real>& v) {
+  const char* in = "      ";
+  std::fprintf(f,
+               "%s<DataArray type=\"Float64\" Name=\"%s\" NumberOfTuples=\"%zu\" "
+               "format=\"ascii\">\n",
+               in, name, v.size());
+  put_values(f, v, in);
+  std::fprintf(f, "%s</DataArray>\n", in);
+}
+
+class VtkRecorder : public Recorder {
+ public:
+  explicit VtkRecorder(const std::string& name) : name_(sanitize_name(name)) {}
+
+  void begin(const Model& m, const std::string& out_dir) override {
+    out_dir_ = out_dir;
+    frames_.clear();
+    std::error_code ec;
+    fs::create_directories(fs::path(out_dir) / "frames", ec);
+    if (ec) throw Error("cannot create '" + out_dir + "/frames': " + ec.message());
+    build_cells(m);
+    build_node_radius(m);
+    begun_ = true;
+  }
+
+  void record(const RecordFrame& fr) override {
+    if (!begun_) return;
+    SLENDER_CHECK(fr.model != nullptr && fr.state != nullptr, "record frame without a model");
+    const Model& m = *fr.model;
+    const State& s = *fr.state;
+    SLENDER_CHECK(int(s.q.size()) >= m.ndof && m.ndof >= 3 * m.nnode + m.nedge, "state has ",
+                  s.q.size(), " DOFs, model ", m.ndof);
+
+    char index[16];
+    std::snprintf(index, sizeof index, "%06d", int(frames_.size()));
+    const std::string rel = "frames/" + name_ + "_" + index + ".vtp";
+    const std::string path = (fs::path(out_dir_) / rel).string();
+    const std::string part = path + ".part";
+    std::FILE* f = open_part(part);
+    write_piece(f, fr);
+    close_and_rename(f, part, path);
+    frames_.emplace_back(fr.time, rel);
+  }
+
+  std::vector<std::string> end() override {
+    if (!begun_) return {};
+    begun_ = false;
+    const std::string path = (fs::path(out_dir_) / (name_ + ".pvd")).string();
+    const std::string part = path + ".part";
+    std::FILE* f = open_part(part);
+    std::fputs("<?xml version=\"1.0\"?>\n", f);
+    std::fputs("<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n", f);
+    std::fputs("  <Collection>\n", f);
+    for (const auto& [t, rel] : frames_) {
+      std::fprintf(f, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s\"/>\n", t,
+                   rel.c_str());
+    }
+    std::fputs("  </Collection>\n</VTKFile>\n", f);
+    close_and_rename(f, part, path);
+    return {path};
+  }
+
+ private:
+  // polyline cells: runs of consecutive edges within each part; stray edges get part -1
+  void build_cells(const Model& m) {
+    conn_.clear();
+    offsets_.clear();
+    cell_part_.clear();
+    std::vector<char> covered(m.nedge, 0);
+    auto close_cell = [&] {
+      if (offsets_.size() < cell_part_.size()) offsets_.push_back(int(conn_.size()));
+    };
+    auto add_edges = [&](int p, const int* edges, int n) {
+      int tail = -1;  // last node of the open cell of this part
+      for (int k = 0; k < n; ++k) {
+        const int e = edges[k];
+        if (e < 0 || e >= m.nedge) continue;
+        covered[e] = 1;
+        const int a = m.edge_node[2 * e], b = m.edge_node[2 * e + 1];
+        if (a != tail) {
+          close_cell();
+          conn_.push_back(a);
+          cell_part_.push_back(p);
+        }
+        conn_.push_back(b);
+        tail = b;
+      }
+      close_cell();
+    };
+    const int npart = int(m.part_edge_adr.size()) - 1;
+    for (int p = 0; p < npart; ++p) {
+      const int adr = m.part_edge_adr[p], num = m.part_edge_adr[p + 1] - adr;
+      add_edges(p, m.part_edge.data() + adr, num);
+    }
+    for (int e = 0; e < m.nedge; ++e) {
+      if (!covered[e]) add_edges(-1, &e, 1);
+    }
+  }
+
+  // radius of a node: the largest of its edges, 0 for a lone node
+  void build_node_radius(const Model& m) {
+    node_radius_.assign(m.nnode, 0);
+    for (int e = 0; e < m.nedge; ++e) {
+      const Real r = e < int(m.edge_radius.size()) ? m.edge_radius[e] : Real(0);
+      for (int a = 0; a < 2; ++a) {
+        Real& nr = node_radius_[m.edge_node[2 * e + a]];
+        nr = std::max(nr, r);
+      }
+    }
+  }
+
+  void write_piece(std::FILE* f, const RecordFrame& fr) const {
+    const Model& m = *fr.model;
+    const State& s = *fr.state;
+    const int nn = m.nnode, ne = m.nedge;
+
+    // positions and velocities of env 0; a state without velocities records zeros
+    std::vector<Real> x(s.q.begin(), s.q.begin() + 3 * nn);
+    std::vector<Real> v(3 * size_t(nn), 0);
+    if (s.u.size() >= 3 * size_t(nn)) std::copy(s.u.begin(), s.u.begin() + 3 * nn, v.begin());
+
+    // per node strains from the stencils centred there; where several meet (a joint), the
+    // largest curvature and the twist of largest magnitude
+    std::vector<Real> curvature(nn, 0), twist(nn, 0);
+    const bool have_strains = int(fr.bend_strains.size()) >= 3 * m.nbend;
+    for (int k = 0; have_strains && k < m.nbend; ++k) {
+      const int c = m.bend_node[3 * k + 1];
+      const Real* st = &fr.bend_strains[3 * k];
+      curvature[c] = std::max(curvature[c], std::hypot(st[0], st[1]));
+      if (std::fabs(st[2]) > std::fabs(twist[c])) twist[c] = st[2];
+    }
+
+    // twist angle theta: exact per edge in field data, the mean of adjacent edges per node
+    std::vector<Real> theta(s.q.begin() + 3 * nn, s.q.begin() + 3 * nn + ne);
+    std::vector<Real> node_theta(nn, 0), count(nn, 0);
+    for (int e = 0; e < ne; ++e) {
+      for (int a = 0; a < 2; ++a) {
+        node_theta[m.edge_node[2 * e + a]] += theta[e];
+        count[m.edge_node[2 * e + a]] += 1;
+      }
+    }
+    for (int i = 0; i < nn; ++i) {
+      if (count[i] > 0) node_theta[i] /= count[i];
+    }
+
+    std::fputs("<?xml version=\"1.0\"?>\n", f);
+    std::fputs("<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n", f);
+    std::fputs("  <PolyData>\n    <FieldData>\n", f);
+    write_field(f, "TimeValue", {fr.time});
+    write_field(f, "step", {Real(fr.step)});
+    write_field(f, "edge_twist_angle", theta);
+    std::fputs("    </FieldData>\n", f);
+    std::fprintf(f,
+                 "    <Piece NumberOfPoints=\"%d\" NumberOfVerts=\"0\" NumberOfLines=\"%zu\" "
+                 "NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n",
+                 nn, cell_part_.size());
+    const char* in = "        ";
+    std::fputs("      <PointData Scalars=\"radius\" Vectors=\"velocity\">\n", f);
+    write_reals(f, "velocity", 3, v, in);
+    write_reals(f, "radius", 1, node_radius_, in);
+    write_reals(f, "curvature", 1, curvature, in);
+    write_reals(f, "twist", 1, twist, in);
+    write_reals(f, "twist_angle", 1, node_theta, in);
+    std::fputs("      </PointData>\n", f);
+    std::fputs("      <CellData Scalars=\"part\">\n", f);
+    write_ints(f, "part", cell_part_, in);
+    std::fputs("      </CellData>\n", f);
+    std::fputs("      <Points>\n", f);
+    write_reals(f, "position", 3, x, in);
+    std::fputs("      </Points>\n", f);
+    std::fputs("      <Lines>\n", f);
+    write_ints(f, "connectivity", conn_, in);
+    write_ints(f, "offsets", offsets_, in);
+    std::fputs("      </Lines>\n", f);
+    std::fputs("    </Piece>\n  </PolyData>\n</VTKFile>\n", f);
+  }
+
+  std::string name_;
+  std::string out_dir_;
+  bool begun_ = false;
+  std::vector<std::pair<Real, std::string>> frames_;  // time and relative path of each record
+  std::vector<int> conn_;                             // polyline node ids, concatenated
+  std::vector<int> offsets_;                          // end of each cell in conn_           (ncell)
+  std::vector<int> cell_part_;     // part of each cell, -1 for stray edges (ncell)
+  std::vector<Real> node_radius_;  // (nnode)
+};
+
+}  // namespace
+
+std::unique_ptr<Recorder> make_vtk_recorder(const std::string& name) {
+  return std::make_unique<VtkRecorder>(name);
+}
+
+}  // namespace slender

@@ -1,0 +1,243 @@
+#include "slender/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "record/progress.h"
+#include "slender/core/error.h"
+#include "slender/record.h"
+
+namespace slender {
+namespace {
+
+constexpr int kRegrowAfter = 4;       // good steps in a row before a halved dt is doubled
+constexpr int kMaxDtNotes = 10;       // dt halvings noted in the log, then one line for the rest
+constexpr Real kLandTol = 1e-9;       // a remaining time below kLandTol * dt counts as arrived
+constexpr Real kMinDtDivisor = 1024;  // default min_dt = dt / kMinDtDivisor
+
+// a number for messages: %g with the given significant digits
+std::string num(double v, int digits = 6) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string sci(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1e", v);
+  return buf;
+}
+
+// the recorders the scene's output spec asks for, each begun in out_dir
+struct Recording {
+  std::vector<std::unique_ptr<Recorder>> recorders;
+  bool want_energies = false;
+  bool want_strains = false;
+  long last_step = -1;  // run step of the last record
+
+  void setup(const Model& m, const std::string& out_dir) {
+    const OutputSpec& o = m.scene.output;
+    if (o.vtk) {
+      recorders.push_back(make_vtk_recorder(m.scene.name));
+      want_strains = true;
+    }
+    if (o.energies) {
+      recorders.push_back(make_energy_csv_recorder());
+      want_energies = true;
+    }
+    if (!o.csv_nodes.empty()) {
+      std::vector<int> nodes;
+      for (const NodeRef& r : o.csv_nodes)
+        nodes.push_back(m.resolve_node(r));
+      recorders.push_back(make_node_csv_recorder(std::move(nodes)));
+    }
+    for (auto& r : recorders)
+      r->begin(m, out_dir);
+  }
+
+  void record(const Simulator& sim, long step, int newton_iters) {
+    last_step = step;
+    if (recorders.empty()) return;
+    RecordFrame f;
+    f.step = step;
+    f.time = sim.state().time;
+    f.model = &sim.model();
+    f.state = &sim.state();
+    if (want_energies) f.energies = sim.energies();
+    if (want_strains) f.bend_strains = sim.bend_strains();
+    f.newton_iters = newton_iters;
+    for (auto& r : recorders)
+      r->record(f);
+  }
+
+  std::vector<std::string> end() {
+    std::vector<std::string> files;
+    for (auto& r : recorders) {
+      for (std::string& p : r->end())
+        files.push_back(std::move(p));
+    }
+    return files;
+  }
+};
+
+// the warning counters of a state, one log line each
+void log_warnings(const State& s, std::ostream& log) {
+  if (s.warn_degenerate > 0) {
+    log << "warning: " << s.warn_degenerate
+        << " stencil evaluations met a zero-length edge (their forces were skipped)\n";
+  }
+  if (s.warn_linear_fallback > 0) {
+    log << "warning: " << s.warn_linear_fallback
+        << " factorizations fell back to sparse LU (the Jacobian was not positive definite)\n";
+  }
+  if (s.warn_line_search > 0) {
+    log << "warning: " << s.warn_line_search << " line searches hit their smallest step length\n";
+  }
+}
+
+// why a step failed and what to try; adaptive runs get here only at min_dt
+std::string failure_message(
+    long step, Real t, Real t_left, Real h, const StepReport& rep, bool adaptive) {
+  std::string msg = "step " + std::to_string(step) + " at t = " + num(t) +
+                    " s failed: " + to_string(rep.status) + " after " +
+                    std::to_string(rep.iterations) + " Newton iterations (residual " +
+                    sci(rep.residual) + ")";
+  if (adaptive) msg += " at dt = " + num(h, 3) + " s, the smallest allowed";
+  msg += "; the state was left at t = " + num(t_left) + " s. ";
+  if (adaptive) {
+    msg += "Try a smaller --dt or a smaller \"min_dt\" in the integrator.";
+  } else {
+    msg += "Try a smaller --dt or set \"adaptive\": true in the integrator.";
+  }
+  return msg;
+}
+
+}  // namespace
+
+RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& log) {
+  const Model& m = sim.model();
+  const IntegratorSpec& in = sim.integrator();
+
+  // resolve the options against the scene
+  const Real dt = opt.dt < 0 ? in.dt : opt.dt;
+  const Real duration = opt.duration < 0 ? in.duration : opt.duration;
+  const int every = opt.every < 0 ? m.scene.output.every : opt.every;
+  if (!(dt > 0) || !std::isfinite(dt)) {
+    throw InputError("<options>", 0, "dt", "must be a positive time step, got " + num(dt));
+  }
+  if (!std::isfinite(duration)) {
+    throw InputError("<options>", 0, "duration", "must be finite, got " + num(duration));
+  }
+  if (every < 0) {
+    throw InputError("<options>", 0, "every", "must be 0 or more, got " + std::to_string(every));
+  }
+  const Real min_dt = in.min_dt > 0 ? in.min_dt : dt / kMinDtDivisor;
+
+  RunResult res;
+  std::string out_dir = opt.out_dir.empty() ? m.scene.output.dir : opt.out_dir;
+  if (out_dir.empty()) out_dir = ".";
+
+  const auto wall0 = std::chrono::steady_clock::now();
+  Recording rec;
+  if (opt.write_outputs) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) throw Error("cannot create the output folder '" + out_dir + "': " + ec.message());
+    rec.setup(m, out_dir);
+  }
+  rec.record(sim, 0, 0);
+
+  Progress progress;
+  if (opt.progress) progress.start(duration);
+
+  // step to the end time; the last step is shortened to land on it
+  const Real t0 = sim.state().time;
+  const Real t_end = t0 + duration;
+  const Real land = kLandTol * dt;
+  Real h_cur = dt;      // current step size, below dt after a halving
+  int good_in_row = 0;  // good steps since the last change of h_cur
+  int last_iters = 0;   // Newton iterations of the last good step
+  bool failed = false;
+  while (true) {
+    const Real t = sim.state().time;
+    const Real left = t_end - t;
+    if (left <= land) break;
+    Real h = std::min(h_cur, left);
+    if (left - h <= land) h = left;
+
+    const StepReport rep = sim.step(h);
+    res.newton_iters += rep.iterations;
+    if (!rep.ok()) {
+      // adaptive: retry the step with half the size, unless that goes below min_dt
+      const bool can_halve = in.adaptive && h * 0.5 >= min_dt * (1 - 1e-12);
+      if (can_halve) {
+        h_cur = h * 0.5;
+        good_in_row = 0;
+        ++res.dt_halvings;
+        if (res.dt_halvings <= kMaxDtNotes) {
+          log << "note: step " << res.steps + 1 << " at t = " << num(t)
+              << " s: " << to_string(rep.status) << " at dt = " << num(h, 3)
+              << " s; retrying with dt = " << num(h_cur, 3) << " s\n";
+          if (res.dt_halvings == kMaxDtNotes) log << "note: further dt halvings not shown\n";
+        }
+        continue;
+      }
+      res.message = failure_message(res.steps + 1, t, sim.state().time, h, rep, in.adaptive);
+      failed = true;
+      break;
+    }
+    SLENDER_CHECK(sim.state().time > t, "a converged step of dt = ", h,
+                  " did not advance the time from t = ", t);
+    ++res.steps;
+    last_iters = rep.iterations;
+
+    // after a few good steps at a reduced size, grow back toward the nominal dt
+    if (h_cur < dt && ++good_in_row >= kRegrowAfter) {
+      h_cur = std::min(dt, 2 * h_cur);
+      good_in_row = 0;
+    }
+    if (every > 0 && res.steps % every == 0) rec.record(sim, res.steps, rep.iterations);
+    if (opt.progress) progress.update(sim.state().time - t0, res.steps);
+  }
+  if (opt.progress) progress.finish();
+
+  // the last state is always recorded, also when a step failed (it is the last good one)
+  if (rec.last_step != res.steps) rec.record(sim, res.steps, last_iters);
+  res.files = rec.end();
+
+  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wall0;
+  res.wall_seconds = wall.count();
+  res.sim_time = sim.state().time;
+  res.ok = !failed;
+  log_warnings(sim.state(), log);
+  if (failed) return res;
+
+  // summary
+  std::string msg = "done: " + std::to_string(res.steps) + " steps, t = " + num(res.sim_time) +
+                    " s in " + fixed(res.wall_seconds, 2) + " s wall (";
+  if (res.wall_seconds > 0 && res.steps > 0) {
+    msg += fixed(res.steps / res.wall_seconds, 0) + " steps/s, ";
+  }
+  const double iters_per_step = res.steps > 0 ? double(res.newton_iters) / res.steps : 0.0;
+  msg += fixed(iters_per_step, 1) + " Newton iterations/step";
+  if (res.dt_halvings > 0) msg += ", " + std::to_string(res.dt_halvings) + " dt halvings";
+  msg += ")";
+  msg += opt.write_outputs ? "; outputs in " + out_dir : "; no outputs written";
+  res.message = msg;
+  return res;
+}
+
+}  // namespace slender

@@ -1,0 +1,187 @@
+// Run-loop tests on a small cantilever: needs the real simulator and model builder.
+
+#include "slender/run.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "record_test_util.h"
+#include "slender/builder.h"
+#include "slender/core/error.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace slender {
+namespace {
+
+namespace fs = std::filesystem;
+using test::files_ending;
+using test::read_lines;
+using test::ScratchDir;
+
+// a 10 cm steel rod along x with 11 nodes, clamped at its first edge, sagging under gravity;
+// 50 steps of 1 ms, recorded every 10 steps, with the tip in nodes.csv
+SceneSpec cantilever(const std::string& out_dir) {
+  SceneBuilder b;
+  b.name("cantilever");
+  const int steel = b.material("steel", 7800, 2e11, 0.3);
+  const int rod =
+      b.straight_rod("rod", vec3(0, 0, 0), vec3(0.1, 0, 0), 11, steel, SceneBuilder::circle(1e-3));
+  b.fix_edge(rod, 0);
+  b.gravity(vec3(0, 0, -9.81));
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 1e-3;
+  b.integrator().duration = 0.05;
+  b.output().dir = out_dir;
+  b.output().every = 10;
+  b.output().csv_nodes = {NodeRef{rod, -1, {}}};
+  return b.build();
+}
+
+// Newton settings under which no step can converge: one iteration and zero tolerances
+void make_newton_fail(SceneSpec& sc) {
+  sc.integrator.newton.max_iters = 1;
+  sc.integrator.newton.abs_tol = 0;
+  sc.integrator.newton.rel_tol = 0;
+  sc.integrator.newton.step_tol = 0;
+}
+
+RunOptions quiet_options() {
+  RunOptions o;
+  o.progress = false;
+  return o;
+}
+
+TEST(RunSimulation, CantileverRunsToTheEndAndWritesOutputs) {
+  ScratchDir dir;
+  Simulator sim(build_model(cantilever(dir.str())));
+  std::ostringstream log;
+  const RunResult r = run_simulation(sim, quiet_options(), log);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.steps, 50);
+  EXPECT_NEAR(r.sim_time, 0.05, 1e-12);
+  EXPECT_NEAR(sim.state().time, 0.05, 1e-12);
+  EXPECT_GE(r.newton_iters, r.steps);
+  EXPECT_EQ(r.dt_halvings, 0);
+  EXPECT_EQ(r.message.rfind("done: 50 steps, t = 0.05 s in ", 0), 0u) << r.message;
+  EXPECT_NE(r.message.find("outputs in " + dir.str()), std::string::npos) << r.message;
+
+  // the series, both CSV files, and every recorded frame; nothing left half-written
+  ASSERT_EQ(r.files.size(), 3u);
+  for (const std::string& f : r.files)
+    EXPECT_TRUE(fs::exists(f)) << f;
+  EXPECT_TRUE(fs::exists(dir.path() / "cantilever.pvd"));
+  EXPECT_EQ(files_ending(dir.path() / "frames", ".vtp").size(), 6u);  // steps 0, 10, ..., 50
+  EXPECT_TRUE(files_ending(dir.path(), ".part").empty());
+  const auto energies = read_lines(dir.path() / "energies.csv");
+  EXPECT_EQ(energies.size(), 7u);
+
+  // the tip (node 10) sags
+  const auto nodes = read_lines(dir.path() / "nodes.csv");
+  ASSERT_EQ(nodes.size(), 7u);
+  EXPECT_EQ(nodes[0].rfind("time,n10_x,n10_y,n10_z,", 0), 0u) << nodes[0];
+  const auto last = test::split(nodes.back(), ',');
+  ASSERT_EQ(last.size(), 7u);
+  EXPECT_LT(std::stod(last[3]), 0.0);
+}
+
+TEST(RunSimulation, OptionsOverrideTheScene) {
+  ScratchDir dir;
+  Simulator sim(build_model(cantilever((dir.path() / "unused").string())));
+  RunOptions o = quiet_options();
+  o.out_dir = (dir.path() / "here").string();
+  o.dt = 2e-3;
+  o.duration = 0.01;
+  o.every = 0;  // first and last state only
+  std::ostringstream log;
+  const RunResult r = run_simulation(sim, o, log);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.steps, 5);
+  EXPECT_FALSE(fs::exists(dir.path() / "unused"));
+  EXPECT_EQ(read_lines(dir.path() / "here" / "energies.csv").size(), 3u);
+}
+
+TEST(RunSimulation, LastStepIsShortenedToLandOnTheDuration) {
+  ScratchDir dir;
+  Simulator sim(build_model(cantilever(dir.str())));
+  RunOptions o = quiet_options();
+  o.write_outputs = false;
+  o.dt = 3e-3;
+  o.duration = 0.01;  // 3 full steps and one of 1 ms
+  std::ostringstream log;
+  const RunResult r = run_simulation(sim, o, log);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.steps, 4);
+  EXPECT_NEAR(r.sim_time, 0.01, 1e-12);
+  EXPECT_TRUE(r.files.empty());
+  EXPECT_NE(r.message.find("no outputs written"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir.path() / "energies.csv"));
+}
+
+TEST(RunSimulation, StaticLoadStepsRunTheSameWay) {
+  ScratchDir dir;
+  SceneSpec sc = cantilever(dir.str());
+  sc.integrator.kind = IntegratorKind::kStatic;
+  sc.integrator.dt = 0.25;
+  sc.integrator.duration = 1;
+  Simulator sim(build_model(sc));
+  std::ostringstream log;
+  const RunResult r = run_simulation(sim, quiet_options(), log);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.steps, 4);
+}
+
+TEST(RunSimulation, FailedStepStopsTheRunAndSaysWhere) {
+  ScratchDir dir;
+  SceneSpec sc = cantilever(dir.str());
+  make_newton_fail(sc);
+  Simulator sim(build_model(sc));
+  std::ostringstream log;
+  const RunResult r = run_simulation(sim, quiet_options(), log);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.steps, 0);
+  EXPECT_EQ(sim.state().time, 0.0);  // a failed step leaves the state as it was
+  EXPECT_EQ(r.sim_time, 0.0);
+  EXPECT_EQ(r.message.rfind("step 1 at t = 0 s failed: ", 0), 0u) << r.message;
+  EXPECT_NE(r.message.find("the state was left at t = 0 s"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("\"adaptive\": true"), std::string::npos) << r.message;
+
+  // the files written so far are complete, under their final names
+  EXPECT_TRUE(fs::exists(dir.path() / "cantilever.pvd"));
+  EXPECT_TRUE(files_ending(dir.path(), ".part").empty());
+  EXPECT_EQ(read_lines(dir.path() / "energies.csv").size(), 2u);  // header and t = 0
+}
+
+TEST(RunSimulation, AdaptiveRunGivesUpAtMinDt) {
+  ScratchDir dir;
+  SceneSpec sc = cantilever(dir.str());
+  make_newton_fail(sc);
+  sc.integrator.adaptive = true;  // min_dt = dt / 1024: ten halvings
+  Simulator sim(build_model(sc));
+  RunOptions o = quiet_options();
+  o.write_outputs = false;
+  std::ostringstream log;
+  const RunResult r = run_simulation(sim, o, log);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.dt_halvings, 10);
+  EXPECT_EQ(sim.state().time, 0.0);
+  EXPECT_NE(r.message.find("the smallest allowed"), std::string::npos) << r.message;
+  EXPECT_NE(log.str().find("retrying with dt = 0.0005 s"), std::string::npos) << log.str();
+}
+
+TEST(RunSimulation, NonPositiveDtIsAnInputError) {
+  ScratchDir dir;
+  Simulator sim(build_model(cantilever(dir.str())));
+  RunOptions o = quiet_options();
+  o.dt = 0;
+  std::ostringstream log;
+  EXPECT_THROW(run_simulation(sim, o, log), InputError);
+}
+
+}  // namespace
+}  // namespace slender
