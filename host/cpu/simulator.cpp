@@ -293,9 +293,11 @@ struct Simulator::Impl {
       times.solve += seconds_since(t0);
       ++it;
 
-      // backtracking line search (Armijo) on the incremental potential, whose gradient is
-      // the residual; where the Newton direction is not a descent direction of it (an
-      // indefinite Jacobian), on the residual norm instead
+      // backtracking line search: a step is accepted when it decreases either the
+      // incremental potential (Armijo; its gradient is the residual up to the frames'
+      // transport, and it copes with stiff stretching far from the solution) or the residual
+      // norm (which Newton's method on the residual decreases near the solution, where the
+      // transport makes the potential's minimum and the residual's root differ slightly)
       t0 = Clock::now();
       Real slope = 0;  // -d phi / d alpha at alpha = 0
       for (int k = 0; k < p.nfree; ++k)
@@ -316,9 +318,9 @@ struct Simulator::Impl {
         // sufficient decrease (the potential's round-off allowed for), or already converged
         bool decrease = false;
         if (std::isfinite(r_new) && std::isfinite(phi)) {
-          decrease = on_potential ? phi <= phi0 - 1e-4 * alpha * slope + 1e-13 * std::fabs(phi0)
-                                  : r_new <= (1 - 1e-4 * alpha) * r;
-          decrease = decrease || converged(r_new, rep.residual0, it);
+          decrease =
+              (on_potential && phi <= phi0 - 1e-4 * alpha * slope + 1e-13 * std::fabs(phi0)) ||
+              r_new <= (1 - 1e-4 * alpha) * r || converged(r_new, rep.residual0, it);
         }
         if (!ns.line_search || decrease) {
           accepted = true;
