@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Configures and builds Slender (Release) into build/. CUDA is built when nvcc is found; set
+# SLENDER_CUDA=OFF to skip it, CUDA_ARCH to change the architecture list (default 90).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+"$root/scripts/setup.sh"
+extra=()
+if [ -n "${SLENDER_CUDA:-}" ]; then extra+=("-DSLENDER_WITH_CUDA=${SLENDER_CUDA}"); fi
+if [ -n "${CI:-}" ]; then extra+=("-DSLENDER_WERROR=ON"); fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" "${extra[@]}" >/dev/null
+cmake --build build -j "$(nproc)"
