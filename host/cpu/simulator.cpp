@@ -133,7 +133,8 @@ struct Simulator::Impl {
                         0,
                         0,
                         0};
-    parallel_for_host(m.nbend, EvalStencils<RodBendTwistBinding>{mv, ev, m.nbend, want, bb});
+    parallel_for_host(m.nbend, EvalStencils<RodBendTwistBinding>{mv, ev, m.nbend, want, bb},
+                      kParallelGrainHeavy);
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm

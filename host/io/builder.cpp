@@ -252,6 +252,16 @@ PartSpec& SceneBuilder::part(int index) {
   return spec_.parts[size_t(index)];
 }
 
+SceneBuilder& SceneBuilder::stretch_spring(int part, int edge, Real EA) {
+  this->part(part).stretch_springs.push_back(StretchSpringOverride{edge, EA, SourceLoc{}});
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::bend_spring(int part, int node, Real EI1, Real EI2, Real GJ) {
+  this->part(part).bend_springs.push_back(BendSpringOverride{node, EI1, EI2, GJ, SourceLoc{}});
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::joint(std::vector<NodeRef> nodes) {
   JointSpec j;
   j.nodes = std::move(nodes);
@@ -452,6 +462,34 @@ void check_part_properties(const Checker& c, const PartSpec& p, const std::strin
   }
   if (!finite3(p.frame_normal)) {
     c.fail(p.loc, at, ".frame_normal", "not finite");
+  }
+
+  // per-spring overrides: an index in range and positive given values
+  const int ne = int(p.edges.size()), nn = int(p.nodes.size());
+  for (size_t i = 0; i < p.stretch_springs.size(); ++i) {
+    const StretchSpringOverride& o = p.stretch_springs[i];
+    const std::string f = at + Checker::indexed(".springs.stretch", i);
+    if (o.edge < -ne || o.edge >= ne) {
+      c.fail(o.loc, f, ".edge",
+             "edge index " + std::to_string(o.edge) + " out of range for part '" + p.name + "' (" +
+                 std::to_string(ne) + " edges)");
+    }
+    c.positive(o.EA, o.loc, f, ".EA");
+  }
+  for (size_t i = 0; i < p.bend_springs.size(); ++i) {
+    const BendSpringOverride& o = p.bend_springs[i];
+    const std::string f = at + Checker::indexed(".springs.bend_twist", i);
+    if (o.node < -nn || o.node >= nn) {
+      c.fail(o.loc, f, ".node",
+             "node index " + std::to_string(o.node) + " out of range for part '" + p.name + "' (" +
+                 std::to_string(nn) + " nodes)");
+    }
+    const std::pair<const char*, Real> v[3] = {{".EI1", o.EI1}, {".EI2", o.EI2}, {".GJ", o.GJ}};
+    for (const auto& [name, value] : v) {
+      if (!is_finite(value) || value == 0) {
+        c.fail(o.loc, f, name, "a given stiffness must be positive, got " + Checker::num(value));
+      }
+    }
   }
 }
 

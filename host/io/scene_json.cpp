@@ -49,6 +49,7 @@ class SceneReader {
   void read_rod(const JsonValue& v, const std::string& path);
   void read_network(const JsonValue& v, const std::string& path);
   void read_common(const JsonObject& o, PartSpec& p);
+  void read_springs(const JsonObject& o, PartSpec& p);
   void read_shape(const JsonObject& shape, PartSpec& p);
   void read_natural_shape(const JsonObject& o, PartSpec& p, bool closed);
   void read_initial_velocity(const JsonObject& o, int part);
@@ -138,6 +139,43 @@ void SceneReader::read_common(const JsonObject& o, PartSpec& p) {
     }
   }
   p.frame_normal = o.vec3_or("frame_normal", p.frame_normal);
+  if (o.has("springs")) read_springs(o.object("springs"), p);
+}
+
+// per-spring stiffness overrides: {"stretch": [{"edge", "EA"}], "bend_twist": [{"node", ...}]}
+void SceneReader::read_springs(const JsonObject& o, PartSpec& p) {
+  o.allow_only({"stretch", "bend_twist"});
+  if (o.has("stretch")) {
+    const JsonValue& list = o.array("stretch");
+    for (size_t i = 0; i < list.array.size(); ++i) {
+      const JsonObject e(list.array[i], file_, o.path() + ".stretch[" + std::to_string(i) + "]");
+      e.allow_only({"edge", "EA"});
+      StretchSpringOverride r;
+      r.edge = e.integer("edge");
+      r.EA = e.number("EA");
+      if (!(r.EA > 0)) e.fail("EA", "stiffness must be positive");
+      r.loc = loc(e.value(), e.path());
+      p.stretch_springs.push_back(r);
+    }
+  }
+  if (o.has("bend_twist")) {
+    const JsonValue& list = o.array("bend_twist");
+    for (size_t i = 0; i < list.array.size(); ++i) {
+      const JsonObject e(list.array[i], file_, o.path() + ".bend_twist[" + std::to_string(i) + "]");
+      e.allow_only({"node", "EI1", "EI2", "GJ"});
+      BendSpringOverride r;
+      r.node = e.integer("node");
+      const std::pair<const char*, Real*> fields[3] = {
+          {"EI1", &r.EI1}, {"EI2", &r.EI2}, {"GJ", &r.GJ}};
+      for (const auto& [key, out] : fields) {
+        if (!e.has(key)) continue;
+        *out = e.number(key);
+        if (!(*out > 0)) e.fail(key, "stiffness must be positive");
+      }
+      r.loc = loc(e.value(), e.path());
+      p.bend_springs.push_back(r);
+    }
+  }
 }
 
 void SceneReader::add_part(const JsonObject& o, PartSpec p) {
@@ -153,7 +191,7 @@ void SceneReader::add_part(const JsonObject& o, PartSpec p) {
 void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "shape", "stiffness", "frame_normal",
-                "natural_curvature", "natural_twist", "initial_velocity"});
+                "natural_curvature", "natural_twist", "initial_velocity", "springs"});
   PartSpec p;
   read_common(o, p);
   read_shape(o.object("shape"), p);
@@ -165,7 +203,7 @@ void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
 void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "file", "stiffness", "frame_normal",
-                "initial_velocity"});
+                "initial_velocity", "springs"});
   PartSpec p;
   read_common(o, p);
   GeometryFile g = read_geometry_file(input_file(o, "file"));

@@ -82,6 +82,27 @@ InputError loc_error(const SourceLoc& loc, const std::string& msg) {
   return InputError(loc.file, loc.line, loc.field, msg);
 }
 
+// per-spring stiffness overrides of the parts, after the part-wide values
+void apply_spring_overrides(Model& m) {
+  for (int p = 0; p < m.npart; ++p) {
+    const PartSpec& part = m.scene.parts[p];
+    const int ne = m.part_edge_adr[p + 1] - m.part_edge_adr[p];
+    for (const StretchSpringOverride& o : part.stretch_springs) {
+      m.edge_EA[m.part_edge[m.part_edge_adr[p] + local_index(o.edge, ne)]] = o.EA;
+    }
+    const int nn = m.part_node_adr[p + 1] - m.part_node_adr[p];
+    for (const BendSpringOverride& o : part.bend_springs) {
+      const int g = m.part_node[m.part_node_adr[p] + local_index(o.node, nn)];
+      for (int k = 0; k < m.nbend; ++k) {
+        if (m.bend_node[3 * k + 1] != g) continue;
+        if (o.EI1 > 0) m.bend_EI[2 * k] = o.EI1;
+        if (o.EI2 > 0) m.bend_EI[2 * k + 1] = o.EI2;
+        if (o.GJ > 0) m.bend_GJ[k] = o.GJ;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Real eval_time_function(const TimeFunction& f, Real t) {
@@ -251,6 +272,7 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     edge_GJ.push_back(sp.GJ);
   }
   build_bend_stencils(m, edge_EI1, edge_EI2, edge_GJ);
+  apply_spring_overrides(m);
   init_reference_frames(m);
   init_natural_strains(m);
 

@@ -61,6 +61,11 @@ class SceneBuilder {
   /// direct access to a part, e.g. to set stiffness overrides or natural curvature
   PartSpec& part(int index);
 
+  /// stiffness of one stretching spring (part edge) [N]
+  SceneBuilder& stretch_spring(int part, int edge, Real EA);
+  /// stiffnesses of the bend-twist springs centred at a part node [N m^2]; negative = keep
+  SceneBuilder& bend_spring(int part, int node, Real EI1, Real EI2, Real GJ);
+
   /// merge nodes of several parts into one shared node
   SceneBuilder& joint(std::vector<NodeRef> nodes);
   SceneBuilder& fix_node(int part, int index);

@@ -45,6 +45,21 @@ struct StiffnessOverride {
   Real GJ = -1;   ///< torsion [N m^2]
 };
 
+/// Stiffness of one stretching spring (a part edge), replacing the part's value.
+struct StretchSpringOverride {
+  int edge = 0;  ///< part-local edge (negative counts from the end)
+  Real EA = -1;  ///< [N]
+  SourceLoc loc;
+};
+
+/// Stiffnesses of the bend-twist springs centred at one part node; a negative value keeps the
+/// part's value.
+struct BendSpringOverride {
+  int node = 0;                      ///< part-local node (negative counts from the end)
+  Real EI1 = -1, EI2 = -1, GJ = -1;  ///< [N m^2]
+  SourceLoc loc;
+};
+
 /// One rod or one network of rod edges (from a geometry file), with one material and section.
 struct PartSpec {
   std::string name;
@@ -64,6 +79,9 @@ struct PartSpec {
   /// optional natural twist per interior node [rad/m]; empty = from the initial shape
   std::vector<Real> natural_twist;
   bool is_rod = true;  ///< generated rod (edges consecutive) vs network from a file
+  /// per-spring stiffness overrides (after the part's own values)
+  std::vector<StretchSpringOverride> stretch_springs;
+  std::vector<BendSpringOverride> bend_springs;
 };
 
 /// A reference to a node: part and part-local index (negative counts from the end).

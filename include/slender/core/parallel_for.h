@@ -8,19 +8,23 @@ namespace slender {
 /// Where a parallel_for runs.
 enum class Exec { kHost, kCuda };
 
-/// Work items below this count run on one thread: thread start-up costs more than they do.
+/// Cheap work items below this count run on one thread: starting threads costs more.
 constexpr long kParallelGrain = 2048;
+/// The same for items that cost about a microsecond each (a bend-twist Hessian).
+constexpr long kParallelGrainHeavy = 256;
 
-/// Run f(i) for i in [0, n) on the host, threaded with OpenMP when it pays.
+/// Run f(i) for i in [0, n) on the host, threaded with OpenMP when n >= grain.
 template <class F>
-void parallel_for_host(long n, const F& f) {
+void parallel_for_host(long n, const F& f, long grain = kParallelGrain) {
 #if defined(_OPENMP)
-  if (n >= kParallelGrain) {
+  if (n >= grain) {
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; ++i)
       f(i);
     return;
   }
+#else
+  (void)grain;
 #endif
   for (long i = 0; i < n; ++i)
     f(i);
