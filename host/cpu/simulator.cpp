@@ -101,10 +101,14 @@ struct Simulator::Impl {
   // frames of configuration q from the step-start frames in `state`
   void update_frames(const Real* q) {
     const Model& m = *model;
-    parallel_for_host(m.nedge, TransportFrames{mv, q, state.edge_d1.data(), state.edge_t.data(),
-                                               d1_cur.data(), t_cur.data()});
-    parallel_for_host(m.nbend, ReferenceTwists{mv, d1_cur.data(), t_cur.data(),
-                                               state.bend_ref_twist.data(), ref_cur.data()});
+    parallel_for_host(m.nedge,
+                      TransportFrames{mv, q, state.edge_d1.data(), state.edge_t.data(),
+                                      d1_cur.data(), t_cur.data()},
+                      kParallelGrainMedium);
+    parallel_for_host(m.nbend,
+                      ReferenceTwists{mv, d1_cur.data(), t_cur.data(), state.bend_ref_twist.data(),
+                                      ref_cur.data()},
+                      kParallelGrainMedium);
   }
 
   EvalView eval_view(const Real* q) const {
@@ -124,7 +128,8 @@ struct Simulator::Impl {
                        0,
                        0,
                        0};
-    parallel_for_host(m.nedge, EvalStencils<RodStretchBinding>{mv, ev, m.nedge, want, sb});
+    parallel_for_host(m.nedge, EvalStencils<RodStretchBinding>{mv, ev, m.nedge, want, sb},
+                      kParallelGrainMedium);
     LocalBuffers<11> bb{e_pool.data() + m.nedge,
                         g_pool.data() + p.bend_g_off,
                         h_pool.data() + p.bend_h_off,

@@ -8,10 +8,13 @@ namespace slender {
 /// Where a parallel_for runs.
 enum class Exec { kHost, kCuda };
 
-/// Cheap work items below this count run on one thread: starting threads costs more.
-constexpr long kParallelGrain = 2048;
-/// The same for items that cost about a microsecond each (a bend-twist Hessian).
-constexpr long kParallelGrainHeavy = 256;
+/// Cheap work items (a few flops: assembly sums, per-DOF terms) run on one thread below this
+/// count: a parallel region costs microseconds, and far more on a loaded machine.
+constexpr long kParallelGrain = 1L << 15;
+/// Items of about 0.1 microsecond (a stretching stencil).
+constexpr long kParallelGrainMedium = 4096;
+/// Items of about a microsecond (a bend-twist Hessian).
+constexpr long kParallelGrainHeavy = 512;
 
 /// Run f(i) for i in [0, n) on the host, threaded with OpenMP when n >= grain.
 template <class F>
