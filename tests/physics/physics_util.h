@@ -1,0 +1,87 @@
+#pragma once
+
+// Helpers of the physics validation suites (BENCHMARKS.md V1, V3, V4 and the Newton checks):
+// node positions, time series of one coordinate, periods from zero crossings.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "slender/builder.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace slender::test {
+
+/// position of global node n in a state [m]
+inline Vec3 node_position(const State& s, int n) {
+  return vec3(s.q[3 * size_t(n)], s.q[3 * size_t(n) + 1], s.q[3 * size_t(n) + 2]);
+}
+
+/// path of a file of tests/data
+inline std::string data_path(const std::string& name) {
+  return std::string(SLENDER_TEST_DATA_DIR) + "/" + name;
+}
+
+/// Fails if the state counted any warning (none is expected in these well-posed scenes).
+inline ::testing::AssertionResult no_warnings(const Simulator& sim) {
+  const State& s = sim.state();
+  if (s.warn_degenerate != 0 || s.warn_linear_fallback != 0 || s.warn_line_search != 0) {
+    return ::testing::AssertionFailure()
+           << "warnings: degenerate " << s.warn_degenerate << ", linear fallback "
+           << s.warn_linear_fallback << ", line search " << s.warn_line_search;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// Steps the simulator n times; fails (and stops) at the first failed step, and fails if the
+/// state counted any warning.
+inline ::testing::AssertionResult run_steps(Simulator& sim, long n) {
+  for (long i = 0; i < n; ++i) {
+    const StepReport r = sim.step();
+    if (!r.ok()) {
+      return ::testing::AssertionFailure()
+             << "step " << sim.state().step << " at t = " << sim.state().time
+             << " failed: " << to_string(r.status) << " after " << r.iterations
+             << " iterations, residual " << r.residual;
+    }
+  }
+  return no_warnings(sim);
+}
+
+/// A sampled signal z(t) (equal or unequal spacing).
+struct Series {
+  std::vector<Real> t, z;
+  void add(Real time, Real value) {
+    t.push_back(time);
+    z.push_back(value);
+  }
+  /// times at which z crosses zero going up, linearly interpolated
+  std::vector<Real> upward_crossings() const {
+    std::vector<Real> c;
+    for (size_t i = 1; i < z.size(); ++i)
+      if (z[i - 1] < 0 && z[i] >= 0) {
+        const Real w = -z[i - 1] / (z[i] - z[i - 1]);
+        c.push_back(t[i - 1] + w * (t[i] - t[i - 1]));
+      }
+    return c;
+  }
+  /// mean period between the first and last upward crossings; 0 if fewer than two
+  Real period() const {
+    const std::vector<Real> c = upward_crossings();
+    if (c.size() < 2) return 0;
+    return (c.back() - c.front()) / Real(c.size() - 1);
+  }
+  /// largest |z| over samples with t in [t0, t1]
+  Real max_abs(Real t0, Real t1) const {
+    Real m = 0;
+    for (size_t i = 0; i < z.size(); ++i)
+      if (t[i] >= t0 && t[i] <= t1) m = std::max(m, std::fabs(z[i]));
+    return m;
+  }
+};
+
+}  // namespace slender::test
