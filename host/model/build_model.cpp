@@ -152,7 +152,7 @@ size_t Model::memory_bytes() const {
   add(edge_node), add(edge_l_bar), add(edge_EA), add(edge_inertia), add(edge_radius);
   add(edge_part), add(edge_d1_0);
   add(bend_node), add(bend_edge), add(bend_sign), add(bend_EI), add(bend_GJ), add(bend_dl);
-  add(bend_kappa_bar), add(bend_tau_bar), add(bend_ref_twist_0);
+  add(bend_kappa_bar), add(bend_tau_bar), add(bend_ref_twist_0), add(bend_frame_offset);
   add(dof_mass), add(dof_fixed), add(dof_u0), add(part_node), add(part_edge), add(part_bend);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
   add(plan.slot_src_adr), add(plan.slot_src), add(plan.row_src_adr), add(plan.row_src);

@@ -51,7 +51,8 @@ ModelView host_view(const Model& m) {
                    m.bend_EI.data(),
                    m.bend_GJ.data(),
                    m.bend_dl.data(),
-                   m.bend_tau_bar.data()};
+                   m.bend_tau_bar.data(),
+                   m.bend_frame_offset.data()};
 }
 
 void build_bend_stencils(Model& m,
@@ -166,6 +167,7 @@ void init_reference_frames(Model& m) {
                            m.bend_ref_twist_0.data()};
   for (long k = 0; k < m.nbend; ++k)
     rt(k);
+  m.bend_frame_offset = m.bend_ref_twist_0;
 }
 
 void init_natural_strains(Model& m) {

@@ -70,16 +70,19 @@ struct Model {
                                    ///< edge [-]                              (nedge x 3)
 
   // bend-twist stencils: local nodes (x0, x1, x2), edges e0 = x1 - x0 and e1 = x2 - x1
-  std::vector<int> bend_node;          ///< node ids x0, x1, x2                   (nbend x 3)
-  std::vector<int> bend_edge;          ///< edge ids of e0, e1                    (nbend x 2)
-  std::vector<Real> bend_sign;         ///< +1 if the stored edge runs as e0 (e1) does, else -1
-                                       ///<                                       (nbend x 2)
-  std::vector<Real> bend_EI;           ///< bending stiffnesses EI1, EI2 [N m^2]  (nbend x 2)
-  std::vector<Real> bend_GJ;           ///< torsional stiffness [N m^2]           (nbend)
-  std::vector<Real> bend_dl;           ///< Voronoi length (l_bar0 + l_bar1) / 2 [m] (nbend)
-  std::vector<Real> bend_kappa_bar;    ///< natural curvatures kappa1, kappa2 [-] (nbend x 2)
-  std::vector<Real> bend_tau_bar;      ///< natural twist [rad]                   (nbend)
-  std::vector<Real> bend_ref_twist_0;  ///< initial reference twist [rad]      (nbend)
+  std::vector<int> bend_node;           ///< node ids x0, x1, x2                   (nbend x 3)
+  std::vector<int> bend_edge;           ///< edge ids of e0, e1                    (nbend x 2)
+  std::vector<Real> bend_sign;          ///< +1 if the stored edge runs as e0 (e1) does, else -1
+                                        ///<                                       (nbend x 2)
+  std::vector<Real> bend_EI;            ///< bending stiffnesses EI1, EI2 [N m^2]  (nbend x 2)
+  std::vector<Real> bend_GJ;            ///< torsional stiffness [N m^2]           (nbend)
+  std::vector<Real> bend_dl;            ///< Voronoi length (l_bar0 + l_bar1) / 2 [m] (nbend)
+  std::vector<Real> bend_kappa_bar;     ///< natural curvatures kappa1, kappa2 [-] (nbend x 2)
+  std::vector<Real> bend_tau_bar;       ///< natural twist [rad]                   (nbend)
+  std::vector<Real> bend_ref_twist_0;   ///< initial reference twist [rad]      (nbend)
+  std::vector<Real> bend_frame_offset;  ///< angle by which edge 1's material frame is turned
+                                        ///< back when curvature is measured: the initial
+                                        ///< reference twist (0 along a plain rod) [rad] (nbend)
 
   // DOFs
   std::vector<Real> dof_mass;            ///< lumped mass matrix diagonal        (ndof)

@@ -48,6 +48,7 @@ Config random_config(std::mt19937_64& rng, bool natural_strains) {
   c.p.kappa1_bar = natural_strains ? th(rng) / 3 : 0;
   c.p.kappa2_bar = natural_strains ? th(rng) / 3 : 0;
   c.p.tau_bar = natural_strains ? th(rng) / 3 : 0;
+  c.p.frame_offset = natural_strains ? th(rng) / 3 : 0;
   return c;
 }
 
@@ -150,6 +151,7 @@ TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
     std::vector<int> bend_node = {0, 1, 2}, bend_edge = {0, 1};
     std::vector<Real> bend_sign = {s0, s1}, EI = {c.p.EI1, c.p.EI2}, GJ = {c.p.GJ}, dl = {c.p.dl};
     std::vector<Real> tau_bar = {c.p.tau_bar}, kappa_bar = {c.p.kappa1_bar, c.p.kappa2_bar};
+    std::vector<Real> offset = {c.p.frame_offset};
     const ModelView mv{3,
                        2,
                        1,
@@ -163,7 +165,8 @@ TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
                        EI.data(),
                        GJ.data(),
                        dl.data(),
-                       tau_bar.data()};
+                       tau_bar.data(),
+                       offset.data()};
     std::vector<Real> q(11);
     for (int i = 0; i < 9; ++i)
       q[i] = c.x[i];
@@ -196,7 +199,7 @@ TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
 INSTANTIATE_TEST_SUITE_P(Seeds, RodBendTwistTest, ::testing::Range(1, 21));
 
 TEST(RodBendTwist, DegenerateInputStaysFinite) {
-  RodBendTwist::Params p{vec3(0, 1, 0), vec3(0, 1, 0), 0, 1, 1, 1, 1, 0.1, 0.2, 0.3};
+  RodBendTwist::Params p{vec3(0, 1, 0), vec3(0, 1, 0), 0, 1, 1, 1, 1, 0.1, 0.2, 0.3, 0};
   const Vec3 pts[][3] = {
       {vec3(0, 0, 0), vec3(0, 0, 0), vec3(1, 0, 0)},          // zero-length first edge
       {vec3(0, 0, 0), vec3(1, 0, 0), vec3(1 + 1e-15, 0, 0)},  // nearly zero second edge

@@ -16,16 +16,17 @@ namespace slender {
 /// Counts and read-only pointers to a Model's arrays (host or device memory).
 struct ModelView {
   int nnode, nedge, nbend, ndof;
-  const int* edge_node;      // (nedge x 2)
-  const Real* edge_l_bar;    // (nedge)
-  const Real* edge_EA;       // (nedge)
-  const int* bend_node;      // (nbend x 3)
-  const int* bend_edge;      // (nbend x 2)
-  const Real* bend_sign;     // (nbend x 2)
-  const Real* bend_EI;       // (nbend x 2)
-  const Real* bend_GJ;       // (nbend)
-  const Real* bend_dl;       // (nbend)
-  const Real* bend_tau_bar;  // (nbend)
+  const int* edge_node;           // (nedge x 2)
+  const Real* edge_l_bar;         // (nedge)
+  const Real* edge_EA;            // (nedge)
+  const int* bend_node;           // (nbend x 3)
+  const int* bend_edge;           // (nbend x 2)
+  const Real* bend_sign;          // (nbend x 2)
+  const Real* bend_EI;            // (nbend x 2)
+  const Real* bend_GJ;            // (nbend)
+  const Real* bend_dl;            // (nbend)
+  const Real* bend_tau_bar;       // (nbend)
+  const Real* bend_frame_offset;  // (nbend)
 };
 
 /// The configuration being evaluated, for all envs, with its current frames.
@@ -120,6 +121,7 @@ struct RodBendTwistBinding {
     p.kappa1_bar = kb[2 * k];
     p.kappa2_bar = kb[2 * k + 1];
     p.tau_bar = m.bend_tau_bar[k];
+    p.frame_offset = m.bend_frame_offset[k];
   }
   SLENDER_HD static void eval(const ModelView& m,
                               const EvalView& s,

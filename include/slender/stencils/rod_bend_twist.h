@@ -10,6 +10,15 @@
 // Local DOFs (11): [x0, x1, x2, theta0, theta1]. Joint edges stored the other way round enter
 // with their tangent, director d1 and theta negated (seed 000 §3.2); the binding does that.
 //
+// The curvature averages the two edges' material frames, which presumes they are nearly
+// aligned after parallel transport (small twist). Along a rod the initial reference frames are
+// transported edge to edge, so they are; at a joint of three or more edges some pairs start
+// with frames turned against each other by a holonomy angle (up to pi), which would shrink the
+// averaged directors and with them the pair's bending stiffness, by an amount that depends on
+// the order in which frames were propagated. Each stencil therefore carries a constant frame
+// offset (the initial reference twist, zero along a plain rod) by which edge 1's material frame
+// is turned back when the curvature is measured; the twist term is unchanged.
+//
 // The reference directors in Params are those of the configuration being evaluated: normal to
 // the current tangents, obtained by time-parallel transport. The gradient and Hessian returned
 // are the exact derivatives of the energy whose frames follow the DOFs by parallel transport
@@ -37,6 +46,7 @@ struct RodBendTwist {
     Real dl;         ///< Voronoi length (l_bar0 + l_bar1) / 2 [m]
     Real kappa1_bar, kappa2_bar;  ///< natural curvatures [-]
     Real tau_bar;                 ///< natural twist [rad]
+    Real frame_offset;            ///< edge 1's frame is turned back by this for curvature [rad]
   };
   struct Strains {
     Real kappa1, kappa2, tau;
@@ -154,7 +164,7 @@ SLENDER_HD inline void rod_bend_twist_eval(const Vec<11>& x,
   // material frames of both edges
   Vec3 m1_0, m2_0, m1_1, m2_1;
   material_frame(p.d1_0, t0, x[9], m1_0, m2_0);
-  material_frame(p.d1_1, t1, x[10], m1_1, m2_1);
+  material_frame(p.d1_1, t1, x[10] - p.frame_offset, m1_1, m2_1);
   const Vec3 M1 = m1_0 + m1_1, M2 = m2_0 + m2_1;
 
   const Real kappa1 = Real(0.5) * dot(kb, M2);
