@@ -76,7 +76,20 @@ class CsvFile {
 // full double precision, so that a CSV row reproduces the state bit for bit
 void put_real(std::FILE* f, Real v) { std::fprintf(f, ",%.17g", v); }
 
-class NodeCsvRecorder : public Recorder {
+// a recorder that writes one CSV file, renamed into place by end()
+class CsvRecorder : public Recorder {
+ public:
+  std::vector<std::string> end() override {
+    std::string path = file_.finish();
+    if (path.empty()) return {};
+    return {path};
+  }
+
+ protected:
+  CsvFile file_;
+};
+
+class NodeCsvRecorder : public CsvRecorder {
  public:
   explicit NodeCsvRecorder(std::vector<int> nodes) : nodes_(std::move(nodes)) {}
 
@@ -113,18 +126,11 @@ class NodeCsvRecorder : public Recorder {
     file_.end_row();
   }
 
-  std::vector<std::string> end() override {
-    std::string path = file_.finish();
-    if (path.empty()) return {};
-    return {path};
-  }
-
  private:
   std::vector<int> nodes_;  // global node ids, in column order
-  CsvFile file_;
 };
 
-class EnergyCsvRecorder : public Recorder {
+class EnergyCsvRecorder : public CsvRecorder {
  public:
   void begin(const Model&, const std::string& out_dir) override {
     file_.open(out_dir, "energies.csv");
@@ -142,15 +148,6 @@ class EnergyCsvRecorder : public Recorder {
     std::fprintf(f, ",%d", fr.newton_iters);
     file_.end_row();
   }
-
-  std::vector<std::string> end() override {
-    std::string path = file_.finish();
-    if (path.empty()) return {};
-    return {path};
-  }
-
- private:
-  CsvFile file_;
 };
 
 }  // namespace

@@ -119,6 +119,37 @@ SceneSpec star_from_file(const Model& a, const std::string& path, int* fixed_loc
   return b.build();
 }
 
+/// node of b at the exact initial position of each node of a (-1 where none)
+std::vector<int> match_nodes(const Model& a, const Model& b) {
+  std::vector<int> match(a.nnode, -1);
+  for (int i = 0; i < a.nnode; ++i)
+    for (int j = 0; j < b.nnode; ++j) {
+      Real d = 0;
+      for (int c = 0; c < 3; ++c)
+        d = std::max(d, std::fabs(a.node_x0[3 * i + c] - b.node_x0[3 * j + c]));
+      if (d == 0) match[i] = j;
+    }
+  return match;
+}
+
+/// steps both simulators kSteps times; returns the largest gap between matched nodes and the
+/// largest travel of a node of sa
+std::pair<Real, Real> run_and_compare(Simulator& sa, Simulator& sb, const std::vector<int>& match) {
+  const Model& ma = sa.model();
+  Real err = 0, travel = 0;
+  for (int s = 0; s < kSteps; ++s) {
+    EXPECT_TRUE(sa.step().ok());
+    EXPECT_TRUE(sb.step().ok());
+    for (int i = 0; i < ma.nnode; ++i) {
+      const Vec3 xa = test::node_position(sa.state(), i);
+      const Vec3 x0 = vec3(ma.node_x0[3 * i], ma.node_x0[3 * i + 1], ma.node_x0[3 * i + 2]);
+      err = std::max(err, norm(xa - test::node_position(sb.state(), match[i])));
+      travel = std::max(travel, norm(xa - x0));
+    }
+  }
+  return {err, travel};
+}
+
 TEST(StarNetwork, JointRodsAndGeometryFileMoveIdentically) {
   const auto ma = build_model(star_from_rods());
   int fixed_local = -1;
@@ -143,14 +174,7 @@ TEST(StarNetwork, JointRodsAndGeometryFileMoveIdentically) {
   EXPECT_EQ(centre_bends, 6);
 
   // node of (b) at the initial position of each node of (a)
-  std::vector<int> match(ma->nnode, -1);
-  for (int i = 0; i < ma->nnode; ++i)
-    for (int j = 0; j < mb->nnode; ++j) {
-      Real d = 0;
-      for (int c = 0; c < 3; ++c)
-        d = std::max(d, std::fabs(ma->node_x0[3 * i + c] - mb->node_x0[3 * j + c]));
-      if (d == 0) match[i] = j;
-    }
+  const std::vector<int> match = match_nodes(*ma, *mb);
   for (int i = 0; i < ma->nnode; ++i)
     ASSERT_GE(match[i], 0) << "node " << i << " of (a) has no twin in (b)";
   // the reordering is real: not every node keeps its number
@@ -160,18 +184,7 @@ TEST(StarNetwork, JointRodsAndGeometryFileMoveIdentically) {
   EXPECT_GT(moved, 0);
 
   Simulator sa(ma), sb(mb);
-  Real err = 0, travel = 0;
-  for (int s = 0; s < kSteps; ++s) {
-    ASSERT_TRUE(sa.step().ok());
-    ASSERT_TRUE(sb.step().ok());
-    for (int i = 0; i < ma->nnode; ++i) {
-      const Vec3 xa = test::node_position(sa.state(), i);
-      const Vec3 xb = test::node_position(sb.state(), match[i]);
-      const Vec3 x0 = vec3(ma->node_x0[3 * i], ma->node_x0[3 * i + 1], ma->node_x0[3 * i + 2]);
-      err = std::max(err, norm(xa - xb));
-      travel = std::max(travel, norm(xa - x0));
-    }
-  }
+  const auto [err, travel] = run_and_compare(sa, sb, match);
   const Energies ea = sa.energies(), eb = sb.energies();
   std::printf(
       "star network: largest node travel %.6e m, largest (a)-(b) node gap %.3e m (relative "
@@ -203,29 +216,12 @@ TEST(StarNetwork, FrameSeedDoesNotChangeTheMotion) {
     largest_offset = std::max(largest_offset, std::fabs(v));
   EXPECT_GT(largest_offset, 0.1);
 
-  std::vector<int> match(ma->nnode, -1);
-  for (int i = 0; i < ma->nnode; ++i)
-    for (int j = 0; j < mb->nnode; ++j) {
-      Real d = 0;
-      for (int c = 0; c < 3; ++c)
-        d = std::max(d, std::fabs(ma->node_x0[3 * i + c] - mb->node_x0[3 * j + c]));
-      if (d == 0) match[i] = j;
-    }
+  const std::vector<int> match = match_nodes(*ma, *mb);
   for (int i = 0; i < ma->nnode; ++i)
     ASSERT_GE(match[i], 0);
 
   Simulator sa(ma), sb(mb);
-  Real err = 0, travel = 0;
-  for (int s = 0; s < kSteps; ++s) {
-    ASSERT_TRUE(sa.step().ok());
-    ASSERT_TRUE(sb.step().ok());
-    for (int i = 0; i < ma->nnode; ++i) {
-      const Vec3 xa = test::node_position(sa.state(), i);
-      const Vec3 x0 = vec3(ma->node_x0[3 * i], ma->node_x0[3 * i + 1], ma->node_x0[3 * i + 2]);
-      err = std::max(err, norm(xa - test::node_position(sb.state(), match[i])));
-      travel = std::max(travel, norm(xa - x0));
-    }
-  }
+  const auto [err, travel] = run_and_compare(sa, sb, match);
   std::printf(
       "star network, frames seeded on arm 0 vs arm 2: largest node gap %.3e m of %.3e "
       "m travel\n",
