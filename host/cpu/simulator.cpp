@@ -87,8 +87,8 @@ struct Simulator::Impl {
     d1_cur.resize(3 * size_t(md.nedge));
     t_cur.resize(3 * size_t(md.nedge));
     ref_cur.resize(md.nbend);
-    e_pool.resize(md.nedge + md.nbend);
-    flag_pool.resize(md.nedge + md.nbend);
+    e_pool.resize(md.plan.energy_pool);
+    flag_pool.resize(md.plan.energy_pool);
     g_pool.resize(md.plan.grad_pool);
     h_pool.resize(md.plan.hess_pool);
     dof_r.resize(md.ndof);
@@ -115,31 +115,27 @@ struct Simulator::Impl {
     return EvalView{1, q, d1_cur.data(), ref_cur.data(), model->bend_kappa_bar.data(), 0};
   }
 
-  // local energies, gradients and (optionally) Hessians of every stencil at q (frames current)
+  // one family's local energies, gradients and (optionally) Hessians at the view's q
+  template <class B>
+  void eval_family(Family f, const EvalView& ev, unsigned want, long grain) {
+    const AssemblyPlan& p = model->plan;
+    const long n = B::count(mv);
+    const LocalBuffers<B::kDofs> buf{e_pool.data() + p.e_off[f],
+                                     g_pool.data() + p.g_off[f],
+                                     h_pool.data() + p.h_off[f],
+                                     flag_pool.data() + p.e_off[f],
+                                     n,
+                                     0,
+                                     0,
+                                     0};
+    parallel_for_host(n, EvalStencils<B>{mv, ev, n, want, buf}, grain);
+  }
+
+  // every stencil at q (frames current)
   void eval_stencils(const Real* q, unsigned want) {
-    const Model& m = *model;
-    const AssemblyPlan& p = m.plan;
     const EvalView ev = eval_view(q);
-    LocalBuffers<6> sb{e_pool.data(),
-                       g_pool.data() + p.stretch_g_off,
-                       h_pool.data() + p.stretch_h_off,
-                       flag_pool.data(),
-                       m.nedge,
-                       0,
-                       0,
-                       0};
-    parallel_for_host(m.nedge, EvalStencils<RodStretchBinding>{mv, ev, m.nedge, want, sb},
-                      kParallelGrainMedium);
-    LocalBuffers<11> bb{e_pool.data() + m.nedge,
-                        g_pool.data() + p.bend_g_off,
-                        h_pool.data() + p.bend_h_off,
-                        flag_pool.data() + m.nedge,
-                        m.nbend,
-                        0,
-                        0,
-                        0};
-    parallel_for_host(m.nbend, EvalStencils<RodBendTwistBinding>{mv, ev, m.nbend, want, bb},
-                      kParallelGrainHeavy);
+    eval_family<RodStretchBinding>(kFamStretch, ev, want, kParallelGrainMedium);
+    eval_family<RodBendTwistBinding>(kFamBendTwist, ev, want, kParallelGrainHeavy);
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm

@@ -14,26 +14,33 @@ struct Contribution {
   int src;   // index into the local pool
 };
 
-// appends one family's contributions; `pool_h` and `pool_g` are the family's pool offsets
+// lays out one family in the pools and appends its contributions
 template <class B>
-void collect(const Model& m,
+void collect(Model& m,
              const ModelView& mv,
-             long pool_h,
-             long pool_g,
+             Family f,
              std::vector<Contribution>& hs,
              std::vector<Contribution>& gs) {
   constexpr int D = B::kDofs;
+  AssemblyPlan& p = m.plan;
   const long n = B::count(mv);
-  const long nfree = m.plan.nfree;
+  const long pool_h = p.hess_pool, pool_g = p.grad_pool;
+  p.h_off[f] = pool_h;
+  p.g_off[f] = pool_g;
+  p.e_off[f] = p.energy_pool;
+  p.hess_pool += n * D * D;
+  p.grad_pool += n * D;
+  p.energy_pool += n;
+  const long nfree = p.nfree;
   int dofs[D];
   for (long k = 0; k < n; ++k) {
     B::dofs(mv, k, dofs);
     for (int a = 0; a < D; ++a) {
-      const int ra = m.plan.dof_free[dofs[a]];
+      const int ra = p.dof_free[dofs[a]];
       if (ra < 0) continue;
       gs.push_back({ra, int(pool_g + k * D + a)});
       for (int b = 0; b < D; ++b) {
-        const int rb = m.plan.dof_free[dofs[b]];
+        const int rb = p.dof_free[dofs[b]];
         if (rb < 0) continue;
         hs.push_back({ra * nfree + rb, int(pool_h + k * D * D + a * D + b)});
       }
@@ -55,18 +62,12 @@ void build_assembly_plan(Model& m) {
   p.nfree = int(p.free_dof.size());
   const long nfree = p.nfree;
 
-  // pool layout: stretch stencils, then bend-twist stencils
+  // pool layout: the families in their enum order
   const ModelView mv = host_view(m);
-  p.stretch_h_off = 0;
-  p.stretch_g_off = 0;
-  p.bend_h_off = long(m.nedge) * 36;
-  p.bend_g_off = long(m.nedge) * 6;
-  p.hess_pool = p.bend_h_off + long(m.nbend) * 121;
-  p.grad_pool = p.bend_g_off + long(m.nbend) * 11;
-
+  p.hess_pool = p.grad_pool = p.energy_pool = 0;
   std::vector<Contribution> hs, gs;
-  collect<RodStretchBinding>(m, mv, p.stretch_h_off, p.stretch_g_off, hs, gs);
-  collect<RodBendTwistBinding>(m, mv, p.bend_h_off, p.bend_g_off, hs, gs);
+  collect<RodStretchBinding>(m, mv, kFamStretch, hs, gs);
+  collect<RodBendTwistBinding>(m, mv, kFamBendTwist, hs, gs);
   // every free DOF has a diagonal slot (inertia and damping land there)
   for (long r = 0; r < nfree; ++r)
     hs.push_back({r * nfree + r, -1});

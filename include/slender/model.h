@@ -25,6 +25,13 @@ struct PointLoad {
 /// Evaluates a load's time function at t.
 Real eval_time_function(const TimeFunction& f, Real t);
 
+/// Stencil families, in their order in the local pools.
+enum Family : int {
+  kFamStretch,    ///< rod edges: stretching
+  kFamBendTwist,  ///< rod bend-twist springs
+  kNumFamilies
+};
+
 /// Free-DOF CSR pattern of the Newton Jacobian and, for every stored value, the list of
 /// contributions (indices into the concatenated local-Hessian pool) summed in a fixed order.
 struct AssemblyPlan {
@@ -40,8 +47,10 @@ struct AssemblyPlan {
   std::vector<int> row_src;       ///< index into the local-gradient pool    (ngsrc)
   long hess_pool = 0;             ///< length of the local-Hessian pool (sum of n_k * dofs_k^2)
   long grad_pool = 0;             ///< length of the local-gradient pool (sum of n_k * dofs_k)
-  long stretch_h_off = 0, bend_h_off = 0;  ///< each family's offset in the Hessian pool
-  long stretch_g_off = 0, bend_g_off = 0;  ///< each family's offset in the gradient pool
+  long energy_pool = 0;           ///< number of stencils of all families
+  long h_off[kNumFamilies] = {};  ///< each family's offset in the Hessian pool
+  long g_off[kNumFamilies] = {};  ///< each family's offset in the gradient pool
+  long e_off[kNumFamilies] = {};  ///< each family's offset in the energy and flag pools
   int nnz() const { return int(col.size()); }
 };
 
