@@ -136,6 +136,8 @@ struct Simulator::Impl {
     const EvalView ev = eval_view(q);
     eval_family<RodStretchBinding>(kFamStretch, ev, want, kParallelGrainMedium);
     eval_family<RodBendTwistBinding>(kFamBendTwist, ev, want, kParallelGrainHeavy);
+    eval_family<ShellStretchBinding>(kFamShellStretch, ev, want, kParallelGrainMedium);
+    eval_family<ShellHingeBinding>(kFamHinge, ev, want, kParallelGrainHeavy);
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm
@@ -154,8 +156,9 @@ struct Simulator::Impl {
     const Vec3 g = c.load_factor * m.gravity;
     parallel_for_host(
         m.ndof, DofTerms{m.nnode, q, q_hat.data(), u_hat.data(), f_time.data(), m.dof_mass.data(),
-                         m.node_dl.data(), g[0], g[1], g[2], m.viscosity, m.mass_damping, c.c_m,
-                         c.c_u, dof_r.data(), dof_J.data(), dof_phi.data()});
+                         m.node_dl.data(), m.node_volume.data(), m.buoyancy_density, g[0], g[1],
+                         g[2], m.viscosity, m.mass_damping, c.c_m, c.c_u, dof_r.data(),
+                         dof_J.data(), dof_phi.data()});
     parallel_for_host(p.nfree,
                       AssembleResidual{p.row_src_adr.data(), p.row_src.data(), p.free_dof.data(),
                                        g_pool.data(), dof_r.data(), f.data()});
@@ -451,8 +454,9 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
     const Vec3 g = m.gravity;
     parallel_for_host(
         m.ndof, DofTerms{m.nnode, s.state.q.data(), s.q_hat.data(), s.u_hat.data(), s.f_time.data(),
-                         m.dof_mass.data(), m.node_dl.data(), g[0], g[1], g[2], m.viscosity,
-                         m.mass_damping, 0, 0, s.dof_r.data(), s.dof_J.data(), s.dof_phi.data()});
+                         m.dof_mass.data(), m.node_dl.data(), m.node_volume.data(),
+                         m.buoyancy_density, g[0], g[1], g[2], m.viscosity, m.mass_damping, 0, 0,
+                         s.dof_r.data(), s.dof_J.data(), s.dof_phi.data()});
     parallel_for_host(m.plan.nfree, AssembleResidual{m.plan.row_src_adr.data(),
                                                      m.plan.row_src.data(), m.plan.free_dof.data(),
                                                      s.g_pool.data(), s.dof_r.data(), s.f.data()});

@@ -153,7 +153,10 @@ size_t Model::memory_bytes() const {
   add(edge_part), add(edge_d1_0);
   add(bend_node), add(bend_edge), add(bend_sign), add(bend_EI), add(bend_GJ), add(bend_dl);
   add(bend_kappa_bar), add(bend_tau_bar), add(bend_ref_twist_0), add(bend_frame_offset);
-  add(dof_mass), add(dof_fixed), add(dof_u0), add(part_node), add(part_edge), add(part_bend);
+  add(dof_mass), add(dof_fixed), add(dof_u0), add(tri_node), add(tri_area_bar), add(tri_part),
+      add(tri_edge), add(sedge_node), add(sedge_l_bar), add(sedge_EA), add(hinge_node),
+      add(hinge_kb), add(hinge_phi_bar), add(node_volume), add(part_node), add(part_edge),
+      add(part_bend);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
   add(plan.slot_src_adr), add(plan.slot_src), add(plan.row_src_adr), add(plan.row_src);
   return b;
@@ -256,14 +259,17 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   // lumped masses and Voronoi lengths
   m.node_mass.assign(m.nnode, 0);
   m.node_dl.assign(m.nnode, 0);
+  m.node_volume.assign(m.nnode, 0);
   for (int e = 0; e < m.nedge; ++e) {
     const PartSpec& part = scene.parts[m.edge_part[e]];
-    const Real me = scene.materials[part.material].density * edge_props[e].A * m.edge_l_bar[e];
+    const Real ve = edge_props[e].A * m.edge_l_bar[e];
     for (int a = 0; a < 2; ++a) {
-      m.node_mass[m.edge_node[2 * e + a]] += me / 2;
+      m.node_mass[m.edge_node[2 * e + a]] += scene.materials[part.material].density * ve / 2;
+      m.node_volume[m.edge_node[2 * e + a]] += ve / 2;
       m.node_dl[m.edge_node[2 * e + a]] += m.edge_l_bar[e] / 2;
     }
   }
+  build_shells(m);
 
   std::vector<Real> edge_EI1, edge_EI2, edge_GJ;
   for (const SectionProps& sp : edge_props) {
@@ -323,6 +329,7 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.gravity = scene.forces.gravity;
   m.viscosity = scene.forces.viscosity;
   m.mass_damping = scene.forces.mass_damping;
+  m.buoyancy_density = scene.forces.buoyancy_density;
   for (const PointLoadSpec& pl : scene.forces.point_loads) {
     m.point_loads.push_back(PointLoad{m.resolve_node(pl.node), pl.force, pl.time});
   }

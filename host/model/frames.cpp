@@ -52,7 +52,15 @@ ModelView host_view(const Model& m) {
                    m.bend_GJ.data(),
                    m.bend_dl.data(),
                    m.bend_tau_bar.data(),
-                   m.bend_frame_offset.data()};
+                   m.bend_frame_offset.data(),
+                   m.nsedge,
+                   m.nhinge,
+                   m.sedge_node.data(),
+                   m.sedge_l_bar.data(),
+                   m.sedge_EA.data(),
+                   m.hinge_node.data(),
+                   m.hinge_kb.data(),
+                   m.hinge_phi_bar.data()};
 }
 
 void build_bend_stencils(Model& m,

@@ -22,6 +22,10 @@ void build_bend_stencils(Model& m,
 void init_reference_frames(Model& m);
 /// Natural curvature and twist: from the initial shape, or from the parts' explicit values.
 void init_natural_strains(Model& m);
+/// Shell triangles of every part: unique edges with their stretching springs, hinges (for
+/// hinge-bending parts) with their natural angles, lumped masses and displaced volumes.
+/// Throws InputError for zero-area triangles.
+void build_shells(Model& m);
 /// Free-DOF CSR pattern and the gather lists of the assembly.
 void build_assembly_plan(Model& m);
 

@@ -238,8 +238,8 @@ class VtkRecorder : public Recorder {
     std::fputs("    </FieldData>\n", f);
     std::fprintf(f,
                  "    <Piece NumberOfPoints=\"%d\" NumberOfVerts=\"0\" NumberOfLines=\"%zu\" "
-                 "NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n",
-                 nn, cell_part_.size());
+                 "NumberOfStrips=\"0\" NumberOfPolys=\"%d\">\n",
+                 nn, cell_part_.size(), m.ntri);
     const char* in = "        ";
     std::fputs("      <PointData Scalars=\"radius\" Vectors=\"velocity\">\n", f);
     write_reals(f, "velocity", 3, v, in);
@@ -248,8 +248,11 @@ class VtkRecorder : public Recorder {
     write_reals(f, "twist", 1, twist, in);
     write_reals(f, "twist_angle", 1, node_theta, in);
     std::fputs("      </PointData>\n", f);
+    // cell data runs over the lines, then the triangles (VTK's order)
+    std::vector<int> cell_part = cell_part_;
+    cell_part.insert(cell_part.end(), m.tri_part.begin(), m.tri_part.end());
     std::fputs("      <CellData Scalars=\"part\">\n", f);
-    write_ints(f, "part", cell_part_, in);
+    write_ints(f, "part", cell_part, in);
     std::fputs("      </CellData>\n", f);
     std::fputs("      <Points>\n", f);
     write_reals(f, "position", 3, x, in);
@@ -258,6 +261,14 @@ class VtkRecorder : public Recorder {
     write_ints(f, "connectivity", conn_, in);
     write_ints(f, "offsets", offsets_, in);
     std::fputs("      </Lines>\n", f);
+    // shell triangles
+    std::vector<int> tri_offsets(m.ntri);
+    for (int t = 0; t < m.ntri; ++t)
+      tri_offsets[t] = 3 * (t + 1);
+    std::fputs("      <Polys>\n", f);
+    write_ints(f, "connectivity", m.tri_node, in);
+    write_ints(f, "offsets", tri_offsets, in);
+    std::fputs("      </Polys>\n", f);
     std::fputs("    </Piece>\n  </PolyData>\n</VTKFile>\n", f);
   }
 

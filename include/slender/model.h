@@ -27,8 +27,10 @@ Real eval_time_function(const TimeFunction& f, Real t);
 
 /// Stencil families, in their order in the local pools.
 enum Family : int {
-  kFamStretch,    ///< rod edges: stretching
-  kFamBendTwist,  ///< rod bend-twist springs
+  kFamStretch,       ///< rod edges: stretching
+  kFamBendTwist,     ///< rod bend-twist springs
+  kFamShellStretch,  ///< shell edges: stretching (the rod stretching stencil)
+  kFamHinge,         ///< shell hinges: dihedral-angle bending
   kNumFamilies
 };
 
@@ -93,6 +95,22 @@ struct Model {
                                         ///< back when curvature is measured: the initial
                                         ///< reference twist (0 along a plain rod) [rad] (nbend)
 
+  // shells: triangles, their unique edges, hinges
+  int ntri = 0;                     ///< shell triangles
+  int nsedge = 0;                   ///< shell edges (each unique edge of the triangles)
+  int nhinge = 0;                   ///< hinges (interior shell edges of hinge-bending parts)
+  std::vector<int> tri_node;        ///< node ids, counter-clockwise about the normal (ntri x 3)
+  std::vector<Real> tri_area_bar;   ///< rest area [m^2]                     (ntri)
+  std::vector<int> tri_part;        ///< owning part                         (ntri)
+  std::vector<int> tri_edge;        ///< shell edge opposite each node       (ntri x 3)
+  std::vector<int> sedge_node;      ///< node ids                            (nsedge x 2)
+  std::vector<Real> sedge_l_bar;    ///< rest length [m]                     (nsedge)
+  std::vector<Real> sedge_EA;       ///< stretching stiffness sqrt(3)/4 E h l_bar [N] (nsedge)
+  std::vector<int> hinge_node;      ///< x0, x1 (the edge), x2, x3 (opposite vertices) (nhinge x 4)
+  std::vector<Real> hinge_kb;       ///< bending stiffness E h^3 / (12 sqrt 3) [N m] (nhinge)
+  std::vector<Real> hinge_phi_bar;  ///< natural dihedral angle [rad]        (nhinge)
+  std::vector<Real> node_volume;    ///< displaced volume for buoyancy [m^3] (nnode)
+
   // DOFs
   std::vector<Real> dof_mass;            ///< lumped mass matrix diagonal        (ndof)
   std::vector<unsigned char> dof_fixed;  ///< 1 if the DOF is held fixed       (ndof)
@@ -102,6 +120,7 @@ struct Model {
   Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
   Real viscosity = 0;              ///< eta [Pa s]
   Real mass_damping = 0;           ///< alpha [1/s]
+  Real buoyancy_density = 0;       ///< density of the surrounding medium for buoyancy [kg/m^3]
   std::vector<PointLoad> point_loads;
 
   // parts, for output and for resolving references

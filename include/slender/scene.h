@@ -60,7 +60,14 @@ struct BendSpringOverride {
   SourceLoc loc;
 };
 
+/// How a shell resists bending (seed 000 §3.3).
+enum class ShellBending {
+  kHinge,    ///< dihedral angle at every interior edge (eq. 17)
+  kMidEdge,  ///< discrete shape operator with mid-edge normals (eqs. 18-20), one xi DOF per edge
+};
+
 /// One rod or one network of rod edges (from a geometry file), with one material and section.
+/// A part with triangles is (also) a shell of the given thickness.
 struct PartSpec {
   std::string name;
   SourceLoc loc;                              ///< where the part was declared
@@ -79,6 +86,8 @@ struct PartSpec {
   /// optional natural twist per interior node [rad/m]; empty = from the initial shape
   std::vector<Real> natural_twist;
   bool is_rod = true;  ///< generated rod (edges consecutive) vs network from a file
+  Real thickness = 0;  ///< shell thickness h [m]; required (> 0) when the part has triangles
+  ShellBending bending = ShellBending::kHinge;  ///< shell bending model
   /// per-spring stiffness overrides (after the part's own values)
   std::vector<StretchSpringOverride> stretch_springs;
   std::vector<BendSpringOverride> bend_springs;
@@ -133,7 +142,12 @@ struct ForcesSpec {
   std::vector<PointLoadSpec> point_loads;
   Real viscosity = 0;     ///< eta of viscous drag F = -eta dl u (Eq. 27) [Pa s]
   Real mass_damping = 0;  ///< alpha of mass-proportional damping F = -alpha M u [1/s]
-  SourceLoc loc = {};     ///< the "forces" block
+  /// buoyancy (seed 000 §5.1): gravity acts on m - rho_med V [kg/m^3]; 0 = none
+  Real buoyancy_density = 0;
+  /// aerodynamic drag on shell triangles (seed 000 §5.4, eq. 29)
+  Real drag_density = 0;      ///< rho_med of the drag [kg/m^3]; 0 = none
+  Real drag_coefficient = 0;  ///< C_D [-]
+  SourceLoc loc = {};         ///< the "forces" block
 };
 
 enum class IntegratorKind { kImplicitEuler, kImplicitMidpoint, kNewmark, kStatic };

@@ -166,7 +166,15 @@ TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
                        GJ.data(),
                        dl.data(),
                        tau_bar.data(),
-                       offset.data()};
+                       offset.data(),
+                       0,
+                       0,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr};
     std::vector<Real> q(11);
     for (int i = 0; i < 9; ++i)
       q[i] = c.x[i];

@@ -12,18 +12,20 @@ namespace slender {
 /// Per-DOF inertia and external forces: one DOF per index.
 struct DofTerms {
   int nnode;
-  const Real* q;        // (ndof)
-  const Real* q_hat;    // predicted DOFs of the integrator (ndof)
-  const Real* u_hat;    // velocity offset of the integrator (ndof)
-  const Real* f_time;   // time-dependent point loads at the evaluation time (ndof)
-  const Real* mass;     // lumped masses (ndof)
-  const Real* node_dl;  // Voronoi lengths (nnode)
-  Real gx, gy, gz;      // gravity [m/s^2]
-  Real eta, alpha;      // viscosity [Pa s], mass damping [1/s]
-  Real c_m, c_u;        // integrator coefficients
-  Real* r;              // residual of each DOF (ndof)
-  Real* J;              // diagonal Jacobian of each DOF (ndof)
-  Real* phi;            // incremental potential of each DOF (ndof)
+  const Real* q;            // (ndof)
+  const Real* q_hat;        // predicted DOFs of the integrator (ndof)
+  const Real* u_hat;        // velocity offset of the integrator (ndof)
+  const Real* f_time;       // time-dependent point loads at the evaluation time (ndof)
+  const Real* mass;         // lumped masses (ndof)
+  const Real* node_dl;      // Voronoi lengths (nnode)
+  const Real* node_volume;  // displaced volumes (nnode)
+  Real rho_med;             // buoyancy medium density [kg/m^3]
+  Real gx, gy, gz;          // gravity [m/s^2]
+  Real eta, alpha;          // viscosity [Pa s], mass damping [1/s]
+  Real c_m, c_u;            // integrator coefficients
+  Real* r;                  // residual of each DOF (ndof)
+  Real* J;                  // diagonal Jacobian of each DOF (ndof)
+  Real* phi;                // incremental potential of each DOF (ndof)
   SLENDER_HD void operator()(long i) const {
     DofTermParams p;
     p.mass = mass[i];
@@ -34,7 +36,9 @@ struct DofTerms {
       const int c = int(i % 3);
       p.gravity = c == 0 ? gx : (c == 1 ? gy : gz);
       p.drag = eta * node_dl[i / 3];
+      p.weight = mass[i] - rho_med * node_volume[i / 3];
     } else {
+      p.weight = 0;
       p.gravity = 0;
       p.drag = 0;
     }

@@ -10,6 +10,7 @@
 #include "slender/stencils/rod_bend_twist.h"
 #include "slender/stencils/rod_frames.h"
 #include "slender/stencils/rod_stretch.h"
+#include "slender/stencils/shell_hinge.h"
 
 namespace slender {
 
@@ -27,6 +28,13 @@ struct ModelView {
   const Real* bend_dl;            // (nbend)
   const Real* bend_tau_bar;       // (nbend)
   const Real* bend_frame_offset;  // (nbend)
+  int nsedge, nhinge;
+  const int* sedge_node;      // (nsedge x 2)
+  const Real* sedge_l_bar;    // (nsedge)
+  const Real* sedge_EA;       // (nsedge)
+  const int* hinge_node;      // (nhinge x 4)
+  const Real* hinge_kb;       // (nhinge)
+  const Real* hinge_phi_bar;  // (nhinge)
 };
 
 /// The configuration being evaluated, for all envs, with its current frames.
@@ -82,6 +90,48 @@ struct RodStretchBinding {
         x[3 * a + i] = q[3 * m.edge_node[2 * k + a] + i];
     const RodStretch::Params p{m.edge_EA[k], m.edge_l_bar[k]};
     rod_stretch_eval(x, p, want, r);
+  }
+};
+
+/// Shell edges stretch like rod edges (the same stencil), without twist DOFs.
+struct ShellStretchBinding {
+  using S = RodStretch;
+  static constexpr int kDofs = 6;
+  SLENDER_HD static long count(const ModelView& m) { return m.nsedge; }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    for (int a = 0; a < 2; ++a)
+      for (int i = 0; i < 3; ++i)
+        out[3 * a + i] = 3 * m.sedge_node[2 * k + a] + i;
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<6>& r) {
+    const Real* q = s.q + long(env) * m.ndof;
+    Vec<6> x;
+    for (int a = 0; a < 2; ++a)
+      for (int i = 0; i < 3; ++i)
+        x[3 * a + i] = q[3 * m.sedge_node[2 * k + a] + i];
+    rod_stretch_eval(x, RodStretch::Params{m.sedge_EA[k], m.sedge_l_bar[k]}, want, r);
+  }
+};
+
+/// Hinge bending of a shell edge shared by two triangles.
+struct ShellHingeBinding {
+  using S = ShellHinge;
+  static constexpr int kDofs = 12;
+  SLENDER_HD static long count(const ModelView& m) { return m.nhinge; }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    for (int a = 0; a < 4; ++a)
+      for (int i = 0; i < 3; ++i)
+        out[3 * a + i] = 3 * m.hinge_node[4 * k + a] + i;
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
+    const Real* q = s.q + long(env) * m.ndof;
+    Vec<12> x;
+    for (int a = 0; a < 4; ++a)
+      for (int i = 0; i < 3; ++i)
+        x[3 * a + i] = q[3 * m.hinge_node[4 * k + a] + i];
+    shell_hinge_eval(x, ShellHinge::Params{m.hinge_kb[k], m.hinge_phi_bar[k]}, want, r);
   }
 };
 
