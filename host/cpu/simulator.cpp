@@ -69,6 +69,7 @@ struct Simulator::Impl {
 
   // workspace, sized once
   std::vector<Real> y, y_trial, q_hat, u_hat, f_time;
+  Real c_u = 0;  // du/dq of the step being solved (drag reads it)
   std::vector<Real> d1_cur, t_cur, ref_cur;
   std::vector<Real> e_pool, g_pool, h_pool;
   std::vector<unsigned> flag_pool;
@@ -78,6 +79,8 @@ struct Simulator::Impl {
   Impl(std::shared_ptr<const Model> m, const IntegratorSpec& s, LinearSolverKind kind)
       : model(std::move(m)), spec(s), state(initial_state(*model)), mv(host_view(*model)) {
     const Model& md = *model;
+    // a non-symmetric Jacobian (drag) needs LU: the symmetric factorizations read one triangle
+    if (md.nonsymmetric()) kind = LinearSolverKind::kSparseLu;
     solver = std::make_unique<cpu::LinearSolver>(md.plan, kind);
     y.resize(md.ndof);
     y_trial.resize(md.ndof);
@@ -112,7 +115,15 @@ struct Simulator::Impl {
   }
 
   EvalView eval_view(const Real* q) const {
-    return EvalView{1, q, d1_cur.data(), ref_cur.data(), model->bend_kappa_bar.data(), 0};
+    return EvalView{1,
+                    q,
+                    d1_cur.data(),
+                    ref_cur.data(),
+                    model->bend_kappa_bar.data(),
+                    0,
+                    q_hat.data(),
+                    u_hat.data(),
+                    c_u};
   }
 
   // one family's local energies, gradients and (optionally) Hessians at the view's q
@@ -138,6 +149,7 @@ struct Simulator::Impl {
     eval_family<RodBendTwistBinding>(kFamBendTwist, ev, want, kParallelGrainHeavy);
     eval_family<ShellStretchBinding>(kFamShellStretch, ev, want, kParallelGrainMedium);
     eval_family<ShellHingeBinding>(kFamHinge, ev, want, kParallelGrainHeavy);
+    eval_family<ShellDragBinding>(kFamDrag, ev, want, kParallelGrainMedium);
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm
@@ -233,6 +245,7 @@ struct Simulator::Impl {
         c.load_factor = spec.duration > 0 ? std::min(Real(1), c.t_eval / spec.duration) : 1;
         break;
     }
+    c_u = c.c_u;
     std::fill(f_time.begin(), f_time.end(), 0);
     for (const PointLoad& pl : m.point_loads) {
       const Real s = c.load_factor * eval_time_function(pl.time, c.t_eval);

@@ -330,6 +330,8 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.viscosity = scene.forces.viscosity;
   m.mass_damping = scene.forces.mass_damping;
   m.buoyancy_density = scene.forces.buoyancy_density;
+  m.drag_density = scene.forces.drag_density;
+  m.drag_coefficient = scene.forces.drag_coefficient;
   for (const PointLoadSpec& pl : scene.forces.point_loads) {
     m.point_loads.push_back(PointLoad{m.resolve_node(pl.node), pl.force, pl.time});
   }

@@ -60,7 +60,12 @@ ModelView host_view(const Model& m) {
                    m.sedge_EA.data(),
                    m.hinge_node.data(),
                    m.hinge_kb.data(),
-                   m.hinge_phi_bar.data()};
+                   m.hinge_phi_bar.data(),
+                   m.ntri,
+                   m.tri_node.data(),
+                   m.tri_area_bar.data(),
+                   m.drag_density,
+                   m.drag_coefficient};
 }
 
 void build_bend_stencils(Model& m,
@@ -185,8 +190,15 @@ void init_natural_strains(Model& m) {
   std::vector<Real> q(m.ndof, 0);
   std::copy(m.node_x0.begin(), m.node_x0.end(), q.begin());
   const ModelView mv = host_view(m);
-  const EvalView ev{
-      1, q.data(), m.edge_d1_0.data(), m.bend_ref_twist_0.data(), m.bend_kappa_bar.data(), 0};
+  const EvalView ev{1,
+                    q.data(),
+                    m.edge_d1_0.data(),
+                    m.bend_ref_twist_0.data(),
+                    m.bend_kappa_bar.data(),
+                    0,
+                    nullptr,
+                    nullptr,
+                    0};
   for (int k = 0; k < m.nbend; ++k) {
     LocalEval<11> r;
     RodBendTwist::Strains s;

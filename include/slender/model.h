@@ -31,6 +31,7 @@ enum Family : int {
   kFamBendTwist,     ///< rod bend-twist springs
   kFamShellStretch,  ///< shell edges: stretching (the rod stretching stencil)
   kFamHinge,         ///< shell hinges: dihedral-angle bending
+  kFamDrag,          ///< shell triangles: aerodynamic drag (non-symmetric)
   kNumFamilies
 };
 
@@ -121,6 +122,10 @@ struct Model {
   Real viscosity = 0;              ///< eta [Pa s]
   Real mass_damping = 0;           ///< alpha [1/s]
   Real buoyancy_density = 0;       ///< density of the surrounding medium for buoyancy [kg/m^3]
+  Real drag_density = 0;           ///< rho_med of aerodynamic drag on shells [kg/m^3]
+  Real drag_coefficient = 0;       ///< C_D of aerodynamic drag [-]
+  /// whether the Newton Jacobian may be non-symmetric (drag): then it is solved by LU
+  bool nonsymmetric() const { return drag_density > 0 && drag_coefficient > 0 && ntri > 0; }
   std::vector<PointLoad> point_loads;
 
   // parts, for output and for resolving references

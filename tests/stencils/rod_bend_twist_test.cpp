@@ -152,29 +152,22 @@ TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
     std::vector<Real> bend_sign = {s0, s1}, EI = {c.p.EI1, c.p.EI2}, GJ = {c.p.GJ}, dl = {c.p.dl};
     std::vector<Real> tau_bar = {c.p.tau_bar}, kappa_bar = {c.p.kappa1_bar, c.p.kappa2_bar};
     std::vector<Real> offset = {c.p.frame_offset};
-    const ModelView mv{3,
-                       2,
-                       1,
-                       11,
-                       edge_node.data(),
-                       l_bar.data(),
-                       EA.data(),
-                       bend_node.data(),
-                       bend_edge.data(),
-                       bend_sign.data(),
-                       EI.data(),
-                       GJ.data(),
-                       dl.data(),
-                       tau_bar.data(),
-                       offset.data(),
-                       0,
-                       0,
-                       nullptr,
-                       nullptr,
-                       nullptr,
-                       nullptr,
-                       nullptr,
-                       nullptr};
+    ModelView mv{};  // only what a bend-twist stencil reads
+    mv.nnode = 3;
+    mv.nedge = 2;
+    mv.nbend = 1;
+    mv.ndof = 11;
+    mv.edge_node = edge_node.data();
+    mv.edge_l_bar = l_bar.data();
+    mv.edge_EA = EA.data();
+    mv.bend_node = bend_node.data();
+    mv.bend_edge = bend_edge.data();
+    mv.bend_sign = bend_sign.data();
+    mv.bend_EI = EI.data();
+    mv.bend_GJ = GJ.data();
+    mv.bend_dl = dl.data();
+    mv.bend_tau_bar = tau_bar.data();
+    mv.bend_frame_offset = offset.data();
     std::vector<Real> q(11);
     for (int i = 0; i < 9; ++i)
       q[i] = c.x[i];
@@ -186,7 +179,7 @@ TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
       d1[3 + i] = s1 * c.p.d1_1[i];
     }
     std::vector<Real> ref = {c.p.ref_twist};
-    const EvalView ev{1, q.data(), d1.data(), ref.data(), kappa_bar.data(), 0};
+    const EvalView ev{1, q.data(), d1.data(), ref.data(), kappa_bar.data(), 0, nullptr, nullptr, 0};
     LocalEval<11> stored, local;
     RodBendTwistBinding::eval(mv, ev, 0, 0, kGradHess, stored);
     rod_bend_twist_eval(c.x, c.p, kGradHess, local);

@@ -10,6 +10,7 @@
 #include "slender/stencils/rod_bend_twist.h"
 #include "slender/stencils/rod_frames.h"
 #include "slender/stencils/rod_stretch.h"
+#include "slender/stencils/shell_drag.h"
 #include "slender/stencils/shell_hinge.h"
 
 namespace slender {
@@ -35,6 +36,11 @@ struct ModelView {
   const int* hinge_node;      // (nhinge x 4)
   const Real* hinge_kb;       // (nhinge)
   const Real* hinge_phi_bar;  // (nhinge)
+  int ntri;
+  const int* tri_node;       // (ntri x 3)
+  const Real* tri_area_bar;  // (ntri)
+  Real drag_density;         // rho_med of aerodynamic drag [kg/m^3], 0 = none
+  Real drag_coefficient;     // C_D [-]
 };
 
 /// The configuration being evaluated, for all envs, with its current frames.
@@ -45,6 +51,9 @@ struct EvalView {
   const Real* bend_ref_twist;  // reference twists at q                  (nenv x nbend)
   const Real* bend_kappa_bar;  // natural curvatures, env stride below   (· x nbend x 2)
   long kappa_bar_env_stride;   // 0 = shared by all envs, else nbend * 2
+  const Real* q_hat;           // the integrator's position offsets (nenv x ndof), may be null
+  const Real* u_hat;           // the integrator's velocity offsets (nenv x ndof), may be null
+  Real c_u;                    // du/dq of the integrator [1/s]
 };
 
 /// Where one family's local results go: fixed offsets (env, k), no accumulation.
@@ -132,6 +141,40 @@ struct ShellHingeBinding {
       for (int i = 0; i < 3; ++i)
         x[3 * a + i] = q[3 * m.hinge_node[4 * k + a] + i];
     shell_hinge_eval(x, ShellHinge::Params{m.hinge_kb[k], m.hinge_phi_bar[k]}, want, r);
+  }
+};
+
+/// Aerodynamic drag of one shell triangle (a force, not an energy: its Jacobian is not
+/// symmetric, so a model with drag is solved by LU).
+struct ShellDragBinding {
+  using S = ShellDrag;
+  static constexpr int kDofs = 9;
+  SLENDER_HD static long count(const ModelView& m) {
+    return m.drag_density > 0 && m.drag_coefficient > 0 ? m.ntri : 0;
+  }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    for (int a = 0; a < 3; ++a)
+      for (int i = 0; i < 3; ++i)
+        out[3 * a + i] = 3 * m.tri_node[3 * k + a] + i;
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<9>& r) {
+    const long base = long(env) * m.ndof;
+    Vec<9> x;
+    ShellDrag::Params p;
+    for (int a = 0; a < 3; ++a) {
+      const int n = m.tri_node[3 * k + a];
+      for (int i = 0; i < 3; ++i) {
+        x[3 * a + i] = s.q[base + 3 * n + i];
+        p.q_hat[a][i] = s.q_hat ? s.q_hat[base + 3 * n + i] : 0;
+        p.u_hat[a][i] = s.u_hat ? s.u_hat[base + 3 * n + i] : 0;
+      }
+    }
+    p.c_u = s.c_u;
+    p.rho_med = m.drag_density;
+    p.C_D = m.drag_coefficient;
+    p.A_bar = m.tri_area_bar[k];
+    shell_drag_eval(x, p, want, r);
   }
 };
 
