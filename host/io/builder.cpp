@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "io/mesh.h"
 #include "slender/core/error.h"
 
 namespace slender {
@@ -57,19 +58,15 @@ int add_part(SceneSpec& s, PartSpec p) {
   return int(s.parts.size()) - 1;
 }
 
-// a unit vector normal to the unit vector a, chosen from the coordinate axis least aligned
-// with a (ties go to the lower axis), so that the same axis always gives the same direction
-Vec3 normal_to(const Vec3& a) {
-  int k = 0;
-  for (int i = 1; i < 3; ++i) {
-    if (std::fabs(a[i]) < std::fabs(a[k])) {
-      k = i;
-    }
-  }
-  Vec3 e = Vec3::zero();
-  e[k] = 1;
-  const Vec3 u = e - dot(e, a) * a;
-  return u / norm(u);
+// a shell part: nodes and triangles of a mesh, no rod edges
+PartSpec shell_part(
+    std::string name, GeometryFile mesh, int material, Real thickness, ShellBending bending) {
+  PartSpec p = new_part(std::move(name), material, CrossSection{}, false);
+  p.nodes = std::move(mesh.nodes);
+  p.triangles = std::move(mesh.triangles);
+  p.thickness = thickness;
+  p.bending = bending;
+  return p;
 }
 
 }  // namespace
@@ -208,7 +205,7 @@ int SceneBuilder::helix_rod(std::string name,
   // x(theta) = c + r (cos theta u + sin theta v) + h theta a, with h = pitch / (2 pi): arc length
   // grows by sqrt(r^2 + h^2) per radian, so the contour length fixes the total angle
   const Vec3 a = axis / axis_len;
-  const Vec3 u = normal_to(a);
+  const Vec3 u = unit_normal_to(a);
   const Vec3 v = cross(a, u);
   const Real h = pitch / (2 * kPi);
   const Real theta_end = length / std::sqrt(radius * radius + h * h);
@@ -241,6 +238,76 @@ int SceneBuilder::network(std::string name,
   PartSpec p = new_part(std::move(name), material, cs, false);
   p.nodes = std::move(nodes);
   p.edges = std::move(edges);
+  return add_part(spec_, std::move(p));
+}
+
+int SceneBuilder::rectangle_shell(std::string name,
+                                  Vec3 origin,
+                                  Vec3 u_side,
+                                  Vec3 v_side,
+                                  Real edge_length,
+                                  bool structured,
+                                  int material,
+                                  Real thickness,
+                                  ShellBending bending) {
+  return add_part(spec_, shell_part(std::move(name),
+                                    rectangle_mesh(origin, u_side, v_side, edge_length, structured),
+                                    material, thickness, bending));
+}
+
+int SceneBuilder::disk_shell(std::string name,
+                             Vec3 center,
+                             Vec3 normal,
+                             Real radius,
+                             Real edge_length,
+                             int material,
+                             Real thickness,
+                             ShellBending bending) {
+  return add_part(spec_, shell_part(std::move(name), disk_mesh(center, normal, radius, edge_length),
+                                    material, thickness, bending));
+}
+
+int SceneBuilder::hexagon_shell(std::string name,
+                                Vec3 center,
+                                Vec3 normal,
+                                Real side,
+                                Real edge_length,
+                                int material,
+                                Real thickness,
+                                ShellBending bending) {
+  return add_part(
+      spec_, shell_part(std::move(name), hexagon_mesh(center, normal, side, edge_length), material,
+                        thickness, bending));
+}
+
+int SceneBuilder::hemisphere_shell(std::string name,
+                                   Vec3 center,
+                                   Vec3 axis,
+                                   Real radius,
+                                   Real edge_length,
+                                   int material,
+                                   Real thickness,
+                                   ShellBending bending) {
+  return add_part(spec_,
+                  shell_part(std::move(name), hemisphere_mesh(center, axis, radius, edge_length),
+                             material, thickness, bending));
+}
+
+int SceneBuilder::mesh_file_shell(std::string name,
+                                  const std::string& path,
+                                  int material,
+                                  Real thickness,
+                                  ShellBending bending,
+                                  CrossSection cs) {
+  GeometryFile g = read_mesh_file(path);
+  if (g.triangles.empty()) {
+    misuse("mesh_file_shell.path",
+           "'" + path + "' has no triangles (for a network of rod edges use geometry_file)");
+  }
+  std::vector<std::array<int, 2>> edges = std::move(g.edges);
+  PartSpec p = shell_part(std::move(name), std::move(g), material, thickness, bending);
+  p.edges = std::move(edges);
+  p.section = cs;
   return add_part(spec_, std::move(p));
 }
 
@@ -443,11 +510,28 @@ void check_part_properties(const Checker& c, const PartSpec& p, const std::strin
            "material index " + std::to_string(p.material) + " out of range (the scene has " +
                std::to_string(c.s.materials.size()) + " materials)");
   }
-  if (p.section.kind == CrossSection::Kind::kCircle) {
+  // a cross-section for rod edges; a shell of triangles only needs none
+  const bool circle = p.section.kind == CrossSection::Kind::kCircle;
+  if (!p.edges.empty() && !p.triangles.empty() && circle && p.section.radius == 0) {
+    c.fail(p.loc, at, ".radius",
+           "the part has rod edges besides its triangles: give their cross-section (radius or "
+           "cross_section)");
+  }
+  if (!p.edges.empty() && circle) {
     c.positive(p.section.radius, p.loc, at, ".radius");
-  } else {
+  } else if (!p.edges.empty()) {
     c.positive(p.section.width, p.loc, at, ".cross_section.width");
     c.positive(p.section.height, p.loc, at, ".cross_section.height");
+  }
+
+  // a part with triangles is a shell of some thickness; a thickness alone is a mistake
+  if (!p.triangles.empty() && (!(p.thickness > 0) || !is_finite(p.thickness))) {
+    c.fail(
+        p.loc, at, ".thickness",
+        "a part with triangles (a shell) needs a thickness > 0, got " + Checker::num(p.thickness));
+  }
+  if (p.triangles.empty() && p.thickness != 0) {
+    c.fail(p.loc, at, ".thickness", "only parts with triangles (shells) have a thickness");
   }
 
   // a negative override means "derive it"; zero or non-finite is a mistake
@@ -504,8 +588,8 @@ void check_part_geometry(const Checker& c, const PartSpec& p, const std::string&
       c.fail(p.loc, at, "", "node " + std::to_string(i) + " position is not finite");
     }
   }
-  if (p.edges.empty()) {
-    c.fail(p.loc, at, "", "the part has no rod edges (shell triangles are not simulated yet)");
+  if (p.edges.empty() && p.triangles.empty()) {
+    c.fail(p.loc, at, "", "the part has no rod edges and no triangles");
   }
 
   // the zero-length threshold is relative to the part's size
@@ -535,13 +619,9 @@ void check_part_geometry(const Checker& c, const PartSpec& p, const std::string&
       c.fail(p.loc, at, "", name + " has zero length");
     }
   }
-  for (size_t t = 0; t < p.triangles.size(); ++t) {
-    const auto& tri = p.triangles[t];
-    for (int k = 0; k < 3; ++k) {
-      if (tri[size_t(k)] < 0 || tri[size_t(k)] >= n || tri[size_t(k)] == tri[size_t((k + 1) % 3)]) {
-        c.fail(p.loc, at, "", "triangle " + std::to_string(t) + " has bad node ids");
-      }
-    }
+  const std::string mesh = check_triangles(p.nodes, p.triangles, scale);
+  if (!mesh.empty()) {
+    c.fail(p.loc, at, "", mesh);
   }
 }
 
@@ -582,7 +662,7 @@ void check_part_natural_shape(const Checker& c, const PartSpec& p, const std::st
 void check_parts(const Checker& c) {
   const SceneSpec& s = c.s;
   if (s.parts.empty()) {
-    c.fail(SourceLoc{}, "parts", "", "the scene has no rods or networks");
+    c.fail(SourceLoc{}, "parts", "", "the scene has no parts (rods, networks or shells)");
   }
   for (size_t i = 0; i < s.parts.size(); ++i) {
     const PartSpec& p = s.parts[i];

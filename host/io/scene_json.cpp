@@ -49,6 +49,11 @@ class SceneReader {
   void read_rod(const JsonValue& v, const std::string& path);
   void read_network(const JsonValue& v, const std::string& path);
   void read_common(const JsonObject& o, PartSpec& p);
+  void read_identity(const JsonObject& o, PartSpec& p);
+  void read_section(const JsonObject& o, PartSpec& p, const std::string& hint);
+  void read_shell_properties(const JsonObject& o, PartSpec& p);
+  void read_shell(const JsonValue& v, const std::string& path);
+  void read_mesh(const JsonObject& mesh, PartSpec& p);
   void read_springs(const JsonObject& o, PartSpec& p);
   void read_shape(const JsonObject& shape, PartSpec& p);
   void read_natural_shape(const JsonObject& o, PartSpec& p, bool closed);
@@ -93,8 +98,8 @@ void SceneReader::read_materials(const JsonObject& root) {
   }
 }
 
-// material, cross-section, stiffness overrides and frame: shared by rods and networks
-void SceneReader::read_common(const JsonObject& o, PartSpec& p) {
+// name, source location and material: shared by every part
+void SceneReader::read_identity(const JsonObject& o, PartSpec& p) {
   p.name = o.string("name");
   p.loc = loc(o.value(), o.path());
 
@@ -108,11 +113,13 @@ void SceneReader::read_common(const JsonObject& o, PartSpec& p) {
   if (p.material < 0) {
     o.fail("material", "unknown material '" + material + "'");
   }
+}
 
-  // exactly one of radius and cross_section
+// exactly one of radius and cross_section; `hint` explains why a missing one is needed
+void SceneReader::read_section(const JsonObject& o, PartSpec& p, const std::string& hint) {
   if (o.has("radius") == o.has("cross_section")) {
     o.fail("radius", o.has("radius") ? "give either radius or cross_section, not both"
-                                     : "missing required field (or give cross_section)");
+                                     : "missing required field (or give cross_section)" + hint);
   }
   if (o.has("radius")) {
     p.section = SceneBuilder::circle(o.number("radius"));
@@ -121,6 +128,12 @@ void SceneReader::read_common(const JsonObject& o, PartSpec& p) {
     cs.allow_only({"width", "height"});
     p.section = SceneBuilder::rectangle(cs.number("width"), cs.number("height"));
   }
+}
+
+// material, cross-section, stiffness overrides and frame: shared by rods and networks
+void SceneReader::read_common(const JsonObject& o, PartSpec& p) {
+  read_identity(o, p);
+  read_section(o, p, "");
 
   // overrides must be positive here: in the spec a negative value means "derive it"
   if (o.has("stiffness")) {
@@ -203,7 +216,7 @@ void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
 void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "file", "stiffness", "frame_normal",
-                "initial_velocity", "springs"});
+                "initial_velocity", "springs", "thickness", "bending"});
   PartSpec p;
   read_common(o, p);
   GeometryFile g = read_geometry_file(input_file(o, "file"));
@@ -211,8 +224,95 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   p.nodes = std::move(g.nodes);
   p.edges = std::move(g.edges);
   p.triangles = std::move(g.triangles);
+
+  // a file with *Triangles makes the network a rod + shell structure (validate_scene asks for
+  // the thickness); without triangles there is no shell to describe
+  if (p.triangles.empty() && (o.has("thickness") || o.has("bending"))) {
+    const char* key = o.has("thickness") ? "thickness" : "bending";
+    o.fail(key, "only for geometry files with *Triangles (this one has none)");
+  }
+  read_shell_properties(o, p);
   add_part(o, std::move(p));
   read_initial_velocity(o, int(s_.parts.size()) - 1);
+}
+
+// "thickness" (validate_scene checks it) and "bending": "hinge" (default) or "mid_edge"
+void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
+  p.thickness = o.number_or("thickness", 0);
+  const std::string bending = o.string_or("bending", "hinge");
+  if (bending == "hinge") {
+    p.bending = ShellBending::kHinge;
+  } else if (bending == "mid_edge") {
+    p.bending = ShellBending::kMidEdge;
+  } else {
+    o.fail("bending", "unknown bending model '" + bending + "' (expected hinge or mid_edge)");
+  }
+}
+
+void SceneReader::read_shell(const JsonValue& v, const std::string& path) {
+  const JsonObject o(v, file_, path);
+  o.allow_only({"name", "material", "thickness", "bending", "mesh", "radius", "cross_section",
+                "initial_velocity"});
+  PartSpec p;
+  read_identity(o, p);
+  o.require("thickness");
+  read_shell_properties(o, p);
+  read_mesh(o.object("mesh"), p);
+
+  // a cross-section only for rod edges from a mesh file
+  if (!p.edges.empty()) {
+    read_section(o, p, ": the mesh file has rod edges");
+  } else if (o.has("radius") || o.has("cross_section")) {
+    const char* key = o.has("radius") ? "radius" : "cross_section";
+    o.fail(key, "only for mesh files with rod edges (this mesh has none)");
+  }
+  add_part(o, std::move(p));
+  read_initial_velocity(o, int(s_.parts.size()) - 1);
+}
+
+// the mesh generators are SceneBuilder's, as for rod shapes; the builder's argument errors move
+// to the mesh's line and key ("disk_shell.radius" -> "radius")
+void SceneReader::read_mesh(const JsonObject& mesh, PartSpec& p) {
+  const std::string type = mesh.string("type");
+  SceneBuilder b;
+  try {
+    if (type == "rectangle") {
+      mesh.allow_only({"type", "origin", "u", "v", "edge_length", "structured"});
+      b.rectangle_shell(p.name, mesh.vec3_or("origin", Vec3::zero()), mesh.vec3("u"),
+                        mesh.vec3("v"), mesh.number("edge_length"),
+                        mesh.boolean_or("structured", true), 0, p.thickness, p.bending);
+    } else if (type == "disk") {
+      mesh.allow_only({"type", "center", "normal", "radius", "edge_length"});
+      b.disk_shell(p.name, mesh.vec3_or("center", Vec3::zero()), mesh.vec3("normal"),
+                   mesh.number("radius"), mesh.number("edge_length"), 0, p.thickness, p.bending);
+    } else if (type == "hexagon") {
+      mesh.allow_only({"type", "center", "normal", "side", "edge_length"});
+      b.hexagon_shell(p.name, mesh.vec3_or("center", Vec3::zero()), mesh.vec3("normal"),
+                      mesh.number("side"), mesh.number("edge_length"), 0, p.thickness, p.bending);
+    } else if (type == "hemisphere") {
+      mesh.allow_only({"type", "center", "axis", "radius", "edge_length"});
+      b.hemisphere_shell(p.name, mesh.vec3_or("center", Vec3::zero()), mesh.vec3("axis"),
+                         mesh.number("radius"), mesh.number("edge_length"), 0, p.thickness,
+                         p.bending);
+    } else if (type == "file") {
+      mesh.allow_only({"type", "path"});
+      b.mesh_file_shell(p.name, input_file(mesh, "path"), 0, p.thickness, p.bending);
+    } else {
+      mesh.fail("type", "unknown mesh type '" + type +
+                            "' (expected rectangle, disk, hexagon, hemisphere or file)");
+    }
+  } catch (const InputError& e) {
+    // only the builder's own argument errors have neither file nor line
+    if (!e.file().empty() || e.line() != 0) {
+      throw;
+    }
+    mesh.fail(e.field().substr(e.field().find('.') + 1), e.message());
+  }
+  PartSpec& made = b.spec().parts[0];
+  p.is_rod = false;
+  p.nodes = std::move(made.nodes);
+  p.edges = std::move(made.edges);
+  p.triangles = std::move(made.triangles);
 }
 
 // the rod generators are SceneBuilder's, so a JSON rod and a built rod are the same bits; the
@@ -568,8 +668,8 @@ void SceneReader::read_output(const JsonObject& o) {
 
 SceneSpec SceneReader::read(const JsonValue& root_value) {
   const JsonObject root(root_value, file_, "");
-  root.allow_only({"name", "description", "backend", "materials", "rods", "networks", "joints",
-                   "boundary", "forces", "integrator", "output"});
+  root.allow_only({"name", "description", "backend", "materials", "rods", "networks", "shells",
+                   "joints", "boundary", "forces", "integrator", "output"});
   s_.file = file_;
   s_.base_dir = base_dir_;
   const std::string stem = std::filesystem::path(file_).stem().string();
@@ -585,7 +685,8 @@ SceneSpec SceneReader::read(const JsonValue& root_value) {
     root.fail("backend", "unknown backend '" + backend + "' (expected cpu or cuda)");
   }
 
-  // parts first (rods, then networks, in file order): everything else refers to them by name
+  // parts first (rods, networks, then shells, in file order): everything else refers to them
+  // by name
   read_materials(root);
   if (root.has("rods")) {
     const JsonValue& rods = root.array("rods");
@@ -599,8 +700,14 @@ SceneSpec SceneReader::read(const JsonValue& root_value) {
       read_network(nets.array[i], indexed("networks", i));
     }
   }
-  if (!root.has("rods") && !root.has("networks")) {
-    root.fail("rods", "missing required field (a scene needs rods or networks)");
+  if (root.has("shells")) {
+    const JsonValue& shells = root.array("shells");
+    for (size_t i = 0; i < shells.array.size(); ++i) {
+      read_shell(shells.array[i], indexed("shells", i));
+    }
+  }
+  if (!root.has("rods") && !root.has("networks") && !root.has("shells")) {
+    root.fail("rods", "missing required field (a scene needs rods, networks or shells)");
   }
   if (root.has("joints")) {
     read_joints(root);

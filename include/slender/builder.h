@@ -58,6 +58,62 @@ class SceneBuilder {
               int material,
               CrossSection cs);
 
+  // shells: one part of nodes and triangles (no rod edges), wound counterclockwise about the
+  // shell's normal, of thickness h [m] and bending model; docs/scene_format.md "Shells" gives
+  // each mesh's node numbering
+
+  /// parallelogram origin + s u_side + t v_side (s, t in [0, 1]), normal u_side x v_side,
+  /// edges about edge_length [m]: structured = a grid with each cell split along one diagonal,
+  /// otherwise a triangular (near equilateral) lattice of rows along u_side. A strip is a
+  /// rectangle with a long side.
+  int rectangle_shell(std::string name,
+                      Vec3 origin,
+                      Vec3 u_side,
+                      Vec3 v_side,
+                      Real edge_length,
+                      bool structured,
+                      int material,
+                      Real thickness,
+                      ShellBending bending = ShellBending::kHinge);
+  /// disk of the given radius about center, normal to `normal`: a center node and concentric
+  /// rings of 6k nodes
+  int disk_shell(std::string name,
+                 Vec3 center,
+                 Vec3 normal,
+                 Real radius,
+                 Real edge_length,
+                 int material,
+                 Real thickness,
+                 ShellBending bending = ShellBending::kHinge);
+  /// regular hexagon with circumradius `side` (first corner at center + side e1), made of 6
+  /// equilateral sectors, each split into equal triangles
+  int hexagon_shell(std::string name,
+                    Vec3 center,
+                    Vec3 normal,
+                    Real side,
+                    Real edge_length,
+                    int material,
+                    Real thickness,
+                    ShellBending bending = ShellBending::kHinge);
+  /// open hemisphere: pole at center + radius axis, rim on the equator, normals outward
+  int hemisphere_shell(std::string name,
+                       Vec3 center,
+                       Vec3 axis,
+                       Real radius,
+                       Real edge_length,
+                       int material,
+                       Real thickness,
+                       ShellBending bending = ShellBending::kHinge);
+  /// a shell from a mesh file (read_mesh_file: .obj, .ply or MAT-DiSMech .txt), which must
+  /// have triangles; rod edges in the file (OBJ `l`, PLY `edge`, `*Edges`) stay rod edges of the
+  /// same part, with cross-section cs
+  int mesh_file_shell(std::string name,
+                      const std::string& path,
+                      int material,
+                      Real thickness,
+                      ShellBending bending = ShellBending::kHinge,
+                      CrossSection cs = {});
+
   /// direct access to a part, e.g. to set stiffness overrides or natural curvature
   PartSpec& part(int index);
 
@@ -110,6 +166,12 @@ struct GeometryFile {
 };
 /// Reads the `*Nodes`, `*Edges`, `*Triangles` layout; throws InputError with the line.
 GeometryFile read_geometry_file(const std::string& path);
+
+/// Reads a mesh by extension: Wavefront .obj (v, f with v, v/vt, v/vt/vn or v//vn, l as rod
+/// edges; 1-based or negative relative indices), ASCII .ply (vertex x y z, face vertex_indices,
+/// edge vertex1 vertex2) or MAT-DiSMech .txt (read_geometry_file). Polygons are split into a fan
+/// of triangles about their first vertex. Ids become 0-based. Throws InputError with the line.
+GeometryFile read_mesh_file(const std::string& path);
 
 /// Reads "vx vy vz" (space or comma separated) per line; throws InputError with the line.
 std::vector<Vec3> read_vector_file(const std::string& path);

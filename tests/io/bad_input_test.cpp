@@ -355,7 +355,7 @@ TEST(BadInput, WholeFileProblems) {
       R"({"materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "poisson_ratio": 0}]})";
   const InputError p = scene_error(no_parts);
   EXPECT_EQ(p.field(), "rods");
-  EXPECT_EQ(p.message(), "missing required field (a scene needs rods or networks)");
+  EXPECT_EQ(p.message(), "missing required field (a scene needs rods, networks or shells)");
   const InputError e = scene_error(with("\"rods\": [\n", "\"rods\": [],\n\"x\": [\n"));
   EXPECT_EQ(e.field(), "x");
 }

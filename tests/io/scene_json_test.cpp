@@ -142,6 +142,7 @@ TEST_F(FullScene, NetworkFromGeometryFile) {
   ASSERT_EQ(net.nodes.size(), g.nodes.size());
   EXPECT_EQ(net.edges, g.edges);
   EXPECT_EQ(net.triangles, g.triangles);
+  EXPECT_EQ(net.thickness, 1e-3);
   EXPECT_EQ(net.stiffness.EI1, 1e-3);
   EXPECT_EQ(net.stiffness.EI2, 1e-3);
 }
@@ -374,6 +375,7 @@ TEST(SceneBuilder, ClosedPolylineAndNetwork) {
   EXPECT_EQ(file.nodes.size(), 22u);
   EXPECT_EQ(file.triangles.size(), 16u);
   EXPECT_FALSE(file.is_rod);
+  b.part(2).thickness = 1e-3;  // the canopy triangles make the part a shell too
   EXPECT_NO_THROW(b.build());
 }
 
