@@ -123,7 +123,8 @@ struct Simulator::Impl {
                     0,
                     q_hat.data(),
                     u_hat.data(),
-                    c_u};
+                    c_u,
+                    state.sedge_tau0.data()};
   }
 
   // one family's local energies, gradients and (optionally) Hessians at the view's q
@@ -149,6 +150,7 @@ struct Simulator::Impl {
     eval_family<RodBendTwistBinding>(kFamBendTwist, ev, want, kParallelGrainHeavy);
     eval_family<ShellStretchBinding>(kFamShellStretch, ev, want, kParallelGrainMedium);
     eval_family<ShellHingeBinding>(kFamHinge, ev, want, kParallelGrainHeavy);
+    eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev, want, kParallelGrainHeavy);
     eval_family<ShellDragBinding>(kFamDrag, ev, want, kParallelGrainMedium);
   }
 
@@ -400,6 +402,14 @@ struct Simulator::Impl {
           q[i] = y[i];
           break;
         case IntegratorKind::kImplicitMidpoint: {
+          if (m.dof_mass[i] == 0) {
+            // a massless DOF (mid-edge xi) is in equilibrium at the midpoint: keep that value
+            // rather than extrapolating it
+            u[i] = (y[i] - q[i]) / dt;
+            a[i] = 0;
+            q[i] = y[i];
+            break;
+          }
           const Real u_mid = u_hat[i] + c.c_u * (y[i] - q_hat[i]);
           u[i] = 2 * u_mid - un;
           a[i] = (u[i] - un) / dt;
@@ -424,6 +434,9 @@ struct Simulator::Impl {
     state.edge_d1 = d1_cur;
     state.edge_t = t_cur;
     state.bend_ref_twist = ref_cur;
+    // mid-edge frames of the new configuration; the xi DOFs keep their values
+    parallel_for_host(m.nsedge, MidEdgeFrames{mv, q.data(), state.sedge_tau0.data()},
+                      kParallelGrainMedium);
     state.time += dt;
     ++state.step;
     count_degenerate();
@@ -513,9 +526,60 @@ void Simulator::set_state(const State& s) {
   const Model& m = *impl_->model;
   SLENDER_CHECK(s.nenv == 1 && int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof &&
                     int(s.a.size()) == m.ndof && int(s.edge_d1.size()) == 3 * m.nedge &&
-                    int(s.edge_t.size()) == 3 * m.nedge && int(s.bend_ref_twist.size()) == m.nbend,
+                    int(s.edge_t.size()) == 3 * m.nedge &&
+                    int(s.bend_ref_twist.size()) == m.nbend &&
+                    int(s.sedge_tau0.size()) == 3 * m.nsedge,
                 "state does not match the model's sizes");
   impl_->state = s;
+}
+
+namespace {
+
+// adds every local gradient of family B (from its part of the gradient pool) to g (ndof)
+template <class B>
+void scatter_gradients(const ModelView& mv, const Real* pool, std::vector<Real>& g) {
+  const long n = B::count(mv);
+  int dofs[B::kDofs];
+  for (long k = 0; k < n; ++k) {
+    B::dofs(mv, k, dofs);
+    for (int a = 0; a < B::kDofs; ++a)
+      g[dofs[a]] += pool[k * B::kDofs + a];
+  }
+}
+
+}  // namespace
+
+std::vector<Real> Simulator::reactions() const {
+  Impl& s = *impl_;
+  const Model& m = *s.model;
+  const AssemblyPlan& p = m.plan;
+  s.frames_of_state();
+  // static problem at the current state: no inertia, no velocity terms
+  std::fill(s.q_hat.begin(), s.q_hat.end(), 0);
+  std::fill(s.u_hat.begin(), s.u_hat.end(), 0);
+  s.c_u = 0;
+  s.eval_stencils(s.state.q.data(), kGrad);
+  std::vector<Real> g(m.ndof, 0);
+  auto scatter = [&](auto binding, Family f) {
+    scatter_gradients<decltype(binding)>(s.mv, s.g_pool.data() + p.g_off[f], g);
+  };
+  scatter(RodStretchBinding{}, kFamStretch);
+  scatter(RodBendTwistBinding{}, kFamBendTwist);
+  scatter(ShellStretchBinding{}, kFamShellStretch);
+  scatter(ShellHingeBinding{}, kFamHinge);
+  scatter(ShellMidEdgeBinding{}, kFamMidEdge);
+  // external loads at the current time
+  for (int n = 0; n < m.nnode; ++n)
+    for (int c = 0; c < 3; ++c)
+      g[3 * n + c] -= (m.node_mass[n] - m.buoyancy_density * m.node_volume[n]) * m.gravity[c];
+  for (const PointLoad& pl : m.point_loads) {
+    const Real v = eval_time_function(pl.time, s.state.time);
+    for (int c = 0; c < 3; ++c)
+      g[3 * pl.node + c] -= v * pl.force[c];
+  }
+  for (int i = 0; i < m.ndof; ++i)
+    if (!m.dof_fixed[i]) g[i] = 0;
+  return g;
 }
 
 Energies Simulator::energies() const {

@@ -70,6 +70,7 @@ void build_assembly_plan(Model& m) {
   collect<RodBendTwistBinding>(m, mv, kFamBendTwist, hs, gs);
   collect<ShellStretchBinding>(m, mv, kFamShellStretch, hs, gs);
   collect<ShellHingeBinding>(m, mv, kFamHinge, hs, gs);
+  collect<ShellMidEdgeBinding>(m, mv, kFamMidEdge, hs, gs);
   collect<ShellDragBinding>(m, mv, kFamDrag, hs, gs);
   // every free DOF has a diagonal slot (inertia and damping land there)
   for (long r = 0; r < nfree; ++r)

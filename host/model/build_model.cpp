@@ -155,8 +155,9 @@ size_t Model::memory_bytes() const {
   add(bend_kappa_bar), add(bend_tau_bar), add(bend_ref_twist_0), add(bend_frame_offset);
   add(dof_mass), add(dof_fixed), add(dof_u0), add(tri_node), add(tri_area_bar), add(tri_part),
       add(tri_edge), add(sedge_node), add(sedge_l_bar), add(sedge_EA), add(hinge_node),
-      add(hinge_kb), add(hinge_phi_bar), add(node_volume), add(part_node), add(part_edge),
-      add(part_bend);
+      add(hinge_kb), add(hinge_phi_bar), add(node_volume), add(sedge_tri), add(sedge_xi),
+      add(mid_tri), add(mid_sign), add(mid_kb), add(mid_nu), add(mid_lambda_bar), add(sedge_tau0_0),
+      add(part_node), add(part_edge), add(part_bend);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
   add(plan.slot_src_adr), add(plan.slot_src), add(plan.row_src_adr), add(plan.row_src);
   return b;
@@ -254,7 +255,6 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     }
     m.part_edge_adr.push_back(int(m.part_edge.size()));
   }
-  m.ndof = 3 * m.nnode + m.nedge;
 
   // lumped masses and Voronoi lengths
   m.node_mass.assign(m.nnode, 0);
@@ -277,10 +277,14 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     edge_EI2.push_back(sp.EI2);
     edge_GJ.push_back(sp.GJ);
   }
+  add_rod_shell_joint_edges(m, edge_EI1, edge_EI2, edge_GJ);
+  build_midedge(m);
+  m.ndof = 3 * m.nnode + m.nedge + m.nxi;
   build_bend_stencils(m, edge_EI1, edge_EI2, edge_GJ);
   apply_spring_overrides(m);
   init_reference_frames(m);
   init_natural_strains(m);
+  init_midedge_rest_shape(m);
 
   // DOF masses and initial velocities
   m.dof_mass.assign(m.ndof, 0);
@@ -357,6 +361,7 @@ State initial_state(const Model& m) {
       s.edge_t[3 * e + c] = tn[c];
   }
   s.bend_ref_twist = m.bend_ref_twist_0;
+  s.sedge_tau0 = m.sedge_tau0_0;
   return s;
 }
 

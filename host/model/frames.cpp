@@ -65,7 +65,17 @@ ModelView host_view(const Model& m) {
                    m.tri_node.data(),
                    m.tri_area_bar.data(),
                    m.drag_density,
-                   m.drag_coefficient};
+                   m.drag_coefficient,
+                   m.nmid,
+                   3 * m.nnode + m.nedge,
+                   m.tri_edge.data(),
+                   m.sedge_tri.data(),
+                   m.sedge_xi.data(),
+                   m.mid_tri.data(),
+                   m.mid_sign.data(),
+                   m.mid_kb.data(),
+                   m.mid_nu.data(),
+                   m.mid_lambda_bar.data()};
 }
 
 void build_bend_stencils(Model& m,
@@ -198,7 +208,8 @@ void init_natural_strains(Model& m) {
                     0,
                     nullptr,
                     nullptr,
-                    0};
+                    0,
+                    nullptr};
   for (int k = 0; k < m.nbend; ++k) {
     LocalEval<11> r;
     RodBendTwist::Strains s;

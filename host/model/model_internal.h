@@ -26,6 +26,21 @@ void init_natural_strains(Model& m);
 /// hinge-bending parts) with their natural angles, lumped masses and displaced volumes.
 /// Throws InputError for zero-area triangles.
 void build_shells(Model& m);
+/// Mid-edge bending: a xi DOF for every edge of a mid-edge part, one stencil per triangle with
+/// its edge orientation signs and stiffness (the rest shape comes later).
+void build_midedge(Model& m);
+/// The initial mid-edge frames and every mid-edge triangle's natural shape operator (needs the
+/// DOF count and the model view).
+void init_midedge_rest_shape(Model& m);
+/// Rod-shell joints (seed 000 §3.4): at a node shared by rod edges and triangles, every edge of
+/// those triangles becomes a rod edge too (frames and a twist DOF, no stretching stiffness of
+/// its own: the shell's spring stretches it), so that bend-twist springs couple the rod and the
+/// shell. Their bending and twisting stiffnesses and twist inertia per length are those of the
+/// rod edges at the joint (their mean). Appends to the per-edge stiffness arrays.
+void add_rod_shell_joint_edges(Model& m,
+                               std::vector<Real>& edge_EI1,
+                               std::vector<Real>& edge_EI2,
+                               std::vector<Real>& edge_GJ);
 /// Free-DOF CSR pattern and the gather lists of the assembly.
 void build_assembly_plan(Model& m);
 

@@ -3,10 +3,12 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "model/model_internal.h"
 #include "slender/core/error.h"
+#include "slender/stencils/bindings.h"
 #include "slender/stencils/shell_hinge.h"
 
 namespace slender {
@@ -76,6 +78,12 @@ void build_shells(Model& m) {
       edge_tris[it->second].push_back(t);
     }
 
+  // the (up to two) triangles of every edge
+  m.sedge_tri.assign(2 * size_t(m.nsedge), -1);
+  for (int e = 0; e < m.nsedge; ++e)
+    for (size_t j = 0; j < edge_tris[e].size() && j < 2; ++j)
+      m.sedge_tri[2 * e + j] = edge_tris[e][j];
+
   // stretching springs, k_s = sqrt(3)/4 E h l_bar (seed 000 §3.1), averaged over the triangles
   // that share the edge (they may belong to different parts)
   m.sedge_EA.assign(m.nsedge, 0);
@@ -102,16 +110,132 @@ void build_shells(Model& m) {
     const int x0 = m.tri_node[3 * tA + (kA + 1) % 3], x1 = m.tri_node[3 * tA + (kA + 2) % 3];
     const int x2 = m.tri_node[3 * tA + kA], x3 = m.tri_node[3 * tB + kB];
     m.hinge_node.insert(m.hinge_node.end(), {x0, x1, x2, x3});
-    // k_b = E h^3 / (12 sqrt 3) (eq. 17), averaged over the two triangles
+    // k_b = 2 / sqrt(3) E h^3 / 12 for E = 1/2 k_b (phi - phi_bar)^2: on an equilateral mesh
+    // this gives the plate rigidity E h^3 / 12 (Savin et al. 2011). Seed 000's eq. 17 quotes
+    // 1 / sqrt(3) together with the factor 1/2, which halves the rigidity; tests/physics checks
+    // the energy of a mesh wrapped on a cylinder against the continuum. Averaged over the two
+    // triangles.
     Real kb = 0;
     for (int t : {tA, tB})
       kb += tri_E[t] * tri_h[t] * tri_h[t] * tri_h[t];
-    m.hinge_kb.push_back(kb / 2 / (12 * std::sqrt(Real(3))));
+    m.hinge_kb.push_back(kb / 2 * 2 / (12 * std::sqrt(Real(3))));
     Vec<12> x;
     for (int a = 0; a < 4; ++a)
       x.set_segment(3 * a, node_at(m, m.hinge_node[4 * m.nhinge + a]));
     m.hinge_phi_bar.push_back(shell_hinge_angle(x));
     ++m.nhinge;
+  }
+}
+
+void build_midedge(Model& m) {
+  const SceneSpec& scene = m.scene;
+  m.sedge_xi.assign(m.nsedge, -1);
+  for (int t = 0; t < m.ntri; ++t) {
+    const PartSpec& part = scene.parts[m.tri_part[t]];
+    if (part.bending != ShellBending::kMidEdge) continue;
+    const Material& mat = scene.materials[part.material];
+    for (int k = 0; k < 3; ++k) {
+      const int e = m.tri_edge[3 * t + k];
+      if (m.sedge_xi[e] < 0) m.sedge_xi[e] = m.nxi++;
+      // e^k runs from node k+1 to node k+2 of the triangle
+      m.mid_sign.push_back(m.sedge_node[2 * e] == m.tri_node[3 * t + (k + 1) % 3] ? 1 : -1);
+    }
+    m.mid_tri.push_back(t);
+    const Real h = part.thickness, nu = mat.poisson_ratio;
+    m.mid_kb.push_back(mat.youngs_modulus * h * h * h / (24 * (1 - nu * nu)));
+    m.mid_nu.push_back(nu);
+    ++m.nmid;
+  }
+  m.mid_lambda_bar.assign(9 * size_t(m.nmid), 0);
+}
+
+void init_midedge_rest_shape(Model& m) {
+  m.sedge_tau0_0.assign(3 * size_t(m.nsedge), 0);
+  if (m.nmid == 0) return;
+  std::vector<Real> q(m.ndof, 0);
+  std::copy(m.node_x0.begin(), m.node_x0.end(), q.begin());
+  const ModelView mv = host_view(m);
+  const MidEdgeFrames frames{mv, q.data(), m.sedge_tau0_0.data()};
+  for (long e = 0; e < m.nsedge; ++e)
+    frames(e);
+  // the natural shape operator of each triangle: its initial shape with all xi = 0 (the
+  // mid-edge normals start as the average of the two face normals)
+  for (int k = 0; k < m.nmid; ++k) {
+    const int t = m.mid_tri[k];
+    Vec<12> x = Vec<12>::zero();
+    ShellMidedge::Params p;
+    for (int a = 0; a < 3; ++a) {
+      x.set_segment(3 * a, node_at(m, m.tri_node[3 * t + a]));
+      const int e = m.tri_edge[3 * t + a];
+      p.tau0[a] = vec3(m.sedge_tau0_0[3 * e], m.sedge_tau0_0[3 * e + 1], m.sedge_tau0_0[3 * e + 2]);
+      p.s[a] = m.mid_sign[3 * k + a];
+      p.l_bar[a] = m.sedge_l_bar[e];
+    }
+    p.A_bar = m.tri_area_bar[t];
+    p.Lambda_bar = Mat3::zero();
+    p.kb = m.mid_kb[k];
+    p.nu = m.mid_nu[k];
+    Mat3 L;
+    shell_midedge_shape_operator(x, p, L);
+    for (int i = 0; i < 9; ++i)
+      m.mid_lambda_bar[9 * k + i] = L.a[i];
+  }
+}
+
+void add_rod_shell_joint_edges(Model& m,
+                               std::vector<Real>& edge_EI1,
+                               std::vector<Real>& edge_EI2,
+                               std::vector<Real>& edge_GJ) {
+  if (m.ntri == 0 || m.nedge == 0) return;
+  // rod edges at each node
+  std::vector<std::vector<int>> node_rod_edges(m.nnode);
+  for (int e = 0; e < m.nedge; ++e)
+    for (int a = 0; a < 2; ++a)
+      node_rod_edges[m.edge_node[2 * e + a]].push_back(e);
+
+  // joint nodes: a rod edge and a triangle meet there; their triangles' edges are augmented
+  std::vector<int> joint_of_sedge(m.nsedge, -1);  // the joint node that augments the edge
+  for (int t = 0; t < m.ntri; ++t)
+    for (int k = 0; k < 3; ++k) {
+      const int n = m.tri_node[3 * t + k];
+      if (node_rod_edges[n].empty()) continue;
+      for (int j = 0; j < 3; ++j) {
+        if (joint_of_sedge[m.tri_edge[3 * t + j]] < 0) joint_of_sedge[m.tri_edge[3 * t + j]] = n;
+      }
+    }
+  // a shell edge that is already a rod edge (a rope along the shell's border) stays one edge
+  std::set<std::pair<int, int>> rod_pairs;
+  for (int e = 0; e < m.nedge; ++e) {
+    const int a = m.edge_node[2 * e], b = m.edge_node[2 * e + 1];
+    rod_pairs.insert({std::min(a, b), std::max(a, b)});
+  }
+  for (int se = 0; se < m.nsedge; ++se) {
+    const int n = joint_of_sedge[se];
+    if (n < 0) continue;
+    const int sa = m.sedge_node[2 * se], sb = m.sedge_node[2 * se + 1];
+    if (rod_pairs.count({std::min(sa, sb), std::max(sa, sb)})) continue;
+    // the rod's properties at the joint, averaged over its edges there
+    Real EI1 = 0, EI2 = 0, GJ = 0, inertia_per_length = 0, radius = 0;
+    const auto& rods = node_rod_edges[n];
+    for (int e : rods) {
+      EI1 += edge_EI1[e];
+      EI2 += edge_EI2[e];
+      GJ += edge_GJ[e];
+      inertia_per_length += m.edge_inertia[e] / m.edge_l_bar[e];
+      radius += m.edge_radius[e];
+    }
+    const Real w = Real(1) / Real(rods.size());
+    const int a = m.sedge_node[2 * se], b = m.sedge_node[2 * se + 1];
+    m.edge_node.insert(m.edge_node.end(), {a, b});
+    m.edge_l_bar.push_back(m.sedge_l_bar[se]);
+    m.edge_EA.push_back(0);
+    m.edge_inertia.push_back(w * inertia_per_length * m.sedge_l_bar[se]);
+    m.edge_radius.push_back(w * radius);
+    m.edge_part.push_back(m.edge_part[rods[0]]);
+    edge_EI1.push_back(w * EI1);
+    edge_EI2.push_back(w * EI2);
+    edge_GJ.push_back(w * GJ);
+    ++m.nedge;
   }
 }
 

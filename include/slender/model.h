@@ -31,6 +31,7 @@ enum Family : int {
   kFamBendTwist,     ///< rod bend-twist springs
   kFamShellStretch,  ///< shell edges: stretching (the rod stretching stencil)
   kFamHinge,         ///< shell hinges: dihedral-angle bending
+  kFamMidEdge,       ///< shell triangles: mid-edge normal bending
   kFamDrag,          ///< shell triangles: aerodynamic drag (non-symmetric)
   kNumFamilies
 };
@@ -108,9 +109,20 @@ struct Model {
   std::vector<Real> sedge_l_bar;    ///< rest length [m]                     (nsedge)
   std::vector<Real> sedge_EA;       ///< stretching stiffness sqrt(3)/4 E h l_bar [N] (nsedge)
   std::vector<int> hinge_node;      ///< x0, x1 (the edge), x2, x3 (opposite vertices) (nhinge x 4)
-  std::vector<Real> hinge_kb;       ///< bending stiffness E h^3 / (12 sqrt 3) [N m] (nhinge)
+  std::vector<Real> hinge_kb;       ///< bending stiffness E h^3 / (6 sqrt 3) [N m] (nhinge)
   std::vector<Real> hinge_phi_bar;  ///< natural dihedral angle [rad]        (nhinge)
   std::vector<Real> node_volume;    ///< displaced volume for buoyancy [m^3] (nnode)
+  std::vector<int> sedge_tri;       ///< triangles on each shell edge, -1 = none (nsedge x 2)
+  // mid-edge bending (seed 000 §3.3.2): one xi DOF per edge of a mid-edge part, after the twists
+  int nxi = 0;                       ///< xi DOFs
+  int nmid = 0;                      ///< mid-edge bending triangles
+  std::vector<int> sedge_xi;         ///< xi DOF of each shell edge from 3 nnode + nedge, or -1
+  std::vector<int> mid_tri;          ///< triangle of each mid-edge stencil      (nmid)
+  std::vector<Real> mid_sign;        ///< +1 if the stored edge runs as e^k      (nmid x 3)
+  std::vector<Real> mid_kb;          ///< E h^3 / (24 (1 - nu^2)) [N m]          (nmid)
+  std::vector<Real> mid_nu;          ///< Poisson ratio                          (nmid)
+  std::vector<Real> mid_lambda_bar;  ///< natural shape operator [1/m]           (nmid x 9)
+  std::vector<Real> sedge_tau0_0;    ///< initial mid-edge frame vectors         (nsedge x 3)
 
   // DOFs
   std::vector<Real> dof_mass;            ///< lumped mass matrix diagonal        (ndof)
@@ -143,6 +155,7 @@ struct Model {
 
   int node_dof(int node) const { return 3 * node; }
   int edge_dof(int edge) const { return 3 * nnode + edge; }
+  int xi_dof(int sedge) const { return 3 * nnode + nedge + sedge_xi[sedge]; }
   /// global node of a part-local reference (negative index counts from the end)
   int resolve_node(const NodeRef& r) const;
   int resolve_edge(const EdgeRef& r) const;

@@ -22,6 +22,7 @@ struct State {
   std::vector<Real> edge_d1;         ///< reference director at step start      (nenv x nedge x 3)
   std::vector<Real> edge_t;          ///< edge tangent at step start            (nenv x nedge x 3)
   std::vector<Real> bend_ref_twist;  ///< reference twist at step start [rad] (nenv x nbend)
+  std::vector<Real> sedge_tau0;      ///< mid-edge frame vectors of the step    (nenv x nsedge x 3)
 
   // warning counters (as MuJoCo keeps them): they never stop a run, but a run reports them
   long warn_degenerate = 0;       ///< stencils evaluated on a zero-length edge

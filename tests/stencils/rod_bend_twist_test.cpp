@@ -179,7 +179,8 @@ TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
       d1[3 + i] = s1 * c.p.d1_1[i];
     }
     std::vector<Real> ref = {c.p.ref_twist};
-    const EvalView ev{1, q.data(), d1.data(), ref.data(), kappa_bar.data(), 0, nullptr, nullptr, 0};
+    const EvalView ev{1, q.data(), d1.data(), ref.data(), kappa_bar.data(),
+                      0, nullptr,  nullptr,   0,          nullptr};
     LocalEval<11> stored, local;
     RodBendTwistBinding::eval(mv, ev, 0, 0, kGradHess, stored);
     rod_bend_twist_eval(c.x, c.p, kGradHess, local);

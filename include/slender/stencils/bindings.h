@@ -12,6 +12,7 @@
 #include "slender/stencils/rod_stretch.h"
 #include "slender/stencils/shell_drag.h"
 #include "slender/stencils/shell_hinge.h"
+#include "slender/stencils/shell_midedge.h"
 
 namespace slender {
 
@@ -37,10 +38,20 @@ struct ModelView {
   const Real* hinge_kb;       // (nhinge)
   const Real* hinge_phi_bar;  // (nhinge)
   int ntri;
-  const int* tri_node;       // (ntri x 3)
-  const Real* tri_area_bar;  // (ntri)
-  Real drag_density;         // rho_med of aerodynamic drag [kg/m^3], 0 = none
-  Real drag_coefficient;     // C_D [-]
+  const int* tri_node;         // (ntri x 3)
+  const Real* tri_area_bar;    // (ntri)
+  Real drag_density;           // rho_med of aerodynamic drag [kg/m^3], 0 = none
+  Real drag_coefficient;       // C_D [-]
+  int nmid;                    // mid-edge bending triangles
+  int xi_base;                 // DOF index of the first xi DOF (3 nnode + nedge)
+  const int* tri_edge;         // shell edge opposite each node          (ntri x 3)
+  const int* sedge_tri;        // triangles on each shell edge, -1 = none (nsedge x 2)
+  const int* sedge_xi;         // xi DOF of each shell edge (from xi_base), -1 = none (nsedge)
+  const int* mid_tri;          // triangle of each mid-edge stencil       (nmid)
+  const Real* mid_sign;        // +1 if the stored edge runs as e^k      (nmid x 3)
+  const Real* mid_kb;          // bending stiffness E h^3 / (24 (1 - nu^2)) (nmid)
+  const Real* mid_nu;          // Poisson ratio                           (nmid)
+  const Real* mid_lambda_bar;  // natural shape operator                (nmid x 9)
 };
 
 /// The configuration being evaluated, for all envs, with its current frames.
@@ -54,6 +65,7 @@ struct EvalView {
   const Real* q_hat;           // the integrator's position offsets (nenv x ndof), may be null
   const Real* u_hat;           // the integrator's velocity offsets (nenv x ndof), may be null
   Real c_u;                    // du/dq of the integrator [1/s]
+  const Real* sedge_tau0;      // mid-edge frame vectors of the step     (nenv x nsedge x 3)
 };
 
 /// Where one family's local results go: fixed offsets (env, k), no accumulation.
@@ -175,6 +187,76 @@ struct ShellDragBinding {
     p.C_D = m.drag_coefficient;
     p.A_bar = m.tri_area_bar[k];
     shell_drag_eval(x, p, want, r);
+  }
+};
+
+/// Mid-edge normal bending of one shell triangle: its three nodes and the xi DOFs of its edges.
+struct ShellMidEdgeBinding {
+  using S = ShellMidedge;
+  static constexpr int kDofs = 12;
+  SLENDER_HD static long count(const ModelView& m) { return m.nmid; }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    const int t = m.mid_tri[k];
+    for (int a = 0; a < 3; ++a) {
+      for (int i = 0; i < 3; ++i)
+        out[3 * a + i] = 3 * m.tri_node[3 * t + a] + i;
+      out[9 + a] = m.xi_base + m.sedge_xi[m.tri_edge[3 * t + a]];
+    }
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
+    const Real* q = s.q + long(env) * m.ndof;
+    const Real* tau0 = s.sedge_tau0 + long(env) * m.nsedge * 3;
+    const int t = m.mid_tri[k];
+    Vec<12> x;
+    ShellMidedge::Params p;
+    for (int a = 0; a < 3; ++a) {
+      for (int i = 0; i < 3; ++i)
+        x[3 * a + i] = q[3 * m.tri_node[3 * t + a] + i];
+      const int e = m.tri_edge[3 * t + a];
+      x[9 + a] = q[m.xi_base + m.sedge_xi[e]];
+      for (int i = 0; i < 3; ++i)
+        p.tau0[a][i] = tau0[3 * e + i];
+      p.s[a] = m.mid_sign[3 * k + a];
+      p.l_bar[a] = m.sedge_l_bar[e];
+    }
+    p.A_bar = m.tri_area_bar[t];
+    for (int i = 0; i < 9; ++i)
+      p.Lambda_bar.a[i] = m.mid_lambda_bar[9 * k + i];
+    p.kb = m.mid_kb[k];
+    p.nu = m.mid_nu[k];
+    shell_midedge_eval(x, p, want, r);
+  }
+};
+
+/// The mid-edge frame vector tau0 = n_avg x e_hat of every shell edge with a xi DOF, for the
+/// configuration q (refreshed at the start of each step): one (env, shell edge) per index.
+struct MidEdgeFrames {
+  ModelView m;
+  const Real* q;  // (nenv x ndof)
+  Real* tau0;     // (nenv x nsedge x 3)
+  SLENDER_HD void operator()(long i) const {
+    const int env = int(i / m.nsedge);
+    const long e = i % m.nsedge;
+    if (m.sedge_xi[e] < 0) return;
+    const Real* qe = q + long(env) * m.ndof;
+    auto pos = [qe](int n) { return vec3(qe[3 * n], qe[3 * n + 1], qe[3 * n + 2]); };
+    Vec3 n_avg = vec3(0, 0, 0);
+    for (int a = 0; a < 2; ++a) {
+      const int t = m.sedge_tri[2 * e + a];
+      if (t < 0) continue;
+      const Vec3 x0 = pos(m.tri_node[3 * t]), x1 = pos(m.tri_node[3 * t + 1]);
+      const Vec3 x2 = pos(m.tri_node[3 * t + 2]);
+      const Vec3 nt = cross(x1 - x0, x2 - x0);
+      const Real ln = norm(nt);
+      if (ln > 0) n_avg += nt / ln;
+    }
+    const Vec3 ed = pos(m.sedge_node[2 * e + 1]) - pos(m.sedge_node[2 * e]);
+    Vec3 tau = cross(n_avg, ed);
+    const Real lt = norm(tau);
+    if (lt > 0) tau = tau / lt;
+    for (int c = 0; c < 3; ++c)
+      tau0[3 * i + c] = tau[c];
   }
 };
 
