@@ -378,6 +378,17 @@ SceneBuilder& SceneBuilder::viscosity(Real eta) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::buoyancy(Real medium_density) {
+  spec_.forces.buoyancy_density = medium_density;
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::aerodynamic_drag(Real coefficient, Real medium_density) {
+  spec_.forces.drag_coefficient = coefficient;
+  spec_.forces.drag_density = medium_density;
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::mass_damping(Real alpha) {
   spec_.forces.mass_damping = alpha;
   return *this;
@@ -775,6 +786,9 @@ void check_forces(const Checker& c) {
   }
   c.non_negative(f.viscosity, f.loc, "forces", ".viscous_drag.viscosity");
   c.non_negative(f.mass_damping, f.loc, "forces", ".damping.mass_proportional");
+  c.non_negative(f.buoyancy_density, f.loc, "forces", ".buoyancy.medium_density");
+  c.non_negative(f.drag_density, f.loc, "forces", ".aerodynamic_drag.medium_density");
+  c.non_negative(f.drag_coefficient, f.loc, "forces", ".aerodynamic_drag.coefficient");
   for (size_t i = 0; i < f.point_loads.size(); ++i) {
     const PointLoadSpec& l = f.point_loads[i];
     const std::string at = Checker::indexed("forces.point_loads", i);

@@ -575,7 +575,8 @@ TimeFunction SceneReader::read_time(const JsonObject& t) const {
 }
 
 void SceneReader::read_forces(const JsonObject& f) {
-  f.allow_only({"gravity", "point_loads", "viscous_drag", "damping"});
+  f.allow_only(
+      {"gravity", "point_loads", "viscous_drag", "damping", "buoyancy", "aerodynamic_drag"});
   ForcesSpec& out = s_.forces;
   out.loc = loc(f.value(), f.path());
   out.gravity = f.vec3_or("gravity", out.gravity);
@@ -603,6 +604,17 @@ void SceneReader::read_forces(const JsonObject& f) {
     const JsonObject d = f.object("damping");
     d.allow_only({"mass_proportional"});
     out.mass_damping = d.number("mass_proportional");
+  }
+  if (f.has("buoyancy")) {
+    const JsonObject d = f.object("buoyancy");
+    d.allow_only({"medium_density"});
+    out.buoyancy_density = d.number("medium_density");
+  }
+  if (f.has("aerodynamic_drag")) {
+    const JsonObject d = f.object("aerodynamic_drag");
+    d.allow_only({"coefficient", "medium_density"});
+    out.drag_coefficient = d.number("coefficient");
+    out.drag_density = d.number("medium_density");
   }
 }
 

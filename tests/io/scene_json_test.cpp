@@ -479,3 +479,35 @@ TEST(SceneRoundTrip, JsonAndBuilderMakeTheSameSpec) {
 
 }  // namespace
 }  // namespace slender
+
+namespace slender {
+namespace {
+
+TEST(SceneJsonForces, BuoyancyAndAerodynamicDrag) {
+  const std::string base = R"({
+  "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.3}],
+  "rods": [{"name": "r", "material": "m", "radius": 0.01,
+            "shape": {"type": "straight", "start": [0, 0, 0], "end": [1, 0, 0], "nodes": 3}}],
+  "forces": {"buoyancy": {"medium_density": 1025},
+             "aerodynamic_drag": {"coefficient": 0.5, "medium_density": DRAG}}
+})";
+  std::string ok = base;
+  ok.replace(ok.find("DRAG"), 4, "1.2");
+  const SceneSpec s = read_scene_text(ok, "f.json", ".");
+  EXPECT_EQ(s.forces.buoyancy_density, 1025);
+  EXPECT_EQ(s.forces.drag_coefficient, 0.5);
+  EXPECT_EQ(s.forces.drag_density, 1.2);
+
+  std::string bad = base;
+  bad.replace(bad.find("DRAG"), 4, "-1");
+  try {
+    read_scene_text(bad, "f.json", ".");
+    FAIL() << "a negative medium density was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "f.json");
+    EXPECT_NE(e.field().find("aerodynamic_drag.medium_density"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace slender
