@@ -70,6 +70,9 @@ struct Simulator::Impl {
   // workspace, sized once
   std::vector<Real> y, y_trial, q_hat, u_hat, f_time;
   Real c_u = 0;  // du/dq of the step being solved (drag reads it)
+  // the natural shape at the evaluation time: rest values with actuation applied
+  std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar;
+  ActuationCallback actuation_callback;
   std::vector<Real> d1_cur, t_cur, ref_cur;
   std::vector<Real> e_pool, g_pool, h_pool;
   std::vector<unsigned> flag_pool;
@@ -97,6 +100,9 @@ struct Simulator::Impl {
     dof_r.resize(md.ndof);
     dof_J.resize(md.ndof);
     dof_phi.resize(md.ndof);
+    nat_kappa_bar = md.bend_kappa_bar;
+    nat_tau_bar = md.bend_tau_bar;
+    nat_phi_bar = md.hinge_phi_bar;
     f.resize(md.plan.nfree);
     dx.resize(md.plan.nfree);
   }
@@ -115,16 +121,47 @@ struct Simulator::Impl {
   }
 
   EvalView eval_view(const Real* q) const {
-    return EvalView{1,
-                    q,
-                    d1_cur.data(),
-                    ref_cur.data(),
-                    model->bend_kappa_bar.data(),
-                    0,
-                    q_hat.data(),
-                    u_hat.data(),
-                    c_u,
-                    state.sedge_tau0.data()};
+    EvalView ev{};
+    ev.nenv = 1;
+    ev.q = q;
+    ev.edge_d1 = d1_cur.data();
+    ev.bend_ref_twist = ref_cur.data();
+    ev.bend_kappa_bar = nat_kappa_bar.data();
+    ev.bend_tau_bar = nat_tau_bar.data();
+    ev.hinge_phi_bar = nat_phi_bar.data();
+    ev.natural_per_env = 0;
+    ev.q_hat = q_hat.data();
+    ev.u_hat = u_hat.data();
+    ev.c_u = c_u;
+    ev.sedge_tau0 = state.sedge_tau0.data();
+    return ev;
+  }
+
+  // the natural shape at time t: the scene's actuation, then the callback
+  void apply_actuation(Real t) {
+    const Model& m = *model;
+    for (const ActuatedSpring& a : m.actuated) {
+      const ActuationSpec& act = m.scene.actuation[a.actuation];
+      const Real v = act.amplitude * a.scale * eval_time_function(act.time, t, a.phase);
+      switch (a.component) {
+        case 0:
+        case 1:
+          nat_kappa_bar[2 * a.index + a.component] =
+              m.bend_kappa_bar[2 * a.index + a.component] + v;
+          break;
+        case 2:
+          nat_tau_bar[a.index] = m.bend_tau_bar[a.index] + v;
+          break;
+        default:
+          nat_phi_bar[a.index] = m.hinge_phi_bar[a.index] + v;
+          break;
+      }
+    }
+    if (actuation_callback) {
+      NaturalShape shape{nat_kappa_bar.data(), nat_tau_bar.data(), nat_phi_bar.data(), m.nbend,
+                         m.nhinge};
+      actuation_callback(t, shape);
+    }
   }
 
   // one family's local energies, gradients and (optionally) Hessians at the view's q
@@ -248,6 +285,7 @@ struct Simulator::Impl {
         break;
     }
     c_u = c.c_u;
+    apply_actuation(c.t_eval);
     std::fill(f_time.begin(), f_time.end(), 0);
     for (const PointLoad& pl : m.point_loads) {
       const Real s = c.load_factor * eval_time_function(pl.time, c.t_eval);
@@ -476,6 +514,7 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
         s.f_time[3 * pl.node + k] += v * pl.force[k];
     }
     s.frames_of_state();
+    s.apply_actuation(0);
     s.eval_stencils(s.state.q.data(), kGrad);
     const Vec3 g = m.gravity;
     parallel_for_host(
@@ -502,6 +541,9 @@ const State& Simulator::state() const { return impl_->state; }
 const IntegratorSpec& Simulator::integrator() const { return impl_->spec; }
 std::string Simulator::linear_solver_name() const { return impl_->solver->name(); }
 const PhaseTimes& Simulator::phase_times() const { return impl_->times; }
+void Simulator::set_actuation(ActuationCallback callback) {
+  impl_->actuation_callback = std::move(callback);
+}
 
 void Simulator::residual(Real dt,
                          const std::vector<Real>& y,
@@ -554,6 +596,7 @@ std::vector<Real> Simulator::reactions() const {
   const Model& m = *s.model;
   const AssemblyPlan& p = m.plan;
   s.frames_of_state();
+  s.apply_actuation(s.state.time);
   // static problem at the current state: no inertia, no velocity terms
   std::fill(s.q_hat.begin(), s.q_hat.end(), 0);
   std::fill(s.u_hat.begin(), s.u_hat.end(), 0);
@@ -586,6 +629,7 @@ Energies Simulator::energies() const {
   Impl& s = *impl_;
   const Model& m = *s.model;
   s.frames_of_state();
+  s.apply_actuation(s.state.time);
   s.eval_stencils(s.state.q.data(), kEnergy);
   Energies en;
   for (int e = 0; e < m.nedge; ++e)
@@ -596,7 +640,7 @@ Energies Simulator::energies() const {
     LocalEval<11> r;
     RodBendTwist::Strains st;
     RodBendTwistBinding::eval(s.mv, ev, 0, k, kEnergy, r, &st);
-    const Real dt = st.tau - m.bend_tau_bar[k];
+    const Real dt = st.tau - s.nat_tau_bar[k];
     const Real twist = 0.5 * m.bend_GJ[k] / m.bend_dl[k] * dt * dt;
     en.twist += twist;
     en.bend += r.E - twist;
@@ -613,6 +657,7 @@ std::vector<Real> Simulator::bend_strains() const {
   Impl& s = *impl_;
   const Model& m = *s.model;
   s.frames_of_state();
+  s.apply_actuation(s.state.time);
   const EvalView ev = s.eval_view(s.state.q.data());
   std::vector<Real> out(3 * size_t(m.nbend));
   for (int k = 0; k < m.nbend; ++k) {

@@ -378,6 +378,11 @@ SceneBuilder& SceneBuilder::viscosity(Real eta) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::actuate(ActuationSpec a) {
+  spec_.actuation.push_back(std::move(a));
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::buoyancy(Real medium_density) {
   spec_.forces.buoyancy_density = medium_density;
   return *this;
@@ -837,6 +842,29 @@ void check_integrator_output(const Checker& c) {
 
 }  // namespace
 
+void check_actuation(const Checker& c) {
+  for (size_t i = 0; i < c.s.actuation.size(); ++i) {
+    const ActuationSpec& a = c.s.actuation[i];
+    const std::string at = Checker::indexed("actuation", i);
+    c.part_of(a.part, a.loc, at);
+    if (!is_finite(a.amplitude)) c.fail(a.loc, at, ".amplitude", "not finite");
+    if (!finite3(a.select_point) || !finite3(a.select_normal) || !finite3(a.wave_origin) ||
+        !finite3(a.wave_direction) || !is_finite(a.phase_per_length)) {
+      c.fail(a.loc, at, "", "selection and wave values must be finite");
+    }
+    c.non_negative(a.select_tolerance, a.loc, at, ".select.tolerance");
+    check_time_function(c, a.time, a.loc, at);
+    const PartSpec& p = c.s.parts[size_t(a.part)];
+    const bool hinge = a.target == ActuationSpec::Target::kHingeAngle;
+    if (hinge && p.triangles.empty()) {
+      c.fail(a.loc, at, ".target", "hinge_angle needs a shell part; '" + p.name + "' has none");
+    }
+    if (!hinge && p.edges.empty()) {
+      c.fail(a.loc, at, ".target", "rod targets need rod edges; '" + p.name + "' has none");
+    }
+  }
+}
+
 void validate_scene(const SceneSpec& s) {
   const Checker c(s);
   check_materials(c);
@@ -844,6 +872,7 @@ void validate_scene(const SceneSpec& s) {
   check_joints(c);
   check_boundary(c);
   check_forces(c);
+  check_actuation(c);
   check_integrator_output(c);
 }
 

@@ -66,6 +66,7 @@ class SceneReader {
   void read_joints(const JsonObject& root);
   void read_boundary(const JsonObject& b);
   void read_forces(const JsonObject& f);
+  void read_actuation(const JsonValue& list);
   TimeFunction read_time(const JsonObject& t) const;
   void read_integrator(const JsonObject& g);
   void read_output(const JsonObject& o);
@@ -574,6 +575,47 @@ TimeFunction SceneReader::read_time(const JsonObject& t) const {
   return f;
 }
 
+// natural-shape actuation: [{"target", "part", "amplitude", "time", "select", "wave"}]
+void SceneReader::read_actuation(const JsonValue& list) {
+  for (size_t i = 0; i < list.array.size(); ++i) {
+    const JsonObject o(list.array[i], file_, "actuation[" + std::to_string(i) + "]");
+    o.allow_only({"target", "part", "amplitude", "time", "select", "wave"});
+    ActuationSpec a;
+    a.loc = loc(o.value(), o.path());
+    const std::string target = o.string("target");
+    if (target == "hinge_angle") {
+      a.target = ActuationSpec::Target::kHingeAngle;
+    } else if (target == "rod_curvature1") {
+      a.target = ActuationSpec::Target::kRodCurvature1;
+    } else if (target == "rod_curvature2") {
+      a.target = ActuationSpec::Target::kRodCurvature2;
+    } else if (target == "rod_twist") {
+      a.target = ActuationSpec::Target::kRodTwist;
+    } else {
+      o.fail("target", "unknown target '" + target +
+                           "' (expected hinge_angle, rod_curvature1, rod_curvature2, rod_twist)");
+    }
+    a.part = part_of(o);
+    a.amplitude = o.number("amplitude");
+    if (o.has("time")) a.time = read_time(o.object("time"));
+    if (o.has("select")) {
+      const JsonObject sel = o.object("select");
+      sel.allow_only({"point", "normal", "tolerance"});
+      a.select_point = sel.vec3("point");
+      a.select_normal = sel.vec3("normal");
+      a.select_tolerance = sel.number_or("tolerance", a.select_tolerance);
+    }
+    if (o.has("wave")) {
+      const JsonObject w = o.object("wave");
+      w.allow_only({"origin", "direction", "phase_per_length"});
+      a.wave_origin = w.vec3_or("origin", a.wave_origin);
+      a.wave_direction = w.vec3("direction");
+      a.phase_per_length = w.number("phase_per_length");
+    }
+    s_.actuation.push_back(a);
+  }
+}
+
 void SceneReader::read_forces(const JsonObject& f) {
   f.allow_only(
       {"gravity", "point_loads", "viscous_drag", "damping", "buoyancy", "aerodynamic_drag"});
@@ -681,7 +723,7 @@ void SceneReader::read_output(const JsonObject& o) {
 SceneSpec SceneReader::read(const JsonValue& root_value) {
   const JsonObject root(root_value, file_, "");
   root.allow_only({"name", "description", "backend", "materials", "rods", "networks", "shells",
-                   "joints", "boundary", "forces", "integrator", "output"});
+                   "joints", "boundary", "forces", "actuation", "integrator", "output"});
   s_.file = file_;
   s_.base_dir = base_dir_;
   const std::string stem = std::filesystem::path(file_).stem().string();
@@ -723,6 +765,9 @@ SceneSpec SceneReader::read(const JsonValue& root_value) {
   }
   if (root.has("joints")) {
     read_joints(root);
+  }
+  if (root.has("actuation")) {
+    read_actuation(root.array("actuation"));
   }
   if (root.has("boundary")) {
     read_boundary(root.object("boundary"));

@@ -103,14 +103,55 @@ void apply_spring_overrides(Model& m) {
   }
 }
 
+// the springs each actuation drives, with their scale and spatial phase
+void resolve_actuation(Model& m) {
+  for (size_t a = 0; a < m.scene.actuation.size(); ++a) {
+    const ActuationSpec& act = m.scene.actuation[a];
+    const Real nlen = norm(act.select_normal);
+    const Vec3 dir = norm(act.wave_direction) > 0 ? act.wave_direction / norm(act.wave_direction)
+                                                  : vec3(0, 0, 0);
+    auto selected = [&](const Vec3& c) {
+      return nlen == 0 ||
+             std::fabs(dot(c - act.select_point, act.select_normal / nlen)) <= act.select_tolerance;
+    };
+    auto phase_at = [&](const Vec3& c) {
+      return act.phase_per_length * dot(c - act.wave_origin, dir);
+    };
+    const int before = int(m.actuated.size());
+    if (act.target == ActuationSpec::Target::kHingeAngle) {
+      for (int k = 0; k < m.nhinge; ++k) {
+        const int n0 = m.hinge_node[4 * k], n1 = m.hinge_node[4 * k + 1];
+        if (m.node_part[n0] != act.part && m.node_part[n1] != act.part) continue;
+        const Vec3 c = 0.5 * (node_pos(m, n0) + node_pos(m, n1));
+        if (selected(c)) m.actuated.push_back({int(a), k, 3, 1, phase_at(c)});
+      }
+    } else {
+      const int comp = act.target == ActuationSpec::Target::kRodCurvature1   ? 0
+                       : act.target == ActuationSpec::Target::kRodCurvature2 ? 1
+                                                                             : 2;
+      for (int k = 0; k < m.nbend; ++k) {
+        if (m.edge_part[m.bend_edge[2 * k]] != act.part) continue;
+        const Vec3 c = node_pos(m, m.bend_node[3 * k + 1]);
+        if (selected(c)) m.actuated.push_back({int(a), k, comp, m.bend_dl[k], phase_at(c)});
+      }
+    }
+    if (int(m.actuated.size()) == before) {
+      throw InputError(act.loc.file, act.loc.line, act.loc.field,
+                       "the actuation selects no spring of its part");
+    }
+  }
+}
+
 }  // namespace
 
-Real eval_time_function(const TimeFunction& f, Real t) {
+Real eval_time_function(const TimeFunction& f, Real t) { return eval_time_function(f, t, 0); }
+
+Real eval_time_function(const TimeFunction& f, Real t, Real phase) {
   switch (f.kind) {
     case TimeFunction::Kind::kConstant:
       return 1;
     case TimeFunction::Kind::kSine:
-      return f.offset + f.amplitude * std::sin(2 * kPi * f.frequency * t + f.phase);
+      return f.offset + f.amplitude * std::sin(2 * kPi * f.frequency * t + f.phase + phase);
     case TimeFunction::Kind::kRamp:
       return std::min(t / f.ramp_time, Real(1));
     case TimeFunction::Kind::kTable: {
@@ -340,6 +381,7 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     m.point_loads.push_back(PointLoad{m.resolve_node(pl.node), pl.force, pl.time});
   }
 
+  resolve_actuation(m);
   build_assembly_plan(m);
   return mp;
 }

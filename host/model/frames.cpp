@@ -200,16 +200,14 @@ void init_natural_strains(Model& m) {
   std::vector<Real> q(m.ndof, 0);
   std::copy(m.node_x0.begin(), m.node_x0.end(), q.begin());
   const ModelView mv = host_view(m);
-  const EvalView ev{1,
-                    q.data(),
-                    m.edge_d1_0.data(),
-                    m.bend_ref_twist_0.data(),
-                    m.bend_kappa_bar.data(),
-                    0,
-                    nullptr,
-                    nullptr,
-                    0,
-                    nullptr};
+  EvalView ev{};
+  ev.nenv = 1;
+  ev.q = q.data();
+  ev.edge_d1 = m.edge_d1_0.data();
+  ev.bend_ref_twist = m.bend_ref_twist_0.data();
+  ev.bend_kappa_bar = m.bend_kappa_bar.data();
+  ev.bend_tau_bar = m.bend_tau_bar.data();
+  ev.hinge_phi_bar = m.hinge_phi_bar.data();
   for (int k = 0; k < m.nbend; ++k) {
     LocalEval<11> r;
     RodBendTwist::Strains s;

@@ -24,6 +24,17 @@ struct PointLoad {
 
 /// Evaluates a load's time function at t.
 Real eval_time_function(const TimeFunction& f, Real t);
+/// The same with an extra phase added to a sine's argument [rad] (other kinds ignore it).
+Real eval_time_function(const TimeFunction& f, Real t, Real phase);
+
+/// One driven natural value: spring `index` of a family, rest value, spatial phase.
+struct ActuatedSpring {
+  int actuation;  ///< index into scene.actuation
+  int index;      ///< hinge, or bend-twist stencil
+  int component;  ///< 0, 1: kappa1, kappa2; 2: twist; 3: hinge angle
+  Real scale;     ///< converts the amplitude to the stencil's value (Voronoi length or 1)
+  Real phase;     ///< a sine's spatial phase [rad]
+};
 
 /// Stencil families, in their order in the local pools.
 enum Family : int {
@@ -149,6 +160,8 @@ struct Model {
 
   /// index of the bend stencil that pairs part edges (k-1, k) of a rod, or -1
   std::vector<int> part_bend;  ///< parallel to part_edge: bend at the edge's start node
+
+  std::vector<ActuatedSpring> actuated;  ///< every driven natural value
 
   AssemblyPlan plan;
   SceneSpec scene;  ///< the spec the model was built from (integrator, output, names)

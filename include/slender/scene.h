@@ -182,6 +182,32 @@ struct OutputSpec {
   SourceLoc loc = {};              ///< the "output" block
 };
 
+/// Actuation by the natural shape (seed 000 §6.1, seed 002 §III-E): a driven natural value
+/// = its rest value + amplitude * s(t + phase), with s the time function; for a sine the
+/// phase may grow along a direction (a travelling wave).
+struct ActuationSpec {
+  enum class Target {
+    kHingeAngle,     ///< natural hinge angle phi_bar of shell hinges [rad]
+    kRodCurvature1,  ///< natural curvature kappa1 of rod bend-twist springs [1/m]
+    kRodCurvature2,  ///< natural curvature kappa2 [1/m]
+    kRodTwist,       ///< natural twist [rad/m]
+  };
+  Target target = Target::kHingeAngle;
+  int part = -1;  ///< the part whose springs are driven
+  /// optional selection: springs whose centre (hinge edge midpoint, rod node) lies within
+  /// `select_tolerance` of the plane through select_point with normal select_normal; a zero
+  /// normal selects every spring of the part
+  Vec3 select_point = Vec3{{0, 0, 0}};
+  Vec3 select_normal = Vec3{{0, 0, 0}};
+  Real select_tolerance = 1e-9;        ///< [m]
+  Real amplitude = 1;                  ///< [rad] for hinges, [1/m] for curvature, [rad/m] for twist
+  TimeFunction time;                   ///< s(t)
+  Vec3 wave_origin = Vec3{{0, 0, 0}};  ///< a sine's phase grows from here
+  Vec3 wave_direction = Vec3{{0, 0, 0}};  ///< along this (unit) direction
+  Real phase_per_length = 0;              ///< by this much [rad/m]
+  SourceLoc loc;
+};
+
 enum class BackendKind { kCpu, kCuda };
 
 /// The whole scene as plain data.
@@ -200,6 +226,7 @@ struct SceneSpec {
   ForcesSpec forces;
   /// initial node velocities: per (node, velocity) pair; nodes not named start at rest
   std::vector<std::pair<NodeRef, Vec3>> initial_velocities;
+  std::vector<ActuationSpec> actuation;
   IntegratorSpec integrator;
   OutputSpec output;
 };

@@ -4,6 +4,7 @@
 // method (residual on free DOFs, backtracking line search). A step that fails leaves the state
 // exactly as it was and says why in its StepReport.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,18 @@ struct PhaseTimes {
   long newton_iters = 0, steps = 0, factorizations = 0;
 };
 
+/// The natural shape the stencils see at an evaluation time: the model's rest values with the
+/// scene's actuation applied; an actuation callback may change it further (views into the
+/// simulator, valid during the call).
+struct NaturalShape {
+  Real* bend_kappa_bar;  ///< discrete natural curvatures kappa1, kappa2 [-] (nbend x 2)
+  Real* bend_tau_bar;    ///< natural twists [rad]                          (nbend)
+  Real* hinge_phi_bar;   ///< natural hinge angles [rad]                    (nhinge)
+  int nbend, nhinge;
+};
+/// Called with the evaluation time t [s] (t + dt/2 for the midpoint rule) before every step.
+using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;
+
 /// Which sparse factorization the CPU backend uses.
 enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu };
 
@@ -61,6 +74,9 @@ class Simulator {
   StepReport step();
   /// one step of size dt
   StepReport step(Real dt);
+
+  /// actuation in code: runs after the scene's own actuation, before each step
+  void set_actuation(ActuationCallback callback);
 
   const Model& model() const;
   const State& state() const;

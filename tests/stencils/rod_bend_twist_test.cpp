@@ -179,8 +179,13 @@ TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
       d1[3 + i] = s1 * c.p.d1_1[i];
     }
     std::vector<Real> ref = {c.p.ref_twist};
-    const EvalView ev{1, q.data(), d1.data(), ref.data(), kappa_bar.data(),
-                      0, nullptr,  nullptr,   0,          nullptr};
+    EvalView ev{};
+    ev.nenv = 1;
+    ev.q = q.data();
+    ev.edge_d1 = d1.data();
+    ev.bend_ref_twist = ref.data();
+    ev.bend_kappa_bar = kappa_bar.data();
+    ev.bend_tau_bar = tau_bar.data();
     LocalEval<11> stored, local;
     RodBendTwistBinding::eval(mv, ev, 0, 0, kGradHess, stored);
     rod_bend_twist_eval(c.x, c.p, kGradHess, local);

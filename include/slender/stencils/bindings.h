@@ -60,12 +60,16 @@ struct EvalView {
   const Real* q;               // DOFs                                   (nenv x ndof)
   const Real* edge_d1;         // reference directors at q               (nenv x nedge x 3)
   const Real* bend_ref_twist;  // reference twists at q                  (nenv x nbend)
-  const Real* bend_kappa_bar;  // natural curvatures, env stride below   (· x nbend x 2)
-  long kappa_bar_env_stride;   // 0 = shared by all envs, else nbend * 2
-  const Real* q_hat;           // the integrator's position offsets (nenv x ndof), may be null
-  const Real* u_hat;           // the integrator's velocity offsets (nenv x ndof), may be null
-  Real c_u;                    // du/dq of the integrator [1/s]
-  const Real* sedge_tau0;      // mid-edge frame vectors of the step     (nenv x nsedge x 3)
+  // natural shape, which actuation changes: one set for all envs (natural_per_env = 0) or one
+  // per env (1)
+  const Real* bend_kappa_bar;  // natural curvatures                     (· x nbend x 2)
+  const Real* bend_tau_bar;    // natural twists                         (· x nbend)
+  const Real* hinge_phi_bar;   // natural hinge angles                   (· x nhinge)
+  int natural_per_env;
+  const Real* q_hat;       // the integrator's position offsets (nenv x ndof), may be null
+  const Real* u_hat;       // the integrator's velocity offsets (nenv x ndof), may be null
+  Real c_u;                // du/dq of the integrator [1/s]
+  const Real* sedge_tau0;  // mid-edge frame vectors of the step     (nenv x nsedge x 3)
 };
 
 /// Where one family's local results go: fixed offsets (env, k), no accumulation.
@@ -152,7 +156,8 @@ struct ShellHingeBinding {
     for (int a = 0; a < 4; ++a)
       for (int i = 0; i < 3; ++i)
         x[3 * a + i] = q[3 * m.hinge_node[4 * k + a] + i];
-    shell_hinge_eval(x, ShellHinge::Params{m.hinge_kb[k], m.hinge_phi_bar[k]}, want, r);
+    const Real* phi_bar = s.hinge_phi_bar + long(env) * s.natural_per_env * m.nhinge;
+    shell_hinge_eval(x, ShellHinge::Params{m.hinge_kb[k], phi_bar[k]}, want, r);
   }
 };
 
@@ -292,10 +297,11 @@ struct RodBendTwistBinding {
     p.EI2 = m.bend_EI[2 * k + 1];
     p.GJ = m.bend_GJ[k];
     p.dl = m.bend_dl[k];
-    const Real* kb = s.bend_kappa_bar + env * s.kappa_bar_env_stride;
+    const long nat = long(env) * s.natural_per_env * m.nbend;
+    const Real* kb = s.bend_kappa_bar + 2 * nat;
     p.kappa1_bar = kb[2 * k];
     p.kappa2_bar = kb[2 * k + 1];
-    p.tau_bar = m.bend_tau_bar[k];
+    p.tau_bar = s.bend_tau_bar[nat + k];
     p.frame_offset = m.bend_frame_offset[k];
   }
   SLENDER_HD static void eval(const ModelView& m,
