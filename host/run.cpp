@@ -77,7 +77,10 @@ struct Recording {
     f.model = &sim.model();
     f.state = &sim.state();
     if (want_energies) f.energies = sim.energies();
-    if (want_strains) f.bend_strains = sim.bend_strains();
+    if (want_strains) {
+      f.bend_strains = sim.bend_strains();
+      f.shell_energy_density = sim.shell_bending_energy_density();
+    }
     f.newton_iters = newton_iters;
     for (auto& r : recorders)
       r->record(f);

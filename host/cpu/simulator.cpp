@@ -653,6 +653,26 @@ Energies Simulator::energies() const {
   return en;
 }
 
+std::vector<Real> Simulator::shell_bending_energy_density() const {
+  Impl& s = *impl_;
+  const Model& m = *s.model;
+  std::vector<Real> out(m.ntri, 0);
+  if (m.ntri == 0) return out;
+  s.frames_of_state();
+  s.apply_actuation(s.state.time);
+  s.eval_stencils(s.state.q.data(), kEnergy);
+  const Real* eh = s.e_pool.data() + m.plan.e_off[kFamHinge];
+  for (int k = 0; k < m.nhinge; ++k)
+    for (int a = 0; a < 2; ++a)
+      out[m.sedge_tri[2 * m.hinge_sedge[k] + a]] += 0.5 * eh[k];
+  const Real* em = s.e_pool.data() + m.plan.e_off[kFamMidEdge];
+  for (int k = 0; k < m.nmid; ++k)
+    out[m.mid_tri[k]] += em[k];
+  for (int t = 0; t < m.ntri; ++t)
+    out[t] /= m.tri_area_bar[t];
+  return out;
+}
+
 std::vector<Real> Simulator::bend_strains() const {
   Impl& s = *impl_;
   const Model& m = *s.model;

@@ -110,6 +110,7 @@ void build_shells(Model& m) {
     const int x0 = m.tri_node[3 * tA + (kA + 1) % 3], x1 = m.tri_node[3 * tA + (kA + 2) % 3];
     const int x2 = m.tri_node[3 * tA + kA], x3 = m.tri_node[3 * tB + kB];
     m.hinge_node.insert(m.hinge_node.end(), {x0, x1, x2, x3});
+    m.hinge_sedge.push_back(e);
     // k_b = 2 / sqrt(3) E h^3 / 12 for E = 1/2 k_b (phi - phi_bar)^2: on an equilateral mesh
     // this gives the plate rigidity E h^3 / 12 (Savin et al. 2011). Seed 000's eq. 17 quotes
     // 1 / sqrt(3) together with the factor 1/2, which halves the rigidity; tests/physics checks

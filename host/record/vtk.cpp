@@ -235,6 +235,12 @@ class VtkRecorder : public Recorder {
     write_field(f, "TimeValue", {fr.time});
     write_field(f, "step", {Real(fr.step)});
     write_field(f, "edge_twist_angle", theta);
+    if (m.nxi > 0) {
+      std::vector<Real> xi(m.nsedge, 0);
+      for (int e = 0; e < m.nsedge; ++e)
+        if (m.sedge_xi[e] >= 0) xi[e] = s.q[m.xi_dof(e)];
+      write_field(f, "shell_edge_xi", xi);
+    }
     std::fputs("    </FieldData>\n", f);
     std::fprintf(f,
                  "    <Piece NumberOfPoints=\"%d\" NumberOfVerts=\"0\" NumberOfLines=\"%zu\" "
@@ -253,6 +259,17 @@ class VtkRecorder : public Recorder {
     cell_part.insert(cell_part.end(), m.tri_part.begin(), m.tri_part.end());
     std::fputs("      <CellData Scalars=\"part\">\n", f);
     write_ints(f, "part", cell_part, in);
+    if (m.ntri > 0) {
+      // per cell, lines first (0 there), then the triangles' bending energy per area
+      std::vector<Real> density(cell_part_.size(), 0);
+      if (int(fr.shell_energy_density.size()) == m.ntri) {
+        density.insert(density.end(), fr.shell_energy_density.begin(),
+                       fr.shell_energy_density.end());
+      } else {
+        density.resize(cell_part.size(), 0);
+      }
+      write_reals(f, "bending_energy_density", 1, density, in);
+    }
     std::fputs("      </CellData>\n", f);
     std::fputs("      <Points>\n", f);
     write_reals(f, "position", 3, x, in);

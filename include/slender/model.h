@@ -122,6 +122,7 @@ struct Model {
   std::vector<int> hinge_node;      ///< x0, x1 (the edge), x2, x3 (opposite vertices) (nhinge x 4)
   std::vector<Real> hinge_kb;       ///< bending stiffness E h^3 / (6 sqrt 3) [N m] (nhinge)
   std::vector<Real> hinge_phi_bar;  ///< natural dihedral angle [rad]        (nhinge)
+  std::vector<int> hinge_sedge;     ///< the shell edge of each hinge         (nhinge)
   std::vector<Real> node_volume;    ///< displaced volume for buoyancy [m^3] (nnode)
   std::vector<int> sedge_tri;       ///< triangles on each shell edge, -1 = none (nsedge x 2)
   // mid-edge bending (seed 000 §3.3.2): one xi DOF per edge of a mid-edge part, after the twists

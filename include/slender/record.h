@@ -19,8 +19,9 @@ struct RecordFrame {
   const Model* model = nullptr;
   const State* state = nullptr;
   Energies energies;
-  std::vector<Real> bend_strains;  ///< (nbend x 3): kappa1, kappa2, tau
-  int newton_iters = 0;            ///< of the step that led here
+  std::vector<Real> bend_strains;          ///< (nbend x 3): kappa1, kappa2, tau
+  std::vector<Real> shell_energy_density;  ///< bending energy per area (ntri) [J/m^2]
+  int newton_iters = 0;                    ///< of the step that led here
 };
 
 class Recorder {

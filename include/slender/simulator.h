@@ -88,6 +88,9 @@ class Simulator {
   Energies energies() const;
   /// material curvatures and twist (kappa1, kappa2, tau) of every bend stencil (nbend x 3)
   std::vector<Real> bend_strains() const;
+  /// shell bending energy per rest area of every triangle at the current state [J/m^2] (ntri):
+  /// a mid-edge triangle's own energy, or half of each adjacent hinge's
+  std::vector<Real> shell_bending_energy_density() const;
   /// material director m1 of every edge at the current state (nedge x 3)
   std::vector<Real> material_frames() const;
   /// Forces the supports exert at the current state: for every fixed DOF, grad E - F of the

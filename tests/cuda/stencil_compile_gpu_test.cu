@@ -36,6 +36,27 @@ struct BendTwistEval {
   }
 };
 
+struct HingeEval {
+  ShellHinge::Params p;
+  __host__ __device__ void operator()(const Vec<12>& x, LocalEval<12>& r) const {
+    shell_hinge_eval(x, p, kGradHess, r);
+  }
+};
+
+struct MidEdgeEval {
+  ShellMidedge::Params p;
+  __host__ __device__ void operator()(const Vec<12>& x, LocalEval<12>& r) const {
+    shell_midedge_eval(x, p, kGradHess, r);
+  }
+};
+
+struct DragEval {
+  ShellDrag::Params p;
+  __host__ __device__ void operator()(const Vec<9>& x, LocalEval<9>& r) const {
+    shell_drag_eval(x, p, kGradHess, r);
+  }
+};
+
 template <int D, class Eval>
 void compare_on_device(const std::vector<Vec<D>>& xs, const Eval& eval) {
   const int n = int(xs.size());
@@ -90,6 +111,63 @@ TEST(StencilGpu, BendTwistMatchesHost) {
   const RodBendTwist::Params p{vec3(0, 1, 0), vec3(0, 0, 1), 0.2,  1.0,  2.0, 0.5,
                                1.0,           0.1,           -0.1, 0.05, 0.3};
   compare_on_device<11>(xs, BendTwistEval{p});
+}
+
+// a flat-ish quad of two triangles, perturbed: hinge (x0, x1 the hinge, x2, x3 the tips)
+std::vector<Vec<12>> random_hinges(unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<Real> u(-0.2, 0.2);
+  std::vector<Vec<12>> xs(256);
+  const Real base[12] = {0, 0, 0, 1, 0, 0, 0.5, 0.8, 0, 0.5, -0.8, 0};
+  for (auto& x : xs)
+    for (int k = 0; k < 12; ++k)
+      x[k] = base[k] + u(rng);
+  return xs;
+}
+
+TEST(StencilGpu, HingeMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  compare_on_device<12>(random_hinges(3), HingeEval{{1.5, 0.2}});
+}
+
+TEST(StencilGpu, MidEdgeMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<12>> xs = random_hinges(5);  // x0, x1, x2 and three xi values
+  for (auto& x : xs)
+    for (int k = 9; k < 12; ++k)
+      x[k] *= 0.1;
+  ShellMidedge::Params p;
+  p.tau0[0] = vec3(0, 0, 1);
+  p.tau0[1] = vec3(0.6, 0, 0.8);
+  p.tau0[2] = vec3(0, 0.6, 0.8);
+  for (int k = 0; k < 3; ++k) {
+    p.s[k] = k == 1 ? -1 : 1;
+    p.l_bar[k] = 1;
+  }
+  p.A_bar = 0.4;
+  p.Lambda_bar = Mat3::zero();
+  p.kb = 2;
+  p.nu = 0.3;
+  compare_on_device<12>(xs, MidEdgeEval{p});
+}
+
+TEST(StencilGpu, DragMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<9>> xs(256);
+  const std::vector<Vec<12>> h = random_hinges(7);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int k = 0; k < 9; ++k)
+      xs[i][k] = h[i][k];
+  ShellDrag::Params p;
+  for (int a = 0; a < 3; ++a) {
+    p.u_hat[a] = vec3(0.1 * a, -0.2, 0.5);
+    p.q_hat[a] = vec3(0, 0, 0.01 * a);
+  }
+  p.c_u = 100;
+  p.rho_med = 1.2;
+  p.C_D = 1;
+  p.A_bar = 0.4;
+  compare_on_device<9>(xs, DragEval{p});
 }
 
 }  // namespace

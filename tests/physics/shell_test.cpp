@@ -7,8 +7,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include "physics_util.h"
+#include "slender/run.h"
 #include "slender/stencils/shell_hinge.h"
 
 namespace slender {
@@ -221,7 +225,8 @@ TEST(RodShellJoint, TransmitsATipLoadInStaticEquilibrium) {
   Simulator sim(m);
   ASSERT_TRUE(test::run_steps(sim, 800));
   Real speed = 0;
-  for (Real v : sim.state().u) speed = std::max(speed, std::fabs(v));
+  for (Real v : sim.state().u)
+    speed = std::max(speed, std::fabs(v));
   EXPECT_LT(speed, 1e-8);  // at rest
   // reactions + applied loads + weights = 0
   const std::vector<Real> r = sim.reactions();
@@ -289,6 +294,47 @@ TEST(ShellNewton, JacobianMatchesCentralDifferences) {
                 bending == ShellBending::kHinge ? "hinge" : "mid-edge", rel);
     EXPECT_LT(rel, 1e-6);
   }
+}
+
+}  // namespace
+}  // namespace slender
+
+namespace slender {
+namespace {
+
+// the VTK frames carry the triangles, their bending energy density and the mid-edge xi
+TEST(ShellOutput, VtkHasTrianglesAndEnergyDensity) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0), 0.01,
+                                  false, mat, 1e-3, ShellBending::kMidEdge);
+  b.fix_node(s, 0).fix_node(s, 1).fix_node(s, 2);
+  b.gravity(vec3(0, 0, -9.8));
+  b.integrator().dt = 0.01;
+  b.integrator().duration = 0.05;
+  const std::string dir = ::testing::TempDir() + "slender_shell_vtk";
+  b.output().dir = dir;
+  b.output().every = 5;
+  const auto m = build_model(b.build());
+  Simulator sim(m);
+  RunOptions opt;
+  opt.progress = false;
+  std::ostringstream log;
+  const RunResult r = run_simulation(sim, opt, log);
+  ASSERT_TRUE(r.ok) << r.message;
+  std::ifstream in(dir + "/frames/scene_000001.vtp");
+  ASSERT_TRUE(in.good());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("NumberOfPolys=\"" + std::to_string(m->ntri) + "\""), std::string::npos);
+  EXPECT_NE(text.find("Name=\"bending_energy_density\""), std::string::npos);
+  EXPECT_NE(text.find("Name=\"shell_edge_xi\""), std::string::npos);
+  // the plate bends under gravity: some triangle stores bending energy
+  const std::vector<Real> density = sim.shell_bending_energy_density();
+  ASSERT_EQ(int(density.size()), m->ntri);
+  Real largest = 0;
+  for (Real v : density)
+    largest = std::max(largest, v);
+  EXPECT_GT(largest, 0);
 }
 
 }  // namespace
