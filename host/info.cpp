@@ -99,8 +99,10 @@ const char* integrator_name(IntegratorKind k) {
 }
 
 size_t state_bytes_per_env(const Model& m) {
-  // q, u, a (ndof each), edge_d1 and edge_t (nedge x 3 each), bend_ref_twist (nbend)
-  const size_t reals = 3 * size_t(m.ndof) + 6 * size_t(m.nedge) + size_t(m.nbend);
+  // q, u, a (ndof each), edge_d1 and edge_t (nedge x 3 each), bend_ref_twist (nbend),
+  // sedge_tau0 (nsedge x 3)
+  const size_t reals =
+      3 * size_t(m.ndof) + 6 * size_t(m.nedge) + size_t(m.nbend) + 3 * size_t(m.nsedge);
   return reals * sizeof(Real);
 }
 
@@ -111,6 +113,12 @@ std::string model_info(const Model& m) {
   line(os, "nodes", std::to_string(m.nnode));
   line(os, "edges", std::to_string(m.nedge));
   line(os, "bend-twist", std::to_string(m.nbend) + " stencils");
+  if (m.ntri > 0) {
+    line(os, "shells",
+         std::to_string(m.ntri) + " triangles, " + std::to_string(m.nsedge) + " edges, " +
+             std::to_string(m.nhinge) + " hinges, " + std::to_string(m.nmid) +
+             " mid-edge triangles (" + std::to_string(m.nxi) + " xi DOFs)");
+  }
   line(os, "parts", parts_text(m));
 
   // DOFs: fixed ones counted from the model, free ones from the assembly plan
