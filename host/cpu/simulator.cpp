@@ -137,23 +137,38 @@ struct Simulator::Impl {
     return ev;
   }
 
-  // the natural shape at time t: the scene's actuation, then the callback
+  // the natural shape at time t: the rest values plus every actuation's contribution (they
+  // add up where several drive one spring), then the callback
   void apply_actuation(Real t) {
     const Model& m = *model;
     for (const ActuatedSpring& a : m.actuated) {
-      const ActuationSpec& act = m.scene.actuation[a.actuation];
-      const Real v = act.amplitude * a.scale * eval_time_function(act.time, t, a.phase);
       switch (a.component) {
         case 0:
         case 1:
-          nat_kappa_bar[2 * a.index + a.component] =
-              m.bend_kappa_bar[2 * a.index + a.component] + v;
+          nat_kappa_bar[2 * a.index + a.component] = m.bend_kappa_bar[2 * a.index + a.component];
           break;
         case 2:
-          nat_tau_bar[a.index] = m.bend_tau_bar[a.index] + v;
+          nat_tau_bar[a.index] = m.bend_tau_bar[a.index];
           break;
         default:
-          nat_phi_bar[a.index] = m.hinge_phi_bar[a.index] + v;
+          nat_phi_bar[a.index] = m.hinge_phi_bar[a.index];
+          break;
+      }
+    }
+    for (const ActuatedSpring& a : m.actuated) {
+      const ActuationSpec& act = m.scene.actuation[a.actuation];
+      const Real envelope = act.ramp_in > 0 ? std::min(Real(1), t / act.ramp_in) : Real(1);
+      const Real v = envelope * act.amplitude * a.scale * eval_time_function(act.time, t, a.phase);
+      switch (a.component) {
+        case 0:
+        case 1:
+          nat_kappa_bar[2 * a.index + a.component] += v;
+          break;
+        case 2:
+          nat_tau_bar[a.index] += v;
+          break;
+        default:
+          nat_phi_bar[a.index] += v;
           break;
       }
     }

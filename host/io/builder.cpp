@@ -853,6 +853,7 @@ void check_actuation(const Checker& c) {
       c.fail(a.loc, at, "", "selection and wave values must be finite");
     }
     c.non_negative(a.select_tolerance, a.loc, at, ".select.tolerance");
+    c.non_negative(a.ramp_in, a.loc, at, ".ramp_in");
     check_time_function(c, a.time, a.loc, at);
     const PartSpec& p = c.s.parts[size_t(a.part)];
     const bool hinge = a.target == ActuationSpec::Target::kHingeAngle;

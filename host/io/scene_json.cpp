@@ -579,7 +579,7 @@ TimeFunction SceneReader::read_time(const JsonObject& t) const {
 void SceneReader::read_actuation(const JsonValue& list) {
   for (size_t i = 0; i < list.array.size(); ++i) {
     const JsonObject o(list.array[i], file_, "actuation[" + std::to_string(i) + "]");
-    o.allow_only({"target", "part", "amplitude", "time", "select", "wave"});
+    o.allow_only({"target", "part", "amplitude", "ramp_in", "time", "select", "wave"});
     ActuationSpec a;
     a.loc = loc(o.value(), o.path());
     const std::string target = o.string("target");
@@ -597,6 +597,7 @@ void SceneReader::read_actuation(const JsonValue& list) {
     }
     a.part = part_of(o);
     a.amplitude = o.number("amplitude");
+    a.ramp_in = o.number_or("ramp_in", a.ramp_in);
     if (o.has("time")) a.time = read_time(o.object("time"));
     if (o.has("select")) {
       const JsonObject sel = o.object("select");

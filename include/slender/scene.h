@@ -183,8 +183,8 @@ struct OutputSpec {
 };
 
 /// Actuation by the natural shape (seed 000 §6.1, seed 002 §III-E): a driven natural value
-/// = its rest value + amplitude * s(t + phase), with s the time function; for a sine the
-/// phase may grow along a direction (a travelling wave).
+/// = its rest value + the sum over actuations of envelope(t) * amplitude * s(t + phase), with
+/// s the time function; for a sine the phase may grow along a direction (a travelling wave).
 struct ActuationSpec {
   enum class Target {
     kHingeAngle,     ///< natural hinge angle phi_bar of shell hinges [rad]
@@ -199,10 +199,11 @@ struct ActuationSpec {
   /// normal selects every spring of the part
   Vec3 select_point = Vec3{{0, 0, 0}};
   Vec3 select_normal = Vec3{{0, 0, 0}};
-  Real select_tolerance = 1e-9;        ///< [m]
-  Real amplitude = 1;                  ///< [rad] for hinges, [1/m] for curvature, [rad/m] for twist
-  TimeFunction time;                   ///< s(t)
-  Vec3 wave_origin = Vec3{{0, 0, 0}};  ///< a sine's phase grows from here
+  Real select_tolerance = 1e-9;  ///< [m]
+  Real amplitude = 1;            ///< [rad] for hinges, [1/m] for curvature, [rad/m] for twist
+  Real ramp_in = 0;              ///< the drive grows linearly from 0 over this time [s]; 0 = none
+  TimeFunction time;             ///< s(t)
+  Vec3 wave_origin = Vec3{{0, 0, 0}};     ///< a sine's phase grows from here
   Vec3 wave_direction = Vec3{{0, 0, 0}};  ///< along this (unit) direction
   Real phase_per_length = 0;              ///< by this much [rad/m]
   SourceLoc loc;

@@ -51,7 +51,10 @@ TEST(Actuation, RodCurvatureBendsTheRodIntoAnArc) {
 
 // a plate folded along its centre line: the driven hinges reach the driven angle exactly (the
 // two halves stay flat, so nothing resists)
-std::shared_ptr<const Model> folding_plate(Real angle, bool scene_actuation) {
+std::shared_ptr<const Model> folding_plate(Real angle,
+                                           bool scene_actuation,
+                                           int split = 1,
+                                           Real ramp_in = 0) {
   SceneBuilder b;
   const int mat = b.material("m", 1000, 1e7, 0.3);
   const int s = b.rectangle_shell("plate", vec3(-0.05, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.04, 0),
@@ -59,11 +62,13 @@ std::shared_ptr<const Model> folding_plate(Real angle, bool scene_actuation) {
   const PartSpec& p = b.part(s);
   for (int i = 0; i < int(p.nodes.size()); ++i)
     if (p.nodes[i][0] < -0.04) b.fix_node(s, i);
-  if (scene_actuation) {
+  // `split` actuations of angle / split each on the same hinges: they add up
+  for (int k = 0; scene_actuation && k < split; ++k) {
     ActuationSpec a;
     a.target = ActuationSpec::Target::kHingeAngle;
     a.part = s;
-    a.amplitude = angle;
+    a.amplitude = angle / split;
+    a.ramp_in = ramp_in;
     a.select_normal = vec3(1, 0, 0);  // hinges on the plane x = 0
     b.actuate(a);
   }
@@ -101,6 +106,22 @@ TEST(Actuation, HingeAngleFoldsAPlate) {
   }
   EXPECT_EQ(driven, int(m->actuated.size()));
   EXPECT_GT(driven, 2);
+}
+
+TEST(Actuation, SeveralActuationsAddUpAndRampIn) {
+  const Real angle = 0.8;
+  const auto m = folding_plate(angle, true, 2);
+  Simulator sim(m);
+  ASSERT_TRUE(test::run_steps(sim, 4));
+  // half way through a 2 s ramp-in at the end of the static run (t = 1 s)
+  const auto r = folding_plate(angle, true, 1, 2.0);
+  Simulator sr(r);
+  ASSERT_TRUE(test::run_steps(sr, 4));
+  for (int k = 0; k < m->nhinge; ++k) {
+    if (!on_centre_line(*m, k)) continue;
+    EXPECT_NEAR(hinge_angle(*m, sim.state(), k), angle, 1e-6);
+    EXPECT_NEAR(hinge_angle(*r, sr.state(), k), angle / 2, 1e-6);
+  }
 }
 
 TEST(Actuation, CallbackActsLikeTheSceneActuation) {
