@@ -178,8 +178,10 @@ class VtkRecorder : public Recorder {
       const int adr = m.part_edge_adr[p], num = m.part_edge_adr[p + 1] - adr;
       add_edges(p, m.part_edge.data() + adr, num);
     }
+    // edges outside every part; the triangle edges that a rod-shell joint gave frames and
+    // twists (no stretching stiffness of their own) are drawn as triangles already
     for (int e = 0; e < m.nedge; ++e) {
-      if (!covered[e]) add_edges(-1, &e, 1);
+      if (!covered[e] && m.edge_EA[e] > 0) add_edges(-1, &e, 1);
     }
   }
 
