@@ -3,7 +3,7 @@
 # is quick). Needs root or sudo on a fresh machine.
 set -euo pipefail
 
-packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libcli11-dev
+packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libcli11-dev libopenblas-dev
           libsuitesparse-dev googletest libgtest-dev)
 
 missing=()
