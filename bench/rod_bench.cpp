@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
 #include "slender/builder.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
@@ -38,6 +39,13 @@
 #endif
 
 namespace {
+
+using slender::bench::cpu_model;
+using slender::bench::fmt;
+using slender::bench::omp_threads;
+using slender::bench::print_markdown;
+using slender::bench::print_text;
+using slender::bench::Table;
 
 using slender::Real;
 
@@ -108,12 +116,6 @@ struct CaseResult {
   std::string solver_name;
   slender::PhaseTimes phases;  // of the median run
 };
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string lower(std::string s) {
   for (char& ch : s)
@@ -197,29 +199,6 @@ std::vector<const Case*> select_cases(const std::vector<std::string>& args) {
     if (!found) throw std::runtime_error("unknown case '" + a + "'");
   }
   return out;
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.compare(0, 10, "model name") == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        size_t b = line.find_first_not_of(" \t", colon + 1);
-        return b == std::string::npos ? "" : line.substr(b);
-      }
-    }
-  }
-  return "unknown";
-}
-
-int omp_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
 }
 
 // one timed run: model built before the clock starts, only the steps are timed
@@ -377,11 +356,6 @@ CaseResult run_case(const Case& c, const Options& o) {
   return res;
 }
 
-struct Table {
-  std::vector<std::string> head;
-  std::vector<std::vector<std::string>> rows;
-};
-
 Table main_table(const std::vector<CaseResult>& results) {
   Table t;
   t.head = {"case",    "DOF (free)", "steps",  "Newton it/step", "min [s]", "median [s]",
@@ -413,46 +387,6 @@ Table phase_table(const std::vector<CaseResult>& results) {
                       fmt("%.2f", double(p.factorizations) / n)});
   }
   return t;
-}
-
-void print_text(std::ostream& os, const Table& t) {
-  std::vector<size_t> w(t.head.size());
-  for (size_t j = 0; j < w.size(); ++j)
-    w[j] = t.head[j].size();
-  for (const auto& row : t.rows) {
-    for (size_t j = 0; j < w.size(); ++j)
-      w[j] = std::max(w[j], row[j].size());
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    for (size_t j = 0; j < w.size(); ++j) {
-      os << cells[j];
-      if (j + 1 < w.size()) os << std::string(w[j] - cells[j].size() + 2, ' ');
-    }
-    os << '\n';
-  };
-  line(t.head);
-  size_t total = 0;
-  for (size_t j = 0; j < w.size(); ++j)
-    total += w[j] + (j + 1 < w.size() ? 2 : 0);
-  os << std::string(total, '-') << '\n';
-  for (const auto& row : t.rows)
-    line(row);
-}
-
-void print_markdown(std::ostream& os, const Table& t) {
-  auto line = [&](const std::vector<std::string>& cells) {
-    os << '|';
-    for (const std::string& c : cells)
-      os << ' ' << c << " |";
-    os << '\n';
-  };
-  line(t.head);
-  os << '|';
-  for (size_t j = 0; j < t.head.size(); ++j)
-    os << " --- |";
-  os << '\n';
-  for (const auto& row : t.rows)
-    line(row);
 }
 
 }  // namespace
