@@ -103,7 +103,9 @@ bool LinearSolver::solve(const Real* b, Real* x) {
   Eigen::Map<const Eigen::VectorXd> bv(b, s.n);
   Eigen::Map<Eigen::VectorXd> xv(x, s.n);
   if (s.fallback || s.kind == LinearSolverKind::kSparseLu) {
-    xv = s.lu.solve(bv);
+    // the factorized matrix is the CSR values read as CSC, i.e. J^T: solve with its transpose
+    // (for a symmetric J the two are the same)
+    xv = s.lu.transpose().solve(bv);
   } else if (s.kind == LinearSolverKind::kEigenLdlt) {
     xv = s.ldlt.solve(bv);
 #ifdef SLENDER_HAVE_CHOLMOD

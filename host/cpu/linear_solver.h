@@ -1,8 +1,9 @@
 #pragma once
 
-// Sparse symmetric solve of the CPU backend: the free-DOF Jacobian lives in an Eigen sparse
-// matrix whose value array the assembly writes into directly (the pattern is the model's CSR;
-// being symmetric, CSR and CSC coincide). The pattern is analysed once; every Newton iteration
+// Sparse solve of the CPU backend: the free-DOF Jacobian lives in an Eigen sparse matrix whose
+// value array the assembly writes into directly (the pattern is the model's CSR, which Eigen
+// reads as CSC: for a symmetric Jacobian the same matrix, otherwise its transpose, which the
+// LU solve accounts for). The pattern is analysed once; every Newton iteration
 // refactorizes. CHOLMOD when available, Eigen's SimplicialLDLT otherwise, and a sparse LU
 // fallback when the factorization fails (e.g. a matrix that is not positive definite).
 

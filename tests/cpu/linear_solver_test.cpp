@@ -106,6 +106,32 @@ TEST(LinearSolver, ZeroPivotFallsBackToLu) {
   }
 }
 
+// a non-symmetric Jacobian (drag, friction) stored row by row must be solved as J x = b,
+// not J^T x = b
+TEST(LinearSolver, LuSolvesTheRowMajorNonSymmetricMatrix) {
+  const int n = 30;
+  const AssemblyPlan p = tridiagonal_plan(n);
+  cpu::LinearSolver s(p, LinearSolverKind::kSparseLu);
+  Real* val = s.values();
+  auto entry = [](int r, int c) { return r == c ? 5.0 : (c > r ? -2.0 : -0.5); };
+  for (int r = 0; r < n; ++r)
+    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+      val[k] = entry(r, p.col[k]);
+  ASSERT_TRUE(s.factorize());
+  std::vector<Real> b(n), x(n);
+  for (int i = 0; i < n; ++i)
+    b[i] = std::sin(1.3 * i) + 0.2;
+  ASSERT_TRUE(s.solve(b.data(), x.data()));
+  Real res = 0;
+  for (int r = 0; r < n; ++r) {
+    Real ax = 0;
+    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+      ax += entry(r, p.col[k]) * x[p.col[k]];
+    res = std::max(res, std::fabs(ax - b[r]));
+  }
+  EXPECT_LT(res, 1e-12);
+}
+
 TEST(LinearSolver, SingularMatrixIsReported) {
   const int n = 10;
   AssemblyPlan p = tridiagonal_plan(n);
