@@ -204,6 +204,7 @@ struct Simulator::Impl {
     eval_family<ShellHingeBinding>(kFamHinge, ev, want, kParallelGrainHeavy);
     eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev, want, kParallelGrainHeavy);
     eval_family<ShellDragBinding>(kFamDrag, ev, want, kParallelGrainMedium);
+    eval_family<GroundBinding>(kFamGround, ev, want, kParallelGrainMedium);
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm

@@ -383,6 +383,12 @@ SceneBuilder& SceneBuilder::actuate(ActuationSpec a) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::ground(GroundSpec g) {
+  g.enabled = true;
+  spec_.forces.ground = g;
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::buoyancy(Real medium_density) {
   spec_.forces.buoyancy_density = medium_density;
   return *this;
@@ -794,6 +800,21 @@ void check_forces(const Checker& c) {
   c.non_negative(f.buoyancy_density, f.loc, "forces", ".buoyancy.medium_density");
   c.non_negative(f.drag_density, f.loc, "forces", ".aerodynamic_drag.medium_density");
   c.non_negative(f.drag_coefficient, f.loc, "forces", ".aerodynamic_drag.coefficient");
+  const GroundSpec& g = f.ground;
+  if (g.enabled) {
+    const std::string at = "forces.ground";
+    if (!finite3(g.point) || !finite3(g.normal) || !is_finite(g.amplitude) ||
+        !is_finite(g.offset) || !is_finite(g.phase_x) || !is_finite(g.phase_y)) {
+      c.fail(g.loc, at, "", "ground values must be finite");
+    }
+    if (!g.wavy && !(norm(g.normal) > 0)) c.fail(g.loc, at, ".normal", "must not be zero");
+    c.non_negative(g.length_x, g.loc, at, ".length_x");
+    c.non_negative(g.length_y, g.loc, at, ".length_y");
+    c.non_negative(g.stiffness, g.loc, at, ".stiffness");
+    c.positive(g.contact_distance, g.loc, at, ".contact_distance");
+    c.non_negative(g.friction, g.loc, at, ".friction");
+    c.positive(g.slip_velocity, g.loc, at, ".slip_velocity");
+  }
   for (size_t i = 0; i < f.point_loads.size(); ++i) {
     const PointLoadSpec& l = f.point_loads[i];
     const std::string at = Checker::indexed("forces.point_loads", i);

@@ -618,8 +618,8 @@ void SceneReader::read_actuation(const JsonValue& list) {
 }
 
 void SceneReader::read_forces(const JsonObject& f) {
-  f.allow_only(
-      {"gravity", "point_loads", "viscous_drag", "damping", "buoyancy", "aerodynamic_drag"});
+  f.allow_only({"gravity", "point_loads", "viscous_drag", "damping", "buoyancy", "aerodynamic_drag",
+                "ground"});
   ForcesSpec& out = s_.forces;
   out.loc = loc(f.value(), f.path());
   out.gravity = f.vec3_or("gravity", out.gravity);
@@ -652,6 +652,34 @@ void SceneReader::read_forces(const JsonObject& f) {
     const JsonObject d = f.object("buoyancy");
     d.allow_only({"medium_density"});
     out.buoyancy_density = d.number("medium_density");
+  }
+  if (f.has("ground")) {
+    const JsonObject g = f.object("ground");
+    g.allow_only({"type", "point", "normal", "amplitude", "length_x", "length_y", "phase_x",
+                  "phase_y", "offset", "stiffness", "contact_distance", "friction",
+                  "slip_velocity"});
+    GroundSpec& gr = out.ground;
+    gr.enabled = true;
+    gr.loc = loc(g.value(), g.path());
+    const std::string type = g.string_or("type", "plane");
+    if (type == "plane") {
+      gr.point = g.vec3_or("point", gr.point);
+      gr.normal = g.vec3_or("normal", gr.normal);
+    } else if (type == "wavy") {
+      gr.wavy = true;
+      gr.amplitude = g.number("amplitude");
+      gr.length_x = g.number_or("length_x", 0);
+      gr.length_y = g.number_or("length_y", 0);
+      gr.phase_x = g.number_or("phase_x", 0);
+      gr.phase_y = g.number_or("phase_y", 0);
+      gr.offset = g.number_or("offset", 0);
+    } else {
+      g.fail("type", "unknown ground type '" + type + "' (expected plane or wavy)");
+    }
+    gr.stiffness = g.number_or("stiffness", gr.stiffness);
+    gr.contact_distance = g.number_or("contact_distance", gr.contact_distance);
+    gr.friction = g.number_or("friction", gr.friction);
+    gr.slip_velocity = g.number_or("slip_velocity", gr.slip_velocity);
   }
   if (f.has("aerodynamic_drag")) {
     const JsonObject d = f.object("aerodynamic_drag");

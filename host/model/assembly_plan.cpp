@@ -72,6 +72,7 @@ void build_assembly_plan(Model& m) {
   collect<ShellHingeBinding>(m, mv, kFamHinge, hs, gs);
   collect<ShellMidEdgeBinding>(m, mv, kFamMidEdge, hs, gs);
   collect<ShellDragBinding>(m, mv, kFamDrag, hs, gs);
+  collect<GroundBinding>(m, mv, kFamGround, hs, gs);
   // every free DOF has a diagonal slot (inertia and damping land there)
   for (long r = 0; r < nfree; ++r)
     hs.push_back({r * nfree + r, -1});

@@ -311,6 +311,18 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     }
   }
   build_shells(m);
+  // contact radius of each node: its largest rod radius or half shell thickness
+  m.node_contact_radius.assign(m.nnode, 0);
+  for (int e = 0; e < m.nedge; ++e)
+    for (int a = 0; a < 2; ++a) {
+      Real& r = m.node_contact_radius[m.edge_node[2 * e + a]];
+      r = std::max(r, m.edge_radius[e]);
+    }
+  for (int t = 0; t < m.ntri; ++t)
+    for (int a = 0; a < 3; ++a) {
+      Real& r = m.node_contact_radius[m.tri_node[3 * t + a]];
+      r = std::max(r, 0.5 * scene.parts[m.tri_part[t]].thickness);
+    }
 
   std::vector<Real> edge_EI1, edge_EI2, edge_GJ;
   for (const SectionProps& sp : edge_props) {
@@ -377,6 +389,18 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.buoyancy_density = scene.forces.buoyancy_density;
   m.drag_density = scene.forces.drag_density;
   m.drag_coefficient = scene.forces.drag_coefficient;
+  m.ground = scene.forces.ground;
+  if (m.ground.enabled) {
+    m.ground.normal = m.ground.normal / norm(m.ground.normal);
+    // automatic stiffness: the heaviest node's weight is carried at about a tolerance's
+    // penetration (the force grows as 2 k_c s)
+    Real heaviest = 0;
+    for (Real w : m.node_mass)
+      heaviest = std::max(heaviest, w);
+    m.ground_stiffness = m.ground.stiffness > 0 ? m.ground.stiffness
+                                                : heaviest * std::max(norm(m.gravity), Real(1)) /
+                                                      m.ground.contact_distance;
+  }
   for (const PointLoadSpec& pl : scene.forces.point_loads) {
     m.point_loads.push_back(PointLoad{m.resolve_node(pl.node), pl.force, pl.time});
   }

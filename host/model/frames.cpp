@@ -35,6 +35,26 @@ Vec3 normal_to(const Vec3& t, const Vec3& preferred) {
   return v / norm(v);
 }
 
+// the ground as the contact stencil wants it; the integrator's fields stay zero here
+GroundContact::Params ground_params(const Model& m) {
+  GroundContact::Params p{};
+  const GroundSpec& g = m.ground;
+  p.ground.shape = g.wavy ? GroundShape::kWavy : GroundShape::kPlane;
+  p.ground.p0 = g.point;
+  p.ground.n = g.normal;
+  p.ground.amplitude = g.amplitude;
+  p.ground.length_x = g.length_x;
+  p.ground.length_y = g.length_y;
+  p.ground.phase_x = g.phase_x;
+  p.ground.phase_y = g.phase_y;
+  p.ground.offset = g.offset;
+  p.k_c = m.ground_stiffness;
+  p.delta = g.contact_distance;
+  p.mu = g.friction;
+  p.nu = g.slip_velocity;
+  return p;
+}
+
 }  // namespace
 
 ModelView host_view(const Model& m) {
@@ -75,7 +95,10 @@ ModelView host_view(const Model& m) {
                    m.mid_sign.data(),
                    m.mid_kb.data(),
                    m.mid_nu.data(),
-                   m.mid_lambda_bar.data()};
+                   m.mid_lambda_bar.data(),
+                   m.ground.enabled ? 1 : 0,
+                   ground_params(m),
+                   m.node_contact_radius.data()};
 }
 
 void build_bend_stencils(Model& m,

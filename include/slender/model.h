@@ -44,6 +44,7 @@ enum Family : int {
   kFamHinge,         ///< shell hinges: dihedral-angle bending
   kFamMidEdge,       ///< shell triangles: mid-edge normal bending
   kFamDrag,          ///< shell triangles: aerodynamic drag (non-symmetric)
+  kFamGround,        ///< nodes: ground contact and friction (non-symmetric with friction)
   kNumFamilies
 };
 
@@ -148,8 +149,14 @@ struct Model {
   Real buoyancy_density = 0;       ///< density of the surrounding medium for buoyancy [kg/m^3]
   Real drag_density = 0;           ///< rho_med of aerodynamic drag on shells [kg/m^3]
   Real drag_coefficient = 0;       ///< C_D of aerodynamic drag [-]
-  /// whether the Newton Jacobian may be non-symmetric (drag): then it is solved by LU
-  bool nonsymmetric() const { return drag_density > 0 && drag_coefficient > 0 && ntri > 0; }
+  GroundSpec ground;               ///< the ground, if any (normal made unit)
+  Real ground_stiffness = 0;       ///< k_c in use [N/m]
+  std::vector<Real> node_contact_radius;  ///< radius or half thickness of each node [m] (nnode)
+  /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU
+  bool nonsymmetric() const {
+    return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) ||
+           (ground.enabled && ground.friction > 0);
+  }
   std::vector<PointLoad> point_loads;
 
   // parts, for output and for resolving references

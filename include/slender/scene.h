@@ -137,6 +137,23 @@ struct PointLoadSpec {
   SourceLoc loc = {};  ///< where the load was declared
 };
 
+/// Contact with a rigid ground and Coulomb friction (seed 000 §5.2, eqs. 25-26; seed 003 for
+/// inclined and uneven ground). A node touches the ground at the distance of its radius (rods)
+/// or half thickness (shells).
+struct GroundSpec {
+  bool enabled = false;
+  bool wavy = false;  ///< false: a plane; true: z = offset + A sin(2 pi x / Lx + phase_x)
+                      ///< sin(2 pi y / Ly + phase_y)
+  Vec3 point = Vec3{{0, 0, 0}};   ///< plane: a point on it [m]
+  Vec3 normal = Vec3{{0, 0, 1}};  ///< plane: normal towards the free side
+  Real amplitude = 0, length_x = 0, length_y = 0, phase_x = 0, phase_y = 0, offset = 0;
+  Real stiffness = 0;  ///< k_c [N/m] (energy k_c s^2); 0 = automatic from mass and gravity
+  Real contact_distance = 1e-3;  ///< delta: width of the smooth contact layer [m]
+  Real friction = 0;             ///< mu [-]
+  Real slip_velocity = 1e-3;     ///< nu: below it friction grows from stick to slip [m/s]
+  SourceLoc loc;
+};
+
 struct ForcesSpec {
   Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
   std::vector<PointLoadSpec> point_loads;
@@ -147,7 +164,8 @@ struct ForcesSpec {
   /// aerodynamic drag on shell triangles (seed 000 §5.4, eq. 29)
   Real drag_density = 0;      ///< rho_med of the drag [kg/m^3]; 0 = none
   Real drag_coefficient = 0;  ///< C_D [-]
-  SourceLoc loc = {};         ///< the "forces" block
+  GroundSpec ground;
+  SourceLoc loc = {};  ///< the "forces" block
 };
 
 enum class IntegratorKind { kImplicitEuler, kImplicitMidpoint, kNewmark, kStatic };

@@ -7,6 +7,7 @@
 
 #include "slender/core/types.h"
 #include "slender/stencils/external.h"
+#include "slender/stencils/ground_contact.h"
 #include "slender/stencils/rod_bend_twist.h"
 #include "slender/stencils/rod_frames.h"
 #include "slender/stencils/rod_stretch.h"
@@ -38,20 +39,23 @@ struct ModelView {
   const Real* hinge_kb;       // (nhinge)
   const Real* hinge_phi_bar;  // (nhinge)
   int ntri;
-  const int* tri_node;         // (ntri x 3)
-  const Real* tri_area_bar;    // (ntri)
-  Real drag_density;           // rho_med of aerodynamic drag [kg/m^3], 0 = none
-  Real drag_coefficient;       // C_D [-]
-  int nmid;                    // mid-edge bending triangles
-  int xi_base;                 // DOF index of the first xi DOF (3 nnode + nedge)
-  const int* tri_edge;         // shell edge opposite each node          (ntri x 3)
-  const int* sedge_tri;        // triangles on each shell edge, -1 = none (nsedge x 2)
-  const int* sedge_xi;         // xi DOF of each shell edge (from xi_base), -1 = none (nsedge)
-  const int* mid_tri;          // triangle of each mid-edge stencil       (nmid)
-  const Real* mid_sign;        // +1 if the stored edge runs as e^k      (nmid x 3)
-  const Real* mid_kb;          // bending stiffness E h^3 / (24 (1 - nu^2)) (nmid)
-  const Real* mid_nu;          // Poisson ratio                           (nmid)
-  const Real* mid_lambda_bar;  // natural shape operator                (nmid x 9)
+  const int* tri_node;              // (ntri x 3)
+  const Real* tri_area_bar;         // (ntri)
+  Real drag_density;                // rho_med of aerodynamic drag [kg/m^3], 0 = none
+  Real drag_coefficient;            // C_D [-]
+  int nmid;                         // mid-edge bending triangles
+  int xi_base;                      // DOF index of the first xi DOF (3 nnode + nedge)
+  const int* tri_edge;              // shell edge opposite each node          (ntri x 3)
+  const int* sedge_tri;             // triangles on each shell edge, -1 = none (nsedge x 2)
+  const int* sedge_xi;              // xi DOF of each shell edge (from xi_base), -1 = none (nsedge)
+  const int* mid_tri;               // triangle of each mid-edge stencil       (nmid)
+  const Real* mid_sign;             // +1 if the stored edge runs as e^k      (nmid x 3)
+  const Real* mid_kb;               // bending stiffness E h^3 / (24 (1 - nu^2)) (nmid)
+  const Real* mid_nu;               // Poisson ratio                           (nmid)
+  const Real* mid_lambda_bar;       // natural shape operator                (nmid x 9)
+  int ground_on;                    // 1 if a ground is present
+  GroundContact::Params ground;     // the ground and its contact parameters (u_hat, q_hat unset)
+  const Real* node_contact_radius;  // (nnode)
 };
 
 /// The configuration being evaluated, for all envs, with its current frames.
@@ -262,6 +266,37 @@ struct MidEdgeFrames {
     if (lt > 0) tau = tau / lt;
     for (int c = 0; c < 3; ++c)
       tau0[3 * i + c] = tau[c];
+  }
+};
+
+/// Contact of one node with the ground, with Coulomb friction.
+struct GroundBinding {
+  using S = GroundContact;
+  static constexpr int kDofs = 3;
+  SLENDER_HD static long count(const ModelView& m) { return m.ground_on ? m.nnode : 0; }
+  SLENDER_HD static void dofs(const ModelView&, long k, int* out) {
+    for (int i = 0; i < 3; ++i)
+      out[i] = 3 * int(k) + i;
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<3>& r) {
+    const long base = long(env) * m.ndof + 3 * k;
+    GroundContact::Params p = m.ground;
+    Vec3 x;
+    for (int i = 0; i < 3; ++i) {
+      x[i] = s.q[base + i];
+      p.q_hat[i] = s.q_hat ? s.q_hat[base + i] : 0;
+      p.u_hat[i] = s.u_hat ? s.u_hat[base + i] : 0;
+    }
+    p.c_u = s.c_u;
+    // the node touches the ground at its radius: move the ground by it
+    const Real rad = m.node_contact_radius[k];
+    if (p.ground.shape == GroundShape::kPlane) {
+      p.ground.p0 += rad * p.ground.n;
+    } else {
+      p.ground.offset += rad;
+    }
+    ground_contact_eval(x, p, want, r);
   }
 };
 

@@ -1,0 +1,441 @@
+#include "contact/broad_phase.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "slender/core/error.h"
+
+namespace slender::contact {
+
+namespace {
+
+// cell coordinates are packed into 21 bits each, so a grid has at most 2^21 cells per axis
+constexpr int kCellBits = 21;
+constexpr int kMaxCell = (1 << kCellBits) - 1;
+// Fibonacci hashing: the top bits of key * 2^64 / golden ratio
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+// cells are hashed by blocks of 4 x 4 x 4, whose 64 cells take consecutive buckets: neighbouring
+// cells share cache lines of the bucket and entry arrays
+constexpr int kBlockBits = 2;
+constexpr int kBlockCellBits = 3 * kBlockBits;
+// elements per OpenMP work item over the buckets, and the most such items
+constexpr int kChunkElems = 1024;
+constexpr int kMaxChunks = 256;
+
+std::uint64_t cell_key(int x, int y, int z) {
+  return std::uint64_t(x) | std::uint64_t(y) << kCellBits | std::uint64_t(z) << (2 * kCellBits);
+}
+
+/// bucket of cell (x, y, z): the hashed block, then the cell within it
+int bucket_of(int x, int y, int z, int block_shift) {
+  constexpr int m = (1 << kBlockBits) - 1;
+  const std::uint64_t block = cell_key(x >> kBlockBits, y >> kBlockBits, z >> kBlockBits);
+  const int local = (x & m) | (y & m) << kBlockBits | (z & m) << (2 * kBlockBits);
+  return int((block * kGolden) >> block_shift) << kBlockCellBits | local;
+}
+
+/// bit d set where cell coordinate d is the min cell of box b on axis d
+template <class B>
+int lo_bits(const B& b, int x, int y, int z) {
+  return int(x == b.cell_lo[0]) | int(y == b.cell_lo[1]) << 1 | int(z == b.cell_lo[2]) << 2;
+}
+
+template <class B>
+bool overlap(const B& a, const B& b) {
+  return a.lo[0] <= b.hi[0] && b.lo[0] <= a.hi[0] && a.lo[1] <= b.hi[1] && b.lo[1] <= a.hi[1] &&
+         a.lo[2] <= b.hi[2] && b.lo[2] <= a.hi[2];
+}
+
+template <class B>
+bool share_node(const B& a, const B& b) {
+  for (int k = 0; k < 3; ++k) {
+    for (int l = 0; l < 3; ++l) {
+      if (a.node[k] == b.node[l]) return true;
+    }
+  }
+  return false;
+}
+
+/// grows v to at least n elements (25 % headroom); the size is the capacity, never the count
+template <class T>
+void fit(std::vector<T>& v, std::size_t n) {
+  if (v.size() < n) v.resize(n + n / 4);
+}
+
+/// inflated box and nodes of element e (edges first, then triangles), with the contract checks
+struct ElementBox {
+  Real lo[3], hi[3];
+  int node[3];
+};
+
+ElementBox element_box(const BroadPhaseInput& in, Real inflation, int e) {
+  const bool is_edge = e < in.nedge;
+  const int k = is_edge ? 2 : 3;
+  const int* nd = is_edge ? in.edge_node + 2 * e : in.tri_node + 3 * (e - in.nedge);
+  const Real r = is_edge ? in.edge_radius[e] : in.tri_half_thickness[e - in.nedge];
+  SLENDER_CHECK(r >= 0 && std::isfinite(r), is_edge ? "edge " : "triangle ",
+                is_edge ? e : e - in.nedge, ": radius or half thickness ", r);
+  ElementBox b;
+  for (int a = 0; a < k; ++a) {
+    const int n = nd[a];
+    SLENDER_CHECK(n >= 0 && n < in.nnode, is_edge ? "edge " : "triangle ",
+                  is_edge ? e : e - in.nedge, ": node id ", n, " not in [0, ", in.nnode, ")");
+    const Real* x = in.node_x + 3 * std::size_t(n);
+    SLENDER_CHECK(std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]), "node ", n,
+                  ": non-finite position");
+    b.node[a] = n;
+    for (int d = 0; d < 3; ++d) {
+      b.lo[d] = a == 0 ? x[d] : std::min(b.lo[d], x[d]);
+      b.hi[d] = a == 0 ? x[d] : std::max(b.hi[d], x[d]);
+    }
+  }
+  if (is_edge) b.node[2] = b.node[1];
+  const Real g = r + Real(0.5) * inflation;
+  for (int d = 0; d < 3; ++d) {
+    b.lo[d] -= g;
+    b.hi[d] += g;
+  }
+  return b;
+}
+
+void check_input(const BroadPhaseInput& in, const BroadPhaseOptions& opt) {
+  SLENDER_CHECK(in.nnode >= 0 && in.nedge >= 0 && in.ntri >= 0, "negative count");
+  SLENDER_CHECK(in.nedge == 0 || (in.edge_node && in.edge_radius), "edge arrays missing");
+  SLENDER_CHECK(in.ntri == 0 || (in.tri_node && in.tri_half_thickness), "triangle arrays missing");
+  SLENDER_CHECK(in.nnode == 0 || in.node_x, "node positions missing");
+  SLENDER_CHECK(long(in.nedge) + in.ntri < INT_MAX, "too many elements");
+  SLENDER_CHECK(opt.inflation >= 0 && std::isfinite(opt.inflation), "inflation ", opt.inflation);
+  SLENDER_CHECK(opt.cell_size >= 0 && std::isfinite(opt.cell_size), "cell size ", opt.cell_size);
+}
+
+/// appends pair (a, b), a < b in the combined numbering, to the list of its kind
+void emit(int nedge, int a, int b, int*& ee, int*& et, int*& tt) {
+  if (b < nedge) {
+    *ee++ = a;
+    *ee++ = b;
+  } else if (a < nedge) {
+    *et++ = a;
+    *et++ = b - nedge;
+  } else {
+    *tt++ = a - nedge;
+    *tt++ = b - nedge;
+  }
+}
+
+}  // namespace
+
+void BroadPhase::compute_boxes(const BroadPhaseInput& in, Real inflation) {
+  nedge_ = in.nedge;
+  nelem_ = in.nedge + in.ntri;
+  fit(box_, std::size_t(nelem_));
+  fit(extent_, std::size_t(nelem_));
+  Real glo[3], ghi[3];
+  for (int d = 0; d < 3; ++d) {
+    glo[d] = std::numeric_limits<Real>::infinity();
+    ghi[d] = -glo[d];
+  }
+  for (int e = 0; e < nelem_; ++e) {
+    const ElementBox eb = element_box(in, inflation, e);
+    Box& b = box_[e];
+    b.id = e;
+    Real ext = 0;
+    for (int d = 0; d < 3; ++d) {
+      b.lo[d] = eb.lo[d];
+      b.hi[d] = eb.hi[d];
+      b.node[d] = eb.node[d];
+      ext = std::max(ext, eb.hi[d] - eb.lo[d]);
+      glo[d] = std::min(glo[d], eb.lo[d]);
+      ghi[d] = std::max(ghi[d], eb.hi[d]);
+    }
+    extent_[e] = ext;
+  }
+  span_ = 0;
+  for (int d = 0; d < 3; ++d) {
+    origin_[d] = nelem_ > 0 ? glo[d] : 0;
+    span_ = std::max(span_, nelem_ > 0 ? ghi[d] - glo[d] : 0);
+  }
+}
+
+void BroadPhase::choose_grid(Real cell_size) {
+  // the median largest side; a zero median (point-like elements) falls back on the spacing of
+  // nelem points spread evenly over the span
+  Real h = cell_size;
+  if (!(h > 0)) {
+    Real* mid = extent_.data() + nelem_ / 2;
+    std::nth_element(extent_.data(), mid, extent_.data() + nelem_);
+    h = *mid;
+  }
+  if (!(h > 0)) h = span_ / std::cbrt(Real(nelem_));
+  // at most kMaxCell cells per axis, and an absolute floor that keeps 1 / h finite
+  h = std::max({h, span_ / (kMaxCell - 1), Real(1e-12)});
+
+  // classify the elements; too many entries or large elements (very uneven sizes, or a tiny
+  // given cell) double the cell size
+  const long nlarge_cells = std::max(kMinLargeCells, long(nelem_) / 4);
+  long nentry = 0, nlarge = 0;
+  for (;;) {
+    inv_h_ = 1 / h;
+    nentry = 0;
+    nlarge = 0;
+    for (int e = 0; e < nelem_; ++e) {
+      Box& b = box_[e];
+      long ncell = 1;
+      for (int d = 0; d < 3; ++d) {
+        // x >= origin, so the floor is >= 0; clamp before the cast, which is undefined past INT_MAX
+        const Real l = std::floor((b.lo[d] - origin_[d]) * inv_h_);
+        const Real u = std::floor((b.hi[d] - origin_[d]) * inv_h_);
+        b.cell_lo[d] = int(std::min(l, Real(kMaxCell)));
+        b.cell_hi[d] = int(std::min(u, Real(kMaxCell)));
+        ncell *= b.cell_hi[d] - b.cell_lo[d] + 1;
+      }
+      b.large = ncell > nlarge_cells;
+      if (b.large) {
+        ++nlarge;
+      } else {
+        nentry += ncell;
+      }
+    }
+    if (nentry <= kMaxEntriesPerElement * long(nelem_) && nlarge <= kMaxLarge) break;
+    h *= 2;
+  }
+  SLENDER_CHECK(nentry < INT_MAX, "broad phase: ", nentry, " hash entries");
+  stats_.cell_size = h;
+  stats_.nentry = nentry;
+  stats_.nlarge = int(nlarge);
+
+  // power-of-two bucket count, at least the number of entries and two blocks
+  int log2_nbucket = kBlockCellBits + 1;
+  while ((1L << log2_nbucket) < nentry)
+    ++log2_nbucket;
+  nbucket_ = 1L << log2_nbucket;
+  block_shift_ = 64 - (log2_nbucket - kBlockCellBits);
+  stats_.nbucket = nbucket_;
+}
+
+void BroadPhase::sort_elements() {
+  // counting sort of the elements by the bucket of their min cell: elements close in space get
+  // close ranks, so that the queries of consecutive ranks read the same boxes, buckets and
+  // entries (the input order may be anything). Stable, hence deterministic.
+  fit(sbox_, std::size_t(nelem_));
+  fit(bucket_adr_, std::size_t(nbucket_ + 1));
+  int* count = bucket_adr_.data();
+  std::fill(count, count + nbucket_ + 1, 0);
+  auto bucket = [&](const Box& b) {
+    return bucket_of(b.cell_lo[0], b.cell_lo[1], b.cell_lo[2], block_shift_);
+  };
+  for (int e = 0; e < nelem_; ++e)
+    ++count[bucket(box_[e]) + 1];
+  for (long k = 0; k < nbucket_; ++k)
+    count[k + 1] += count[k];
+  for (int e = 0; e < nelem_; ++e)
+    sbox_[std::size_t(count[bucket(box_[e])]++)] = box_[e];
+
+  large_.clear();
+  for (int r = 0; r < nelem_; ++r) {
+    if (sbox_[r].large) large_.push_back(r);
+  }
+}
+
+void BroadPhase::build_hash() {
+  fit(bucket_adr_, std::size_t(nbucket_ + 1));
+  fit(entry_, std::size_t(stats_.nentry));
+  std::fill(bucket_adr_.begin(), bucket_adr_.begin() + nbucket_ + 1, 0);
+
+  // counting sort by bucket: count, exclusive prefix sum, scatter by rank (so each bucket lists
+  // its elements by ascending rank), then shift the advanced starts back by one
+  auto for_each_cell = [&](const Box& b, auto&& f) {
+    for (int z = b.cell_lo[2]; z <= b.cell_hi[2]; ++z) {
+      for (int y = b.cell_lo[1]; y <= b.cell_hi[1]; ++y) {
+        for (int x = b.cell_lo[0]; x <= b.cell_hi[0]; ++x) {
+          f(cell_key(x, y, z), bucket_of(x, y, z, block_shift_), lo_bits(b, x, y, z));
+        }
+      }
+    }
+  };
+  int* adr = bucket_adr_.data();
+  for (int r = 0; r < nelem_; ++r) {
+    if (sbox_[r].large) continue;
+    for_each_cell(sbox_[r], [&](std::uint64_t, int bk, int) { ++adr[bk]; });
+  }
+  int sum = 0;
+  for (long k = 0; k < nbucket_; ++k) {
+    const int c = adr[k];
+    adr[k] = sum;
+    sum += c;
+  }
+  Entry* entry = entry_.data();
+  for (int r = 0; r < nelem_; ++r) {
+    if (sbox_[r].large) continue;
+    for_each_cell(sbox_[r], [&](std::uint64_t key, int bk, int bits) {
+      entry[adr[bk]++] = Entry{key, r, bits};
+    });
+  }
+  std::memmove(adr + 1, adr, sizeof(int) * std::size_t(nbucket_));
+  adr[0] = 0;
+}
+
+void BroadPhase::query_chunk(int c) {
+  std::vector<int>& pair = chunk_[c].pair;
+  pair.clear();
+  const Box* box = sbox_.data();
+  auto add = [&](const Box& a, const Box& b) {
+    if (overlap(a, b) && !share_node(a, b)) {
+      pair.push_back(std::min(a.id, b.id));
+      pair.push_back(std::max(a.id, b.id));
+    }
+  };
+
+  // work items past the bucket ranges: one large element each, against all others (a pair of
+  // large elements once, from the lower rank)
+  if (c >= nchunk_) {
+    const int r = large_[std::size_t(c - nchunk_)];
+    for (int s = 0; s < nelem_; ++s) {
+      if (s != r && (!box[s].large || s > r)) add(box[r], box[s]);
+    }
+    return;
+  }
+
+  // every pair of entries of the same cell, reported from the cell holding the min corner of
+  // the boxes' intersection only: floor is monotone, so that cell is the max of the two min
+  // cells, and as both boxes cover this cell, it is that max on an axis where it is the min cell
+  // of either box: a test on the two entries alone, before the boxes are read
+  const Entry* entry = entry_.data();
+  const int* adr = bucket_adr_.data();
+  const long k0 = nbucket_ * c / nchunk_, k1 = nbucket_ * (c + 1) / nchunk_;
+  for (long k = k0; k < k1; ++k) {
+    const int p1 = adr[k + 1];
+    for (int p = adr[k]; p < p1; ++p) {
+      const Entry& ep = entry[p];
+      for (int q = p + 1; q < p1; ++q) {
+        const Entry& eq = entry[q];
+        if (eq.key != ep.key) continue;  // another cell in the same bucket
+        if ((ep.lo_bits | eq.lo_bits) != 7) continue;
+        add(box[ep.rank], box[eq.rank]);
+      }
+    }
+  }
+}
+
+void BroadPhase::sort_pairs() {
+  // counting sort by the first element, then each (short) row by the second, then split into
+  // the three kinds: rows of edges hold their edge pairs, then their edge-triangle pairs
+  const int nitem = nchunk_ + int(large_.size());
+  long npair = 0;
+  for (int c = 0; c < nitem; ++c)
+    npair += long(chunk_[c].pair.size()) / 2;
+  SLENDER_CHECK(npair < INT_MAX, "broad phase: ", npair, " pairs");
+  fit(row_adr_, std::size_t(nelem_) + 1);
+  fit(row_col_, std::size_t(npair));
+  int* adr = row_adr_.data();
+  std::fill(adr, adr + nelem_ + 1, 0);
+  for (int c = 0; c < nitem; ++c) {
+    const std::vector<int>& p = chunk_[c].pair;
+    for (std::size_t k = 0; k < p.size(); k += 2)
+      ++adr[p[k] + 1];
+  }
+  nee_ = net_ = ntt_ = 0;
+  for (int a = 0; a < nelem_; ++a) {
+    const int n = adr[a + 1];
+    adr[a + 1] += adr[a];
+    if (a >= nedge_) ntt_ += n;
+  }
+  int* col = row_col_.data();
+  for (int c = 0; c < nitem; ++c) {
+    const std::vector<int>& p = chunk_[c].pair;
+    for (std::size_t k = 0; k < p.size(); k += 2)
+      col[adr[p[k]]++] = p[k + 1];
+  }
+  std::memmove(adr + 1, adr, sizeof(int) * std::size_t(nelem_));
+  adr[0] = 0;
+  for (int a = 0; a < nedge_; ++a) {
+    std::sort(col + adr[a], col + adr[a + 1]);
+    nee_ += std::lower_bound(col + adr[a], col + adr[a + 1], nedge_) - (col + adr[a]);
+  }
+  for (int a = nedge_; a < nelem_; ++a)
+    std::sort(col + adr[a], col + adr[a + 1]);
+  net_ = npair - nee_ - ntt_;
+
+  fit(ee_pair_, std::size_t(2 * nee_));
+  fit(et_pair_, std::size_t(2 * net_));
+  fit(tt_pair_, std::size_t(2 * ntt_));
+  int *ee = ee_pair_.data(), *et = et_pair_.data(), *tt = tt_pair_.data();
+  for (int a = 0; a < nelem_; ++a) {
+    for (int k = adr[a]; k < adr[a + 1]; ++k)
+      emit(nedge_, a, col[k], ee, et, tt);
+  }
+}
+
+std::size_t BroadPhase::capacity_bytes() const {
+  std::size_t n =
+      (box_.capacity() + sbox_.capacity()) * sizeof(Box) + extent_.capacity() * sizeof(Real) +
+      entry_.capacity() * sizeof(Entry) + chunk_.capacity() * sizeof(Chunk) +
+      (large_.capacity() + bucket_adr_.capacity() + row_adr_.capacity() + row_col_.capacity() +
+       ee_pair_.capacity() + et_pair_.capacity() + tt_pair_.capacity()) *
+          sizeof(int);
+  for (const Chunk& ch : chunk_)
+    n += ch.pair.capacity() * sizeof(int);
+  return n;
+}
+
+CandidatePairs BroadPhase::find_pairs(const BroadPhaseInput& in, const BroadPhaseOptions& opt) {
+  check_input(in, opt);
+  const std::size_t bytes_before = capacity_bytes();
+  compute_boxes(in, opt.inflation);
+  stats_.cell_size = 0;
+  stats_.nentry = 0;
+  stats_.nbucket = 0;
+  stats_.nlarge = 0;
+  nee_ = net_ = ntt_ = 0;
+
+  if (nelem_ > 0) {
+    choose_grid(opt.cell_size);
+    sort_elements();
+    build_hash();
+
+    // work items: fixed ranges of buckets (a function of nelem only), then one per large
+    // element; the pairs are sorted afterwards, so the result does not depend on the thread
+    // count
+    nchunk_ = std::min(kMaxChunks, (nelem_ + kChunkElems - 1) / kChunkElems);
+    const int nitem = nchunk_ + int(large_.size());
+    if (int(chunk_.size()) < nitem) chunk_.resize(std::size_t(nitem));
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 1) if (nitem > 1)
+#endif
+    for (int c = 0; c < nitem; ++c)
+      query_chunk(c);
+    sort_pairs();
+  }
+
+  stats_.bytes = capacity_bytes();
+  stats_.grew = stats_.bytes != bytes_before;
+  if (stats_.grew) ++stats_.ngrow;
+  return CandidatePairs{nee_, ee_pair_.data(), net_, et_pair_.data(), ntt_, tt_pair_.data()};
+}
+
+void find_pairs_brute_force(const BroadPhaseInput& in,
+                            const BroadPhaseOptions& opt,
+                            std::vector<int>& ee_pair,
+                            std::vector<int>& et_pair,
+                            std::vector<int>& tt_pair) {
+  check_input(in, opt);
+  const int nelem = in.nedge + in.ntri;
+  std::vector<ElementBox> box(static_cast<std::size_t>(nelem));
+  for (int e = 0; e < nelem; ++e)
+    box[e] = element_box(in, opt.inflation, e);
+  ee_pair.clear();
+  et_pair.clear();
+  tt_pair.clear();
+  for (int i = 0; i < nelem; ++i) {
+    for (int j = i + 1; j < nelem; ++j) {
+      if (!overlap(box[i], box[j]) || share_node(box[i], box[j])) continue;
+      std::vector<int>& v = j < in.nedge ? ee_pair : i < in.nedge ? et_pair : tt_pair;
+      v.push_back(i < in.nedge ? i : i - in.nedge);
+      v.push_back(j < in.nedge ? j : j - in.nedge);
+    }
+  }
+}
+
+}  // namespace slender::contact
