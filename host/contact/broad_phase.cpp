@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "slender/core/error.h"
+#include "slender/core/parallel_for.h"
 
 namespace slender::contact {
 
@@ -15,12 +16,14 @@ namespace {
 // cell coordinates are packed into 21 bits each, so a grid has at most 2^21 cells per axis
 constexpr int kCellBits = 21;
 constexpr int kMaxCell = (1 << kCellBits) - 1;
-// Fibonacci hashing: the top bits of key * 2^64 / golden ratio
+// 2^64 / golden ratio, odd: the multiplier of the block hash
 constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-// cells are hashed by blocks of 4 x 4 x 4, whose 64 cells take consecutive buckets: neighbouring
-// cells share cache lines of the bucket and entry arrays
+// cells go by blocks of 4 x 4 x 4, whose 64 cells take consecutive buckets: neighbouring cells
+// share cache lines of the bucket and entry arrays
 constexpr int kBlockBits = 2;
 constexpr int kBlockCellBits = 3 * kBlockBits;
+// elements whose box size sets the automatic cell size
+constexpr int kMedianSample = 4096;
 // elements per OpenMP work item over the buckets, and the most such items
 constexpr int kChunkElems = 1024;
 constexpr int kMaxChunks = 256;
@@ -29,18 +32,10 @@ std::uint64_t cell_key(int x, int y, int z) {
   return std::uint64_t(x) | std::uint64_t(y) << kCellBits | std::uint64_t(z) << (2 * kCellBits);
 }
 
-/// bucket of cell (x, y, z): the hashed block, then the cell within it
-int bucket_of(int x, int y, int z, int block_shift) {
-  constexpr int m = (1 << kBlockBits) - 1;
-  const std::uint64_t block = cell_key(x >> kBlockBits, y >> kBlockBits, z >> kBlockBits);
-  const int local = (x & m) | (y & m) << kBlockBits | (z & m) << (2 * kBlockBits);
-  return int((block * kGolden) >> block_shift) << kBlockCellBits | local;
-}
-
-/// bit d set where cell coordinate d is the min cell of box b on axis d
-template <class B>
-int lo_bits(const B& b, int x, int y, int z) {
-  return int(x == b.cell_lo[0]) | int(y == b.cell_lo[1]) << 1 | int(z == b.cell_lo[2]) << 2;
+/// bit d set where cell coordinate d is the min cell of range c on axis d
+template <class C>
+int lo_bits(const C& c, int x, int y, int z) {
+  return int(x == c.lo[0]) | int(y == c.lo[1]) << 1 | int(z == c.lo[2]) << 2;
 }
 
 template <class B>
@@ -49,11 +44,27 @@ bool overlap(const B& a, const B& b) {
          a.lo[2] <= b.hi[2] && b.lo[2] <= a.hi[2];
 }
 
-template <class B>
-bool share_node(const B& a, const B& b) {
+/// node ids of element e (edges first, then triangles); an edge repeats its last node
+void element_nodes(const BroadPhaseInput& in, int e, int node[3]) {
+  if (e < in.nedge) {
+    node[0] = in.edge_node[2 * std::size_t(e)];
+    node[1] = node[2] = in.edge_node[2 * std::size_t(e) + 1];
+  } else {
+    const int* t = in.tri_node + 3 * std::size_t(e - in.nedge);
+    node[0] = t[0];
+    node[1] = t[1];
+    node[2] = t[2];
+  }
+}
+
+/// whether elements a and b share a node
+bool adjacent(const BroadPhaseInput& in, int a, int b) {
+  int na[3], nb[3];
+  element_nodes(in, a, na);
+  element_nodes(in, b, nb);
   for (int k = 0; k < 3; ++k) {
     for (int l = 0; l < 3; ++l) {
-      if (a.node[k] == b.node[l]) return true;
+      if (na[k] == nb[l]) return true;
     }
   }
   return false;
@@ -65,20 +76,16 @@ void fit(std::vector<T>& v, std::size_t n) {
   if (v.size() < n) v.resize(n + n / 4);
 }
 
-/// inflated box and nodes of element e (edges first, then triangles), with the contract checks
-struct ElementBox {
-  Real lo[3], hi[3];
-  int node[3];
-};
-
-ElementBox element_box(const BroadPhaseInput& in, Real inflation, int e) {
+/// inflated box of element e, with the contract checks on its nodes and radius
+template <class B>
+void element_box(const BroadPhaseInput& in, Real inflation, int e, B& b) {
   const bool is_edge = e < in.nedge;
   const int k = is_edge ? 2 : 3;
-  const int* nd = is_edge ? in.edge_node + 2 * e : in.tri_node + 3 * (e - in.nedge);
+  const int* nd =
+      is_edge ? in.edge_node + 2 * std::size_t(e) : in.tri_node + 3 * std::size_t(e - in.nedge);
   const Real r = is_edge ? in.edge_radius[e] : in.tri_half_thickness[e - in.nedge];
   SLENDER_CHECK(r >= 0 && std::isfinite(r), is_edge ? "edge " : "triangle ",
                 is_edge ? e : e - in.nedge, ": radius or half thickness ", r);
-  ElementBox b;
   for (int a = 0; a < k; ++a) {
     const int n = nd[a];
     SLENDER_CHECK(n >= 0 && n < in.nnode, is_edge ? "edge " : "triangle ",
@@ -86,19 +93,16 @@ ElementBox element_box(const BroadPhaseInput& in, Real inflation, int e) {
     const Real* x = in.node_x + 3 * std::size_t(n);
     SLENDER_CHECK(std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]), "node ", n,
                   ": non-finite position");
-    b.node[a] = n;
     for (int d = 0; d < 3; ++d) {
       b.lo[d] = a == 0 ? x[d] : std::min(b.lo[d], x[d]);
       b.hi[d] = a == 0 ? x[d] : std::max(b.hi[d], x[d]);
     }
   }
-  if (is_edge) b.node[2] = b.node[1];
   const Real g = r + Real(0.5) * inflation;
   for (int d = 0; d < 3; ++d) {
     b.lo[d] -= g;
     b.hi[d] += g;
   }
-  return b;
 }
 
 void check_input(const BroadPhaseInput& in, const BroadPhaseOptions& opt) {
@@ -127,9 +131,7 @@ void emit(int nedge, int a, int b, int*& ee, int*& et, int*& tt) {
 
 }  // namespace
 
-void BroadPhase::compute_boxes(const BroadPhaseInput& in, Real inflation) {
-  nedge_ = in.nedge;
-  nelem_ = in.nedge + in.ntri;
+void BroadPhase::compute_boxes(Real inflation) {
   fit(box_, std::size_t(nelem_));
   fit(extent_, std::size_t(nelem_));
   Real glo[3], ghi[3];
@@ -138,34 +140,37 @@ void BroadPhase::compute_boxes(const BroadPhaseInput& in, Real inflation) {
     ghi[d] = -glo[d];
   }
   for (int e = 0; e < nelem_; ++e) {
-    const ElementBox eb = element_box(in, inflation, e);
     Box& b = box_[e];
+    element_box(in_, inflation, e, b);
     b.id = e;
     Real ext = 0;
     for (int d = 0; d < 3; ++d) {
-      b.lo[d] = eb.lo[d];
-      b.hi[d] = eb.hi[d];
-      b.node[d] = eb.node[d];
-      ext = std::max(ext, eb.hi[d] - eb.lo[d]);
-      glo[d] = std::min(glo[d], eb.lo[d]);
-      ghi[d] = std::max(ghi[d], eb.hi[d]);
+      ext = std::max(ext, b.hi[d] - b.lo[d]);
+      glo[d] = std::min(glo[d], b.lo[d]);
+      ghi[d] = std::max(ghi[d], b.hi[d]);
     }
     extent_[e] = ext;
   }
   span_ = 0;
   for (int d = 0; d < 3; ++d) {
-    origin_[d] = nelem_ > 0 ? glo[d] : 0;
-    span_ = std::max(span_, nelem_ > 0 ? ghi[d] - glo[d] : 0);
+    origin_[d] = glo[d];
+    ghi_[d] = ghi[d];
+    span_ = std::max(span_, ghi[d] - glo[d]);
   }
+  SLENDER_CHECK(std::isfinite(span_), "broad phase: coordinates span ", span_);
 }
 
-void BroadPhase::choose_grid(Real cell_size) {
-  // the median largest side; a zero median (point-like elements) falls back on the spacing of
-  // nelem points spread evenly over the span
+void BroadPhase::choose_grid(Real cell_size, GridLayout layout) {
+  // the median largest side, of at most kMedianSample elements evenly spread over the ids; a
+  // zero median (point-like elements) falls back on the spacing of nelem points spread evenly
+  // over the span
   Real h = cell_size;
   if (!(h > 0)) {
-    Real* mid = extent_.data() + nelem_ / 2;
-    std::nth_element(extent_.data(), mid, extent_.data() + nelem_);
+    const int m = std::min(nelem_, kMedianSample);
+    for (int k = 0; k < m; ++k)
+      extent_[std::size_t(k)] = extent_[std::size_t(long(k) * nelem_ / m)];
+    Real* mid = extent_.data() + m / 2;
+    std::nth_element(extent_.data(), mid, extent_.data() + m);
     h = *mid;
   }
   if (!(h > 0)) h = span_ / std::cbrt(Real(nelem_));
@@ -182,15 +187,9 @@ void BroadPhase::choose_grid(Real cell_size) {
     nlarge = 0;
     for (int e = 0; e < nelem_; ++e) {
       Box& b = box_[e];
-      long ncell = 1;
-      for (int d = 0; d < 3; ++d) {
-        // x >= origin, so the floor is >= 0; clamp before the cast, which is undefined past INT_MAX
-        const Real l = std::floor((b.lo[d] - origin_[d]) * inv_h_);
-        const Real u = std::floor((b.hi[d] - origin_[d]) * inv_h_);
-        b.cell_lo[d] = int(std::min(l, Real(kMaxCell)));
-        b.cell_hi[d] = int(std::min(u, Real(kMaxCell)));
-        ncell *= b.cell_hi[d] - b.cell_lo[d] + 1;
-      }
+      const Cells c = cells(b);
+      const long ncell =
+          long(c.hi[0] - c.lo[0] + 1) * (c.hi[1] - c.lo[1] + 1) * (c.hi[2] - c.lo[2] + 1);
       b.large = ncell > nlarge_cells;
       if (b.large) {
         ++nlarge;
@@ -206,32 +205,81 @@ void BroadPhase::choose_grid(Real cell_size) {
   stats_.nentry = nentry;
   stats_.nlarge = int(nlarge);
 
-  // power-of-two bucket count, at least the number of entries and two blocks
-  int log2_nbucket = kBlockCellBits + 1;
-  while ((1L << log2_nbucket) < nentry)
-    ++log2_nbucket;
-  nbucket_ = 1L << log2_nbucket;
-  block_shift_ = 64 - (log2_nbucket - kBlockCellBits);
+  // a dense grid of blocks where it is small enough (neighbouring blocks are then near in memory
+  // too), else hashed blocks: a power-of-two bucket count, at least the number of entries and
+  // two blocks
+  long nblock = 1;
+  for (int d = 0; d < 3; ++d) {
+    const int cmax = int(std::min((ghi_[d] - origin_[d]) * inv_h_, Real(kMaxCell)));
+    nblock_[d] = (cmax >> kBlockBits) + 1;
+    nblock *= nblock_[d];
+  }
+  const bool fits = nblock < (INT_MAX >> kBlockCellBits);
+  const bool small = nblock <= (kDenseBucketsPerEntry * std::max(nentry, 1024L) >> kBlockCellBits);
+  dense_ = fits && (layout == GridLayout::kDense || (layout == GridLayout::kAuto && small));
+  if (dense_) {
+    nbucket_ = nblock << kBlockCellBits;
+  } else {
+    int log2_nbucket = kBlockCellBits + 1;
+    while ((1L << log2_nbucket) < nentry)
+      ++log2_nbucket;
+    nbucket_ = 1L << log2_nbucket;
+    block_shift_ = 64 - (log2_nbucket - kBlockCellBits);
+  }
   stats_.nbucket = nbucket_;
+  stats_.dense = dense_;
+}
+
+int BroadPhase::block_of(int bx, int by, int bz) const {
+  if (dense_) return bx + nblock_[0] * (by + nblock_[1] * bz);
+  // multiply, fold, multiply: the top bits of a single multiplication (Fibonacci hashing)
+  // collide several times too often on packed coordinates
+  std::uint64_t h = cell_key(bx, by, bz) * kGolden;
+  h = (h ^ (h >> 32)) * kGolden;
+  return int(h >> block_shift_);
+}
+
+int BroadPhase::bucket_of(int x, int y, int z) const {
+  constexpr int m = (1 << kBlockBits) - 1;
+  const int local = (x & m) | (y & m) << kBlockBits | (z & m) << (2 * kBlockBits);
+  return block_of(x >> kBlockBits, y >> kBlockBits, z >> kBlockBits) << kBlockCellBits | local;
+}
+
+BroadPhase::Cells BroadPhase::cells(const Box& b) const {
+  // x >= origin, so the scaled coordinate is >= 0 and the cast truncates like floor (a
+  // monotone map, which the pair rule needs); clamp first, as a cast past INT_MAX is undefined
+  Cells c;
+  for (int d = 0; d < 3; ++d) {
+    c.lo[d] = int(std::min((b.lo[d] - origin_[d]) * inv_h_, Real(kMaxCell)));
+    c.hi[d] = int(std::min((b.hi[d] - origin_[d]) * inv_h_, Real(kMaxCell)));
+  }
+  return c;
 }
 
 void BroadPhase::sort_elements() {
-  // counting sort of the elements by the bucket of their min cell: elements close in space get
-  // close ranks, so that the queries of consecutive ranks read the same boxes, buckets and
-  // entries (the input order may be anything). Stable, hence deterministic.
+  // counting sort of the elements by the block of their min cell: elements close in space get
+  // close ranks, so that building the hash and the cell-pair loop read and write nearby memory
+  // whatever the input order. Stable, hence deterministic.
   fit(sbox_, std::size_t(nelem_));
-  fit(bucket_adr_, std::size_t(nbucket_ + 1));
+  fit(order_, std::size_t(nelem_));
+  const long nblock = nbucket_ >> kBlockCellBits;
+  fit(bucket_adr_, std::size_t(nblock + 1));
   int* count = bucket_adr_.data();
-  std::fill(count, count + nbucket_ + 1, 0);
-  auto bucket = [&](const Box& b) {
-    return bucket_of(b.cell_lo[0], b.cell_lo[1], b.cell_lo[2], block_shift_);
+  std::fill(count, count + nblock + 1, 0);
+  auto block = [&](const Box& b) {
+    const Cells c = cells(b);
+    return block_of(c.lo[0] >> kBlockBits, c.lo[1] >> kBlockBits, c.lo[2] >> kBlockBits);
   };
   for (int e = 0; e < nelem_; ++e)
-    ++count[bucket(box_[e]) + 1];
-  for (long k = 0; k < nbucket_; ++k)
+    ++count[block(box_[e]) + 1];
+  for (long k = 0; k < nblock; ++k)
     count[k + 1] += count[k];
+  // scatter the ids, then gather the boxes: independent random reads overlap, random writes
+  // of whole boxes would not
   for (int e = 0; e < nelem_; ++e)
-    sbox_[std::size_t(count[bucket(box_[e])]++)] = box_[e];
+    order_[std::size_t(count[block(box_[e])]++)] = e;
+  for (int r = 0; r < nelem_; ++r)
+    sbox_[r] = box_[order_[r]];
 
   large_.clear();
   for (int r = 0; r < nelem_; ++r) {
@@ -247,11 +295,11 @@ void BroadPhase::build_hash() {
   // counting sort by bucket: count, exclusive prefix sum, scatter by rank (so each bucket lists
   // its elements by ascending rank), then shift the advanced starts back by one
   auto for_each_cell = [&](const Box& b, auto&& f) {
-    for (int z = b.cell_lo[2]; z <= b.cell_hi[2]; ++z) {
-      for (int y = b.cell_lo[1]; y <= b.cell_hi[1]; ++y) {
-        for (int x = b.cell_lo[0]; x <= b.cell_hi[0]; ++x) {
-          f(cell_key(x, y, z), bucket_of(x, y, z, block_shift_), lo_bits(b, x, y, z));
-        }
+    const Cells c = cells(b);
+    for (int z = c.lo[2]; z <= c.hi[2]; ++z) {
+      for (int y = c.lo[1]; y <= c.hi[1]; ++y) {
+        for (int x = c.lo[0]; x <= c.hi[0]; ++x)
+          f(cell_key(x, y, z), bucket_of(x, y, z), lo_bits(c, x, y, z));
       }
     }
   };
@@ -282,7 +330,7 @@ void BroadPhase::query_chunk(int c) {
   pair.clear();
   const Box* box = sbox_.data();
   auto add = [&](const Box& a, const Box& b) {
-    if (overlap(a, b) && !share_node(a, b)) {
+    if (overlap(a, b) && !adjacent(in_, a.id, b.id)) {
       pair.push_back(std::min(a.id, b.id));
       pair.push_back(std::max(a.id, b.id));
     }
@@ -299,7 +347,7 @@ void BroadPhase::query_chunk(int c) {
   }
 
   // every pair of entries of the same cell, reported from the cell holding the min corner of
-  // the boxes' intersection only: floor is monotone, so that cell is the max of the two min
+  // the boxes' intersection only: the cell map is monotone, so that cell is the max of the two min
   // cells, and as both boxes cover this cell, it is that max on an axis where it is the min cell
   // of either box: a test on the two entries alone, before the boxes are read
   const Entry* entry = entry_.data();
@@ -372,8 +420,8 @@ std::size_t BroadPhase::capacity_bytes() const {
   std::size_t n =
       (box_.capacity() + sbox_.capacity()) * sizeof(Box) + extent_.capacity() * sizeof(Real) +
       entry_.capacity() * sizeof(Entry) + chunk_.capacity() * sizeof(Chunk) +
-      (large_.capacity() + bucket_adr_.capacity() + row_adr_.capacity() + row_col_.capacity() +
-       ee_pair_.capacity() + et_pair_.capacity() + tt_pair_.capacity()) *
+      (large_.capacity() + order_.capacity() + bucket_adr_.capacity() + row_adr_.capacity() +
+       row_col_.capacity() + ee_pair_.capacity() + et_pair_.capacity() + tt_pair_.capacity()) *
           sizeof(int);
   for (const Chunk& ch : chunk_)
     n += ch.pair.capacity() * sizeof(int);
@@ -383,15 +431,19 @@ std::size_t BroadPhase::capacity_bytes() const {
 CandidatePairs BroadPhase::find_pairs(const BroadPhaseInput& in, const BroadPhaseOptions& opt) {
   check_input(in, opt);
   const std::size_t bytes_before = capacity_bytes();
-  compute_boxes(in, opt.inflation);
+  in_ = in;
+  nedge_ = in.nedge;
+  nelem_ = in.nedge + in.ntri;
   stats_.cell_size = 0;
   stats_.nentry = 0;
   stats_.nbucket = 0;
+  stats_.dense = false;
   stats_.nlarge = 0;
   nee_ = net_ = ntt_ = 0;
 
   if (nelem_ > 0) {
-    choose_grid(opt.cell_size);
+    compute_boxes(opt.inflation);
+    choose_grid(opt.cell_size, opt.layout);
     sort_elements();
     build_hash();
 
@@ -402,12 +454,13 @@ CandidatePairs BroadPhase::find_pairs(const BroadPhaseInput& in, const BroadPhas
     const int nitem = nchunk_ + int(large_.size());
     if (int(chunk_.size()) < nitem) chunk_.resize(std::size_t(nitem));
 #if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 1) if (nitem > 1)
+#pragma omp parallel for schedule(dynamic, 1) if (nitem > 1 && nelem_ >= kParallelGrain)
 #endif
     for (int c = 0; c < nitem; ++c)
       query_chunk(c);
     sort_pairs();
   }
+  in_ = BroadPhaseInput{};
 
   stats_.bytes = capacity_bytes();
   stats_.grew = stats_.bytes != bytes_before;
@@ -421,16 +474,19 @@ void find_pairs_brute_force(const BroadPhaseInput& in,
                             std::vector<int>& et_pair,
                             std::vector<int>& tt_pair) {
   check_input(in, opt);
+  struct B {
+    Real lo[3], hi[3];
+  };
   const int nelem = in.nedge + in.ntri;
-  std::vector<ElementBox> box(static_cast<std::size_t>(nelem));
+  std::vector<B> box(static_cast<std::size_t>(nelem));
   for (int e = 0; e < nelem; ++e)
-    box[e] = element_box(in, opt.inflation, e);
+    element_box(in, opt.inflation, e, box[e]);
   ee_pair.clear();
   et_pair.clear();
   tt_pair.clear();
   for (int i = 0; i < nelem; ++i) {
     for (int j = i + 1; j < nelem; ++j) {
-      if (!overlap(box[i], box[j]) || share_node(box[i], box[j])) continue;
+      if (!overlap(box[i], box[j]) || adjacent(in, i, j)) continue;
       std::vector<int>& v = j < in.nedge ? ee_pair : i < in.nedge ? et_pair : tt_pair;
       v.push_back(i < in.nedge ? i : i - in.nedge);
       v.push_back(j < in.nedge ? j : j - in.nedge);

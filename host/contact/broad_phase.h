@@ -5,14 +5,24 @@
 // axis-aligned boxes overlap, excluding adjacent elements (those sharing a node). The narrow
 // phase then computes the true distance of each candidate pair.
 //
-// Algorithm: a uniform spatial hash. Each element's box is inserted into every grid cell it
-// overlaps (hashed by the cell's integer coordinates, built by a counting sort so that each
-// bucket lists its entries in element order). Then each element queries the cells of its own box
-// for higher-numbered elements; a pair is reported only from the cell that holds the min corner
-// of the two boxes' intersection, so each pair is found exactly once, without a global sort.
-// Elements that would cover too many cells (a ground triangle among small ones) stay out of the
-// grid and are tested against every element. The output is sorted, so it does not depend on the
-// thread count, and it is the same bit for bit for the same input.
+// Algorithm: a uniform grid (spatial hash), all passes linear in the number of elements:
+// 1. boxes: each element's box, grown by its radius (half thickness) + inflation / 2;
+// 2. grid: cell size h = the median largest box side (or given), doubled while the (element,
+//    cell) entries would exceed kMaxEntriesPerElement per element or more than kMaxLarge
+//    elements would be large (cover more than max(kMinLargeCells, nelem / 4) cells). Cells go
+//    by blocks of 4 x 4 x 4 (64 consecutive buckets); the blocks form a dense grid when that is
+//    small enough, else they are hashed (GridLayout);
+// 3. spatial order: a counting sort of the elements by the block of their min cell, so that the
+//    next passes touch nearby memory whatever the input order;
+// 4. hash: every small element enters every cell its box covers (a counting sort by bucket);
+// 5. pairs: for every two entries of the same cell, the pair is tested only in the cell that
+//    holds the min corner of the two boxes' intersection, which each entry's "min cell" bits
+//    decide before any box is read: each overlapping pair is found exactly once. Large
+//    elements are tested against all others. Threaded with OpenMP over ranges of buckets;
+// 6. sort: a counting sort of the pairs by their first element, each row sorted, split by kind.
+// The output is sorted, so it does not depend on the thread count or the input order beyond
+// the ids, and it is the same bit for bit for the same input. Many elements crowded into one
+// cell (far below the median size, or at one point) cost the square of their number there.
 //
 // Element ids: edges are 0..nedge-1 and triangles 0..ntri-1, each in their own array; the
 // output names them that way. Internally edges come first, then triangles.
@@ -37,6 +47,13 @@ struct BroadPhaseInput {
   const Real* tri_half_thickness = nullptr;  ///< half the shell thickness [m] (ntri)
 };
 
+/// How the blocks of 4 x 4 x 4 hash cells are laid out in memory.
+enum class GridLayout {
+  kAuto,    ///< dense where the grid of blocks is at most kDenseBucketsPerEntry x the entries
+  kDense,   ///< a dense grid wherever its bucket count fits an int, however sparse
+  kHashed,  ///< a hash of the block coordinates
+};
+
 /// Settings of one broad-phase call.
 struct BroadPhaseOptions {
   /// [m] every pair whose surfaces (capsule of radius r, slab of half thickness h) may come
@@ -49,6 +66,7 @@ struct BroadPhaseOptions {
   /// into the hash, or make more than kMaxLarge elements large, is doubled until it does not
   /// (the size used is in BroadPhaseStats).
   Real cell_size = 0;
+  GridLayout layout = GridLayout::kAuto;
 };
 
 /// Candidate pairs of one call: pointers into the BroadPhase's buffers, valid until its next
@@ -66,7 +84,8 @@ struct CandidatePairs {
 struct BroadPhaseStats {
   Real cell_size = 0;     ///< [m] hash cell edge used
   long nentry = 0;        ///< (element, cell) entries in the hash
-  long nbucket = 0;       ///< hash buckets (a power of two)
+  long nbucket = 0;       ///< buckets, 64 per block of 4 x 4 x 4 cells
+  bool dense = false;     ///< blocks laid out as a dense grid (else hashed)
   int nlarge = 0;         ///< elements kept out of the grid and tested against all others
   bool grew = false;      ///< this call enlarged a buffer (it allocated)
   long ngrow = 0;         ///< calls so far that enlarged a buffer
@@ -80,6 +99,8 @@ constexpr long kMaxEntriesPerElement = 64;
 constexpr long kMinLargeCells = 512;
 /// more large elements than this doubles the cell size (each costs a pass over all elements)
 constexpr long kMaxLarge = 64;
+/// GridLayout::kAuto takes a dense grid of blocks up to this many buckets per hash entry
+constexpr long kDenseBucketsPerEntry = 4;
 
 /// The broad phase and its workspace. Buffers grow as needed and never shrink, so repeated calls
 /// on problems of the same size do not allocate (stats().grew reports when one did). Not
@@ -93,16 +114,17 @@ class BroadPhase {
   const BroadPhaseStats& stats() const { return stats_; }
 
  private:
-  /// inflated box of one element, its cell range and its nodes (an edge repeats its last)
-  struct Box {
-    Real lo[3];
-    Real hi[3];
-    int cell_lo[3];
-    int cell_hi[3];
-    int node[3];
-    int id;     ///< element id, edges first
-    int large;  ///< 1: out of the grid
-    int pad;
+  /// inflated box of one element: what the pair test reads, one cache line
+  struct alignas(64) Box {
+    Real lo[3];  ///< [m]
+    Real hi[3];  ///< [m]
+    int id;      ///< element id, edges first
+    int large;   ///< 1: out of the grid
+  };
+  /// the cells a box covers, per axis [lo, hi]
+  struct Cells {
+    int lo[3];
+    int hi[3];
   };
   /// one (element, cell) entry of the hash
   struct Entry {
@@ -110,28 +132,36 @@ class BroadPhase {
     int rank;           ///< the element's place in the spatial order
     int lo_bits;        ///< bit d: the cell is the element's min cell on axis d
   };
-  /// found pairs of one range of ranks (one OpenMP work item): (id, id) with the smaller first
+  /// found pairs of one work item: (id, id) with the smaller first
   struct Chunk {
     std::vector<int> pair;
   };
 
-  void compute_boxes(const BroadPhaseInput& in, Real inflation);
-  void choose_grid(Real cell_size);
+  void compute_boxes(Real inflation);
+  void choose_grid(Real cell_size, GridLayout layout);
+  Cells cells(const Box& b) const;
+  int block_of(int bx, int by, int bz) const;
+  int bucket_of(int x, int y, int z) const;
   void sort_elements();
   void build_hash();
   void query_chunk(int c);
   void sort_pairs();
   std::size_t capacity_bytes() const;
 
+  BroadPhaseInput in_;  // the geometry, during a call only
   int nedge_ = 0;
   int nelem_ = 0;
   Real origin_[3] = {0, 0, 0};   // [m] min corner of all boxes
+  Real ghi_[3] = {0, 0, 0};      // [m] max corner of all boxes
   Real span_ = 0;                // [m] largest side of the box of all boxes
   Real inv_h_ = 1;               // [1/m] 1 / cell size
-  long nbucket_ = 0;             // hash buckets, a power of two
-  int block_shift_ = 63;         // a block's hash is (block key * golden) >> shift
+  long nbucket_ = 0;             // buckets: 64 per block
+  bool dense_ = false;           // blocks in a dense grid (else hashed)
+  int nblock_[3] = {1, 1, 1};    // blocks per axis of the dense grid
+  int block_shift_ = 63;         // a hashed block is the top 64 - shift bits of a mix
   std::vector<Box> box_;         // by element id (nelem)
-  std::vector<Box> sbox_;        // by rank: in the order of their min cell's bucket (nelem)
+  std::vector<Box> sbox_;        // by rank: in the order of their min cell's block (nelem)
+  std::vector<int> order_;       // element id of each rank (nelem)
   std::vector<Real> extent_;     // largest box side of each element, scratch (nelem)
   std::vector<int> large_;       // ranks of the large elements, ascending (nlarge)
   std::vector<int> bucket_adr_;  // first entry of each bucket (nbucket + 1)

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "contact/broad_phase.h"
 #include "cpu/linear_solver.h"
 #include "model/model_internal.h"
 #include "slender/core/assemble.h"
@@ -63,9 +64,18 @@ struct Simulator::Impl {
   std::shared_ptr<const Model> model;
   IntegratorSpec spec;
   State state;
-  ModelView mv;
+  ModelView mv;  // the model's arrays plus this step's contact pairs
   std::unique_ptr<cpu::LinearSolver> solver;
+  LinearSolverKind solver_kind;
   PhaseTimes times;
+
+  // rod-rod contact: candidate pairs of the step and the assembly plan that includes them
+  contact::BroadPhase broad_phase;
+  std::vector<int> pair_node;  // (npair x 4)
+  std::vector<Real> pair_d;    // (npair)
+  AssemblyPlan contact_plan;
+  const AssemblyPlan* plan_ptr = nullptr;  // the model's plan, or contact_plan
+  const AssemblyPlan& plan() const { return *plan_ptr; }
 
   // workspace, sized once
   std::vector<Real> y, y_trial, q_hat, u_hat, f_time;
@@ -84,6 +94,8 @@ struct Simulator::Impl {
     const Model& md = *model;
     // a non-symmetric Jacobian (drag) needs LU: the symmetric factorizations read one triangle
     if (md.nonsymmetric()) kind = LinearSolverKind::kSparseLu;
+    solver_kind = kind;
+    plan_ptr = &md.plan;
     solver = std::make_unique<cpu::LinearSolver>(md.plan, kind);
     y.resize(md.ndof);
     y_trial.resize(md.ndof);
@@ -182,7 +194,7 @@ struct Simulator::Impl {
   // one family's local energies, gradients and (optionally) Hessians at the view's q
   template <class B>
   void eval_family(Family f, const EvalView& ev, unsigned want, long grain) {
-    const AssemblyPlan& p = model->plan;
+    const AssemblyPlan& p = plan();
     const long n = B::count(mv);
     const LocalBuffers<B::kDofs> buf{e_pool.data() + p.e_off[f],
                                      g_pool.data() + p.g_off[f],
@@ -205,12 +217,13 @@ struct Simulator::Impl {
     eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev, want, kParallelGrainHeavy);
     eval_family<ShellDragBinding>(kFamDrag, ev, want, kParallelGrainMedium);
     eval_family<GroundBinding>(kFamGround, ev, want, kParallelGrainMedium);
+    eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want, kParallelGrainHeavy);
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm
   Real evaluate(const Real* q, const StepCoeffs& c, bool with_jacobian) {
     const Model& m = *model;
-    const AssemblyPlan& p = m.plan;
+    const AssemblyPlan& p = plan();
     auto t0 = Clock::now();
     update_frames(q);
     times.frames += seconds_since(t0);
@@ -318,16 +331,60 @@ struct Simulator::Impl {
 
   // y <- y - alpha dx on the free DOFs, into `out`
   void take_step(const std::vector<Real>& from, Real alpha, std::vector<Real>& out) const {
-    const AssemblyPlan& p = model->plan;
+    const AssemblyPlan& p = plan();
     out = from;
     for (int r = 0; r < p.nfree; ++r)
       out[p.free_dof[r]] -= alpha * dx[r];
   }
 
+  // rod-rod contact: candidate pairs for a step of size dt from the current state (surfaces
+  // within the tolerance plus twice the distance the fastest node covers in a step), and the
+  // assembly plan and solver for them when they changed
+  void update_contacts(Real dt) {
+    const Model& m = *model;
+    if (!m.contact.enabled) return;
+    Real vmax = 0;
+    for (int i = 0; i < 3 * m.nnode; ++i)
+      vmax = std::max(vmax, std::fabs(state.u[i]));
+    contact::BroadPhaseInput in;
+    in.nnode = m.nnode;
+    in.node_x = state.q.data();
+    in.nedge = m.nedge;
+    in.edge_node = m.edge_node.data();
+    in.edge_radius = m.edge_radius.data();
+    contact::BroadPhaseOptions opt;
+    opt.inflation = m.contact.tolerance + 2 * std::sqrt(Real(3)) * vmax * dt;
+    const contact::CandidatePairs cp = broad_phase.find_pairs(in, opt);
+    std::vector<int> nodes;
+    std::vector<Real> d;
+    for (long k = 0; k < cp.nee; ++k) {
+      const int a = cp.ee_pair[2 * k], b = cp.ee_pair[2 * k + 1];
+      // rod edges only: the augmented edges of rod-shell joints have no stretching stiffness
+      if (!(m.edge_EA[a] > 0 && m.edge_EA[b] > 0)) continue;
+      nodes.insert(nodes.end(), {m.edge_node[2 * a], m.edge_node[2 * a + 1], m.edge_node[2 * b],
+                                 m.edge_node[2 * b + 1]});
+      d.push_back(m.edge_radius[a] + m.edge_radius[b]);
+    }
+    const bool same = nodes == pair_node && plan_ptr == &contact_plan;
+    pair_node.swap(nodes);
+    pair_d.swap(d);
+    mv.npair = int(pair_d.size());
+    mv.pair_node = pair_node.data();
+    mv.pair_d = pair_d.data();
+    if (same) return;
+    build_assembly_plan(m, mv, contact_plan);
+    plan_ptr = &contact_plan;
+    e_pool.resize(contact_plan.energy_pool);
+    flag_pool.resize(contact_plan.energy_pool);
+    g_pool.resize(contact_plan.grad_pool);
+    h_pool.resize(contact_plan.hess_pool);
+    solver = std::make_unique<cpu::LinearSolver>(contact_plan, solver_kind);
+  }
+
   StepReport step(Real dt) {
     SLENDER_CHECK(dt > 0 && std::isfinite(dt), "time step must be positive, got ", dt);
-    const Model& m = *model;
-    const AssemblyPlan& p = m.plan;
+    update_contacts(dt);
+    const AssemblyPlan& p = plan();
     const NewtonSpec& ns = spec.newton;
     StepReport rep;
     rep.dt = dt;
@@ -566,9 +623,10 @@ void Simulator::residual(Real dt,
                          std::vector<Real>& f,
                          std::vector<Real>* jacobian) const {
   Impl& s = *impl_;
-  const AssemblyPlan& p = s.model->plan;
   SLENDER_CHECK(int(y.size()) == s.model->ndof, "configuration has ", y.size(), " DOFs, not ",
                 s.model->ndof);
+  s.update_contacts(dt);
+  const AssemblyPlan& p = s.plan();
   const StepCoeffs c = s.prepare(dt);
   s.evaluate(y.data(), c, jacobian != nullptr);
   f = s.f;
@@ -610,7 +668,7 @@ void scatter_gradients(const ModelView& mv, const Real* pool, std::vector<Real>&
 std::vector<Real> Simulator::reactions() const {
   Impl& s = *impl_;
   const Model& m = *s.model;
-  const AssemblyPlan& p = m.plan;
+  const AssemblyPlan& p = s.plan();
   s.frames_of_state();
   s.apply_actuation(s.state.time);
   // static problem at the current state: no inertia, no velocity terms
@@ -627,6 +685,7 @@ std::vector<Real> Simulator::reactions() const {
   scatter(ShellStretchBinding{}, kFamShellStretch);
   scatter(ShellHingeBinding{}, kFamHinge);
   scatter(ShellMidEdgeBinding{}, kFamMidEdge);
+  scatter(ContactEdgeEdgeBinding{}, kFamContact);
   // external loads at the current time
   for (int n = 0; n < m.nnode; ++n)
     for (int c = 0; c < 3; ++c)

@@ -383,6 +383,12 @@ SceneBuilder& SceneBuilder::actuate(ActuationSpec a) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::contact(ContactSpec c) {
+  c.enabled = true;
+  spec_.contact = c;
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::ground(GroundSpec g) {
   g.enabled = true;
   spec_.forces.ground = g;
@@ -800,6 +806,11 @@ void check_forces(const Checker& c) {
   c.non_negative(f.buoyancy_density, f.loc, "forces", ".buoyancy.medium_density");
   c.non_negative(f.drag_density, f.loc, "forces", ".aerodynamic_drag.medium_density");
   c.non_negative(f.drag_coefficient, f.loc, "forces", ".aerodynamic_drag.coefficient");
+  const ContactSpec& con = c.s.contact;
+  if (con.enabled) {
+    c.non_negative(con.stiffness, con.loc, "contact", ".stiffness");
+    c.positive(con.tolerance, con.loc, "contact", ".tolerance");
+  }
   const GroundSpec& g = f.ground;
   if (g.enabled) {
     const std::string at = "forces.ground";

@@ -752,7 +752,7 @@ void SceneReader::read_output(const JsonObject& o) {
 SceneSpec SceneReader::read(const JsonValue& root_value) {
   const JsonObject root(root_value, file_, "");
   root.allow_only({"name", "description", "backend", "materials", "rods", "networks", "shells",
-                   "joints", "boundary", "forces", "actuation", "integrator", "output"});
+                   "joints", "boundary", "forces", "actuation", "contact", "integrator", "output"});
   s_.file = file_;
   s_.base_dir = base_dir_;
   const std::string stem = std::filesystem::path(file_).stem().string();
@@ -797,6 +797,14 @@ SceneSpec SceneReader::read(const JsonValue& root_value) {
   }
   if (root.has("actuation")) {
     read_actuation(root.array("actuation"));
+  }
+  if (root.has("contact")) {
+    const JsonObject c = root.object("contact");
+    c.allow_only({"stiffness", "tolerance"});
+    s_.contact.enabled = true;
+    s_.contact.loc = loc(c.value(), c.path());
+    s_.contact.stiffness = c.number_or("stiffness", s_.contact.stiffness);
+    s_.contact.tolerance = c.number_or("tolerance", s_.contact.tolerance);
   }
   if (root.has("boundary")) {
     read_boundary(root.object("boundary"));

@@ -16,13 +16,12 @@ struct Contribution {
 
 // lays out one family in the pools and appends its contributions
 template <class B>
-void collect(Model& m,
+void collect(AssemblyPlan& p,
              const ModelView& mv,
              Family f,
              std::vector<Contribution>& hs,
              std::vector<Contribution>& gs) {
   constexpr int D = B::kDofs;
-  AssemblyPlan& p = m.plan;
   const long n = B::count(mv);
   const long pool_h = p.hess_pool, pool_g = p.grad_pool;
   p.h_off[f] = pool_h;
@@ -50,8 +49,9 @@ void collect(Model& m,
 
 }  // namespace
 
-void build_assembly_plan(Model& m) {
-  AssemblyPlan& p = m.plan;
+void build_assembly_plan(Model& m) { build_assembly_plan(m, host_view(m), m.plan); }
+
+void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
   p.dof_free.assign(m.ndof, -1);
   p.free_dof.clear();
   for (int i = 0; i < m.ndof; ++i) {
@@ -63,16 +63,16 @@ void build_assembly_plan(Model& m) {
   const long nfree = p.nfree;
 
   // pool layout: the families in their enum order
-  const ModelView mv = host_view(m);
   p.hess_pool = p.grad_pool = p.energy_pool = 0;
   std::vector<Contribution> hs, gs;
-  collect<RodStretchBinding>(m, mv, kFamStretch, hs, gs);
-  collect<RodBendTwistBinding>(m, mv, kFamBendTwist, hs, gs);
-  collect<ShellStretchBinding>(m, mv, kFamShellStretch, hs, gs);
-  collect<ShellHingeBinding>(m, mv, kFamHinge, hs, gs);
-  collect<ShellMidEdgeBinding>(m, mv, kFamMidEdge, hs, gs);
-  collect<ShellDragBinding>(m, mv, kFamDrag, hs, gs);
-  collect<GroundBinding>(m, mv, kFamGround, hs, gs);
+  collect<RodStretchBinding>(p, mv, kFamStretch, hs, gs);
+  collect<RodBendTwistBinding>(p, mv, kFamBendTwist, hs, gs);
+  collect<ShellStretchBinding>(p, mv, kFamShellStretch, hs, gs);
+  collect<ShellHingeBinding>(p, mv, kFamHinge, hs, gs);
+  collect<ShellMidEdgeBinding>(p, mv, kFamMidEdge, hs, gs);
+  collect<ShellDragBinding>(p, mv, kFamDrag, hs, gs);
+  collect<GroundBinding>(p, mv, kFamGround, hs, gs);
+  collect<ContactEdgeEdgeBinding>(p, mv, kFamContact, hs, gs);
   // every free DOF has a diagonal slot (inertia and damping land there)
   for (long r = 0; r < nfree; ++r)
     hs.push_back({r * nfree + r, -1});

@@ -389,17 +389,27 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.buoyancy_density = scene.forces.buoyancy_density;
   m.drag_density = scene.forces.drag_density;
   m.drag_coefficient = scene.forces.drag_coefficient;
+  m.contact = scene.contact;
+  // automatic contact stiffness: the larger of what carries the heaviest node's weight within
+  // the tolerance and ten times the inertial stiffness m / dt^2 of that node, so that a node
+  // arriving at speed stops inside the contact layer
+  Real heaviest = 0;
+  for (Real w : m.node_mass)
+    heaviest = std::max(heaviest, w);
+  const Real dt = scene.integrator.dt;
+  auto auto_stiffness = [&](Real tolerance) {
+    return std::max(heaviest * std::max(norm(scene.forces.gravity), Real(1)) / tolerance,
+                    10 * heaviest / (dt * dt));
+  };
+  if (m.contact.enabled) {
+    m.contact_stiffness =
+        m.contact.stiffness > 0 ? m.contact.stiffness : auto_stiffness(m.contact.tolerance);
+  }
   m.ground = scene.forces.ground;
   if (m.ground.enabled) {
     m.ground.normal = m.ground.normal / norm(m.ground.normal);
-    // automatic stiffness: the heaviest node's weight is carried at about a tolerance's
-    // penetration (the force grows as 2 k_c s)
-    Real heaviest = 0;
-    for (Real w : m.node_mass)
-      heaviest = std::max(heaviest, w);
-    m.ground_stiffness = m.ground.stiffness > 0 ? m.ground.stiffness
-                                                : heaviest * std::max(norm(m.gravity), Real(1)) /
-                                                      m.ground.contact_distance;
+    m.ground_stiffness =
+        m.ground.stiffness > 0 ? m.ground.stiffness : auto_stiffness(m.ground.contact_distance);
   }
   for (const PointLoadSpec& pl : scene.forces.point_loads) {
     m.point_loads.push_back(PointLoad{m.resolve_node(pl.node), pl.force, pl.time});

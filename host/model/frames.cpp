@@ -98,7 +98,12 @@ ModelView host_view(const Model& m) {
                    m.mid_lambda_bar.data(),
                    m.ground.enabled ? 1 : 0,
                    ground_params(m),
-                   m.node_contact_radius.data()};
+                   m.node_contact_radius.data(),
+                   0,
+                   nullptr,
+                   nullptr,
+                   m.contact_stiffness,
+                   m.contact.tolerance};
 }
 
 void build_bend_stencils(Model& m,

@@ -43,5 +43,7 @@ void add_rod_shell_joint_edges(Model& m,
                                std::vector<Real>& edge_GJ);
 /// Free-DOF CSR pattern and the gather lists of the assembly.
 void build_assembly_plan(Model& m);
+/// The same for the families of a view (a simulator's view adds this step's contact pairs).
+void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p);
 
 }  // namespace slender

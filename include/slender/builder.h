@@ -135,6 +135,8 @@ class SceneBuilder {
   SceneBuilder& mass_damping(Real alpha);
   /// drive natural hinge angles, curvatures or twists in time (see ActuationSpec)
   SceneBuilder& actuate(ActuationSpec a);
+  /// contact between rods (see ContactSpec)
+  SceneBuilder& contact(ContactSpec c);
   /// a rigid ground with contact and Coulomb friction (see GroundSpec)
   SceneBuilder& ground(GroundSpec g);
   /// buoyancy: gravity acts on m - rho_med V (seed 000 §5.1) [kg/m^3]

@@ -45,6 +45,7 @@ enum Family : int {
   kFamMidEdge,       ///< shell triangles: mid-edge normal bending
   kFamDrag,          ///< shell triangles: aerodynamic drag (non-symmetric)
   kFamGround,        ///< nodes: ground contact and friction (non-symmetric with friction)
+  kFamContact,       ///< rod edge pairs in contact (IMC); the pairs change every step
   kNumFamilies
 };
 
@@ -149,6 +150,8 @@ struct Model {
   Real buoyancy_density = 0;       ///< density of the surrounding medium for buoyancy [kg/m^3]
   Real drag_density = 0;           ///< rho_med of aerodynamic drag on shells [kg/m^3]
   Real drag_coefficient = 0;       ///< C_D of aerodynamic drag [-]
+  ContactSpec contact;             ///< rod-rod contact settings
+  Real contact_stiffness = 0;      ///< k_c of rod-rod contact in use [N/m]
   GroundSpec ground;               ///< the ground, if any (normal made unit)
   Real ground_stiffness = 0;       ///< k_c in use [N/m]
   std::vector<Real> node_contact_radius;  ///< radius or half thickness of each node [m] (nnode)

@@ -154,6 +154,15 @@ struct GroundSpec {
   SourceLoc loc;
 };
 
+/// Contact between rods (the implicit contact model, seed 000 §4, eqs. 21-22): every pair of
+/// non-adjacent rod edges closer than their radii plus the tolerance repels smoothly.
+struct ContactSpec {
+  bool enabled = false;
+  Real stiffness = 0;     ///< k_c [N/m] of the energy k_c s^2; 0 = automatic from the masses
+  Real tolerance = 1e-3;  ///< delta: width of the smooth contact layer [m], K1 = 15 / delta
+  SourceLoc loc;
+};
+
 struct ForcesSpec {
   Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
   std::vector<PointLoadSpec> point_loads;
@@ -246,6 +255,7 @@ struct SceneSpec {
   /// initial node velocities: per (node, velocity) pair; nodes not named start at rest
   std::vector<std::pair<NodeRef, Vec3>> initial_velocities;
   std::vector<ActuationSpec> actuation;
+  ContactSpec contact;
   IntegratorSpec integrator;
   OutputSpec output;
 };

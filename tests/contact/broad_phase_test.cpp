@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "slender/core/error.h"
+#include "slender/core/parallel_for.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -234,10 +235,15 @@ TEST_P(RandomSoup, MatchesBruteForce) {
   EXPECT_EQ(to_pairs(long(et.size() / 2), et.data()), ref.et);
   EXPECT_EQ(to_pairs(long(tt.size() / 2), tt.data()), ref.tt);
 
-  // given cell sizes, fine to coarse, change nothing
-  for (Real h : {0.05, 0.3, 1.0, 4.0}) {
-    opt.cell_size = h;
-    EXPECT_EQ(hash_pairs(soup, opt), ref) << "cell size " << h;
+  // given cell sizes, fine to coarse, and either block layout change nothing
+  for (const GridLayout layout : {GridLayout::kDense, GridLayout::kHashed}) {
+    for (const Real h : {0.0, 0.05, 0.3, 1.0, 4.0}) {
+      opt.cell_size = h;
+      opt.layout = layout;
+      BroadPhase bp;
+      EXPECT_EQ(hash_pairs(soup, opt, &bp), ref) << "cell size " << h;
+      EXPECT_EQ(bp.stats().dense, layout == GridLayout::kDense);
+    }
   }
 }
 
@@ -254,6 +260,7 @@ TEST(BroadPhase, LargeSoupMatchesBruteForce) {
   EXPECT_EQ(got, naive_pairs(soup, opt.inflation));
   EXPECT_GT(bp.stats().nentry, 0);
   EXPECT_EQ(bp.stats().nlarge, 0);
+  EXPECT_TRUE(bp.stats().dense);
   EXPECT_GT(got.ee.size(), 100u);
   EXPECT_GT(got.et.size(), 10u);
   EXPECT_GT(got.tt.size(), 100u);
@@ -382,13 +389,17 @@ TEST(BroadPhase, FarApartClustersAndHugeCoordinates) {
   }
   BroadPhaseOptions opt;
   opt.inflation = 0.1;
-  EXPECT_EQ(hash_pairs(soup, opt), naive_pairs(soup, opt.inflation));
+  BroadPhase bp;
+  EXPECT_EQ(hash_pairs(soup, opt, &bp), naive_pairs(soup, opt.inflation));
+  EXPECT_FALSE(bp.stats().dense);  // a dense grid of blocks would be mostly empty: hashed
 }
 
 // ---- determinism ------------------------------------------------------------------------------
 
 TEST(BroadPhase, SameOutputTwiceAndAcrossWorkspaces) {
-  const Soup soup = random_soup(21, 3000, 800, 30.0);
+  // big enough for the pair loop to run threaded
+  const Soup soup = random_soup(21, 6000, 1600, 40.0);
+  ASSERT_GE(soup.nedge() + soup.ntri(), kParallelGrain);
   BroadPhaseOptions opt;
   opt.inflation = 0.1;
   BroadPhase bp;

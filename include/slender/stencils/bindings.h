@@ -6,6 +6,7 @@
 // and run by parallel_for on the host, or by a CUDA kernel over device memory.
 
 #include "slender/core/types.h"
+#include "slender/stencils/contact_imc.h"
 #include "slender/stencils/external.h"
 #include "slender/stencils/ground_contact.h"
 #include "slender/stencils/rod_bend_twist.h"
@@ -56,6 +57,12 @@ struct ModelView {
   int ground_on;                    // 1 if a ground is present
   GroundContact::Params ground;     // the ground and its contact parameters (u_hat, q_hat unset)
   const Real* node_contact_radius;  // (nnode)
+  // rod-rod contact: this step's candidate pairs (set by a simulator; none in a model's view)
+  int npair;
+  const int* pair_node;  // nodes a0, a1, b0, b1 of each pair      (npair x 4)
+  const Real* pair_d;    // contact distance r_a + r_b [m]          (npair)
+  Real contact_k;        // k_c [N/m]
+  Real contact_delta;    // tolerance [m]
 };
 
 /// The configuration being evaluated, for all envs, with its current frames.
@@ -297,6 +304,31 @@ struct GroundBinding {
       p.ground.offset += rad;
     }
     ground_contact_eval(x, p, want, r);
+  }
+};
+
+/// Implicit contact between two rod edges (seed 000 eqs. 21-22).
+struct ContactEdgeEdgeBinding {
+  static constexpr int kDofs = 12;
+  SLENDER_HD static long count(const ModelView& m) { return m.npair; }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    for (int a = 0; a < 4; ++a)
+      for (int i = 0; i < 3; ++i)
+        out[3 * a + i] = 3 * m.pair_node[4 * k + a] + i;
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
+    const Real* q = s.q + long(env) * m.ndof;
+    Vec<12> x;
+    for (int a = 0; a < 4; ++a)
+      for (int i = 0; i < 3; ++i)
+        x[3 * a + i] = q[3 * m.pair_node[4 * k + a] + i];
+    ImcParams p;
+    p.k_c = m.contact_k;
+    p.d = m.pair_d[k];
+    p.delta = m.contact_delta;
+    r.g.set_zero();  // out of range the stencil returns early; keep every path defined
+    imc_edge_edge_eval(x, p, want, r);
   }
 };
 

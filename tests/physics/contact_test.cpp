@@ -1,0 +1,133 @@
+// Rod-rod implicit contact in the simulator: a rod dropped across a clamped rod comes to rest on
+// it without passing through (the surfaces stay within the contact layer), the assembled
+// Jacobian with active contact pairs matches finite differences, and "contact" in JSON.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "physics_util.h"
+#include "slender/core/error.h"
+#include "slender/stencils/contact_distance.h"
+
+namespace slender {
+namespace {
+
+constexpr Real kR = 0.005;  // rod radius [m]
+
+SceneSpec crossing_rods(Real gap, Real tolerance) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.5);
+  const int base =
+      b.straight_rod("base", vec3(-0.1, 0, 0), vec3(0.1, 0, 0), 21, mat, SceneBuilder::circle(kR));
+  b.straight_rod("top", vec3(0, -0.1, 2 * kR + gap), vec3(0, 0.1, 2 * kR + gap), 21, mat,
+                 SceneBuilder::circle(kR));
+  b.fix_edge(base, 0).fix_edge(base, -1);
+  ContactSpec c;
+  c.tolerance = tolerance;
+  b.contact(c);
+  b.gravity(vec3(0, 0, -9.8));
+  b.mass_damping(5);
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 2e-3;
+  return b.build();
+}
+
+// the smallest distance between an edge of one part and an edge of the other
+Real closest_approach(const Model& m, const State& s) {
+  Real best = INFINITY;
+  const int na = m.part_edge_adr[1], nb = m.part_edge_adr[2] - na;
+  for (int i = 0; i < na; ++i)
+    for (int j = 0; j < nb; ++j) {
+      const int ea = m.part_edge[i], eb = m.part_edge[na + j];
+      Vec<12> x;
+      const int nodes[4] = {m.edge_node[2 * ea], m.edge_node[2 * ea + 1], m.edge_node[2 * eb],
+                            m.edge_node[2 * eb + 1]};
+      for (int a = 0; a < 4; ++a)
+        x.set_segment(3 * a, test::node_position(s, nodes[a]));
+      ContactDistance d;
+      edge_edge_distance(x, kEnergy, d, nullptr, nullptr);
+      best = std::min(best, d.delta);
+    }
+  return best;
+}
+
+TEST(RodContact, DroppedRodRestsOnTheOtherWithoutPassingThrough) {
+  const Real tol = 1e-3;
+  const auto m = build_model(crossing_rods(0.02, tol));
+  Simulator sim(m);
+  Real lowest = INFINITY;
+  for (int s = 0; s < 500; ++s) {  // 1 s
+    ASSERT_TRUE(sim.step().ok()) << "step " << s;
+    lowest = std::min(lowest, closest_approach(*m, sim.state()));
+  }
+  Real speed = 0;
+  for (Real v : sim.state().u)
+    speed = std::max(speed, std::fabs(v));
+  const Real rest = closest_approach(*m, sim.state());
+  std::printf(
+      "rod on rod: closest approach %.6f m during the fall, %.6f m at rest, contact "
+      "distance %.4f m, tolerance %.4f m, largest speed at the end %.2e m/s\n",
+      lowest, rest, 2 * kR, tol, speed);
+  // no tunnelling: the surfaces never come closer than the contact layer allows
+  EXPECT_GT(lowest, 2 * kR - tol);
+  // it lies on the base within the layer, at rest
+  EXPECT_LT(rest, 2 * kR + tol);
+  EXPECT_LT(speed, 1e-3);
+}
+
+TEST(RodContact, JacobianWithActivePairsMatchesFiniteDifferences) {
+  const auto m = build_model(crossing_rods(-0.0002, 1e-3));  // starts inside the layer
+  Simulator sim(m);
+  ASSERT_TRUE(sim.step().ok());
+  const Real dt = 2e-3;
+  const std::vector<Real> y = sim.state().q;
+  std::vector<Real> f, J, fp, fm;
+  sim.residual(dt, y, f, &J);
+  const int n = m->plan.nfree;
+  Real diff = 0, ref = 0;
+  for (int j = 0; j < n; ++j) {
+    const int d = m->plan.free_dof[j];
+    const Real h = 1e-8;
+    std::vector<Real> yp = y, ym = y;
+    yp[d] += h;
+    ym[d] -= h;
+    sim.residual(dt, yp, fp, nullptr);
+    sim.residual(dt, ym, fm, nullptr);
+    for (int i = 0; i < n; ++i) {
+      const Real fd = (fp[i] - fm[i]) / (2 * h);
+      diff += (fd - J[size_t(i) * n + j]) * (fd - J[size_t(i) * n + j]);
+      ref += fd * fd;
+    }
+  }
+  const Real rel = std::sqrt(diff / ref);
+  std::printf("rod contact Jacobian: relative error %.3e\n", rel);
+  EXPECT_LT(rel, 1e-6);
+}
+
+TEST(RodContact, ContactFromJson) {
+  const std::string text = R"({
+  "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.3}],
+  "rods": [{"name": "r", "material": "m", "radius": 0.01,
+            "shape": {"type": "straight", "start": [0, 0, 0], "end": [1, 0, 0], "nodes": 5}}],
+  "contact": {"stiffness": 100, "tolerance": TOL}
+})";
+  std::string ok = text;
+  ok.replace(ok.find("TOL"), 3, "1e-3");
+  const SceneSpec s = read_scene_text(ok, "c.json", ".");
+  EXPECT_TRUE(s.contact.enabled);
+  EXPECT_EQ(s.contact.stiffness, 100);
+  std::string bad = text;
+  bad.replace(bad.find("TOL"), 3, "-1");
+  try {
+    read_scene_text(bad, "c.json", ".");
+    FAIL() << "a negative tolerance was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "c.json");
+    EXPECT_NE(e.field().find("contact.tolerance"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace slender
