@@ -57,6 +57,20 @@ struct DragEval {
   }
 };
 
+struct GroundEval {
+  GroundContact::Params p;
+  __host__ __device__ void operator()(const Vec<3>& x, LocalEval<3>& r) const {
+    ground_contact_eval(x, p, kGradHess, r);
+  }
+};
+
+struct ImcEval {
+  ImcParams p;
+  __host__ __device__ void operator()(const Vec<12>& x, LocalEval<12>& r) const {
+    imc_edge_edge_eval(x, p, kGradHess, r);
+  }
+};
+
 template <int D, class Eval>
 void compare_on_device(const std::vector<Vec<D>>& xs, const Eval& eval) {
   const int n = int(xs.size());
@@ -168,6 +182,35 @@ TEST(StencilGpu, DragMatchesHost) {
   p.C_D = 1;
   p.A_bar = 0.4;
   compare_on_device<9>(xs, DragEval{p});
+}
+
+TEST(StencilGpu, GroundContactMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<Real> u(-0.01, 0.01);
+  std::vector<Vec<3>> xs(256);
+  for (auto& x : xs)
+    x = vec3(u(rng), u(rng), 0.001 + u(rng) * 0.1);
+  GroundContact::Params p{};
+  p.ground.shape = GroundShape::kPlane;
+  p.ground.n = vec3(0, 0, 1);
+  p.k_c = 1e3;
+  p.delta = 1e-3;
+  p.mu = 0.4;
+  p.nu = 1e-3;
+  p.u_hat = vec3(0.1, -0.05, 0);
+  p.c_u = 100;
+  compare_on_device<3>(xs, GroundEval{p});
+}
+
+TEST(StencilGpu, ContactEdgeEdgeMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<12>> xs = random_hinges(13);
+  for (auto& x : xs) {
+    x[8] += 0.004;  // second edge just above the first: within the contact range
+    x[11] += 0.004;
+  }
+  compare_on_device<12>(xs, ImcEval{ImcParams{1e3, 0.01, 1e-3}});
 }
 
 }  // namespace
