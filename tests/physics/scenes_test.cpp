@@ -56,7 +56,8 @@ std::vector<int> part_nodes_where(const Model& m, int part, Pred pred) {
 
 Vec3 mean_position(const State& s, const std::vector<int>& nodes) {
   Vec3 c = vec3(0, 0, 0);
-  for (int n : nodes) c = c + test::node_position(s, n);
+  for (int n : nodes)
+    c = c + test::node_position(s, n);
   return c / Real(nodes.size());
 }
 
@@ -93,8 +94,9 @@ TEST(Scenes, EverySceneLoadsAndBuilds) {
     const StepReport r = sim.step();
     EXPECT_TRUE(r.ok()) << to_string(r.status);
   }
-  for (const char* want : {"showcase.json", "manta_ray.json", "parachute.json",
-                           "parachute_matdismech.json", "jellyfish.json"})
+  for (const char* want :
+       {"showcase.json", "manta_ray.json", "parachute.json", "parachute_matdismech.json",
+        "jellyfish.json", "rod_drop.json", "spider_incline.json"})
     EXPECT_TRUE(seen.count(want)) << want << " is missing from apps/scenes/";
 }
 
@@ -116,7 +118,8 @@ TEST(Scenes, MantaRaySwimsForward) {
   for (long i = 0; i < steps; ++i) {
     const StepReport r = sim.step();
     ASSERT_TRUE(r.ok()) << "step " << i << ": " << to_string(r.status);
-    for (int n : lead) vy_sum += sim.state().u[3 * size_t(n) + 1];
+    for (int n : lead)
+      vy_sum += sim.state().u[3 * size_t(n) + 1];
     samples += long(lead.size());
   }
   const Vec3 end = mean_position(sim.state(), lead);
@@ -161,7 +164,7 @@ TEST(Scenes, ParachuteCanopyBowsIntoAnInvertedBowl) {
   EXPECT_GT(c[2] - rim_max, 0.005) << "centre z " << c[2] << ", highest rim node " << rim_max;
   EXPECT_GT(c[2] - rim_mean, 0.02) << "centre z " << c[2] << ", mean rim " << rim_mean;
   EXPECT_GT(rim_mean - test::node_position(s, load_end)[2], 0.9);  // the payload hangs below
-  EXPECT_LT(c[2], -0.3);                                             // and it all falls
+  EXPECT_LT(c[2], -0.3);                                           // and it all falls
   EXPECT_NEAR(c[0], 0, 1e-3);
   EXPECT_NEAR(c[1], 0, 1e-3);
 }
@@ -177,8 +180,10 @@ TEST(Scenes, MatDismechParachuteFileBows) {
   const State& s = sim.state();
   // file nodes 12, 15, 16 are the canopy's interior nodes, 8, 18, 22 its corners (1-based)
   Real inner = 0, corners = 0;
-  for (int k : {11, 14, 15}) inner += test::node_position(s, global_node(*m, chute, k))[2] / 3;
-  for (int k : {7, 17, 21}) corners += test::node_position(s, global_node(*m, chute, k))[2] / 3;
+  for (int k : {11, 14, 15})
+    inner += test::node_position(s, global_node(*m, chute, k))[2] / 3;
+  for (int k : {7, 17, 21})
+    corners += test::node_position(s, global_node(*m, chute, k))[2] / 3;
   EXPECT_GT(inner - corners, 0.05);
 }
 
@@ -196,7 +201,8 @@ TEST(Scenes, JellyfishPulsesStably) {
   const int pole = global_node(*m, bell, 0);
   std::vector<int> tips;
   for (size_t p = 0; p < m->scene.parts.size(); ++p)
-    if (m->scene.parts[p].name.rfind("tentacle", 0) == 0) tips.push_back(global_node(*m, int(p), -1));
+    if (m->scene.parts[p].name.rfind("tentacle", 0) == 0)
+      tips.push_back(global_node(*m, int(p), -1));
   ASSERT_EQ(tips.size(), 8u);
 
   auto rim_radius = [&](const State& s) {
@@ -218,12 +224,42 @@ TEST(Scenes, JellyfishPulsesStably) {
   }
   const State& s = sim.state();
   ASSERT_TRUE(all_finite(s));
-  EXPECT_LT(r_min, 0.98 * R);                     // the margin closed (0.0474 m measured)
-  EXPECT_GT(r_min, 0.8 * R);                      // without collapsing
-  EXPECT_GT(rim_radius(s), r_min);                // and is reopening at t = 0.5 s
+  EXPECT_LT(r_min, 0.98 * R);       // the margin closed (0.0474 m measured)
+  EXPECT_GT(r_min, 0.8 * R);        // without collapsing
+  EXPECT_GT(rim_radius(s), r_min);  // and is reopening at t = 0.5 s
   EXPECT_NEAR(test::node_position(s, pole)[2], R, 0.01);
   const Real rim_z = mean_position(s, rim)[2];
-  for (int t : tips) EXPECT_LT(test::node_position(s, t)[2], rim_z - 0.1);
+  for (int t : tips)
+    EXPECT_LT(test::node_position(s, t)[2], rim_z - 0.1);
+}
+
+// MAT-DiSMech Fig. 7: the dropped rod lands and lies on the ground (every node within its radius
+// plus the contact layer of the floor), at rest
+TEST(Scenes, DroppedRodLiesOnTheGround) {
+  const auto m = load("rod_drop.json");
+  Simulator sim(m);
+  ASSERT_TRUE(run_for(sim, 1.0).ok);
+  const State& s = sim.state();
+  for (int n = 0; n < m->nnode; ++n) {
+    const Real z = test::node_position(s, n)[2];
+    EXPECT_GT(z, 0.5e-3);  // above half the radius: never through the floor
+    EXPECT_LT(z, 1e-3 + 3 * m->ground.contact_distance);
+  }
+  Real speed = 0;
+  for (int i = 0; i < 3 * m->nnode; ++i)
+    speed = std::max(speed, std::fabs(s.u[i]));
+  EXPECT_LT(speed, 1e-2);
+}
+
+// DisMech Fig. 2: on the tilted-gravity floor with mu = 0.4 (tan of the tilt 0.10) the spider
+// stands on its legs and friction holds it: the body stays above the floor and hardly drifts
+TEST(Scenes, SpiderStandsOnTheIncline) {
+  const auto m = load("spider_incline.json");
+  Simulator sim(m);
+  ASSERT_TRUE(run_for(sim, 2.0).ok);
+  const Vec3 body = test::node_position(sim.state(), 0);
+  EXPECT_GT(body[2], 2e-3);
+  EXPECT_LT(std::hypot(body[0], body[1]), 0.02);
 }
 
 }  // namespace
