@@ -104,7 +104,7 @@ constexpr long kDenseBucketsPerEntry = 4;
 
 /// The broad phase and its workspace. Buffers grow as needed and never shrink, so repeated calls
 /// on problems of the same size do not allocate (stats().grew reports when one did). Not
-/// thread-safe: one object per concurrent caller. The query loop is threaded with OpenMP.
+/// thread-safe: one object per concurrent caller. The pair loop is threaded with OpenMP.
 class BroadPhase {
  public:
   /// Finds the candidate pairs of `in`. Throws slender::Error on a broken contract: a node id

@@ -7,10 +7,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <new>
 #include <numeric>
 #include <random>
-#include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,6 +25,30 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+// every allocation of the test program is counted, so that a test can check that a call made
+// none (the aligned forms too: the broad phase's boxes are cache-line aligned)
+namespace {
+std::atomic<long> g_allocations{0};
+void* counted_alloc(std::size_t n, std::size_t align) {
+  ++g_allocations;
+  n = std::max<std::size_t>(n, 1);
+  void* p = align <= alignof(std::max_align_t)
+                ? std::malloc(n)
+                : std::aligned_alloc(align, (n + align - 1) / align * align);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+// out of line, or GCC pairs the inlined free() with operator new and warns of a mismatch
+[[gnu::noinline]] void counted_free(void* p) noexcept { std::free(p); }
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted_alloc(n, std::size_t(a)); }
+void operator delete(void* p) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
 
 namespace slender::contact {
 namespace {
@@ -493,11 +522,20 @@ TEST(BroadPhase, WorkspaceGrowsOnlyWhenNeeded) {
     x += u(rng);
   const Soup& moved = moved_soup;
   for (const Soup* s : {&moved, &small, &big}) {
+    const long before = g_allocations;
     bp.find_pairs(s->input(), opt);
+    EXPECT_EQ(g_allocations - before, 0);
     EXPECT_FALSE(bp.stats().grew);
   }
   EXPECT_EQ(bp.stats().bytes, bytes);
   EXPECT_EQ(bp.stats().ngrow, ngrow);
+
+  // and a growing call does allocate: the counter sees the broad phase's allocations
+  const Soup bigger = random_soup(43, 4000, 1000, 30.0);
+  const long before = g_allocations;
+  bp.find_pairs(bigger.input(), opt);
+  EXPECT_GT(g_allocations - before, 0);
+  EXPECT_TRUE(bp.stats().grew);
 }
 
 // ---- contracts ----------------------------------------------------------------------------------
