@@ -108,22 +108,37 @@ struct LocalBuffers {
   }
 };
 
+namespace detail {
+
+/// the global DOFs of N nodes' positions, in node order
+template <int N>
+SLENDER_HD inline void position_dofs(const int* node, int* out) {
+  for (int a = 0; a < N; ++a)
+    for (int i = 0; i < 3; ++i)
+      out[3 * a + i] = 3 * node[a] + i;
+}
+
+/// the positions of N nodes from the DOF vector q, into the first 3 N entries of x
+template <int N, int D>
+SLENDER_HD inline void gather_positions(const Real* q, const int* node, Vec<D>& x) {
+  for (int a = 0; a < N; ++a)
+    for (int i = 0; i < 3; ++i)
+      x[3 * a + i] = q[3 * node[a] + i];
+}
+
+}  // namespace detail
+
 struct RodStretchBinding {
   using S = RodStretch;
   static constexpr int kDofs = 6;
   SLENDER_HD static long count(const ModelView& m) { return m.nedge; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
-    for (int a = 0; a < 2; ++a)
-      for (int i = 0; i < 3; ++i)
-        out[3 * a + i] = 3 * m.edge_node[2 * k + a] + i;
+    detail::position_dofs<2>(m.edge_node + 2 * k, out);
   }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<6>& r) {
-    const Real* q = s.q + long(env) * m.ndof;
     Vec<6> x;
-    for (int a = 0; a < 2; ++a)
-      for (int i = 0; i < 3; ++i)
-        x[3 * a + i] = q[3 * m.edge_node[2 * k + a] + i];
+    detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
     const RodStretch::Params p{m.edge_EA[k], m.edge_l_bar[k]};
     rod_stretch_eval(x, p, want, r);
   }
@@ -135,17 +150,12 @@ struct ShellStretchBinding {
   static constexpr int kDofs = 6;
   SLENDER_HD static long count(const ModelView& m) { return m.nsedge; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
-    for (int a = 0; a < 2; ++a)
-      for (int i = 0; i < 3; ++i)
-        out[3 * a + i] = 3 * m.sedge_node[2 * k + a] + i;
+    detail::position_dofs<2>(m.sedge_node + 2 * k, out);
   }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<6>& r) {
-    const Real* q = s.q + long(env) * m.ndof;
     Vec<6> x;
-    for (int a = 0; a < 2; ++a)
-      for (int i = 0; i < 3; ++i)
-        x[3 * a + i] = q[3 * m.sedge_node[2 * k + a] + i];
+    detail::gather_positions<2>(s.q + long(env) * m.ndof, m.sedge_node + 2 * k, x);
     rod_stretch_eval(x, RodStretch::Params{m.sedge_EA[k], m.sedge_l_bar[k]}, want, r);
   }
 };
@@ -156,17 +166,12 @@ struct ShellHingeBinding {
   static constexpr int kDofs = 12;
   SLENDER_HD static long count(const ModelView& m) { return m.nhinge; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
-    for (int a = 0; a < 4; ++a)
-      for (int i = 0; i < 3; ++i)
-        out[3 * a + i] = 3 * m.hinge_node[4 * k + a] + i;
+    detail::position_dofs<4>(m.hinge_node + 4 * k, out);
   }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
-    const Real* q = s.q + long(env) * m.ndof;
     Vec<12> x;
-    for (int a = 0; a < 4; ++a)
-      for (int i = 0; i < 3; ++i)
-        x[3 * a + i] = q[3 * m.hinge_node[4 * k + a] + i];
+    detail::gather_positions<4>(s.q + long(env) * m.ndof, m.hinge_node + 4 * k, x);
     const Real* phi_bar = s.hinge_phi_bar + long(env) * s.natural_per_env * m.nhinge;
     shell_hinge_eval(x, ShellHinge::Params{m.hinge_kb[k], phi_bar[k]}, want, r);
   }
@@ -181,9 +186,7 @@ struct ShellDragBinding {
     return m.drag_density > 0 && m.drag_coefficient > 0 ? m.ntri : 0;
   }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
-    for (int a = 0; a < 3; ++a)
-      for (int i = 0; i < 3; ++i)
-        out[3 * a + i] = 3 * m.tri_node[3 * k + a] + i;
+    detail::position_dofs<3>(m.tri_node + 3 * k, out);
   }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<9>& r) {
@@ -312,17 +315,12 @@ struct ContactEdgeEdgeBinding {
   static constexpr int kDofs = 12;
   SLENDER_HD static long count(const ModelView& m) { return m.npair; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
-    for (int a = 0; a < 4; ++a)
-      for (int i = 0; i < 3; ++i)
-        out[3 * a + i] = 3 * m.pair_node[4 * k + a] + i;
+    detail::position_dofs<4>(m.pair_node + 4 * k, out);
   }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
-    const Real* q = s.q + long(env) * m.ndof;
     Vec<12> x;
-    for (int a = 0; a < 4; ++a)
-      for (int i = 0; i < 3; ++i)
-        x[3 * a + i] = q[3 * m.pair_node[4 * k + a] + i];
+    detail::gather_positions<4>(s.q + long(env) * m.ndof, m.pair_node + 4 * k, x);
     ImcParams p;
     p.k_c = m.contact_k;
     p.d = m.pair_d[k];
