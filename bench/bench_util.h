@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <fstream>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "slender/simulator.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -15,13 +18,13 @@
 
 namespace slender::bench {
 
-std::string fmt(const char* f, double v) {
+inline std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
 
-std::string cpu_model() {
+inline std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
@@ -36,7 +39,11 @@ std::string cpu_model() {
   return "unknown";
 }
 
-int omp_threads() {
+inline int omp_threads() {
+#include <stdexcept>
+
+#include "slender/simulator.h"
+
 #ifdef _OPENMP
   return omp_get_max_threads();
 #else
@@ -49,7 +56,7 @@ struct Table {
   std::vector<std::vector<std::string>> rows;
 };
 
-void print_text(std::ostream& os, const Table& t) {
+inline void print_text(std::ostream& os, const Table& t) {
   std::vector<size_t> w(t.head.size());
   for (size_t j = 0; j < w.size(); ++j)
     w[j] = t.head[j].size();
@@ -73,7 +80,7 @@ void print_text(std::ostream& os, const Table& t) {
     line(row);
 }
 
-void print_markdown(std::ostream& os, const Table& t) {
+inline void print_markdown(std::ostream& os, const Table& t) {
   auto line = [&](const std::vector<std::string>& cells) {
     os << '|';
     for (const std::string& c : cells)
@@ -87,6 +94,23 @@ void print_markdown(std::ostream& os, const Table& t) {
   os << '\n';
   for (const auto& row : t.rows)
     line(row);
+}
+
+/// the 1, 5 and 15 minute load averages, as /proc/loadavg gives them
+inline std::string loadavg() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  if (!(in >> a >> b >> c)) return "unknown";
+  return a + " " + b + " " + c;
+}
+
+/// --solver auto|cholmod|eigen-ldlt|sparse-lu
+inline LinearSolverKind parse_solver(const std::string& name) {
+  if (name == "auto") return LinearSolverKind::kAuto;
+  if (name == "cholmod") return LinearSolverKind::kCholmod;
+  if (name == "eigen-ldlt") return LinearSolverKind::kEigenLdlt;
+  if (name == "sparse-lu") return LinearSolverKind::kSparseLu;
+  throw std::runtime_error("unknown --solver '" + name + "'");
 }
 
 }  // namespace slender::bench

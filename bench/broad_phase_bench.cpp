@@ -40,6 +40,7 @@ namespace {
 using slender::Real;
 using slender::bench::cpu_model;
 using slender::bench::fmt;
+using slender::bench::loadavg;
 using slender::bench::omp_threads;
 using slender::bench::print_markdown;
 using slender::bench::print_text;
@@ -222,13 +223,6 @@ bool parse_args(int argc, char** argv, Options& o) {
     }
   }
   return true;
-}
-
-std::string loadavg() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  if (!(in >> a >> b >> c)) return "unknown";
-  return a + " " + b + " " + c;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

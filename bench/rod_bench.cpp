@@ -148,17 +148,7 @@ bool parse_args(int argc, char** argv, Options& o) {
       if (o.repeats < 1) throw std::runtime_error("--repeats must be >= 1");
     } else if (a == "--solver") {
       o.solver_arg = value("--solver");
-      if (o.solver_arg == "auto") {
-        o.solver = slender::LinearSolverKind::kAuto;
-      } else if (o.solver_arg == "cholmod") {
-        o.solver = slender::LinearSolverKind::kCholmod;
-      } else if (o.solver_arg == "eigen-ldlt") {
-        o.solver = slender::LinearSolverKind::kEigenLdlt;
-      } else if (o.solver_arg == "sparse-lu") {
-        o.solver = slender::LinearSolverKind::kSparseLu;
-      } else {
-        throw std::runtime_error("unknown --solver '" + o.solver_arg + "'");
-      }
+      o.solver = slender::bench::parse_solver(o.solver_arg);
     } else if (a == "--markdown") {
       o.markdown = value("--markdown");
     } else if (a == "--scenes") {

@@ -50,6 +50,7 @@ namespace {
 
 using slender::bench::cpu_model;
 using slender::bench::fmt;
+using slender::bench::loadavg;
 using slender::bench::omp_threads;
 using slender::bench::print_markdown;
 using slender::bench::print_text;
@@ -269,17 +270,7 @@ bool parse_args(int argc, char** argv, Options& o) {
       if (!(o.dt > 0)) throw std::runtime_error("--dt must be > 0");
     } else if (a == "--solver") {
       o.solver_arg = value("--solver");
-      if (o.solver_arg == "auto") {
-        o.solver = slender::LinearSolverKind::kAuto;
-      } else if (o.solver_arg == "cholmod") {
-        o.solver = slender::LinearSolverKind::kCholmod;
-      } else if (o.solver_arg == "eigen-ldlt") {
-        o.solver = slender::LinearSolverKind::kEigenLdlt;
-      } else if (o.solver_arg == "sparse-lu") {
-        o.solver = slender::LinearSolverKind::kSparseLu;
-      } else {
-        throw std::runtime_error("unknown --solver '" + o.solver_arg + "'");
-      }
+      o.solver = slender::bench::parse_solver(o.solver_arg);
     } else if (a == "--markdown") {
       o.markdown = value("--markdown");
     } else if (a == "-h" || a == "--help") {
@@ -290,13 +281,6 @@ bool parse_args(int argc, char** argv, Options& o) {
     }
   }
   return true;
-}
-
-std::string loadavg() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  if (!(in >> a >> b >> c)) return "unknown";
-  return a + " " + b + " " + c;
 }
 
 double peak_rss_mib() {
