@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
 #include "contact/broad_phase.h"
 #include "cpu/linear_solver.h"
@@ -71,8 +72,11 @@ struct Simulator::Impl {
 
   // rod-rod contact: candidate pairs of the step and the assembly plan that includes them
   contact::BroadPhase broad_phase;
-  std::vector<int> pair_node;  // (npair x 4)
+  std::vector<int> pair_node;  // edge pairs (npair x 4)
   std::vector<Real> pair_d;    // (npair)
+  std::vector<int> pt_node;    // vertex-triangle pairs (npt x 4)
+  std::vector<Real> pt_d;      // (npt)
+  std::vector<Real> tri_half;  // half thickness of each triangle (ntri)
   AssemblyPlan contact_plan;
   const AssemblyPlan* plan_ptr = nullptr;  // the model's plan, or contact_plan
   const AssemblyPlan& plan() const { return *plan_ptr; }
@@ -218,6 +222,7 @@ struct Simulator::Impl {
     eval_family<ShellDragBinding>(kFamDrag, ev, want, kParallelGrainMedium);
     eval_family<GroundBinding>(kFamGround, ev, want, kParallelGrainMedium);
     eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want, kParallelGrainHeavy);
+    eval_family<ContactPointTriangleBinding>(kFamContactPointTri, ev, want, kParallelGrainHeavy);
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm
@@ -346,31 +351,101 @@ struct Simulator::Impl {
     Real vmax = 0;
     for (int i = 0; i < 3 * m.nnode; ++i)
       vmax = std::max(vmax, std::fabs(state.u[i]));
+    if (int(tri_half.size()) != m.ntri) {
+      tri_half.resize(m.ntri);
+      for (int t = 0; t < m.ntri; ++t)
+        tri_half[t] = 0.5 * m.scene.parts[m.tri_part[t]].thickness;
+    }
     contact::BroadPhaseInput in;
     in.nnode = m.nnode;
     in.node_x = state.q.data();
     in.nedge = m.nedge;
     in.edge_node = m.edge_node.data();
     in.edge_radius = m.edge_radius.data();
+    in.ntri = m.ntri;
+    in.tri_node = m.tri_node.data();
+    in.tri_half_thickness = tri_half.data();
     contact::BroadPhaseOptions opt;
     opt.inflation = m.contact.tolerance + 2 * std::sqrt(Real(3)) * vmax * dt;
     const contact::CandidatePairs cp = broad_phase.find_pairs(in, opt);
-    std::vector<int> nodes;
-    std::vector<Real> d;
+    std::vector<int> ee, pt;
+    std::vector<Real> ee_d, pt_dist;
+    // rod edge pairs (the augmented edges of rod-shell joints have no stretching stiffness and
+    // are triangle edges: the triangles' own pairs cover them)
     for (long k = 0; k < cp.nee; ++k) {
       const int a = cp.ee_pair[2 * k], b = cp.ee_pair[2 * k + 1];
-      // rod edges only: the augmented edges of rod-shell joints have no stretching stiffness
       if (!(m.edge_EA[a] > 0 && m.edge_EA[b] > 0)) continue;
-      nodes.insert(nodes.end(), {m.edge_node[2 * a], m.edge_node[2 * a + 1], m.edge_node[2 * b],
-                                 m.edge_node[2 * b + 1]});
-      d.push_back(m.edge_radius[a] + m.edge_radius[b]);
+      ee.insert(ee.end(), {m.edge_node[2 * a], m.edge_node[2 * a + 1], m.edge_node[2 * b],
+                           m.edge_node[2 * b + 1]});
+      ee_d.push_back(m.edge_radius[a] + m.edge_radius[b]);
     }
-    const bool same = nodes == pair_node && plan_ptr == &contact_plan;
-    pair_node.swap(nodes);
-    pair_d.swap(d);
+    // rod edge - triangle pairs: as the rod's end nodes against the triangle and the rod edge
+    // against the triangle's edges; triangle pairs: as their vertex-triangle and shell-edge
+    // pairs. Each kept once; summing these smooth pair energies avoids the kinks of a minimum
+    // over sub-pairs, which stalls Newton's method.
+    std::set<std::pair<int, int>> vt, edges, rod_shell_edges;
+    for (long k = 0; k < cp.net; ++k) {
+      const int e = cp.et_pair[2 * k], t = cp.et_pair[2 * k + 1];
+      if (!(m.edge_EA[e] > 0)) continue;
+      const int* tn = &m.tri_node[3 * t];
+      for (int a = 0; a < 2; ++a) {
+        const int v = m.edge_node[2 * e + a];
+        if (v != tn[0] && v != tn[1] && v != tn[2]) vt.insert({v, t});
+      }
+      for (int j = 0; j < 3; ++j) {
+        const int se = m.tri_edge[3 * t + j];
+        const int* sn = &m.sedge_node[2 * se];
+        const int* rn = &m.edge_node[2 * e];
+        if (rn[0] == sn[0] || rn[0] == sn[1] || rn[1] == sn[0] || rn[1] == sn[1]) continue;
+        rod_shell_edges.insert({e, se});
+      }
+    }
+    for (long k = 0; k < cp.ntt; ++k) {
+      const int ta = cp.tt_pair[2 * k], tb = cp.tt_pair[2 * k + 1];
+      for (int side = 0; side < 2; ++side) {
+        const int t = side ? tb : ta, o = side ? ta : tb;
+        for (int a = 0; a < 3; ++a) {
+          const int v = m.tri_node[3 * t + a];
+          const int* on = &m.tri_node[3 * o];
+          if (v == on[0] || v == on[1] || v == on[2]) continue;
+          vt.insert({v, o});
+        }
+      }
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+          const int ea = m.tri_edge[3 * ta + a], eb = m.tri_edge[3 * tb + b];
+          const int* na = &m.sedge_node[2 * ea];
+          const int* nb = &m.sedge_node[2 * eb];
+          if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) continue;
+          edges.insert({std::min(ea, eb), std::max(ea, eb)});
+        }
+    }
+    for (const auto& [v, t] : vt) {
+      pt.insert(pt.end(), {v, m.tri_node[3 * t], m.tri_node[3 * t + 1], m.tri_node[3 * t + 2]});
+      pt_dist.push_back(m.node_contact_radius[v] + tri_half[t]);
+    }
+    for (const auto& [e, se] : rod_shell_edges) {
+      ee.insert(ee.end(), {m.edge_node[2 * e], m.edge_node[2 * e + 1], m.sedge_node[2 * se],
+                           m.sedge_node[2 * se + 1]});
+      ee_d.push_back(m.edge_radius[e] + tri_half[m.sedge_tri[2 * se]]);
+    }
+    for (const auto& [a, b] : edges) {
+      ee.insert(ee.end(), {m.sedge_node[2 * a], m.sedge_node[2 * a + 1], m.sedge_node[2 * b],
+                           m.sedge_node[2 * b + 1]});
+      // a shell edge's thickness: its first triangle's
+      ee_d.push_back(tri_half[m.sedge_tri[2 * a]] + tri_half[m.sedge_tri[2 * b]]);
+    }
+    const bool same = ee == pair_node && pt == pt_node && plan_ptr == &contact_plan;
+    pair_node.swap(ee);
+    pair_d.swap(ee_d);
+    pt_node.swap(pt);
+    pt_d.swap(pt_dist);
     mv.npair = int(pair_d.size());
     mv.pair_node = pair_node.data();
     mv.pair_d = pair_d.data();
+    mv.npt = int(pt_d.size());
+    mv.pt_node = pt_node.data();
+    mv.pt_d = pt_d.data();
     if (same) return;
     build_assembly_plan(m, mv, contact_plan);
     plan_ptr = &contact_plan;
@@ -686,6 +761,7 @@ std::vector<Real> Simulator::reactions() const {
   scatter(ShellHingeBinding{}, kFamHinge);
   scatter(ShellMidEdgeBinding{}, kFamMidEdge);
   scatter(ContactEdgeEdgeBinding{}, kFamContact);
+  scatter(ContactPointTriangleBinding{}, kFamContactPointTri);
   // external loads at the current time
   for (int n = 0; n < m.nnode; ++n)
     for (int c = 0; c < 3; ++c)

@@ -103,7 +103,10 @@ ModelView host_view(const Model& m) {
                    nullptr,
                    nullptr,
                    m.contact_stiffness,
-                   m.contact.tolerance};
+                   m.contact.tolerance,
+                   0,
+                   nullptr,
+                   nullptr};
 }
 
 void build_bend_stencils(Model& m,

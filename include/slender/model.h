@@ -38,14 +38,15 @@ struct ActuatedSpring {
 
 /// Stencil families, in their order in the local pools.
 enum Family : int {
-  kFamStretch,       ///< rod edges: stretching
-  kFamBendTwist,     ///< rod bend-twist springs
-  kFamShellStretch,  ///< shell edges: stretching (the rod stretching stencil)
-  kFamHinge,         ///< shell hinges: dihedral-angle bending
-  kFamMidEdge,       ///< shell triangles: mid-edge normal bending
-  kFamDrag,          ///< shell triangles: aerodynamic drag (non-symmetric)
-  kFamGround,        ///< nodes: ground contact and friction (non-symmetric with friction)
-  kFamContact,       ///< rod edge pairs in contact (IMC); the pairs change every step
+  kFamStretch,          ///< rod edges: stretching
+  kFamBendTwist,        ///< rod bend-twist springs
+  kFamShellStretch,     ///< shell edges: stretching (the rod stretching stencil)
+  kFamHinge,            ///< shell hinges: dihedral-angle bending
+  kFamMidEdge,          ///< shell triangles: mid-edge normal bending
+  kFamDrag,             ///< shell triangles: aerodynamic drag (non-symmetric)
+  kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
+  kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
+  kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
   kNumFamilies
 };
 

@@ -154,8 +154,10 @@ struct GroundSpec {
   SourceLoc loc;
 };
 
-/// Contact between rods (the implicit contact model, seed 000 §4, eqs. 21-22): every pair of
-/// non-adjacent rod edges closer than their radii plus the tolerance repels smoothly.
+/// Contact (the implicit contact model, seed 000 §4, eqs. 21-22; seed 001 §III-B for the
+/// types): non-adjacent rod edges, rod edges and shell triangles, and shell triangles (as their
+/// vertex-triangle and edge-edge pairs) closer than their contact distance (2 r0 rod-rod,
+/// r0 + h/2 rod-shell, h shell-shell) plus the tolerance repel smoothly.
 struct ContactSpec {
   bool enabled = false;
   Real stiffness = 0;     ///< k_c [N/m] of the energy k_c s^2; 0 = automatic from the masses

@@ -129,5 +129,71 @@ TEST(RodContact, ContactFromJson) {
   }
 }
 
+// a rod dropped onto a clamped plate (rod-shell pairs) and a small plate dropped onto it
+// (shell-shell: vertex-triangle and edge-edge pairs) stop within the contact layer
+Real closest_point_triangle(const Model& m, const State& s, int part_a, int part_b) {
+  Real best = INFINITY;
+  for (int t = 0; t < m.ntri; ++t) {
+    if (m.tri_part[t] != part_b) continue;
+    for (int n = 0; n < m.nnode; ++n) {
+      if (m.node_part[n] != part_a) continue;
+      Vec<12> x;
+      x.set_segment(0, test::node_position(s, n));
+      for (int a = 0; a < 3; ++a)
+        x.set_segment(3 + 3 * a, test::node_position(s, m.tri_node[3 * t + a]));
+      ContactDistance d;
+      point_triangle_distance(x, kEnergy, d, nullptr, nullptr);
+      best = std::min(best, d.delta);
+    }
+  }
+  return best;
+}
+
+TEST(ShellContact, RodAndPlateLandOnAClampedPlate) {
+  const Real h = 2e-3, tol = 5e-4;
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.3);
+  const int floor = b.rectangle_shell("floor", vec3(-0.05, -0.05, 0), vec3(0.1, 0, 0),
+                                      vec3(0, 0.1, 0), 0.01, true, mat, h);
+  const PartSpec& fp = b.part(floor);
+  for (int i = 0; i < int(fp.nodes.size()); ++i) {
+    const Vec3& p = fp.nodes[i];
+    if (std::fabs(std::fabs(p[0]) - 0.05) < 1e-12 || std::fabs(std::fabs(p[1]) - 0.05) < 1e-12)
+      b.fix_node(floor, i);
+  }
+  const int rod = b.straight_rod("rod", vec3(-0.03, 0.01, 0.01), vec3(0.03, 0.02, 0.01), 13, mat,
+                                 SceneBuilder::circle(1e-3));
+  // the tile is turned against the floor's grid (aligned grids make every edge pair parallel)
+  const int tile = b.rectangle_shell("tile", vec3(-0.02, -0.03, 0.006), vec3(0.028, 0.01, 0),
+                                     vec3(-0.007, 0.019, 0), 0.01, true, mat, h);
+  ContactSpec c;
+  c.tolerance = tol;
+  b.contact(c);
+  b.gravity(vec3(0, 0, -9.8));
+  b.mass_damping(10);
+  b.integrator().dt = 2e-3;
+  const auto m = build_model(b.build());
+  Simulator sim(m);
+  Real rod_low = INFINITY, tile_low = INFINITY;
+  for (int s = 0; s < 200; ++s) {  // 0.4 s
+    const StepReport r = sim.step();
+    ASSERT_TRUE(r.ok()) << "step " << s << ": " << to_string(r.status) << " after " << r.iterations
+                        << " iterations, residual " << r.residual << " (first " << r.residual0
+                        << ")";
+    rod_low = std::min(rod_low, closest_point_triangle(*m, sim.state(), rod, floor));
+    tile_low = std::min(tile_low, closest_point_triangle(*m, sim.state(), tile, floor));
+  }
+  std::printf(
+      "rod on plate: closest node %.5f m (contact distance %.4f m); tile on plate: "
+      "closest vertex %.5f m (contact distance %.4f m); tolerance %.4f m\n",
+      rod_low, 1e-3 + h / 2, tile_low, h, tol);
+  // node-to-triangle distances bound the contact distance from below only at vertices, which
+  // is where these meshes touch: no pass-through, and both came to rest on the floor
+  EXPECT_GT(rod_low, 1e-3 + h / 2 - tol);
+  EXPECT_GT(tile_low, h - tol);
+  EXPECT_LT(rod_low, 1e-3 + h / 2 + 2 * tol);
+  EXPECT_LT(tile_low, h + 2 * tol);
+}
+
 }  // namespace
 }  // namespace slender

@@ -63,6 +63,9 @@ struct ModelView {
   const Real* pair_d;    // contact distance r_a + r_b [m]          (npair)
   Real contact_k;        // k_c [N/m]
   Real contact_delta;    // tolerance [m]
+  int npt;               // shell vertex - triangle pairs
+  const int* pt_node;    // p, t0, t1, t2                           (npt x 4)
+  const Real* pt_d;      // contact distance [m]                    (npt)
 };
 
 /// The configuration being evaluated, for all envs, with its current frames.
@@ -327,6 +330,22 @@ struct ContactEdgeEdgeBinding {
     p.delta = m.contact_delta;
     r.g.set_zero();  // out of range the stencil returns early; keep every path defined
     imc_edge_edge_eval(x, p, want, r);
+  }
+};
+
+/// Implicit contact between a shell vertex and a shell triangle.
+struct ContactPointTriangleBinding {
+  static constexpr int kDofs = 12;
+  SLENDER_HD static long count(const ModelView& m) { return m.npt; }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    detail::position_dofs<4>(m.pt_node + 4 * k, out);
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
+    Vec<12> x;
+    detail::gather_positions<4>(s.q + long(env) * m.ndof, m.pt_node + 4 * k, x);
+    r.g.set_zero();  // out of range the stencil returns early; keep every path defined
+    imc_point_triangle_eval(x, ImcParams{m.contact_k, m.pt_d[k], m.contact_delta}, want, r);
   }
 };
 
