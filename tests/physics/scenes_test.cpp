@@ -96,7 +96,7 @@ TEST(Scenes, EverySceneLoadsAndBuilds) {
   }
   for (const char* want :
        {"showcase.json", "manta_ray.json", "parachute.json", "parachute_matdismech.json",
-        "jellyfish.json", "rod_drop.json", "spider_incline.json"})
+        "jellyfish.json", "rod_drop.json", "spider_incline.json", "plate_contact.json"})
     EXPECT_TRUE(seen.count(want)) << want << " is missing from apps/scenes/";
 }
 
@@ -260,6 +260,52 @@ TEST(Scenes, SpiderStandsOnTheIncline) {
   const Vec3 body = test::node_position(sim.state(), 0);
   EXPECT_GT(body[2], 2e-3);
   EXPECT_LT(std::hypot(body[0], body[1]), 0.02);
+}
+
+// Rod-shell and shell-shell contact: the rod and the tile come to rest on the clamped plate. The
+// vertical gap from each of their nodes to the plate's surface under it (interpolated in the
+// plate's triangle below the node; the plate sags only a few degrees, so this is the normal gap
+// within 1 %) is never below the contact distance minus the tolerance, and the lowest node sits
+// within two tolerances of the contact distance: both rest on the plate, neither passes through.
+TEST(Scenes, RodAndTileRestOnTheClampedPlate) {
+  const auto m = load("plate_contact.json");
+  Simulator sim(m);
+  ASSERT_TRUE(run_for(sim, 0.4).ok);
+  const State& s = sim.state();
+  const int floor = part_index(*m, "floor");
+  const Real tol = m->contact.tolerance;
+  // the plate's height under (x, y), or NaN outside it
+  auto floor_z = [&](Real x, Real y) {
+    for (int t = 0; t < m->ntri; ++t) {
+      if (m->tri_part[t] != floor) continue;
+      const Vec3 a = test::node_position(s, m->tri_node[3 * t]);
+      const Vec3 b = test::node_position(s, m->tri_node[3 * t + 1]);
+      const Vec3 c = test::node_position(s, m->tri_node[3 * t + 2]);
+      const Real det = (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]);
+      const Real l1 = ((x - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (y - a[1])) / det;
+      const Real l2 = ((b[0] - a[0]) * (y - a[1]) - (x - a[0]) * (b[1] - a[1])) / det;
+      if (l1 >= -1e-12 && l2 >= -1e-12 && l1 + l2 <= 1 + 1e-12)
+        return a[2] + l1 * (b[2] - a[2]) + l2 * (c[2] - a[2]);
+    }
+    return Real(NAN);
+  };
+  for (const char* name : {"rod", "tile"}) {
+    SCOPED_TRACE(name);
+    const int part = part_index(*m, name);
+    // rod radius + half the plate's thickness, or the two half thicknesses
+    const Real d = std::string(name) == "rod" ? 1e-3 + 1e-3 : 2e-3;
+    Real lowest = INFINITY;
+    for (int k = m->part_node_adr[part]; k < m->part_node_adr[part + 1]; ++k) {
+      const Vec3 x = test::node_position(s, m->part_node[k]);
+      const Real gap = x[2] - floor_z(x[0], x[1]);
+      ASSERT_TRUE(std::isfinite(gap));
+      EXPECT_GT(gap, d - tol);
+      lowest = std::min(lowest, gap);
+    }
+    EXPECT_LT(lowest, d + 2 * tol);
+  }
+  // and the plate carries them: its centre sags
+  EXPECT_LT(test::node_position(s, global_node(*m, floor, 60))[2], -2e-4);
 }
 
 }  // namespace
