@@ -71,6 +71,13 @@ struct ImcEval {
   }
 };
 
+struct ImcPointTriEval {
+  ImcParams p;
+  __host__ __device__ void operator()(const Vec<12>& x, LocalEval<12>& r) const {
+    imc_point_triangle_eval(x, p, kGradHess, r);
+  }
+};
+
 template <int D, class Eval>
 void compare_on_device(const std::vector<Vec<D>>& xs, const Eval& eval) {
   const int n = int(xs.size());
@@ -211,6 +218,15 @@ TEST(StencilGpu, ContactEdgeEdgeMatchesHost) {
     x[11] += 0.004;
   }
   compare_on_device<12>(xs, ImcEval{ImcParams{1e3, 0.01, 1e-3}});
+}
+
+TEST(StencilGpu, ContactPointTriangleMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<12>> xs = random_hinges(17);
+  for (auto& x : xs)
+    for (int c = 0; c < 3; ++c)  // the point just off the centroid of triangle (1, 2, 3)
+      x[c] = (x[3 + c] + x[6 + c] + x[9 + c]) / 3 + (c == 2 ? 0.004 : 0.001);
+  compare_on_device<12>(xs, ImcPointTriEval{ImcParams{1e3, 0.01, 1e-3}});
 }
 
 }  // namespace
