@@ -76,7 +76,6 @@ struct Simulator::Impl {
   std::vector<Real> pair_d;    // (npair)
   std::vector<int> pt_node;    // vertex-triangle pairs (npt x 4)
   std::vector<Real> pt_d;      // (npt)
-  std::vector<Real> tri_half;  // half thickness of each triangle (ntri)
   AssemblyPlan contact_plan;
   const AssemblyPlan* plan_ptr = nullptr;  // the model's plan, or contact_plan
   const AssemblyPlan& plan() const { return *plan_ptr; }
@@ -342,7 +341,7 @@ struct Simulator::Impl {
       out[p.free_dof[r]] -= alpha * dx[r];
   }
 
-  // rod-rod contact: candidate pairs for a step of size dt from the current state (surfaces
+  // rod and shell contact: candidate pairs for a step of size dt from the current state (surfaces
   // within the tolerance plus twice the distance the fastest node covers in a step), and the
   // assembly plan and solver for them when they changed
   void update_contacts(Real dt) {
@@ -351,11 +350,6 @@ struct Simulator::Impl {
     Real vmax = 0;
     for (int i = 0; i < 3 * m.nnode; ++i)
       vmax = std::max(vmax, std::fabs(state.u[i]));
-    if (int(tri_half.size()) != m.ntri) {
-      tri_half.resize(m.ntri);
-      for (int t = 0; t < m.ntri; ++t)
-        tri_half[t] = 0.5 * m.scene.parts[m.tri_part[t]].thickness;
-    }
     contact::BroadPhaseInput in;
     in.nnode = m.nnode;
     in.node_x = state.q.data();
@@ -364,7 +358,7 @@ struct Simulator::Impl {
     in.edge_radius = m.edge_radius.data();
     in.ntri = m.ntri;
     in.tri_node = m.tri_node.data();
-    in.tri_half_thickness = tri_half.data();
+    in.tri_half_thickness = m.tri_half_thickness.data();
     contact::BroadPhaseOptions opt;
     opt.inflation = m.contact.tolerance + 2 * std::sqrt(Real(3)) * vmax * dt;
     const contact::CandidatePairs cp = broad_phase.find_pairs(in, opt);
@@ -422,18 +416,19 @@ struct Simulator::Impl {
     }
     for (const auto& [v, t] : vt) {
       pt.insert(pt.end(), {v, m.tri_node[3 * t], m.tri_node[3 * t + 1], m.tri_node[3 * t + 2]});
-      pt_dist.push_back(m.node_contact_radius[v] + tri_half[t]);
+      pt_dist.push_back(m.node_contact_radius[v] + m.tri_half_thickness[t]);
     }
     for (const auto& [e, se] : rod_shell_edges) {
       ee.insert(ee.end(), {m.edge_node[2 * e], m.edge_node[2 * e + 1], m.sedge_node[2 * se],
                            m.sedge_node[2 * se + 1]});
-      ee_d.push_back(m.edge_radius[e] + tri_half[m.sedge_tri[2 * se]]);
+      ee_d.push_back(m.edge_radius[e] + m.tri_half_thickness[m.sedge_tri[2 * se]]);
     }
     for (const auto& [a, b] : edges) {
       ee.insert(ee.end(), {m.sedge_node[2 * a], m.sedge_node[2 * a + 1], m.sedge_node[2 * b],
                            m.sedge_node[2 * b + 1]});
       // a shell edge's thickness: its first triangle's
-      ee_d.push_back(tri_half[m.sedge_tri[2 * a]] + tri_half[m.sedge_tri[2 * b]]);
+      ee_d.push_back(m.tri_half_thickness[m.sedge_tri[2 * a]] +
+                     m.tri_half_thickness[m.sedge_tri[2 * b]]);
     }
     const bool same = ee == pair_node && pt == pt_node && plan_ptr == &contact_plan;
     pair_node.swap(ee);

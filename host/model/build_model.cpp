@@ -311,6 +311,9 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     }
   }
   build_shells(m);
+  m.tri_half_thickness.resize(m.ntri);
+  for (int t = 0; t < m.ntri; ++t)
+    m.tri_half_thickness[t] = 0.5 * scene.parts[m.tri_part[t]].thickness;
   // contact radius of each node: its largest rod radius or half shell thickness
   m.node_contact_radius.assign(m.nnode, 0);
   for (int e = 0; e < m.nedge; ++e)
@@ -321,7 +324,7 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   for (int t = 0; t < m.ntri; ++t)
     for (int a = 0; a < 3; ++a) {
       Real& r = m.node_contact_radius[m.tri_node[3 * t + a]];
-      r = std::max(r, 0.5 * scene.parts[m.tri_part[t]].thickness);
+      r = std::max(r, m.tri_half_thickness[t]);
     }
 
   std::vector<Real> edge_EI1, edge_EI2, edge_GJ;

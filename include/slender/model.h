@@ -151,11 +151,12 @@ struct Model {
   Real buoyancy_density = 0;       ///< density of the surrounding medium for buoyancy [kg/m^3]
   Real drag_density = 0;           ///< rho_med of aerodynamic drag on shells [kg/m^3]
   Real drag_coefficient = 0;       ///< C_D of aerodynamic drag [-]
-  ContactSpec contact;             ///< rod-rod contact settings
-  Real contact_stiffness = 0;      ///< k_c of rod-rod contact in use [N/m]
+  ContactSpec contact;             ///< rod and shell contact settings
+  Real contact_stiffness = 0;      ///< k_c of rod and shell contact in use [N/m]
   GroundSpec ground;               ///< the ground, if any (normal made unit)
   Real ground_stiffness = 0;       ///< k_c in use [N/m]
   std::vector<Real> node_contact_radius;  ///< radius or half thickness of each node [m] (nnode)
+  std::vector<Real> tri_half_thickness;   ///< half the shell thickness of each triangle [m] (ntri)
   /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU
   bool nonsymmetric() const {
     return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) ||

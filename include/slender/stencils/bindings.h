@@ -57,13 +57,13 @@ struct ModelView {
   int ground_on;                    // 1 if a ground is present
   GroundContact::Params ground;     // the ground and its contact parameters (u_hat, q_hat unset)
   const Real* node_contact_radius;  // (nnode)
-  // rod-rod contact: this step's candidate pairs (set by a simulator; none in a model's view)
+  // contact: this step's edge-edge pairs (set by a simulator; none in a model's view)
   int npair;
   const int* pair_node;  // nodes a0, a1, b0, b1 of each pair      (npair x 4)
-  const Real* pair_d;    // contact distance r_a + r_b [m]          (npair)
+  const Real* pair_d;    // contact distance (radii, half thicknesses) (npair)
   Real contact_k;        // k_c [N/m]
   Real contact_delta;    // tolerance [m]
-  int npt;               // shell vertex - triangle pairs
+  int npt;               // node - shell triangle pairs
   const int* pt_node;    // p, t0, t1, t2                           (npt x 4)
   const Real* pt_d;      // contact distance [m]                    (npt)
 };
@@ -313,7 +313,7 @@ struct GroundBinding {
   }
 };
 
-/// Implicit contact between two rod edges (seed 000 eqs. 21-22).
+/// Implicit contact between two edges, rod or shell (seed 000 eqs. 21-22).
 struct ContactEdgeEdgeBinding {
   static constexpr int kDofs = 12;
   SLENDER_HD static long count(const ModelView& m) { return m.npair; }
@@ -324,16 +324,12 @@ struct ContactEdgeEdgeBinding {
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
     Vec<12> x;
     detail::gather_positions<4>(s.q + long(env) * m.ndof, m.pair_node + 4 * k, x);
-    ImcParams p;
-    p.k_c = m.contact_k;
-    p.d = m.pair_d[k];
-    p.delta = m.contact_delta;
     r.g.set_zero();  // out of range the stencil returns early; keep every path defined
-    imc_edge_edge_eval(x, p, want, r);
+    imc_edge_edge_eval(x, ImcParams{m.contact_k, m.pair_d[k], m.contact_delta}, want, r);
   }
 };
 
-/// Implicit contact between a shell vertex and a shell triangle.
+/// Implicit contact between a rod or shell node and a shell triangle.
 struct ContactPointTriangleBinding {
   static constexpr int kDofs = 12;
   SLENDER_HD static long count(const ModelView& m) { return m.npt; }
