@@ -198,7 +198,8 @@ size_t Model::memory_bytes() const {
       add(tri_edge), add(sedge_node), add(sedge_l_bar), add(sedge_EA), add(hinge_node),
       add(hinge_kb), add(hinge_phi_bar), add(node_volume), add(sedge_tri), add(sedge_xi),
       add(mid_tri), add(mid_sign), add(mid_kb), add(mid_nu), add(mid_lambda_bar), add(sedge_tau0_0),
-      add(part_node), add(part_edge), add(part_bend);
+      add(part_node), add(part_edge), add(part_bend), add(node_contact_radius),
+      add(tri_half_thickness);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
   add(plan.slot_src_adr), add(plan.slot_src), add(plan.row_src_adr), add(plan.row_src);
   return b;
