@@ -82,26 +82,7 @@ TEST(RodContact, JacobianWithActivePairsMatchesFiniteDifferences) {
   Simulator sim(m);
   ASSERT_TRUE(sim.step().ok());
   const Real dt = 2e-3;
-  const std::vector<Real> y = sim.state().q;
-  std::vector<Real> f, J, fp, fm;
-  sim.residual(dt, y, f, &J);
-  const int n = m->plan.nfree;
-  Real diff = 0, ref = 0;
-  for (int j = 0; j < n; ++j) {
-    const int d = m->plan.free_dof[j];
-    const Real h = 1e-8;
-    std::vector<Real> yp = y, ym = y;
-    yp[d] += h;
-    ym[d] -= h;
-    sim.residual(dt, yp, fp, nullptr);
-    sim.residual(dt, ym, fm, nullptr);
-    for (int i = 0; i < n; ++i) {
-      const Real fd = (fp[i] - fm[i]) / (2 * h);
-      diff += (fd - J[size_t(i) * n + j]) * (fd - J[size_t(i) * n + j]);
-      ref += fd * fd;
-    }
-  }
-  const Real rel = std::sqrt(diff / ref);
+  const Real rel = test::residual_fd_error(sim, dt, [](Real) { return Real(1e-8); });
   std::printf("rod contact Jacobian: relative error %.3e\n", rel);
   EXPECT_LT(rel, 1e-6);
 }

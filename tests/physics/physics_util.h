@@ -13,6 +13,7 @@
 #include "slender/builder.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
+#include "test_util.h"
 
 namespace slender::test {
 
@@ -50,6 +51,36 @@ inline ::testing::AssertionResult run_steps(Simulator& sim, long n) {
     }
   }
   return no_warnings(sim);
+}
+
+/// |J - J_fd| / |J_fd| (Frobenius) of the assembled free-DOF Jacobian against central
+/// differences of Simulator::residual at y = the state's configuration, where the frames are
+/// exact. step(y_d) is the difference step for the coordinate whose value is y_d.
+template <class Step>
+Real residual_fd_error(const Simulator& sim, Real dt, Step step) {
+  const AssemblyPlan& p = sim.model().plan;
+  const std::vector<Real> y = sim.state().q;
+  std::vector<Real> f, J, fp, fm;
+  sim.residual(dt, y, f, &J);
+  EXPECT_EQ(int(f.size()), p.nfree);
+  EXPECT_EQ(J.size(), size_t(p.nfree) * p.nfree);
+  Real diff = 0, ref = 0;
+  for (int c = 0; c < p.nfree; ++c) {
+    const int d = p.free_dof[c];
+    const Real h = step(y[d]);
+    std::vector<Real> yp = y, ym = y;
+    yp[d] += h;
+    ym[d] -= h;
+    sim.residual(dt, yp, fp, nullptr);
+    sim.residual(dt, ym, fm, nullptr);
+    for (int r = 0; r < p.nfree; ++r) {
+      const Real fd = (fp[r] - fm[r]) / (2 * h);
+      const Real a = J[size_t(r) * p.nfree + c];
+      diff += (a - fd) * (a - fd);
+      ref += fd * fd;
+    }
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(ref), kFloor);
 }
 
 /// A sampled signal z(t) (equal or unequal spacing).

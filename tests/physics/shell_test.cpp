@@ -270,26 +270,8 @@ TEST(ShellNewton, JacobianMatchesCentralDifferences) {
     Simulator sim(m);
     ASSERT_TRUE(test::run_steps(sim, 5));
     const Real dt = 0.01;
-    const std::vector<Real> y = sim.state().q;
-    std::vector<Real> f, J, fp, fm;
-    sim.residual(dt, y, f, &J);
-    const int n = m->plan.nfree;
-    Real diff = 0, ref = 0;
-    for (int j = 0; j < n; ++j) {
-      const int d = m->plan.free_dof[j];
-      const Real hstep = 1e-7 * std::max(Real(1e-2), std::fabs(y[d]));
-      std::vector<Real> yp = y, ym = y;
-      yp[d] += hstep;
-      ym[d] -= hstep;
-      sim.residual(dt, yp, fp, nullptr);
-      sim.residual(dt, ym, fm, nullptr);
-      for (int i = 0; i < n; ++i) {
-        const Real fd = (fp[i] - fm[i]) / (2 * hstep);
-        diff += (fd - J[size_t(i) * n + j]) * (fd - J[size_t(i) * n + j]);
-        ref += fd * fd;
-      }
-    }
-    const Real rel = std::sqrt(diff / ref);
+    const Real rel = test::residual_fd_error(
+        sim, dt, [](Real yd) { return 1e-7 * std::max(Real(1e-2), std::fabs(yd)); });
     std::printf("shell Jacobian (%s): relative error %.3e\n",
                 bending == ShellBending::kHinge ? "hinge" : "mid-edge", rel);
     EXPECT_LT(rel, 1e-6);
