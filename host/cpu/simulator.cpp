@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <set>
 
 #include "contact/broad_phase.h"
@@ -72,10 +73,11 @@ struct Simulator::Impl {
 
   // rod-rod contact: candidate pairs of the step and the assembly plan that includes them
   contact::BroadPhase broad_phase;
-  std::vector<int> pair_node;  // edge pairs (npair x 4)
-  std::vector<Real> pair_d;    // (npair)
-  std::vector<int> pt_node;    // vertex-triangle pairs (npt x 4)
-  std::vector<Real> pt_d;      // (npt)
+  std::vector<int> pair_node;        // edge pairs (npair x 4)
+  std::vector<Real> pair_d;          // (npair)
+  std::vector<int> pt_node;          // vertex-triangle pairs (npt x 4)
+  std::vector<Real> pt_d;            // (npt)
+  std::vector<Real> pair_mu, pt_mu;  // friction coefficients (npair), (npt)
   AssemblyPlan contact_plan;
   const AssemblyPlan* plan_ptr = nullptr;  // the model's plan, or contact_plan
   const AssemblyPlan& plan() const { return *plan_ptr; }
@@ -363,7 +365,7 @@ struct Simulator::Impl {
     opt.inflation = m.contact.tolerance + 2 * std::sqrt(Real(3)) * vmax * dt;
     const contact::CandidatePairs cp = broad_phase.find_pairs(in, opt);
     std::vector<int> ee, pt;
-    std::vector<Real> ee_d, pt_dist;
+    std::vector<Real> ee_d, pt_dist, ee_mu, pt_mu_new;
     // rod edge pairs (the augmented edges of rod-shell joints have no stretching stiffness and
     // are triangle edges: the triangles' own pairs cover them)
     for (long k = 0; k < cp.nee; ++k) {
@@ -372,19 +374,23 @@ struct Simulator::Impl {
       ee.insert(ee.end(), {m.edge_node[2 * a], m.edge_node[2 * a + 1], m.edge_node[2 * b],
                            m.edge_node[2 * b + 1]});
       ee_d.push_back(m.edge_radius[a] + m.edge_radius[b]);
+      ee_mu.push_back(m.part_mu(m.edge_part[a], m.edge_part[b]));
     }
     // rod edge - triangle pairs: as the rod's end nodes against the triangle and the rod edge
     // against the triangle's edges; triangle pairs: as their vertex-triangle and shell-edge
     // pairs. Each kept once; summing these smooth pair energies avoids the kinks of a minimum
     // over sub-pairs, which stalls Newton's method.
-    std::set<std::pair<int, int>> vt, edges, rod_shell_edges;
+    // vertex-triangle pairs keep the part of the first element that brought the vertex
+    std::map<std::pair<int, int>, int> vt;
+    std::set<std::pair<int, int>> edges, rod_shell_edges;
     for (long k = 0; k < cp.net; ++k) {
       const int e = cp.et_pair[2 * k], t = cp.et_pair[2 * k + 1];
       if (!(m.edge_EA[e] > 0)) continue;
       const int* tn = &m.tri_node[3 * t];
       for (int a = 0; a < 2; ++a) {
         const int v = m.edge_node[2 * e + a];
-        if (v != tn[0] && v != tn[1] && v != tn[2]) vt.insert({v, t});
+        if (v != tn[0] && v != tn[1] && v != tn[2])
+          vt.emplace(std::make_pair(v, t), m.edge_part[e]);
       }
       for (int j = 0; j < 3; ++j) {
         const int se = m.tri_edge[3 * t + j];
@@ -402,7 +408,7 @@ struct Simulator::Impl {
           const int v = m.tri_node[3 * t + a];
           const int* on = &m.tri_node[3 * o];
           if (v == on[0] || v == on[1] || v == on[2]) continue;
-          vt.insert({v, o});
+          vt.emplace(std::make_pair(v, o), m.tri_part[t]);
         }
       }
       for (int a = 0; a < 3; ++a)
@@ -414,14 +420,17 @@ struct Simulator::Impl {
           edges.insert({std::min(ea, eb), std::max(ea, eb)});
         }
     }
-    for (const auto& [v, t] : vt) {
+    for (const auto& [vt_pair, part] : vt) {
+      const int v = vt_pair.first, t = vt_pair.second;
       pt.insert(pt.end(), {v, m.tri_node[3 * t], m.tri_node[3 * t + 1], m.tri_node[3 * t + 2]});
       pt_dist.push_back(m.node_contact_radius[v] + m.tri_half_thickness[t]);
+      pt_mu_new.push_back(m.part_mu(part, m.tri_part[t]));
     }
     for (const auto& [e, se] : rod_shell_edges) {
       ee.insert(ee.end(), {m.edge_node[2 * e], m.edge_node[2 * e + 1], m.sedge_node[2 * se],
                            m.sedge_node[2 * se + 1]});
       ee_d.push_back(m.edge_radius[e] + m.tri_half_thickness[m.sedge_tri[2 * se]]);
+      ee_mu.push_back(m.part_mu(m.edge_part[e], m.tri_part[m.sedge_tri[2 * se]]));
     }
     for (const auto& [a, b] : edges) {
       ee.insert(ee.end(), {m.sedge_node[2 * a], m.sedge_node[2 * a + 1], m.sedge_node[2 * b],
@@ -429,18 +438,24 @@ struct Simulator::Impl {
       // a shell edge's thickness: its first triangle's
       ee_d.push_back(m.tri_half_thickness[m.sedge_tri[2 * a]] +
                      m.tri_half_thickness[m.sedge_tri[2 * b]]);
+      ee_mu.push_back(m.part_mu(m.tri_part[m.sedge_tri[2 * a]], m.tri_part[m.sedge_tri[2 * b]]));
     }
     const bool same = ee == pair_node && pt == pt_node && plan_ptr == &contact_plan;
     pair_node.swap(ee);
     pair_d.swap(ee_d);
     pt_node.swap(pt);
     pt_d.swap(pt_dist);
+    pair_mu.swap(ee_mu);
+    pt_mu.swap(pt_mu_new);
     mv.npair = int(pair_d.size());
     mv.pair_node = pair_node.data();
     mv.pair_d = pair_d.data();
     mv.npt = int(pt_d.size());
     mv.pt_node = pt_node.data();
     mv.pt_d = pt_d.data();
+    const bool friction = m.contact_friction();
+    mv.pair_mu = friction ? pair_mu.data() : nullptr;
+    mv.pt_mu = friction ? pt_mu.data() : nullptr;
     if (same) return;
     build_assembly_plan(m, mv, contact_plan);
     plan_ptr = &contact_plan;

@@ -810,6 +810,18 @@ void check_forces(const Checker& c) {
   if (con.enabled) {
     c.non_negative(con.stiffness, con.loc, "contact", ".stiffness");
     c.positive(con.tolerance, con.loc, "contact", ".tolerance");
+    c.non_negative(con.friction, con.loc, "contact", ".friction");
+    c.positive(con.slip_velocity, con.loc, "contact", ".slip_velocity");
+    for (size_t i = 0; i < con.friction_pairs.size(); ++i) {
+      const FrictionPairSpec& fp = con.friction_pairs[i];
+      const std::string at = "contact.friction_pairs[" + std::to_string(i) + "]";
+      const int nmat = int(c.s.materials.size());
+      if (fp.material_a < 0 || fp.material_a >= nmat || fp.material_b < 0 ||
+          fp.material_b >= nmat) {
+        c.fail(fp.loc, at, ".materials", "material index out of range");
+      }
+      c.non_negative(fp.mu, fp.loc, at, ".mu");
+    }
   }
   const GroundSpec& g = f.ground;
   if (g.enabled) {

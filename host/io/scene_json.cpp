@@ -46,6 +46,7 @@ class SceneReader {
   }
 
   void read_materials(const JsonObject& root);
+  void read_friction_pairs(const JsonObject& contact);
   void read_rod(const JsonValue& v, const std::string& path);
   void read_network(const JsonValue& v, const std::string& path);
   void read_common(const JsonObject& o, PartSpec& p);
@@ -96,6 +97,31 @@ void SceneReader::read_materials(const JsonObject& root) {
     m.poisson_ratio = o.number("poisson_ratio");
     m.loc = loc(o.value(), o.path());
     s_.materials.push_back(std::move(m));
+  }
+}
+
+// "friction_pairs": [{"materials": ["a", "b"], "mu": 0.3}, ...]
+void SceneReader::read_friction_pairs(const JsonObject& contact) {
+  const JsonValue& list = contact.array("friction_pairs");
+  for (size_t i = 0; i < list.array.size(); ++i) {
+    const JsonObject o(list.array[i], file_, indexed(contact.path_of("friction_pairs"), i));
+    o.allow_only({"materials", "mu"});
+    const JsonValue& names = o.array("materials");
+    if (names.array.size() != 2) o.fail("materials", "needs exactly two material names");
+    FrictionPairSpec fp;
+    int* idx[2] = {&fp.material_a, &fp.material_b};
+    for (int a = 0; a < 2; ++a) {
+      const std::string path = o.path_of("materials") + "[" + std::to_string(a) + "]";
+      const std::string& name = json_string(names.array[a], file_, path);
+      for (size_t k = 0; k < s_.materials.size(); ++k)
+        if (s_.materials[k].name == name) *idx[a] = int(k);
+      if (*idx[a] < 0) {
+        json_fail(file_, names.array[a], path, "unknown material '" + name + "'");
+      }
+    }
+    fp.mu = o.number("mu");
+    fp.loc = loc(o.value(), o.path());
+    s_.contact.friction_pairs.push_back(fp);
   }
 }
 
@@ -800,11 +826,14 @@ SceneSpec SceneReader::read(const JsonValue& root_value) {
   }
   if (root.has("contact")) {
     const JsonObject c = root.object("contact");
-    c.allow_only({"stiffness", "tolerance"});
+    c.allow_only({"stiffness", "tolerance", "friction", "slip_velocity", "friction_pairs"});
     s_.contact.enabled = true;
     s_.contact.loc = loc(c.value(), c.path());
     s_.contact.stiffness = c.number_or("stiffness", s_.contact.stiffness);
     s_.contact.tolerance = c.number_or("tolerance", s_.contact.tolerance);
+    s_.contact.friction = c.number_or("friction", s_.contact.friction);
+    s_.contact.slip_velocity = c.number_or("slip_velocity", s_.contact.slip_velocity);
+    if (c.has("friction_pairs")) read_friction_pairs(c);
   }
   if (root.has("boundary")) {
     read_boundary(root.object("boundary"));

@@ -198,8 +198,8 @@ size_t Model::memory_bytes() const {
       add(tri_edge), add(sedge_node), add(sedge_l_bar), add(sedge_EA), add(hinge_node),
       add(hinge_kb), add(hinge_phi_bar), add(node_volume), add(sedge_tri), add(sedge_xi),
       add(mid_tri), add(mid_sign), add(mid_kb), add(mid_nu), add(mid_lambda_bar), add(sedge_tau0_0),
-      add(part_node), add(part_edge), add(part_bend), add(node_contact_radius),
-      add(tri_half_thickness);
+      add(part_node), add(part_edge), add(part_bend), add(node_contact_radius), add(contact_mu),
+      add(part_material), add(tri_half_thickness);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
   add(plan.slot_src_adr), add(plan.slot_src), add(plan.row_src_adr), add(plan.row_src);
   return b;
@@ -394,6 +394,16 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.drag_density = scene.forces.drag_density;
   m.drag_coefficient = scene.forces.drag_coefficient;
   m.contact = scene.contact;
+  // friction coefficients: the default for every pair of materials, then the named pairs
+  m.nmaterial = int(scene.materials.size());
+  m.part_material.resize(m.npart);
+  for (int p = 0; p < m.npart; ++p)
+    m.part_material[p] = scene.parts[p].material;
+  m.contact_mu.assign(size_t(m.nmaterial) * m.nmaterial, m.contact.friction);
+  for (const FrictionPairSpec& fp : m.contact.friction_pairs) {
+    m.contact_mu[size_t(fp.material_a) * m.nmaterial + fp.material_b] = fp.mu;
+    m.contact_mu[size_t(fp.material_b) * m.nmaterial + fp.material_a] = fp.mu;
+  }
   // automatic contact stiffness: the larger of what carries the heaviest node's weight within
   // the tolerance and ten times the inertial stiffness m / dt^2 of that node, so that a node
   // arriving at speed stops inside the contact layer

@@ -106,7 +106,10 @@ ModelView host_view(const Model& m) {
                    m.contact.tolerance,
                    0,
                    nullptr,
-                   nullptr};
+                   nullptr,
+                   nullptr,
+                   nullptr,
+                   m.contact.slip_velocity};
 }
 
 void build_bend_stencils(Model& m,

@@ -153,6 +153,9 @@ struct Model {
   Real drag_coefficient = 0;       ///< C_D of aerodynamic drag [-]
   ContactSpec contact;             ///< rod and shell contact settings
   Real contact_stiffness = 0;      ///< k_c of rod and shell contact in use [N/m]
+  int nmaterial = 0;               ///< materials of the scene
+  std::vector<Real> contact_mu;    ///< friction coefficient of each pair of materials (nmat^2)
+  std::vector<int> part_material;  ///< material of each part (npart)
   GroundSpec ground;               ///< the ground, if any (normal made unit)
   Real ground_stiffness = 0;       ///< k_c in use [N/m]
   std::vector<Real> node_contact_radius;  ///< radius or half thickness of each node [m] (nnode)
@@ -160,7 +163,18 @@ struct Model {
   /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU
   bool nonsymmetric() const {
     return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) ||
-           (ground.enabled && ground.friction > 0);
+           (ground.enabled && ground.friction > 0) || contact_friction();
+  }
+  /// whether any pair of bodies in contact has friction
+  bool contact_friction() const {
+    if (!contact.enabled) return false;
+    for (Real mu : contact_mu)
+      if (mu > 0) return true;
+    return false;
+  }
+  /// friction coefficient between parts a and b
+  Real part_mu(int a, int b) const {
+    return contact_mu[size_t(part_material[a]) * nmaterial + part_material[b]];
   }
   std::vector<PointLoad> point_loads;
 

@@ -158,10 +158,22 @@ struct GroundSpec {
 /// types): non-adjacent rod edges, rod edges and shell triangles, and shell triangles (as their
 /// vertex-triangle and edge-edge pairs) closer than their contact distance (2 r0 rod-rod,
 /// r0 + h/2 rod-shell, h shell-shell) plus the tolerance repel smoothly.
+/// Coulomb friction coefficient between two materials (either order).
+struct FrictionPairSpec {
+  int material_a = -1, material_b = -1;  ///< indices into SceneSpec::materials
+  Real mu = 0;                           ///< [-]
+  SourceLoc loc;
+};
+
 struct ContactSpec {
   bool enabled = false;
   Real stiffness = 0;     ///< k_c [N/m] of the energy k_c s^2; 0 = automatic from the masses
   Real tolerance = 1e-3;  ///< delta: width of the smooth contact layer [m], K1 = 15 / delta
+  /// Coulomb friction between bodies (seed 000 eq. 23): mu for every pair of materials not in
+  /// friction_pairs; 0 = none
+  Real friction = 0;
+  Real slip_velocity = 1e-3;  ///< nu: below it friction grows from stick to slip [m/s]
+  std::vector<FrictionPairSpec> friction_pairs;
   SourceLoc loc;
 };
 

@@ -64,17 +64,34 @@ struct GroundEval {
   }
 };
 
+// pair friction with node velocities u_k = u_hat_k + c_u (x_k - x_k0), x_k0 = x_k - 1e-4
+__host__ __device__ inline ImcFriction test_friction(const Vec<12>& x) {
+  ImcFriction f;
+  f.mu = 0.5;
+  f.nu = 1e-2;
+  f.c_u = 100;
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 3; ++i)
+      f.u[k][i] = Real(0.01) * (k + 1) * (i == 0 ? 1 : -1) + f.c_u * Real(1e-4) * x[3 * k + i];
+  f.u[4] = Vec3::zero();
+  return f;
+}
+
 struct ImcEval {
   ImcParams p;
+  bool friction;
   __host__ __device__ void operator()(const Vec<12>& x, LocalEval<12>& r) const {
-    imc_edge_edge_eval(x, p, kGradHess, r);
+    const ImcFriction f = test_friction(x);
+    imc_edge_edge_eval(x, p, kGradHess, r, nullptr, friction ? &f : nullptr);
   }
 };
 
 struct ImcPointTriEval {
   ImcParams p;
+  bool friction;
   __host__ __device__ void operator()(const Vec<12>& x, LocalEval<12>& r) const {
-    imc_point_triangle_eval(x, p, kGradHess, r);
+    const ImcFriction f = test_friction(x);
+    imc_point_triangle_eval(x, p, kGradHess, r, nullptr, friction ? &f : nullptr);
   }
 };
 
@@ -217,7 +234,8 @@ TEST(StencilGpu, ContactEdgeEdgeMatchesHost) {
     x[8] += 0.004;  // second edge just above the first: within the contact range
     x[11] += 0.004;
   }
-  compare_on_device<12>(xs, ImcEval{ImcParams{1e3, 0.01, 1e-3}});
+  compare_on_device<12>(xs, ImcEval{ImcParams{1e3, 0.01, 1e-3}, false});
+  compare_on_device<12>(xs, ImcEval{ImcParams{1e3, 0.01, 1e-3}, true});
 }
 
 TEST(StencilGpu, ContactPointTriangleMatchesHost) {
@@ -226,7 +244,8 @@ TEST(StencilGpu, ContactPointTriangleMatchesHost) {
   for (auto& x : xs)
     for (int c = 0; c < 3; ++c)  // the point just off the centroid of triangle (1, 2, 3)
       x[c] = (x[3 + c] + x[6 + c] + x[9 + c]) / 3 + (c == 2 ? 0.004 : 0.001);
-  compare_on_device<12>(xs, ImcPointTriEval{ImcParams{1e3, 0.01, 1e-3}});
+  compare_on_device<12>(xs, ImcPointTriEval{ImcParams{1e3, 0.01, 1e-3}, false});
+  compare_on_device<12>(xs, ImcPointTriEval{ImcParams{1e3, 0.01, 1e-3}, true});
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // IMC contact energy (seed 000 eqs. 21-22): the scalar penalty and its junctions, finite-difference
 // checks of the three pair stencils, rigid-motion invariance, range cut-off, the repulsion of
-// parallel and crossing edges, and degenerate input.
+// parallel and crossing edges, and degenerate input. Pair friction (eq. 23): its Jacobian against
+// central differences of the force for every contact type, Coulomb's law in magnitude and
+// direction, action and reaction.
 
 #include "slender/stencils/contact_imc.h"
 
@@ -85,13 +87,14 @@ struct Stencil<12> {
   LocalEval<12> eval(const Vec<12>& x,
                      const ImcParams& p,
                      unsigned want = kGradHess,
-                     ContactDistance* info = nullptr) const {
+                     ContactDistance* info = nullptr,
+                     const ImcFriction* fr = nullptr) const {
     LocalEval<12> out;
     poison(out);
     if (prim == Prim::kEdgeEdge) {
-      imc_edge_edge_eval(x, p, want, out, info);
+      imc_edge_edge_eval(x, p, want, out, info, fr);
     } else {
-      imc_point_triangle_eval(x, p, want, out, info);
+      imc_point_triangle_eval(x, p, want, out, info, fr);
     }
     return out;
   }
@@ -113,10 +116,11 @@ struct Stencil<15> {
   LocalEval<15> eval(const Vec<15>& x,
                      const ImcParams& p,
                      unsigned want = kGradHess,
-                     ContactDistance* info = nullptr) const {
+                     ContactDistance* info = nullptr,
+                     const ImcFriction* fr = nullptr) const {
     LocalEval<15> out;
     poison(out);
-    imc_edge_triangle_eval(x, p, want, out, info);
+    imc_edge_triangle_eval(x, p, want, out, info, fr);
     return out;
   }
   ContactDistance distance(const Vec<15>& x, int* pair = nullptr) const {
@@ -627,6 +631,153 @@ TEST(ContactImc, DegenerateInputStaysFinite) {
   EXPECT_GT(near.E, 0);
   EXPECT_TRUE(all_zero(far));
   EXPECT_EQ(far.flags, unsigned(kContactCrossing));
+}
+
+// ---------------------------------------------------------------------------------------------
+// pair friction (eq. 23)
+
+/// an integrator's offsets for every node: u_k(x) = u_hat_k + c_u (x_k - q_hat_k)
+template <int N>
+struct Motion {
+  Vec3 u_hat[5], q_hat[5];
+  Real c_u, mu, nu;
+  ImcFriction at(const Vec<N>& x) const {
+    ImcFriction f;
+    f.mu = mu;
+    f.nu = nu;
+    f.c_u = c_u;
+    for (int k = 0; k < N / 3; ++k)
+      f.u[k] = u_hat[k] + c_u * (x.template segment<3>(3 * k) - q_hat[k]);
+    for (int k = N / 3; k < 5; ++k)
+      f.u[k] = Vec3::zero();
+    return f;
+  }
+};
+
+/// random node velocities of scale 1 and a slip tolerance from 0.03 (sliding) to 30 (nearly
+/// stuck: the smooth law's viscous range) times that scale
+template <int N>
+Motion<N> random_motion(std::mt19937_64& rng, const Vec<N>& x) {
+  Motion<N> m;
+  m.c_u = uniform(rng, 5, 50);
+  m.mu = uniform(rng, 0.1, 1);
+  m.nu = std::pow(10.0, uniform(rng, -1.5, 1.5));
+  for (int k = 0; k < N / 3; ++k) {
+    m.u_hat[k] = test::random_vec3(rng);
+    m.q_hat[k] = x.template segment<3>(3 * k) + 0.01 * test::random_vec3(rng);
+  }
+  return m;
+}
+
+template <int N>
+void check_friction_jacobian(const Stencil<N>& s,
+                             const Vec<N>& x,
+                             const ImcParams& p,
+                             std::mt19937_64& rng) {
+  const Motion<N> mo = random_motion<N>(rng, x);
+  const ImcFriction f = mo.at(x);
+  const LocalEval<N> e = s.eval(x, p, kGradHess, nullptr, &f);
+  EXPECT_TRUE(all_finite(e));
+  const Mat<N, N> fd = test::fd_jacobian<N>(
+      [&](const Vec<N>& y) {
+        const ImcFriction fy = mo.at(y);
+        return s.eval(y, p, kGrad, nullptr, &fy).g;
+      },
+      x);
+  EXPECT_LT(test::rel_err(e.H, fd), kFdRelTol) << "nu " << mo.nu;
+  // friction adds nothing to E and changes the gradient
+  const LocalEval<N> e0 = s.eval(x, p);
+  EXPECT_EQ(e.E, e0.E);
+  EXPECT_GT(test::rel_err(e.g, e0.g), 1e-6);
+}
+
+TEST_P(ContactImcSeeds, FrictionJacobianMatchesCentralDifferences) {
+  std::mt19937_64 rng(9100 + GetParam());
+  for_each_sample(
+      GetParam(),
+      [&](const Stencil<12>& s, const Vec<12>& x, const ImcParams& p) {
+        check_friction_jacobian(s, x, p, rng);
+      },
+      [&](const Stencil<15>& s, const Vec<15>& x, const ImcParams& p) {
+        check_friction_jacobian(s, x, p, rng);
+      });
+}
+
+template <int N>
+void check_coulomb(const Stencil<N>& s, const Vec<N>& x, const ImcParams& p, std::mt19937_64& rng) {
+  Motion<N> mo = random_motion<N>(rng, x);
+  ContactDistance cd;
+  const LocalEval<N> e0 = s.eval(x, p, kGradHess, &cd);
+  constexpr int K = N / 3;
+  Vec3 r = Vec3::zero();
+  for (int k = 0; k < K; ++k)
+    r += cd.w[k] * x.template segment<3>(3 * k);
+  const Vec3 n = r / norm(r);
+  Real e1;
+  imc_energy(cd.delta, p, &e1);
+  for (Real nu_scale : {1e-4, 1e4}) {
+    // sliding fast against the tolerance (full Coulomb force) or creeping (viscous range)
+    mo.nu = nu_scale;
+    const ImcFriction f = mo.at(x);
+    const LocalEval<N> e = s.eval(x, p, kGrad, nullptr, &f);
+    Vec3 v = Vec3::zero();
+    for (int k = 0; k < K; ++k)
+      v += cd.w[k] * f.u[k];
+    const Vec3 wt = v - dot(v, n) * n;
+    // friction forces F_k = -(g - g_normal)_k: total zero, on side A (w_k > 0) opposing the slip.
+    // They are differences of two gradients, exact to rounding of the normal force's size.
+    const Real floor = 1e-14 * norm(e0.g);
+    Vec3 total = Vec3::zero(), fa = Vec3::zero();
+    for (int k = 0; k < K; ++k) {
+      const Vec3 fk = -(e.g.template segment<3>(3 * k) - e0.g.template segment<3>(3 * k));
+      total += fk;
+      if (cd.w[k] > 0) fa += fk;
+      EXPECT_LT(std::fabs(dot(fk, n)), 1e-12 * norm(fk) + floor);  // tangential
+    }
+    EXPECT_LT(norm(total), 1e-12 * norm(fa) + floor);
+    EXPECT_LT(norm(cross(fa, wt)), (1e-12 * norm(fa) + floor) * norm(wt));
+    EXPECT_LT(dot(fa, wt), 0);
+    const Real gamma = std::tanh(7.5 / mo.nu * norm(wt));  // 2 / (1 + exp(-K2 r)) - 1
+    EXPECT_LT(std::fabs(norm(fa) - mo.mu * gamma * -e1), 1e-12 * norm(fa) + floor)
+        << "nu " << mo.nu;
+    if (nu_scale < 1) {
+      EXPECT_LT(std::fabs(norm(fa) - mo.mu * -e1), 1e-12 * norm(fa) + floor);  // gamma = 1
+    }
+  }
+}
+
+TEST_P(ContactImcSeeds, FrictionObeysCoulombAndActionReaction) {
+  std::mt19937_64 rng(9300 + GetParam());
+  for_each_sample(
+      GetParam(),
+      [&](const Stencil<12>& s, const Vec<12>& x, const ImcParams& p) {
+        check_coulomb(s, x, p, rng);
+      },
+      [&](const Stencil<15>& s, const Vec<15>& x, const ImcParams& p) {
+        check_coulomb(s, x, p, rng);
+      });
+}
+
+TEST(ContactImcFriction, OffOutOfRangeAndWithoutCoefficient) {
+  std::mt19937_64 rng(17);
+  const Stencil<12> s{Prim::kEdgeEdge};
+  Vec<12> x;
+  ImcParams p;
+  ASSERT_TRUE(random_sample(rng, s, int(ContactType::kEdgeEdge), x, p));
+  Motion<12> mo = random_motion<12>(rng, x);
+  mo.mu = 0;
+  const ImcFriction f0 = mo.at(x);
+  const LocalEval<12> a = s.eval(x, p), b = s.eval(x, p, kGradHess, nullptr, &f0);
+  for (int i = 0; i < 12; ++i)
+    EXPECT_EQ(a.g[i], b.g[i]);
+  for (int i = 0; i < 144; ++i)
+    EXPECT_EQ(a.H.a[i], b.H.a[i]);
+  // out of range: no normal force, so no friction
+  mo.mu = 0.5;
+  const ImcFriction f = mo.at(x);
+  const ContactDistance d = s.distance(x);
+  const ImcParams far{p.k_c, d.delta - 2 * p.delta, p.delta};
+  EXPECT_TRUE(all_zero(s.eval(x, far, kGradHess, nullptr, &f)));
 }
 
 }  // namespace

@@ -415,7 +415,7 @@ TEST(GroundContact, TanhRatioIsSmoothAcrossTheSeriesSwitch) {
   for (Real y : {1e-3, 1e-2, 0.04999, 0.05, 0.05001, 0.1, 1.0, 7.5, 40.0, 1e3}) {
     SCOPED_TRACE(y);
     Real T, dT;
-    detail::ground_tanh_ratio(y, T, dT);
+    detail::friction_tanh_ratio(y, T, dT);
     const long double yl = y, th = std::tanh(yl), ch = std::cosh(yl);
     const long double T_ref = th / yl, dT_ref = (yl / (ch * ch) - th) / (yl * yl * yl);
     EXPECT_NEAR(T, double(T_ref), 1e-15 * double(T_ref));
@@ -423,12 +423,12 @@ TEST(GroundContact, TanhRatioIsSmoothAcrossTheSeriesSwitch) {
     EXPECT_NEAR(dT, double(dT_ref), 1e-13 * std::fabs(double(dT_ref)) + 2e-19 / (y * y));
   }
   Real Tm, dTm, Tp, dTp;
-  detail::ground_tanh_ratio(detail::kGroundSeriesY * (1 - 1e-15), Tm, dTm);
-  detail::ground_tanh_ratio(detail::kGroundSeriesY, Tp, dTp);
+  detail::friction_tanh_ratio(detail::kFrictionSeriesY * (1 - 1e-15), Tm, dTm);
+  detail::friction_tanh_ratio(detail::kFrictionSeriesY, Tp, dTp);
   EXPECT_NEAR(Tm, Tp, 1e-15);
   EXPECT_NEAR(dTm, dTp, 1e-13);
   // the sticking limit: gamma / r -> K2 / 2, phi' / r -> -K2^3 / 12
-  detail::ground_tanh_ratio(0, Tm, dTm);
+  detail::friction_tanh_ratio(0, Tm, dTm);
   EXPECT_EQ(Tm, 1);
   EXPECT_EQ(dTm, Real(-2) / 3);
 }

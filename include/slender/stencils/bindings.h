@@ -66,6 +66,9 @@ struct ModelView {
   int npt;               // node - shell triangle pairs
   const int* pt_node;    // p, t0, t1, t2                           (npt x 4)
   const Real* pt_d;      // contact distance [m]                    (npt)
+  const Real* pair_mu;   // friction coefficient of each edge pair, null = none (npair)
+  const Real* pt_mu;     // friction coefficient of each node-triangle pair, null = none (npt)
+  Real contact_nu;       // slip velocity tolerance of contact friction [m/s]
 };
 
 /// The configuration being evaluated, for all envs, with its current frames.
@@ -313,7 +316,34 @@ struct GroundBinding {
   }
 };
 
-/// Implicit contact between two edges, rod or shell (seed 000 eqs. 21-22).
+namespace detail {
+
+/// the pair friction of a 4-node contact stencil: node velocities from the integrator's offsets
+/// (u = u_hat + c_u (x - q_hat)); false when the pair has no friction or there is no motion
+SLENDER_HD inline bool contact_friction(const ModelView& m,
+                                        const EvalView& s,
+                                        int env,
+                                        const int* node,
+                                        const Vec<12>& x,
+                                        Real mu,
+                                        ImcFriction& f) {
+  if (!(mu > 0) || !s.u_hat || !s.q_hat) return false;
+  f.mu = mu;
+  f.nu = m.contact_nu;
+  f.c_u = s.c_u;
+  const long base = long(env) * m.ndof;
+  for (int a = 0; a < 4; ++a)
+    for (int i = 0; i < 3; ++i) {
+      const long dof = base + 3 * node[a] + i;
+      f.u[a][i] = s.u_hat[dof] + s.c_u * (x[3 * a + i] - s.q_hat[dof]);
+    }
+  f.u[4] = Vec3::zero();
+  return true;
+}
+
+}  // namespace detail
+
+/// Implicit contact between two edges, rod or shell (seed 000 eqs. 21-22), with friction (eq. 23).
 struct ContactEdgeEdgeBinding {
   static constexpr int kDofs = 12;
   SLENDER_HD static long count(const ModelView& m) { return m.npair; }
@@ -323,13 +353,17 @@ struct ContactEdgeEdgeBinding {
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
     Vec<12> x;
-    detail::gather_positions<4>(s.q + long(env) * m.ndof, m.pair_node + 4 * k, x);
+    const int* node = m.pair_node + 4 * k;
+    detail::gather_positions<4>(s.q + long(env) * m.ndof, node, x);
     r.g.set_zero();  // out of range the stencil returns early; keep every path defined
-    imc_edge_edge_eval(x, ImcParams{m.contact_k, m.pair_d[k], m.contact_delta}, want, r);
+    ImcFriction f;
+    const bool fr = detail::contact_friction(m, s, env, node, x, m.pair_mu ? m.pair_mu[k] : 0, f);
+    imc_edge_edge_eval(x, ImcParams{m.contact_k, m.pair_d[k], m.contact_delta}, want, r, nullptr,
+                       fr ? &f : nullptr);
   }
 };
 
-/// Implicit contact between a rod or shell node and a shell triangle.
+/// Implicit contact between a rod or shell node and a shell triangle, with friction (eq. 23).
 struct ContactPointTriangleBinding {
   static constexpr int kDofs = 12;
   SLENDER_HD static long count(const ModelView& m) { return m.npt; }
@@ -339,9 +373,13 @@ struct ContactPointTriangleBinding {
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
     Vec<12> x;
-    detail::gather_positions<4>(s.q + long(env) * m.ndof, m.pt_node + 4 * k, x);
+    const int* node = m.pt_node + 4 * k;
+    detail::gather_positions<4>(s.q + long(env) * m.ndof, node, x);
     r.g.set_zero();  // out of range the stencil returns early; keep every path defined
-    imc_point_triangle_eval(x, ImcParams{m.contact_k, m.pt_d[k], m.contact_delta}, want, r);
+    ImcFriction f;
+    const bool fr = detail::contact_friction(m, s, env, node, x, m.pt_mu ? m.pt_mu[k] : 0, f);
+    imc_point_triangle_eval(x, ImcParams{m.contact_k, m.pt_d[k], m.contact_delta}, want, r, nullptr,
+                            fr ? &f : nullptr);
   }
 };
 

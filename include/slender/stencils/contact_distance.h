@@ -75,11 +75,13 @@ constexpr Real kContactParallelSin = 1e-12;
 /// Closest features and distance of one contact pair.
 struct ContactDistance {
   ContactType type;
-  int a;       ///< closest feature on primitive A (edge A, the point, the edge of edge-triangle)
-  int b;       ///< closest feature on primitive B (edge B, the triangle)
-  Real delta;  ///< distance Delta [m]
-  Real w[5];   ///< node weights of the closest points: pA - pB = sum_k w[k] x_k (sum 0);
-               ///< w[4] is used by the 15-DOF edge-triangle stencil only
+  int a;          ///< closest feature on primitive A (edge A, the point, the edge of edge-triangle)
+  int b;          ///< closest feature on primitive B (edge B, the triangle)
+  Real delta;     ///< distance Delta [m]
+  Real w[5];      ///< node weights of the closest points: pA - pB = sum_k w[k] x_k (sum 0);
+                  ///< w[4] is used by the 15-DOF edge-triangle stencil only
+  int m;          ///< number of parameters theta of the closest feature pair (0, 1 or 2)
+  Real dw[2][5];  ///< dw[a][k] = d w[k] / d theta_a, a < m (w is affine in theta)
   unsigned flags;  ///< kDegenerate and ContactFlag bits
 };
 
@@ -230,9 +232,13 @@ SLENDER_HD inline void contact_finish(const Vec3* X,
                                       Vec<12>* g,
                                       Mat<12, 12>* H) {
   d.delta = c.delta;
-  for (int k = 0; k < 4; ++k)
+  d.m = c.m;
+  for (int k = 0; k < 4; ++k) {
     d.w[k] = c.w[k];
-  d.w[4] = 0;
+    d.dw[0][k] = c.dw[0][k];
+    d.dw[1][k] = c.dw[1][k];
+  }
+  d.w[4] = d.dw[0][4] = d.dw[1][4] = 0;
   if (!(want & kGrad)) g = nullptr;
   if (!(want & kHess)) H = nullptr;
   // touching: no direction to differentiate along
@@ -449,10 +455,14 @@ SLENDER_HD inline void edge_triangle_distance(
   d.type = best.type;
   d.delta = best.delta;
   d.flags = best.flags & ~unsigned(kDegenerate);
+  d.m = best.m;
   for (int k = 0; k < 5; ++k)
-    d.w[k] = 0;
-  for (int k = 0; k < 4; ++k)
+    d.w[k] = d.dw[0][k] = d.dw[1][k] = 0;
+  for (int k = 0; k < 4; ++k) {
     d.w[nodes[pair][k]] = best.w[k];
+    d.dw[0][nodes[pair][k]] = best.dw[0][k];
+    d.dw[1][nodes[pair][k]] = best.dw[1][k];
+  }
   if (pair < 2) {
     d.a = pair;
     d.b = best.b;

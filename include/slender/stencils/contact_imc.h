@@ -27,6 +27,23 @@
 //   because it makes far pairs cost nothing: they return zeros before any derivative work.
 // The softplus and logistic are evaluated stably from t = exp(-|z|) in [0, 1] (no overflow).
 //
+// Friction (eq. 23, Tong et al.'s IMC friction; the law in friction_smooth.h). The closest points
+// move with relative velocity v = sum_k w_k u_k (u_k the node velocities the integrator gives at
+// x: u_k = u_hat_k + c_u (x_k - q_hat_k)), n = r / |r| (r = pA - pB = sum_k w_k x_k) is the
+// contact normal, w_t = v - (n . v) n the slip and f_n = -E' >= 0 the normal force on each side.
+// Side A feels -mu f_n gamma w_t / |w_t|, side B the opposite, shared among the nodes by their
+// weights, so that node k feels F_k = -mu f_n phi w_k w_t (phi = gamma / |w_t|); a node's share
+// is mu gamma times its own contact force |w_k| f_n, as eq. 23 states per node. The stencil
+// returns g += -F and H += dg/dx through the chain rule, including the motion of the closest
+// points: theta*(x) (the feature parameters) moves the weights w_k and the normal n, with
+//   dtheta_a / dx_j = -sum_b G^-1_ab (w_j r_b + dw_bj r)   (implicit function theorem on
+//   r . r_a = 0, r_a = sum_k dw_ak x_k, G_ab = r_a . r_b),
+//   dn/dx_j = P (w_j I + sum_a r_a dtheta_a/dx_j) / |r|,   P = I - n n^T,
+//   dv/dx_j = c_u w_j I + sum_a (sum_k dw_ak u_k) dtheta_a/dx_j,
+//   dw_t = P dv - (n . v) dn - n (v^T dn),   df_n/dx_j = -E'' w_j n.
+// The friction Jacobian is not symmetric; E is the normal energy only. Friction vanishes with
+// E' (out of range) and for touching pairs (no normal).
+//
 // Stencils (local DOFs, node positions [m], as contact_distance.h):
 //   imc_edge_edge_eval      (12): [a0, a1, b0, b1]
 //   imc_point_triangle_eval (12): [p, t0, t1, t2]
@@ -41,6 +58,7 @@
 
 #include "slender/core/types.h"
 #include "slender/stencils/contact_distance.h"
+#include "slender/stencils/friction_smooth.h"
 
 namespace slender {
 
@@ -75,7 +93,96 @@ SLENDER_HD inline Real imc_energy(Real Delta,
   return p.k_c * s * s;
 }
 
+/// Coulomb friction of one IMC pair (eq. 23): off when mu is 0 or the pointer is null.
+struct ImcFriction {
+  Real mu;    ///< friction coefficient [-]
+  Real nu;    ///< slip velocity tolerance [m/s], > 0; K2 = 15 / nu
+  Real c_u;   ///< du/dx of the integrator [1/s]
+  Vec3 u[5];  ///< velocities of the stencil's nodes at x [m/s], in local node order
+};
+
 namespace detail {
+
+// friction of the pair: g += -F, and on request H += dg/dx (formulas in the header comment);
+// e1 = E'(Delta), e2 = E''(Delta)
+template <int N>
+SLENDER_HD inline void imc_friction_add(const Vec<N>& x,
+                                        const ContactDistance& cd,
+                                        Real e1,
+                                        Real e2,
+                                        const ImcFriction& f,
+                                        unsigned want,
+                                        LocalEval<N>& out) {
+  constexpr int K = N / 3;
+  if (!(f.mu > 0) || !(e1 < 0) || (cd.flags & kContactTouching)) return;
+  Vec3 X[K];
+  Vec3 r = Vec3::zero(), v = Vec3::zero();
+  for (int k = 0; k < K; ++k) {
+    X[k] = x.template segment<3>(3 * k);
+    r += cd.w[k] * X[k];
+    v += cd.w[k] * f.u[k];
+  }
+  const Real D = norm(r);
+  if (!(D > kTinyLength)) return;
+  const Vec3 n = r / D;
+  const Real vn = dot(n, v);
+  const Vec3 wt = v - vn * n;
+  const Real K2 = 15 / f.nu;
+  Real T, dT_over_y;
+  friction_tanh_ratio(Real(0.5) * K2 * norm(wt), T, dT_over_y);
+  const Real phi = Real(0.5) * K2 * T;
+  const Real fn = -e1;
+  for (int k = 0; k < K; ++k)
+    for (int i = 0; i < 3; ++i)
+      out.g[3 * k + i] += f.mu * fn * phi * cd.w[k] * wt[i];
+  if (!(want & kHess)) return;
+
+  // tangents r_a, velocity tangents U_a = sum_k dw_ak u_k and G^-1
+  Vec3 ra[2] = {Vec3::zero(), Vec3::zero()}, Ua[2] = {Vec3::zero(), Vec3::zero()};
+  for (int a = 0; a < cd.m; ++a)
+    for (int k = 0; k < K; ++k) {
+      ra[a] += cd.dw[a][k] * X[k];
+      Ua[a] += cd.dw[a][k] * f.u[k];
+    }
+  Real Gi[2][2] = {{0, 0}, {0, 0}};
+  if (cd.m == 1) {
+    Gi[0][0] = 1 / squared_norm(ra[0]);
+  } else if (cd.m == 2) {
+    const Real g00 = squared_norm(ra[0]), g01 = dot(ra[0], ra[1]), g11 = squared_norm(ra[1]);
+    const Real det = g00 * g11 - g01 * g01;
+    Gi[0][0] = g11 / det;
+    Gi[0][1] = Gi[1][0] = -g01 / det;
+    Gi[1][1] = g00 / det;
+  }
+  // dphi = psi w_t^T dw_t, psi = phi'(r) / r
+  const Real psi = Real(0.125) * K2 * K2 * K2 * dT_over_y;
+  const Mat3 P = Mat3::identity() - outer(n, n);
+  for (int j = 0; j < K; ++j) {
+    const Real wj = cd.w[j];
+    Vec3 th[2] = {Vec3::zero(), Vec3::zero()};
+    for (int a = 0; a < cd.m; ++a)
+      for (int b = 0; b < cd.m; ++b)
+        th[a] -= Gi[a][b] * (wj * ra[b] + cd.dw[b][j] * r);
+    Mat3 Dr = wj * Mat3::identity();
+    Mat3 Dv = (f.c_u * wj) * Mat3::identity();
+    for (int a = 0; a < cd.m; ++a) {
+      Dr += outer(ra[a], th[a]);
+      Dv += outer(Ua[a], th[a]);
+    }
+    const Mat3 Dn = (1 / D) * (P * Dr);
+    const Mat3 Dwt = P * Dv - vn * Dn - outer(n, mul_transpose(Dn, v));
+    // d(f_n phi)/dx_j
+    const Vec3 row = (-e2 * wj * phi) * n + (fn * psi) * mul_transpose(Dwt, wt);
+    for (int k = 0; k < K; ++k) {
+      Vec3 dwk = Vec3::zero();
+      for (int a = 0; a < cd.m; ++a)
+        dwk += cd.dw[a][k] * th[a];
+      Mat3 B = (fn * phi * cd.w[k]) * Dwt;
+      B += outer(wt, cd.w[k] * row + (fn * phi) * dwk);
+      out.H.add_block(3 * k, 3 * j, B, f.mu);
+    }
+  }
+}
 
 // the pair is out of range: E = 0 and zero derivatives, no derivative work; else false
 template <int N>
@@ -94,8 +201,10 @@ SLENDER_HD inline bool imc_out_of_range(const ContactDistance& cd,
 // E, g = E' grad Delta and H = E'' grad Delta grad Delta^T + E' Hess Delta (upper triangle
 // mirrored, so that H is symmetric to the bit)
 template <int N>
-SLENDER_HD inline void imc_compose(const ContactDistance& cd,
+SLENDER_HD inline void imc_compose(const Vec<N>& x,
+                                   const ContactDistance& cd,
                                    const ImcParams& p,
+                                   const ImcFriction* fr,
                                    unsigned want,
                                    const Vec<N>& gD,
                                    const Mat<N, N>& HD,
@@ -107,13 +216,15 @@ SLENDER_HD inline void imc_compose(const ContactDistance& cd,
   if (cd.flags & kContactTouching) out.flags |= kDegenerate;
   if (want == kEnergy) return;
   out.g = e1 * gD;
-  if (!(want & kHess)) return;
-  for (int i = 0; i < N; ++i)
-    for (int j = i; j < N; ++j) {
-      const Real v = e2 * gD[i] * gD[j] + e1 * HD(i, j);
-      out.H(i, j) = v;
-      out.H(j, i) = v;
-    }
+  if (want & kHess) {
+    for (int i = 0; i < N; ++i)
+      for (int j = i; j < N; ++j) {
+        const Real v = e2 * gD[i] * gD[j] + e1 * HD(i, j);
+        out.H(i, j) = v;
+        out.H(j, i) = v;
+      }
+  }
+  if (fr) imc_friction_add(x, cd, e1, e2, *fr, want, out);
 }
 
 // the distance's want for the derivatives of E: the Hessian needs grad Delta too
@@ -129,7 +240,8 @@ SLENDER_HD inline void imc_edge_edge_eval(const Vec<12>& x,
                                           const ImcParams& p,
                                           unsigned want,
                                           LocalEval<12>& out,
-                                          ContactDistance* info = nullptr) {
+                                          ContactDistance* info = nullptr,
+                                          const ImcFriction* fr = nullptr) {
   ContactDistance cd;
   edge_edge_distance(x, kEnergy, cd, nullptr, nullptr);
   if (info) *info = cd;
@@ -137,7 +249,7 @@ SLENDER_HD inline void imc_edge_edge_eval(const Vec<12>& x,
   Vec<12> gD = Vec<12>::zero();
   Mat<12, 12> HD;
   if (want != kEnergy) edge_edge_distance(x, detail::imc_distance_want(want), cd, &gD, &HD);
-  detail::imc_compose(cd, p, want, gD, HD, out);
+  detail::imc_compose(x, cd, p, fr, want, gD, HD, out);
 }
 
 /// IMC energy and, on request, gradient and Hessian (12 x 12, symmetric) of a point-triangle
@@ -146,7 +258,8 @@ SLENDER_HD inline void imc_point_triangle_eval(const Vec<12>& x,
                                                const ImcParams& p,
                                                unsigned want,
                                                LocalEval<12>& out,
-                                               ContactDistance* info = nullptr) {
+                                               ContactDistance* info = nullptr,
+                                               const ImcFriction* fr = nullptr) {
   ContactDistance cd;
   point_triangle_distance(x, kEnergy, cd, nullptr, nullptr);
   if (info) *info = cd;
@@ -154,7 +267,7 @@ SLENDER_HD inline void imc_point_triangle_eval(const Vec<12>& x,
   Vec<12> gD = Vec<12>::zero();
   Mat<12, 12> HD;
   if (want != kEnergy) point_triangle_distance(x, detail::imc_distance_want(want), cd, &gD, &HD);
-  detail::imc_compose(cd, p, want, gD, HD, out);
+  detail::imc_compose(x, cd, p, fr, want, gD, HD, out);
 }
 
 /// IMC energy and, on request, gradient and Hessian (15 x 15, symmetric) of an edge-triangle
@@ -164,7 +277,8 @@ SLENDER_HD inline void imc_edge_triangle_eval(const Vec<15>& x,
                                               const ImcParams& p,
                                               unsigned want,
                                               LocalEval<15>& out,
-                                              ContactDistance* info = nullptr) {
+                                              ContactDistance* info = nullptr,
+                                              const ImcFriction* fr = nullptr) {
   ContactDistance cd;
   int pair;
   edge_triangle_distance(x, kEnergy, cd, pair, nullptr, nullptr);
@@ -175,7 +289,7 @@ SLENDER_HD inline void imc_edge_triangle_eval(const Vec<15>& x,
   if (want != kEnergy) {
     edge_triangle_distance(x, detail::imc_distance_want(want), cd, pair, &gD, &HD);
   }
-  detail::imc_compose(cd, p, want, gD, HD, out);
+  detail::imc_compose(x, cd, p, fr, want, gD, HD, out);
 }
 
 }  // namespace slender

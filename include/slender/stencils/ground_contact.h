@@ -45,6 +45,7 @@
 // Far above the ground (z < about -745) every exponential underflows and g = H = 0 exactly.
 
 #include "slender/core/types.h"
+#include "slender/stencils/friction_smooth.h"
 
 namespace slender {
 
@@ -80,32 +81,6 @@ struct GroundContact {
 };
 
 namespace detail {
-
-// below this y = K2 r / 2 the closed form of T' / y loses digits to cancellation (about
-// eps / y^2, 1e-13 here); the series, cut after y^10 (T) and y^8 (T' / y), are exact to a few
-// 1e-15 below it
-constexpr Real kGroundSeriesY = 0.05;
-
-/// T(y) = tanh(y) / y and dT/dy / y, both smooth and even in y >= 0
-SLENDER_HD inline void ground_tanh_ratio(Real y, Real& T, Real& dT_over_y) {
-  if (y < kGroundSeriesY) {
-    // tanh(y) / y = 1 - y^2/3 + 2y^4/15 - 17y^6/315 + 62y^8/2835 - 1382y^10/155925 + ...
-    const Real y2 = y * y;
-    T = 1 + y2 * (Real(-1) / 3 +
-                  y2 * (Real(2) / 15 + y2 * (Real(-17) / 315 +
-                                             y2 * (Real(62) / 2835 - y2 * Real(1382) / 155925))));
-    dT_over_y = Real(-2) / 3 +
-                y2 * (Real(8) / 15 +
-                      y2 * (Real(-34) / 105 + y2 * (Real(496) / 2835 - y2 * Real(2764) / 31185)));
-    return;
-  }
-  // sech^2 from exp(-2y), which underflows gracefully for large y (1 - tanh^2 would cancel)
-  const Real th = ::tanh(y);
-  const Real e = ::exp(-2 * y);
-  const Real sech2 = 4 * e / ((1 + e) * (1 + e));
-  T = th / y;
-  dT_over_y = (y * sech2 - th) / (y * y * y);
-}
 
 /// Delta of the wavy ground z = z0 + A sin(kx x + phase_x) sin(ky y + phase_y)
 SLENDER_HD inline Real ground_wavy_distance(const Ground& gr,
@@ -208,7 +183,7 @@ SLENDER_HD inline void ground_contact_eval(const Vec3& x,
   const Vec3 w = u - um * m;
   const Real y = Real(0.5) * K2 * norm(w);
   Real T, dT_over_y;
-  detail::ground_tanh_ratio(y, T, dT_over_y);
+  detail::friction_tanh_ratio(y, T, dT_over_y);
   const Real phi = Real(0.5) * K2 * T;
   out.g += (p.mu * fn * phi) * w;
   if (!hess) return;
