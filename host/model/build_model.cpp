@@ -186,6 +186,15 @@ int Model::resolve_edge(const EdgeRef& r) const {
   return part_edge[part_edge_adr[r.part] + i];
 }
 
+Real Model::rod_gap(int a, int b) const {
+  if (edge_part[a] != edge_part[b] || edge_arc[a] < 0 || edge_arc[b] < 0) return -1;
+  if (edge_arc[b] < edge_arc[a]) std::swap(a, b);
+  const Real gap = edge_arc[b] - (edge_arc[a] + edge_l_bar[a]);
+  const Real loop = part_loop_length[edge_part[a]];
+  // round the other way: from the end of b over the closing point to the start of a
+  return loop > 0 ? std::min(gap, loop - (edge_arc[b] + edge_l_bar[b]) + edge_arc[a]) : gap;
+}
+
 size_t Model::memory_bytes() const {
   size_t b = 0;
   auto add = [&b](const auto& v) { b += v.size() * sizeof(v[0]); };
@@ -199,7 +208,7 @@ size_t Model::memory_bytes() const {
       add(hinge_kb), add(hinge_phi_bar), add(node_volume), add(sedge_tri), add(sedge_xi),
       add(mid_tri), add(mid_sign), add(mid_kb), add(mid_nu), add(mid_lambda_bar), add(sedge_tau0_0),
       add(part_node), add(part_edge), add(part_bend), add(node_contact_radius), add(contact_mu),
-      add(part_material), add(tri_half_thickness);
+      add(part_material), add(edge_arc), add(part_loop_length), add(tri_half_thickness);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
   add(plan.slot_src_adr), add(plan.slot_src), add(plan.row_src_adr), add(plan.row_src);
   return b;
@@ -394,6 +403,26 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.drag_density = scene.forces.drag_density;
   m.drag_coefficient = scene.forces.drag_coefficient;
   m.contact = scene.contact;
+  // arc-length positions along parts that are chains of rod edges (each edge starting where the
+  // previous one ends), for the contact exclusion of near neighbours along a rod
+  m.edge_arc.assign(m.nedge, -1);
+  m.part_loop_length.assign(m.npart, 0);
+  for (int p = 0; p < m.npart; ++p) {
+    const int e0 = m.part_edge_adr[p], e1 = m.part_edge_adr[p + 1];
+    if (e1 == e0) continue;
+    bool chain = true;
+    for (int k = e0 + 1; k < e1 && chain; ++k)
+      chain = m.edge_node[2 * m.part_edge[k]] == m.edge_node[2 * m.part_edge[k - 1] + 1];
+    if (!chain) continue;
+    Real s = 0;
+    for (int k = e0; k < e1; ++k) {
+      m.edge_arc[m.part_edge[k]] = s;
+      s += m.edge_l_bar[m.part_edge[k]];
+    }
+    const bool closed =
+        e1 - e0 > 2 && m.edge_node[2 * m.part_edge[e1 - 1] + 1] == m.edge_node[2 * m.part_edge[e0]];
+    if (closed) m.part_loop_length[p] = s;
+  }
   // friction coefficients: the default for every pair of materials, then the named pairs
   m.nmaterial = int(scene.materials.size());
   m.part_material.resize(m.npart);

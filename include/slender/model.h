@@ -156,8 +156,17 @@ struct Model {
   int nmaterial = 0;               ///< materials of the scene
   std::vector<Real> contact_mu;    ///< friction coefficient of each pair of materials (nmat^2)
   std::vector<int> part_material;  ///< material of each part (npart)
-  GroundSpec ground;               ///< the ground, if any (normal made unit)
-  Real ground_stiffness = 0;       ///< k_c in use [N/m]
+  /// arc-length position of each rod edge's start along its part when the part is a chain of
+  /// edges (a rod), else -1 [m] (nedge); with the chain's length (0 unless closed) it measures
+  /// how far apart along the rod two edges are, so that contact skips neighbours that touch
+  /// only because the rod is thick compared with its edges
+  std::vector<Real> edge_arc;
+  std::vector<Real> part_loop_length;  ///< length of a closed chain, else 0 [m] (npart)
+  /// rest length of rod between edges a and b of one chain part (the shorter way round a
+  /// closed one), or -1 if they are not on one chain
+  Real rod_gap(int a, int b) const;
+  GroundSpec ground;                      ///< the ground, if any (normal made unit)
+  Real ground_stiffness = 0;              ///< k_c in use [N/m]
   std::vector<Real> node_contact_radius;  ///< radius or half thickness of each node [m] (nnode)
   std::vector<Real> tri_half_thickness;   ///< half the shell thickness of each triangle [m] (ntri)
   /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU

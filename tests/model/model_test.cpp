@@ -61,6 +61,24 @@ TEST(Model, ClosedRodHasABendAtEveryNode) {
   }
 }
 
+// the rest length of rod between two edges, which contact uses to skip near neighbours
+TEST(Model, RodGapAlongOpenAndClosedRods) {
+  const auto open = build_model(rod_scene(11, 1).build());  // 10 edges of 0.1 m
+  EXPECT_NEAR(open->rod_gap(0, 1), 0, 1e-12);
+  EXPECT_NEAR(open->rod_gap(2, 5), 0.2, 1e-12);
+  EXPECT_NEAR(open->rod_gap(9, 0), 0.8, 1e-12);
+  const auto ring = build_model(rod_scene(12, 1, true).build());
+  const Real l = 2 * std::sin(kPi / 12);  // edge length of the unit 12-gon
+  EXPECT_NEAR(ring->rod_gap(0, 2), l, 1e-12);
+  EXPECT_NEAR(ring->rod_gap(0, 11), 0, 1e-12);  // neighbours across the closing node
+  EXPECT_NEAR(ring->rod_gap(1, 10), 2 * l, 1e-12);
+  // edges of different rods are on no common chain
+  SceneBuilder b = rod_scene(5, 1);
+  b.straight_rod("other", vec3(0, 1, 0), vec3(1, 1, 0), 5, 0, SceneBuilder::circle(0.01));
+  const auto two = build_model(b.build());
+  EXPECT_EQ(two->rod_gap(0, 5), -1);
+}
+
 TEST(Model, JointsMergeNodesAndPairEveryEdge) {
   SceneBuilder b;
   const int mat = b.material("m", 1000, 1e7, 0.5);
