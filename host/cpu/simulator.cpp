@@ -93,6 +93,8 @@ struct Simulator::Impl {
   std::vector<unsigned> flag_pool;
   std::vector<Real> dof_r, dof_J, dof_phi, f, dx;
   Real phi = 0;  // incremental potential of the last evaluation
+  // ground or contact friction: forces without a potential (the line search ignores phi)
+  bool has_friction = false;
 
   Impl(std::shared_ptr<const Model> m, const IntegratorSpec& s, LinearSolverKind kind)
       : model(std::move(m)), spec(s), state(initial_state(*model)), mv(host_view(*model)) {
@@ -100,6 +102,7 @@ struct Simulator::Impl {
     // a non-symmetric Jacobian (drag) needs LU: the symmetric factorizations read one triangle
     if (md.nonsymmetric()) kind = LinearSolverKind::kSparseLu;
     solver_kind = kind;
+    has_friction = (md.ground.enabled && md.ground.friction > 0) || md.contact_friction();
     plan_ptr = &md.plan;
     solver = std::make_unique<cpu::LinearSolver>(md.plan, kind);
     y.resize(md.ndof);
@@ -371,9 +374,14 @@ struct Simulator::Impl {
     for (long k = 0; k < cp.nee; ++k) {
       const int a = cp.ee_pair[2 * k], b = cp.ee_pair[2 * k + 1];
       if (!(m.edge_EA[a] > 0 && m.edge_EA[b] > 0)) continue;
+      // neighbours along one rod closer than the contact distance plus the tolerance would
+      // touch even when straight (a rod thick compared with its edges): no contact between them
+      const Real d = m.edge_radius[a] + m.edge_radius[b];
+      const Real gap = m.rod_gap(a, b);
+      if (gap >= 0 && gap < d + m.contact.tolerance) continue;
       ee.insert(ee.end(), {m.edge_node[2 * a], m.edge_node[2 * a + 1], m.edge_node[2 * b],
                            m.edge_node[2 * b + 1]});
-      ee_d.push_back(m.edge_radius[a] + m.edge_radius[b]);
+      ee_d.push_back(d);
       ee_mu.push_back(m.part_mu(m.edge_part[a], m.edge_part[b]));
     }
     // rod edge - triangle pairs: as the rod's end nodes against the triangle and the rod edge
@@ -513,12 +521,14 @@ struct Simulator::Impl {
       // incremental potential (Armijo; its gradient is the residual up to the frames'
       // transport, and it copes with stiff stretching far from the solution) or the residual
       // norm (which Newton's method on the residual decreases near the solution, where the
-      // transport makes the potential's minimum and the residual's root differ slightly)
+      // transport makes the potential's minimum and the residual's root differ slightly).
+      // Friction has no potential: with it, a lower potential is no sign of progress (Newton
+      // then cycles at a finite residual), so only the residual norm counts.
       t0 = Clock::now();
       Real slope = 0;  // -d phi / d alpha at alpha = 0
       for (int k = 0; k < p.nfree; ++k)
         slope += dx[k] * f[k];
-      const bool on_potential = slope > 0;
+      const bool on_potential = slope > 0 && !has_friction;
       const Real phi0 = phi;
       Real alpha = 1, r_new = 0;
       bool accepted = false;
