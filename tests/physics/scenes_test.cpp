@@ -94,9 +94,9 @@ TEST(Scenes, EverySceneLoadsAndBuilds) {
     const StepReport r = sim.step();
     EXPECT_TRUE(r.ok()) << to_string(r.status);
   }
-  for (const char* want :
-       {"showcase.json", "manta_ray.json", "parachute.json", "parachute_matdismech.json",
-        "jellyfish.json", "rod_drop.json", "spider_incline.json", "plate_contact.json"})
+  for (const char* want : {"showcase.json", "manta_ray.json", "parachute.json",
+                           "parachute_matdismech.json", "jellyfish.json", "rod_drop.json",
+                           "spider_incline.json", "plate_contact.json", "rolling_ribbon.json"})
     EXPECT_TRUE(seen.count(want)) << want << " is missing from apps/scenes/";
 }
 
