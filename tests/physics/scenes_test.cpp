@@ -98,7 +98,7 @@ TEST(Scenes, EverySceneLoadsAndBuilds) {
   for (const char* want :
        {"showcase.json", "manta_ray.json", "parachute.json", "parachute_matdismech.json",
         "jellyfish.json", "rod_drop.json", "rod_drop_stiff.json", "spider_incline.json",
-        "plate_contact.json", "gripper.json"})
+        "plate_contact.json", "gripper.json", "rolling_ribbon.json"})
     EXPECT_TRUE(seen.count(want)) << want << " is missing from apps/scenes/";
 }
 
