@@ -10,6 +10,9 @@
 #ifdef SLENDER_HAVE_CHOLMOD
 #include <Eigen/CholmodSupport>
 #endif
+#ifdef SLENDER_HAVE_UMFPACK
+#include <umfpack.h>
+#endif
 
 namespace slender::cpu {
 
@@ -23,8 +26,54 @@ struct LinearSolver::Impl {
 #ifdef SLENDER_HAVE_CHOLMOD
   Eigen::CholmodDecomposition<SpMat, Eigen::Lower> cholmod;
 #endif
+#ifdef SLENDER_HAVE_UMFPACK
+  // UMFPACK on the stored matrix A = J^T (CSR read as CSC): symbolic analysis once, numeric
+  // factorization every time, J x = b solved as A^T x = b
+  void* umf_symbolic = nullptr;
+  void* umf_numeric = nullptr;
+  double umf_control[UMFPACK_CONTROL];
+  bool lu_factorize() {
+    if (!umf_symbolic) {
+      umfpack_di_defaults(umf_control);
+      umf_control[UMFPACK_PRL] = 0;  // no printing
+      if (umfpack_di_symbolic(n, n, A.outerIndexPtr(), A.innerIndexPtr(), A.valuePtr(),
+                              &umf_symbolic, umf_control, nullptr) != UMFPACK_OK) {
+        umf_symbolic = nullptr;
+        return false;
+      }
+    }
+    if (umf_numeric) umfpack_di_free_numeric(&umf_numeric);
+    const int status = umfpack_di_numeric(A.outerIndexPtr(), A.innerIndexPtr(), A.valuePtr(),
+                                          umf_symbolic, &umf_numeric, umf_control, nullptr);
+    return status == UMFPACK_OK;  // a singular matrix (a warning to UMFPACK) fails here
+  }
+  void lu_solve(const double* b, double* x) {
+    umfpack_di_solve(UMFPACK_At, A.outerIndexPtr(), A.innerIndexPtr(), A.valuePtr(), x, b,
+                     umf_numeric, umf_control, nullptr);
+  }
+  ~Impl() {
+    if (umf_numeric) umfpack_di_free_numeric(&umf_numeric);
+    if (umf_symbolic) umfpack_di_free_symbolic(&umf_symbolic);
+  }
+#else
   Eigen::SparseLU<SpMat, Eigen::COLAMDOrdering<int>> lu;
   bool lu_analyzed = false;
+  bool lu_factorize() {
+    if (!lu_analyzed) {
+      lu.analyzePattern(A);
+      lu_analyzed = true;
+    }
+    lu.factorize(A);
+    return lu.info() == Eigen::Success;
+  }
+  void lu_solve(const double* b, double* x) {
+    Eigen::Map<const Eigen::VectorXd> bv(b, n);
+    Eigen::Map<Eigen::VectorXd> xv(x, n);
+    // the factorized matrix is the CSR values read as CSC, i.e. J^T: solve with its transpose
+    // (for a symmetric J the two are the same)
+    xv = lu.transpose().solve(bv);
+  }
+#endif
   bool fallback = false;
 };
 
@@ -53,13 +102,13 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind)
 #ifdef SLENDER_HAVE_CHOLMOD
     case LinearSolverKind::kCholmod:
       s.cholmod.setMode(Eigen::CholmodAuto);
+      // an indefinite matrix is reported through info() and falls back to LU: no printing
+      s.cholmod.cholmod().print = 0;
       s.cholmod.analyzePattern(s.A);
       break;
 #endif
     default:
-      s.lu.analyzePattern(s.A);
-      s.lu_analyzed = true;
-      break;
+      break;  // the LU analyses the pattern at its first factorization
   }
 }
 
@@ -89,12 +138,7 @@ bool LinearSolver::factorize() {
   if (ok) return true;
   // general sparse LU: for matrices that are not positive definite
   if (s.kind != LinearSolverKind::kSparseLu) s.fallback = true;
-  if (!s.lu_analyzed) {
-    s.lu.analyzePattern(s.A);
-    s.lu_analyzed = true;
-  }
-  s.lu.factorize(s.A);
-  return s.lu.info() == Eigen::Success;
+  return s.lu_factorize();
 }
 
 bool LinearSolver::solve(const Real* b, Real* x) {
@@ -103,9 +147,7 @@ bool LinearSolver::solve(const Real* b, Real* x) {
   Eigen::Map<const Eigen::VectorXd> bv(b, s.n);
   Eigen::Map<Eigen::VectorXd> xv(x, s.n);
   if (s.fallback || s.kind == LinearSolverKind::kSparseLu) {
-    // the factorized matrix is the CSR values read as CSC, i.e. J^T: solve with its transpose
-    // (for a symmetric J the two are the same)
-    xv = s.lu.transpose().solve(bv);
+    s.lu_solve(b, x);
   } else if (s.kind == LinearSolverKind::kEigenLdlt) {
     xv = s.ldlt.solve(bv);
 #ifdef SLENDER_HAVE_CHOLMOD
