@@ -1,5 +1,6 @@
 // slender: the command-line program.
 //   slender run SCENE [--out DIR] [--duration T] [--dt DT] [--every N] [--backend cpu|cuda]
+//                     [--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg]
 //                     [--quiet] [--no-output]
 //   slender info SCENE
 //   slender --version
@@ -38,6 +39,7 @@ struct RunArgs {
   std::string scene;
   std::string out;
   std::string backend;  // "" = the scene's
+  std::string solver = "auto";
   double duration = 0;
   double dt = 0;
   int every = 0;
@@ -85,7 +87,12 @@ int cmd_run(const RunArgs& a) {
     throw Error("the CUDA backend has no simulator in this version; run with --backend cpu");
   }
   std::shared_ptr<const Model> model = build_model(sc);
-  Simulator sim(model);
+  const LinearSolverKind solver = a.solver == "cholmod"      ? LinearSolverKind::kCholmod
+                                  : a.solver == "eigen-ldlt" ? LinearSolverKind::kEigenLdlt
+                                  : a.solver == "sparse-lu"  ? LinearSolverKind::kSparseLu
+                                  : a.solver == "pcg"        ? LinearSolverKind::kPcg
+                                                             : LinearSolverKind::kAuto;
+  Simulator sim(model, model->scene.integrator, solver);
 
   NullBuffer null_buffer;
   std::ostream null_stream(&null_buffer);
@@ -133,6 +140,11 @@ int run_main(int argc, char** argv) {
       run->add_option("--every", ra.every, "record every N-th step (0: first and last only)");
   run->add_option("--backend", ra.backend, "cpu or cuda (default: the scene's)")
       ->check(CLI::IsMember(std::vector<std::string>{"cpu", "cuda"}));
+  run->add_option("--solver", ra.solver,
+                  "linear solver: auto (CHOLMOD, or sparse LU for non-symmetric Jacobians), "
+                  "cholmod, eigen-ldlt, sparse-lu or pcg (block-Jacobi CG)")
+      ->check(CLI::IsMember(
+          std::vector<std::string>{"auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg"}));
   run->add_flag("--quiet,-q", ra.quiet, "print nothing but errors");
   run->add_flag("--no-output", ra.no_output, "write no files");
 

@@ -104,12 +104,13 @@ inline std::string loadavg() {
   return a + " " + b + " " + c;
 }
 
-/// --solver auto|cholmod|eigen-ldlt|sparse-lu
+/// --solver auto|cholmod|eigen-ldlt|sparse-lu|pcg
 inline LinearSolverKind parse_solver(const std::string& name) {
   if (name == "auto") return LinearSolverKind::kAuto;
   if (name == "cholmod") return LinearSolverKind::kCholmod;
   if (name == "eigen-ldlt") return LinearSolverKind::kEigenLdlt;
   if (name == "sparse-lu") return LinearSolverKind::kSparseLu;
+  if (name == "pcg") return LinearSolverKind::kPcg;
   throw std::runtime_error("unknown --solver '" + name + "'");
 }
 

@@ -4,9 +4,12 @@
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
 #include <cmath>
+#include <vector>
 
 #include "slender/config.h"
 #include "slender/core/error.h"
+#include "slender/core/parallel_for.h"
+#include "slender/core/pcg.h"
 #ifdef SLENDER_HAVE_CHOLMOD
 #include <Eigen/CholmodSupport>
 #endif
@@ -75,7 +78,118 @@ struct LinearSolver::Impl {
   }
 #endif
   bool fallback = false;
+
+  // kPcg: block-Jacobi CG; the direct kind (CHOLMOD or LDLT, then LU) when CG cannot go on
+  LinearSolverKind direct = LinearSolverKind::kSparseLu;
+  bool direct_analyzed = false;
+  std::vector<int> row_ptr, col, block_row;
+  std::vector<Real> inv, r, z, p, Ap;
+  std::vector<unsigned char> block_ok;
+  bool pcg_ready = false;
+  long pcg_iterations = 0;
+
+  bool direct_factorize();
+  bool direct_solve(const Real* b, Real* x);
+  bool pcg_solve(const Real* b, Real* x);
 };
+
+bool LinearSolver::Impl::direct_factorize() {
+  bool ok = false;
+  switch (direct) {
+    case LinearSolverKind::kEigenLdlt:
+      if (!direct_analyzed) ldlt.analyzePattern(A);
+      direct_analyzed = true;
+      ldlt.factorize(A);
+      ok = ldlt.info() == Eigen::Success;
+      break;
+#ifdef SLENDER_HAVE_CHOLMOD
+    case LinearSolverKind::kCholmod:
+      if (!direct_analyzed) {
+        cholmod.setMode(Eigen::CholmodAuto);
+        // an indefinite matrix is reported through info() and falls back to LU: no printing
+        cholmod.cholmod().print = 0;
+        cholmod.analyzePattern(A);
+      }
+      direct_analyzed = true;
+      cholmod.factorize(A);
+      ok = cholmod.info() == Eigen::Success;
+      break;
+#endif
+    default:
+      break;
+  }
+  if (ok) return true;
+  // general sparse LU: for matrices that are not positive definite
+  if (kind != LinearSolverKind::kSparseLu) fallback = true;
+  direct = LinearSolverKind::kSparseLu;
+  return lu_factorize();
+}
+
+bool LinearSolver::Impl::direct_solve(const Real* b, Real* x) {
+  Eigen::Map<const Eigen::VectorXd> bv(b, n);
+  Eigen::Map<Eigen::VectorXd> xv(x, n);
+  if (direct == LinearSolverKind::kSparseLu) {
+    lu_solve(b, x);
+  } else if (direct == LinearSolverKind::kEigenLdlt) {
+    xv = ldlt.solve(bv);
+#ifdef SLENDER_HAVE_CHOLMOD
+  } else {
+    xv = cholmod.solve(bv);
+#endif
+  }
+  return xv.allFinite();
+}
+
+// preconditioned CG from x = 0 to |b - A x| <= kPcgRelTol |b|; false when it does not get there
+// (an indefinite matrix, or too slow)
+bool LinearSolver::Impl::pcg_solve(const Real* b, Real* x) {
+  constexpr Real kPcgRelTol = 1e-12;
+  const int max_iter = std::max(100, std::min(n, 5000));
+  const long nb = long(block_row.size()) - 1;
+  const Real* val = A.valuePtr();
+  auto dot = [&](const std::vector<Real>& a, const std::vector<Real>& c) {
+    Real sum = 0;
+    for (int i = 0; i < n; ++i)
+      sum += a[i] * c[i];
+    return sum;
+  };
+  Real bb = 0;
+  for (int i = 0; i < n; ++i) {
+    x[i] = 0;
+    r[i] = b[i];
+    bb += b[i] * b[i];
+  }
+  if (bb == 0) return true;
+  const Real stop = kPcgRelTol * kPcgRelTol * bb;
+  parallel_for_host(nb, BlockJacobiApply{block_row.data(), inv.data(), r.data(), z.data()},
+                    kParallelGrainMedium);
+  p = z;
+  Real rz = dot(r, z);
+  for (int it = 1; it <= max_iter; ++it) {
+    parallel_for_host(n, CsrSpmv{row_ptr.data(), col.data(), val, p.data(), Ap.data()},
+                      kParallelGrainMedium);
+    const Real pAp = dot(p, Ap);
+    if (!(pAp > 0)) return false;  // not positive definite along p
+    const Real alpha = rz / pAp;
+    Real rr = 0;
+    for (int i = 0; i < n; ++i) {
+      x[i] += alpha * p[i];
+      r[i] -= alpha * Ap[i];
+      rr += r[i] * r[i];
+    }
+    ++pcg_iterations;
+    if (!std::isfinite(rr)) return false;
+    if (rr <= stop) return true;
+    parallel_for_host(nb, BlockJacobiApply{block_row.data(), inv.data(), r.data(), z.data()},
+                      kParallelGrainMedium);
+    const Real rz_new = dot(r, z);
+    const Real beta = rz_new / rz;
+    rz = rz_new;
+    for (int i = 0; i < n; ++i)
+      p[i] = z[i] + beta * p[i];
+  }
+  return false;
+}
 
 LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind)
     : impl_(std::make_unique<Impl>()) {
@@ -89,26 +203,38 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind)
                 "CHOLMOD was asked for, but this build has no SuiteSparse");
 #endif
   s.kind = kind;
+#ifdef SLENDER_HAVE_CHOLMOD
+  s.direct = kind == LinearSolverKind::kPcg ? LinearSolverKind::kCholmod : kind;
+#else
+  s.direct = kind == LinearSolverKind::kPcg ? LinearSolverKind::kEigenLdlt : kind;
+#endif
   // the pattern: the symmetric CSR read as CSC
   std::vector<double> zeros(plan.col.size(), 0.0);
   s.A = Eigen::Map<const SpMat>(s.n, s.n, int(plan.col.size()), plan.row_ptr.data(),
                                 plan.col.data(), zeros.data());
   s.A.makeCompressed();
   if (s.n == 0) return;
-  switch (kind) {
-    case LinearSolverKind::kEigenLdlt:
-      s.ldlt.analyzePattern(s.A);
-      break;
-#ifdef SLENDER_HAVE_CHOLMOD
-    case LinearSolverKind::kCholmod:
-      s.cholmod.setMode(Eigen::CholmodAuto);
-      // an indefinite matrix is reported through info() and falls back to LU: no printing
-      s.cholmod.cholmod().print = 0;
-      s.cholmod.analyzePattern(s.A);
-      break;
-#endif
-    default:
-      break;  // the LU analyses the pattern at its first factorization
+  if (kind == LinearSolverKind::kPcg) {
+    s.row_ptr = plan.row_ptr;
+    s.col = plan.col;
+    // blocks: consecutive free rows within one aligned triple of global DOFs
+    s.block_row.push_back(0);
+    // (a plan without DOF numbers, as in tests, counts rows as DOFs)
+    auto dof = [&](int r) { return plan.free_dof.empty() ? r : plan.free_dof[r]; };
+    for (int r = 1; r < s.n; ++r)
+      if (dof(r) / 3 != dof(r - 1) / 3) s.block_row.push_back(r);
+    s.block_row.push_back(s.n);
+    const size_t nb = s.block_row.size() - 1;
+    s.inv.assign(9 * nb, 0);
+    s.block_ok.assign(nb, 0);
+    s.r.assign(s.n, 0);
+    s.z.assign(s.n, 0);
+    s.p.assign(s.n, 0);
+    s.Ap.assign(s.n, 0);
+    return;  // the direct fallback analyses its pattern when first needed
+  }
+  if (kind != LinearSolverKind::kSparseLu) {
+    s.direct_analyzed = false;  // analysed at the first factorization
   }
 }
 
@@ -119,44 +245,40 @@ Real* LinearSolver::values() { return impl_->A.valuePtr(); }
 bool LinearSolver::factorize() {
   Impl& s = *impl_;
   s.fallback = false;
+  s.pcg_ready = false;
   if (s.n == 0) return true;
-  bool ok = false;
-  switch (s.kind) {
-    case LinearSolverKind::kEigenLdlt:
-      s.ldlt.factorize(s.A);
-      ok = s.ldlt.info() == Eigen::Success;
-      break;
-#ifdef SLENDER_HAVE_CHOLMOD
-    case LinearSolverKind::kCholmod:
-      s.cholmod.factorize(s.A);
-      ok = s.cholmod.info() == Eigen::Success;
-      break;
-#endif
-    default:
-      break;
+  if (s.kind == LinearSolverKind::kPcg) {
+    const long nb = long(s.block_row.size()) - 1;
+    parallel_for_host(nb,
+                      BlockJacobiSetup{s.row_ptr.data(), s.col.data(), s.A.valuePtr(),
+                                       s.block_row.data(), s.inv.data(), s.block_ok.data()},
+                      kParallelGrainMedium);
+    bool all = true;
+    for (unsigned char ok : s.block_ok)
+      all = all && ok;
+    if (all) {
+      s.pcg_ready = true;
+      return true;
+    }
+    s.fallback = true;  // a diagonal block is not positive definite: CG cannot apply
   }
-  if (ok) return true;
-  // general sparse LU: for matrices that are not positive definite
-  if (s.kind != LinearSolverKind::kSparseLu) s.fallback = true;
-  return s.lu_factorize();
+  return s.direct_factorize();
 }
 
 bool LinearSolver::solve(const Real* b, Real* x) {
   Impl& s = *impl_;
   if (s.n == 0) return true;
-  Eigen::Map<const Eigen::VectorXd> bv(b, s.n);
-  Eigen::Map<Eigen::VectorXd> xv(x, s.n);
-  if (s.fallback || s.kind == LinearSolverKind::kSparseLu) {
-    s.lu_solve(b, x);
-  } else if (s.kind == LinearSolverKind::kEigenLdlt) {
-    xv = s.ldlt.solve(bv);
-#ifdef SLENDER_HAVE_CHOLMOD
-  } else {
-    xv = s.cholmod.solve(bv);
-#endif
+  if (s.pcg_ready) {
+    if (s.pcg_solve(b, x)) return true;
+    // CG did not converge: factorize directly and solve again
+    s.pcg_ready = false;
+    s.fallback = true;
+    if (!s.direct_factorize()) return false;
   }
-  return xv.allFinite();
+  return s.direct_solve(b, x);
 }
+
+long LinearSolver::pcg_iterations() const { return impl_->pcg_iterations; }
 
 bool LinearSolver::used_fallback() const { return impl_->fallback; }
 
@@ -166,6 +288,8 @@ std::string LinearSolver::name() const {
       return "eigen-ldlt";
     case LinearSolverKind::kCholmod:
       return "cholmod";
+    case LinearSolverKind::kPcg:
+      return "pcg";
     default:
       return "sparse-lu";
   }

@@ -6,6 +6,8 @@
 // LU solve accounts for). The pattern is analysed once; every Newton iteration
 // refactorizes. CHOLMOD when available, Eigen's SimplicialLDLT otherwise, and a sparse LU
 // fallback when the factorization fails (e.g. a matrix that is not positive definite).
+// kPcg: conjugate gradients with a block-Jacobi preconditioner (include/slender/core/pcg.h),
+// residual 1e-12 relative, falling back to the direct path when CG cannot converge.
 
 #include <memory>
 #include <string>
@@ -25,8 +27,11 @@ class LinearSolver {
   bool factorize();
   /// x = J^-1 b (both nfree); false on a non-finite result
   bool solve(const Real* b, Real* x);
-  /// whether the last factorize() needed the LU fallback
+  /// whether the last factorize() or solve() needed a fallback (LU for an indefinite matrix;
+  /// for kPcg, a direct factorization when CG could not converge)
   bool used_fallback() const;
+  /// CG iterations so far (kPcg)
+  long pcg_iterations() const;
   std::string name() const;
 
  private:

@@ -57,7 +57,7 @@ struct NaturalShape {
 using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;
 
 /// Which sparse factorization the CPU backend uses.
-enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu };
+enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg };
 
 class Simulator {
  public:
@@ -82,7 +82,7 @@ class Simulator {
   const State& state() const;
   void set_state(const State& s);
   const IntegratorSpec& integrator() const;
-  /// name of the linear solver in use ("cholmod", "eigen-ldlt", "sparse-lu")
+  /// name of the linear solver in use ("cholmod", "eigen-ldlt", "sparse-lu", "pcg")
   std::string linear_solver_name() const;
 
   Energies energies() const;

@@ -1,0 +1,104 @@
+#pragma once
+
+// Block-Jacobi preconditioned conjugate gradients on the free-DOF Jacobian's CSR pattern: the
+// loop bodies (host and device). The preconditioner inverts the diagonal blocks of the rows that
+// belong to one aligned triple of global DOFs (a node's free position components; the twist and
+// xi DOFs after the positions fall into triples of their own, which is just as valid a block
+// diagonal). A symmetric positive definite matrix has SPD diagonal blocks, so the preconditioner
+// is SPD whenever CG applies at all.
+
+#include "slender/core/types.h"
+
+namespace slender {
+
+/// y = A x for one CSR row per index.
+struct CsrSpmv {
+  const int* row_ptr;  // (n + 1)
+  const int* col;      // (nnz)
+  const Real* val;     // (nnz)
+  const Real* x;       // (n)
+  Real* y;             // (n)
+  SLENDER_HD void operator()(long r) const {
+    Real s = 0;
+    for (int j = row_ptr[r]; j < row_ptr[r + 1]; ++j)
+      s += val[j] * x[col[j]];
+    y[r] = s;
+  }
+};
+
+/// Inverts one diagonal block (size 1 to 3, rows block_row[b] .. block_row[b + 1] - 1) into
+/// inv (3 x 3 per block, row-major, unused entries 0) by Cholesky; ok[b] = 0 when the block is
+/// not positive definite.
+struct BlockJacobiSetup {
+  const int* row_ptr;
+  const int* col;
+  const Real* val;
+  const int* block_row;  // (nblock + 1)
+  Real* inv;             // (nblock x 9)
+  unsigned char* ok;     // (nblock)
+  SLENDER_HD void operator()(long b) const {
+    const int r0 = block_row[b], m = block_row[b + 1] - r0;
+    Real a[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    for (int i = 0; i < m; ++i)
+      for (int j = row_ptr[r0 + i]; j < row_ptr[r0 + i + 1]; ++j) {
+        const int c = col[j] - r0;
+        if (c >= 0 && c < m) a[i][c] = val[j];
+      }
+    // Cholesky a = L L^T of the symmetric part, then inv = L^-T L^-1
+    Real L[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    ok[b] = 1;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j <= i; ++j) {
+        Real s = Real(0.5) * (a[i][j] + a[j][i]);
+        for (int k = 0; k < j; ++k)
+          s -= L[i][k] * L[j][k];
+        if (i == j) {
+          if (!(s > 0)) {
+            ok[b] = 0;
+            s = 1;
+          }
+          L[i][i] = ::sqrt(s);
+        } else {
+          L[i][j] = s / L[j][j];
+        }
+      }
+    Real Li[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // L^-1, lower triangular
+    for (int i = 0; i < m; ++i) {
+      Li[i][i] = 1 / L[i][i];
+      for (int j = 0; j < i; ++j) {
+        Real s = 0;
+        for (int k = j; k < i; ++k)
+          s -= L[i][k] * Li[k][j];
+        Li[i][j] = s / L[i][i];
+      }
+    }
+    Real* out = inv + 9 * b;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        Real s = 0;
+        for (int k = 0; k < m; ++k)
+          s += Li[k][i] * Li[k][j];
+        out[3 * i + j] = i < m && j < m ? s : 0;
+      }
+  }
+};
+
+/// z = P^-1 r for one block per index.
+struct BlockJacobiApply {
+  const int* block_row;
+  const Real* inv;
+  const Real* r;
+  Real* z;
+  SLENDER_HD void operator()(long b) const {
+    const int r0 = block_row[b], m = block_row[b + 1] - r0;
+    const Real* B = inv + 9 * b;
+    for (int i = 0; i < m; ++i) {
+      Real s = 0;
+      for (int j = 0; j < m; ++j)
+        s += B[3 * i + j] * r[r0 + j];
+      z[r0 + i] = s;
+    }
+  }
+};
+
+}  // namespace slender
