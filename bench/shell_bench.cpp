@@ -564,7 +564,7 @@ int main(int argc, char** argv) {
       "search's residual evaluations are counted both there and in frames/eval/assemble; other "
       "= wall - frames - eval - assemble - factor - solve; LU fallbacks = factorizations where "
       "the Cholesky factorization failed (Jacobian not positive definite) and sparse LU "
-      "(Eigen SparseLU, COLAMD) was used instead, both counted in factor";
+      "(UMFPACK, else Eigen SparseLU) was used instead, both counted in factor";
   std::cout << "\nlinear solver: " << solver << "\n\n";
   print_text(std::cout, t);
   std::cout << '\n' << main_note << "\n\n" << phase_note << ":\n";
