@@ -76,6 +76,16 @@ RunResult run_for(Simulator& sim, Real duration) {
   return run_simulation(sim, opt, log);
 }
 
+// one step of an adaptive scene: a step that fails is retried at half the size, up to six
+// times, as the CLI's run loop does. Returns the step taken, or 0 (and a test failure).
+Real adaptive_step(Simulator& sim, Real dt) {
+  StepReport r = sim.step(dt);
+  for (int halvings = 0; !r.ok() && halvings < 6; ++halvings)
+    r = sim.step(dt /= 2);
+  EXPECT_TRUE(r.ok()) << to_string(r.status) << " at dt " << dt;
+  return r.ok() ? dt : 0;
+}
+
 // every scene file of apps/scenes/ (the showcase and the seed-paper scenes among them) reads,
 // validates and builds into a model with nodes and DOFs
 TEST(Scenes, EverySceneLoadsAndBuilds) {
@@ -248,14 +258,10 @@ TEST(Scenes, DroppedRodsLieOnTheGroundAndOnlyTheSoftOneBends) {
     Simulator sim(m);
     const Real dt = m->scene.integrator.dt;
     bend[k] = 0;
-    // the scenes are adaptive: a step that fails is retried at half the size (as the CLI does)
     Real t = 0;
     while (t < 1.0 - 1e-9) {
-      Real h = dt;
-      StepReport r = sim.step(h);
-      for (int halvings = 0; !r.ok() && halvings < 6; ++halvings)
-        r = sim.step(h /= 2);
-      ASSERT_TRUE(r.ok()) << "t " << t << ": " << to_string(r.status);
+      const Real h = adaptive_step(sim, dt);
+      ASSERT_GT(h, 0) << "t " << t;
       t += h;
       const Vec3 a = test::node_position(sim.state(), 0);
       const Vec3 c = test::node_position(sim.state(), m->nnode - 1) - a;
@@ -320,11 +326,8 @@ TEST(Scenes, GripperFingersEntangleWithoutPassingThrough) {
   Real lowest = std::numeric_limits<Real>::infinity(), t = 0;
   int steps = 0;
   while (t < kGripperTime - 1e-9) {
-    Real h = dt;
-    StepReport rep = sim.step(h);
-    for (int halvings = 0; !rep.ok() && halvings < 6; ++halvings)
-      rep = sim.step(h /= 2);
-    ASSERT_TRUE(rep.ok()) << "t " << t << ": " << to_string(rep.status);
+    const Real h = adaptive_step(sim, dt);
+    ASSERT_GT(h, 0) << "t " << t;
     t += h;
     ++steps;
     lowest = std::min(lowest, closest(sim.state(), nullptr));
