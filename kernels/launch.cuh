@@ -1,0 +1,44 @@
+#pragma once
+
+// The CUDA side of the loop layer (include/slender/core/parallel_for.h): the same functor bodies
+// the CPU backend runs with parallel_for_host, launched one index per thread. CUDA calls are
+// checked; a failure throws slender::Error naming the call, file and line.
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "slender/core/error.h"
+
+namespace slender {
+
+[[noreturn]] inline void cuda_fail(cudaError_t e, const char* what, const char* file, int line) {
+  throw Error(std::string("CUDA error in ") + what + " at " + file + ":" + std::to_string(line) +
+              ": " + cudaGetErrorString(e));
+}
+
+#define SLENDER_CUDA_CHECK(call)                                         \
+  do {                                                                   \
+    const cudaError_t slender_cuda_err = (call);                         \
+    if (slender_cuda_err != cudaSuccess) {                               \
+      ::slender::cuda_fail(slender_cuda_err, #call, __FILE__, __LINE__); \
+    }                                                                    \
+  } while (0)
+
+template <class F>
+__global__ void for_each_index_kernel(long n, F f) {
+  const long i = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) f(i);
+}
+
+/// Runs f(i) for i in [0, n) on the device (asynchronously on `stream`); f is copied by value,
+/// so it must hold device pointers only.
+template <class F>
+void parallel_for_cuda(long n, const F& f, cudaStream_t stream = nullptr, int block = 128) {
+  if (n <= 0) return;
+  const long grid = (n + block - 1) / block;
+  for_each_index_kernel<F><<<unsigned(grid), unsigned(block), 0, stream>>>(n, f);
+  SLENDER_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace slender
