@@ -251,6 +251,55 @@ void check_model(const std::shared_ptr<const Model>& m, int seed) {
   EXPECT_EQ(d.val, d2.val);
 }
 
+/// frames moved from the initial configuration to a perturbed q by time-parallel transport,
+/// then the reference twists: device against host
+void check_frames(const std::shared_ptr<const Model>& mp, int seed) {
+  const Model& m = *mp;
+  if (m.nedge == 0) return;
+  const DeviceModel dm(m);
+  std::mt19937_64 rng(seed);
+  Inputs in;
+  make_inputs(m, rng, in);
+  const std::vector<Real> q0 = initial_state(m).q;
+  std::vector<Real> t0(3 * size_t(m.nedge));
+  for (int e = 0; e < m.nedge; ++e) {
+    const int a = m.edge_node[2 * e], b = m.edge_node[2 * e + 1];
+    Vec3 t =
+        vec3(q0[3 * b] - q0[3 * a], q0[3 * b + 1] - q0[3 * a + 1], q0[3 * b + 2] - q0[3 * a + 2]);
+    t = t / norm(t);
+    for (int c = 0; c < 3; ++c)
+      t0[3 * e + c] = t[c];
+  }
+  const size_t n3 = 3 * size_t(m.nedge);
+  std::vector<Real> d1(n3), t1(n3), ref(m.nbend);
+  DeviceBuffer<Real> dd1_0(m.edge_d1_0), dt0(t0), dd1(n3), dt1(n3), dref0(m.bend_ref_twist_0),
+      dref(std::max(1, m.nbend));
+  const ModelView hv = host_view(m), dv = dm.view();
+  parallel_for_host(m.nedge, TransportFrames{hv, in.q.data(), m.edge_d1_0.data(), t0.data(),
+                                             d1.data(), t1.data()});
+  parallel_for_cuda(
+      m.nedge, TransportFrames{dv, in.dq.data(), dd1_0.data(), dt0.data(), dd1.data(), dt1.data()});
+  parallel_for_host(
+      m.nbend, ReferenceTwists{hv, d1.data(), t1.data(), m.bend_ref_twist_0.data(), ref.data()});
+  parallel_for_cuda(m.nbend,
+                    ReferenceTwists{dv, dd1.data(), dt1.data(), dref0.data(), dref.data()});
+  SLENDER_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<Real> gd1, gt1, gref;
+  dd1.download(gd1);
+  dt1.download(gt1);
+  dref.download(gref);
+  gref.resize(m.nbend);
+  EXPECT_LT(rel_diff(gd1, d1), kRelTol);
+  EXPECT_LT(rel_diff(gt1, t1), kRelTol);
+  if (m.nbend > 0) EXPECT_LT(rel_diff(gref, ref), kRelTol);
+}
+
+TEST(DeviceEval, FramesAndReferenceTwistsMatchHost) {
+  SLENDER_REQUIRE_GPU();
+  check_frames(scene_model("spider_incline.json"), 4);
+  check_frames(scene_model("parachute.json"), 5);
+}
+
 TEST(DeviceEval, RodNetworkWithGroundFrictionMatchesHost) {
   SLENDER_REQUIRE_GPU();
   check_model(scene_model("spider_incline.json"), 1);
