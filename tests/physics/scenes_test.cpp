@@ -96,7 +96,8 @@ TEST(Scenes, EverySceneLoadsAndBuilds) {
   }
   for (const char* want :
        {"showcase.json", "manta_ray.json", "parachute.json", "parachute_matdismech.json",
-        "jellyfish.json", "rod_drop.json", "spider_incline.json", "plate_contact.json"})
+        "jellyfish.json", "rod_drop.json", "spider_incline.json", "plate_contact.json",
+        "shell_fold.json", "cloth_drop.json"})
     EXPECT_TRUE(seen.count(want)) << want << " is missing from apps/scenes/";
 }
 
