@@ -1,9 +1,12 @@
 #pragma once
 
-// Helpers shared by the benchmark programs: number formatting, the machine's description and
-// tables printed as aligned text or markdown.
+// Helpers shared by the benchmark programs: number formatting, the machine's description,
+// tables printed as aligned text or markdown, and command-line lists and sizes.
 
+#include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <ostream>
 #include <stdexcept>
@@ -40,10 +43,6 @@ inline std::string cpu_model() {
 }
 
 inline int omp_threads() {
-#include <stdexcept>
-
-#include "slender/simulator.h"
-
 #ifdef _OPENMP
   return omp_get_max_threads();
 #else
@@ -102,6 +101,42 @@ inline std::string loadavg() {
   std::string a, b, c;
   if (!(in >> a >> b >> c)) return "unknown";
   return a + " " + b + " " + c;
+}
+
+/// the items of a comma-separated list, blanks dropped ("2k, 20k" -> {"2k", "20k"})
+inline std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : s) {
+    if (ch == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (ch != ' ') {
+      cur += ch;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+/// a positive count with an optional k (1e3) or m (1e6) suffix: "2k" -> 2000
+inline long parse_size(const std::string& s) {
+  if (s.empty()) throw std::runtime_error("empty size");
+  double mult = 1;
+  std::string num = s;
+  const char last = char(std::tolower(static_cast<unsigned char>(s.back())));
+  if (last == 'k') {
+    mult = 1e3;
+    num.pop_back();
+  } else if (last == 'm') {
+    mult = 1e6;
+    num.pop_back();
+  }
+  char* end = nullptr;
+  const double v = std::strtod(num.c_str(), &end);
+  if (end == num.c_str() || *end != '\0' || !(v > 0))
+    throw std::runtime_error("bad size '" + s + "' (e.g. 2k, 20000)");
+  return long(std::llround(v * mult));
 }
 
 /// --solver auto|cholmod|eigen-ldlt|sparse-lu|pcg

@@ -42,8 +42,10 @@ using slender::bench::cpu_model;
 using slender::bench::fmt;
 using slender::bench::loadavg;
 using slender::bench::omp_threads;
+using slender::bench::parse_size;
 using slender::bench::print_markdown;
 using slender::bench::print_text;
+using slender::bench::split;
 using slender::bench::Table;
 using slender::contact::BroadPhase;
 using slender::contact::BroadPhaseInput;
@@ -167,30 +169,6 @@ struct Options {
   long brute_max = 10000;
   std::string markdown;
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (const char ch : s + ",") {
-    if (ch == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (ch != ' ') {
-      cur += ch;
-    }
-  }
-  return out;
-}
-
-long parse_size(std::string s) {
-  double mult = 1;
-  if (!s.empty() && (s.back() == 'k' || s.back() == 'K')) mult = 1e3, s.pop_back();
-  if (!s.empty() && (s.back() == 'm' || s.back() == 'M')) mult = 1e6, s.pop_back();
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || !(v >= 1)) throw std::runtime_error("bad size '" + s + "'");
-  return long(std::llround(v * mult));
-}
 
 bool parse_args(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {

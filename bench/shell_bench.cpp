@@ -52,8 +52,10 @@ using slender::bench::cpu_model;
 using slender::bench::fmt;
 using slender::bench::loadavg;
 using slender::bench::omp_threads;
+using slender::bench::parse_size;
 using slender::bench::print_markdown;
 using slender::bench::print_text;
+using slender::bench::split;
 using slender::bench::Table;
 
 using slender::Real;
@@ -173,40 +175,6 @@ struct CaseResult {
   std::string solver_name;
   slender::PhaseTimes phases;  // of the median run
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : s) {
-    if (ch == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (ch != ' ') {
-      cur += ch;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
-long parse_size(const std::string& s) {
-  if (s.empty()) throw std::runtime_error("empty size");
-  double mult = 1;
-  std::string num = s;
-  const char last = char(std::tolower(static_cast<unsigned char>(s.back())));
-  if (last == 'k') {
-    mult = 1e3;
-    num.pop_back();
-  } else if (last == 'm') {
-    mult = 1e6;
-    num.pop_back();
-  }
-  char* end = nullptr;
-  const double v = std::strtod(num.c_str(), &end);
-  if (end == num.c_str() || *end != '\0' || !(v > 0))
-    throw std::runtime_error("bad size '" + s + "' (e.g. 2k, 20000)");
-  return long(std::llround(v * mult));
-}
 
 void usage(std::ostream& os) {
   os << "usage: slender_shell_bench [--sizes 2k,20k,200k] [--bending hinge,midedge] "

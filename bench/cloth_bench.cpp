@@ -1,0 +1,378 @@
+// slender_cloth_bench: S9 of BENCHMARKS.md, a large shell with self-contact on the CPU backend.
+//
+// The scene is apps/scenes/cloth_drop.json (Py-DiSMech Fig. 11) built in code with a finer
+// disk: a circular cloth of radius 0.3 m, h = 2 mm, rho = 1000 kg/m^3, E = 2 MPa (--E), nu = 0.3,
+// hinge bending, its centre node and first ring fixed 0.25 m above a frictionless ground,
+// tilted by 5.4 degrees (normal [0.08, 0.05, 1]); gravity, mass-proportional damping 5/s,
+// shell-shell self-contact (contact distance h, tolerance 1 mm, automatic stiffness), implicit
+// Euler at dt = 1 ms with Slender's default Newton tolerances. The disk has nr rings and
+// 6 nr^2 triangles; nr is chosen for the triangle count nearest each requested size (2k: 18
+// rings, 1944 triangles; 20k: 58 rings, 20184 triangles).
+//
+// Each case runs a fixed number of steps from rest (--steps, one per size; by default 450 at 2k,
+// which reaches ground contact at about 0.3 s and self-contact of the folds after that, and 5 at
+// 20k, only the start of the fall). The model is built once per repeat, untimed; only the
+// stepping loop is timed. After the loop (untimed) the clearance probe gives the triangle pairs
+// in contact and the smallest clearance between triangles that share no node. The table gives
+// triangles, DOF (free), min/median/max wall time, steps/s and Newton iterations/s of the median
+// run, and the phase breakdown of Simulator::phase_times(); "other" is mostly the per-step
+// contact update (broad phase, sub-pair lists, the assembly plan and the solver's analysis for
+// the new pattern).
+//
+//   slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] [--max-seconds S]
+//                       [--E PA] [--solver auto|cholmod|eigen-ldlt|sparse-lu] [--markdown FILE]
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_util.h"
+#include "contact/clearance.h"
+#include "slender/builder.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace {
+
+using slender::Real;
+using slender::bench::fmt;
+
+// the cloth of apps/scenes/cloth_drop.json
+constexpr Real kRadius = 0.3;    // [m]
+constexpr Real kThick = 2e-3;    // [m]
+constexpr Real kRho = 1000;      // [kg/m^3]
+constexpr Real kNu = 0.3;        // [-]
+constexpr Real kHeight = 0.25;   // centre above the ground [m]
+constexpr Real kTol = 1e-3;      // contact tolerance [m]
+constexpr Real kDamping = 5;     // mass-proportional [1/s]
+constexpr Real kDt = 1e-3;       // [s]
+constexpr Real kGravity = 9.81;  // [m/s^2]
+
+struct Options {
+  std::vector<long> sizes = {2000, 20000};
+  std::vector<std::string> size_names = {"2k", "20k"};
+  std::vector<long> steps = {450, 5};
+  int repeats = 5;
+  double max_seconds = 0;  // cut a run after this much stepping [s]; 0: never
+  Real E = 2e6;
+  slender::LinearSolverKind solver = slender::LinearSolverKind::kAuto;
+  std::string solver_arg = "auto";
+  std::string markdown;
+};
+
+slender::SceneSpec make_scene(int rings, const Options& o) {
+  slender::SceneBuilder b;
+  b.name("cloth_drop");
+  const int mat = b.material("cloth", kRho, o.E, kNu);
+  const int s = b.disk_shell("cloth", slender::vec3(0, 0, kHeight), slender::vec3(0.08, 0.05, 1),
+                             kRadius, kRadius / rings, mat, kThick);
+  for (int n = 0; n <= 6; ++n)  // the centre and its first ring
+    b.fix_node(s, n);
+  slender::ContactSpec c;
+  c.tolerance = kTol;
+  b.contact(c);
+  slender::GroundSpec g;
+  g.enabled = true;
+  g.contact_distance = 2e-4;
+  b.ground(g);
+  b.gravity(slender::vec3(0, 0, -kGravity)).mass_damping(kDamping);
+  b.integrator().kind = slender::IntegratorKind::kImplicitEuler;
+  b.integrator().dt = kDt;
+  return b.build();
+}
+
+struct RunOutcome {
+  bool ok = true, cut = false;
+  std::string failure;
+  double wall = 0;  // [s], stepping only
+  long steps = 0, newton_iters = 0;
+  int max_iters = 0;
+  long lu_fallbacks = 0;
+  slender::PhaseTimes phases;
+  slender::contact::Clearance clearance;  // at the end
+  Real footprint = 0;  // largest horizontal distance of a node from the centre at the end [m]
+  std::string solver_name;
+};
+
+RunOutcome run_once(const slender::SceneSpec& scene, long nsteps, const Options& o) {
+  RunOutcome r;
+  const auto model = slender::build_model(scene);
+  slender::Simulator sim(model, scene.integrator, o.solver);
+  r.solver_name = sim.linear_solver_name();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long s = 0; s < nsteps; ++s) {
+    const auto s0 = std::chrono::steady_clock::now();
+    const slender::StepReport rep = sim.step();
+    const double step_wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    if (step_wall > 5)  // progress of big cases, in case the run is killed
+      std::fprintf(stderr, "    step %ld: %d Newton iterations, %.1f s\n", s + 1, rep.iterations,
+                   step_wall);
+    r.newton_iters += rep.iterations;
+    r.max_iters = std::max(r.max_iters, rep.iterations);
+    if (!rep.ok()) {
+      r.ok = false;
+      r.failure = "step " + std::to_string(s + 1) + ": " + slender::to_string(rep.status) +
+                  " after " + std::to_string(rep.iterations) + " iterations (residual " +
+                  fmt("%.3g", rep.residual) + ")";
+      break;
+    }
+    ++r.steps;
+    if (o.max_seconds > 0 && s + 1 < nsteps &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
+            o.max_seconds) {
+      r.cut = true;
+      break;
+    }
+  }
+  r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.lu_fallbacks = sim.state().warn_linear_fallback;
+  r.phases = sim.phase_times();
+  slender::contact::ClearanceProbe probe;
+  slender::contact::ClearanceOptions co;
+  co.search = kThick;
+  co.touch = kThick + kTol;
+  r.clearance = probe.measure(*model, sim.state().q, co);
+  for (int n = 0; n < model->nnode; ++n)
+    r.footprint = std::max(r.footprint, std::hypot(sim.state().q[3 * n], sim.state().q[3 * n + 1]));
+  return r;
+}
+
+struct CaseResult {
+  std::string name;
+  int rings = 0, ntri = 0, ndof = 0, nfree = 0;
+  long nsteps = 0;
+  std::vector<RunOutcome> runs;  // sorted by time per step
+  const RunOutcome& median() const { return runs[runs.size() / 2]; }
+};
+
+CaseResult run_case(const std::string& name, long target, long nsteps, const Options& o) {
+  CaseResult c;
+  c.name = name;
+  c.nsteps = nsteps;
+  c.rings = std::max(1, int(std::lround(std::sqrt(double(target) / 6))));
+  const slender::SceneSpec scene = make_scene(c.rings, o);
+  {
+    const auto m = slender::build_model(scene);
+    c.ntri = m->ntri;
+    c.ndof = m->ndof;
+    c.nfree = m->plan.nfree;
+  }
+  std::fprintf(stderr, "%s: %d rings, %d triangles, %d DOF (%d free), %ld steps\n", name.c_str(),
+               c.rings, c.ntri, c.ndof, c.nfree, nsteps);
+  for (int k = 0; k < o.repeats; ++k) {
+    c.runs.push_back(run_once(scene, nsteps, o));
+    const RunOutcome& r = c.runs.back();
+    std::fprintf(stderr,
+                 "  run %d/%d: %.2f s, %ld steps, %.2f it/step, contact pairs %ld, min clearance "
+                 "%.3e m, footprint %.4f m, LU fallbacks %ld%s%s\n",
+                 k + 1, o.repeats, r.wall, r.steps,
+                 r.steps > 0 ? double(r.newton_iters) / double(r.steps) : 0.0, r.clearance.touching,
+                 double(r.clearance.self), double(r.footprint), r.lu_fallbacks,
+                 r.cut ? " (cut)" : "", r.ok ? "" : (" FAILED: " + r.failure).c_str());
+    if (!r.ok) break;
+  }
+  auto per_step = [](const RunOutcome& r) { return r.wall / double(std::max(r.steps, 1L)); };
+  std::sort(c.runs.begin(), c.runs.end(),
+            [&](const RunOutcome& a, const RunOutcome& b) { return per_step(a) < per_step(b); });
+  return c;
+}
+
+slender::bench::Table main_table(const std::vector<CaseResult>& cases) {
+  slender::bench::Table t;
+  t.head = {"case",
+            "triangles",
+            "DOF (free)",
+            "steps",
+            "runs",
+            "min [s]",
+            "median [s]",
+            "max [s]",
+            "steps/s",
+            "Newton it/step (max)",
+            "Newton it/s",
+            "ms/step",
+            "contact pairs (end)",
+            "min clearance [mm]",
+            "footprint [m]"};
+  for (const CaseResult& c : cases) {
+    const RunOutcome& m = c.median();
+    std::string steps = std::to_string(m.steps);
+    if (m.steps < c.nsteps) steps += "/" + std::to_string(c.nsteps);
+    if (m.cut) steps += " (cut)";
+    if (!m.ok) steps += " FAILED";
+    const double w = std::max(m.wall, 1e-9);
+    t.rows.push_back(
+        {c.name, std::to_string(c.ntri),
+         std::to_string(c.ndof) + " (" + std::to_string(c.nfree) + ")", steps,
+         std::to_string(c.runs.size()), fmt("%.2f", c.runs.front().wall), fmt("%.2f", m.wall),
+         fmt("%.2f", c.runs.back().wall), fmt("%.2f", double(m.steps) / w),
+         fmt("%.2f", double(m.newton_iters) / double(std::max(m.steps, 1L))) + " (" +
+             std::to_string(m.max_iters) + ")",
+         fmt("%.2f", double(m.newton_iters) / w),
+         fmt("%.1f", 1e3 * w / double(std::max(m.steps, 1L))), std::to_string(m.clearance.touching),
+         std::isfinite(m.clearance.self) ? fmt("%.3f", 1e3 * m.clearance.self) : "> 4",
+         fmt("%.4f", m.footprint)});
+  }
+  return t;
+}
+
+slender::bench::Table phase_table(const std::vector<CaseResult>& cases) {
+  slender::bench::Table t;
+  t.head = {"case",  "solver", "eval",         "assemble",    "factor",
+            "solve", "other",  "line search*", "LU fallbacks"};
+  for (const CaseResult& c : cases) {
+    const RunOutcome& m = c.median();
+    const slender::PhaseTimes& p = m.phases;
+    const double n = double(std::max(m.steps, 1L));
+    const double other = m.wall - (p.frames + p.eval + p.assemble + p.factor + p.solve);
+    auto ms = [&](double v) {
+      return fmt("%.1f", 1e3 * v / n) + " (" + fmt("%.0f", 100 * v / std::max(m.wall, 1e-9)) + "%)";
+    };
+    t.rows.push_back({c.name, m.solver_name, ms(p.eval), ms(p.assemble), ms(p.factor), ms(p.solve),
+                      ms(std::max(other, 0.0)), fmt("%.1f", 1e3 * p.line_search / n),
+                      std::to_string(m.lu_fallbacks)});
+  }
+  return t;
+}
+
+void usage(std::ostream& os) {
+  os << "usage: slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] "
+        "[--max-seconds S] [--E PA] [--solver auto|cholmod|eigen-ldlt|sparse-lu] "
+        "[--markdown FILE]\n"
+        "--sizes: target triangle counts (k = 1000); --steps: steps per size (one value for all, "
+        "or one per size)\n";
+}
+
+bool parse_args(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      return argv[++i];
+    };
+    auto number = [&]() {
+      const std::string v = value();
+      char* end = nullptr;
+      const double x = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !std::isfinite(x) || x < 0)
+        throw std::runtime_error(a + ": not a non-negative number '" + v + "'");
+      return x;
+    };
+    if (a == "--sizes") {
+      o.sizes.clear();
+      o.size_names = slender::bench::split(value());
+      for (const std::string& s : o.size_names)
+        o.sizes.push_back(slender::bench::parse_size(s));
+    } else if (a == "--steps") {
+      o.steps.clear();
+      for (const std::string& s : slender::bench::split(value()))
+        o.steps.push_back(slender::bench::parse_size(s));
+    } else if (a == "--repeats") {
+      o.repeats = std::max(1, std::atoi(value().c_str()));
+    } else if (a == "--max-seconds") {
+      o.max_seconds = number();
+    } else if (a == "--E") {
+      o.E = number();
+      if (!(o.E > 0)) throw std::runtime_error("--E must be positive");
+    } else if (a == "--solver") {
+      o.solver_arg = value();
+      o.solver = slender::bench::parse_solver(o.solver_arg);
+    } else if (a == "--markdown") {
+      o.markdown = value();
+    } else if (a == "-h" || a == "--help") {
+      usage(std::cout);
+      return false;
+    } else {
+      throw std::runtime_error("unknown argument '" + a + "'");
+    }
+  }
+  if (o.sizes.empty()) throw std::runtime_error("--sizes: no size given");
+  if (o.steps.size() == 1) o.steps.assign(o.sizes.size(), o.steps.front());
+  if (o.steps.size() != o.sizes.size())
+    throw std::runtime_error("--steps: give one value, or one per size");
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  try {
+    if (!parse_args(argc, argv, o)) return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "slender_cloth_bench: " << e.what() << '\n';
+    usage(std::cerr);
+    return 2;
+  }
+  std::string command;
+  for (int i = 0; i < argc; ++i)
+    command += (i ? " " : "") + std::string(argv[i]);
+  std::ostringstream head;
+  head << "machine: " << slender::bench::cpu_model() << ", " << std::thread::hardware_concurrency()
+       << " logical cores; OpenMP threads: " << slender::bench::omp_threads()
+       << "; load average at start (1, 5, 15 min): " << slender::bench::loadavg() << "\n";
+#ifndef NDEBUG
+  head << "build: debug (assertions on) - timings are not representative\n";
+#endif
+  head << "scene: cloth_drop (S9), disk radius " << kRadius << " m, h = " << kThick
+       << " m, rho = " << kRho << ", E = " << o.E << " Pa, nu = " << kNu
+       << ", centre and first ring fixed " << kHeight << " m above the ground; self-contact "
+       << "tolerance " << kTol << " m; implicit Euler, dt = " << kDt << " s; repeats " << o.repeats
+       << " (model built per repeat, untimed)\n";
+  std::cout << head.str() << std::flush;
+
+  std::vector<CaseResult> cases;
+  int failures = 0;
+  for (size_t i = 0; i < o.sizes.size(); ++i) {
+    try {
+      cases.push_back(run_case(o.size_names[i], o.sizes[i], o.steps[i], o));
+      if (!cases.back().median().ok) ++failures;
+    } catch (const std::exception& e) {
+      std::cerr << "slender_cloth_bench: " << o.size_names[i] << ": " << e.what() << '\n';
+      ++failures;
+    }
+  }
+  const slender::bench::Table t = main_table(cases), p = phase_table(cases);
+  const char* note =
+      "wall times are of the stepping loop only; steps/s, Newton it/s, ms/step and the phases "
+      "are of the median run (runs ordered by time per step); contact pairs = triangle pairs "
+      "closer than h + tolerance at the end; min clearance = the smallest distance between "
+      "triangles sharing no node at the end (> 4 mm: none measured); phases in ms/step (share "
+      "of the wall time); other = wall - eval - assemble - factor - solve (the per-step contact "
+      "update, mostly); * the line search's evaluations are also counted in eval and assemble";
+  std::cout << '\n';
+  slender::bench::print_text(std::cout, t);
+  std::cout << '\n';
+  slender::bench::print_text(std::cout, p);
+  const std::string load_end = slender::bench::loadavg();
+  std::cout << '\n' << note << "\nload average at end: " << load_end << '\n';
+  if (!o.markdown.empty()) {
+    std::ofstream md(o.markdown);
+    if (!md) {
+      std::cerr << "slender_cloth_bench: cannot write " << o.markdown << '\n';
+      return 1;
+    }
+    md << "- command: `" << command << "`\n";
+    std::istringstream hs(head.str());
+    std::string l;
+    while (std::getline(hs, l))
+      md << "- " << l << '\n';
+    md << "- load average at end: " << load_end << "\n\n";
+    slender::bench::print_markdown(md, t);
+    md << '\n';
+    slender::bench::print_markdown(md, p);
+    md << '\n' << note << ".\n";
+  }
+  return failures == 0 ? 0 : 1;
+}

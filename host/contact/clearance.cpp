@@ -1,0 +1,116 @@
+#include "contact/clearance.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "slender/core/error.h"
+#include "slender/stencils/contact_distance.h"
+#include "slender/stencils/ground_contact.h"
+
+namespace slender::contact {
+
+Real triangle_distance(const Vec3 a[3], const Vec3 b[3], bool& crossing) {
+  crossing = false;
+  Real best = INFINITY;
+  // each edge of one triangle against the other: its end nodes against that triangle and the
+  // edge against that triangle's edges; both ways round covers all vertex-triangle and
+  // edge-edge pairs
+  for (int side = 0; side < 2; ++side) {
+    const Vec3* e = side ? b : a;
+    const Vec3* t = side ? a : b;
+    for (int k = 0; k < 3; ++k) {
+      Vec<15> x;
+      x.set_segment(0, e[k]);
+      x.set_segment(3, e[(k + 1) % 3]);
+      for (int c = 0; c < 3; ++c)
+        x.set_segment(6 + 3 * c, t[c]);
+      ContactDistance d;
+      int pair = 0;
+      edge_triangle_distance(x, kEnergy, d, pair, nullptr, nullptr);
+      if (d.flags & kContactCrossing) crossing = true;
+      best = std::min(best, d.delta);
+    }
+  }
+  return crossing ? Real(0) : best;
+}
+
+namespace {
+
+// the ground as its contact stencil sees it
+Ground ground_of(const GroundSpec& g) {
+  Ground gr{};
+  gr.shape = g.wavy ? GroundShape::kWavy : GroundShape::kPlane;
+  gr.p0 = g.point;
+  gr.n = g.normal;
+  gr.amplitude = g.amplitude;
+  gr.length_x = g.length_x;
+  gr.length_y = g.length_y;
+  gr.phase_x = g.phase_x;
+  gr.phase_y = g.phase_y;
+  gr.offset = g.offset;
+  return gr;
+}
+
+Vec3 node_at(const std::vector<Real>& q, int n) {
+  return vec3(q[3 * size_t(n)], q[3 * size_t(n) + 1], q[3 * size_t(n) + 2]);
+}
+
+}  // namespace
+
+Clearance ClearanceProbe::measure(const Model& m,
+                                  const std::vector<Real>& q,
+                                  const ClearanceOptions& opt) {
+  SLENDER_CHECK(q.size() >= 3 * size_t(m.nnode), "configuration too short: ", q.size(),
+                " values for ", m.nnode, " nodes");
+  SLENDER_CHECK(opt.search > 0 && std::isfinite(opt.search), "search radius must be positive, got ",
+                opt.search);
+  Clearance c;
+
+  // triangle pairs sharing no node whose slabs come within the search radius
+  if (m.ntri > 0) {
+    BroadPhaseInput in;
+    in.nnode = m.nnode;
+    in.node_x = q.data();
+    in.ntri = m.ntri;
+    in.tri_node = m.tri_node.data();
+    in.tri_half_thickness = m.tri_half_thickness.data();
+    BroadPhaseOptions bo;
+    bo.inflation = opt.search;
+    const CandidatePairs cp = broad_phase_.find_pairs(in, bo);
+    c.measured = cp.ntt;
+    for (long k = 0; k < cp.ntt; ++k) {
+      const int ta = cp.tt_pair[2 * k], tb = cp.tt_pair[2 * k + 1];
+      Vec3 a[3], b[3];
+      for (int i = 0; i < 3; ++i) {
+        a[i] = node_at(q, m.tri_node[3 * ta + i]);
+        b[i] = node_at(q, m.tri_node[3 * tb + i]);
+      }
+      bool crossing = false;
+      const Real d = triangle_distance(a, b, crossing);
+      if (crossing) ++c.crossing;
+      if (d < opt.touch) ++c.touching;
+      if (d < c.self) {
+        c.self = d;
+        c.self_tri[0] = ta;
+        c.self_tri[1] = tb;
+      }
+    }
+  }
+
+  // nodes against the ground, each at its contact radius
+  if (m.ground.enabled) {
+    const Ground gr = ground_of(m.ground);
+    for (int n = 0; n < m.nnode; ++n) {
+      Vec3 grad;
+      Mat3 hess;
+      const Real h = ground_distance(gr, node_at(q, n), grad, hess) - m.node_contact_radius[n];
+      if (h < c.ground) {
+        c.ground = h;
+        c.ground_node = n;
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace slender::contact
