@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/gpu_models.h"
 #include "cuda/gpu_test_util.h"
 #include "device_buffer.cuh"
 #include "device_model.h"
@@ -218,16 +219,7 @@ std::shared_ptr<const Model> scene_model(const std::string& file) {
 
 /// mid-edge shell with drag and a rod joined to it: the families no shipped scene combines
 std::shared_ptr<const Model> midedge_model() {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e7, 0.3);
-  const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0),
-                                      0.02, false, mat, 1e-3, ShellBending::kMidEdge);
-  const int rod =
-      b.straight_rod("rod", vec3(0, 0, 0), vec3(0, 0, -0.1), 6, mat, SceneBuilder::circle(1e-3));
-  b.joint({NodeRef{plate, 0, {}}, NodeRef{rod, 0, {}}});
-  b.aerodynamic_drag(1.2, 1.0);
-  b.gravity(vec3(0, 0, -9.8));
-  return build_model(b.build());
+  return build_model(test::midedge_plate_with_rod(true, false));
 }
 
 void check_model(const std::shared_ptr<const Model>& m, int seed) {

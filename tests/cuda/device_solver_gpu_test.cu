@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cpu/linear_solver.h"
+#include "cuda/gpu_models.h"
 #include "cuda/gpu_test_util.h"
 #include "device_buffer.cuh"
 #include "device_solver.h"
@@ -56,16 +57,7 @@ std::vector<Real> device_solve(DeviceSparseSolver& s,
 
 TEST(DeviceSolver, NewtonJacobianMatchesTheCpuSolve) {
   SLENDER_REQUIRE_GPU();
-  SceneBuilder sb;
-  const int mat = sb.material("m", 1000, 1e7, 0.3);
-  const int plate = sb.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0),
-                                       0.02, false, mat, 1e-3, ShellBending::kMidEdge);
-  const int rod =
-      sb.straight_rod("rod", vec3(0, 0, 0), vec3(0, 0, -0.1), 6, mat, SceneBuilder::circle(1e-3));
-  sb.joint({NodeRef{plate, 0, {}}, NodeRef{rod, 0, {}}});
-  sb.fix_node(plate, 0);
-  sb.gravity(vec3(0, 0, -9.8));
-  const auto m = build_model(sb.build());
+  const auto m = build_model(test::midedge_plate_with_rod(false, true));
   Simulator sim(m);
   ASSERT_TRUE(sim.step(1e-3).ok());
   std::vector<Real> f, J;
