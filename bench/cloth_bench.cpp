@@ -185,11 +185,11 @@ CaseResult run_case(const std::string& name, long target, long nsteps, const Opt
     c.runs.push_back(run_once(scene, nsteps, o));
     const RunOutcome& r = c.runs.back();
     std::fprintf(stderr,
-                 "  run %d/%d: %.2f s, %ld steps, %.2f it/step, contact pairs %ld, min clearance "
-                 "%.3e m, footprint %.4f m, LU fallbacks %ld%s%s\n",
+                 "  run %d/%d: %.2f s, %ld steps, %.2f it/step, contact pairs max %ld (end %ld), "
+                 "min clearance %.3e m, footprint %.4f m, LU fallbacks %ld%s%s\n",
                  k + 1, o.repeats, r.wall, r.steps,
-                 r.steps > 0 ? double(r.newton_iters) / double(r.steps) : 0.0, r.clearance.touching,
-                 double(r.clearance.self), double(r.footprint), r.lu_fallbacks,
+                 r.steps > 0 ? double(r.newton_iters) / double(r.steps) : 0.0, r.max_touching,
+                 r.clearance.touching, double(r.min_self), double(r.footprint), r.lu_fallbacks,
                  r.cut ? " (cut)" : "", r.ok ? "" : (" FAILED: " + r.failure).c_str());
     if (!r.ok) break;
   }
