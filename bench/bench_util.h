@@ -27,6 +27,14 @@ inline std::string fmt(const char* f, double v) {
   return buf;
 }
 
+/// the program's command line as typed, for the results files
+inline std::string command_line(int argc, char** argv) {
+  std::string command;
+  for (int i = 0; i < argc; ++i)
+    command += (i ? " " : "") + std::string(argv[i]);
+  return command;
+}
+
 inline std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;

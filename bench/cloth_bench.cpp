@@ -330,9 +330,7 @@ int main(int argc, char** argv) {
     usage(std::cerr);
     return 2;
   }
-  std::string command;
-  for (int i = 0; i < argc; ++i)
-    command += (i ? " " : "") + std::string(argv[i]);
+  const std::string command = slender::bench::command_line(argc, argv);
   std::ostringstream head;
   head << "machine: " << slender::bench::cpu_model() << ", " << std::thread::hardware_concurrency()
        << " logical cores; OpenMP threads: " << slender::bench::omp_threads()

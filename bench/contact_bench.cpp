@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
            std::to_string(model->plan.nfree), fmt("%.2f", w.front()), fmt("%.2f", med),
            fmt("%.2f", w.back()), std::to_string(o.steps), fmt("%.2f", double(o.steps) / med),
            fmt("%.1f", double(o.iters) / double(o.steps)), fmt("%.1f", 1e3 * med / double(o.iters)),
-           std::to_string(o.halvings), fmt("%.0f", pct * pt.eval),
-           fmt("%.0f", pct * pt.assemble), fmt("%.0f", pct * (pt.factor + pt.solve)),
+           std::to_string(o.halvings), fmt("%.0f", pct * pt.eval), fmt("%.0f", pct * pt.assemble),
+           fmt("%.0f", pct * (pt.factor + pt.solve)),
            fmt("%.0f", std::max(0.0, 100.0 - pct * phases))});
     }
     std::cout << "S10 entanglement gripper, " << duration << " s simulated, " << repeats
