@@ -341,6 +341,26 @@ SLENDER_HD inline bool contact_friction(const ModelView& m,
   return true;
 }
 
+/// one 4-node contact pair (nodes `node`, contact distance d, friction coefficient mu) of
+/// either kind: the distance functor picks edge-edge or point-triangle
+template <class Distance>
+SLENDER_HD inline void contact_pair_eval(const ModelView& m,
+                                         const EvalView& s,
+                                         int env,
+                                         const int* node,
+                                         Real d,
+                                         Real mu,
+                                         unsigned want,
+                                         LocalEval<12>& r) {
+  Vec<12> x;
+  gather_positions<4>(s.q + long(env) * m.ndof, node, x);
+  r.g.set_zero();  // out of range the stencil returns early; keep every path defined
+  ImcFriction f;
+  const bool fr = contact_friction(m, s, env, node, x, mu, f);
+  imc_eval<12, Distance>(x, ImcParams{m.contact_k, d, m.contact_delta}, want, r, nullptr,
+                         fr ? &f : nullptr);
+}
+
 }  // namespace detail
 
 /// Implicit contact between two edges, rod or shell (seed 000 eqs. 21-22), with friction (eq. 23).
@@ -352,14 +372,8 @@ struct ContactEdgeEdgeBinding {
   }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
-    Vec<12> x;
-    const int* node = m.pair_node + 4 * k;
-    detail::gather_positions<4>(s.q + long(env) * m.ndof, node, x);
-    r.g.set_zero();  // out of range the stencil returns early; keep every path defined
-    ImcFriction f;
-    const bool fr = detail::contact_friction(m, s, env, node, x, m.pair_mu ? m.pair_mu[k] : 0, f);
-    imc_edge_edge_eval(x, ImcParams{m.contact_k, m.pair_d[k], m.contact_delta}, want, r, nullptr,
-                       fr ? &f : nullptr);
+    detail::contact_pair_eval<detail::EdgeEdgeDistanceFn>(
+        m, s, env, m.pair_node + 4 * k, m.pair_d[k], m.pair_mu ? m.pair_mu[k] : 0, want, r);
   }
 };
 
@@ -372,14 +386,8 @@ struct ContactPointTriangleBinding {
   }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
-    Vec<12> x;
-    const int* node = m.pt_node + 4 * k;
-    detail::gather_positions<4>(s.q + long(env) * m.ndof, node, x);
-    r.g.set_zero();  // out of range the stencil returns early; keep every path defined
-    ImcFriction f;
-    const bool fr = detail::contact_friction(m, s, env, node, x, m.pt_mu ? m.pt_mu[k] : 0, f);
-    imc_point_triangle_eval(x, ImcParams{m.contact_k, m.pt_d[k], m.contact_delta}, want, r, nullptr,
-                            fr ? &f : nullptr);
+    detail::contact_pair_eval<detail::PointTriangleDistanceFn>(
+        m, s, env, m.pt_node + 4 * k, m.pt_d[k], m.pt_mu ? m.pt_mu[k] : 0, want, r);
   }
 };
 

@@ -232,64 +232,83 @@ SLENDER_HD inline unsigned imc_distance_want(unsigned want) {
   return want & kHess ? kGradHess : want;
 }
 
+// the distances of contact_distance.h behind one call shape (the edge-triangle one keeps its
+// closest sub-pair, which it reports and reuses)
+struct EdgeEdgeDistanceFn {
+  SLENDER_HD void operator()(
+      const Vec<12>& x, unsigned want, ContactDistance& d, Vec<12>* g, Mat<12, 12>* H) {
+    edge_edge_distance(x, want, d, g, H);
+  }
+};
+struct PointTriangleDistanceFn {
+  SLENDER_HD void operator()(
+      const Vec<12>& x, unsigned want, ContactDistance& d, Vec<12>* g, Mat<12, 12>* H) {
+    point_triangle_distance(x, want, d, g, H);
+  }
+};
+struct EdgeTriangleDistanceFn {
+  int pair = 0;
+  SLENDER_HD void operator()(
+      const Vec<15>& x, unsigned want, ContactDistance& d, Vec<15>* g, Mat<15, 15>* H) {
+    edge_triangle_distance(x, want, d, pair, g, H);
+  }
+};
+
+// one pair: the distance alone first (far pairs stop there), then its derivatives as the
+// energy's want needs them, composed with the penalty and the friction
+template <int N, class Distance>
+SLENDER_HD inline void imc_eval(const Vec<N>& x,
+                                const ImcParams& p,
+                                unsigned want,
+                                LocalEval<N>& out,
+                                ContactDistance* info,
+                                const ImcFriction* fr) {
+  Distance dist;
+  ContactDistance cd;
+  dist(x, kEnergy, cd, nullptr, nullptr);
+  if (info) *info = cd;
+  if (imc_out_of_range(cd, p, want, out)) return;
+  Vec<N> gD = Vec<N>::zero();
+  Mat<N, N> HD;
+  if (want != kEnergy) dist(x, imc_distance_want(want), cd, &gD, &HD);
+  imc_compose(x, cd, p, fr, want, gD, HD, out);
+}
+
 }  // namespace detail
 
-/// IMC energy and, on request, gradient and Hessian (12 x 12, symmetric) of an edge-edge pair,
-/// local DOFs [a0, a1, b0, b1]. info, if given, receives the pair's closest features and Delta.
+/// IMC energy and, on request, gradient and Hessian (12 x 12; symmetric without friction) of an
+/// edge-edge pair, local DOFs [a0, a1, b0, b1]. info, if given, receives the pair's closest
+/// features and Delta; fr, if given, adds the pair's friction.
 SLENDER_HD inline void imc_edge_edge_eval(const Vec<12>& x,
                                           const ImcParams& p,
                                           unsigned want,
                                           LocalEval<12>& out,
                                           ContactDistance* info = nullptr,
                                           const ImcFriction* fr = nullptr) {
-  ContactDistance cd;
-  edge_edge_distance(x, kEnergy, cd, nullptr, nullptr);
-  if (info) *info = cd;
-  if (detail::imc_out_of_range(cd, p, want, out)) return;
-  Vec<12> gD = Vec<12>::zero();
-  Mat<12, 12> HD;
-  if (want != kEnergy) edge_edge_distance(x, detail::imc_distance_want(want), cd, &gD, &HD);
-  detail::imc_compose(x, cd, p, fr, want, gD, HD, out);
+  detail::imc_eval<12, detail::EdgeEdgeDistanceFn>(x, p, want, out, info, fr);
 }
 
-/// IMC energy and, on request, gradient and Hessian (12 x 12, symmetric) of a point-triangle
-/// pair, local DOFs [p, t0, t1, t2]. info, if given, receives the closest features and Delta.
+/// IMC energy and, on request, gradient and Hessian (12 x 12) of a point-triangle pair, local
+/// DOFs [p, t0, t1, t2]; info and fr as for imc_edge_edge_eval.
 SLENDER_HD inline void imc_point_triangle_eval(const Vec<12>& x,
                                                const ImcParams& p,
                                                unsigned want,
                                                LocalEval<12>& out,
                                                ContactDistance* info = nullptr,
                                                const ImcFriction* fr = nullptr) {
-  ContactDistance cd;
-  point_triangle_distance(x, kEnergy, cd, nullptr, nullptr);
-  if (info) *info = cd;
-  if (detail::imc_out_of_range(cd, p, want, out)) return;
-  Vec<12> gD = Vec<12>::zero();
-  Mat<12, 12> HD;
-  if (want != kEnergy) point_triangle_distance(x, detail::imc_distance_want(want), cd, &gD, &HD);
-  detail::imc_compose(x, cd, p, fr, want, gD, HD, out);
+  detail::imc_eval<12, detail::PointTriangleDistanceFn>(x, p, want, out, info, fr);
 }
 
-/// IMC energy and, on request, gradient and Hessian (15 x 15, symmetric) of an edge-triangle
-/// pair, local DOFs [a0, a1, t0, t1, t2]. info, if given, receives the closest features and
-/// Delta (w[0..4]). Check kContactCrossing in out.flags: a piercing edge is not repelled.
+/// IMC energy and, on request, gradient and Hessian (15 x 15) of an edge-triangle pair, local
+/// DOFs [a0, a1, t0, t1, t2]; info (w[0..4]) and fr as for imc_edge_edge_eval. Check
+/// kContactCrossing in out.flags: a piercing edge is not repelled.
 SLENDER_HD inline void imc_edge_triangle_eval(const Vec<15>& x,
                                               const ImcParams& p,
                                               unsigned want,
                                               LocalEval<15>& out,
                                               ContactDistance* info = nullptr,
                                               const ImcFriction* fr = nullptr) {
-  ContactDistance cd;
-  int pair;
-  edge_triangle_distance(x, kEnergy, cd, pair, nullptr, nullptr);
-  if (info) *info = cd;
-  if (detail::imc_out_of_range(cd, p, want, out)) return;
-  Vec<15> gD = Vec<15>::zero();
-  Mat<15, 15> HD;
-  if (want != kEnergy) {
-    edge_triangle_distance(x, detail::imc_distance_want(want), cd, pair, &gD, &HD);
-  }
-  detail::imc_compose(x, cd, p, fr, want, gD, HD, out);
+  detail::imc_eval<15, detail::EdgeTriangleDistanceFn>(x, p, want, out, info, fr);
 }
 
 }  // namespace slender
