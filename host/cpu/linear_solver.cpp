@@ -78,6 +78,7 @@ struct LinearSolver::Impl {
   }
 #endif
   bool fallback = false;
+  bool lu_active = false;  // the last direct factorization is the LU's
 
   // kPcg: block-Jacobi CG; the direct kind (CHOLMOD or LDLT, then LU) when CG cannot go on
   LinearSolverKind direct = LinearSolverKind::kSparseLu;
@@ -118,17 +119,18 @@ bool LinearSolver::Impl::direct_factorize() {
     default:
       break;
   }
+  lu_active = !ok;
   if (ok) return true;
-  // general sparse LU: for matrices that are not positive definite
+  // general sparse LU: for matrices that are not positive definite (the Cholesky is tried
+  // again at the next factorization)
   if (kind != LinearSolverKind::kSparseLu) fallback = true;
-  direct = LinearSolverKind::kSparseLu;
   return lu_factorize();
 }
 
 bool LinearSolver::Impl::direct_solve(const Real* b, Real* x) {
   Eigen::Map<const Eigen::VectorXd> bv(b, n);
   Eigen::Map<Eigen::VectorXd> xv(x, n);
-  if (direct == LinearSolverKind::kSparseLu) {
+  if (lu_active) {
     lu_solve(b, x);
   } else if (direct == LinearSolverKind::kEigenLdlt) {
     xv = ldlt.solve(bv);
@@ -233,9 +235,7 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind)
     s.Ap.assign(s.n, 0);
     return;  // the direct fallback analyses its pattern when first needed
   }
-  if (kind != LinearSolverKind::kSparseLu) {
-    s.direct_analyzed = false;  // analysed at the first factorization
-  }
+  // the direct kinds analyse their pattern at the first factorization
 }
 
 LinearSolver::~LinearSolver() = default;

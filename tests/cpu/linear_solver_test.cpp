@@ -109,6 +109,26 @@ TEST(LinearSolver, ZeroPivotFallsBackToLu) {
   }
 }
 
+// one indefinite matrix does not condemn the solver to LU: the next positive definite one is
+// factorized by the symmetric path again
+TEST(LinearSolver, CholeskyIsTriedAgainAfterAFallback) {
+  const int n = 30;
+  const AssemblyPlan p = tridiagonal_plan(n);
+  std::vector<Real> b(n, 1.0), x(n);
+  for (LinearSolverKind kind : kinds()) {
+    if (kind == LinearSolverKind::kSparseLu) continue;
+    cpu::LinearSolver s(p, kind);
+    fill(p, s.values(), 0.0);  // a zero pivot first (see ZeroPivotFallsBackToLu)
+    ASSERT_TRUE(s.factorize()) << s.name();
+    EXPECT_TRUE(s.used_fallback()) << s.name();
+    fill(p, s.values(), 2.5);
+    ASSERT_TRUE(s.factorize()) << s.name();
+    EXPECT_FALSE(s.used_fallback()) << s.name();
+    ASSERT_TRUE(s.solve(b.data(), x.data()));
+    EXPECT_LT(residual(p, 2.5, x, b), 1e-12) << s.name();
+  }
+}
+
 // a non-symmetric Jacobian (drag, friction) stored row by row must be solved as J x = b,
 // not J^T x = b
 TEST(LinearSolver, LuSolvesTheRowMajorNonSymmetricMatrix) {
