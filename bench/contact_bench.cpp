@@ -34,6 +34,7 @@ using slender::bench::fmt;
 struct Outcome {
   double wall = 0;
   long steps = 0, iters = 0, halvings = 0;
+  int dof = 0;  // free DOFs
   slender::PhaseTimes times;
   bool ok = false;
 };
@@ -54,6 +55,7 @@ Outcome run_once(const slender::SceneSpec& scene, Real duration) {
   o.iters = r.newton_iters;
   o.halvings = r.dt_halvings;
   o.times = sim.phase_times();
+  o.dof = model->plan.nfree;
   return o;
 }
 
@@ -97,11 +99,10 @@ int main(int argc, char** argv) {
       const auto& pt = o.times;
       const double phases = pt.eval + pt.assemble + pt.factor + pt.solve;
       const double pct = 100.0 / o.wall;
-      const auto model = slender::build_model(scene);
       t.rows.push_back(
           {std::string("S10 gripper, mu ") + fmt("%.1f", mu) + (o.ok ? "" : " FAILED"),
-           std::to_string(model->plan.nfree), fmt("%.2f", w.front()), fmt("%.2f", med),
-           fmt("%.2f", w.back()), std::to_string(o.steps), fmt("%.2f", double(o.steps) / med),
+           std::to_string(o.dof), fmt("%.2f", w.front()), fmt("%.2f", med), fmt("%.2f", w.back()),
+           std::to_string(o.steps), fmt("%.2f", double(o.steps) / med),
            fmt("%.1f", double(o.iters) / double(o.steps)), fmt("%.1f", 1e3 * med / double(o.iters)),
            std::to_string(o.halvings), fmt("%.0f", pct * pt.eval), fmt("%.0f", pct * pt.assemble),
            fmt("%.0f", pct * (pt.factor + pt.solve)),

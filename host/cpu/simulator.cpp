@@ -93,8 +93,6 @@ struct Simulator::Impl {
   std::vector<unsigned> flag_pool;
   std::vector<Real> dof_r, dof_J, dof_phi, f, dx;
   Real phi = 0;  // incremental potential of the last evaluation
-  // ground or contact friction: forces without a potential (the line search ignores phi)
-  bool has_friction = false;
 
   Impl(std::shared_ptr<const Model> m, const IntegratorSpec& s, LinearSolverKind kind)
       : model(std::move(m)), spec(s), state(initial_state(*model)), mv(host_view(*model)) {
@@ -102,7 +100,6 @@ struct Simulator::Impl {
     // a non-symmetric Jacobian (drag) needs LU: the symmetric factorizations read one triangle
     if (md.nonsymmetric()) kind = LinearSolverKind::kSparseLu;
     solver_kind = kind;
-    has_friction = (md.ground.enabled && md.ground.friction > 0) || md.contact_friction();
     plan_ptr = &md.plan;
     solver = std::make_unique<cpu::LinearSolver>(md.plan, kind);
     y.resize(md.ndof);
@@ -528,7 +525,7 @@ struct Simulator::Impl {
       Real slope = 0;  // -d phi / d alpha at alpha = 0
       for (int k = 0; k < p.nfree; ++k)
         slope += dx[k] * f[k];
-      const bool on_potential = slope > 0 && !has_friction;
+      const bool on_potential = slope > 0 && !model->friction();
       const Real phi0 = phi;
       Real alpha = 1, r_new = 0;
       bool accepted = false;

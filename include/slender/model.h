@@ -171,9 +171,10 @@ struct Model {
   std::vector<Real> tri_half_thickness;   ///< half the shell thickness of each triangle [m] (ntri)
   /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU
   bool nonsymmetric() const {
-    return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) ||
-           (ground.enabled && ground.friction > 0) || contact_friction();
+    return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) || friction();
   }
+  /// whether any force without a potential acts through friction (ground or contact)
+  bool friction() const { return (ground.enabled && ground.friction > 0) || contact_friction(); }
   /// whether any pair of bodies in contact has friction
   bool contact_friction() const {
     if (!contact.enabled) return false;
