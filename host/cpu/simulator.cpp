@@ -1,14 +1,7 @@
-// CPU backend of the Simulator: implicit integrators with Newton's method on the free DOFs.
-//
-// Every integrator is written as one nonlinear problem in an unknown configuration y:
-//   f(y) = c_m M (y - q_hat) + grad E(y) - F(y, u(y)) = 0,   u(y) = u_hat + c_u (y - q_hat)
-// with, for a step of size dt from (q_n, u_n, a_n):
-//   implicit Euler   y = q_n+1    c_m = 1/dt^2       c_u = 1/dt       q_hat = q_n + dt u_n
-//   implicit midpoint y = q_n+1/2 c_m = 4/dt^2       c_u = 2/dt       q_hat = q_n + dt/2 u_n
-//   Newmark-beta     y = q_n+1    c_m = 1/(b dt^2)   c_u = g/(b dt)   q_hat = q_n + dt u_n
-//                                                                     + dt^2 (1/2 - b) a_n
-//   static           y = q_n+1    c_m = 0            c_u = 0          loads ramp with time
-// The Jacobian is c_m M + H - dF/dq - c_u dF/du, assembled on the free DOFs.
+// CPU backend of the Simulator: implicit integrators with Newton's method on the free DOFs (the
+// integrators' formulation is in include/slender/core/integrator.h). With the CUDA backend
+// selected, the Newton step runs on the device (kernels/cuda_stepper.cu) and this class keeps the
+// host side: contact candidates, actuation, point loads and the host copy of the state.
 
 #include "slender/simulator.h"
 
@@ -25,6 +18,7 @@
 #include "model/model_internal.h"
 #include "slender/core/assemble.h"
 #include "slender/core/error.h"
+#include "slender/core/integrator.h"
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
 
@@ -52,13 +46,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-
-// integrator coefficients of one step
-struct StepCoeffs {
-  Real c_m, c_u;
-  Real t_eval;       // time at which loads are evaluated
-  Real load_factor;  // static mode ramps loads; 1 otherwise
-};
 
 }  // namespace
 
@@ -270,55 +257,10 @@ struct Simulator::Impl {
 
   StepCoeffs prepare(Real dt) {
     const Model& m = *model;
-    const Real* qn = state.q.data();
-    const Real* un = state.u.data();
-    const Real* an = state.a.data();
-    StepCoeffs c{0, 0, state.time + dt, 1};
-    const Real b = spec.beta, gm = spec.gamma;
-    for (int i = 0; i < m.ndof; ++i) {
-      switch (spec.kind) {
-        case IntegratorKind::kImplicitEuler:
-          q_hat[i] = qn[i] + dt * un[i];
-          u_hat[i] = un[i];
-          break;
-        case IntegratorKind::kImplicitMidpoint:
-          q_hat[i] = qn[i] + 0.5 * dt * un[i];
-          u_hat[i] = un[i];
-          break;
-        case IntegratorKind::kNewmark:
-          q_hat[i] = qn[i] + dt * un[i] + dt * dt * (0.5 - b) * an[i];
-          u_hat[i] = un[i] + dt * (1 - gm) * an[i];
-          break;
-        case IntegratorKind::kStatic:
-          q_hat[i] = qn[i];
-          u_hat[i] = 0;
-          break;
-      }
-      // fixed DOFs stay where they are
-      if (m.dof_fixed[i]) {
-        q_hat[i] = qn[i];
-        u_hat[i] = 0;
-      }
-    }
-    switch (spec.kind) {
-      case IntegratorKind::kImplicitEuler:
-        c.c_m = 1 / (dt * dt);
-        c.c_u = 1 / dt;
-        break;
-      case IntegratorKind::kImplicitMidpoint:
-        c.c_m = 4 / (dt * dt);
-        c.c_u = 2 / dt;
-        c.t_eval = state.time + 0.5 * dt;
-        break;
-      case IntegratorKind::kNewmark:
-        c.c_m = 1 / (b * dt * dt);
-        c.c_u = gm / (b * dt);
-        break;
-      case IntegratorKind::kStatic:
-        // loads ramp linearly to full at the end of the run: each step is a load step
-        c.load_factor = spec.duration > 0 ? std::min(Real(1), c.t_eval / spec.duration) : 1;
-        break;
-    }
+    const StepCoeffs c = step_coeffs(spec, state.time, dt);
+    parallel_for_host(m.ndof,
+                      Predict{spec.kind, dt, spec.beta, spec.gamma, state.q.data(), state.u.data(),
+                              state.a.data(), m.dof_fixed.data(), q_hat.data(), u_hat.data()});
     c_u = c.c_u;
     apply_actuation(c.t_eval);
     std::fill(f_time.begin(), f_time.end(), 0);
@@ -339,8 +281,7 @@ struct Simulator::Impl {
   void take_step(const std::vector<Real>& from, Real alpha, std::vector<Real>& out) const {
     const AssemblyPlan& p = plan();
     out = from;
-    for (int r = 0; r < p.nfree; ++r)
-      out[p.free_dof[r]] -= alpha * dx[r];
+    parallel_for_host(p.nfree, ApplyNewtonStep{p.free_dof.data(), dx.data(), alpha, out.data()});
   }
 
   // rod and shell contact: candidate pairs for a step of size dt from the current state (surfaces
@@ -594,44 +535,9 @@ struct Simulator::Impl {
   void finalize(Real dt, const StepCoeffs& c) {
     const Model& m = *model;
     std::vector<Real>& q = state.q;
-    std::vector<Real>& u = state.u;
-    std::vector<Real>& a = state.a;
-    for (int i = 0; i < m.ndof; ++i) {
-      const Real un = u[i];
-      switch (spec.kind) {
-        case IntegratorKind::kImplicitEuler:
-          u[i] = (y[i] - q[i]) / dt;
-          a[i] = (u[i] - un) / dt;
-          q[i] = y[i];
-          break;
-        case IntegratorKind::kImplicitMidpoint: {
-          if (m.dof_mass[i] == 0) {
-            // a massless DOF (mid-edge xi) is in equilibrium at the midpoint: keep that value
-            // rather than extrapolating it
-            u[i] = (y[i] - q[i]) / dt;
-            a[i] = 0;
-            q[i] = y[i];
-            break;
-          }
-          const Real u_mid = u_hat[i] + c.c_u * (y[i] - q_hat[i]);
-          u[i] = 2 * u_mid - un;
-          a[i] = (u[i] - un) / dt;
-          q[i] = 2 * y[i] - q[i];
-          break;
-        }
-        case IntegratorKind::kNewmark:
-          a[i] = (y[i] - q_hat[i]) * c.c_m;
-          u[i] = u_hat[i] + c.c_u * (y[i] - q_hat[i]);
-          q[i] = y[i];
-          break;
-        case IntegratorKind::kStatic:
-          u[i] = 0;
-          a[i] = 0;
-          q[i] = y[i];
-          break;
-      }
-      if (m.dof_fixed[i]) u[i] = a[i] = 0;
-    }
+    parallel_for_host(m.ndof, FinalizeStep{spec.kind, dt, c.c_m, c.c_u, y.data(), q_hat.data(),
+                                           u_hat.data(), m.dof_mass.data(), m.dof_fixed.data(),
+                                           q.data(), state.u.data(), state.a.data()});
     // frames of the new configuration become the next step's start
     update_frames(q.data());
     state.edge_d1 = d1_cur;

@@ -1,0 +1,154 @@
+#pragma once
+
+// The integrators' per-DOF arithmetic (host and device), shared by the CPU and CUDA backends.
+//
+// Every integrator is written as one nonlinear problem in an unknown configuration y:
+//   f(y) = c_m M (y - q_hat) + grad E(y) - F(y, u(y)) = 0,   u(y) = u_hat + c_u (y - q_hat)
+// with, for a step of size dt from (q_n, u_n, a_n):
+//   implicit Euler   y = q_n+1    c_m = 1/dt^2       c_u = 1/dt       q_hat = q_n + dt u_n
+//   implicit midpoint y = q_n+1/2 c_m = 4/dt^2       c_u = 2/dt       q_hat = q_n + dt/2 u_n
+//   Newmark-beta     y = q_n+1    c_m = 1/(b dt^2)   c_u = g/(b dt)   q_hat = q_n + dt u_n
+//                                                                     + dt^2 (1/2 - b) a_n
+//   static           y = q_n+1    c_m = 0            c_u = 0          loads ramp with time
+// The Jacobian is c_m M + H - dF/dq - c_u dF/du, assembled on the free DOFs.
+
+#include <algorithm>
+
+#include "slender/core/types.h"
+#include "slender/scene.h"
+
+namespace slender {
+
+/// Integrator coefficients of one step.
+struct StepCoeffs {
+  Real c_m = 0, c_u = 0;
+  Real t_eval = 0;       ///< time at which loads and actuation are evaluated [s]
+  Real load_factor = 1;  ///< static mode ramps loads; 1 otherwise
+};
+
+/// The coefficients of a step of size dt that starts at `time`.
+inline StepCoeffs step_coeffs(const IntegratorSpec& spec, Real time, Real dt) {
+  StepCoeffs c;
+  c.t_eval = time + dt;
+  const Real b = spec.beta, gm = spec.gamma;
+  switch (spec.kind) {
+    case IntegratorKind::kImplicitEuler:
+      c.c_m = 1 / (dt * dt);
+      c.c_u = 1 / dt;
+      break;
+    case IntegratorKind::kImplicitMidpoint:
+      c.c_m = 4 / (dt * dt);
+      c.c_u = 2 / dt;
+      c.t_eval = time + 0.5 * dt;
+      break;
+    case IntegratorKind::kNewmark:
+      c.c_m = 1 / (b * dt * dt);
+      c.c_u = gm / (b * dt);
+      break;
+    case IntegratorKind::kStatic:
+      // loads ramp linearly to full at the end of the run: each step is a load step
+      c.load_factor = spec.duration > 0 ? std::min(Real(1), c.t_eval / spec.duration) : 1;
+      break;
+  }
+  return c;
+}
+
+/// The predictor q_hat, u_hat of one DOF per index; fixed DOFs stay where they are.
+struct Predict {
+  IntegratorKind kind;
+  Real dt, beta, gamma;
+  const Real* q;               // (ndof)
+  const Real* u;               // (ndof)
+  const Real* a;               // (ndof)
+  const unsigned char* fixed;  // (ndof)
+  Real* q_hat;                 // (ndof)
+  Real* u_hat;                 // (ndof)
+  SLENDER_HD void operator()(long i) const {
+    Real qh = q[i], uh = u[i];
+    switch (kind) {
+      case IntegratorKind::kImplicitEuler:
+        qh = q[i] + dt * u[i];
+        break;
+      case IntegratorKind::kImplicitMidpoint:
+        qh = q[i] + 0.5 * dt * u[i];
+        break;
+      case IntegratorKind::kNewmark:
+        qh = q[i] + dt * u[i] + dt * dt * (0.5 - beta) * a[i];
+        uh = u[i] + dt * (1 - gamma) * a[i];
+        break;
+      case IntegratorKind::kStatic:
+        uh = 0;
+        break;
+    }
+    if (fixed[i]) {
+      qh = q[i];
+      uh = 0;
+    }
+    q_hat[i] = qh;
+    u_hat[i] = uh;
+  }
+};
+
+/// out[free_dof[r]] -= alpha dx[r], one free row per index (out holds the step's start).
+struct ApplyNewtonStep {
+  const int* free_dof;  // (nfree)
+  const Real* dx;       // (nfree)
+  Real alpha;
+  Real* out;  // (ndof)
+  SLENDER_HD void operator()(long r) const { out[free_dof[r]] -= alpha * dx[r]; }
+};
+
+/// The converged y becomes the new q, u, a of one DOF per index.
+struct FinalizeStep {
+  IntegratorKind kind;
+  Real dt, c_m, c_u;
+  const Real* y;               // (ndof)
+  const Real* q_hat;           // (ndof)
+  const Real* u_hat;           // (ndof)
+  const Real* mass;            // (ndof)
+  const unsigned char* fixed;  // (ndof)
+  Real* q;                     // (ndof)
+  Real* u;                     // (ndof)
+  Real* a;                     // (ndof)
+  SLENDER_HD void operator()(long i) const {
+    const Real un = u[i];
+    Real qn = q[i], un1 = un, an1 = a[i];
+    switch (kind) {
+      case IntegratorKind::kImplicitEuler:
+        un1 = (y[i] - qn) / dt;
+        an1 = (un1 - un) / dt;
+        qn = y[i];
+        break;
+      case IntegratorKind::kImplicitMidpoint:
+        if (mass[i] == 0) {
+          // a massless DOF (mid-edge xi) is in equilibrium at the midpoint: keep that value
+          // rather than extrapolating it
+          un1 = (y[i] - qn) / dt;
+          an1 = 0;
+          qn = y[i];
+        } else {
+          const Real u_mid = u_hat[i] + c_u * (y[i] - q_hat[i]);
+          un1 = 2 * u_mid - un;
+          an1 = (un1 - un) / dt;
+          qn = 2 * y[i] - qn;
+        }
+        break;
+      case IntegratorKind::kNewmark:
+        an1 = (y[i] - q_hat[i]) * c_m;
+        un1 = u_hat[i] + c_u * (y[i] - q_hat[i]);
+        qn = y[i];
+        break;
+      case IntegratorKind::kStatic:
+        un1 = 0;
+        an1 = 0;
+        qn = y[i];
+        break;
+    }
+    if (fixed[i]) un1 = an1 = 0;
+    q[i] = qn;
+    u[i] = un1;
+    a[i] = an1;
+  }
+};
+
+}  // namespace slender
