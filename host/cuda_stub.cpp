@@ -1,6 +1,7 @@
 // Answers for a build without CUDA (Warp's stub pattern): no devices, and a clear error with
 // the fix when the CUDA backend is asked for.
 
+#include "backend/device_stepper.h"
 #include "slender/backend.h"
 #include "slender/core/error.h"
 
@@ -12,6 +13,13 @@ void require_cuda_backend() {
   throw Error(
       "the CUDA backend was asked for, but Slender was built without CUDA; "
       "reconfigure with -DSLENDER_WITH_CUDA=ON");
+}
+
+std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model>,
+                                                 const IntegratorSpec&,
+                                                 LinearSolverKind) {
+  require_cuda_backend();
+  return nullptr;
 }
 
 }  // namespace slender

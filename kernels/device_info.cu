@@ -20,9 +20,10 @@ bool built_with_cuda() { return true; }
 
 void require_cuda_backend() {
   if (cuda_device_count() == 0) {
-    throw Error("the CUDA backend was asked for, but no CUDA device is visible on this machine");
+    throw Error(
+        "the CUDA backend was asked for, but no CUDA device is visible on this machine; "
+        "run with --backend cpu (or \"backend\": \"cpu\" in the scene)");
   }
-  throw Error("the CUDA backend is not implemented yet in this version; use --backend cpu");
 }
 
 }  // namespace slender

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "backend/device_stepper.h"
 #include "contact/broad_phase.h"
 #include "cpu/linear_solver.h"
 #include "model/model_internal.h"
@@ -54,9 +55,15 @@ struct Simulator::Impl {
   IntegratorSpec spec;
   State state;
   ModelView mv;  // the model's arrays plus this step's contact pairs
-  std::unique_ptr<cpu::LinearSolver> solver;
+  std::unique_ptr<cpu::LinearSolver> solver;  // the CPU backend's (created when first needed)
   LinearSolverKind solver_kind;
   PhaseTimes times;
+
+  // CUDA backend: the device runs the step and holds the state; `state` is the host copy,
+  // refreshed when a query needs it
+  std::unique_ptr<DeviceStepper> device;
+  bool host_stale = false;
+  long plan_version = 0, device_plan_version = 0;  // contact plans built / known to the device
 
   // rod-rod contact: candidate pairs of the step and the assembly plan that includes them
   contact::BroadPhase broad_phase;
@@ -81,14 +88,18 @@ struct Simulator::Impl {
   std::vector<Real> dof_r, dof_J, dof_phi, f, dx;
   Real phi = 0;  // incremental potential of the last evaluation
 
-  Impl(std::shared_ptr<const Model> m, const IntegratorSpec& s, LinearSolverKind kind)
+  Impl(std::shared_ptr<const Model> m,
+       const IntegratorSpec& s,
+       LinearSolverKind kind,
+       BackendKind backend)
       : model(std::move(m)), spec(s), state(initial_state(*model)), mv(host_view(*model)) {
     const Model& md = *model;
+    if (backend == BackendKind::kCuda) device = make_cuda_stepper(model, spec, kind);
     // a non-symmetric Jacobian (drag) needs LU: the symmetric factorizations read one triangle
     if (md.nonsymmetric()) kind = LinearSolverKind::kSparseLu;
     solver_kind = kind;
     plan_ptr = &md.plan;
-    solver = std::make_unique<cpu::LinearSolver>(md.plan, kind);
+    if (!device) solver = std::make_unique<cpu::LinearSolver>(md.plan, kind);
     y.resize(md.ndof);
     y_trial.resize(md.ndof);
     q_hat.resize(md.ndof);
@@ -109,6 +120,17 @@ struct Simulator::Impl {
     nat_phi_bar = md.hinge_phi_bar;
     f.resize(md.plan.nfree);
     dx.resize(md.plan.nfree);
+  }
+
+  cpu::LinearSolver& cpu_solver() {
+    if (!solver) solver = std::make_unique<cpu::LinearSolver>(plan(), solver_kind);
+    return *solver;
+  }
+
+  // the host copy of the state, current
+  void sync_host() {
+    if (device && host_stale) device->download_state(state);
+    host_stale = false;
   }
 
   // frames of configuration q from the step-start frames in `state`
@@ -236,7 +258,7 @@ struct Simulator::Impl {
                       AssembleResidual{p.row_src_adr.data(), p.row_src.data(), p.free_dof.data(),
                                        g_pool.data(), dof_r.data(), f.data()});
     if (with_jacobian) {
-      Real* val = solver->values();
+      Real* val = cpu_solver().values();
       parallel_for_host(
           p.nnz(), AssembleJacobian{p.slot_src_adr.data(), p.slot_src.data(), h_pool.data(), val});
       parallel_for_host(p.nfree,
@@ -263,13 +285,18 @@ struct Simulator::Impl {
                               state.a.data(), m.dof_fixed.data(), q_hat.data(), u_hat.data()});
     c_u = c.c_u;
     apply_actuation(c.t_eval);
+    point_loads(c);
+    return c;
+  }
+
+  // f_time: the point loads at the step's evaluation time
+  void point_loads(const StepCoeffs& c) {
     std::fill(f_time.begin(), f_time.end(), 0);
-    for (const PointLoad& pl : m.point_loads) {
+    for (const PointLoad& pl : model->point_loads) {
       const Real s = c.load_factor * eval_time_function(pl.time, c.t_eval);
       for (int k = 0; k < 3; ++k)
         f_time[3 * pl.node + k] += s * pl.force[k];
     }
-    return c;
   }
 
   bool converged(Real r, Real r0, int iters) const {
@@ -405,15 +432,60 @@ struct Simulator::Impl {
     if (same) return;
     build_assembly_plan(m, mv, contact_plan);
     plan_ptr = &contact_plan;
+    ++plan_version;
     e_pool.resize(contact_plan.energy_pool);
     flag_pool.resize(contact_plan.energy_pool);
     g_pool.resize(contact_plan.grad_pool);
     h_pool.resize(contact_plan.hess_pool);
-    solver = std::make_unique<cpu::LinearSolver>(contact_plan, solver_kind);
+    solver.reset();
+    if (!device) solver = std::make_unique<cpu::LinearSolver>(contact_plan, solver_kind);
+  }
+
+  // one step on the device: the host prepares what is cheap here (contact candidates from the
+  // current state, actuation, point loads) and the device runs the Newton step
+  StepReport step_device(Real dt) {
+    const Model& m = *model;
+    DeviceStepInputs in;
+    if (m.contact.enabled) {
+      sync_host();
+      update_contacts(dt);
+      in.pairs_changed = true;
+      in.pairs = &mv;
+      in.plan_changed = plan_version != device_plan_version;
+      in.plan = &plan();
+    }
+    in.dt = dt;
+    in.c = step_coeffs(spec, state.time, dt);
+    c_u = in.c.c_u;
+    if (!m.actuated.empty() || actuation_callback) {
+      apply_actuation(in.c.t_eval);
+      in.natural_changed = true;
+      in.bend_kappa_bar = nat_kappa_bar.data();
+      in.bend_tau_bar = nat_tau_bar.data();
+      in.hinge_phi_bar = nat_phi_bar.data();
+    }
+    if (!m.point_loads.empty()) {
+      point_loads(in.c);
+      in.loads_changed = true;
+      in.f_time = f_time.data();
+    }
+    DeviceStepWarnings warn;
+    const StepReport rep = device->step(in, times, warn);
+    device_plan_version = plan_version;
+    state.warn_degenerate += warn.degenerate;
+    state.warn_linear_fallback += warn.linear_fallback;
+    state.warn_line_search += warn.line_search;
+    if (rep.ok()) {
+      state.time += dt;
+      ++state.step;
+      host_stale = true;
+    }
+    return rep;
   }
 
   StepReport step(Real dt) {
     SLENDER_CHECK(dt > 0 && std::isfinite(dt), "time step must be positive, got ", dt);
+    if (device) return step_device(dt);
     update_contacts(dt);
     const AssemblyPlan& p = plan();
     const NewtonSpec& ns = spec.newton;
@@ -442,12 +514,13 @@ struct Simulator::Impl {
       }
       // Newton direction
       auto t0 = Clock::now();
-      const bool factored = solver->factorize();
+      cpu::LinearSolver& ls = cpu_solver();
+      const bool factored = ls.factorize();
       times.factor += seconds_since(t0);
       ++times.factorizations;
-      if (solver->used_fallback()) ++state.warn_linear_fallback;
+      if (ls.used_fallback()) ++state.warn_linear_fallback;
       t0 = Clock::now();
-      if (!factored || !solver->solve(f.data(), dx.data())) {
+      if (!factored || !ls.solve(f.data(), dx.data())) {
         times.solve += seconds_since(t0);
         rep.status = StepStatus::kLinearSolveFailed;
         break;
@@ -565,13 +638,17 @@ struct Simulator::Impl {
 };
 
 Simulator::Simulator(std::shared_ptr<const Model> model)
-    : Simulator(model, model->scene.integrator) {}
+    : Simulator(model,
+                model->scene.integrator,
+                LinearSolverKind::kAuto,
+                model->scene.backend) {}
 
 Simulator::Simulator(std::shared_ptr<const Model> model,
                      const IntegratorSpec& integrator,
-                     LinearSolverKind solver) {
+                     LinearSolverKind solver,
+                     BackendKind backend) {
   SLENDER_CHECK(model != nullptr, "Simulator needs a model");
-  impl_ = std::make_unique<Impl>(std::move(model), integrator, solver);
+  impl_ = std::make_unique<Impl>(std::move(model), integrator, solver, backend);
   if (impl_->spec.kind == IntegratorKind::kNewmark) {
     // consistent initial acceleration: M a0 = F(q0, u0) - grad E(q0) on free DOFs
     Impl& s = *impl_;
@@ -601,6 +678,7 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
       s.state.a[i] = m.dof_mass[i] > 0 ? -s.f[r] / m.dof_mass[i] : 0;
     }
   }
+  if (impl_->device) impl_->device->upload_state(impl_->state);
 }
 
 Simulator::~Simulator() = default;
@@ -608,9 +686,20 @@ Simulator::~Simulator() = default;
 StepReport Simulator::step() { return impl_->step(impl_->spec.dt); }
 StepReport Simulator::step(Real dt) { return impl_->step(dt); }
 const Model& Simulator::model() const { return *impl_->model; }
-const State& Simulator::state() const { return impl_->state; }
+const State& Simulator::state() const {
+  impl_->sync_host();
+  return impl_->state;
+}
 const IntegratorSpec& Simulator::integrator() const { return impl_->spec; }
-std::string Simulator::linear_solver_name() const { return impl_->solver->name(); }
+std::string Simulator::linear_solver_name() const {
+  return impl_->device ? impl_->device->solver_name() : impl_->cpu_solver().name();
+}
+BackendKind Simulator::backend() const {
+  return impl_->device ? BackendKind::kCuda : BackendKind::kCpu;
+}
+void Simulator::set_phase_timing(bool on) {
+  if (impl_->device) impl_->device->set_phase_timing(on);
+}
 const PhaseTimes& Simulator::phase_times() const { return impl_->times; }
 void Simulator::set_actuation(ActuationCallback callback) {
   impl_->actuation_callback = std::move(callback);
@@ -623,6 +712,7 @@ void Simulator::residual(Real dt,
   Impl& s = *impl_;
   SLENDER_CHECK(int(y.size()) == s.model->ndof, "configuration has ", y.size(), " DOFs, not ",
                 s.model->ndof);
+  s.sync_host();
   s.update_contacts(dt);
   const AssemblyPlan& p = s.plan();
   const StepCoeffs c = s.prepare(dt);
@@ -630,7 +720,7 @@ void Simulator::residual(Real dt,
   f = s.f;
   if (!jacobian) return;
   jacobian->assign(size_t(p.nfree) * p.nfree, 0);
-  const Real* val = s.solver->values();
+  const Real* val = s.cpu_solver().values();
   for (int r = 0; r < p.nfree; ++r)
     for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
       (*jacobian)[size_t(r) * p.nfree + p.col[k]] = val[k];
@@ -645,6 +735,8 @@ void Simulator::set_state(const State& s) {
                     int(s.sedge_tau0.size()) == 3 * m.nsedge,
                 "state does not match the model's sizes");
   impl_->state = s;
+  impl_->host_stale = false;
+  if (impl_->device) impl_->device->upload_state(s);
 }
 
 namespace {
@@ -665,6 +757,7 @@ void scatter_gradients(const ModelView& mv, const Real* pool, std::vector<Real>&
 
 std::vector<Real> Simulator::reactions() const {
   Impl& s = *impl_;
+  s.sync_host();
   const Model& m = *s.model;
   const AssemblyPlan& p = s.plan();
   s.frames_of_state();
@@ -701,6 +794,7 @@ std::vector<Real> Simulator::reactions() const {
 
 Energies Simulator::energies() const {
   Impl& s = *impl_;
+  s.sync_host();
   const Model& m = *s.model;
   s.frames_of_state();
   s.apply_actuation(s.state.time);
@@ -732,6 +826,7 @@ std::vector<Real> Simulator::shell_bending_energy_density() const {
   const Model& m = *s.model;
   std::vector<Real> out(m.ntri, 0);
   if (m.ntri == 0) return out;
+  s.sync_host();
   s.frames_of_state();
   s.apply_actuation(s.state.time);
   s.eval_stencils(s.state.q.data(), kEnergy);
@@ -749,6 +844,7 @@ std::vector<Real> Simulator::shell_bending_energy_density() const {
 
 std::vector<Real> Simulator::bend_strains() const {
   Impl& s = *impl_;
+  s.sync_host();
   const Model& m = *s.model;
   s.frames_of_state();
   s.apply_actuation(s.state.time);
@@ -767,6 +863,7 @@ std::vector<Real> Simulator::bend_strains() const {
 }
 
 std::vector<Real> Simulator::material_frames() const {
+  impl_->sync_host();
   const Impl& s = *impl_;
   const Model& m = *s.model;
   std::vector<Real> out(3 * size_t(m.nedge));

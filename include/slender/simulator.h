@@ -61,11 +61,14 @@ enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg };
 
 class Simulator {
  public:
-  /// integrator settings from model->scene.integrator
+  /// integrator settings and backend from model->scene
   explicit Simulator(std::shared_ptr<const Model> model);
+  /// backend kCuda runs the Newton step on the GPU (the state stays there between steps); it
+  /// throws slender::Error when this build has no CUDA or no device is visible
   Simulator(std::shared_ptr<const Model> model,
             const IntegratorSpec& integrator,
-            LinearSolverKind solver = LinearSolverKind::kAuto);
+            LinearSolverKind solver = LinearSolverKind::kAuto,
+            BackendKind backend = BackendKind::kCpu);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
@@ -82,8 +85,15 @@ class Simulator {
   const State& state() const;
   void set_state(const State& s);
   const IntegratorSpec& integrator() const;
-  /// name of the linear solver in use ("cholmod", "eigen-ldlt", "sparse-lu", "pcg")
+  /// name of the linear solver in use ("cholmod", "eigen-ldlt", "sparse-lu", "pcg"; on the
+  /// CUDA backend "cusolver-chol" or "cuda-pcg")
   std::string linear_solver_name() const;
+  /// the backend the steps run on
+  BackendKind backend() const;
+  /// CUDA backend: synchronize the device between phases so that phase_times() splits frames,
+  /// stencil evaluation and assembly (off by default: they are counted together under eval,
+  /// and the steps run without the extra synchronizations). The CPU backend always splits them.
+  void set_phase_timing(bool on);
 
   Energies energies() const;
   /// material curvatures and twist (kappa1, kappa2, tau) of every bend stencil (nbend x 3)

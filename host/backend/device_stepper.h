@@ -1,0 +1,68 @@
+#pragma once
+
+// The seam between the Simulator (host) and a device backend: the device owns the state and runs
+// the whole Newton step; the host hands it, per step, what it computes cheaply on the host (the
+// integrator's coefficients, the natural shape under actuation, point loads, the contact pairs
+// and the assembly plan that includes them) and asks for the state only when a recorder does.
+// kernels/cuda_stepper.cu implements it; host/cuda_stub.cpp answers in a build without CUDA.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slender/core/integrator.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+#include "slender/stencils/bindings.h"
+
+namespace slender {
+
+/// What the host hands the device for one step (host pointers, valid during the call).
+struct DeviceStepInputs {
+  Real dt = 0;
+  StepCoeffs c;
+  // the natural shape at the evaluation time, uploaded when `natural_changed` (actuation)
+  bool natural_changed = false;
+  const Real* bend_kappa_bar = nullptr;  // (nbend x 2)
+  const Real* bend_tau_bar = nullptr;    // (nbend)
+  const Real* hinge_phi_bar = nullptr;   // (nhinge)
+  // point loads at the evaluation time, uploaded when `loads_changed`
+  bool loads_changed = false;
+  const Real* f_time = nullptr;  // (ndof)
+  // contact pairs of this step (host view: npair, pair_node, pair_d, pair_mu, npt, ...), uploaded
+  // when `pairs_changed`; the plan that includes them, uploaded and analysed when `plan_changed`
+  bool pairs_changed = false;
+  const ModelView* pairs = nullptr;
+  bool plan_changed = false;
+  const AssemblyPlan* plan = nullptr;
+};
+
+/// Warning counts of one step (added to the State's counters by the host).
+struct DeviceStepWarnings {
+  long degenerate = 0, linear_fallback = 0, line_search = 0;
+};
+
+class DeviceStepper {
+ public:
+  virtual ~DeviceStepper() = default;
+  /// one Newton step; on failure the device state is unchanged
+  virtual StepReport step(const DeviceStepInputs& in, PhaseTimes& times,
+                          DeviceStepWarnings& warn) = 0;
+  /// the device state becomes s (every array of State, one env)
+  virtual void upload_state(const State& s) = 0;
+  /// the host copy: q, u, a, frames, reference twists, mid-edge frame vectors of `s` are
+  /// overwritten (time, step and counters are the host's)
+  virtual void download_state(State& s) = 0;
+  /// name of the linear solver ("cusolver-chol", "pcg")
+  virtual std::string solver_name() const = 0;
+  /// synchronize the device at phase boundaries so that PhaseTimes splits frames, evaluation
+  /// and assembly (off: they are counted together under eval)
+  virtual void set_phase_timing(bool on) = 0;
+};
+
+/// The CUDA stepper (throws slender::Error with the reason when it cannot run here).
+std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> model,
+                                                 const IntegratorSpec& spec,
+                                                 LinearSolverKind solver);
+
+}  // namespace slender

@@ -1,0 +1,665 @@
+// The CUDA backend's Newton step: the state lives on the device across steps; frames, every
+// stencil family, the per-DOF terms and the assembly of the residual and the CSR Jacobian run
+// as kernels of the same functors the CPU backend loops over (include/slender/stencils,
+// include/slender/core); the linear solve is cuSOLVER's sparse Cholesky (DeviceSparseSolver) or
+// block-Jacobi PCG on the device; norms, potentials and line-search quantities are deterministic
+// CUB reductions (reduce.cuh), of which the host reads a few scalars per evaluation to run the
+// same Newton and line-search logic as host/cpu/simulator.cpp.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "backend/device_stepper.h"
+#include "device_buffer.cuh"
+#include "device_model.h"
+#include "device_solver.h"
+#include "launch.cuh"
+#include "reduce.cuh"
+#include "slender/backend.h"
+#include "slender/core/assemble.h"
+#include "slender/core/pcg.h"
+
+namespace slender {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// above this many free DOFs the automatic choice is PCG (a first guess: the sparse Cholesky's
+// fill grows faster than the matrix on shell meshes; to be tuned on a GPU)
+constexpr int kPcgAutoThreshold = 250000;
+
+// ---- reduction functors ---------------------------------------------------------------------
+
+// s0: sum of stencil energies, s1: sum of per-DOF potentials, s2: |f|^2
+struct EvalSums {
+  const Real* e;
+  long ne;
+  const Real* dphi;
+  long nd;
+  const Real* f;
+  long nf;
+  __device__ Red4 operator()(long i) const {
+    Red4 r{0, 0, 0, 0};
+    if (i < ne) r.s0 = e[i];
+    if (i < nd) r.s1 = dphi[i];
+    if (i < nf) r.s2 = f[i] * f[i];
+    return r;
+  }
+};
+
+// s0: a . b, m0: max |a|
+struct DotMax {
+  const Real* a;
+  const Real* b;
+  __device__ Red4 operator()(long i) const { return Red4{a[i] * b[i], 0, 0, ::fabs(a[i])}; }
+};
+
+// s0: number of entries with the bit set
+struct CountFlags {
+  const unsigned* flags;
+  unsigned bit;
+  __device__ Red4 operator()(long i) const {
+    return Red4{(flags[i] & bit) ? Real(1) : Real(0), 0, 0, 0};
+  }
+};
+
+// s0: number of zero entries
+struct CountZero {
+  const unsigned char* v;
+  __device__ Red4 operator()(long i) const { return Red4{v[i] == 0 ? Real(1) : Real(0), 0, 0, 0}; }
+};
+
+// ---- PCG update functors (scalars read from reduction slots in device memory) ----------------
+
+// x += alpha p, r -= alpha Ap with alpha = rz / pAp; flags a non-positive curvature
+struct PcgUpdateX {
+  const Red4* rz;
+  const Red4* pAp;
+  Red4* bad;
+  const Real* p;
+  const Real* Ap;
+  Real* x;
+  Real* r;
+  __device__ void operator()(long i) const {
+    Real alpha = 0;
+    if (rz->s0 != 0) {
+      if (pAp->s0 > 0) {
+        alpha = rz->s0 / pAp->s0;
+      } else if (i == 0) {
+        bad->s0 = 1;
+      }
+    }
+    x[i] += alpha * p[i];
+    r[i] -= alpha * Ap[i];
+  }
+};
+
+// p = z + beta p with beta = rz_new / rz_old
+struct PcgUpdateP {
+  const Red4* rz_new;
+  const Red4* rz_old;
+  const Real* z;
+  Real* p;
+  __device__ void operator()(long i) const {
+    const Real beta = rz_old->s0 != 0 ? rz_new->s0 / rz_old->s0 : Real(0);
+    p[i] = z[i] + beta * p[i];
+  }
+};
+
+// reduction result slots
+enum Slot { kSlotEval, kSlotDot, kSlotFlags, kSlotRzA, kSlotRzB, kSlotPAp, kSlotRr, kSlotBad,
+            kSlotBB, kNumSlots };
+
+template <class T>
+void copy_d2d(T* dst, const T* src, size_t n) {
+  if (n > 0) SLENDER_CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyDeviceToDevice));
+}
+
+template <class T>
+void upload_to(DeviceBuffer<T>& d, const T* h, size_t n) {
+  d.resize(n);
+  if (n > 0) SLENDER_CUDA_CHECK(cudaMemcpy(d.data(), h, n * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+// the scalar parts of an assembly plan
+struct PlanDims {
+  int nfree = 0, nnz = 0;
+  long energy_pool = 0, grad_pool = 0, hess_pool = 0;
+  long e_off[kNumFamilies] = {}, g_off[kNumFamilies] = {}, h_off[kNumFamilies] = {};
+};
+
+class CudaStepper final : public DeviceStepper {
+ public:
+  CudaStepper(std::shared_ptr<const Model> model, const IntegratorSpec& spec,
+              LinearSolverKind kind)
+      : model_(std::move(model)), spec_(spec), kind_(kind), dm_(*model_) {
+    const Model& m = *model_;
+    dv_ = dm_.view();
+    d_dof_mass_.upload(m.dof_mass);
+    d_dof_fixed_.upload(m.dof_fixed);
+    d_node_dl_.upload(m.node_dl);
+    d_node_volume_.upload(m.node_volume);
+    const size_t nd = size_t(m.ndof);
+    for (DeviceBuffer<Real>* b : {&q_, &u_, &a_, &y_, &y_trial_, &q_hat_, &u_hat_, &f_time_,
+                                  &dof_r_, &dof_J_, &dof_phi_})
+      b->resize(nd);
+    f_time_.fill_zero();
+    d1_.resize(3 * size_t(m.nedge));
+    t_.resize(3 * size_t(m.nedge));
+    d1_cur_.resize(3 * size_t(m.nedge));
+    t_cur_.resize(3 * size_t(m.nedge));
+    ref_.resize(size_t(m.nbend));
+    ref_cur_.resize(size_t(m.nbend));
+    tau0_.resize(3 * size_t(m.nsedge));
+    kappa_bar_.upload(m.bend_kappa_bar);
+    tau_bar_.upload(m.bend_tau_bar);
+    phi_bar_.upload(m.hinge_phi_bar);
+    partial_.resize(kReduceBlocks);
+    slots_.resize(kNumSlots);
+    symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
+    use_plan(m.plan);
+    upload_state(initial_state(m));
+  }
+
+  StepReport step(const DeviceStepInputs& in, PhaseTimes& times,
+                  DeviceStepWarnings& warn) override {
+    const Model& m = *model_;
+    times_ = &times;
+    if (in.plan_changed && in.plan) use_plan(*in.plan);
+    if (in.pairs_changed && in.pairs) use_pairs(*in.pairs);
+    if (in.natural_changed) {
+      upload_to(kappa_bar_, in.bend_kappa_bar, 2 * size_t(m.nbend));
+      upload_to(tau_bar_, in.bend_tau_bar, size_t(m.nbend));
+      upload_to(phi_bar_, in.hinge_phi_bar, size_t(m.nhinge));
+    }
+    if (in.loads_changed) upload_to(f_time_, in.f_time, size_t(m.ndof));
+    const StepCoeffs& c = in.c;
+    const Real dt = in.dt;
+    c_u_ = c.c_u;
+    const NewtonSpec& ns = spec_.newton;
+    StepReport rep;
+    rep.dt = dt;
+
+    parallel_for_cuda(m.ndof, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(),
+                                      u_.data(), a_.data(), d_dof_fixed_.data(), q_hat_.data(),
+                                      u_hat_.data()});
+    copy_d2d(y_.data(), q_hat_.data(), size_t(m.ndof));
+    Real r = evaluate(y_.data(), c, true);
+    rep.residual0 = r;
+    int it = 0;
+    bool ok = false;
+    const int nfree = pd_.nfree;
+    while (true) {
+      if (!std::isfinite(r)) {
+        rep.status = StepStatus::kNonFinite;
+        break;
+      }
+      if (converged(r, rep.residual0, it)) {
+        ok = true;
+        break;
+      }
+      if (it >= ns.max_iters) {
+        rep.status = StepStatus::kMaxIters;
+        break;
+      }
+      // Newton direction
+      bool fallback = false;
+      const bool solved = linear_solve(fallback);
+      if (fallback) ++warn.linear_fallback;
+      if (!solved) {
+        rep.status = StepStatus::kLinearSolveFailed;
+        break;
+      }
+      ++it;
+
+      // backtracking line search, as in the CPU backend (host/cpu/simulator.cpp)
+      auto t0 = Clock::now();
+      reduce4_async(nfree, DotMax{dx_.data(), f_.data()}, partial_.data(), slot(kSlotDot));
+      const Red4 dm = read_slot(kSlotDot);
+      const Real slope = dm.s0, dx_max = dm.m0;
+      const bool on_potential = slope > 0 && !m.friction();
+      const Real phi0 = phi_;
+      Real alpha = 1, r_new = 0;
+      bool accepted = false;
+      Real best_alpha = 1, best_r = INFINITY;
+      const int max_halvings = ns.line_search ? 10 : 0;
+      for (int h = 0; h <= max_halvings; ++h) {
+        take_step(alpha);
+        r_new = evaluate(y_trial_.data(), c, true);
+        if (std::isfinite(r_new) && r_new < best_r) {
+          best_r = r_new;
+          best_alpha = alpha;
+        }
+        bool decrease = false;
+        if (std::isfinite(r_new) && std::isfinite(phi_)) {
+          decrease =
+              (on_potential && phi_ <= phi0 - 1e-4 * alpha * slope + 1e-13 * std::fabs(phi0)) ||
+              r_new <= (1 - 1e-4 * alpha) * r || converged(r_new, rep.residual0, it);
+        }
+        if (!ns.line_search || decrease) {
+          accepted = true;
+          break;
+        }
+        alpha *= 0.5;
+      }
+      if (!accepted) {
+        ++warn.line_search;
+        if (!std::isfinite(best_r)) {
+          times.line_search += seconds_since(t0);
+          rep.status = StepStatus::kNonFinite;
+          break;
+        }
+        alpha = best_alpha;
+        take_step(alpha);
+        r_new = evaluate(y_trial_.data(), c, true);
+        rep.status = StepStatus::kLineSearchFailed;
+      }
+      times.line_search += seconds_since(t0);
+      std::swap(y_, y_trial_);
+      r = r_new;
+      // converged on the step size (alpha is a power of two: alpha max|dx| = max|alpha dx|)
+      if (std::isfinite(r) && alpha * dx_max <= ns.step_tol) {
+        ok = true;
+        break;
+      }
+    }
+    rep.iterations = it;
+    rep.residual = r;
+    times.newton_iters += it;
+    if (!ok) {
+      if (rep.status == StepStatus::kConverged) rep.status = StepStatus::kMaxIters;
+      return rep;  // the device state is untouched
+    }
+    rep.status = StepStatus::kConverged;
+    finalize(dt, c, warn);
+    ++times.steps;
+    return rep;
+  }
+
+  void upload_state(const State& s) override {
+    const Model& m = *model_;
+    SLENDER_CHECK(int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof &&
+                      int(s.a.size()) == m.ndof && int(s.edge_d1.size()) == 3 * m.nedge &&
+                      int(s.edge_t.size()) == 3 * m.nedge &&
+                      int(s.bend_ref_twist.size()) == m.nbend &&
+                      int(s.sedge_tau0.size()) == 3 * m.nsedge,
+                  "state does not match the model's sizes");
+    q_.upload(s.q);
+    u_.upload(s.u);
+    a_.upload(s.a);
+    d1_.upload(s.edge_d1);
+    t_.upload(s.edge_t);
+    ref_.upload(s.bend_ref_twist);
+    tau0_.upload(s.sedge_tau0);
+  }
+
+  void download_state(State& s) override {
+    q_.download(s.q);
+    u_.download(s.u);
+    a_.download(s.a);
+    d1_.download(s.edge_d1);
+    t_.download(s.edge_t);
+    ref_.download(s.bend_ref_twist);
+    tau0_.download(s.sedge_tau0);
+  }
+
+  std::string solver_name() const override { return use_pcg_ ? "cuda-pcg" : "cusolver-chol"; }
+  void set_phase_timing(bool on) override { phase_timing_ = on; }
+
+ private:
+  // ---- plan, pairs ----------------------------------------------------------------------------
+
+  void use_plan(const AssemblyPlan& p) {
+    pd_.nfree = p.nfree;
+    pd_.nnz = p.nnz();
+    pd_.energy_pool = p.energy_pool;
+    pd_.grad_pool = p.grad_pool;
+    pd_.hess_pool = p.hess_pool;
+    for (int f = 0; f < kNumFamilies; ++f) {
+      pd_.e_off[f] = p.e_off[f];
+      pd_.g_off[f] = p.g_off[f];
+      pd_.h_off[f] = p.h_off[f];
+    }
+    free_dof_.upload(p.free_dof);
+    row_ptr_.upload(p.row_ptr);
+    col_.upload(p.col);
+    diag_slot_.upload(p.diag_slot);
+    slot_src_adr_.upload(p.slot_src_adr);
+    slot_src_.upload(p.slot_src);
+    row_src_adr_.upload(p.row_src_adr);
+    row_src_.upload(p.row_src);
+    e_pool_.resize(size_t(p.energy_pool));
+    flag_pool_.resize(size_t(p.energy_pool));
+    g_pool_.resize(size_t(p.grad_pool));
+    h_pool_.resize(size_t(p.hess_pool));
+    f_.resize(size_t(p.nfree));
+    dx_.resize(size_t(p.nfree));
+    val_.resize(size_t(p.nnz()));
+    // the solver for this pattern: symbolic analysis once per pattern
+    use_pcg_ = symmetric_ && (kind_ == LinearSolverKind::kPcg ||
+                              (kind_ == LinearSolverKind::kAuto && p.nfree >= kPcgAutoThreshold));
+    direct_.reset();
+    if (!use_pcg_) {
+      direct_ = std::make_unique<DeviceSparseSolver>(p.nfree, p.nnz(), row_ptr_.data(),
+                                                     col_.data(), symmetric_);
+    } else {
+      // blocks: consecutive free rows within one aligned triple of global DOFs (as the CPU's)
+      std::vector<int> block_row{0};
+      for (int r = 1; r < p.nfree; ++r)
+        if (p.free_dof[r] / 3 != p.free_dof[r - 1] / 3) block_row.push_back(r);
+      block_row.push_back(p.nfree);
+      nblock_ = long(block_row.size()) - 1;
+      block_row_.upload(block_row);
+      block_inv_.resize(9 * size_t(nblock_));
+      block_ok_.resize(size_t(nblock_));
+      for (DeviceBuffer<Real>* b : {&pr_, &pz_, &pp_, &pAp_})
+        b->resize(size_t(p.nfree));
+    }
+  }
+
+  void use_pairs(const ModelView& hv) {
+    pair_node_.upload(hv.pair_node, 4 * size_t(hv.npair));
+    pair_d_.upload(hv.pair_d, size_t(hv.npair));
+    pt_node_.upload(hv.pt_node, 4 * size_t(hv.npt));
+    pt_d_.upload(hv.pt_d, size_t(hv.npt));
+    dv_.npair = hv.npair;
+    dv_.pair_node = hv.npair ? pair_node_.data() : nullptr;
+    dv_.pair_d = hv.npair ? pair_d_.data() : nullptr;
+    dv_.npt = hv.npt;
+    dv_.pt_node = hv.npt ? pt_node_.data() : nullptr;
+    dv_.pt_d = hv.npt ? pt_d_.data() : nullptr;
+    dv_.pair_mu = nullptr;
+    dv_.pt_mu = nullptr;
+    if (hv.pair_mu) {
+      pair_mu_.upload(hv.pair_mu, size_t(hv.npair));
+      dv_.pair_mu = hv.npair ? pair_mu_.data() : nullptr;
+    }
+    if (hv.pt_mu) {
+      pt_mu_.upload(hv.pt_mu, size_t(hv.npt));
+      dv_.pt_mu = hv.npt ? pt_mu_.data() : nullptr;
+    }
+  }
+
+  // ---- evaluation ------------------------------------------------------------------------------
+
+  Red4* slot(Slot s) { return slots_.data() + s; }
+  Red4 read_slot(Slot s) {
+    Red4 h{};
+    SLENDER_CUDA_CHECK(cudaMemcpy(&h, slots_.data() + s, sizeof(Red4), cudaMemcpyDeviceToHost));
+    return h;
+  }
+
+  void sync_phase() {
+    if (phase_timing_) SLENDER_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  template <class B>
+  void eval_family(Family fam, const EvalView& ev, unsigned want) {
+    const long n = B::count(dv_);
+    if (n == 0) return;
+    const LocalBuffers<B::kDofs> buf{e_pool_.data() + pd_.e_off[fam],
+                                     g_pool_.data() + pd_.g_off[fam],
+                                     h_pool_.data() + pd_.h_off[fam],
+                                     flag_pool_.data() + pd_.e_off[fam],
+                                     n,
+                                     0,
+                                     0,
+                                     0};
+    parallel_for_cuda(n, EvalStencils<B>{dv_, ev, n, want, buf});
+  }
+
+  // residual and Jacobian values at y (device); returns |f|, sets phi_
+  Real evaluate(const Real* y, const StepCoeffs& c, bool with_jacobian) {
+    const Model& m = *model_;
+    PhaseTimes& times = *times_;
+    auto t0 = Clock::now();
+    parallel_for_cuda(m.nedge, TransportFrames{dv_, y, d1_.data(), t_.data(), d1_cur_.data(),
+                                               t_cur_.data()});
+    parallel_for_cuda(m.nbend, ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(),
+                                               ref_cur_.data()});
+    sync_phase();
+    if (phase_timing_) {
+      times.frames += seconds_since(t0);
+      t0 = Clock::now();
+    }
+
+    EvalView ev{};
+    ev.nenv = 1;
+    ev.q = y;
+    ev.edge_d1 = d1_cur_.data();
+    ev.bend_ref_twist = ref_cur_.data();
+    ev.bend_kappa_bar = kappa_bar_.data();
+    ev.bend_tau_bar = tau_bar_.data();
+    ev.hinge_phi_bar = phi_bar_.data();
+    ev.natural_per_env = 0;
+    ev.q_hat = q_hat_.data();
+    ev.u_hat = u_hat_.data();
+    ev.c_u = c_u_;
+    ev.sedge_tau0 = tau0_.data();
+    const unsigned want = with_jacobian ? kGradHess : kGrad;
+    eval_family<RodStretchBinding>(kFamStretch, ev, want);
+    eval_family<RodBendTwistBinding>(kFamBendTwist, ev, want);
+    eval_family<ShellStretchBinding>(kFamShellStretch, ev, want);
+    eval_family<ShellHingeBinding>(kFamHinge, ev, want);
+    eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev, want);
+    eval_family<ShellDragBinding>(kFamDrag, ev, want);
+    eval_family<GroundBinding>(kFamGround, ev, want);
+    eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want);
+    eval_family<ContactPointTriangleBinding>(kFamContactPointTri, ev, want);
+    sync_phase();
+    if (phase_timing_) {
+      times.eval += seconds_since(t0);
+      t0 = Clock::now();
+    }
+
+    const Vec3 g = c.load_factor * m.gravity;
+    parallel_for_cuda(m.ndof, DofTerms{m.nnode, y, q_hat_.data(), u_hat_.data(), f_time_.data(),
+                                       d_dof_mass_.data(), d_node_dl_.data(),
+                                       d_node_volume_.data(), m.buoyancy_density, g[0], g[1],
+                                       g[2], m.viscosity, m.mass_damping, c.c_m, c.c_u,
+                                       dof_r_.data(), dof_J_.data(), dof_phi_.data()});
+    parallel_for_cuda(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(),
+                                                  free_dof_.data(), g_pool_.data(),
+                                                  dof_r_.data(), f_.data()});
+    if (with_jacobian) {
+      parallel_for_cuda(pd_.nnz, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(),
+                                                  h_pool_.data(), val_.data()});
+      parallel_for_cuda(pd_.nfree, AddDiagonal{diag_slot_.data(), free_dof_.data(),
+                                               dof_J_.data(), val_.data()});
+    }
+    const long n = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
+    reduce4_async(n,
+                  EvalSums{e_pool_.data(), pd_.energy_pool, dof_phi_.data(), long(m.ndof),
+                           f_.data(), long(pd_.nfree)},
+                  partial_.data(), slot(kSlotEval));
+    const Red4 s = read_slot(kSlotEval);
+    if (phase_timing_) {
+      times.assemble += seconds_since(t0);
+    } else {
+      times.eval += seconds_since(t0);
+    }
+    phi_ = s.s0 + s.s1;
+    return std::sqrt(s.s2);
+  }
+
+  bool converged(Real r, Real r0, int iters) const {
+    const NewtonSpec& n = spec_.newton;
+    return r <= n.abs_tol || (iters > 0 && r <= n.rel_tol * r0);
+  }
+
+  void take_step(Real alpha) {
+    copy_d2d(y_trial_.data(), y_.data(), size_t(model_->ndof));
+    parallel_for_cuda(pd_.nfree, ApplyNewtonStep{free_dof_.data(), dx_.data(), alpha,
+                                                 y_trial_.data()});
+  }
+
+  // ---- linear solve ----------------------------------------------------------------------------
+
+  // dx = J^-1 f; false when even the fallback failed
+  bool linear_solve(bool& fallback) {
+    PhaseTimes& times = *times_;
+    if (pd_.nfree == 0) return true;
+    if (use_pcg_) {
+      auto t0 = Clock::now();
+      const bool setup = pcg_setup();
+      times.factor += seconds_since(t0);
+      ++times.factorizations;
+      if (setup) {
+        t0 = Clock::now();
+        const bool ok = pcg_solve(f_.data(), dx_.data());
+        times.solve += seconds_since(t0);
+        if (ok) return true;
+      }
+      // CG cannot go on (an indefinite matrix, or too slow): the direct path for this matrix
+      fallback = true;
+      if (!direct_) {
+        direct_ = std::make_unique<DeviceSparseSolver>(pd_.nfree, pd_.nnz, row_ptr_.data(),
+                                                       col_.data(), symmetric_);
+      }
+    }
+    auto t0 = Clock::now();
+    const bool factored = direct_->factorize(val_.data());
+    times.factor += seconds_since(t0);
+    ++times.factorizations;
+    if (direct_->used_fallback()) fallback = true;
+    t0 = Clock::now();
+    const bool solved = factored && direct_->solve(f_.data(), dx_.data());
+    SLENDER_CUDA_CHECK(cudaDeviceSynchronize());
+    times.solve += seconds_since(t0);
+    return solved;
+  }
+
+  bool pcg_setup() {
+    parallel_for_cuda(nblock_, BlockJacobiSetup{row_ptr_.data(), col_.data(), val_.data(),
+                                                block_row_.data(), block_inv_.data(),
+                                                block_ok_.data()});
+    reduce4_async(nblock_, CountZero{block_ok_.data()}, partial_.data(), slot(kSlotFlags));
+    return read_slot(kSlotFlags).s0 == 0;
+  }
+
+  void apply_preconditioner() {
+    parallel_for_cuda(nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(),
+                                                pr_.data(), pz_.data()});
+  }
+
+  // preconditioned CG from x = 0 to |b - A x| <= 1e-12 |b| (the CPU path's tolerance); the
+  // step length and direction update read their scalars from device memory, and the host checks
+  // convergence every kCheck iterations
+  bool pcg_solve(const Real* b, Real* x) {
+    constexpr Real kPcgRelTol = 1e-12;
+    constexpr int kCheck = 8;
+    const int n = pd_.nfree;
+    const int max_iter = std::max(100, std::min(n, 5000));
+    reduce4_async(n, DotMax{b, b}, partial_.data(), slot(kSlotBB));
+    const Real bb = read_slot(kSlotBB).s0;
+    SLENDER_CUDA_CHECK(cudaMemset(x, 0, size_t(n) * sizeof(Real)));
+    if (bb == 0) return true;
+    if (!std::isfinite(bb)) return false;
+    const Real stop = kPcgRelTol * kPcgRelTol * bb;
+    copy_d2d(pr_.data(), b, size_t(n));
+    apply_preconditioner();
+    copy_d2d(pp_.data(), pz_.data(), size_t(n));
+    SLENDER_CUDA_CHECK(cudaMemset(slot(kSlotBad), 0, sizeof(Red4)));
+    Slot rz_cur = kSlotRzA, rz_next = kSlotRzB;
+    reduce4_async(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_cur));
+    for (int it = 1; it <= max_iter; ++it) {
+      parallel_for_cuda(n, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), pp_.data(),
+                                   pAp_.data()});
+      reduce4_async(n, DotMax{pp_.data(), pAp_.data()}, partial_.data(), slot(kSlotPAp));
+      parallel_for_cuda(n, PcgUpdateX{slot(rz_cur), slot(kSlotPAp), slot(kSlotBad), pp_.data(),
+                                      pAp_.data(), x, pr_.data()});
+      reduce4_async(n, DotMax{pr_.data(), pr_.data()}, partial_.data(), slot(kSlotRr));
+      ++pcg_iterations_;
+      if (it % kCheck == 0 || it == max_iter) {
+        Red4 h[2];
+        SLENDER_CUDA_CHECK(
+            cudaMemcpy(h, slot(kSlotRr), 2 * sizeof(Red4), cudaMemcpyDeviceToHost));
+        const Real rr = h[0].s0;
+        if (h[1].s0 != 0 || !std::isfinite(rr)) return false;
+        if (rr <= stop) return true;
+      }
+      apply_preconditioner();
+      reduce4_async(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_next));
+      parallel_for_cuda(n, PcgUpdateP{slot(rz_next), slot(rz_cur), pz_.data(), pp_.data()});
+      std::swap(rz_cur, rz_next);
+    }
+    return false;
+  }
+
+  // ---- the end of a converged step ------------------------------------------------------------
+
+  void finalize(Real dt, const StepCoeffs& c, DeviceStepWarnings& warn) {
+    const Model& m = *model_;
+    parallel_for_cuda(m.ndof, FinalizeStep{spec_.kind, dt, c.c_m, c.c_u, y_.data(),
+                                           q_hat_.data(), u_hat_.data(), d_dof_mass_.data(),
+                                           d_dof_fixed_.data(), q_.data(), u_.data(), a_.data()});
+    // frames of the new configuration become the next step's start
+    parallel_for_cuda(m.nedge, TransportFrames{dv_, q_.data(), d1_.data(), t_.data(),
+                                               d1_cur_.data(), t_cur_.data()});
+    parallel_for_cuda(m.nbend, ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(),
+                                               ref_cur_.data()});
+    copy_d2d(d1_.data(), d1_cur_.data(), 3 * size_t(m.nedge));
+    copy_d2d(t_.data(), t_cur_.data(), 3 * size_t(m.nedge));
+    copy_d2d(ref_.data(), ref_cur_.data(), size_t(m.nbend));
+    parallel_for_cuda(m.nsedge, MidEdgeFrames{dv_, q_.data(), tau0_.data()});
+    if (pd_.energy_pool > 0) {
+      reduce4_async(pd_.energy_pool, CountFlags{flag_pool_.data(), unsigned(kDegenerate)},
+                    partial_.data(), slot(kSlotFlags));
+      warn.degenerate += long(read_slot(kSlotFlags).s0);
+    }
+  }
+
+  std::shared_ptr<const Model> model_;
+  IntegratorSpec spec_;
+  LinearSolverKind kind_;
+  DeviceModel dm_;
+  ModelView dv_{};  // the device model's view plus this step's pairs
+  PlanDims pd_;
+  PhaseTimes* times_ = nullptr;
+  bool phase_timing_ = false;
+  bool symmetric_ = true;
+  bool use_pcg_ = false;
+  Real c_u_ = 0, phi_ = 0;
+  long pcg_iterations_ = 0;
+
+  // model arrays the view does not hold
+  DeviceBuffer<Real> d_dof_mass_, d_node_dl_, d_node_volume_;
+  DeviceBuffer<unsigned char> d_dof_fixed_;
+  // state
+  DeviceBuffer<Real> q_, u_, a_, d1_, t_, ref_, tau0_;
+  // step workspace
+  DeviceBuffer<Real> y_, y_trial_, q_hat_, u_hat_, f_time_, d1_cur_, t_cur_, ref_cur_;
+  DeviceBuffer<Real> kappa_bar_, tau_bar_, phi_bar_;
+  DeviceBuffer<Real> e_pool_, g_pool_, h_pool_, dof_r_, dof_J_, dof_phi_, f_, dx_, val_;
+  DeviceBuffer<unsigned> flag_pool_;
+  // plan
+  DeviceBuffer<int> free_dof_, row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_,
+      row_src_adr_, row_src_;
+  // contact pairs
+  DeviceBuffer<int> pair_node_, pt_node_;
+  DeviceBuffer<Real> pair_d_, pt_d_, pair_mu_, pt_mu_;
+  // reductions
+  DeviceBuffer<Red4> partial_, slots_;
+  // solvers
+  std::unique_ptr<DeviceSparseSolver> direct_;
+  long nblock_ = 0;
+  DeviceBuffer<int> block_row_;
+  DeviceBuffer<Real> block_inv_, pr_, pz_, pp_, pAp_;
+  DeviceBuffer<unsigned char> block_ok_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> model,
+                                                 const IntegratorSpec& spec,
+                                                 LinearSolverKind solver) {
+  require_cuda_backend();
+  return std::make_unique<CudaStepper>(std::move(model), spec, solver);
+}
+
+}  // namespace slender
