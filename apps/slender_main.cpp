@@ -3,6 +3,7 @@
 //                     [--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg]
 //                     [--quiet] [--no-output]
 //   slender info SCENE
+//   slender compare SCENE [--steps N] [--dt DT] [--solver ...]
 //   slender --version
 // Exit codes: 0 done, 1 error (broken contract, unwritable output, ...), 2 bad input (scene or
 // options), 3 the run stopped on a failed step.
@@ -19,6 +20,7 @@
 
 #include "slender/backend.h"
 #include "slender/builder.h"
+#include "slender/compare.h"
 #include "slender/config.h"
 #include "slender/core/error.h"
 #include "slender/info.h"
@@ -78,21 +80,55 @@ void apply_overrides(const RunArgs& a, SceneSpec& sc) {
   if (a.backend == "cuda") sc.backend = BackendKind::kCuda;
 }
 
+LinearSolverKind solver_kind(const std::string& name) {
+  return name == "cholmod"      ? LinearSolverKind::kCholmod
+         : name == "eigen-ldlt" ? LinearSolverKind::kEigenLdlt
+         : name == "sparse-lu"  ? LinearSolverKind::kSparseLu
+         : name == "pcg"        ? LinearSolverKind::kPcg
+                                : LinearSolverKind::kAuto;
+}
+
+struct CompareArgs {
+  std::string scene;
+  std::string solver = "auto";
+  int steps = 50;
+  double dt = 0;
+  bool has_dt = false;
+};
+
+// both backends side by side; exit 1 when the CUDA backend cannot run here (after the CPU table)
+int cmd_compare(const CompareArgs& a) {
+  SceneSpec sc = read_scene_file(a.scene);
+  if (a.has_dt) {
+    if (!(a.dt > 0) || !std::isfinite(a.dt)) {
+      throw InputError("<command line>", 0, "--dt", "must be a positive time step");
+    }
+    sc.integrator.dt = a.dt;
+  }
+  if (a.steps < 1) throw InputError("<command line>", 0, "--steps", "must be 1 or more");
+  std::shared_ptr<const Model> model = build_model(sc);
+  std::cout << "slender compare: " << sc.name << ": " << model->plan.nfree << " free DOFs, "
+            << a.steps << " steps of " << integrator_name(sc.integrator.kind)
+            << ", dt = " << sc.integrator.dt << " s\n";
+  const CompareResult r = compare_backends(model, a.steps, solver_kind(a.solver));
+  std::cout << format_comparison(r);
+  if (!r.cpu.ok || !r.cuda.ok) {
+    std::cerr << "error: "
+              << (!r.cuda.available ? "the CUDA backend could not run: " + r.cuda.error
+                                    : std::string("a run stopped early (see above)"))
+              << '\n';
+    return kExitError;
+  }
+  return kExitOk;
+}
+
 int cmd_run(const RunArgs& a) {
   SceneSpec sc = read_scene_file(a.scene);
   apply_overrides(a, sc);
-  if (sc.backend == BackendKind::kCuda) {
-    require_cuda_backend();
-    // TODO(lead): construct the CUDA simulator here once it exists
-    throw Error("the CUDA backend has no simulator in this version; run with --backend cpu");
-  }
+  // before the model is built: a clear answer first when CUDA cannot run here
+  if (sc.backend == BackendKind::kCuda) require_cuda_backend();
   std::shared_ptr<const Model> model = build_model(sc);
-  const LinearSolverKind solver = a.solver == "cholmod"      ? LinearSolverKind::kCholmod
-                                  : a.solver == "eigen-ldlt" ? LinearSolverKind::kEigenLdlt
-                                  : a.solver == "sparse-lu"  ? LinearSolverKind::kSparseLu
-                                  : a.solver == "pcg"        ? LinearSolverKind::kPcg
-                                                             : LinearSolverKind::kAuto;
-  Simulator sim(model, model->scene.integrator, solver);
+  Simulator sim(model, model->scene.integrator, solver_kind(a.solver), sc.backend);
 
   NullBuffer null_buffer;
   std::ostream null_stream(&null_buffer);
@@ -148,6 +184,16 @@ int run_main(int argc, char** argv) {
   run->add_flag("--quiet,-q", ra.quiet, "print nothing but errors");
   run->add_flag("--no-output", ra.no_output, "write no files");
 
+  CompareArgs ca;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "run a scene on the CPU and the CUDA backend and compare time and states");
+  compare->add_option("scene", ca.scene, "scene file (JSON)")->required();
+  compare->add_option("--steps", ca.steps, "steps on each backend (default 50)");
+  CLI::Option* cdt = compare->add_option("--dt", ca.dt, "time step [s]");
+  compare->add_option("--solver", ca.solver, "linear solver: auto, pcg, ... (as for run)")
+      ->check(CLI::IsMember(
+          std::vector<std::string>{"auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg"}));
+
   std::string info_scene;
   CLI::App* info = app.add_subcommand("info", "describe the model a scene builds");
   info->add_option("scene", info_scene, "scene file (JSON)")->required();
@@ -164,6 +210,10 @@ int run_main(int argc, char** argv) {
     ra.has_dt = dt->count() > 0;
     ra.has_every = every->count() > 0;
     return cmd_run(ra);
+  }
+  if (compare->parsed()) {
+    ca.has_dt = cdt->count() > 0;
+    return cmd_compare(ca);
   }
   return cmd_info(info_scene);
 }

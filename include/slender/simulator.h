@@ -41,6 +41,7 @@ struct Energies {
 /// Wall time per phase, accumulated over steps [s].
 struct PhaseTimes {
   Real frames = 0, eval = 0, assemble = 0, factor = 0, solve = 0, line_search = 0;
+  Real contacts = 0;  ///< contact candidates: broad phase, sub-pairs, assembly plan (host)
   long newton_iters = 0, steps = 0, factorizations = 0;
 };
 

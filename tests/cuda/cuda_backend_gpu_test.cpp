@@ -1,0 +1,153 @@
+// The CUDA backend against the CPU backend (label gpu; every case skips without a device).
+// V8: every scene of apps/scenes and bench/scenes, 50 steps on both backends from the same
+// start, states within 1e-9 relative (the largest DOF difference over the largest DOF value);
+// determinism (two device runs bit-identical); the device PCG and cuSOLVER paths give the same
+// Newton iterates; a failed device step leaves the state as it was.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gpu_test_util.h"
+#include "slender/builder.h"
+#include "slender/compare.h"
+#include "slender/simulator.h"
+
+namespace slender {
+namespace {
+
+std::vector<std::string> all_scenes() {
+  std::vector<std::string> out;
+  for (const char* dir : {"/apps/scenes", "/bench/scenes"}) {
+    for (const auto& e : std::filesystem::directory_iterator(std::string(SLENDER_SOURCE_DIR) + dir))
+      if (e.path().extension() == ".json") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::shared_ptr<const Model> load(const std::string& path) {
+  SceneSpec sc = read_scene_file(path);
+  sc.backend = BackendKind::kCpu;
+  return build_model(sc);
+}
+
+TEST(CudaBackendV8, EverySceneMatchesTheCpuOver50Steps) {
+  SLENDER_REQUIRE_GPU();
+  constexpr Real kTol = 1e-9;
+  for (const std::string& path : all_scenes()) {
+    SCOPED_TRACE(path);
+    const auto model = load(path);
+    const CompareResult r = compare_backends(model, 50, LinearSolverKind::kAuto, false);
+    ASSERT_TRUE(r.cuda.available) << r.cuda.error;
+    EXPECT_EQ(r.cpu.steps, r.cuda.steps) << r.cpu.error << " / " << r.cuda.error;
+    EXPECT_EQ(r.cpu.ok, r.cuda.ok) << r.cpu.error << " / " << r.cuda.error;
+    EXPECT_LE(r.q_rel_diff, kTol);
+    EXPECT_LE(r.u_rel_diff, kTol);
+    std::printf("V8 %-40s steps %3ld  newton cpu %5ld cuda %5ld  dq %.2e du %.2e  (%s)\n",
+                std::filesystem::path(path).filename().c_str(), r.cuda.steps,
+                r.cpu.times.newton_iters, r.cuda.times.newton_iters, r.q_rel_diff, r.u_rel_diff,
+                r.cuda.solver.c_str());
+  }
+}
+
+// a scene with contact, friction and the ground: two device runs give the same bits
+TEST(CudaBackend, TwoRunsAreBitIdentical) {
+  SLENDER_REQUIRE_GPU();
+  const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/gripper.json");
+  std::vector<Real> q[2], u[2];
+  for (int run = 0; run < 2; ++run) {
+    Simulator sim(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
+    for (int k = 0; k < 20; ++k)
+      ASSERT_TRUE(sim.step().ok()) << "step " << k;
+    q[run] = sim.state().q;
+    u[run] = sim.state().u;
+  }
+  EXPECT_EQ(q[0], q[1]);
+  EXPECT_EQ(u[0], u[1]);
+}
+
+// phase timing only adds synchronizations: the same states
+TEST(CudaBackend, PhaseTimingDoesNotChangeResults) {
+  SLENDER_REQUIRE_GPU();
+  const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s3_helix_e1e7.json");
+  std::vector<Real> q[2];
+  for (int run = 0; run < 2; ++run) {
+    Simulator sim(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
+    sim.set_phase_timing(run == 1);
+    for (int k = 0; k < 10; ++k)
+      ASSERT_TRUE(sim.step().ok());
+    q[run] = sim.state().q;
+    if (run == 1) {
+      EXPECT_GT(sim.phase_times().assemble, 0);
+    }
+  }
+  EXPECT_EQ(q[0], q[1]);
+}
+
+// the device PCG reaches the same Newton iterates as the direct solve, to solver tolerance
+TEST(CudaBackend, PcgAndCholeskyGiveTheSameNewtonIterates) {
+  SLENDER_REQUIRE_GPU();
+  for (const char* name : {"/bench/scenes/s1_cantilever_e1e5.json", "/apps/scenes/parachute.json"}) {
+    SCOPED_TRACE(name);
+    const auto model = load(std::string(SLENDER_SOURCE_DIR) + name);
+    if (model->nonsymmetric()) continue;  // CG needs a symmetric Jacobian
+    Simulator direct(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
+    Simulator pcg(model, model->scene.integrator, LinearSolverKind::kPcg, BackendKind::kCuda);
+    EXPECT_EQ(pcg.linear_solver_name(), "cuda-pcg");
+    for (int k = 0; k < 10; ++k) {
+      const StepReport a = direct.step(), b = pcg.step();
+      ASSERT_TRUE(a.ok() && b.ok()) << "step " << k;
+      EXPECT_EQ(a.iterations, b.iterations) << "step " << k;
+    }
+    EXPECT_LE(max_relative_difference(direct.state().q, pcg.state().q), 1e-9);
+  }
+}
+
+// a step that cannot converge leaves the device state exactly as it was, as on the CPU
+TEST(CudaBackend, FailedStepLeavesTheStateUntouched) {
+  SLENDER_REQUIRE_GPU();
+  const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s3_helix_e1e7.json");
+  IntegratorSpec spec = model->scene.integrator;
+  spec.newton.max_iters = 1;
+  spec.newton.abs_tol = 0;
+  spec.newton.rel_tol = 0;
+  spec.newton.step_tol = 0;
+  Simulator gpu(model, spec, LinearSolverKind::kAuto, BackendKind::kCuda);
+  Simulator cpu(model, spec);
+  const State before = gpu.state();
+  const StepReport rg = gpu.step(), rc = cpu.step();
+  EXPECT_FALSE(rg.ok());
+  EXPECT_EQ(rg.status, rc.status);
+  EXPECT_EQ(gpu.state().q, before.q);
+  EXPECT_EQ(gpu.state().u, before.u);
+  EXPECT_EQ(gpu.state().edge_d1, before.edge_d1);
+  EXPECT_EQ(gpu.state().time, before.time);
+}
+
+// set_state on the device and the energies computed from the downloaded state
+TEST(CudaBackend, SetStateRoundTripsAndQueriesSeeTheDeviceState) {
+  SLENDER_REQUIRE_GPU();
+  const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s1_cantilever_e1e5.json");
+  Simulator gpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
+  Simulator cpu(model);
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_TRUE(gpu.step().ok());
+    ASSERT_TRUE(cpu.step().ok());
+  }
+  const Energies eg = gpu.energies(), ec = cpu.energies();
+  EXPECT_NEAR(eg.total(), ec.total(), 1e-9 * std::max(1.0, std::fabs(ec.total())));
+  gpu.set_state(cpu.state());
+  EXPECT_EQ(gpu.state().q, cpu.state().q);
+  ASSERT_TRUE(gpu.step().ok());
+  ASSERT_TRUE(cpu.step().ok());
+  EXPECT_LE(max_relative_difference(cpu.state().q, gpu.state().q), 1e-12);
+}
+
+}  // namespace
+}  // namespace slender
