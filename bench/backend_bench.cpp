@@ -34,10 +34,15 @@ struct Options {
 
 std::vector<std::string> default_scenes() {
   const std::string b = SLENDER_BENCH_SCENES_DIR, a = SLENDER_BENCH_APP_SCENES_DIR;
-  return {b + "/s1_cantilever_e1e5.json", b + "/s2_cantilever_e1e7.json",
-          b + "/s3_helix_e1e7_newmark.json", b + "/s4_helix_e1e9.json",
-          b + "/s6_cantilever101_e1e6.json", b + "/s7_steel_rod.json",
-          a + "/gripper.json", a + "/cloth_drop.json", a + "/parachute.json"};
+  return {b + "/s1_cantilever_e1e5.json",
+          b + "/s2_cantilever_e1e7.json",
+          b + "/s3_helix_e1e7_newmark.json",
+          b + "/s4_helix_e1e9.json",
+          b + "/s6_cantilever101_e1e6.json",
+          b + "/s7_steel_rod.json",
+          a + "/gripper.json",
+          a + "/cloth_drop.json",
+          a + "/parachute.json"};
 }
 
 std::string min_med_max(std::vector<double> v, double scale) {
@@ -55,8 +60,15 @@ double median(std::vector<double> v) {
 
 int run(const Options& o) {
   slender::bench::Table t;
-  t.head = {"scene", "free DOF", "steps", "cpu ms/step min/med/max", "cuda ms/step min/med/max",
-            "speed-up", "Newton cpu/cuda", "max rel diff q", "solvers"};
+  t.head = {"scene",
+            "free DOF",
+            "steps",
+            "cpu ms/step min/med/max",
+            "cuda ms/step min/med/max",
+            "speed-up",
+            "Newton cpu/cuda",
+            "max rel diff q",
+            "solvers"};
   std::string cuda_note;
   for (const std::string& path : o.scenes) {
     slender::SceneSpec sc = slender::read_scene_file(path);
@@ -65,8 +77,8 @@ int run(const Options& o) {
     std::vector<double> cpu_t, cuda_t;
     slender::CompareResult last;
     for (int r = 0; r < o.repeats; ++r) {
-      last = slender::compare_backends(model, o.steps, slender::bench::parse_solver(o.solver),
-                                       false);
+      last =
+          slender::compare_backends(model, o.steps, slender::bench::parse_solver(o.solver), false);
       if (last.cpu.ok) cpu_t.push_back(last.cpu.wall_seconds / double(last.cpu.steps));
       if (last.cuda.ok) cuda_t.push_back(last.cuda.wall_seconds / double(last.cuda.steps));
       if (!last.cuda.available) cuda_note = last.cuda.error;

@@ -52,11 +52,13 @@ struct EvalSums {
   }
 };
 
-// s0: a . b, m0: max |a|
+// s0: a . b, s1: number of entries of a that are not finite, m0: max |a|
 struct DotMax {
   const Real* a;
   const Real* b;
-  __device__ Red4 operator()(long i) const { return Red4{a[i] * b[i], 0, 0, ::fabs(a[i])}; }
+  __device__ Red4 operator()(long i) const {
+    return Red4{a[i] * b[i], a[i] - a[i] == 0 ? Real(0) : Real(1), 0, ::fabs(a[i])};
+  }
 };
 
 // s0: number of entries with the bit set
@@ -76,16 +78,19 @@ struct CountZero {
 
 // ---- PCG update functors (scalars read from reduction slots in device memory) ----------------
 
-// x += alpha p, r -= alpha Ap with alpha = rz / pAp; flags a non-positive curvature
+// x += alpha p, r -= alpha Ap with alpha = rz / pAp; flags a non-positive curvature; nothing
+// once the iteration has converged (`done`), so that the iterate is the one the CPU stops at
 struct PcgUpdateX {
   const Red4* rz;
   const Red4* pAp;
+  const Red4* done;
   Red4* bad;
   const Real* p;
   const Real* Ap;
   Real* x;
   Real* r;
   __device__ void operator()(long i) const {
+    if (done->s0 != 0) return;
     Real alpha = 0;
     if (rz->s0 != 0) {
       if (pAp->s0 > 0) {
@@ -99,21 +104,44 @@ struct PcgUpdateX {
   }
 };
 
-// p = z + beta p with beta = rz_new / rz_old
+// p = z + beta p with beta = rz_new / rz_old (nothing once converged)
 struct PcgUpdateP {
   const Red4* rz_new;
   const Red4* rz_old;
+  const Red4* done;
   const Real* z;
   Real* p;
   __device__ void operator()(long i) const {
+    if (done->s0 != 0) return;
     const Real beta = rz_old->s0 != 0 ? rz_new->s0 / rz_old->s0 : Real(0);
     p[i] = z[i] + beta * p[i];
   }
 };
 
-// reduction result slots
-enum Slot { kSlotEval, kSlotDot, kSlotFlags, kSlotRzA, kSlotRzB, kSlotPAp, kSlotRr, kSlotBad,
-            kSlotBB, kNumSlots };
+// done = 1 once |r|^2 <= stop (one thread)
+struct PcgMarkDone {
+  const Red4* rr;
+  Red4* done;
+  Real stop;
+  __device__ void operator()(long) const {
+    if (rr->s0 <= stop) done->s0 = 1;
+  }
+};
+
+// reduction result slots (kSlotRr, kSlotBad and kSlotDone adjacent: read together)
+enum Slot {
+  kSlotEval,
+  kSlotDot,
+  kSlotFlags,
+  kSlotRzA,
+  kSlotRzB,
+  kSlotPAp,
+  kSlotRr,
+  kSlotBad,
+  kSlotDone,
+  kSlotBB,
+  kNumSlots
+};
 
 template <class T>
 void copy_d2d(T* dst, const T* src, size_t n) {
@@ -135,8 +163,7 @@ struct PlanDims {
 
 class CudaStepper final : public DeviceStepper {
  public:
-  CudaStepper(std::shared_ptr<const Model> model, const IntegratorSpec& spec,
-              LinearSolverKind kind)
+  CudaStepper(std::shared_ptr<const Model> model, const IntegratorSpec& spec, LinearSolverKind kind)
       : model_(std::move(model)), spec_(spec), kind_(kind), dm_(*model_) {
     const Model& m = *model_;
     dv_ = dm_.view();
@@ -145,8 +172,8 @@ class CudaStepper final : public DeviceStepper {
     d_node_dl_.upload(m.node_dl);
     d_node_volume_.upload(m.node_volume);
     const size_t nd = size_t(m.ndof);
-    for (DeviceBuffer<Real>* b : {&q_, &u_, &a_, &y_, &y_trial_, &q_hat_, &u_hat_, &f_time_,
-                                  &dof_r_, &dof_J_, &dof_phi_})
+    for (DeviceBuffer<Real>* b :
+         {&q_, &u_, &a_, &y_, &y_trial_, &q_hat_, &u_hat_, &f_time_, &dof_r_, &dof_J_, &dof_phi_})
       b->resize(nd);
     f_time_.fill_zero();
     d1_.resize(3 * size_t(m.nedge));
@@ -166,7 +193,8 @@ class CudaStepper final : public DeviceStepper {
     upload_state(initial_state(m));
   }
 
-  StepReport step(const DeviceStepInputs& in, PhaseTimes& times,
+  StepReport step(const DeviceStepInputs& in,
+                  PhaseTimes& times,
                   DeviceStepWarnings& warn) override {
     const Model& m = *model_;
     times_ = &times;
@@ -185,9 +213,9 @@ class CudaStepper final : public DeviceStepper {
     StepReport rep;
     rep.dt = dt;
 
-    parallel_for_cuda(m.ndof, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(),
-                                      u_.data(), a_.data(), d_dof_fixed_.data(), q_hat_.data(),
-                                      u_hat_.data()});
+    parallel_for_cuda(
+        m.ndof, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
+                        d_dof_fixed_.data(), q_hat_.data(), u_hat_.data()});
     copy_d2d(y_.data(), q_hat_.data(), size_t(m.ndof));
     Real r = evaluate(y_.data(), c, true);
     rep.residual0 = r;
@@ -209,8 +237,15 @@ class CudaStepper final : public DeviceStepper {
       }
       // Newton direction
       bool fallback = false;
-      const bool solved = linear_solve(fallback);
+      bool solved = linear_solve(fallback);
       if (fallback) ++warn.linear_fallback;
+      // slope, a non-finite direction (the CPU's solve fails on one) and max |dx|
+      Red4 dm{0, 0, 0, 0};
+      if (solved && nfree > 0) {
+        reduce4_async(nfree, DotMax{dx_.data(), f_.data()}, partial_.data(), slot(kSlotDot));
+        dm = read_slot(kSlotDot);
+        if (dm.s1 != 0) solved = false;
+      }
       if (!solved) {
         rep.status = StepStatus::kLinearSolveFailed;
         break;
@@ -219,8 +254,6 @@ class CudaStepper final : public DeviceStepper {
 
       // backtracking line search, as in the CPU backend (host/cpu/simulator.cpp)
       auto t0 = Clock::now();
-      reduce4_async(nfree, DotMax{dx_.data(), f_.data()}, partial_.data(), slot(kSlotDot));
-      const Red4 dm = read_slot(kSlotDot);
       const Real slope = dm.s0, dx_max = dm.m0;
       const bool on_potential = slope > 0 && !m.friction();
       const Real phi0 = phi_;
@@ -283,12 +316,11 @@ class CudaStepper final : public DeviceStepper {
 
   void upload_state(const State& s) override {
     const Model& m = *model_;
-    SLENDER_CHECK(int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof &&
-                      int(s.a.size()) == m.ndof && int(s.edge_d1.size()) == 3 * m.nedge &&
-                      int(s.edge_t.size()) == 3 * m.nedge &&
-                      int(s.bend_ref_twist.size()) == m.nbend &&
-                      int(s.sedge_tau0.size()) == 3 * m.nsedge,
-                  "state does not match the model's sizes");
+    SLENDER_CHECK(
+        int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof && int(s.a.size()) == m.ndof &&
+            int(s.edge_d1.size()) == 3 * m.nedge && int(s.edge_t.size()) == 3 * m.nedge &&
+            int(s.bend_ref_twist.size()) == m.nbend && int(s.sedge_tau0.size()) == 3 * m.nsedge,
+        "state does not match the model's sizes");
     q_.upload(s.q);
     u_.upload(s.u);
     a_.upload(s.a);
@@ -308,7 +340,9 @@ class CudaStepper final : public DeviceStepper {
     tau0_.download(s.sedge_tau0);
   }
 
-  std::string solver_name() const override { return use_pcg_ ? "cuda-pcg" : "cusolver-chol"; }
+  std::string solver_name() const override {
+    return use_pcg_ ? "cuda-pcg" : (symmetric_ ? "cusolver-chol" : "cusolver-qr");
+  }
   void set_phase_timing(bool on) override { phase_timing_ = on; }
 
  private:
@@ -345,9 +379,11 @@ class CudaStepper final : public DeviceStepper {
                               (kind_ == LinearSolverKind::kAuto && p.nfree >= kPcgAutoThreshold));
     direct_.reset();
     if (!use_pcg_) {
-      direct_ = std::make_unique<DeviceSparseSolver>(p.nfree, p.nnz(), row_ptr_.data(),
-                                                     col_.data(), symmetric_);
+      direct_ = std::make_unique<DeviceSparseSolver>(p.nfree, p.row_ptr, p.col, symmetric_);
     } else {
+      // the host pattern, for a direct solver made when CG cannot go on
+      host_row_ptr_ = p.row_ptr;
+      host_col_ = p.col;
       // blocks: consecutive free rows within one aligned triple of global DOFs (as the CPU's)
       std::vector<int> block_row{0};
       for (int r = 1; r < p.nfree; ++r)
@@ -418,10 +454,10 @@ class CudaStepper final : public DeviceStepper {
     const Model& m = *model_;
     PhaseTimes& times = *times_;
     auto t0 = Clock::now();
-    parallel_for_cuda(m.nedge, TransportFrames{dv_, y, d1_.data(), t_.data(), d1_cur_.data(),
-                                               t_cur_.data()});
-    parallel_for_cuda(m.nbend, ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(),
-                                               ref_cur_.data()});
+    parallel_for_cuda(
+        m.nedge, TransportFrames{dv_, y, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()});
+    parallel_for_cuda(
+        m.nbend, ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()});
     sync_phase();
     if (phase_timing_) {
       times.frames += seconds_since(t0);
@@ -458,19 +494,19 @@ class CudaStepper final : public DeviceStepper {
     }
 
     const Vec3 g = c.load_factor * m.gravity;
-    parallel_for_cuda(m.ndof, DofTerms{m.nnode, y, q_hat_.data(), u_hat_.data(), f_time_.data(),
-                                       d_dof_mass_.data(), d_node_dl_.data(),
-                                       d_node_volume_.data(), m.buoyancy_density, g[0], g[1],
-                                       g[2], m.viscosity, m.mass_damping, c.c_m, c.c_u,
-                                       dof_r_.data(), dof_J_.data(), dof_phi_.data()});
-    parallel_for_cuda(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(),
-                                                  free_dof_.data(), g_pool_.data(),
-                                                  dof_r_.data(), f_.data()});
+    parallel_for_cuda(
+        m.ndof, DofTerms{m.nnode, y, q_hat_.data(), u_hat_.data(), f_time_.data(),
+                         d_dof_mass_.data(), d_node_dl_.data(), d_node_volume_.data(),
+                         m.buoyancy_density, g[0], g[1], g[2], m.viscosity, m.mass_damping, c.c_m,
+                         c.c_u, dof_r_.data(), dof_J_.data(), dof_phi_.data()});
+    parallel_for_cuda(pd_.nfree,
+                      AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
+                                       g_pool_.data(), dof_r_.data(), f_.data()});
     if (with_jacobian) {
       parallel_for_cuda(pd_.nnz, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(),
                                                   h_pool_.data(), val_.data()});
-      parallel_for_cuda(pd_.nfree, AddDiagonal{diag_slot_.data(), free_dof_.data(),
-                                               dof_J_.data(), val_.data()});
+      parallel_for_cuda(
+          pd_.nfree, AddDiagonal{diag_slot_.data(), free_dof_.data(), dof_J_.data(), val_.data()});
     }
     const long n = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
     reduce4_async(n,
@@ -494,57 +530,57 @@ class CudaStepper final : public DeviceStepper {
 
   void take_step(Real alpha) {
     copy_d2d(y_trial_.data(), y_.data(), size_t(model_->ndof));
-    parallel_for_cuda(pd_.nfree, ApplyNewtonStep{free_dof_.data(), dx_.data(), alpha,
-                                                 y_trial_.data()});
+    parallel_for_cuda(pd_.nfree,
+                      ApplyNewtonStep{free_dof_.data(), dx_.data(), alpha, y_trial_.data()});
   }
 
   // ---- linear solve ----------------------------------------------------------------------------
 
-  // dx = J^-1 f; false when even the fallback failed
+  // dx = J^-1 f; false when even the fallback failed. `fallback` as the CPU counts it: a direct
+  // factorization instead of the preconditioner (an indefinite block) or QR instead of Cholesky
   bool linear_solve(bool& fallback) {
     PhaseTimes& times = *times_;
+    ++times.factorizations;  // one per Newton iteration, as the CPU counts them
     if (pd_.nfree == 0) return true;
     if (use_pcg_) {
       auto t0 = Clock::now();
       const bool setup = pcg_setup();
-      times.factor += seconds_since(t0);
-      ++times.factorizations;
       if (setup) {
+        times.factor += seconds_since(t0);
         t0 = Clock::now();
         const bool ok = pcg_solve(f_.data(), dx_.data());
         times.solve += seconds_since(t0);
         if (ok) return true;
+      } else {
+        fallback = true;
       }
       // CG cannot go on (an indefinite matrix, or too slow): the direct path for this matrix
-      fallback = true;
       if (!direct_) {
-        direct_ = std::make_unique<DeviceSparseSolver>(pd_.nfree, pd_.nnz, row_ptr_.data(),
-                                                       col_.data(), symmetric_);
+        direct_ =
+            std::make_unique<DeviceSparseSolver>(pd_.nfree, host_row_ptr_, host_col_, symmetric_);
       }
     }
     auto t0 = Clock::now();
     const bool factored = direct_->factorize(val_.data());
     times.factor += seconds_since(t0);
-    ++times.factorizations;
     if (direct_->used_fallback()) fallback = true;
     t0 = Clock::now();
     const bool solved = factored && direct_->solve(f_.data(), dx_.data());
-    SLENDER_CUDA_CHECK(cudaDeviceSynchronize());
     times.solve += seconds_since(t0);
     return solved;
   }
 
   bool pcg_setup() {
-    parallel_for_cuda(nblock_, BlockJacobiSetup{row_ptr_.data(), col_.data(), val_.data(),
-                                                block_row_.data(), block_inv_.data(),
-                                                block_ok_.data()});
+    parallel_for_cuda(nblock_,
+                      BlockJacobiSetup{row_ptr_.data(), col_.data(), val_.data(), block_row_.data(),
+                                       block_inv_.data(), block_ok_.data()});
     reduce4_async(nblock_, CountZero{block_ok_.data()}, partial_.data(), slot(kSlotFlags));
     return read_slot(kSlotFlags).s0 == 0;
   }
 
   void apply_preconditioner() {
-    parallel_for_cuda(nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(),
-                                                pr_.data(), pz_.data()});
+    parallel_for_cuda(
+        nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(), pr_.data(), pz_.data()});
   }
 
   // preconditioned CG from x = 0 to |b - A x| <= 1e-12 |b| (the CPU path's tolerance); the
@@ -564,28 +600,28 @@ class CudaStepper final : public DeviceStepper {
     copy_d2d(pr_.data(), b, size_t(n));
     apply_preconditioner();
     copy_d2d(pp_.data(), pz_.data(), size_t(n));
-    SLENDER_CUDA_CHECK(cudaMemset(slot(kSlotBad), 0, sizeof(Red4)));
+    SLENDER_CUDA_CHECK(cudaMemset(slot(kSlotBad), 0, 2 * sizeof(Red4)));  // bad, done
     Slot rz_cur = kSlotRzA, rz_next = kSlotRzB;
     reduce4_async(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_cur));
     for (int it = 1; it <= max_iter; ++it) {
-      parallel_for_cuda(n, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), pp_.data(),
-                                   pAp_.data()});
+      parallel_for_cuda(
+          n, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), pp_.data(), pAp_.data()});
       reduce4_async(n, DotMax{pp_.data(), pAp_.data()}, partial_.data(), slot(kSlotPAp));
-      parallel_for_cuda(n, PcgUpdateX{slot(rz_cur), slot(kSlotPAp), slot(kSlotBad), pp_.data(),
-                                      pAp_.data(), x, pr_.data()});
+      parallel_for_cuda(n, PcgUpdateX{slot(rz_cur), slot(kSlotPAp), slot(kSlotDone), slot(kSlotBad),
+                                      pp_.data(), pAp_.data(), x, pr_.data()});
       reduce4_async(n, DotMax{pr_.data(), pr_.data()}, partial_.data(), slot(kSlotRr));
+      parallel_for_cuda(1, PcgMarkDone{slot(kSlotRr), slot(kSlotDone), stop});
       ++pcg_iterations_;
       if (it % kCheck == 0 || it == max_iter) {
-        Red4 h[2];
-        SLENDER_CUDA_CHECK(
-            cudaMemcpy(h, slot(kSlotRr), 2 * sizeof(Red4), cudaMemcpyDeviceToHost));
-        const Real rr = h[0].s0;
-        if (h[1].s0 != 0 || !std::isfinite(rr)) return false;
-        if (rr <= stop) return true;
+        Red4 h[3];  // rr, bad, done
+        SLENDER_CUDA_CHECK(cudaMemcpy(h, slot(kSlotRr), 3 * sizeof(Red4), cudaMemcpyDeviceToHost));
+        if (h[2].s0 != 0) return true;
+        if (h[1].s0 != 0 || !std::isfinite(h[0].s0)) return false;
       }
       apply_preconditioner();
       reduce4_async(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_next));
-      parallel_for_cuda(n, PcgUpdateP{slot(rz_next), slot(rz_cur), pz_.data(), pp_.data()});
+      parallel_for_cuda(
+          n, PcgUpdateP{slot(rz_next), slot(rz_cur), slot(kSlotDone), pz_.data(), pp_.data()});
       std::swap(rz_cur, rz_next);
     }
     return false;
@@ -595,14 +631,14 @@ class CudaStepper final : public DeviceStepper {
 
   void finalize(Real dt, const StepCoeffs& c, DeviceStepWarnings& warn) {
     const Model& m = *model_;
-    parallel_for_cuda(m.ndof, FinalizeStep{spec_.kind, dt, c.c_m, c.c_u, y_.data(),
-                                           q_hat_.data(), u_hat_.data(), d_dof_mass_.data(),
-                                           d_dof_fixed_.data(), q_.data(), u_.data(), a_.data()});
+    parallel_for_cuda(m.ndof, FinalizeStep{spec_.kind, dt, c.c_m, c.c_u, y_.data(), q_hat_.data(),
+                                           u_hat_.data(), d_dof_mass_.data(), d_dof_fixed_.data(),
+                                           q_.data(), u_.data(), a_.data()});
     // frames of the new configuration become the next step's start
     parallel_for_cuda(m.nedge, TransportFrames{dv_, q_.data(), d1_.data(), t_.data(),
                                                d1_cur_.data(), t_cur_.data()});
-    parallel_for_cuda(m.nbend, ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(),
-                                               ref_cur_.data()});
+    parallel_for_cuda(
+        m.nbend, ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()});
     copy_d2d(d1_.data(), d1_cur_.data(), 3 * size_t(m.nedge));
     copy_d2d(t_.data(), t_cur_.data(), 3 * size_t(m.nedge));
     copy_d2d(ref_.data(), ref_cur_.data(), size_t(m.nbend));
@@ -638,8 +674,8 @@ class CudaStepper final : public DeviceStepper {
   DeviceBuffer<Real> e_pool_, g_pool_, h_pool_, dof_r_, dof_J_, dof_phi_, f_, dx_, val_;
   DeviceBuffer<unsigned> flag_pool_;
   // plan
-  DeviceBuffer<int> free_dof_, row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_,
-      row_src_adr_, row_src_;
+  DeviceBuffer<int> free_dof_, row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_, row_src_adr_,
+      row_src_;
   // contact pairs
   DeviceBuffer<int> pair_node_, pt_node_;
   DeviceBuffer<Real> pair_d_, pt_d_, pair_mu_, pt_mu_;
@@ -647,6 +683,7 @@ class CudaStepper final : public DeviceStepper {
   DeviceBuffer<Red4> partial_, slots_;
   // solvers
   std::unique_ptr<DeviceSparseSolver> direct_;
+  std::vector<int> host_row_ptr_, host_col_;
   long nblock_ = 0;
   DeviceBuffer<int> block_row_;
   DeviceBuffer<Real> block_inv_, pr_, pz_, pp_, pAp_;

@@ -1,6 +1,7 @@
-// DeviceSparseSolver: cuSOLVER csrchol (analysis once, factor per call) and csrlsvqr fallback.
-// The csrchol API is marked deprecated in CUDA 13 in favour of cuDSS (not shipped with the
-// toolkit); it is what the backend's design names, so the deprecation notes are switched off here.
+// DeviceSparseSolver: cuSOLVER csrchol (analysis once, factor per call) and csrlsvqr fallback on
+// the AMD-ordered matrix. The csrchol API is marked deprecated in CUDA 13 in favour of cuDSS
+// (not shipped with the toolkit); it is what the backend's design names, so the deprecation
+// notes are switched off here.
 
 #define DISABLE_CUSOLVER_DEPRECATED
 
@@ -8,10 +9,13 @@
 #include <cusolverSp_LOWLEVEL_PREVIEW.h>
 #include <cusparse.h>
 
+#include <cmath>
 #include <string>
 
 #include "device_buffer.cuh"
 #include "device_solver.h"
+#include "model/ordering.h"
+#include "reduce.cuh"
 
 namespace slender {
 
@@ -23,30 +27,87 @@ void check(cusolverStatus_t s, const char* what) {
   }
 }
 
+// out[k] = in[map[k]]
+struct Gather {
+  const int* map;
+  const Real* in;
+  Real* out;
+  __device__ void operator()(long k) const { out[k] = in[map[k]]; }
+};
+
+// out[map[k]] = in[k]
+struct Scatter {
+  const int* map;
+  const Real* in;
+  Real* out;
+  __device__ void operator()(long k) const { out[map[k]] = in[k]; }
+};
+
+// m0: the largest |diagonal entry|
+struct MaxDiag {
+  const int* diag_slot;
+  const Real* val;
+  __device__ Red4 operator()(long i) const {
+    const int s = diag_slot[i];
+    return Red4{0, 0, 0, s >= 0 ? ::fabs(val[s]) : Real(0)};
+  }
+};
+
+// s0: number of entries that are not finite
+struct CountNonFinite {
+  const Real* v;
+  __device__ Red4 operator()(long i) const {
+    return Red4{v[i] - v[i] == 0 ? Real(0) : Real(1), 0, 0, 0};
+  }
+};
+
 }  // namespace
 
 struct DeviceSparseSolver::Impl {
   int n = 0, nnz = 0;
-  const int* row_ptr = nullptr;
-  const int* col = nullptr;
-  const Real* val = nullptr;  // the values of the last factorize()
+  long fill = 0;
   bool symmetric = true;
   bool fallback = false;
+  Real max_diag = 0;
+  DeviceBuffer<int> row_ptr, col, slot_map, order, diag_slot;
+  DeviceBuffer<Real> val, b, x;
+  DeviceBuffer<Red4> partial, out;
   cusolverSpHandle_t handle = nullptr;
   cusparseMatDescr_t descr = nullptr;
   csrcholInfo_t chol = nullptr;
   DeviceBuffer<char> work;
+  bool have_work = false;
+
+  template <class F>
+  Red4 reduce(long count, const F& f) {
+    reduce4_async(count, f, partial.data(), out.data());
+    Red4 h{};
+    SLENDER_CUDA_CHECK(cudaMemcpy(&h, out.data(), sizeof(Red4), cudaMemcpyDeviceToHost));
+    return h;
+  }
 };
 
-DeviceSparseSolver::DeviceSparseSolver(
-    int n, int nnz, const int* d_row_ptr, const int* d_col, bool symmetric)
+DeviceSparseSolver::DeviceSparseSolver(int n,
+                                       const std::vector<int>& row_ptr,
+                                       const std::vector<int>& col,
+                                       bool symmetric)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.n = n;
-  s.nnz = nnz;
-  s.row_ptr = d_row_ptr;
-  s.col = d_col;
+  s.nnz = int(col.size());
   s.symmetric = symmetric;
+  const PermutedPattern p = fill_reducing_pattern(n, row_ptr, col);
+  s.fill = cholesky_fill(n, p.row_ptr, p.col);
+  s.row_ptr.upload(p.row_ptr);
+  s.col.upload(p.col);
+  s.slot_map.upload(p.slot_map);
+  s.order.upload(p.order);
+  s.diag_slot.upload(p.diag_slot);
+  s.val.resize(size_t(s.nnz));
+  s.b.resize(size_t(n));
+  s.x.resize(size_t(n));
+  s.partial.resize(kReduceBlocks);
+  s.out.resize(1);
   check(cusolverSpCreate(&s.handle), "cusolverSpCreate");
   if (cusparseCreateMatDescr(&s.descr) != CUSPARSE_STATUS_SUCCESS) {
     throw Error("cuSPARSE: cannot create a matrix descriptor");
@@ -56,7 +117,8 @@ DeviceSparseSolver::DeviceSparseSolver(
   if (symmetric && n > 0) {
     // symbolic analysis once per pattern
     check(cusolverSpCreateCsrcholInfo(&s.chol), "cusolverSpCreateCsrcholInfo");
-    check(cusolverSpXcsrcholAnalysis(s.handle, n, nnz, s.descr, d_row_ptr, d_col, s.chol),
+    check(cusolverSpXcsrcholAnalysis(s.handle, n, s.nnz, s.descr, s.row_ptr.data(), s.col.data(),
+                                     s.chol),
           "cusolverSpXcsrcholAnalysis");
   }
 }
@@ -70,45 +132,58 @@ DeviceSparseSolver::~DeviceSparseSolver() {
 
 bool DeviceSparseSolver::factorize(const Real* d_val) {
   Impl& s = *impl_;
-  s.val = d_val;
   s.fallback = false;
   if (s.n == 0) return true;
+  parallel_for_cuda(s.nnz, Gather{s.slot_map.data(), d_val, s.val.data()});
+  // the scale of the matrix, for scale-free singularity tolerances
+  s.max_diag = s.reduce(s.n, MaxDiag{s.diag_slot.data(), s.val.data()}).m0;
   if (s.chol) {
-    size_t internal = 0, workspace = 0;
-    check(cusolverSpDcsrcholBufferInfo(s.handle, s.n, s.nnz, s.descr, d_val, s.row_ptr, s.col,
-                                       s.chol, &internal, &workspace),
-          "cusolverSpDcsrcholBufferInfo");
-    s.work.resize(workspace > 0 ? workspace : 1);
-    check(cusolverSpDcsrcholFactor(s.handle, s.n, s.nnz, s.descr, d_val, s.row_ptr, s.col, s.chol,
-                                   s.work.data()),
+    if (!s.have_work) {
+      size_t internal = 0, workspace = 0;
+      check(cusolverSpDcsrcholBufferInfo(s.handle, s.n, s.nnz, s.descr, s.val.data(),
+                                         s.row_ptr.data(), s.col.data(), s.chol, &internal,
+                                         &workspace),
+            "cusolverSpDcsrcholBufferInfo");
+      s.work.resize(workspace > 0 ? workspace : 1);
+      s.have_work = true;
+    }
+    check(cusolverSpDcsrcholFactor(s.handle, s.n, s.nnz, s.descr, s.val.data(), s.row_ptr.data(),
+                                   s.col.data(), s.chol, s.work.data()),
           "cusolverSpDcsrcholFactor");
     int pivot = -1;
-    // a pivot at or below the tolerance: not positive definite (numerically)
-    check(cusolverSpDcsrcholZeroPivot(s.handle, s.chol, 1e-14, &pivot),
+    // L(j, j) at or below the tolerance: a pivot below 1e-14 of the largest diagonal entry, not
+    // positive definite (numerically)
+    const Real tol = 1e-7 * std::sqrt(s.max_diag);
+    check(cusolverSpDcsrcholZeroPivot(s.handle, s.chol, tol, &pivot),
           "cusolverSpDcsrcholZeroPivot");
     if (pivot < 0) return true;
   }
   // QR factorizes inside each solve (csrlsvqr has no separate factorization)
   s.fallback = s.symmetric;
-  return true;
+  return s.max_diag > 0 || s.n == 0;
 }
 
 bool DeviceSparseSolver::solve(const Real* d_b, Real* d_x) {
   Impl& s = *impl_;
   if (s.n == 0) return true;
+  parallel_for_cuda(s.n, Gather{s.order.data(), d_b, s.b.data()});
   if (s.chol && !s.fallback) {
-    check(cusolverSpDcsrcholSolve(s.handle, s.n, d_b, d_x, s.chol, s.work.data()),
+    check(cusolverSpDcsrcholSolve(s.handle, s.n, s.b.data(), s.x.data(), s.chol, s.work.data()),
           "cusolverSpDcsrcholSolve");
-    return true;
-  }
-  int singular = -1;
-  // reorder = 1 (symrcm) limits the fill of the QR factors
-  check(cusolverSpDcsrlsvqr(s.handle, s.n, s.nnz, s.descr, s.val, s.row_ptr, s.col, d_b, 1e-14, 1,
-                            d_x, &singular),
+  } else {
+    int singular = -1;
+    // the ordering is already applied (csrlsvqr's reorder argument has no effect)
+    check(
+        cusolverSpDcsrlsvqr(s.handle, s.n, s.nnz, s.descr, s.val.data(), s.row_ptr.data(),
+                            s.col.data(), s.b.data(), 1e-14 * s.max_diag, 0, s.x.data(), &singular),
         "cusolverSpDcsrlsvqr");
-  return singular < 0;
+    if (singular >= 0) return false;
+  }
+  parallel_for_cuda(s.n, Scatter{s.order.data(), s.x.data(), d_x});
+  return s.reduce(s.n, CountNonFinite{d_x}).s0 == 0;
 }
 
 bool DeviceSparseSolver::used_fallback() const { return impl_->fallback; }
+long DeviceSparseSolver::factor_nonzeros() const { return impl_->fill; }
 
 }  // namespace slender

@@ -4,10 +4,14 @@
 // Cholesky on the device CSR matrix of the free-DOF Jacobian, symbolic analysis once per
 // sparsity pattern and numeric refactorization every Newton iteration (the low-level csrchol
 // API), with sparse QR (csrlsvqr) when the matrix is not positive definite or not symmetric.
-// The matrix is the model's CSR (row-major J), so no transposition is involved. All pointers are
-// device pointers. No CUDA types appear here.
+// Both factorize P J P^T with P an AMD ordering computed on the host once per pattern
+// (host/model/ordering.h): the values are gathered into the permuted order on the device, the
+// right-hand side permuted and the solution permuted back. The matrix is the model's CSR
+// (row-major J), so no transposition is involved. Value and vector pointers are device pointers.
+// No CUDA types appear here.
 
 #include <memory>
+#include <vector>
 
 #include "slender/core/types.h"
 
@@ -15,19 +19,26 @@ namespace slender {
 
 class DeviceSparseSolver {
  public:
-  /// analyses the pattern (n rows, nnz entries, device CSR arrays that must outlive the solver);
+  /// orders and analyses the pattern (host CSR of an n x n matrix, structurally symmetric);
   /// symmetric = false skips Cholesky (non-symmetric Jacobians: friction, drag)
-  DeviceSparseSolver(int n, int nnz, const int* d_row_ptr, const int* d_col, bool symmetric);
+  DeviceSparseSolver(int n,
+                     const std::vector<int>& row_ptr,
+                     const std::vector<int>& col,
+                     bool symmetric);
   ~DeviceSparseSolver();
   DeviceSparseSolver(const DeviceSparseSolver&) = delete;
   DeviceSparseSolver& operator=(const DeviceSparseSolver&) = delete;
 
-  /// numeric factorization of the values d_val (nnz); false if the matrix is singular
+  /// numeric factorization of the values d_val (nnz, the pattern's slot order); false if the
+  /// matrix is singular
   bool factorize(const Real* d_val);
-  /// d_x = J^-1 d_b (n each); false if the solve failed (singular matrix)
+  /// d_x = J^-1 d_b (n each); false if the solve failed (singular matrix) or the solution is
+  /// not finite
   bool solve(const Real* d_b, Real* d_x);
   /// whether the last factorize() fell back to QR
   bool used_fallback() const;
+  /// nonzeros of the Cholesky factor of the ordered pattern (symbolic count)
+  long factor_nonzeros() const;
 
  private:
   struct Impl;

@@ -31,7 +31,8 @@ template <class F>
 __global__ void reduce_pass1_kernel(long n, F f, Red4* partial) {
   Red4 acc{0, 0, 0, 0};
   const Red4Combine op;
-  for (long i = long(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += long(gridDim.x) * blockDim.x)
+  for (long i = long(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += long(gridDim.x) * blockDim.x)
     acc = op(acc, f(i));
   using BR = cub::BlockReduce<Red4, kReduceThreads>;
   __shared__ typename BR::TempStorage tmp;

@@ -46,14 +46,15 @@ class DeviceStepper {
  public:
   virtual ~DeviceStepper() = default;
   /// one Newton step; on failure the device state is unchanged
-  virtual StepReport step(const DeviceStepInputs& in, PhaseTimes& times,
+  virtual StepReport step(const DeviceStepInputs& in,
+                          PhaseTimes& times,
                           DeviceStepWarnings& warn) = 0;
   /// the device state becomes s (every array of State, one env)
   virtual void upload_state(const State& s) = 0;
   /// the host copy: q, u, a, frames, reference twists, mid-edge frame vectors of `s` are
   /// overwritten (time, step and counters are the host's)
   virtual void download_state(State& s) = 0;
-  /// name of the linear solver ("cusolver-chol", "pcg")
+  /// name of the linear solver ("cusolver-chol", "cusolver-qr", "cuda-pcg")
   virtual std::string solver_name() const = 0;
   /// synchronize the device at phase boundaries so that PhaseTimes splits frames, evaluation
   /// and assembly (off: they are counted together under eval)

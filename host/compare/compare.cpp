@@ -115,13 +115,11 @@ std::string format_comparison(const CompareResult& c) {
     const char* name;
     Real PhaseTimes::*field;
   };
-  const Ph phases[] = {{"  contact candidates", &PhaseTimes::contacts},
-                       {"  frames", &PhaseTimes::frames},
-                       {"  stencil evaluation", &PhaseTimes::eval},
-                       {"  assembly", &PhaseTimes::assemble},
-                       {"  factorization", &PhaseTimes::factor},
-                       {"  solve", &PhaseTimes::solve},
-                       {"  line search", &PhaseTimes::line_search}};
+  const Ph phases[] = {
+      {"  contact candidates", &PhaseTimes::contacts}, {"  frames", &PhaseTimes::frames},
+      {"  stencil evaluation", &PhaseTimes::eval},     {"  assembly", &PhaseTimes::assemble},
+      {"  factorization", &PhaseTimes::factor},        {"  solve", &PhaseTimes::solve},
+      {"  line search", &PhaseTimes::line_search}};
   for (const Ph& p : phases)
     row(p.name, cell(a, ms_per_step(a, a.times.*p.field), "%.4f"),
         cell(g, ms_per_step(g, g.times.*p.field), "%.4f"));

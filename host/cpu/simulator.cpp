@@ -54,7 +54,7 @@ struct Simulator::Impl {
   std::shared_ptr<const Model> model;
   IntegratorSpec spec;
   State state;
-  ModelView mv;  // the model's arrays plus this step's contact pairs
+  ModelView mv;                               // the model's arrays plus this step's contact pairs
   std::unique_ptr<cpu::LinearSolver> solver;  // the CPU backend's (created when first needed)
   LinearSolverKind solver_kind;
   PhaseTimes times;
@@ -644,10 +644,7 @@ struct Simulator::Impl {
 };
 
 Simulator::Simulator(std::shared_ptr<const Model> model)
-    : Simulator(model,
-                model->scene.integrator,
-                LinearSolverKind::kAuto,
-                model->scene.backend) {}
+    : Simulator(model, model->scene.integrator, LinearSolverKind::kAuto, model->scene.backend) {}
 
 Simulator::Simulator(std::shared_ptr<const Model> model,
                      const IntegratorSpec& integrator,

@@ -13,14 +13,14 @@ namespace slender {
 
 /// One backend's run of a comparison.
 struct BackendRun {
-  bool available = false;  ///< the backend could run here (else `error` says why)
-  std::string error;       ///< why it could not run, or why a step failed
-  std::string solver;      ///< linear solver name
-  long steps = 0;          ///< steps completed
-  bool ok = false;         ///< every requested step converged
-  double wall_seconds = 0; ///< wall time of the stepping loop [s]
-  PhaseTimes times;        ///< per-phase times of the loop
-  State state;             ///< the state after the last completed step
+  bool available = false;   ///< the backend could run here (else `error` says why)
+  std::string error;        ///< why it could not run, or why a step failed
+  std::string solver;       ///< linear solver name
+  long steps = 0;           ///< steps completed
+  bool ok = false;          ///< every requested step converged
+  double wall_seconds = 0;  ///< wall time of the stepping loop [s]
+  PhaseTimes times;         ///< per-phase times of the loop
+  State state;              ///< the state after the last completed step
 };
 
 struct CompareResult {

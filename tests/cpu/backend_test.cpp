@@ -2,13 +2,14 @@
 // a clear error, the comparison still runs the CPU side and says why CUDA did not run. On a
 // machine with a device these cases skip; tests/cuda/cuda_backend_gpu_test.cpp covers it.
 
+#include "slender/backend.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
 #include <string>
 
-#include "slender/backend.h"
 #include "slender/builder.h"
 #include "slender/compare.h"
 #include "slender/core/error.h"
@@ -20,8 +21,8 @@ namespace {
 std::shared_ptr<const Model> small_rod(BackendKind backend = BackendKind::kCpu) {
   SceneBuilder b;
   const int mat = b.material("m", 1000, 1e6, 0.5);
-  const int r = b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0, 0), 11, mat,
-                               SceneBuilder::circle(0.002));
+  const int r =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0, 0), 11, mat, SceneBuilder::circle(0.002));
   b.fix_edge(r, 0);
   b.gravity(vec3(0, 0, -9.81));
   b.integrator().kind = IntegratorKind::kImplicitEuler;

@@ -93,7 +93,8 @@ TEST(CudaBackend, PhaseTimingDoesNotChangeResults) {
 // the device PCG reaches the same Newton iterates as the direct solve, to solver tolerance
 TEST(CudaBackend, PcgAndCholeskyGiveTheSameNewtonIterates) {
   SLENDER_REQUIRE_GPU();
-  for (const char* name : {"/bench/scenes/s1_cantilever_e1e5.json", "/apps/scenes/parachute.json"}) {
+  for (const char* name :
+       {"/bench/scenes/s1_cantilever_e1e5.json", "/apps/scenes/parachute.json"}) {
     SCOPED_TRACE(name);
     const auto model = load(std::string(SLENDER_SOURCE_DIR) + name);
     if (model->nonsymmetric()) continue;  // CG needs a symmetric Jacobian
@@ -133,7 +134,8 @@ TEST(CudaBackend, FailedStepLeavesTheStateUntouched) {
 // set_state on the device and the energies computed from the downloaded state
 TEST(CudaBackend, SetStateRoundTripsAndQueriesSeeTheDeviceState) {
   SLENDER_REQUIRE_GPU();
-  const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s1_cantilever_e1e5.json");
+  const auto model =
+      load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s1_cantilever_e1e5.json");
   Simulator gpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
   Simulator cpu(model);
   for (int k = 0; k < 3; ++k) {

@@ -74,9 +74,8 @@ TEST(DeviceSolver, NewtonJacobianMatchesTheCpuSolve) {
   std::vector<Real> x_cpu(p.nfree);
   ASSERT_TRUE(cpu.solve(f.data(), x_cpu.data()));
 
-  DeviceBuffer<int> rp(p.row_ptr), cl(p.col);
   DeviceBuffer<Real> dval(val);
-  DeviceSparseSolver dev(p.nfree, p.nnz(), rp.data(), cl.data(), true);
+  DeviceSparseSolver dev(p.nfree, p.row_ptr, p.col, true);
   bool fallback = true;
   const std::vector<Real> x = device_solve(dev, dval, f, &fallback);
   EXPECT_FALSE(fallback);
@@ -119,9 +118,8 @@ TEST(DeviceSolver, IndefiniteMatrixFallsBackToQr) {
   std::vector<Real> b(n);
   for (int i = 0; i < n; ++i)
     b[i] = std::cos(0.7 * i);
-  DeviceBuffer<int> rp(t.row_ptr), cl(t.col);
   DeviceBuffer<Real> dval(t.val);
-  DeviceSparseSolver s(n, int(t.col.size()), rp.data(), cl.data(), true);
+  DeviceSparseSolver s(n, t.row_ptr, t.col, true);
   bool fallback = false;
   const std::vector<Real> x = device_solve(s, dval, b, &fallback);
   EXPECT_TRUE(fallback);
@@ -137,9 +135,8 @@ TEST(DeviceSolver, NonSymmetricRowMajorMatrixIsSolvedAsJxEqualsB) {
   std::vector<Real> b(n);
   for (int i = 0; i < n; ++i)
     b[i] = std::sin(1.3 * i) + 0.2;
-  DeviceBuffer<int> rp(t.row_ptr), cl(t.col);
   DeviceBuffer<Real> dval(t.val);
-  DeviceSparseSolver s(n, int(t.col.size()), rp.data(), cl.data(), false);
+  DeviceSparseSolver s(n, t.row_ptr, t.col, false);
   const std::vector<Real> x = device_solve(s, dval, b);
   const std::vector<Real> ax = multiply(t.row_ptr, t.col, t.val, x);
   for (int i = 0; i < n; ++i)

@@ -1,0 +1,96 @@
+// AMD ordering (Eigen) and permuted CSR patterns for the device factorizations.
+
+#include "model/ordering.h"
+
+#include <Eigen/OrderingMethods>
+#include <Eigen/SparseCore>
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "slender/core/error.h"
+
+namespace slender {
+
+PermutedPattern permute_pattern(int n,
+                                const std::vector<int>& row_ptr,
+                                const std::vector<int>& col,
+                                std::vector<int> order) {
+  SLENDER_CHECK(int(order.size()) == n && int(row_ptr.size()) == n + 1,
+                "pattern and order sizes differ");
+  PermutedPattern p;
+  std::vector<int> new_index(n, -1);
+  for (int k = 0; k < n; ++k) {
+    SLENDER_CHECK(order[k] >= 0 && order[k] < n && new_index[order[k]] < 0, "not a permutation at ",
+                  k);
+    new_index[order[k]] = k;
+  }
+  p.row_ptr.assign(size_t(n) + 1, 0);
+  p.col.reserve(col.size());
+  p.slot_map.reserve(col.size());
+  p.diag_slot.assign(n, -1);
+  std::vector<std::pair<int, int>> row;  // (new column, original slot)
+  for (int k = 0; k < n; ++k) {
+    const int r = order[k];
+    row.clear();
+    for (int s = row_ptr[r]; s < row_ptr[r + 1]; ++s)
+      row.emplace_back(new_index[col[s]], s);
+    std::sort(row.begin(), row.end());
+    for (const auto& [c, s] : row) {
+      if (c == k) p.diag_slot[k] = int(p.col.size());
+      p.col.push_back(c);
+      p.slot_map.push_back(s);
+    }
+    p.row_ptr[k + 1] = int(p.col.size());
+  }
+  p.order = std::move(order);
+  return p;
+}
+
+PermutedPattern fill_reducing_pattern(int n,
+                                      const std::vector<int>& row_ptr,
+                                      const std::vector<int>& col) {
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (n > 1) {
+    // the pattern as a column-major sparse matrix (symmetric: rows read as columns)
+    std::vector<double> ones(col.size(), 1.0);
+    const Eigen::Map<const Eigen::SparseMatrix<double, Eigen::ColMajor, int>> a(
+        n, n, int(col.size()), row_ptr.data(), col.data(), ones.data());
+    Eigen::SparseMatrix<double, Eigen::ColMajor, int> A = a;
+    Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> pinv;
+    Eigen::AMDOrdering<int> amd;
+    amd(A, pinv);
+    // Eigen's convention (as its Cholesky uses it): the permuted matrix is A.twistedBy(P) with
+    // P = pinv^-1, so new row k is original row pinv.indices()[k]
+    for (int k = 0; k < n; ++k)
+      order[k] = pinv.indices()[k];
+  }
+  return permute_pattern(n, row_ptr, col, std::move(order));
+}
+
+long cholesky_fill(int n, const std::vector<int>& row_ptr, const std::vector<int>& col) {
+  // column structures of L below the diagonal, merged up the elimination tree
+  std::vector<std::vector<int>> below(n);
+  for (int i = 0; i < n; ++i)
+    for (int s = row_ptr[i]; s < row_ptr[i + 1]; ++s)
+      if (col[s] < i) below[col[s]].push_back(i);  // A(i, j), i > j: row i in column j
+  long nnz = 0;
+  std::vector<int> merged;
+  for (int j = 0; j < n; ++j) {
+    std::vector<int>& lj = below[j];
+    std::sort(lj.begin(), lj.end());
+    lj.erase(std::unique(lj.begin(), lj.end()), lj.end());
+    nnz += 1 + long(lj.size());
+    if (lj.empty()) continue;
+    // the parent in the elimination tree is the first row below the diagonal; it inherits the
+    // rest of the column's structure
+    const int parent = lj.front();
+    std::vector<int>& lp = below[parent];
+    lp.insert(lp.end(), lj.begin() + 1, lj.end());
+    std::vector<int>().swap(lj);
+  }
+  return nnz;
+}
+
+}  // namespace slender

@@ -1,0 +1,37 @@
+#pragma once
+
+// Fill-reducing ordering of a symmetric sparse pattern (approximate minimum degree, Eigen's AMD)
+// and the CSR of the permuted matrix with the map from its slots to the original ones: the
+// device Cholesky and QR (cuSOLVER's low-level csrchol orders only by its elimination tree, and
+// csrlsvqr's reorder argument has no effect) factorize P J P^T instead of J, whose twist and
+// mid-edge DOFs, numbered after every position, would otherwise fill the factor quadratically.
+
+#include <vector>
+
+namespace slender {
+
+struct PermutedPattern {
+  std::vector<int> order;      ///< original row of each new row                  (n)
+  std::vector<int> row_ptr;    ///< CSR of P J P^T                                 (n + 1)
+  std::vector<int> col;        ///< columns, ascending in each row                 (nnz)
+  std::vector<int> slot_map;   ///< original slot of each slot of P J P^T          (nnz)
+  std::vector<int> diag_slot;  ///< slot of each diagonal entry of P J P^T, -1 if none (n)
+};
+
+/// AMD ordering of the symmetric pattern (row_ptr, col) of an n x n matrix (every structurally
+/// nonzero (i, j) with (j, i)), and the permuted CSR.
+PermutedPattern fill_reducing_pattern(int n,
+                                      const std::vector<int>& row_ptr,
+                                      const std::vector<int>& col);
+
+/// The permuted CSR for a given order (order[k] = original row of new row k).
+PermutedPattern permute_pattern(int n,
+                                const std::vector<int>& row_ptr,
+                                const std::vector<int>& col,
+                                std::vector<int> order);
+
+/// Nonzeros of the Cholesky factor L (diagonal included) of a symmetric pattern in its own
+/// order, by symbolic elimination: how much fill an ordering leaves.
+long cholesky_fill(int n, const std::vector<int>& row_ptr, const std::vector<int>& col);
+
+}  // namespace slender
