@@ -487,6 +487,7 @@ class CudaStepper final : public DeviceStepper {
     eval_family<GroundBinding>(kFamGround, ev, want);
     eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want);
     eval_family<ContactPointTriangleBinding>(kFamContactPointTri, ev, want);
+    eval_family<RodRftBinding>(kFamRft, ev, want);
     sync_phase();
     if (phase_timing_) {
       times.eval += seconds_since(t0);

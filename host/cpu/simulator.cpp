@@ -233,6 +233,7 @@ struct Simulator::Impl {
     eval_family<GroundBinding>(kFamGround, ev, want, kParallelGrainMedium);
     eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want, kParallelGrainHeavy);
     eval_family<ContactPointTriangleBinding>(kFamContactPointTri, ev, want, kParallelGrainHeavy);
+    eval_family<RodRftBinding>(kFamRft, ev, want, kParallelGrainMedium);
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm

@@ -406,6 +406,12 @@ SceneBuilder& SceneBuilder::aerodynamic_drag(Real coefficient, Real medium_densi
   return *this;
 }
 
+SceneBuilder& SceneBuilder::resistive_force(Real tangential, Real normal) {
+  spec_.forces.rft_tangential = tangential;
+  spec_.forces.rft_normal = normal;
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::mass_damping(Real alpha) {
   spec_.forces.mass_damping = alpha;
   return *this;
@@ -806,6 +812,8 @@ void check_forces(const Checker& c) {
   c.non_negative(f.buoyancy_density, f.loc, "forces", ".buoyancy.medium_density");
   c.non_negative(f.drag_density, f.loc, "forces", ".aerodynamic_drag.medium_density");
   c.non_negative(f.drag_coefficient, f.loc, "forces", ".aerodynamic_drag.coefficient");
+  c.non_negative(f.rft_tangential, f.loc, "forces", ".resistive_force.tangential");
+  c.non_negative(f.rft_normal, f.loc, "forces", ".resistive_force.normal");
   const ContactSpec& con = c.s.contact;
   if (con.enabled) {
     c.non_negative(con.stiffness, con.loc, "contact", ".stiffness");

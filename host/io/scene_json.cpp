@@ -713,6 +713,12 @@ void SceneReader::read_forces(const JsonObject& f) {
     out.drag_coefficient = d.number("coefficient");
     out.drag_density = d.number("medium_density");
   }
+  if (f.has("resistive_force")) {
+    const JsonObject d = f.object("resistive_force");
+    d.allow_only({"tangential", "normal"});
+    out.rft_tangential = d.number("tangential");
+    out.rft_normal = d.number("normal");
+  }
 }
 
 void SceneReader::read_integrator(const JsonObject& g) {

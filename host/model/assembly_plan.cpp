@@ -74,6 +74,7 @@ void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
   collect<GroundBinding>(p, mv, kFamGround, hs, gs);
   collect<ContactEdgeEdgeBinding>(p, mv, kFamContact, hs, gs);
   collect<ContactPointTriangleBinding>(p, mv, kFamContactPointTri, hs, gs);
+  collect<RodRftBinding>(p, mv, kFamRft, hs, gs);
   // every free DOF has a diagonal slot (inertia and damping land there)
   for (long r = 0; r < nfree; ++r)
     hs.push_back({r * nfree + r, -1});

@@ -402,6 +402,8 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.buoyancy_density = scene.forces.buoyancy_density;
   m.drag_density = scene.forces.drag_density;
   m.drag_coefficient = scene.forces.drag_coefficient;
+  m.rft_tangential = scene.forces.rft_tangential;
+  m.rft_normal = scene.forces.rft_normal;
   m.contact = scene.contact;
   // arc-length positions along parts that are chains of rod edges (each edge starting where the
   // previous one ends), for the contact exclusion of near neighbours along a rod

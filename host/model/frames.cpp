@@ -86,6 +86,8 @@ ModelView host_view(const Model& m) {
                    m.tri_area_bar.data(),
                    m.drag_density,
                    m.drag_coefficient,
+                   m.rft_tangential,
+                   m.rft_normal,
                    m.nmid,
                    3 * m.nnode + m.nedge,
                    m.tri_edge.data(),

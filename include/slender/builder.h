@@ -143,6 +143,9 @@ class SceneBuilder {
   SceneBuilder& buoyancy(Real medium_density);
   /// aerodynamic drag on shell triangles (seed 000 eq. 29): C_D [-] and rho_med [kg/m^3]
   SceneBuilder& aerodynamic_drag(Real coefficient, Real medium_density);
+  /// resistive force theory on rod edges: drag per length and velocity along (tangential) and
+  /// across (normal) the rod [N s/m^2]
+  SceneBuilder& resistive_force(Real tangential, Real normal);
   SceneBuilder& initial_velocity(int part, int index, Vec3 v);
 
   IntegratorSpec& integrator() { return spec_.integrator; }

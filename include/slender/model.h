@@ -47,6 +47,7 @@ enum Family : int {
   kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
   kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
+  kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
   kNumFamilies
 };
 
@@ -151,6 +152,8 @@ struct Model {
   Real buoyancy_density = 0;       ///< density of the surrounding medium for buoyancy [kg/m^3]
   Real drag_density = 0;           ///< rho_med of aerodynamic drag on shells [kg/m^3]
   Real drag_coefficient = 0;       ///< C_D of aerodynamic drag [-]
+  Real rft_tangential = 0;         ///< RFT drag per length along a rod edge [N s/m^2]
+  Real rft_normal = 0;             ///< RFT drag per length across a rod edge [N s/m^2]
   ContactSpec contact;             ///< rod and shell contact settings
   Real contact_stiffness = 0;      ///< k_c of rod and shell contact in use [N/m]
   int nmaterial = 0;               ///< materials of the scene
@@ -171,7 +174,8 @@ struct Model {
   std::vector<Real> tri_half_thickness;   ///< half the shell thickness of each triangle [m] (ntri)
   /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU
   bool nonsymmetric() const {
-    return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) || friction();
+    return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) ||
+           (rft_tangential != rft_normal && nedge > 0) || friction();
   }
   /// whether any force without a potential acts through friction (ground or contact)
   bool friction() const { return (ground.enabled && ground.friction > 0) || contact_friction(); }

@@ -187,6 +187,9 @@ struct ForcesSpec {
   /// aerodynamic drag on shell triangles (seed 000 §5.4, eq. 29)
   Real drag_density = 0;      ///< rho_med of the drag [kg/m^3]; 0 = none
   Real drag_coefficient = 0;  ///< C_D [-]
+  /// resistive force theory on rod edges: F = -l [c_t (v.t) t + c_n (v - (v.t) t)]
+  Real rft_tangential = 0;  ///< c_t [N s/m^2]
+  Real rft_normal = 0;      ///< c_n [N s/m^2]
   GroundSpec ground;
   SourceLoc loc = {};  ///< the "forces" block
 };

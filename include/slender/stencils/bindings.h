@@ -11,6 +11,7 @@
 #include "slender/stencils/ground_contact.h"
 #include "slender/stencils/rod_bend_twist.h"
 #include "slender/stencils/rod_frames.h"
+#include "slender/stencils/rod_rft.h"
 #include "slender/stencils/rod_stretch.h"
 #include "slender/stencils/shell_drag.h"
 #include "slender/stencils/shell_hinge.h"
@@ -44,6 +45,7 @@ struct ModelView {
   const Real* tri_area_bar;         // (ntri)
   Real drag_density;                // rho_med of aerodynamic drag [kg/m^3], 0 = none
   Real drag_coefficient;            // C_D [-]
+  Real rft_tangential, rft_normal;  // RFT drag per length [N s/m^2], both 0 = none
   int nmid;                         // mid-edge bending triangles
   int xi_base;                      // DOF index of the first xi DOF (3 nnode + nedge)
   const int* tri_edge;              // shell edge opposite each node          (ntri x 3)
@@ -212,6 +214,38 @@ struct ShellDragBinding {
     p.C_D = m.drag_coefficient;
     p.A_bar = m.tri_area_bar[k];
     shell_drag_eval(x, p, want, r);
+  }
+};
+
+/// Resistive-force-theory drag of one rod edge (a force: non-symmetric Jacobian when the
+/// coefficients differ). Edges without stretching stiffness (a rod-shell joint's) get none.
+struct RodRftBinding {
+  using S = RodRft;
+  static constexpr int kDofs = 6;
+  SLENDER_HD static long count(const ModelView& m) {
+    return m.rft_tangential > 0 || m.rft_normal > 0 ? m.nedge : 0;
+  }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    detail::position_dofs<2>(m.edge_node + 2 * k, out);
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<6>& r) {
+    const long base = long(env) * m.ndof;
+    Vec<6> x;
+    RodRft::Params p;
+    for (int a = 0; a < 2; ++a) {
+      const int n = m.edge_node[2 * k + a];
+      for (int i = 0; i < 3; ++i) {
+        x[3 * a + i] = s.q[base + 3 * n + i];
+        p.q_hat[a][i] = s.q_hat ? s.q_hat[base + 3 * n + i] : 0;
+        p.u_hat[a][i] = s.u_hat ? s.u_hat[base + 3 * n + i] : 0;
+      }
+    }
+    p.c_u = s.c_u;
+    p.c_t = m.rft_tangential;
+    p.c_n = m.rft_normal;
+    p.l_bar = m.edge_EA[k] > 0 ? m.edge_l_bar[k] : 0;
+    rod_rft_eval(x, p, want, r);
   }
 };
 
