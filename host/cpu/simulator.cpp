@@ -63,6 +63,7 @@ struct Simulator::Impl {
   // refreshed when a query needs it
   std::unique_ptr<DeviceStepper> device;
   bool host_stale = false;
+  bool loads_dirty = false;  // external forces changed since the device last saw them
   long plan_version = 0, device_plan_version = 0;  // contact plans built / known to the device
 
   // rod-rod contact: candidate pairs of the step and the assembly plan that includes them
@@ -82,6 +83,17 @@ struct Simulator::Impl {
   // the natural shape at the evaluation time: rest values with actuation applied
   std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar;
   ActuationCallback actuation_callback;
+  std::vector<Real> external_forces;  // (nnode x 3) or empty
+  EnvParams params;
+  std::vector<Real> env_mass;  // the model's DOF masses times params.density_scale (ndof)
+  const Real* dof_mass() const { return env_mass.data(); }
+  Vec3 gravity() const { return params.override_gravity ? params.gravity : model->gravity; }
+  Real mass_damping() const {
+    return params.mass_damping >= 0 ? params.mass_damping : model->mass_damping;
+  }
+  bool friction() const {
+    return model->friction() || (model->ground.enabled && params.ground_friction > 0);
+  }
   std::vector<Real> d1_cur, t_cur, ref_cur;
   std::vector<Real> e_pool, g_pool, h_pool;
   std::vector<unsigned> flag_pool;
@@ -97,6 +109,7 @@ struct Simulator::Impl {
     if (backend == BackendKind::kCuda) device = make_cuda_stepper(model, spec, kind);
     // a non-symmetric Jacobian (drag) needs LU: the symmetric factorizations read one triangle
     if (md.nonsymmetric()) kind = LinearSolverKind::kSparseLu;
+    env_mass = md.dof_mass;
     solver_kind = kind;
     plan_ptr = &md.plan;
     if (!device) solver = std::make_unique<cpu::LinearSolver>(md.plan, kind);
@@ -223,6 +236,24 @@ struct Simulator::Impl {
 
   // every stencil at q (frames current)
   void eval_stencils(const Real* q, unsigned want) {
+    eval_all_families(q, want);
+    // a Young's modulus scale multiplies every elastic family's energy, gradient and Hessian
+    const Real s = params.youngs_scale;
+    if (s == 1) return;
+    const AssemblyPlan& p = plan();
+    for (Family f : {kFamStretch, kFamBendTwist, kFamShellStretch, kFamHinge, kFamMidEdge}) {
+      const Family next = Family(f + 1);
+      for (long i = p.e_off[f]; i < p.e_off[next]; ++i)
+        e_pool[i] *= s;
+      for (long i = p.g_off[f]; i < p.g_off[next]; ++i)
+        g_pool[i] *= s;
+      if (want & kHess)
+        for (long i = p.h_off[f]; i < p.h_off[next]; ++i)
+          h_pool[i] *= s;
+    }
+  }
+
+  void eval_all_families(const Real* q, unsigned want) {
     const EvalView ev = eval_view(q);
     eval_family<RodStretchBinding>(kFamStretch, ev, want, kParallelGrainMedium);
     eval_family<RodBendTwistBinding>(kFamBendTwist, ev, want, kParallelGrainHeavy);
@@ -249,11 +280,11 @@ struct Simulator::Impl {
     times.eval += seconds_since(t0);
 
     t0 = Clock::now();
-    const Vec3 g = c.load_factor * m.gravity;
+    const Vec3 g = c.load_factor * gravity();
     parallel_for_host(
-        m.ndof, DofTerms{m.nnode, q, q_hat.data(), u_hat.data(), f_time.data(), m.dof_mass.data(),
+        m.ndof, DofTerms{m.nnode, q, q_hat.data(), u_hat.data(), f_time.data(), dof_mass(),
                          m.node_dl.data(), m.node_volume.data(), m.buoyancy_density, g[0], g[1],
-                         g[2], m.viscosity, m.mass_damping, c.c_m, c.c_u, dof_r.data(),
+                         g[2], m.viscosity, mass_damping(), c.c_m, c.c_u, dof_r.data(),
                          dof_J.data(), dof_phi.data()});
     parallel_for_host(p.nfree,
                       AssembleResidual{p.row_src_adr.data(), p.row_src.data(), p.free_dof.data(),
@@ -293,6 +324,8 @@ struct Simulator::Impl {
   // f_time: the point loads at the step's evaluation time
   void point_loads(const StepCoeffs& c) {
     std::fill(f_time.begin(), f_time.end(), 0);
+    for (size_t i = 0; i < external_forces.size(); ++i)
+      f_time[i] = external_forces[i];
     for (const PointLoad& pl : model->point_loads) {
       const Real s = c.load_factor * eval_time_function(pl.time, c.t_eval);
       for (int k = 0; k < 3; ++k)
@@ -471,7 +504,8 @@ struct Simulator::Impl {
       in.bend_tau_bar = nat_tau_bar.data();
       in.hinge_phi_bar = nat_phi_bar.data();
     }
-    if (!m.point_loads.empty()) {
+    if (!m.point_loads.empty() || !external_forces.empty() || loads_dirty) {
+      loads_dirty = false;
       point_loads(in.c);
       in.loads_changed = true;
       in.f_time = f_time.data();
@@ -546,7 +580,7 @@ struct Simulator::Impl {
       Real slope = 0;  // -d phi / d alpha at alpha = 0
       for (int k = 0; k < p.nfree; ++k)
         slope += dx[k] * f[k];
-      const bool on_potential = slope > 0 && !model->friction();
+      const bool on_potential = slope > 0 && !friction();
       const Real phi0 = phi;
       Real alpha = 1, r_new = 0;
       bool accepted = false;
@@ -616,8 +650,8 @@ struct Simulator::Impl {
     const Model& m = *model;
     std::vector<Real>& q = state.q;
     parallel_for_host(m.ndof, FinalizeStep{spec.kind, dt, c.c_m, c.c_u, y.data(), q_hat.data(),
-                                           u_hat.data(), m.dof_mass.data(), m.dof_fixed.data(),
-                                           q.data(), state.u.data(), state.a.data()});
+                                           u_hat.data(), dof_mass(), m.dof_fixed.data(), q.data(),
+                                           state.u.data(), state.a.data()});
     // frames of the new configuration become the next step's start
     update_frames(q.data());
     state.edge_d1 = d1_cur;
@@ -707,6 +741,37 @@ void Simulator::set_phase_timing(bool on) {
 const PhaseTimes& Simulator::phase_times() const { return impl_->times; }
 void Simulator::set_actuation(ActuationCallback callback) {
   impl_->actuation_callback = std::move(callback);
+}
+void Simulator::set_external_forces(std::vector<Real> forces) {
+  const Model& m = *impl_->model;
+  SLENDER_CHECK(forces.empty() || forces.size() == 3 * size_t(m.nnode), "external forces need ",
+                3 * m.nnode, " values (nnode x 3), got ", forces.size());
+  impl_->external_forces = std::move(forces);
+  impl_->loads_dirty = true;
+}
+const EnvParams& Simulator::params() const { return impl_->params; }
+void Simulator::set_params(const EnvParams& p) {
+  Impl& s = *impl_;
+  const Model& m = *s.model;
+  SLENDER_CHECK(!s.device, "per-simulator parameters are not supported on the CUDA backend yet");
+  SLENDER_CHECK(p.youngs_scale > 0 && std::isfinite(p.youngs_scale),
+                "youngs_scale must be positive, got ", p.youngs_scale);
+  SLENDER_CHECK(p.density_scale > 0 && std::isfinite(p.density_scale),
+                "density_scale must be positive, got ", p.density_scale);
+  SLENDER_CHECK(std::isfinite(p.ground_friction) && std::isfinite(p.mass_damping),
+                "ground_friction and mass_damping must be finite");
+  SLENDER_CHECK(
+      std::isfinite(p.gravity[0]) && std::isfinite(p.gravity[1]) && std::isfinite(p.gravity[2]),
+      "gravity must be finite");
+  s.params = p;
+  for (int i = 0; i < m.ndof; ++i)
+    s.env_mass[i] = p.density_scale * m.dof_mass[i];
+  s.mv.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
+  // ground friction makes the Jacobian non-symmetric: LU from here on
+  if (s.friction() && s.solver_kind != LinearSolverKind::kSparseLu) {
+    s.solver_kind = LinearSolverKind::kSparseLu;
+    s.solver.reset();
+  }
 }
 
 void Simulator::residual(Real dt,
@@ -814,14 +879,14 @@ Energies Simulator::energies() const {
     RodBendTwistBinding::eval(s.mv, ev, 0, k, kEnergy, r, &st);
     const Real dt = st.tau - s.nat_tau_bar[k];
     const Real twist = 0.5 * m.bend_GJ[k] / m.bend_dl[k] * dt * dt;
-    en.twist += twist;
-    en.bend += r.E - twist;
+    en.twist += s.params.youngs_scale * twist;
+    en.bend += s.params.youngs_scale * (r.E - twist);
   }
   for (int i = 0; i < m.ndof; ++i)
-    en.kinetic += 0.5 * m.dof_mass[i] * s.state.u[i] * s.state.u[i];
+    en.kinetic += 0.5 * s.dof_mass()[i] * s.state.u[i] * s.state.u[i];
   for (int n = 0; n < m.nnode; ++n)
     for (int c = 0; c < 3; ++c)
-      en.gravity -= m.node_mass[n] * m.gravity[c] * s.state.q[3 * n + c];
+      en.gravity -= s.params.density_scale * m.node_mass[n] * s.gravity()[c] * s.state.q[3 * n + c];
   return en;
 }
 

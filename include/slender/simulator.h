@@ -57,6 +57,17 @@ struct NaturalShape {
 /// Called with the evaluation time t [s] (t + dt/2 for the midpoint rule) before every step.
 using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;
 
+/// Physical parameters that may differ between simulators (environments) of one model, for
+/// randomization: each is a scale of, or a replacement for, the model's value.
+struct EnvParams {
+  Real youngs_scale = 1;      ///< multiplies every elastic stiffness (stretch, bend, twist, shells)
+  Real density_scale = 1;     ///< multiplies every mass and rotational inertia
+  Real ground_friction = -1;  ///< ground Coulomb coefficient; < 0: the model's
+  bool override_gravity = false;
+  Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2], when override_gravity
+  Real mass_damping = -1;          ///< alpha [1/s]; < 0: the model's
+};
+
 /// Which sparse factorization the CPU backend uses.
 enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg };
 
@@ -81,6 +92,12 @@ class Simulator {
 
   /// actuation in code: runs after the scene's own actuation, before each step
   void set_actuation(ActuationCallback callback);
+  /// external forces on the nodes (nnode x 3) [N], applied from the next step on until changed;
+  /// empty = none. Throws slender::Error on a wrong size.
+  void set_external_forces(std::vector<Real> forces);
+  /// physical parameters of this simulator (CPU backend; the CUDA backend throws)
+  void set_params(const EnvParams& p);
+  const EnvParams& params() const;
 
   const Model& model() const;
   const State& state() const;

@@ -1,0 +1,77 @@
+#pragma once
+
+// Batched environments: B simulations of one shared Model, each with its own state, actions and
+// physical parameters, stepped together (in parallel on all CPU cores). Each environment runs
+// its own Newton iteration: converged environments stop iterating, and an environment whose
+// step fails is flagged and keeps its state from before the step (rolled back) while the others
+// go on. Actions and observations are flat env-major arrays, so that bindings (numpy, DLPack)
+// hand them over without a per-environment loop on the caller's side.
+
+#include <memory>
+#include <vector>
+
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace slender {
+
+class BatchedSimulator {
+ public:
+  /// nenv environments of `model`, all at its initial state, with the scene's integrator
+  BatchedSimulator(std::shared_ptr<const Model> model, int nenv);
+  BatchedSimulator(std::shared_ptr<const Model> model,
+                   int nenv,
+                   const IntegratorSpec& integrator,
+                   LinearSolverKind solver = LinearSolverKind::kAuto);
+  ~BatchedSimulator();
+  BatchedSimulator(const BatchedSimulator&) = delete;
+  BatchedSimulator& operator=(const BatchedSimulator&) = delete;
+
+  int nenv() const;
+  const Model& model() const;
+
+  // ---- actions: they hold from the next step on until changed or cleared ----------------------
+  /// natural curvatures kappa1, kappa2 of every bend-twist stencil (nenv x nbend x 2): they
+  /// replace the scene's natural shape and actuation
+  void set_natural_curvature(const Real* kappa);
+  /// natural twists (nenv x nbend) [rad]
+  void set_natural_twist(const Real* tau);
+  /// natural hinge angles (nenv x nhinge) [rad]
+  void set_natural_hinge_angle(const Real* phi);
+  /// external forces on the nodes (nenv x nnode x 3) [N]
+  void set_external_forces(const Real* f);
+  /// back to the scene's natural shape, actuation and loads
+  void clear_actions();
+
+  /// physical parameters of one environment (randomization)
+  void set_params(int env, const EnvParams& p);
+  const EnvParams& params(int env) const;
+
+  /// environments with mask[env] != 0 go back to the model's initial state (mask of nenv; empty
+  /// = all)
+  void reset(const std::vector<unsigned char>& mask = {});
+  /// ... or to a given state of one environment
+  void set_state(int env, const State& s);
+  const State& state(int env) const;
+
+  /// one step of every environment; returns each one's status (kConverged, or why it failed:
+  /// then its state is the one from before the step)
+  const std::vector<StepStatus>& step();
+  /// the last step's reports (nenv)
+  const std::vector<StepReport>& reports() const;
+
+  // ---- observations ---------------------------------------------------------------------------
+  void positions(Real* out) const;   ///< node positions (nenv x nnode x 3) [m]
+  void velocities(Real* out) const;  ///< node velocities (nenv x nnode x 3) [m/s]
+  void curvatures(Real* out) const;  ///< kappa1, kappa2, tau per bend stencil (nenv x nbend x 3)
+  /// 1 where a node is within the ground's contact distance (nenv x nnode); 0 without a ground
+  void ground_contacts(unsigned char* out) const;
+  /// simulated time of each environment [s] (nenv)
+  void times(Real* out) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace slender

@@ -1,0 +1,236 @@
+// Batched environments on the CPU: a batch of B environments, each with its own actions and
+// parameters, gives exactly the trajectories of B single simulators (V5 as a 44-environment
+// batch against Coulomb's law too); an environment made to fail is flagged and rolled back
+// while the others go on; parameter randomization equals building the model with the changed
+// value.
+
+#include "slender/batch.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "physics_util.h"
+#include "slender/builder.h"
+#include "slender/core/error.h"
+
+namespace slender {
+namespace {
+
+constexpr Real kG = 9.8;
+
+// the V5 rod on the floor (N = 26, 1 kg, mu = 0.4), pushed by external forces
+SceneSpec v5_scene(Real rho = 509.3, Real E = 1e5, Real mu = 0.4, Real k_ground = 0) {
+  const Real r = 0.025;
+  SceneBuilder b;
+  const int mat = b.material("m", rho, E, 0.5);
+  b.straight_rod("rod", vec3(0, 0, r), vec3(1, 0, r), 26, mat, SceneBuilder::circle(r));
+  GroundSpec g;
+  g.contact_distance = 5e-4;
+  g.friction = mu;
+  g.slip_velocity = 1e-3;
+  g.stiffness = k_ground;  // 0: automatic, from the masses
+  b.ground(g);
+  b.gravity(vec3(0, 0, -kG));
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 1e-2;
+  return b.build();
+}
+
+// the axial push F spread over the nodes by mass (nnode x 3)
+std::vector<Real> axial_push(const Model& m, Real F) {
+  std::vector<Real> f(3 * size_t(m.nnode), 0);
+  const int n = m.nnode;
+  for (int i = 0; i < n; ++i)
+    f[3 * i] = F * ((i == 0 || i == n - 1) ? 0.5 / (n - 1) : 1.0 / (n - 1));
+  return f;
+}
+
+TEST(Batch, V5As44EnvironmentsMatchesSingleRunsAndCoulomb) {
+  const auto m = build_model(v5_scene());
+  const int B = 44, steps = 150;
+  const Real T = 1.5, mu = 0.4;
+  BatchedSimulator batch(m, B);
+  std::vector<Real> forces;
+  std::vector<Real> F(B);
+  for (int e = 0; e < B; ++e) {
+    F[e] = -10.6 + e * (10.5 + 10.6) / 43;
+    const std::vector<Real> f = axial_push(*m, F[e]);
+    forces.insert(forces.end(), f.begin(), f.end());
+  }
+  batch.set_external_forces(forces.data());
+  for (int k = 0; k < steps; ++k)
+    for (StepStatus s : batch.step())
+      ASSERT_EQ(s, StepStatus::kConverged) << "step " << k;
+  Real mass = 0;
+  for (Real w : m->node_mass)
+    mass += w;
+  int compared = 0;
+  for (int e = 0; e < B; ++e) {
+    const Real slide = std::fabs(F[e]) - mu * mass * kG;
+    if (std::fabs(slide) < 1.0) continue;
+    ++compared;
+    Real kin = 0;
+    const State& st = batch.state(e);
+    for (int i = 0; i < m->ndof; ++i)
+      kin += 0.5 * m->dof_mass[i] * st.u[i] * st.u[i];
+    const Real theory = slide > 0 ? T * T * slide * slide / (2 * mass) : 0;
+    if (theory == 0) {
+      EXPECT_LT(kin, 0.5 * mass * 1e-6) << "F = " << F[e];
+    } else {
+      EXPECT_LT(std::fabs(kin / theory - 1), 0.02) << "F = " << F[e];
+    }
+  }
+  EXPECT_GT(compared, 30);
+  // three of the environments against single simulators: the same bits
+  for (int e : {0, 17, 43}) {
+    Simulator single(m);
+    single.set_external_forces(axial_push(*m, F[e]));
+    for (int k = 0; k < steps; ++k)
+      ASSERT_TRUE(single.step().ok());
+    EXPECT_EQ(single.state().q, batch.state(e).q) << "env " << e;
+    EXPECT_EQ(single.state().u, batch.state(e).u) << "env " << e;
+  }
+}
+
+// a cantilever bent by per-environment natural curvature: each environment equals a single
+// simulator whose actuation callback sets the same curvature
+TEST(Batch, NaturalCurvatureActionsMatchSingleRuns) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.5);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.3, 0, 0), 16, mat, SceneBuilder::circle(0.005));
+  b.fix_edge(rod, 0);
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 1e-3;
+  const auto m = build_model(b.build());
+  const int B = 5;
+  std::vector<Real> kappa(2 * size_t(B) * m->nbend);
+  for (int e = 0; e < B; ++e)
+    for (int k = 0; k < m->nbend; ++k)
+      kappa[(size_t(e) * m->nbend + k) * 2 + 1] = 0.02 * (e + 1) * std::sin(0.3 * k);
+  BatchedSimulator batch(m, B);
+  batch.set_natural_curvature(kappa.data());
+  for (int k = 0; k < 40; ++k)
+    batch.step();
+  std::vector<Real> curv(3 * size_t(B) * m->nbend);
+  batch.curvatures(curv.data());
+  for (int e = 0; e < B; ++e) {
+    EXPECT_EQ(batch.reports()[e].status, StepStatus::kConverged);
+    Simulator single(m);
+    single.set_actuation([&, e](Real, NaturalShape& s) {
+      for (int k = 0; k < 2 * m->nbend; ++k)
+        s.bend_kappa_bar[k] = kappa[2 * size_t(e) * m->nbend + k];
+    });
+    for (int k = 0; k < 40; ++k)
+      ASSERT_TRUE(single.step().ok());
+    EXPECT_EQ(single.state().q, batch.state(e).q) << "env " << e;
+    const std::vector<Real> sc = single.bend_strains();
+    for (size_t i = 0; i < sc.size(); ++i)
+      EXPECT_EQ(sc[i], curv[e * sc.size() + i]);
+  }
+  // the environments bent differently
+  EXPECT_NE(batch.state(0).q, batch.state(4).q);
+}
+
+// one environment pushed so hard that its residual overflows: flagged, rolled
+// back to its state before the step; the others are untouched by it
+TEST(Batch, FailedEnvironmentIsFlaggedAndRolledBack) {
+  const auto m = build_model(v5_scene());
+  IntegratorSpec spec = m->scene.integrator;
+  const int B = 4;
+  BatchedSimulator batch(m, B, spec);
+  std::vector<Real> forces;
+  for (int e = 0; e < B; ++e) {
+    const std::vector<Real> f = axial_push(*m, e == 2 ? 1e300 : 5.0 * e);
+    forces.insert(forces.end(), f.begin(), f.end());
+  }
+  batch.set_external_forces(forces.data());
+  const State before = batch.state(2);
+  const std::vector<StepStatus> st = batch.step();
+  EXPECT_NE(st[2], StepStatus::kConverged);
+  EXPECT_EQ(batch.state(2).q, before.q);
+  EXPECT_EQ(batch.state(2).time, before.time);
+  for (int e : {0, 1, 3}) {
+    EXPECT_EQ(st[e], StepStatus::kConverged) << e;
+    Simulator single(m, spec);
+    single.set_external_forces(axial_push(*m, 5.0 * e));
+    ASSERT_TRUE(single.step().ok());
+    EXPECT_EQ(single.state().q, batch.state(e).q) << e;
+  }
+  // reset brings the failed one back to the start, and it steps again with a sane force
+  batch.reset({0, 0, 1, 0});
+  EXPECT_EQ(batch.state(2).q, before.q);
+  forces.assign(forces.size(), 0);
+  batch.set_external_forces(forces.data());
+  EXPECT_EQ(batch.step()[2], StepStatus::kConverged);
+  std::vector<unsigned char> contact(size_t(B) * m->nnode);
+  batch.ground_contacts(contact.data());
+  for (unsigned char c : contact)
+    EXPECT_EQ(c, 1);  // the rod lies on the floor
+}
+
+// randomized parameters equal a model built with the changed values (to round-off; the ground
+// stiffness is set, since the automatic one follows the model's masses)
+TEST(Batch, ParametersEqualChangedModels) {
+  const Real k = 2000;
+  const auto base = build_model(v5_scene(509.3, 1e5, 0.4, k));
+  struct Case {
+    EnvParams p;
+    SceneSpec scene;
+  };
+  std::vector<Case> cases;
+  {
+    EnvParams p;
+    p.youngs_scale = 3;
+    cases.push_back({p, v5_scene(509.3, 3e5, 0.4, k)});
+  }
+  {
+    EnvParams p;
+    p.density_scale = 2;
+    cases.push_back({p, v5_scene(2 * 509.3, 1e5, 0.4, k)});
+  }
+  {
+    EnvParams p;
+    p.ground_friction = 0.1;
+    cases.push_back({p, v5_scene(509.3, 1e5, 0.1, k)});
+  }
+  {
+    EnvParams p;
+    p.override_gravity = true;
+    p.gravity = vec3(0, 0, -3.7);
+    SceneSpec sc = v5_scene(509.3, 1e5, 0.4, k);
+    sc.forces.gravity = vec3(0, 0, -3.7);
+    cases.push_back({p, sc});
+  }
+  BatchedSimulator batch(base, int(cases.size()));
+  std::vector<Real> forces;
+  for (size_t e = 0; e < cases.size(); ++e) {
+    batch.set_params(int(e), cases[e].p);
+    const std::vector<Real> f = axial_push(*base, 6.0);
+    forces.insert(forces.end(), f.begin(), f.end());
+  }
+  batch.set_external_forces(forces.data());
+  for (int k = 0; k < 30; ++k)
+    for (StepStatus s : batch.step())
+      ASSERT_EQ(s, StepStatus::kConverged);
+  for (size_t e = 0; e < cases.size(); ++e) {
+    const auto m = build_model(cases[e].scene);
+    Simulator single(m);
+    single.set_external_forces(axial_push(*m, 6.0));
+    for (int k = 0; k < 30; ++k)
+      ASSERT_TRUE(single.step().ok());
+    Real scale = 0, diff = 0;
+    for (int i = 0; i < m->ndof; ++i) {
+      scale = std::max(scale, std::fabs(single.state().q[i]));
+      diff = std::max(diff, std::fabs(single.state().q[i] - batch.state(int(e)).q[i]));
+    }
+    EXPECT_LT(diff, 1e-9 * scale) << "case " << e;
+  }
+  EXPECT_THROW(batch.set_params(0, EnvParams{-1}), Error);
+  EXPECT_THROW(batch.set_params(9, EnvParams{}), Error);
+}
+
+}  // namespace
+}  // namespace slender
