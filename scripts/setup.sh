@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libcli11-dev libopenblas-dev
-          libsuitesparse-dev googletest libgtest-dev)
+          libsuitesparse-dev googletest libgtest-dev python3-dev python3-pip)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -19,4 +19,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: all build dependencies present"
+fi
+
+# Python packages of the bindings (pybind11) and their tests (numpy, pytest), for the python3 on
+# PATH (the one CMake builds the module for)
+if ! python3 -c "import pybind11, numpy, pytest" 2>/dev/null; then
+  echo "setup: installing pybind11, numpy and pytest with pip"
+  python3 -m pip install --quiet --disable-pip-version-check pybind11 numpy pytest ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+      pybind11 numpy pytest
 fi

@@ -645,7 +645,7 @@ void SceneReader::read_actuation(const JsonValue& list) {
 
 void SceneReader::read_forces(const JsonObject& f) {
   f.allow_only({"gravity", "point_loads", "viscous_drag", "damping", "buoyancy", "aerodynamic_drag",
-                "ground"});
+                "resistive_force", "ground"});
   ForcesSpec& out = s_.forces;
   out.loc = loc(f.value(), f.path());
   out.gravity = f.vec3_or("gravity", out.gravity);

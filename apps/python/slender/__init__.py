@@ -1,0 +1,27 @@
+"""Slender: discrete elastic rods and shells, simulated with implicit Newton steps.
+
+The native core (``slender._core``) holds the scene loader and the simulators; this package adds
+a Gymnasium-style vector environment (``slender.envs``) and the soft-snake learning example
+(``slender.snake``).
+
+    import slender
+    model = slender.load_model("apps/scenes/snake.json")
+    batch = slender.BatchedSimulator(model, num_envs=64)
+    status = batch.step()          # numpy int8 per environment, 0 = converged
+    x = batch.positions()          # numpy view (num_envs, nnode, 3), no copy
+"""
+
+from ._core import (  # noqa: F401
+    BatchedSimulator,
+    Model,
+    Simulator,
+    cuda_device_count,
+    load_model,
+)
+from .envs import Box, VectorEnv  # noqa: F401
+
+STATUS_NAMES = ("converged", "max-iterations", "line-search-failed", "non-finite",
+                "linear-solve-failed")
+
+__all__ = ["BatchedSimulator", "Model", "Simulator", "cuda_device_count", "load_model", "Box",
+           "VectorEnv", "STATUS_NAMES"]

@@ -1,0 +1,333 @@
+// Python bindings (pybind11): the scene loader, the single and batched simulators, numpy arrays.
+// Observations of a batch are written into arrays the simulator keeps (one per kind), and the
+// methods return numpy views of them: no copy per call, and numpy's __dlpack__ hands them to
+// torch.from_dlpack without a copy either. A view stays valid until the same observation is
+// asked for again (then it holds the new values).
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slender/backend.h"
+#include "slender/batch.h"
+#include "slender/builder.h"
+#include "slender/compare.h"
+#include "slender/core/error.h"
+#include "slender/info.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace py = pybind11;
+using namespace slender;
+
+namespace {
+
+using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+LinearSolverKind solver_kind(const std::string& name) {
+  if (name == "auto") return LinearSolverKind::kAuto;
+  if (name == "cholmod") return LinearSolverKind::kCholmod;
+  if (name == "eigen-ldlt") return LinearSolverKind::kEigenLdlt;
+  if (name == "sparse-lu") return LinearSolverKind::kSparseLu;
+  if (name == "pcg") return LinearSolverKind::kPcg;
+  throw InputError("<python>", 0, "solver",
+                   "unknown solver '" + name + "' (auto, cholmod, eigen-ldlt, sparse-lu, pcg)");
+}
+
+BackendKind backend_kind(const std::string& name) {
+  if (name == "cpu") return BackendKind::kCpu;
+  if (name == "cuda") return BackendKind::kCuda;
+  throw InputError("<python>", 0, "backend", "unknown backend '" + name + "' (cpu or cuda)");
+}
+
+// a numpy view of `data` (shape), owned by `owner`
+py::array view(std::vector<double>& data, std::vector<py::ssize_t> shape, py::handle owner) {
+  return py::array_t<double>(shape, data.data(), owner);
+}
+
+// checks an action array's shape and returns a pointer to its data
+const double* checked(const Array& a, std::vector<py::ssize_t> shape, const char* what) {
+  bool ok = a.ndim() == py::ssize_t(shape.size());
+  for (size_t i = 0; ok && i < shape.size(); ++i)
+    ok = a.shape(i) == shape[i];
+  if (!ok) {
+    std::string want = "(";
+    for (size_t i = 0; i < shape.size(); ++i)
+      want += std::to_string(shape[i]) + (i + 1 < shape.size() ? ", " : ")");
+    std::string got = "(";
+    for (py::ssize_t i = 0; i < a.ndim(); ++i)
+      got += std::to_string(a.shape(i)) + (i + 1 < a.ndim() ? ", " : "");
+    got += ")";
+    throw InputError("<python>", 0, what, "expected an array of shape " + want + ", got " + got);
+  }
+  return a.data();
+}
+
+// the batch and its observation buffers
+struct PyBatch {
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<BatchedSimulator> batch;
+  std::vector<double> pos, vel, curv, time;
+  std::vector<unsigned char> contact;
+  std::vector<signed char> status;
+};
+
+py::dict report_dict(const StepReport& r) {
+  py::dict d;
+  d["ok"] = r.ok();
+  d["status"] = std::string(to_string(r.status));
+  d["iterations"] = r.iterations;
+  d["residual"] = r.residual;
+  d["residual0"] = r.residual0;
+  d["dt"] = r.dt;
+  return d;
+}
+
+EnvParams make_params(double youngs_scale,
+                      double density_scale,
+                      double ground_friction,
+                      py::object gravity,
+                      double mass_damping) {
+  EnvParams p;
+  p.youngs_scale = youngs_scale;
+  p.density_scale = density_scale;
+  p.ground_friction = ground_friction;
+  p.mass_damping = mass_damping;
+  if (!gravity.is_none()) {
+    const auto g = gravity.cast<std::vector<double>>();
+    if (g.size() != 3) throw InputError("<python>", 0, "gravity", "needs 3 components");
+    p.override_gravity = true;
+    p.gravity = vec3(g[0], g[1], g[2]);
+  }
+  return p;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "Slender: discrete elastic rods and shells (native core)";
+
+  // errors: InputError (bad scene or argument) -> ValueError, others -> RuntimeError
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  py::class_<Model, std::shared_ptr<Model>>(m, "Model")
+      .def_property_readonly("name", [](const Model& md) { return md.scene.name; })
+      .def_readonly("nnode", &Model::nnode)
+      .def_readonly("nedge", &Model::nedge)
+      .def_readonly("nbend", &Model::nbend)
+      .def_readonly("ndof", &Model::ndof)
+      .def_readonly("ntri", &Model::ntri)
+      .def_readonly("nhinge", &Model::nhinge)
+      .def_property_readonly("nfree", [](const Model& md) { return md.plan.nfree; })
+      .def_property_readonly("dt", [](const Model& md) { return md.scene.integrator.dt; })
+      .def_property_readonly("duration",
+                             [](const Model& md) { return md.scene.integrator.duration; })
+      .def_property_readonly("node_mass",
+                             [](const Model& md) {
+                               return py::array_t<double>(md.node_mass.size(), md.node_mass.data());
+                             })
+      .def_property_readonly("initial_positions",
+                             [](const Model& md) {
+                               py::array_t<double> a({py::ssize_t(md.nnode), py::ssize_t(3)});
+                               std::copy(md.node_x0.begin(), md.node_x0.end(), a.mutable_data());
+                               return a;
+                             })
+      .def("info", [](const Model& md) { return model_info(md); })
+      .def("__repr__", [](const Model& md) {
+        return "<slender.Model '" + md.scene.name + "': " + std::to_string(md.nnode) + " nodes, " +
+               std::to_string(md.plan.nfree) + " free DOFs>";
+      });
+
+  m.def(
+      "load_model",
+      [](const std::string& path, py::object dt, py::object duration) {
+        SceneSpec sc = read_scene_file(path);
+        if (!dt.is_none()) sc.integrator.dt = dt.cast<double>();
+        if (!duration.is_none()) sc.integrator.duration = duration.cast<double>();
+        return std::const_pointer_cast<Model>(build_model(sc));
+      },
+      py::arg("path"), py::arg("dt") = py::none(), py::arg("duration") = py::none(),
+      "Reads a scene file (JSON) and builds its model; dt and duration override the scene's.");
+
+  m.def("cuda_device_count", &cuda_device_count);
+
+  py::class_<Simulator>(m, "Simulator")
+      .def(py::init([](std::shared_ptr<Model> md, const std::string& backend,
+                       const std::string& solver) {
+             return std::make_unique<Simulator>(md, md->scene.integrator, solver_kind(solver),
+                                                backend_kind(backend));
+           }),
+           py::arg("model"), py::arg("backend") = "cpu", py::arg("solver") = "auto")
+      .def(
+          "step",
+          [](Simulator& s, py::object dt) {
+            StepReport r;
+            {
+              py::gil_scoped_release release;
+              r = dt.is_none() ? s.step() : s.step(dt.cast<double>());
+            }
+            return report_dict(r);
+          },
+          py::arg("dt") = py::none())
+      .def_property_readonly("time", [](const Simulator& s) { return s.state().time; })
+      .def_property_readonly("positions",
+                             [](const Simulator& s) {
+                               const Model& md = s.model();
+                               py::array_t<double> a({py::ssize_t(md.nnode), py::ssize_t(3)});
+                               std::copy(s.state().q.begin(), s.state().q.begin() + 3 * md.nnode,
+                                         a.mutable_data());
+                               return a;
+                             })
+      .def_property_readonly("velocities",
+                             [](const Simulator& s) {
+                               const Model& md = s.model();
+                               py::array_t<double> a({py::ssize_t(md.nnode), py::ssize_t(3)});
+                               std::copy(s.state().u.begin(), s.state().u.begin() + 3 * md.nnode,
+                                         a.mutable_data());
+                               return a;
+                             })
+      .def("energies",
+           [](const Simulator& s) {
+             const Energies e = s.energies();
+             py::dict d;
+             d["kinetic"] = e.kinetic;
+             d["stretch"] = e.stretch;
+             d["bend"] = e.bend;
+             d["twist"] = e.twist;
+             d["gravity"] = e.gravity;
+             return d;
+           })
+      .def("set_external_forces",
+           [](Simulator& s, const Array& f) {
+             const Model& md = s.model();
+             const double* p = checked(f, {md.nnode, 3}, "forces");
+             s.set_external_forces(std::vector<double>(p, p + 3 * md.nnode));
+           })
+      .def_property_readonly(
+          "backend",
+          [](const Simulator& s) { return s.backend() == BackendKind::kCuda ? "cuda" : "cpu"; })
+      .def_property_readonly("linear_solver", &Simulator::linear_solver_name);
+
+  py::class_<PyBatch>(m, "BatchedSimulator")
+      .def(py::init([](std::shared_ptr<Model> md, int nenv) {
+             auto b = std::make_unique<PyBatch>();
+             b->model = md;
+             b->batch = std::make_unique<BatchedSimulator>(md, nenv);
+             return b;
+           }),
+           py::arg("model"), py::arg("num_envs"))
+      .def_property_readonly("num_envs", [](const PyBatch& b) { return b.batch->nenv(); })
+      .def_property_readonly(
+          "model", [](const PyBatch& b) { return std::const_pointer_cast<Model>(b.model); })
+      .def(
+          "step",
+          [](py::object self) {
+            PyBatch& b = self.cast<PyBatch&>();
+            {
+              py::gil_scoped_release release;
+              b.batch->step();
+            }
+            const auto& reports = b.batch->reports();
+            b.status.resize(reports.size());
+            for (size_t e = 0; e < reports.size(); ++e)
+              b.status[e] = static_cast<signed char>(reports[e].status);
+            return py::array_t<signed char>(py::ssize_t(b.status.size()), b.status.data(), self);
+          },
+          "One step of every environment; returns each one's status code (0 = converged; "
+          "otherwise the step failed and that environment kept its state).")
+      .def(
+          "reset",
+          [](PyBatch& b, py::object mask) {
+            if (mask.is_none()) {
+              b.batch->reset();
+              return;
+            }
+            auto m = mask.cast<py::array_t<bool, py::array::c_style | py::array::forcecast>>();
+            if (m.ndim() != 1 || m.shape(0) != b.batch->nenv()) {
+              throw InputError("<python>", 0, "mask",
+                               "expected " + std::to_string(b.batch->nenv()) + " booleans");
+            }
+            std::vector<unsigned char> mk(m.data(), m.data() + m.shape(0));
+            b.batch->reset(mk);
+          },
+          py::arg("mask") = py::none())
+      .def("set_natural_curvature",
+           [](PyBatch& b, const Array& a) {
+             b.batch->set_natural_curvature(
+                 checked(a, {b.batch->nenv(), b.model->nbend, 2}, "natural_curvature"));
+           })
+      .def("set_natural_twist",
+           [](PyBatch& b, const Array& a) {
+             b.batch->set_natural_twist(
+                 checked(a, {b.batch->nenv(), b.model->nbend}, "natural_twist"));
+           })
+      .def("set_natural_hinge_angle",
+           [](PyBatch& b, const Array& a) {
+             b.batch->set_natural_hinge_angle(
+                 checked(a, {b.batch->nenv(), b.model->nhinge}, "natural_hinge_angle"));
+           })
+      .def("set_external_forces",
+           [](PyBatch& b, const Array& a) {
+             b.batch->set_external_forces(
+                 checked(a, {b.batch->nenv(), b.model->nnode, 3}, "external_forces"));
+           })
+      .def("clear_actions", [](PyBatch& b) { b.batch->clear_actions(); })
+      .def(
+          "set_params",
+          [](PyBatch& b, int env, double youngs_scale, double density_scale, double ground_friction,
+             py::object gravity, double mass_damping) {
+            b.batch->set_params(env, make_params(youngs_scale, density_scale, ground_friction,
+                                                 gravity, mass_damping));
+          },
+          py::arg("env"), py::arg("youngs_scale") = 1.0, py::arg("density_scale") = 1.0,
+          py::arg("ground_friction") = -1.0, py::arg("gravity") = py::none(),
+          py::arg("mass_damping") = -1.0)
+      .def("positions",
+           [](py::object self) {
+             PyBatch& b = self.cast<PyBatch&>();
+             b.pos.resize(size_t(b.batch->nenv()) * b.model->nnode * 3);
+             b.batch->positions(b.pos.data());
+             return view(b.pos, {b.batch->nenv(), b.model->nnode, 3}, self);
+           })
+      .def("velocities",
+           [](py::object self) {
+             PyBatch& b = self.cast<PyBatch&>();
+             b.vel.resize(size_t(b.batch->nenv()) * b.model->nnode * 3);
+             b.batch->velocities(b.vel.data());
+             return view(b.vel, {b.batch->nenv(), b.model->nnode, 3}, self);
+           })
+      .def("curvatures",
+           [](py::object self) {
+             PyBatch& b = self.cast<PyBatch&>();
+             b.curv.resize(size_t(b.batch->nenv()) * b.model->nbend * 3);
+             b.batch->curvatures(b.curv.data());
+             return view(b.curv, {b.batch->nenv(), b.model->nbend, 3}, self);
+           })
+      .def("ground_contacts",
+           [](py::object self) {
+             PyBatch& b = self.cast<PyBatch&>();
+             b.contact.resize(size_t(b.batch->nenv()) * b.model->nnode);
+             b.batch->ground_contacts(b.contact.data());
+             return py::array_t<unsigned char>(
+                 {py::ssize_t(b.batch->nenv()), py::ssize_t(b.model->nnode)}, b.contact.data(),
+                 self);
+           })
+      .def("times", [](py::object self) {
+        PyBatch& b = self.cast<PyBatch&>();
+        b.time.resize(size_t(b.batch->nenv()));
+        b.batch->times(b.time.data());
+        return view(b.time, {b.batch->nenv()}, self);
+      });
+}

@@ -1,0 +1,128 @@
+"""Python bindings: shapes, dtypes, zero-copy views, reset semantics, errors, the vector
+environment's API, batch against single simulators, and a short CEM run that improves the
+snake's forward speed."""
+
+import os
+
+import numpy as np
+import pytest
+
+import slender
+from slender import snake
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SNAKE = os.path.join(ROOT, "apps", "scenes", "snake.json")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return slender.load_model(SNAKE)
+
+
+def test_model_and_shapes(model):
+    assert model.nnode == 101 and model.nbend == 99 and model.nfree > 0
+    b = slender.BatchedSimulator(model, 3)
+    assert b.num_envs == 3
+    x, v = b.positions(), b.velocities()
+    assert x.shape == (3, 101, 3) and x.dtype == np.float64
+    assert v.shape == (3, 101, 3)
+    assert b.curvatures().shape == (3, 99, 3)
+    c = b.ground_contacts()
+    assert c.shape == (3, 101) and c.dtype == np.uint8 and not c.any()  # no ground here
+    st = b.step()
+    assert st.shape == (3,) and st.dtype == np.int8 and (st == 0).all()
+    assert np.allclose(b.times(), model.dt)
+    np.testing.assert_array_equal(b.positions()[0], model.initial_positions)  # at rest
+
+
+def test_observations_are_views_without_copies(model):
+    b = slender.BatchedSimulator(model, 2)
+    x1 = b.positions()
+    ptr = x1.__array_interface__["data"][0]
+    x2 = b.positions()
+    assert x2.__array_interface__["data"][0] == ptr  # the same buffer, refreshed in place
+    assert not x1.flags.owndata
+    # DLPack (what torch.from_dlpack uses) hands the same memory over
+    y = np.from_dlpack(x2)
+    assert np.shares_memory(y, x2)
+
+
+def test_actions_change_the_state_and_reset_restores_it(model):
+    b = slender.BatchedSimulator(model, 3)
+    x0 = b.positions().copy()
+    k = np.zeros((3, model.nbend, 2))
+    k[1, :, 1] = 0.05  # only env 1 is bent
+    b.set_natural_curvature(k)
+    for _ in range(20):
+        assert (b.step() == 0).all()
+    x = b.positions().copy()
+    np.testing.assert_array_equal(x[0], x0[0])
+    assert np.abs(x[1] - x0[1]).max() > 1e-3
+    b.reset(np.array([False, True, False]))
+    x = b.positions().copy()
+    np.testing.assert_array_equal(x[1], x0[1])
+    assert b.times()[1] == 0 and b.times()[0] > 0
+    b.reset()
+    assert (b.times() == 0).all()
+
+
+def test_batch_matches_single_simulators(model):
+    f = np.zeros((2, model.nnode, 3))
+    f[0, :, 0] = 1e-3
+    f[1, :, 2] = -2e-3
+    b = slender.BatchedSimulator(model, 2)
+    b.set_external_forces(f)
+    for _ in range(10):
+        b.step()
+    for e in range(2):
+        s = slender.Simulator(model)
+        s.set_external_forces(f[e])
+        for _ in range(10):
+            assert s.step()["ok"]
+        np.testing.assert_array_equal(s.positions, b.positions()[e])
+
+
+def test_bad_input_is_a_clear_error(model, tmp_path):
+    b = slender.BatchedSimulator(model, 2)
+    with pytest.raises(ValueError, match=r"natural_curvature: expected an array of shape \(2, 99, 2\)"):
+        b.set_natural_curvature(np.zeros((2, 98, 2)))
+    with pytest.raises(ValueError, match="mask"):
+        b.reset(np.array([True]))
+    with pytest.raises(RuntimeError, match="youngs_scale"):
+        b.set_params(0, youngs_scale=-1)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"name": "x", "rods": 3}\n')
+    with pytest.raises(ValueError, match="bad.json:1"):
+        slender.load_model(str(bad))
+    with pytest.raises(ValueError, match="backend"):
+        slender.Simulator(model, backend="tpu")
+
+
+def test_cuda_request_without_device_says_so(model):
+    if slender.cuda_device_count() > 0:
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(RuntimeError, match="CUDA"):
+        slender.Simulator(model, backend="cuda")
+
+
+def test_vector_env_api():
+    env = snake.SnakeVectorEnv(4, control_dt=0.05, episode_seconds=0.1)
+    obs, info = env.reset(seed=1)
+    assert obs.shape == (4,) + tuple(env.single_observation_space.shape)
+    assert env.action_space.shape == (4, 3)
+    a = np.tile([10.0, 0.5, -1.0], (4, 1))
+    obs, r, term, trunc, info = env.step(a)
+    assert r.shape == (4,) and term.dtype == bool and not term.any() and not trunc.any()
+    obs, r, term, trunc, info = env.step(a)
+    assert trunc.all()  # two control steps make the episode
+    assert "final_observation" in info
+    with pytest.raises(ValueError):
+        env.step(np.zeros((3, 3)))
+
+
+def test_short_cem_run_improves_the_snake():
+    env = snake.SnakeVectorEnv(16, control_dt=0.1, episode_seconds=0.6)
+    hist = snake.cem(env, iterations=5, seed=3, log=None)
+    first, last = hist[0]["mean_reward"], hist[-1]["mean_reward"]
+    assert last > first + 0.02, hist
+    assert hist[-1]["best_reward"] > 0
