@@ -191,6 +191,24 @@ void BatchedSimulator::ground_contacts(unsigned char* out) const {
     }
   }
 }
+PhaseTimes BatchedSimulator::phase_times() const {
+  PhaseTimes t;
+  for (const auto& env : impl_->envs) {
+    const PhaseTimes& p = env->phase_times();
+    t.frames += p.frames;
+    t.eval += p.eval;
+    t.assemble += p.assemble;
+    t.factor += p.factor;
+    t.solve += p.solve;
+    t.line_search += p.line_search;
+    t.contacts += p.contacts;
+    t.newton_iters += p.newton_iters;
+    t.steps += p.steps;
+    t.factorizations += p.factorizations;
+  }
+  return t;
+}
+
 void BatchedSimulator::times(Real* out) const {
   for (int e = 0; e < nenv(); ++e)
     out[e] = impl_->envs[e]->state().time;

@@ -68,6 +68,8 @@ class BatchedSimulator {
   void ground_contacts(unsigned char* out) const;
   /// simulated time of each environment [s] (nenv)
   void times(Real* out) const;
+  /// phase times and Newton iterations summed over the environments (CPU seconds, not wall)
+  PhaseTimes phase_times() const;
 
  private:
   struct Impl;
