@@ -1,6 +1,6 @@
 // slender: the command-line program.
 //   slender run SCENE [--out DIR] [--duration T] [--dt DT] [--every N] [--backend cpu|cuda]
-//                     [--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg]
+//                     [--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg|banded]
 //                     [--quiet] [--no-output]
 //   slender info SCENE
 //   slender compare SCENE [--steps N] [--dt DT] [--solver ...]
@@ -85,6 +85,7 @@ LinearSolverKind solver_kind(const std::string& name) {
          : name == "eigen-ldlt" ? LinearSolverKind::kEigenLdlt
          : name == "sparse-lu"  ? LinearSolverKind::kSparseLu
          : name == "pcg"        ? LinearSolverKind::kPcg
+         : name == "banded"     ? LinearSolverKind::kBanded
                                 : LinearSolverKind::kAuto;
 }
 
@@ -177,10 +178,11 @@ int run_main(int argc, char** argv) {
   run->add_option("--backend", ra.backend, "cpu or cuda (default: the scene's)")
       ->check(CLI::IsMember(std::vector<std::string>{"cpu", "cuda"}));
   run->add_option("--solver", ra.solver,
-                  "linear solver: auto (CHOLMOD, or sparse LU for non-symmetric Jacobians), "
-                  "cholmod, eigen-ldlt, sparse-lu or pcg (block-Jacobi CG)")
+                  "linear solver: auto (banded LU for rods, else CHOLMOD, or sparse LU for "
+                  "non-symmetric Jacobians), cholmod, eigen-ldlt, sparse-lu, pcg (block-Jacobi "
+                  "CG) or banded")
       ->check(CLI::IsMember(
-          std::vector<std::string>{"auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg"}));
+          std::vector<std::string>{"auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded"}));
   run->add_flag("--quiet,-q", ra.quiet, "print nothing but errors");
   run->add_flag("--no-output", ra.no_output, "write no files");
 
@@ -192,7 +194,7 @@ int run_main(int argc, char** argv) {
   CLI::Option* cdt = compare->add_option("--dt", ca.dt, "time step [s]");
   compare->add_option("--solver", ca.solver, "linear solver: auto, pcg, ... (as for run)")
       ->check(CLI::IsMember(
-          std::vector<std::string>{"auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg"}));
+          std::vector<std::string>{"auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded"}));
 
   std::string info_scene;
   CLI::App* info = app.add_subcommand("info", "describe the model a scene builds");

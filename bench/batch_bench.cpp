@@ -4,7 +4,8 @@
 // environments on all cores: wall time per batch step (min/median/max over the repeats),
 // env-steps/s, Newton iterations per env-step and the split of CPU time into phases.
 //
-//   slender_batch_bench [--sizes 1,4,16,64,256] [--steps 50] [--repeats 3] [--markdown]
+//   slender_batch_bench [--sizes 1,4,16,64,256] [--steps 50] [--repeats 3] [--solver auto|...]
+//                       [--markdown]
 
 #include <algorithm>
 #include <chrono>
@@ -28,6 +29,7 @@ struct Options {
   int steps = 50;
   int repeats = 3;
   bool markdown = false;
+  std::string solver = "auto";
 };
 
 struct Run {
@@ -35,8 +37,11 @@ struct Run {
   slender::PhaseTimes phases;
 };
 
-Run run_once(const std::shared_ptr<const slender::Model>& m, int nenv, int steps) {
-  slender::BatchedSimulator batch(m, nenv);
+Run run_once(const std::shared_ptr<const slender::Model>& m,
+             int nenv,
+             int steps,
+             slender::LinearSolverKind solver) {
+  slender::BatchedSimulator batch(m, nenv, m->scene.integrator, solver);
   const int nb = m->nbend;
   const double L = 0.5, dl = L / (m->nnode - 1);
   std::vector<double> kappa(2 * size_t(nenv) * nb, 0.0);
@@ -49,8 +54,7 @@ Run run_once(const std::shared_ptr<const slender::Model>& m, int nenv, int steps
       const double amp = 10 + 5.0 * e / std::max(1, nenv - 1);
       for (int j = 0; j < nb; ++j) {
         const double s = (j + 1) * dl;
-        kappa[(size_t(e) * nb + j) * 2 + 1] =
-            amp * dl * std::sin(2 * M_PI * (s / 0.53 + 1.9 * t));
+        kappa[(size_t(e) * nb + j) * 2 + 1] = amp * dl * std::sin(2 * M_PI * (s / 0.53 + 1.9 * t));
       }
     }
     batch.set_natural_curvature(kappa.data());
@@ -83,11 +87,14 @@ int main(int argc, char** argv) {
         o.steps = int(slender::bench::parse_size(value()));
       } else if (a == "--repeats") {
         o.repeats = int(slender::bench::parse_size(value()));
+      } else if (a == "--solver") {
+        o.solver = value();
+        slender::bench::parse_solver(o.solver);
       } else if (a == "--markdown") {
         o.markdown = true;
       } else {
         std::cout << "usage: slender_batch_bench [--sizes 1,4,16,64,256] [--steps 50] "
-                     "[--repeats 3] [--markdown]\n";
+                     "[--repeats 3] [--solver auto|sparse-lu|banded|...] [--markdown]\n";
         return a == "--help" || a == "-h" ? 0 : 2;
       }
     }
@@ -100,7 +107,7 @@ int main(int argc, char** argv) {
       std::vector<double> walls;
       Run last;
       for (int r = 0; r < o.repeats; ++r) {
-        last = run_once(model, int(B), o.steps);
+        last = run_once(model, int(B), o.steps, slender::bench::parse_solver(o.solver));
         walls.push_back(last.wall);
       }
       std::sort(walls.begin(), walls.end());
@@ -119,11 +126,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "B = %ld done\n", B);
     }
     std::cout << "slender_batch_bench (S8, CPU): snake " << model->nnode << " nodes, "
-              << model->plan.nfree << " free DOF, implicit Euler dt = "
-              << model->scene.integrator.dt << " s, " << o.steps << " steps, " << o.repeats
-              << " repeats; " << slender::bench::cpu_model() << ", "
-              << slender::bench::omp_threads() << " threads; load "
-              << slender::bench::loadavg() << "\n\n";
+              << model->plan.nfree
+              << " free DOF, implicit Euler dt = " << model->scene.integrator.dt << " s, "
+              << o.steps << " steps, " << o.repeats << " repeats, solver " << o.solver << "; "
+              << slender::bench::cpu_model() << ", " << slender::bench::omp_threads()
+              << " threads; load " << slender::bench::loadavg() << "\n\n";
     if (o.markdown) {
       slender::bench::print_markdown(std::cout, t);
     } else {

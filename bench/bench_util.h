@@ -147,13 +147,14 @@ inline long parse_size(const std::string& s) {
   return long(std::llround(v * mult));
 }
 
-/// --solver auto|cholmod|eigen-ldlt|sparse-lu|pcg
+/// --solver auto|cholmod|eigen-ldlt|sparse-lu|pcg|banded
 inline LinearSolverKind parse_solver(const std::string& name) {
   if (name == "auto") return LinearSolverKind::kAuto;
   if (name == "cholmod") return LinearSolverKind::kCholmod;
   if (name == "eigen-ldlt") return LinearSolverKind::kEigenLdlt;
   if (name == "sparse-lu") return LinearSolverKind::kSparseLu;
   if (name == "pcg") return LinearSolverKind::kPcg;
+  if (name == "banded") return LinearSolverKind::kBanded;
   throw std::runtime_error("unknown --solver '" + name + "'");
 }
 

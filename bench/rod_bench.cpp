@@ -6,7 +6,7 @@
 // Newton iterations per step, the anchor's figure and the ratio anchor / our median, plus one
 // physics figure per case so that a fast but wrong run is visible.
 //
-//   slender_bench [CASE...] [--repeats N] [--solver auto|cholmod|eigen-ldlt|sparse-lu]
+//   slender_bench [CASE...] [--repeats N] [--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg|banded]
 //                 [--markdown FILE] [--scenes DIR] [--list]
 //
 // CASE is a case id (S1, S2, S3, S4, S6-1e5, S6-1e6, S6-1e7, S7) or a prefix of one (S6 selects
@@ -125,7 +125,7 @@ std::string lower(std::string s) {
 
 void usage(std::ostream& os) {
   os << "usage: slender_bench [CASE...] [--repeats N] "
-        "[--solver auto|cholmod|eigen-ldlt|sparse-lu] [--markdown FILE] [--scenes DIR] "
+        "[--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg|banded] [--markdown FILE] [--scenes DIR] "
         "[--strict] [--list]\n"
         "--strict: Slender's default Newton tolerances instead of the scenes' (DisMech's)\n"
         "cases:";

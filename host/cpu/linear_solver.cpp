@@ -6,7 +6,9 @@
 #include <cmath>
 #include <vector>
 
+#include "model/ordering.h"
 #include "slender/config.h"
+#include "slender/core/banded.h"
 #include "slender/core/error.h"
 #include "slender/core/parallel_for.h"
 #include "slender/core/pcg.h"
@@ -92,6 +94,13 @@ struct LinearSolver::Impl {
   bool direct_factorize();
   bool direct_solve(const Real* b, Real* x);
   bool pcg_solve(const Real* b, Real* x);
+
+  // kBanded
+  int band_w = 0;
+  std::vector<int> band_order;  // original row of each banded row
+  std::vector<int> band_pos;    // band index of each CSR slot
+  std::vector<Real> band, band_x;
+  bool band_ready = false;  // the last factorization is the band's
 };
 
 bool LinearSolver::Impl::direct_factorize() {
@@ -193,23 +202,51 @@ bool LinearSolver::Impl::pcg_solve(const Real* b, Real* x) {
   return false;
 }
 
-LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind)
+LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.n = plan.nfree;
 #ifdef SLENDER_HAVE_CHOLMOD
-  if (kind == LinearSolverKind::kAuto) kind = LinearSolverKind::kCholmod;
+  const LinearSolverKind cholesky = LinearSolverKind::kCholmod;
 #else
-  if (kind == LinearSolverKind::kAuto) kind = LinearSolverKind::kEigenLdlt;
+  const LinearSolverKind cholesky = LinearSolverKind::kEigenLdlt;
   SLENDER_CHECK(kind != LinearSolverKind::kCholmod,
                 "CHOLMOD was asked for, but this build has no SuiteSparse");
 #endif
+  const LinearSolverKind general = symmetric ? cholesky : LinearSolverKind::kSparseLu;
+  // the banded order, when banded LU is asked for or may be chosen
+  std::vector<int> order;
+  int w = 0;
+  if ((kind == LinearSolverKind::kAuto || kind == LinearSolverKind::kBanded) && s.n > 1) {
+    order = reverse_cuthill_mckee(s.n, plan.row_ptr, plan.col);
+    std::vector<int> new_index(s.n);
+    for (int k = 0; k < s.n; ++k)
+      new_index[order[k]] = k;
+    for (int r = 0; r < s.n; ++r)
+      for (int k = plan.row_ptr[r]; k < plan.row_ptr[r + 1]; ++k)
+        w = std::max(w, std::abs(new_index[plan.col[k]] - new_index[r]));
+  }
+  if (kind == LinearSolverKind::kAuto) {
+    kind = s.n > 1 && w <= kBandedAutoMax ? LinearSolverKind::kBanded : general;
+  }
   s.kind = kind;
-#ifdef SLENDER_HAVE_CHOLMOD
-  s.direct = kind == LinearSolverKind::kPcg ? LinearSolverKind::kCholmod : kind;
-#else
-  s.direct = kind == LinearSolverKind::kPcg ? LinearSolverKind::kEigenLdlt : kind;
-#endif
+  s.direct = kind == LinearSolverKind::kPcg || kind == LinearSolverKind::kBanded ? general : kind;
+  if (kind == LinearSolverKind::kBanded && s.n > 1) {
+    s.band_w = w;
+    s.band_order = order;
+    std::vector<int> new_index(s.n);
+    for (int k = 0; k < s.n; ++k)
+      new_index[order[k]] = k;
+    const int stride = 2 * w + 1;
+    s.band_pos.resize(plan.col.size());
+    for (int r = 0; r < s.n; ++r)
+      for (int k = plan.row_ptr[r]; k < plan.row_ptr[r + 1]; ++k) {
+        const int i = new_index[r], j = new_index[plan.col[k]];
+        s.band_pos[k] = i * stride + (j - i + w);
+      }
+    s.band.assign(size_t(s.n) * stride, 0);
+    s.band_x.assign(s.n, 0);
+  }
   // the pattern: the symmetric CSR read as CSC
   std::vector<double> zeros(plan.col.size(), 0.0);
   s.A = Eigen::Map<const SpMat>(s.n, s.n, int(plan.col.size()), plan.row_ptr.data(),
@@ -246,7 +283,19 @@ bool LinearSolver::factorize() {
   Impl& s = *impl_;
   s.fallback = false;
   s.pcg_ready = false;
+  s.band_ready = false;
   if (s.n == 0) return true;
+  if (s.kind == LinearSolverKind::kBanded && s.n > 1) {
+    std::fill(s.band.begin(), s.band.end(), 0);
+    const Real* val = s.A.valuePtr();
+    for (size_t k = 0; k < s.band_pos.size(); ++k)
+      s.band[s.band_pos[k]] = val[k];
+    if (band_lu_factor(s.band.data(), s.n, s.band_w, 1e-13)) {
+      s.band_ready = true;
+      return true;
+    }
+    s.fallback = true;  // a pivot too small for LU without pivoting
+  }
   if (s.kind == LinearSolverKind::kPcg) {
     const long nb = long(s.block_row.size()) - 1;
     parallel_for_host(nb,
@@ -268,6 +317,17 @@ bool LinearSolver::factorize() {
 bool LinearSolver::solve(const Real* b, Real* x) {
   Impl& s = *impl_;
   if (s.n == 0) return true;
+  if (s.band_ready) {
+    for (int k = 0; k < s.n; ++k)
+      s.band_x[k] = b[s.band_order[k]];
+    band_lu_solve(s.band.data(), s.n, s.band_w, s.band_x.data());
+    bool finite = true;
+    for (int k = 0; k < s.n; ++k) {
+      x[s.band_order[k]] = s.band_x[k];
+      finite = finite && std::isfinite(s.band_x[k]);
+    }
+    return finite;
+  }
   if (s.pcg_ready) {
     if (s.pcg_solve(b, x)) return true;
     // CG did not converge: factorize directly and solve again
@@ -290,6 +350,8 @@ std::string LinearSolver::name() const {
       return "cholmod";
     case LinearSolverKind::kPcg:
       return "pcg";
+    case LinearSolverKind::kBanded:
+      return "banded-lu";
     default:
       return "sparse-lu";
   }

@@ -8,6 +8,9 @@
 // fallback when the factorization fails (e.g. a matrix that is not positive definite).
 // kPcg: conjugate gradients with a block-Jacobi preconditioner (include/slender/core/pcg.h),
 // residual 1e-12 relative, falling back to the direct path when CG cannot converge.
+// kBanded: the free DOFs in reverse Cuthill-McKee order and banded LU without pivoting
+// (include/slender/core/banded.h), the direct path when a pivot is too small; chosen by kAuto
+// when the half-bandwidth is at most kBandedAutoMax (rods).
 
 #include <memory>
 #include <string>
@@ -17,9 +20,14 @@
 
 namespace slender::cpu {
 
+/// the widest half-bandwidth for which kAuto chooses banded LU
+constexpr int kBandedAutoMax = 24;
+
 class LinearSolver {
  public:
-  LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind);
+  /// symmetric = false: the Jacobian is not symmetric (friction, drag), so the automatic choice
+  /// and the fallbacks use LU
+  LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric = true);
   ~LinearSolver();
   /// CSR values (nnz) in the plan's slot order: assemble here before factorize()
   Real* values();

@@ -57,6 +57,7 @@ struct Simulator::Impl {
   ModelView mv;                               // the model's arrays plus this step's contact pairs
   std::unique_ptr<cpu::LinearSolver> solver;  // the CPU backend's (created when first needed)
   LinearSolverKind solver_kind;
+  bool symmetric = true;  // whether the Jacobian is symmetric (no friction, no drag)
   PhaseTimes times;
 
   // CUDA backend: the device runs the step and holds the state; `state` is the host copy,
@@ -107,12 +108,14 @@ struct Simulator::Impl {
       : model(std::move(m)), spec(s), state(initial_state(*model)), mv(host_view(*model)) {
     const Model& md = *model;
     if (backend == BackendKind::kCuda) device = make_cuda_stepper(model, spec, kind);
-    // a non-symmetric Jacobian (drag) needs LU: the symmetric factorizations read one triangle
-    if (md.nonsymmetric()) kind = LinearSolverKind::kSparseLu;
+    // a non-symmetric Jacobian needs LU (banded or sparse); kAuto chooses between them
+    symmetric = !md.nonsymmetric();
+    if (!symmetric && kind != LinearSolverKind::kAuto && kind != LinearSolverKind::kBanded)
+      kind = LinearSolverKind::kSparseLu;
     env_mass = md.dof_mass;
     solver_kind = kind;
     plan_ptr = &md.plan;
-    if (!device) solver = std::make_unique<cpu::LinearSolver>(md.plan, kind);
+    if (!device) solver = std::make_unique<cpu::LinearSolver>(md.plan, kind, symmetric);
     y.resize(md.ndof);
     y_trial.resize(md.ndof);
     q_hat.resize(md.ndof);
@@ -136,7 +139,7 @@ struct Simulator::Impl {
   }
 
   cpu::LinearSolver& cpu_solver() {
-    if (!solver) solver = std::make_unique<cpu::LinearSolver>(plan(), solver_kind);
+    if (!solver) solver = std::make_unique<cpu::LinearSolver>(plan(), solver_kind, symmetric);
     return *solver;
   }
 
@@ -478,7 +481,7 @@ struct Simulator::Impl {
     g_pool.resize(contact_plan.grad_pool);
     h_pool.resize(contact_plan.hess_pool);
     solver.reset();
-    if (!device) solver = std::make_unique<cpu::LinearSolver>(contact_plan, solver_kind);
+    if (!device) solver = std::make_unique<cpu::LinearSolver>(contact_plan, solver_kind, symmetric);
   }
 
   // one step on the device: the host prepares what is cheap here (contact candidates from the
@@ -767,9 +770,12 @@ void Simulator::set_params(const EnvParams& p) {
   for (int i = 0; i < m.ndof; ++i)
     s.env_mass[i] = p.density_scale * m.dof_mass[i];
   s.mv.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
-  // ground friction makes the Jacobian non-symmetric: LU from here on
-  if (s.friction() && s.solver_kind != LinearSolverKind::kSparseLu) {
-    s.solver_kind = LinearSolverKind::kSparseLu;
+  // ground friction makes the Jacobian non-symmetric: LU from here on (the symmetric
+  // factorizations read one triangle)
+  if (s.friction() && s.symmetric) {
+    s.symmetric = false;
+    if (s.solver_kind != LinearSolverKind::kAuto && s.solver_kind != LinearSolverKind::kBanded)
+      s.solver_kind = LinearSolverKind::kSparseLu;
     s.solver.reset();
   }
 }

@@ -5,6 +5,7 @@
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCore>
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <utility>
 
@@ -67,6 +68,49 @@ PermutedPattern fill_reducing_pattern(int n,
       order[k] = pinv.indices()[k];
   }
   return permute_pattern(n, row_ptr, col, std::move(order));
+}
+
+std::vector<int> reverse_cuthill_mckee(int n,
+                                       const std::vector<int>& row_ptr,
+                                       const std::vector<int>& col) {
+  std::vector<int> degree(n), order;
+  order.reserve(n);
+  for (int i = 0; i < n; ++i)
+    degree[i] = row_ptr[i + 1] - row_ptr[i];
+  std::vector<char> seen(n, 0);
+  std::vector<int> nbr;
+  // one breadth-first sweep per connected component, from a node of least degree (a good
+  // stand-in for a peripheral node: a rod's end), neighbours by increasing degree
+  for (;;) {
+    int start = -1;
+    for (int i = 0; i < n; ++i)
+      if (!seen[i] && (start < 0 || degree[i] < degree[start])) start = i;
+    if (start < 0) break;
+    size_t head = order.size();
+    order.push_back(start);
+    seen[start] = 1;
+    while (head < order.size()) {
+      const int v = order[head++];
+      nbr.clear();
+      for (int s = row_ptr[v]; s < row_ptr[v + 1]; ++s)
+        if (!seen[col[s]]) {
+          seen[col[s]] = 1;
+          nbr.push_back(col[s]);
+        }
+      std::stable_sort(nbr.begin(), nbr.end(), [&](int a, int b) { return degree[a] < degree[b]; });
+      order.insert(order.end(), nbr.begin(), nbr.end());
+    }
+  }
+  std::reverse(order.begin(), order.end());
+  return order;
+}
+
+int half_bandwidth(int n, const std::vector<int>& row_ptr, const std::vector<int>& col) {
+  int w = 0;
+  for (int i = 0; i < n; ++i)
+    for (int s = row_ptr[i]; s < row_ptr[i + 1]; ++s)
+      w = std::max(w, std::abs(col[s] - i));
+  return w;
 }
 
 long cholesky_fill(int n, const std::vector<int>& row_ptr, const std::vector<int>& col) {

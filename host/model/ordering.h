@@ -30,6 +30,15 @@ PermutedPattern permute_pattern(int n,
                                 const std::vector<int>& col,
                                 std::vector<int> order);
 
+/// Reverse Cuthill-McKee ordering (order[k] = original row of new row k): a bandwidth-reducing
+/// order; for a rod it runs node by node with the twists between (half-bandwidth about 10).
+std::vector<int> reverse_cuthill_mckee(int n,
+                                       const std::vector<int>& row_ptr,
+                                       const std::vector<int>& col);
+
+/// Half-bandwidth max |i - j| over the entries of a CSR pattern.
+int half_bandwidth(int n, const std::vector<int>& row_ptr, const std::vector<int>& col);
+
 /// Nonzeros of the Cholesky factor L (diagonal included) of a symmetric pattern in its own
 /// order, by symbolic elimination: how much fill an ordering leaves.
 long cholesky_fill(int n, const std::vector<int>& row_ptr, const std::vector<int>& col);

@@ -34,8 +34,10 @@ LinearSolverKind solver_kind(const std::string& name) {
   if (name == "eigen-ldlt") return LinearSolverKind::kEigenLdlt;
   if (name == "sparse-lu") return LinearSolverKind::kSparseLu;
   if (name == "pcg") return LinearSolverKind::kPcg;
-  throw InputError("<python>", 0, "solver",
-                   "unknown solver '" + name + "' (auto, cholmod, eigen-ldlt, sparse-lu, pcg)");
+  if (name == "banded") return LinearSolverKind::kBanded;
+  throw InputError(
+      "<python>", 0, "solver",
+      "unknown solver '" + name + "' (auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded)");
 }
 
 BackendKind backend_kind(const std::string& name) {

@@ -69,7 +69,9 @@ struct EnvParams {
 };
 
 /// Which sparse factorization the CPU backend uses.
-enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg };
+/// kAuto: banded LU when the Jacobian orders into a narrow band (rods), else CHOLMOD (or
+/// Eigen's LDLT) for symmetric and sparse LU for non-symmetric Jacobians.
+enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg, kBanded };
 
 class Simulator {
  public:

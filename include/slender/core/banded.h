@@ -1,0 +1,63 @@
+#pragma once
+
+// Banded LU without pivoting (host and device): the direct solve for systems whose DOFs can be
+// ordered into a narrow band, as a rod's can (node by node, each twist between its nodes:
+// half-bandwidth about 10). Storage is row-major with 2w + 1 entries per row: A(i, j), |i - j| <=
+// w, at band[i (2w + 1) + (j - i + w)]. The factorization overwrites the band with L (unit lower,
+// below the diagonal) and U. No pivoting: the Jacobians of implicit steps are dominated by their
+// mass terms; a pivot below `tiny` relative to the largest diagonal entry fails the
+// factorization (the caller falls back to a pivoting solver). One system per call, so that a
+// batch factorizes its environments one per thread (CPU cores, or CUDA threads).
+
+#include "slender/core/types.h"
+
+namespace slender {
+
+/// LU in place; false on a pivot at or below tiny * max |A(i, i)| (or not finite)
+SLENDER_HD inline bool band_lu_factor(Real* band, int n, int w, Real tiny) {
+  const int s = 2 * w + 1;
+  Real scale = 0;
+  for (int i = 0; i < n; ++i) {
+    const Real d = ::fabs(band[i * s + w]);
+    scale = d > scale ? d : scale;
+  }
+  const Real floor = tiny * scale;
+  for (int k = 0; k < n; ++k) {
+    const Real piv = band[k * s + w];
+    if (!(::fabs(piv) > floor)) return false;
+    const int last = k + w < n - 1 ? k + w : n - 1;
+    const Real* rk = band + k * s + w - k;  // rk[j] = A(k, j)
+    for (int i = k + 1; i <= last; ++i) {
+      Real* ri = band + i * s + w - i;  // ri[j] = A(i, j)
+      const Real l = ri[k] / piv;
+      ri[k] = l;
+      if (l == 0) continue;
+      for (int j = k + 1; j <= last; ++j)
+        ri[j] -= l * rk[j];
+    }
+  }
+  return true;
+}
+
+/// x <- (LU)^-1 x with the factors of band_lu_factor
+SLENDER_HD inline void band_lu_solve(const Real* band, int n, int w, Real* x) {
+  const int s = 2 * w + 1;
+  for (int i = 0; i < n; ++i) {
+    const Real* ri = band + i * s + w - i;
+    const int first = i - w > 0 ? i - w : 0;
+    Real v = x[i];
+    for (int k = first; k < i; ++k)
+      v -= ri[k] * x[k];
+    x[i] = v;
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    const Real* ri = band + i * s + w - i;
+    const int last = i + w < n - 1 ? i + w : n - 1;
+    Real v = x[i];
+    for (int j = i + 1; j <= last; ++j)
+      v -= ri[j] * x[j];
+    x[i] = v / ri[i];
+  }
+}
+
+}  // namespace slender
