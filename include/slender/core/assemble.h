@@ -9,7 +9,9 @@
 
 namespace slender {
 
-/// Per-DOF inertia and external forces: one DOF per index.
+/// Per-DOF inertia and external forces: one DOF per index. With stride = ndof the per-DOF arrays
+/// (q, q_hat, u_hat, f_time, r, J, phi) hold several environments (env-major) and the model's
+/// arrays (mass, node_dl, node_volume) are shared.
 struct DofTerms {
   int nnode;
   const Real* q;            // (ndof)
@@ -26,17 +28,19 @@ struct DofTerms {
   Real* r;                  // residual of each DOF (ndof)
   Real* J;                  // diagonal Jacobian of each DOF (ndof)
   Real* phi;                // incremental potential of each DOF (ndof)
+  long stride = 0;          // ndof for env-major arrays, 0 for one environment
   SLENDER_HD void operator()(long i) const {
+    const long k = stride ? i % stride : i;
     DofTermParams p;
-    p.mass = mass[i];
+    p.mass = mass[k];
     p.damping = alpha;
     p.c_m = c_m;
     p.c_u = c_u;
-    if (i < 3L * nnode) {
-      const int c = int(i % 3);
+    if (k < 3L * nnode) {
+      const int c = int(k % 3);
       p.gravity = c == 0 ? gx : (c == 1 ? gy : gz);
-      p.drag = eta * node_dl[i / 3];
-      p.weight = mass[i] - rho_med * node_volume[i / 3];
+      p.drag = eta * node_dl[k / 3];
+      p.weight = mass[k] - rho_med * node_volume[k / 3];
     } else {
       p.weight = 0;
       p.gravity = 0;

@@ -53,7 +53,8 @@ inline StepCoeffs step_coeffs(const IntegratorSpec& spec, Real time, Real dt) {
   return c;
 }
 
-/// The predictor q_hat, u_hat of one DOF per index; fixed DOFs stay where they are.
+/// The predictor q_hat, u_hat of one DOF per index; fixed DOFs stay where they are. With
+/// stride = ndof the arrays hold several environments (env-major) and `fixed` is the model's.
 struct Predict {
   IntegratorKind kind;
   Real dt, beta, gamma;
@@ -63,7 +64,9 @@ struct Predict {
   const unsigned char* fixed;  // (ndof)
   Real* q_hat;                 // (ndof)
   Real* u_hat;                 // (ndof)
+  long stride = 0;             // ndof for env-major arrays, 0 for one environment
   SLENDER_HD void operator()(long i) const {
+    const long k = stride ? i % stride : i;
     Real qh = q[i], uh = u[i];
     switch (kind) {
       case IntegratorKind::kImplicitEuler:
@@ -80,7 +83,7 @@ struct Predict {
         uh = 0;
         break;
     }
-    if (fixed[i]) {
+    if (fixed[k]) {
       qh = q[i];
       uh = 0;
     }
@@ -98,7 +101,7 @@ struct ApplyNewtonStep {
   SLENDER_HD void operator()(long r) const { out[free_dof[r]] -= alpha * dx[r]; }
 };
 
-/// The converged y becomes the new q, u, a of one DOF per index.
+/// The converged y becomes the new q, u, a of one DOF per index (stride as for Predict).
 struct FinalizeStep {
   IntegratorKind kind;
   Real dt, c_m, c_u;
@@ -110,7 +113,9 @@ struct FinalizeStep {
   Real* q;                     // (ndof)
   Real* u;                     // (ndof)
   Real* a;                     // (ndof)
+  long stride = 0;             // ndof for env-major arrays, 0 for one environment
   SLENDER_HD void operator()(long i) const {
+    const long k = stride ? i % stride : i;
     const Real un = u[i];
     Real qn = q[i], un1 = un, an1 = a[i];
     switch (kind) {
@@ -120,7 +125,7 @@ struct FinalizeStep {
         qn = y[i];
         break;
       case IntegratorKind::kImplicitMidpoint:
-        if (mass[i] == 0) {
+        if (mass[k] == 0) {
           // a massless DOF (mid-edge xi) is in equilibrium at the midpoint: keep that value
           // rather than extrapolating it
           un1 = (y[i] - qn) / dt;
@@ -144,7 +149,7 @@ struct FinalizeStep {
         qn = y[i];
         break;
     }
-    if (fixed[i]) un1 = an1 = 0;
+    if (fixed[k]) un1 = an1 = 0;
     q[i] = qn;
     u[i] = un1;
     a[i] = an1;
