@@ -2,6 +2,7 @@
 // the fix when the CUDA backend is asked for.
 
 #include "backend/device_stepper.h"
+#include "batch/vector_engine.h"
 #include "slender/backend.h"
 #include "slender/core/error.h"
 
@@ -18,6 +19,13 @@ void require_cuda_backend() {
 std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model>,
                                                  const IntegratorSpec&,
                                                  LinearSolverKind) {
+  require_cuda_backend();
+  return nullptr;
+}
+
+std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model>,
+                                                      int,
+                                                      const IntegratorSpec&) {
   require_cuda_backend();
   return nullptr;
 }

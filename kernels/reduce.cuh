@@ -9,20 +9,10 @@
 
 #include "device_buffer.cuh"
 #include "launch.cuh"
+#include "slender/core/reduce4.h"
 #include "slender/core/types.h"
 
 namespace slender {
-
-/// Three sums and a maximum (of non-negative values).
-struct Red4 {
-  Real s0, s1, s2, m0;
-};
-
-struct Red4Combine {
-  __device__ Red4 operator()(const Red4& a, const Red4& b) const {
-    return Red4{a.s0 + b.s0, a.s1 + b.s1, a.s2 + b.s2, a.m0 > b.m0 ? a.m0 : b.m0};
-  }
-};
 
 constexpr int kReduceThreads = 256;
 constexpr int kReduceBlocks = 192;  // <= kReduceThreads: pass 2 reads one partial per thread

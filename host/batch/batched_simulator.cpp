@@ -1,12 +1,17 @@
-// BatchedSimulator on the CPU: one Simulator per environment over the shared Model (the model's
-// arrays are not copied), stepped in parallel with OpenMP across environments; each environment
-// runs its own Newton iteration single-threaded, so that the cores are busy with whole
-// environments rather than with small loops.
+// BatchedSimulator: two engines.
+// - per environment (CPU): one Simulator per environment over the shared Model (the model's
+//   arrays are not copied), stepped in parallel with OpenMP across environments; each
+//   environment runs its own Newton iteration single-threaded, so that the cores are busy with
+//   whole environments rather than with small loops;
+// - vectorized (CPU or CUDA): host/batch/vector_newton.h, one masked Newton iteration over all
+//   environments, each environment's Jacobian solved in its band.
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <exception>
 
+#include "batch/vector_engine.h"
 #include "model/model_internal.h"
 #include "slender/batch.h"
 #include "slender/core/error.h"
@@ -18,12 +23,25 @@ struct BatchedSimulator::Impl {
   std::shared_ptr<const Model> model;
   IntegratorSpec spec;
   LinearSolverKind solver;
-  std::vector<std::unique_ptr<Simulator>> envs;
+  BatchEngine engine = BatchEngine::kPerEnvironment;
+  BackendKind backend = BackendKind::kCpu;
+  int nenv = 0;
   std::vector<StepStatus> status;
   std::vector<StepReport> reports;
-  // actions (env-major), empty when not set
-  std::vector<Real> kappa, tau, phi, force;
+  PhaseTimes vec_times;  // the vectorized engine's (wall time under eval)
+
+  // per-environment engine
+  std::vector<std::unique_ptr<Simulator>> envs;
+  std::vector<Real> kappa, tau, phi, force;  // actions (env-major), empty when not set
   State initial;
+
+  // vectorized engine, with a host copy of the state for observations and a probe simulator
+  // for strains
+  std::unique_ptr<VectorEngine> vec;
+  std::vector<Real> vq, vu;
+  bool host_stale = true;
+  mutable std::vector<State> env_states;  // state(env) answers
+  std::unique_ptr<Simulator> probe;
 
   void install_actuation(int e) {
     const Model& m = *model;
@@ -40,8 +58,28 @@ struct BatchedSimulator::Impl {
     });
   }
   void check_env(int e) const {
-    SLENDER_CHECK(e >= 0 && e < int(envs.size()), "environment ", e, " out of range [0, ",
-                  envs.size(), ")");
+    SLENDER_CHECK(e >= 0 && e < nenv, "environment ", e, " out of range [0, ", nenv, ")");
+  }
+  // the vectorized engine's q and u on the host
+  void sync() {
+    if (vec && host_stale) {
+      vec->download_qu(vq, vu);
+      host_stale = false;
+    }
+  }
+  const Real* env_q(int e) {
+    if (vec) {
+      sync();
+      return vq.data() + size_t(e) * model->ndof;
+    }
+    return envs[e]->state().q.data();
+  }
+  const Real* env_u(int e) {
+    if (vec) {
+      sync();
+      return vu.data() + size_t(e) * model->ndof;
+    }
+    return envs[e]->state().u.data();
   }
 };
 
@@ -51,7 +89,9 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model, int nenv)
 BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
                                    int nenv,
                                    const IntegratorSpec& integrator,
-                                   LinearSolverKind solver)
+                                   LinearSolverKind solver,
+                                   BatchEngine engine,
+                                   BackendKind backend)
     : impl_(std::make_unique<Impl>()) {
   SLENDER_CHECK(model != nullptr, "BatchedSimulator needs a model");
   SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
@@ -59,41 +99,62 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
   s.model = std::move(model);
   s.spec = integrator;
   s.solver = solver;
-  s.envs.resize(nenv);
-  for (int e = 0; e < nenv; ++e) {
-    s.envs[e] = std::make_unique<Simulator>(s.model, integrator, solver, BackendKind::kCpu);
-    s.install_actuation(e);
+  s.nenv = nenv;
+  s.backend = backend;
+  s.engine = backend == BackendKind::kCuda ? BatchEngine::kVectorized : engine;
+  if (s.engine == BatchEngine::kVectorized) {
+    s.vec = backend == BackendKind::kCuda ? make_cuda_vector_engine(s.model, nenv, integrator)
+                                          : make_host_vector_engine(s.model, nenv, integrator);
+    s.probe = std::make_unique<Simulator>(s.model, integrator, LinearSolverKind::kAuto);
+    s.initial = s.probe->state();
+  } else {
+    s.envs.resize(nenv);
+    for (int e = 0; e < nenv; ++e) {
+      s.envs[e] = std::make_unique<Simulator>(s.model, integrator, solver, BackendKind::kCpu);
+      s.install_actuation(e);
+    }
+    s.initial = s.envs[0]->state();
   }
-  s.initial = s.envs[0]->state();
   s.status.assign(nenv, StepStatus::kConverged);
   s.reports.resize(nenv);
 }
 
 BatchedSimulator::~BatchedSimulator() = default;
 
-int BatchedSimulator::nenv() const { return int(impl_->envs.size()); }
+int BatchedSimulator::nenv() const { return impl_->nenv; }
 const Model& BatchedSimulator::model() const { return *impl_->model; }
+BatchEngine BatchedSimulator::engine() const { return impl_->engine; }
+BackendKind BatchedSimulator::backend() const { return impl_->backend; }
 
 void BatchedSimulator::set_natural_curvature(const Real* kappa) {
-  const Model& m = *impl_->model;
-  impl_->kappa.assign(kappa, kappa + 2 * size_t(nenv()) * m.nbend);
+  Impl& s = *impl_;
+  if (s.vec) return s.vec->set_natural_curvature(kappa);
+  s.kappa.assign(kappa, kappa + 2 * size_t(nenv()) * s.model->nbend);
 }
 void BatchedSimulator::set_natural_twist(const Real* tau) {
-  const Model& m = *impl_->model;
-  impl_->tau.assign(tau, tau + size_t(nenv()) * m.nbend);
+  Impl& s = *impl_;
+  if (s.vec) return s.vec->set_natural_twist(tau);
+  s.tau.assign(tau, tau + size_t(nenv()) * s.model->nbend);
 }
 void BatchedSimulator::set_natural_hinge_angle(const Real* phi) {
-  const Model& m = *impl_->model;
-  impl_->phi.assign(phi, phi + size_t(nenv()) * m.nhinge);
+  Impl& s = *impl_;
+  SLENDER_CHECK(!s.vec, "the vectorized batch runs rod models: no hinges");
+  s.phi.assign(phi, phi + size_t(nenv()) * s.model->nhinge);
 }
 void BatchedSimulator::set_external_forces(const Real* f) {
   Impl& s = *impl_;
+  if (s.vec) return s.vec->set_forces(f);
   const size_t n = 3 * size_t(s.model->nnode);
   for (int e = 0; e < nenv(); ++e)
     s.envs[e]->set_external_forces(std::vector<Real>(f + e * n, f + (e + 1) * n));
 }
 void BatchedSimulator::clear_actions() {
   Impl& s = *impl_;
+  if (s.vec) {
+    s.vec->clear_natural_shape();
+    s.vec->clear_forces();
+    return;
+  }
   s.kappa.clear();
   s.tau.clear();
   s.phi.clear();
@@ -103,11 +164,15 @@ void BatchedSimulator::clear_actions() {
 
 void BatchedSimulator::set_params(int env, const EnvParams& p) {
   impl_->check_env(env);
+  SLENDER_CHECK(!impl_->vec,
+                "per-environment parameters need the per-environment engine (BatchEngine::"
+                "kPerEnvironment on the CPU)");
   impl_->envs[env]->set_params(p);
 }
 const EnvParams& BatchedSimulator::params(int env) const {
   impl_->check_env(env);
-  return impl_->envs[env]->params();
+  static const EnvParams defaults;
+  return impl_->vec ? defaults : impl_->envs[env]->params();
 }
 
 void BatchedSimulator::reset(const std::vector<unsigned char>& mask) {
@@ -116,22 +181,46 @@ void BatchedSimulator::reset(const std::vector<unsigned char>& mask) {
                 " entries for ", nenv(), " environments");
   for (int e = 0; e < nenv(); ++e)
     if (mask.empty() || mask[e]) {
-      s.envs[e]->set_state(s.initial);
+      set_state(e, s.initial);
       s.status[e] = StepStatus::kConverged;
     }
 }
 void BatchedSimulator::set_state(int env, const State& st) {
-  impl_->check_env(env);
-  impl_->envs[env]->set_state(st);
+  Impl& s = *impl_;
+  s.check_env(env);
+  if (s.vec) {
+    s.vec->set_state(env, st);
+    s.host_stale = true;
+    return;
+  }
+  s.envs[env]->set_state(st);
 }
 const State& BatchedSimulator::state(int env) const {
-  impl_->check_env(env);
-  return impl_->envs[env]->state();
+  Impl& s = *impl_;
+  s.check_env(env);
+  if (!s.vec) return s.envs[env]->state();
+  s.env_states.resize(nenv());
+  s.vec->get_state(env, s.env_states[env]);
+  return s.env_states[env];
 }
 
 const std::vector<StepStatus>& BatchedSimulator::step() {
   Impl& s = *impl_;
   const int n = nenv();
+  if (s.vec) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const VectorStepResult r = s.vec->step(s.spec.dt, {});
+    s.vec_times.eval +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    s.host_stale = true;
+    for (int e = 0; e < n; ++e) {
+      s.reports[e] = r.reports[e];
+      s.status[e] = r.reports[e].status;
+      s.vec_times.newton_iters += r.reports[e].iterations;
+      if (r.reports[e].ok()) ++s.vec_times.steps;
+    }
+    return s.status;
+  }
   std::vector<std::exception_ptr> errors(n);
 #pragma omp parallel for schedule(dynamic, 1)
   for (int e = 0; e < n; ++e) {
@@ -152,27 +241,33 @@ const std::vector<StepStatus>& BatchedSimulator::step() {
 const std::vector<StepReport>& BatchedSimulator::reports() const { return impl_->reports; }
 
 void BatchedSimulator::positions(Real* out) const {
-  const Impl& s = *impl_;
+  Impl& s = *impl_;
   const size_t n = 3 * size_t(s.model->nnode);
   for (int e = 0; e < nenv(); ++e)
-    std::memcpy(out + e * n, s.envs[e]->state().q.data(), n * sizeof(Real));
+    std::memcpy(out + e * n, s.env_q(e), n * sizeof(Real));
 }
 void BatchedSimulator::velocities(Real* out) const {
-  const Impl& s = *impl_;
+  Impl& s = *impl_;
   const size_t n = 3 * size_t(s.model->nnode);
   for (int e = 0; e < nenv(); ++e)
-    std::memcpy(out + e * n, s.envs[e]->state().u.data(), n * sizeof(Real));
+    std::memcpy(out + e * n, s.env_u(e), n * sizeof(Real));
 }
 void BatchedSimulator::curvatures(Real* out) const {
-  const Impl& s = *impl_;
+  Impl& s = *impl_;
   const size_t n = 3 * size_t(s.model->nbend);
   for (int e = 0; e < nenv(); ++e) {
-    const std::vector<Real> k = s.envs[e]->bend_strains();
+    std::vector<Real> k;
+    if (s.vec) {
+      s.probe->set_state(state(e));
+      k = s.probe->bend_strains();
+    } else {
+      k = s.envs[e]->bend_strains();
+    }
     std::copy(k.begin(), k.end(), out + e * n);
   }
 }
 void BatchedSimulator::ground_contacts(unsigned char* out) const {
-  const Impl& s = *impl_;
+  Impl& s = *impl_;
   const Model& m = *s.model;
   const size_t nn = size_t(m.nnode);
   if (!m.ground.enabled) {
@@ -181,7 +276,7 @@ void BatchedSimulator::ground_contacts(unsigned char* out) const {
   }
   const GroundContact::Params gp = host_view(m).ground;
   for (int e = 0; e < nenv(); ++e) {
-    const std::vector<Real>& q = s.envs[e]->state().q;
+    const Real* q = s.env_q(e);
     for (size_t k = 0; k < nn; ++k) {
       Vec3 grad;
       Mat3 hess;
@@ -192,6 +287,7 @@ void BatchedSimulator::ground_contacts(unsigned char* out) const {
   }
 }
 PhaseTimes BatchedSimulator::phase_times() const {
+  if (impl_->vec) return impl_->vec_times;
   PhaseTimes t;
   for (const auto& env : impl_->envs) {
     const PhaseTimes& p = env->phase_times();
@@ -210,8 +306,9 @@ PhaseTimes BatchedSimulator::phase_times() const {
 }
 
 void BatchedSimulator::times(Real* out) const {
+  const Impl& s = *impl_;
   for (int e = 0; e < nenv(); ++e)
-    out[e] = impl_->envs[e]->state().time;
+    out[e] = s.vec ? s.vec->times()[e] : s.envs[e]->state().time;
 }
 
 }  // namespace slender

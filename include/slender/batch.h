@@ -15,6 +15,18 @@
 
 namespace slender {
 
+/// How a batch steps its environments.
+enum class BatchEngine {
+  /// one Simulator per environment, environments in parallel on the CPU cores: every model,
+  /// every solver, per-environment parameters
+  kPerEnvironment,
+  /// one Newton iteration over all environments at once (masked: each converges on its own),
+  /// each environment's Jacobian in a band solved by banded LU; rod models without contact
+  /// between bodies and without scene actuation; no per-environment parameters yet. The CUDA
+  /// backend always uses it.
+  kVectorized,
+};
+
 class BatchedSimulator {
  public:
   /// nenv environments of `model`, all at its initial state, with the scene's integrator
@@ -22,13 +34,17 @@ class BatchedSimulator {
   BatchedSimulator(std::shared_ptr<const Model> model,
                    int nenv,
                    const IntegratorSpec& integrator,
-                   LinearSolverKind solver = LinearSolverKind::kAuto);
+                   LinearSolverKind solver = LinearSolverKind::kAuto,
+                   BatchEngine engine = BatchEngine::kPerEnvironment,
+                   BackendKind backend = BackendKind::kCpu);
   ~BatchedSimulator();
   BatchedSimulator(const BatchedSimulator&) = delete;
   BatchedSimulator& operator=(const BatchedSimulator&) = delete;
 
   int nenv() const;
   const Model& model() const;
+  BatchEngine engine() const;
+  BackendKind backend() const;
 
   // ---- actions: they hold from the next step on until changed or cleared ----------------------
   /// natural curvatures kappa1, kappa2 of every bend-twist stencil (nenv x nbend x 2): they

@@ -1,0 +1,66 @@
+#pragma once
+
+// The vectorized batch engine behind BatchedSimulator (host/batch/vector_newton.h run by an
+// executor): on the CPU (make_host_vector_engine) or the GPU (make_cuda_vector_engine, in
+// kernels/vector_batch.cu; host/cuda_stub.cpp answers in a build without CUDA).
+
+#include <memory>
+#include <vector>
+
+#include "batch/vector_newton.h"
+
+namespace slender {
+
+class VectorEngine {
+ public:
+  virtual ~VectorEngine() = default;
+  virtual void set_natural_curvature(const Real* k) = 0;
+  virtual void set_natural_twist(const Real* t) = 0;
+  virtual void clear_natural_shape() = 0;
+  virtual void set_forces(const Real* f) = 0;
+  virtual void clear_forces() = 0;
+  virtual void set_state(int env, const State& s) = 0;
+  virtual void get_state(int env, State& s) = 0;
+  virtual VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) = 0;
+  /// q and u of every environment (nenv x ndof each)
+  virtual void download_qu(std::vector<Real>& q, std::vector<Real>& u) = 0;
+  virtual const std::vector<Real>& times() const = 0;
+};
+
+/// the executor-independent wrapper
+template <class X>
+class VectorEngineOf final : public VectorEngine {
+ public:
+  VectorEngineOf(std::shared_ptr<const Model> model, int nenv, const IntegratorSpec& spec)
+      : nt_(std::move(model), nenv, spec) {}
+  void set_natural_curvature(const Real* k) override { nt_.set_natural_curvature(k); }
+  void set_natural_twist(const Real* t) override { nt_.set_natural_twist(t); }
+  void clear_natural_shape() override { nt_.clear_natural_shape(); }
+  void set_forces(const Real* f) override { nt_.set_forces(f); }
+  void clear_forces() override { nt_.clear_forces(); }
+  void set_state(int env, const State& s) override { nt_.set_state(env, s); }
+  void get_state(int env, State& s) override { nt_.get_state(env, s); }
+  VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) override {
+    return nt_.step(dt, mask);
+  }
+  void download_qu(std::vector<Real>& q, std::vector<Real>& u) override {
+    const size_t n = size_t(nt_.nenv()) * nt_.model().ndof;
+    q.resize(n);
+    u.resize(n);
+    X::download_at(nt_.q(), 0, q.data(), n);
+    X::download_at(nt_.u(), 0, u.data(), n);
+  }
+  const std::vector<Real>& times() const override { return nt_.times(); }
+
+ private:
+  VectorNewton<X> nt_;
+};
+
+std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,
+                                                      int nenv,
+                                                      const IntegratorSpec& spec);
+std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,
+                                                      int nenv,
+                                                      const IntegratorSpec& spec);
+
+}  // namespace slender

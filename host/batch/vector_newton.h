@@ -1,0 +1,784 @@
+#pragma once
+
+// The vectorized batched Newton step: B environments of one rod model advanced together, every
+// loop over (environment, item) at once, so that the same code runs on the CPU (HostExec,
+// host/batch/vector_batch.cpp) and on the GPU (the CUDA executor, kernels/vector_batch.cu).
+//
+// - State and workspace are env-major flat arrays (q[env * ndof + i]); the model is shared.
+// - Every stencil family, the per-DOF terms and the assembly run over all active environments;
+//   each environment's Jacobian is gathered straight into its own band (the free DOFs in the
+//   model's reverse Cuthill-McKee order) and factorized by banded LU, one environment per
+//   thread (include/slender/core/banded.h).
+// - Masked Newton: the host keeps each environment's scalars (residual norms, potentials, line
+//   search state) and the kernels skip environments that are done; an environment converges,
+//   or fails (then its state is left as it was: nothing is written before it converges), on its
+//   own. The per-environment logic is that of the CPU Simulator (host/cpu/simulator.cpp), so a
+//   batch reproduces single runs.
+// Scope: rod models (no shells, no contact pairs); ground contact and friction, RFT drag,
+// point loads and per-environment natural curvature and external forces are supported.
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model/model_internal.h"
+#include "model/ordering.h"
+#include "slender/core/assemble.h"
+#include "slender/core/banded.h"
+#include "slender/core/error.h"
+#include "slender/core/integrator.h"
+#include "slender/core/reduce4.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+#include "slender/stencils/bindings.h"
+
+namespace slender {
+
+namespace vec {
+
+/// f(i) for environments whose flag is set: i in [0, nenv * per_env)
+template <class F>
+struct Masked {
+  F f;
+  const unsigned char* active;  // (nenv)
+  long per_env;
+  SLENDER_HD void operator()(long i) const {
+    if (active[i / per_env]) f(i);
+  }
+};
+
+/// out = value, one index each
+template <class T>
+struct Fill {
+  T* out;
+  T value;
+  SLENDER_HD void operator()(long i) const { out[i] = value; }
+};
+
+/// dst = src, one index each
+struct Copy {
+  Real* dst;
+  const Real* src;
+  SLENDER_HD void operator()(long i) const { dst[i] = src[i]; }
+};
+
+/// f[e, r] = per-DOF term + the stencils' gradient entries of row r
+struct Residual {
+  int nfree, ndof;
+  long grad_pool;
+  const int* row_src_adr;
+  const int* row_src;
+  const int* free_dof;
+  const Real* g_pool;  // (nenv x grad_pool)
+  const Real* dof_r;   // (nenv x ndof)
+  Real* f;             // (nenv x nfree)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / nfree, r = i % nfree;
+    const Real* g = g_pool + e * grad_pool;
+    Real s = dof_r[e * ndof + free_dof[r]];
+    for (int j = row_src_adr[r]; j < row_src_adr[r + 1]; ++j)
+      s += g[row_src[j]];
+    f[i] = s;
+  }
+};
+
+/// band[e][band_pos[slot]] = Jacobian entry of the slot (Hessian sources plus, on diagonal slots,
+/// the per-DOF term); the band's other entries are zero beforehand
+struct BandJacobian {
+  int nnz, ndof;
+  long hess_pool, band_size;
+  const int* slot_src_adr;
+  const int* slot_src;
+  const int* slot_dof;  // the DOF of a diagonal slot, -1 elsewhere (nnz)
+  const int* band_pos;  // (nnz)
+  const Real* h_pool;   // (nenv x hess_pool)
+  const Real* dof_J;    // (nenv x ndof)
+  Real* band;           // (nenv x band_size)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / nnz, slot = i % nnz;
+    const Real* h = h_pool + e * hess_pool;
+    Real s = 0;
+    for (int j = slot_src_adr[slot]; j < slot_src_adr[slot + 1]; ++j)
+      s += h[slot_src[j]];
+    if (slot_dof[slot] >= 0) s += dof_J[e * ndof + slot_dof[slot]];
+    band[e * band_size + band_pos[slot]] = s;
+  }
+};
+
+/// banded LU and solve of one environment per index: dx[e] = J_e^-1 f[e]; ok[e] = 0 when a
+/// pivot is too small or the result is not finite
+struct BandSolve {
+  int n, w;
+  long band_size;
+  const unsigned char* active;
+  const int* order;   // original free row of each band row (n)
+  Real* band;         // (nenv x band_size)
+  Real* x;            // scratch (nenv x n)
+  const Real* f;      // (nenv x n)
+  Real* dx;           // (nenv x n)
+  unsigned char* ok;  // (nenv)
+  SLENDER_HD void operator()(long e) const {
+    if (!active[e]) return;
+    Real* b = band + e * band_size;
+    Real* xe = x + e * n;
+    if (!band_lu_factor(b, n, w, 1e-13)) {
+      ok[e] = 0;
+      return;
+    }
+    for (int k = 0; k < n; ++k)
+      xe[k] = f[e * n + order[k]];
+    band_lu_solve(b, n, w, xe);
+    bool finite = true;
+    for (int k = 0; k < n; ++k) {
+      dx[e * n + order[k]] = xe[k];
+      finite = finite && is_finite(xe[k]);
+    }
+    ok[e] = finite ? 1 : 0;
+  }
+};
+
+/// out[e, free_dof[r]] -= alpha[e] dx[e, r] (out holds the step's start)
+struct NewtonStep {
+  int nfree, ndof;
+  const int* free_dof;
+  const Real* dx;
+  const Real* alpha;  // (nenv)
+  Real* out;          // (nenv x ndof)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / nfree, r = i % nfree;
+    out[e * ndof + free_dof[r]] -= alpha[e] * dx[i];
+  }
+};
+
+/// per environment: s0 stencil energies, s1 per-DOF potentials, s2 |f|^2
+struct EvalSums {
+  long energy_pool;
+  int ndof, nfree;
+  const Real* e_pool;
+  const Real* dof_phi;
+  const Real* f;
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    Red4 r{0, 0, 0, 0};
+    if (i < energy_pool) r.s0 = e_pool[e * energy_pool + i];
+    if (i < ndof) r.s1 = dof_phi[e * ndof + i];
+    if (i < nfree) {
+      const Real v = f[e * nfree + i];
+      r.s2 = v * v;
+    }
+    return r;
+  }
+};
+
+/// per environment: s0 dx . f, m0 max |dx|
+struct SlopeMax {
+  int nfree;
+  const Real* dx;
+  const Real* f;
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    const Real d = dx[e * nfree + i];
+    return Red4{d * f[e * nfree + i], 0, 0, ::fabs(d)};
+  }
+};
+
+/// per environment: s0 number of stencils flagged degenerate
+struct DegenerateCount {
+  long energy_pool;
+  const unsigned* flags;
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    return Red4{(flags[e * energy_pool + i] & kDegenerate) ? Real(1) : Real(0), 0, 0, 0};
+  }
+};
+
+}  // namespace vec
+
+/// The band layout of a rod model's free-DOF Jacobian (host arrays, built once).
+struct BandLayout {
+  int n = 0, w = 0;
+  long band_size = 0;
+  std::vector<int> order, band_pos, slot_dof;
+};
+
+inline BandLayout make_band_layout(const AssemblyPlan& p) {
+  BandLayout b;
+  b.n = p.nfree;
+  b.order = reverse_cuthill_mckee(p.nfree, p.row_ptr, p.col);
+  std::vector<int> new_index(p.nfree);
+  for (int k = 0; k < p.nfree; ++k)
+    new_index[b.order[k]] = k;
+  for (int r = 0; r < p.nfree; ++r)
+    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+      b.w = std::max(b.w, std::abs(new_index[p.col[k]] - new_index[r]));
+  const int stride = 2 * b.w + 1;
+  b.band_size = long(p.nfree) * stride;
+  b.band_pos.resize(p.col.size());
+  b.slot_dof.assign(p.col.size(), -1);
+  for (int r = 0; r < p.nfree; ++r)
+    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k) {
+      const int i = new_index[r], j = new_index[p.col[k]];
+      b.band_pos[k] = i * stride + (j - i + b.w);
+    }
+  for (int r = 0; r < p.nfree; ++r)
+    b.slot_dof[p.diag_slot[r]] = p.free_dof[r];
+  return b;
+}
+
+/// Per-environment outcome of one vectorized step.
+struct VectorStepResult {
+  std::vector<StepReport> reports;  // (nenv)
+  long degenerate = 0, line_search_warnings = 0;
+};
+
+/// The engine over an executor X, which provides
+///   template <class T> using Buffer (resize(n), data(), size()),
+///   for_each(n, f), env_reduce(nenv, len, f, host_out) (f(e, i) -> Red4, combined per env),
+///   upload(Buffer<T>&, const T*, n), download(const Buffer<T>&, T*, n), copy(dst, src, n).
+template <class X>
+class VectorNewton {
+ public:
+  template <class T>
+  using Buffer = typename X::template Buffer<T>;
+
+  VectorNewton(std::shared_ptr<const Model> model, int nenv, const IntegratorSpec& spec)
+      : model_(std::move(model)), spec_(spec), nenv_(nenv) {
+    const Model& m = *model_;
+    SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
+    SLENDER_CHECK(m.ntri == 0 && !m.contact.enabled,
+                  "the vectorized batch runs rod models without contact between bodies (this "
+                  "model has shells or contact); use the per-environment batch");
+    SLENDER_CHECK(m.actuated.empty(),
+                  "the vectorized batch takes the natural shape from its actions; this scene "
+                  "has its own actuation (use the per-environment batch)");
+    SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
+                  "the vectorized batch steps in time; static load stepping is per environment");
+    plan_ = m.plan;
+    layout_ = make_band_layout(plan_);
+    SLENDER_CHECK(layout_.w <= 64,
+                  "the model's Jacobian does not order into a narrow band "
+                  "(half-bandwidth ",
+                  layout_.w, "); use the per-environment batch");
+    // the model's view and arrays on the executor
+    hv_ = host_view(m);
+    up(m.edge_node, edge_node_);
+    up(m.edge_l_bar, edge_l_bar_);
+    up(m.edge_EA, edge_EA_);
+    up(m.bend_node, bend_node_);
+    up(m.bend_edge, bend_edge_);
+    up(m.bend_sign, bend_sign_);
+    up(m.bend_EI, bend_EI_);
+    up(m.bend_GJ, bend_GJ_);
+    up(m.bend_dl, bend_dl_);
+    up(m.bend_tau_bar, bend_tau_bar_model_);
+    up(m.bend_frame_offset, bend_frame_offset_);
+    up(m.node_contact_radius, node_contact_radius_);
+    mv_ = hv_;
+    mv_.edge_node = edge_node_.data();
+    mv_.edge_l_bar = edge_l_bar_.data();
+    mv_.edge_EA = edge_EA_.data();
+    mv_.bend_node = bend_node_.data();
+    mv_.bend_edge = bend_edge_.data();
+    mv_.bend_sign = bend_sign_.data();
+    mv_.bend_EI = bend_EI_.data();
+    mv_.bend_GJ = bend_GJ_.data();
+    mv_.bend_dl = bend_dl_.data();
+    mv_.bend_tau_bar = bend_tau_bar_model_.data();
+    mv_.bend_frame_offset = bend_frame_offset_.data();
+    mv_.node_contact_radius = node_contact_radius_.data();
+    up(m.dof_mass, dof_mass_);
+    up(m.dof_fixed, dof_fixed_);
+    up(m.node_dl, node_dl_);
+    up(m.node_volume, node_volume_);
+    up(plan_.free_dof, free_dof_);
+    up(plan_.row_src_adr, row_src_adr_);
+    up(plan_.row_src, row_src_);
+    up(plan_.slot_src_adr, slot_src_adr_);
+    up(plan_.slot_src, slot_src_);
+    up(layout_.order, order_);
+    up(layout_.band_pos, band_pos_);
+    up(layout_.slot_dof, slot_dof_);
+    const size_t B = size_t(nenv), nd = size_t(m.ndof), nf = size_t(plan_.nfree);
+    for (Buffer<Real>* b :
+         {&q_, &u_, &a_, &y_, &y_trial_, &q_hat_, &u_hat_, &f_time_, &dof_r_, &dof_J_, &dof_phi_})
+      b->resize(B * nd);
+    for (Buffer<Real>* b : {&f_, &dx_, &x_})
+      b->resize(B * nf);
+    band_.resize(B * size_t(layout_.band_size));
+    d1_.resize(B * 3 * m.nedge);
+    t_.resize(B * 3 * m.nedge);
+    d1_cur_.resize(B * 3 * m.nedge);
+    t_cur_.resize(B * 3 * m.nedge);
+    ref_.resize(B * m.nbend);
+    ref_cur_.resize(B * m.nbend);
+    kappa_.resize(B * 2 * m.nbend);
+    tau_.resize(B * m.nbend);
+    e_pool_.resize(B * size_t(plan_.energy_pool));
+    flags_.resize(B * size_t(plan_.energy_pool));
+    g_pool_.resize(B * size_t(plan_.grad_pool));
+    h_pool_.resize(B * size_t(plan_.hess_pool));
+    active_.resize(B);
+    ok_.resize(B);
+    alpha_.resize(B);
+    active_h_.assign(B, 0);
+    alpha_h_.assign(B, 1);
+    // every environment at the model's initial state (a Simulator's, which has the consistent
+    // initial acceleration of Newmark's method) and natural shape
+    const State s0 = Simulator(model_, spec_, LinearSolverKind::kAuto).state();
+    for (int e = 0; e < nenv; ++e)
+      set_state(e, s0);
+    clear_natural_shape();
+    clear_forces();
+  }
+
+  int nenv() const { return nenv_; }
+  const Model& model() const { return *model_; }
+
+  /// the model's natural shape (and actuation-free) for every environment
+  void clear_natural_shape() {
+    const Model& m = *model_;
+    std::vector<Real> k(size_t(nenv_) * 2 * m.nbend), t(size_t(nenv_) * m.nbend);
+    for (int e = 0; e < nenv_; ++e) {
+      std::copy(m.bend_kappa_bar.begin(), m.bend_kappa_bar.end(), k.begin() + e * 2 * m.nbend);
+      std::copy(m.bend_tau_bar.begin(), m.bend_tau_bar.end(), t.begin() + e * m.nbend);
+    }
+    X::upload(kappa_, k.data(), k.size());
+    X::upload(tau_, t.data(), t.size());
+  }
+  void set_natural_curvature(const Real* k) {
+    X::upload(kappa_, k, size_t(nenv_) * 2 * model_->nbend);
+  }
+  void set_natural_twist(const Real* t) { X::upload(tau_, t, size_t(nenv_) * model_->nbend); }
+  /// external forces (nenv x nnode x 3) plus the model's point loads at each step's time
+  void set_forces(const Real* f) { forces_.assign(f, f + size_t(nenv_) * 3 * model_->nnode); }
+  void clear_forces() { forces_.clear(); }
+
+  void set_state(int e, const State& s) {
+    const Model& m = *model_;
+    SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
+    SLENDER_CHECK(int(s.q.size()) == m.ndof && int(s.edge_d1.size()) == 3 * m.nedge &&
+                      int(s.bend_ref_twist.size()) == m.nbend,
+                  "state does not match the model's sizes");
+    X::upload_at(q_, size_t(e) * m.ndof, s.q.data(), m.ndof);
+    X::upload_at(u_, size_t(e) * m.ndof, s.u.data(), m.ndof);
+    X::upload_at(a_, size_t(e) * m.ndof, s.a.data(), m.ndof);
+    X::upload_at(d1_, size_t(e) * 3 * m.nedge, s.edge_d1.data(), 3 * m.nedge);
+    X::upload_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
+    X::upload_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
+    if (int(time_.size()) != nenv_) time_.assign(nenv_, 0);
+    time_[e] = s.time;
+  }
+  void get_state(int e, State& s) const {
+    const Model& m = *model_;
+    s = initial_state(m);
+    X::download_at(q_, size_t(e) * m.ndof, s.q.data(), m.ndof);
+    X::download_at(u_, size_t(e) * m.ndof, s.u.data(), m.ndof);
+    X::download_at(a_, size_t(e) * m.ndof, s.a.data(), m.ndof);
+    X::download_at(d1_, size_t(e) * 3 * m.nedge, s.edge_d1.data(), 3 * m.nedge);
+    X::download_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
+    X::download_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
+    s.time = time_[e];
+  }
+  const Buffer<Real>& q() const { return q_; }
+  const Buffer<Real>& u() const { return u_; }
+  const std::vector<Real>& times() const { return time_; }
+
+  /// one step of size dt for every environment in `mask` (all when empty)
+  VectorStepResult step(Real dt, const std::vector<unsigned char>& mask = {}) {
+    const Model& m = *model_;
+    const NewtonSpec& ns = spec_.newton;
+    const int B = nenv_, nd = m.ndof, nf = plan_.nfree;
+    VectorStepResult res;
+    res.reports.assign(B, StepReport{});
+    // every environment steps from its own time, so coefficients are per step (one dt for all)
+    std::vector<unsigned char> want(B, 1);
+    if (!mask.empty()) want = mask;
+    c_ = step_coeffs(spec_, 0, dt);  // c_m, c_u: the same at every time
+    // point loads and forces at each environment's evaluation time
+    std::vector<Real> ft(size_t(B) * nd, 0);
+    for (int e = 0; e < B; ++e) {
+      const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
+      Real* fe = ft.data() + size_t(e) * nd;
+      for (const PointLoad& pl : m.point_loads) {
+        const Real s = ce.load_factor * eval_time_function(pl.time, ce.t_eval);
+        for (int k = 0; k < 3; ++k)
+          fe[3 * pl.node + k] += s * pl.force[k];
+      }
+      if (!forces_.empty())
+        for (int k = 0; k < 3 * m.nnode; ++k)
+          fe[k] += forces_[size_t(e) * 3 * m.nnode + k];
+    }
+    X::upload(f_time_, ft.data(), ft.size());
+
+    X::for_each(long(B) * nd,
+                Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
+                        dof_fixed_.data(), q_hat_.data(), u_hat_.data(), nd});
+    X::copy(y_.data(), q_hat_.data(), size_t(B) * nd);
+
+    // per-environment Newton state
+    enum Phase : unsigned char { kRunning, kDone, kFailed };
+    std::vector<unsigned char> phase(B, kDone);
+    std::vector<Real> r(B), r0(B), phi(B), r_new(B), phi_new(B);
+    std::vector<int> it(B, 0);
+    for (int e = 0; e < B; ++e)
+      if (want[e]) phase[e] = kRunning;
+    set_active(phase, kRunning);
+    evaluate(y_.data(), r, phi);
+    r0 = r;
+    for (int e = 0; e < B; ++e)
+      res.reports[e].residual0 = r[e];
+
+    std::vector<unsigned char> ls(B), accepted(B);
+    std::vector<Real> alpha(B), best_alpha(B), best_r(B), slope(B), dx_max(B), phi0(B);
+    const bool friction = m.friction();
+    while (true) {
+      bool any = false;
+      for (int e = 0; e < B; ++e) {
+        if (phase[e] != kRunning) continue;
+        StepReport& rep = res.reports[e];
+        if (!std::isfinite(r[e])) {
+          rep.status = StepStatus::kNonFinite;
+          phase[e] = kFailed;
+        } else if (converged(r[e], r0[e], it[e])) {
+          phase[e] = kDone;
+          rep.status = StepStatus::kConverged;
+          rep.iterations = it[e];
+          rep.residual = r[e];
+        } else if (it[e] >= ns.max_iters) {
+          rep.status = StepStatus::kMaxIters;
+          phase[e] = kFailed;
+        } else {
+          any = true;
+        }
+        if (phase[e] == kFailed) {
+          rep.iterations = it[e];
+          rep.residual = r[e];
+        }
+      }
+      if (!any) break;
+      set_active(phase, kRunning);
+      // Newton directions: every running environment's band, factorized and solved
+      X::for_each(long(B) * layout_.band_size,
+                  vec::Masked<vec::Fill<Real>>{vec::Fill<Real>{band_.data(), Real(0)},
+                                               active_.data(), layout_.band_size});
+      X::for_each(
+          long(B) * plan_.nnz(),
+          vec::Masked<vec::BandJacobian>{
+              vec::BandJacobian{plan_.nnz(), nd, plan_.hess_pool, layout_.band_size,
+                                slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
+                                band_pos_.data(), h_pool_.data(), dof_J_.data(), band_.data()},
+              active_.data(), plan_.nnz()});
+      X::for_each(B, vec::BandSolve{nf, layout_.w, layout_.band_size, active_.data(), order_.data(),
+                                    band_.data(), x_.data(), f_.data(), dx_.data(), ok_.data()});
+      std::vector<unsigned char> okh(B);
+      X::download_at(ok_, 0, okh.data(), B);
+      std::vector<Red4> sm(B);
+      X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data());
+      for (int e = 0; e < B; ++e) {
+        if (phase[e] != kRunning) continue;
+        if (!okh[e] || !std::isfinite(sm[e].s0)) {
+          StepReport& rep = res.reports[e];
+          rep.status = StepStatus::kLinearSolveFailed;
+          rep.iterations = it[e];
+          rep.residual = r[e];
+          phase[e] = kFailed;
+          continue;
+        }
+        ++it[e];
+        slope[e] = sm[e].s0;
+        dx_max[e] = sm[e].m0;
+        phi0[e] = phi[e];
+        alpha[e] = 1;
+        best_alpha[e] = 1;
+        best_r[e] = INFINITY;
+        ls[e] = 1;
+        accepted[e] = 0;
+      }
+      // backtracking line search, every environment at its own step length
+      const int max_halvings = ns.line_search ? 10 : 0;
+      for (int h = 0; h <= max_halvings; ++h) {
+        std::vector<unsigned char> lsm(B, 0);
+        bool any_ls = false;
+        for (int e = 0; e < B; ++e)
+          if (phase[e] == kRunning && ls[e]) lsm[e] = 1, any_ls = true;
+        if (!any_ls) break;
+        trial(lsm, alpha);
+        evaluate(y_trial_.data(), r_new, phi_new);
+        for (int e = 0; e < B; ++e) {
+          if (!lsm[e]) continue;
+          if (std::isfinite(r_new[e]) && r_new[e] < best_r[e]) {
+            best_r[e] = r_new[e];
+            best_alpha[e] = alpha[e];
+          }
+          const bool on_potential = slope[e] > 0 && !friction;
+          bool decrease = false;
+          if (std::isfinite(r_new[e]) && std::isfinite(phi_new[e])) {
+            decrease = (on_potential && phi_new[e] <= phi0[e] - 1e-4 * alpha[e] * slope[e] +
+                                                          1e-13 * std::fabs(phi0[e])) ||
+                       r_new[e] <= (1 - 1e-4 * alpha[e]) * r[e] ||
+                       converged(r_new[e], r0[e], it[e]);
+          }
+          if (!ns.line_search || decrease) {
+            accepted[e] = 1;
+            ls[e] = 0;
+            r[e] = r_new[e];
+            phi[e] = phi_new[e];
+          } else if (h < max_halvings) {
+            alpha[e] *= 0.5;
+          } else {
+            ls[e] = 0;
+          }
+        }
+        // the accepted trials become the iterates
+        accept(lsm, accepted);
+      }
+      // no sufficient decrease: the best trial, if any was finite
+      std::vector<unsigned char> redo(B, 0);
+      bool any_redo = false;
+      for (int e = 0; e < B; ++e) {
+        if (phase[e] != kRunning || accepted[e]) continue;
+        ++res.line_search_warnings;
+        if (!std::isfinite(best_r[e])) {
+          res.reports[e].status = StepStatus::kNonFinite;
+          res.reports[e].iterations = it[e];
+          res.reports[e].residual = r[e];
+          phase[e] = kFailed;
+          continue;
+        }
+        alpha[e] = best_alpha[e];
+        res.reports[e].status = StepStatus::kLineSearchFailed;
+        redo[e] = 1;
+        any_redo = true;
+      }
+      if (any_redo) {
+        trial(redo, alpha);
+        evaluate(y_trial_.data(), r_new, phi_new);
+        for (int e = 0; e < B; ++e)
+          if (redo[e]) {
+            r[e] = r_new[e];
+            phi[e] = phi_new[e];
+          }
+        accept(redo, redo);
+      }
+      // converged on the step size
+      for (int e = 0; e < B; ++e) {
+        if (phase[e] != kRunning) continue;
+        if (std::isfinite(r[e]) && alpha[e] * dx_max[e] <= ns.step_tol) {
+          phase[e] = kDone;
+          res.reports[e].status = StepStatus::kConverged;
+          res.reports[e].iterations = it[e];
+          res.reports[e].residual = r[e];
+        }
+      }
+      // the pools of every running environment now hold its accepted iterate's evaluation
+      // (masked evaluations leave other environments' pools alone)
+    }
+    // converged environments take their new state
+    std::vector<unsigned char> done(B, 0);
+    for (int e = 0; e < B; ++e) {
+      StepReport& rep = res.reports[e];
+      rep.dt = dt;
+      if (phase[e] == kDone && want[e]) {
+        done[e] = 1;
+        rep.status = StepStatus::kConverged;
+      }
+    }
+    finalize(done, dt, res);
+    return res;
+  }
+
+ private:
+  template <class T>
+  void up(const std::vector<T>& h, Buffer<T>& d) {
+    X::upload(d, h.data(), h.size());
+  }
+
+  bool converged(Real r, Real r0, int iters) const {
+    const NewtonSpec& n = spec_.newton;
+    return r <= n.abs_tol || (iters > 0 && r <= n.rel_tol * r0);
+  }
+
+  void set_active(const std::vector<unsigned char>& phase, unsigned char which) {
+    for (int e = 0; e < nenv_; ++e)
+      active_h_[e] = phase[e] == which ? 1 : 0;
+    X::upload(active_, active_h_.data(), size_t(nenv_));
+  }
+
+  // y_trial = y - alpha dx for the environments in mask
+  void trial(const std::vector<unsigned char>& mask, const std::vector<Real>& alpha) {
+    const Model& m = *model_;
+    active_h_ = mask;
+    X::upload(active_, active_h_.data(), size_t(nenv_));
+    X::upload(alpha_, alpha.data(), size_t(nenv_));
+    X::for_each(long(nenv_) * m.ndof, vec::Masked<vec::Copy>{vec::Copy{y_trial_.data(), y_.data()},
+                                                             active_.data(), m.ndof});
+    X::for_each(
+        long(nenv_) * plan_.nfree,
+        vec::Masked<vec::NewtonStep>{vec::NewtonStep{plan_.nfree, m.ndof, free_dof_.data(),
+                                                     dx_.data(), alpha_.data(), y_trial_.data()},
+                                     active_.data(), plan_.nfree});
+  }
+
+  // y = y_trial for the environments with accept[e] among mask
+  void accept(const std::vector<unsigned char>& mask, const std::vector<unsigned char>& acc) {
+    const Model& m = *model_;
+    for (int e = 0; e < nenv_; ++e)
+      active_h_[e] = mask[e] && acc[e] ? 1 : 0;
+    X::upload(active_, active_h_.data(), size_t(nenv_));
+    X::for_each(long(nenv_) * m.ndof, vec::Masked<vec::Copy>{vec::Copy{y_.data(), y_trial_.data()},
+                                                             active_.data(), m.ndof});
+  }
+
+  // residual norms and potentials at q (env-major) for the active environments (active_, as
+  // uploaded last); the pools, residuals and frames of the other environments are left alone
+  void evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>& phi) {
+    const Model& m = *model_;
+    const int B = nenv_;
+    const unsigned char* act = active_.data();
+    X::for_each(long(B) * m.nedge,
+                vec::Masked<TransportFrames>{
+                    TransportFrames{mv_, q, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
+                    act, m.nedge});
+    X::for_each(long(B) * m.nbend,
+                vec::Masked<ReferenceTwists>{ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(),
+                                                             ref_.data(), ref_cur_.data()},
+                                             act, m.nbend});
+    EvalView ev{};
+    ev.nenv = B;
+    ev.q = q;
+    ev.edge_d1 = d1_cur_.data();
+    ev.bend_ref_twist = ref_cur_.data();
+    ev.bend_kappa_bar = kappa_.data();
+    ev.bend_tau_bar = tau_.data();
+    ev.hinge_phi_bar = nullptr;
+    ev.natural_per_env = 1;
+    ev.q_hat = q_hat_.data();
+    ev.u_hat = u_hat_.data();
+    ev.c_u = c_.c_u;
+    ev.sedge_tau0 = nullptr;
+    eval_family<RodStretchBinding>(kFamStretch, ev);
+    eval_family<RodBendTwistBinding>(kFamBendTwist, ev);
+    eval_family<GroundBinding>(kFamGround, ev);
+    eval_family<RodRftBinding>(kFamRft, ev);
+    const Vec3 g = m.gravity;
+    X::for_each(long(B) * m.ndof, vec::Masked<DofTerms>{DofTerms{m.nnode,
+                                                                 q,
+                                                                 q_hat_.data(),
+                                                                 u_hat_.data(),
+                                                                 f_time_.data(),
+                                                                 dof_mass_.data(),
+                                                                 node_dl_.data(),
+                                                                 node_volume_.data(),
+                                                                 m.buoyancy_density,
+                                                                 g[0],
+                                                                 g[1],
+                                                                 g[2],
+                                                                 m.viscosity,
+                                                                 m.mass_damping,
+                                                                 c_.c_m,
+                                                                 c_.c_u,
+                                                                 dof_r_.data(),
+                                                                 dof_J_.data(),
+                                                                 dof_phi_.data(),
+                                                                 m.ndof},
+                                                        act, m.ndof});
+    X::for_each(long(B) * plan_.nfree,
+                vec::Masked<vec::Residual>{
+                    vec::Residual{plan_.nfree, m.ndof, plan_.grad_pool, row_src_adr_.data(),
+                                  row_src_.data(), free_dof_.data(), g_pool_.data(), dof_r_.data(),
+                                  f_.data()},
+                    act, plan_.nfree});
+    const long len = std::max({plan_.energy_pool, long(m.ndof), long(plan_.nfree)});
+    std::vector<Red4> s(B);
+    X::env_reduce(B, len,
+                  vec::EvalSums{plan_.energy_pool, m.ndof, plan_.nfree, e_pool_.data(),
+                                dof_phi_.data(), f_.data()},
+                  s.data());
+    for (int e = 0; e < B; ++e) {
+      if (!active_h_[e]) continue;
+      phi[e] = s[e].s0 + s[e].s1;
+      r[e] = std::sqrt(s[e].s2);
+    }
+  }
+
+  template <class Bd>
+  void eval_family(Family fam, const EvalView& ev) {
+    const long n = Bd::count(mv_);
+    if (n == 0) return;
+    const LocalBuffers<Bd::kDofs> buf{e_pool_.data() + plan_.e_off[fam],
+                                      g_pool_.data() + plan_.g_off[fam],
+                                      h_pool_.data() + plan_.h_off[fam],
+                                      flags_.data() + plan_.e_off[fam],
+                                      n,
+                                      plan_.energy_pool,
+                                      plan_.grad_pool,
+                                      plan_.hess_pool};
+    X::for_each(long(nenv_) * n,
+                vec::Masked<EvalStencils<Bd>>{EvalStencils<Bd>{mv_, ev, n, kGradHess, buf},
+                                              active_.data(), n});
+  }
+
+  void finalize(const std::vector<unsigned char>& done, Real dt, VectorStepResult& res) {
+    const Model& m = *model_;
+    const int B = nenv_;
+    active_h_ = done;
+    X::upload(active_, active_h_.data(), size_t(B));
+    const unsigned char* act = active_.data();
+    X::for_each(long(B) * m.ndof,
+                vec::Masked<FinalizeStep>{
+                    FinalizeStep{spec_.kind, dt, c_.c_m, c_.c_u, y_.data(), q_hat_.data(),
+                                 u_hat_.data(), dof_mass_.data(), dof_fixed_.data(), q_.data(),
+                                 u_.data(), a_.data(), m.ndof},
+                    act, m.ndof});
+    X::for_each(long(B) * m.nedge,
+                vec::Masked<TransportFrames>{TransportFrames{mv_, q_.data(), d1_.data(), t_.data(),
+                                                             d1_cur_.data(), t_cur_.data()},
+                                             act, m.nedge});
+    X::for_each(long(B) * m.nbend,
+                vec::Masked<ReferenceTwists>{ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(),
+                                                             ref_.data(), ref_cur_.data()},
+                                             act, m.nbend});
+    X::for_each(long(B) * 3 * m.nedge,
+                vec::Masked<vec::Copy>{vec::Copy{d1_.data(), d1_cur_.data()}, act, 3L * m.nedge});
+    X::for_each(long(B) * 3 * m.nedge,
+                vec::Masked<vec::Copy>{vec::Copy{t_.data(), t_cur_.data()}, act, 3L * m.nedge});
+    X::for_each(long(B) * m.nbend,
+                vec::Masked<vec::Copy>{vec::Copy{ref_.data(), ref_cur_.data()}, act, m.nbend});
+    if (plan_.energy_pool > 0) {
+      std::vector<Red4> s(B);
+      X::env_reduce(B, plan_.energy_pool, vec::DegenerateCount{plan_.energy_pool, flags_.data()},
+                    s.data());
+      for (int e = 0; e < B; ++e)
+        if (done[e]) res.degenerate += long(s[e].s0);
+    }
+    for (int e = 0; e < B; ++e)
+      if (done[e]) time_[e] += dt;
+  }
+
+  std::shared_ptr<const Model> model_;
+  IntegratorSpec spec_;
+  int nenv_;
+  AssemblyPlan plan_;
+  BandLayout layout_;
+  ModelView hv_{}, mv_{};
+  StepCoeffs c_;
+  std::vector<Real> forces_, time_;
+  std::vector<unsigned char> active_h_;
+  std::vector<Real> alpha_h_;
+  // model arrays
+  Buffer<int> edge_node_, bend_node_, bend_edge_;
+  Buffer<Real> edge_l_bar_, edge_EA_, bend_sign_, bend_EI_, bend_GJ_, bend_dl_, bend_tau_bar_model_,
+      bend_frame_offset_, node_contact_radius_;
+  Buffer<Real> dof_mass_, node_dl_, node_volume_;
+  Buffer<unsigned char> dof_fixed_;
+  Buffer<int> free_dof_, row_src_adr_, row_src_, slot_src_adr_, slot_src_, order_, band_pos_,
+      slot_dof_;
+  // state and workspace
+  Buffer<Real> q_, u_, a_, y_, y_trial_, q_hat_, u_hat_, f_time_, dof_r_, dof_J_, dof_phi_;
+  Buffer<Real> f_, dx_, x_, band_;
+  Buffer<Real> d1_, t_, d1_cur_, t_cur_, ref_, ref_cur_, kappa_, tau_;
+  Buffer<Real> e_pool_, g_pool_, h_pool_;
+  Buffer<unsigned> flags_;
+  Buffer<unsigned char> active_, ok_;
+  Buffer<Real> alpha_;
+};
+
+}  // namespace slender

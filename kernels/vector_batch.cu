@@ -1,0 +1,76 @@
+// The vectorized batch engine on the GPU: host/batch/vector_newton.h run by the CUDA executor
+// (device buffers, one thread per item, per-environment reductions with one block per
+// environment in a fixed order, so that two runs give the same bits).
+
+#include <cub/block/block_reduce.cuh>
+
+#include "backend/device_stepper.h"
+#include "batch/vector_engine.h"
+#include "device_buffer.cuh"
+#include "launch.cuh"
+#include "slender/backend.h"
+
+namespace slender {
+
+namespace {
+
+constexpr int kEnvReduceThreads = 128;
+
+template <class F>
+__global__ void env_reduce_kernel(long len, F f, Red4* out) {
+  const long e = blockIdx.x;
+  Red4 acc{0, 0, 0, 0};
+  const Red4Combine op;
+  for (long i = threadIdx.x; i < len; i += blockDim.x)
+    acc = op(acc, f(e, i));
+  using BR = cub::BlockReduce<Red4, kEnvReduceThreads>;
+  __shared__ typename BR::TempStorage tmp;
+  const Red4 b = BR(tmp).Reduce(acc, op);
+  if (threadIdx.x == 0) out[e] = b;
+}
+
+struct CudaExec {
+  template <class T>
+  using Buffer = DeviceBuffer<T>;
+  template <class F>
+  static void for_each(long n, const F& f) {
+    parallel_for_cuda(n, f);
+  }
+  template <class F>
+  static void env_reduce(int nenv, long len, const F& f, Red4* out) {
+    static DeviceBuffer<Red4> d_out;  // one batch at a time per process
+    d_out.resize(size_t(nenv));
+    env_reduce_kernel<F><<<unsigned(nenv), kEnvReduceThreads>>>(len, f, d_out.data());
+    SLENDER_CUDA_CHECK(cudaGetLastError());
+    SLENDER_CUDA_CHECK(
+        cudaMemcpy(out, d_out.data(), size_t(nenv) * sizeof(Red4), cudaMemcpyDeviceToHost));
+  }
+  template <class T>
+  static void upload(Buffer<T>& b, const T* h, size_t n) {
+    b.upload(h, n);
+  }
+  template <class T>
+  static void upload_at(Buffer<T>& b, size_t off, const T* h, size_t n) {
+    if (n > 0)
+      SLENDER_CUDA_CHECK(cudaMemcpy(b.data() + off, h, n * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  template <class T>
+  static void download_at(const Buffer<T>& b, size_t off, T* h, size_t n) {
+    if (n > 0)
+      SLENDER_CUDA_CHECK(cudaMemcpy(h, b.data() + off, n * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  static void copy(Real* dst, const Real* src, size_t n) {
+    if (n > 0) SLENDER_CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(Real), cudaMemcpyDeviceToDevice));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,
+                                                      int nenv,
+                                                      const IntegratorSpec& spec) {
+  require_cuda_backend();
+  return std::make_unique<VectorEngineOf<CudaExec>>(std::move(model), nenv, spec);
+}
+
+}  // namespace slender
