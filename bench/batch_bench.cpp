@@ -5,7 +5,7 @@
 // env-steps/s, Newton iterations per env-step and the split of CPU time into phases.
 //
 //   slender_batch_bench [--sizes 1,4,16,64,256] [--steps 50] [--repeats 3] [--solver auto|...]
-//                       [--markdown]
+//                       [--engine per-env|vectorized] [--backend cpu|cuda] [--markdown]
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +30,8 @@ struct Options {
   int repeats = 3;
   bool markdown = false;
   std::string solver = "auto";
+  std::string engine = "per-env";
+  std::string backend = "cpu";
 };
 
 struct Run {
@@ -40,8 +42,12 @@ struct Run {
 Run run_once(const std::shared_ptr<const slender::Model>& m,
              int nenv,
              int steps,
-             slender::LinearSolverKind solver) {
-  slender::BatchedSimulator batch(m, nenv, m->scene.integrator, solver);
+             const Options& o) {
+  slender::BatchedSimulator batch(
+      m, nenv, m->scene.integrator, slender::bench::parse_solver(o.solver),
+      o.engine == "vectorized" ? slender::BatchEngine::kVectorized
+                               : slender::BatchEngine::kPerEnvironment,
+      o.backend == "cuda" ? slender::BackendKind::kCuda : slender::BackendKind::kCpu);
   const int nb = m->nbend;
   const double L = 0.5, dl = L / (m->nnode - 1);
   std::vector<double> kappa(2 * size_t(nenv) * nb, 0.0);
@@ -90,11 +96,20 @@ int main(int argc, char** argv) {
       } else if (a == "--solver") {
         o.solver = value();
         slender::bench::parse_solver(o.solver);
+      } else if (a == "--engine") {
+        o.engine = value();
+        if (o.engine != "per-env" && o.engine != "vectorized")
+          throw std::runtime_error("--engine per-env|vectorized");
+      } else if (a == "--backend") {
+        o.backend = value();
+        if (o.backend != "cpu" && o.backend != "cuda")
+          throw std::runtime_error("--backend cpu|cuda");
       } else if (a == "--markdown") {
         o.markdown = true;
       } else {
         std::cout << "usage: slender_batch_bench [--sizes 1,4,16,64,256] [--steps 50] "
-                     "[--repeats 3] [--solver auto|sparse-lu|banded|...] [--markdown]\n";
+                     "[--repeats 3] [--solver auto|sparse-lu|banded|...] "
+                     "[--engine per-env|vectorized] [--backend cpu|cuda] [--markdown]\n";
         return a == "--help" || a == "-h" ? 0 : 2;
       }
     }
@@ -107,7 +122,7 @@ int main(int argc, char** argv) {
       std::vector<double> walls;
       Run last;
       for (int r = 0; r < o.repeats; ++r) {
-        last = run_once(model, int(B), o.steps, slender::bench::parse_solver(o.solver));
+        last = run_once(model, int(B), o.steps, o);
         walls.push_back(last.wall);
       }
       std::sort(walls.begin(), walls.end());
@@ -128,7 +143,8 @@ int main(int argc, char** argv) {
     std::cout << "slender_batch_bench (S8, CPU): snake " << model->nnode << " nodes, "
               << model->plan.nfree
               << " free DOF, implicit Euler dt = " << model->scene.integrator.dt << " s, "
-              << o.steps << " steps, " << o.repeats << " repeats, solver " << o.solver << "; "
+              << o.steps << " steps, " << o.repeats << " repeats, solver " << o.solver
+              << ", engine " << o.engine << ", backend " << o.backend << "; "
               << slender::bench::cpu_model() << ", " << slender::bench::omp_threads()
               << " threads; load " << slender::bench::loadavg() << "\n\n";
     if (o.markdown) {

@@ -223,13 +223,31 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("linear_solver", &Simulator::linear_solver_name);
 
   py::class_<PyBatch>(m, "BatchedSimulator")
-      .def(py::init([](std::shared_ptr<Model> md, int nenv) {
+      .def(py::init([](std::shared_ptr<Model> md, int nenv, const std::string& engine,
+                       const std::string& backend, const std::string& solver) {
+             BatchEngine eng = BatchEngine::kPerEnvironment;
+             if (engine == "vectorized") {
+               eng = BatchEngine::kVectorized;
+             } else if (engine != "per-env") {
+               throw InputError("<python>", 0, "engine",
+                                "unknown engine '" + engine + "' (per-env or vectorized)");
+             }
              auto b = std::make_unique<PyBatch>();
              b->model = md;
-             b->batch = std::make_unique<BatchedSimulator>(md, nenv);
+             b->batch = std::make_unique<BatchedSimulator>(
+                 md, nenv, md->scene.integrator, solver_kind(solver), eng, backend_kind(backend));
              return b;
            }),
-           py::arg("model"), py::arg("num_envs"))
+           py::arg("model"), py::arg("num_envs"), py::arg("engine") = "per-env",
+           py::arg("backend") = "cpu", py::arg("solver") = "auto",
+           "num_envs copies of the model; engine 'per-env' (every model, per-environment "
+           "parameters) or 'vectorized' (rod models, one masked Newton iteration over all "
+           "environments); backend 'cuda' runs the vectorized engine on the GPU")
+      .def_property_readonly("engine",
+                             [](const PyBatch& b) {
+                               return b.batch->engine() == BatchEngine::kVectorized ? "vectorized"
+                                                                                    : "per-env";
+                             })
       .def_property_readonly("num_envs", [](const PyBatch& b) { return b.batch->nenv(); })
       .def_property_readonly(
           "model", [](const PyBatch& b) { return std::const_pointer_cast<Model>(b.model); })

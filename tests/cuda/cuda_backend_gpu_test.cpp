@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu_test_util.h"
+#include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/compare.h"
 #include "slender/simulator.h"
@@ -149,6 +150,59 @@ TEST(CudaBackend, SetStateRoundTripsAndQueriesSeeTheDeviceState) {
   ASSERT_TRUE(gpu.step().ok());
   ASSERT_TRUE(cpu.step().ok());
   EXPECT_LE(max_relative_difference(cpu.state().q, gpu.state().q), 1e-12);
+}
+
+// the vectorized batch on the GPU against the same engine on the CPU (which equals single runs
+// bit for bit, tests/physics/batch_test.cpp): 32 snakes with their own waves, 40 steps
+TEST(CudaBatch, VectorizedSnakesMatchTheCpuEngine) {
+  SLENDER_REQUIRE_GPU();
+  const auto m = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json");
+  const int B = 32, nb = m->nbend;
+  BatchedSimulator cpu(m, B, m->scene.integrator, LinearSolverKind::kAuto, BatchEngine::kVectorized,
+                       BackendKind::kCpu);
+  BatchedSimulator gpu(m, B, m->scene.integrator, LinearSolverKind::kAuto, BatchEngine::kVectorized,
+                       BackendKind::kCuda);
+  std::vector<Real> kappa(2 * size_t(B) * nb, 0);
+  for (int k = 0; k < 40; ++k) {
+    const Real t = (k + 1) * m->scene.integrator.dt;
+    for (int e = 0; e < B; ++e)
+      for (int j = 0; j < nb; ++j)
+        kappa[(size_t(e) * nb + j) * 2 + 1] = (0.02 + 0.001 * e) * std::sin(0.2 * j - 6 * t);
+    cpu.set_natural_curvature(kappa.data());
+    gpu.set_natural_curvature(kappa.data());
+    const std::vector<StepStatus> a = cpu.step(), b = gpu.step();
+    for (int e = 0; e < B; ++e) {
+      ASSERT_EQ(a[e], StepStatus::kConverged);
+      ASSERT_EQ(b[e], StepStatus::kConverged) << "env " << e << " step " << k;
+      EXPECT_EQ(cpu.reports()[e].iterations, gpu.reports()[e].iterations);
+    }
+  }
+  std::vector<Real> xa(size_t(B) * 3 * m->nnode), xb(xa.size());
+  cpu.positions(xa.data());
+  gpu.positions(xb.data());
+  EXPECT_LE(max_relative_difference(xa, xb), 1e-12);
+}
+
+TEST(CudaBatch, TwoVectorizedRunsAreBitIdentical) {
+  SLENDER_REQUIRE_GPU();
+  const auto m = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json");
+  const int B = 64, nb = m->nbend;
+  std::vector<Real> x[2];
+  for (int run = 0; run < 2; ++run) {
+    BatchedSimulator gpu(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized, BackendKind::kCuda);
+    std::vector<Real> kappa(2 * size_t(B) * nb, 0);
+    for (int k = 0; k < 20; ++k) {
+      for (int e = 0; e < B; ++e)
+        for (int j = 0; j < nb; ++j)
+          kappa[(size_t(e) * nb + j) * 2 + 1] = 0.02 * std::sin(0.2 * j - 0.06 * k * (1 + e));
+      gpu.set_natural_curvature(kappa.data());
+      gpu.step();
+    }
+    x[run].resize(size_t(B) * 3 * m->nnode);
+    gpu.positions(x[run].data());
+  }
+  EXPECT_EQ(x[0], x[1]);
 }
 
 }  // namespace
