@@ -305,6 +305,20 @@ PhaseTimes BatchedSimulator::phase_times() const {
   return t;
 }
 
+BatchedSimulator::LiveArray BatchedSimulator::live_positions() const {
+  LiveArray a;
+  if (!impl_->vec) return a;
+  a.data = impl_->vec->q_data();
+  a.cuda = impl_->backend == BackendKind::kCuda;
+  a.env_stride = impl_->model->ndof;
+  return a;
+}
+BatchedSimulator::LiveArray BatchedSimulator::live_velocities() const {
+  LiveArray a = live_positions();
+  if (a.data) a.data = impl_->vec->u_data();
+  return a;
+}
+
 void BatchedSimulator::times(Real* out) const {
   const Impl& s = *impl_;
   for (int e = 0; e < nenv(); ++e)

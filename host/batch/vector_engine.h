@@ -25,6 +25,9 @@ class VectorEngine {
   /// q and u of every environment (nenv x ndof each)
   virtual void download_qu(std::vector<Real>& q, std::vector<Real>& u) = 0;
   virtual const std::vector<Real>& times() const = 0;
+  /// the live q and u arrays (nenv x ndof, env-major) in the executor's memory
+  virtual const Real* q_data() const = 0;
+  virtual const Real* u_data() const = 0;
 };
 
 /// the executor-independent wrapper
@@ -51,6 +54,8 @@ class VectorEngineOf final : public VectorEngine {
     X::download_at(nt_.u(), 0, u.data(), n);
   }
   const std::vector<Real>& times() const override { return nt_.times(); }
+  const Real* q_data() const override { return nt_.q().data(); }
+  const Real* u_data() const override { return nt_.u().data(); }
 
  private:
   VectorNewton<X> nt_;

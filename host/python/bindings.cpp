@@ -69,6 +69,89 @@ const double* checked(const Array& a, std::vector<py::ssize_t> shape, const char
   return a.data();
 }
 
+// ---- DLPack (the data-interchange protocol of array libraries) -----------------------------
+// The structures as the DLPack specification lays them out (version 0.x ABI, which
+// torch.from_dlpack and numpy.from_dlpack accept as a "dltensor" capsule).
+struct DLDevice {
+  int32_t device_type;  // 1 CPU, 2 CUDA
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code;  // 2 float
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;  // in elements
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+
+// what a capsule owns: its shape and strides, and a reference to the array's owner
+struct DlpackContext {
+  int64_t shape[3];
+  int64_t strides[3];
+  PyObject* owner;
+  DLManagedTensor managed;
+};
+
+void dlpack_delete(DLManagedTensor* t) {
+  auto* ctx = static_cast<DlpackContext*>(t->manager_ctx);
+  {
+    py::gil_scoped_acquire gil;
+    Py_XDECREF(ctx->owner);
+  }
+  delete ctx;
+}
+
+// a zero-copy view (shape, strides in elements) of memory that `owner` keeps alive, as an object
+// with __dlpack__ and __dlpack_device__
+struct LiveView {
+  const double* data = nullptr;
+  bool cuda = false;
+  std::vector<int64_t> shape, strides;
+  py::object owner;
+};
+
+py::capsule make_capsule(const LiveView& v) {
+  auto* ctx = new DlpackContext{};
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    ctx->shape[i] = v.shape[i];
+    ctx->strides[i] = v.strides[i];
+  }
+  ctx->owner = v.owner.ptr();
+  Py_XINCREF(ctx->owner);
+  DLTensor& t = ctx->managed.dl_tensor;
+  t.data = const_cast<double*>(v.data);
+  t.device = DLDevice{v.cuda ? 2 : 1, 0};
+  t.ndim = int32_t(v.shape.size());
+  t.dtype = DLDataType{2, 64, 1};
+  t.shape = ctx->shape;
+  t.strides = ctx->strides;
+  t.byte_offset = 0;
+  ctx->managed.manager_ctx = ctx;
+  ctx->managed.deleter = dlpack_delete;
+  // a capsule that nobody consumed deletes its tensor; a consumer renames it "used_dltensor"
+  // and takes over the deleter
+  PyObject* cap = PyCapsule_New(&ctx->managed, "dltensor", [](PyObject* c) {
+    if (PyCapsule_IsValid(c, "dltensor")) {
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
+      if (m && m->deleter) m->deleter(m);
+    }
+  });
+  if (!cap) throw py::error_already_set();
+  return py::reinterpret_steal<py::capsule>(cap);
+}
+
 // the batch and its observation buffers
 struct PyBatch {
   std::shared_ptr<const Model> model;
@@ -112,6 +195,20 @@ EnvParams make_params(double youngs_scale,
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "Slender: discrete elastic rods and shells (native core)";
+
+  py::class_<LiveView>(m, "LiveView",
+                       "A zero-copy view of a simulator's live state for DLPack consumers "
+                       "(numpy.from_dlpack, torch.from_dlpack)")
+      .def(
+          "__dlpack__",
+          [](const LiveView& v, py::object stream) {
+            (void)stream;  // the batch synchronizes its device work before every step returns
+            return make_capsule(v);
+          },
+          py::arg("stream") = py::none())
+      .def("__dlpack_device__", [](const LiveView& v) { return py::make_tuple(v.cuda ? 2 : 1, 0); })
+      .def_property_readonly("shape", [](const LiveView& v) { return v.shape; })
+      .def_property_readonly("device", [](const LiveView& v) { return v.cuda ? "cuda" : "cpu"; });
 
   // errors: InputError (bad scene or argument) -> ValueError, others -> RuntimeError
   py::register_exception_translator([](std::exception_ptr p) {
@@ -314,6 +411,43 @@ PYBIND11_MODULE(_core, m) {
           py::arg("env"), py::arg("youngs_scale") = 1.0, py::arg("density_scale") = 1.0,
           py::arg("ground_friction") = -1.0, py::arg("gravity") = py::none(),
           py::arg("mass_damping") = -1.0)
+      .def(
+          "live_positions",
+          [](py::object self) {
+            PyBatch& b = self.cast<PyBatch&>();
+            const BatchedSimulator::LiveArray a = b.batch->live_positions();
+            if (!a.data) {
+              throw Error(
+                  "live views need the vectorized engine (BatchedSimulator(..., "
+                  "engine=\"vectorized\")); positions() gives a numpy view");
+            }
+            LiveView v;
+            v.data = a.data;
+            v.cuda = a.cuda;
+            v.shape = {b.batch->nenv(), b.model->nnode, 3};
+            v.strides = {a.env_stride, 3, 1};
+            v.owner = self;
+            return v;
+          },
+          "The node positions (num_envs, nnode, 3) as the simulator holds them (device memory "
+          "on the CUDA backend): a DLPack producer, e.g. "
+          "torch.from_dlpack(batch.live_positions()); "
+          "the values follow the steps without copies")
+      .def("live_velocities",
+           [](py::object self) {
+             PyBatch& b = self.cast<PyBatch&>();
+             const BatchedSimulator::LiveArray a = b.batch->live_velocities();
+             if (!a.data) {
+               throw Error("live views need the vectorized engine");
+             }
+             LiveView v;
+             v.data = a.data;
+             v.cuda = a.cuda;
+             v.shape = {b.batch->nenv(), b.model->nnode, 3};
+             v.strides = {a.env_stride, 3, 1};
+             v.owner = self;
+             return v;
+           })
       .def("positions",
            [](py::object self) {
              PyBatch& b = self.cast<PyBatch&>();

@@ -87,6 +87,18 @@ class BatchedSimulator {
   /// phase times and Newton iterations summed over the environments (CPU seconds, not wall)
   PhaseTimes phase_times() const;
 
+  /// Zero-copy access to the live state of the vectorized engine: node i's coordinate c of
+  /// environment e is data[e * env_stride + 3 i + c] (device memory when cuda); data is null
+  /// for the per-environment engine. Valid until the batch is destroyed; the values change
+  /// with every step.
+  struct LiveArray {
+    const Real* data = nullptr;
+    bool cuda = false;
+    long env_stride = 0;
+  };
+  LiveArray live_positions() const;
+  LiveArray live_velocities() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

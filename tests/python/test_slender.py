@@ -144,3 +144,31 @@ def test_vectorized_engine_matches_per_env_engine(model):
         slender.BatchedSimulator(model, 2, engine="warp")
     with pytest.raises(RuntimeError, match="per-environment"):
         b.set_params(0, youngs_scale=2.0)
+
+
+def test_live_dlpack_view_follows_the_state_without_copies(model):
+    import gc
+    b = slender.BatchedSimulator(model, 3, engine="vectorized")
+    lv = b.live_positions()
+    assert lv.__dlpack_device__() == (1, 0) and lv.device == "cpu"
+    x = np.from_dlpack(lv)
+    assert x.shape == (3, model.nnode, 3) and x.dtype == np.float64
+    # environments are ndof = 3 nnode + nedge values apart: a strided view of the state itself
+    assert x.strides == (8 * (3 * model.nnode + model.nedge), 24, 8)
+    np.testing.assert_array_equal(x, b.positions())
+    k = np.zeros((3, model.nbend, 2))
+    k[:, :, 1] = 0.05
+    b.set_natural_curvature(k)
+    for _ in range(5):
+        b.step()
+    # the same memory, now holding the new state
+    np.testing.assert_array_equal(x, b.positions())
+    assert np.abs(x - model.initial_positions).max() > 1e-3
+    v = np.from_dlpack(b.live_velocities())
+    np.testing.assert_array_equal(v, b.velocities())
+    # the view keeps the batch alive
+    del b
+    gc.collect()
+    assert np.isfinite(x).all()
+    with pytest.raises(RuntimeError, match="vectorized"):
+        slender.BatchedSimulator(model, 2).live_positions()
