@@ -37,9 +37,8 @@ struct CudaExec {
     parallel_for_cuda(n, f);
   }
   template <class F>
-  static void env_reduce(int nenv, long len, const F& f, Red4* out) {
-    static DeviceBuffer<Red4> d_out;  // one batch at a time per process
-    d_out.resize(size_t(nenv));
+  static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>& d_out) {
+    d_out.resize(size_t(nenv));  // the engine's own scratch (sized once)
     env_reduce_kernel<F><<<unsigned(nenv), kEnvReduceThreads>>>(len, f, d_out.data());
     SLENDER_CUDA_CHECK(cudaGetLastError());
     SLENDER_CUDA_CHECK(

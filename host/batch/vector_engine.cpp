@@ -26,7 +26,7 @@ struct HostExec {
   }
   // per environment, the items in index order (the CPU Simulator's summation order)
   template <class F>
-  static void env_reduce(int nenv, long len, const F& f, Red4* out) {
+  static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>&) {
     const Red4Combine op;
 #pragma omp parallel for schedule(static) if (nenv >= 4)
     for (int e = 0; e < nenv; ++e) {

@@ -19,9 +19,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "cpu/linear_solver.h"
 #include "model/model_internal.h"
 #include "model/ordering.h"
 #include "slender/core/assemble.h"
@@ -151,7 +153,8 @@ struct NewtonStep {
   }
 };
 
-/// per environment: s0 stencil energies, s1 per-DOF potentials, s2 |f|^2
+/// per environment: s0 the incremental potential (stencil energies, then per-DOF potentials:
+/// the CPU Simulator's order), s2 |f|^2
 struct EvalSums {
   long energy_pool;
   int ndof, nfree;
@@ -160,8 +163,11 @@ struct EvalSums {
   const Real* f;
   SLENDER_HD Red4 operator()(long e, long i) const {
     Red4 r{0, 0, 0, 0};
-    if (i < energy_pool) r.s0 = e_pool[e * energy_pool + i];
-    if (i < ndof) r.s1 = dof_phi[e * ndof + i];
+    if (i < energy_pool) {
+      r.s0 = e_pool[e * energy_pool + i];
+    } else if (i < energy_pool + ndof) {
+      r.s0 = dof_phi[e * ndof + (i - energy_pool)];
+    }
     if (i < nfree) {
       const Real v = f[e * nfree + i];
       r.s2 = v * v;
@@ -226,12 +232,13 @@ inline BandLayout make_band_layout(const AssemblyPlan& p) {
 /// Per-environment outcome of one vectorized step.
 struct VectorStepResult {
   std::vector<StepReport> reports;  // (nenv)
-  long degenerate = 0, line_search_warnings = 0;
+  long degenerate = 0, line_search_warnings = 0, linear_fallbacks = 0;
 };
 
 /// The engine over an executor X, which provides
 ///   template <class T> using Buffer (resize(n), data(), size()),
-///   for_each(n, f), env_reduce(nenv, len, f, host_out) (f(e, i) -> Red4, combined per env),
+///   for_each(n, f), env_reduce(nenv, len, f, host_out, scratch) (f(e, i) -> Red4, combined per
+///   environment in index order; scratch a Buffer<Red4> of the engine's),
 ///   upload(Buffer<T>&, const T*, n), download(const Buffer<T>&, T*, n), copy(dst, src, n).
 template <class X>
 class VectorNewton {
@@ -272,6 +279,23 @@ class VectorNewton {
     up(m.bend_frame_offset, bend_frame_offset_);
     up(m.node_contact_radius, node_contact_radius_);
     mv_ = hv_;
+    // rod models: no shell arrays (their counts are 0); no host pointer stays in the view
+    mv_.sedge_node = nullptr;
+    mv_.sedge_l_bar = nullptr;
+    mv_.sedge_EA = nullptr;
+    mv_.hinge_node = nullptr;
+    mv_.hinge_kb = nullptr;
+    mv_.hinge_phi_bar = nullptr;
+    mv_.tri_node = nullptr;
+    mv_.tri_area_bar = nullptr;
+    mv_.tri_edge = nullptr;
+    mv_.sedge_tri = nullptr;
+    mv_.sedge_xi = nullptr;
+    mv_.mid_tri = nullptr;
+    mv_.mid_sign = nullptr;
+    mv_.mid_kb = nullptr;
+    mv_.mid_nu = nullptr;
+    mv_.mid_lambda_bar = nullptr;
     mv_.edge_node = edge_node_.data();
     mv_.edge_l_bar = edge_l_bar_.data();
     mv_.edge_EA = edge_EA_.data();
@@ -354,7 +378,9 @@ class VectorNewton {
   void set_state(int e, const State& s) {
     const Model& m = *model_;
     SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
-    SLENDER_CHECK(int(s.q.size()) == m.ndof && int(s.edge_d1.size()) == 3 * m.nedge &&
+    SLENDER_CHECK(int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof &&
+                      int(s.a.size()) == m.ndof && int(s.edge_d1.size()) == 3 * m.nedge &&
+                      int(s.edge_t.size()) == 3 * m.nedge &&
                       int(s.bend_ref_twist.size()) == m.nbend,
                   "state does not match the model's sizes");
     X::upload_at(q_, size_t(e) * m.ndof, s.q.data(), m.ndof);
@@ -364,7 +390,9 @@ class VectorNewton {
     X::upload_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
     X::upload_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
     if (int(time_.size()) != nenv_) time_.assign(nenv_, 0);
+    if (int(steps_.size()) != nenv_) steps_.assign(nenv_, 0);
     time_[e] = s.time;
+    steps_[e] = s.step;
   }
   void get_state(int e, State& s) const {
     const Model& m = *model_;
@@ -376,6 +404,7 @@ class VectorNewton {
     X::download_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
     X::download_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
     s.time = time_[e];
+    s.step = steps_[e];
   }
   const Buffer<Real>& q() const { return q_; }
   const Buffer<Real>& u() const { return u_; }
@@ -389,6 +418,8 @@ class VectorNewton {
     VectorStepResult res;
     res.reports.assign(B, StepReport{});
     // every environment steps from its own time, so coefficients are per step (one dt for all)
+    SLENDER_CHECK(mask.empty() || int(mask.size()) == B, "step mask has ", mask.size(),
+                  " entries for ", B, " environments");
     std::vector<unsigned char> want(B, 1);
     if (!mask.empty()) want = mask;
     c_ = step_coeffs(spec_, 0, dt);  // c_m, c_u: the same at every time
@@ -470,11 +501,18 @@ class VectorNewton {
                                     band_.data(), x_.data(), f_.data(), dx_.data(), ok_.data()});
       std::vector<unsigned char> okh(B);
       X::download_at(ok_, 0, okh.data(), B);
+      // a band without a usable pivot: that environment's Jacobian solved by pivoting sparse LU
+      // on the host, as the CPU Simulator's banded solver falls back
+      for (int e = 0; e < B; ++e)
+        if (phase[e] == kRunning && !okh[e]) {
+          okh[e] = pivoting_solve(e) ? 1 : 0;
+          ++res.linear_fallbacks;
+        }
       std::vector<Red4> sm(B);
-      X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data());
+      X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
       for (int e = 0; e < B; ++e) {
         if (phase[e] != kRunning) continue;
-        if (!okh[e] || !std::isfinite(sm[e].s0)) {
+        if (!okh[e]) {
           StepReport& rep = res.reports[e];
           rep.status = StepStatus::kLinearSolveFailed;
           rep.iterations = it[e];
@@ -591,6 +629,36 @@ class VectorNewton {
     X::upload(d, h.data(), h.size());
   }
 
+  // dx[e] = J_e^-1 f[e] by sparse LU on the host from environment e's local Hessians (the
+  // pivoting fallback of the banded solve); false when even that fails
+  bool pivoting_solve(int e) {
+    const Model& m = *model_;
+    const AssemblyPlan& p = plan_;
+    if (!fallback_) {
+      fallback_ =
+          std::make_unique<cpu::LinearSolver>(p, LinearSolverKind::kSparseLu, /*symmetric=*/false);
+    }
+    fb_h_.resize(size_t(p.hess_pool));
+    fb_dofJ_.resize(size_t(m.ndof));
+    fb_f_.resize(size_t(p.nfree));
+    fb_dx_.resize(size_t(p.nfree));
+    X::download_at(h_pool_, size_t(e) * p.hess_pool, fb_h_.data(), size_t(p.hess_pool));
+    X::download_at(dof_J_, size_t(e) * m.ndof, fb_dofJ_.data(), size_t(m.ndof));
+    X::download_at(f_, size_t(e) * p.nfree, fb_f_.data(), size_t(p.nfree));
+    Real* val = fallback_->values();
+    for (int slot = 0; slot < p.nnz(); ++slot) {
+      Real v = 0;
+      for (int j = p.slot_src_adr[slot]; j < p.slot_src_adr[slot + 1]; ++j)
+        v += fb_h_[p.slot_src[j]];
+      val[slot] = v;
+    }
+    for (int r = 0; r < p.nfree; ++r)
+      val[p.diag_slot[r]] += fb_dofJ_[p.free_dof[r]];
+    if (!fallback_->factorize() || !fallback_->solve(fb_f_.data(), fb_dx_.data())) return false;
+    X::upload_at(dx_, size_t(e) * p.nfree, fb_dx_.data(), size_t(p.nfree));
+    return true;
+  }
+
   bool converged(Real r, Real r0, int iters) const {
     const NewtonSpec& n = spec_.newton;
     return r <= n.abs_tol || (iters > 0 && r <= n.rel_tol * r0);
@@ -686,15 +754,15 @@ class VectorNewton {
                                   row_src_.data(), free_dof_.data(), g_pool_.data(), dof_r_.data(),
                                   f_.data()},
                     act, plan_.nfree});
-    const long len = std::max({plan_.energy_pool, long(m.ndof), long(plan_.nfree)});
+    const long len = std::max(plan_.energy_pool + long(m.ndof), long(plan_.nfree));
     std::vector<Red4> s(B);
     X::env_reduce(B, len,
                   vec::EvalSums{plan_.energy_pool, m.ndof, plan_.nfree, e_pool_.data(),
                                 dof_phi_.data(), f_.data()},
-                  s.data());
+                  s.data(), red_scratch_);
     for (int e = 0; e < B; ++e) {
       if (!active_h_[e]) continue;
-      phi[e] = s[e].s0 + s[e].s1;
+      phi[e] = s[e].s0;
       r[e] = std::sqrt(s[e].s2);
     }
   }
@@ -745,12 +813,15 @@ class VectorNewton {
     if (plan_.energy_pool > 0) {
       std::vector<Red4> s(B);
       X::env_reduce(B, plan_.energy_pool, vec::DegenerateCount{plan_.energy_pool, flags_.data()},
-                    s.data());
+                    s.data(), red_scratch_);
       for (int e = 0; e < B; ++e)
         if (done[e]) res.degenerate += long(s[e].s0);
     }
     for (int e = 0; e < B; ++e)
-      if (done[e]) time_[e] += dt;
+      if (done[e]) {
+        time_[e] += dt;
+        ++steps_[e];
+      }
   }
 
   std::shared_ptr<const Model> model_;
@@ -779,6 +850,11 @@ class VectorNewton {
   Buffer<unsigned> flags_;
   Buffer<unsigned char> active_, ok_;
   Buffer<Real> alpha_;
+  Buffer<Red4> red_scratch_;
+  std::vector<long> steps_;
+  // the pivoting fallback for an environment whose band has too small a pivot
+  std::unique_ptr<cpu::LinearSolver> fallback_;
+  std::vector<Real> fb_h_, fb_dofJ_, fb_f_, fb_dx_;
 };
 
 }  // namespace slender

@@ -353,6 +353,54 @@ TEST(VectorBatch, FailedEnvironmentIsRolledBackOthersGoOn) {
   EXPECT_EQ(batch.state(1).q, before.q);
 }
 
+// hard pushes and a long step: bands without usable pivots fall back to pivoting LU, some
+// environments fail by iterations; every environment's status, iterations and state equal a
+// single banded run's (which falls back the same way)
+TEST(VectorBatch, FallbacksAndFailuresMatchSingleRuns) {
+  SceneSpec sc = v5_scene();
+  sc.integrator.dt = 0.1;
+  const auto m = build_model(sc);
+  const int B = 12, steps = 4;
+  // uneven pushes along and across the floor, up to tens of kN: the rod is flung and bent
+  auto load = [&](int e) {
+    std::vector<Real> f(3 * size_t(m->nnode), 0);
+    const Real F = 9000.0 * (e - 5), Fz = 150000.0 * (e % 4);
+    for (int i = 0; i < m->nnode; ++i) {
+      f[3 * i] = F / m->nnode * (1 + 0.3 * std::sin(i));
+      f[3 * i + 2] = Fz / m->nnode * std::cos(0.7 * i);
+    }
+    return f;
+  };
+  BatchedSimulator batch(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized);
+  std::vector<Real> forces;
+  std::vector<std::unique_ptr<Simulator>> singles;
+  for (int e = 0; e < B; ++e) {
+    const std::vector<Real> f = load(e);
+    forces.insert(forces.end(), f.begin(), f.end());
+    singles.push_back(
+        std::make_unique<Simulator>(m, m->scene.integrator, LinearSolverKind::kBanded));
+    singles[e]->set_external_forces(f);
+  }
+  batch.set_external_forces(forces.data());
+  int failed = 0;
+  for (int k = 0; k < steps; ++k) {
+    const std::vector<StepStatus> st = batch.step();
+    for (int e = 0; e < B; ++e) {
+      const StepReport r = singles[e]->step();
+      EXPECT_EQ(st[e], r.status) << "env " << e << " step " << k;
+      EXPECT_EQ(batch.reports()[e].iterations, r.iterations) << "env " << e << " step " << k;
+      EXPECT_EQ(batch.state(e).q, singles[e]->state().q) << "env " << e << " step " << k;
+      failed += !r.ok();
+    }
+  }
+  long fallbacks = 0;
+  for (const auto& s : singles)
+    fallbacks += s->state().warn_linear_fallback;
+  std::printf("fallbacks in the single runs: %ld, failed env-steps: %d\n", fallbacks, failed);
+  EXPECT_GT(fallbacks, 0);  // the case exercises the fallback
+}
+
 TEST(VectorBatch, UnsupportedModelsAndOptionsAreClearErrors) {
   SceneBuilder b;
   const int mat = b.material("m", 1000, 1e6, 0.3);

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The GPU session in stages, on the GPU machine (after scripts/gpu_pack.sh on the development
+# machine, with .devdeps carried along). Logs go to $OUT (the device tool's folder) or gpu-logs/.
+#   scripts/gpu_check.sh build      configure and build build-gpu (CUDA arch 90, no SuiteSparse)
+#   scripts/gpu_check.sh test       the whole ctest suite, GPU suites included
+#   scripts/gpu_check.sh sanitize   compute-sanitizer memcheck and racecheck on the GPU suites
+#   scripts/gpu_check.sh bench      backend comparison (S1-S10 scenes) and S8 on GPU and CPU
+#   scripts/gpu_check.sh all        all of them
+# Each stage prints a one-line verdict; the logs hold the details.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/gpu-logs}"
+mkdir -p "$out"
+jobs="$(nproc)"
+build=build-gpu
+
+stage_build() {
+  nvidia-smi > "$out/nvidia-smi.txt" 2>&1
+  nvcc --version > "$out/nvcc.txt" 2>&1
+  local py=()
+  if [ -d .devdeps/pybind11 ]; then py=(-Dpybind11_DIR="$root/.devdeps/pybind11/share/cmake/pybind11"); fi
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DSLENDER_DEPS_DIR="$root/.devdeps" -DSLENDER_WITH_CHOLMOD=OFF "${py[@]}" \
+    > "$out/configure.log" 2>&1 || { echo "build: configure FAILED"; tail -30 "$out/configure.log"; return 1; }
+  local t0=$SECONDS
+  cmake --build "$build" -j "$jobs" > "$out/build.log" 2>&1 ||
+    { echo "build: FAILED"; grep -m 20 -E "error" "$out/build.log"; return 1; }
+  echo "build: ok ($((SECONDS - t0)) s)"
+}
+
+stage_test() {
+  ctest --test-dir "$build" --output-on-failure -j 8 > "$out/ctest.log" 2>&1
+  local rc=$?
+  echo "test: rc $rc; $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
+  grep -E "\(Failed\)|\*\*\*Failed|Timeout" "$out/ctest.log" | head -20
+  # the GPU suites' own output (V8 lines, skips)
+  "$build/tests/gpu_tests" > "$out/gpu_tests.log" 2>&1
+  echo "gpu_tests: rc $?; $(grep -cE '^\[       OK' "$out/gpu_tests.log") ok," \
+       "$(grep -cE '^\[  FAILED' "$out/gpu_tests.log") failed, $(grep -c 'SKIPPED' "$out/gpu_tests.log") skipped"
+  grep -E "^V8" "$out/gpu_tests.log" | head -40
+}
+
+stage_sanitize() {
+  local filter='StencilGpu.*:DeviceEval.*:DeviceSolver.*:CudaBackend.TwoRunsAreBitIdentical:CudaBackend.FailedStepLeavesTheStateUntouched:CudaBatch.*'
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/gpu_tests" \
+      --gtest_filter="$filter" > "$out/sanitize-$tool.log" 2>&1
+    echo "sanitize $tool: rc $?; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool.log" | tail -1)"
+  done
+}
+
+stage_bench() {
+  "$build/bench/slender_backend_bench" --steps 20 --repeats 3 --markdown \
+    > "$out/backend_bench.md" 2> "$out/backend_bench.err"
+  echo "backend bench: rc $?"
+  "$build/bench/slender_batch_bench" --engine vectorized --backend cuda \
+    --sizes 1,64,1024,4096,16384 --steps 20 --repeats 3 --markdown > "$out/s8_cuda.md" 2>&1
+  echo "S8 cuda: rc $?"
+  "$build/bench/slender_batch_bench" --sizes 1,16,256,1024 --steps 20 --repeats 3 --markdown \
+    > "$out/s8_cpu.md" 2>&1
+  echo "S8 cpu: rc $?"
+  cat "$out/backend_bench.md" "$out/s8_cuda.md" "$out/s8_cpu.md" | head -80
+}
+
+case "${1:-all}" in
+  build) stage_build ;;
+  test) stage_test ;;
+  sanitize) stage_sanitize ;;
+  bench) stage_bench ;;
+  all) stage_build && stage_test && stage_sanitize && stage_bench ;;
+  *) echo "usage: $0 build|test|sanitize|bench|all" >&2; exit 2 ;;
+esac
