@@ -374,16 +374,19 @@ class CudaStepper final : public DeviceStepper {
     f_.resize(size_t(p.nfree));
     dx_.resize(size_t(p.nfree));
     val_.resize(size_t(p.nnz()));
-    // the solver for this pattern: symbolic analysis once per pattern
+    // the solver for this pattern: symbolic analysis once per pattern (new contact pairs often
+    // leave the pattern as it was: then the solver stays)
+    const bool same_pattern =
+        (direct_ || use_pcg_) && p.row_ptr == host_row_ptr_ && p.col == host_col_;
+    host_row_ptr_ = p.row_ptr;
+    host_col_ = p.col;
+    if (same_pattern) return;
     use_pcg_ = symmetric_ && (kind_ == LinearSolverKind::kPcg ||
                               (kind_ == LinearSolverKind::kAuto && p.nfree >= kPcgAutoThreshold));
     direct_.reset();
     if (!use_pcg_) {
       direct_ = std::make_unique<DeviceSparseSolver>(p.nfree, p.row_ptr, p.col, symmetric_);
     } else {
-      // the host pattern, for a direct solver made when CG cannot go on
-      host_row_ptr_ = p.row_ptr;
-      host_col_ = p.col;
       // blocks: consecutive free rows within one aligned triple of global DOFs (as the CPU's)
       std::vector<int> block_row{0};
       for (int r = 1; r < p.nfree; ++r)
@@ -485,9 +488,9 @@ class CudaStepper final : public DeviceStepper {
     eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev, want);
     eval_family<ShellDragBinding>(kFamDrag, ev, want);
     eval_family<GroundBinding>(kFamGround, ev, want);
+    eval_family<RodRftBinding>(kFamRft, ev, want);
     eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want);
     eval_family<ContactPointTriangleBinding>(kFamContactPointTri, ev, want);
-    eval_family<RodRftBinding>(kFamRft, ev, want);
     sync_phase();
     if (phase_timing_) {
       times.eval += seconds_since(t0);

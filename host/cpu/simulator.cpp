@@ -75,7 +75,9 @@ struct Simulator::Impl {
   std::vector<Real> pt_d;            // (npt)
   std::vector<Real> pair_mu, pt_mu;  // friction coefficients (npair), (npt)
   AssemblyPlan contact_plan;
-  const AssemblyPlan* plan_ptr = nullptr;  // the model's plan, or contact_plan
+  AssemblyPlanCache plan_cache;             // the static families' sorted contributions
+  std::vector<int> prev_row_ptr, prev_col;  // the pattern the solver was analysed for
+  const AssemblyPlan* plan_ptr = nullptr;   // the model's plan, or contact_plan
   const AssemblyPlan& plan() const { return *plan_ptr; }
 
   // workspace, sized once
@@ -265,9 +267,9 @@ struct Simulator::Impl {
     eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev, want, kParallelGrainHeavy);
     eval_family<ShellDragBinding>(kFamDrag, ev, want, kParallelGrainMedium);
     eval_family<GroundBinding>(kFamGround, ev, want, kParallelGrainMedium);
+    eval_family<RodRftBinding>(kFamRft, ev, want, kParallelGrainMedium);
     eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want, kParallelGrainHeavy);
     eval_family<ContactPointTriangleBinding>(kFamContactPointTri, ev, want, kParallelGrainHeavy);
-    eval_family<RodRftBinding>(kFamRft, ev, want, kParallelGrainMedium);
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm
@@ -473,13 +475,20 @@ struct Simulator::Impl {
     mv.pair_mu = friction ? pair_mu.data() : nullptr;
     mv.pt_mu = friction ? pt_mu.data() : nullptr;
     if (same) return;
-    build_assembly_plan(m, mv, contact_plan);
+    // the pattern the current solver was analysed for
+    const AssemblyPlan& current = plan();
+    prev_row_ptr = current.row_ptr;
+    prev_col = current.col;
+    build_assembly_plan(m, mv, contact_plan, plan_cache);
     plan_ptr = &contact_plan;
     ++plan_version;
     e_pool.resize(contact_plan.energy_pool);
     flag_pool.resize(contact_plan.energy_pool);
     g_pool.resize(contact_plan.grad_pool);
     h_pool.resize(contact_plan.hess_pool);
+    // new pairs often couple nodes that were coupled already: the same sparsity pattern keeps
+    // the solver and its symbolic analysis
+    if (solver && contact_plan.row_ptr == prev_row_ptr && contact_plan.col == prev_col) return;
     solver.reset();
     if (!device) solver = std::make_unique<cpu::LinearSolver>(contact_plan, solver_kind, symmetric);
   }

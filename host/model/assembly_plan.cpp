@@ -9,10 +9,7 @@ namespace slender {
 
 namespace {
 
-struct Contribution {
-  long key;  // row * nfree + col (slots) or row (gradients)
-  int src;   // index into the local pool
-};
+using Contribution = PlanContribution;
 
 // lays out one family in the pools and appends its contributions
 template <class B>
@@ -51,7 +48,10 @@ void collect(AssemblyPlan& p,
 
 void build_assembly_plan(Model& m) { build_assembly_plan(m, host_view(m), m.plan); }
 
-void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
+namespace {
+
+// free DOF numbering
+void number_free_dofs(const Model& m, AssemblyPlan& p) {
   p.dof_free.assign(m.ndof, -1);
   p.free_dof.clear();
   for (int i = 0; i < m.ndof; ++i) {
@@ -60,11 +60,15 @@ void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
     p.free_dof.push_back(i);
   }
   p.nfree = int(p.free_dof.size());
-  const long nfree = p.nfree;
+}
 
-  // pool layout: the families in their enum order
+// the families whose layout does not change between steps (all but the contact pairs), in
+// their enum order, and every free DOF's diagonal slot (inertia and damping land there)
+void collect_static(AssemblyPlan& p,
+                    const ModelView& mv,
+                    std::vector<Contribution>& hs,
+                    std::vector<Contribution>& gs) {
   p.hess_pool = p.grad_pool = p.energy_pool = 0;
-  std::vector<Contribution> hs, gs;
   collect<RodStretchBinding>(p, mv, kFamStretch, hs, gs);
   collect<RodBendTwistBinding>(p, mv, kFamBendTwist, hs, gs);
   collect<ShellStretchBinding>(p, mv, kFamShellStretch, hs, gs);
@@ -72,18 +76,62 @@ void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
   collect<ShellMidEdgeBinding>(p, mv, kFamMidEdge, hs, gs);
   collect<ShellDragBinding>(p, mv, kFamDrag, hs, gs);
   collect<GroundBinding>(p, mv, kFamGround, hs, gs);
-  collect<ContactEdgeEdgeBinding>(p, mv, kFamContact, hs, gs);
-  collect<ContactPointTriangleBinding>(p, mv, kFamContactPointTri, hs, gs);
   collect<RodRftBinding>(p, mv, kFamRft, hs, gs);
-  // every free DOF has a diagonal slot (inertia and damping land there)
+  const long nfree = p.nfree;
   for (long r = 0; r < nfree; ++r)
     hs.push_back({r * nfree + r, -1});
+}
 
-  // stable sort keeps the generation order within a slot: a fixed summation order
-  auto by_key = [](const Contribution& a, const Contribution& b) { return a.key < b.key; };
-  std::stable_sort(hs.begin(), hs.end(), by_key);
-  std::stable_sort(gs.begin(), gs.end(), by_key);
+void collect_contact(AssemblyPlan& p,
+                     const ModelView& mv,
+                     std::vector<Contribution>& hs,
+                     std::vector<Contribution>& gs) {
+  collect<ContactEdgeEdgeBinding>(p, mv, kFamContact, hs, gs);
+  collect<ContactPointTriangleBinding>(p, mv, kFamContactPointTri, hs, gs);
+}
 
+bool by_key(const Contribution& a, const Contribution& b) { return a.key < b.key; }
+
+// a stable sort by key (row * nfree + col, or row): a least-significant-digit radix sort with
+// two stable counting passes (by column, then by row), linear in the count; a comparison sort
+// of the hundreds of thousands of contact entries dominated a contact step
+void counting_pass(const std::vector<Contribution>& in,
+                   std::vector<Contribution>& out,
+                   long nfree,
+                   long div,
+                   long mod,
+                   std::vector<long>& next) {
+  next.assign(size_t(nfree) + 1, 0);
+  auto digit = [&](const Contribution& c) { return mod ? (c.key / div) % mod : c.key / div; };
+  for (const Contribution& c : in)
+    ++next[size_t(digit(c)) + 1];
+  for (long r = 0; r < nfree; ++r)
+    next[r + 1] += next[r];
+  out.resize(in.size());
+  for (const Contribution& c : in)
+    out[size_t(next[size_t(digit(c))]++)] = c;
+}
+
+void sort_contributions(std::vector<Contribution>& v,
+                        long nfree,
+                        std::vector<Contribution>& tmp,
+                        bool rows_only) {
+  std::vector<long> next;
+  if (rows_only) {
+    counting_pass(v, tmp, nfree, 1, 0, next);
+    v.swap(tmp);
+    return;
+  }
+  counting_pass(v, tmp, nfree, 1, nfree, next);  // by column
+  counting_pass(tmp, v, nfree, nfree, 0, next);  // by row, stably
+}
+
+// the CSR pattern and gather lists from contributions sorted by key (generation order within a
+// key: a fixed summation order)
+void finish_plan(AssemblyPlan& p,
+                 const std::vector<Contribution>& hs,
+                 const std::vector<Contribution>& gs) {
+  const long nfree = p.nfree;
   p.row_ptr.assign(nfree + 1, 0);
   p.col.clear();
   p.slot_src_adr.assign(1, 0);
@@ -115,6 +163,64 @@ void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
   }
   for (long r = 0; r < nfree; ++r)
     p.row_src_adr[r + 1] += p.row_src_adr[r];
+}
+
+}  // namespace
+
+void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
+  number_free_dofs(m, p);
+  std::vector<Contribution> hs, gs;
+  collect_static(p, mv, hs, gs);
+  collect_contact(p, mv, hs, gs);
+  // a stable sort keeps the generation order within a slot: a fixed summation order
+  std::vector<Contribution> tmp;
+  sort_contributions(hs, p.nfree, tmp, false);
+  sort_contributions(gs, p.nfree, tmp, true);
+  finish_plan(p, hs, gs);
+}
+
+void build_assembly_plan(const Model& m,
+                         const ModelView& mv,
+                         AssemblyPlan& p,
+                         AssemblyPlanCache& cache) {
+  if (!cache.ready) {
+    number_free_dofs(m, cache.base);
+    cache.hs.clear();
+    cache.gs.clear();
+    collect_static(cache.base, mv, cache.hs, cache.gs);
+    std::vector<Contribution> tmp;
+    sort_contributions(cache.hs, cache.base.nfree, tmp, false);
+    sort_contributions(cache.gs, cache.base.nfree, tmp, true);
+    cache.ready = true;
+  }
+  const AssemblyPlan& b = cache.base;
+  p.nfree = b.nfree;
+  p.dof_free = b.dof_free;
+  p.free_dof = b.free_dof;
+  p.hess_pool = b.hess_pool;
+  p.grad_pool = b.grad_pool;
+  p.energy_pool = b.energy_pool;
+  for (int f = 0; f < kNumFamilies; ++f) {
+    p.h_off[f] = b.h_off[f];
+    p.g_off[f] = b.g_off[f];
+    p.e_off[f] = b.e_off[f];
+  }
+  std::vector<Contribution>& hc = cache.contact_hs;
+  std::vector<Contribution>& gc = cache.contact_gs;
+  hc.clear();
+  gc.clear();
+  collect_contact(p, mv, hc, gc);
+  sort_contributions(hc, p.nfree, cache.tmp, false);
+  sort_contributions(gc, p.nfree, cache.tmp, true);
+  // std::merge takes the first range's element first among equal keys: the static families
+  // before the contact pairs within a slot, as the full stable sort orders them
+  std::vector<Contribution>& hs = cache.merged_hs;
+  std::vector<Contribution>& gs = cache.merged_gs;
+  hs.resize(cache.hs.size() + hc.size());
+  gs.resize(cache.gs.size() + gc.size());
+  std::merge(cache.hs.begin(), cache.hs.end(), hc.begin(), hc.end(), hs.begin(), by_key);
+  std::merge(cache.gs.begin(), cache.gs.end(), gc.begin(), gc.end(), gs.begin(), by_key);
+  finish_plan(p, hs, gs);
 }
 
 }  // namespace slender

@@ -46,4 +46,24 @@ void build_assembly_plan(Model& m);
 /// The same for the families of a view (a simulator's view adds this step's contact pairs).
 void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p);
 
+/// One Jacobian or gradient contribution: key row * nfree + col (slots) or row (gradients), the
+/// index of its source in the local pool (-1: a diagonal slot's placeholder).
+struct PlanContribution {
+  long key;
+  int src;
+};
+/// The sorted contributions of the families that keep their layout from step to step (all but
+/// the contact pairs), built at the first call and merged with each step's contact pairs.
+struct AssemblyPlanCache {
+  bool ready = false;
+  AssemblyPlan base;  // free DOFs and the pool layout of those families
+  std::vector<PlanContribution> hs, gs, contact_hs, contact_gs, merged_hs, merged_gs, tmp;
+};
+/// The plan of a view, reusing the static families' sorted contributions: the same plan as
+/// build_assembly_plan(m, mv, p), in time linear in the static part.
+void build_assembly_plan(const Model& m,
+                         const ModelView& mv,
+                         AssemblyPlan& p,
+                         AssemblyPlanCache& cache);
+
 }  // namespace slender

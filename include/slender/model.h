@@ -36,7 +36,8 @@ struct ActuatedSpring {
   Real phase;     ///< a sine's spatial phase [rad]
 };
 
-/// Stencil families, in their order in the local pools.
+/// Stencil families, in their order in the local pools; the contact families last (their pairs
+/// change from step to step, the others' layout does not).
 enum Family : int {
   kFamStretch,          ///< rod edges: stretching
   kFamBendTwist,        ///< rod bend-twist springs
@@ -45,9 +46,9 @@ enum Family : int {
   kFamMidEdge,          ///< shell triangles: mid-edge normal bending
   kFamDrag,             ///< shell triangles: aerodynamic drag (non-symmetric)
   kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
+  kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
   kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
-  kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
   kNumFamilies
 };
 

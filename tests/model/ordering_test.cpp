@@ -116,3 +116,76 @@ TEST(Ordering, AmdCutsTheFillOfARodJacobian) {
 
 }  // namespace
 }  // namespace slender
+
+#include "model/model_internal.h"
+
+namespace slender {
+namespace {
+
+// the incremental plan (static families sorted once, contact pairs merged in per call) equals
+// the plan built from scratch, field by field, for changing pair sets
+TEST(AssemblyPlan, IncrementalPlanEqualsFullRebuild) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.2, 0, 0), vec3(0, 0.2, 0), 0.02, true, mat,
+                    1e-3);
+  b.straight_rod("rod", vec3(0, 0.05, 0.01), vec3(0.2, 0.05, 0.01), 12, mat,
+                 SceneBuilder::circle(0.002));
+  ContactSpec c;
+  c.enabled = true;
+  b.contact(c);
+  const auto m = build_model(b.spec());
+  AssemblyPlanCache cache;
+  std::mt19937 rng(11);
+  for (int round = 0; round < 4; ++round) {
+    std::uniform_int_distribution<int> node(0, m->nnode - 1);
+    std::vector<int> pair_node, pt_node;
+    std::vector<Real> pair_d, pt_d;
+    const int npair = 20 + 30 * round, npt = 10 + 25 * round;
+    for (int k = 0; k < npair; ++k) {
+      for (int a = 0; a < 4; ++a)
+        pair_node.push_back(node(rng));
+      pair_d.push_back(1e-3);
+    }
+    for (int k = 0; k < npt; ++k) {
+      for (int a = 0; a < 4; ++a)
+        pt_node.push_back(node(rng));
+      pt_d.push_back(1e-3);
+    }
+    ModelView mv = host_view(*m);
+    mv.npair = npair;
+    mv.pair_node = pair_node.data();
+    mv.pair_d = pair_d.data();
+    mv.npt = npt;
+    mv.pt_node = pt_node.data();
+    mv.pt_d = pt_d.data();
+    AssemblyPlan full, inc;
+    build_assembly_plan(*m, mv, full);
+    build_assembly_plan(*m, mv, inc, cache);
+    EXPECT_EQ(full.nfree, inc.nfree);
+    EXPECT_EQ(full.row_ptr, inc.row_ptr);
+    EXPECT_EQ(full.col, inc.col);
+    EXPECT_EQ(full.diag_slot, inc.diag_slot);
+    EXPECT_EQ(full.slot_src_adr, inc.slot_src_adr);
+    EXPECT_EQ(full.slot_src, inc.slot_src);
+    EXPECT_EQ(full.row_src_adr, inc.row_src_adr);
+    EXPECT_EQ(full.row_src, inc.row_src);
+    EXPECT_EQ(full.hess_pool, inc.hess_pool);
+    EXPECT_EQ(full.grad_pool, inc.grad_pool);
+    EXPECT_EQ(full.energy_pool, inc.energy_pool);
+    for (int f = 0; f < kNumFamilies; ++f) {
+      EXPECT_EQ(full.h_off[f], inc.h_off[f]);
+      EXPECT_EQ(full.e_off[f], inc.e_off[f]);
+    }
+    // and the model's own plan is the plan without pairs
+    if (round == 0) {
+      AssemblyPlan none;
+      build_assembly_plan(*m, host_view(*m), none, cache);
+      EXPECT_EQ(none.col, m->plan.col);
+      EXPECT_EQ(none.slot_src, m->plan.slot_src);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace slender
