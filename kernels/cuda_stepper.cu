@@ -268,12 +268,8 @@ class CudaStepper final : public DeviceStepper {
           best_r = r_new;
           best_alpha = alpha;
         }
-        bool decrease = false;
-        if (std::isfinite(r_new) && std::isfinite(phi_)) {
-          decrease =
-              (on_potential && phi_ <= phi0 - 1e-4 * alpha * slope + 1e-13 * std::fabs(phi0)) ||
-              r_new <= (1 - 1e-4 * alpha) * r || converged(r_new, rep.residual0, it);
-        }
+        const bool decrease = line_search_accepts(ns, on_potential, phi_, phi0, slope, alpha, r_new,
+                                                  r, rep.residual0, it);
         if (!ns.line_search || decrease) {
           accepted = true;
           break;
@@ -528,8 +524,7 @@ class CudaStepper final : public DeviceStepper {
   }
 
   bool converged(Real r, Real r0, int iters) const {
-    const NewtonSpec& n = spec_.newton;
-    return r <= n.abs_tol || (iters > 0 && r <= n.rel_tol * r0);
+    return newton_converged(spec_.newton, r, r0, iters);
   }
 
   void take_step(Real alpha) {

@@ -547,13 +547,8 @@ class VectorNewton {
             best_alpha[e] = alpha[e];
           }
           const bool on_potential = slope[e] > 0 && !friction;
-          bool decrease = false;
-          if (std::isfinite(r_new[e]) && std::isfinite(phi_new[e])) {
-            decrease = (on_potential && phi_new[e] <= phi0[e] - 1e-4 * alpha[e] * slope[e] +
-                                                          1e-13 * std::fabs(phi0[e])) ||
-                       r_new[e] <= (1 - 1e-4 * alpha[e]) * r[e] ||
-                       converged(r_new[e], r0[e], it[e]);
-          }
+          const bool decrease = line_search_accepts(ns, on_potential, phi_new[e], phi0[e], slope[e],
+                                                    alpha[e], r_new[e], r[e], r0[e], it[e]);
           if (!ns.line_search || decrease) {
             accepted[e] = 1;
             ls[e] = 0;
@@ -660,8 +655,7 @@ class VectorNewton {
   }
 
   bool converged(Real r, Real r0, int iters) const {
-    const NewtonSpec& n = spec_.newton;
-    return r <= n.abs_tol || (iters > 0 && r <= n.rel_tol * r0);
+    return newton_converged(spec_.newton, r, r0, iters);
   }
 
   void set_active(const std::vector<unsigned char>& phase, unsigned char which) {

@@ -339,8 +339,7 @@ struct Simulator::Impl {
   }
 
   bool converged(Real r, Real r0, int iters) const {
-    const NewtonSpec& n = spec.newton;
-    return r <= n.abs_tol || (iters > 0 && r <= n.rel_tol * r0);
+    return newton_converged(spec.newton, r, r0, iters);
   }
 
   // y <- y - alpha dx on the free DOFs, into `out`
@@ -606,12 +605,8 @@ struct Simulator::Impl {
           best_alpha = alpha;
         }
         // sufficient decrease (the potential's round-off allowed for), or already converged
-        bool decrease = false;
-        if (std::isfinite(r_new) && std::isfinite(phi)) {
-          decrease =
-              (on_potential && phi <= phi0 - 1e-4 * alpha * slope + 1e-13 * std::fabs(phi0)) ||
-              r_new <= (1 - 1e-4 * alpha) * r || converged(r_new, rep.residual0, it);
-        }
+        const bool decrease = line_search_accepts(ns, on_potential, phi, phi0, slope, alpha, r_new,
+                                                  r, rep.residual0, it);
         if (!ns.line_search || decrease) {
           accepted = true;
           break;

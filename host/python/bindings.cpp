@@ -193,6 +193,25 @@ EnvParams make_params(double youngs_scale,
 
 }  // namespace
 
+// a live DLPack view of a batch's positions or velocities (the vectorized engine's state)
+LiveView live_view(py::object self, bool velocities) {
+  PyBatch& b = self.cast<PyBatch&>();
+  const BatchedSimulator::LiveArray a =
+      velocities ? b.batch->live_velocities() : b.batch->live_positions();
+  if (!a.data) {
+    throw Error(
+        "live views need the vectorized engine (BatchedSimulator(..., engine=\"vectorized\")); "
+        "positions() and velocities() give numpy views");
+  }
+  LiveView v;
+  v.data = a.data;
+  v.cuda = a.cuda;
+  v.shape = {b.batch->nenv(), b.model->nnode, 3};
+  v.strides = {a.env_stride, 3, 1};
+  v.owner = self;
+  return v;
+}
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "Slender: discrete elastic rods and shells (native core)";
 
@@ -412,42 +431,14 @@ PYBIND11_MODULE(_core, m) {
           py::arg("ground_friction") = -1.0, py::arg("gravity") = py::none(),
           py::arg("mass_damping") = -1.0)
       .def(
-          "live_positions",
-          [](py::object self) {
-            PyBatch& b = self.cast<PyBatch&>();
-            const BatchedSimulator::LiveArray a = b.batch->live_positions();
-            if (!a.data) {
-              throw Error(
-                  "live views need the vectorized engine (BatchedSimulator(..., "
-                  "engine=\"vectorized\")); positions() gives a numpy view");
-            }
-            LiveView v;
-            v.data = a.data;
-            v.cuda = a.cuda;
-            v.shape = {b.batch->nenv(), b.model->nnode, 3};
-            v.strides = {a.env_stride, 3, 1};
-            v.owner = self;
-            return v;
-          },
+          "live_positions", [](py::object self) { return live_view(self, false); },
           "The node positions (num_envs, nnode, 3) as the simulator holds them (device memory "
           "on the CUDA backend): a DLPack producer, e.g. "
           "torch.from_dlpack(batch.live_positions()); "
           "the values follow the steps without copies")
-      .def("live_velocities",
-           [](py::object self) {
-             PyBatch& b = self.cast<PyBatch&>();
-             const BatchedSimulator::LiveArray a = b.batch->live_velocities();
-             if (!a.data) {
-               throw Error("live views need the vectorized engine");
-             }
-             LiveView v;
-             v.data = a.data;
-             v.cuda = a.cuda;
-             v.shape = {b.batch->nenv(), b.model->nnode, 3};
-             v.strides = {a.env_stride, 3, 1};
-             v.owner = self;
-             return v;
-           })
+      .def(
+          "live_velocities", [](py::object self) { return live_view(self, true); },
+          "The node velocities, as live_positions")
       .def("positions",
            [](py::object self) {
              PyBatch& b = self.cast<PyBatch&>();

@@ -13,6 +13,7 @@
 // The Jacobian is c_m M + H - dF/dq - c_u dF/du, assembled on the free DOFs.
 
 #include <algorithm>
+#include <cmath>
 
 #include "slender/core/types.h"
 #include "slender/scene.h"
@@ -51,6 +52,30 @@ inline StepCoeffs step_coeffs(const IntegratorSpec& spec, Real time, Real dt) {
       break;
   }
   return c;
+}
+
+/// Newton's convergence test on the free-DOF residual norm r (r0: the first iteration's).
+inline bool newton_converged(const NewtonSpec& n, Real r, Real r0, int iters) {
+  return r <= n.abs_tol || (iters > 0 && r <= n.rel_tol * r0);
+}
+
+/// The backtracking line search's acceptance of a trial at step length alpha: a sufficient
+/// decrease of the incremental potential (Armijo, its round-off allowed for; only when the
+/// direction descends it and no friction acts) or of the residual norm, or convergence.
+/// slope = -d phi / d alpha at alpha = 0; r the residual norm at the step's start.
+inline bool line_search_accepts(const NewtonSpec& n,
+                                bool on_potential,
+                                Real phi,
+                                Real phi0,
+                                Real slope,
+                                Real alpha,
+                                Real r_new,
+                                Real r,
+                                Real r0,
+                                int iters) {
+  if (!(std::isfinite(r_new) && std::isfinite(phi))) return false;
+  return (on_potential && phi <= phi0 - 1e-4 * alpha * slope + 1e-13 * std::fabs(phi0)) ||
+         r_new <= (1 - 1e-4 * alpha) * r || newton_converged(n, r_new, r0, iters);
 }
 
 /// The predictor q_hat, u_hat of one DOF per index; fixed DOFs stay where they are. With
