@@ -359,6 +359,49 @@ struct Simulator::Impl {
     times.contacts += seconds_since(t0);
   }
 
+  // keeps the sub-pairs whose distance at the step's start is below their contact distance plus
+  // `reach`
+  void cull_far_subpairs(Real reach,
+                         std::vector<int>& ee,
+                         std::vector<Real>& ee_d,
+                         std::vector<Real>& ee_mu,
+                         std::vector<int>& pt,
+                         std::vector<Real>& pt_dist,
+                         std::vector<Real>& pt_mu) const {
+    const Real* q = state.q.data();
+    auto gather = [q](const int* nodes, Vec<12>& x) {
+      for (int a = 0; a < 4; ++a)
+        for (int c = 0; c < 3; ++c)
+          x[3 * a + c] = q[3 * nodes[a] + c];
+    };
+    auto filter = [&](std::vector<int>& nodes, std::vector<Real>& d, std::vector<Real>& mu,
+                      bool edge_edge) {
+      size_t kept = 0;
+      for (size_t k = 0; k < d.size(); ++k) {
+        Vec<12> x;
+        gather(&nodes[4 * k], x);
+        ContactDistance cd;
+        if (edge_edge) {
+          edge_edge_distance(x, kEnergy, cd, nullptr, nullptr);
+        } else {
+          point_triangle_distance(x, kEnergy, cd, nullptr, nullptr);
+        }
+        if (!(cd.delta >= d[k] + reach)) {  // a NaN distance keeps the pair
+          for (int a = 0; a < 4; ++a)
+            nodes[4 * kept + a] = nodes[4 * k + a];
+          d[kept] = d[k];
+          mu[kept] = mu[k];
+          ++kept;
+        }
+      }
+      nodes.resize(4 * kept);
+      d.resize(kept);
+      mu.resize(kept);
+    };
+    filter(ee, ee_d, ee_mu, true);
+    filter(pt, pt_dist, pt_mu, false);
+  }
+
   void find_contacts(Real dt) {
     const Model& m = *model;
     Real vmax = 0;
@@ -457,6 +500,10 @@ struct Simulator::Impl {
                      m.tri_half_thickness[m.sedge_tri[2 * b]]);
       ee_mu.push_back(m.part_mu(m.tri_part[m.sedge_tri[2 * a]], m.tri_part[m.sedge_tri[2 * b]]));
     }
+    // sub-pairs farther apart than their contact distance plus the reach of this step (the
+    // tolerance and twice the fastest node's travel, as the broad phase inflates boxes) have
+    // zero energy now and cannot come within range during the step: no pair, no pattern
+    cull_far_subpairs(opt.inflation, ee, ee_d, ee_mu, pt, pt_dist, pt_mu_new);
     const bool same = ee == pair_node && pt == pt_node && plan_ptr == &contact_plan;
     pair_node.swap(ee);
     pair_d.swap(ee_d);
