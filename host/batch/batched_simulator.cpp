@@ -164,15 +164,12 @@ void BatchedSimulator::clear_actions() {
 
 void BatchedSimulator::set_params(int env, const EnvParams& p) {
   impl_->check_env(env);
-  SLENDER_CHECK(!impl_->vec,
-                "per-environment parameters need the per-environment engine (BatchEngine::"
-                "kPerEnvironment on the CPU)");
+  if (impl_->vec) return impl_->vec->set_params(env, p);
   impl_->envs[env]->set_params(p);
 }
 const EnvParams& BatchedSimulator::params(int env) const {
   impl_->check_env(env);
-  static const EnvParams defaults;
-  return impl_->vec ? defaults : impl_->envs[env]->params();
+  return impl_->vec ? impl_->vec->params(env) : impl_->envs[env]->params();
 }
 
 void BatchedSimulator::reset(const std::vector<unsigned char>& mask) {

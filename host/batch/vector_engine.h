@@ -19,6 +19,8 @@ class VectorEngine {
   virtual void clear_natural_shape() = 0;
   virtual void set_forces(const Real* f) = 0;
   virtual void clear_forces() = 0;
+  virtual void set_params(int env, const EnvParams& p) = 0;
+  virtual const EnvParams& params(int env) const = 0;
   virtual void set_state(int env, const State& s) = 0;
   virtual void get_state(int env, State& s) = 0;
   virtual VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) = 0;
@@ -41,6 +43,8 @@ class VectorEngineOf final : public VectorEngine {
   void clear_natural_shape() override { nt_.clear_natural_shape(); }
   void set_forces(const Real* f) override { nt_.set_forces(f); }
   void clear_forces() override { nt_.clear_forces(); }
+  void set_params(int env, const EnvParams& p) override { nt_.set_params(env, p); }
+  const EnvParams& params(int env) const override { return nt_.params(env); }
   void set_state(int env, const State& s) override { nt_.set_state(env, s); }
   void get_state(int env, State& s) override { nt_.get_state(env, s); }
   VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) override {

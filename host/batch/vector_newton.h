@@ -153,6 +153,18 @@ struct NewtonStep {
   }
 };
 
+/// pool[e][off + j] *= scale[e], j < len: a Young's modulus scale on the elastic families'
+/// local results (they are linear in E)
+struct ScaleRange {
+  Real* pool;
+  long pool_size, off, len;
+  const Real* scale;  // (nenv)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / len, j = i % len;
+    pool[e * pool_size + off + j] *= scale[e];
+  }
+};
+
 /// per environment: s0 the incremental potential (stencil energies, then per-DOF potentials:
 /// the CPU Simulator's order), s2 |f|^2
 struct EvalSums {
@@ -374,6 +386,38 @@ class VectorNewton {
   /// external forces (nenv x nnode x 3) plus the model's point loads at each step's time
   void set_forces(const Real* f) { forces_.assign(f, f + size_t(nenv_) * 3 * model_->nnode); }
   void clear_forces() { forces_.clear(); }
+
+  /// physical parameters of one environment (ground friction stays the model's here)
+  void set_params(int e, const EnvParams& p) {
+    const Model& m = *model_;
+    SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
+    SLENDER_CHECK(p.youngs_scale > 0 && std::isfinite(p.youngs_scale),
+                  "youngs_scale must be positive, got ", p.youngs_scale);
+    SLENDER_CHECK(p.density_scale > 0 && std::isfinite(p.density_scale),
+                  "density_scale must be positive, got ", p.density_scale);
+    SLENDER_CHECK(p.ground_friction < 0,
+                  "a per-environment ground friction needs the per-environment engine");
+    SLENDER_CHECK(std::isfinite(p.mass_damping) && std::isfinite(p.gravity[0]) &&
+                      std::isfinite(p.gravity[1]) && std::isfinite(p.gravity[2]),
+                  "gravity and mass_damping must be finite");
+    ensure_params();
+    const Vec3 g = p.override_gravity ? p.gravity : m.gravity;
+    Real* ep = params_h_.data() + 5 * size_t(e);
+    ep[0] = p.density_scale;
+    ep[1] = g[0];
+    ep[2] = g[1];
+    ep[3] = g[2];
+    ep[4] = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping;
+    yscale_h_[e] = p.youngs_scale;
+    env_params_[e] = p;
+    X::upload(params_, params_h_.data(), params_h_.size());
+    X::upload(yscale_, yscale_h_.data(), yscale_h_.size());
+    scaled_ = true;
+  }
+  const EnvParams& params(int e) const {
+    static const EnvParams defaults;
+    return env_params_.empty() ? defaults : env_params_[e];
+  }
 
   void set_state(int e, const State& s) {
     const Model& m = *model_;
@@ -624,6 +668,23 @@ class VectorNewton {
     X::upload(d, h.data(), h.size());
   }
 
+  // every environment with the model's parameters (before the first set_params)
+  void ensure_params() {
+    if (!params_h_.empty()) return;
+    const Model& m = *model_;
+    params_h_.resize(5 * size_t(nenv_));
+    for (int e = 0; e < nenv_; ++e) {
+      Real* ep = params_h_.data() + 5 * size_t(e);
+      ep[0] = 1;
+      ep[1] = m.gravity[0];
+      ep[2] = m.gravity[1];
+      ep[3] = m.gravity[2];
+      ep[4] = m.mass_damping;
+    }
+    yscale_h_.assign(nenv_, 1);
+    env_params_.assign(nenv_, EnvParams{});
+  }
+
   // dx[e] = J_e^-1 f[e] by sparse LU on the host from environment e's local Hessians (the
   // pivoting fallback of the banded solve); false when even that fails
   bool pivoting_solve(int e) {
@@ -720,28 +781,37 @@ class VectorNewton {
     eval_family<RodBendTwistBinding>(kFamBendTwist, ev);
     eval_family<GroundBinding>(kFamGround, ev);
     eval_family<RodRftBinding>(kFamRft, ev);
+    if (scaled_) {
+      // Young's modulus scales: the elastic families (stretch to mid-edge) are one range of
+      // each pool
+      scale_range(e_pool_, plan_.energy_pool, plan_.e_off[kFamStretch], plan_.e_off[kFamDrag]);
+      scale_range(g_pool_, plan_.grad_pool, plan_.g_off[kFamStretch], plan_.g_off[kFamDrag]);
+      scale_range(h_pool_, plan_.hess_pool, plan_.h_off[kFamStretch], plan_.h_off[kFamDrag]);
+    }
     const Vec3 g = m.gravity;
-    X::for_each(long(B) * m.ndof, vec::Masked<DofTerms>{DofTerms{m.nnode,
-                                                                 q,
-                                                                 q_hat_.data(),
-                                                                 u_hat_.data(),
-                                                                 f_time_.data(),
-                                                                 dof_mass_.data(),
-                                                                 node_dl_.data(),
-                                                                 node_volume_.data(),
-                                                                 m.buoyancy_density,
-                                                                 g[0],
-                                                                 g[1],
-                                                                 g[2],
-                                                                 m.viscosity,
-                                                                 m.mass_damping,
-                                                                 c_.c_m,
-                                                                 c_.c_u,
-                                                                 dof_r_.data(),
-                                                                 dof_J_.data(),
-                                                                 dof_phi_.data(),
-                                                                 m.ndof},
-                                                        act, m.ndof});
+    X::for_each(long(B) * m.ndof,
+                vec::Masked<DofTerms>{DofTerms{m.nnode,
+                                               q,
+                                               q_hat_.data(),
+                                               u_hat_.data(),
+                                               f_time_.data(),
+                                               dof_mass_.data(),
+                                               node_dl_.data(),
+                                               node_volume_.data(),
+                                               m.buoyancy_density,
+                                               g[0],
+                                               g[1],
+                                               g[2],
+                                               m.viscosity,
+                                               m.mass_damping,
+                                               c_.c_m,
+                                               c_.c_u,
+                                               dof_r_.data(),
+                                               dof_J_.data(),
+                                               dof_phi_.data(),
+                                               m.ndof,
+                                               scaled_ ? params_.data() : nullptr},
+                                      act, m.ndof});
     X::for_each(long(B) * plan_.nfree,
                 vec::Masked<vec::Residual>{
                     vec::Residual{plan_.nfree, m.ndof, plan_.grad_pool, row_src_adr_.data(),
@@ -759,6 +829,15 @@ class VectorNewton {
       phi[e] = s[e].s0;
       r[e] = std::sqrt(s[e].s2);
     }
+  }
+
+  void scale_range(Buffer<Real>& pool, long pool_size, long begin, long end) {
+    if (end <= begin) return;
+    const long len = end - begin;
+    X::for_each(long(nenv_) * len,
+                vec::Masked<vec::ScaleRange>{
+                    vec::ScaleRange{pool.data(), pool_size, begin, len, yscale_.data()},
+                    active_.data(), len});
   }
 
   template <class Bd>
@@ -845,6 +924,11 @@ class VectorNewton {
   Buffer<unsigned char> active_, ok_;
   Buffer<Real> alpha_;
   Buffer<Red4> red_scratch_;
+  // per-environment parameters (set_params): density scale, gravity, damping; Young's scale
+  bool scaled_ = false;
+  std::vector<Real> params_h_, yscale_h_;
+  std::vector<EnvParams> env_params_;
+  Buffer<Real> params_, yscale_;
   std::vector<long> steps_;
   // the pivoting fallback for an environment whose band has too small a pivot
   std::unique_ptr<cpu::LinearSolver> fallback_;

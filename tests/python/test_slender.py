@@ -143,7 +143,8 @@ def test_vectorized_engine_matches_per_env_engine(model):
     with pytest.raises(ValueError, match="engine"):
         slender.BatchedSimulator(model, 2, engine="warp")
     with pytest.raises(RuntimeError, match="per-environment"):
-        b.set_params(0, youngs_scale=2.0)
+        b.set_params(0, ground_friction=0.2)
+    b.set_params(0, youngs_scale=2.0)  # Young's modulus, density, gravity, damping: supported
 
 
 def test_live_dlpack_view_follows_the_state_without_copies(model):

@@ -29,18 +29,22 @@ struct DofTerms {
   Real* J;                  // diagonal Jacobian of each DOF (ndof)
   Real* phi;                // incremental potential of each DOF (ndof)
   long stride = 0;          // ndof for env-major arrays, 0 for one environment
+  // with stride: each environment's density scale, gravity and mass damping (nenv x 5:
+  // scale, gx, gy, gz, alpha), replacing the shared values; null = the shared values
+  const Real* env = nullptr;
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
+    const Real* ep = env ? env + 5 * (i / stride) : nullptr;
     DofTermParams p;
-    p.mass = mass[k];
-    p.damping = alpha;
+    p.mass = ep ? ep[0] * mass[k] : mass[k];
+    p.damping = ep ? ep[4] : alpha;
     p.c_m = c_m;
     p.c_u = c_u;
     if (k < 3L * nnode) {
       const int c = int(k % 3);
-      p.gravity = c == 0 ? gx : (c == 1 ? gy : gz);
+      p.gravity = ep ? ep[1 + c] : (c == 0 ? gx : (c == 1 ? gy : gz));
       p.drag = eta * node_dl[k / 3];
-      p.weight = mass[k] - rho_med * node_volume[k / 3];
+      p.weight = p.mass - rho_med * node_volume[k / 3];
     } else {
       p.weight = 0;
       p.gravity = 0;
