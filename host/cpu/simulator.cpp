@@ -6,12 +6,11 @@
 #include "slender/simulator.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <set>
 
 #include "backend/device_stepper.h"
 #include "contact/broad_phase.h"
@@ -75,9 +74,11 @@ struct Simulator::Impl {
   std::vector<Real> pt_d;            // (npt)
   std::vector<Real> pair_mu, pt_mu;  // friction coefficients (npair), (npt)
   AssemblyPlan contact_plan;
-  AssemblyPlanCache plan_cache;             // the static families' sorted contributions
-  std::vector<int> prev_row_ptr, prev_col;  // the pattern the solver was analysed for
-  const AssemblyPlan* plan_ptr = nullptr;   // the model's plan, or contact_plan
+  AssemblyPlanCache plan_cache;                // the static families' sorted contributions
+  std::vector<int> prev_row_ptr, prev_col;     // the pattern the solver was analysed for
+  std::vector<std::array<int, 3>> vt_scratch;  // contact sub-pair lists of a step
+  std::vector<std::pair<int, int>> edge_scratch, rod_shell_scratch;
+  const AssemblyPlan* plan_ptr = nullptr;  // the model's plan, or contact_plan
   const AssemblyPlan& plan() const { return *plan_ptr; }
 
   // workspace, sized once
@@ -441,23 +442,28 @@ struct Simulator::Impl {
     // pairs. Each kept once; summing these smooth pair energies avoids the kinks of a minimum
     // over sub-pairs, which stalls Newton's method.
     // vertex-triangle pairs keep the part of the first element that brought the vertex
-    std::map<std::pair<int, int>, int> vt;
-    std::set<std::pair<int, int>> edges, rod_shell_edges;
+    // (vertex, triangle, part) and edge pairs, as flat lists sorted and made unique below (the
+    // order of a std::map / std::set, in linear memory: this runs every step)
+    std::vector<std::array<int, 3>>& vt = vt_scratch;
+    std::vector<std::pair<int, int>>& edges = edge_scratch;
+    std::vector<std::pair<int, int>>& rod_shell_edges = rod_shell_scratch;
+    vt.clear();
+    edges.clear();
+    rod_shell_edges.clear();
     for (long k = 0; k < cp.net; ++k) {
       const int e = cp.et_pair[2 * k], t = cp.et_pair[2 * k + 1];
       if (!(m.edge_EA[e] > 0)) continue;
       const int* tn = &m.tri_node[3 * t];
       for (int a = 0; a < 2; ++a) {
         const int v = m.edge_node[2 * e + a];
-        if (v != tn[0] && v != tn[1] && v != tn[2])
-          vt.emplace(std::make_pair(v, t), m.edge_part[e]);
+        if (v != tn[0] && v != tn[1] && v != tn[2]) vt.push_back({v, t, m.edge_part[e]});
       }
       for (int j = 0; j < 3; ++j) {
         const int se = m.tri_edge[3 * t + j];
         const int* sn = &m.sedge_node[2 * se];
         const int* rn = &m.edge_node[2 * e];
         if (rn[0] == sn[0] || rn[0] == sn[1] || rn[1] == sn[0] || rn[1] == sn[1]) continue;
-        rod_shell_edges.insert({e, se});
+        rod_shell_edges.push_back({e, se});
       }
     }
     for (long k = 0; k < cp.ntt; ++k) {
@@ -468,7 +474,7 @@ struct Simulator::Impl {
           const int v = m.tri_node[3 * t + a];
           const int* on = &m.tri_node[3 * o];
           if (v == on[0] || v == on[1] || v == on[2]) continue;
-          vt.emplace(std::make_pair(v, o), m.tri_part[t]);
+          vt.push_back({v, o, m.tri_part[t]});
         }
       }
       for (int a = 0; a < 3; ++a)
@@ -477,11 +483,22 @@ struct Simulator::Impl {
           const int* na = &m.sedge_node[2 * ea];
           const int* nb = &m.sedge_node[2 * eb];
           if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) continue;
-          edges.insert({std::min(ea, eb), std::max(ea, eb)});
+          edges.push_back({std::min(ea, eb), std::max(ea, eb)});
         }
     }
-    for (const auto& [vt_pair, part] : vt) {
-      const int v = vt_pair.first, t = vt_pair.second;
+    // a vertex-triangle pair keeps the part of the first element that brought it (stable sort,
+    // first of each run kept)
+    std::stable_sort(vt.begin(), vt.end(), [](const auto& a, const auto& b) {
+      return a[0] != b[0] ? a[0] < b[0] : a[1] < b[1];
+    });
+    vt.erase(std::unique(vt.begin(), vt.end(),
+                         [](const auto& a, const auto& b) { return a[0] == b[0] && a[1] == b[1]; }),
+             vt.end());
+    for (auto* list : {&edges, &rod_shell_edges}) {
+      std::sort(list->begin(), list->end());
+      list->erase(std::unique(list->begin(), list->end()), list->end());
+    }
+    for (const auto& [v, t, part] : vt) {
       pt.insert(pt.end(), {v, m.tri_node[3 * t], m.tri_node[3 * t + 1], m.tri_node[3 * t + 2]});
       pt_dist.push_back(m.node_contact_radius[v] + m.tri_half_thickness[t]);
       pt_mu_new.push_back(m.part_mu(part, m.tri_part[t]));
