@@ -80,13 +80,11 @@ void apply_overrides(const RunArgs& a, SceneSpec& sc) {
   if (a.backend == "cuda") sc.backend = BackendKind::kCuda;
 }
 
+// the option's value, already checked against the names by CLI11
 LinearSolverKind solver_kind(const std::string& name) {
-  return name == "cholmod"      ? LinearSolverKind::kCholmod
-         : name == "eigen-ldlt" ? LinearSolverKind::kEigenLdlt
-         : name == "sparse-lu"  ? LinearSolverKind::kSparseLu
-         : name == "pcg"        ? LinearSolverKind::kPcg
-         : name == "banded"     ? LinearSolverKind::kBanded
-                                : LinearSolverKind::kAuto;
+  LinearSolverKind kind = LinearSolverKind::kAuto;
+  linear_solver_from_name(name, kind);
+  return kind;
 }
 
 struct CompareArgs {
@@ -167,6 +165,16 @@ int run_main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("slender ") + SLENDER_VERSION);
   app.require_subcommand(1);
 
+  // --solver values: the names linear_solver_from_name knows
+  const CLI::Validator solver_names(
+      [](const std::string& v) {
+        LinearSolverKind k;
+        return linear_solver_from_name(v, k)
+                   ? std::string()
+                   : "unknown solver '" + v + "' (" + linear_solver_names() + ")";
+      },
+      "SOLVER");
+
   RunArgs ra;
   CLI::App* run = app.add_subcommand("run", "run a scene and write its outputs");
   run->add_option("scene", ra.scene, "scene file (JSON)")->required();
@@ -181,8 +189,7 @@ int run_main(int argc, char** argv) {
                   "linear solver: auto (banded LU for rods, else CHOLMOD, or sparse LU for "
                   "non-symmetric Jacobians), cholmod, eigen-ldlt, sparse-lu, pcg (block-Jacobi "
                   "CG) or banded")
-      ->check(CLI::IsMember(
-          std::vector<std::string>{"auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded"}));
+      ->check(solver_names);
   run->add_flag("--quiet,-q", ra.quiet, "print nothing but errors");
   run->add_flag("--no-output", ra.no_output, "write no files");
 
@@ -193,8 +200,7 @@ int run_main(int argc, char** argv) {
   compare->add_option("--steps", ca.steps, "steps on each backend (default 50)");
   CLI::Option* cdt = compare->add_option("--dt", ca.dt, "time step [s]");
   compare->add_option("--solver", ca.solver, "linear solver: auto, pcg, ... (as for run)")
-      ->check(CLI::IsMember(
-          std::vector<std::string>{"auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded"}));
+      ->check(solver_names);
 
   std::string info_scene;
   CLI::App* info = app.add_subcommand("info", "describe the model a scene builds");

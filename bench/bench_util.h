@@ -149,13 +149,10 @@ inline long parse_size(const std::string& s) {
 
 /// --solver auto|cholmod|eigen-ldlt|sparse-lu|pcg|banded
 inline LinearSolverKind parse_solver(const std::string& name) {
-  if (name == "auto") return LinearSolverKind::kAuto;
-  if (name == "cholmod") return LinearSolverKind::kCholmod;
-  if (name == "eigen-ldlt") return LinearSolverKind::kEigenLdlt;
-  if (name == "sparse-lu") return LinearSolverKind::kSparseLu;
-  if (name == "pcg") return LinearSolverKind::kPcg;
-  if (name == "banded") return LinearSolverKind::kBanded;
-  throw std::runtime_error("unknown --solver '" + name + "'");
+  LinearSolverKind kind;
+  if (!linear_solver_from_name(name, kind))
+    throw std::runtime_error("unknown --solver '" + name + "' (" + linear_solver_names() + ")");
+  return kind;
 }
 
 }  // namespace slender::bench

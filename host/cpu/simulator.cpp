@@ -24,6 +24,24 @@
 
 namespace slender {
 
+bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind) {
+  static const std::pair<const char*, LinearSolverKind> kinds[] = {
+      {"auto", LinearSolverKind::kAuto},
+      {"cholmod", LinearSolverKind::kCholmod},
+      {"eigen-ldlt", LinearSolverKind::kEigenLdlt},
+      {"sparse-lu", LinearSolverKind::kSparseLu},
+      {"pcg", LinearSolverKind::kPcg},
+      {"banded", LinearSolverKind::kBanded}};
+  for (const auto& [n, k] : kinds)
+    if (name == n) {
+      kind = k;
+      return true;
+    }
+  return false;
+}
+
+const char* linear_solver_names() { return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded"; }
+
 const char* to_string(StepStatus s) {
   switch (s) {
     case StepStatus::kConverged:

@@ -29,15 +29,12 @@ namespace {
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
 LinearSolverKind solver_kind(const std::string& name) {
-  if (name == "auto") return LinearSolverKind::kAuto;
-  if (name == "cholmod") return LinearSolverKind::kCholmod;
-  if (name == "eigen-ldlt") return LinearSolverKind::kEigenLdlt;
-  if (name == "sparse-lu") return LinearSolverKind::kSparseLu;
-  if (name == "pcg") return LinearSolverKind::kPcg;
-  if (name == "banded") return LinearSolverKind::kBanded;
-  throw InputError(
-      "<python>", 0, "solver",
-      "unknown solver '" + name + "' (auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded)");
+  LinearSolverKind kind;
+  if (!linear_solver_from_name(name, kind)) {
+    throw InputError("<python>", 0, "solver",
+                     "unknown solver '" + name + "' (" + linear_solver_names() + ")");
+  }
+  return kind;
 }
 
 BackendKind backend_kind(const std::string& name) {

@@ -72,6 +72,11 @@ struct EnvParams {
 /// kAuto: banded LU when the Jacobian orders into a narrow band (rods), else CHOLMOD (or
 /// Eigen's LDLT) for symmetric and sparse LU for non-symmetric Jacobians.
 enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg, kBanded };
+/// The kind a name gives ("auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded"), as the
+/// command line, the benchmarks and the Python module spell it; false for any other name.
+bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind);
+/// The names linear_solver_from_name accepts, comma-separated (for error messages).
+const char* linear_solver_names();
 
 class Simulator {
  public:
