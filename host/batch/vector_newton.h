@@ -210,37 +210,6 @@ struct DegenerateCount {
 
 }  // namespace vec
 
-/// The band layout of a rod model's free-DOF Jacobian (host arrays, built once).
-struct BandLayout {
-  int n = 0, w = 0;
-  long band_size = 0;
-  std::vector<int> order, band_pos, slot_dof;
-};
-
-inline BandLayout make_band_layout(const AssemblyPlan& p) {
-  BandLayout b;
-  b.n = p.nfree;
-  b.order = reverse_cuthill_mckee(p.nfree, p.row_ptr, p.col);
-  std::vector<int> new_index(p.nfree);
-  for (int k = 0; k < p.nfree; ++k)
-    new_index[b.order[k]] = k;
-  for (int r = 0; r < p.nfree; ++r)
-    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
-      b.w = std::max(b.w, std::abs(new_index[p.col[k]] - new_index[r]));
-  const int stride = 2 * b.w + 1;
-  b.band_size = long(p.nfree) * stride;
-  b.band_pos.resize(p.col.size());
-  b.slot_dof.assign(p.col.size(), -1);
-  for (int r = 0; r < p.nfree; ++r)
-    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k) {
-      const int i = new_index[r], j = new_index[p.col[k]];
-      b.band_pos[k] = i * stride + (j - i + b.w);
-    }
-  for (int r = 0; r < p.nfree; ++r)
-    b.slot_dof[p.diag_slot[r]] = p.free_dof[r];
-  return b;
-}
-
 /// Per-environment outcome of one vectorized step.
 struct VectorStepResult {
   std::vector<StepReport> reports;  // (nenv)
@@ -271,7 +240,11 @@ class VectorNewton {
     SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
                   "the vectorized batch steps in time; static load stepping is per environment");
     plan_ = m.plan;
-    layout_ = make_band_layout(plan_);
+    layout_ = band_layout(plan_.nfree, plan_.row_ptr, plan_.col);
+    // the DOF of each diagonal slot, whose per-DOF term the band assembly adds
+    std::vector<int> slot_dof(plan_.col.size(), -1);
+    for (int r = 0; r < plan_.nfree; ++r)
+      slot_dof[plan_.diag_slot[r]] = plan_.free_dof[r];
     SLENDER_CHECK(layout_.w <= 64,
                   "the model's Jacobian does not order into a narrow band "
                   "(half-bandwidth ",
@@ -331,7 +304,7 @@ class VectorNewton {
     up(plan_.slot_src, slot_src_);
     up(layout_.order, order_);
     up(layout_.band_pos, band_pos_);
-    up(layout_.slot_dof, slot_dof_);
+    up(slot_dof, slot_dof_);
     const size_t B = size_t(nenv), nd = size_t(m.ndof), nf = size_t(plan_.nfree);
     for (Buffer<Real>* b :
          {&q_, &u_, &a_, &y_, &y_trial_, &q_hat_, &u_hat_, &f_time_, &dof_r_, &dof_J_, &dof_phi_})

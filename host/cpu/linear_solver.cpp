@@ -4,6 +4,7 @@
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "model/ordering.h"
@@ -214,37 +215,20 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool
                 "CHOLMOD was asked for, but this build has no SuiteSparse");
 #endif
   const LinearSolverKind general = symmetric ? cholesky : LinearSolverKind::kSparseLu;
-  // the banded order, when banded LU is asked for or may be chosen
-  std::vector<int> order;
-  int w = 0;
-  if ((kind == LinearSolverKind::kAuto || kind == LinearSolverKind::kBanded) && s.n > 1) {
-    order = reverse_cuthill_mckee(s.n, plan.row_ptr, plan.col);
-    std::vector<int> new_index(s.n);
-    for (int k = 0; k < s.n; ++k)
-      new_index[order[k]] = k;
-    for (int r = 0; r < s.n; ++r)
-      for (int k = plan.row_ptr[r]; k < plan.row_ptr[r + 1]; ++k)
-        w = std::max(w, std::abs(new_index[plan.col[k]] - new_index[r]));
-  }
+  // the banded layout, when banded LU is asked for or may be chosen
+  BandLayout layout;
+  if ((kind == LinearSolverKind::kAuto || kind == LinearSolverKind::kBanded) && s.n > 1)
+    layout = band_layout(s.n, plan.row_ptr, plan.col);
   if (kind == LinearSolverKind::kAuto) {
-    kind = s.n > 1 && w <= kBandedAutoMax ? LinearSolverKind::kBanded : general;
+    kind = s.n > 1 && layout.w <= kBandedAutoMax ? LinearSolverKind::kBanded : general;
   }
   s.kind = kind;
   s.direct = kind == LinearSolverKind::kPcg || kind == LinearSolverKind::kBanded ? general : kind;
   if (kind == LinearSolverKind::kBanded && s.n > 1) {
-    s.band_w = w;
-    s.band_order = order;
-    std::vector<int> new_index(s.n);
-    for (int k = 0; k < s.n; ++k)
-      new_index[order[k]] = k;
-    const int stride = 2 * w + 1;
-    s.band_pos.resize(plan.col.size());
-    for (int r = 0; r < s.n; ++r)
-      for (int k = plan.row_ptr[r]; k < plan.row_ptr[r + 1]; ++k) {
-        const int i = new_index[r], j = new_index[plan.col[k]];
-        s.band_pos[k] = i * stride + (j - i + w);
-      }
-    s.band.assign(size_t(s.n) * stride, 0);
+    s.band_w = layout.w;
+    s.band_order = std::move(layout.order);
+    s.band_pos = std::move(layout.band_pos);
+    s.band.assign(size_t(layout.band_size), 0);
     s.band_x.assign(s.n, 0);
   }
   // the pattern: the symmetric CSR read as CSC

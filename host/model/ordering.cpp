@@ -105,6 +105,27 @@ std::vector<int> reverse_cuthill_mckee(int n,
   return order;
 }
 
+BandLayout band_layout(int n, const std::vector<int>& row_ptr, const std::vector<int>& col) {
+  BandLayout b;
+  b.n = n;
+  b.order = reverse_cuthill_mckee(n, row_ptr, col);
+  std::vector<int> new_index(n);
+  for (int k = 0; k < n; ++k)
+    new_index[b.order[k]] = k;
+  for (int r = 0; r < n; ++r)
+    for (int s = row_ptr[r]; s < row_ptr[r + 1]; ++s)
+      b.w = std::max(b.w, std::abs(new_index[col[s]] - new_index[r]));
+  const int stride = 2 * b.w + 1;
+  b.band_size = long(n) * stride;
+  b.band_pos.resize(col.size());
+  for (int r = 0; r < n; ++r)
+    for (int s = row_ptr[r]; s < row_ptr[r + 1]; ++s) {
+      const int i = new_index[r], j = new_index[col[s]];
+      b.band_pos[s] = i * stride + (j - i + b.w);
+    }
+  return b;
+}
+
 int half_bandwidth(int n, const std::vector<int>& row_ptr, const std::vector<int>& col) {
   int w = 0;
   for (int i = 0; i < n; ++i)

@@ -36,6 +36,16 @@ std::vector<int> reverse_cuthill_mckee(int n,
                                        const std::vector<int>& row_ptr,
                                        const std::vector<int>& col);
 
+/// The band storage of a pattern's matrix in reverse Cuthill-McKee order: banded row k is
+/// original row order[k]; half-bandwidth w; the entry of CSR slot s lands at band_pos[s] of a
+/// row-major band of 2w + 1 entries per row (include/slender/core/banded.h), band_size in all.
+struct BandLayout {
+  int n = 0, w = 0;
+  long band_size = 0;
+  std::vector<int> order, band_pos;
+};
+BandLayout band_layout(int n, const std::vector<int>& row_ptr, const std::vector<int>& col);
+
 /// Half-bandwidth max |i - j| over the entries of a CSR pattern.
 int half_bandwidth(int n, const std::vector<int>& row_ptr, const std::vector<int>& col);
 
