@@ -7,6 +7,7 @@
 #include "backend/device_stepper.h"
 #include "batch/vector_engine.h"
 #include "device_buffer.cuh"
+#include "device_model.h"
 #include "launch.cuh"
 #include "slender/backend.h"
 
@@ -30,6 +31,7 @@ __global__ void env_reduce_kernel(long len, F f, Red4* out) {
 }
 
 struct CudaExec {
+  using ModelArrays = DeviceModel;  // every array of the model's view, uploaded once
   template <class T>
   using Buffer = DeviceBuffer<T>;
   template <class F>

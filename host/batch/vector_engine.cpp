@@ -12,6 +12,12 @@ namespace slender {
 namespace {
 
 struct HostExec {
+  // the loops run on the host: the model's own arrays
+  struct ModelArrays {
+    explicit ModelArrays(const Model& m) : v(host_view(m)) {}
+    const ModelView& view() const { return v; }
+    ModelView v;
+  };
   template <class T>
   struct Buffer {
     std::vector<T> v;

@@ -220,7 +220,9 @@ struct VectorStepResult {
 ///   template <class T> using Buffer (resize(n), data(), size()),
 ///   for_each(n, f), env_reduce(nenv, len, f, host_out, scratch) (f(e, i) -> Red4, combined per
 ///   environment in index order; scratch a Buffer<Red4> of the engine's),
-///   upload(Buffer<T>&, const T*, n), download(const Buffer<T>&, T*, n), copy(dst, src, n).
+///   upload(Buffer<T>&, const T*, n), upload_at / download_at(buffer, offset, host, n),
+///   copy(dst, src, n), and ModelArrays (built from a Model; view() is its ModelView with
+///   pointers the executor's loops can read).
 template <class X>
 class VectorNewton {
  public:
@@ -228,7 +230,7 @@ class VectorNewton {
   using Buffer = typename X::template Buffer<T>;
 
   VectorNewton(std::shared_ptr<const Model> model, int nenv, const IntegratorSpec& spec)
-      : model_(std::move(model)), spec_(spec), nenv_(nenv) {
+      : model_(std::move(model)), spec_(spec), nenv_(nenv), model_arrays_(*model_) {
     const Model& m = *model_;
     SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
     SLENDER_CHECK(m.ntri == 0 && !m.contact.enabled,
@@ -249,50 +251,9 @@ class VectorNewton {
                   "the model's Jacobian does not order into a narrow band "
                   "(half-bandwidth ",
                   layout_.w, "); use the per-environment batch");
-    // the model's view and arrays on the executor
-    hv_ = host_view(m);
-    up(m.edge_node, edge_node_);
-    up(m.edge_l_bar, edge_l_bar_);
-    up(m.edge_EA, edge_EA_);
-    up(m.bend_node, bend_node_);
-    up(m.bend_edge, bend_edge_);
-    up(m.bend_sign, bend_sign_);
-    up(m.bend_EI, bend_EI_);
-    up(m.bend_GJ, bend_GJ_);
-    up(m.bend_dl, bend_dl_);
-    up(m.bend_tau_bar, bend_tau_bar_model_);
-    up(m.bend_frame_offset, bend_frame_offset_);
-    up(m.node_contact_radius, node_contact_radius_);
-    mv_ = hv_;
-    // rod models: no shell arrays (their counts are 0); no host pointer stays in the view
-    mv_.sedge_node = nullptr;
-    mv_.sedge_l_bar = nullptr;
-    mv_.sedge_EA = nullptr;
-    mv_.hinge_node = nullptr;
-    mv_.hinge_kb = nullptr;
-    mv_.hinge_phi_bar = nullptr;
-    mv_.tri_node = nullptr;
-    mv_.tri_area_bar = nullptr;
-    mv_.tri_edge = nullptr;
-    mv_.sedge_tri = nullptr;
-    mv_.sedge_xi = nullptr;
-    mv_.mid_tri = nullptr;
-    mv_.mid_sign = nullptr;
-    mv_.mid_kb = nullptr;
-    mv_.mid_nu = nullptr;
-    mv_.mid_lambda_bar = nullptr;
-    mv_.edge_node = edge_node_.data();
-    mv_.edge_l_bar = edge_l_bar_.data();
-    mv_.edge_EA = edge_EA_.data();
-    mv_.bend_node = bend_node_.data();
-    mv_.bend_edge = bend_edge_.data();
-    mv_.bend_sign = bend_sign_.data();
-    mv_.bend_EI = bend_EI_.data();
-    mv_.bend_GJ = bend_GJ_.data();
-    mv_.bend_dl = bend_dl_.data();
-    mv_.bend_tau_bar = bend_tau_bar_model_.data();
-    mv_.bend_frame_offset = bend_frame_offset_.data();
-    mv_.node_contact_radius = node_contact_radius_.data();
+    // the model's arrays where the executor runs (X::ModelArrays: the host view itself, or the
+    // device copy of every array, kernels/device_model.h)
+    mv_ = model_arrays_.view();
     up(m.dof_mass, dof_mass_);
     up(m.dof_fixed, dof_fixed_);
     up(m.node_dl, node_dl_);
@@ -328,7 +289,6 @@ class VectorNewton {
     ok_.resize(B);
     alpha_.resize(B);
     active_h_.assign(B, 0);
-    alpha_h_.assign(B, 1);
     // every environment at the model's initial state (a Simulator's, which has the consistent
     // initial acceleration of Newmark's method) and natural shape
     const State s0 = Simulator(model_, spec_, LinearSolverKind::kAuto).state();
@@ -873,17 +833,14 @@ class VectorNewton {
   std::shared_ptr<const Model> model_;
   IntegratorSpec spec_;
   int nenv_;
+  typename X::ModelArrays model_arrays_;  // after model_: built from it
   AssemblyPlan plan_;
   BandLayout layout_;
-  ModelView hv_{}, mv_{};
+  ModelView mv_{};
   StepCoeffs c_;
   std::vector<Real> forces_, time_;
   std::vector<unsigned char> active_h_;
-  std::vector<Real> alpha_h_;
-  // model arrays
-  Buffer<int> edge_node_, bend_node_, bend_edge_;
-  Buffer<Real> edge_l_bar_, edge_EA_, bend_sign_, bend_EI_, bend_GJ_, bend_dl_, bend_tau_bar_model_,
-      bend_frame_offset_, node_contact_radius_;
+  // model arrays the view does not hold, and the plan
   Buffer<Real> dof_mass_, node_dl_, node_volume_;
   Buffer<unsigned char> dof_fixed_;
   Buffer<int> free_dof_, row_src_adr_, row_src_, slot_src_adr_, slot_src_, order_, band_pos_,
