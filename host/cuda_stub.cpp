@@ -25,7 +25,8 @@ std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model>,
 
 std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model>,
                                                       int,
-                                                      const IntegratorSpec&) {
+                                                      const IntegratorSpec&,
+                                                      const State&) {
   require_cuda_backend();
   return nullptr;
 }

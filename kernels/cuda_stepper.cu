@@ -190,7 +190,7 @@ class CudaStepper final : public DeviceStepper {
     slots_.resize(kNumSlots);
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
     use_plan(m.plan);
-    upload_state(initial_state(m));
+    // the state arrays are sized; their first contents come from the owner's upload_state
   }
 
   StepReport step(const DeviceStepInputs& in,

@@ -69,9 +69,10 @@ struct CudaExec {
 
 std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,
                                                       int nenv,
-                                                      const IntegratorSpec& spec) {
+                                                      const IntegratorSpec& spec,
+                                                      const State& initial) {
   require_cuda_backend();
-  return std::make_unique<VectorEngineOf<CudaExec>>(std::move(model), nenv, spec);
+  return std::make_unique<VectorEngineOf<CudaExec>>(std::move(model), nenv, spec, initial);
 }
 
 }  // namespace slender

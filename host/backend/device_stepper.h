@@ -49,7 +49,8 @@ class DeviceStepper {
   virtual StepReport step(const DeviceStepInputs& in,
                           PhaseTimes& times,
                           DeviceStepWarnings& warn) = 0;
-  /// the device state becomes s (every array of State, one env)
+  /// the device state becomes s (every array of State, one env); the owner calls it once before
+  /// the first step (the Simulator, with its initial state)
   virtual void upload_state(const State& s) = 0;
   /// the host copy: q, u, a, frames, reference twists, mid-edge frame vectors of `s` are
   /// overwritten (time, step and counters are the host's)

@@ -103,10 +103,12 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
   s.backend = backend;
   s.engine = backend == BackendKind::kCuda ? BatchEngine::kVectorized : engine;
   if (s.engine == BatchEngine::kVectorized) {
-    s.vec = backend == BackendKind::kCuda ? make_cuda_vector_engine(s.model, nenv, integrator)
-                                          : make_host_vector_engine(s.model, nenv, integrator);
+    // the probe (strains of the observations) gives the initial state too
     s.probe = std::make_unique<Simulator>(s.model, integrator, LinearSolverKind::kAuto);
     s.initial = s.probe->state();
+    s.vec = backend == BackendKind::kCuda
+                ? make_cuda_vector_engine(s.model, nenv, integrator, s.initial)
+                : make_host_vector_engine(s.model, nenv, integrator, s.initial);
   } else {
     s.envs.resize(nenv);
     for (int e = 0; e < nenv; ++e) {

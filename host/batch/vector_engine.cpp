@@ -62,8 +62,9 @@ struct HostExec {
 
 std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,
                                                       int nenv,
-                                                      const IntegratorSpec& spec) {
-  return std::make_unique<VectorEngineOf<HostExec>>(std::move(model), nenv, spec);
+                                                      const IntegratorSpec& spec,
+                                                      const State& initial) {
+  return std::make_unique<VectorEngineOf<HostExec>>(std::move(model), nenv, spec, initial);
 }
 
 }  // namespace slender

@@ -36,8 +36,11 @@ class VectorEngine {
 template <class X>
 class VectorEngineOf final : public VectorEngine {
  public:
-  VectorEngineOf(std::shared_ptr<const Model> model, int nenv, const IntegratorSpec& spec)
-      : nt_(std::move(model), nenv, spec) {}
+  VectorEngineOf(std::shared_ptr<const Model> model,
+                 int nenv,
+                 const IntegratorSpec& spec,
+                 const State& initial)
+      : nt_(std::move(model), nenv, spec, initial) {}
   void set_natural_curvature(const Real* k) override { nt_.set_natural_curvature(k); }
   void set_natural_twist(const Real* t) override { nt_.set_natural_twist(t); }
   void clear_natural_shape() override { nt_.clear_natural_shape(); }
@@ -67,9 +70,11 @@ class VectorEngineOf final : public VectorEngine {
 
 std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,
                                                       int nenv,
-                                                      const IntegratorSpec& spec);
+                                                      const IntegratorSpec& spec,
+                                                      const State& initial);
 std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,
                                                       int nenv,
-                                                      const IntegratorSpec& spec);
+                                                      const IntegratorSpec& spec,
+                                                      const State& initial);
 
 }  // namespace slender

@@ -229,7 +229,12 @@ class VectorNewton {
   template <class T>
   using Buffer = typename X::template Buffer<T>;
 
-  VectorNewton(std::shared_ptr<const Model> model, int nenv, const IntegratorSpec& spec)
+  /// every environment starts at `initial` (a Simulator's initial state carries Newmark's
+  /// consistent initial acceleration)
+  VectorNewton(std::shared_ptr<const Model> model,
+               int nenv,
+               const IntegratorSpec& spec,
+               const State& initial)
       : model_(std::move(model)), spec_(spec), nenv_(nenv), model_arrays_(*model_) {
     const Model& m = *model_;
     SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
@@ -289,11 +294,9 @@ class VectorNewton {
     ok_.resize(B);
     alpha_.resize(B);
     active_h_.assign(B, 0);
-    // every environment at the model's initial state (a Simulator's, which has the consistent
-    // initial acceleration of Newmark's method) and natural shape
-    const State s0 = Simulator(model_, spec_, LinearSolverKind::kAuto).state();
+    // every environment at the initial state and the model's natural shape
     for (int e = 0; e < nenv; ++e)
-      set_state(e, s0);
+      set_state(e, initial);
     clear_natural_shape();
     clear_forces();
   }
