@@ -403,9 +403,12 @@ class VectorNewton {
     std::vector<unsigned char> want(B, 1);
     if (!mask.empty()) want = mask;
     c_ = step_coeffs(spec_, 0, dt);  // c_m, c_u: the same at every time
-    // point loads and forces at each environment's evaluation time
-    std::vector<Real> ft(size_t(B) * nd, 0);
-    for (int e = 0; e < B; ++e) {
+    // point loads and forces at each environment's evaluation time; without any, the loads stay
+    // zero on the executor (no transfer of nenv x ndof zeros every step)
+    const bool loads = !m.point_loads.empty() || !forces_.empty();
+    std::vector<Real>& ft = ft_scratch_;
+    if (loads || !loads_zero_) ft.assign(size_t(B) * nd, 0);
+    for (int e = 0; loads && e < B; ++e) {
       const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
       Real* fe = ft.data() + size_t(e) * nd;
       for (const PointLoad& pl : m.point_loads) {
@@ -417,7 +420,8 @@ class VectorNewton {
         for (int k = 0; k < 3 * m.nnode; ++k)
           fe[k] += forces_[size_t(e) * 3 * m.nnode + k];
     }
-    X::upload(f_time_, ft.data(), ft.size());
+    if (loads || !loads_zero_) X::upload(f_time_, ft.data(), ft.size());
+    loads_zero_ = !loads;
 
     X::for_each(long(B) * nd,
                 Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
@@ -842,6 +846,8 @@ class VectorNewton {
   ModelView mv_{};
   StepCoeffs c_;
   std::vector<Real> forces_, time_;
+  std::vector<Real> ft_scratch_;  // the loads of a step on the host
+  bool loads_zero_ = false;       // f_time_ holds zeros (no loads last step)
   std::vector<unsigned char> active_h_;
   // model arrays the view does not hold, and the plan
   Buffer<Real> dof_mass_, node_dl_, node_volume_;
