@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/model_internal.h"
 #include "slender/core/error.h"
 #include "slender/stencils/contact_distance.h"
 #include "slender/stencils/ground_contact.h"
@@ -35,21 +36,6 @@ Real triangle_distance(const Vec3 a[3], const Vec3 b[3], bool& crossing) {
 }
 
 namespace {
-
-// the ground as its contact stencil sees it
-Ground ground_of(const GroundSpec& g) {
-  Ground gr{};
-  gr.shape = g.wavy ? GroundShape::kWavy : GroundShape::kPlane;
-  gr.p0 = g.point;
-  gr.n = g.normal;
-  gr.amplitude = g.amplitude;
-  gr.length_x = g.length_x;
-  gr.length_y = g.length_y;
-  gr.phase_x = g.phase_x;
-  gr.phase_y = g.phase_y;
-  gr.offset = g.offset;
-  return gr;
-}
 
 Vec3 node_at(const std::vector<Real>& q, int n) {
   return vec3(q[3 * size_t(n)], q[3 * size_t(n) + 1], q[3 * size_t(n) + 2]);
@@ -99,7 +85,8 @@ Clearance ClearanceProbe::measure(const Model& m,
 
   // nodes against the ground, each at its contact radius
   if (m.ground.enabled) {
-    const Ground gr = ground_of(m.ground);
+    // the ground as its contact stencil sees it
+    const Ground gr = host_view(m).ground.ground;
     for (int n = 0; n < m.nnode; ++n) {
       Vec3 grad;
       Mat3 hess;
