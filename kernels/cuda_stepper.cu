@@ -4,13 +4,17 @@
 // include/slender/core); the linear solve is cuSOLVER's sparse Cholesky (DeviceSparseSolver) or
 // block-Jacobi PCG on the device; norms, potentials and line-search quantities are deterministic
 // CUB reductions (reduce.cuh), of which the host reads a few scalars per evaluation to run the
-// same Newton and line-search logic as host/cpu/simulator.cpp.
+// same Newton and line-search logic as host/cpu/simulator.cpp. Contact sub-pairs are found on
+// the device too (host/contact/pipeline.h on the CUDA executor of contact_exec.cuh): the host
+// sees them only when they change, to build the assembly plan.
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "backend/device_stepper.h"
+#include "contact/pipeline.h"
+#include "contact_exec.cuh"
 #include "device_buffer.cuh"
 #include "device_model.h"
 #include "device_solver.h"
@@ -190,6 +194,8 @@ class CudaStepper final : public DeviceStepper {
     slots_.resize(kNumSlots);
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
     use_plan(m.plan);
+    if (m.contact.enabled)
+      contacts_ = std::make_unique<contact::ContactPipeline<contact::CudaContactExec>>(m);
     // the state arrays are sized; their first contents come from the owner's upload_state
   }
 
@@ -199,7 +205,6 @@ class CudaStepper final : public DeviceStepper {
     const Model& m = *model_;
     times_ = &times;
     if (in.plan_changed && in.plan) use_plan(*in.plan);
-    if (in.pairs_changed && in.pairs) use_pairs(*in.pairs);
     if (in.natural_changed) {
       upload_to(kappa_bar_, in.bend_kappa_bar, 2 * size_t(m.nbend));
       upload_to(tau_bar_, in.bend_tau_bar, size_t(m.nbend));
@@ -341,6 +346,14 @@ class CudaStepper final : public DeviceStepper {
   }
   void set_phase_timing(bool on) override { phase_timing_ = on; }
 
+  bool find_contacts(Real dt, contact::ContactPairLists& changed) override {
+    SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
+    const bool ch = contacts_->find(q_.data(), u_.data(), dt);
+    point_view_at_pairs();
+    if (ch) contacts_->download(changed);
+    return ch;
+  }
+
  private:
   // ---- plan, pairs ----------------------------------------------------------------------------
 
@@ -397,27 +410,18 @@ class CudaStepper final : public DeviceStepper {
     }
   }
 
-  void use_pairs(const ModelView& hv) {
-    pair_node_.upload(hv.pair_node, 4 * size_t(hv.npair));
-    pair_d_.upload(hv.pair_d, size_t(hv.npair));
-    pt_node_.upload(hv.pt_node, 4 * size_t(hv.npt));
-    pt_d_.upload(hv.pt_d, size_t(hv.npt));
-    dv_.npair = hv.npair;
-    dv_.pair_node = hv.npair ? pair_node_.data() : nullptr;
-    dv_.pair_d = hv.npair ? pair_d_.data() : nullptr;
-    dv_.npt = hv.npt;
-    dv_.pt_node = hv.npt ? pt_node_.data() : nullptr;
-    dv_.pt_d = hv.npt ? pt_d_.data() : nullptr;
-    dv_.pair_mu = nullptr;
-    dv_.pt_mu = nullptr;
-    if (hv.pair_mu) {
-      pair_mu_.upload(hv.pair_mu, size_t(hv.npair));
-      dv_.pair_mu = hv.npair ? pair_mu_.data() : nullptr;
-    }
-    if (hv.pt_mu) {
-      pt_mu_.upload(hv.pt_mu, size_t(hv.npt));
-      dv_.pt_mu = hv.npt ? pt_mu_.data() : nullptr;
-    }
+  // the view reads the pipeline's current lists (valid until its next find)
+  void point_view_at_pairs() {
+    const contact::ContactPipeline<contact::CudaContactExec>& c = *contacts_;
+    const bool friction = model_->contact_friction();
+    dv_.npair = c.nee();
+    dv_.pair_node = c.nee() ? c.ee_node() : nullptr;
+    dv_.pair_d = c.nee() ? c.ee_d() : nullptr;
+    dv_.pair_mu = c.nee() && friction ? c.ee_mu() : nullptr;
+    dv_.npt = c.npt();
+    dv_.pt_node = c.npt() ? c.pt_node() : nullptr;
+    dv_.pt_d = c.npt() ? c.pt_d() : nullptr;
+    dv_.pt_mu = c.npt() && friction ? c.pt_mu() : nullptr;
   }
 
   // ---- evaluation ------------------------------------------------------------------------------
@@ -675,9 +679,8 @@ class CudaStepper final : public DeviceStepper {
   // plan
   DeviceBuffer<int> free_dof_, row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_, row_src_adr_,
       row_src_;
-  // contact pairs
-  DeviceBuffer<int> pair_node_, pt_node_;
-  DeviceBuffer<Real> pair_d_, pt_d_, pair_mu_, pt_mu_;
+  // contact pairs, found on the device
+  std::unique_ptr<contact::ContactPipeline<contact::CudaContactExec>> contacts_;
   // reductions
   DeviceBuffer<Red4> partial_, slots_;
   // solvers

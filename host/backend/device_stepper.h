@@ -2,14 +2,17 @@
 
 // The seam between the Simulator (host) and a device backend: the device owns the state and runs
 // the whole Newton step; the host hands it, per step, what it computes cheaply on the host (the
-// integrator's coefficients, the natural shape under actuation, point loads, the contact pairs
-// and the assembly plan that includes them) and asks for the state only when a recorder does.
+// integrator's coefficients, the natural shape under actuation, point loads, the assembly plan
+// that includes the contact pairs) and asks for the state only when a recorder does. The contact
+// pairs are found on the device (contact/pipeline.h); the host sees them only when they change,
+// to build the plan.
 // kernels/cuda_stepper.cu implements it; host/cuda_stub.cpp answers in a build without CUDA.
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "contact/pairs.h"
 #include "slender/core/integrator.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
@@ -29,10 +32,8 @@ struct DeviceStepInputs {
   // point loads at the evaluation time, uploaded when `loads_changed`
   bool loads_changed = false;
   const Real* f_time = nullptr;  // (ndof)
-  // contact pairs of this step (host view: npair, pair_node, pair_d, pair_mu, npt, ...), uploaded
-  // when `pairs_changed`; the plan that includes them, uploaded and analysed when `plan_changed`
-  bool pairs_changed = false;
-  const ModelView* pairs = nullptr;
+  // the plan that includes this step's contact pairs (those of the last find_contacts), uploaded
+  // and analysed when `plan_changed`
   bool plan_changed = false;
   const AssemblyPlan* plan = nullptr;
 };
@@ -49,6 +50,10 @@ class DeviceStepper {
   virtual StepReport step(const DeviceStepInputs& in,
                           PhaseTimes& times,
                           DeviceStepWarnings& warn) = 0;
+  /// the contact sub-pairs of a step of size dt from the device state (as
+  /// contact::ContactPairFinder finds them on the host); true when they changed since the last
+  /// call (always on the first), and then they are downloaded into `changed`
+  virtual bool find_contacts(Real dt, contact::ContactPairLists& changed) = 0;
   /// the device state becomes s (every array of State, one env); the owner calls it once before
   /// the first step (the Simulator, with its initial state)
   virtual void upload_state(const State& s) = 0;

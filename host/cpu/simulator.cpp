@@ -13,7 +13,7 @@
 #include <cstdlib>
 
 #include "backend/device_stepper.h"
-#include "contact/broad_phase.h"
+#include "contact/pairs.h"
 #include "cpu/linear_solver.h"
 #include "model/model_internal.h"
 #include "slender/core/assemble.h"
@@ -85,18 +85,12 @@ struct Simulator::Impl {
   long plan_version = 0, device_plan_version = 0;  // contact plans built / known to the device
 
   // rod-rod contact: candidate pairs of the step and the assembly plan that includes them
-  contact::BroadPhase broad_phase;
-  std::vector<int> pair_node;        // edge pairs (npair x 4)
-  std::vector<Real> pair_d;          // (npair)
-  std::vector<int> pt_node;          // vertex-triangle pairs (npt x 4)
-  std::vector<Real> pt_d;            // (npt)
-  std::vector<Real> pair_mu, pt_mu;  // friction coefficients (npair), (npt)
+  contact::ContactPairFinder pair_finder;        // the host's (CPU backend)
+  contact::ContactPairLists pairs, fresh_pairs;  // this step's sub-pairs, the next candidates
   AssemblyPlan contact_plan;
-  AssemblyPlanCache plan_cache;                // the static families' sorted contributions
-  std::vector<int> prev_row_ptr, prev_col;     // the pattern the solver was analysed for
-  std::vector<std::array<int, 3>> vt_scratch;  // contact sub-pair lists of a step
-  std::vector<std::pair<int, int>> edge_scratch, rod_shell_scratch;
-  const AssemblyPlan* plan_ptr = nullptr;  // the model's plan, or contact_plan
+  AssemblyPlanCache plan_cache;             // the static families' sorted contributions
+  std::vector<int> prev_row_ptr, prev_col;  // the pattern the solver was analysed for
+  const AssemblyPlan* plan_ptr = nullptr;   // the model's plan, or contact_plan
   const AssemblyPlan& plan() const { return *plan_ptr; }
 
   // workspace, sized once
@@ -378,184 +372,39 @@ struct Simulator::Impl {
     times.contacts += seconds_since(t0);
   }
 
-  // keeps the sub-pairs whose distance at the step's start is below their contact distance plus
-  // `reach`
-  void cull_far_subpairs(Real reach,
-                         std::vector<int>& ee,
-                         std::vector<Real>& ee_d,
-                         std::vector<Real>& ee_mu,
-                         std::vector<int>& pt,
-                         std::vector<Real>& pt_dist,
-                         std::vector<Real>& pt_mu) const {
-    const Real* q = state.q.data();
-    auto gather = [q](const int* nodes, Vec<12>& x) {
-      for (int a = 0; a < 4; ++a)
-        for (int c = 0; c < 3; ++c)
-          x[3 * a + c] = q[3 * nodes[a] + c];
-    };
-    auto filter = [&](std::vector<int>& nodes, std::vector<Real>& d, std::vector<Real>& mu,
-                      bool edge_edge) {
-      size_t kept = 0;
-      for (size_t k = 0; k < d.size(); ++k) {
-        Vec<12> x;
-        gather(&nodes[4 * k], x);
-        ContactDistance cd;
-        if (edge_edge) {
-          edge_edge_distance(x, kEnergy, cd, nullptr, nullptr);
-        } else {
-          point_triangle_distance(x, kEnergy, cd, nullptr, nullptr);
-        }
-        if (!(cd.delta >= d[k] + reach)) {  // a NaN distance keeps the pair
-          for (int a = 0; a < 4; ++a)
-            nodes[4 * kept + a] = nodes[4 * k + a];
-          d[kept] = d[k];
-          mu[kept] = mu[k];
-          ++kept;
-        }
+  void find_contacts(Real dt) {
+    if (device) {
+      // on the device: the lists come back only when they changed
+      if (!device->find_contacts(dt, fresh_pairs)) return;
+    } else {
+      pair_finder.find(*model, state.q.data(), state.u.data(), dt, fresh_pairs);
+      if (fresh_pairs.ee_node == pairs.ee_node && fresh_pairs.pt_node == pairs.pt_node &&
+          plan_ptr == &contact_plan) {
+        std::swap(pairs, fresh_pairs);  // the same pairs: d and mu are theirs too
+        point_view_at_pairs();
+        return;
       }
-      nodes.resize(4 * kept);
-      d.resize(kept);
-      mu.resize(kept);
-    };
-    filter(ee, ee_d, ee_mu, true);
-    filter(pt, pt_dist, pt_mu, false);
+    }
+    std::swap(pairs, fresh_pairs);
+    point_view_at_pairs();
+    adopt_pair_plan();
   }
 
-  void find_contacts(Real dt) {
+  void point_view_at_pairs() {
+    mv.npair = pairs.nee();
+    mv.pair_node = pairs.ee_node.data();
+    mv.pair_d = pairs.ee_d.data();
+    mv.npt = pairs.npt();
+    mv.pt_node = pairs.pt_node.data();
+    mv.pt_d = pairs.pt_d.data();
+    const bool friction = model->contact_friction();
+    mv.pair_mu = friction ? pairs.ee_mu.data() : nullptr;
+    mv.pt_mu = friction ? pairs.pt_mu.data() : nullptr;
+  }
+
+  // the assembly plan (and the solver, when the pattern changed) for new pairs
+  void adopt_pair_plan() {
     const Model& m = *model;
-    Real vmax = 0;
-    for (int i = 0; i < 3 * m.nnode; ++i)
-      vmax = std::max(vmax, std::fabs(state.u[i]));
-    contact::BroadPhaseInput in;
-    in.nnode = m.nnode;
-    in.node_x = state.q.data();
-    in.nedge = m.nedge;
-    in.edge_node = m.edge_node.data();
-    in.edge_radius = m.edge_radius.data();
-    in.ntri = m.ntri;
-    in.tri_node = m.tri_node.data();
-    in.tri_half_thickness = m.tri_half_thickness.data();
-    contact::BroadPhaseOptions opt;
-    opt.inflation = m.contact.tolerance + 2 * std::sqrt(Real(3)) * vmax * dt;
-    const contact::CandidatePairs cp = broad_phase.find_pairs(in, opt);
-    std::vector<int> ee, pt;
-    std::vector<Real> ee_d, pt_dist, ee_mu, pt_mu_new;
-    // rod edge pairs (the augmented edges of rod-shell joints have no stretching stiffness and
-    // are triangle edges: the triangles' own pairs cover them)
-    for (long k = 0; k < cp.nee; ++k) {
-      const int a = cp.ee_pair[2 * k], b = cp.ee_pair[2 * k + 1];
-      if (!(m.edge_EA[a] > 0 && m.edge_EA[b] > 0)) continue;
-      // neighbours along one rod closer than the contact distance plus the tolerance would
-      // touch even when straight (a rod thick compared with its edges): no contact between them
-      const Real d = m.edge_radius[a] + m.edge_radius[b];
-      const Real gap = m.rod_gap(a, b);
-      if (gap >= 0 && gap < d + m.contact.tolerance) continue;
-      ee.insert(ee.end(), {m.edge_node[2 * a], m.edge_node[2 * a + 1], m.edge_node[2 * b],
-                           m.edge_node[2 * b + 1]});
-      ee_d.push_back(d);
-      ee_mu.push_back(m.part_mu(m.edge_part[a], m.edge_part[b]));
-    }
-    // rod edge - triangle pairs: as the rod's end nodes against the triangle and the rod edge
-    // against the triangle's edges; triangle pairs: as their vertex-triangle and shell-edge
-    // pairs. Each kept once; summing these smooth pair energies avoids the kinks of a minimum
-    // over sub-pairs, which stalls Newton's method.
-    // vertex-triangle pairs keep the part of the first element that brought the vertex
-    // (vertex, triangle, part) and edge pairs, as flat lists sorted and made unique below (the
-    // order of a std::map / std::set, in linear memory: this runs every step)
-    std::vector<std::array<int, 3>>& vt = vt_scratch;
-    std::vector<std::pair<int, int>>& edges = edge_scratch;
-    std::vector<std::pair<int, int>>& rod_shell_edges = rod_shell_scratch;
-    vt.clear();
-    edges.clear();
-    rod_shell_edges.clear();
-    for (long k = 0; k < cp.net; ++k) {
-      const int e = cp.et_pair[2 * k], t = cp.et_pair[2 * k + 1];
-      if (!(m.edge_EA[e] > 0)) continue;
-      const int* tn = &m.tri_node[3 * t];
-      for (int a = 0; a < 2; ++a) {
-        const int v = m.edge_node[2 * e + a];
-        if (v != tn[0] && v != tn[1] && v != tn[2]) vt.push_back({v, t, m.edge_part[e]});
-      }
-      for (int j = 0; j < 3; ++j) {
-        const int se = m.tri_edge[3 * t + j];
-        const int* sn = &m.sedge_node[2 * se];
-        const int* rn = &m.edge_node[2 * e];
-        if (rn[0] == sn[0] || rn[0] == sn[1] || rn[1] == sn[0] || rn[1] == sn[1]) continue;
-        rod_shell_edges.push_back({e, se});
-      }
-    }
-    for (long k = 0; k < cp.ntt; ++k) {
-      const int ta = cp.tt_pair[2 * k], tb = cp.tt_pair[2 * k + 1];
-      for (int side = 0; side < 2; ++side) {
-        const int t = side ? tb : ta, o = side ? ta : tb;
-        for (int a = 0; a < 3; ++a) {
-          const int v = m.tri_node[3 * t + a];
-          const int* on = &m.tri_node[3 * o];
-          if (v == on[0] || v == on[1] || v == on[2]) continue;
-          vt.push_back({v, o, m.tri_part[t]});
-        }
-      }
-      for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) {
-          const int ea = m.tri_edge[3 * ta + a], eb = m.tri_edge[3 * tb + b];
-          const int* na = &m.sedge_node[2 * ea];
-          const int* nb = &m.sedge_node[2 * eb];
-          if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) continue;
-          edges.push_back({std::min(ea, eb), std::max(ea, eb)});
-        }
-    }
-    // a vertex-triangle pair keeps the part of the first element that brought it (stable sort,
-    // first of each run kept)
-    std::stable_sort(vt.begin(), vt.end(), [](const auto& a, const auto& b) {
-      return a[0] != b[0] ? a[0] < b[0] : a[1] < b[1];
-    });
-    vt.erase(std::unique(vt.begin(), vt.end(),
-                         [](const auto& a, const auto& b) { return a[0] == b[0] && a[1] == b[1]; }),
-             vt.end());
-    for (auto* list : {&edges, &rod_shell_edges}) {
-      std::sort(list->begin(), list->end());
-      list->erase(std::unique(list->begin(), list->end()), list->end());
-    }
-    for (const auto& [v, t, part] : vt) {
-      pt.insert(pt.end(), {v, m.tri_node[3 * t], m.tri_node[3 * t + 1], m.tri_node[3 * t + 2]});
-      pt_dist.push_back(m.node_contact_radius[v] + m.tri_half_thickness[t]);
-      pt_mu_new.push_back(m.part_mu(part, m.tri_part[t]));
-    }
-    for (const auto& [e, se] : rod_shell_edges) {
-      ee.insert(ee.end(), {m.edge_node[2 * e], m.edge_node[2 * e + 1], m.sedge_node[2 * se],
-                           m.sedge_node[2 * se + 1]});
-      ee_d.push_back(m.edge_radius[e] + m.tri_half_thickness[m.sedge_tri[2 * se]]);
-      ee_mu.push_back(m.part_mu(m.edge_part[e], m.tri_part[m.sedge_tri[2 * se]]));
-    }
-    for (const auto& [a, b] : edges) {
-      ee.insert(ee.end(), {m.sedge_node[2 * a], m.sedge_node[2 * a + 1], m.sedge_node[2 * b],
-                           m.sedge_node[2 * b + 1]});
-      // a shell edge's thickness: its first triangle's
-      ee_d.push_back(m.tri_half_thickness[m.sedge_tri[2 * a]] +
-                     m.tri_half_thickness[m.sedge_tri[2 * b]]);
-      ee_mu.push_back(m.part_mu(m.tri_part[m.sedge_tri[2 * a]], m.tri_part[m.sedge_tri[2 * b]]));
-    }
-    // sub-pairs farther apart than their contact distance plus the reach of this step (the
-    // tolerance and twice the fastest node's travel, as the broad phase inflates boxes) have
-    // zero energy now and cannot come within range during the step: no pair, no pattern
-    cull_far_subpairs(opt.inflation, ee, ee_d, ee_mu, pt, pt_dist, pt_mu_new);
-    const bool same = ee == pair_node && pt == pt_node && plan_ptr == &contact_plan;
-    pair_node.swap(ee);
-    pair_d.swap(ee_d);
-    pt_node.swap(pt);
-    pt_d.swap(pt_dist);
-    pair_mu.swap(ee_mu);
-    pt_mu.swap(pt_mu_new);
-    mv.npair = int(pair_d.size());
-    mv.pair_node = pair_node.data();
-    mv.pair_d = pair_d.data();
-    mv.npt = int(pt_d.size());
-    mv.pt_node = pt_node.data();
-    mv.pt_d = pt_d.data();
-    const bool friction = m.contact_friction();
-    mv.pair_mu = friction ? pair_mu.data() : nullptr;
-    mv.pt_mu = friction ? pt_mu.data() : nullptr;
-    if (same) return;
     // the pattern the current solver was analysed for
     const AssemblyPlan& current = plan();
     prev_row_ptr = current.row_ptr;
@@ -574,16 +423,14 @@ struct Simulator::Impl {
     if (!device) solver = std::make_unique<cpu::LinearSolver>(contact_plan, solver_kind, symmetric);
   }
 
-  // one step on the device: the host prepares what is cheap here (contact candidates from the
-  // current state, actuation, point loads) and the device runs the Newton step
+  // one step on the device: the host prepares what is cheap here (actuation, point loads, the
+  // assembly plan when the contact pairs the device found changed) and the device runs the
+  // Newton step
   StepReport step_device(Real dt) {
     const Model& m = *model;
     DeviceStepInputs in;
     if (m.contact.enabled) {
-      sync_host();
-      update_contacts(dt);
-      in.pairs_changed = true;
-      in.pairs = &mv;
+      update_contacts(dt);  // on the device; the host state stays as stale as it was
       in.plan_changed = plan_version != device_plan_version;
       in.plan = &plan();
     }

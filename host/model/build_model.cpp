@@ -10,6 +10,7 @@
 #include "model/model_internal.h"
 #include "slender/builder.h"
 #include "slender/core/error.h"
+#include "slender/core/rod_gap.h"
 #include "slender/model.h"
 #include "slender/state.h"
 #include "slender/stencils/rod_bend_twist.h"
@@ -188,11 +189,8 @@ int Model::resolve_edge(const EdgeRef& r) const {
 
 Real Model::rod_gap(int a, int b) const {
   if (edge_part[a] != edge_part[b] || edge_arc[a] < 0 || edge_arc[b] < 0) return -1;
-  if (edge_arc[b] < edge_arc[a]) std::swap(a, b);
-  const Real gap = edge_arc[b] - (edge_arc[a] + edge_l_bar[a]);
-  const Real loop = part_loop_length[edge_part[a]];
-  // round the other way: from the end of b over the closing point to the start of a
-  return loop > 0 ? std::min(gap, loop - (edge_arc[b] + edge_l_bar[b]) + edge_arc[a]) : gap;
+  return rod_arc_gap(edge_arc[a], edge_l_bar[a], edge_arc[b], edge_l_bar[b],
+                     part_loop_length[edge_part[a]]);
 }
 
 size_t Model::memory_bytes() const {

@@ -1,0 +1,166 @@
+#include "contact/pairs.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "slender/stencils/contact_distance.h"
+
+namespace slender::contact {
+
+Real contact_reach(const Model& m, Real max_abs_velocity, Real dt) {
+  return m.contact.tolerance + 2 * std::sqrt(Real(3)) * max_abs_velocity * dt;
+}
+
+namespace {
+
+// keeps the sub-pairs whose distance at q is below their contact distance plus `reach`
+void cull_far_subpairs(const Real* q, Real reach, ContactPairLists& l) {
+  auto gather = [q](const int* nodes, Vec<12>& x) {
+    for (int a = 0; a < 4; ++a)
+      for (int c = 0; c < 3; ++c)
+        x[3 * a + c] = q[3 * nodes[a] + c];
+  };
+  auto filter = [&](std::vector<int>& nodes, std::vector<Real>& d, std::vector<Real>& mu,
+                    bool edge_edge) {
+    size_t kept = 0;
+    for (size_t k = 0; k < d.size(); ++k) {
+      Vec<12> x;
+      gather(&nodes[4 * k], x);
+      ContactDistance cd;
+      if (edge_edge) {
+        edge_edge_distance(x, kEnergy, cd, nullptr, nullptr);
+      } else {
+        point_triangle_distance(x, kEnergy, cd, nullptr, nullptr);
+      }
+      if (!(cd.delta >= d[k] + reach)) {  // a NaN distance keeps the pair
+        for (int a = 0; a < 4; ++a)
+          nodes[4 * kept + a] = nodes[4 * k + a];
+        d[kept] = d[k];
+        mu[kept] = mu[k];
+        ++kept;
+      }
+    }
+    nodes.resize(4 * kept);
+    d.resize(kept);
+    mu.resize(kept);
+  };
+  filter(l.ee_node, l.ee_d, l.ee_mu, true);
+  filter(l.pt_node, l.pt_d, l.pt_mu, false);
+}
+
+}  // namespace
+
+void ContactPairFinder::find(
+    const Model& m, const Real* q, const Real* u, Real dt, ContactPairLists& out) {
+  Real vmax = 0;
+  for (int i = 0; i < 3 * m.nnode; ++i)
+    vmax = std::max(vmax, std::fabs(u[i]));
+  BroadPhaseInput in;
+  in.nnode = m.nnode;
+  in.node_x = q;
+  in.nedge = m.nedge;
+  in.edge_node = m.edge_node.data();
+  in.edge_radius = m.edge_radius.data();
+  in.ntri = m.ntri;
+  in.tri_node = m.tri_node.data();
+  in.tri_half_thickness = m.tri_half_thickness.data();
+  BroadPhaseOptions opt;
+  opt.inflation = contact_reach(m, vmax, dt);
+  const CandidatePairs cp = broad_phase_.find_pairs(in, opt);
+  std::vector<int>& ee = out.ee_node;
+  std::vector<Real>& ee_d = out.ee_d;
+  std::vector<Real>& ee_mu = out.ee_mu;
+  ee.clear(), ee_d.clear(), ee_mu.clear();
+  out.pt_node.clear(), out.pt_d.clear(), out.pt_mu.clear();
+  // rod edge pairs
+  for (long k = 0; k < cp.nee; ++k) {
+    const int a = cp.ee_pair[2 * k], b = cp.ee_pair[2 * k + 1];
+    if (!(m.edge_EA[a] > 0 && m.edge_EA[b] > 0)) continue;
+    // neighbours along one rod closer than the contact distance plus the tolerance would
+    // touch even when straight (a rod thick compared with its edges): no contact between them
+    const Real d = m.edge_radius[a] + m.edge_radius[b];
+    const Real gap = m.rod_gap(a, b);
+    if (gap >= 0 && gap < d + m.contact.tolerance) continue;
+    ee.insert(ee.end(), {m.edge_node[2 * a], m.edge_node[2 * a + 1], m.edge_node[2 * b],
+                         m.edge_node[2 * b + 1]});
+    ee_d.push_back(d);
+    ee_mu.push_back(m.part_mu(m.edge_part[a], m.edge_part[b]));
+  }
+  // vertex-triangle pairs (vertex, triangle, part) and edge pairs, as flat lists sorted and
+  // made unique below (the order of a std::map / std::set, in linear memory: this runs every
+  // step)
+  vt_.clear();
+  edges_.clear();
+  rod_shell_edges_.clear();
+  for (long k = 0; k < cp.net; ++k) {
+    const int e = cp.et_pair[2 * k], t = cp.et_pair[2 * k + 1];
+    if (!(m.edge_EA[e] > 0)) continue;
+    const int* tn = &m.tri_node[3 * t];
+    for (int a = 0; a < 2; ++a) {
+      const int v = m.edge_node[2 * e + a];
+      if (v != tn[0] && v != tn[1] && v != tn[2]) vt_.push_back({v, t, m.edge_part[e]});
+    }
+    for (int j = 0; j < 3; ++j) {
+      const int se = m.tri_edge[3 * t + j];
+      const int* sn = &m.sedge_node[2 * se];
+      const int* rn = &m.edge_node[2 * e];
+      if (rn[0] == sn[0] || rn[0] == sn[1] || rn[1] == sn[0] || rn[1] == sn[1]) continue;
+      rod_shell_edges_.push_back({e, se});
+    }
+  }
+  for (long k = 0; k < cp.ntt; ++k) {
+    const int ta = cp.tt_pair[2 * k], tb = cp.tt_pair[2 * k + 1];
+    for (int side = 0; side < 2; ++side) {
+      const int t = side ? tb : ta, o = side ? ta : tb;
+      for (int a = 0; a < 3; ++a) {
+        const int v = m.tri_node[3 * t + a];
+        const int* on = &m.tri_node[3 * o];
+        if (v == on[0] || v == on[1] || v == on[2]) continue;
+        vt_.push_back({v, o, m.tri_part[t]});
+      }
+    }
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) {
+        const int ea = m.tri_edge[3 * ta + a], eb = m.tri_edge[3 * tb + b];
+        const int* na = &m.sedge_node[2 * ea];
+        const int* nb = &m.sedge_node[2 * eb];
+        if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) continue;
+        edges_.push_back({std::min(ea, eb), std::max(ea, eb)});
+      }
+  }
+  // a vertex-triangle pair keeps the part of the first element that brought it (stable sort,
+  // first of each run kept)
+  std::stable_sort(vt_.begin(), vt_.end(), [](const auto& a, const auto& b) {
+    return a[0] != b[0] ? a[0] < b[0] : a[1] < b[1];
+  });
+  vt_.erase(std::unique(vt_.begin(), vt_.end(),
+                        [](const auto& a, const auto& b) { return a[0] == b[0] && a[1] == b[1]; }),
+            vt_.end());
+  for (auto* list : {&edges_, &rod_shell_edges_}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
+  for (const auto& [v, t, part] : vt_) {
+    out.pt_node.insert(out.pt_node.end(),
+                       {v, m.tri_node[3 * t], m.tri_node[3 * t + 1], m.tri_node[3 * t + 2]});
+    out.pt_d.push_back(m.node_contact_radius[v] + m.tri_half_thickness[t]);
+    out.pt_mu.push_back(m.part_mu(part, m.tri_part[t]));
+  }
+  for (const auto& [e, se] : rod_shell_edges_) {
+    ee.insert(ee.end(), {m.edge_node[2 * e], m.edge_node[2 * e + 1], m.sedge_node[2 * se],
+                         m.sedge_node[2 * se + 1]});
+    ee_d.push_back(m.edge_radius[e] + m.tri_half_thickness[m.sedge_tri[2 * se]]);
+    ee_mu.push_back(m.part_mu(m.edge_part[e], m.tri_part[m.sedge_tri[2 * se]]));
+  }
+  for (const auto& [a, b] : edges_) {
+    ee.insert(ee.end(), {m.sedge_node[2 * a], m.sedge_node[2 * a + 1], m.sedge_node[2 * b],
+                         m.sedge_node[2 * b + 1]});
+    // a shell edge's thickness: its first triangle's
+    ee_d.push_back(m.tri_half_thickness[m.sedge_tri[2 * a]] +
+                   m.tri_half_thickness[m.sedge_tri[2 * b]]);
+    ee_mu.push_back(m.part_mu(m.tri_part[m.sedge_tri[2 * a]], m.tri_part[m.sedge_tri[2 * b]]));
+  }
+  cull_far_subpairs(q, opt.inflation, out);
+}
+
+}  // namespace slender::contact

@@ -1,0 +1,64 @@
+#pragma once
+
+// The contact sub-pairs of one time step, on the host: the broad phase's candidate elements
+// expanded into the pairs the IMC stencils evaluate, with their contact distances and friction
+// coefficients, and the sub-pairs that cannot come within range during the step culled.
+//
+// - rod edge pairs: kept when both edges stretch (the augmented edges of rod-shell joints are
+//   triangle edges, which the triangles' own pairs cover) and they are not neighbours along one
+//   rod closer than their contact distance plus the tolerance;
+// - rod edge - triangle: the rod's end nodes against the triangle (vertex-triangle) and the rod
+//   edge against the triangle's edges (edge-edge);
+// - triangle pairs: each one's vertices against the other (vertex-triangle) and their shell
+//   edges pairwise (edge-edge); each sub-pair once (a vertex-triangle pair keeps the part of the
+//   first element that brought it, in candidate order). Summing these smooth pair energies
+//   avoids the kinks of a minimum over sub-pairs, which stalls Newton's method;
+// - culling: a sub-pair whose distance at the step's start is at least its contact distance plus
+//   the step's reach (the tolerance and twice the distance the fastest node covers in the step,
+//   as the broad phase inflates boxes) has zero energy (eq. 21's cut-off) and cannot reach.
+//
+// Order of the lists (the assembly plan depends on it): edge pairs are the rod pairs in
+// candidate order, then the rod-shell edge pairs sorted by (rod edge, shell edge), then the
+// shell edge pairs sorted by (smaller, larger shell edge); vertex-triangle pairs are sorted by
+// (vertex, triangle). ContactPipeline (contact/pipeline.h) builds the same lists on the device.
+
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "contact/broad_phase.h"
+#include "slender/model.h"
+
+namespace slender::contact {
+
+/// The sub-pairs of one step, flat.
+struct ContactPairLists {
+  std::vector<int> ee_node;  ///< edge pairs: nodes a0, a1, b0, b1 (nee x 4)
+  std::vector<Real> ee_d;    ///< their contact distance [m] (nee)
+  std::vector<Real> ee_mu;   ///< their friction coefficient (nee)
+  std::vector<int> pt_node;  ///< vertex-triangle pairs: p, t0, t1, t2 (npt x 4)
+  std::vector<Real> pt_d;    ///< (npt)
+  std::vector<Real> pt_mu;   ///< (npt)
+  int nee() const { return int(ee_d.size()); }
+  int npt() const { return int(pt_d.size()); }
+};
+
+/// [m] how far a step of size dt may reach: the model's contact tolerance plus twice the largest
+/// displacement a node with the largest velocity component in `u` (3 nnode) covers
+Real contact_reach(const Model& m, Real max_abs_velocity, Real dt);
+
+/// The host's sub-pair finder; keeps its broad phase and scratch lists between calls.
+class ContactPairFinder {
+ public:
+  /// the sub-pairs of the step of size dt starting at positions q with velocities u (the first
+  /// 3 nnode entries of the model's DOF vectors)
+  void find(const Model& m, const Real* q, const Real* u, Real dt, ContactPairLists& out);
+  const BroadPhase& broad_phase() const { return broad_phase_; }
+
+ private:
+  BroadPhase broad_phase_;
+  std::vector<std::array<int, 3>> vt_;  // (vertex, triangle, part)
+  std::vector<std::pair<int, int>> edges_, rod_shell_edges_;
+};
+
+}  // namespace slender::contact

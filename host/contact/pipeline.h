@@ -1,0 +1,889 @@
+#pragma once
+
+// Contact sub-pairs on an executor: the lists ContactPairFinder (contact/pairs.h) builds on the
+// host, equal to them entry for entry, built where the state lives (the GPU, for the CUDA
+// backend) so that a step with contact needs no copy of the state on the host. Written once over
+// an executor X: the CUDA one in kernels/contact_pipeline.cu, the host one in
+// host/contact/pipeline_host.cpp (which CI tests against ContactPairFinder).
+//
+// Passes, each a loop over items run by the executor, a scan, a sort or a reduction:
+// 1. reach: the largest velocity component (a max reduction) gives the boxes' inflation;
+// 2. boxes: each rod edge's and triangle's box (as the host broad phase's, bit for bit) and the
+//    bounds of their centres (an exact min/max reduction, which also counts non-finite boxes);
+// 3. linear BVH (Karras 2012): 30-bit Morton codes of the centres with the element id below
+//    them (distinct 64-bit keys), a radix sort, every internal node from the sorted keys at
+//    once, boxes fitted bottom-up (a counter per node: the second child to arrive goes on);
+// 4. candidates: each leaf walks the tree for leaves after it in the order whose boxes overlap
+//    its own and that share no node with it; counted, scanned, written, then sorted by kind
+//    (edge-edge, edge-triangle, triangle-triangle) and ids: the host broad phase's lists;
+// 5. sub-pairs: rod edge pairs filtered in candidate order (a flag scan); vertex-triangle,
+//    rod-shell edge and shell edge pairs written into fixed slots per candidate, sorted
+//    (stable, so the first of equal keys is the first emitted, as the host keeps it) and made
+//    unique (a flag scan);
+// 6. culling by the distance at the step's start, order kept (a flag scan);
+// 7. comparison with the previous step's lists (a count reduction): the caller learns whether
+//    the pairs changed, and downloads them only then.
+// Buffers grow and never shrink: steps of a steady size allocate nothing. Every result is a
+// function of the state alone (sorts and scans are deterministic, min/max exact, the fitted
+// boxes do not depend on the order the counters are taken), so two runs agree bit for bit.
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "contact/pairs.h"
+#include "slender/core/error.h"
+#include "slender/core/hd.h"
+#include "slender/core/rod_gap.h"
+#include "slender/model.h"
+#include "slender/stencils/contact_distance.h"
+
+namespace slender::contact {
+
+namespace pipe {
+
+/// the model's arrays the passes read, in the executor's memory
+struct Geometry {
+  int nnode = 0, nedge = 0, ntri = 0, nmaterial = 0;
+  Real tolerance = 0;
+  const int* edge_node = nullptr;
+  const Real* edge_radius = nullptr;
+  const Real* edge_EA = nullptr;
+  const int* edge_part = nullptr;
+  const Real* edge_arc = nullptr;
+  const Real* edge_l_bar = nullptr;
+  const Real* part_loop_length = nullptr;
+  const int* part_material = nullptr;
+  const Real* contact_mu = nullptr;
+  const int* tri_node = nullptr;
+  const Real* tri_half_thickness = nullptr;
+  const int* tri_part = nullptr;
+  const int* tri_edge = nullptr;
+  const int* sedge_node = nullptr;
+  const int* sedge_tri = nullptr;
+  const Real* node_contact_radius = nullptr;
+
+  SLENDER_HD Real part_mu(int a, int b) const {
+    if (!contact_mu) return 0;
+    return contact_mu[part_material[a] * nmaterial + part_material[b]];
+  }
+  /// Model::rod_gap
+  SLENDER_HD Real rod_gap(int a, int b) const {
+    if (edge_part[a] != edge_part[b] || edge_arc[a] < 0 || edge_arc[b] < 0) return -1;
+    return rod_arc_gap(edge_arc[a], edge_l_bar[a], edge_arc[b], edge_l_bar[b],
+                       part_loop_length[edge_part[a]]);
+  }
+  /// node ids of element e (edges first, then triangles); an edge repeats its last node
+  SLENDER_HD void element_nodes(int e, int n[3]) const {
+    if (e < nedge) {
+      n[0] = edge_node[2 * e];
+      n[1] = n[2] = edge_node[2 * e + 1];
+    } else {
+      const int* t = tri_node + 3 * (e - nedge);
+      n[0] = t[0], n[1] = t[1], n[2] = t[2];
+    }
+  }
+};
+
+/// an axis-aligned box; `bad` counts non-finite ones in a reduction
+struct Bounds {
+  Real lo[3], hi[3];
+  int bad;
+};
+
+struct BoundsUnion {
+  SLENDER_HD Bounds operator()(const Bounds& a, const Bounds& b) const {
+    Bounds r;
+    for (int d = 0; d < 3; ++d) {
+      r.lo[d] = b.lo[d] < a.lo[d] ? b.lo[d] : a.lo[d];
+      r.hi[d] = b.hi[d] > a.hi[d] ? b.hi[d] : a.hi[d];
+    }
+    r.bad = a.bad + b.bad;
+    return r;
+  }
+};
+
+struct MaxOp {
+  SLENDER_HD Real operator()(Real a, Real b) const { return b > a ? b : a; }
+};
+
+struct SumOp {
+  SLENDER_HD long operator()(long a, long b) const { return a + b; }
+};
+
+struct AbsAt {
+  const Real* v;
+  SLENDER_HD Real operator()(long i) const { return v[i] < 0 ? -v[i] : v[i]; }
+};
+
+/// box of element e (nodes' min/max grown by radius or half thickness plus inflation / 2, as
+/// BroadPhase's), written to box[6 e ...] as lo, hi
+struct ElementBoxes {
+  Geometry g;
+  const Real* x;
+  Real inflation;
+  Real* box;  // (nelem x 6)
+  SLENDER_HD void operator()(long i) const {
+    const int e = int(i);
+    const bool is_edge = e < g.nedge;
+    const int k = is_edge ? 2 : 3;
+    const int* nd = is_edge ? g.edge_node + 2 * e : g.tri_node + 3 * (e - g.nedge);
+    const Real r = is_edge ? g.edge_radius[e] : g.tri_half_thickness[e - g.nedge];
+    Real lo[3], hi[3];
+    for (int a = 0; a < k; ++a) {
+      const Real* p = x + 3 * nd[a];
+      for (int d = 0; d < 3; ++d) {
+        lo[d] = a == 0 ? p[d] : (p[d] < lo[d] ? p[d] : lo[d]);
+        hi[d] = a == 0 ? p[d] : (p[d] > hi[d] ? p[d] : hi[d]);
+      }
+    }
+    const Real grow = r + Real(0.5) * inflation;
+    for (int d = 0; d < 3; ++d) {
+      box[6 * i + d] = lo[d] - grow;
+      box[6 * i + 3 + d] = hi[d] + grow;
+    }
+  }
+};
+
+/// the centre of a box as a degenerate Bounds, non-finite ones counted
+struct CentreOf {
+  const Real* box;
+  SLENDER_HD Bounds operator()(long i) const {
+    Bounds b;
+    b.bad = 0;
+    for (int d = 0; d < 3; ++d) {
+      const Real c = Real(0.5) * (box[6 * i + d] + box[6 * i + 3 + d]);
+      if (!is_finite(c)) b.bad = 1;
+      b.lo[d] = b.hi[d] = is_finite(c) ? c : 0;
+    }
+    return b;
+  }
+};
+
+/// 10 bits of x spread to every third bit
+SLENDER_HD inline std::uint64_t spread3(std::uint64_t x) {
+  x &= 0x3ff;
+  x = (x | (x << 16)) & 0x30000ffULL;
+  x = (x | (x << 8)) & 0x300f00fULL;
+  x = (x | (x << 4)) & 0x30c30c3ULL;
+  x = (x | (x << 2)) & 0x9249249ULL;
+  return x;
+}
+
+/// key of element i: the Morton code of its centre in the bounds above its id
+struct MortonKeys {
+  const Real* box;
+  Real origin[3], scale[3];  // cell = (centre - origin) * scale, in [0, 1023]
+  std::uint64_t* key;
+  SLENDER_HD void operator()(long i) const {
+    std::uint64_t code = 0;
+    for (int d = 0; d < 3; ++d) {
+      const Real c = Real(0.5) * (box[6 * i + d] + box[6 * i + 3 + d]);
+      Real t = (c - origin[d]) * scale[d];
+      t = t < 0 ? 0 : (t > 1023 ? 1023 : t);
+      code |= spread3(std::uint64_t(t)) << (2 - d);
+    }
+    key[i] = (code << 32) | std::uint64_t(i);
+  }
+};
+
+/// Karras's split search: internal node i of the radix tree over n sorted distinct keys.
+/// Nodes: internal 0 .. n-2 (0 the root), leaf r is node n-1+r.
+struct BuildTree {
+  const std::uint64_t* key;
+  long n;
+  int* child;     // (n-1 x 2)
+  int* parent;    // (2n-1), the root's -1
+  int* range_hi;  // last leaf rank under each internal node (n-1)
+  SLENDER_HD int delta(long i, long j) const {
+    if (j < 0 || j >= n) return -1;
+      // leading zeros of the XOR (never 0: keys are distinct)
+#if defined(__CUDA_ARCH__)
+    return __clzll((long long)(key[i] ^ key[j]));
+#else
+    return __builtin_clzll(key[i] ^ key[j]);
+#endif
+  }
+  SLENDER_HD void operator()(long i) const {
+    const int d = delta(i, i + 1) > delta(i, i - 1) ? 1 : -1;
+    const int dmin = delta(i, i - d);
+    long lmax = 2;
+    while (delta(i, i + lmax * d) > dmin)
+      lmax *= 2;
+    long l = 0;
+    for (long t = lmax / 2; t >= 1; t /= 2)
+      if (delta(i, i + (l + t) * d) > dmin) l += t;
+    const long j = i + l * d;
+    const int dnode = delta(i, j);
+    long s = 0;
+    for (long t = l; t > 1;) {
+      t = (t + 1) / 2;
+      if (delta(i, i + (s + t) * d) > dnode) s += t;
+    }
+    const long gamma = i + s * d + (d < 0 ? -1 : 0);
+    const long lo = i < j ? i : j, hi = i < j ? j : i;
+    const long left = lo == gamma ? (n - 1) + gamma : gamma;
+    const long right = hi == gamma + 1 ? (n - 1) + gamma + 1 : gamma + 1;
+    child[2 * i] = int(left);
+    child[2 * i + 1] = int(right);
+    parent[left] = int(i);
+    parent[right] = int(i);
+    range_hi[i] = int(hi);
+    if (i == 0) parent[0] = -1;
+  }
+};
+
+/// an atomic add that orders the memory around it (the refit's arrival counters)
+SLENDER_HD inline int atomic_add_ordered(int* p, int v) {
+#if defined(SLENDER_DEVICE_CODE) && defined(__CUDA_ARCH__)
+  __threadfence();
+  const int old = atomicAdd(p, v);
+  __threadfence();
+  return old;
+#else
+  return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+#endif
+}
+
+/// leaf r's box is its element's; then up the tree: the second child to arrive at a node writes
+/// the node's box (the union of its children's) and goes on
+struct FitBoxes {
+  const std::uint64_t* key;
+  const Real* box;  // by element (nelem x 6)
+  long n;
+  const int* child;
+  const int* parent;
+  int* arrived;    // (n-1), zero beforehand
+  Real* node_box;  // (2n-1 x 6)
+  SLENDER_HD void operator()(long r) const {
+    const long leaf = n - 1 + r;
+    const long e = long(key[r] & 0xffffffffULL);
+    for (int k = 0; k < 6; ++k)
+      node_box[6 * leaf + k] = box[6 * e + k];
+    long node = leaf;
+    while (true) {
+      const int p = parent[node];
+      if (p < 0) return;
+      if (atomic_add_ordered(&arrived[p], 1) == 0) return;  // the sibling finishes the node
+      const volatile Real* a = node_box + 6 * child[2 * p];
+      const volatile Real* b = node_box + 6 * child[2 * p + 1];
+      for (int d = 0; d < 3; ++d) {
+        const Real alo = a[d], blo = b[d], ahi = a[3 + d], bhi = b[3 + d];
+        node_box[6 * p + d] = blo < alo ? blo : alo;
+        node_box[6 * p + 3 + d] = bhi > ahi ? bhi : ahi;
+      }
+      node = p;
+    }
+  }
+};
+
+SLENDER_HD inline bool boxes_overlap(const Real* a, const Real* b) {
+  return a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] &&
+         b[2] <= a[5];
+}
+
+/// the packed candidate key: kind (0 edge-edge, 1 edge-triangle, 2 triangle-triangle) in the
+/// top two bits, then the first id (31 bits), then the second (31 bits), ids local to their kind
+SLENDER_HD inline std::uint64_t candidate_key(int nedge, int a, int b) {
+  if (b < a) {
+    const int t = a;
+    a = b, b = t;
+  }
+  const std::uint64_t kind = b < nedge ? 0 : (a < nedge ? 1 : 2);
+  const std::uint64_t la = std::uint64_t(a < nedge ? a : a - nedge);
+  const std::uint64_t lb = std::uint64_t(b < nedge ? b : b - nedge);
+  return (kind << 62) | (la << 31) | lb;
+}
+
+/// kStackDepth bounds the walk's stack: the tree over distinct 64-bit keys is at most 64 deep
+constexpr int kStackDepth = 96;
+
+/// leaf r's candidates: leaves after r whose boxes overlap r's and share no node with it; the
+/// count pass (out == nullptr) writes count[r], the fill pass writes keys from out + adr[r]
+struct WalkTree {
+  Geometry g;
+  const std::uint64_t* key;
+  long n;
+  const int* child;
+  const int* range_hi;
+  const Real* node_box;
+  int* count;
+  const int* adr;
+  std::uint64_t* out;
+  int* overflow;  // set when the stack would overflow (cannot happen for a valid tree)
+  SLENDER_HD void operator()(long r) const {
+    const long leaf = n - 1 + r;
+    const Real* mine = node_box + 6 * leaf;
+    const int a = int(key[r] & 0xffffffffULL);
+    int an[3];
+    g.element_nodes(a, an);
+    int stack[kStackDepth];
+    int top = 0;
+    stack[top++] = 0;
+    int found = 0;
+    std::uint64_t* o = out ? out + adr[r] : nullptr;
+    while (top > 0) {
+      const int node = stack[--top];
+      for (int s = 0; s < 2; ++s) {
+        const int c = child[2 * node + s];
+        if (c >= n - 1) {
+          const long rc = c - (n - 1);
+          if (rc <= r || !boxes_overlap(mine, node_box + 6 * c)) continue;
+          const int b = int(key[rc] & 0xffffffffULL);
+          int bn[3];
+          g.element_nodes(b, bn);
+          bool adjacent = false;
+          for (int k = 0; k < 3; ++k)
+            for (int l = 0; l < 3; ++l)
+              adjacent = adjacent || an[k] == bn[l];
+          if (adjacent) continue;
+          if (o) o[found] = candidate_key(g.nedge, a, b);
+          ++found;
+        } else if (range_hi[c] > r && boxes_overlap(mine, node_box + 6 * c)) {
+          if (top == kStackDepth) {
+            *overflow = 1;
+            return;
+          }
+          stack[top++] = c;
+        }
+      }
+    }
+    if (!o) count[r] = found;
+  }
+};
+
+/// kind of a sorted candidate key, counted by a sum reduction
+struct KindIs {
+  const std::uint64_t* key;
+  std::uint64_t kind;
+  SLENDER_HD long operator()(long i) const { return (key[i] >> 62) == kind ? 1 : 0; }
+};
+
+SLENDER_HD inline int key_first(std::uint64_t k) { return int((k >> 31) & 0x7fffffffULL); }
+SLENDER_HD inline int key_second(std::uint64_t k) { return int(k & 0x7fffffffULL); }
+
+/// flag of rod edge pair k (candidate kinds start at `ee`): both edges stretch and they are not
+/// close neighbours along one rod
+struct RodPairKept {
+  Geometry g;
+  const std::uint64_t* ee;
+  int* flag;
+  SLENDER_HD void operator()(long k) const {
+    const int a = key_first(ee[k]), b = key_second(ee[k]);
+    int keep = g.edge_EA[a] > 0 && g.edge_EA[b] > 0;
+    if (keep) {
+      const Real d = g.edge_radius[a] + g.edge_radius[b];
+      const Real gap = g.rod_gap(a, b);
+      if (gap >= 0 && gap < d + g.tolerance) keep = 0;
+    }
+    flag[k] = keep;
+  }
+};
+
+/// a sub-pair list being built: nodes (x 4), contact distance, friction coefficient
+struct PairOut {
+  int* node;
+  Real* d;
+  Real* mu;
+};
+
+struct WriteRodPairs {
+  Geometry g;
+  const std::uint64_t* ee;
+  const int* flag;
+  const int* pos;
+  PairOut out;
+  SLENDER_HD void operator()(long k) const {
+    if (!flag[k]) return;
+    const int a = key_first(ee[k]), b = key_second(ee[k]);
+    const int p = pos[k];
+    out.node[4 * p] = g.edge_node[2 * a];
+    out.node[4 * p + 1] = g.edge_node[2 * a + 1];
+    out.node[4 * p + 2] = g.edge_node[2 * b];
+    out.node[4 * p + 3] = g.edge_node[2 * b + 1];
+    out.d[p] = g.edge_radius[a] + g.edge_radius[b];
+    out.mu[p] = g.part_mu(g.edge_part[a], g.edge_part[b]);
+  }
+};
+
+constexpr std::uint64_t kNoKey = ~std::uint64_t(0);
+
+/// vertex-triangle slots: 2 per edge-triangle candidate (the rod edge's end nodes), then 6 per
+/// triangle pair (each triangle's vertices against the other); key (vertex, triangle), value
+/// the part of the element that brought the vertex; kNoKey where no pair
+struct EmitVertexTriangle {
+  Geometry g;
+  const std::uint64_t* et;
+  long net;
+  const std::uint64_t* tt;
+  std::uint64_t* key;
+  int* part;
+  SLENDER_HD void operator()(long s) const {
+    int v = -1, t = -1, pt = -1;
+    if (s < 2 * net) {
+      const long k = s / 2;
+      const int e = key_first(et[k]), tri = key_second(et[k]);
+      if (g.edge_EA[e] > 0) {
+        const int* tn = g.tri_node + 3 * tri;
+        const int cand = g.edge_node[2 * e + s % 2];
+        if (cand != tn[0] && cand != tn[1] && cand != tn[2]) v = cand, t = tri, pt = g.edge_part[e];
+      }
+    } else {
+      const long k = (s - 2 * net) / 6;
+      const int j = int((s - 2 * net) % 6), side = j / 3;
+      const int ta = key_first(tt[k]), tb = key_second(tt[k]);
+      const int tri = side ? tb : ta, o = side ? ta : tb;
+      const int cand = g.tri_node[3 * tri + j % 3];
+      const int* on = g.tri_node + 3 * o;
+      if (cand != on[0] && cand != on[1] && cand != on[2]) v = cand, t = o, pt = g.tri_part[tri];
+    }
+    key[s] = v < 0 ? kNoKey : (std::uint64_t(v) << 32) | std::uint64_t(t);
+    part[s] = pt;
+  }
+};
+
+/// rod-shell edge slots: 3 per edge-triangle candidate, key (rod edge, shell edge)
+struct EmitRodShellEdges {
+  Geometry g;
+  const std::uint64_t* et;
+  std::uint64_t* key;
+  SLENDER_HD void operator()(long s) const {
+    const long k = s / 3;
+    const int e = key_first(et[k]), tri = key_second(et[k]);
+    key[s] = kNoKey;
+    if (!(g.edge_EA[e] > 0)) return;
+    const int se = g.tri_edge[3 * tri + s % 3];
+    const int* sn = g.sedge_node + 2 * se;
+    const int* rn = g.edge_node + 2 * e;
+    if (rn[0] == sn[0] || rn[0] == sn[1] || rn[1] == sn[0] || rn[1] == sn[1]) return;
+    key[s] = (std::uint64_t(e) << 32) | std::uint64_t(se);
+  }
+};
+
+/// shell edge pair slots: 9 per triangle pair, key (smaller, larger shell edge)
+struct EmitShellEdgePairs {
+  Geometry g;
+  const std::uint64_t* tt;
+  std::uint64_t* key;
+  SLENDER_HD void operator()(long s) const {
+    const long k = s / 9;
+    const int ta = key_first(tt[k]), tb = key_second(tt[k]);
+    const int ea = g.tri_edge[3 * ta + (s % 9) / 3], eb = g.tri_edge[3 * tb + s % 3];
+    const int* na = g.sedge_node + 2 * ea;
+    const int* nb = g.sedge_node + 2 * eb;
+    key[s] = kNoKey;
+    if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) return;
+    key[s] = ea < eb ? (std::uint64_t(ea) << 32) | std::uint64_t(eb)
+                     : (std::uint64_t(eb) << 32) | std::uint64_t(ea);
+  }
+};
+
+/// 1 for the first of each run of equal sorted keys (kNoKey excluded)
+struct FirstOfRun {
+  const std::uint64_t* key;
+  int* flag;
+  SLENDER_HD void operator()(long i) const {
+    flag[i] = key[i] != kNoKey && (i == 0 || key[i] != key[i - 1]);
+  }
+};
+
+SLENDER_HD inline int key_hi(std::uint64_t k) { return int(k >> 32); }
+SLENDER_HD inline int key_lo(std::uint64_t k) { return int(k & 0xffffffffULL); }
+
+struct WriteVertexTriangle {
+  Geometry g;
+  const std::uint64_t* key;
+  const int* part;
+  const int* flag;
+  const int* pos;
+  PairOut out;
+  SLENDER_HD void operator()(long i) const {
+    if (!flag[i]) return;
+    const int v = key_hi(key[i]), t = key_lo(key[i]), p = pos[i];
+    out.node[4 * p] = v;
+    for (int a = 0; a < 3; ++a)
+      out.node[4 * p + 1 + a] = g.tri_node[3 * t + a];
+    out.d[p] = g.node_contact_radius[v] + g.tri_half_thickness[t];
+    out.mu[p] = g.part_mu(part[i], g.tri_part[t]);
+  }
+};
+
+struct WriteRodShellEdge {
+  Geometry g;
+  const std::uint64_t* key;
+  const int* flag;
+  const int* pos;
+  int base;  // first slot of this segment in the edge pair list
+  PairOut out;
+  SLENDER_HD void operator()(long i) const {
+    if (!flag[i]) return;
+    const int e = key_hi(key[i]), se = key_lo(key[i]), p = base + pos[i];
+    out.node[4 * p] = g.edge_node[2 * e];
+    out.node[4 * p + 1] = g.edge_node[2 * e + 1];
+    out.node[4 * p + 2] = g.sedge_node[2 * se];
+    out.node[4 * p + 3] = g.sedge_node[2 * se + 1];
+    const int tri = g.sedge_tri[2 * se];
+    out.d[p] = g.edge_radius[e] + g.tri_half_thickness[tri];
+    out.mu[p] = g.part_mu(g.edge_part[e], g.tri_part[tri]);
+  }
+};
+
+struct WriteShellEdgePair {
+  Geometry g;
+  const std::uint64_t* key;
+  const int* flag;
+  const int* pos;
+  int base;
+  PairOut out;
+  SLENDER_HD void operator()(long i) const {
+    if (!flag[i]) return;
+    const int a = key_hi(key[i]), b = key_lo(key[i]), p = base + pos[i];
+    out.node[4 * p] = g.sedge_node[2 * a];
+    out.node[4 * p + 1] = g.sedge_node[2 * a + 1];
+    out.node[4 * p + 2] = g.sedge_node[2 * b];
+    out.node[4 * p + 3] = g.sedge_node[2 * b + 1];
+    const int ta = g.sedge_tri[2 * a], tb = g.sedge_tri[2 * b];
+    out.d[p] = g.tri_half_thickness[ta] + g.tri_half_thickness[tb];
+    out.mu[p] = g.part_mu(g.tri_part[ta], g.tri_part[tb]);
+  }
+};
+
+/// 1 for a sub-pair that may come within range during the step (as cull_far_subpairs keeps it)
+struct WithinReach {
+  const Real* x;
+  const int* node;
+  const Real* d;
+  Real reach;
+  bool edge_edge;
+  int* flag;
+  SLENDER_HD void operator()(long k) const {
+    Vec<12> p;
+    for (int a = 0; a < 4; ++a)
+      for (int c = 0; c < 3; ++c)
+        p[3 * a + c] = x[3 * node[4 * k + a] + c];
+    ContactDistance cd;
+    if (edge_edge) {
+      edge_edge_distance(p, kEnergy, cd, nullptr, nullptr);
+    } else {
+      point_triangle_distance(p, kEnergy, cd, nullptr, nullptr);
+    }
+    flag[k] = !(cd.delta >= d[k] + reach);  // a NaN distance keeps the pair
+  }
+};
+
+struct Compact {
+  const int* flag;
+  const int* pos;
+  const int* node;
+  const Real* d;
+  const Real* mu;
+  PairOut out;
+  SLENDER_HD void operator()(long k) const {
+    if (!flag[k]) return;
+    const int p = pos[k];
+    for (int a = 0; a < 4; ++a)
+      out.node[4 * p + a] = node[4 * k + a];
+    out.d[p] = d[k];
+    out.mu[p] = mu[k];
+  }
+};
+
+/// 1 where two node lists differ
+struct Differs {
+  const int* a;
+  const int* b;
+  SLENDER_HD long operator()(long i) const { return a[i] != b[i] ? 1 : 0; }
+};
+
+}  // namespace pipe
+
+/// The pipeline over executor X, which provides
+///   template <class T> using Buffer (resize(n) keeping nothing, data(), size()),
+///   for_each(n, f), exclusive_scan(in, out, n) -> total (int), sort_keys(keys, n),
+///   sort_pairs(keys, values, n) (both stable, ascending), reduce(n, f, init, op) -> value,
+///   upload(Buffer<T>&, const std::vector<T>&), download(const T* src, T* host, n),
+///   fill_zero(T* p, n);
+/// its methods are const-callable through a member (it keeps its own scratch).
+template <class X>
+class ContactPipeline {
+ public:
+  template <class T>
+  using Buffer = typename X::template Buffer<T>;
+
+  explicit ContactPipeline(const Model& m) : model_(&m) {
+    SLENDER_CHECK(long(m.nedge) + m.ntri < INT_MAX / 2, "too many contact elements");
+    pipe::Geometry& g = g_;
+    g.nnode = m.nnode;
+    g.nedge = m.nedge;
+    g.ntri = m.ntri;
+    g.nmaterial = m.nmaterial;
+    g.tolerance = m.contact.tolerance;
+    auto up = [&](auto& buf, const auto& v) {
+      x_.upload(buf, v);
+      return v.empty() ? nullptr : buf.data();
+    };
+    g.edge_node = up(edge_node_, m.edge_node);
+    g.edge_radius = up(edge_radius_, m.edge_radius);
+    g.edge_EA = up(edge_EA_, m.edge_EA);
+    g.edge_part = up(edge_part_, m.edge_part);
+    g.edge_arc = up(edge_arc_, m.edge_arc);
+    g.edge_l_bar = up(edge_l_bar_, m.edge_l_bar);
+    g.part_loop_length = up(part_loop_length_, m.part_loop_length);
+    g.part_material = up(part_material_, m.part_material);
+    g.contact_mu = up(contact_mu_, m.contact_mu);
+    g.tri_node = up(tri_node_, m.tri_node);
+    g.tri_half_thickness = up(tri_half_thickness_, m.tri_half_thickness);
+    g.tri_part = up(tri_part_, m.tri_part);
+    g.tri_edge = up(tri_edge_, m.tri_edge);
+    g.sedge_node = up(sedge_node_, m.sedge_node);
+    g.sedge_tri = up(sedge_tri_, m.sedge_tri);
+    g.node_contact_radius = up(node_contact_radius_, m.node_contact_radius);
+  }
+
+  /// the sub-pairs of the step of size dt from positions q and velocities u (executor memory,
+  /// the model's DOF vectors); true when their node lists differ from the previous call's (the
+  /// first call: always)
+  bool find(const Real* q, const Real* u, Real dt) {
+    const int nelem = g_.nedge + g_.ntri;
+    const Real vmax = model_->nnode > 0
+                          ? x_.reduce(3L * model_->nnode, pipe::AbsAt{u}, Real(0), pipe::MaxOp{})
+                          : Real(0);
+    reach_ = contact_reach(*model_, vmax, dt);
+    SLENDER_CHECK(is_finite(reach_), "contact: non-finite velocities");
+    candidates(q, nelem);
+    subpairs(q);
+    // the previous lists stay in prev_, the new ones become cur_
+    std::swap(cur_, prev_);
+    std::swap(cur_, next_);
+    const bool changed = first_ || cur_.nee != prev_.nee || cur_.npt != prev_.npt ||
+                         differ(cur_.ee_node, prev_.ee_node, 4L * cur_.nee) ||
+                         differ(cur_.pt_node, prev_.pt_node, 4L * cur_.npt);
+    first_ = false;
+    return changed;
+  }
+
+  /// the current lists, downloaded
+  void download(ContactPairLists& out) const {
+    out.ee_node.resize(4 * size_t(cur_.nee));
+    out.ee_d.resize(size_t(cur_.nee));
+    out.ee_mu.resize(size_t(cur_.nee));
+    out.pt_node.resize(4 * size_t(cur_.npt));
+    out.pt_d.resize(size_t(cur_.npt));
+    out.pt_mu.resize(size_t(cur_.npt));
+    x_.download(cur_.ee_node.data(), out.ee_node.data(), 4L * cur_.nee);
+    x_.download(cur_.ee_d.data(), out.ee_d.data(), cur_.nee);
+    x_.download(cur_.ee_mu.data(), out.ee_mu.data(), cur_.nee);
+    x_.download(cur_.pt_node.data(), out.pt_node.data(), 4L * cur_.npt);
+    x_.download(cur_.pt_d.data(), out.pt_d.data(), cur_.npt);
+    x_.download(cur_.pt_mu.data(), out.pt_mu.data(), cur_.npt);
+  }
+
+  // the current lists in the executor's memory (valid until the next find)
+  int nee() const { return cur_.nee; }
+  int npt() const { return cur_.npt; }
+  const int* ee_node() const { return cur_.ee_node.data(); }
+  const Real* ee_d() const { return cur_.ee_d.data(); }
+  const Real* ee_mu() const { return cur_.ee_mu.data(); }
+  const int* pt_node() const { return cur_.pt_node.data(); }
+  const Real* pt_d() const { return cur_.pt_d.data(); }
+  const Real* pt_mu() const { return cur_.pt_mu.data(); }
+  /// [m] the reach of the last call's step
+  Real reach() const { return reach_; }
+  /// broad-phase candidates of the last call: edge pairs, edge-triangle, triangle pairs
+  long candidates_ee() const { return nce_; }
+  long candidates_et() const { return ncet_; }
+  long candidates_tt() const { return nctt_; }
+  /// the sorted candidate keys (pipe::candidate_key), in the executor's memory
+  const std::uint64_t* candidate_keys() const { return cand_.data(); }
+
+ private:
+  struct Lists {
+    Buffer<int> ee_node, pt_node;
+    Buffer<Real> ee_d, ee_mu, pt_d, pt_mu;
+    int nee = 0, npt = 0;
+  };
+
+  /// grows b to at least n (a quarter more), never shrinks: the size is the capacity
+  template <class T>
+  static void fit(Buffer<T>& b, long n) {
+    if (long(b.size()) < n) b.resize(size_t(n + n / 4 + 1));
+  }
+  static void fit_lists(Lists& l, long nee, long npt) {
+    fit(l.ee_node, 4 * nee), fit(l.ee_d, nee), fit(l.ee_mu, nee);
+    fit(l.pt_node, 4 * npt), fit(l.pt_d, npt), fit(l.pt_mu, npt);
+  }
+  static pipe::PairOut ee_out(Lists& l) {
+    return {l.ee_node.data(), l.ee_d.data(), l.ee_mu.data()};
+  }
+  static pipe::PairOut pt_out(Lists& l) {
+    return {l.pt_node.data(), l.pt_d.data(), l.pt_mu.data()};
+  }
+
+  bool differ(const Buffer<int>& a, const Buffer<int>& b, long n) {
+    return n > 0 && x_.reduce(n, pipe::Differs{a.data(), b.data()}, 0L, pipe::SumOp{}) > 0;
+  }
+
+  // passes 2-4: the sorted candidate keys in cand_, counts by kind
+  void candidates(const Real* q, int nelem) {
+    nce_ = ncet_ = nctt_ = 0;
+    ncand_ = 0;
+    if (nelem < 2) return;
+    const long n = nelem;
+    fit(box_, 6 * n);
+    x_.for_each(n, pipe::ElementBoxes{g_, q, reach_, box_.data()});
+    pipe::Bounds none;
+    for (int d = 0; d < 3; ++d)
+      none.lo[d] = INFINITY, none.hi[d] = -INFINITY;
+    none.bad = 0;
+    const pipe::Bounds all = x_.reduce(n, pipe::CentreOf{box_.data()}, none, pipe::BoundsUnion{});
+    SLENDER_CHECK(all.bad == 0, "contact: ", all.bad,
+                  " rod edges or triangles have non-finite positions");
+    pipe::MortonKeys mk{box_.data(), {0, 0, 0}, {0, 0, 0}, nullptr};
+    for (int d = 0; d < 3; ++d) {
+      const Real span = all.hi[d] - all.lo[d];
+      mk.origin[d] = all.lo[d];
+      mk.scale[d] = span > 0 ? Real(1023) / span : 0;
+    }
+    fit(key_, n);
+    mk.key = key_.data();
+    x_.for_each(n, mk);
+    x_.sort_keys(key_.data(), n);
+    fit(child_, 2 * (n - 1)), fit(parent_, 2 * n - 1), fit(range_hi_, n - 1);
+    fit(arrived_, n - 1), fit(node_box_, 6 * (2 * n - 1));
+    x_.for_each(n - 1,
+                pipe::BuildTree{key_.data(), n, child_.data(), parent_.data(), range_hi_.data()});
+    x_.fill_zero(arrived_.data(), n - 1);
+    x_.for_each(n, pipe::FitBoxes{key_.data(), box_.data(), n, child_.data(), parent_.data(),
+                                  arrived_.data(), node_box_.data()});
+    fit(count_, n), fit(adr_, n), fit(overflow_, 1);
+    x_.fill_zero(overflow_.data(), 1);
+    pipe::WalkTree walk{g_,
+                        key_.data(),
+                        n,
+                        child_.data(),
+                        range_hi_.data(),
+                        node_box_.data(),
+                        count_.data(),
+                        nullptr,
+                        nullptr,
+                        overflow_.data()};
+    x_.for_each(n, walk);
+    const long total = x_.exclusive_scan(count_.data(), adr_.data(), n);
+    int overflow = 0;
+    x_.download(overflow_.data(), &overflow, 1);
+    SLENDER_CHECK(overflow == 0, "contact: the broad phase's tree is deeper than ",
+                  pipe::kStackDepth);
+    SLENDER_CHECK(total < INT_MAX / 16, "contact: ", total, " candidate pairs, too many");
+    ncand_ = total;
+    if (total == 0) return;
+    fit(cand_, total);
+    walk.adr = adr_.data();
+    walk.out = cand_.data();
+    x_.for_each(n, walk);
+    x_.sort_keys(cand_.data(), total);
+    nce_ = x_.reduce(total, pipe::KindIs{cand_.data(), 0}, 0L, pipe::SumOp{});
+    ncet_ = x_.reduce(total, pipe::KindIs{cand_.data(), 1}, 0L, pipe::SumOp{});
+    nctt_ = total - nce_ - ncet_;
+  }
+
+  // passes 5-6: next_ gets the culled sub-pairs
+  void subpairs(const Real* q) {
+    const std::uint64_t* ee = cand_.data();
+    const std::uint64_t* et = ee + nce_;
+    const std::uint64_t* tt = et + ncet_;
+    // rod edge pairs in candidate order
+    fit(flag_, nce_), fit(pos_, nce_);
+    long nrod = 0;
+    if (nce_ > 0) {
+      x_.for_each(nce_, pipe::RodPairKept{g_, ee, flag_.data()});
+      nrod = x_.exclusive_scan(flag_.data(), pos_.data(), nce_);
+    }
+    // vertex-triangle, rod-shell edge and shell edge slots, sorted and made unique
+    const long nvt_slot = 2 * ncet_ + 6 * nctt_, nrs_slot = 3 * ncet_, nse_slot = 9 * nctt_;
+    fit(vt_key_, nvt_slot), fit(vt_part_, nvt_slot), fit(vt_flag_, nvt_slot);
+    fit(vt_pos_, nvt_slot);
+    fit(rs_key_, nrs_slot), fit(rs_flag_, nrs_slot), fit(rs_pos_, nrs_slot);
+    fit(se_key_, nse_slot), fit(se_flag_, nse_slot), fit(se_pos_, nse_slot);
+    long nvt = 0, nrs = 0, nse = 0;
+    if (nvt_slot > 0) {
+      x_.for_each(nvt_slot,
+                  pipe::EmitVertexTriangle{g_, et, ncet_, tt, vt_key_.data(), vt_part_.data()});
+      x_.sort_pairs(vt_key_.data(), vt_part_.data(), nvt_slot);
+      x_.for_each(nvt_slot, pipe::FirstOfRun{vt_key_.data(), vt_flag_.data()});
+      nvt = x_.exclusive_scan(vt_flag_.data(), vt_pos_.data(), nvt_slot);
+    }
+    if (nrs_slot > 0) {
+      x_.for_each(nrs_slot, pipe::EmitRodShellEdges{g_, et, rs_key_.data()});
+      x_.sort_keys(rs_key_.data(), nrs_slot);
+      x_.for_each(nrs_slot, pipe::FirstOfRun{rs_key_.data(), rs_flag_.data()});
+      nrs = x_.exclusive_scan(rs_flag_.data(), rs_pos_.data(), nrs_slot);
+    }
+    if (nse_slot > 0) {
+      x_.for_each(nse_slot, pipe::EmitShellEdgePairs{g_, tt, se_key_.data()});
+      x_.sort_keys(se_key_.data(), nse_slot);
+      x_.for_each(nse_slot, pipe::FirstOfRun{se_key_.data(), se_flag_.data()});
+      nse = x_.exclusive_scan(se_flag_.data(), se_pos_.data(), nse_slot);
+    }
+    // the uncut lists: rod pairs, rod-shell edges, shell edge pairs; vertex-triangle pairs
+    const long nee_all = nrod + nrs + nse;
+    fit_lists(all_, nee_all, nvt);
+    if (nrod > 0)
+      x_.for_each(nce_, pipe::WriteRodPairs{g_, ee, flag_.data(), pos_.data(), ee_out(all_)});
+    if (nrs > 0)
+      x_.for_each(nrs_slot, pipe::WriteRodShellEdge{g_, rs_key_.data(), rs_flag_.data(),
+                                                    rs_pos_.data(), int(nrod), ee_out(all_)});
+    if (nse > 0)
+      x_.for_each(nse_slot,
+                  pipe::WriteShellEdgePair{g_, se_key_.data(), se_flag_.data(), se_pos_.data(),
+                                           int(nrod + nrs), ee_out(all_)});
+    if (nvt > 0)
+      x_.for_each(nvt_slot,
+                  pipe::WriteVertexTriangle{g_, vt_key_.data(), vt_part_.data(), vt_flag_.data(),
+                                            vt_pos_.data(), pt_out(all_)});
+    // culling, order kept
+    fit(cflag_, nee_all > nvt ? nee_all : nvt), fit(cpos_, nee_all > nvt ? nee_all : nvt);
+    long nee = 0, npt = 0;
+    Lists& out = next_;
+    fit_lists(out, nee_all, nvt);
+    if (nee_all > 0) {
+      x_.for_each(nee_all, pipe::WithinReach{q, all_.ee_node.data(), all_.ee_d.data(), reach_, true,
+                                             cflag_.data()});
+      nee = x_.exclusive_scan(cflag_.data(), cpos_.data(), nee_all);
+      x_.for_each(nee_all, pipe::Compact{cflag_.data(), cpos_.data(), all_.ee_node.data(),
+                                         all_.ee_d.data(), all_.ee_mu.data(), ee_out(out)});
+    }
+    if (nvt > 0) {
+      x_.for_each(nvt, pipe::WithinReach{q, all_.pt_node.data(), all_.pt_d.data(), reach_, false,
+                                         cflag_.data()});
+      npt = x_.exclusive_scan(cflag_.data(), cpos_.data(), nvt);
+      x_.for_each(nvt, pipe::Compact{cflag_.data(), cpos_.data(), all_.pt_node.data(),
+                                     all_.pt_d.data(), all_.pt_mu.data(), pt_out(out)});
+    }
+    out.nee = int(nee);
+    out.npt = int(npt);
+  }
+
+  const Model* model_;
+  mutable X x_;
+  pipe::Geometry g_;
+  // model arrays
+  Buffer<int> edge_node_, edge_part_, part_material_, tri_node_, tri_part_, tri_edge_, sedge_node_,
+      sedge_tri_;
+  Buffer<Real> edge_radius_, edge_EA_, edge_arc_, edge_l_bar_, part_loop_length_, contact_mu_,
+      tri_half_thickness_, node_contact_radius_;
+  // broad phase
+  Buffer<Real> box_, node_box_;
+  Buffer<std::uint64_t> key_, cand_;
+  Buffer<int> child_, parent_, range_hi_, arrived_, count_, adr_, overflow_;
+  long nce_ = 0, ncet_ = 0, nctt_ = 0, ncand_ = 0;
+  // sub-pairs
+  Buffer<int> flag_, pos_, vt_part_, vt_flag_, vt_pos_, rs_flag_, rs_pos_, se_flag_, se_pos_,
+      cflag_, cpos_;
+  Buffer<std::uint64_t> vt_key_, rs_key_, se_key_;
+  Lists all_, cur_, prev_, next_;
+  Real reach_ = 0;
+  bool first_ = true;
+};
+
+}  // namespace slender::contact

@@ -1,0 +1,174 @@
+// The contact pipeline the GPU runs (contact/pipeline.h), run here by the host executor: its
+// linear-BVH candidates equal the host broad phase's lists exactly, and its sub-pairs (with
+// their contact distances and friction coefficients) equal ContactPairFinder's entry for entry,
+// on the contact scenes' initial states, on randomly disturbed states (many close and crossing
+// elements) and along a short run into contact. Its change flag follows the node lists.
+
+#include "contact/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "contact/host_exec.h"
+#include "contact/pairs.h"
+#include "slender/builder.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace slender::contact {
+namespace {
+
+using Pipeline = ContactPipeline<HostContactExec>;
+
+std::shared_ptr<const Model> load(const std::string& name) {
+  return build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name));
+}
+
+// the broad phase's lists as the pipeline's packed keys, in its order
+std::vector<std::uint64_t> broad_phase_keys(const Model& m, const Real* q, Real inflation) {
+  BroadPhaseInput in;
+  in.nnode = m.nnode;
+  in.node_x = q;
+  in.nedge = m.nedge;
+  in.edge_node = m.edge_node.data();
+  in.edge_radius = m.edge_radius.data();
+  in.ntri = m.ntri;
+  in.tri_node = m.tri_node.data();
+  in.tri_half_thickness = m.tri_half_thickness.data();
+  BroadPhaseOptions opt;
+  opt.inflation = inflation;
+  BroadPhase bp;
+  const CandidatePairs cp = bp.find_pairs(in, opt);
+  std::vector<std::uint64_t> keys;
+  auto add = [&](long n, const int* p, std::uint64_t kind) {
+    for (long k = 0; k < n; ++k)
+      keys.push_back((kind << 62) | (std::uint64_t(p[2 * k]) << 31) | std::uint64_t(p[2 * k + 1]));
+  };
+  add(cp.nee, cp.ee_pair, 0);
+  add(cp.net, cp.et_pair, 1);
+  add(cp.ntt, cp.tt_pair, 2);
+  return keys;
+}
+
+// the pipeline against the host on one state; returns the number of sub-pairs found
+long expect_same(const Model& m,
+                 Pipeline& pipe,
+                 const std::vector<Real>& q,
+                 const std::vector<Real>& u,
+                 Real dt,
+                 const std::string& what) {
+  ContactPairFinder finder;
+  ContactPairLists want, got;
+  finder.find(m, q.data(), u.data(), dt, want);
+  pipe.find(q.data(), u.data(), dt);
+  pipe.download(got);
+  const std::vector<std::uint64_t> keys = broad_phase_keys(m, q.data(), pipe.reach());
+  const long ncand = pipe.candidates_ee() + pipe.candidates_et() + pipe.candidates_tt();
+  const std::vector<std::uint64_t> cand(pipe.candidate_keys(), pipe.candidate_keys() + ncand);
+  EXPECT_EQ(cand, keys) << what << ": candidates";
+  EXPECT_EQ(got.ee_node, want.ee_node) << what << ": edge pairs";
+  EXPECT_EQ(got.ee_d, want.ee_d) << what;
+  EXPECT_EQ(got.ee_mu, want.ee_mu) << what;
+  EXPECT_EQ(got.pt_node, want.pt_node) << what << ": vertex-triangle pairs";
+  EXPECT_EQ(got.pt_d, want.pt_d) << what;
+  EXPECT_EQ(got.pt_mu, want.pt_mu) << what;
+  return long(want.ee_d.size() + want.pt_d.size());
+}
+
+// median rest length of the model's rod and shell edges
+Real typical_edge(const Model& m) {
+  std::vector<Real> l(m.edge_l_bar);
+  l.insert(l.end(), m.sedge_l_bar.begin(), m.sedge_l_bar.end());
+  std::nth_element(l.begin(), l.begin() + l.size() / 2, l.end());
+  return l[l.size() / 2];
+}
+
+class PipelineScenes : public ::testing::TestWithParam<std::string> {};
+
+// the initial state and three disturbed ones: nodes moved by up to 0.6 of an edge (elements
+// cross, crowd and nearly touch everywhere), velocities of up to an edge per step
+TEST_P(PipelineScenes, EqualsHostOnDisturbedStates) {
+  const auto m = load(GetParam());
+  ASSERT_TRUE(m->contact.enabled);
+  Simulator sim(m);
+  const Real dt = m->scene.integrator.dt;
+  const Real h = typical_edge(*m);
+  Pipeline pipe(*m);
+  std::vector<Real> q = sim.state().q, u = sim.state().u;
+  long found = expect_same(*m, pipe, q, u, dt, GetParam() + " initial");
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<Real> unit(-1, 1);
+  for (int trial = 0; trial < 3; ++trial) {
+    q = sim.state().q, u = sim.state().u;
+    for (int i = 0; i < 3 * m->nnode; ++i) {
+      q[i] += 0.6 * h * unit(rng);
+      u[i] = (h / dt) * unit(rng) * (trial == 0 ? 0 : 1);
+    }
+    found += expect_same(*m, pipe, q, u, dt, GetParam() + " disturbed " + std::to_string(trial));
+  }
+  EXPECT_GT(found, 100) << "the states should give many sub-pairs";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenes,
+    PipelineScenes,
+    ::testing::Values("plate_contact.json", "gripper.json", "shell_fold.json", "cloth_drop.json"),
+    [](const auto& info) {
+      std::string s = info.param;
+      return s.substr(0, s.find('.'));
+    });
+
+// along a run of the rod-shell / shell-shell scene into contact (the plate catches the rod and
+// the tile): equal at every step, and the change flag is set exactly when the node lists change
+TEST(Pipeline, EqualsHostAlongARun) {
+  const auto m = load("plate_contact.json");
+  Simulator sim(m);
+  const Real dt = m->scene.integrator.dt;
+  Pipeline pipe(*m);
+  ContactPairFinder finder;
+  ContactPairLists prev, now, got;
+  long changes = 0, contacts = 0;
+  for (int step = 0; step < 120; ++step) {
+    const State& s = sim.state();
+    finder.find(*m, s.q.data(), s.u.data(), dt, now);
+    const bool changed = pipe.find(s.q.data(), s.u.data(), dt);
+    pipe.download(got);
+    ASSERT_EQ(got.ee_node, now.ee_node) << "step " << step;
+    ASSERT_EQ(got.pt_node, now.pt_node) << "step " << step;
+    ASSERT_EQ(got.ee_d, now.ee_d) << "step " << step;
+    ASSERT_EQ(got.pt_d, now.pt_d) << "step " << step;
+    const bool host_changed =
+        step == 0 || now.ee_node != prev.ee_node || now.pt_node != prev.pt_node;
+    EXPECT_EQ(changed, host_changed) << "step " << step;
+    changes += changed;
+    contacts += now.nee() + now.npt();
+    std::swap(prev, now);
+    ASSERT_TRUE(sim.step().ok()) << "step " << step;
+  }
+  EXPECT_GT(changes, 3);
+  EXPECT_GT(contacts, 0);
+  // the same state again: nothing changed
+  pipe.find(sim.state().q.data(), sim.state().u.data(), dt);
+  EXPECT_FALSE(pipe.find(sim.state().q.data(), sim.state().u.data(), dt));
+}
+
+// a non-finite position is an error naming the cause, not a silent empty list
+TEST(Pipeline, NonFinitePositionIsAnError) {
+  const auto m = load("gripper.json");
+  Simulator sim(m);
+  Pipeline pipe(*m);
+  std::vector<Real> q = sim.state().q;
+  q[5] = std::nan("");
+  try {
+    pipe.find(q.data(), sim.state().u.data(), 1e-3);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("non-finite"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace slender::contact

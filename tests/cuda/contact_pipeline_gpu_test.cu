@@ -1,0 +1,103 @@
+// The contact pipeline on the GPU (CUDA executor: CUB sorts and scans, the LBVH kernels) against
+// the host's ContactPairFinder: equal lists on the contact scenes' disturbed states and along a
+// run, a steady state reports no change, and a large cloth-like sheet (the S9 shape) works
+// beyond one block of threads.
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "contact/pairs.h"
+#include "contact/pipeline.h"
+#include "contact_exec.cuh"
+#include "cuda/gpu_test_util.h"
+#include "device_buffer.cuh"
+#include "slender/builder.h"
+#include "slender/simulator.h"
+
+namespace slender::contact {
+namespace {
+
+using GpuPipeline = ContactPipeline<CudaContactExec>;
+
+std::shared_ptr<const Model> load(const std::string& name) {
+  return build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name));
+}
+
+void expect_same(const Model& m,
+                 GpuPipeline& pipe,
+                 const std::vector<Real>& q,
+                 const std::vector<Real>& u,
+                 Real dt,
+                 const std::string& what) {
+  ContactPairFinder finder;
+  ContactPairLists want, got;
+  finder.find(m, q.data(), u.data(), dt, want);
+  DeviceBuffer<Real> dq(q), du(u);
+  pipe.find(dq.data(), du.data(), dt);
+  pipe.download(got);
+  EXPECT_EQ(got.ee_node, want.ee_node) << what;
+  EXPECT_EQ(got.ee_d, want.ee_d) << what;
+  EXPECT_EQ(got.ee_mu, want.ee_mu) << what;
+  EXPECT_EQ(got.pt_node, want.pt_node) << what;
+  EXPECT_EQ(got.pt_d, want.pt_d) << what;
+  EXPECT_EQ(got.pt_mu, want.pt_mu) << what;
+}
+
+TEST(ContactPipelineGpu, EqualsHostOnDisturbedStates) {
+  SLENDER_REQUIRE_GPU();
+  for (const char* name :
+       {"plate_contact.json", "gripper.json", "shell_fold.json", "cloth_drop.json"}) {
+    const auto m = load(name);
+    Simulator sim(m);
+    const Real dt = m->scene.integrator.dt;
+    GpuPipeline pipe(*m);
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<Real> unit(-1, 1);
+    const Real h = m->nedge ? m->edge_l_bar[0] : m->sedge_l_bar[0];
+    for (int trial = 0; trial < 3; ++trial) {
+      std::vector<Real> q = sim.state().q, u = sim.state().u;
+      for (int i = 0; i < 3 * m->nnode; ++i) {
+        q[i] += 0.6 * h * unit(rng) * (trial > 0);
+        u[i] = (h / dt) * unit(rng) * (trial > 1);
+      }
+      expect_same(*m, pipe, q, u, dt, std::string(name) + " trial " + std::to_string(trial));
+    }
+  }
+}
+
+TEST(ContactPipelineGpu, EqualsHostAlongARunAndIsSteady) {
+  SLENDER_REQUIRE_GPU();
+  const auto m = load("plate_contact.json");
+  Simulator sim(m);
+  const Real dt = m->scene.integrator.dt;
+  GpuPipeline pipe(*m);
+  for (int step = 0; step < 120; ++step) {
+    if (step % 10 == 0)
+      expect_same(*m, pipe, sim.state().q, sim.state().u, dt, "step " + std::to_string(step));
+    ASSERT_TRUE(sim.step().ok());
+  }
+  DeviceBuffer<Real> dq(sim.state().q), du(sim.state().u);
+  pipe.find(dq.data(), du.data(), dt);
+  EXPECT_FALSE(pipe.find(dq.data(), du.data(), dt));
+}
+
+// the cloth scene's sheet flattened into a 2 mm layer with random heights: every triangle is near
+// its neighbours and crosses some (many blocks of threads, thousands of candidates)
+TEST(ContactPipelineGpu, FlattenedSheet) {
+  SLENDER_REQUIRE_GPU();
+  const auto m = load("cloth_drop.json");
+  Simulator sim(m);
+  std::vector<Real> q = sim.state().q, u(sim.state().u.size(), 0.0);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<Real> unit(-1, 1);
+  for (int i = 0; i < m->nnode; ++i)
+    q[3 * i + 2] = 1e-3 * unit(rng);  // flattened into a 2 mm layer: everything is near
+  GpuPipeline pipe(*m);
+  expect_same(*m, pipe, q, u, m->scene.integrator.dt, "flattened sheet");
+}
+
+}  // namespace
+}  // namespace slender::contact
