@@ -172,6 +172,8 @@ class CudaStepper final : public DeviceStepper {
     const Model& m = *model_;
     dv_ = dm_.view();
     d_dof_mass_.upload(m.dof_mass);
+    gravity_ = m.gravity;
+    mass_damping_ = m.mass_damping;
     d_dof_fixed_.upload(m.dof_fixed);
     d_node_dl_.upload(m.node_dl);
     d_node_volume_.upload(m.node_volume);
@@ -346,6 +348,25 @@ class CudaStepper final : public DeviceStepper {
   }
   void set_phase_timing(bool on) override { phase_timing_ = on; }
 
+  void set_params(const EnvParams& p) override {
+    const Model& m = *model_;
+    std::vector<Real> mass(m.dof_mass);
+    for (Real& v : mass)
+      v *= p.density_scale;
+    d_dof_mass_.upload(mass);
+    youngs_scale_ = p.youngs_scale;
+    gravity_ = p.override_gravity ? p.gravity : m.gravity;
+    mass_damping_ = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping;
+    dv_.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
+    // ground friction makes the Jacobian non-symmetric: QR from here on, as the CPU's LU
+    const bool friction = m.friction() || (m.ground.enabled && p.ground_friction > 0);
+    if (friction && symmetric_) {
+      symmetric_ = false;
+      use_pcg_ = false;
+      direct_ = std::make_unique<DeviceSparseSolver>(pd_.nfree, host_row_ptr_, host_col_, false);
+    }
+  }
+
   bool find_contacts(Real dt, contact::ContactPairLists& changed) override {
     SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
     const bool ch = contacts_->find(q_.data(), u_.data(), dt);
@@ -491,17 +512,28 @@ class CudaStepper final : public DeviceStepper {
     eval_family<RodRftBinding>(kFamRft, ev, want);
     eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want);
     eval_family<ContactPointTriangleBinding>(kFamContactPointTri, ev, want);
+    if (youngs_scale_ != 1) {
+      // a Young's modulus scale multiplies the elastic families (contiguous in the pools)
+      const Family first = kFamStretch, end = Family(kFamMidEdge + 1);
+      parallel_for_cuda(pd_.e_off[end] - pd_.e_off[first],
+                        ScaleValues{e_pool_.data() + pd_.e_off[first], youngs_scale_});
+      parallel_for_cuda(pd_.g_off[end] - pd_.g_off[first],
+                        ScaleValues{g_pool_.data() + pd_.g_off[first], youngs_scale_});
+      if (with_jacobian)
+        parallel_for_cuda(pd_.h_off[end] - pd_.h_off[first],
+                          ScaleValues{h_pool_.data() + pd_.h_off[first], youngs_scale_});
+    }
     sync_phase();
     if (phase_timing_) {
       times.eval += seconds_since(t0);
       t0 = Clock::now();
     }
 
-    const Vec3 g = c.load_factor * m.gravity;
+    const Vec3 g = c.load_factor * gravity_;
     parallel_for_cuda(
         m.ndof, DofTerms{m.nnode, y, q_hat_.data(), u_hat_.data(), f_time_.data(),
                          d_dof_mass_.data(), d_node_dl_.data(), d_node_volume_.data(),
-                         m.buoyancy_density, g[0], g[1], g[2], m.viscosity, m.mass_damping, c.c_m,
+                         m.buoyancy_density, g[0], g[1], g[2], m.viscosity, mass_damping_, c.c_m,
                          c.c_u, dof_r_.data(), dof_J_.data(), dof_phi_.data()});
     parallel_for_cuda(pd_.nfree,
                       AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
@@ -663,6 +695,10 @@ class CudaStepper final : public DeviceStepper {
   bool phase_timing_ = false;
   bool symmetric_ = true;
   bool use_pcg_ = false;
+  // parameters (set_params): the model's unless set
+  Real youngs_scale_ = 1;
+  Vec3 gravity_;
+  Real mass_damping_ = 0;
   Real c_u_ = 0, phi_ = 0;
   long pcg_iterations_ = 0;
 

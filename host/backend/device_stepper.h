@@ -54,6 +54,9 @@ class DeviceStepper {
   /// contact::ContactPairFinder finds them on the host); true when they changed since the last
   /// call (always on the first), and then they are downloaded into `changed`
   virtual bool find_contacts(Real dt, contact::ContactPairLists& changed) = 0;
+  /// this simulator's physical parameters (Simulator::set_params: mass and stiffness scales,
+  /// gravity, damping, ground friction; ground friction makes the Jacobian non-symmetric)
+  virtual void set_params(const EnvParams& p) = 0;
   /// the device state becomes s (every array of State, one env); the owner calls it once before
   /// the first step (the Simulator, with its initial state)
   virtual void upload_state(const State& s) = 0;

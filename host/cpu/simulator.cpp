@@ -689,7 +689,6 @@ const EnvParams& Simulator::params() const { return impl_->params; }
 void Simulator::set_params(const EnvParams& p) {
   Impl& s = *impl_;
   const Model& m = *s.model;
-  SLENDER_CHECK(!s.device, "per-simulator parameters are not supported on the CUDA backend yet");
   SLENDER_CHECK(p.youngs_scale > 0 && std::isfinite(p.youngs_scale),
                 "youngs_scale must be positive, got ", p.youngs_scale);
   SLENDER_CHECK(p.density_scale > 0 && std::isfinite(p.density_scale),
@@ -711,6 +710,7 @@ void Simulator::set_params(const EnvParams& p) {
       s.solver_kind = LinearSolverKind::kSparseLu;
     s.solver.reset();
   }
+  if (s.device) s.device->set_params(p);
 }
 
 void Simulator::residual(Real dt,

@@ -93,4 +93,11 @@ struct AddDiagonal {
   SLENDER_HD void operator()(long row) const { val[diag_slot[row]] += dof_J[free_dof[row]]; }
 };
 
+/// v[i] *= s (a Young's modulus scale on the elastic families' pools)
+struct ScaleValues {
+  Real* v;
+  Real s;
+  SLENDER_HD void operator()(long i) const { v[i] *= s; }
+};
+
 }  // namespace slender
