@@ -1,4 +1,5 @@
-// slender_cloth_bench: S9 of BENCHMARKS.md, a large shell with self-contact on the CPU backend.
+// slender_cloth_bench: S9 of BENCHMARKS.md, a large shell with self-contact, on the CPU backend or
+// (--backend cuda) the CUDA backend.
 //
 // The scene is apps/scenes/cloth_drop.json (Py-DiSMech Fig. 11) built in code with a finer
 // disk: a circular cloth of radius 0.3 m, h = 2 mm, rho = 1000 kg/m^3, E = 2 MPa (--E), nu = 0.3,
@@ -23,7 +24,7 @@
 //
 //   slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] [--max-seconds S]
 //                       [--probe-every N] [--E PA] [--solver auto|cholmod|eigen-ldlt|sparse-lu]
-//                       [--markdown FILE]
+//                       [--backend cpu|cuda] [--markdown FILE]
 
 #include <algorithm>
 #include <chrono>
@@ -71,6 +72,7 @@ struct Options {
   Real E = 2e6;
   slender::LinearSolverKind solver = slender::LinearSolverKind::kAuto;
   std::string solver_arg = "auto";
+  slender::BackendKind backend = slender::BackendKind::kCpu;
   std::string markdown;
 };
 
@@ -114,7 +116,7 @@ struct RunOutcome {
 RunOutcome run_once(const slender::SceneSpec& scene, long nsteps, const Options& o) {
   RunOutcome r;
   const auto model = slender::build_model(scene);
-  slender::Simulator sim(model, scene.integrator, o.solver);
+  slender::Simulator sim(model, scene.integrator, o.solver, o.backend);
   r.solver_name = sim.linear_solver_name();
   slender::contact::ClearanceProbe probe;
   slender::contact::ClearanceOptions co;
@@ -262,7 +264,7 @@ slender::bench::Table phase_table(const std::vector<CaseResult>& cases) {
 void usage(std::ostream& os) {
   os << "usage: slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] "
         "[--max-seconds S] [--probe-every N] [--E PA] [--solver auto|cholmod|eigen-ldlt|sparse-lu] "
-        "[--markdown FILE]\n"
+        "[--backend cpu|cuda] [--markdown FILE]\n"
         "--sizes: target triangle counts (k = 1000); --steps: steps per size (one value for all, "
         "or one per size)\n";
 }
@@ -303,6 +305,10 @@ bool parse_args(int argc, char** argv, Options& o) {
     } else if (a == "--solver") {
       o.solver_arg = value();
       o.solver = slender::bench::parse_solver(o.solver_arg);
+    } else if (a == "--backend") {
+      const std::string b = value();
+      if (b != "cpu" && b != "cuda") throw std::runtime_error("--backend: cpu or cuda, got " + b);
+      o.backend = b == "cuda" ? slender::BackendKind::kCuda : slender::BackendKind::kCpu;
     } else if (a == "--markdown") {
       o.markdown = value();
     } else if (a == "-h" || a == "--help") {
