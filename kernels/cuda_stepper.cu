@@ -10,9 +10,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
+#include <vector>
 
 #include "backend/device_stepper.h"
+#include "contact/contact_jacobian.h"
 #include "contact/pipeline.h"
 #include "contact_exec.cuh"
 #include "device_buffer.cuh"
@@ -196,8 +199,13 @@ class CudaStepper final : public DeviceStepper {
     slots_.resize(kNumSlots);
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
     use_plan(m.plan);
-    if (m.contact.enabled)
+    if (m.contact.enabled) {
       contacts_ = std::make_unique<contact::ContactPipeline<contact::CudaContactExec>>(m);
+      // the PCG path keeps the model's plan and assembles the contact part on its own
+      if (use_pcg_)
+        contact_jacobian_ =
+            std::make_unique<contact::ContactJacobian<contact::CudaContactExec>>(m.plan, m.ndof);
+    }
     // the state arrays are sized; their first contents come from the owner's upload_state
   }
 
@@ -360,6 +368,9 @@ class CudaStepper final : public DeviceStepper {
     dv_.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
     // ground friction makes the Jacobian non-symmetric: QR from here on, as the CPU's LU
     const bool friction = m.friction() || (m.ground.enabled && p.ground_friction > 0);
+    SLENDER_CHECK(!(friction && contact_jacobian_),
+                  "ground friction cannot be switched on for this model on the CUDA backend: its "
+                  "size selects the PCG path (symmetric Jacobians only) with contact");
     if (friction && symmetric_) {
       symmetric_ = false;
       use_pcg_ = false;
@@ -371,6 +382,14 @@ class CudaStepper final : public DeviceStepper {
     SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
     const bool ch = contacts_->find(q_.data(), u_.data(), dt);
     point_view_at_pairs();
+    if (contact_jacobian_) {
+      // the contact part's pattern on the device; the host has nothing to do
+      if (ch) {
+        size_contact_pools();
+        contact_jacobian_->build(dv_);
+      }
+      return false;
+    }
     if (ch) contacts_->download(changed);
     return ch;
   }
@@ -538,11 +557,14 @@ class CudaStepper final : public DeviceStepper {
     parallel_for_cuda(pd_.nfree,
                       AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
                                        g_pool_.data(), dof_r_.data(), f_.data()});
+    if (contact_jacobian_)
+      contact_jacobian_->add_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
     if (with_jacobian) {
       parallel_for_cuda(pd_.nnz, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(),
                                                   h_pool_.data(), val_.data()});
       parallel_for_cuda(
           pd_.nfree, AddDiagonal{diag_slot_.data(), free_dof_.data(), dof_J_.data(), val_.data()});
+      if (contact_jacobian_) contact_jacobian_->assemble(h_pool_.data() + pd_.h_off[kFamContact]);
     }
     const long n = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
     reduce4_async(n,
@@ -590,6 +612,10 @@ class CudaStepper final : public DeviceStepper {
         fallback = true;
       }
       // CG cannot go on (an indefinite matrix, or too slow): the direct path for this matrix
+      if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
+        fallback = true;
+        return merged_direct_solve();
+      }
       if (!direct_) {
         direct_ =
             std::make_unique<DeviceSparseSolver>(pd_.nfree, host_row_ptr_, host_col_, symmetric_);
@@ -605,10 +631,72 @@ class CudaStepper final : public DeviceStepper {
     return solved;
   }
 
+  // the pools' contact families for the pipeline's current pairs (the static families keep the
+  // model plan's layout; the contact families are the last two); pools grow, never shrink
+  void size_contact_pools() {
+    const Family a = kFamContact, b = kFamContactPointTri;
+    const long npair = contacts_->nee(), npt = contacts_->npt();
+    pd_.e_off[b] = pd_.e_off[a] + npair;
+    pd_.g_off[b] = pd_.g_off[a] + 12 * npair;
+    pd_.h_off[b] = pd_.h_off[a] + 144 * npair;
+    pd_.energy_pool = pd_.e_off[b] + npt;
+    pd_.grad_pool = pd_.g_off[b] + 12 * npt;
+    pd_.hess_pool = pd_.h_off[b] + 144 * npt;
+    auto grow = [](auto& buf, long n) {
+      if (long(buf.size()) < n) buf.resize(size_t(n + n / 4));
+    };
+    grow(e_pool_, pd_.energy_pool);
+    grow(flag_pool_, pd_.energy_pool);
+    grow(g_pool_, pd_.grad_pool);
+    grow(h_pool_, pd_.hess_pool);
+  }
+
+  // the PCG path's fallback with contact: the static and contact matrices merged on the host
+  // (rare: CG met an indefinite block or did not converge), factorized by the direct solver
+  bool merged_direct_solve() {
+    const auto& cj = *contact_jacobian_;
+    const int n = pd_.nfree;
+    std::vector<Real> vs, vc(size_t(cj.nnz()));
+    val_.download(vs);
+    std::vector<int> rc(size_t(n) + 1), cc(size_t(cj.nnz()));
+    SLENDER_CUDA_CHECK(
+        cudaMemcpy(rc.data(), cj.row_ptr(), rc.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    SLENDER_CUDA_CHECK(
+        cudaMemcpy(cc.data(), cj.col(), cc.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    SLENDER_CUDA_CHECK(
+        cudaMemcpy(vc.data(), cj.val(), vc.size() * sizeof(Real), cudaMemcpyDeviceToHost));
+    std::vector<int> rp{0}, col;
+    std::vector<Real> val;
+    rp.reserve(size_t(n) + 1);
+    for (int r = 0; r < n; ++r) {
+      int i = host_row_ptr_[r], j = rc[r];
+      const int ie = host_row_ptr_[r + 1], je = rc[r + 1];
+      while (i < ie || j < je) {
+        const int ci = i < ie ? host_col_[i] : INT_MAX, cjn = j < je ? cc[j] : INT_MAX;
+        col.push_back(std::min(ci, cjn));
+        val.push_back((ci <= cjn ? vs[i] : 0) + (cjn <= ci ? vc[j] : 0));
+        if (ci <= cjn) ++i;
+        if (cjn <= ci) ++j;
+      }
+      rp.push_back(int(col.size()));
+    }
+    DeviceSparseSolver solver(n, rp, col, symmetric_);
+    DeviceBuffer<Real> dval(val);
+    return solver.factorize(dval.data()) && solver.solve(f_.data(), dx_.data());
+  }
+
   bool pcg_setup() {
-    parallel_for_cuda(nblock_,
-                      BlockJacobiSetup{row_ptr_.data(), col_.data(), val_.data(), block_row_.data(),
-                                       block_inv_.data(), block_ok_.data()});
+    if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
+      const auto& cj = *contact_jacobian_;
+      parallel_for_cuda(
+          nblock_,
+          BlockJacobiSetupSum{row_ptr_.data(), col_.data(), val_.data(), cj.row_ptr(), cj.col(),
+                              cj.val(), block_row_.data(), block_inv_.data(), block_ok_.data()});
+    } else {
+      parallel_for_cuda(
+          nblock_, BlockJacobiSetup{row_ptr_.data(), col_.data(), val_.data(), block_row_.data(),
+                                    block_inv_.data(), block_ok_.data()});
+    }
     reduce4_async(nblock_, CountZero{block_ok_.data()}, partial_.data(), slot(kSlotFlags));
     return read_slot(kSlotFlags).s0 == 0;
   }
@@ -641,6 +729,10 @@ class CudaStepper final : public DeviceStepper {
     for (int it = 1; it <= max_iter; ++it) {
       parallel_for_cuda(
           n, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), pp_.data(), pAp_.data()});
+      if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
+        const auto& cj = *contact_jacobian_;
+        parallel_for_cuda(n, CsrSpmvAdd{cj.row_ptr(), cj.col(), cj.val(), pp_.data(), pAp_.data()});
+      }
       reduce4_async(n, DotMax{pp_.data(), pAp_.data()}, partial_.data(), slot(kSlotPAp));
       parallel_for_cuda(n, PcgUpdateX{slot(rz_cur), slot(kSlotPAp), slot(kSlotDone), slot(kSlotBad),
                                       pp_.data(), pAp_.data(), x, pr_.data()});
@@ -717,6 +809,8 @@ class CudaStepper final : public DeviceStepper {
       row_src_;
   // contact pairs, found on the device
   std::unique_ptr<contact::ContactPipeline<contact::CudaContactExec>> contacts_;
+  // the contact part of J assembled on the device (the PCG path), else the host's merged plan
+  std::unique_ptr<contact::ContactJacobian<contact::CudaContactExec>> contact_jacobian_;
   // reductions
   DeviceBuffer<Red4> partial_, slots_;
   // solvers

@@ -26,6 +26,72 @@ struct CsrSpmv {
   }
 };
 
+/// y += A x for one CSR row per index (a second matrix of a sum A1 + A2).
+struct CsrSpmvAdd {
+  const int* row_ptr;  // (n + 1)
+  const int* col;      // (nnz)
+  const Real* val;     // (nnz)
+  const Real* x;       // (n)
+  Real* y;             // (n)
+  SLENDER_HD void operator()(long r) const {
+    Real s = 0;
+    for (int j = row_ptr[r]; j < row_ptr[r + 1]; ++j)
+      s += val[j] * x[col[j]];
+    y[r] += s;
+  }
+};
+
+/// a[i][c] += the CSR entries of rows r0 .. r0 + m - 1 in columns r0 .. r0 + m - 1
+SLENDER_HD inline void add_diagonal_block(
+    const int* row_ptr, const int* col, const Real* val, int r0, int m, Real a[3][3]) {
+  for (int i = 0; i < m; ++i)
+    for (int j = row_ptr[r0 + i]; j < row_ptr[r0 + i + 1]; ++j) {
+      const int c = col[j] - r0;
+      if (c >= 0 && c < m) a[i][c] += val[j];
+    }
+}
+
+/// out (3 x 3, row-major, unused entries 0) = the inverse of the m x m block a's symmetric part,
+/// by Cholesky; false when it is not positive definite
+SLENDER_HD inline bool invert_spd_block(const Real a[3][3], int m, Real* out) {
+  // Cholesky a = L L^T of the symmetric part, then inv = L^-T L^-1
+  Real L[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+  bool ok = true;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j <= i; ++j) {
+      Real s = Real(0.5) * (a[i][j] + a[j][i]);
+      for (int k = 0; k < j; ++k)
+        s -= L[i][k] * L[j][k];
+      if (i == j) {
+        if (!(s > 0)) {
+          ok = false;
+          s = 1;
+        }
+        L[i][i] = ::sqrt(s);
+      } else {
+        L[i][j] = s / L[j][j];
+      }
+    }
+  Real Li[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // L^-1, lower triangular
+  for (int i = 0; i < m; ++i) {
+    Li[i][i] = 1 / L[i][i];
+    for (int j = 0; j < i; ++j) {
+      Real s = 0;
+      for (int k = j; k < i; ++k)
+        s -= L[i][k] * Li[k][j];
+      Li[i][j] = s / L[i][i];
+    }
+  }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      Real s = 0;
+      for (int k = 0; k < m; ++k)
+        s += Li[k][i] * Li[k][j];
+      out[3 * i + j] = i < m && j < m ? s : 0;
+    }
+  return ok;
+}
+
 /// Inverts one diagonal block (size 1 to 3, rows block_row[b] .. block_row[b + 1] - 1) into
 /// inv (3 x 3 per block, row-major, unused entries 0) by Cholesky; ok[b] = 0 when the block is
 /// not positive definite.
@@ -39,47 +105,29 @@ struct BlockJacobiSetup {
   SLENDER_HD void operator()(long b) const {
     const int r0 = block_row[b], m = block_row[b + 1] - r0;
     Real a[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-    for (int i = 0; i < m; ++i)
-      for (int j = row_ptr[r0 + i]; j < row_ptr[r0 + i + 1]; ++j) {
-        const int c = col[j] - r0;
-        if (c >= 0 && c < m) a[i][c] = val[j];
-      }
-    // Cholesky a = L L^T of the symmetric part, then inv = L^-T L^-1
-    Real L[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-    ok[b] = 1;
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j <= i; ++j) {
-        Real s = Real(0.5) * (a[i][j] + a[j][i]);
-        for (int k = 0; k < j; ++k)
-          s -= L[i][k] * L[j][k];
-        if (i == j) {
-          if (!(s > 0)) {
-            ok[b] = 0;
-            s = 1;
-          }
-          L[i][i] = ::sqrt(s);
-        } else {
-          L[i][j] = s / L[j][j];
-        }
-      }
-    Real Li[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // L^-1, lower triangular
-    for (int i = 0; i < m; ++i) {
-      Li[i][i] = 1 / L[i][i];
-      for (int j = 0; j < i; ++j) {
-        Real s = 0;
-        for (int k = j; k < i; ++k)
-          s -= L[i][k] * Li[k][j];
-        Li[i][j] = s / L[i][i];
-      }
-    }
-    Real* out = inv + 9 * b;
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) {
-        Real s = 0;
-        for (int k = 0; k < m; ++k)
-          s += Li[k][i] * Li[k][j];
-        out[3 * i + j] = i < m && j < m ? s : 0;
-      }
+    add_diagonal_block(row_ptr, col, val, r0, m, a);
+    ok[b] = invert_spd_block(a, m, inv + 9 * b) ? 1 : 0;
+  }
+};
+
+/// BlockJacobiSetup of the sum of two CSR matrices of one size (the static Jacobian and the
+/// contact part, contact/contact_jacobian.h)
+struct BlockJacobiSetupSum {
+  const int* row_ptr;
+  const int* col;
+  const Real* val;
+  const int* row_ptr2;
+  const int* col2;
+  const Real* val2;
+  const int* block_row;
+  Real* inv;
+  unsigned char* ok;
+  SLENDER_HD void operator()(long b) const {
+    const int r0 = block_row[b], m = block_row[b + 1] - r0;
+    Real a[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    add_diagonal_block(row_ptr, col, val, r0, m, a);
+    add_diagonal_block(row_ptr2, col2, val2, r0, m, a);
+    ok[b] = invert_spd_block(a, m, inv + 9 * b) ? 1 : 0;
   }
 };
 
