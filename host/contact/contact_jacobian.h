@@ -65,7 +65,8 @@ struct EmitHessian {
 };
 
 /// first index of the sorted keys at or above `bound`
-SLENDER_HD inline long lower_bound(const std::uint64_t* key, long n, std::uint64_t bound) {
+template <class K>
+SLENDER_HD long lower_bound(const K* key, long n, K bound) {
   long lo = 0, hi = n;
   while (lo < hi) {
     const long mid = lo + (hi - lo) / 2;
@@ -133,18 +134,7 @@ struct RowPointers {
   const int* row;
   long nnz;
   int* row_ptr;
-  SLENDER_HD void operator()(long r) const {
-    long lo = 0, hi = nnz;
-    while (lo < hi) {
-      const long mid = lo + (hi - lo) / 2;
-      if (row[mid] < r) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    row_ptr[r] = int(lo);
-  }
+  SLENDER_HD void operator()(long r) const { row_ptr[r] = int(lower_bound(row, nnz, int(r))); }
 };
 
 /// val[e] = the entry's Hessian sources summed in pool order

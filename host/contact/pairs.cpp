@@ -7,6 +7,19 @@
 
 namespace slender::contact {
 
+BroadPhaseInput broad_phase_input(const Model& m, const Real* q) {
+  BroadPhaseInput in;
+  in.nnode = m.nnode;
+  in.node_x = q;
+  in.nedge = m.nedge;
+  in.edge_node = m.edge_node.data();
+  in.edge_radius = m.edge_radius.data();
+  in.ntri = m.ntri;
+  in.tri_node = m.tri_node.data();
+  in.tri_half_thickness = m.tri_half_thickness.data();
+  return in;
+}
+
 Real contact_reach(const Model& m, Real max_abs_velocity, Real dt) {
   return m.contact.tolerance + 2 * std::sqrt(Real(3)) * max_abs_velocity * dt;
 }
@@ -55,15 +68,7 @@ void ContactPairFinder::find(
   Real vmax = 0;
   for (int i = 0; i < 3 * m.nnode; ++i)
     vmax = std::max(vmax, std::fabs(u[i]));
-  BroadPhaseInput in;
-  in.nnode = m.nnode;
-  in.node_x = q;
-  in.nedge = m.nedge;
-  in.edge_node = m.edge_node.data();
-  in.edge_radius = m.edge_radius.data();
-  in.ntri = m.ntri;
-  in.tri_node = m.tri_node.data();
-  in.tri_half_thickness = m.tri_half_thickness.data();
+  const BroadPhaseInput in = broad_phase_input(m, q);
   BroadPhaseOptions opt;
   opt.inflation = contact_reach(m, vmax, dt);
   const CandidatePairs cp = broad_phase_.find_pairs(in, opt);

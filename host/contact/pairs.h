@@ -43,6 +43,9 @@ struct ContactPairLists {
   int npt() const { return int(pt_d.size()); }
 };
 
+/// the broad phase's view of the model's rod edges and triangles at positions q
+BroadPhaseInput broad_phase_input(const Model& m, const Real* q);
+
 /// [m] how far a step of size dt may reach: the model's contact tolerance plus twice the largest
 /// displacement a node with the largest velocity component in `u` (3 nnode) covers
 Real contact_reach(const Model& m, Real max_abs_velocity, Real dt);

@@ -29,15 +29,7 @@ std::shared_ptr<const Model> load(const std::string& name) {
 
 // the broad phase's lists as the pipeline's packed keys, in its order
 std::vector<std::uint64_t> broad_phase_keys(const Model& m, const Real* q, Real inflation) {
-  BroadPhaseInput in;
-  in.nnode = m.nnode;
-  in.node_x = q;
-  in.nedge = m.nedge;
-  in.edge_node = m.edge_node.data();
-  in.edge_radius = m.edge_radius.data();
-  in.ntri = m.ntri;
-  in.tri_node = m.tri_node.data();
-  in.tri_half_thickness = m.tri_half_thickness.data();
+  const BroadPhaseInput in = broad_phase_input(m, q);
   BroadPhaseOptions opt;
   opt.inflation = inflation;
   BroadPhase bp;

@@ -11,6 +11,15 @@
 
 namespace slender {
 
+/// row r of A times x
+SLENDER_HD inline Real csr_row_dot(
+    const int* row_ptr, const int* col, const Real* val, const Real* x, long r) {
+  Real s = 0;
+  for (int j = row_ptr[r]; j < row_ptr[r + 1]; ++j)
+    s += val[j] * x[col[j]];
+  return s;
+}
+
 /// y = A x for one CSR row per index.
 struct CsrSpmv {
   const int* row_ptr;  // (n + 1)
@@ -18,27 +27,17 @@ struct CsrSpmv {
   const Real* val;     // (nnz)
   const Real* x;       // (n)
   Real* y;             // (n)
-  SLENDER_HD void operator()(long r) const {
-    Real s = 0;
-    for (int j = row_ptr[r]; j < row_ptr[r + 1]; ++j)
-      s += val[j] * x[col[j]];
-    y[r] = s;
-  }
+  SLENDER_HD void operator()(long r) const { y[r] = csr_row_dot(row_ptr, col, val, x, r); }
 };
 
 /// y += A x for one CSR row per index (a second matrix of a sum A1 + A2).
 struct CsrSpmvAdd {
-  const int* row_ptr;  // (n + 1)
-  const int* col;      // (nnz)
-  const Real* val;     // (nnz)
-  const Real* x;       // (n)
-  Real* y;             // (n)
-  SLENDER_HD void operator()(long r) const {
-    Real s = 0;
-    for (int j = row_ptr[r]; j < row_ptr[r + 1]; ++j)
-      s += val[j] * x[col[j]];
-    y[r] += s;
-  }
+  const int* row_ptr;
+  const int* col;
+  const Real* val;
+  const Real* x;
+  Real* y;
+  SLENDER_HD void operator()(long r) const { y[r] += csr_row_dot(row_ptr, col, val, x, r); }
 };
 
 /// a[i][c] += the CSR entries of rows r0 .. r0 + m - 1 in columns r0 .. r0 + m - 1
