@@ -23,10 +23,8 @@ std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model>,
   return nullptr;
 }
 
-std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model>,
-                                                      int,
-                                                      const IntegratorSpec&,
-                                                      const State&) {
+std::unique_ptr<VectorEngine> make_cuda_vector_engine(
+    std::shared_ptr<const Model>, int, const IntegratorSpec&, const State&, LinearSolverKind) {
   require_cuda_backend();
   return nullptr;
 }

@@ -38,6 +38,11 @@ struct CudaExec {
   static void for_each(long n, const F& f) {
     parallel_for_cuda(n, f);
   }
+  // one environment per thread (a factorization)
+  template <class F>
+  static void for_each_env(long n, const F& f) {
+    parallel_for_cuda(n, f);
+  }
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>& d_out) {
     d_out.resize(size_t(nenv));  // the engine's own scratch (sized once)
@@ -70,9 +75,10 @@ struct CudaExec {
 std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,
                                                       int nenv,
                                                       const IntegratorSpec& spec,
-                                                      const State& initial) {
+                                                      const State& initial,
+                                                      LinearSolverKind solver) {
   require_cuda_backend();
-  return std::make_unique<VectorEngineOf<CudaExec>>(std::move(model), nenv, spec, initial);
+  return std::make_unique<VectorEngineOf<CudaExec>>(std::move(model), nenv, spec, initial, solver);
 }
 
 }  // namespace slender

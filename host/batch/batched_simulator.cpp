@@ -4,7 +4,8 @@
 //   environment runs its own Newton iteration single-threaded, so that the cores are busy with
 //   whole environments rather than with small loops;
 // - vectorized (CPU or CUDA): host/batch/vector_newton.h, one masked Newton iteration over all
-//   environments, each environment's Jacobian solved in its band.
+//   environments, every environment's Jacobian solved by one batched call per iteration
+//   (banded LU, dense Cholesky/LU or PCG: host/batch/vector_solve.h).
 
 #include <algorithm>
 #include <chrono>
@@ -107,8 +108,8 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
     s.probe = std::make_unique<Simulator>(s.model, integrator, LinearSolverKind::kAuto);
     s.initial = s.probe->state();
     s.vec = backend == BackendKind::kCuda
-                ? make_cuda_vector_engine(s.model, nenv, integrator, s.initial)
-                : make_host_vector_engine(s.model, nenv, integrator, s.initial);
+                ? make_cuda_vector_engine(s.model, nenv, integrator, s.initial, solver)
+                : make_host_vector_engine(s.model, nenv, integrator, s.initial, solver);
   } else {
     s.envs.resize(nenv);
     for (int e = 0; e < nenv; ++e) {
@@ -127,6 +128,9 @@ int BatchedSimulator::nenv() const { return impl_->nenv; }
 const Model& BatchedSimulator::model() const { return *impl_->model; }
 BatchEngine BatchedSimulator::engine() const { return impl_->engine; }
 BackendKind BatchedSimulator::backend() const { return impl_->backend; }
+std::string BatchedSimulator::solver_name() const {
+  return impl_->vec ? impl_->vec->solver_name() : impl_->envs[0]->linear_solver_name();
+}
 
 void BatchedSimulator::set_natural_curvature(const Real* kappa) {
   Impl& s = *impl_;
@@ -140,7 +144,7 @@ void BatchedSimulator::set_natural_twist(const Real* tau) {
 }
 void BatchedSimulator::set_natural_hinge_angle(const Real* phi) {
   Impl& s = *impl_;
-  SLENDER_CHECK(!s.vec, "the vectorized batch runs rod models: no hinges");
+  if (s.vec) return s.vec->set_natural_hinge_angle(phi);
   s.phi.assign(phi, phi + size_t(nenv()) * s.model->nhinge);
 }
 void BatchedSimulator::set_external_forces(const Real* f) {
@@ -212,6 +216,7 @@ const std::vector<StepStatus>& BatchedSimulator::step() {
     s.vec_times.eval +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     s.host_stale = true;
+    s.vec_times.linear_iters += r.solve.pcg_iterations;
     for (int e = 0; e < n; ++e) {
       s.reports[e] = r.reports[e];
       s.status[e] = r.reports[e].status;
@@ -300,6 +305,7 @@ PhaseTimes BatchedSimulator::phase_times() const {
     t.newton_iters += p.newton_iters;
     t.steps += p.steps;
     t.factorizations += p.factorizations;
+    t.linear_iters += p.linear_iters;
   }
   return t;
 }

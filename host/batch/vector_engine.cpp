@@ -30,6 +30,11 @@ struct HostExec {
   static void for_each(long n, const F& f) {
     parallel_for_host(n, f, kParallelGrainHeavy);
   }
+  // one heavy item per environment (a factorization): threaded from two environments on
+  template <class F>
+  static void for_each_env(long n, const F& f) {
+    parallel_for_host(n, f, 2);
+  }
   // per environment, the items in index order (the CPU Simulator's summation order)
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>&) {
@@ -63,8 +68,9 @@ struct HostExec {
 std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,
                                                       int nenv,
                                                       const IntegratorSpec& spec,
-                                                      const State& initial) {
-  return std::make_unique<VectorEngineOf<HostExec>>(std::move(model), nenv, spec, initial);
+                                                      const State& initial,
+                                                      LinearSolverKind solver) {
+  return std::make_unique<VectorEngineOf<HostExec>>(std::move(model), nenv, spec, initial, solver);
 }
 
 }  // namespace slender

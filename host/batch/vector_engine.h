@@ -5,6 +5,7 @@
 // kernels/vector_batch.cu; host/cuda_stub.cpp answers in a build without CUDA).
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "batch/vector_newton.h"
@@ -16,6 +17,7 @@ class VectorEngine {
   virtual ~VectorEngine() = default;
   virtual void set_natural_curvature(const Real* k) = 0;
   virtual void set_natural_twist(const Real* t) = 0;
+  virtual void set_natural_hinge_angle(const Real* phi) = 0;
   virtual void clear_natural_shape() = 0;
   virtual void set_forces(const Real* f) = 0;
   virtual void clear_forces() = 0;
@@ -30,6 +32,8 @@ class VectorEngine {
   /// the live q and u arrays (nenv x ndof, env-major) in the executor's memory
   virtual const Real* q_data() const = 0;
   virtual const Real* u_data() const = 0;
+  /// the batched linear solver in use ("banded-lu", "dense-cholesky", "dense-lu", "pcg")
+  virtual std::string solver_name() const = 0;
 };
 
 /// the executor-independent wrapper
@@ -39,10 +43,12 @@ class VectorEngineOf final : public VectorEngine {
   VectorEngineOf(std::shared_ptr<const Model> model,
                  int nenv,
                  const IntegratorSpec& spec,
-                 const State& initial)
-      : nt_(std::move(model), nenv, spec, initial) {}
+                 const State& initial,
+                 LinearSolverKind solver)
+      : nt_(std::move(model), nenv, spec, initial, solver) {}
   void set_natural_curvature(const Real* k) override { nt_.set_natural_curvature(k); }
   void set_natural_twist(const Real* t) override { nt_.set_natural_twist(t); }
+  void set_natural_hinge_angle(const Real* phi) override { nt_.set_natural_hinge_angle(phi); }
   void clear_natural_shape() override { nt_.clear_natural_shape(); }
   void set_forces(const Real* f) override { nt_.set_forces(f); }
   void clear_forces() override { nt_.clear_forces(); }
@@ -63,6 +69,7 @@ class VectorEngineOf final : public VectorEngine {
   const std::vector<Real>& times() const override { return nt_.times(); }
   const Real* q_data() const override { return nt_.q().data(); }
   const Real* u_data() const override { return nt_.u().data(); }
+  std::string solver_name() const override { return nt_.solver_name(); }
 
  private:
   VectorNewton<X> nt_;
@@ -71,10 +78,12 @@ class VectorEngineOf final : public VectorEngine {
 std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,
                                                       int nenv,
                                                       const IntegratorSpec& spec,
-                                                      const State& initial);
+                                                      const State& initial,
+                                                      LinearSolverKind solver);
 std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,
                                                       int nenv,
                                                       const IntegratorSpec& spec,
-                                                      const State& initial);
+                                                      const State& initial,
+                                                      LinearSolverKind solver);
 
 }  // namespace slender

@@ -1,21 +1,24 @@
 #pragma once
 
-// The vectorized batched Newton step: B environments of one rod model advanced together, every
+// The vectorized batched Newton step: B environments of one model advanced together, every
 // loop over (environment, item) at once, so that the same code runs on the CPU (HostExec,
-// host/batch/vector_batch.cpp) and on the GPU (the CUDA executor, kernels/vector_batch.cu).
+// host/batch/vector_engine.cpp) and on the GPU (the CUDA executor, kernels/vector_batch.cu).
 //
 // - State and workspace are env-major flat arrays (q[env * ndof + i]); the model is shared.
 // - Every stencil family, the per-DOF terms and the assembly run over all active environments;
-//   each environment's Jacobian is gathered straight into its own band (the free DOFs in the
-//   model's reverse Cuthill-McKee order) and factorized by banded LU, one environment per
-//   thread (include/slender/core/banded.h).
+//   each environment's Jacobian is gathered from its local Hessians and solved by the batched
+//   linear solve of host/batch/vector_solve.h (banded LU, dense Cholesky/LU or PCG, one call
+//   per Newton iteration for all environments).
 // - Masked Newton: the host keeps each environment's scalars (residual norms, potentials, line
 //   search state) and the kernels skip environments that are done; an environment converges,
 //   or fails (then its state is left as it was: nothing is written before it converges), on its
 //   own. The per-environment logic is that of the CPU Simulator (host/cpu/simulator.cpp), so a
 //   batch reproduces single runs.
-// Scope: rod models (no shells, no contact pairs); ground contact and friction, RFT drag,
-// point loads and per-environment natural curvature and external forces are supported.
+// Scope: rods, shells (hinge and mid-edge bending, whose frame vectors tau0 are refreshed per
+// environment after each step as the Simulator does) and rod-shell structures, without contact
+// pairs between bodies and without scene actuation; ground contact and friction (a friction
+// coefficient per environment), RFT and aerodynamic drag, point loads, per-environment natural
+// curvature, twist and hinge angles, external forces and physical parameters.
 
 #include <algorithm>
 #include <cmath>
@@ -23,11 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "batch/vector_solve.h"
 #include "cpu/linear_solver.h"
 #include "model/model_internal.h"
-#include "model/ordering.h"
 #include "slender/core/assemble.h"
-#include "slender/core/banded.h"
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
 #include "slender/core/reduce4.h"
@@ -38,32 +40,6 @@
 namespace slender {
 
 namespace vec {
-
-/// f(i) for environments whose flag is set: i in [0, nenv * per_env)
-template <class F>
-struct Masked {
-  F f;
-  const unsigned char* active;  // (nenv)
-  long per_env;
-  SLENDER_HD void operator()(long i) const {
-    if (active[i / per_env]) f(i);
-  }
-};
-
-/// out = value, one index each
-template <class T>
-struct Fill {
-  T* out;
-  T value;
-  SLENDER_HD void operator()(long i) const { out[i] = value; }
-};
-
-/// dst = src, one index each
-struct Copy {
-  Real* dst;
-  const Real* src;
-  SLENDER_HD void operator()(long i) const { dst[i] = src[i]; }
-};
 
 /// f[e, r] = per-DOF term + the stencils' gradient entries of row r
 struct Residual {
@@ -85,58 +61,20 @@ struct Residual {
   }
 };
 
-/// band[e][band_pos[slot]] = Jacobian entry of the slot (Hessian sources plus, on diagonal slots,
-/// the per-DOF term); the band's other entries are zero beforehand
-struct BandJacobian {
-  int nnz, ndof;
-  long hess_pool, band_size;
-  const int* slot_src_adr;
-  const int* slot_src;
-  const int* slot_dof;  // the DOF of a diagonal slot, -1 elsewhere (nnz)
-  const int* band_pos;  // (nnz)
-  const Real* h_pool;   // (nenv x hess_pool)
-  const Real* dof_J;    // (nenv x ndof)
-  Real* band;           // (nenv x band_size)
-  SLENDER_HD void operator()(long i) const {
-    const long e = i / nnz, slot = i % nnz;
-    const Real* h = h_pool + e * hess_pool;
-    Real s = 0;
-    for (int j = slot_src_adr[slot]; j < slot_src_adr[slot + 1]; ++j)
-      s += h[slot_src[j]];
-    if (slot_dof[slot] >= 0) s += dof_J[e * ndof + slot_dof[slot]];
-    band[e * band_size + band_pos[slot]] = s;
-  }
-};
-
-/// banded LU and solve of one environment per index: dx[e] = J_e^-1 f[e]; ok[e] = 0 when a
-/// pivot is too small or the result is not finite
-struct BandSolve {
-  int n, w;
-  long band_size;
-  const unsigned char* active;
-  const int* order;   // original free row of each band row (n)
-  Real* band;         // (nenv x band_size)
-  Real* x;            // scratch (nenv x n)
-  const Real* f;      // (nenv x n)
-  Real* dx;           // (nenv x n)
-  unsigned char* ok;  // (nenv)
-  SLENDER_HD void operator()(long e) const {
-    if (!active[e]) return;
-    Real* b = band + e * band_size;
-    Real* xe = x + e * n;
-    if (!band_lu_factor(b, n, w, 1e-13)) {
-      ok[e] = 0;
-      return;
-    }
-    for (int k = 0; k < n; ++k)
-      xe[k] = f[e * n + order[k]];
-    band_lu_solve(b, n, w, xe);
-    bool finite = true;
-    for (int k = 0; k < n; ++k) {
-      dx[e * n + order[k]] = xe[k];
-      finite = finite && is_finite(xe[k]);
-    }
-    ok[e] = finite ? 1 : 0;
+/// ground contact and friction with each environment's own friction coefficient: one
+/// (environment, node) per index (EvalStencils<GroundBinding> with mu per environment)
+struct EvalGround {
+  ModelView m;
+  EvalView s;
+  long n;
+  LocalBuffers<3> out;
+  const Real* mu;  // (nenv)
+  SLENDER_HD void operator()(long t) const {
+    const int env = int(t / n);
+    const long k = t % n;
+    LocalEval<3> r;
+    GroundBinding::eval_with_friction(m, s, env, k, kGradHess, mu[env], r);
+    out.store(env, k, r, kGradHess);
   }
 };
 
@@ -214,12 +152,14 @@ struct DegenerateCount {
 struct VectorStepResult {
   std::vector<StepReport> reports;  // (nenv)
   long degenerate = 0, line_search_warnings = 0, linear_fallbacks = 0;
+  VecSolveStats solve;  // the batched linear solves' counters
 };
 
 /// The engine over an executor X, which provides
 ///   template <class T> using Buffer (resize(n), data(), size()),
-///   for_each(n, f), env_reduce(nenv, len, f, host_out, scratch) (f(e, i) -> Red4, combined per
-///   environment in index order; scratch a Buffer<Red4> of the engine's),
+///   for_each(n, f), for_each_env(nenv, f) (one heavy item per environment: a factorization),
+///   env_reduce(nenv, len, f, host_out, scratch) (f(e, i) -> Red4, combined per environment in
+///   index order; scratch a Buffer<Red4> of the engine's),
 ///   upload(Buffer<T>&, const T*, n), upload_at / download_at(buffer, offset, host, n),
 ///   copy(dst, src, n), and ModelArrays (built from a Model; view() is its ModelView with
 ///   pointers the executor's loops can read).
@@ -230,32 +170,28 @@ class VectorNewton {
   using Buffer = typename X::template Buffer<T>;
 
   /// every environment starts at `initial` (a Simulator's initial state carries Newmark's
-  /// consistent initial acceleration)
+  /// consistent initial acceleration); `solver` as for BatchedSimulator (auto, banded, dense,
+  /// pcg)
   VectorNewton(std::shared_ptr<const Model> model,
                int nenv,
                const IntegratorSpec& spec,
-               const State& initial)
+               const State& initial,
+               LinearSolverKind solver = LinearSolverKind::kAuto)
       : model_(std::move(model)), spec_(spec), nenv_(nenv), model_arrays_(*model_) {
     const Model& m = *model_;
     SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
-    SLENDER_CHECK(m.ntri == 0 && !m.contact.enabled,
-                  "the vectorized batch runs rod models without contact between bodies (this "
-                  "model has shells or contact); use the per-environment batch");
+    SLENDER_CHECK(!m.contact.enabled,
+                  "the vectorized batch runs models without contact between bodies (this scene "
+                  "enables rod/shell contact); use the per-environment batch");
     SLENDER_CHECK(m.actuated.empty(),
                   "the vectorized batch takes the natural shape from its actions; this scene "
                   "has its own actuation (use the per-environment batch)");
     SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
-                  "the vectorized batch steps in time; static load stepping is per environment");
+                  "the vectorized batch steps in time; static load stepping needs the "
+                  "per-environment batch");
     plan_ = m.plan;
-    layout_ = band_layout(plan_.nfree, plan_.row_ptr, plan_.col);
-    // the DOF of each diagonal slot, whose per-DOF term the band assembly adds
-    std::vector<int> slot_dof(plan_.col.size(), -1);
-    for (int r = 0; r < plan_.nfree; ++r)
-      slot_dof[plan_.diag_slot[r]] = plan_.free_dof[r];
-    SLENDER_CHECK(layout_.w <= 64,
-                  "the model's Jacobian does not order into a narrow band "
-                  "(half-bandwidth ",
-                  layout_.w, "); use the per-environment batch");
+    solver_ =
+        std::make_unique<VectorLinearSolve<X>>(plan_, m.ndof, nenv, solver, !m.nonsymmetric());
     // the model's arrays where the executor runs (X::ModelArrays: the host view itself, or the
     // device copy of every array, kernels/device_model.h)
     mv_ = model_arrays_.view();
@@ -266,18 +202,12 @@ class VectorNewton {
     up(plan_.free_dof, free_dof_);
     up(plan_.row_src_adr, row_src_adr_);
     up(plan_.row_src, row_src_);
-    up(plan_.slot_src_adr, slot_src_adr_);
-    up(plan_.slot_src, slot_src_);
-    up(layout_.order, order_);
-    up(layout_.band_pos, band_pos_);
-    up(slot_dof, slot_dof_);
     const size_t B = size_t(nenv), nd = size_t(m.ndof), nf = size_t(plan_.nfree);
     for (Buffer<Real>* b :
          {&q_, &u_, &a_, &y_, &y_trial_, &q_hat_, &u_hat_, &f_time_, &dof_r_, &dof_J_, &dof_phi_})
       b->resize(B * nd);
-    for (Buffer<Real>* b : {&f_, &dx_, &x_})
+    for (Buffer<Real>* b : {&f_, &dx_})
       b->resize(B * nf);
-    band_.resize(B * size_t(layout_.band_size));
     d1_.resize(B * 3 * m.nedge);
     t_.resize(B * 3 * m.nedge);
     d1_cur_.resize(B * 3 * m.nedge);
@@ -286,14 +216,20 @@ class VectorNewton {
     ref_cur_.resize(B * m.nbend);
     kappa_.resize(B * 2 * m.nbend);
     tau_.resize(B * m.nbend);
+    phi_.resize(B * m.nhinge);
+    tau0_.resize(B * 3 * m.nsedge);
     e_pool_.resize(B * size_t(plan_.energy_pool));
     flags_.resize(B * size_t(plan_.energy_pool));
     g_pool_.resize(B * size_t(plan_.grad_pool));
     h_pool_.resize(B * size_t(plan_.hess_pool));
     active_.resize(B);
-    ok_.resize(B);
     alpha_.resize(B);
     active_h_.assign(B, 0);
+    // every environment with the model's ground friction
+    mu_h_.assign(B, mv_.ground.mu);
+    X::upload(mu_, mu_h_.data(), B);
+    friction_.assign(B, m.friction() ? 1 : 0);
+    warn_.assign(3 * B, 0);
     // every environment at the initial state and the model's natural shape
     for (int e = 0; e < nenv; ++e)
       set_state(e, initial);
@@ -314,16 +250,26 @@ class VectorNewton {
     }
     X::upload(kappa_, k.data(), k.size());
     X::upload(tau_, t.data(), t.size());
+    std::vector<Real> h(size_t(nenv_) * m.nhinge);
+    for (int e = 0; e < nenv_; ++e)
+      std::copy(m.hinge_phi_bar.begin(), m.hinge_phi_bar.end(), h.begin() + e * m.nhinge);
+    X::upload(phi_, h.data(), h.size());
   }
   void set_natural_curvature(const Real* k) {
     X::upload(kappa_, k, size_t(nenv_) * 2 * model_->nbend);
   }
   void set_natural_twist(const Real* t) { X::upload(tau_, t, size_t(nenv_) * model_->nbend); }
+  /// natural hinge angles (nenv x nhinge) [rad]
+  void set_natural_hinge_angle(const Real* phi) {
+    X::upload(phi_, phi, size_t(nenv_) * model_->nhinge);
+  }
+  /// the batched linear solver in use (vector_solve.h's names)
+  std::string solver_name() const { return solver_->name(); }
   /// external forces (nenv x nnode x 3) plus the model's point loads at each step's time
   void set_forces(const Real* f) { forces_.assign(f, f + size_t(nenv_) * 3 * model_->nnode); }
   void clear_forces() { forces_.clear(); }
 
-  /// physical parameters of one environment (ground friction stays the model's here)
+  /// physical parameters of one environment
   void set_params(int e, const EnvParams& p) {
     const Model& m = *model_;
     SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
@@ -331,11 +277,17 @@ class VectorNewton {
                   "youngs_scale must be positive, got ", p.youngs_scale);
     SLENDER_CHECK(p.density_scale > 0 && std::isfinite(p.density_scale),
                   "density_scale must be positive, got ", p.density_scale);
-    SLENDER_CHECK(p.ground_friction < 0,
-                  "a per-environment ground friction needs the per-environment engine");
-    SLENDER_CHECK(std::isfinite(p.mass_damping) && std::isfinite(p.gravity[0]) &&
-                      std::isfinite(p.gravity[1]) && std::isfinite(p.gravity[2]),
-                  "gravity and mass_damping must be finite");
+    SLENDER_CHECK(std::isfinite(p.ground_friction) && std::isfinite(p.mass_damping) &&
+                      std::isfinite(p.gravity[0]) && std::isfinite(p.gravity[1]) &&
+                      std::isfinite(p.gravity[2]),
+                  "ground_friction, gravity and mass_damping must be finite");
+    // ground friction, as the Simulator takes it: the coefficient replaces the model's, and a
+    // positive one makes this environment's Jacobian non-symmetric for good
+    const bool fr = m.friction() || (m.ground.enabled && p.ground_friction > 0);
+    if (fr && !m.nonsymmetric()) solver_->set_nonsymmetric(e);
+    friction_[e] = fr ? 1 : 0;
+    mu_h_[e] = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
+    X::upload(mu_, mu_h_.data(), size_t(nenv_));
     ensure_params();
     const Vec3 g = p.override_gravity ? p.gravity : m.gravity;
     Real* ep = params_h_.data() + 5 * size_t(e);
@@ -358,21 +310,25 @@ class VectorNewton {
   void set_state(int e, const State& s) {
     const Model& m = *model_;
     SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
-    SLENDER_CHECK(int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof &&
-                      int(s.a.size()) == m.ndof && int(s.edge_d1.size()) == 3 * m.nedge &&
-                      int(s.edge_t.size()) == 3 * m.nedge &&
-                      int(s.bend_ref_twist.size()) == m.nbend,
-                  "state does not match the model's sizes");
+    SLENDER_CHECK(
+        int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof && int(s.a.size()) == m.ndof &&
+            int(s.edge_d1.size()) == 3 * m.nedge && int(s.edge_t.size()) == 3 * m.nedge &&
+            int(s.bend_ref_twist.size()) == m.nbend && int(s.sedge_tau0.size()) == 3 * m.nsedge,
+        "state does not match the model's sizes");
     X::upload_at(q_, size_t(e) * m.ndof, s.q.data(), m.ndof);
     X::upload_at(u_, size_t(e) * m.ndof, s.u.data(), m.ndof);
     X::upload_at(a_, size_t(e) * m.ndof, s.a.data(), m.ndof);
     X::upload_at(d1_, size_t(e) * 3 * m.nedge, s.edge_d1.data(), 3 * m.nedge);
     X::upload_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
     X::upload_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
+    X::upload_at(tau0_, size_t(e) * 3 * m.nsedge, s.sedge_tau0.data(), 3 * m.nsedge);
     if (int(time_.size()) != nenv_) time_.assign(nenv_, 0);
     if (int(steps_.size()) != nenv_) steps_.assign(nenv_, 0);
     time_[e] = s.time;
     steps_[e] = s.step;
+    warn_[3 * e] = s.warn_degenerate;
+    warn_[3 * e + 1] = s.warn_linear_fallback;
+    warn_[3 * e + 2] = s.warn_line_search;
   }
   void get_state(int e, State& s) const {
     const Model& m = *model_;
@@ -383,8 +339,12 @@ class VectorNewton {
     X::download_at(d1_, size_t(e) * 3 * m.nedge, s.edge_d1.data(), 3 * m.nedge);
     X::download_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
     X::download_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
+    X::download_at(tau0_, size_t(e) * 3 * m.nsedge, s.sedge_tau0.data(), 3 * m.nsedge);
     s.time = time_[e];
     s.step = steps_[e];
+    s.warn_degenerate = warn_[3 * e];
+    s.warn_linear_fallback = warn_[3 * e + 1];
+    s.warn_line_search = warn_[3 * e + 2];
   }
   const Buffer<Real>& q() const { return q_; }
   const Buffer<Real>& u() const { return u_; }
@@ -443,7 +403,6 @@ class VectorNewton {
 
     std::vector<unsigned char> ls(B), accepted(B);
     std::vector<Real> alpha(B), best_alpha(B), best_r(B), slope(B), dx_max(B), phi0(B);
-    const bool friction = m.friction();
     while (true) {
       bool any = false;
       for (int e = 0; e < B; ++e) {
@@ -470,28 +429,24 @@ class VectorNewton {
       }
       if (!any) break;
       set_active(phase, kRunning);
-      // Newton directions: every running environment's band, factorized and solved
-      X::for_each(long(B) * layout_.band_size,
-                  vec::Masked<vec::Fill<Real>>{vec::Fill<Real>{band_.data(), Real(0)},
-                                               active_.data(), layout_.band_size});
-      X::for_each(
-          long(B) * plan_.nnz(),
-          vec::Masked<vec::BandJacobian>{
-              vec::BandJacobian{plan_.nnz(), nd, plan_.hess_pool, layout_.band_size,
-                                slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
-                                band_pos_.data(), h_pool_.data(), dof_J_.data(), band_.data()},
-              active_.data(), plan_.nnz()});
-      X::for_each(B, vec::BandSolve{nf, layout_.w, layout_.band_size, active_.data(), order_.data(),
-                                    band_.data(), x_.data(), f_.data(), dx_.data(), ok_.data()});
-      std::vector<unsigned char> okh(B);
-      X::download_at(ok_, 0, okh.data(), B);
-      // a band without a usable pivot: that environment's Jacobian solved by pivoting sparse LU
-      // on the host, as the CPU Simulator's banded solver falls back
-      for (int e = 0; e < B; ++e)
-        if (phase[e] == kRunning && !okh[e]) {
+      // Newton directions: every running environment's Jacobian, one batched solve
+      std::vector<unsigned char>& okh = ok_h_;
+      solver_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
+                     dx_.data(), okh, fallback_h_, res.solve);
+      // a system the batched solve could not take (a band or dense pivot too small, CG that did
+      // not converge): that environment's Jacobian solved by pivoting sparse LU on the host, as
+      // the CPU Simulator's solvers fall back
+      for (int e = 0; e < B; ++e) {
+        if (phase[e] != kRunning) continue;
+        if (!okh[e]) {
           okh[e] = pivoting_solve(e) ? 1 : 0;
-          ++res.linear_fallbacks;
+          fallback_h_[e] = 1;
         }
+        if (fallback_h_[e]) {
+          ++res.linear_fallbacks;
+          ++warn_[3 * e + 1];
+        }
+      }
       std::vector<Red4> sm(B);
       X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
       for (int e = 0; e < B; ++e) {
@@ -530,7 +485,7 @@ class VectorNewton {
             best_r[e] = r_new[e];
             best_alpha[e] = alpha[e];
           }
-          const bool on_potential = slope[e] > 0 && !friction;
+          const bool on_potential = slope[e] > 0 && !friction_[e];
           const bool decrease = line_search_accepts(ns, on_potential, phi_new[e], phi0[e], slope[e],
                                                     alpha[e], r_new[e], r[e], r0[e], it[e]);
           if (!ns.line_search || decrease) {
@@ -553,6 +508,7 @@ class VectorNewton {
       for (int e = 0; e < B; ++e) {
         if (phase[e] != kRunning || accepted[e]) continue;
         ++res.line_search_warnings;
+        ++warn_[3 * e + 2];
         if (!std::isfinite(best_r[e])) {
           res.reports[e].status = StepStatus::kNonFinite;
           res.reports[e].iterations = it[e];
@@ -711,15 +667,19 @@ class VectorNewton {
     ev.bend_ref_twist = ref_cur_.data();
     ev.bend_kappa_bar = kappa_.data();
     ev.bend_tau_bar = tau_.data();
-    ev.hinge_phi_bar = nullptr;
+    ev.hinge_phi_bar = phi_.data();
     ev.natural_per_env = 1;
     ev.q_hat = q_hat_.data();
     ev.u_hat = u_hat_.data();
     ev.c_u = c_.c_u;
-    ev.sedge_tau0 = nullptr;
+    ev.sedge_tau0 = tau0_.data();
     eval_family<RodStretchBinding>(kFamStretch, ev);
     eval_family<RodBendTwistBinding>(kFamBendTwist, ev);
-    eval_family<GroundBinding>(kFamGround, ev);
+    eval_family<ShellStretchBinding>(kFamShellStretch, ev);
+    eval_family<ShellHingeBinding>(kFamHinge, ev);
+    eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev);
+    eval_family<ShellDragBinding>(kFamDrag, ev);
+    eval_ground(ev);
     eval_family<RodRftBinding>(kFamRft, ev);
     if (scaled_) {
       // Young's modulus scales: the elastic families (stretch to mid-edge) are one range of
@@ -797,6 +757,24 @@ class VectorNewton {
                                               active_.data(), n});
   }
 
+  // ground contact and friction, each environment with its own coefficient
+  void eval_ground(const EvalView& ev) {
+    const long n = GroundBinding::count(mv_);
+    if (n == 0) return;
+    const Family fam = kFamGround;
+    const LocalBuffers<3> buf{e_pool_.data() + plan_.e_off[fam],
+                              g_pool_.data() + plan_.g_off[fam],
+                              h_pool_.data() + plan_.h_off[fam],
+                              flags_.data() + plan_.e_off[fam],
+                              n,
+                              plan_.energy_pool,
+                              plan_.grad_pool,
+                              plan_.hess_pool};
+    X::for_each(long(nenv_) * n,
+                vec::Masked<vec::EvalGround>{vec::EvalGround{mv_, ev, n, buf, mu_.data()},
+                                             active_.data(), n});
+  }
+
   void finalize(const std::vector<unsigned char>& done, Real dt, VectorStepResult& res) {
     const Model& m = *model_;
     const int B = nenv_;
@@ -823,12 +801,20 @@ class VectorNewton {
                 vec::Masked<vec::Copy>{vec::Copy{t_.data(), t_cur_.data()}, act, 3L * m.nedge});
     X::for_each(long(B) * m.nbend,
                 vec::Masked<vec::Copy>{vec::Copy{ref_.data(), ref_cur_.data()}, act, m.nbend});
+    // mid-edge frames of the new configuration; the xi DOFs keep their values
+    if (m.nsedge > 0 && m.nxi > 0)
+      X::for_each(
+          long(B) * m.nsedge,
+          vec::Masked<MidEdgeFrames>{MidEdgeFrames{mv_, q_.data(), tau0_.data()}, act, m.nsedge});
     if (plan_.energy_pool > 0) {
       std::vector<Red4> s(B);
       X::env_reduce(B, plan_.energy_pool, vec::DegenerateCount{plan_.energy_pool, flags_.data()},
                     s.data(), red_scratch_);
       for (int e = 0; e < B; ++e)
-        if (done[e]) res.degenerate += long(s[e].s0);
+        if (done[e]) {
+          res.degenerate += long(s[e].s0);
+          warn_[3 * e] += long(s[e].s0);
+        }
     }
     for (int e = 0; e < B; ++e)
       if (done[e]) {
@@ -842,7 +828,7 @@ class VectorNewton {
   int nenv_;
   typename X::ModelArrays model_arrays_;  // after model_: built from it
   AssemblyPlan plan_;
-  BandLayout layout_;
+  std::unique_ptr<VectorLinearSolve<X>> solver_;
   ModelView mv_{};
   StepCoeffs c_;
   std::vector<Real> forces_, time_;
@@ -852,15 +838,17 @@ class VectorNewton {
   // model arrays the view does not hold, and the plan
   Buffer<Real> dof_mass_, node_dl_, node_volume_;
   Buffer<unsigned char> dof_fixed_;
-  Buffer<int> free_dof_, row_src_adr_, row_src_, slot_src_adr_, slot_src_, order_, band_pos_,
-      slot_dof_;
+  Buffer<int> free_dof_, row_src_adr_, row_src_;
   // state and workspace
   Buffer<Real> q_, u_, a_, y_, y_trial_, q_hat_, u_hat_, f_time_, dof_r_, dof_J_, dof_phi_;
-  Buffer<Real> f_, dx_, x_, band_;
-  Buffer<Real> d1_, t_, d1_cur_, t_cur_, ref_, ref_cur_, kappa_, tau_;
+  Buffer<Real> f_, dx_;
+  Buffer<Real> d1_, t_, d1_cur_, t_cur_, ref_, ref_cur_, kappa_, tau_, phi_, tau0_;
   Buffer<Real> e_pool_, g_pool_, h_pool_;
   Buffer<unsigned> flags_;
-  Buffer<unsigned char> active_, ok_;
+  Buffer<unsigned char> active_;
+  std::vector<unsigned char> ok_h_, fallback_h_;  // the last solve's outcome (nenv)
+  // each environment's warning counters: degenerate, linear fallback, line search (nenv x 3)
+  std::vector<long> warn_;
   Buffer<Real> alpha_;
   Buffer<Red4> red_scratch_;
   // per-environment parameters (set_params): density scale, gravity, damping; Young's scale
@@ -868,6 +856,11 @@ class VectorNewton {
   std::vector<Real> params_h_, yscale_h_;
   std::vector<EnvParams> env_params_;
   Buffer<Real> params_, yscale_;
+  // ground friction coefficient of each environment, and whether friction acts in it (then the
+  // line search goes by the residual only)
+  std::vector<Real> mu_h_;
+  Buffer<Real> mu_;
+  std::vector<unsigned char> friction_;
   std::vector<long> steps_;
   // the pivoting fallback for an environment whose band has too small a pivot
   std::unique_ptr<cpu::LinearSolver> fallback_;

@@ -215,6 +215,8 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool
                 "CHOLMOD was asked for, but this build has no SuiteSparse");
 #endif
   const LinearSolverKind general = symmetric ? cholesky : LinearSolverKind::kSparseLu;
+  // dense (the vectorized batch's): here the sparse direct factorization, the same exact solve
+  if (kind == LinearSolverKind::kDense) kind = general;
   // the banded layout, when banded LU is asked for or may be chosen
   BandLayout layout;
   if ((kind == LinearSolverKind::kAuto || kind == LinearSolverKind::kBanded) && s.n > 1)

@@ -11,6 +11,8 @@
 // kBanded: the free DOFs in reverse Cuthill-McKee order and banded LU without pivoting
 // (include/slender/core/banded.h), the direct path when a pivot is too small; chosen by kAuto
 // when the half-bandwidth is at most kBandedAutoMax (rods).
+// kDense (the vectorized batch's dense solver) means the sparse direct kind here: CHOLMOD or
+// LDLT for symmetric Jacobians, sparse LU otherwise.
 
 #include <memory>
 #include <string>

@@ -31,7 +31,8 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind) {
       {"eigen-ldlt", LinearSolverKind::kEigenLdlt},
       {"sparse-lu", LinearSolverKind::kSparseLu},
       {"pcg", LinearSolverKind::kPcg},
-      {"banded", LinearSolverKind::kBanded}};
+      {"banded", LinearSolverKind::kBanded},
+      {"dense", LinearSolverKind::kDense}};
   for (const auto& [n, k] : kinds)
     if (name == n) {
       kind = k;
@@ -40,7 +41,9 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind) {
   return false;
 }
 
-const char* linear_solver_names() { return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded"; }
+const char* linear_solver_names() {
+  return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded, dense";
+}
 
 const char* to_string(StepStatus s) {
   switch (s) {

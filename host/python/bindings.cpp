@@ -354,14 +354,19 @@ PYBIND11_MODULE(_core, m) {
            py::arg("model"), py::arg("num_envs"), py::arg("engine") = "per-env",
            py::arg("backend") = "cpu", py::arg("solver") = "auto",
            "num_envs copies of the model; engine 'per-env' (every model, per-environment "
-           "parameters) or 'vectorized' (rod models, one masked Newton iteration over all "
-           "environments); backend 'cuda' runs the vectorized engine on the GPU")
+           "parameters) or 'vectorized' (rods, shells and rod-shell models without contact "
+           "between bodies, one masked Newton iteration over all environments; solver 'auto', "
+           "'banded', 'dense' or 'pcg'); backend 'cuda' runs the vectorized engine on the GPU")
       .def_property_readonly("engine",
                              [](const PyBatch& b) {
                                return b.batch->engine() == BatchEngine::kVectorized ? "vectorized"
                                                                                     : "per-env";
                              })
       .def_property_readonly("num_envs", [](const PyBatch& b) { return b.batch->nenv(); })
+      .def_property_readonly(
+          "linear_solver", [](const PyBatch& b) { return b.batch->solver_name(); },
+          "the linear solver in use (the vectorized engine: 'banded-lu', 'dense-cholesky', "
+          "'dense-lu' or 'pcg')")
       .def_property_readonly(
           "model", [](const PyBatch& b) { return std::const_pointer_cast<Model>(b.model); })
       .def(

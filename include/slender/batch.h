@@ -8,6 +8,7 @@
 // hand them over without a per-environment loop on the caller's side.
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "slender/model.h"
@@ -21,15 +22,21 @@ enum class BatchEngine {
   /// every solver, per-environment parameters
   kPerEnvironment,
   /// one Newton iteration over all environments at once (masked: each converges on its own),
-  /// each environment's Jacobian in a band solved by banded LU; rod models without contact
-  /// between bodies and without scene actuation; no per-environment parameters yet. The CUDA
-  /// backend always uses it.
+  /// every environment's Jacobian solved by one batched call per iteration: banded LU (rods:
+  /// half-bandwidth <= 24 in reverse Cuthill-McKee order), dense Cholesky or pivoting LU (up to
+  /// 1024 free DOFs: shells, rod-shell structures) or block-Jacobi PCG (larger symmetric
+  /// systems), chosen automatically or by the solver argument (auto, banded, dense, pcg).
+  /// Rods, shells and rod-shell models without contact between bodies, without scene
+  /// actuation and not static; every EnvParams field per environment. The CUDA backend always
+  /// uses it.
   kVectorized,
 };
 
 class BatchedSimulator {
  public:
-  /// nenv environments of `model`, all at its initial state, with the scene's integrator
+  /// nenv environments of `model`, all at its initial state, with the scene's integrator.
+  /// `solver`: for the per-environment engine, each Simulator's; for the vectorized engine kAuto
+  /// (banded, else dense, else pcg), kBanded, kDense or kPcg (other kinds throw)
   BatchedSimulator(std::shared_ptr<const Model> model, int nenv);
   BatchedSimulator(std::shared_ptr<const Model> model,
                    int nenv,
@@ -45,6 +52,10 @@ class BatchedSimulator {
   const Model& model() const;
   BatchEngine engine() const;
   BackendKind backend() const;
+  /// the linear solver in use: the vectorized engine's batched solver ("banded-lu",
+  /// "dense-cholesky", "dense-lu", "dense-cholesky+lu" when environments differ, "pcg"), or
+  /// environment 0's Simulator's (Simulator::linear_solver_name)
+  std::string solver_name() const;
 
   // ---- actions: they hold from the next step on until changed or cleared ----------------------
   /// natural curvatures kappa1, kappa2 of every bend-twist stencil (nenv x nbend x 2): they

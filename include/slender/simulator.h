@@ -43,6 +43,7 @@ struct PhaseTimes {
   Real frames = 0, eval = 0, assemble = 0, factor = 0, solve = 0, line_search = 0;
   Real contacts = 0;  ///< contact candidates: broad phase, sub-pairs, assembly plan (host)
   long newton_iters = 0, steps = 0, factorizations = 0;
+  long linear_iters = 0;  ///< iterations of an iterative linear solver (the batch's PCG)
 };
 
 /// The natural shape the stencils see at an evaluation time: the model's rest values with the
@@ -71,9 +72,14 @@ struct EnvParams {
 /// Which sparse factorization the CPU backend uses.
 /// kAuto: banded LU when the Jacobian orders into a narrow band (rods), else CHOLMOD (or
 /// Eigen's LDLT) for symmetric and sparse LU for non-symmetric Jacobians.
-enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg, kBanded };
-/// The kind a name gives ("auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded"), as the
-/// command line, the benchmarks and the Python module spell it; false for any other name.
+/// kDense: the vectorized batch's dense Cholesky / pivoting LU (BatchedSimulator); a Simulator
+/// (and so the per-environment batch) takes it as its sparse direct factorization, CHOLMOD or
+/// LDLT for symmetric and sparse LU for non-symmetric Jacobians: the same exact solve without
+/// n^2 memory.
+enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg, kBanded, kDense };
+/// The kind a name gives ("auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded",
+/// "dense"), as the command line, the benchmarks and the Python module spell it; false for any
+/// other name.
 bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind);
 /// The names linear_solver_from_name accepts, comma-separated (for error messages).
 const char* linear_solver_names();

@@ -401,25 +401,56 @@ TEST(VectorBatch, FallbacksAndFailuresMatchSingleRuns) {
   EXPECT_GT(fallbacks, 0);  // the case exercises the fallback
 }
 
+// what the vectorized engine does not take (contact between bodies, scene actuation, static
+// load stepping) is refused with a message that names the per-environment engine; shells and
+// per-environment ground friction it takes (tests/physics/batch_solver_test.cpp)
 TEST(VectorBatch, UnsupportedModelsAndOptionsAreClearErrors) {
+  auto refused = [](const SceneSpec& sc, IntegratorKind kind) {
+    const auto m = build_model(sc);
+    IntegratorSpec spec = m->scene.integrator;
+    spec.kind = kind;
+    try {
+      BatchedSimulator batch(m, 2, spec, LinearSolverKind::kAuto, BatchEngine::kVectorized);
+      ADD_FAILURE() << "the vectorized engine took it";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("per-environment"), std::string::npos) << e.what();
+    }
+  };
+  // contact between bodies
+  SceneSpec contact = v5_scene();
+  contact.contact.enabled = true;
+  refused(contact, IntegratorKind::kImplicitEuler);
+  // actuation from the scene
   SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.3);
-  b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.02, true, mat,
-                    1e-3);
-  const auto shells = build_model(b.spec());
-  try {
-    BatchedSimulator batch(shells, 2, shells->scene.integrator, LinearSolverKind::kAuto,
-                           BatchEngine::kVectorized);
-    FAIL() << "a shell model was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("per-environment batch"), std::string::npos);
-  }
+  const int mat = b.material("m", 1000, 1e6, 0.5);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0, 0), 11, mat, SceneBuilder::circle(2e-3));
+  b.fix_edge(rod, 0);
+  ActuationSpec a;
+  a.target = ActuationSpec::Target::kRodCurvature1;
+  a.part = rod;
+  b.actuate(a);
+  refused(b.build(), IntegratorKind::kImplicitEuler);
+  // static load stepping
+  refused(v5_scene(), IntegratorKind::kStatic);
+  // shells and per-environment friction are taken
+  SceneBuilder sb;
+  const int smat = sb.material("m", 1000, 1e6, 0.3);
+  sb.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.02, true, smat,
+                     1e-3);
+  const auto shells = build_model(sb.build());
+  BatchedSimulator plates(shells, 2, shells->scene.integrator, LinearSolverKind::kAuto,
+                          BatchEngine::kVectorized);
+  EXPECT_EQ(plates.engine(), BatchEngine::kVectorized);
   const auto m = build_model(v5_scene());
   BatchedSimulator batch(m, 2, m->scene.integrator, LinearSolverKind::kAuto,
                          BatchEngine::kVectorized);
   EnvParams friction;
   friction.ground_friction = 0.2;
-  EXPECT_THROW(batch.set_params(0, friction), Error);
+  batch.set_params(0, friction);
+  EXPECT_EQ(batch.params(0).ground_friction, 0.2);
+  friction.ground_friction = NAN;
+  EXPECT_THROW(batch.set_params(1, friction), Error);
 }
 
 // randomized parameters on the vectorized engine equal the per-environment engine's, bit for

@@ -142,9 +142,14 @@ def test_vectorized_engine_matches_per_env_engine(model):
     np.testing.assert_array_equal(a.positions(), b.positions())
     with pytest.raises(ValueError, match="engine"):
         slender.BatchedSimulator(model, 2, engine="warp")
-    with pytest.raises(RuntimeError, match="per-environment"):
-        b.set_params(0, ground_friction=0.2)
-    b.set_params(0, youngs_scale=2.0)  # Young's modulus, density, gravity, damping: supported
+    assert a.linear_solver == "banded-lu" and b.linear_solver == "banded-lu"
+    # every parameter per environment, ground friction included
+    b.set_params(0, youngs_scale=2.0, ground_friction=0.2)
+    # the snake's RFT Jacobian is not symmetric: dense takes LU, pcg refuses
+    d = slender.BatchedSimulator(model, 2, engine="vectorized", solver="dense")
+    assert d.linear_solver == "dense-lu"
+    with pytest.raises(RuntimeError, match="symmetric"):
+        slender.BatchedSimulator(model, 2, engine="vectorized", solver="pcg")
 
 
 def test_live_dlpack_view_follows_the_state_without_copies(model):

@@ -330,8 +330,20 @@ struct GroundBinding {
   }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<3>& r) {
+    eval_with_friction(m, s, env, k, want, m.ground.mu, r);
+  }
+  /// the same with the Coulomb coefficient mu in place of the model's (an environment's own
+  /// ground friction)
+  SLENDER_HD static void eval_with_friction(const ModelView& m,
+                                            const EvalView& s,
+                                            int env,
+                                            long k,
+                                            unsigned want,
+                                            Real mu,
+                                            LocalEval<3>& r) {
     const long base = long(env) * m.ndof + 3 * k;
     GroundContact::Params p = m.ground;
+    p.mu = mu;
     Vec3 x;
     for (int i = 0; i < 3; ++i) {
       x[i] = s.q[base + i];

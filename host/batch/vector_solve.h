@@ -1,0 +1,687 @@
+#pragma once
+
+// The batched linear solve of the vectorized engine (host/batch/vector_newton.h): one call per
+// Newton iteration solves J_e dx_e = f_e for every running environment e, each Jacobian
+// gathered from that environment's local Hessians over the model's shared pattern (the sources
+// of each slot summed in the plan's order, as the CPU Simulator assembles its CSR values), by
+// the fastest exact method for the structure at hand:
+// - kBanded: the free DOFs in reverse Cuthill-McKee order, banded LU without pivoting
+//   (include/slender/core/banded.h), one environment per thread: rods (half-bandwidth ~10);
+// - kDense: each Jacobian in a dense n x n matrix (n free DOFs <= kDenseMaxDofs, nenv n^2
+//   doubles <= kDenseMaxBytes), factorized by a fused per-environment Cholesky (an environment
+//   whose Jacobian is symmetric) or LU with partial pivoting (friction, drag, or a Cholesky that
+//   meets a non-positive pivot; include/slender/core/dense.h): small coupled systems (shells and
+//   rod-shell structures of a few hundred DOFs);
+// - kPcg: conjugate gradients on every environment at once, SpMV over the shared CSR pattern
+//   with per-environment values, preconditioned by the inverses of each environment's 3 x 3
+//   diagonal blocks (one aligned triple of global DOFs: a node's position; twists and xi DOFs in
+//   triples of their own; include/slender/core/pcg.h), from dx = 0 until |f - J dx| <=
+//   kVecPcgRelTol |f| (residual recurrence in double); an environment stops iterating when it
+//   converges (masked). Needs symmetric Jacobians.
+// The automatic choice: banded when the half-bandwidth is at most kBandedAutoMax, else dense
+// up to kDenseAutoMaxDofs free DOFs (up to kDenseMaxDofs for a non-symmetric Jacobian, which
+// PCG cannot take) when the matrices fit, else PCG. An environment whose solve fails (a band or
+// dense pivot too small, CG that does not converge within its cap or meets a direction of
+// non-positive curvature) is reported to the caller, which solves it by pivoting sparse LU on the
+// host. Every sum runs in a fixed order: repeated runs give the same bits, on any number of
+// threads.
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cpu/linear_solver.h"
+#include "model/ordering.h"
+#include "slender/core/banded.h"
+#include "slender/core/dense.h"
+#include "slender/core/error.h"
+#include "slender/core/pcg.h"
+#include "slender/core/reduce4.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace slender {
+
+/// the largest free-DOF count the dense solver takes (n^3 / 3 flops per environment and Newton
+/// iteration: 0.36 Gflop at the cap)
+constexpr int kDenseMaxDofs = 1024;
+/// the largest free-DOF count for which kAuto takes the dense solver when PCG could run (a
+/// symmetric Jacobian): the crossover measured on the CPU
+/// (bench/results/2026-11-22-s8-batch-cpu-xeon-2c.md) lies between a 216-DOF plate (dense 1.5x
+/// faster than PCG) and a 424-DOF plate (PCG 1.5x faster); a non-symmetric Jacobian takes dense up
+/// to kDenseMaxDofs
+constexpr int kDenseAutoMaxDofs = 300;
+/// the most memory the dense matrices of a batch may take (nenv n^2 doubles) [bytes]
+constexpr double kDenseMaxBytes = 4.0 * 1024 * 1024 * 1024;
+/// the widest half-bandwidth the banded solver takes when asked for
+constexpr int kBandedMaxWidth = 64;
+/// PCG's relative residual: |f - J dx| <= kVecPcgRelTol |f|, tight enough that Newton takes the
+/// iterations of a direct solve (the CPU's PCG uses the same)
+constexpr Real kVecPcgRelTol = 1e-12;
+/// relative pivot floor of the banded and dense factorizations
+constexpr Real kVecPivotTiny = 1e-13;
+
+enum class VecSolver { kBanded, kDense, kPcg };
+
+/// PCG's iteration cap for n unknowns: 2 n, at least 200 and at most 5000 (in exact arithmetic
+/// CG ends within n iterations; round-off on the shells' ill-conditioned systems takes more:
+/// up to 78 on a 175-DOF plate at kVecPcgRelTol)
+inline int vec_pcg_max_iters(int n) { return std::max(200, std::min(2 * n, 5000)); }
+
+/// bytes of the dense matrices of nenv environments of n free DOFs
+inline double dense_bytes(int nenv, int n) { return double(nenv) * double(n) * n * sizeof(Real); }
+
+/// The solver of a batch for the requested kind (kAuto: banded when w <= kBandedAutoMax, else
+/// dense when n <= kDenseAutoMaxDofs, or n <= kDenseMaxDofs and the Jacobian is not symmetric,
+/// and the matrices fit in kDenseMaxBytes, else PCG); throws slender::Error saying why when the
+/// request cannot be served.
+inline VecSolver choose_vector_solver(
+    LinearSolverKind requested, int n, int w, int nenv, bool symmetric) {
+  const bool dense_fits = n <= kDenseMaxDofs && dense_bytes(nenv, n) <= kDenseMaxBytes;
+  switch (requested) {
+    case LinearSolverKind::kAuto:
+      if (w <= cpu::kBandedAutoMax) return VecSolver::kBanded;
+      if (dense_fits && (n <= kDenseAutoMaxDofs || !symmetric)) return VecSolver::kDense;
+      SLENDER_CHECK(symmetric,
+                    "the vectorized batch has no solver for this model: its Jacobian is not "
+                    "symmetric (friction or drag), too wide for a band (half-bandwidth ",
+                    w, ") and too large for the dense solver (", n, " free DOFs, ", nenv,
+                    " environments); use the per-environment batch");
+      return VecSolver::kPcg;
+    case LinearSolverKind::kBanded:
+      SLENDER_CHECK(w <= kBandedMaxWidth,
+                    "the model's Jacobian does not order into a narrow band (half-bandwidth ", w,
+                    ", the banded solver takes up to ", kBandedMaxWidth,
+                    "); use the dense or pcg solver, or auto");
+      return VecSolver::kBanded;
+    case LinearSolverKind::kDense:
+      SLENDER_CHECK(n <= kDenseMaxDofs, "the dense solver takes up to ", kDenseMaxDofs,
+                    " free DOFs; this model has ", n, " (use pcg, or auto)");
+      SLENDER_CHECK(dense_bytes(nenv, n) <= kDenseMaxBytes, "the dense matrices of ", nenv,
+                    " environments of ", n, " free DOFs need ", dense_bytes(nenv, n) / (1 << 30),
+                    " GiB, more than the cap of ", kDenseMaxBytes / (1 << 30),
+                    " GiB (fewer environments, or the pcg solver)");
+      return VecSolver::kDense;
+    case LinearSolverKind::kPcg:
+      SLENDER_CHECK(symmetric,
+                    "the pcg solver needs a symmetric Jacobian; this model's is not (friction, "
+                    "drag or anisotropic RFT): use dense or banded, or auto");
+      return VecSolver::kPcg;
+    default:
+      SLENDER_CHECK(false,
+                    "the vectorized batch solves by banded LU, dense Cholesky/LU or PCG (solver "
+                    "auto, banded, dense or pcg); the sparse direct solvers are the "
+                    "per-environment engine's");
+  }
+  return VecSolver::kBanded;
+}
+
+namespace vec {
+
+/// f(i) for environments whose flag is set: i in [0, nenv * per_env)
+template <class F>
+struct Masked {
+  F f;
+  const unsigned char* active;  // (nenv)
+  long per_env;
+  SLENDER_HD void operator()(long i) const {
+    if (active[i / per_env]) f(i);
+  }
+};
+
+/// out = value, one index each
+template <class T>
+struct Fill {
+  T* out;
+  T value;
+  SLENDER_HD void operator()(long i) const { out[i] = value; }
+};
+
+/// dst = src, one index each
+struct Copy {
+  Real* dst;
+  const Real* src;
+  SLENDER_HD void operator()(long i) const { dst[i] = src[i]; }
+};
+
+/// out[e][pos[slot]] = Jacobian entry of the slot (Hessian sources, then on diagonal slots the
+/// per-DOF term: the CPU Simulator's order); pos null = the slot itself (CSR values). Entries
+/// of out that no slot reaches are zero beforehand.
+struct GatherJacobian {
+  int nnz, ndof;
+  long hess_pool, stride;
+  const int* slot_src_adr;
+  const int* slot_src;
+  const int* slot_dof;  // the DOF of a diagonal slot, -1 elsewhere (nnz)
+  const int* pos;       // (nnz) or null
+  const Real* h_pool;   // (nenv x hess_pool)
+  const Real* dof_J;    // (nenv x ndof)
+  Real* out;            // (nenv x stride)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / nnz, slot = i % nnz;
+    const Real* h = h_pool + e * hess_pool;
+    Real s = 0;
+    for (int j = slot_src_adr[slot]; j < slot_src_adr[slot + 1]; ++j)
+      s += h[slot_src[j]];
+    if (slot_dof[slot] >= 0) s += dof_J[e * ndof + slot_dof[slot]];
+    out[e * stride + (pos ? pos[slot] : slot)] = s;
+  }
+};
+
+/// banded LU and solve of one environment per index: dx[e] = J_e^-1 f[e]; ok[e] = 0 when a
+/// pivot is too small or the result is not finite
+struct BandSolve {
+  int n, w;
+  long band_size;
+  const unsigned char* active;
+  const int* order;   // original free row of each band row (n)
+  Real* band;         // (nenv x band_size)
+  Real* x;            // scratch (nenv x n)
+  const Real* f;      // (nenv x n)
+  Real* dx;           // (nenv x n)
+  unsigned char* ok;  // (nenv)
+  SLENDER_HD void operator()(long e) const {
+    if (!active[e]) return;
+    Real* b = band + e * band_size;
+    Real* xe = x + e * n;
+    if (!band_lu_factor(b, n, w, kVecPivotTiny)) {
+      ok[e] = 0;
+      return;
+    }
+    for (int k = 0; k < n; ++k)
+      xe[k] = f[e * n + order[k]];
+    band_lu_solve(b, n, w, xe);
+    bool finite = true;
+    for (int k = 0; k < n; ++k) {
+      dx[e * n + order[k]] = xe[k];
+      finite = finite && is_finite(xe[k]);
+    }
+    ok[e] = finite ? 1 : 0;
+  }
+};
+
+/// dense Cholesky (cholesky[e] != 0) or pivoting LU and solve of one environment per index:
+/// dx[e] = J_e^-1 f[e]; ok[e] = 0 when a pivot is too small or the result is not finite
+struct DenseSolve {
+  int n;
+  const unsigned char* active;    // (nenv)
+  const unsigned char* cholesky;  // (nenv)
+  Real* A;                        // (nenv x n x n)
+  int* piv;                       // (nenv x n)
+  const Real* f;                  // (nenv x n)
+  Real* dx;                       // (nenv x n)
+  unsigned char* ok;              // (nenv)
+  SLENDER_HD void operator()(long e) const {
+    if (!active[e]) return;
+    Real* a = A + e * long(n) * n;
+    Real* x = dx + e * n;
+    const bool chol = cholesky[e] != 0;
+    const bool factored = chol ? dense_cholesky_factor(a, n, kVecPivotTiny)
+                               : dense_lu_factor(a, n, piv + e * n, kVecPivotTiny);
+    if (!factored) {
+      ok[e] = 0;
+      return;
+    }
+    for (int k = 0; k < n; ++k)
+      x[k] = f[e * n + k];
+    if (chol) {
+      dense_cholesky_solve(a, n, x);
+    } else {
+      dense_lu_solve(a, n, piv + e * n, x);
+    }
+    bool finite = true;
+    for (int k = 0; k < n; ++k)
+      finite = finite && is_finite(x[k]);
+    ok[e] = finite ? 1 : 0;
+  }
+};
+
+/// y[e] = J_e x[e] over the shared CSR pattern: one (environment, row) per index
+struct EnvSpmv {
+  int n, nnz;
+  const int* row_ptr;  // (n + 1)
+  const int* col;      // (nnz)
+  const Real* val;     // (nenv x nnz)
+  const Real* x;       // (nenv x n)
+  Real* y;             // (nenv x n)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / n, r = i % n;
+    CsrSpmv{row_ptr, col, val + e * nnz, x + e * n, y + e * n}(r);
+  }
+};
+
+/// each environment's block-Jacobi inverses: one (environment, block) per index
+struct EnvBlockSetup {
+  long nblock;
+  int nnz;
+  const int* row_ptr;
+  const int* col;
+  const Real* val;       // (nenv x nnz)
+  const int* block_row;  // (nblock + 1)
+  Real* inv;             // (nenv x nblock x 9)
+  unsigned char* ok;     // (nenv x nblock)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / nblock, b = i % nblock;
+    BlockJacobiSetup{
+        row_ptr, col, val + e * nnz, block_row, inv + 9 * e * nblock, ok + e * nblock}(b);
+  }
+};
+
+/// z[e] = P_e^-1 r[e]: one (environment, block) per index
+struct EnvBlockApply {
+  long nblock;
+  int n;
+  const int* block_row;
+  const Real* inv;  // (nenv x nblock x 9)
+  const Real* r;    // (nenv x n)
+  Real* z;          // (nenv x n)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / nblock, b = i % nblock;
+    BlockJacobiApply{block_row, inv + 9 * e * nblock, r + e * n, z + e * n}(b);
+  }
+};
+
+/// CG's start: x = 0, r = f
+struct CgStart {
+  const Real* f;
+  Real* x;
+  Real* r;
+  SLENDER_HD void operator()(long i) const {
+    x[i] = 0;
+    r[i] = f[i];
+  }
+};
+
+/// x += alpha[e] p, r -= alpha[e] Ap
+struct CgUpdate {
+  int n;
+  const Real* alpha;  // (nenv)
+  const Real* p;
+  const Real* Ap;
+  Real* x;
+  Real* r;
+  SLENDER_HD void operator()(long i) const {
+    const Real a = alpha[i / n];
+    x[i] += a * p[i];
+    r[i] -= a * Ap[i];
+  }
+};
+
+/// p = z + beta[e] p
+struct CgDirection {
+  int n;
+  const Real* beta;  // (nenv)
+  const Real* z;
+  Real* p;
+  SLENDER_HD void operator()(long i) const { p[i] = z[i] + beta[i / n] * p[i]; }
+};
+
+/// per environment: s0 a . b, s1 c . d (c null: 0)
+struct Dots {
+  int n;
+  const Real* a;
+  const Real* b;
+  const Real* c;
+  const Real* d;
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    const long k = e * n + i;
+    return Red4{a[k] * b[k], c ? c[k] * d[k] : Real(0), 0, 0};
+  }
+};
+
+/// per environment: s0 the number of flags equal to 0
+struct CountZeros {
+  long len;
+  const unsigned char* flags;  // (nenv x len)
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    return Red4{flags[e * len + i] ? Real(0) : Real(1), 0, 0, 0};
+  }
+};
+
+}  // namespace vec
+
+/// Outcome counters of the batched solves of one step.
+struct VecSolveStats {
+  long pcg_iterations = 0;  // CG iterations summed over the environments
+  long lu_after_chol = 0;   // dense Cholesky factorizations that gave way to LU
+};
+
+/// The batched linear solve over an executor X (the executor of VectorNewton).
+template <class X>
+class VectorLinearSolve {
+ public:
+  template <class T>
+  using Buffer = typename X::template Buffer<T>;
+
+  /// the solver for `plan` (ndof DOFs) and nenv environments; symmetric: whether the model's
+  /// Jacobian is (without per-environment friction)
+  VectorLinearSolve(
+      const AssemblyPlan& plan, int ndof, int nenv, LinearSolverKind requested, bool symmetric)
+      : n_(plan.nfree), nnz_(plan.nnz()), ndof_(ndof), nenv_(nenv), hess_pool_(plan.hess_pool) {
+    if (n_ > 0) layout_ = band_layout(n_, plan.row_ptr, plan.col);
+    kind_ = choose_vector_solver(requested, n_, layout_.w, nenv, symmetric);
+    // the DOF of each diagonal slot, whose per-DOF term the gather adds
+    std::vector<int> slot_dof(plan.col.size(), -1);
+    for (int r = 0; r < n_; ++r)
+      slot_dof[plan.diag_slot[r]] = plan.free_dof[r];
+    up(plan.slot_src_adr, slot_src_adr_);
+    up(plan.slot_src, slot_src_);
+    up(slot_dof, slot_dof_);
+    const size_t B = size_t(nenv);
+    ok_.resize(B);
+    mask_.resize(B);
+    mask_h_.assign(B, 0);
+    chol_h_.assign(B, symmetric ? 1 : 0);
+    switch (kind_) {
+      case VecSolver::kBanded:
+        up(layout_.order, order_);
+        up(layout_.band_pos, pos_);
+        band_.resize(B * size_t(layout_.band_size));
+        x_.resize(B * size_t(n_));
+        break;
+      case VecSolver::kDense: {
+        std::vector<int> pos(plan.col.size());
+        for (int r = 0; r < n_; ++r)
+          for (int s = plan.row_ptr[r]; s < plan.row_ptr[r + 1]; ++s)
+            pos[s] = r * n_ + plan.col[s];
+        up(pos, pos_);
+        dense_.resize(B * size_t(n_) * size_t(n_));
+        piv_.resize(B * size_t(n_));
+        X::upload(chol_, chol_h_.data(), B);
+        break;
+      }
+      case VecSolver::kPcg: {
+        up(plan.row_ptr, row_ptr_);
+        up(plan.col, col_);
+        // blocks: consecutive free rows within one aligned triple of global DOFs (the CPU's)
+        std::vector<int> block_row{0};
+        for (int r = 1; r < n_; ++r)
+          if (plan.free_dof[r] / 3 != plan.free_dof[r - 1] / 3) block_row.push_back(r);
+        block_row.push_back(n_);
+        nblock_ = long(block_row.size()) - 1;
+        up(block_row, block_row_);
+        val_.resize(B * size_t(nnz_));
+        inv_.resize(B * 9 * size_t(nblock_));
+        block_ok_.resize(B * size_t(nblock_));
+        for (Buffer<Real>* b : {&r_, &z_, &p_, &Ap_})
+          b->resize(B * size_t(n_));
+        alpha_.resize(B);
+        break;
+      }
+    }
+  }
+
+  VecSolver kind() const { return kind_; }
+  int half_bandwidth() const { return layout_.w; }
+
+  /// "banded-lu", "dense-cholesky", "dense-lu" (or "dense-cholesky+lu" when the environments
+  /// differ) or "pcg"
+  std::string name() const {
+    if (kind_ == VecSolver::kBanded) return "banded-lu";
+    if (kind_ == VecSolver::kPcg) return "pcg";
+    bool chol = false, lu = false;
+    for (unsigned char c : chol_h_)
+      (c ? chol : lu) = true;
+    return chol && lu ? "dense-cholesky+lu" : chol ? "dense-cholesky" : "dense-lu";
+  }
+
+  /// environment e's Jacobian is not symmetric (its own ground friction): LU from now on; the
+  /// pcg solver cannot take it (throws)
+  void set_nonsymmetric(int e) {
+    SLENDER_CHECK(kind_ != VecSolver::kPcg,
+                  "a per-environment ground friction makes the Jacobian non-symmetric; the pcg "
+                  "solver of this batch needs a symmetric one (use dense or banded)");
+    if (!chol_h_[e]) return;
+    chol_h_[e] = 0;
+    if (kind_ == VecSolver::kDense) X::upload(chol_, chol_h_.data(), size_t(nenv_));
+  }
+
+  /// dx[e] = J_e^-1 f[e] for the environments with active_h[e] (active: the same flags on the
+  /// executor); ok_h[e] = 1 where solved, 0 where the caller must fall back; fallback_h[e] = 1
+  /// where this solve fell back internally (a Cholesky that gave way to LU)
+  void solve(const std::vector<unsigned char>& active_h,
+             const unsigned char* active,
+             const Real* h_pool,
+             const Real* dof_J,
+             const Real* f,
+             Real* dx,
+             std::vector<unsigned char>& ok_h,
+             std::vector<unsigned char>& fallback_h,
+             VecSolveStats& stats) {
+    const int B = nenv_;
+    ok_h.assign(B, 0);
+    fallback_h.assign(B, 0);
+    if (n_ == 0) {
+      for (int e = 0; e < B; ++e)
+        ok_h[e] = active_h[e];
+      return;
+    }
+    switch (kind_) {
+      case VecSolver::kBanded:
+        gather(active, band_, layout_.band_size, h_pool, dof_J);
+        X::for_each_env(B, vec::BandSolve{n_, layout_.w, layout_.band_size, active, order_.data(),
+                                          band_.data(), x_.data(), f, dx, ok_.data()});
+        X::download_at(ok_, 0, ok_h.data(), ok_h.size());
+        break;
+      case VecSolver::kDense:
+        dense_solve(active_h, active, h_pool, dof_J, f, dx, ok_h, fallback_h, stats);
+        break;
+      case VecSolver::kPcg:
+        pcg_solve(active_h, active, h_pool, dof_J, f, dx, ok_h, stats);
+        break;
+    }
+    for (int e = 0; e < B; ++e)
+      ok_h[e] = active_h[e] && ok_h[e];
+  }
+
+ private:
+  template <class T>
+  void up(const std::vector<T>& h, Buffer<T>& d) {
+    X::upload(d, h.data(), h.size());
+  }
+
+  // every active environment's Jacobian into out (nenv x stride): zeros, then the slots
+  void gather(const unsigned char* active,
+              Buffer<Real>& out,
+              long stride,
+              const Real* h_pool,
+              const Real* dof_J) {
+    if (pos_.size() > 0) {  // band and dense: the entries no slot reaches are zero
+      X::for_each(long(nenv_) * stride, vec::Masked<vec::Fill<Real>>{
+                                            vec::Fill<Real>{out.data(), Real(0)}, active, stride});
+    }
+    X::for_each(
+        long(nenv_) * nnz_,
+        vec::Masked<vec::GatherJacobian>{
+            vec::GatherJacobian{nnz_, ndof_, hess_pool_, stride, slot_src_adr_.data(),
+                                slot_src_.data(), slot_dof_.data(),
+                                pos_.size() > 0 ? pos_.data() : nullptr, h_pool, dof_J, out.data()},
+            active, nnz_});
+  }
+
+  void dense_solve(const std::vector<unsigned char>& active_h,
+                   const unsigned char* active,
+                   const Real* h_pool,
+                   const Real* dof_J,
+                   const Real* f,
+                   Real* dx,
+                   std::vector<unsigned char>& ok_h,
+                   std::vector<unsigned char>& fallback_h,
+                   VecSolveStats& stats) {
+    const int B = nenv_;
+    const long nn = long(n_) * n_;
+    gather(active, dense_, nn, h_pool, dof_J);
+    X::for_each_env(B, vec::DenseSolve{n_, active, chol_.data(), dense_.data(), piv_.data(), f, dx,
+                                       ok_.data()});
+    X::download_at(ok_, 0, ok_h.data(), ok_h.size());
+    // a Cholesky that met a non-positive pivot: that environment again by pivoting LU (the
+    // matrix gathered anew: the failed factorization overwrote it)
+    bool retry = false;
+    for (int e = 0; e < B; ++e) {
+      mask_h_[e] = active_h[e] && !ok_h[e] && chol_h_[e] ? 1 : 0;
+      retry = retry || mask_h_[e];
+    }
+    if (!retry) return;
+    X::upload(mask_, mask_h_.data(), size_t(B));
+    std::vector<unsigned char> no_chol(B, 0);
+    X::upload(lu_only_, no_chol.data(), size_t(B));
+    gather(mask_.data(), dense_, nn, h_pool, dof_J);
+    X::for_each_env(B, vec::DenseSolve{n_, mask_.data(), lu_only_.data(), dense_.data(),
+                                       piv_.data(), f, dx, ok_.data()});
+    std::vector<unsigned char> ok2(B);
+    X::download_at(ok_, 0, ok2.data(), ok2.size());
+    for (int e = 0; e < B; ++e)
+      if (mask_h_[e]) {
+        ok_h[e] = ok2[e];
+        fallback_h[e] = 1;
+        ++stats.lu_after_chol;
+      }
+  }
+
+  // preconditioned CG on every active environment, each stopping on its own (the CPU's
+  // LinearSolver::pcg_solve, step for step)
+  void pcg_solve(const std::vector<unsigned char>& active_h,
+                 const unsigned char* active,
+                 const Real* h_pool,
+                 const Real* dof_J,
+                 const Real* f,
+                 Real* dx,
+                 std::vector<unsigned char>& ok_h,
+                 VecSolveStats& stats) {
+    const int B = nenv_, n = n_;
+    const long Bn = long(B) * n, Bb = long(B) * nblock_;
+    if (!pcg_start(active_h, active, h_pool, dof_J, f, dx, ok_h)) return;
+    std::vector<Red4>& red = red_h_;
+    const unsigned char* run = mask_.data();
+    const int max_iter = vec_pcg_max_iters(n);
+    bool any = true;
+    for (int it = 1; it <= max_iter && any; ++it) {
+      X::for_each(Bn, vec::Masked<vec::EnvSpmv>{vec::EnvSpmv{n, nnz_, row_ptr_.data(), col_.data(),
+                                                             val_.data(), p_.data(), Ap_.data()},
+                                                run, n});
+      X::env_reduce(B, n, vec::Dots{n, p_.data(), Ap_.data(), nullptr, nullptr}, red.data(),
+                    scratch_);
+      bool changed = false;
+      for (int e = 0; e < B; ++e) {
+        if (!mask_h_[e]) continue;
+        const Real pAp = red[e].s0;
+        if (!(pAp > 0)) {  // not positive definite along p: the caller falls back
+          mask_h_[e] = 0;
+          changed = true;
+          continue;
+        }
+        coef_h_[e] = rz_h_[e] / pAp;
+      }
+      if (changed) X::upload(mask_, mask_h_.data(), size_t(B));
+      X::upload(alpha_, coef_h_.data(), size_t(B));
+      X::for_each(
+          Bn, vec::Masked<vec::CgUpdate>{
+                  vec::CgUpdate{n, alpha_.data(), p_.data(), Ap_.data(), dx, r_.data()}, run, n});
+      X::for_each(
+          Bb, vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
+                                                                 inv_.data(), r_.data(), z_.data()},
+                                              run, nblock_});
+      X::env_reduce(B, n, vec::Dots{n, r_.data(), r_.data(), r_.data(), z_.data()}, red.data(),
+                    scratch_);
+      // converged (or broken down) environments leave the iteration; the others take beta
+      changed = false;
+      any = false;
+      for (int e = 0; e < B; ++e) {
+        if (!mask_h_[e]) continue;
+        ++stats.pcg_iterations;
+        const Real rr = red[e].s0;
+        if (!std::isfinite(rr) || rr <= stop_h_[e]) {
+          ok_h[e] = std::isfinite(rr) ? 1 : 0;
+          mask_h_[e] = 0;
+          changed = true;
+          continue;
+        }
+        coef_h_[e] = red[e].s1 / rz_h_[e];
+        rz_h_[e] = red[e].s1;
+        any = true;
+      }
+      if (!any) break;
+      if (changed) X::upload(mask_, mask_h_.data(), size_t(B));
+      X::upload(alpha_, coef_h_.data(), size_t(B));
+      X::for_each(Bn, vec::Masked<vec::CgDirection>{
+                          vec::CgDirection{n, alpha_.data(), z_.data(), p_.data()}, run, n});
+    }
+    // environments still running at the cap did not converge: ok_h stays 0
+  }
+
+  // CG's start for the active environments: values and block inverses, x = 0, r = f, z = P^-1 r,
+  // p = z; mask_ the environments that iterate (false when none does). A diagonal block that is
+  // not positive definite keeps an environment out (the caller falls back), as does a zero
+  // right-hand side (dx = 0, solved).
+  bool pcg_start(const std::vector<unsigned char>& active_h,
+                 const unsigned char* active,
+                 const Real* h_pool,
+                 const Real* dof_J,
+                 const Real* f,
+                 Real* dx,
+                 std::vector<unsigned char>& ok_h) {
+    const int B = nenv_, n = n_;
+    const long Bn = long(B) * n, Bb = long(B) * nblock_;
+    gather(active, val_, nnz_, h_pool, dof_J);
+    X::for_each(Bb, vec::Masked<vec::EnvBlockSetup>{
+                        vec::EnvBlockSetup{nblock_, nnz_, row_ptr_.data(), col_.data(), val_.data(),
+                                           block_row_.data(), inv_.data(), block_ok_.data()},
+                        active, nblock_});
+    std::vector<Red4>& bad = red_h_;
+    bad.resize(B);
+    X::env_reduce(B, nblock_, vec::CountZeros{nblock_, block_ok_.data()}, bad.data(), scratch_);
+    X::for_each(Bn, vec::Masked<vec::CgStart>{vec::CgStart{f, dx, r_.data()}, active, n});
+    X::for_each(
+        Bb, vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
+                                                               inv_.data(), r_.data(), z_.data()},
+                                            active, nblock_});
+    std::vector<Red4> d0(B);
+    X::env_reduce(B, n, vec::Dots{n, f, f, r_.data(), z_.data()}, d0.data(), scratch_);
+    rz_h_.assign(B, 0);
+    stop_h_.assign(B, 0);
+    coef_h_.assign(B, 0);
+    mask_h_.assign(B, 0);
+    bool any = false;
+    for (int e = 0; e < B; ++e) {
+      if (!active_h[e] || bad[e].s0 > 0) continue;
+      if (d0[e].s0 == 0) {
+        ok_h[e] = 1;
+        continue;
+      }
+      stop_h_[e] = kVecPcgRelTol * kVecPcgRelTol * d0[e].s0;
+      rz_h_[e] = d0[e].s1;
+      mask_h_[e] = 1;
+      any = true;
+    }
+    if (!any) return false;
+    X::upload(mask_, mask_h_.data(), size_t(B));
+    X::for_each(Bn, vec::Masked<vec::Copy>{vec::Copy{p_.data(), z_.data()}, mask_.data(), n});
+    return true;
+  }
+
+  int n_, nnz_, ndof_, nenv_;
+  long hess_pool_;
+  VecSolver kind_ = VecSolver::kBanded;
+  BandLayout layout_;
+  Buffer<int> slot_src_adr_, slot_src_, slot_dof_, pos_;
+  Buffer<unsigned char> ok_, mask_, chol_, lu_only_;
+  std::vector<unsigned char> mask_h_, chol_h_;
+  // banded
+  Buffer<int> order_;
+  Buffer<Real> band_, x_;
+  // dense
+  Buffer<Real> dense_;
+  Buffer<int> piv_;
+  // pcg
+  long nblock_ = 0;
+  Buffer<int> row_ptr_, col_, block_row_;
+  Buffer<Real> val_, inv_, r_, z_, p_, Ap_, alpha_;
+  Buffer<unsigned char> block_ok_;
+  Buffer<Red4> scratch_;
+  // CG's per-environment scalars on the host: r.z, the stopping threshold, alpha or beta
+  std::vector<Real> rz_h_, stop_h_, coef_h_;
+  std::vector<Red4> red_h_;
+};
+
+}  // namespace slender

@@ -1,0 +1,473 @@
+// The batched linear solves of the vectorized engine (host/batch/vector_solve.h): shells and
+// rod-shell structures in a vectorized batch equal single simulators; the dense solver equals
+// the banded one on rods (Cholesky on a symmetric cantilever, pivoting LU on the RFT snake);
+// PCG takes the dense solver's Newton iterations; repeated runs give the same bits on any
+// number of threads; a friction coefficient per environment equals the per-environment engine;
+// what the engine cannot take is a clear error. Relative differences are max |a - b| over
+// max |b| of the free positions, printed for the record.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slender/batch.h"
+#include "slender/builder.h"
+#include "slender/core/error.h"
+#include "test_util.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace slender {
+namespace {
+
+constexpr Real kG = 9.8;
+
+// max |a - b| / max |b|
+Real rel_diff(const std::vector<Real>& a, const std::vector<Real>& b) {
+  Real d = 0, s = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d = std::max(d, std::fabs(a[i] - b[i]));
+    s = std::max(s, std::fabs(b[i]));
+  }
+  return d / std::max(s, Real(1e-30));
+}
+
+// a 0.1 m square plate (edge 0.02: a 6 x 6 grid of nodes), clamped along x = 0, sagging under
+// gravity
+std::shared_ptr<const Model> plate_model(ShellBending bending, Real edge = 0.02) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), edge,
+                                  true, mat, 1e-3, bending);
+  const PartSpec& part = b.part(s);
+  for (int i = 0; i < int(part.nodes.size()); ++i)
+    if (part.nodes[i][0] <= 1e-12) b.fix_node(s, i);
+  b.gravity(vec3(0, 0, -kG));
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 5e-3;
+  return build_model(b.build());
+}
+
+// a plate with a post jointed to a corner, aerodynamic drag (a non-symmetric Jacobian)
+std::shared_ptr<const Model> rod_shell_model() {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0),
+                                      0.01, false, mat, 1e-3, ShellBending::kMidEdge);
+  const Vec3 c = b.part(plate).nodes.back();
+  const int rod =
+      b.straight_rod("post", c, c + vec3(0.01, 0.005, 0.02), 5, mat, SceneBuilder::circle(1e-3));
+  b.joint({NodeRef{plate, -1, {}}, NodeRef{rod, 0, {}}});
+  b.fix_node(plate, 0).fix_node(plate, 1);
+  b.gravity(vec3(0.3, -0.2, -kG));
+  b.point_load(rod, -1, vec3(1e-3, 2e-3, 0));
+  b.spec().forces.drag_density = 1.2;
+  b.spec().forces.drag_coefficient = 1;
+  b.integrator().dt = 0.01;
+  return build_model(b.build());
+}
+
+// a cantilever rod (symmetric Jacobian)
+std::shared_ptr<const Model> cantilever_model() {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.5);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.3, 0, 0), 21, mat, SceneBuilder::circle(0.005));
+  b.fix_edge(rod, 0);
+  b.gravity(vec3(0, 0, -kG));
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 1e-3;
+  return build_model(b.build());
+}
+
+BatchedSimulator vectorized(const std::shared_ptr<const Model>& m,
+                            int B,
+                            LinearSolverKind solver = LinearSolverKind::kAuto) {
+  return BatchedSimulator(m, B, m->scene.integrator, solver, BatchEngine::kVectorized);
+}
+
+// youngs_scale per environment
+const Real kYoungs[] = {1, 0.5, 2, 3};
+
+// shell plates (hinge and mid-edge bending) with per-environment Young's modulus and, for the
+// hinges, natural angles: the automatic choice is the dense Cholesky, and every environment
+// equals a single simulator (CHOLMOD) within 1e-9 relative over 25 steps, mid-edge frames
+// included (two exact solves of one Newton iteration differ at round-off; measured 8e-16 with
+// hinges, 1e-14 with mid-edge bending)
+TEST(VectorSolvers, ShellPlatesDenseMatchSingleRuns) {
+  for (const ShellBending bending : {ShellBending::kHinge, ShellBending::kMidEdge}) {
+    const auto m = plate_model(bending);
+    const int B = 4, steps = 25;
+    BatchedSimulator batch(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                           BatchEngine::kVectorized);
+    EXPECT_EQ(batch.solver_name(), "dense-cholesky");
+    std::vector<Real> phi(size_t(B) * m->nhinge, 0);
+    for (int k = 0; k < m->nhinge; ++k)
+      phi[size_t(3) * m->nhinge + k] = 0.05;
+    if (m->nhinge > 0) batch.set_natural_hinge_angle(phi.data());
+    for (int e = 0; e < B; ++e) {
+      EnvParams p;
+      p.youngs_scale = kYoungs[e];
+      batch.set_params(e, p);
+    }
+    for (int k = 0; k < steps; ++k)
+      for (StepStatus s : batch.step())
+        ASSERT_EQ(s, StepStatus::kConverged) << "step " << k;
+    Real worst = 0, worst_tau0 = 0;
+    for (int e = 0; e < B; ++e) {
+      Simulator single(m);
+      EnvParams p;
+      p.youngs_scale = kYoungs[e];
+      single.set_params(p);
+      if (m->nhinge > 0)
+        single.set_actuation([&, e](Real, NaturalShape& sh) {
+          for (int k = 0; k < m->nhinge; ++k)
+            sh.hinge_phi_bar[k] = phi[size_t(e) * m->nhinge + k];
+        });
+      for (int k = 0; k < steps; ++k)
+        ASSERT_TRUE(single.step().ok());
+      const State& st = batch.state(e);
+      const Real d = rel_diff(st.q, single.state().q);
+      EXPECT_LT(d, 1e-9) << "env " << e;
+      worst = std::max(worst, d);
+      if (m->nsedge > 0 && m->nxi > 0) {
+        const Real dt0 = rel_diff(st.sedge_tau0, single.state().sedge_tau0);
+        EXPECT_LT(dt0, 1e-9) << "env " << e;
+        worst_tau0 = std::max(worst_tau0, dt0);
+        EXPECT_NE(st.sedge_tau0, m->sedge_tau0_0);  // the frames followed the plate
+      }
+      EXPECT_EQ(st.time, single.state().time);
+    }
+    std::printf("%s plate, %d free DOF: dense batch vs single runs %.3e (tau0 %.3e)\n",
+                bending == ShellBending::kHinge ? "hinge" : "mid-edge", m->plan.nfree, worst,
+                worst_tau0);
+    // the plates sagged, each in its own way
+    Real z = 0;
+    for (int n = 0; n < m->nnode; ++n)
+      z = std::min(z, batch.state(2).q[3 * n + 2]);
+    EXPECT_LT(z, -1e-2);
+    EXPECT_GT(rel_diff(batch.state(1).q, batch.state(2).q), 1e-3);
+  }
+}
+
+// a rod-shell joint with drag (non-symmetric: dense pivoting LU) and per-environment density,
+// gravity and damping equals single simulators (sparse LU) within 1e-9 relative (measured 1e-15)
+TEST(VectorSolvers, RodShellWithDragMatchesSingleRuns) {
+  const auto m = rod_shell_model();
+  const int B = 3, steps = 20;
+  BatchedSimulator batch = vectorized(m, B);
+  EXPECT_EQ(batch.solver_name(), "dense-lu");
+  std::vector<EnvParams> ps(B);
+  ps[1].density_scale = 1.8;
+  ps[2].override_gravity = true;
+  ps[2].gravity = vec3(0, 0.5, -3);
+  ps[2].mass_damping = 2;
+  for (int e = 0; e < B; ++e)
+    batch.set_params(e, ps[e]);
+  for (int k = 0; k < steps; ++k)
+    for (StepStatus s : batch.step())
+      ASSERT_EQ(s, StepStatus::kConverged) << "step " << k;
+  Real worst = 0;
+  for (int e = 0; e < B; ++e) {
+    Simulator single(m);
+    single.set_params(ps[e]);
+    for (int k = 0; k < steps; ++k)
+      ASSERT_TRUE(single.step().ok());
+    const Real d = rel_diff(batch.state(e).q, single.state().q);
+    EXPECT_LT(d, 1e-9) << "env " << e;
+    worst = std::max(worst, d);
+  }
+  std::printf("rod-shell with drag, %d free DOF: dense LU batch vs single runs %.3e\n",
+              m->plan.nfree, worst);
+  EXPECT_GT(rel_diff(batch.state(1).q, batch.state(2).q), 1e-6);
+}
+
+// the dense Cholesky on a symmetric rod equals the banded LU within 1e-10 relative, with the
+// same Newton iterations (measured 4e-16)
+TEST(VectorSolvers, DenseEqualsBandedOnARod) {
+  const auto m = cantilever_model();
+  const int B = 4, steps = 40;
+  BatchedSimulator band = vectorized(m, B, LinearSolverKind::kBanded);
+  BatchedSimulator dense = vectorized(m, B, LinearSolverKind::kDense);
+  EXPECT_EQ(band.solver_name(), "banded-lu");
+  EXPECT_EQ(dense.solver_name(), "dense-cholesky");
+  std::vector<Real> kappa(2 * size_t(B) * m->nbend, 0);
+  for (int e = 0; e < B; ++e)
+    for (int k = 0; k < m->nbend; ++k)
+      kappa[(size_t(e) * m->nbend + k) * 2] = 0.01 * e * std::sin(0.4 * k);
+  band.set_natural_curvature(kappa.data());
+  dense.set_natural_curvature(kappa.data());
+  for (int k = 0; k < steps; ++k) {
+    const std::vector<StepStatus> a = band.step(), b = dense.step();
+    for (int e = 0; e < B; ++e) {
+      ASSERT_EQ(a[e], StepStatus::kConverged);
+      ASSERT_EQ(b[e], StepStatus::kConverged);
+      EXPECT_EQ(band.reports()[e].iterations, dense.reports()[e].iterations)
+          << "env " << e << " step " << k;
+    }
+  }
+  Real worst = 0;
+  for (int e = 0; e < B; ++e) {
+    const Real d = rel_diff(dense.state(e).q, band.state(e).q);
+    EXPECT_LT(d, 1e-10) << "env " << e;
+    worst = std::max(worst, d);
+  }
+  std::printf("cantilever, %d free DOF: dense Cholesky vs banded LU %.3e\n", m->plan.nfree, worst);
+}
+
+// the RFT snake (non-symmetric) forced dense takes pivoting LU and follows the banded path
+// within 1e-9 relative over 30 steps of travelling waves (measured 1e-16), with the same
+// Newton iterations
+TEST(VectorSolvers, SnakeDenseLuMatchesBanded) {
+  const auto m =
+      build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json"));
+  const int B = 3, steps = 30;
+  BatchedSimulator band = vectorized(m, B);
+  BatchedSimulator dense = vectorized(m, B, LinearSolverKind::kDense);
+  EXPECT_EQ(band.solver_name(), "banded-lu");
+  EXPECT_EQ(dense.solver_name(), "dense-lu");
+  const int nb = m->nbend;
+  std::vector<Real> kappa(2 * size_t(B) * nb, 0);
+  for (int k = 0; k < steps; ++k) {
+    const Real t = (k + 1) * m->scene.integrator.dt;
+    for (int e = 0; e < B; ++e)
+      for (int j = 0; j < nb; ++j)
+        kappa[(size_t(e) * nb + j) * 2 + 1] = (0.02 + 0.006 * e) * std::sin(0.2 * j - 6 * t);
+    band.set_natural_curvature(kappa.data());
+    dense.set_natural_curvature(kappa.data());
+    const std::vector<StepStatus> a = band.step(), b = dense.step();
+    for (int e = 0; e < B; ++e) {
+      ASSERT_EQ(a[e], StepStatus::kConverged);
+      ASSERT_EQ(b[e], StepStatus::kConverged);
+      EXPECT_EQ(band.reports()[e].iterations, dense.reports()[e].iterations)
+          << "env " << e << " step " << k;
+    }
+  }
+  Real worst = 0;
+  for (int e = 0; e < B; ++e) {
+    const Real d = rel_diff(dense.state(e).q, band.state(e).q);
+    EXPECT_LT(d, 1e-9) << "env " << e;
+    worst = std::max(worst, d);
+  }
+  std::printf("snake, %d free DOF: dense LU vs banded LU %.3e\n", m->plan.nfree, worst);
+}
+
+// PCG forced on the shell batch: the same Newton iterations as the dense Cholesky at every
+// step of every environment, states within 1e-8 relative (CG stops at 1e-12 relative
+// residual; measured 6e-16 and 2e-14), and CG converged everywhere (no fallback)
+TEST(VectorSolvers, PcgTakesTheDenseIterationsOnShells) {
+  for (const ShellBending bending : {ShellBending::kHinge, ShellBending::kMidEdge}) {
+    const auto m = plate_model(bending);
+    const int B = 4, steps = 20;
+    BatchedSimulator dense = vectorized(m, B, LinearSolverKind::kDense);
+    BatchedSimulator pcg = vectorized(m, B, LinearSolverKind::kPcg);
+    EXPECT_EQ(pcg.solver_name(), "pcg");
+    for (int e = 0; e < B; ++e) {
+      EnvParams p;
+      p.youngs_scale = kYoungs[e];
+      dense.set_params(e, p);
+      pcg.set_params(e, p);
+    }
+    long iters = 0;
+    for (int k = 0; k < steps; ++k) {
+      const std::vector<StepStatus> a = dense.step(), b = pcg.step();
+      for (int e = 0; e < B; ++e) {
+        ASSERT_EQ(a[e], StepStatus::kConverged);
+        ASSERT_EQ(b[e], StepStatus::kConverged);
+        EXPECT_EQ(dense.reports()[e].iterations, pcg.reports()[e].iterations)
+            << "env " << e << " step " << k;
+        iters += pcg.reports()[e].iterations;
+      }
+    }
+    Real worst = 0;
+    for (int e = 0; e < B; ++e) {
+      const Real d = rel_diff(pcg.state(e).q, dense.state(e).q);
+      EXPECT_LT(d, 1e-8) << "env " << e;
+      worst = std::max(worst, d);
+      EXPECT_EQ(pcg.state(e).warn_linear_fallback, 0) << "env " << e;
+    }
+    const long cg = pcg.phase_times().linear_iters;
+    EXPECT_GT(cg, 0);
+    std::printf(
+        "%s plate, %d free DOF: PCG vs dense %.3e, %.1f CG iterations per Newton "
+        "iteration\n",
+        bending == ShellBending::kHinge ? "hinge" : "mid-edge", m->plan.nfree, worst,
+        double(cg) / double(iters));
+  }
+}
+
+// the same batch twice, on one thread and on two: the same bits (dense and PCG). Short runs
+// (PCG one step of 3 Newton iterations, about 200 CG iterations of 5 parallel loops each): under
+// ctest -j2 the two threads share the cores with another suite, and every parallel loop then
+// waits for a time slice
+TEST(VectorSolvers, RepeatRunsAreBitIdentical) {
+  const auto m = plate_model(ShellBending::kMidEdge);
+  const int B = 4;
+  for (const LinearSolverKind kind : {LinearSolverKind::kDense, LinearSolverKind::kPcg}) {
+    std::vector<std::vector<Real>> runs;
+    for (int threads : {1, 2}) {
+#ifdef _OPENMP
+      const int before = omp_get_max_threads();
+      omp_set_num_threads(threads);
+#else
+      (void)threads;
+#endif
+      BatchedSimulator batch = vectorized(m, B, kind);
+      for (int e = 0; e < B; ++e) {
+        EnvParams p;
+        p.youngs_scale = 0.5 + 0.4 * e;
+        batch.set_params(e, p);
+      }
+      for (int k = 0; k < (kind == LinearSolverKind::kPcg ? 1 : 2); ++k)
+        for (StepStatus s : batch.step())
+          ASSERT_EQ(s, StepStatus::kConverged);
+      std::vector<Real> q;
+      for (int e = 0; e < B; ++e) {
+        const std::vector<Real> qe = batch.state(e).q;
+        q.insert(q.end(), qe.begin(), qe.end());
+      }
+      runs.push_back(q);
+#ifdef _OPENMP
+      omp_set_num_threads(before);
+#endif
+    }
+    EXPECT_EQ(runs[0], runs[1]) << (kind == LinearSolverKind::kPcg ? "pcg" : "dense");
+  }
+}
+
+// the V5 rod on a frictionless floor, pushed along it; the environments' own ground friction
+SceneSpec sliding_rod_scene() {
+  const Real r = 0.025;
+  SceneBuilder b;
+  const int mat = b.material("m", 509.3, 1e5, 0.5);
+  b.straight_rod("rod", vec3(0, 0, r), vec3(1, 0, r), 26, mat, SceneBuilder::circle(r));
+  GroundSpec g;
+  g.contact_distance = 5e-4;
+  g.friction = 0;
+  g.slip_velocity = 1e-3;
+  g.stiffness = 2000;
+  b.ground(g);
+  b.gravity(vec3(0, 0, -kG));
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 1e-2;
+  return b.build();
+}
+
+// per-environment ground friction (the model's own 0, 0.1, 0.4, 0.8; one keeps the model's):
+// the vectorized engine equals the per-environment engine bit for bit with the banded solver
+// (the same arithmetic), and within 1e-9 relative with the dense one (Cholesky for the
+// frictionless environments, LU for the others); the friction slows the pushed rod
+TEST(VectorSolvers, PerEnvironmentGroundFrictionMatchesThePerEnvironmentEngine) {
+  const auto m = build_model(sliding_rod_scene());
+  const int B = 5, steps = 30;
+  const Real mu[B] = {-1, 0, 0.1, 0.4, 0.8};
+  std::vector<Real> forces;
+  for (int e = 0; e < B; ++e)
+    for (int i = 0; i < m->nnode; ++i) {
+      forces.push_back(4.0 / m->nnode);
+      forces.push_back(0);
+      forces.push_back(0);
+    }
+  BatchedSimulator per(m, B);
+  BatchedSimulator band = vectorized(m, B);
+  BatchedSimulator dense = vectorized(m, B, LinearSolverKind::kDense);
+  EXPECT_EQ(dense.solver_name(), "dense-cholesky");
+  for (BatchedSimulator* b : {&per, &band, &dense}) {
+    for (int e = 0; e < B; ++e) {
+      EnvParams p;
+      p.ground_friction = mu[e];
+      b->set_params(e, p);
+    }
+    b->set_external_forces(forces.data());
+  }
+  EXPECT_EQ(dense.solver_name(), "dense-cholesky+lu");
+  EXPECT_EQ(band.params(3).ground_friction, 0.4);
+  for (int k = 0; k < steps; ++k) {
+    const std::vector<StepStatus> a = per.step(), b = band.step(), c = dense.step();
+    for (int e = 0; e < B; ++e) {
+      ASSERT_EQ(a[e], StepStatus::kConverged);
+      ASSERT_EQ(b[e], StepStatus::kConverged);
+      ASSERT_EQ(c[e], StepStatus::kConverged);
+      EXPECT_EQ(per.reports()[e].iterations, band.reports()[e].iterations);
+    }
+  }
+  Real worst = 0;
+  for (int e = 0; e < B; ++e) {
+    EXPECT_EQ(per.state(e).q, band.state(e).q) << "env " << e;
+    EXPECT_EQ(per.state(e).u, band.state(e).u) << "env " << e;
+    const Real d = rel_diff(dense.state(e).q, per.state(e).q);
+    EXPECT_LT(d, 1e-9) << "env " << e;
+    worst = std::max(worst, d);
+  }
+  std::printf("sliding rod with per-environment friction: dense vs per-environment %.3e\n", worst);
+  // the friction slowed the rod: the slip of the first node decreases with mu
+  const Real x0 = m->node_x0[0];
+  Real last = INFINITY;
+  for (int e = 1; e < B; ++e) {
+    const Real slip = band.state(e).q[0] - x0;
+    EXPECT_LT(slip, last) << "env " << e;
+    last = slip;
+  }
+  EXPECT_EQ(band.state(0).q, band.state(1).q);  // the model's own friction is 0
+}
+
+// the automatic choice: banded for a rod, dense up to 300 free DOFs (Cholesky, or LU for a
+// non-symmetric Jacobian), PCG above (or above 1024 free DOFs whatever the symmetry)
+TEST(VectorSolvers, AutomaticChoiceFollowsTheStructure) {
+  const auto snake =
+      build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json"));
+  EXPECT_EQ(vectorized(snake, 2).solver_name(), "banded-lu");
+  EXPECT_EQ(vectorized(plate_model(ShellBending::kMidEdge), 2).solver_name(), "dense-cholesky");
+  EXPECT_EQ(vectorized(rod_shell_model(), 2).solver_name(), "dense-lu");
+  const auto plate424 = plate_model(ShellBending::kMidEdge, 0.0125);
+  EXPECT_EQ(plate424->plan.nfree, 424);
+  EXPECT_EQ(vectorized(plate424, 2).solver_name(), "pcg");
+  // the per-environment engine names its Simulators' solver: dense is their sparse Cholesky
+  BatchedSimulator per(plate424, 2, plate424->scene.integrator, LinearSolverKind::kDense);
+  EXPECT_TRUE(per.solver_name() == "cholmod" || per.solver_name() == "eigen-ldlt")
+      << per.solver_name();
+}
+
+// what the engine cannot take says so
+TEST(VectorSolvers, UnsupportedRequestsAreClearErrors) {
+  auto expect_error = [](auto&& make, const std::string& words) {
+    try {
+      make();
+      ADD_FAILURE() << "no error; expected one mentioning '" << words << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  // a plate of more than 1024 free DOFs: over the dense solver's size cap; auto takes PCG
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.2, 0, 0), vec3(0, 0.2, 0), 0.01,
+                                  true, mat, 1e-3);
+  b.fix_node(s, 0).fix_node(s, 1);
+  const auto big = build_model(b.build());
+  ASSERT_GT(big->plan.nfree, 1024);
+  expect_error([&] { vectorized(big, 2, LinearSolverKind::kDense); }, "up to 1024 free DOFs");
+  EXPECT_EQ(vectorized(big, 2).solver_name(), "pcg");
+  // the dense matrices of 20,000 plates of 3 x 10^2 free DOFs: 14 GiB, over the memory cap
+  const auto plate = plate_model(ShellBending::kMidEdge);
+  expect_error([&] { vectorized(plate, 20000, LinearSolverKind::kDense); }, "more than the cap");
+  // the sparse direct solvers are the per-environment engine's
+  expect_error([&] { vectorized(plate, 2, LinearSolverKind::kCholmod); }, "per-environment");
+  // PCG needs a symmetric Jacobian: not with drag, nor once an environment has friction
+  expect_error([&] { vectorized(rod_shell_model(), 2, LinearSolverKind::kPcg); }, "symmetric");
+  const auto rod = build_model(sliding_rod_scene());
+  BatchedSimulator cg = vectorized(rod, 2, LinearSolverKind::kPcg);
+  EnvParams fr;
+  fr.ground_friction = 0.3;
+  expect_error([&] { cg.set_params(1, fr); }, "non-symmetric");
+  // a band too wide for the banded solver
+  expect_error([&] { vectorized(big, 2, LinearSolverKind::kBanded); }, "narrow band");
+}
+
+}  // namespace
+}  // namespace slender
