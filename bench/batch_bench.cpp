@@ -1,11 +1,20 @@
-// slender_batch_bench: S8 on the CPU, env-steps per second of the batched simulator for the
-// snake of apps/scenes/snake.json (101 nodes, implicit Euler, dt = 1e-2, resistive-force
-// medium, converged Newton) crawling under a travelling curvature wave, for B = 1 ... N
-// environments on all cores: wall time per batch step (min/median/max over the repeats),
-// env-steps/s, Newton iterations per env-step and the split of CPU time into phases.
+// slender_batch_bench: S8 on the CPU, env-steps per second of the batched simulator for B = 1
+// ... N environments on all cores: wall time per batch step (min/median/max over the repeats),
+// env-steps/s, Newton iterations per env-step, CG iterations per Newton iteration (pcg) and the
+// split of CPU time into phases (per-environment engine). Models:
+// - snake: apps/scenes/snake.json (101 nodes, implicit Euler, dt = 1e-2, resistive-force
+//   medium, converged Newton) crawling under a travelling curvature wave, each environment its
+//   own amplitude;
+// - plate-hinge, plate-midedge: a 0.1 m square plate of 1 mm (9 x 9 nodes, E 1 MPa), clamped
+//   along one edge, sagging under gravity (implicit Euler, dt = 5e-3), each environment its
+//   own Young's modulus scale (0.5 to 2).
+// --reference also runs the per-environment engine (solver auto) at each B and prints the
+// ratio of the two medians measured in the same run.
 //
-//   slender_batch_bench [--sizes 1,4,16,64,256] [--steps 50] [--repeats 3] [--solver auto|...]
-//                       [--engine per-env|vectorized] [--backend cpu|cuda] [--markdown]
+//   slender_batch_bench [--model snake|plate-hinge|plate-midedge] [--sizes 1,4,16,64,256]
+//                       [--steps 50] [--repeats 3] [--solver auto|banded|dense|pcg|...]
+//                       [--engine per-env|vectorized] [--backend cpu|cuda] [--reference]
+//                       [--markdown]
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +34,8 @@ using slender::bench::fmt;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
+  std::string model = "snake";
+  bool reference = false;
   std::vector<long> sizes = {1, 4, 16, 64, 256};
   int steps = 50;
   int repeats = 3;
@@ -37,25 +48,51 @@ struct Options {
 struct Run {
   double wall = 0;  // seconds per batch step
   slender::PhaseTimes phases;
+  std::string solver;  // the batch's linear solver
 };
+
+// the plate of --model plate-hinge / plate-midedge
+std::shared_ptr<const slender::Model> plate_model(slender::ShellBending bending) {
+  using slender::vec3;
+  slender::SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.0125,
+                                  true, mat, 1e-3, bending);
+  const slender::PartSpec& part = b.part(s);
+  for (int i = 0; i < int(part.nodes.size()); ++i)
+    if (part.nodes[i][0] <= 1e-12) b.fix_node(s, i);
+  b.gravity(vec3(0, 0, -9.8));
+  b.integrator().kind = slender::IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 5e-3;
+  return slender::build_model(b.build());
+}
 
 Run run_once(const std::shared_ptr<const slender::Model>& m,
              int nenv,
              int steps,
-             const Options& o) {
+             const Options& o,
+             const std::string& engine,
+             const std::string& solver) {
   slender::BatchedSimulator batch(
-      m, nenv, m->scene.integrator, slender::bench::parse_solver(o.solver),
-      o.engine == "vectorized" ? slender::BatchEngine::kVectorized
-                               : slender::BatchEngine::kPerEnvironment,
+      m, nenv, m->scene.integrator, slender::bench::parse_solver(solver),
+      engine == "vectorized" ? slender::BatchEngine::kVectorized
+                             : slender::BatchEngine::kPerEnvironment,
       o.backend == "cuda" ? slender::BackendKind::kCuda : slender::BackendKind::kCpu);
+  const bool snake = o.model == "snake";
+  if (!snake)
+    for (int e = 0; e < nenv; ++e) {
+      slender::EnvParams p;
+      p.youngs_scale = 0.5 + 1.5 * e / std::max(1, nenv - 1);
+      batch.set_params(e, p);
+    }
   const int nb = m->nbend;
-  const double L = 0.5, dl = L / (m->nnode - 1);
+  const double L = 0.5, dl = L / std::max(1, m->nnode - 1);
   std::vector<double> kappa(2 * size_t(nenv) * nb, 0.0);
   int failed = 0;
   const auto t0 = Clock::now();
   for (int k = 0; k < steps; ++k) {
     const double t = (k + 1) * m->scene.integrator.dt;
-    for (int e = 0; e < nenv; ++e) {
+    for (int e = 0; snake && e < nenv; ++e) {
       // every env its own wave: amplitudes 10-15 1/m, the learned wavelength and frequency
       const double amp = 10 + 5.0 * e / std::max(1, nenv - 1);
       for (int j = 0; j < nb; ++j) {
@@ -63,13 +100,14 @@ Run run_once(const std::shared_ptr<const slender::Model>& m,
         kappa[(size_t(e) * nb + j) * 2 + 1] = amp * dl * std::sin(2 * M_PI * (s / 0.53 + 1.9 * t));
       }
     }
-    batch.set_natural_curvature(kappa.data());
+    if (snake) batch.set_natural_curvature(kappa.data());
     for (slender::StepStatus st : batch.step())
       failed += st != slender::StepStatus::kConverged;
   }
   Run r;
   r.wall = std::chrono::duration<double>(Clock::now() - t0).count() / steps;
   r.phases = batch.phase_times();
+  r.solver = batch.solver_name();
   if (failed) std::fprintf(stderr, "warning: %d env-steps failed\n", failed);
   return r;
 }
@@ -85,7 +123,13 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
         return argv[++i];
       };
-      if (a == "--sizes") {
+      if (a == "--model") {
+        o.model = value();
+        if (o.model != "snake" && o.model != "plate-hinge" && o.model != "plate-midedge")
+          throw std::runtime_error("--model snake|plate-hinge|plate-midedge");
+      } else if (a == "--reference") {
+        o.reference = true;
+      } else if (a == "--sizes") {
         o.sizes.clear();
         for (const std::string& s : slender::bench::split(value()))
           o.sizes.push_back(slender::bench::parse_size(s));
@@ -107,44 +151,80 @@ int main(int argc, char** argv) {
       } else if (a == "--markdown") {
         o.markdown = true;
       } else {
-        std::cout << "usage: slender_batch_bench [--sizes 1,4,16,64,256] [--steps 50] "
-                     "[--repeats 3] [--solver auto|sparse-lu|banded|...] "
-                     "[--engine per-env|vectorized] [--backend cpu|cuda] [--markdown]\n";
+        std::cout << "usage: slender_batch_bench [--model snake|plate-hinge|plate-midedge] "
+                     "[--sizes 1,4,16,64,256] [--steps 50] [--repeats 3] "
+                     "[--solver auto|banded|dense|pcg|sparse-lu|...] "
+                     "[--engine per-env|vectorized] [--backend cpu|cuda] [--reference] "
+                     "[--markdown]\n";
         return a == "--help" || a == "-h" ? 0 : 2;
       }
     }
-    const auto model = slender::build_model(
-        slender::read_scene_file(std::string(SLENDER_BENCH_APP_SCENES_DIR) + "/snake.json"));
+    const auto model =
+        o.model == "snake"
+            ? slender::build_model(slender::read_scene_file(
+                  std::string(SLENDER_BENCH_APP_SCENES_DIR) + "/snake.json"))
+            : plate_model(o.model == "plate-hinge" ? slender::ShellBending::kHinge
+                                                   : slender::ShellBending::kMidEdge);
     slender::bench::Table t;
-    t.head = {"B", "ms/batch step min/med/max", "env-steps/s (median)", "Newton it/env-step",
+    t.head = {"B",
+              "ms/batch step min/med/max",
+              "env-steps/s (median)",
+              "Newton it/env-step",
+              "CG it/Newton it",
               "CPU split eval/assemble/factor+solve/other %"};
-    for (long B : o.sizes) {
-      std::vector<double> walls;
+    if (o.reference)
+      t.head.insert(t.head.end(), {"per-env ms/batch step min/med/max", "per-env env-steps/s",
+                                   "ratio to per-env"});
+    // min, median, max of the wall time per batch step over the repeats
+    auto measure = [&](long B, const std::string& engine, const std::string& solver,
+                       std::vector<double>& walls) {
       Run last;
+      walls.clear();
       for (int r = 0; r < o.repeats; ++r) {
-        last = run_once(model, int(B), o.steps, o);
+        last = run_once(model, int(B), o.steps, o, engine, solver);
         walls.push_back(last.wall);
       }
       std::sort(walls.begin(), walls.end());
+      return last;
+    };
+    auto span = [](const std::vector<double>& w) {
+      return fmt("%.3f", 1e3 * w.front()) + " / " + fmt("%.3f", 1e3 * w[w.size() / 2]) + " / " +
+             fmt("%.3f", 1e3 * w.back());
+    };
+    std::string solver_used;
+    for (long B : o.sizes) {
+      std::vector<double> walls, ref;
+      const Run last = measure(B, o.engine, o.solver, walls);
+      solver_used = last.solver;
       const double med = walls[walls.size() / 2];
       const slender::PhaseTimes& p = last.phases;
       const double total = p.frames + p.eval + p.assemble + p.factor + p.solve;
       const double lin = p.factor + p.solve;
-      t.rows.push_back(
-          {std::to_string(B),
-           fmt("%.3f", 1e3 * walls.front()) + " / " + fmt("%.3f", 1e3 * med) + " / " +
-               fmt("%.3f", 1e3 * walls.back()),
-           fmt("%.0f", double(B) / med), fmt("%.2f", double(p.newton_iters) / double(p.steps)),
-           fmt("%.0f", 100 * p.eval / total) + " / " + fmt("%.0f", 100 * p.assemble / total) +
-               " / " + fmt("%.0f", 100 * lin / total) + " / " +
-               fmt("%.0f", 100 * p.frames / total)});
+      std::vector<std::string> row = {
+          std::to_string(B), span(walls), fmt("%.0f", double(B) / med),
+          fmt("%.2f", double(p.newton_iters) / double(p.steps)),
+          p.linear_iters > 0 ? fmt("%.1f", double(p.linear_iters) / double(p.newton_iters))
+                             : std::string("-"),
+          // the vectorized engine times its whole step under eval: no split
+          total == p.eval
+              ? std::string("-")
+              : fmt("%.0f", 100 * p.eval / total) + " / " + fmt("%.0f", 100 * p.assemble / total) +
+                    " / " + fmt("%.0f", 100 * lin / total) + " / " +
+                    fmt("%.0f", 100 * p.frames / total)};
+      if (o.reference) {
+        measure(B, "per-env", "auto", ref);
+        const double ref_med = ref[ref.size() / 2];
+        row.insert(row.end(),
+                   {span(ref), fmt("%.0f", double(B) / ref_med), fmt("%.2fx", ref_med / med)});
+      }
+      t.rows.push_back(row);
       std::fprintf(stderr, "B = %ld done\n", B);
     }
-    std::cout << "slender_batch_bench (S8, CPU): snake " << model->nnode << " nodes, "
+    std::cout << "slender_batch_bench (S8, CPU): " << o.model << " " << model->nnode << " nodes, "
               << model->plan.nfree
               << " free DOF, implicit Euler dt = " << model->scene.integrator.dt << " s, "
-              << o.steps << " steps, " << o.repeats << " repeats, solver " << o.solver
-              << ", engine " << o.engine << ", backend " << o.backend << "; "
+              << o.steps << " steps, " << o.repeats << " repeats, solver " << o.solver << " ("
+              << solver_used << "), engine " << o.engine << ", backend " << o.backend << "; "
               << slender::bench::cpu_model() << ", " << slender::bench::omp_threads()
               << " threads; load " << slender::bench::loadavg() << "\n\n";
     if (o.markdown) {
