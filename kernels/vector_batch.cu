@@ -31,6 +31,9 @@ __global__ void env_reduce_kernel(long len, F f, Red4* out) {
 }
 
 struct CudaExec {
+  // band and dense matrices interleaved across environments: coalesced loads, one environment
+  // per thread
+  static constexpr bool kInterleaved = true;
   using ModelArrays = DeviceModel;  // every array of the model's view, uploaded once
   template <class T>
   using Buffer = DeviceBuffer<T>;

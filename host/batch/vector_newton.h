@@ -161,8 +161,9 @@ struct VectorStepResult {
 ///   env_reduce(nenv, len, f, host_out, scratch) (f(e, i) -> Red4, combined per environment in
 ///   index order; scratch a Buffer<Red4> of the engine's),
 ///   upload(Buffer<T>&, const T*, n), upload_at / download_at(buffer, offset, host, n),
-///   copy(dst, src, n), and ModelArrays (built from a Model; view() is its ModelView with
-///   pointers the executor's loops can read).
+///   copy(dst, src, n), ModelArrays (built from a Model; view() is its ModelView with
+///   pointers the executor's loops can read), and kInterleaved (the band and dense matrices'
+///   layout: interleaved across environments, or environment-major).
 template <class X>
 class VectorNewton {
  public:

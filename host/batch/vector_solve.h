@@ -38,6 +38,7 @@
 #include "slender/core/error.h"
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
+#include "slender/core/strided.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
 
@@ -130,12 +131,17 @@ struct Masked {
   }
 };
 
-/// out = value, one index each
-template <class T>
-struct Fill {
-  T* out;
-  T value;
-  SLENDER_HD void operator()(long i) const { out[i] = value; }
+/// out = 0 for the entries of active environments: nenv x per_env entries, environment-major
+/// or interleaved (as GatherJacobian)
+struct ZeroActive {
+  Real* out;
+  const unsigned char* active;  // (nenv)
+  long per_env;
+  int nenv;
+  bool interleave;
+  SLENDER_HD void operator()(long i) const {
+    if (active[interleave ? i % nenv : i / per_env]) out[i] = 0;
+  }
 };
 
 /// dst = src, one index each
@@ -147,9 +153,11 @@ struct Copy {
 
 /// out[e][pos[slot]] = Jacobian entry of the slot (Hessian sources, then on diagonal slots the
 /// per-DOF term: the CPU Simulator's order); pos null = the slot itself (CSR values). Entries
-/// of out that no slot reaches are zero beforehand.
+/// of out that no slot reaches are zero beforehand. Environment-major (entry k of environment e
+/// at e stride + k) or, with `interleave`, interleaved (at k nenv + e).
 struct GatherJacobian {
-  int nnz, ndof;
+  int nnz, ndof, nenv;
+  bool interleave;
   long hess_pool, stride;
   const int* slot_src_adr;
   const int* slot_src;
@@ -165,14 +173,18 @@ struct GatherJacobian {
     for (int j = slot_src_adr[slot]; j < slot_src_adr[slot + 1]; ++j)
       s += h[slot_src[j]];
     if (slot_dof[slot] >= 0) s += dof_J[e * ndof + slot_dof[slot]];
-    out[e * stride + (pos ? pos[slot] : slot)] = s;
+    const long k = pos ? pos[slot] : slot;
+    out[interleave ? k * nenv + e : e * stride + k] = s;
   }
 };
 
 /// banded LU and solve of one environment per index: dx[e] = J_e^-1 f[e]; ok[e] = 0 when a
-/// pivot is too small or the result is not finite
+/// pivot is too small or the result is not finite. The bands and the scratch vectors are
+/// environment-major or, with `interleave`, interleaved (entry k of environment e at k nenv + e:
+/// a warp's threads read consecutive addresses)
 struct BandSolve {
-  int n, w;
+  int n, w, nenv;
+  bool interleave;
   long band_size;
   const unsigned char* active;
   const int* order;   // original free row of each band row (n)
@@ -181,10 +193,8 @@ struct BandSolve {
   const Real* f;      // (nenv x n)
   Real* dx;           // (nenv x n)
   unsigned char* ok;  // (nenv)
-  SLENDER_HD void operator()(long e) const {
-    if (!active[e]) return;
-    Real* b = band + e * band_size;
-    Real* xe = x + e * n;
+  template <class P>
+  SLENDER_HD void solve(long e, P b, P xe) const {
     if (!band_lu_factor(b, n, w, kVecPivotTiny)) {
       ok[e] = 0;
       return;
@@ -199,12 +209,22 @@ struct BandSolve {
     }
     ok[e] = finite ? 1 : 0;
   }
+  SLENDER_HD void operator()(long e) const {
+    if (!active[e]) return;
+    if (interleave) {
+      solve(e, Strided<Real>{band + e, nenv}, Strided<Real>{x + e, nenv});
+    } else {
+      solve(e, band + e * band_size, x + e * n);
+    }
+  }
 };
 
 /// dense Cholesky (cholesky[e] != 0) or pivoting LU and solve of one environment per index:
-/// dx[e] = J_e^-1 f[e]; ok[e] = 0 when a pivot is too small or the result is not finite
+/// dx[e] = J_e^-1 f[e]; ok[e] = 0 when a pivot is too small or the result is not finite. The
+/// matrices are environment-major or, with `interleave`, interleaved (as BandSolve's bands)
 struct DenseSolve {
-  int n;
+  int n, nenv;
+  bool interleave;
   const unsigned char* active;    // (nenv)
   const unsigned char* cholesky;  // (nenv)
   Real* A;                        // (nenv x n x n)
@@ -212,9 +232,8 @@ struct DenseSolve {
   const Real* f;                  // (nenv x n)
   Real* dx;                       // (nenv x n)
   unsigned char* ok;              // (nenv)
-  SLENDER_HD void operator()(long e) const {
-    if (!active[e]) return;
-    Real* a = A + e * long(n) * n;
+  template <class P>
+  SLENDER_HD void solve(long e, P a) const {
     Real* x = dx + e * n;
     const bool chol = cholesky[e] != 0;
     const bool factored = chol ? dense_cholesky_factor(a, n, kVecPivotTiny)
@@ -234,6 +253,14 @@ struct DenseSolve {
     for (int k = 0; k < n; ++k)
       finite = finite && is_finite(x[k]);
     ok[e] = finite ? 1 : 0;
+  }
+  SLENDER_HD void operator()(long e) const {
+    if (!active[e]) return;
+    if (interleave) {
+      solve(e, Strided<Real>{A + e, nenv});
+    } else {
+      solve(e, A + e * long(n) * n);
+    }
   }
 };
 
@@ -353,6 +380,9 @@ class VectorLinearSolve {
  public:
   template <class T>
   using Buffer = typename X::template Buffer<T>;
+  /// band and dense matrices interleaved across environments (the GPU's coalesced layout) or
+  /// environment-major (a CPU core's cache)
+  static constexpr bool kInterleave = X::kInterleaved;
 
   /// the solver for `plan` (ndof DOFs) and nenv environments; symmetric: whether the model's
   /// Jacobian is (without per-environment friction)
@@ -460,8 +490,9 @@ class VectorLinearSolve {
     switch (kind_) {
       case VecSolver::kBanded:
         gather(active, band_, layout_.band_size, h_pool, dof_J);
-        X::for_each_env(B, vec::BandSolve{n_, layout_.w, layout_.band_size, active, order_.data(),
-                                          band_.data(), x_.data(), f, dx, ok_.data()});
+        X::for_each_env(B,
+                        vec::BandSolve{n_, layout_.w, B, kInterleave, layout_.band_size, active,
+                                       order_.data(), band_.data(), x_.data(), f, dx, ok_.data()});
         X::download_at(ok_, 0, ok_h.data(), ok_h.size());
         break;
       case VecSolver::kDense:
@@ -487,16 +518,18 @@ class VectorLinearSolve {
               long stride,
               const Real* h_pool,
               const Real* dof_J) {
-    if (pos_.size() > 0) {  // band and dense: the entries no slot reaches are zero
-      X::for_each(long(nenv_) * stride, vec::Masked<vec::Fill<Real>>{
-                                            vec::Fill<Real>{out.data(), Real(0)}, active, stride});
-    }
+    // band and dense matrices (interleaved on an executor that asks for it); CSR values
+    const bool matrices = pos_.size() > 0;
+    const bool interleave = matrices && kInterleave;
+    if (matrices)  // the entries no slot reaches are zero
+      X::for_each(long(nenv_) * stride,
+                  vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
     X::for_each(
         long(nenv_) * nnz_,
         vec::Masked<vec::GatherJacobian>{
-            vec::GatherJacobian{nnz_, ndof_, hess_pool_, stride, slot_src_adr_.data(),
-                                slot_src_.data(), slot_dof_.data(),
-                                pos_.size() > 0 ? pos_.data() : nullptr, h_pool, dof_J, out.data()},
+            vec::GatherJacobian{nnz_, ndof_, nenv_, interleave, hess_pool_, stride,
+                                slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
+                                matrices ? pos_.data() : nullptr, h_pool, dof_J, out.data()},
             active, nnz_});
   }
 
@@ -512,8 +545,8 @@ class VectorLinearSolve {
     const int B = nenv_;
     const long nn = long(n_) * n_;
     gather(active, dense_, nn, h_pool, dof_J);
-    X::for_each_env(B, vec::DenseSolve{n_, active, chol_.data(), dense_.data(), piv_.data(), f, dx,
-                                       ok_.data()});
+    X::for_each_env(B, vec::DenseSolve{n_, B, kInterleave, active, chol_.data(), dense_.data(),
+                                       piv_.data(), f, dx, ok_.data()});
     X::download_at(ok_, 0, ok_h.data(), ok_h.size());
     // a Cholesky that met a non-positive pivot: that environment again by pivoting LU (the
     // matrix gathered anew: the failed factorization overwrote it)
@@ -527,8 +560,8 @@ class VectorLinearSolve {
     std::vector<unsigned char> no_chol(B, 0);
     X::upload(lu_only_, no_chol.data(), size_t(B));
     gather(mask_.data(), dense_, nn, h_pool, dof_J);
-    X::for_each_env(B, vec::DenseSolve{n_, mask_.data(), lu_only_.data(), dense_.data(),
-                                       piv_.data(), f, dx, ok_.data()});
+    X::for_each_env(B, vec::DenseSolve{n_, B, kInterleave, mask_.data(), lu_only_.data(),
+                                       dense_.data(), piv_.data(), f, dx, ok_.data()});
     std::vector<unsigned char> ok2(B);
     X::download_at(ok_, 0, ok2.data(), ok2.size());
     for (int e = 0; e < B; ++e)

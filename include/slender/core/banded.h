@@ -7,14 +7,18 @@
 // below the diagonal) and U. No pivoting: the Jacobians of implicit steps are dominated by their
 // mass terms; a pivot below `tiny` relative to the largest diagonal entry fails the
 // factorization (the caller falls back to a pivoting solver). One system per call, so that a
-// batch factorizes its environments one per thread (CPU cores, or CUDA threads).
+// batch factorizes its environments one per thread (CPU cores, or CUDA threads). The band and
+// the vector are any pointer-like type: Real*, or Strided<Real> for a batch's interleaved
+// storage (core/strided.h).
 
+#include "slender/core/strided.h"
 #include "slender/core/types.h"
 
 namespace slender {
 
 /// LU in place; false on a pivot at or below tiny * max |A(i, i)| (or not finite)
-SLENDER_HD inline bool band_lu_factor(Real* band, int n, int w, Real tiny) {
+template <class P>
+SLENDER_HD bool band_lu_factor(P band, int n, int w, Real tiny) {
   const int s = 2 * w + 1;
   Real scale = 0;
   for (int i = 0; i < n; ++i) {
@@ -26,9 +30,9 @@ SLENDER_HD inline bool band_lu_factor(Real* band, int n, int w, Real tiny) {
     const Real piv = band[k * s + w];
     if (!(::fabs(piv) > floor)) return false;
     const int last = k + w < n - 1 ? k + w : n - 1;
-    const Real* rk = band + k * s + w - k;  // rk[j] = A(k, j)
+    const auto rk = band + k * s + w - k;  // rk[j] = A(k, j)
     for (int i = k + 1; i <= last; ++i) {
-      Real* ri = band + i * s + w - i;  // ri[j] = A(i, j)
+      const auto ri = band + i * s + w - i;  // ri[j] = A(i, j)
       const Real l = ri[k] / piv;
       ri[k] = l;
       if (l == 0) continue;
@@ -40,10 +44,11 @@ SLENDER_HD inline bool band_lu_factor(Real* band, int n, int w, Real tiny) {
 }
 
 /// x <- (LU)^-1 x with the factors of band_lu_factor
-SLENDER_HD inline void band_lu_solve(const Real* band, int n, int w, Real* x) {
+template <class P, class PX>
+SLENDER_HD void band_lu_solve(P band, int n, int w, PX x) {
   const int s = 2 * w + 1;
   for (int i = 0; i < n; ++i) {
-    const Real* ri = band + i * s + w - i;
+    const auto ri = band + i * s + w - i;
     const int first = i - w > 0 ? i - w : 0;
     Real v = x[i];
     for (int k = first; k < i; ++k)
@@ -51,7 +56,7 @@ SLENDER_HD inline void band_lu_solve(const Real* band, int n, int w, Real* x) {
     x[i] = v;
   }
   for (int i = n - 1; i >= 0; --i) {
-    const Real* ri = band + i * s + w - i;
+    const auto ri = band + i * s + w - i;
     const int last = i + w < n - 1 ? i + w : n - 1;
     Real v = x[i];
     for (int j = i + 1; j <= last; ++j)

@@ -6,7 +6,8 @@
 // CUDA threads). Storage is row-major n x n, A(i, j) at A[i n + j]. Both factorizations are
 // right-looking: every update is an axpy along a row (contiguous, independent multiply-adds),
 // and every sum runs in a fixed order, so that the result does not depend on where or with how
-// many threads it runs.
+// many threads it runs. Matrices and vectors are any pointer-like type: Real*, or Strided<Real>
+// for a batch's interleaved storage (core/strided.h).
 //
 // - Cholesky A = U^T U (U = L^T upper triangular, in the upper triangle; only the upper
 //   triangle of A is read): symmetric positive definite systems;
@@ -16,13 +17,15 @@
 // A pivot at or below tiny times the matrix's scale fails the factorization (the caller falls
 // back to a sparse pivoting solver and reports it).
 
+#include "slender/core/strided.h"
 #include "slender/core/types.h"
 
 namespace slender {
 
 /// U^T U = A in place (upper triangle); false on a pivot at or below tiny * max A(i, i) (or
 /// not finite): A is then partly overwritten
-SLENDER_HD inline bool dense_cholesky_factor(Real* A, int n, Real tiny) {
+template <class P>
+SLENDER_HD bool dense_cholesky_factor(P A, int n, Real tiny) {
   Real scale = 0;
   for (int i = 0; i < n; ++i) {
     const Real d = ::fabs(A[long(i) * n + i]);
@@ -30,7 +33,7 @@ SLENDER_HD inline bool dense_cholesky_factor(Real* A, int n, Real tiny) {
   }
   const Real floor = tiny * scale;
   for (int k = 0; k < n; ++k) {
-    Real* rk = A + long(k) * n;  // rk[j] = A(k, j)
+    const auto rk = A + long(k) * n;  // rk[j] = A(k, j)
     const Real d = rk[k];
     if (!(d > floor)) return false;
     const Real ukk = ::sqrt(d);
@@ -42,7 +45,7 @@ SLENDER_HD inline bool dense_cholesky_factor(Real* A, int n, Real tiny) {
     for (int i = k + 1; i < n; ++i) {
       const Real u = rk[i];
       if (u == 0) continue;
-      Real* ri = A + long(i) * n;
+      const auto ri = A + long(i) * n;
       for (int j = i; j < n; ++j)
         ri[j] -= u * rk[j];
     }
@@ -51,10 +54,11 @@ SLENDER_HD inline bool dense_cholesky_factor(Real* A, int n, Real tiny) {
 }
 
 /// x <- A^-1 x with the factor of dense_cholesky_factor
-SLENDER_HD inline void dense_cholesky_solve(const Real* A, int n, Real* x) {
+template <class P, class PX>
+SLENDER_HD void dense_cholesky_solve(P A, int n, PX x) {
   // U^T y = x, column by column of U^T (rows of U)
   for (int k = 0; k < n; ++k) {
-    const Real* rk = A + long(k) * n;
+    const auto rk = A + long(k) * n;
     const Real yk = x[k] / rk[k];
     x[k] = yk;
     if (yk == 0) continue;
@@ -63,7 +67,7 @@ SLENDER_HD inline void dense_cholesky_solve(const Real* A, int n, Real* x) {
   }
   // U x = y
   for (int i = n - 1; i >= 0; --i) {
-    const Real* ri = A + long(i) * n;
+    const auto ri = A + long(i) * n;
     Real v = x[i];
     for (int j = i + 1; j < n; ++j)
       v -= ri[j] * x[j];
@@ -73,7 +77,8 @@ SLENDER_HD inline void dense_cholesky_solve(const Real* A, int n, Real* x) {
 
 /// P A = L U in place with partial pivoting (the first row of largest |A(i, k)| at step k);
 /// false on a pivot at or below tiny * max |A(i, j)| (or not finite)
-SLENDER_HD inline bool dense_lu_factor(Real* A, int n, int* piv, Real tiny) {
+template <class P>
+SLENDER_HD bool dense_lu_factor(P A, int n, int* piv, Real tiny) {
   Real scale = 0;
   for (long i = 0; i < long(n) * n; ++i) {
     const Real a = ::fabs(A[i]);
@@ -92,9 +97,9 @@ SLENDER_HD inline bool dense_lu_factor(Real* A, int n, int* piv, Real tiny) {
     }
     piv[k] = p;
     if (!(best > floor)) return false;
-    Real* rk = A + long(k) * n;
+    const auto rk = A + long(k) * n;
     if (p != k) {
-      Real* rp = A + long(p) * n;
+      const auto rp = A + long(p) * n;
       for (int j = 0; j < n; ++j) {
         const Real t = rk[j];
         rk[j] = rp[j];
@@ -103,7 +108,7 @@ SLENDER_HD inline bool dense_lu_factor(Real* A, int n, int* piv, Real tiny) {
     }
     const Real pk = rk[k];
     for (int i = k + 1; i < n; ++i) {
-      Real* ri = A + long(i) * n;
+      const auto ri = A + long(i) * n;
       const Real l = ri[k] / pk;
       ri[k] = l;
       if (l == 0) continue;
@@ -115,7 +120,8 @@ SLENDER_HD inline bool dense_lu_factor(Real* A, int n, int* piv, Real tiny) {
 }
 
 /// x <- A^-1 x with the factors of dense_lu_factor
-SLENDER_HD inline void dense_lu_solve(const Real* A, int n, const int* piv, Real* x) {
+template <class P, class PX>
+SLENDER_HD void dense_lu_solve(P A, int n, const int* piv, PX x) {
   for (int k = 0; k < n; ++k) {
     const int p = piv[k];
     if (p != k) {
@@ -126,7 +132,7 @@ SLENDER_HD inline void dense_lu_solve(const Real* A, int n, const int* piv, Real
   }
   // L y = P x (unit diagonal)
   for (int i = 1; i < n; ++i) {
-    const Real* ri = A + long(i) * n;
+    const auto ri = A + long(i) * n;
     Real v = x[i];
     for (int k = 0; k < i; ++k)
       v -= ri[k] * x[k];
@@ -134,7 +140,7 @@ SLENDER_HD inline void dense_lu_solve(const Real* A, int n, const int* piv, Real
   }
   // U x = y
   for (int i = n - 1; i >= 0; --i) {
-    const Real* ri = A + long(i) * n;
+    const auto ri = A + long(i) * n;
     Real v = x[i];
     for (int j = i + 1; j < n; ++j)
       v -= ri[j] * x[j];
