@@ -378,6 +378,8 @@ class CudaStepper final : public DeviceStepper {
     }
   }
 
+  bool assembles_contact() const override { return contact_jacobian_ != nullptr; }
+
   bool find_contacts(Real dt, contact::ContactPairLists& changed) override {
     SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
     const bool ch = contacts_->find(q_.data(), u_.data(), dt);

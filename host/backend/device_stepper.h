@@ -54,6 +54,9 @@ class DeviceStepper {
   /// contact::ContactPairFinder finds them on the host); true when they changed since the last
   /// call (always on the first), and then they are downloaded into `changed`
   virtual bool find_contacts(Real dt, contact::ContactPairLists& changed) = 0;
+  /// whether the stepper assembles the contact part of the Jacobian itself (then find_contacts
+  /// never reports a change and the host's plans are not for it)
+  virtual bool assembles_contact() const = 0;
   /// this simulator's physical parameters (Simulator::set_params: mass and stiffness scales,
   /// gravity, damping, ground friction; ground friction makes the Jacobian non-symmetric)
   virtual void set_params(const EnvParams& p) = 0;

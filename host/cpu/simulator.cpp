@@ -368,15 +368,17 @@ struct Simulator::Impl {
   // rod and shell contact: candidate pairs for a step of size dt from the current state (surfaces
   // within the tolerance plus twice the distance the fastest node covers in a step), and the
   // assembly plan and solver for them when they changed
-  void update_contacts(Real dt) {
+  // (on_device: by the device from its state, for a device step; else by the host from `state`,
+  // for the host's own evaluations)
+  void update_contacts(Real dt, bool on_device = false) {
     if (!model->contact.enabled) return;
     const auto t0 = Clock::now();
-    find_contacts(dt);
+    find_contacts(dt, on_device);
     times.contacts += seconds_since(t0);
   }
 
-  void find_contacts(Real dt) {
-    if (device) {
+  void find_contacts(Real dt, bool on_device) {
+    if (on_device) {
       // on the device: the lists come back only when they changed
       if (!device->find_contacts(dt, fresh_pairs)) return;
     } else {
@@ -433,8 +435,9 @@ struct Simulator::Impl {
     const Model& m = *model;
     DeviceStepInputs in;
     if (m.contact.enabled) {
-      update_contacts(dt);  // on the device; the host state stays as stale as it was
-      in.plan_changed = plan_version != device_plan_version;
+      update_contacts(dt, true);  // on the device; the host state stays as stale as it was
+      // the host's plan, unless the device assembles the contact part itself (its PCG path)
+      in.plan_changed = !device->assembles_contact() && plan_version != device_plan_version;
       in.plan = &plan();
     }
     in.dt = dt;
