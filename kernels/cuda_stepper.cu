@@ -358,6 +358,12 @@ class CudaStepper final : public DeviceStepper {
 
   void set_params(const EnvParams& p) override {
     const Model& m = *model_;
+    // ground friction makes the Jacobian non-symmetric: QR from here on, as the CPU's LU (checked
+    // before anything changes)
+    const bool friction = m.friction() || (m.ground.enabled && p.ground_friction > 0);
+    SLENDER_CHECK(!(friction && contact_jacobian_),
+                  "ground friction cannot be switched on for this model on the CUDA backend: its "
+                  "size selects the PCG path (symmetric Jacobians only) with contact");
     std::vector<Real> mass(m.dof_mass);
     for (Real& v : mass)
       v *= p.density_scale;
@@ -366,11 +372,6 @@ class CudaStepper final : public DeviceStepper {
     gravity_ = p.override_gravity ? p.gravity : m.gravity;
     mass_damping_ = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping;
     dv_.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
-    // ground friction makes the Jacobian non-symmetric: QR from here on, as the CPU's LU
-    const bool friction = m.friction() || (m.ground.enabled && p.ground_friction > 0);
-    SLENDER_CHECK(!(friction && contact_jacobian_),
-                  "ground friction cannot be switched on for this model on the CUDA backend: its "
-                  "size selects the PCG path (symmetric Jacobians only) with contact");
     if (friction && symmetric_) {
       symmetric_ = false;
       use_pcg_ = false;
@@ -380,7 +381,7 @@ class CudaStepper final : public DeviceStepper {
 
   bool assembles_contact() const override { return contact_jacobian_ != nullptr; }
 
-  bool find_contacts(Real dt, contact::ContactPairLists& changed) override {
+  bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed) override {
     SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
     const bool ch = contacts_->find(q_.data(), u_.data(), dt);
     point_view_at_pairs();
@@ -392,8 +393,8 @@ class CudaStepper final : public DeviceStepper {
       }
       return false;
     }
-    if (ch) contacts_->download(changed);
-    return ch;
+    if (ch || force) contacts_->download(changed);
+    return ch || force;
   }
 
  private:

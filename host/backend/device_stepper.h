@@ -52,8 +52,9 @@ class DeviceStepper {
                           DeviceStepWarnings& warn) = 0;
   /// the contact sub-pairs of a step of size dt from the device state (as
   /// contact::ContactPairFinder finds them on the host); true when they changed since the last
-  /// call (always on the first), and then they are downloaded into `changed`
-  virtual bool find_contacts(Real dt, contact::ContactPairLists& changed) = 0;
+  /// call (always on the first) or `force` (the host's copy was replaced), and then they are
+  /// downloaded into `changed` (never when the stepper assembles the contact part itself)
+  virtual bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed) = 0;
   /// whether the stepper assembles the contact part of the Jacobian itself (then find_contacts
   /// never reports a change and the host's plans are not for it)
   virtual bool assembles_contact() const = 0;

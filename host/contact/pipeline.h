@@ -3,8 +3,8 @@
 // Contact sub-pairs on an executor: the lists ContactPairFinder (contact/pairs.h) builds on the
 // host, equal to them entry for entry, built where the state lives (the GPU, for the CUDA
 // backend) so that a step with contact needs no copy of the state on the host. Written once over
-// an executor X: the CUDA one in kernels/contact_pipeline.cu, the host one in
-// host/contact/pipeline_host.cpp (which CI tests against ContactPairFinder).
+// an executor X: the CUDA one in kernels/contact_exec.cuh (run by the CUDA stepper), the host one
+// in host/contact/host_exec.h (which CI tests against ContactPairFinder).
 //
 // Passes, each a loop over items run by the executor, a scan, a sort or a reduction:
 // 1. reach: the largest velocity component (a max reduction) gives the boxes' inflation;
@@ -351,6 +351,12 @@ struct WalkTree {
     }
     if (!o) count[r] = found;
   }
+};
+
+/// count[i], summed in 64 bits by a reduction
+struct CountAt {
+  const int* count;
+  SLENDER_HD long operator()(long i) const { return count[i]; }
 };
 
 /// kind of a sorted candidate key, counted by a sum reduction
@@ -769,12 +775,15 @@ class ContactPipeline {
                         nullptr,
                         overflow_.data()};
     x_.for_each(n, walk);
-    const long total = x_.exclusive_scan(count_.data(), adr_.data(), n);
     int overflow = 0;
     x_.download(overflow_.data(), &overflow, 1);
     SLENDER_CHECK(overflow == 0, "contact: the broad phase's tree is deeper than ",
                   pipe::kStackDepth);
-    SLENDER_CHECK(total < INT_MAX / 16, "contact: ", total, " candidate pairs, too many");
+    // the total in 64 bits before the (int) scan: a huge reach could pair almost everything
+    const long total = x_.reduce(n, pipe::CountAt{count_.data()}, 0L, pipe::SumOp{});
+    SLENDER_CHECK(total < INT_MAX / 16, "contact: ", total,
+                  " candidate pairs, too many (are the velocities finite and sane?)");
+    x_.exclusive_scan(count_.data(), adr_.data(), n);
     ncand_ = total;
     if (total == 0) return;
     fit(cand_, total);

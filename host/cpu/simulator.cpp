@@ -90,6 +90,7 @@ struct Simulator::Impl {
   // rod-rod contact: candidate pairs of the step and the assembly plan that includes them
   contact::ContactPairFinder pair_finder;        // the host's (CPU backend)
   contact::ContactPairLists pairs, fresh_pairs;  // this step's sub-pairs, the next candidates
+  bool host_pairs_replaced = false;  // a host evaluation found `pairs` since the device did
   AssemblyPlan contact_plan;
   AssemblyPlanCache plan_cache;             // the static families' sorted contributions
   std::vector<int> prev_row_ptr, prev_col;  // the pattern the solver was analysed for
@@ -379,9 +380,13 @@ struct Simulator::Impl {
 
   void find_contacts(Real dt, bool on_device) {
     if (on_device) {
-      // on the device: the lists come back only when they changed
-      if (!device->find_contacts(dt, fresh_pairs)) return;
+      // on the device: the lists come back only when they changed, or when the host's copy was
+      // replaced by a host evaluation since (the plan must be the device's pairs')
+      const bool force = host_pairs_replaced;
+      host_pairs_replaced = false;
+      if (!device->find_contacts(dt, force, fresh_pairs)) return;
     } else {
+      if (device) host_pairs_replaced = true;
       pair_finder.find(*model, state.q.data(), state.u.data(), dt, fresh_pairs);
       if (fresh_pairs.ee_node == pairs.ee_node && fresh_pairs.pt_node == pairs.pt_node &&
           plan_ptr == &contact_plan) {
@@ -704,6 +709,7 @@ void Simulator::set_params(const EnvParams& p) {
   SLENDER_CHECK(
       std::isfinite(p.gravity[0]) && std::isfinite(p.gravity[1]) && std::isfinite(p.gravity[2]),
       "gravity must be finite");
+  if (s.device) s.device->set_params(p);  // first: it may refuse, and nothing has changed
   s.params = p;
   for (int i = 0; i < m.ndof; ++i)
     s.env_mass[i] = p.density_scale * m.dof_mass[i];
@@ -716,7 +722,6 @@ void Simulator::set_params(const EnvParams& p) {
       s.solver_kind = LinearSolverKind::kSparseLu;
     s.solver.reset();
   }
-  if (s.device) s.device->set_params(p);
 }
 
 void Simulator::residual(Real dt,
@@ -772,6 +777,8 @@ void scatter_gradients(const ModelView& mv, const Real* pool, std::vector<Real>&
 std::vector<Real> Simulator::reactions() const {
   Impl& s = *impl_;
   s.sync_host();
+  // a device that assembles the contact part itself never hands the host its pairs: found here
+  if (s.device && s.device->assembles_contact()) s.update_contacts(s.spec.dt);
   const Model& m = *s.model;
   const AssemblyPlan& p = s.plan();
   s.frames_of_state();

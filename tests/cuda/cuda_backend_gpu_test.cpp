@@ -211,6 +211,32 @@ TEST(CudaBackend, PcgWithDeviceContactAssemblyMatchesTheCpu) {
   }
 }
 
+// host evaluations between device steps (residual() with another dt finds its own pairs on the
+// host; reactions()) leave the device's steps as they were: the same states as a CPU run that
+// makes the same calls (direct path) and as the PCG path's
+TEST(CudaBackend, HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone) {
+  SLENDER_REQUIRE_GPU();
+  const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/plate_contact.json");
+  const Real dt = model->scene.integrator.dt;
+  for (LinearSolverKind kind : {LinearSolverKind::kAuto, LinearSolverKind::kPcg}) {
+    Simulator gpu(model, model->scene.integrator, kind, BackendKind::kCuda);
+    Simulator cpu(model);
+    std::vector<Real> f, fc;
+    for (int k = 0; k < 120; ++k) {
+      if (k % 10 == 5) {
+        gpu.residual(5 * dt, gpu.state().q, f, nullptr);
+        cpu.residual(5 * dt, cpu.state().q, fc, nullptr);
+        EXPECT_LE(max_relative_difference(fc, f), 1e-8) << "step " << k;
+        const std::vector<Real> rg = gpu.reactions(), rc = cpu.reactions();
+        EXPECT_LE(max_relative_difference(rc, rg), 1e-8) << "step " << k;
+      }
+      ASSERT_TRUE(gpu.step().ok()) << "step " << k;
+      ASSERT_TRUE(cpu.step().ok()) << "step " << k;
+    }
+    EXPECT_LE(max_relative_difference(cpu.state().q, gpu.state().q), 1e-8);
+  }
+}
+
 // the vectorized batch on the GPU against the same engine on the CPU (which equals single runs
 // bit for bit, tests/physics/batch_test.cpp): 32 snakes with their own waves, 40 steps
 TEST(CudaBatch, VectorizedSnakesMatchTheCpuEngine) {
