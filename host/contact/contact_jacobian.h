@@ -64,28 +64,13 @@ struct EmitHessian {
   }
 };
 
-/// first index of the sorted keys at or above `bound`
-template <class K>
-SLENDER_HD long lower_bound(const K* key, long n, K bound) {
-  long lo = 0, hi = n;
-  while (lo < hi) {
-    const long mid = lo + (hi - lo) / 2;
-    if (key[mid] < bound) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
 /// adr[r] = first sorted gradient key of free row r (r = nfree: the number of valid keys)
 struct RowStarts {
   const std::uint64_t* key;
   long n;
   int* adr;
   SLENDER_HD void operator()(long r) const {
-    adr[r] = int(lower_bound(key, n, std::uint64_t(r) << 32));
+    adr[r] = int(pipe::lower_bound(key, n, std::uint64_t(r) << 32));
   }
 };
 
@@ -126,7 +111,9 @@ struct EntryEnd {
   long n;
   long nnz;
   int* start;
-  SLENDER_HD void operator()(long) const { start[nnz] = int(lower_bound(key, n, pipe::kNoKey)); }
+  SLENDER_HD void operator()(long) const {
+    start[nnz] = int(pipe::lower_bound(key, n, pipe::kNoKey));
+  }
 };
 
 /// row_ptr[r] = first entry of row r (rows of the entries ascending)
@@ -134,7 +121,9 @@ struct RowPointers {
   const int* row;
   long nnz;
   int* row_ptr;
-  SLENDER_HD void operator()(long r) const { row_ptr[r] = int(lower_bound(row, nnz, int(r))); }
+  SLENDER_HD void operator()(long r) const {
+    row_ptr[r] = int(pipe::lower_bound(row, nnz, int(r)));
+  }
 };
 
 /// val[e] = the entry's Hessian sources summed in pool order

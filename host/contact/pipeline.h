@@ -353,17 +353,36 @@ struct WalkTree {
   }
 };
 
+/// first index of the sorted keys at or above `bound`
+template <class K>
+SLENDER_HD long lower_bound(const K* key, long n, K bound) {
+  long lo = 0, hi = n;
+  while (lo < hi) {
+    const long mid = lo + (hi - lo) / 2;
+    if (key[mid] < bound) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 /// count[i], summed in 64 bits by a reduction
 struct CountAt {
   const int* count;
   SLENDER_HD long operator()(long i) const { return count[i]; }
 };
 
-/// kind of a sorted candidate key, counted by a sum reduction
-struct KindIs {
+/// where the sorted candidate keys of kinds 1 and 2 start (one item)
+struct KindStarts {
   const std::uint64_t* key;
-  std::uint64_t kind;
-  SLENDER_HD long operator()(long i) const { return (key[i] >> 62) == kind ? 1 : 0; }
+  long n;
+  long* start;  // (2)
+  SLENDER_HD void operator()(long) const {
+    start[0] = lower_bound(key, n, std::uint64_t(1) << 62);
+    start[1] = lower_bound(key, n, std::uint64_t(2) << 62);
+  }
 };
 
 SLENDER_HD inline int key_first(std::uint64_t k) { return int((k >> 31) & 0x7fffffffULL); }
@@ -791,9 +810,13 @@ class ContactPipeline {
     walk.out = cand_.data();
     x_.for_each(n, walk);
     x_.sort_keys(cand_.data(), total);
-    nce_ = x_.reduce(total, pipe::KindIs{cand_.data(), 0}, 0L, pipe::SumOp{});
-    ncet_ = x_.reduce(total, pipe::KindIs{cand_.data(), 1}, 0L, pipe::SumOp{});
-    nctt_ = total - nce_ - ncet_;
+    fit(kind_start_, 2);
+    x_.for_each(1, pipe::KindStarts{cand_.data(), total, kind_start_.data()});
+    long starts[2];
+    x_.download(kind_start_.data(), starts, 2);
+    nce_ = starts[0];
+    ncet_ = starts[1] - starts[0];
+    nctt_ = total - starts[1];
   }
 
   // passes 5-6: next_ gets the culled sub-pairs
@@ -885,6 +908,7 @@ class ContactPipeline {
   Buffer<Real> box_, node_box_;
   Buffer<std::uint64_t> key_, cand_;
   Buffer<int> child_, parent_, range_hi_, arrived_, count_, adr_, overflow_;
+  Buffer<long> kind_start_;
   long nce_ = 0, ncet_ = 0, nctt_ = 0, ncand_ = 0;
   // sub-pairs
   Buffer<int> flag_, pos_, vt_part_, vt_flag_, vt_pos_, rs_flag_, rs_pos_, se_flag_, se_pos_,
