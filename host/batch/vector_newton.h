@@ -21,6 +21,7 @@
 // curvature, twist and hinge angles, external forces and physical parameters.
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -153,6 +154,11 @@ struct VectorStepResult {
   std::vector<StepReport> reports;  // (nenv)
   long degenerate = 0, line_search_warnings = 0, linear_fallbacks = 0;
   VecSolveStats solve;  // the batched linear solves' counters
+  /// wall time of the step's phases [s]: eval (every evaluation: frames, stencils, residual,
+  /// reductions; the line search's included), solve (the Jacobians' gather, factorization and
+  /// solve, fallbacks included), line_search (its trials and evaluations). Each phase ends in a
+  /// read of its results on the host, so the times hold on the GPU too.
+  PhaseTimes times;
 };
 
 /// The engine over an executor X, which provides
@@ -397,7 +403,13 @@ class VectorNewton {
     for (int e = 0; e < B; ++e)
       if (want[e]) phase[e] = kRunning;
     set_active(phase, kRunning);
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t0) {
+      return std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    auto t0 = Clock::now();
     evaluate(y_.data(), r, phi);
+    res.times.eval += since(t0);
     r0 = r;
     for (int e = 0; e < B; ++e)
       res.reports[e].residual0 = r[e];
@@ -432,6 +444,7 @@ class VectorNewton {
       set_active(phase, kRunning);
       // Newton directions: every running environment's Jacobian, one batched solve
       std::vector<unsigned char>& okh = ok_h_;
+      t0 = Clock::now();
       solver_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
                      dx_.data(), okh, fallback_h_, res.solve);
       // a system the batched solve could not take (a band or dense pivot too small, CG that did
@@ -448,6 +461,7 @@ class VectorNewton {
           ++warn_[3 * e + 1];
         }
       }
+      res.times.solve += since(t0);
       std::vector<Red4> sm(B);
       X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
       for (int e = 0; e < B; ++e) {
@@ -478,8 +492,12 @@ class VectorNewton {
         for (int e = 0; e < B; ++e)
           if (phase[e] == kRunning && ls[e]) lsm[e] = 1, any_ls = true;
         if (!any_ls) break;
+        t0 = Clock::now();
         trial(lsm, alpha);
+        const auto t1 = Clock::now();
         evaluate(y_trial_.data(), r_new, phi_new);
+        res.times.eval += since(t1);
+        res.times.line_search += since(t0);
         for (int e = 0; e < B; ++e) {
           if (!lsm[e]) continue;
           if (std::isfinite(r_new[e]) && r_new[e] < best_r[e]) {
@@ -523,8 +541,12 @@ class VectorNewton {
         any_redo = true;
       }
       if (any_redo) {
+        t0 = Clock::now();
         trial(redo, alpha);
+        const auto t1 = Clock::now();
         evaluate(y_trial_.data(), r_new, phi_new);
+        res.times.eval += since(t1);
+        res.times.line_search += since(t0);
         for (int e = 0; e < B; ++e)
           if (redo[e]) {
             r[e] = r_new[e];

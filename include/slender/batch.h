@@ -95,7 +95,9 @@ class BatchedSimulator {
   void ground_contacts(unsigned char* out) const;
   /// simulated time of each environment [s] (nenv)
   void times(Real* out) const;
-  /// phase times and Newton iterations summed over the environments (CPU seconds, not wall)
+  /// phase times and Newton iterations: the per-environment engine's summed over the
+  /// environments (CPU seconds, not wall); the vectorized engine's wall times of its batched
+  /// phases (eval with the line search's evaluations, solve, line search)
   PhaseTimes phase_times() const;
 
   /// Zero-copy access to the live state of the vectorized engine: node i's coordinate c of

@@ -257,6 +257,12 @@ TEST(VectorSolvers, SnakeDenseLuMatchesBanded) {
     worst = std::max(worst, d);
   }
   std::printf("snake, %d free DOF: dense LU vs banded LU %.3e\n", m->plan.nfree, worst);
+  // the vectorized engine's phase times: both batched phases timed, Newton iterations counted
+  const PhaseTimes pt = band.phase_times();
+  EXPECT_GT(pt.eval, 0);
+  EXPECT_GT(pt.solve, 0);
+  EXPECT_EQ(pt.steps, long(B) * steps);
+  EXPECT_GE(pt.newton_iters, long(B) * steps);
 }
 
 // the GPU's interleaved storage of the band and dense matrices (entry k of environment e at
