@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "backend/host_buffer.h"
 #include "model/model_internal.h"
 #include "slender/core/parallel_for.h"
 #include "slender/core/reduce4.h"
@@ -26,13 +27,7 @@ struct HostExec {
     ModelView v;
   };
   template <class T>
-  struct Buffer {
-    std::vector<T> v;
-    void resize(size_t n) { v.resize(n); }
-    T* data() { return v.data(); }
-    const T* data() const { return v.data(); }
-    size_t size() const { return v.size(); }
-  };
+  using Buffer = HostBuffer<T>;
   template <class F>
   static void for_each(long n, const F& f) {
     parallel_for_host(n, f, kParallelGrainHeavy);

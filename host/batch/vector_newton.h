@@ -763,18 +763,24 @@ class VectorNewton {
                     active_.data(), len});
   }
 
+  // family fam's slices of every environment's pools (n stencils)
+  template <int D>
+  LocalBuffers<D> family_buffers(Family fam, long n) {
+    return LocalBuffers<D>{e_pool_.data() + plan_.e_off[fam],
+                           g_pool_.data() + plan_.g_off[fam],
+                           h_pool_.data() + plan_.h_off[fam],
+                           flags_.data() + plan_.e_off[fam],
+                           n,
+                           plan_.energy_pool,
+                           plan_.grad_pool,
+                           plan_.hess_pool};
+  }
+
   template <class Bd>
   void eval_family(Family fam, const EvalView& ev) {
     const long n = Bd::count(mv_);
     if (n == 0) return;
-    const LocalBuffers<Bd::kDofs> buf{e_pool_.data() + plan_.e_off[fam],
-                                      g_pool_.data() + plan_.g_off[fam],
-                                      h_pool_.data() + plan_.h_off[fam],
-                                      flags_.data() + plan_.e_off[fam],
-                                      n,
-                                      plan_.energy_pool,
-                                      plan_.grad_pool,
-                                      plan_.hess_pool};
+    const LocalBuffers<Bd::kDofs> buf = family_buffers<Bd::kDofs>(fam, n);
     X::for_each(long(nenv_) * n,
                 vec::Masked<EvalStencils<Bd>>{EvalStencils<Bd>{mv_, ev, n, kGradHess, buf},
                                               active_.data(), n});
@@ -785,14 +791,7 @@ class VectorNewton {
     const long n = GroundBinding::count(mv_);
     if (n == 0) return;
     const Family fam = kFamGround;
-    const LocalBuffers<3> buf{e_pool_.data() + plan_.e_off[fam],
-                              g_pool_.data() + plan_.g_off[fam],
-                              h_pool_.data() + plan_.h_off[fam],
-                              flags_.data() + plan_.e_off[fam],
-                              n,
-                              plan_.energy_pool,
-                              plan_.grad_pool,
-                              plan_.hess_pool};
+    const LocalBuffers<3> buf = family_buffers<3>(fam, n);
     X::for_each(long(nenv_) * n,
                 vec::Masked<vec::EvalGround>{vec::EvalGround{mv_, ev, n, buf, mu_.data()},
                                              active_.data(), n});

@@ -10,19 +10,14 @@
 #include <utility>
 #include <vector>
 
+#include "backend/host_buffer.h"
 #include "slender/core/parallel_for.h"
 
 namespace slender::contact {
 
 struct HostContactExec {
   template <class T>
-  struct Buffer {
-    std::vector<T> v;
-    void resize(size_t n) { v.resize(n); }
-    T* data() { return v.data(); }
-    const T* data() const { return v.data(); }
-    size_t size() const { return v.size(); }
-  };
+  using Buffer = HostBuffer<T>;
   template <class F>
   void for_each(long n, const F& f) const {
     parallel_for_host(n, f, kParallelGrainMedium);
