@@ -23,7 +23,7 @@
 // the new pattern).
 //
 //   slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] [--max-seconds S]
-//                       [--probe-every N] [--E PA] [--solver auto|cholmod|eigen-ldlt|sparse-lu]
+//                       [--probe-every N] [--E PA] [--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg]
 //                       [--backend cpu|cuda] [--markdown FILE]
 
 #include <algorithm>
@@ -263,7 +263,8 @@ slender::bench::Table phase_table(const std::vector<CaseResult>& cases) {
 
 void usage(std::ostream& os) {
   os << "usage: slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] "
-        "[--max-seconds S] [--probe-every N] [--E PA] [--solver auto|cholmod|eigen-ldlt|sparse-lu] "
+        "[--max-seconds S] [--probe-every N] [--E PA] [--solver "
+        "auto|cholmod|eigen-ldlt|sparse-lu|pcg] "
         "[--backend cpu|cuda] [--markdown FILE]\n"
         "--sizes: target triangle counts (k = 1000); --steps: steps per size (one value for all, "
         "or one per size)\n";
