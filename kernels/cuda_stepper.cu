@@ -26,6 +26,7 @@
 #include "slender/backend.h"
 #include "slender/core/assemble.h"
 #include "slender/core/pcg.h"
+#include "slender/stencils/families.h"
 
 namespace slender {
 
@@ -271,41 +272,26 @@ class CudaStepper final : public DeviceStepper {
       auto t0 = Clock::now();
       const Real slope = dm.s0, dx_max = dm.m0;
       const bool on_potential = slope > 0 && !m.friction();
-      const Real phi0 = phi_;
-      Real alpha = 1, r_new = 0;
-      bool accepted = false;
-      Real best_alpha = 1, best_r = INFINITY;
-      const int max_halvings = ns.line_search ? 10 : 0;
-      for (int h = 0; h <= max_halvings; ++h) {
-        take_step(alpha);
-        r_new = evaluate(y_trial_.data(), c, true);
-        if (std::isfinite(r_new) && r_new < best_r) {
-          best_r = r_new;
-          best_alpha = alpha;
-        }
-        const bool decrease = line_search_accepts(ns, on_potential, phi_, phi0, slope, alpha, r_new,
-                                                  r, rep.residual0, it);
-        if (!ns.line_search || decrease) {
-          accepted = true;
-          break;
-        }
-        alpha *= 0.5;
-      }
-      if (!accepted) {
+      const LineSearchOutcome ls = backtracking_line_search(
+          ns, on_potential, phi_, slope, r, rep.residual0, it,
+          [&](Real a) {
+            take_step(a);
+            return evaluate(y_trial_.data(), c, true);
+          },
+          [&] { return phi_; });
+      if (!ls.accepted) {
         ++warn.line_search;
-        if (!std::isfinite(best_r)) {
+        if (!ls.finite) {
           times.line_search += seconds_since(t0);
           rep.status = StepStatus::kNonFinite;
           break;
         }
-        alpha = best_alpha;
-        take_step(alpha);
-        r_new = evaluate(y_trial_.data(), c, true);
         rep.status = StepStatus::kLineSearchFailed;
       }
       times.line_search += seconds_since(t0);
       std::swap(y_, y_trial_);
-      r = r_new;
+      r = ls.r;
+      const Real alpha = ls.alpha;
       // converged on the step size (alpha is a power of two: alpha max|dx| = max|alpha dx|)
       if (std::isfinite(r) && alpha * dx_max <= ns.step_tol) {
         ok = true;
@@ -524,19 +510,11 @@ class CudaStepper final : public DeviceStepper {
     ev.c_u = c_u_;
     ev.sedge_tau0 = tau0_.data();
     const unsigned want = with_jacobian ? kGradHess : kGrad;
-    eval_family<RodStretchBinding>(kFamStretch, ev, want);
-    eval_family<RodBendTwistBinding>(kFamBendTwist, ev, want);
-    eval_family<ShellStretchBinding>(kFamShellStretch, ev, want);
-    eval_family<ShellHingeBinding>(kFamHinge, ev, want);
-    eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev, want);
-    eval_family<ShellDragBinding>(kFamDrag, ev, want);
-    eval_family<GroundBinding>(kFamGround, ev, want);
-    eval_family<RodRftBinding>(kFamRft, ev, want);
-    eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want);
-    eval_family<ContactPointTriangleBinding>(kFamContactPointTri, ev, want);
+    for_each_family(
+        [&](auto binding, Family f, long) { eval_family<decltype(binding)>(f, ev, want); });
     if (youngs_scale_ != 1) {
       // a Young's modulus scale multiplies the elastic families (contiguous in the pools)
-      const Family first = kFamStretch, end = Family(kFamMidEdge + 1);
+      const Family first = kFamElasticBegin, end = kFamElasticEnd;
       parallel_for_cuda(pd_.e_off[end] - pd_.e_off[first],
                         ScaleValues{e_pool_.data() + pd_.e_off[first], youngs_scale_});
       parallel_for_cuda(pd_.g_off[end] - pd_.g_off[first],

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "batch/vector_solve.h"
@@ -37,6 +38,7 @@
 #include "slender/model.h"
 #include "slender/simulator.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/families.h"
 
 namespace slender {
 
@@ -696,20 +698,23 @@ class VectorNewton {
     ev.u_hat = u_hat_.data();
     ev.c_u = c_.c_u;
     ev.sedge_tau0 = tau0_.data();
-    eval_family<RodStretchBinding>(kFamStretch, ev);
-    eval_family<RodBendTwistBinding>(kFamBendTwist, ev);
-    eval_family<ShellStretchBinding>(kFamShellStretch, ev);
-    eval_family<ShellHingeBinding>(kFamHinge, ev);
-    eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev);
-    eval_family<ShellDragBinding>(kFamDrag, ev);
-    eval_ground(ev);
-    eval_family<RodRftBinding>(kFamRft, ev);
+    // every family (the contact pairs' are empty here); the ground with each environment's own
+    // friction coefficient
+    for_each_family([&](auto binding, Family f, long) {
+      using B = decltype(binding);
+      if constexpr (std::is_same_v<B, GroundBinding>) {
+        eval_ground(ev);
+      } else {
+        eval_family<B>(f, ev);
+      }
+    });
     if (scaled_) {
       // Young's modulus scales: the elastic families (stretch to mid-edge) are one range of
       // each pool
-      scale_range(e_pool_, plan_.energy_pool, plan_.e_off[kFamStretch], plan_.e_off[kFamDrag]);
-      scale_range(g_pool_, plan_.grad_pool, plan_.g_off[kFamStretch], plan_.g_off[kFamDrag]);
-      scale_range(h_pool_, plan_.hess_pool, plan_.h_off[kFamStretch], plan_.h_off[kFamDrag]);
+      const Family a = kFamElasticBegin, b = kFamElasticEnd;
+      scale_range(e_pool_, plan_.energy_pool, plan_.e_off[a], plan_.e_off[b]);
+      scale_range(g_pool_, plan_.grad_pool, plan_.g_off[a], plan_.g_off[b]);
+      scale_range(h_pool_, plan_.hess_pool, plan_.h_off[a], plan_.h_off[b]);
     }
     const Vec3 g = m.gravity;
     X::for_each(long(B) * m.ndof,

@@ -21,6 +21,7 @@
 #include "slender/core/integrator.h"
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/families.h"
 
 namespace slender {
 
@@ -263,30 +264,21 @@ struct Simulator::Impl {
     const Real s = params.youngs_scale;
     if (s == 1) return;
     const AssemblyPlan& p = plan();
-    for (Family f : {kFamStretch, kFamBendTwist, kFamShellStretch, kFamHinge, kFamMidEdge}) {
-      const Family next = Family(f + 1);
-      for (long i = p.e_off[f]; i < p.e_off[next]; ++i)
-        e_pool[i] *= s;
-      for (long i = p.g_off[f]; i < p.g_off[next]; ++i)
-        g_pool[i] *= s;
-      if (want & kHess)
-        for (long i = p.h_off[f]; i < p.h_off[next]; ++i)
-          h_pool[i] *= s;
-    }
+    const Family a = kFamElasticBegin, b = kFamElasticEnd;
+    for (long i = p.e_off[a]; i < p.e_off[b]; ++i)
+      e_pool[i] *= s;
+    for (long i = p.g_off[a]; i < p.g_off[b]; ++i)
+      g_pool[i] *= s;
+    if (want & kHess)
+      for (long i = p.h_off[a]; i < p.h_off[b]; ++i)
+        h_pool[i] *= s;
   }
 
   void eval_all_families(const Real* q, unsigned want) {
     const EvalView ev = eval_view(q);
-    eval_family<RodStretchBinding>(kFamStretch, ev, want, kParallelGrainMedium);
-    eval_family<RodBendTwistBinding>(kFamBendTwist, ev, want, kParallelGrainHeavy);
-    eval_family<ShellStretchBinding>(kFamShellStretch, ev, want, kParallelGrainMedium);
-    eval_family<ShellHingeBinding>(kFamHinge, ev, want, kParallelGrainHeavy);
-    eval_family<ShellMidEdgeBinding>(kFamMidEdge, ev, want, kParallelGrainHeavy);
-    eval_family<ShellDragBinding>(kFamDrag, ev, want, kParallelGrainMedium);
-    eval_family<GroundBinding>(kFamGround, ev, want, kParallelGrainMedium);
-    eval_family<RodRftBinding>(kFamRft, ev, want, kParallelGrainMedium);
-    eval_family<ContactEdgeEdgeBinding>(kFamContact, ev, want, kParallelGrainHeavy);
-    eval_family<ContactPointTriangleBinding>(kFamContactPointTri, ev, want, kParallelGrainHeavy);
+    for_each_family([&](auto binding, Family f, long grain) {
+      eval_family<decltype(binding)>(f, ev, want, grain);
+    });
   }
 
   // residual (and Jacobian values) at configuration q; returns the residual norm
@@ -532,43 +524,27 @@ struct Simulator::Impl {
       for (int k = 0; k < p.nfree; ++k)
         slope += dx[k] * f[k];
       const bool on_potential = slope > 0 && !friction();
-      const Real phi0 = phi;
-      Real alpha = 1, r_new = 0;
-      bool accepted = false;
-      Real best_alpha = 1, best_r = INFINITY;
-      const int max_halvings = ns.line_search ? 10 : 0;
-      for (int h = 0; h <= max_halvings; ++h) {
-        take_step(y, alpha, y_trial);
-        r_new = evaluate(y_trial.data(), c, true);
-        if (std::isfinite(r_new) && r_new < best_r) {
-          best_r = r_new;
-          best_alpha = alpha;
-        }
-        // sufficient decrease (the potential's round-off allowed for), or already converged
-        const bool decrease = line_search_accepts(ns, on_potential, phi, phi0, slope, alpha, r_new,
-                                                  r, rep.residual0, it);
-        if (!ns.line_search || decrease) {
-          accepted = true;
-          break;
-        }
-        alpha *= 0.5;
-      }
-      if (!accepted) {
-        // no sufficient decrease: keep the best trial, if any was finite
+      const LineSearchOutcome search = backtracking_line_search(
+          ns, on_potential, phi, slope, r, rep.residual0, it,
+          [&](Real a) {
+            take_step(y, a, y_trial);
+            return evaluate(y_trial.data(), c, true);
+          },
+          [&] { return phi; });
+      if (!search.accepted) {
+        // no sufficient decrease: the best trial was kept, if any was finite
         ++state.warn_line_search;
-        if (!std::isfinite(best_r)) {
+        if (!search.finite) {
           times.line_search += seconds_since(t0);
           rep.status = StepStatus::kNonFinite;
           break;
         }
-        alpha = best_alpha;
-        take_step(y, alpha, y_trial);
-        r_new = evaluate(y_trial.data(), c, true);
         rep.status = StepStatus::kLineSearchFailed;
       }
       times.line_search += seconds_since(t0);
       std::swap(y, y_trial);
-      r = r_new;
+      r = search.r;
+      const Real alpha = search.alpha;
 
       // converged on the step size
       Real step_max = 0;

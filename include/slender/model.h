@@ -51,6 +51,10 @@ enum Family : int {
   kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
   kNumFamilies
 };
+/// The elastic families, which a Young's modulus scale multiplies: [kFamElasticBegin,
+/// kFamElasticEnd), one contiguous range of every pool.
+constexpr Family kFamElasticBegin = kFamStretch;
+constexpr Family kFamElasticEnd = kFamDrag;
 
 /// Free-DOF CSR pattern of the Newton Jacobian and, for every stored value, the list of
 /// contributions (indices into the concatenated local-Hessian pool) summed in a fixed order.
