@@ -76,8 +76,7 @@ void apply_overrides(const RunArgs& a, SceneSpec& sc) {
     sc.output.every = a.every;
   }
   if (!a.out.empty()) sc.output.dir = a.out;
-  if (a.backend == "cpu") sc.backend = BackendKind::kCpu;
-  if (a.backend == "cuda") sc.backend = BackendKind::kCuda;
+  if (!a.backend.empty()) backend_from_name(a.backend, sc.backend);  // checked by CLI11
 }
 
 // the option's value, already checked against the names by CLI11

@@ -74,11 +74,11 @@ Run run_once(const std::shared_ptr<const slender::Model>& m,
              const Options& o,
              const std::string& engine,
              const std::string& solver) {
-  slender::BatchedSimulator batch(
-      m, nenv, m->scene.integrator, slender::bench::parse_solver(solver),
-      engine == "vectorized" ? slender::BatchEngine::kVectorized
-                             : slender::BatchEngine::kPerEnvironment,
-      o.backend == "cuda" ? slender::BackendKind::kCuda : slender::BackendKind::kCpu);
+  slender::BatchedSimulator batch(m, nenv, m->scene.integrator,
+                                  slender::bench::parse_solver(solver),
+                                  engine == "vectorized" ? slender::BatchEngine::kVectorized
+                                                         : slender::BatchEngine::kPerEnvironment,
+                                  slender::bench::parse_backend(o.backend));
   const bool snake = o.model == "snake";
   if (!snake)
     for (int e = 0; e < nenv; ++e) {
@@ -147,8 +147,7 @@ int main(int argc, char** argv) {
           throw std::runtime_error("--engine per-env|vectorized");
       } else if (a == "--backend") {
         o.backend = value();
-        if (o.backend != "cpu" && o.backend != "cuda")
-          throw std::runtime_error("--backend cpu|cuda");
+        slender::bench::parse_backend(o.backend);
       } else if (a == "--markdown") {
         o.markdown = true;
       } else {

@@ -155,4 +155,12 @@ inline LinearSolverKind parse_solver(const std::string& name) {
   return kind;
 }
 
+/// --backend cpu|cuda
+inline BackendKind parse_backend(const std::string& name) {
+  BackendKind kind;
+  if (!backend_from_name(name, kind))
+    throw std::runtime_error("unknown --backend '" + name + "' (cpu or cuda)");
+  return kind;
+}
+
 }  // namespace slender::bench

@@ -307,9 +307,7 @@ bool parse_args(int argc, char** argv, Options& o) {
       o.solver_arg = value();
       o.solver = slender::bench::parse_solver(o.solver_arg);
     } else if (a == "--backend") {
-      const std::string b = value();
-      if (b != "cpu" && b != "cuda") throw std::runtime_error("--backend: cpu or cuda, got " + b);
-      o.backend = b == "cuda" ? slender::BackendKind::kCuda : slender::BackendKind::kCpu;
+      o.backend = slender::bench::parse_backend(value());
     } else if (a == "--markdown") {
       o.markdown = value();
     } else if (a == "-h" || a == "--help") {

@@ -146,7 +146,7 @@ std::string model_info(const Model& m) {
   if (m.mass_damping > 0) loads += ", mass damping " + num(m.mass_damping) + " 1/s";
   line(os, "loads", loads);
   line(os, "integrator", integrator_text(sc.integrator));
-  line(os, "backend", sc.backend == BackendKind::kCuda ? "cuda" : "cpu");
+  line(os, "backend", backend_name(sc.backend));
   line(os, "output", output_text(sc.output));
   return os.str();
 }

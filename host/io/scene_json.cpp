@@ -13,6 +13,14 @@
 
 namespace slender {
 
+bool backend_from_name(const std::string& name, BackendKind& kind) {
+  if (name != "cpu" && name != "cuda") return false;
+  kind = name == "cuda" ? BackendKind::kCuda : BackendKind::kCpu;
+  return true;
+}
+
+const char* backend_name(BackendKind kind) { return kind == BackendKind::kCuda ? "cuda" : "cpu"; }
+
 namespace {
 
 std::string indexed(const std::string& path, size_t i) {
@@ -794,11 +802,8 @@ SceneSpec SceneReader::read(const JsonValue& root_value) {
   }
 
   const std::string backend = root.string_or("backend", "cpu");
-  if (backend == "cuda") {
-    s_.backend = BackendKind::kCuda;
-  } else if (backend != "cpu") {
+  if (!backend_from_name(backend, s_.backend))
     root.fail("backend", "unknown backend '" + backend + "' (expected cpu or cuda)");
-  }
 
   // parts first (rods, networks, then shells, in file order): everything else refers to them
   // by name

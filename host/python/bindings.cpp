@@ -38,8 +38,8 @@ LinearSolverKind solver_kind(const std::string& name) {
 }
 
 BackendKind backend_kind(const std::string& name) {
-  if (name == "cpu") return BackendKind::kCpu;
-  if (name == "cuda") return BackendKind::kCuda;
+  BackendKind kind;
+  if (backend_from_name(name, kind)) return kind;
   throw InputError("<python>", 0, "backend", "unknown backend '" + name + "' (cpu or cuda)");
 }
 
@@ -330,9 +330,8 @@ PYBIND11_MODULE(_core, m) {
              const double* p = checked(f, {md.nnode, 3}, "forces");
              s.set_external_forces(std::vector<double>(p, p + 3 * md.nnode));
            })
-      .def_property_readonly(
-          "backend",
-          [](const Simulator& s) { return s.backend() == BackendKind::kCuda ? "cuda" : "cpu"; })
+      .def_property_readonly("backend",
+                             [](const Simulator& s) { return backend_name(s.backend()); })
       .def_property_readonly("linear_solver", &Simulator::linear_solver_name);
 
   py::class_<PyBatch>(m, "BatchedSimulator")

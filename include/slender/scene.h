@@ -254,6 +254,11 @@ struct ActuationSpec {
 };
 
 enum class BackendKind { kCpu, kCuda };
+/// The kind a name gives ("cpu", "cuda"), as scene files, the command line, the benchmarks and
+/// the Python module spell it; false for any other name.
+bool backend_from_name(const std::string& name, BackendKind& kind);
+/// "cpu" or "cuda"
+const char* backend_name(BackendKind kind);
 
 /// The whole scene as plain data.
 struct SceneSpec {
