@@ -22,6 +22,18 @@
 
 namespace slender {
 
+/// x <- U^-1 x, U the upper triangle of A (the back substitution of both factorizations)
+template <class P, class PX>
+SLENDER_HD void dense_upper_solve(P A, int n, PX x) {
+  for (int i = n - 1; i >= 0; --i) {
+    const auto ri = A + long(i) * n;
+    Real v = x[i];
+    for (int j = i + 1; j < n; ++j)
+      v -= ri[j] * x[j];
+    x[i] = v / ri[i];
+  }
+}
+
 /// U^T U = A in place (upper triangle); false on a pivot at or below tiny * max A(i, i) (or
 /// not finite): A is then partly overwritten
 template <class P>
@@ -65,14 +77,7 @@ SLENDER_HD void dense_cholesky_solve(P A, int n, PX x) {
     for (int j = k + 1; j < n; ++j)
       x[j] -= rk[j] * yk;
   }
-  // U x = y
-  for (int i = n - 1; i >= 0; --i) {
-    const auto ri = A + long(i) * n;
-    Real v = x[i];
-    for (int j = i + 1; j < n; ++j)
-      v -= ri[j] * x[j];
-    x[i] = v / ri[i];
-  }
+  dense_upper_solve(A, n, x);
 }
 
 /// P A = L U in place with partial pivoting (the first row of largest |A(i, k)| at step k);
@@ -138,14 +143,7 @@ SLENDER_HD void dense_lu_solve(P A, int n, const int* piv, PX x) {
       v -= ri[k] * x[k];
     x[i] = v;
   }
-  // U x = y
-  for (int i = n - 1; i >= 0; --i) {
-    const auto ri = A + long(i) * n;
-    Real v = x[i];
-    for (int j = i + 1; j < n; ++j)
-      v -= ri[j] * x[j];
-    x[i] = v / ri[i];
-  }
+  dense_upper_solve(A, n, x);
 }
 
 }  // namespace slender
