@@ -46,14 +46,22 @@ struct CudaExec {
   static void for_each_env(long n, const F& f) {
     parallel_for_cuda(n, f);
   }
+  // per environment into a device buffer (one block per environment, a fixed order)
+  template <class F>
+  static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {
+    out.resize(size_t(nenv));  // sized once: each caller passes its own buffer
+    env_reduce_kernel<F><<<unsigned(nenv), kEnvReduceThreads>>>(len, f, out.data());
+    SLENDER_CUDA_CHECK(cudaGetLastError());
+  }
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>& d_out) {
-    d_out.resize(size_t(nenv));  // the engine's own scratch (sized once)
-    env_reduce_kernel<F><<<unsigned(nenv), kEnvReduceThreads>>>(len, f, d_out.data());
-    SLENDER_CUDA_CHECK(cudaGetLastError());
+    env_reduce_to(nenv, len, f, d_out);
     SLENDER_CUDA_CHECK(
         cudaMemcpy(out, d_out.data(), size_t(nenv) * sizeof(Red4), cudaMemcpyDeviceToHost));
   }
+  // a host read waits for the device: batched CG checks for running environments every 8
+  // iterations (an environment that stopped in between takes no more updates)
+  static constexpr int kPcgCheckEvery = 8;
   template <class T>
   static void upload(Buffer<T>& b, const T* h, size_t n) {
     b.upload(h, n);

@@ -49,6 +49,14 @@ struct HostExec {
       out[e] = acc;
     }
   }
+  // per environment into a buffer of the executor's (as env_reduce)
+  template <class F>
+  static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {
+    out.v.resize(size_t(nenv));
+    env_reduce(nenv, len, f, out.v.data(), out);
+  }
+  // host reads cost nothing here: batched CG checks for running environments every iteration
+  static constexpr int kPcgCheckEvery = 1;
   template <class T>
   static void upload(Buffer<T>& b, const T* h, size_t n) {
     b.v.resize(n);

@@ -167,7 +167,9 @@ struct VectorStepResult {
 ///   template <class T> using Buffer (resize(n), data(), size()),
 ///   for_each(n, f), for_each_env(nenv, f) (one heavy item per environment: a factorization),
 ///   env_reduce(nenv, len, f, host_out, scratch) (f(e, i) -> Red4, combined per environment in
-///   index order; scratch a Buffer<Red4> of the engine's),
+///   index order; scratch a Buffer<Red4> of the engine's), env_reduce_to(nenv, len, f, out) (the
+///   same into a Buffer<Red4>, no host read), kPcgCheckEvery (batched CG's iterations between
+///   host reads),
 ///   upload(Buffer<T>&, const T*, n), upload_at / download_at(buffer, offset, host, n),
 ///   copy(dst, src, n), ModelArrays (built from a Model; view() is its ModelView with
 ///   pointers the executor's loops can read), and kInterleaved (the band and dense matrices'

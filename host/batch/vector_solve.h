@@ -17,7 +17,9 @@
 //   diagonal blocks (one aligned triple of global DOFs: a node's position; twists and xi DOFs in
 //   triples of their own; include/slender/core/pcg.h), from dx = 0 until |f - J dx| <=
 //   kVecPcgRelTol |f| (residual recurrence in double); an environment stops iterating when it
-//   converges (masked). Needs symmetric Jacobians.
+//   converges (masked). Its scalars (r.z, alpha, beta, the running flags) live with the vectors,
+//   and the host reads only how many environments still run (on the GPU every 8 iterations).
+//   Needs symmetric Jacobians.
 // The automatic choice: banded when the half-bandwidth is at most kBandedAutoMax, else dense
 // up to kDenseAutoMaxDofs free DOFs (up to kDenseMaxDofs for a non-symmetric Jacobian, which
 // PCG cannot take) when the matrices fit, else PCG. An environment whose solve fails (a band or
@@ -357,6 +359,80 @@ struct Dots {
   }
 };
 
+/// CG's per-environment start (one environment per index), from bad (s0: diagonal blocks that
+/// are not positive definite) and d0 (s0 = f . f, s1 = r . z): an environment iterates (run) when
+/// it is active, its blocks are fine and f != 0; f = 0 is solved (dx = 0). ok = 0 elsewhere, until
+/// CG converges.
+struct CgInit {
+  Real rel_tol;
+  const unsigned char* active;
+  const Red4* bad;
+  const Red4* d0;
+  unsigned char* run;
+  unsigned char* ok;
+  Real* rz;
+  Real* stop;
+  int* iters;
+  SLENDER_HD void operator()(long e) const {
+    const bool go = active[e] && bad[e].s0 == 0;
+    ok[e] = go && d0[e].s0 == 0 ? 1 : 0;
+    run[e] = go && d0[e].s0 != 0 ? 1 : 0;
+    rz[e] = d0[e].s1;
+    stop[e] = rel_tol * rel_tol * d0[e].s0;
+    iters[e] = 0;
+  }
+};
+
+/// CG's step length alpha = r.z / p.Ap from pAp (s0) for the running environments; one whose
+/// p.Ap is not positive (not positive definite along p) stops, unsolved: the caller falls back
+struct CgAlpha {
+  const Red4* pAp;
+  const Real* rz;
+  unsigned char* run;
+  Real* alpha;
+  SLENDER_HD void operator()(long e) const {
+    if (!run[e]) return;
+    if (!(pAp[e].s0 > 0)) {
+      run[e] = 0;
+      return;
+    }
+    alpha[e] = rz[e] / pAp[e].s0;
+  }
+};
+
+/// after an update, from rr (s0 = r . r, s1 = r . z): a running environment counts the iteration
+/// and stops when converged (ok) or broken down (not finite); the others take beta = r.z_new /
+/// r.z_old (in `beta`) and keep the new r.z
+struct CgBeta {
+  const Red4* rr;
+  const Real* stop;
+  unsigned char* run;
+  unsigned char* ok;
+  Real* rz;
+  Real* beta;
+  int* iters;
+  SLENDER_HD void operator()(long e) const {
+    if (!run[e]) return;
+    ++iters[e];
+    const Real r2 = rr[e].s0;
+    if (!is_finite(r2) || r2 <= stop[e]) {
+      ok[e] = is_finite(r2) ? 1 : 0;
+      run[e] = 0;
+      return;
+    }
+    beta[e] = rr[e].s1 / rz[e];
+    rz[e] = rr[e].s1;
+  }
+};
+
+/// s0 the number of set flags (one reduction "environment" of len flags)
+struct CountSet {
+  const unsigned char* flags;
+  SLENDER_HD Red4 operator()(long, long i) const {
+    return Red4{flags[i] ? Real(1) : Real(0), 0, 0, 0};
+  }
+};
+
 /// per environment: s0 the number of flags equal to 0
 struct CountZeros {
   long len;
@@ -436,7 +512,9 @@ class VectorLinearSolve {
         block_ok_.resize(B * size_t(nblock_));
         for (Buffer<Real>* b : {&r_, &z_, &p_, &Ap_})
           b->resize(B * size_t(n_));
-        alpha_.resize(B);
+        for (Buffer<Real>* b : {&rz_, &stop_, &coef_})
+          b->resize(B);
+        iters_.resize(B);
         break;
       }
     }
@@ -499,7 +577,7 @@ class VectorLinearSolve {
         dense_solve(active_h, active, h_pool, dof_J, f, dx, ok_h, fallback_h, stats);
         break;
       case VecSolver::kPcg:
-        pcg_solve(active_h, active, h_pool, dof_J, f, dx, ok_h, stats);
+        pcg_solve(active, h_pool, dof_J, f, dx, ok_h, stats);
         break;
     }
     for (int e = 0; e < B; ++e)
@@ -573,9 +651,10 @@ class VectorLinearSolve {
   }
 
   // preconditioned CG on every active environment, each stopping on its own (the CPU's
-  // LinearSolver::pcg_solve, step for step)
-  void pcg_solve(const std::vector<unsigned char>& active_h,
-                 const unsigned char* active,
+  // LinearSolver::pcg_solve, step for step). The per-environment scalars (r.z, alpha, beta, the
+  // running flags) stay on the executor; the host reads how many environments still run every
+  // X::kPcgCheckEvery iterations (environments that stopped in between take no more updates)
+  void pcg_solve(const unsigned char* active,
                  const Real* h_pool,
                  const Real* dof_J,
                  const Real* f,
@@ -584,76 +663,52 @@ class VectorLinearSolve {
                  VecSolveStats& stats) {
     const int B = nenv_, n = n_;
     const long Bn = long(B) * n, Bb = long(B) * nblock_;
-    if (!pcg_start(active_h, active, h_pool, dof_J, f, dx, ok_h)) return;
-    std::vector<Red4>& red = red_h_;
     const unsigned char* run = mask_.data();
-    const int max_iter = vec_pcg_max_iters(n);
-    bool any = true;
-    for (int it = 1; it <= max_iter && any; ++it) {
-      X::for_each(Bn, vec::Masked<vec::EnvSpmv>{vec::EnvSpmv{n, nnz_, row_ptr_.data(), col_.data(),
-                                                             val_.data(), p_.data(), Ap_.data()},
-                                                run, n});
-      X::env_reduce(B, n, vec::Dots{n, p_.data(), Ap_.data(), nullptr, nullptr}, red.data(),
-                    scratch_);
-      bool changed = false;
-      for (int e = 0; e < B; ++e) {
-        if (!mask_h_[e]) continue;
-        const Real pAp = red[e].s0;
-        if (!(pAp > 0)) {  // not positive definite along p: the caller falls back
-          mask_h_[e] = 0;
-          changed = true;
-          continue;
-        }
-        coef_h_[e] = rz_h_[e] / pAp;
+    if (pcg_start(active, h_pool, dof_J, f, dx)) {
+      const int max_iter = vec_pcg_max_iters(n);
+      for (int it = 1; it <= max_iter; ++it) {
+        X::for_each(Bn,
+                    vec::Masked<vec::EnvSpmv>{vec::EnvSpmv{n, nnz_, row_ptr_.data(), col_.data(),
+                                                           val_.data(), p_.data(), Ap_.data()},
+                                              run, n});
+        X::env_reduce_to(B, n, vec::Dots{n, p_.data(), Ap_.data(), nullptr, nullptr}, red_);
+        X::for_each(B, vec::CgAlpha{red_.data(), rz_.data(), mask_.data(), coef_.data()});
+        X::for_each(
+            Bn, vec::Masked<vec::CgUpdate>{
+                    vec::CgUpdate{n, coef_.data(), p_.data(), Ap_.data(), dx, r_.data()}, run, n});
+        X::for_each(Bb, vec::Masked<vec::EnvBlockApply>{
+                            vec::EnvBlockApply{nblock_, n, block_row_.data(), inv_.data(),
+                                               r_.data(), z_.data()},
+                            run, nblock_});
+        X::env_reduce_to(B, n, vec::Dots{n, r_.data(), r_.data(), r_.data(), z_.data()}, red_);
+        X::for_each(B, vec::CgBeta{red_.data(), stop_.data(), mask_.data(), ok_.data(), rz_.data(),
+                                   coef_.data(), iters_.data()});
+        if ((it % X::kPcgCheckEvery == 0 || it == max_iter) && running() == 0) break;
+        X::for_each(Bn, vec::Masked<vec::CgDirection>{
+                            vec::CgDirection{n, coef_.data(), z_.data(), p_.data()}, run, n});
       }
-      if (changed) X::upload(mask_, mask_h_.data(), size_t(B));
-      X::upload(alpha_, coef_h_.data(), size_t(B));
-      X::for_each(
-          Bn, vec::Masked<vec::CgUpdate>{
-                  vec::CgUpdate{n, alpha_.data(), p_.data(), Ap_.data(), dx, r_.data()}, run, n});
-      X::for_each(
-          Bb, vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
-                                                                 inv_.data(), r_.data(), z_.data()},
-                                              run, nblock_});
-      X::env_reduce(B, n, vec::Dots{n, r_.data(), r_.data(), r_.data(), z_.data()}, red.data(),
-                    scratch_);
-      // converged (or broken down) environments leave the iteration; the others take beta
-      changed = false;
-      any = false;
-      for (int e = 0; e < B; ++e) {
-        if (!mask_h_[e]) continue;
-        ++stats.pcg_iterations;
-        const Real rr = red[e].s0;
-        if (!std::isfinite(rr) || rr <= stop_h_[e]) {
-          ok_h[e] = std::isfinite(rr) ? 1 : 0;
-          mask_h_[e] = 0;
-          changed = true;
-          continue;
-        }
-        coef_h_[e] = red[e].s1 / rz_h_[e];
-        rz_h_[e] = red[e].s1;
-        any = true;
-      }
-      if (!any) break;
-      if (changed) X::upload(mask_, mask_h_.data(), size_t(B));
-      X::upload(alpha_, coef_h_.data(), size_t(B));
-      X::for_each(Bn, vec::Masked<vec::CgDirection>{
-                          vec::CgDirection{n, alpha_.data(), z_.data(), p_.data()}, run, n});
+      // environments still running at the cap did not converge: their ok stays 0
+      std::vector<int> iters(B);
+      X::download_at(iters_, 0, iters.data(), iters.size());
+      for (int e = 0; e < B; ++e)
+        stats.pcg_iterations += iters[e];
     }
-    // environments still running at the cap did not converge: ok_h stays 0
+    X::download_at(ok_, 0, ok_h.data(), ok_h.size());
+  }
+
+  // how many environments CG still runs on (a host read)
+  long running() {
+    Red4 c;
+    X::env_reduce(1, nenv_, vec::CountSet{mask_.data()}, &c, count_);
+    return long(c.s0);
   }
 
   // CG's start for the active environments: values and block inverses, x = 0, r = f, z = P^-1 r,
   // p = z; mask_ the environments that iterate (false when none does). A diagonal block that is
   // not positive definite keeps an environment out (the caller falls back), as does a zero
   // right-hand side (dx = 0, solved).
-  bool pcg_start(const std::vector<unsigned char>& active_h,
-                 const unsigned char* active,
-                 const Real* h_pool,
-                 const Real* dof_J,
-                 const Real* f,
-                 Real* dx,
-                 std::vector<unsigned char>& ok_h) {
+  bool pcg_start(
+      const unsigned char* active, const Real* h_pool, const Real* dof_J, const Real* f, Real* dx) {
     const int B = nenv_, n = n_;
     const long Bn = long(B) * n, Bb = long(B) * nblock_;
     gather(active, val_, nnz_, h_pool, dof_J);
@@ -661,34 +716,16 @@ class VectorLinearSolve {
                         vec::EnvBlockSetup{nblock_, nnz_, row_ptr_.data(), col_.data(), val_.data(),
                                            block_row_.data(), inv_.data(), block_ok_.data()},
                         active, nblock_});
-    std::vector<Red4>& bad = red_h_;
-    bad.resize(B);
-    X::env_reduce(B, nblock_, vec::CountZeros{nblock_, block_ok_.data()}, bad.data(), scratch_);
+    X::env_reduce_to(B, nblock_, vec::CountZeros{nblock_, block_ok_.data()}, bad_);
     X::for_each(Bn, vec::Masked<vec::CgStart>{vec::CgStart{f, dx, r_.data()}, active, n});
     X::for_each(
         Bb, vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
                                                                inv_.data(), r_.data(), z_.data()},
                                             active, nblock_});
-    std::vector<Red4> d0(B);
-    X::env_reduce(B, n, vec::Dots{n, f, f, r_.data(), z_.data()}, d0.data(), scratch_);
-    rz_h_.assign(B, 0);
-    stop_h_.assign(B, 0);
-    coef_h_.assign(B, 0);
-    mask_h_.assign(B, 0);
-    bool any = false;
-    for (int e = 0; e < B; ++e) {
-      if (!active_h[e] || bad[e].s0 > 0) continue;
-      if (d0[e].s0 == 0) {
-        ok_h[e] = 1;
-        continue;
-      }
-      stop_h_[e] = kVecPcgRelTol * kVecPcgRelTol * d0[e].s0;
-      rz_h_[e] = d0[e].s1;
-      mask_h_[e] = 1;
-      any = true;
-    }
-    if (!any) return false;
-    X::upload(mask_, mask_h_.data(), size_t(B));
+    X::env_reduce_to(B, n, vec::Dots{n, f, f, r_.data(), z_.data()}, red_);
+    X::for_each(B, vec::CgInit{kVecPcgRelTol, active, bad_.data(), red_.data(), mask_.data(),
+                               ok_.data(), rz_.data(), stop_.data(), iters_.data()});
+    if (running() == 0) return false;
     X::for_each(Bn, vec::Masked<vec::Copy>{vec::Copy{p_.data(), z_.data()}, mask_.data(), n});
     return true;
   }
@@ -709,12 +746,13 @@ class VectorLinearSolve {
   // pcg
   long nblock_ = 0;
   Buffer<int> row_ptr_, col_, block_row_;
-  Buffer<Real> val_, inv_, r_, z_, p_, Ap_, alpha_;
+  Buffer<Real> val_, inv_, r_, z_, p_, Ap_;
   Buffer<unsigned char> block_ok_;
-  Buffer<Red4> scratch_;
-  // CG's per-environment scalars on the host: r.z, the stopping threshold, alpha or beta
-  std::vector<Real> rz_h_, stop_h_, coef_h_;
-  std::vector<Red4> red_h_;
+  // CG's per-environment scalars: r.z, the stopping threshold, alpha or beta, iterations taken;
+  // per-environment reductions and the running count
+  Buffer<Real> rz_, stop_, coef_;
+  Buffer<int> iters_;
+  Buffer<Red4> red_, bad_, count_;
 };
 
 }  // namespace slender

@@ -265,12 +265,14 @@ TEST(VectorSolvers, SnakeDenseLuMatchesBanded) {
   EXPECT_GE(pt.newton_iters, long(B) * steps);
 }
 
-// the GPU's interleaved storage of the band and dense matrices (entry k of environment e at
-// k nenv + e), run by the host executor: the same bits as the environment-major storage, the
+// the GPU executor's choices run by the host executor: interleaved storage of the band and dense
+// matrices (entry k of environment e at k nenv + e) and batched CG's running count read every 8
+// iterations. The same bits as the environment-major storage and the every-iteration read, the
 // same statuses and iterations (banded LU on the snake with per-environment waves, dense
-// Cholesky on the plate, dense LU on the rod-shell model with drag)
+// Cholesky on the plate, dense LU on the rod-shell model with drag, PCG on the mid-edge plate)
 struct InterleavedHostExec : HostExec {
   static constexpr bool kInterleaved = true;
+  static constexpr int kPcgCheckEvery = 8;
 };
 
 TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
@@ -278,22 +280,30 @@ TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
     const char* name;
     std::shared_ptr<const Model> m;
     const char* solver;
+    LinearSolverKind kind;
   };
   const Case cases[] = {
       {"snake",
        build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json")),
-       "banded-lu"},
-      {"plate", plate_model(ShellBending::kHinge), "dense-cholesky"},
-      {"rod-shell", rod_shell_model(), "dense-lu"}};
+       "banded-lu", LinearSolverKind::kAuto},
+      {"plate", plate_model(ShellBending::kHinge), "dense-cholesky", LinearSolverKind::kAuto},
+      {"rod-shell", rod_shell_model(), "dense-lu", LinearSolverKind::kAuto},
+      {"plate-pcg", plate_model(ShellBending::kMidEdge), "pcg", LinearSolverKind::kPcg}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const Model& m = *c.m;
     const int B = 5, steps = 12;
     const State initial = Simulator(c.m).state();
-    VectorEngineOf<HostExec> plain(c.m, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
-    VectorEngineOf<InterleavedHostExec> inter(c.m, B, m.scene.integrator, initial,
-                                              LinearSolverKind::kAuto);
+    VectorEngineOf<HostExec> plain(c.m, B, m.scene.integrator, initial, c.kind);
+    VectorEngineOf<InterleavedHostExec> inter(c.m, B, m.scene.integrator, initial, c.kind);
     EXPECT_EQ(plain.solver_name(), c.solver);
+    for (int e = 0; e < B; ++e) {  // environments that converge at their own iterations
+      EnvParams p;
+      p.youngs_scale = 1 + 0.7 * e;
+      plain.set_params(e, p);
+      inter.set_params(e, p);
+    }
+    long cg = 0;
     std::vector<Real> kappa(2 * size_t(B) * m.nbend, 0);
     const std::vector<unsigned char> all(B, 1);
     for (int k = 0; k < steps; ++k) {
@@ -311,6 +321,11 @@ TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
         EXPECT_EQ(a.reports[e].status, b.reports[e].status);
         EXPECT_EQ(a.reports[e].iterations, b.reports[e].iterations);
       }
+      EXPECT_EQ(a.solve.pcg_iterations, b.solve.pcg_iterations) << "step " << k;
+      cg += b.solve.pcg_iterations;
+    }
+    if (c.kind == LinearSolverKind::kPcg) {
+      EXPECT_GT(cg, 0);
     }
     std::vector<Real> qa, ua, qb, ub;
     plain.download_qu(qa, ua);
