@@ -25,6 +25,7 @@
 #include "reduce.cuh"
 #include "slender/backend.h"
 #include "slender/core/assemble.h"
+#include "slender/core/newton.h"
 #include "slender/core/pcg.h"
 #include "slender/stencils/families.h"
 
@@ -225,7 +226,6 @@ class CudaStepper final : public DeviceStepper {
     const StepCoeffs& c = in.c;
     const Real dt = in.dt;
     c_u_ = c.c_u;
-    const NewtonSpec& ns = spec_.newton;
     StepReport rep;
     rep.dt = dt;
 
@@ -233,79 +233,31 @@ class CudaStepper final : public DeviceStepper {
         m.ndof, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
                         d_dof_fixed_.data(), q_hat_.data(), u_hat_.data()});
     copy_d2d(y_.data(), q_hat_.data(), size_t(m.ndof));
-    Real r = evaluate(y_.data(), c, true);
-    rep.residual0 = r;
-    int it = 0;
-    bool ok = false;
+    const Real r0 = evaluate(y_.data(), c, true);
     const int nfree = pd_.nfree;
-    while (true) {
-      if (!std::isfinite(r)) {
-        rep.status = StepStatus::kNonFinite;
-        break;
-      }
-      if (converged(r, rep.residual0, it)) {
-        ok = true;
-        break;
-      }
-      if (it >= ns.max_iters) {
-        rep.status = StepStatus::kMaxIters;
-        break;
-      }
-      // Newton direction
-      bool fallback = false;
-      bool solved = linear_solve(fallback);
-      if (fallback) ++warn.linear_fallback;
-      // slope, a non-finite direction (the CPU's solve fails on one) and max |dx|
-      Red4 dm{0, 0, 0, 0};
-      if (solved && nfree > 0) {
-        reduce4_async(nfree, DotMax{dx_.data(), f_.data()}, partial_.data(), slot(kSlotDot));
-        dm = read_slot(kSlotDot);
-        if (dm.s1 != 0) solved = false;
-      }
-      if (!solved) {
-        rep.status = StepStatus::kLinearSolveFailed;
-        break;
-      }
-      ++it;
-
-      // backtracking line search, as in the CPU backend (host/cpu/simulator.cpp)
-      auto t0 = Clock::now();
-      const Real slope = dm.s0, dx_max = dm.m0;
-      const bool on_potential = slope > 0 && !m.friction();
-      const LineSearchOutcome ls = backtracking_line_search(
-          ns, on_potential, phi_, slope, r, rep.residual0, it,
-          [&](Real a) {
-            take_step(a);
-            return evaluate(y_trial_.data(), c, true);
-          },
-          [&] { return phi_; });
-      if (!ls.accepted) {
-        ++warn.line_search;
-        if (!ls.finite) {
-          times.line_search += seconds_since(t0);
-          rep.status = StepStatus::kNonFinite;
-          break;
-        }
-        rep.status = StepStatus::kLineSearchFailed;
-      }
-      times.line_search += seconds_since(t0);
-      std::swap(y_, y_trial_);
-      r = ls.r;
-      const Real alpha = ls.alpha;
-      // converged on the step size (alpha is a power of two: alpha max|dx| = max|alpha dx|)
-      if (std::isfinite(r) && alpha * dx_max <= ns.step_tol) {
-        ok = true;
-        break;
-      }
-    }
-    rep.iterations = it;
-    rep.residual = r;
-    times.newton_iters += it;
-    if (!ok) {
-      if (rep.status == StepStatus::kConverged) rep.status = StepStatus::kMaxIters;
-      return rep;  // the device state is untouched
-    }
-    rep.status = StepStatus::kConverged;
+    const bool ok = newton_iterations(
+        spec_.newton, m.friction(), r0, rep, times, warn.line_search,
+        [&] {
+          NewtonDirection d;
+          bool fallback = false;
+          d.solved = linear_solve(fallback);
+          if (fallback) ++warn.linear_fallback;
+          // slope, a non-finite direction (the CPU's solve fails on one) and max |dx|
+          if (d.solved && nfree > 0) {
+            reduce4_async(nfree, DotMax{dx_.data(), f_.data()}, partial_.data(), slot(kSlotDot));
+            const Red4 dm = read_slot(kSlotDot);
+            d.solved = dm.s1 == 0;
+            d.slope = dm.s0;
+            d.dx_max = dm.m0;
+          }
+          return d;
+        },
+        [&](Real a) {
+          take_step(a);
+          return evaluate(y_trial_.data(), c, true);
+        },
+        [&] { return phi_; }, [&] { std::swap(y_, y_trial_); });
+    if (!ok) return rep;  // the device state is untouched
     finalize(dt, c, warn);
     ++times.steps;
     return rep;
@@ -560,10 +512,6 @@ class CudaStepper final : public DeviceStepper {
     }
     phi_ = s.s0 + s.s1;
     return std::sqrt(s.s2);
-  }
-
-  bool converged(Real r, Real r0, int iters) const {
-    return newton_converged(spec_.newton, r, r0, iters);
   }
 
   void take_step(Real alpha) {

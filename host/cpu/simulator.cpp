@@ -19,6 +19,7 @@
 #include "slender/core/assemble.h"
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
+#include "slender/core/newton.h"
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
@@ -347,10 +348,6 @@ struct Simulator::Impl {
     }
   }
 
-  bool converged(Real r, Real r0, int iters) const {
-    return newton_converged(spec.newton, r, r0, iters);
-  }
-
   // y <- y - alpha dx on the free DOFs, into `out`
   void take_step(const std::vector<Real>& from, Real alpha, std::vector<Real>& out) const {
     const AssemblyPlan& p = plan();
@@ -472,97 +469,38 @@ struct Simulator::Impl {
     if (device) return step_device(dt);
     update_contacts(dt);
     const AssemblyPlan& p = plan();
-    const NewtonSpec& ns = spec.newton;
     StepReport rep;
     rep.dt = dt;
     const StepCoeffs c = prepare(dt);
 
     // predictor: free DOFs start at q_hat, fixed ones where they are
     y = q_hat;
-    Real r = evaluate(y.data(), c, true);
-    rep.residual0 = r;
-    int it = 0;
-    bool ok = false;
-    while (true) {
-      if (!std::isfinite(r)) {
-        rep.status = StepStatus::kNonFinite;
-        break;
-      }
-      if (converged(r, rep.residual0, it)) {
-        ok = true;
-        break;
-      }
-      if (it >= ns.max_iters) {
-        rep.status = StepStatus::kMaxIters;
-        break;
-      }
-      // Newton direction
-      auto t0 = Clock::now();
-      cpu::LinearSolver& ls = cpu_solver();
-      const bool factored = ls.factorize();
-      times.factor += seconds_since(t0);
-      ++times.factorizations;
-      if (ls.used_fallback()) ++state.warn_linear_fallback;
-      t0 = Clock::now();
-      if (!factored || !ls.solve(f.data(), dx.data())) {
-        times.solve += seconds_since(t0);
-        rep.status = StepStatus::kLinearSolveFailed;
-        break;
-      }
-      times.solve += seconds_since(t0);
-      ++it;
-
-      // backtracking line search: a step is accepted when it decreases either the
-      // incremental potential (Armijo; its gradient is the residual up to the frames'
-      // transport, and it copes with stiff stretching far from the solution) or the residual
-      // norm (which Newton's method on the residual decreases near the solution, where the
-      // transport makes the potential's minimum and the residual's root differ slightly).
-      // Friction has no potential: with it, a lower potential is no sign of progress (Newton
-      // then cycles at a finite residual), so only the residual norm counts.
-      t0 = Clock::now();
-      Real slope = 0;  // -d phi / d alpha at alpha = 0
-      for (int k = 0; k < p.nfree; ++k)
-        slope += dx[k] * f[k];
-      const bool on_potential = slope > 0 && !friction();
-      const LineSearchOutcome search = backtracking_line_search(
-          ns, on_potential, phi, slope, r, rep.residual0, it,
-          [&](Real a) {
-            take_step(y, a, y_trial);
-            return evaluate(y_trial.data(), c, true);
-          },
-          [&] { return phi; });
-      if (!search.accepted) {
-        // no sufficient decrease: the best trial was kept, if any was finite
-        ++state.warn_line_search;
-        if (!search.finite) {
-          times.line_search += seconds_since(t0);
-          rep.status = StepStatus::kNonFinite;
-          break;
-        }
-        rep.status = StepStatus::kLineSearchFailed;
-      }
-      times.line_search += seconds_since(t0);
-      std::swap(y, y_trial);
-      r = search.r;
-      const Real alpha = search.alpha;
-
-      // converged on the step size
-      Real step_max = 0;
-      for (int k = 0; k < p.nfree; ++k)
-        step_max = std::max(step_max, std::fabs(alpha * dx[k]));
-      if (std::isfinite(r) && step_max <= ns.step_tol) {
-        ok = true;
-        break;
-      }
-    }
-    rep.iterations = it;
-    rep.residual = r;
-    times.newton_iters += it;
-    if (!ok) {
-      if (rep.status == StepStatus::kConverged) rep.status = StepStatus::kMaxIters;
-      return rep;  // the state is untouched
-    }
-    rep.status = StepStatus::kConverged;
+    const Real r0 = evaluate(y.data(), c, true);
+    const bool ok = newton_iterations(
+        spec.newton, friction(), r0, rep, times, state.warn_line_search,
+        [&] {
+          NewtonDirection d;
+          auto t0 = Clock::now();
+          cpu::LinearSolver& ls = cpu_solver();
+          const bool factored = ls.factorize();
+          times.factor += seconds_since(t0);
+          ++times.factorizations;
+          if (ls.used_fallback()) ++state.warn_linear_fallback;
+          t0 = Clock::now();
+          d.solved = factored && ls.solve(f.data(), dx.data());
+          times.solve += seconds_since(t0);
+          for (int k = 0; d.solved && k < p.nfree; ++k) {
+            d.slope += dx[k] * f[k];
+            d.dx_max = std::max(d.dx_max, std::fabs(dx[k]));
+          }
+          return d;
+        },
+        [&](Real a) {
+          take_step(y, a, y_trial);
+          return evaluate(y_trial.data(), c, true);
+        },
+        [&] { return phi; }, [&] { std::swap(y, y_trial); });
+    if (!ok) return rep;  // the state is untouched
     finalize(dt, c);
     ++times.steps;
     return rep;
