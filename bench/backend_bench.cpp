@@ -114,16 +114,13 @@ int main(int argc, char** argv) {
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
-      auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-        return argv[++i];
-      };
+      auto value = [&] { return slender::bench::option_value(argc, argv, i); };
       if (a == "--scenes") {
         o.scenes = slender::bench::split(value());
       } else if (a == "--steps") {
-        o.steps = int(slender::bench::parse_size(value()));
+        o.steps = slender::bench::option_count(argc, argv, i);
       } else if (a == "--repeats") {
-        o.repeats = int(slender::bench::parse_size(value()));
+        o.repeats = slender::bench::option_count(argc, argv, i);
       } else if (a == "--solver") {
         o.solver = value();
         slender::bench::parse_solver(o.solver);

@@ -120,10 +120,7 @@ int main(int argc, char** argv) {
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
-      auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-        return argv[++i];
-      };
+      auto value = [&] { return slender::bench::option_value(argc, argv, i); };
       if (a == "--model") {
         o.model = value();
         if (o.model != "snake" && o.model != "plate-hinge" && o.model != "plate-midedge")
@@ -135,9 +132,9 @@ int main(int argc, char** argv) {
         for (const std::string& s : slender::bench::split(value()))
           o.sizes.push_back(slender::bench::parse_size(s));
       } else if (a == "--steps") {
-        o.steps = int(slender::bench::parse_size(value()));
+        o.steps = slender::bench::option_count(argc, argv, i);
       } else if (a == "--repeats") {
-        o.repeats = int(slender::bench::parse_size(value()));
+        o.repeats = slender::bench::option_count(argc, argv, i);
       } else if (a == "--solver") {
         o.solver = value();
         slender::bench::parse_solver(o.solver);

@@ -1,7 +1,7 @@
 #pragma once
 
 // Helpers shared by the benchmark programs: number formatting, the machine's description,
-// tables printed as aligned text or markdown, and command-line lists and sizes.
+// tables printed as aligned text or markdown, and command-line options, lists and sizes.
 
 #include <cctype>
 #include <cmath>
@@ -145,6 +145,32 @@ inline long parse_size(const std::string& s) {
   if (end == num.c_str() || *end != '\0' || !(v > 0))
     throw std::runtime_error("bad size '" + s + "' (e.g. 2k, 20000)");
   return long(std::llround(v * mult));
+}
+
+/// The argument of option argv[i] (i moves past it); an error naming the option when the
+/// command line ends first.
+inline std::string option_value(int argc, char** argv, int& i) {
+  if (i + 1 >= argc) throw std::runtime_error(std::string(argv[i]) + " needs a value");
+  return argv[++i];
+}
+
+/// The argument of option argv[i] as a finite number (i moves past it).
+inline double option_number(int argc, char** argv, int& i) {
+  const std::string name = argv[i], v = option_value(argc, argv, i);
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !std::isfinite(x))
+    throw std::runtime_error(name + ": not a number '" + v + "'");
+  return x;
+}
+
+/// The argument of option argv[i] as a positive count, with parse_size's suffixes (i moves past
+/// it).
+inline int option_count(int argc, char** argv, int& i) {
+  const std::string name = argv[i], v = option_value(argc, argv, i);
+  const long n = parse_size(v);
+  if (n > 1000000000L) throw std::runtime_error(name + ": too large '" + v + "'");
+  return int(n);
 }
 
 /// --solver auto|cholmod|eigen-ldlt|sparse-lu|pcg|banded

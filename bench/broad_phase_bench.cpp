@@ -42,6 +42,8 @@ using slender::bench::cpu_model;
 using slender::bench::fmt;
 using slender::bench::loadavg;
 using slender::bench::omp_threads;
+using slender::bench::option_count;
+using slender::bench::option_value;
 using slender::bench::parse_size;
 using slender::bench::print_markdown;
 using slender::bench::print_text;
@@ -173,10 +175,7 @@ struct Options {
 bool parse_args(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-      return argv[++i];
-    };
+    auto value = [&] { return option_value(argc, argv, i); };
     if (a == "--sizes") {
       o.sizes.clear();
       for (const std::string& s : split(value()))
@@ -184,9 +183,9 @@ bool parse_args(int argc, char** argv, Options& o) {
     } else if (a == "--cases") {
       o.cases = split(value());
     } else if (a == "--repeats") {
-      o.repeats = std::max(1, std::atoi(value().c_str()));
+      o.repeats = option_count(argc, argv, i);
     } else if (a == "--repeats-1m") {
-      o.repeats_1m = std::max(1, std::atoi(value().c_str()));
+      o.repeats_1m = option_count(argc, argv, i);
     } else if (a == "--brute-max") {
       o.brute_max = std::atol(value().c_str());
     } else if (a == "--markdown") {

@@ -273,16 +273,10 @@ void usage(std::ostream& os) {
 bool parse_args(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-      return argv[++i];
-    };
-    auto number = [&]() {
-      const std::string v = value();
-      char* end = nullptr;
-      const double x = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0' || !std::isfinite(x) || x < 0)
-        throw std::runtime_error(a + ": not a non-negative number '" + v + "'");
+    auto value = [&] { return slender::bench::option_value(argc, argv, i); };
+    auto number = [&] {
+      const double x = slender::bench::option_number(argc, argv, i);
+      if (x < 0) throw std::runtime_error(a + " must not be negative");
       return x;
     };
     if (a == "--sizes") {
@@ -295,7 +289,7 @@ bool parse_args(int argc, char** argv, Options& o) {
       for (const std::string& s : slender::bench::split(value()))
         o.steps.push_back(slender::bench::parse_size(s));
     } else if (a == "--repeats") {
-      o.repeats = std::max(1, std::atoi(value().c_str()));
+      o.repeats = slender::bench::option_count(argc, argv, i);
     } else if (a == "--max-seconds") {
       o.max_seconds = number();
     } else if (a == "--probe-every") {

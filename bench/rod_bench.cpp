@@ -43,6 +43,8 @@ namespace {
 using slender::bench::cpu_model;
 using slender::bench::fmt;
 using slender::bench::omp_threads;
+using slender::bench::option_count;
+using slender::bench::option_value;
 using slender::bench::print_markdown;
 using slender::bench::print_text;
 using slender::bench::Table;
@@ -137,22 +139,18 @@ void usage(std::ostream& os) {
 bool parse_args(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&](const char* name) -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(std::string(name) + " needs a value");
-      return argv[++i];
-    };
+    auto value = [&] { return option_value(argc, argv, i); };
     if (a == "--strict") {
       o.strict = true;
     } else if (a == "--repeats") {
-      o.repeats = std::atoi(value("--repeats").c_str());
-      if (o.repeats < 1) throw std::runtime_error("--repeats must be >= 1");
+      o.repeats = option_count(argc, argv, i);
     } else if (a == "--solver") {
-      o.solver_arg = value("--solver");
+      o.solver_arg = value();
       o.solver = slender::bench::parse_solver(o.solver_arg);
     } else if (a == "--markdown") {
-      o.markdown = value("--markdown");
+      o.markdown = value();
     } else if (a == "--scenes") {
-      o.scenes = value("--scenes");
+      o.scenes = value();
     } else if (a == "--list") {
       for (const Case& c : kCases)
         std::cout << c.id << "  " << c.file << '\n';

@@ -52,6 +52,9 @@ using slender::bench::cpu_model;
 using slender::bench::fmt;
 using slender::bench::loadavg;
 using slender::bench::omp_threads;
+using slender::bench::option_count;
+using slender::bench::option_number;
+using slender::bench::option_value;
 using slender::bench::parse_size;
 using slender::bench::print_markdown;
 using slender::bench::print_text;
@@ -189,29 +192,19 @@ void usage(std::ostream& os) {
 bool parse_args(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&](const char* name) -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(std::string(name) + " needs a value");
-      return argv[++i];
-    };
-    auto number = [&](const char* name) -> double {
-      const std::string v = value(name);
-      char* end = nullptr;
-      const double x = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0' || !std::isfinite(x))
-        throw std::runtime_error(std::string(name) + ": not a number '" + v + "'");
-      return x;
-    };
+    auto value = [&] { return option_value(argc, argv, i); };
+    auto number = [&] { return option_number(argc, argv, i); };
     if (a == "--sizes") {
       o.sizes.clear();
       o.size_names.clear();
-      for (const std::string& s : split(value("--sizes"))) {
+      for (const std::string& s : split(value())) {
         o.sizes.push_back(parse_size(s));
         o.size_names.push_back(s);
       }
       if (o.sizes.empty()) throw std::runtime_error("--sizes: no size given");
     } else if (a == "--bending") {
       o.bending.clear();
-      for (const std::string& s : split(value("--bending"))) {
+      for (const std::string& s : split(value())) {
         if (s == "hinge") {
           o.bending.push_back(slender::ShellBending::kHinge);
         } else if (s == "midedge" || s == "mid_edge" || s == "mid-edge") {
@@ -222,25 +215,24 @@ bool parse_args(int argc, char** argv, Options& o) {
       }
       if (o.bending.empty()) throw std::runtime_error("--bending: no model given");
     } else if (a == "--repeats") {
-      o.repeats = std::atoi(value("--repeats").c_str());
-      if (o.repeats < 1) throw std::runtime_error("--repeats must be >= 1");
+      o.repeats = option_count(argc, argv, i);
     } else if (a == "--budget") {
-      o.budget = number("--budget");
+      o.budget = number();
       if (o.budget < 0) throw std::runtime_error("--budget must be >= 0");
     } else if (a == "--max-seconds") {
-      o.max_seconds = number("--max-seconds");
+      o.max_seconds = number();
       if (o.max_seconds < 0) throw std::runtime_error("--max-seconds must be >= 0");
     } else if (a == "--duration") {
-      o.duration = number("--duration");
+      o.duration = number();
       if (!(o.duration > 0)) throw std::runtime_error("--duration must be > 0");
     } else if (a == "--dt") {
-      o.dt = number("--dt");
+      o.dt = number();
       if (!(o.dt > 0)) throw std::runtime_error("--dt must be > 0");
     } else if (a == "--solver") {
-      o.solver_arg = value("--solver");
+      o.solver_arg = value();
       o.solver = slender::bench::parse_solver(o.solver_arg);
     } else if (a == "--markdown") {
-      o.markdown = value("--markdown");
+      o.markdown = value();
     } else if (a == "-h" || a == "--help") {
       usage(std::cout);
       return false;
