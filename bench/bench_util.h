@@ -168,7 +168,12 @@ inline double option_number(int argc, char** argv, int& i) {
 /// it).
 inline int option_count(int argc, char** argv, int& i) {
   const std::string name = argv[i], v = option_value(argc, argv, i);
-  const long n = parse_size(v);
+  long n = 0;
+  try {
+    n = parse_size(v);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(name + ": " + e.what());
+  }
   if (n > 1000000000L) throw std::runtime_error(name + ": too large '" + v + "'");
   return int(n);
 }
