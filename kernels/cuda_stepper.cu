@@ -180,6 +180,8 @@ class CudaStepper final : public DeviceStepper {
     gravity_ = m.gravity;
     mass_damping_ = m.mass_damping;
     d_dof_fixed_.upload(m.dof_fixed);
+    d_fixed_slot_.upload(m.dof_fixed_slot);
+    d_motion_slot_.upload(m.dof_motion_slot);
     d_node_dl_.upload(m.node_dl);
     d_node_volume_.upload(m.node_volume);
     const size_t nd = size_t(m.ndof);
@@ -223,15 +225,22 @@ class CudaStepper final : public DeviceStepper {
       upload_to(phi_bar_, in.hinge_phi_bar, size_t(m.nhinge));
     }
     if (in.loads_changed) upload_to(f_time_, in.f_time, size_t(m.ndof));
+    // prescribed motion at the step's end
+    motion_slot_ = nullptr;
+    if (in.target) {
+      const size_t n = in.target_fixed ? m.fixed_dof.size() : m.motion_dof.size();
+      target_.upload(in.target, n);
+      motion_slot_ = in.target_fixed ? d_fixed_slot_.data() : d_motion_slot_.data();
+    }
     const StepCoeffs& c = in.c;
     const Real dt = in.dt;
     c_u_ = c.c_u;
     StepReport rep;
     rep.dt = dt;
 
-    parallel_for_cuda(
-        m.ndof, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
-                        d_dof_fixed_.data(), q_hat_.data(), u_hat_.data()});
+    parallel_for_cuda(m.ndof, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
+                                      a_.data(), d_dof_fixed_.data(), q_hat_.data(), u_hat_.data(),
+                                      0, motion_slot_, target_.data(), 0});
     copy_d2d(y_.data(), q_hat_.data(), size_t(m.ndof));
     const Real r0 = evaluate(y_.data(), c, true);
     const int nfree = pd_.nfree;
@@ -687,9 +696,10 @@ class CudaStepper final : public DeviceStepper {
 
   void finalize(Real dt, const StepCoeffs& c, DeviceStepWarnings& warn) {
     const Model& m = *model_;
-    parallel_for_cuda(m.ndof, FinalizeStep{spec_.kind, dt, c.c_m, c.c_u, y_.data(), q_hat_.data(),
-                                           u_hat_.data(), d_dof_mass_.data(), d_dof_fixed_.data(),
-                                           q_.data(), u_.data(), a_.data()});
+    parallel_for_cuda(
+        m.ndof, FinalizeStep{spec_.kind, dt, c.c_m, c.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
+                             d_dof_mass_.data(), d_dof_fixed_.data(), q_.data(), u_.data(),
+                             a_.data(), 0, motion_slot_, target_.data(), 0});
     // frames of the new configuration become the next step's start
     parallel_for_cuda(m.nedge, TransportFrames{dv_, q_.data(), d1_.data(), t_.data(),
                                                d1_cur_.data(), t_cur_.data()});
@@ -726,6 +736,11 @@ class CudaStepper final : public DeviceStepper {
   // model arrays the view does not hold
   DeviceBuffer<Real> d_dof_mass_, d_node_dl_, d_node_volume_;
   DeviceBuffer<unsigned char> d_dof_fixed_;
+  // prescribed motion: the model's slot maps, this step's targets and the map they use (null:
+  // no motion this step)
+  DeviceBuffer<int> d_fixed_slot_, d_motion_slot_;
+  DeviceBuffer<Real> target_;
+  const int* motion_slot_ = nullptr;
   // state
   DeviceBuffer<Real> q_, u_, a_, d1_, t_, ref_, tau0_;
   // step workspace

@@ -32,6 +32,11 @@ struct DeviceStepInputs {
   // point loads at the evaluation time, uploaded when `loads_changed`
   bool loads_changed = false;
   const Real* f_time = nullptr;  // (ndof)
+  // prescribed motion at the step's end (null: none), uploaded every step: one value per fixed
+  // DOF (Model::fixed_dof) when `target_fixed`, else per DOF the scene's motions move
+  // (Model::motion_dof)
+  const Real* target = nullptr;
+  bool target_fixed = false;
   // the plan that includes this step's contact pairs (those of the last find_contacts), uploaded
   // and analysed when `plan_changed`
   bool plan_changed = false;

@@ -153,18 +153,28 @@ void BatchedSimulator::set_external_forces(const Real* f) {
   for (int e = 0; e < nenv(); ++e)
     s.envs[e]->set_external_forces(std::vector<Real>(f + e * n, f + (e + 1) * n));
 }
+void BatchedSimulator::set_fixed_targets(const Real* values) {
+  Impl& s = *impl_;
+  if (s.vec) return s.vec->set_fixed_targets(values);
+  const size_t n = s.model->fixed_dof.size();
+  for (int e = 0; e < nenv(); ++e)
+    s.envs[e]->set_fixed_targets(std::vector<Real>(values + e * n, values + (e + 1) * n));
+}
 void BatchedSimulator::clear_actions() {
   Impl& s = *impl_;
   if (s.vec) {
     s.vec->clear_natural_shape();
     s.vec->clear_forces();
+    s.vec->clear_fixed_targets();
     return;
   }
   s.kappa.clear();
   s.tau.clear();
   s.phi.clear();
-  for (auto& env : s.envs)
+  for (auto& env : s.envs) {
     env->set_external_forces({});
+    env->set_fixed_targets({});
+  }
 }
 
 void BatchedSimulator::set_params(int env, const EnvParams& p) {

@@ -21,6 +21,8 @@ class VectorEngine {
   virtual void clear_natural_shape() = 0;
   virtual void set_forces(const Real* f) = 0;
   virtual void clear_forces() = 0;
+  virtual void set_fixed_targets(const Real* v) = 0;
+  virtual void clear_fixed_targets() = 0;
   virtual void set_params(int env, const EnvParams& p) = 0;
   virtual const EnvParams& params(int env) const = 0;
   virtual void set_state(int env, const State& s) = 0;
@@ -52,6 +54,8 @@ class VectorEngineOf final : public VectorEngine {
   void clear_natural_shape() override { nt_.clear_natural_shape(); }
   void set_forces(const Real* f) override { nt_.set_forces(f); }
   void clear_forces() override { nt_.clear_forces(); }
+  void set_fixed_targets(const Real* v) override { nt_.set_fixed_targets(v); }
+  void clear_fixed_targets() override { nt_.clear_fixed_targets(); }
   void set_params(int env, const EnvParams& p) override { nt_.set_params(env, p); }
   const EnvParams& params(int env) const override { return nt_.params(env); }
   void set_state(int env, const State& s) override { nt_.set_state(env, s); }

@@ -208,6 +208,8 @@ class VectorNewton {
     mv_ = model_arrays_.view();
     up(m.dof_mass, dof_mass_);
     up(m.dof_fixed, dof_fixed_);
+    up(m.dof_fixed_slot, fixed_slot_);
+    up(m.dof_motion_slot, motion_slot_);
     up(m.node_dl, node_dl_);
     up(m.node_volume, node_volume_);
     up(plan_.free_dof, free_dof_);
@@ -279,6 +281,17 @@ class VectorNewton {
   /// external forces (nenv x nnode x 3) plus the model's point loads at each step's time
   void set_forces(const Real* f) { forces_.assign(f, f + size_t(nenv_) * 3 * model_->nnode); }
   void clear_forces() { forces_.clear(); }
+  /// prescribed motion by the caller: every fixed DOF's value at the end of each following step
+  /// (nenv x nfixed, Model::fixed_dof order); they replace the scene's motions until cleared
+  void set_fixed_targets(const Real* v) {
+    const size_t n = size_t(nenv_) * model_->fixed_dof.size();
+    for (size_t j = 0; j < n; ++j)
+      SLENDER_CHECK(std::isfinite(v[j]), "fixed-DOF target ", j % model_->fixed_dof.size(),
+                    " of environment ", j / model_->fixed_dof.size(), " is not finite");
+    X::upload(fixed_target_, v, n);
+    user_targets_ = true;
+  }
+  void clear_fixed_targets() { user_targets_ = false; }
 
   /// physical parameters of one environment
   void set_params(int e, const EnvParams& p) {
@@ -394,9 +407,29 @@ class VectorNewton {
     if (loads || !loads_zero_) X::upload(f_time_, ft.data(), ft.size());
     loads_zero_ = !loads;
 
-    X::for_each(long(B) * nd,
-                Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
-                        dof_fixed_.data(), q_hat_.data(), u_hat_.data(), nd});
+    // prescribed motion at each environment's step end: the caller's targets, else the scene's
+    // motions (none: the fixed DOFs stay)
+    step_slot_ = nullptr;
+    step_target_ = nullptr;
+    step_target_stride_ = 0;
+    if (user_targets_) {
+      step_slot_ = fixed_slot_.data();
+      step_target_ = fixed_target_.data();
+      step_target_stride_ = long(m.fixed_dof.size());
+    } else if (!m.motion_dof.empty()) {
+      const size_t nm = m.motion_dof.size();
+      std::vector<Real>& tv = tv_scratch_;
+      tv.resize(size_t(B) * nm);
+      for (int e = 0; e < B; ++e)
+        motion_targets(m, time_[e] + dt, tv.data() + size_t(e) * nm);
+      X::upload(motion_target_, tv.data(), tv.size());
+      step_slot_ = motion_slot_.data();
+      step_target_ = motion_target_.data();
+      step_target_stride_ = long(nm);
+    }
+    X::for_each(long(B) * nd, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
+                                      a_.data(), dof_fixed_.data(), q_hat_.data(), u_hat_.data(),
+                                      nd, step_slot_, step_target_, step_target_stride_});
     X::copy(y_.data(), q_hat_.data(), size_t(B) * nd);
 
     // per-environment Newton state
@@ -810,12 +843,13 @@ class VectorNewton {
     active_h_ = done;
     X::upload(active_, active_h_.data(), size_t(B));
     const unsigned char* act = active_.data();
-    X::for_each(long(B) * m.ndof,
-                vec::Masked<FinalizeStep>{
-                    FinalizeStep{spec_.kind, dt, c_.c_m, c_.c_u, y_.data(), q_hat_.data(),
-                                 u_hat_.data(), dof_mass_.data(), dof_fixed_.data(), q_.data(),
-                                 u_.data(), a_.data(), m.ndof},
-                    act, m.ndof});
+    X::for_each(
+        long(B) * m.ndof,
+        vec::Masked<FinalizeStep>{
+            FinalizeStep{spec_.kind, dt, c_.c_m, c_.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
+                         dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(),
+                         m.ndof, step_slot_, step_target_, step_target_stride_},
+            act, m.ndof});
     X::for_each(long(B) * m.nedge,
                 vec::Masked<TransportFrames>{TransportFrames{mv_, q_.data(), d1_.data(), t_.data(),
                                                              d1_cur_.data(), t_cur_.data()},
@@ -862,7 +896,16 @@ class VectorNewton {
   StepCoeffs c_;
   std::vector<Real> forces_, time_;
   std::vector<Real> ft_scratch_;  // the loads of a step on the host
-  bool loads_zero_ = false;       // f_time_ holds zeros (no loads last step)
+  // prescribed motion: the model's slot maps, the caller's targets (nenv x nfixed) or the
+  // scene's motions' of this step (nenv x nmoved, from tv_scratch_), and this step's choice
+  Buffer<int> fixed_slot_, motion_slot_;
+  Buffer<Real> fixed_target_, motion_target_;
+  bool user_targets_ = false;
+  std::vector<Real> tv_scratch_;
+  const int* step_slot_ = nullptr;
+  const Real* step_target_ = nullptr;
+  long step_target_stride_ = 0;
+  bool loads_zero_ = false;  // f_time_ holds zeros (no loads last step)
   std::vector<unsigned char> active_h_;
   // model arrays the view does not hold, and the plan
   Buffer<Real> dof_mass_, node_dl_, node_volume_;

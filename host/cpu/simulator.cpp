@@ -106,6 +106,11 @@ struct Simulator::Impl {
   std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar;
   ActuationCallback actuation_callback;
   std::vector<Real> external_forces;  // (nnode x 3) or empty
+  // prescribed motion: the caller's targets of every fixed DOF (nfixed, or empty), and this
+  // step's targets and slot map (the caller's, the scene's motions' or none: null)
+  std::vector<Real> fixed_targets, motion_value;
+  const int* motion_slot = nullptr;
+  const Real* motion_target = nullptr;
   EnvParams params;
   std::vector<Real> env_mass;  // the model's DOF masses times params.density_scale (ndof)
   const Real* dof_mass() const { return env_mass.data(); }
@@ -324,12 +329,31 @@ struct Simulator::Impl {
     return std::sqrt(s);
   }
 
+  // this step's prescribed motion: the caller's targets of every fixed DOF, else the scene's
+  // motions at the step's end t_end, else none (the fixed DOFs stay)
+  void prescribe(Real t_end) {
+    const Model& m = *model;
+    motion_slot = nullptr;
+    motion_target = nullptr;
+    if (!fixed_targets.empty()) {
+      motion_slot = m.dof_fixed_slot.data();
+      motion_target = fixed_targets.data();
+    } else if (!m.motion_dof.empty()) {
+      motion_value.resize(m.motion_dof.size());
+      motion_targets(m, t_end, motion_value.data());
+      motion_slot = m.dof_motion_slot.data();
+      motion_target = motion_value.data();
+    }
+  }
+
   StepCoeffs prepare(Real dt) {
     const Model& m = *model;
     const StepCoeffs c = step_coeffs(spec, state.time, dt);
+    prescribe(state.time + dt);
     parallel_for_host(m.ndof,
                       Predict{spec.kind, dt, spec.beta, spec.gamma, state.q.data(), state.u.data(),
-                              state.a.data(), m.dof_fixed.data(), q_hat.data(), u_hat.data()});
+                              state.a.data(), m.dof_fixed.data(), q_hat.data(), u_hat.data(), 0,
+                              motion_slot, motion_target, 0});
     c_u = c.c_u;
     apply_actuation(c.t_eval);
     point_loads(c);
@@ -450,6 +474,11 @@ struct Simulator::Impl {
       in.loads_changed = true;
       in.f_time = f_time.data();
     }
+    prescribe(state.time + dt);
+    if (motion_target) {
+      in.target = motion_target;
+      in.target_fixed = motion_slot == m.dof_fixed_slot.data();
+    }
     DeviceStepWarnings warn;
     const StepReport rep = device->step(in, times, warn);
     device_plan_version = plan_version;
@@ -510,9 +539,10 @@ struct Simulator::Impl {
   void finalize(Real dt, const StepCoeffs& c) {
     const Model& m = *model;
     std::vector<Real>& q = state.q;
-    parallel_for_host(m.ndof, FinalizeStep{spec.kind, dt, c.c_m, c.c_u, y.data(), q_hat.data(),
-                                           u_hat.data(), dof_mass(), m.dof_fixed.data(), q.data(),
-                                           state.u.data(), state.a.data()});
+    parallel_for_host(
+        m.ndof, FinalizeStep{spec.kind, dt, c.c_m, c.c_u, y.data(), q_hat.data(), u_hat.data(),
+                             dof_mass(), m.dof_fixed.data(), q.data(), state.u.data(),
+                             state.a.data(), 0, motion_slot, motion_target, 0});
     // frames of the new configuration become the next step's start
     update_frames(q.data());
     state.edge_d1 = d1_cur;
@@ -609,6 +639,16 @@ void Simulator::set_external_forces(std::vector<Real> forces) {
                 3 * m.nnode, " values (nnode x 3), got ", forces.size());
   impl_->external_forces = std::move(forces);
   impl_->loads_dirty = true;
+}
+void Simulator::set_fixed_targets(std::vector<Real> values) {
+  const Model& m = *impl_->model;
+  SLENDER_CHECK(values.empty() || values.size() == m.fixed_dof.size(), "fixed-DOF targets need ",
+                m.fixed_dof.size(), " values (one per fixed DOF, Model::fixed_dof), got ",
+                values.size());
+  for (size_t j = 0; j < values.size(); ++j)
+    SLENDER_CHECK(std::isfinite(values[j]), "fixed-DOF target ", j, " (DOF ", m.fixed_dof[j],
+                  ") is not finite");
+  impl_->fixed_targets = std::move(values);
 }
 const EnvParams& Simulator::params() const { return impl_->params; }
 void Simulator::set_params(const EnvParams& p) {

@@ -359,6 +359,11 @@ SceneBuilder& SceneBuilder::fix_dofs(int part, int index, bool x, bool y, bool z
   return *this;
 }
 
+SceneBuilder& SceneBuilder::motion(MotionSpec m) {
+  spec_.motions.push_back(std::move(m));
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::gravity(Vec3 g) {
   spec_.forces.gravity = g;
   return *this;
@@ -738,6 +743,11 @@ void check_joints(const Checker& c) {
   }
 }
 
+void check_time_function(const Checker& c,
+                         const TimeFunction& f,
+                         const SourceLoc& loc,
+                         const std::string& at);
+
 void check_boundary(const Checker& c) {
   const SceneSpec& s = c.s;
   for (size_t i = 0; i < s.fixed_nodes.size(); ++i) {
@@ -756,6 +766,19 @@ void check_boundary(const Checker& c) {
     if (!f.fix[0] && !f.fix[1] && !f.fix[2]) {
       c.fail(f.node.loc, at, "", "no component is fixed");
     }
+  }
+  for (size_t i = 0; i < s.motions.size(); ++i) {
+    const MotionSpec& mo = s.motions[i];
+    const std::string at = Checker::indexed("boundary.motions", i);
+    if (mo.nodes.empty() && mo.edges.empty())
+      c.fail(mo.loc, at, "", "a motion needs nodes or edges");
+    for (size_t k = 0; k < mo.nodes.size(); ++k)
+      c.node(mo.nodes[k], at + Checker::indexed(".nodes", k));
+    for (size_t k = 0; k < mo.edges.size(); ++k)
+      c.edge(mo.edges[k], at + Checker::indexed(".edges", k));
+    if (!finite3(mo.translation)) c.fail(mo.loc, at, ".translation", "not finite");
+    if (!is_finite(mo.twist)) c.fail(mo.loc, at, ".twist", "not finite");
+    check_time_function(c, mo.time, mo.loc, at);
   }
   for (size_t i = 0; i < s.initial_velocities.size(); ++i) {
     const auto& [r, v] = s.initial_velocities[i];

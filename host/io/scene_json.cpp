@@ -521,7 +521,7 @@ void SceneReader::read_joints(const JsonObject& root) {
 }
 
 void SceneReader::read_boundary(const JsonObject& b) {
-  b.allow_only({"fixed_nodes", "fixed_edges", "fixed_twist", "fixed_dofs"});
+  b.allow_only({"fixed_nodes", "fixed_edges", "fixed_twist", "fixed_dofs", "motions"});
   auto each = [&](const char* key, auto&& f) {
     if (!b.has(key)) return;
     const JsonValue& list = b.array(key);
@@ -564,6 +564,26 @@ void SceneReader::read_boundary(const JsonObject& b) {
       o.fail("components", "expected a non-empty subset of \"xyz\"");
     }
     s_.fixed_dofs.push_back(f);
+  });
+  // prescribed motion of fixed nodes and twists: {"part", "nodes", "edges", "translation",
+  // "twist", "time"}
+  each("motions", [&](const JsonObject& o) {
+    o.allow_only({"part", "nodes", "edges", "translation", "twist", "time"});
+    MotionSpec mo;
+    mo.loc = loc(o.value(), o.path());
+    if (!o.has("nodes") && !o.has("edges")) o.fail("nodes", "a motion needs nodes or edges");
+    if (o.has("nodes")) mo.nodes = node_list(o, "nodes");
+    if (o.has("edges")) {
+      for (const NodeRef& r : node_list(o, "edges"))
+        mo.edges.push_back({r.part, r.index, r.loc});
+    }
+    mo.translation = o.vec3_or("translation", mo.translation);
+    mo.twist = o.number_or("twist", mo.twist);
+    if (o.has("nodes") && !o.has("translation"))
+      o.fail("translation", "a motion of nodes needs a translation [m]");
+    if (o.has("edges") && !o.has("twist")) o.fail("twist", "a motion of edges needs a twist [rad]");
+    if (o.has("time")) mo.time = read_time(o.object("time"));
+    s_.motions.push_back(std::move(mo));
   });
 }
 

@@ -83,6 +83,64 @@ InputError loc_error(const SourceLoc& loc, const std::string& msg) {
   return InputError(loc.file, loc.line, loc.field, msg);
 }
 
+// the scene's motions as per-DOF values base + s(t) amount; every moved DOF must be fixed, and
+// only one motion may move it
+void resolve_motions(Model& m) {
+  const SceneSpec& scene = m.scene;
+  std::vector<int> of(m.ndof, -1);
+  std::vector<Real> amount(m.ndof, 0);
+  for (size_t k = 0; k < scene.motions.size(); ++k) {
+    const MotionSpec& mo = scene.motions[k];
+    const std::string at = "boundary.motions[" + std::to_string(k) + "]";
+    auto where = [&](const SourceLoc& r, const std::string& field) {
+      SourceLoc l = r.line > 0 || !r.field.empty() ? r : mo.loc;
+      if (l.file.empty()) l.file = scene.file;
+      if (l.field.empty()) l.field = field;
+      return l;
+    };
+    auto move = [&](int dof, Real a, const SourceLoc& r, const std::string& field,
+                    const std::string& what) {
+      if (!m.dof_fixed[dof])
+        throw loc_error(where(r, field), what +
+                                             " is not fixed: a motion moves fixed DOFs only (fix "
+                                             "it in fixed_nodes, fixed_edges, fixed_twist or "
+                                             "fixed_dofs)");
+      if (of[dof] >= 0 && of[dof] != int(k))
+        throw loc_error(where(r, field), what + " is moved by motions " + std::to_string(of[dof]) +
+                                             " and " + std::to_string(k) + " too");
+      of[dof] = int(k);
+      amount[dof] = a;
+    };
+    static const char* const kAxis = "xyz";
+    for (size_t j = 0; j < mo.nodes.size(); ++j) {
+      const int n = m.resolve_node(mo.nodes[j]);
+      for (int c = 0; c < 3; ++c)
+        if (mo.translation[c] != 0)
+          move(3 * n + c, mo.translation[c], mo.nodes[j].loc,
+               at + ".nodes[" + std::to_string(j) + "]",
+               "node " + std::to_string(mo.nodes[j].index) + " of part '" +
+                   m.part_name[mo.nodes[j].part] + "' (" + kAxis[c] + ")");
+    }
+    for (size_t j = 0; j < mo.edges.size(); ++j) {
+      const int e = m.resolve_edge(mo.edges[j]);
+      if (mo.twist != 0)
+        move(m.edge_dof(e), mo.twist, mo.edges[j].loc, at + ".edges[" + std::to_string(j) + "]",
+             "the twist of edge " + std::to_string(mo.edges[j].index) + " of part '" +
+                 m.part_name[mo.edges[j].part] + "'");
+    }
+    m.motion_time.push_back(mo.time);
+  }
+  m.dof_motion_slot.assign(m.ndof, -1);
+  for (int i = 0; i < m.ndof; ++i) {
+    if (of[i] < 0) continue;
+    m.dof_motion_slot[i] = int(m.motion_dof.size());
+    m.motion_dof.push_back(i);
+    m.motion_of.push_back(of[i]);
+    m.motion_base.push_back(i < 3 * m.nnode ? m.node_x0[i] : 0);
+    m.motion_amount.push_back(amount[i]);
+  }
+}
+
 // per-spring stiffness overrides of the parts, after the part-wide values
 void apply_spring_overrides(Model& m) {
   for (int p = 0; p < m.npart; ++p) {
@@ -147,6 +205,14 @@ void resolve_actuation(Model& m) {
 
 Real eval_time_function(const TimeFunction& f, Real t) { return eval_time_function(f, t, 0); }
 
+void motion_targets(const Model& m, Real t, Real* out) {
+  std::vector<Real> s(m.motion_time.size());
+  for (size_t k = 0; k < s.size(); ++k)
+    s[k] = eval_time_function(m.motion_time[k], t);
+  for (size_t j = 0; j < m.motion_dof.size(); ++j)
+    out[j] = m.motion_base[j] + s[size_t(m.motion_of[j])] * m.motion_amount[j];
+}
+
 Real eval_time_function(const TimeFunction& f, Real t, Real phase) {
   switch (f.kind) {
     case TimeFunction::Kind::kConstant:
@@ -207,6 +273,8 @@ size_t Model::memory_bytes() const {
       add(mid_tri), add(mid_sign), add(mid_kb), add(mid_nu), add(mid_lambda_bar), add(sedge_tau0_0),
       add(part_node), add(part_edge), add(part_bend), add(node_contact_radius), add(contact_mu),
       add(part_material), add(edge_arc), add(part_loop_length), add(tri_half_thickness);
+  add(motion_dof), add(motion_of), add(motion_base), add(motion_amount), add(dof_motion_slot);
+  add(fixed_dof), add(dof_fixed_slot);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
   add(plan.slot_src_adr), add(plan.slot_src), add(plan.row_src_adr), add(plan.row_src);
   return b;
@@ -392,6 +460,14 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     for (int e = 0; e < m.nedge; ++e)
       m.dof_fixed[m.edge_dof(e)] = 1;
   }
+
+  m.dof_fixed_slot.assign(m.ndof, -1);
+  for (int i = 0; i < m.ndof; ++i)
+    if (m.dof_fixed[i]) {
+      m.dof_fixed_slot[i] = int(m.fixed_dof.size());
+      m.fixed_dof.push_back(i);
+    }
+  resolve_motions(m);
 
   // loads
   m.gravity = scene.forces.gravity;

@@ -67,7 +67,11 @@ class BatchedSimulator {
   void set_natural_hinge_angle(const Real* phi);
   /// external forces on the nodes (nenv x nnode x 3) [N]
   void set_external_forces(const Real* f);
-  /// back to the scene's natural shape, actuation and loads
+  /// prescribed motion of the fixed DOFs (nenv x nfixed, Model::fixed_dof order): each
+  /// environment's values at the end of each following step (Simulator::set_fixed_targets);
+  /// they replace the scene's motions
+  void set_fixed_targets(const Real* values);
+  /// back to the scene's natural shape, actuation, loads and motions
   void clear_actions();
 
   /// physical parameters of one environment (randomization)

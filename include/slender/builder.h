@@ -128,6 +128,8 @@ class SceneBuilder {
   SceneBuilder& fix_edge(int part, int index);  ///< both nodes and the twist
   SceneBuilder& fix_twist(int part, int index);
   SceneBuilder& fix_dofs(int part, int index, bool x, bool y, bool z);
+  /// prescribed motion of fixed nodes and twists (see MotionSpec)
+  SceneBuilder& motion(MotionSpec m);
 
   SceneBuilder& gravity(Vec3 g);
   SceneBuilder& point_load(int part, int index, Vec3 force, TimeFunction time = {});

@@ -27,6 +27,10 @@ Real eval_time_function(const TimeFunction& f, Real t);
 /// The same with an extra phase added to a sine's argument [rad] (other kinds ignore it).
 Real eval_time_function(const TimeFunction& f, Real t, Real phase);
 
+struct Model;
+/// The values of the DOFs the scene's motions move (Model::motion_dof) at time t (nmoved).
+void motion_targets(const Model& m, Real t, Real* out);
+
 /// One driven natural value: spring `index` of a family, rest value, spatial phase.
 struct ActuatedSpring {
   int actuation;  ///< index into scene.actuation
@@ -196,6 +200,17 @@ struct Model {
     return contact_mu[size_t(part_material[a]) * nmaterial + part_material[b]];
   }
   std::vector<PointLoad> point_loads;
+
+  // prescribed motion (the scene's motions): the DOFs they move, ascending, each one's value at
+  // time t being motion_base + s(t) motion_amount with s the time function of its motion
+  std::vector<TimeFunction> motion_time;  ///< (nmotion)
+  std::vector<int> motion_dof;            ///< (nmoved)
+  std::vector<int> motion_of;             ///< the motion of each moved DOF (nmoved)
+  std::vector<Real> motion_base;          ///< (nmoved)
+  std::vector<Real> motion_amount;        ///< (nmoved)
+  std::vector<int> dof_motion_slot;       ///< index in motion_dof of each DOF, -1 if unmoved (ndof)
+  std::vector<int> fixed_dof;             ///< the fixed DOFs, ascending (nfixed)
+  std::vector<int> dof_fixed_slot;        ///< index in fixed_dof of each DOF, -1 if free (ndof)
 
   // parts, for output and for resolving references
   std::vector<std::string> part_name;  ///< (npart)

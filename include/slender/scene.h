@@ -130,6 +130,19 @@ struct TimeFunction {
   std::vector<std::array<Real, 2>> table;  ///< kTable: (t, s) rows, linear in between, held at ends
 };
 
+/// Prescribed motion of fixed DOFs: the listed nodes' positions x(t) = x0 + s(t) translation
+/// (only the components with a non-zero translation move; each must be fixed) and the listed
+/// edges' twist angles theta(t) = s(t) twist (each twist must be fixed). s(0) = 0 starts from
+/// the initial configuration; a step of size dt takes the DOFs to their values at t + dt.
+struct MotionSpec {
+  std::vector<NodeRef> nodes;
+  std::vector<EdgeRef> edges;
+  Vec3 translation = Vec3{{0, 0, 0}};  ///< [m]
+  Real twist = 0;                      ///< [rad]
+  TimeFunction time;                   ///< s(t)
+  SourceLoc loc;
+};
+
 struct PointLoadSpec {
   NodeRef node;
   Vec3 force = Vec3{{0, 0, 0}};  ///< [N]
@@ -273,6 +286,7 @@ struct SceneSpec {
   std::vector<EdgeRef> fixed_edges;  ///< both nodes and the twist
   std::vector<EdgeRef> fixed_twist;  ///< the twist only
   std::vector<FixedDofSpec> fixed_dofs;
+  std::vector<MotionSpec> motions;  ///< prescribed motion of fixed nodes and twists
   ForcesSpec forces;
   /// initial node velocities: per (node, velocity) pair; nodes not named start at rest
   std::vector<std::pair<NodeRef, Vec3>> initial_velocities;

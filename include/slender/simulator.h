@@ -108,6 +108,13 @@ class Simulator {
   /// external forces on the nodes (nnode x 3) [N], applied from the next step on until changed;
   /// empty = none. Throws slender::Error on a wrong size.
   void set_external_forces(std::vector<Real> forces);
+  /// prescribed motion of the fixed DOFs by the caller: their values at the end of each
+  /// following step, one per fixed DOF in Model::fixed_dof order (node i's coordinate c is DOF
+  /// 3 i + c, edge j's twist DOF 3 nnode + j); over a step a DOF moves at (target - q) / dt.
+  /// They replace the scene's motions and hold until changed; empty = back to the scene's
+  /// motions (or, without any, fixed DOFs stay where they are). Throws slender::Error on a
+  /// wrong size or a value that is not finite.
+  void set_fixed_targets(std::vector<Real> values);
   /// physical parameters of this simulator (CPU backend; the CUDA backend throws)
   void set_params(const EnvParams& p);
   const EnvParams& params() const;

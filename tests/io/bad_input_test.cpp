@@ -7,6 +7,7 @@
 
 #include "io_test_util.h"
 #include "slender/builder.h"
+#include "slender/model.h"
 
 namespace slender {
 namespace {
@@ -308,6 +309,62 @@ TEST(BadInput, JointsAndFixedDofs) {
   expect_error(with("\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}]",
                     "\"fixed_dofs\": [{\"part\": \"beam\", \"node\": 0, \"components\": \"xw\"}]"),
                "fixed_dofs", "boundary.fixed_dofs[0].components", "subset of \"xyz\"");
+}
+
+// prescribed motions: what they move must be fixed, once; references, amounts and time
+// functions are checked where they are written
+TEST(BadInput, Motions) {
+  const std::string fixed = "\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}]";
+  auto motions = [&](const std::string& list) {
+    return with(fixed, fixed + ",\n    \"motions\": [" + list + "]");
+  };
+  auto model_error = [](const std::string& text) {
+    return catch_input_error([&] { build_model(read_scene_text(text, kFile, "")); });
+  };
+  // valid: nodes 0 and 1 along z
+  const std::string ok = motions(
+      "{\"part\": \"beam\", \"nodes\": [0, 1], \"translation\": [0, 0, 0.01],\n"
+      " \"time\": {\"type\": \"sine\", \"frequency\": 2}}");
+  const auto m = build_model(read_scene_text(ok, kFile, ""));
+  EXPECT_EQ(m->motion_dof, (std::vector<int>{2, 5}));
+  // a free node
+  const std::string free_node =
+      motions("{\"part\": \"beam\", \"nodes\": [0,\n 7], \"translation\": [0, 0.5, 0.01]}");
+  InputError e = model_error(free_node);
+  EXPECT_EQ(e.file(), kFile);
+  EXPECT_EQ(e.line(), line_of(free_node, " 7]")) << e.what();
+  EXPECT_EQ(e.field(), "boundary.motions[0].nodes[1]") << e.what();
+  EXPECT_NE(e.message().find("node 7 of part 'beam' (y) is not fixed"), std::string::npos)
+      << e.what();
+  // a twist that is not fixed
+  const std::string twist = motions("{\"part\": \"beam\", \"edges\": [\n3], \"twist\": 6.28}");
+  e = model_error(twist);
+  EXPECT_EQ(e.line(), line_of(twist, "3], \"twist")) << e.what();
+  EXPECT_EQ(e.field(), "boundary.motions[0].edges[0]") << e.what();
+  EXPECT_NE(e.message().find("the twist of edge 3 of part 'beam' is not fixed"), std::string::npos)
+      << e.what();
+  // one DOF in two motions
+  const std::string twice = motions(
+      "{\"part\": \"beam\", \"nodes\": [1], \"translation\": [0.1, 0, 0]},\n"
+      "{\"part\": \"beam\", \"nodes\": [-50], \"translation\": [0.1, 0, 0]}");
+  e = model_error(twice);
+  EXPECT_EQ(e.field(), "boundary.motions[1].nodes[0]") << e.what();
+  EXPECT_NE(e.message().find("is moved by motions 0 and 1"), std::string::npos) << e.what();
+  // the reader's and the checker's errors
+  expect_error(motions("{\"part\": \"beam\", \"nodes\": [0]}"), "\"motions\"",
+               "boundary.motions[0].translation", "needs a translation");
+  expect_error(motions("{\"part\": \"beam\", \"edges\": [0]}"), "\"motions\"",
+               "boundary.motions[0].twist", "needs a twist");
+  expect_error(motions("{\"part\": \"beam\", \"translation\": [0, 0, 1]}"), "\"motions\"",
+               "boundary.motions[0].nodes", "needs nodes or edges");
+  expect_error(motions("{\"part\": \"beam\", \"nodes\": [\n51], \"translation\": [0, 0, 1]}"),
+               "51]", "boundary.motions[0].nodes[0]", "node index 51 out of range");
+  expect_error(motions("{\"part\": \"beam\", \"nodes\": [0], \"translation\": [0, 0, 1],\n"
+                       "\"time\": {\"type\": \"ramp\", \"duration\": -1}}"),
+               "\"motions\"", "boundary.motions[0].time.duration", "");
+  expect_error(motions("{\"part\": \"beam\", \"nodes\": [0], \"translation\": [0, 0, 1],\n"
+                       "\"speed\": 3}"),
+               "\"speed\"", "boundary.motions[0].speed", "");
 }
 
 TEST(BadInput, ForcesTimeFunctionsIntegratorOutput) {

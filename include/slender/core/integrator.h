@@ -142,6 +142,11 @@ struct Predict {
   Real* q_hat;                 // (ndof)
   Real* u_hat;                 // (ndof)
   long stride = 0;             // ndof for env-major arrays, 0 for one environment
+  // prescribed motion (null: none): a fixed DOF k with motion_slot[k] >= 0 moves to
+  // target[e target_stride + motion_slot[k]] by the end of the step (e: the environment)
+  const int* motion_slot = nullptr;  // (ndof)
+  const Real* target = nullptr;      // (nenv x target_stride)
+  long target_stride = 0;
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     Real qh = q[i], uh = u[i];
@@ -163,6 +168,12 @@ struct Predict {
     if (fixed[k]) {
       qh = q[i];
       uh = 0;
+      if (motion_slot && motion_slot[k] >= 0) {
+        // the DOF's own path: y (the step's end, or its midpoint) on it, at its mean velocity
+        const Real x1 = target[(stride ? i / stride : 0) * target_stride + motion_slot[k]];
+        qh = kind == IntegratorKind::kImplicitMidpoint ? 0.5 * (q[i] + x1) : x1;
+        uh = kind == IntegratorKind::kStatic ? Real(0) : (x1 - q[i]) / dt;
+      }
     }
     q_hat[i] = qh;
     u_hat[i] = uh;
@@ -191,6 +202,10 @@ struct FinalizeStep {
   Real* u;                     // (ndof)
   Real* a;                     // (ndof)
   long stride = 0;             // ndof for env-major arrays, 0 for one environment
+  // prescribed motion, as for Predict
+  const int* motion_slot = nullptr;  // (ndof)
+  const Real* target = nullptr;      // (nenv x target_stride)
+  long target_stride = 0;
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     const Real un = u[i];
@@ -226,7 +241,14 @@ struct FinalizeStep {
         qn = y[i];
         break;
     }
-    if (fixed[k]) un1 = an1 = 0;
+    if (fixed[k]) {
+      un1 = an1 = 0;
+      if (motion_slot && motion_slot[k] >= 0) {
+        const Real x1 = target[(stride ? i / stride : 0) * target_stride + motion_slot[k]];
+        if (kind != IntegratorKind::kStatic) un1 = (x1 - q[i]) / dt;
+        qn = x1;
+      }
+    }
     q[i] = qn;
     u[i] = un1;
     a[i] = an1;
