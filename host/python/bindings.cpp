@@ -259,6 +259,13 @@ PYBIND11_MODULE(_core, m) {
                                std::copy(md.node_x0.begin(), md.node_x0.end(), a.mutable_data());
                                return a;
                              })
+      .def_property_readonly(
+          "fixed_dofs",
+          [](const Model& md) {
+            return py::array_t<int>(md.fixed_dof.size(), md.fixed_dof.data());
+          },
+          "the fixed DOFs, ascending: node i's coordinate c is DOF 3 i + c, edge j's twist "
+          "3 nnode + j (the order of set_fixed_targets)")
       .def("info", [](const Model& md) { return model_info(md); })
       .def("__repr__", [](const Model& md) {
         return "<slender.Model '" + md.scene.name + "': " + std::to_string(md.nnode) + " nodes, " +
@@ -330,6 +337,19 @@ PYBIND11_MODULE(_core, m) {
              const double* p = checked(f, {md.nnode, 3}, "forces");
              s.set_external_forces(std::vector<double>(p, p + 3 * md.nnode));
            })
+      .def(
+          "set_fixed_targets",
+          [](Simulator& s, py::object v) {
+            if (v.is_none()) return s.set_fixed_targets({});
+            const Model& md = s.model();
+            const py::ssize_t nf = py::ssize_t(md.fixed_dof.size());
+            const Array a = v.cast<Array>();
+            const double* p = checked(a, {nf}, "fixed_targets");
+            s.set_fixed_targets(std::vector<double>(p, p + nf));
+          },
+          py::arg("targets"),
+          "prescribed motion: every fixed DOF's value at the end of each following step "
+          "(Model.fixed_dofs order); None goes back to the scene's motions")
       .def_property_readonly("backend",
                              [](const Simulator& s) { return backend_name(s.backend()); })
       .def_property_readonly("linear_solver", &Simulator::linear_solver_name);
@@ -420,6 +440,14 @@ PYBIND11_MODULE(_core, m) {
              b.batch->set_external_forces(
                  checked(a, {b.batch->nenv(), b.model->nnode, 3}, "external_forces"));
            })
+      .def(
+          "set_fixed_targets",
+          [](PyBatch& b, const Array& a) {
+            b.batch->set_fixed_targets(checked(
+                a, {b.batch->nenv(), py::ssize_t(b.model->fixed_dof.size())}, "fixed_targets"));
+          },
+          "prescribed motion: each environment's fixed-DOF values at the end of each following "
+          "step (num_envs x len(Model.fixed_dofs)); clear_actions goes back to the scene's")
       .def("clear_actions", [](PyBatch& b) { b.batch->clear_actions(); })
       .def(
           "set_params",

@@ -178,3 +178,39 @@ def test_live_dlpack_view_follows_the_state_without_copies(model):
     assert np.isfinite(x).all()
     with pytest.raises(RuntimeError, match="vectorized"):
         slender.BatchedSimulator(model, 2).live_positions()
+
+
+def test_fixed_targets_move_the_clamped_ends():
+    """Prescribed motion through the caller: targets for every fixed DOF (Model.fixed_dofs)
+    replace the scene's motions; a batch equals single simulators given the same targets."""
+    m = slender.load_model(os.path.join(ROOT, "apps", "scenes", "rod_twist.json"))
+    fixed = m.fixed_dofs
+    n = m.nnode
+    # both clamped edges: nodes 0, 1, n-2, n-1 and the twists of the first and last edges
+    want = sorted([c + 3 * k for k in (0, 1, n - 2, n - 1) for c in range(3)]
+                  + [3 * n, 3 * n + m.nedge - 1])
+    assert fixed.dtype == np.int32 and fixed.tolist() == want
+    x0 = m.initial_positions.reshape(-1)
+    base = np.array([x0[d] if d < 3 * n else 0.0 for d in fixed])
+    targets = np.stack([base, base])
+    last_z = list(fixed).index(3 * (n - 1) + 2)
+    targets[1, last_z] += 1e-3  # env 1 lifts its right end by 1 mm
+    b = slender.BatchedSimulator(m, 2)
+    b.set_fixed_targets(targets)
+    for _ in range(3):
+        assert (b.step() == 0).all()
+    x = b.positions()
+    assert x[1, n - 1, 2] == pytest.approx(1e-3, abs=1e-15)
+    assert x[0, n - 1, 2] == 0.0 and x[0, n - 1, 0] == pytest.approx(0.2)  # the scene's motion is off
+    for e in range(2):
+        s = slender.Simulator(m)
+        s.set_fixed_targets(targets[e])
+        for _ in range(3):
+            assert s.step()["ok"]
+        np.testing.assert_array_equal(s.positions, x[e])
+    with pytest.raises(ValueError, match=r"fixed_targets: expected an array of shape \(2, 14\)"):
+        b.set_fixed_targets(np.zeros((2, 13)))
+    s = slender.Simulator(m)
+    s.set_fixed_targets(None)  # back to the scene's motion
+    assert s.step()["ok"]
+    assert s.positions[n - 1, 0] < 0.2
