@@ -45,7 +45,7 @@ stage_test() {
 }
 
 stage_sanitize() {
-  local filter='StencilGpu.*:DeviceEval.*:DeviceSolver.*:CudaBackend.TwoRunsAreBitIdentical:CudaBackend.FailedStepLeavesTheStateUntouched:CudaBackend.ParametersMatchTheCpu:CudaBackend.PcgWithDeviceContactAssemblyMatchesTheCpu:CudaBackend.HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone:CudaBatch.*:ContactPipelineGpu.*'
+  local filter='StencilGpu.*:DeviceEval.*:DeviceSolver.*:CudaBackend.TwoRunsAreBitIdentical:CudaBackend.FailedStepLeavesTheStateUntouched:CudaBackend.ParametersMatchTheCpu:CudaBackend.PcgWithDeviceContactAssemblyMatchesTheCpu:CudaBackend.HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone:CudaBackend.FixedTargetsMatchTheCpu:CudaBatch.*:ContactPipelineGpu.*'
   for tool in memcheck racecheck; do
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/gpu_tests" \
       --gtest_filter="$filter" > "$out/sanitize-$tool.log" 2>&1
