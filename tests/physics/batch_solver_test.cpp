@@ -16,6 +16,7 @@
 
 #include "batch/host_exec.h"
 #include "batch/vector_engine.h"
+#include "physics_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/compare.h"
@@ -504,14 +505,6 @@ TEST(VectorSolvers, AutomaticChoiceFollowsTheStructure) {
 
 // what the engine cannot take says so
 TEST(VectorSolvers, UnsupportedRequestsAreClearErrors) {
-  auto expect_error = [](auto&& make, const std::string& words) {
-    try {
-      make();
-      ADD_FAILURE() << "no error; expected one mentioning '" << words << "'";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-    }
-  };
   // a plate of more than 1024 free DOFs: over the dense solver's size cap; auto takes PCG
   SceneBuilder b;
   const int mat = b.material("m", 1000, 1e6, 0.3);
@@ -520,22 +513,24 @@ TEST(VectorSolvers, UnsupportedRequestsAreClearErrors) {
   b.fix_node(s, 0).fix_node(s, 1);
   const auto big = build_model(b.build());
   ASSERT_GT(big->plan.nfree, 1024);
-  expect_error([&] { vectorized(big, 2, LinearSolverKind::kDense); }, "up to 1024 free DOFs");
+  test::expect_error([&] { vectorized(big, 2, LinearSolverKind::kDense); }, "up to 1024 free DOFs");
   EXPECT_EQ(vectorized(big, 2).solver_name(), "pcg");
   // the dense matrices of 20,000 plates of 3 x 10^2 free DOFs: 14 GiB, over the memory cap
   const auto plate = plate_model(ShellBending::kMidEdge);
-  expect_error([&] { vectorized(plate, 20000, LinearSolverKind::kDense); }, "more than the cap");
+  test::expect_error([&] { vectorized(plate, 20000, LinearSolverKind::kDense); },
+                     "more than the cap");
   // the sparse direct solvers are the per-environment engine's
-  expect_error([&] { vectorized(plate, 2, LinearSolverKind::kCholmod); }, "per-environment");
+  test::expect_error([&] { vectorized(plate, 2, LinearSolverKind::kCholmod); }, "per-environment");
   // PCG needs a symmetric Jacobian: not with drag, nor once an environment has friction
-  expect_error([&] { vectorized(rod_shell_model(), 2, LinearSolverKind::kPcg); }, "symmetric");
+  test::expect_error([&] { vectorized(rod_shell_model(), 2, LinearSolverKind::kPcg); },
+                     "symmetric");
   const auto rod = build_model(sliding_rod_scene());
   BatchedSimulator cg = vectorized(rod, 2, LinearSolverKind::kPcg);
   EnvParams fr;
   fr.ground_friction = 0.3;
-  expect_error([&] { cg.set_params(1, fr); }, "non-symmetric");
+  test::expect_error([&] { cg.set_params(1, fr); }, "non-symmetric");
   // a band too wide for the banded solver
-  expect_error([&] { vectorized(big, 2, LinearSolverKind::kBanded); }, "narrow band");
+  test::expect_error([&] { vectorized(big, 2, LinearSolverKind::kBanded); }, "narrow band");
 }
 
 }  // namespace

@@ -150,18 +150,10 @@ TEST(Motion, CallerTargetsEqualTheScenesMotion) {
 TEST(Motion, BadTargetsAreClearErrors) {
   const Oscillator o = oscillator(IntegratorKind::kImplicitEuler, 1e-3, false);
   Simulator sim(o.model);
-  auto expect_error = [](auto&& call, const std::string& words) {
-    try {
-      call();
-      ADD_FAILURE() << "no error; expected one mentioning '" << words << "'";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-    }
-  };
-  expect_error([&] { sim.set_fixed_targets({0, 0, 0}); }, "6 values");
+  test::expect_error([&] { sim.set_fixed_targets({0, 0, 0}); }, "6 values");
   std::vector<Real> t(6, 0);
   t[2] = NAN;
-  expect_error([&] { sim.set_fixed_targets(t); }, "not finite");
+  test::expect_error([&] { sim.set_fixed_targets(t); }, "not finite");
 }
 
 // a straight rod clamped at both ends whose last edge is turned by phi (static, in load steps):

@@ -7,12 +7,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "slender/builder.h"
+#include "slender/core/error.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
+#include "slender/stencils/contact_distance.h"
 #include "test_util.h"
 
 namespace slender::test {
@@ -114,5 +119,46 @@ struct Series {
     return m;
   }
 };
+
+/// Expects call() to throw slender::Error with `words` in its message.
+template <class Call>
+void expect_error(Call&& call, const std::string& words) {
+  try {
+    call();
+    ADD_FAILURE() << "no error; expected one mentioning '" << words << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+/// The closest approach [m] of two rod edges of m in state s that share no node and are not
+/// neighbours along one rod (an arc gap below `skip`: they would touch even when straight, so
+/// they are not contact pairs). Pairs of different parts closer than `touch` go into *touching.
+inline Real closest_rod_edges(const Model& m,
+                              const State& s,
+                              Real skip,
+                              Real touch = 0,
+                              std::set<std::pair<int, int>>* touching = nullptr) {
+  Real best = std::numeric_limits<Real>::infinity();
+  for (int a = 0; a < m.nedge; ++a)
+    for (int b = a + 1; b < m.nedge; ++b) {
+      const int nodes[4] = {m.edge_node[2 * a], m.edge_node[2 * a + 1], m.edge_node[2 * b],
+                            m.edge_node[2 * b + 1]};
+      if (nodes[0] == nodes[2] || nodes[0] == nodes[3] || nodes[1] == nodes[2] ||
+          nodes[1] == nodes[3])
+        continue;
+      const Real gap = m.rod_gap(a, b);
+      if (gap >= 0 && gap < skip) continue;
+      Vec<12> x;
+      for (int k = 0; k < 4; ++k)
+        x.set_segment(3 * k, node_position(s, nodes[k]));
+      ContactDistance d;
+      edge_edge_distance(x, kEnergy, d, nullptr, nullptr);
+      best = std::min(best, d.delta);
+      const int pa = m.edge_part[a], pb = m.edge_part[b];
+      if (touching && pa != pb && d.delta < touch) touching->insert({pa, pb});
+    }
+  return best;
+}
 
 }  // namespace slender::test

@@ -301,26 +301,8 @@ TEST(Scenes, GripperFingersEntangleWithoutPassingThrough) {
   const Real dt = m->scene.integrator.dt, r = 0.005, tol = m->contact.tolerance;
   // the closest approach of rod edges sharing no node; and the number of finger pairs touching
   auto closest = [&](const State& st, int* touching) {
-    Real best = std::numeric_limits<Real>::infinity();
     std::set<std::pair<int, int>> fingers;
-    for (int a = 0; a < m->nedge; ++a)
-      for (int b = a + 1; b < m->nedge; ++b) {
-        const int* na = &m->edge_node[2 * a];
-        const int* nb = &m->edge_node[2 * b];
-        if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) continue;
-        // neighbours along a finger that touch even when straight are not contact pairs
-        const Real gap = m->rod_gap(a, b);
-        if (gap >= 0 && gap < 2 * r + tol) continue;
-        Vec<12> x;
-        const int nodes[4] = {na[0], na[1], nb[0], nb[1]};
-        for (int k = 0; k < 4; ++k)
-          x.set_segment(3 * k, test::node_position(st, nodes[k]));
-        ContactDistance d;
-        edge_edge_distance(x, kEnergy, d, nullptr, nullptr);
-        best = std::min(best, d.delta);
-        const int pa = m->edge_part[a], pb = m->edge_part[b];
-        if (pa != pb && d.delta < 2 * r + tol) fingers.insert({pa, pb});
-      }
+    const Real best = test::closest_rod_edges(*m, st, 2 * r + tol, 2 * r + tol, &fingers);
     if (touching) *touching = int(fingers.size());
     return best;
   };
@@ -354,23 +336,7 @@ TEST(Scenes, TwistedRodLoopsAndTouchesItself) {
   Simulator sim(m);
   const Real dt = m->scene.integrator.dt, r = 0.0015, tol = m->contact.tolerance;
   const int last = m->nnode - 1, last_edge = m->nedge - 1;
-  auto closest = [&](const State& st) {
-    Real best = std::numeric_limits<Real>::infinity();
-    for (int a = 0; a < m->nedge; ++a)
-      for (int b = a + 1; b < m->nedge; ++b) {
-        const Real gap = m->rod_gap(a, b);
-        if (gap >= 0 && gap < 2 * r + tol) continue;  // neighbours: not contact pairs
-        Vec<12> x;
-        const int nodes[4] = {m->edge_node[2 * a], m->edge_node[2 * a + 1], m->edge_node[2 * b],
-                              m->edge_node[2 * b + 1]};
-        for (int k = 0; k < 4; ++k)
-          x.set_segment(3 * k, test::node_position(st, nodes[k]));
-        ContactDistance d;
-        edge_edge_distance(x, kEnergy, d, nullptr, nullptr);
-        best = std::min(best, d.delta);
-      }
-    return best;
-  };
+  auto closest = [&](const State& st) { return test::closest_rod_edges(*m, st, 2 * r + tol); };
   Real lowest = std::numeric_limits<Real>::infinity(), t = 0;
   int k = 0;
   while (t < 3.0 - 1e-9) {
