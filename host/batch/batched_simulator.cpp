@@ -188,14 +188,24 @@ const EnvParams& BatchedSimulator::params(int env) const {
 }
 
 void BatchedSimulator::reset(const std::vector<unsigned char>& mask) {
+  reset(mask, impl_->initial);
+}
+void BatchedSimulator::reset(const std::vector<unsigned char>& mask, const State& state) {
   Impl& s = *impl_;
   SLENDER_CHECK(mask.empty() || int(mask.size()) == nenv(), "reset mask has ", mask.size(),
                 " entries for ", nenv(), " environments");
+  std::vector<unsigned char> mk(nenv(), 1);
+  for (int e = 0; e < nenv() && !mask.empty(); ++e)
+    mk[e] = mask[e] ? 1 : 0;
+  if (s.vec) {
+    s.vec->reset(mk, state);  // one upload of the state and masked copies on the executor
+    s.host_stale = true;
+  } else {
+    for (int e = 0; e < nenv(); ++e)
+      if (mk[e]) s.envs[e]->set_state(state);
+  }
   for (int e = 0; e < nenv(); ++e)
-    if (mask.empty() || mask[e]) {
-      set_state(e, s.initial);
-      s.status[e] = StepStatus::kConverged;
-    }
+    if (mk[e]) s.status[e] = StepStatus::kConverged;
 }
 void BatchedSimulator::set_state(int env, const State& st) {
   Impl& s = *impl_;

@@ -26,6 +26,8 @@ class VectorEngine {
   virtual void set_params(int env, const EnvParams& p) = 0;
   virtual const EnvParams& params(int env) const = 0;
   virtual void set_state(int env, const State& s) = 0;
+  /// the environments with mask[e] set take state s (one upload, masked copies)
+  virtual void reset(const std::vector<unsigned char>& mask, const State& s) = 0;
   virtual void get_state(int env, State& s) = 0;
   virtual VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) = 0;
   /// q and u of every environment (nenv x ndof each)
@@ -59,6 +61,9 @@ class VectorEngineOf final : public VectorEngine {
   void set_params(int env, const EnvParams& p) override { nt_.set_params(env, p); }
   const EnvParams& params(int env) const override { return nt_.params(env); }
   void set_state(int env, const State& s) override { nt_.set_state(env, s); }
+  void reset(const std::vector<unsigned char>& mask, const State& s) override {
+    nt_.reset(mask, s);
+  }
   void get_state(int env, State& s) override { nt_.get_state(env, s); }
   VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) override {
     return nt_.step(dt, mask);

@@ -334,11 +334,7 @@ class VectorNewton {
   void set_state(int e, const State& s) {
     const Model& m = *model_;
     SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
-    SLENDER_CHECK(
-        int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof && int(s.a.size()) == m.ndof &&
-            int(s.edge_d1.size()) == 3 * m.nedge && int(s.edge_t.size()) == 3 * m.nedge &&
-            int(s.bend_ref_twist.size()) == m.nbend && int(s.sedge_tau0.size()) == 3 * m.nsedge,
-        "state does not match the model's sizes");
+    check_state(s);
     X::upload_at(q_, size_t(e) * m.ndof, s.q.data(), m.ndof);
     X::upload_at(u_, size_t(e) * m.ndof, s.u.data(), m.ndof);
     X::upload_at(a_, size_t(e) * m.ndof, s.a.data(), m.ndof);
@@ -346,13 +342,32 @@ class VectorNewton {
     X::upload_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
     X::upload_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
     X::upload_at(tau0_, size_t(e) * 3 * m.nsedge, s.sedge_tau0.data(), 3 * m.nsedge);
-    if (int(time_.size()) != nenv_) time_.assign(nenv_, 0);
-    if (int(steps_.size()) != nenv_) steps_.assign(nenv_, 0);
-    time_[e] = s.time;
-    steps_[e] = s.step;
-    warn_[3 * e] = s.warn_degenerate;
-    warn_[3 * e + 1] = s.warn_linear_fallback;
-    warn_[3 * e + 2] = s.warn_line_search;
+    set_counters(e, s);
+  }
+  /// every environment with mask[e] set takes state s: s is uploaded once and copied into them
+  /// by one masked loop per array (no transfer per environment)
+  void reset(const std::vector<unsigned char>& mask, const State& s) {
+    const Model& m = *model_;
+    SLENDER_CHECK(int(mask.size()) == nenv_, "reset mask has ", mask.size(), " entries for ", nenv_,
+                  " environments");
+    check_state(s);
+    X::upload(reset_mask_, mask.data(), mask.size());
+    const unsigned char* mk = reset_mask_.data();
+    auto take = [&](Buffer<Real>& dst, const std::vector<Real>& src, long len) {
+      X::upload(reset_src_, src.data(), src.size());
+      X::for_each(
+          long(nenv_) * len,
+          vec::Masked<vec::Broadcast>{vec::Broadcast{dst.data(), reset_src_.data(), len}, mk, len});
+    };
+    take(q_, s.q, m.ndof);
+    take(u_, s.u, m.ndof);
+    take(a_, s.a, m.ndof);
+    take(d1_, s.edge_d1, 3L * m.nedge);
+    take(t_, s.edge_t, 3L * m.nedge);
+    take(ref_, s.bend_ref_twist, m.nbend);
+    take(tau0_, s.sedge_tau0, 3L * m.nsedge);
+    for (int e = 0; e < nenv_; ++e)
+      if (mask[e]) set_counters(e, s);
   }
   void get_state(int e, State& s) const {
     const Model& m = *model_;
@@ -622,6 +637,25 @@ class VectorNewton {
   template <class T>
   void up(const std::vector<T>& h, Buffer<T>& d) {
     X::upload(d, h.data(), h.size());
+  }
+
+  void check_state(const State& s) const {
+    const Model& m = *model_;
+    SLENDER_CHECK(
+        int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof && int(s.a.size()) == m.ndof &&
+            int(s.edge_d1.size()) == 3 * m.nedge && int(s.edge_t.size()) == 3 * m.nedge &&
+            int(s.bend_ref_twist.size()) == m.nbend && int(s.sedge_tau0.size()) == 3 * m.nsedge,
+        "state does not match the model's sizes");
+  }
+  // environment e's time, step count and warning counters from s
+  void set_counters(int e, const State& s) {
+    if (int(time_.size()) != nenv_) time_.assign(nenv_, 0);
+    if (int(steps_.size()) != nenv_) steps_.assign(nenv_, 0);
+    time_[e] = s.time;
+    steps_[e] = s.step;
+    warn_[3 * e] = s.warn_degenerate;
+    warn_[3 * e + 1] = s.warn_linear_fallback;
+    warn_[3 * e + 2] = s.warn_line_search;
   }
 
   // every environment with the model's parameters (before the first set_params)
@@ -899,6 +933,9 @@ class VectorNewton {
   // prescribed motion: the model's slot maps, the caller's targets (nenv x nfixed) or the
   // scene's motions' of this step (nenv x nmoved, from tv_scratch_), and this step's choice
   Buffer<int> fixed_slot_, motion_slot_;
+  // reset: which environments take the state, and one array of it at a time
+  Buffer<unsigned char> reset_mask_;
+  Buffer<Real> reset_src_;
   Buffer<Real> fixed_target_, motion_target_;
   bool user_targets_ = false;
   std::vector<Real> tv_scratch_;

@@ -146,6 +146,14 @@ struct ZeroActive {
   }
 };
 
+/// dst[e][k] = src[k]: one state array into every environment (i = e len + k)
+struct Broadcast {
+  Real* dst;
+  const Real* src;
+  long len;
+  SLENDER_HD void operator()(long i) const { dst[i] = src[i % len]; }
+};
+
 /// dst = src, one index each
 struct Copy {
   Real* dst;

@@ -406,20 +406,28 @@ PYBIND11_MODULE(_core, m) {
           "otherwise the step failed and that environment kept its state).")
       .def(
           "reset",
-          [](PyBatch& b, py::object mask) {
-            if (mask.is_none()) {
-              b.batch->reset();
-              return;
+          [](PyBatch& b, py::object mask, py::object from_env) {
+            std::vector<unsigned char> mk;
+            if (!mask.is_none()) {
+              auto m = mask.cast<py::array_t<bool, py::array::c_style | py::array::forcecast>>();
+              if (m.ndim() != 1 || m.shape(0) != b.batch->nenv()) {
+                throw InputError("<python>", 0, "mask",
+                                 "expected " + std::to_string(b.batch->nenv()) + " booleans");
+              }
+              mk.assign(m.data(), m.data() + m.shape(0));
             }
-            auto m = mask.cast<py::array_t<bool, py::array::c_style | py::array::forcecast>>();
-            if (m.ndim() != 1 || m.shape(0) != b.batch->nenv()) {
-              throw InputError("<python>", 0, "mask",
-                               "expected " + std::to_string(b.batch->nenv()) + " booleans");
-            }
-            std::vector<unsigned char> mk(m.data(), m.data() + m.shape(0));
-            b.batch->reset(mk);
+            if (from_env.is_none()) return b.batch->reset(mk);
+            const int k = from_env.cast<int>();
+            if (k < 0 || k >= b.batch->nenv())
+              throw InputError("<python>", 0, "from_env",
+                               "environment " + std::to_string(k) + " out of range (0.." +
+                                   std::to_string(b.batch->nenv() - 1) + ")");
+            const State src = b.batch->state(k);  // a copy: env k may be among those reset
+            b.batch->reset(mk, src);
           },
-          py::arg("mask") = py::none())
+          py::arg("mask") = py::none(), py::arg("from_env") = py::none(),
+          "environments in mask (all when None) back to the initial state, or to environment "
+          "from_env's state")
       .def("set_natural_curvature",
            [](PyBatch& b, const Array& a) {
              b.batch->set_natural_curvature(

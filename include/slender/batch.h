@@ -79,8 +79,10 @@ class BatchedSimulator {
   const EnvParams& params(int env) const;
 
   /// environments with mask[env] != 0 go back to the model's initial state (mask of nenv; empty
-  /// = all)
+  /// = all); the vectorized engine uploads the state once and copies it on its executor
   void reset(const std::vector<unsigned char>& mask = {});
+  /// ... or all to one given state (e.g. another environment's, state(k))
+  void reset(const std::vector<unsigned char>& mask, const State& state);
   /// ... or to a given state of one environment
   void set_state(int env, const State& s);
   const State& state(int env) const;

@@ -490,5 +490,56 @@ TEST(VectorBatch, ParametersMatchThePerEnvironmentEngine) {
   EXPECT_NE(vec.state(0).q, vec.state(3).q);
 }
 
+// reset with a mask: the masked environments take the initial state, or another environment's
+// state (one upload, masked copies on the executor); the others keep theirs. Both engines give
+// the same bits, and an environment reset to environment 0's state then steps as 0 does.
+TEST(VectorBatch, ResetCopiesAStateIntoTheMaskedEnvironments) {
+  const auto m =
+      build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json"));
+  const int B = 5, nb = m->nbend;
+  BatchedSimulator vec(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                       BatchEngine::kVectorized);
+  BatchedSimulator per(m, B);
+  std::vector<Real> kappa(2 * size_t(B) * nb, 0);
+  for (int e = 0; e < B; ++e)
+    for (int j = 0; j < nb; ++j)
+      kappa[(size_t(e) * nb + j) * 2 + 1] = (0.02 + 0.005 * e) * std::sin(0.2 * j);
+  for (BatchedSimulator* b : {&vec, &per}) {
+    b->set_natural_curvature(kappa.data());
+    for (int k = 0; k < 8; ++k)
+      b->step();
+  }
+  const State s3 = vec.state(3), s4 = vec.state(4);
+  const State initial = Simulator(m).state();
+  vec.reset({0, 1, 0, 0, 0});
+  per.reset({0, 1, 0, 0, 0});
+  EXPECT_EQ(vec.state(1).q, initial.q);
+  EXPECT_EQ(vec.state(1).edge_d1, initial.edge_d1);
+  EXPECT_EQ(vec.state(1).time, 0);
+  EXPECT_EQ(vec.state(3).q, s3.q);  // untouched
+  const State s0 = vec.state(0);
+  vec.reset({0, 0, 1, 0, 1}, s0);
+  per.reset({0, 0, 1, 0, 1}, per.state(0));
+  EXPECT_EQ(vec.state(4).q, s0.q);
+  EXPECT_EQ(vec.state(4).u, s0.u);
+  EXPECT_EQ(vec.state(4).bend_ref_twist, s0.bend_ref_twist);
+  EXPECT_EQ(vec.state(4).time, s0.time);
+  EXPECT_NE(vec.state(4).q, s4.q);
+  // environments 2 and 4 now follow environment 0's actions from its state
+  for (int e : {2, 4})
+    for (int j = 0; j < 2 * nb; ++j)
+      kappa[size_t(e) * 2 * nb + j] = kappa[size_t(j)];
+  for (BatchedSimulator* b : {&vec, &per}) {
+    b->set_natural_curvature(kappa.data());
+    for (int k = 0; k < 5; ++k)
+      for (StepStatus st : b->step())
+        ASSERT_EQ(st, StepStatus::kConverged);
+  }
+  EXPECT_EQ(vec.state(2).q, vec.state(0).q);
+  EXPECT_EQ(vec.state(4).q, vec.state(0).q);
+  for (int e = 0; e < B; ++e)
+    EXPECT_EQ(vec.state(e).q, per.state(e).q) << "env " << e;
+}
+
 }  // namespace
 }  // namespace slender

@@ -214,3 +214,19 @@ def test_fixed_targets_move_the_clamped_ends():
     s.set_fixed_targets(None)  # back to the scene's motion
     assert s.step()["ok"]
     assert s.positions[n - 1, 0] < 0.2
+
+
+def test_reset_from_another_environment(model):
+    b = slender.BatchedSimulator(model, 3, engine="vectorized")
+    k = np.zeros((3, model.nbend, 2))
+    k[0, :, 1] = 0.05
+    b.set_natural_curvature(k)
+    for _ in range(5):
+        assert (b.step() == 0).all()
+    b.reset(np.array([False, True, True]), from_env=0)
+    x = b.positions().copy()
+    np.testing.assert_array_equal(x[1], x[0])
+    np.testing.assert_array_equal(x[2], x[0])
+    assert (b.times() == b.times()[0]).all()
+    with pytest.raises(ValueError, match="from_env"):
+        b.reset(from_env=3)
