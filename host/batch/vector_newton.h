@@ -933,15 +933,15 @@ class VectorNewton {
   // prescribed motion: the model's slot maps, the caller's targets (nenv x nfixed) or the
   // scene's motions' of this step (nenv x nmoved, from tv_scratch_), and this step's choice
   Buffer<int> fixed_slot_, motion_slot_;
-  // reset: which environments take the state, and one array of it at a time
-  Buffer<unsigned char> reset_mask_;
-  Buffer<Real> reset_src_;
   Buffer<Real> fixed_target_, motion_target_;
   bool user_targets_ = false;
   std::vector<Real> tv_scratch_;
   const int* step_slot_ = nullptr;
   const Real* step_target_ = nullptr;
   long step_target_stride_ = 0;
+  // reset: which environments take the state, and one array of it at a time
+  Buffer<unsigned char> reset_mask_;
+  Buffer<Real> reset_src_;
   bool loads_zero_ = false;  // f_time_ holds zeros (no loads last step)
   std::vector<unsigned char> active_h_;
   // model arrays the view does not hold, and the plan

@@ -10,7 +10,9 @@
 //   Newmark-beta     y = q_n+1    c_m = 1/(b dt^2)   c_u = g/(b dt)   q_hat = q_n + dt u_n
 //                                                                     + dt^2 (1/2 - b) a_n
 //   static           y = q_n+1    c_m = 0            c_u = 0          loads ramp with time
-// The Jacobian is c_m M + H - dF/dq - c_u dF/du, assembled on the free DOFs.
+// The Jacobian is c_m M + H - dF/dq - c_u dF/du, assembled on the free DOFs. Fixed DOFs stay
+// where they are, or follow a prescribed motion: y puts them on their path (its end, or for the
+// midpoint rule the mean of both ends), and they move at their mean velocity over the step.
 
 #include <algorithm>
 #include <cmath>
