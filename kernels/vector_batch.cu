@@ -30,6 +30,28 @@ __global__ void env_reduce_kernel(long len, F f, Red4* out) {
   if (threadIdx.x == 0) out[e] = b;
 }
 
+// a column-stepped per-environment algorithm (vec::BandSolve's begin / column / finish) on a
+// warp per environment: every lane takes its share of each column, __syncwarp between columns
+constexpr int kWarp = 32;
+constexpr int kColumnsBlock = 128;  // four environments per block
+
+template <class F>
+__global__ void env_columns_kernel(int nenv, F f) {
+  const int lane = int(threadIdx.x) % kWarp;
+  const long e = (long(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  if (e >= nenv || !f.wanted(e)) return;  // the whole warp alike
+  const Real floor = f.begin(e);
+  const int n = f.columns();
+  for (int k = 0; k < n; ++k) {
+    if (!f.column(e, k, floor, lane, kWarp)) {  // the same pivot on every lane
+      if (lane == 0) f.fail(e);
+      return;
+    }
+    __syncwarp();
+  }
+  if (lane == 0) f.finish(e);
+}
+
 struct CudaExec {
   // band and dense matrices interleaved across environments: coalesced loads, one environment
   // per thread
@@ -45,6 +67,16 @@ struct CudaExec {
   template <class F>
   static void for_each_env(long n, const F& f) {
     parallel_for_cuda(n, f);
+  }
+  // one environment per warp, column by column (the banded LU)
+  static constexpr int kLanes = kWarp;
+  template <class F>
+  static void for_each_env_columns(int nenv, const F& f) {
+    if (nenv <= 0) return;
+    const long threads = long(nenv) * kWarp;
+    env_columns_kernel<F>
+        <<<unsigned((threads + kColumnsBlock - 1) / kColumnsBlock), kColumnsBlock>>>(nenv, f);
+    SLENDER_CUDA_CHECK(cudaGetLastError());
   }
   // per environment into a device buffer (one block per environment, a fixed order)
   template <class F>

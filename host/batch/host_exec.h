@@ -57,6 +57,8 @@ struct HostExec {
   }
   // host reads cost nothing here: batched CG checks for running environments every iteration
   static constexpr int kPcgCheckEvery = 1;
+  // one thread per environment's factorization (no groups of cooperating lanes)
+  static constexpr int kLanes = 1;
   template <class T>
   static void upload(Buffer<T>& b, const T* h, size_t n) {
     b.v.resize(n);

@@ -36,7 +36,8 @@ class VectorEngine {
   /// the live q and u arrays (nenv x ndof, env-major) in the executor's memory
   virtual const Real* q_data() const = 0;
   virtual const Real* u_data() const = 0;
-  /// the batched linear solver in use ("banded-lu", "dense-cholesky", "dense-lu", "pcg")
+  /// the batched linear solver in use ("banded-lu", "banded-lu-lanes", "dense-cholesky",
+  /// "dense-lu", "pcg")
   virtual std::string solver_name() const = 0;
 };
 

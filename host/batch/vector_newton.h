@@ -169,7 +169,9 @@ struct VectorStepResult {
 ///   env_reduce(nenv, len, f, host_out, scratch) (f(e, i) -> Red4, combined per environment in
 ///   index order; scratch a Buffer<Red4> of the engine's), env_reduce_to(nenv, len, f, out) (the
 ///   same into a Buffer<Red4>, no host read), kPcgCheckEvery (batched CG's iterations between
-///   host reads),
+///   host reads), kLanes (threads that can cooperate on one environment's factorization; above 1
+///   also for_each_env_columns(nenv, f): f.begin, f.column on every lane with a barrier after
+///   each column, f.finish on one lane: vec::BandSolve),
 ///   upload(Buffer<T>&, const T*, n), upload_at / download_at(buffer, offset, host, n),
 ///   copy(dst, src, n), ModelArrays (built from a Model; view() is its ModelView with
 ///   pointers the executor's loops can read), and kInterleaved (the band and dense matrices'

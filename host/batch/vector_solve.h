@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,20 @@
 #include "slender/simulator.h"
 
 namespace slender {
+
+/// the most environments for which an executor with cooperating lanes (the GPU: a warp) runs
+/// the banded LU with a group of lanes per environment rather than a thread: a thread each
+/// leaves the GPU mostly idle for a few thousand environments (4096 threads are 128 warps, one
+/// per multiprocessor). A first guess until measured; SLENDER_BATCH_BAND_LANES=0 or 1 overrides
+constexpr int kBandLanesMaxEnvs = 8192;
+
+inline bool vec_band_lanes(int lanes, int nenv) {
+  if (lanes <= 1) return false;
+  const char* v = std::getenv("SLENDER_BATCH_BAND_LANES");
+  if (v && v[0] == '0') return false;
+  if (v && v[0] == '1') return true;
+  return nenv <= kBandLanesMaxEnvs;
+}
 
 /// the largest free-DOF count the dense solver takes (n^3 / 3 flops per environment and Newton
 /// iteration: 0.36 Gflop at the cap)
@@ -191,7 +206,10 @@ struct GatherJacobian {
 /// banded LU and solve of one environment per index: dx[e] = J_e^-1 f[e]; ok[e] = 0 when a
 /// pivot is too small or the result is not finite. The bands and the scratch vectors are
 /// environment-major or, with `interleave`, interleaved (entry k of environment e at k nenv + e:
-/// a warp's threads read consecutive addresses)
+/// a warp's threads read consecutive addresses). The factorization also runs column by column
+/// on nlanes cooperating threads per environment (an executor's for_each_env_columns: begin,
+/// then column k = 0 .. n-1 on every lane with a barrier after each, then finish on one lane),
+/// with the same bits as one thread.
 struct BandSolve {
   int n, w, nenv;
   bool interleave;
@@ -203,12 +221,42 @@ struct BandSolve {
   const Real* f;      // (nenv x n)
   Real* dx;           // (nenv x n)
   unsigned char* ok;  // (nenv)
+
+  SLENDER_HD Strided<Real> band_s(long e) const { return Strided<Real>{band + e, nenv}; }
+  SLENDER_HD Real* band_p(long e) const { return band + e * band_size; }
+
+  SLENDER_HD bool wanted(long e) const { return active[e] != 0; }
+  SLENDER_HD int columns() const { return n; }
+  /// the pivot floor
+  SLENDER_HD Real begin(long e) const {
+    return interleave ? band_lu_floor(band_s(e), n, w, kVecPivotTiny)
+                      : band_lu_floor(band_p(e), n, w, kVecPivotTiny);
+  }
+  /// column k on `lane` of nlanes: false (on every lane alike) when its pivot is too small; lane
+  /// 0 first stores column k - 1's multipliers (every lane has eliminated it)
+  SLENDER_HD bool column(long e, int k, Real floor, int lane, int nlanes) const {
+    if (interleave) return column_of(band_s(e), k, floor, lane, nlanes);
+    return column_of(band_p(e), k, floor, lane, nlanes);
+  }
   template <class P>
-  SLENDER_HD void solve(long e, P b, P xe) const {
-    if (!band_lu_factor(b, n, w, kVecPivotTiny)) {
-      ok[e] = 0;
-      return;
+  SLENDER_HD bool column_of(P b, int k, Real floor, int lane, int nlanes) const {
+    if (!band_lu_pivot_ok(b, w, k, floor)) return false;
+    if (lane == 0 && k > 0) band_lu_multipliers(b, n, w, k - 1);
+    band_lu_eliminate(b, n, w, k, lane, nlanes);
+    return true;
+  }
+  SLENDER_HD void fail(long e) const { ok[e] = 0; }
+  /// the last multipliers and the solve (one lane)
+  SLENDER_HD void finish(long e) const {
+    if (interleave) {
+      finish_of(e, band_s(e), Strided<Real>{x + e, nenv});
+    } else {
+      finish_of(e, band_p(e), x + e * n);
     }
+  }
+  template <class P>
+  SLENDER_HD void finish_of(long e, P b, P xe) const {
+    if (n > 0) band_lu_multipliers(b, n, w, n - 1);
     for (int k = 0; k < n; ++k)
       xe[k] = f[e * n + order[k]];
     band_lu_solve(b, n, w, xe);
@@ -219,13 +267,16 @@ struct BandSolve {
     }
     ok[e] = finite ? 1 : 0;
   }
+  /// one thread per environment
   SLENDER_HD void operator()(long e) const {
-    if (!active[e]) return;
-    if (interleave) {
-      solve(e, Strided<Real>{band + e, nenv}, Strided<Real>{x + e, nenv});
-    } else {
-      solve(e, band + e * band_size, x + e * n);
-    }
+    if (!wanted(e)) return;
+    const Real floor = begin(e);
+    for (int k = 0; k < n; ++k)
+      if (!column(e, k, floor, 0, 1)) {
+        fail(e);
+        return;
+      }
+    finish(e);
   }
 };
 
@@ -489,6 +540,7 @@ class VectorLinearSolve {
     chol_h_.assign(B, symmetric ? 1 : 0);
     switch (kind_) {
       case VecSolver::kBanded:
+        band_lanes_ = vec_band_lanes(X::kLanes, nenv);
         up(layout_.order, order_);
         up(layout_.band_pos, pos_);
         band_.resize(B * size_t(layout_.band_size));
@@ -534,7 +586,7 @@ class VectorLinearSolve {
   /// "banded-lu", "dense-cholesky", "dense-lu" (or "dense-cholesky+lu" when the environments
   /// differ) or "pcg"
   std::string name() const {
-    if (kind_ == VecSolver::kBanded) return "banded-lu";
+    if (kind_ == VecSolver::kBanded) return band_lanes_ ? "banded-lu-lanes" : "banded-lu";
     if (kind_ == VecSolver::kPcg) return "pcg";
     bool chol = false, lu = false;
     for (unsigned char c : chol_h_)
@@ -574,13 +626,32 @@ class VectorLinearSolve {
       return;
     }
     switch (kind_) {
-      case VecSolver::kBanded:
+      case VecSolver::kBanded: {
         gather(active, band_, layout_.band_size, h_pool, dof_J);
-        X::for_each_env(B,
-                        vec::BandSolve{n_, layout_.w, B, kInterleave, layout_.band_size, active,
-                                       order_.data(), band_.data(), x_.data(), f, dx, ok_.data()});
+        const vec::BandSolve bs{n_,
+                                layout_.w,
+                                B,
+                                band_interleave(),
+                                layout_.band_size,
+                                active,
+                                order_.data(),
+                                band_.data(),
+                                x_.data(),
+                                f,
+                                dx,
+                                ok_.data()};
+        if constexpr (X::kLanes > 1) {
+          if (band_lanes_) {
+            X::for_each_env_columns(B, bs);  // a group of lanes per environment
+          } else {
+            X::for_each_env(B, bs);
+          }
+        } else {
+          X::for_each_env(B, bs);
+        }
         X::download_at(ok_, 0, ok_h.data(), ok_h.size());
         break;
+      }
       case VecSolver::kDense:
         dense_solve(active_h, active, h_pool, dof_J, f, dx, ok_h, fallback_h, stats);
         break;
@@ -598,6 +669,10 @@ class VectorLinearSolve {
     X::upload(d, h.data(), h.size());
   }
 
+  // the band's layout: interleaved on an executor that asks for it, unless lanes cooperate on
+  // one environment's band (they read along its rows: environment-major)
+  bool band_interleave() const { return kInterleave && !band_lanes_; }
+
   // every active environment's Jacobian into out (nenv x stride): zeros, then the slots
   void gather(const unsigned char* active,
               Buffer<Real>& out,
@@ -606,7 +681,8 @@ class VectorLinearSolve {
               const Real* dof_J) {
     // band and dense matrices (interleaved on an executor that asks for it); CSR values
     const bool matrices = pos_.size() > 0;
-    const bool interleave = matrices && kInterleave;
+    const bool interleave =
+        matrices && (kind_ == VecSolver::kBanded ? band_interleave() : kInterleave);
     if (matrices)  // the entries no slot reaches are zero
       X::for_each(long(nenv_) * stride,
                   vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
@@ -741,6 +817,7 @@ class VectorLinearSolve {
   int n_, nnz_, ndof_, nenv_;
   long hess_pool_;
   VecSolver kind_ = VecSolver::kBanded;
+  bool band_lanes_ = false;  // the banded LU on groups of cooperating lanes
   BandLayout layout_;
   Buffer<int> slot_src_adr_, slot_src_, slot_dof_, pos_;
   Buffer<unsigned char> ok_, mask_, chol_, lu_only_;

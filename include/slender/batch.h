@@ -53,6 +53,7 @@ class BatchedSimulator {
   BatchEngine engine() const;
   BackendKind backend() const;
   /// the linear solver in use: the vectorized engine's batched solver ("banded-lu",
+  /// "banded-lu-lanes" on the GPU when a warp factorizes each environment's band,
   /// "dense-cholesky", "dense-lu", "dense-cholesky+lu" when environments differ, "pcg"), or
   /// environment 0's Simulator's (Simulator::linear_solver_name)
   std::string solver_name() const;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -42,6 +43,46 @@ TEST(BandedLu, SolvesRandomNonSymmetricBandedSystems) {
     for (int i = 0; i < n; ++i)
       EXPECT_NEAR(b[i], x_true[i], 1e-12) << "w " << w << " row " << i;
   }
+}
+
+// the cooperative factorization (band_lu_eliminate on every lane of a group, a barrier between
+// columns, band_lu_multipliers on one lane a column later: what a GPU warp runs per environment)
+// gives the same bits as one thread, for groups narrower and wider than the band; the lanes run
+// here one after the other, in reverse order, as no lane may rely on another's order
+bool cooperative_factor(std::vector<double>& band, int n, int w, int lanes) {
+  const double floor = band_lu_floor(band.data(), n, w, 1e-13);
+  for (int k = 0; k < n; ++k) {
+    if (!band_lu_pivot_ok(band.data(), w, k, floor)) return false;
+    for (int lane = lanes - 1; lane >= 0; --lane) {
+      if (lane == 0 && k > 0) band_lu_multipliers(band.data(), n, w, k - 1);
+      band_lu_eliminate(band.data(), n, w, k, lane, lanes);
+    }
+  }
+  if (n > 0) band_lu_multipliers(band.data(), n, w, n - 1);
+  return true;
+}
+
+TEST(BandedLu, CooperativeLanesGiveTheSameBits) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int w : {1, 3, 10, 24})
+    for (int lanes : {2, 3, 7, 32}) {
+      const int n = 97, s = 2 * w + 1;
+      std::vector<double> band(size_t(n) * s, 0);
+      for (int i = 0; i < n; ++i)
+        for (int j = std::max(0, i - w); j <= std::min(n - 1, i + w); ++j)
+          band[size_t(i) * s + (j - i + w)] = i == j ? 2 * (w + 1) + u(rng) : u(rng);
+      std::vector<double> one = band, many = band;
+      ASSERT_TRUE(band_lu_factor(one.data(), n, w, 1e-13));
+      ASSERT_TRUE(cooperative_factor(many, n, w, lanes));
+      EXPECT_EQ(one, many) << "w " << w << ", " << lanes << " lanes";
+    }
+  // a pivot that vanishes at column 1 after column 0's elimination: both fail there
+  std::vector<double> bad = {0, 1, 1, 1, 1, 0, 0, 0, 1};  // [[1, 1, 0], [1, 1, 0], [0, 0, 1]]
+  std::vector<double> one = bad, many = bad;
+  EXPECT_FALSE(band_lu_factor(one.data(), 3, 1, 1e-13));
+  EXPECT_FALSE(cooperative_factor(many, 3, 1, 4));
+  EXPECT_EQ(one, many);
 }
 
 TEST(BandedLu, ZeroPivotFails) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -367,6 +368,34 @@ TEST(CudaBatch, ResetMatchesTheCpuEngine) {
   cpu.times(ta.data());
   gpu.times(tb.data());
   EXPECT_EQ(ta, tb);
+}
+
+// the banded LU on a warp per environment (lanes cooperating over each column) and on a thread
+// per environment give the same bits (SLENDER_BATCH_BAND_LANES picks the form)
+TEST(CudaBatch, BandedLuOnWarpsAndOnThreadsGiveTheSameBits) {
+  SLENDER_REQUIRE_GPU();
+  const auto m = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json");
+  const int B = 48, nb = m->nbend;
+  std::vector<Real> x[2];
+  for (int lanes = 0; lanes < 2; ++lanes) {
+    setenv("SLENDER_BATCH_BAND_LANES", lanes ? "1" : "0", 1);
+    BatchedSimulator gpu(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized, BackendKind::kCuda);
+    unsetenv("SLENDER_BATCH_BAND_LANES");
+    EXPECT_EQ(gpu.solver_name(), lanes ? "banded-lu-lanes" : "banded-lu");
+    std::vector<Real> kappa(2 * size_t(B) * nb, 0);
+    for (int k = 0; k < 20; ++k) {
+      for (int e = 0; e < B; ++e)
+        for (int j = 0; j < nb; ++j)
+          kappa[(size_t(e) * nb + j) * 2 + 1] = (0.02 + 0.001 * e) * std::sin(0.2 * j - 0.1 * k);
+      gpu.set_natural_curvature(kappa.data());
+      for (StepStatus st : gpu.step())
+        ASSERT_EQ(st, StepStatus::kConverged);
+    }
+    x[lanes].resize(size_t(B) * 3 * m->nnode);
+    gpu.positions(x[lanes].data());
+  }
+  EXPECT_EQ(x[0], x[1]);
 }
 
 TEST(CudaBatch, TwoVectorizedRunsAreBitIdentical) {

@@ -16,29 +16,67 @@
 
 namespace slender {
 
-/// LU in place; false on a pivot at or below tiny * max |A(i, i)| (or not finite)
+/// The pivot floor of band_lu_factor: tiny * max |A(i, i)|.
 template <class P>
-SLENDER_HD bool band_lu_factor(P band, int n, int w, Real tiny) {
+SLENDER_HD Real band_lu_floor(P band, int n, int w, Real tiny) {
   const int s = 2 * w + 1;
   Real scale = 0;
   for (int i = 0; i < n; ++i) {
     const Real d = ::fabs(band[i * s + w]);
     scale = d > scale ? d : scale;
   }
-  const Real floor = tiny * scale;
+  return tiny * scale;
+}
+
+/// Whether A(k, k) can be column k's pivot (above the floor and finite).
+template <class P>
+SLENDER_HD bool band_lu_pivot_ok(P band, int w, int k, Real floor) {
+  return ::fabs(band[k * (2 * w + 1) + w]) > floor;
+}
+
+/// Column k's elimination, shared by nlanes cooperating threads: lane takes the columns
+/// j = k + 1 + lane, k + 1 + lane + nlanes, ... of the rows below k, A(i, j) -= l_i A(k, j) with
+/// l_i = A(i, k) / A(k, k). A(i, k) is only read: band_lu_multipliers stores l_i after every
+/// lane is done (each element gets the same operations, in the same order over k, for any
+/// nlanes).
+template <class P>
+SLENDER_HD void band_lu_eliminate(P band, int n, int w, int k, int lane, int nlanes) {
+  const int s = 2 * w + 1;
+  const Real piv = band[k * s + w];
+  const int last = k + w < n - 1 ? k + w : n - 1;
+  const auto rk = band + k * s + w - k;  // rk[j] = A(k, j)
+  for (int i = k + 1; i <= last; ++i) {
+    const auto ri = band + i * s + w - i;  // ri[j] = A(i, j)
+    const Real l = ri[k] / piv;
+    if (l == 0) continue;
+    for (int j = k + 1 + lane; j <= last; j += nlanes)
+      ri[j] -= l * rk[j];
+  }
+}
+
+/// Column k's multipliers into L: A(i, k) /= A(k, k) below the diagonal (one thread, once every
+/// lane has eliminated column k; it touches nothing a later column's elimination reads).
+template <class P>
+SLENDER_HD void band_lu_multipliers(P band, int n, int w, int k) {
+  const int s = 2 * w + 1;
+  const Real piv = band[k * s + w];
+  const int last = k + w < n - 1 ? k + w : n - 1;
+  for (int i = k + 1; i <= last; ++i) {
+    const auto ri = band + i * s + w - i;
+    ri[k] = ri[k] / piv;
+  }
+}
+
+/// LU in place; false on a pivot at or below tiny * max |A(i, i)| (or not finite). One thread:
+/// the cooperative form runs band_lu_eliminate on every lane and band_lu_multipliers on one,
+/// with a barrier between columns.
+template <class P>
+SLENDER_HD bool band_lu_factor(P band, int n, int w, Real tiny) {
+  const Real floor = band_lu_floor(band, n, w, tiny);
   for (int k = 0; k < n; ++k) {
-    const Real piv = band[k * s + w];
-    if (!(::fabs(piv) > floor)) return false;
-    const int last = k + w < n - 1 ? k + w : n - 1;
-    const auto rk = band + k * s + w - k;  // rk[j] = A(k, j)
-    for (int i = k + 1; i <= last; ++i) {
-      const auto ri = band + i * s + w - i;  // ri[j] = A(i, j)
-      const Real l = ri[k] / piv;
-      ri[k] = l;
-      if (l == 0) continue;
-      for (int j = k + 1; j <= last; ++j)
-        ri[j] -= l * rk[j];
-    }
+    if (!band_lu_pivot_ok(band, w, k, floor)) return false;
+    band_lu_eliminate(band, n, w, k, 0, 1);
+    band_lu_multipliers(band, n, w, k);
   }
   return true;
 }
