@@ -35,13 +35,11 @@ struct BatchedSimulator::Impl {
   std::vector<Real> kappa, tau, phi, force;  // actions (env-major), empty when not set
   State initial;
 
-  // vectorized engine, with a host copy of the state for observations and a probe simulator
-  // for strains
+  // vectorized engine, with a host copy of the state for observations
   std::unique_ptr<VectorEngine> vec;
   std::vector<Real> vq, vu;
   bool host_stale = true;
   mutable std::vector<State> env_states;  // state(env) answers
-  std::unique_ptr<Simulator> probe;
 
   void install_actuation(int e) {
     const Model& m = *model;
@@ -103,9 +101,8 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
   s.backend = backend;
   s.engine = backend == BackendKind::kCuda ? BatchEngine::kVectorized : engine;
   if (s.engine == BatchEngine::kVectorized) {
-    // the probe (strains of the observations) gives the initial state too
-    s.probe = std::make_unique<Simulator>(s.model, integrator, LinearSolverKind::kAuto);
-    s.initial = s.probe->state();
+    // the initial state of a Simulator (Newmark's consistent acceleration included)
+    s.initial = Simulator(s.model, integrator, LinearSolverKind::kAuto).state();
     s.vec = backend == BackendKind::kCuda
                 ? make_cuda_vector_engine(s.model, nenv, integrator, s.initial, solver)
                 : make_host_vector_engine(s.model, nenv, integrator, s.initial, solver);
@@ -277,15 +274,10 @@ void BatchedSimulator::velocities(Real* out) const {
 }
 void BatchedSimulator::curvatures(Real* out) const {
   Impl& s = *impl_;
+  if (s.vec) return s.vec->bend_strains(out);  // every environment at once, one download
   const size_t n = 3 * size_t(s.model->nbend);
   for (int e = 0; e < nenv(); ++e) {
-    std::vector<Real> k;
-    if (s.vec) {
-      s.probe->set_state(state(e));
-      k = s.probe->bend_strains();
-    } else {
-      k = s.envs[e]->bend_strains();
-    }
+    const std::vector<Real> k = s.envs[e]->bend_strains();
     std::copy(k.begin(), k.end(), out + e * n);
   }
 }

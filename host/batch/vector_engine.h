@@ -29,6 +29,8 @@ class VectorEngine {
   /// the environments with mask[e] set take state s (one upload, masked copies)
   virtual void reset(const std::vector<unsigned char>& mask, const State& s) = 0;
   virtual void get_state(int env, State& s) = 0;
+  /// every environment's bend-twist strains (nenv x nbend x 3), computed on the executor
+  virtual void bend_strains(Real* out) = 0;
   virtual VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) = 0;
   /// q and u of every environment (nenv x ndof each)
   virtual void download_qu(std::vector<Real>& q, std::vector<Real>& u) = 0;
@@ -66,6 +68,7 @@ class VectorEngineOf final : public VectorEngine {
     nt_.reset(mask, s);
   }
   void get_state(int env, State& s) override { nt_.get_state(env, s); }
+  void bend_strains(Real* out) override { nt_.bend_strains(out); }
   VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) override {
     return nt_.step(dt, mask);
   }

@@ -64,6 +64,24 @@ struct Residual {
   }
 };
 
+/// the bend-twist strains (kappa1, kappa2, tau in the stencil's orientation, as
+/// Simulator::bend_strains reports them) of the state: one (environment, stencil) per index
+struct BendStrains {
+  ModelView m;
+  EvalView s;
+  Real* out;  // (nenv x nbend x 3)
+  SLENDER_HD void operator()(long i) const {
+    const int env = int(i / m.nbend);
+    const long k = i % m.nbend;
+    LocalEval<11> r;
+    RodBendTwist::Strains st;
+    RodBendTwistBinding::eval(m, s, env, k, kEnergy, r, &st);
+    out[3 * i] = st.kappa1;
+    out[3 * i + 1] = st.kappa2;
+    out[3 * i + 2] = st.tau;
+  }
+};
+
 /// ground contact and friction with each environment's own friction coefficient: one
 /// (environment, node) per index (EvalStencils<GroundBinding> with mu per environment)
 struct EvalGround {
@@ -370,6 +388,26 @@ class VectorNewton {
     take(tau0_, s.sedge_tau0, 3L * m.nsedge);
     for (int e = 0; e < nenv_; ++e)
       if (mask[e]) set_counters(e, s);
+  }
+  /// every environment's bend-twist strains (nenv x nbend x 3) into out (host): one loop on
+  /// the executor and one download
+  void bend_strains(Real* out) {
+    const Model& m = *model_;
+    const long n = long(nenv_) * m.nbend;
+    if (n == 0) return;
+    EvalView ev{};
+    ev.nenv = nenv_;
+    ev.q = q_.data();
+    ev.edge_d1 = d1_.data();  // the state's frames are those of its configuration
+    ev.bend_ref_twist = ref_.data();
+    ev.bend_kappa_bar = kappa_.data();
+    ev.bend_tau_bar = tau_.data();
+    ev.hinge_phi_bar = phi_.data();
+    ev.natural_per_env = 1;
+    ev.sedge_tau0 = tau0_.data();
+    strains_.resize(size_t(3 * n));
+    X::for_each(n, vec::BendStrains{mv_, ev, strains_.data()});
+    X::download_at(strains_, 0, out, size_t(3 * n));
   }
   void get_state(int e, State& s) const {
     const Model& m = *model_;
@@ -941,6 +979,7 @@ class VectorNewton {
   const int* step_slot_ = nullptr;
   const Real* step_target_ = nullptr;
   long step_target_stride_ = 0;
+  Buffer<Real> strains_;  // bend_strains' results on the executor
   // reset: which environments take the state, and one array of it at a time
   Buffer<unsigned char> reset_mask_;
   Buffer<Real> reset_src_;

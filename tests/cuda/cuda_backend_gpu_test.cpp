@@ -368,6 +368,11 @@ TEST(CudaBatch, ResetMatchesTheCpuEngine) {
   cpu.times(ta.data());
   gpu.times(tb.data());
   EXPECT_EQ(ta, tb);
+  // the curvatures observed on the device (one loop, one download)
+  std::vector<Real> ca(3 * size_t(B) * nb), cb(ca.size());
+  cpu.curvatures(ca.data());
+  gpu.curvatures(cb.data());
+  EXPECT_LE(max_relative_difference(ca, cb), 1e-9);
 }
 
 // the banded LU on a warp per environment (lanes cooperating over each column) and on a thread

@@ -539,6 +539,13 @@ TEST(VectorBatch, ResetCopiesAStateIntoTheMaskedEnvironments) {
   EXPECT_EQ(vec.state(4).q, vec.state(0).q);
   for (int e = 0; e < B; ++e)
     EXPECT_EQ(vec.state(e).q, per.state(e).q) << "env " << e;
+  // the observed curvatures, all environments at once on the vectorized engine's executor: the
+  // per-environment engine's (Simulator::bend_strains) bit for bit
+  std::vector<Real> cv(3 * size_t(B) * nb), cp(cv.size());
+  vec.curvatures(cv.data());
+  per.curvatures(cp.data());
+  EXPECT_EQ(cv, cp);
+  EXPECT_GT(std::fabs(cv[3 * size_t(nb) * 4 + 3 * 50 + 1]), 1e-3);  // env 4 bent
 }
 
 }  // namespace
