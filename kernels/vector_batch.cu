@@ -40,7 +40,8 @@ __global__ void env_columns_kernel(int nenv, F f) {
   const int lane = int(threadIdx.x) % kWarp;
   const long e = (long(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
   if (e >= nenv || !f.wanted(e)) return;  // the whole warp alike
-  const Real floor = f.begin(e);
+  const Real floor = f.begin(e);          // every lane reads the diagonal ...
+  __syncwarp();                           // ... before column 0's elimination changes it
   const int n = f.columns();
   for (int k = 0; k < n; ++k) {
     if (!f.column(e, k, floor, lane, kWarp)) {  // the same pivot on every lane

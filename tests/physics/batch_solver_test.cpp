@@ -277,7 +277,7 @@ struct LanesHostExec : HostExec {
   static void for_each_env_columns(int nenv, const F& f) {
     for (int e = 0; e < nenv; ++e) {
       if (!f.wanted(e)) continue;
-      const Real floor = f.begin(e);
+      const Real floor = f.begin(e);  // (on the GPU every lane reads it before a barrier)
       bool good = true;
       for (int k = 0; good && k < f.columns(); ++k)
         for (int lane = kLanes - 1; lane >= 0; --lane)

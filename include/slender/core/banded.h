@@ -28,7 +28,8 @@ SLENDER_HD Real band_lu_floor(P band, int n, int w, Real tiny) {
   return tiny * scale;
 }
 
-/// Whether A(k, k) can be column k's pivot (above the floor and finite).
+/// Whether A(k, k) can be column k's pivot: above the floor (NaN is not; an infinite pivot is,
+/// and the solve's result then fails the caller's finiteness check).
 template <class P>
 SLENDER_HD bool band_lu_pivot_ok(P band, int w, int k, Real floor) {
   return ::fabs(band[k * (2 * w + 1) + w]) > floor;
