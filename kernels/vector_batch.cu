@@ -30,8 +30,9 @@ __global__ void env_reduce_kernel(long len, F f, Red4* out) {
   if (threadIdx.x == 0) out[e] = b;
 }
 
-// a column-stepped per-environment algorithm (vec::BandSolve's begin / column / finish) on a
-// warp per environment: every lane takes its share of each column, __syncwarp between columns
+// a column-stepped per-environment algorithm (vec::BandSolve's or vec::DenseSolve's begin /
+// column phases / finish) on a warp per environment: every lane takes its share of each phase,
+// __syncwarp after each
 constexpr int kWarp = 32;
 constexpr int kColumnsBlock = 128;  // four environments per block
 
@@ -42,14 +43,15 @@ __global__ void env_columns_kernel(int nenv, F f) {
   if (e >= nenv || !f.wanted(e)) return;  // the whole warp alike
   const Real floor = f.begin(e);          // every lane reads the diagonal ...
   __syncwarp();                           // ... before column 0's elimination changes it
-  const int n = f.columns();
-  for (int k = 0; k < n; ++k) {
-    if (!f.column(e, k, floor, lane, kWarp)) {  // the same pivot on every lane
-      if (lane == 0) f.fail(e);
-      return;
+  const int n = f.columns(), phases = f.phases();
+  for (int k = 0; k < n; ++k)
+    for (int ph = 0; ph < phases; ++ph) {
+      if (!f.column(e, k, ph, floor, lane, kWarp)) {  // the same pivot on every lane
+        if (lane == 0) f.fail(e);
+        return;
+      }
+      __syncwarp();
     }
-    __syncwarp();
-  }
   if (lane == 0) f.finish(e);
 }
 

@@ -60,13 +60,17 @@ stage_bench() {
   "$build/bench/slender_batch_bench" --engine vectorized --backend cuda \
     --sizes 1,64,1024,4096,16384 --steps 20 --repeats 3 --markdown > "$out/s8_cuda.md" 2>&1
   echo "S8 cuda: rc $?"
-  # the banded LU on a warp per environment against a thread per environment (the default
-  # switches at kBandLanesMaxEnvs = 8192 environments, a guess to be set from these two tables)
+  # the factorizations on a warp per environment against a thread per environment (the default
+  # switches at kLanesMaxEnvs = 8192 environments, a guess to be set from these tables)
   for lanes in 0 1; do
-    SLENDER_BATCH_BAND_LANES=$lanes "$build/bench/slender_batch_bench" --engine vectorized \
+    SLENDER_BATCH_LANES=$lanes "$build/bench/slender_batch_bench" --engine vectorized \
       --backend cuda --sizes 1024,4096,16384 --steps 20 --repeats 3 --markdown \
       > "$out/s8_cuda_lanes$lanes.md" 2>&1
-    echo "S8 cuda, band lanes $lanes: rc $?"
+    echo "S8 cuda, lanes $lanes: rc $?"
+    SLENDER_BATCH_LANES=$lanes "$build/bench/slender_batch_bench" --model plate-hinge \
+      --engine vectorized --backend cuda --sizes 256,4096 --steps 10 --repeats 3 --markdown \
+      > "$out/s8_plate_cuda_lanes$lanes.md" 2>&1
+    echo "S8 plate cuda, lanes $lanes: rc $?"
   done
   "$build/bench/slender_batch_bench" --model plate-hinge --engine vectorized --backend cuda \
     --sizes 1,256,4096 --steps 10 --repeats 3 --markdown > "$out/s8_plate_cuda.md" 2>&1
@@ -75,7 +79,8 @@ stage_bench() {
     > "$out/s8_cpu.md" 2>&1
   echo "S8 cpu: rc $?"
   cat "$out/backend_bench.md" "$out/s8_cuda.md" "$out/s8_cuda_lanes0.md" "$out/s8_cuda_lanes1.md" \
-    "$out/s8_plate_cuda.md" "$out/s8_cpu.md" | head -120
+    "$out/s8_plate_cuda.md" "$out/s8_plate_cuda_lanes0.md" "$out/s8_plate_cuda_lanes1.md" \
+    "$out/s8_cpu.md" | head -150
 }
 
 stage_s9() {

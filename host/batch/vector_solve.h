@@ -48,17 +48,18 @@
 namespace slender {
 
 /// the most environments for which an executor with cooperating lanes (the GPU: a warp) runs
-/// the banded LU with a group of lanes per environment rather than a thread: a thread each
-/// leaves the GPU mostly idle for a few thousand environments (4096 threads are 128 warps, one
-/// per multiprocessor). A first guess until measured; SLENDER_BATCH_BAND_LANES=0 or 1 overrides
-constexpr int kBandLanesMaxEnvs = 8192;
+/// the banded and dense factorizations with a group of lanes per environment rather than a
+/// thread: a thread each leaves the GPU mostly idle for a few thousand environments (4096
+/// threads are 128 warps, one per multiprocessor). A first guess until measured;
+/// SLENDER_BATCH_LANES=0 or 1 overrides
+constexpr int kLanesMaxEnvs = 8192;
 
-inline bool vec_band_lanes(int lanes, int nenv) {
+inline bool vec_use_lanes(int lanes, int nenv) {
   if (lanes <= 1) return false;
-  const char* v = std::getenv("SLENDER_BATCH_BAND_LANES");
+  const char* v = std::getenv("SLENDER_BATCH_LANES");
   if (v && v[0] == '0') return false;
   if (v && v[0] == '1') return true;
-  return nenv <= kBandLanesMaxEnvs;
+  return nenv <= kLanesMaxEnvs;
 }
 
 /// the largest free-DOF count the dense solver takes (n^3 / 3 flops per environment and Newton
@@ -208,8 +209,8 @@ struct GatherJacobian {
 /// environment-major or, with `interleave`, interleaved (entry k of environment e at k nenv + e:
 /// a warp's threads read consecutive addresses). The factorization also runs column by column
 /// on nlanes cooperating threads per environment (an executor's for_each_env_columns: begin,
-/// then column k = 0 .. n-1 on every lane with a barrier after each, then finish on one lane),
-/// with the same bits as one thread.
+/// then for each column k = 0 .. n-1 its phases on every lane with a barrier after each, then
+/// finish on one lane), with the same bits as one thread.
 struct BandSolve {
   int n, w, nenv;
   bool interleave;
@@ -227,6 +228,7 @@ struct BandSolve {
 
   SLENDER_HD bool wanted(long e) const { return active[e] != 0; }
   SLENDER_HD int columns() const { return n; }
+  SLENDER_HD int phases() const { return 1; }
   /// the pivot floor
   SLENDER_HD Real begin(long e) const {
     return interleave ? band_lu_floor(band_s(e), n, w, kVecPivotTiny)
@@ -234,7 +236,7 @@ struct BandSolve {
   }
   /// column k on `lane` of nlanes: false (on every lane alike) when its pivot is too small; lane
   /// 0 first stores column k - 1's multipliers (every lane has eliminated it)
-  SLENDER_HD bool column(long e, int k, Real floor, int lane, int nlanes) const {
+  SLENDER_HD bool column(long e, int k, int, Real floor, int lane, int nlanes) const {
     if (interleave) return column_of(band_s(e), k, floor, lane, nlanes);
     return column_of(band_p(e), k, floor, lane, nlanes);
   }
@@ -272,7 +274,7 @@ struct BandSolve {
     if (!wanted(e)) return;
     const Real floor = begin(e);
     for (int k = 0; k < n; ++k)
-      if (!column(e, k, floor, 0, 1)) {
+      if (!column(e, k, 0, floor, 0, 1)) {
         fail(e);
         return;
       }
@@ -280,9 +282,11 @@ struct BandSolve {
   }
 };
 
-/// dense Cholesky (cholesky[e] != 0) or pivoting LU and solve of one environment per index:
-/// dx[e] = J_e^-1 f[e]; ok[e] = 0 when a pivot is too small or the result is not finite. The
-/// matrices are environment-major or, with `interleave`, interleaved (as BandSolve's bands)
+/// dense Cholesky (environments flagged in `cholesky`) or pivoting LU and solve of one
+/// environment per index: dx[e] = J_e^-1 f[e]; ok[e] = 0 when a pivot is too small or the result
+/// is not finite. Matrices environment-major or, with `interleave`, interleaved. Also in
+/// cooperative steps (for_each_env_columns, as BandSolve): three phases per column (a
+/// Cholesky's third is empty).
 struct DenseSolve {
   int n, nenv;
   bool interleave;
@@ -293,16 +297,65 @@ struct DenseSolve {
   const Real* f;                  // (nenv x n)
   Real* dx;                       // (nenv x n)
   unsigned char* ok;              // (nenv)
+
+  SLENDER_HD Strided<Real> mat_s(long e) const { return Strided<Real>{A + e, nenv}; }
+  SLENDER_HD Real* mat_p(long e) const { return A + e * long(n) * n; }
+
+  SLENDER_HD bool wanted(long e) const { return active[e] != 0; }
+  SLENDER_HD int columns() const { return n; }
+  SLENDER_HD int phases() const { return 3; }
+  /// the pivot floor
+  SLENDER_HD Real begin(long e) const {
+    if (interleave) return begin_of(e, mat_s(e));
+    return begin_of(e, mat_p(e));
+  }
   template <class P>
-  SLENDER_HD void solve(long e, P a) const {
-    Real* x = dx + e * n;
-    const bool chol = cholesky[e] != 0;
-    const bool factored = chol ? dense_cholesky_factor(a, n, kVecPivotTiny)
-                               : dense_lu_factor(a, n, piv + e * n, kVecPivotTiny);
-    if (!factored) {
-      ok[e] = 0;
-      return;
+  SLENDER_HD Real begin_of(long e, P a) const {
+    return cholesky[e] ? dense_cholesky_floor(a, n, kVecPivotTiny)
+                       : dense_lu_floor(a, n, kVecPivotTiny);
+  }
+  /// one phase of column k on `lane` of nlanes; false (on every lane alike, in phase 0) when
+  /// the column has no pivot
+  SLENDER_HD bool column(long e, int k, int phase, Real floor, int lane, int nlanes) const {
+    if (interleave) return column_of(e, mat_s(e), k, phase, floor, lane, nlanes);
+    return column_of(e, mat_p(e), k, phase, floor, lane, nlanes);
+  }
+  template <class P>
+  SLENDER_HD bool column_of(long e, P a, int k, int phase, Real floor, int lane, int nlanes) const {
+    if (cholesky[e]) {
+      if (phase == 0) return dense_cholesky_row(a, n, k, floor, lane, nlanes);
+      if (phase == 1) dense_cholesky_update(a, n, k, lane, nlanes);
+      return true;
     }
+    int* pe = piv + e * n;
+    if (phase == 0) return dense_lu_pivot(a, n, pe, k, floor, lane);
+    if (phase == 1) {
+      dense_lu_swap(a, n, pe, k, lane, nlanes);
+    } else {
+      dense_lu_eliminate(a, n, k, lane, nlanes);
+    }
+    return true;
+  }
+  SLENDER_HD void fail(long e) const { ok[e] = 0; }
+  /// the last column's stores and the solve (one lane)
+  SLENDER_HD void finish(long e) const {
+    if (interleave) {
+      finish_of(e, mat_s(e));
+    } else {
+      finish_of(e, mat_p(e));
+    }
+  }
+  template <class P>
+  SLENDER_HD void finish_of(long e, P a) const {
+    const bool chol = cholesky[e] != 0;
+    if (n > 0) {
+      if (chol) {
+        dense_cholesky_diag(a, n, n - 1);
+      } else {
+        dense_lu_multipliers(a, n, n - 1);
+      }
+    }
+    Real* x = dx + e * n;
     for (int k = 0; k < n; ++k)
       x[k] = f[e * n + k];
     if (chol) {
@@ -315,13 +368,17 @@ struct DenseSolve {
       finite = finite && is_finite(x[k]);
     ok[e] = finite ? 1 : 0;
   }
+  /// one thread per environment
   SLENDER_HD void operator()(long e) const {
-    if (!active[e]) return;
-    if (interleave) {
-      solve(e, Strided<Real>{A + e, nenv});
-    } else {
-      solve(e, A + e * long(n) * n);
-    }
+    if (!wanted(e)) return;
+    const Real floor = begin(e);
+    for (int k = 0; k < n; ++k)
+      for (int ph = 0; ph < 3; ++ph)
+        if (!column(e, k, ph, floor, 0, 1)) {
+          fail(e);
+          return;
+        }
+    finish(e);
   }
 };
 
@@ -540,13 +597,14 @@ class VectorLinearSolve {
     chol_h_.assign(B, symmetric ? 1 : 0);
     switch (kind_) {
       case VecSolver::kBanded:
-        band_lanes_ = vec_band_lanes(X::kLanes, nenv);
+        lanes_ = vec_use_lanes(X::kLanes, nenv);
         up(layout_.order, order_);
         up(layout_.band_pos, pos_);
         band_.resize(B * size_t(layout_.band_size));
         x_.resize(B * size_t(n_));
         break;
       case VecSolver::kDense: {
+        lanes_ = vec_use_lanes(X::kLanes, nenv);
         std::vector<int> pos(plan.col.size());
         for (int r = 0; r < n_; ++r)
           for (int s = plan.row_ptr[r]; s < plan.row_ptr[r + 1]; ++s)
@@ -586,12 +644,15 @@ class VectorLinearSolve {
   /// "banded-lu", "dense-cholesky", "dense-lu" (or "dense-cholesky+lu" when the environments
   /// differ) or "pcg"
   std::string name() const {
-    if (kind_ == VecSolver::kBanded) return band_lanes_ ? "banded-lu-lanes" : "banded-lu";
+    if (kind_ == VecSolver::kBanded) return lanes_ ? "banded-lu-lanes" : "banded-lu";
     if (kind_ == VecSolver::kPcg) return "pcg";
     bool chol = false, lu = false;
     for (unsigned char c : chol_h_)
       (c ? chol : lu) = true;
-    return chol && lu ? "dense-cholesky+lu" : chol ? "dense-cholesky" : "dense-lu";
+    const std::string base = chol && lu ? "dense-cholesky+lu"
+                             : chol     ? "dense-cholesky"
+                                        : "dense-lu";
+    return lanes_ ? base + "-lanes" : base;
   }
 
   /// environment e's Jacobian is not symmetric (its own ground friction): LU from now on; the
@@ -628,27 +689,8 @@ class VectorLinearSolve {
     switch (kind_) {
       case VecSolver::kBanded: {
         gather(active, band_, layout_.band_size, h_pool, dof_J);
-        const vec::BandSolve bs{n_,
-                                layout_.w,
-                                B,
-                                band_interleave(),
-                                layout_.band_size,
-                                active,
-                                order_.data(),
-                                band_.data(),
-                                x_.data(),
-                                f,
-                                dx,
-                                ok_.data()};
-        if constexpr (X::kLanes > 1) {
-          if (band_lanes_) {
-            X::for_each_env_columns(B, bs);  // a group of lanes per environment
-          } else {
-            X::for_each_env(B, bs);
-          }
-        } else {
-          X::for_each_env(B, bs);
-        }
+        factorize(vec::BandSolve{n_, layout_.w, B, mat_interleave(), layout_.band_size, active,
+                                 order_.data(), band_.data(), x_.data(), f, dx, ok_.data()});
         X::download_at(ok_, 0, ok_h.data(), ok_h.size());
         break;
       }
@@ -669,9 +711,19 @@ class VectorLinearSolve {
     X::upload(d, h.data(), h.size());
   }
 
-  // the band's layout: interleaved on an executor that asks for it, unless lanes cooperate on
-  // one environment's band (they read along its rows: environment-major)
-  bool band_interleave() const { return kInterleave && !band_lanes_; }
+  // the band and dense matrices' layout: interleaved on an executor that asks for it, unless
+  // lanes cooperate on one environment's matrix (they read along its rows: environment-major)
+  bool mat_interleave() const { return kInterleave && !lanes_; }
+
+  // one factorization and solve per active environment: on a group of cooperating lanes each,
+  // or on a thread each
+  template <class F>
+  void factorize(const F& f) {
+    if constexpr (X::kLanes > 1) {
+      if (lanes_) return X::for_each_env_columns(nenv_, f);
+    }
+    X::for_each_env(nenv_, f);
+  }
 
   // every active environment's Jacobian into out (nenv x stride): zeros, then the slots
   void gather(const unsigned char* active,
@@ -681,8 +733,7 @@ class VectorLinearSolve {
               const Real* dof_J) {
     // band and dense matrices (interleaved on an executor that asks for it); CSR values
     const bool matrices = pos_.size() > 0;
-    const bool interleave =
-        matrices && (kind_ == VecSolver::kBanded ? band_interleave() : kInterleave);
+    const bool interleave = matrices && mat_interleave();
     if (matrices)  // the entries no slot reaches are zero
       X::for_each(long(nenv_) * stride,
                   vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
@@ -707,8 +758,8 @@ class VectorLinearSolve {
     const int B = nenv_;
     const long nn = long(n_) * n_;
     gather(active, dense_, nn, h_pool, dof_J);
-    X::for_each_env(B, vec::DenseSolve{n_, B, kInterleave, active, chol_.data(), dense_.data(),
-                                       piv_.data(), f, dx, ok_.data()});
+    factorize(vec::DenseSolve{n_, B, mat_interleave(), active, chol_.data(), dense_.data(),
+                              piv_.data(), f, dx, ok_.data()});
     X::download_at(ok_, 0, ok_h.data(), ok_h.size());
     // a Cholesky that met a non-positive pivot: that environment again by pivoting LU (the
     // matrix gathered anew: the failed factorization overwrote it)
@@ -722,8 +773,8 @@ class VectorLinearSolve {
     std::vector<unsigned char> no_chol(B, 0);
     X::upload(lu_only_, no_chol.data(), size_t(B));
     gather(mask_.data(), dense_, nn, h_pool, dof_J);
-    X::for_each_env(B, vec::DenseSolve{n_, B, kInterleave, mask_.data(), lu_only_.data(),
-                                       dense_.data(), piv_.data(), f, dx, ok_.data()});
+    factorize(vec::DenseSolve{n_, B, mat_interleave(), mask_.data(), lu_only_.data(), dense_.data(),
+                              piv_.data(), f, dx, ok_.data()});
     std::vector<unsigned char> ok2(B);
     X::download_at(ok_, 0, ok2.data(), ok2.size());
     for (int e = 0; e < B; ++e)
@@ -817,7 +868,7 @@ class VectorLinearSolve {
   int n_, nnz_, ndof_, nenv_;
   long hess_pool_;
   VecSolver kind_ = VecSolver::kBanded;
-  bool band_lanes_ = false;  // the banded LU on groups of cooperating lanes
+  bool lanes_ = false;  // banded or dense factorizations on groups of cooperating lanes
   BandLayout layout_;
   Buffer<int> slot_src_adr_, slot_src_, slot_dof_, pos_;
   Buffer<unsigned char> ok_, mask_, chol_, lu_only_;

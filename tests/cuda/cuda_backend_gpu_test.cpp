@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_models.h"
 #include "gpu_test_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
@@ -375,32 +376,55 @@ TEST(CudaBatch, ResetMatchesTheCpuEngine) {
   EXPECT_LE(max_relative_difference(ca, cb), 1e-9);
 }
 
-// the banded LU on a warp per environment (lanes cooperating over each column) and on a thread
-// per environment give the same bits (SLENDER_BATCH_BAND_LANES picks the form)
-TEST(CudaBatch, BandedLuOnWarpsAndOnThreadsGiveTheSameBits) {
+// the factorizations on a warp per environment (lanes cooperating over each column) and on a
+// thread per environment give the same bits (SLENDER_BATCH_LANES picks the form): the banded LU
+// (snake with waves), the dense Cholesky (a mid-edge plate with a rod) and the dense LU (the
+// same with drag)
+TEST(CudaBatch, FactorizationsOnWarpsAndOnThreadsGiveTheSameBits) {
   SLENDER_REQUIRE_GPU();
-  const auto m = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json");
-  const int B = 48, nb = m->nbend;
-  std::vector<Real> x[2];
-  for (int lanes = 0; lanes < 2; ++lanes) {
-    setenv("SLENDER_BATCH_BAND_LANES", lanes ? "1" : "0", 1);
-    BatchedSimulator gpu(m, B, m->scene.integrator, LinearSolverKind::kAuto,
-                         BatchEngine::kVectorized, BackendKind::kCuda);
-    unsetenv("SLENDER_BATCH_BAND_LANES");
-    EXPECT_EQ(gpu.solver_name(), lanes ? "banded-lu-lanes" : "banded-lu");
-    std::vector<Real> kappa(2 * size_t(B) * nb, 0);
-    for (int k = 0; k < 20; ++k) {
-      for (int e = 0; e < B; ++e)
-        for (int j = 0; j < nb; ++j)
-          kappa[(size_t(e) * nb + j) * 2 + 1] = (0.02 + 0.001 * e) * std::sin(0.2 * j - 0.1 * k);
-      gpu.set_natural_curvature(kappa.data());
-      for (StepStatus st : gpu.step())
-        ASSERT_EQ(st, StepStatus::kConverged);
+  struct Case {
+    const char* name;
+    std::shared_ptr<const Model> m;
+    const char* solver;
+  };
+  const Case cases[] = {
+      {"snake", load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json"), "banded-lu"},
+      {"plate", build_model(test::midedge_plate_with_rod(false, true)), "dense-cholesky"},
+      {"plate-drag", build_model(test::midedge_plate_with_rod(true, true)), "dense-lu"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Model& m = *c.m;
+    const int B = 48, nb = m.nbend;
+    const bool waves = std::string(c.name) == "snake";
+    std::vector<Real> x[2];
+    for (int lanes = 0; lanes < 2; ++lanes) {
+      setenv("SLENDER_BATCH_LANES", lanes ? "1" : "0", 1);
+      BatchedSimulator gpu(c.m, B, m.scene.integrator, LinearSolverKind::kAuto,
+                           BatchEngine::kVectorized, BackendKind::kCuda);
+      unsetenv("SLENDER_BATCH_LANES");
+      EXPECT_EQ(gpu.solver_name(), std::string(c.solver) + (lanes ? "-lanes" : ""));
+      for (int e = 0; e < B; ++e) {
+        EnvParams p;
+        p.youngs_scale = 1 + 0.02 * e;
+        gpu.set_params(e, p);
+      }
+      std::vector<Real> kappa(2 * size_t(B) * nb, 0);
+      for (int k = 0; k < 20; ++k) {
+        if (waves) {
+          for (int e = 0; e < B; ++e)
+            for (int j = 0; j < nb; ++j)
+              kappa[(size_t(e) * nb + j) * 2 + 1] =
+                  (0.02 + 0.001 * e) * std::sin(0.2 * j - 0.1 * k);
+          gpu.set_natural_curvature(kappa.data());
+        }
+        for (StepStatus st : gpu.step())
+          ASSERT_EQ(st, StepStatus::kConverged);
+      }
+      x[lanes].resize(size_t(B) * 3 * m.nnode);
+      gpu.positions(x[lanes].data());
     }
-    x[lanes].resize(size_t(B) * 3 * m->nnode);
-    gpu.positions(x[lanes].data());
+    EXPECT_EQ(x[0], x[1]);
   }
-  EXPECT_EQ(x[0], x[1]);
 }
 
 TEST(CudaBatch, TwoVectorizedRunsAreBitIdentical) {

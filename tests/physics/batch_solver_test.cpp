@@ -267,9 +267,10 @@ struct InterleavedHostExec : HostExec {
   static constexpr int kPcgCheckEvery = 8;
 };
 
-// the GPU executor's banded LU on a group of lanes per environment (environment-major bands;
-// five lanes run one after the other, in reverse, with the same begin / column / finish steps
-// as a warp): the same bits as one thread per environment
+// the GPU executor's factorizations on a group of lanes per environment (environment-major
+// matrices; five lanes run one after the other, in reverse, with the same begin / column phases
+// / finish steps as a warp): the same bits as one thread per environment, for the banded LU
+// (snake), the dense Cholesky (mid-edge plate) and the dense LU (rod-shell with drag)
 struct LanesHostExec : HostExec {
   static constexpr bool kInterleaved = true;
   static constexpr int kLanes = 5;
@@ -280,8 +281,9 @@ struct LanesHostExec : HostExec {
       const Real floor = f.begin(e);  // (on the GPU every lane reads it before a barrier)
       bool good = true;
       for (int k = 0; good && k < f.columns(); ++k)
-        for (int lane = kLanes - 1; lane >= 0; --lane)
-          good = f.column(e, k, floor, lane, kLanes) && good;
+        for (int ph = 0; good && ph < f.phases(); ++ph)
+          for (int lane = kLanes - 1; lane >= 0; --lane)
+            good = f.column(e, k, ph, floor, lane, kLanes) && good;
       if (good) {
         f.finish(e);
       } else {
@@ -291,39 +293,62 @@ struct LanesHostExec : HostExec {
   }
 };
 
-TEST(VectorSolvers, BandedLuOnLanesGivesTheSameBits) {
-  const auto m =
-      build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json"));
-  const int B = 6, nb = m->nbend;
-  const State initial = Simulator(m).state();
-  VectorEngineOf<HostExec> plain(m, B, m->scene.integrator, initial, LinearSolverKind::kAuto);
-  VectorEngineOf<LanesHostExec> lanes(m, B, m->scene.integrator, initial, LinearSolverKind::kAuto);
-  EXPECT_EQ(plain.solver_name(), "banded-lu");
-  EXPECT_EQ(lanes.solver_name(), "banded-lu-lanes");
-  std::vector<Real> kappa(2 * size_t(B) * nb, 0);
-  const std::vector<unsigned char> all(B, 1);
-  long iters = 0;
-  for (int k = 0; k < 15; ++k) {
-    for (int e = 0; e < B; ++e)
-      for (int j = 0; j < nb; ++j)
-        kappa[(size_t(e) * nb + j) * 2 + 1] = (0.02 + 0.01 * e) * std::sin(0.2 * j - k);
-    plain.set_natural_curvature(kappa.data());
-    lanes.set_natural_curvature(kappa.data());
-    const VectorStepResult a = plain.step(m->scene.integrator.dt, all);
-    const VectorStepResult b = lanes.step(m->scene.integrator.dt, all);
-    for (int e = 0; e < B; ++e) {
-      ASSERT_EQ(a.reports[e].status, StepStatus::kConverged);
-      EXPECT_EQ(b.reports[e].status, StepStatus::kConverged);
-      EXPECT_EQ(a.reports[e].iterations, b.reports[e].iterations);
-      iters += a.reports[e].iterations;
+TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
+  struct Case {
+    const char* name;
+    std::shared_ptr<const Model> m;
+    const char* solver;
+  };
+  const Case cases[] = {
+      {"snake",
+       build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json")),
+       "banded-lu"},
+      {"plate", plate_model(ShellBending::kMidEdge), "dense-cholesky"},
+      {"rod-shell", rod_shell_model(), "dense-lu"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Model& m = *c.m;
+    const int B = 5, nb = m.nbend;
+    const State initial = Simulator(c.m).state();
+    VectorEngineOf<HostExec> plain(c.m, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+    VectorEngineOf<LanesHostExec> lanes(c.m, B, m.scene.integrator, initial,
+                                        LinearSolverKind::kAuto);
+    EXPECT_EQ(plain.solver_name(), c.solver);
+    EXPECT_EQ(lanes.solver_name(), std::string(c.solver) + "-lanes");
+    for (int e = 0; e < B; ++e) {  // environments of their own stiffness
+      EnvParams p;
+      p.youngs_scale = 1 + 0.1 * e;
+      plain.set_params(e, p);
+      lanes.set_params(e, p);
     }
+    std::vector<Real> kappa(2 * size_t(B) * nb, 0);
+    const std::vector<unsigned char> all(B, 1);
+    long iters = 0;
+    for (int k = 0; k < 12; ++k) {
+      for (int e = 0; e < B; ++e)
+        for (int j = 0; j < nb; ++j)
+          kappa[(size_t(e) * nb + j) * 2 + 1] = (0.02 + 0.01 * e) * std::sin(0.2 * j - k);
+      if (std::string(c.name) == "snake") {  // (the others keep their natural shapes)
+        plain.set_natural_curvature(kappa.data());
+        lanes.set_natural_curvature(kappa.data());
+      }
+      const VectorStepResult a = plain.step(m.scene.integrator.dt, all);
+      const VectorStepResult b = lanes.step(m.scene.integrator.dt, all);
+      for (int e = 0; e < B; ++e) {
+        ASSERT_EQ(a.reports[e].status, StepStatus::kConverged)
+            << to_string(a.reports[e].status) << " env " << e << " step " << k;
+        EXPECT_EQ(b.reports[e].status, StepStatus::kConverged);
+        EXPECT_EQ(a.reports[e].iterations, b.reports[e].iterations);
+        iters += a.reports[e].iterations;
+      }
+    }
+    EXPECT_GT(iters, 12 * B);
+    std::vector<Real> qa, ua, qb, ub;
+    plain.download_qu(qa, ua);
+    lanes.download_qu(qb, ub);
+    EXPECT_EQ(qa, qb);
+    EXPECT_EQ(ua, ub);
   }
-  EXPECT_GT(iters, 15 * B);
-  std::vector<Real> qa, ua, qb, ub;
-  plain.download_qu(qa, ua);
-  lanes.download_qu(qb, ub);
-  EXPECT_EQ(qa, qb);
-  EXPECT_EQ(ua, ub);
 }
 
 TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
