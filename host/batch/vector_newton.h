@@ -752,15 +752,26 @@ class VectorNewton {
   void set_active(const std::vector<unsigned char>& phase, unsigned char which) {
     for (int e = 0; e < nenv_; ++e)
       active_h_[e] = phase[e] == which ? 1 : 0;
+    push_active();
+  }
+
+  // active_ on the executor = active_h_, uploaded only when it changed (most Newton iterations
+  // and line-search trials keep the same environments: a host transfer saved on the GPU)
+  void push_active() {
+    if (active_dev_h_ == active_h_) return;
     X::upload(active_, active_h_.data(), size_t(nenv_));
+    active_dev_h_ = active_h_;
   }
 
   // y_trial = y - alpha dx for the environments in mask
   void trial(const std::vector<unsigned char>& mask, const std::vector<Real>& alpha) {
     const Model& m = *model_;
     active_h_ = mask;
-    X::upload(active_, active_h_.data(), size_t(nenv_));
-    X::upload(alpha_, alpha.data(), size_t(nenv_));
+    push_active();
+    if (alpha_dev_h_ != alpha) {  // the full step for every environment, mostly
+      X::upload(alpha_, alpha.data(), size_t(nenv_));
+      alpha_dev_h_ = alpha;
+    }
     X::for_each(long(nenv_) * m.ndof, vec::Masked<vec::Copy>{vec::Copy{y_trial_.data(), y_.data()},
                                                              active_.data(), m.ndof});
     X::for_each(
@@ -775,7 +786,7 @@ class VectorNewton {
     const Model& m = *model_;
     for (int e = 0; e < nenv_; ++e)
       active_h_[e] = mask[e] && acc[e] ? 1 : 0;
-    X::upload(active_, active_h_.data(), size_t(nenv_));
+    push_active();
     X::for_each(long(nenv_) * m.ndof, vec::Masked<vec::Copy>{vec::Copy{y_.data(), y_trial_.data()},
                                                              active_.data(), m.ndof});
   }
@@ -915,7 +926,7 @@ class VectorNewton {
     const Model& m = *model_;
     const int B = nenv_;
     active_h_ = done;
-    X::upload(active_, active_h_.data(), size_t(B));
+    push_active();
     const unsigned char* act = active_.data();
     X::for_each(
         long(B) * m.ndof,
@@ -985,6 +996,9 @@ class VectorNewton {
   Buffer<Real> reset_src_;
   bool loads_zero_ = false;  // f_time_ holds zeros (no loads last step)
   std::vector<unsigned char> active_h_;
+  // what active_ and alpha_ hold on the executor (uploads only on change)
+  std::vector<unsigned char> active_dev_h_;
+  std::vector<Real> alpha_dev_h_;
   // model arrays the view does not hold, and the plan
   Buffer<Real> dof_mass_, node_dl_, node_volume_;
   Buffer<unsigned char> dof_fixed_;
