@@ -43,12 +43,30 @@ void* counted_alloc(std::size_t n, std::size_t align) {
 [[gnu::noinline]] void counted_free(void* p) noexcept { std::free(p); }
 }  // namespace
 
+// (the nothrow forms too: std::stable_sort's buffer comes from one and goes back through the
+// plain delete, which must then be ours on both ends; a sanitizer's own nothrow new would not)
 void* operator new(std::size_t n) { return counted_alloc(n, 0); }
 void* operator new(std::size_t n, std::align_val_t a) { return counted_alloc(n, std::size_t(a)); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n, 0);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n, std::size_t(a));
+  } catch (...) {
+    return nullptr;
+  }
+}
 void operator delete(void* p) noexcept { counted_free(p); }
 void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
 void operator delete(void* p, std::align_val_t) noexcept { counted_free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { counted_free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { counted_free(p); }
 
 namespace slender::contact {
 namespace {
