@@ -274,11 +274,7 @@ class CudaStepper final : public DeviceStepper {
 
   void upload_state(const State& s) override {
     const Model& m = *model_;
-    SLENDER_CHECK(
-        int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof && int(s.a.size()) == m.ndof &&
-            int(s.edge_d1.size()) == 3 * m.nedge && int(s.edge_t.size()) == 3 * m.nedge &&
-            int(s.bend_ref_twist.size()) == m.nbend && int(s.sedge_tau0.size()) == 3 * m.nsedge,
-        "state does not match the model's sizes");
+    SLENDER_CHECK(state_fits(m, s), "state does not match the model's sizes");
     q_.upload(s.q);
     u_.upload(s.u);
     a_.upload(s.a);

@@ -395,16 +395,8 @@ class VectorNewton {
     const Model& m = *model_;
     const long n = long(nenv_) * m.nbend;
     if (n == 0) return;
-    EvalView ev{};
-    ev.nenv = nenv_;
-    ev.q = q_.data();
-    ev.edge_d1 = d1_.data();  // the state's frames are those of its configuration
-    ev.bend_ref_twist = ref_.data();
-    ev.bend_kappa_bar = kappa_.data();
-    ev.bend_tau_bar = tau_.data();
-    ev.hinge_phi_bar = phi_.data();
-    ev.natural_per_env = 1;
-    ev.sedge_tau0 = tau0_.data();
+    // the state's frames are those of its configuration
+    const EvalView ev = eval_view(q_.data(), d1_.data(), ref_.data());
     strains_.resize(size_t(3 * n));
     X::for_each(n, vec::BendStrains{mv_, ev, strains_.data()});
     X::download_at(strains_, 0, out, size_t(3 * n));
@@ -679,13 +671,24 @@ class VectorNewton {
     X::upload(d, h.data(), h.size());
   }
 
+  // every environment's evaluation view at configuration q with reference directors d1 and
+  // twists ref (each environment's own natural shape; no integrator offsets)
+  EvalView eval_view(const Real* q, const Real* d1, const Real* ref) {
+    EvalView ev{};
+    ev.nenv = nenv_;
+    ev.q = q;
+    ev.edge_d1 = d1;
+    ev.bend_ref_twist = ref;
+    ev.bend_kappa_bar = kappa_.data();
+    ev.bend_tau_bar = tau_.data();
+    ev.hinge_phi_bar = phi_.data();
+    ev.natural_per_env = 1;
+    ev.sedge_tau0 = tau0_.data();
+    return ev;
+  }
+
   void check_state(const State& s) const {
-    const Model& m = *model_;
-    SLENDER_CHECK(
-        int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof && int(s.a.size()) == m.ndof &&
-            int(s.edge_d1.size()) == 3 * m.nedge && int(s.edge_t.size()) == 3 * m.nedge &&
-            int(s.bend_ref_twist.size()) == m.nbend && int(s.sedge_tau0.size()) == 3 * m.nsedge,
-        "state does not match the model's sizes");
+    SLENDER_CHECK(state_fits(*model_, s), "state does not match the model's sizes");
   }
   // environment e's time, step count and warning counters from s
   void set_counters(int e, const State& s) {
@@ -805,19 +808,10 @@ class VectorNewton {
                 vec::Masked<ReferenceTwists>{ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(),
                                                              ref_.data(), ref_cur_.data()},
                                              act, m.nbend});
-    EvalView ev{};
-    ev.nenv = B;
-    ev.q = q;
-    ev.edge_d1 = d1_cur_.data();
-    ev.bend_ref_twist = ref_cur_.data();
-    ev.bend_kappa_bar = kappa_.data();
-    ev.bend_tau_bar = tau_.data();
-    ev.hinge_phi_bar = phi_.data();
-    ev.natural_per_env = 1;
+    EvalView ev = eval_view(q, d1_cur_.data(), ref_cur_.data());
     ev.q_hat = q_hat_.data();
     ev.u_hat = u_hat_.data();
     ev.c_u = c_.c_u;
-    ev.sedge_tau0 = tau0_.data();
     // every family (the contact pairs' are empty here); the ground with each environment's own
     // friction coefficient
     for_each_family([&](auto binding, Family f, long) {

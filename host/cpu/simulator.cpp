@@ -701,12 +701,7 @@ void Simulator::residual(Real dt,
 
 void Simulator::set_state(const State& s) {
   const Model& m = *impl_->model;
-  SLENDER_CHECK(s.nenv == 1 && int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof &&
-                    int(s.a.size()) == m.ndof && int(s.edge_d1.size()) == 3 * m.nedge &&
-                    int(s.edge_t.size()) == 3 * m.nedge &&
-                    int(s.bend_ref_twist.size()) == m.nbend &&
-                    int(s.sedge_tau0.size()) == 3 * m.nsedge,
-                "state does not match the model's sizes");
+  SLENDER_CHECK(s.nenv == 1 && state_fits(m, s), "state does not match the model's sizes");
   impl_->state = s;
   impl_->host_stale = false;
   if (impl_->device) impl_->device->upload_state(s);

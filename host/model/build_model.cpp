@@ -539,6 +539,12 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   return mp;
 }
 
+bool state_fits(const Model& m, const State& s) {
+  return int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof && int(s.a.size()) == m.ndof &&
+         int(s.edge_d1.size()) == 3 * m.nedge && int(s.edge_t.size()) == 3 * m.nedge &&
+         int(s.bend_ref_twist.size()) == m.nbend && int(s.sedge_tau0.size()) == 3 * m.nsedge;
+}
+
 State initial_state(const Model& m) {
   State s;
   s.nenv = 1;

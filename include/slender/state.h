@@ -34,4 +34,7 @@ struct State {
 /// initial reference frames.
 State initial_state(const Model& m);
 
+/// Whether a state's arrays (one environment's) have the model's sizes.
+bool state_fits(const Model& m, const State& s);
+
 }  // namespace slender
