@@ -152,9 +152,11 @@ struct SlopeMax {
   int nfree;
   const Real* dx;
   const Real* f;
+  const unsigned char* ok = nullptr;  // (nenv) the solve's flags, summed into s1 when given
   SLENDER_HD Red4 operator()(long e, long i) const {
     const Real d = dx[e * nfree + i];
-    return Red4{d * f[e * nfree + i], 0, 0, ::fabs(d)};
+    const Real solved = ok && i == 0 && ok[e] ? Real(1) : Real(0);
+    return Red4{d * f[e * nfree + i], solved, 0, ::fabs(d)};
   }
 };
 
@@ -529,16 +531,28 @@ class VectorNewton {
       // Newton directions: every running environment's Jacobian, one batched solve
       std::vector<unsigned char>& okh = ok_h_;
       t0 = Clock::now();
-      solver_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
-                     dx_.data(), okh, fallback_h_, res.solve);
+      const bool ok_read =
+          solver_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
+                         dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
+      // slopes and max |dx|, with the solve's flags when it left them on the executor (one host
+      // read for both)
+      std::vector<Red4> sm(B);
+      X::env_reduce(
+          B, nf, vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : solver_->ok_flags()},
+          sm.data(), red_scratch_);
+      if (!ok_read)
+        for (int e = 0; e < B; ++e)
+          okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
       // a system the batched solve could not take (a band or dense pivot too small, CG that did
       // not converge): that environment's Jacobian solved by pivoting sparse LU on the host, as
-      // the CPU Simulator's solvers fall back
+      // the CPU Simulator's solvers fall back (and its slope taken again)
+      bool fell_back = false;
       for (int e = 0; e < B; ++e) {
         if (phase[e] != kRunning) continue;
         if (!okh[e]) {
           okh[e] = pivoting_solve(e) ? 1 : 0;
           fallback_h_[e] = 1;
+          fell_back = true;
         }
         if (fallback_h_[e]) {
           ++res.linear_fallbacks;
@@ -546,8 +560,8 @@ class VectorNewton {
         }
       }
       res.times.solve += since(t0);
-      std::vector<Red4> sm(B);
-      X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
+      if (fell_back)
+        X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
       for (int e = 0; e < B; ++e) {
         if (phase[e] != kRunning) continue;
         if (!okh[e]) {

@@ -668,8 +668,10 @@ class VectorLinearSolve {
 
   /// dx[e] = J_e^-1 f[e] for the environments with active_h[e] (active: the same flags on the
   /// executor); ok_h[e] = 1 where solved, 0 where the caller must fall back; fallback_h[e] = 1
-  /// where this solve fell back internally (a Cholesky that gave way to LU)
-  void solve(const std::vector<unsigned char>& active_h,
+  /// where this solve fell back internally (a Cholesky that gave way to LU). With `defer_ok`
+  /// the banded solve leaves its flags on the executor (ok_flags(), for the caller's next
+  /// reduction to read: one host transfer fewer) and returns false; true when ok_h is filled.
+  bool solve(const std::vector<unsigned char>& active_h,
              const unsigned char* active,
              const Real* h_pool,
              const Real* dof_J,
@@ -677,20 +679,22 @@ class VectorLinearSolve {
              Real* dx,
              std::vector<unsigned char>& ok_h,
              std::vector<unsigned char>& fallback_h,
-             VecSolveStats& stats) {
+             VecSolveStats& stats,
+             bool defer_ok = false) {
     const int B = nenv_;
     ok_h.assign(B, 0);
     fallback_h.assign(B, 0);
     if (n_ == 0) {
       for (int e = 0; e < B; ++e)
         ok_h[e] = active_h[e];
-      return;
+      return true;
     }
     switch (kind_) {
       case VecSolver::kBanded: {
         gather(active, band_, layout_.band_size, h_pool, dof_J);
         factorize(vec::BandSolve{n_, layout_.w, B, mat_interleave(), layout_.band_size, active,
                                  order_.data(), band_.data(), x_.data(), f, dx, ok_.data()});
+        if (defer_ok) return false;
         X::download_at(ok_, 0, ok_h.data(), ok_h.size());
         break;
       }
@@ -703,7 +707,11 @@ class VectorLinearSolve {
     }
     for (int e = 0; e < B; ++e)
       ok_h[e] = active_h[e] && ok_h[e];
+    return true;
   }
+
+  /// the last solve's per-environment flags on the executor (1: solved)
+  const unsigned char* ok_flags() const { return ok_.data(); }
 
  private:
   template <class T>

@@ -354,8 +354,9 @@ TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
 // host transfers of the vectorized engine (on the GPU each one waits for the device): the host
 // executor counting its uploads, downloads and per-environment reductions read on the host,
 // over a snake batch's steady stepping (every environment converging in the same iterations).
-// Uploads of the masks and step lengths happen only when they change. Measured: 3.87 host
-// reads and no upload per Newton iteration (4.87 uploads before the masks were kept)
+// Uploads of the masks and step lengths happen only when they change, and the banded solve's
+// status comes back with the slopes. Measured: 2.87 host reads and no upload per Newton
+// iteration (3.87 reads and 4.87 uploads before)
 struct CountingHostExec : HostExec {
   static inline long uploads = 0, reads = 0;
   template <class T>
@@ -403,7 +404,7 @@ TEST(VectorSolvers, FewHostTransfersPerNewtonIteration) {
   std::printf("per Newton iteration: %.2f host reads, %.2f uploads (%.0f iterations)\n",
               CountingHostExec::reads / it, CountingHostExec::uploads / it, it);
   EXPECT_LE(CountingHostExec::uploads / it, 0.5);
-  EXPECT_LE(CountingHostExec::reads / it, 4.5);
+  EXPECT_LE(CountingHostExec::reads / it, 3.5);
 }
 
 TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
