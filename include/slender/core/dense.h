@@ -73,17 +73,20 @@ SLENDER_HD bool dense_cholesky_row(P A, int n, int k, Real floor, int lane, int 
 }
 
 /// Phase 1 of column k: the lane's columns of the trailing upper triangle,
-/// A(i, j) -= U(k, i) U(k, j) for k < i <= j.
+/// A(i, j) -= U(k, i) U(k, j) for k < i <= j, row by row (an axpy along each row: contiguous on
+/// one thread, consecutive addresses across the lanes)
 template <class P>
 SLENDER_HD void dense_cholesky_update(P A, int n, int k, int lane, int nlanes) {
   const auto rk = A + long(k) * n;
-  for (int j = k + 1 + lane; j < n; j += nlanes) {
-    const Real ukj = rk[j];
-    for (int i = k + 1; i <= j; ++i) {
-      const Real u = rk[i];
-      if (u == 0) continue;
-      A[long(i) * n + j] -= u * ukj;
-    }
+  for (int i = k + 1; i < n; ++i) {
+    const Real u = rk[i];
+    if (u == 0) continue;
+    const auto ri = A + long(i) * n;
+    // the lane's first column at or right of the diagonal
+    int j = k + 1 + lane;
+    if (j < i) j += (i - j + nlanes - 1) / nlanes * nlanes;
+    for (; j < n; j += nlanes)
+      ri[j] -= u * rk[j];
   }
 }
 
