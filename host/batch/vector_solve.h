@@ -204,6 +204,23 @@ struct GatherJacobian {
   }
 };
 
+/// A column-stepped solve (BandSolve, DenseSolve) of environment e on one thread: begin, every
+/// column's phases in order, then finish (or fail at a column without a pivot). The executors'
+/// for_each_env_columns runs the same steps on a group of lanes with a barrier after each phase.
+template <class F>
+SLENDER_HD void run_columns_on_one_thread(const F& f, long e) {
+  if (!f.wanted(e)) return;
+  const Real floor = f.begin(e);
+  const int n = f.columns(), phases = f.phases();
+  for (int k = 0; k < n; ++k)
+    for (int ph = 0; ph < phases; ++ph)
+      if (!f.column(e, k, ph, floor, 0, 1)) {
+        f.fail(e);
+        return;
+      }
+  f.finish(e);
+}
+
 /// banded LU and solve of one environment per index: dx[e] = J_e^-1 f[e]; ok[e] = 0 when a
 /// pivot is too small or the result is not finite. The bands and the scratch vectors are
 /// environment-major or, with `interleave`, interleaved (entry k of environment e at k nenv + e:
@@ -270,16 +287,7 @@ struct BandSolve {
     ok[e] = finite ? 1 : 0;
   }
   /// one thread per environment
-  SLENDER_HD void operator()(long e) const {
-    if (!wanted(e)) return;
-    const Real floor = begin(e);
-    for (int k = 0; k < n; ++k)
-      if (!column(e, k, 0, floor, 0, 1)) {
-        fail(e);
-        return;
-      }
-    finish(e);
-  }
+  SLENDER_HD void operator()(long e) const { run_columns_on_one_thread(*this, e); }
 };
 
 /// dense Cholesky (environments flagged in `cholesky`) or pivoting LU and solve of one
@@ -369,17 +377,7 @@ struct DenseSolve {
     ok[e] = finite ? 1 : 0;
   }
   /// one thread per environment
-  SLENDER_HD void operator()(long e) const {
-    if (!wanted(e)) return;
-    const Real floor = begin(e);
-    for (int k = 0; k < n; ++k)
-      for (int ph = 0; ph < 3; ++ph)
-        if (!column(e, k, ph, floor, 0, 1)) {
-          fail(e);
-          return;
-        }
-    finish(e);
-  }
+  SLENDER_HD void operator()(long e) const { run_columns_on_one_thread(*this, e); }
 };
 
 /// y[e] = J_e x[e] over the shared CSR pattern: one (environment, row) per index
