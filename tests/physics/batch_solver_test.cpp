@@ -79,6 +79,32 @@ std::shared_ptr<const Model> cantilever_model() {
   return build_model(b.build());
 }
 
+// one step of both batches: every environment converges in both (fatal otherwise: the caller
+// wraps the call in ASSERT_NO_FATAL_FAILURE), in the same Newton iterations; adds b's Newton
+// iterations to *iters when given
+void step_alike(BatchedSimulator& a, BatchedSimulator& b, int step, long* iters = nullptr) {
+  const std::vector<StepStatus> sa = a.step(), sb = b.step();
+  for (int e = 0; e < a.nenv(); ++e) {
+    ASSERT_EQ(sa[e], StepStatus::kConverged) << "env " << e << " step " << step;
+    ASSERT_EQ(sb[e], StepStatus::kConverged) << "env " << e << " step " << step;
+    EXPECT_EQ(a.reports()[e].iterations, b.reports()[e].iterations)
+        << "env " << e << " step " << step;
+    if (iters) *iters += b.reports()[e].iterations;
+  }
+}
+
+// the largest relative difference of b's positions from a's over the environments, each of
+// which must stay below tol
+Real worst_difference(const BatchedSimulator& a, const BatchedSimulator& b, Real tol) {
+  Real worst = 0;
+  for (int e = 0; e < a.nenv(); ++e) {
+    const Real d = max_relative_difference(a.state(e).q, b.state(e).q);
+    EXPECT_LT(d, tol) << "env " << e;
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
 BatchedSimulator vectorized(const std::shared_ptr<const Model>& m,
                             int B,
                             LinearSolverKind solver = LinearSolverKind::kAuto) {
@@ -196,21 +222,9 @@ TEST(VectorSolvers, DenseEqualsBandedOnARod) {
       kappa[(size_t(e) * m->nbend + k) * 2] = 0.01 * e * std::sin(0.4 * k);
   band.set_natural_curvature(kappa.data());
   dense.set_natural_curvature(kappa.data());
-  for (int k = 0; k < steps; ++k) {
-    const std::vector<StepStatus> a = band.step(), b = dense.step();
-    for (int e = 0; e < B; ++e) {
-      ASSERT_EQ(a[e], StepStatus::kConverged);
-      ASSERT_EQ(b[e], StepStatus::kConverged);
-      EXPECT_EQ(band.reports()[e].iterations, dense.reports()[e].iterations)
-          << "env " << e << " step " << k;
-    }
-  }
-  Real worst = 0;
-  for (int e = 0; e < B; ++e) {
-    const Real d = max_relative_difference(band.state(e).q, dense.state(e).q);
-    EXPECT_LT(d, 1e-10) << "env " << e;
-    worst = std::max(worst, d);
-  }
+  for (int k = 0; k < steps; ++k)
+    ASSERT_NO_FATAL_FAILURE(step_alike(band, dense, k));
+  const Real worst = worst_difference(band, dense, 1e-10);
   std::printf("cantilever, %d free DOF: dense Cholesky vs banded LU %.3e\n", m->plan.nfree, worst);
 }
 
@@ -234,20 +248,9 @@ TEST(VectorSolvers, SnakeDenseLuMatchesBanded) {
         kappa[(size_t(e) * nb + j) * 2 + 1] = (0.02 + 0.006 * e) * std::sin(0.2 * j - 6 * t);
     band.set_natural_curvature(kappa.data());
     dense.set_natural_curvature(kappa.data());
-    const std::vector<StepStatus> a = band.step(), b = dense.step();
-    for (int e = 0; e < B; ++e) {
-      ASSERT_EQ(a[e], StepStatus::kConverged);
-      ASSERT_EQ(b[e], StepStatus::kConverged);
-      EXPECT_EQ(band.reports()[e].iterations, dense.reports()[e].iterations)
-          << "env " << e << " step " << k;
-    }
+    ASSERT_NO_FATAL_FAILURE(step_alike(band, dense, k));
   }
-  Real worst = 0;
-  for (int e = 0; e < B; ++e) {
-    const Real d = max_relative_difference(band.state(e).q, dense.state(e).q);
-    EXPECT_LT(d, 1e-9) << "env " << e;
-    worst = std::max(worst, d);
-  }
+  const Real worst = worst_difference(band, dense, 1e-9);
   std::printf("snake, %d free DOF: dense LU vs banded LU %.3e\n", m->plan.nfree, worst);
   // the vectorized engine's phase times: both batched phases timed, Newton iterations counted
   const PhaseTimes pt = band.phase_times();
@@ -484,23 +487,11 @@ TEST(VectorSolvers, PcgTakesTheDenseIterationsOnShells) {
       pcg.set_params(e, p);
     }
     long iters = 0;
-    for (int k = 0; k < steps; ++k) {
-      const std::vector<StepStatus> a = dense.step(), b = pcg.step();
-      for (int e = 0; e < B; ++e) {
-        ASSERT_EQ(a[e], StepStatus::kConverged);
-        ASSERT_EQ(b[e], StepStatus::kConverged);
-        EXPECT_EQ(dense.reports()[e].iterations, pcg.reports()[e].iterations)
-            << "env " << e << " step " << k;
-        iters += pcg.reports()[e].iterations;
-      }
-    }
-    Real worst = 0;
-    for (int e = 0; e < B; ++e) {
-      const Real d = max_relative_difference(dense.state(e).q, pcg.state(e).q);
-      EXPECT_LT(d, 1e-8) << "env " << e;
-      worst = std::max(worst, d);
+    for (int k = 0; k < steps; ++k)
+      ASSERT_NO_FATAL_FAILURE(step_alike(dense, pcg, k, &iters));
+    const Real worst = worst_difference(dense, pcg, 1e-8);
+    for (int e = 0; e < B; ++e)
       EXPECT_EQ(pcg.state(e).warn_linear_fallback, 0) << "env " << e;
-    }
     const long cg = pcg.phase_times().linear_iters;
     EXPECT_GT(cg, 0);
     std::printf(
