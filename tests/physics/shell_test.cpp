@@ -252,21 +252,7 @@ TEST(RodShellJoint, TransmitsATipLoadInStaticEquilibrium) {
 // the transported frames are exact)
 TEST(ShellNewton, JacobianMatchesCentralDifferences) {
   for (const ShellBending bending : {ShellBending::kHinge, ShellBending::kMidEdge}) {
-    SceneBuilder b;
-    const int mat = b.material("m", 1000, 1e6, 0.3);
-    const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0),
-                                        0.01, false, mat, 1e-3, bending);
-    const Vec3 c = b.part(plate).nodes.back();
-    const int rod =
-        b.straight_rod("post", c, c + vec3(0.01, 0.005, 0.02), 5, mat, SceneBuilder::circle(1e-3));
-    b.joint({NodeRef{plate, -1, {}}, NodeRef{rod, 0, {}}});
-    b.fix_node(plate, 0).fix_node(plate, 1);
-    b.gravity(vec3(0.3, -0.2, -kG));
-    b.point_load(rod, -1, vec3(1e-3, 2e-3, 0));
-    b.spec().forces.drag_density = 1.2;
-    b.spec().forces.drag_coefficient = 1;
-    b.integrator().dt = 0.01;
-    const auto m = build_model(b.build());
+    const auto m = test::plate_with_post(bending);
     Simulator sim(m);
     ASSERT_TRUE(test::run_steps(sim, 5));
     const Real dt = 0.01;
