@@ -14,6 +14,7 @@
 
 #include "contact/host_exec.h"
 #include "contact/pairs.h"
+#include "pair_lists_util.h"
 #include "slender/builder.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
@@ -23,9 +24,7 @@ namespace {
 
 using Pipeline = ContactPipeline<HostContactExec>;
 
-std::shared_ptr<const Model> load(const std::string& name) {
-  return build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name));
-}
+using test::load_scene;
 
 // the broad phase's lists as the pipeline's packed keys, in its order
 std::vector<std::uint64_t> broad_phase_keys(const Model& m, const Real* q, Real inflation) {
@@ -61,12 +60,7 @@ long expect_same(const Model& m,
   const long ncand = pipe.candidates_ee() + pipe.candidates_et() + pipe.candidates_tt();
   const std::vector<std::uint64_t> cand(pipe.candidate_keys(), pipe.candidate_keys() + ncand);
   EXPECT_EQ(cand, keys) << what << ": candidates";
-  EXPECT_EQ(got.ee_node, want.ee_node) << what << ": edge pairs";
-  EXPECT_EQ(got.ee_d, want.ee_d) << what;
-  EXPECT_EQ(got.ee_mu, want.ee_mu) << what;
-  EXPECT_EQ(got.pt_node, want.pt_node) << what << ": vertex-triangle pairs";
-  EXPECT_EQ(got.pt_d, want.pt_d) << what;
-  EXPECT_EQ(got.pt_mu, want.pt_mu) << what;
+  test::expect_same_pairs(got, want, what);
   return long(want.ee_d.size() + want.pt_d.size());
 }
 
@@ -83,7 +77,7 @@ class PipelineScenes : public ::testing::TestWithParam<std::string> {};
 // the initial state and three disturbed ones: nodes moved by up to 0.6 of an edge (elements
 // cross, crowd and nearly touch everywhere), velocities of up to an edge per step
 TEST_P(PipelineScenes, EqualsHostOnDisturbedStates) {
-  const auto m = load(GetParam());
+  const auto m = load_scene(GetParam());
   ASSERT_TRUE(m->contact.enabled);
   Simulator sim(m);
   const Real dt = m->scene.integrator.dt;
@@ -116,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
 // along a run of the rod-shell / shell-shell scene into contact (the plate catches the rod and
 // the tile): equal at every step, and the change flag is set exactly when the node lists change
 TEST(Pipeline, EqualsHostAlongARun) {
-  const auto m = load("plate_contact.json");
+  const auto m = load_scene("plate_contact.json");
   Simulator sim(m);
   const Real dt = m->scene.integrator.dt;
   Pipeline pipe(*m);
@@ -149,7 +143,7 @@ TEST(Pipeline, EqualsHostAlongARun) {
 
 // a non-finite position is an error naming the cause, not a silent empty list
 TEST(Pipeline, NonFinitePositionIsAnError) {
-  const auto m = load("gripper.json");
+  const auto m = load_scene("gripper.json");
   Simulator sim(m);
   Pipeline pipe(*m);
   std::vector<Real> q = sim.state().q;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "contact/pair_lists_util.h"
 #include "contact/pairs.h"
 #include "contact/pipeline.h"
 #include "contact_exec.cuh"
@@ -22,9 +23,7 @@ namespace {
 
 using GpuPipeline = ContactPipeline<CudaContactExec>;
 
-std::shared_ptr<const Model> load(const std::string& name) {
-  return build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name));
-}
+using test::load_scene;
 
 void expect_same(const Model& m,
                  GpuPipeline& pipe,
@@ -38,19 +37,14 @@ void expect_same(const Model& m,
   DeviceBuffer<Real> dq(q), du(u);
   pipe.find(dq.data(), du.data(), dt);
   pipe.download(got);
-  EXPECT_EQ(got.ee_node, want.ee_node) << what;
-  EXPECT_EQ(got.ee_d, want.ee_d) << what;
-  EXPECT_EQ(got.ee_mu, want.ee_mu) << what;
-  EXPECT_EQ(got.pt_node, want.pt_node) << what;
-  EXPECT_EQ(got.pt_d, want.pt_d) << what;
-  EXPECT_EQ(got.pt_mu, want.pt_mu) << what;
+  test::expect_same_pairs(got, want, what);
 }
 
 TEST(ContactPipelineGpu, EqualsHostOnDisturbedStates) {
   SLENDER_REQUIRE_GPU();
   for (const char* name :
        {"plate_contact.json", "gripper.json", "shell_fold.json", "cloth_drop.json"}) {
-    const auto m = load(name);
+    const auto m = load_scene(name);
     Simulator sim(m);
     const Real dt = m->scene.integrator.dt;
     GpuPipeline pipe(*m);
@@ -70,7 +64,7 @@ TEST(ContactPipelineGpu, EqualsHostOnDisturbedStates) {
 
 TEST(ContactPipelineGpu, EqualsHostAlongARunAndIsSteady) {
   SLENDER_REQUIRE_GPU();
-  const auto m = load("plate_contact.json");
+  const auto m = load_scene("plate_contact.json");
   Simulator sim(m);
   const Real dt = m->scene.integrator.dt;
   GpuPipeline pipe(*m);
@@ -88,7 +82,7 @@ TEST(ContactPipelineGpu, EqualsHostAlongARunAndIsSteady) {
 // its neighbours and crosses some (many blocks of threads, thousands of candidates)
 TEST(ContactPipelineGpu, FlattenedSheet) {
   SLENDER_REQUIRE_GPU();
-  const auto m = load("cloth_drop.json");
+  const auto m = load_scene("cloth_drop.json");
   Simulator sim(m);
   std::vector<Real> q = sim.state().q, u(sim.state().u.size(), 0.0);
   std::mt19937 rng(3);
