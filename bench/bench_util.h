@@ -8,9 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "slender/simulator.h"
@@ -109,6 +112,49 @@ inline std::string loadavg() {
   std::string a, b, c;
   if (!(in >> a >> b >> c)) return "unknown";
   return a + " " + b + " " + c;
+}
+
+/// the lines every results file starts with: the processor, its logical cores, the OpenMP
+/// threads, the load average at start and the kind of build
+inline std::string machine_head() {
+  std::ostringstream os;
+  os << "machine: " << cpu_model() << ", " << std::thread::hardware_concurrency()
+     << " logical cores; OpenMP threads: " << omp_threads()
+     << "; load average at start (1, 5, 15 min): " << loadavg() << "\n";
+#ifdef NDEBUG
+  os << "build: optimized (NDEBUG)\n";
+#else
+  os << "build: debug (assertions on) - timings are not representative\n";
+#endif
+  return os.str();
+}
+
+/// a markdown results file begun with the command and each line of `head` as a bullet list;
+/// when it cannot be written, a message naming the program and the file, and a stream that
+/// tests false
+inline std::ofstream open_markdown(const std::string& path,
+                                   const std::string& program,
+                                   const std::string& command,
+                                   const std::string& head) {
+  std::ofstream md(path);
+  if (!md) {
+    std::cerr << program << ": cannot write " << path << '\n';
+    return md;
+  }
+  md << "- command: `" << command << "`\n";
+  std::istringstream hs(head);
+  std::string l;
+  while (std::getline(hs, l))
+    md << "- " << l << '\n';
+  return md;
+}
+
+/// true when everything written to a results file reached it; else a message naming the file
+inline bool close_markdown(std::ofstream& md, const std::string& path, const std::string& program) {
+  md.close();
+  if (md) return true;
+  std::cerr << program << ": error writing " << path << '\n';
+  return false;
 }
 
 /// the items of a comma-separated list, blanks dropped ("2k, 20k" -> {"2k", "20k"})

@@ -187,7 +187,9 @@ bool parse_args(int argc, char** argv, Options& o) {
     } else if (a == "--repeats-1m") {
       o.repeats_1m = option_count(argc, argv, i);
     } else if (a == "--brute-max") {
-      o.brute_max = std::atol(value().c_str());
+      const double n = slender::bench::option_number(argc, argv, i);
+      if (n < 0 || n != std::floor(n)) throw std::runtime_error("--brute-max: not a count");
+      o.brute_max = long(n);  // 0: no brute-force comparison
     } else if (a == "--markdown") {
       o.markdown = value();
     } else if (a == "-h" || a == "--help") {
@@ -286,9 +288,8 @@ int main(int argc, char** argv) {
       "case",     "elements",      "pairs ee / et / tt", "pairs/elem", "runs",     "first [ms]",
       "min [ms]", "median [ms]",   "max [ms]",           "ns/elem",    "cell/l",   "entries/elem",
       "large",    "workspace MiB", "grows after 1st",    "brute [ms]", "brute/min"};
-  const std::string head = "machine: " + cpu_model() + ", " + std::to_string(omp_threads()) +
-                           " OpenMP threads; load average at start " + loadavg();
-  std::cout << head << '\n';
+  const std::string head = slender::bench::machine_head();
+  std::cout << head;
   for (const std::string& kind : o.cases) {
     for (const long n : o.sizes) {
       try {
@@ -303,9 +304,12 @@ int main(int argc, char** argv) {
   print_text(std::cout, t);
   std::cout << "load average at end " << loadavg() << '\n';
   if (!o.markdown.empty()) {
-    std::ofstream md(o.markdown);
-    md << head << "; at end " << loadavg() << "\n\n";
+    std::ofstream md = slender::bench::open_markdown(
+        o.markdown, "slender_broad_phase_bench", slender::bench::command_line(argc, argv), head);
+    if (!md) return 1;
+    md << "- load average at end: " << loadavg() << "\n\n";
     print_markdown(md, t);
+    if (!slender::bench::close_markdown(md, o.markdown, "slender_broad_phase_bench")) return 1;
   }
   return 0;
 }

@@ -37,7 +37,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_util.h"
@@ -331,12 +330,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = slender::bench::command_line(argc, argv);
   std::ostringstream head;
-  head << "machine: " << slender::bench::cpu_model() << ", " << std::thread::hardware_concurrency()
-       << " logical cores; OpenMP threads: " << slender::bench::omp_threads()
-       << "; load average at start (1, 5, 15 min): " << slender::bench::loadavg() << "\n";
-#ifndef NDEBUG
-  head << "build: debug (assertions on) - timings are not representative\n";
-#endif
+  head << slender::bench::machine_head();
   head << "scene: cloth_drop (S9), disk radius " << kRadius << " m, h = " << kThick
        << " m, rho = " << kRho << ", E = " << o.E << " Pa, nu = " << kNu
        << ", centre and first ring fixed " << kHeight << " m above the ground; self-contact "
@@ -372,21 +366,15 @@ int main(int argc, char** argv) {
   const std::string load_end = slender::bench::loadavg();
   std::cout << '\n' << note << "\nload average at end: " << load_end << '\n';
   if (!o.markdown.empty()) {
-    std::ofstream md(o.markdown);
-    if (!md) {
-      std::cerr << "slender_cloth_bench: cannot write " << o.markdown << '\n';
-      return 1;
-    }
-    md << "- command: `" << command << "`\n";
-    std::istringstream hs(head.str());
-    std::string l;
-    while (std::getline(hs, l))
-      md << "- " << l << '\n';
+    std::ofstream md =
+        slender::bench::open_markdown(o.markdown, "slender_cloth_bench", command, head.str());
+    if (!md) return 1;
     md << "- load average at end: " << load_end << "\n\n";
     slender::bench::print_markdown(md, t);
     md << '\n';
     slender::bench::print_markdown(md, p);
     md << '\n' << note << ".\n";
+    if (!slender::bench::close_markdown(md, o.markdown, "slender_cloth_bench")) return 1;
   }
   return failures == 0 ? 0 : 1;
 }

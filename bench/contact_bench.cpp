@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -65,19 +66,26 @@ int main(int argc, char** argv) {
   Real duration = 0.1;
   int repeats = 3;
   std::string markdown;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--duration" && i + 1 < argc) {
-      duration = std::atof(argv[++i]);
-    } else if (a == "--repeats" && i + 1 < argc) {
-      repeats = std::max(1, std::atoi(argv[++i]));
-    } else if (a == "--markdown" && i + 1 < argc) {
-      markdown = argv[++i];
-    } else {
-      std::cerr << "usage: slender_contact_bench [--duration S] [--repeats N] [--markdown FILE]\n";
-      return 2;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--duration") {
+        duration = slender::bench::option_number(argc, argv, i);
+        if (!(duration > 0)) throw std::runtime_error("--duration: must be positive");
+      } else if (a == "--repeats") {
+        repeats = slender::bench::option_count(argc, argv, i);
+      } else if (a == "--markdown") {
+        markdown = slender::bench::option_value(argc, argv, i);
+      } else {
+        throw std::runtime_error("unknown argument '" + a + "'");
+      }
     }
+  } catch (const std::exception& e) {
+    std::cerr << "slender_contact_bench: " << e.what()
+              << "\nusage: slender_contact_bench [--duration S] [--repeats N] [--markdown FILE]\n";
+    return 2;
   }
+  const std::string head = slender::bench::machine_head();
   try {
     const std::string path = std::string(SLENDER_BENCH_APP_SCENES_DIR) + "/gripper.json";
     slender::bench::Table t;
@@ -108,13 +116,17 @@ int main(int argc, char** argv) {
            fmt("%.0f", pct * (pt.factor + pt.solve)),
            fmt("%.0f", std::max(0.0, 100.0 - pct * phases))});
     }
-    std::cout << "S10 entanglement gripper, " << duration << " s simulated, " << repeats
-              << " repeats, " << slender::bench::cpu_model() << ", "
-              << slender::bench::omp_threads() << " OpenMP threads\n";
+    std::cout << head << "S10 entanglement gripper, " << duration << " s simulated, " << repeats
+              << " repeats\n";
     slender::bench::print_text(std::cout, t);
     if (!markdown.empty()) {
-      std::ofstream f(markdown);
-      slender::bench::print_markdown(f, t);
+      std::ofstream md = slender::bench::open_markdown(
+          markdown, "slender_contact_bench", slender::bench::command_line(argc, argv), head);
+      if (!md) return 1;
+      md << "- S10 entanglement gripper, " << duration << " s simulated, " << repeats
+         << " repeats\n\n";
+      slender::bench::print_markdown(md, t);
+      if (!slender::bench::close_markdown(md, markdown, "slender_contact_bench")) return 1;
     }
   } catch (const std::exception& e) {
     std::cerr << "slender_contact_bench: " << e.what() << "\n";

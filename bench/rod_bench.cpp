@@ -22,7 +22,6 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_util.h"
@@ -393,14 +392,7 @@ int main(int argc, char** argv) {
 
   const std::string command = slender::bench::command_line(argc, argv);
   std::ostringstream head;
-  head << "machine: " << cpu_model() << ", " << std::thread::hardware_concurrency()
-       << " logical cores\n";
-  head << "OpenMP threads: " << omp_threads() << "\n";
-#ifdef NDEBUG
-  head << "build: optimized (NDEBUG)\n";
-#else
-  head << "build: debug (assertions on) - timings are not representative\n";
-#endif
+  head << slender::bench::machine_head();
   head << "repeats: " << o.repeats << " (model built once per repeat, untimed; only the steps "
        << "are timed)\n";
   std::cout << head.str() << std::flush;
@@ -433,22 +425,16 @@ int main(int argc, char** argv) {
                "anchor/median > 1 means Slender is faster.\n";
 
   if (!o.markdown.empty()) {
-    std::ofstream md(o.markdown);
-    if (!md) {
-      std::cerr << "slender_bench: cannot write " << o.markdown << '\n';
-      return 1;
-    }
-    md << "- command: `" << command << "`\n";
-    std::istringstream hs(head.str());
-    std::string l;
-    while (std::getline(hs, l))
-      md << "- " << l << '\n';
+    std::ofstream md =
+        slender::bench::open_markdown(o.markdown, "slender_bench", command, head.str());
+    if (!md) return 1;
     md << "- linear solver: " << solver << "\n\n";
     print_markdown(md, t);
     md << "\nPer-step phase times of the median run [ms/step]. * The line search's residual "
           "evaluations are counted both there and in frames/eval/assemble; other = wall - frames "
           "- eval - assemble - factor - solve.\n\n";
     print_markdown(md, p);
+    if (!slender::bench::close_markdown(md, o.markdown, "slender_bench")) return 1;
   }
   return failures == 0 ? 0 : 1;
 }

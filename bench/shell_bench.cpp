@@ -34,7 +34,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_util.h"
@@ -468,15 +467,7 @@ int main(int argc, char** argv) {
 
   const std::string command = slender::bench::command_line(argc, argv);
   std::ostringstream head;
-  head << "machine: " << cpu_model() << ", " << std::thread::hardware_concurrency()
-       << " logical cores\n";
-  head << "OpenMP threads: " << omp_threads()
-       << "; load average at start (1, 5, 15 min): " << loadavg() << "\n";
-#ifdef NDEBUG
-  head << "build: optimized (NDEBUG)\n";
-#else
-  head << "build: debug (assertions on) - timings are not representative\n";
-#endif
+  head << slender::bench::machine_head();
   head << "scene: square plate " << kSide << " m, h = " << kThick << " m, rho = " << kRho
        << ", E = " << kE << ", nu = " << kNu << ", first " << kClampRows
        << " node rows along y = 0 fixed, gravity -" << kGravity
@@ -534,16 +525,9 @@ int main(int argc, char** argv) {
             << " MiB; load average at end: " << load_end << '\n';
 
   if (!o.markdown.empty()) {
-    std::ofstream md(o.markdown);
-    if (!md) {
-      std::cerr << "slender_shell_bench: cannot write " << o.markdown << '\n';
-      return 1;
-    }
-    md << "- command: `" << command << "`\n";
-    std::istringstream hs(head.str());
-    std::string l;
-    while (std::getline(hs, l))
-      md << "- " << l << '\n';
+    std::ofstream md =
+        slender::bench::open_markdown(o.markdown, "slender_shell_bench", command, head.str());
+    if (!md) return 1;
     md << "- linear solver: " << solver << "\n";
     md << "- peak RSS: " << fmt("%.0f", peak_rss_mib()) << " MiB; load average at end: " << load_end
        << "\n\n";
@@ -552,6 +536,7 @@ int main(int argc, char** argv) {
     print_markdown(md, p);
     for (const CaseResult& r : results)
       if (!r.ok) md << "\n" << r.c.id() << " FAILED: " << r.failure << "\n";
+    if (!slender::bench::close_markdown(md, o.markdown, "slender_shell_bench")) return 1;
   }
   return failures == 0 ? 0 : 1;
 }
