@@ -37,19 +37,26 @@ stage_test() {
   local rc=$?
   echo "test: rc $rc; $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
   grep -E "\(Failed\)|\*\*\*Failed|Timeout" "$out/ctest.log" | head -20
-  # the GPU suites' own output (V8 lines, skips)
+  # the GPU suites' own output (skips), and the device-stepper suite on the device (V8 lines)
   "$build/tests/gpu_tests" > "$out/gpu_tests.log" 2>&1
   echo "gpu_tests: rc $?; $(grep -cE '^\[       OK' "$out/gpu_tests.log") ok," \
        "$(grep -cE '^\[  FAILED' "$out/gpu_tests.log") failed, $(grep -c 'SKIPPED' "$out/gpu_tests.log") skipped"
-  grep -E "^V8" "$out/gpu_tests.log" | head -40
+  "$build/tests/cpu_backend_tests" --gtest_filter='*DeviceStepper*/Cuda' > "$out/stepper_cuda.log" 2>&1
+  echo "device stepper on CUDA: rc $?; $(grep -cE '^\[       OK' "$out/stepper_cuda.log") ok," \
+       "$(grep -cE '^\[  FAILED' "$out/stepper_cuda.log") failed, $(grep -c 'SKIPPED' "$out/stepper_cuda.log") skipped"
+  grep -E "^V8" "$out/stepper_cuda.log" | head -40
 }
 
 stage_sanitize() {
-  local filter='StencilGpu.*:DeviceEval.*:DeviceSolver.*:CudaBackend.TwoRunsAreBitIdentical:CudaBackend.FailedStepLeavesTheStateUntouched:CudaBackend.ParametersMatchTheCpu:CudaBackend.PcgWithDeviceContactAssemblyMatchesTheCpu:CudaBackend.HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone:CudaBackend.FixedTargetsMatchTheCpu:CudaBatch.*:ContactPipelineGpu.*'
+  local filter='StencilGpu.*:DeviceEval.*:DeviceSolver.*:CudaBatch.*:ContactPipelineGpu.*'
+  local stepper='*DeviceStepper.TwoRunsAreBitIdentical/Cuda:*DeviceStepper.FailedStepLeavesTheStateUntouched/Cuda:*DeviceStepper.ParametersMatchTheCpu/Cuda:*DeviceStepper.PcgWithDeviceContactAssemblyMatchesTheCpu/Cuda:*DeviceStepper.HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone/Cuda:*DeviceStepper.FixedTargetsMatchTheCpu/Cuda'
   for tool in memcheck racecheck; do
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/gpu_tests" \
       --gtest_filter="$filter" > "$out/sanitize-$tool.log" 2>&1
-    echo "sanitize $tool: rc $?; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool.log" | tail -1)"
+    echo "sanitize $tool (gpu_tests): rc $?; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool.log" | tail -1)"
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/cpu_backend_tests" \
+      --gtest_filter="$stepper" > "$out/sanitize-stepper-$tool.log" 2>&1
+    echo "sanitize $tool (device stepper): rc $?; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-stepper-$tool.log" | tail -1)"
   done
 }
 

@@ -6,7 +6,8 @@
 // that includes the contact pairs) and asks for the state only when a recorder does. The contact
 // pairs are found on the device (contact/pipeline.h); the host sees them only when they change,
 // to build the plan.
-// kernels/cuda_stepper.cu implements it; host/cuda_stub.cpp answers in a build without CUDA.
+// backend/stepper_on.h implements it over an executor: the CUDA one (kernels/cuda_stepper.cu;
+// host/cuda_stub.cpp answers in a build without CUDA) and the host one (host_stepper.cpp).
 
 #include <memory>
 #include <string>
@@ -83,5 +84,23 @@ class DeviceStepper {
 std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> model,
                                                  const IntegratorSpec& spec,
                                                  LinearSolverKind solver);
+
+/// The same stepper code (backend/stepper_on.h) on a host executor, with the CPU's sparse
+/// solvers (host/backend/host_stepper.cpp): the CUDA backend's step logic where no GPU is, for
+/// tests; its solver names start with "host-stepper".
+std::unique_ptr<DeviceStepper> make_host_stepper(std::shared_ptr<const Model> model,
+                                                 const IntegratorSpec& spec,
+                                                 LinearSolverKind solver);
+
+using DeviceStepperMaker = std::unique_ptr<DeviceStepper> (*)(std::shared_ptr<const Model>,
+                                                              const IntegratorSpec&,
+                                                              LinearSolverKind);
+/// What a Simulator with BackendKind::kCuda runs: make_cuda_stepper, unless a test put another
+/// maker (make_host_stepper) in its place. Returns the previous maker; nullptr restores
+/// make_cuda_stepper.
+DeviceStepperMaker set_device_stepper_maker(DeviceStepperMaker maker);
+std::unique_ptr<DeviceStepper> make_device_stepper(std::shared_ptr<const Model> model,
+                                                   const IntegratorSpec& spec,
+                                                   LinearSolverKind solver);
 
 }  // namespace slender

@@ -75,8 +75,17 @@ CompareResult compare_backends(std::shared_ptr<const Model> model,
   if (c.cpu.available && c.cuda.available && c.cpu.steps == c.cuda.steps) {
     c.q_rel_diff = max_relative_difference(c.cpu.state.q, c.cuda.state.q);
     c.u_rel_diff = max_relative_difference(c.cpu.state.u, c.cuda.state.u);
+    const Real dt = model->scene.integrator.dt;
+    Real du = 0, qmax = 0;
+    for (size_t i = 0; i < c.cpu.state.u.size(); ++i) {
+      const Real d = std::fabs(c.cuda.state.u[i] - c.cpu.state.u[i]) * dt;
+      if (!(d <= du)) du = d;  // NaN propagates
+    }
+    for (const Real x : c.cpu.state.q)
+      qmax = std::max(qmax, std::fabs(x));
+    c.u_step_rel_diff = du == 0 ? 0 : (qmax > 0 ? du / qmax : INFINITY);
   } else {
-    c.q_rel_diff = c.u_rel_diff = NAN;
+    c.q_rel_diff = c.u_rel_diff = c.u_step_rel_diff = NAN;
   }
   return c;
 }
@@ -128,7 +137,7 @@ std::string format_comparison(const CompareResult& c) {
     os << "speed-up (cpu wall / cuda wall): " << num(a.wall_seconds / g.wall_seconds, "%.2f")
        << "x\n";
     os << "max relative difference of the states: q " << num(c.q_rel_diff, "%.3e") << ", u "
-       << num(c.u_rel_diff, "%.3e") << '\n';
+       << num(c.u_rel_diff, "%.3e") << ", u dt / |q| " << num(c.u_step_rel_diff, "%.3e") << '\n';
   }
   if (!a.error.empty()) os << "cpu: " << a.error << '\n';
   if (!g.error.empty()) os << "cuda: " << g.error << '\n';

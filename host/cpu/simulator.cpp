@@ -133,7 +133,7 @@ struct Simulator::Impl {
        BackendKind backend)
       : model(std::move(m)), spec(s), state(initial_state(*model)), mv(host_view(*model)) {
     const Model& md = *model;
-    if (backend == BackendKind::kCuda) device = make_cuda_stepper(model, spec, kind);
+    if (backend == BackendKind::kCuda) device = make_device_stepper(model, spec, kind);
     // a non-symmetric Jacobian needs LU (banded or sparse); kAuto chooses between them
     symmetric = !md.nonsymmetric();
     if (!symmetric && kind != LinearSolverKind::kAuto && kind != LinearSolverKind::kBanded)

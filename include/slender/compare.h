@@ -29,6 +29,12 @@ struct CompareResult {
   /// largest |x_cuda - x_cpu| over the DOFs relative to the largest |x_cpu| (q, u); NaN when one
   /// of the runs is missing or stopped at a different step
   Real q_rel_diff = 0, u_rel_diff = 0;
+  /// the velocities as one step's displacement: largest |u_cuda - u_cpu| dt relative to the
+  /// largest |q_cpu|. Unlike u_rel_diff it stays meaningful for a body at rest, whose velocities
+  /// are differences of converged positions over dt (roundoff: on S6 at E = 1e7 the CPU's own
+  /// banded and Cholesky solves give velocities 10x apart relative to their size, 5e-13 by this
+  /// measure). NaN as above
+  Real u_step_rel_diff = 0;
 };
 
 /// Runs `steps` steps of the model's integrator on both backends (the CUDA run is skipped with

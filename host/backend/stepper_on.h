@@ -1,0 +1,768 @@
+#pragma once
+
+// The device backend's Newton step, written once over an executor X: the state lives in X's
+// memory across steps; frames, every stencil family, the per-DOF terms and the assembly of the
+// residual and the CSR Jacobian run as X's loops over the same functors the CPU backend runs
+// (include/slender/stencils, include/slender/core); the linear solve is X's direct sparse solver
+// (cuSOLVER's Cholesky or QR on the GPU) or block-Jacobi PCG on X; norms, potentials and
+// line-search quantities are X's reductions, of which the host reads a few scalars per
+// evaluation to run the Newton loop of include/slender/core/newton.h. Contact sub-pairs are found
+// on X too (contact/pipeline.h): the host sees them only when they change, to build the
+// assembly plan (the direct path), or never (the PCG path assembles the contact part on X).
+//
+// Executors: kernels/cuda_stepper.cu (CUDA kernels, CUB reductions, cuSOLVER; the CUDA backend)
+// and host/backend/host_stepper.cpp (OpenMP loops, reductions in index order, the CPU's sparse
+// solvers), with which CI runs this code on every scene without a GPU. X provides:
+//   Buffer<T> (resize, data, size, upload(vector | pointer, n), download(vector), fill_zero),
+//   ContactExec (the contact pipeline's executor), DirectSolver (constructed from an n x n CSR
+//   pattern and `symmetric`; factorize(values), solve(b, x), used_fallback()), ModelData
+//   (constructed from the Model; view(): a ModelView of X's copies of its arrays), static
+//   for_each(n, f), reduce4(n, f, partial, out) (Red4 of f(i) into *out; partial: kReducePartials
+//   entries of workspace), to_host(host, src, n), copy(dst, src, n), fill_zero(p, n), sync(),
+//   and the solver names kCholeskyName, kQrName, kPcgName.
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/device_stepper.h"
+#include "contact/contact_jacobian.h"
+#include "contact/pipeline.h"
+#include "slender/core/assemble.h"
+#include "slender/core/integrator.h"
+#include "slender/core/newton.h"
+#include "slender/core/pcg.h"
+#include "slender/core/reduce4.h"
+#include "slender/stencils/bindings.h"
+#include "slender/stencils/families.h"
+
+namespace slender {
+
+namespace stepper {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// workspace entries of a reduction (the CUDA executor's partial results per block)
+constexpr int kReducePartials = 192;
+
+// above this many free DOFs the automatic choice is PCG (a first guess: the sparse Cholesky's
+// fill grows faster than the matrix on shell meshes; to be tuned on a GPU)
+constexpr int kPcgAutoThreshold = 250000;
+
+// ---- reduction functors ---------------------------------------------------------------------
+
+// s0: sum of stencil energies, s1: sum of per-DOF potentials, s2: |f|^2
+struct EvalSums {
+  const Real* e;
+  long ne;
+  const Real* dphi;
+  long nd;
+  const Real* f;
+  long nf;
+  SLENDER_HD Red4 operator()(long i) const {
+    Red4 r{0, 0, 0, 0};
+    if (i < ne) r.s0 = e[i];
+    if (i < nd) r.s1 = dphi[i];
+    if (i < nf) r.s2 = f[i] * f[i];
+    return r;
+  }
+};
+
+// s0: a . b, s1: number of entries of a that are not finite, m0: max |a|
+struct DotMax {
+  const Real* a;
+  const Real* b;
+  SLENDER_HD Red4 operator()(long i) const {
+    return Red4{a[i] * b[i], a[i] - a[i] == 0 ? Real(0) : Real(1), 0, ::fabs(a[i])};
+  }
+};
+
+// s0: number of entries with the bit set
+struct CountFlags {
+  const unsigned* flags;
+  unsigned bit;
+  SLENDER_HD Red4 operator()(long i) const {
+    return Red4{(flags[i] & bit) ? Real(1) : Real(0), 0, 0, 0};
+  }
+};
+
+// s0: number of zero entries
+struct CountZero {
+  const unsigned char* v;
+  SLENDER_HD Red4 operator()(long i) const { return Red4{v[i] == 0 ? Real(1) : Real(0), 0, 0, 0}; }
+};
+
+// ---- PCG update functors (scalars read from reduction slots in device memory) ----------------
+
+// x += alpha p, r -= alpha Ap with alpha = rz / pAp; flags a non-positive curvature; nothing
+// once the iteration has converged (`done`), so that the iterate is the one the CPU stops at
+struct PcgUpdateX {
+  const Red4* rz;
+  const Red4* pAp;
+  const Red4* done;
+  Red4* bad;
+  const Real* p;
+  const Real* Ap;
+  Real* x;
+  Real* r;
+  SLENDER_HD void operator()(long i) const {
+    if (done->s0 != 0) return;
+    Real alpha = 0;
+    if (rz->s0 != 0) {
+      if (pAp->s0 > 0) {
+        alpha = rz->s0 / pAp->s0;
+      } else if (i == 0) {
+        bad->s0 = 1;
+      }
+    }
+    x[i] += alpha * p[i];
+    r[i] -= alpha * Ap[i];
+  }
+};
+
+// p = z + beta p with beta = rz_new / rz_old (nothing once converged)
+struct PcgUpdateP {
+  const Red4* rz_new;
+  const Red4* rz_old;
+  const Red4* done;
+  const Real* z;
+  Real* p;
+  SLENDER_HD void operator()(long i) const {
+    if (done->s0 != 0) return;
+    const Real beta = rz_old->s0 != 0 ? rz_new->s0 / rz_old->s0 : Real(0);
+    p[i] = z[i] + beta * p[i];
+  }
+};
+
+// done = 1 once |r|^2 <= stop (one thread)
+struct PcgMarkDone {
+  const Red4* rr;
+  Red4* done;
+  Real stop;
+  SLENDER_HD void operator()(long) const {
+    if (rr->s0 <= stop) done->s0 = 1;
+  }
+};
+
+// reduction result slots (kSlotRr, kSlotBad and kSlotDone adjacent: read together)
+enum Slot {
+  kSlotEval,
+  kSlotDot,
+  kSlotFlags,
+  kSlotRzA,
+  kSlotRzB,
+  kSlotPAp,
+  kSlotRr,
+  kSlotBad,
+  kSlotDone,
+  kSlotBB,
+  kNumSlots
+};
+
+// the scalar parts of an assembly plan
+struct PlanDims {
+  int nfree = 0, nnz = 0;
+  long energy_pool = 0, grad_pool = 0, hess_pool = 0;
+  long e_off[kNumFamilies] = {}, g_off[kNumFamilies] = {}, h_off[kNumFamilies] = {};
+};
+
+template <class X>
+class StepperOn final : public DeviceStepper {
+ public:
+  template <class T>
+  using Buffer = typename X::template Buffer<T>;
+  using ContactExec = typename X::ContactExec;
+  using DirectSolver = typename X::DirectSolver;
+
+  StepperOn(std::shared_ptr<const Model> model, const IntegratorSpec& spec, LinearSolverKind kind)
+      : model_(std::move(model)), spec_(spec), kind_(kind), dm_(*model_) {
+    const Model& m = *model_;
+    dv_ = dm_.view();
+    d_dof_mass_.upload(m.dof_mass);
+    gravity_ = m.gravity;
+    mass_damping_ = m.mass_damping;
+    d_dof_fixed_.upload(m.dof_fixed);
+    d_fixed_slot_.upload(m.dof_fixed_slot);
+    d_motion_slot_.upload(m.dof_motion_slot);
+    d_node_dl_.upload(m.node_dl);
+    d_node_volume_.upload(m.node_volume);
+    const size_t nd = size_t(m.ndof);
+    for (Buffer<Real>* b :
+         {&q_, &u_, &a_, &y_, &y_trial_, &q_hat_, &u_hat_, &f_time_, &dof_r_, &dof_J_, &dof_phi_})
+      b->resize(nd);
+    f_time_.fill_zero();
+    d1_.resize(3 * size_t(m.nedge));
+    t_.resize(3 * size_t(m.nedge));
+    d1_cur_.resize(3 * size_t(m.nedge));
+    t_cur_.resize(3 * size_t(m.nedge));
+    ref_.resize(size_t(m.nbend));
+    ref_cur_.resize(size_t(m.nbend));
+    tau0_.resize(3 * size_t(m.nsedge));
+    kappa_bar_.upload(m.bend_kappa_bar);
+    tau_bar_.upload(m.bend_tau_bar);
+    phi_bar_.upload(m.hinge_phi_bar);
+    partial_.resize(kReducePartials);
+    slots_.resize(kNumSlots);
+    symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
+    use_plan(m.plan);
+    if (m.contact.enabled) {
+      contacts_ = std::make_unique<contact::ContactPipeline<ContactExec>>(m);
+      // the PCG path keeps the model's plan and assembles the contact part on its own
+      if (use_pcg_)
+        contact_jacobian_ = std::make_unique<contact::ContactJacobian<ContactExec>>(m.plan, m.ndof);
+    }
+    // the state arrays are sized; their first contents come from the owner's upload_state
+  }
+
+  StepReport step(const DeviceStepInputs& in,
+                  PhaseTimes& times,
+                  DeviceStepWarnings& warn) override {
+    const Model& m = *model_;
+    times_ = &times;
+    if (in.plan_changed && in.plan) use_plan(*in.plan);
+    if (in.natural_changed) {
+      kappa_bar_.upload(in.bend_kappa_bar, 2 * size_t(m.nbend));
+      tau_bar_.upload(in.bend_tau_bar, size_t(m.nbend));
+      phi_bar_.upload(in.hinge_phi_bar, size_t(m.nhinge));
+    }
+    if (in.loads_changed) f_time_.upload(in.f_time, size_t(m.ndof));
+    // prescribed motion at the step's end
+    motion_slot_ = nullptr;
+    if (in.target) {
+      const size_t n = in.target_fixed ? m.fixed_dof.size() : m.motion_dof.size();
+      target_.upload(in.target, n);
+      motion_slot_ = in.target_fixed ? d_fixed_slot_.data() : d_motion_slot_.data();
+    }
+    const StepCoeffs& c = in.c;
+    const Real dt = in.dt;
+    c_u_ = c.c_u;
+    StepReport rep;
+    rep.dt = dt;
+
+    X::for_each(m.ndof, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
+                                a_.data(), d_dof_fixed_.data(), q_hat_.data(), u_hat_.data(), 0,
+                                motion_slot_, target_.data(), 0});
+    X::copy(y_.data(), q_hat_.data(), size_t(m.ndof));
+    const Real r0 = evaluate(y_.data(), c, true);
+    const int nfree = pd_.nfree;
+    const bool ok = newton_iterations(
+        spec_.newton, m.friction(), r0, rep, times, warn.line_search,
+        [&] {
+          NewtonDirection d;
+          bool fallback = false;
+          d.solved = linear_solve(fallback);
+          if (fallback) ++warn.linear_fallback;
+          // slope, a non-finite direction (the CPU's solve fails on one) and max |dx|
+          if (d.solved && nfree > 0) {
+            X::reduce4(nfree, DotMax{dx_.data(), f_.data()}, partial_.data(), slot(kSlotDot));
+            const Red4 dm = read_slot(kSlotDot);
+            d.solved = dm.s1 == 0;
+            d.slope = dm.s0;
+            d.dx_max = dm.m0;
+          }
+          return d;
+        },
+        [&](Real a) {
+          take_step(a);
+          return evaluate(y_trial_.data(), c, true);
+        },
+        [&] { return phi_; }, [&] { std::swap(y_, y_trial_); });
+    if (!ok) return rep;  // the device state is untouched
+    finalize(dt, c, warn);
+    ++times.steps;
+    return rep;
+  }
+
+  void upload_state(const State& s) override {
+    const Model& m = *model_;
+    SLENDER_CHECK(state_fits(m, s), "state does not match the model's sizes");
+    q_.upload(s.q);
+    u_.upload(s.u);
+    a_.upload(s.a);
+    d1_.upload(s.edge_d1);
+    t_.upload(s.edge_t);
+    ref_.upload(s.bend_ref_twist);
+    tau0_.upload(s.sedge_tau0);
+  }
+
+  void download_state(State& s) override {
+    q_.download(s.q);
+    u_.download(s.u);
+    a_.download(s.a);
+    d1_.download(s.edge_d1);
+    t_.download(s.edge_t);
+    ref_.download(s.bend_ref_twist);
+    tau0_.download(s.sedge_tau0);
+  }
+
+  std::string solver_name() const override {
+    return use_pcg_ ? X::kPcgName : (symmetric_ ? X::kCholeskyName : X::kQrName);
+  }
+  void set_phase_timing(bool on) override { phase_timing_ = on; }
+
+  void set_params(const EnvParams& p) override {
+    const Model& m = *model_;
+    // ground friction makes the Jacobian non-symmetric: QR from here on, as the CPU's LU (checked
+    // before anything changes)
+    const bool friction = m.friction() || (m.ground.enabled && p.ground_friction > 0);
+    SLENDER_CHECK(!(friction && contact_jacobian_),
+                  "ground friction cannot be switched on for this model on the CUDA backend: its "
+                  "size selects the PCG path (symmetric Jacobians only) with contact");
+    std::vector<Real> mass(m.dof_mass);
+    for (Real& v : mass)
+      v *= p.density_scale;
+    d_dof_mass_.upload(mass);
+    youngs_scale_ = p.youngs_scale;
+    gravity_ = p.override_gravity ? p.gravity : m.gravity;
+    mass_damping_ = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping;
+    dv_.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
+    if (friction && symmetric_) {
+      symmetric_ = false;
+      use_pcg_ = false;
+      direct_ = std::make_unique<DirectSolver>(pd_.nfree, host_row_ptr_, host_col_, false);
+    }
+  }
+
+  bool assembles_contact() const override { return contact_jacobian_ != nullptr; }
+
+  bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed) override {
+    SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
+    const bool ch = contacts_->find(q_.data(), u_.data(), dt);
+    point_view_at_pairs();
+    if (contact_jacobian_) {
+      // the contact part's pattern on the device; the host has nothing to do
+      if (ch) {
+        size_contact_pools();
+        contact_jacobian_->build(dv_);
+      }
+      return false;
+    }
+    if (ch || force) contacts_->download(changed);
+    return ch || force;
+  }
+
+ private:
+  // ---- plan, pairs ----------------------------------------------------------------------------
+
+  void use_plan(const AssemblyPlan& p) {
+    pd_.nfree = p.nfree;
+    pd_.nnz = p.nnz();
+    pd_.energy_pool = p.energy_pool;
+    pd_.grad_pool = p.grad_pool;
+    pd_.hess_pool = p.hess_pool;
+    for (int f = 0; f < kNumFamilies; ++f) {
+      pd_.e_off[f] = p.e_off[f];
+      pd_.g_off[f] = p.g_off[f];
+      pd_.h_off[f] = p.h_off[f];
+    }
+    free_dof_.upload(p.free_dof);
+    row_ptr_.upload(p.row_ptr);
+    col_.upload(p.col);
+    diag_slot_.upload(p.diag_slot);
+    slot_src_adr_.upload(p.slot_src_adr);
+    slot_src_.upload(p.slot_src);
+    row_src_adr_.upload(p.row_src_adr);
+    row_src_.upload(p.row_src);
+    e_pool_.resize(size_t(p.energy_pool));
+    flag_pool_.resize(size_t(p.energy_pool));
+    g_pool_.resize(size_t(p.grad_pool));
+    h_pool_.resize(size_t(p.hess_pool));
+    f_.resize(size_t(p.nfree));
+    dx_.resize(size_t(p.nfree));
+    val_.resize(size_t(p.nnz()));
+    // the solver for this pattern: symbolic analysis once per pattern (new contact pairs often
+    // leave the pattern as it was: then the solver stays)
+    const bool same_pattern =
+        (direct_ || use_pcg_) && p.row_ptr == host_row_ptr_ && p.col == host_col_;
+    host_row_ptr_ = p.row_ptr;
+    host_col_ = p.col;
+    if (same_pattern) return;
+    use_pcg_ = symmetric_ && (kind_ == LinearSolverKind::kPcg ||
+                              (kind_ == LinearSolverKind::kAuto && p.nfree >= kPcgAutoThreshold));
+    direct_.reset();
+    if (!use_pcg_) {
+      direct_ = std::make_unique<DirectSolver>(p.nfree, p.row_ptr, p.col, symmetric_);
+    } else {
+      // blocks: consecutive free rows within one aligned triple of global DOFs (as the CPU's)
+      std::vector<int> block_row{0};
+      for (int r = 1; r < p.nfree; ++r)
+        if (p.free_dof[r] / 3 != p.free_dof[r - 1] / 3) block_row.push_back(r);
+      block_row.push_back(p.nfree);
+      nblock_ = long(block_row.size()) - 1;
+      block_row_.upload(block_row);
+      block_inv_.resize(9 * size_t(nblock_));
+      block_ok_.resize(size_t(nblock_));
+      for (Buffer<Real>* b : {&pr_, &pz_, &pp_, &pAp_})
+        b->resize(size_t(p.nfree));
+    }
+  }
+
+  // the view reads the pipeline's current lists (valid until its next find)
+  void point_view_at_pairs() {
+    const contact::ContactPipeline<ContactExec>& c = *contacts_;
+    const bool friction = model_->contact_friction();
+    dv_.npair = c.nee();
+    dv_.pair_node = c.nee() ? c.ee_node() : nullptr;
+    dv_.pair_d = c.nee() ? c.ee_d() : nullptr;
+    dv_.pair_mu = c.nee() && friction ? c.ee_mu() : nullptr;
+    dv_.npt = c.npt();
+    dv_.pt_node = c.npt() ? c.pt_node() : nullptr;
+    dv_.pt_d = c.npt() ? c.pt_d() : nullptr;
+    dv_.pt_mu = c.npt() && friction ? c.pt_mu() : nullptr;
+  }
+
+  // ---- evaluation ------------------------------------------------------------------------------
+
+  Red4* slot(Slot s) { return slots_.data() + s; }
+  Red4 read_slot(Slot s) {
+    Red4 h{};
+    X::to_host(&h, slots_.data() + s, 1);
+    return h;
+  }
+
+  void sync_phase() {
+    if (phase_timing_) X::sync();
+  }
+
+  template <class B>
+  void eval_family(Family fam, const EvalView& ev, unsigned want) {
+    const long n = B::count(dv_);
+    if (n == 0) return;
+    const LocalBuffers<B::kDofs> buf{e_pool_.data() + pd_.e_off[fam],
+                                     g_pool_.data() + pd_.g_off[fam],
+                                     h_pool_.data() + pd_.h_off[fam],
+                                     flag_pool_.data() + pd_.e_off[fam],
+                                     n,
+                                     0,
+                                     0,
+                                     0};
+    X::for_each(n, EvalStencils<B>{dv_, ev, n, want, buf});
+  }
+
+  // residual and Jacobian values at y (device); returns |f|, sets phi_
+  Real evaluate(const Real* y, const StepCoeffs& c, bool with_jacobian) {
+    const Model& m = *model_;
+    PhaseTimes& times = *times_;
+    auto t0 = Clock::now();
+    X::for_each(m.nedge,
+                TransportFrames{dv_, y, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()});
+    X::for_each(m.nbend,
+                ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()});
+    sync_phase();
+    if (phase_timing_) {
+      times.frames += seconds_since(t0);
+      t0 = Clock::now();
+    }
+
+    EvalView ev{};
+    ev.nenv = 1;
+    ev.q = y;
+    ev.edge_d1 = d1_cur_.data();
+    ev.bend_ref_twist = ref_cur_.data();
+    ev.bend_kappa_bar = kappa_bar_.data();
+    ev.bend_tau_bar = tau_bar_.data();
+    ev.hinge_phi_bar = phi_bar_.data();
+    ev.natural_per_env = 0;
+    ev.q_hat = q_hat_.data();
+    ev.u_hat = u_hat_.data();
+    ev.c_u = c_u_;
+    ev.sedge_tau0 = tau0_.data();
+    const unsigned want = with_jacobian ? kGradHess : kGrad;
+    for_each_family(
+        [&](auto binding, Family f, long) { eval_family<decltype(binding)>(f, ev, want); });
+    if (youngs_scale_ != 1) {
+      // a Young's modulus scale multiplies the elastic families (contiguous in the pools)
+      const Family first = kFamElasticBegin, end = kFamElasticEnd;
+      X::for_each(pd_.e_off[end] - pd_.e_off[first],
+                  ScaleValues{e_pool_.data() + pd_.e_off[first], youngs_scale_});
+      X::for_each(pd_.g_off[end] - pd_.g_off[first],
+                  ScaleValues{g_pool_.data() + pd_.g_off[first], youngs_scale_});
+      if (with_jacobian)
+        X::for_each(pd_.h_off[end] - pd_.h_off[first],
+                    ScaleValues{h_pool_.data() + pd_.h_off[first], youngs_scale_});
+    }
+    sync_phase();
+    if (phase_timing_) {
+      times.eval += seconds_since(t0);
+      t0 = Clock::now();
+    }
+
+    const Vec3 g = c.load_factor * gravity_;
+    X::for_each(m.ndof, DofTerms{m.nnode, y, q_hat_.data(), u_hat_.data(), f_time_.data(),
+                                 d_dof_mass_.data(), d_node_dl_.data(), d_node_volume_.data(),
+                                 m.buoyancy_density, g[0], g[1], g[2], m.viscosity, mass_damping_,
+                                 c.c_m, c.c_u, dof_r_.data(), dof_J_.data(), dof_phi_.data()});
+    X::for_each(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
+                                            g_pool_.data(), dof_r_.data(), f_.data()});
+    if (contact_jacobian_)
+      contact_jacobian_->add_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
+    if (with_jacobian) {
+      X::for_each(pd_.nnz, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(), h_pool_.data(),
+                                            val_.data()});
+      X::for_each(pd_.nfree,
+                  AddDiagonal{diag_slot_.data(), free_dof_.data(), dof_J_.data(), val_.data()});
+      if (contact_jacobian_) contact_jacobian_->assemble(h_pool_.data() + pd_.h_off[kFamContact]);
+    }
+    const long n = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
+    X::reduce4(n,
+               EvalSums{e_pool_.data(), pd_.energy_pool, dof_phi_.data(), long(m.ndof), f_.data(),
+                        long(pd_.nfree)},
+               partial_.data(), slot(kSlotEval));
+    const Red4 s = read_slot(kSlotEval);
+    if (phase_timing_) {
+      times.assemble += seconds_since(t0);
+    } else {
+      times.eval += seconds_since(t0);
+    }
+    phi_ = s.s0 + s.s1;
+    return std::sqrt(s.s2);
+  }
+
+  void take_step(Real alpha) {
+    X::copy(y_trial_.data(), y_.data(), size_t(model_->ndof));
+    X::for_each(pd_.nfree, ApplyNewtonStep{free_dof_.data(), dx_.data(), alpha, y_trial_.data()});
+  }
+
+  // ---- linear solve ----------------------------------------------------------------------------
+
+  // dx = J^-1 f; false when even the fallback failed. `fallback` as the CPU counts it: a direct
+  // factorization instead of the preconditioner (an indefinite block) or QR instead of Cholesky
+  bool linear_solve(bool& fallback) {
+    PhaseTimes& times = *times_;
+    ++times.factorizations;  // one per Newton iteration, as the CPU counts them
+    if (pd_.nfree == 0) return true;
+    if (use_pcg_) {
+      auto t0 = Clock::now();
+      const bool setup = pcg_setup();
+      if (setup) {
+        times.factor += seconds_since(t0);
+        t0 = Clock::now();
+        const bool ok = pcg_solve(f_.data(), dx_.data());
+        times.solve += seconds_since(t0);
+        if (ok) return true;
+      } else {
+        fallback = true;
+      }
+      // CG cannot go on (an indefinite matrix, or too slow): the direct path for this matrix
+      if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
+        fallback = true;
+        return merged_direct_solve();
+      }
+      if (!direct_) {
+        direct_ = std::make_unique<DirectSolver>(pd_.nfree, host_row_ptr_, host_col_, symmetric_);
+      }
+    }
+    auto t0 = Clock::now();
+    const bool factored = direct_->factorize(val_.data());
+    times.factor += seconds_since(t0);
+    if (direct_->used_fallback()) fallback = true;
+    t0 = Clock::now();
+    const bool solved = factored && direct_->solve(f_.data(), dx_.data());
+    times.solve += seconds_since(t0);
+    return solved;
+  }
+
+  // the pools' contact families for the pipeline's current pairs (the static families keep the
+  // model plan's layout; the contact families are the last two); pools grow, never shrink
+  void size_contact_pools() {
+    const Family a = kFamContact, b = kFamContactPointTri;
+    const long npair = contacts_->nee(), npt = contacts_->npt();
+    pd_.e_off[b] = pd_.e_off[a] + npair;
+    pd_.g_off[b] = pd_.g_off[a] + 12 * npair;
+    pd_.h_off[b] = pd_.h_off[a] + 144 * npair;
+    pd_.energy_pool = pd_.e_off[b] + npt;
+    pd_.grad_pool = pd_.g_off[b] + 12 * npt;
+    pd_.hess_pool = pd_.h_off[b] + 144 * npt;
+    auto grow = [](auto& buf, long n) {
+      if (long(buf.size()) < n) buf.resize(size_t(n + n / 4));
+    };
+    grow(e_pool_, pd_.energy_pool);
+    grow(flag_pool_, pd_.energy_pool);
+    grow(g_pool_, pd_.grad_pool);
+    grow(h_pool_, pd_.hess_pool);
+  }
+
+  // the PCG path's fallback with contact: the static and contact matrices merged on the host
+  // (rare: CG met an indefinite block or did not converge), factorized by the direct solver
+  bool merged_direct_solve() {
+    const auto& cj = *contact_jacobian_;
+    const int n = pd_.nfree;
+    std::vector<Real> vs, vc(size_t(cj.nnz()));
+    val_.download(vs);
+    std::vector<int> rc(size_t(n) + 1), cc(size_t(cj.nnz()));
+    X::to_host(rc.data(), cj.row_ptr(), rc.size());
+    X::to_host(cc.data(), cj.col(), cc.size());
+    X::to_host(vc.data(), cj.val(), vc.size());
+    std::vector<int> rp{0}, col;
+    std::vector<Real> val;
+    rp.reserve(size_t(n) + 1);
+    for (int r = 0; r < n; ++r) {
+      int i = host_row_ptr_[r], j = rc[r];
+      const int ie = host_row_ptr_[r + 1], je = rc[r + 1];
+      while (i < ie || j < je) {
+        const int ci = i < ie ? host_col_[i] : INT_MAX, cjn = j < je ? cc[j] : INT_MAX;
+        col.push_back(std::min(ci, cjn));
+        val.push_back((ci <= cjn ? vs[i] : 0) + (cjn <= ci ? vc[j] : 0));
+        if (ci <= cjn) ++i;
+        if (cjn <= ci) ++j;
+      }
+      rp.push_back(int(col.size()));
+    }
+    DirectSolver solver(n, rp, col, symmetric_);
+    Buffer<Real> dval;
+    dval.upload(val);
+    return solver.factorize(dval.data()) && solver.solve(f_.data(), dx_.data());
+  }
+
+  bool pcg_setup() {
+    if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
+      const auto& cj = *contact_jacobian_;
+      X::for_each(nblock_, BlockJacobiSetupSum{row_ptr_.data(), col_.data(), val_.data(),
+                                               cj.row_ptr(), cj.col(), cj.val(), block_row_.data(),
+                                               block_inv_.data(), block_ok_.data()});
+    } else {
+      X::for_each(nblock_,
+                  BlockJacobiSetup{row_ptr_.data(), col_.data(), val_.data(), block_row_.data(),
+                                   block_inv_.data(), block_ok_.data()});
+    }
+    X::reduce4(nblock_, CountZero{block_ok_.data()}, partial_.data(), slot(kSlotFlags));
+    return read_slot(kSlotFlags).s0 == 0;
+  }
+
+  void apply_preconditioner() {
+    X::for_each(nblock_,
+                BlockJacobiApply{block_row_.data(), block_inv_.data(), pr_.data(), pz_.data()});
+  }
+
+  // preconditioned CG from x = 0 to |b - A x| <= 1e-12 |b| (the CPU path's tolerance); the
+  // step length and direction update read their scalars from device memory, and the host checks
+  // convergence every kCheck iterations
+  bool pcg_solve(const Real* b, Real* x) {
+    constexpr Real kPcgRelTol = 1e-12;
+    constexpr int kCheck = 8;
+    const int n = pd_.nfree;
+    const int max_iter = std::max(100, std::min(n, 5000));
+    X::reduce4(n, DotMax{b, b}, partial_.data(), slot(kSlotBB));
+    const Real bb = read_slot(kSlotBB).s0;
+    X::fill_zero(x, size_t(n));
+    if (bb == 0) return true;
+    if (!std::isfinite(bb)) return false;
+    const Real stop = kPcgRelTol * kPcgRelTol * bb;
+    X::copy(pr_.data(), b, size_t(n));
+    apply_preconditioner();
+    X::copy(pp_.data(), pz_.data(), size_t(n));
+    X::fill_zero(slot(kSlotBad), 2);  // bad, done
+    Slot rz_cur = kSlotRzA, rz_next = kSlotRzB;
+    X::reduce4(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_cur));
+    for (int it = 1; it <= max_iter; ++it) {
+      X::for_each(n, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), pp_.data(), pAp_.data()});
+      if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
+        const auto& cj = *contact_jacobian_;
+        X::for_each(n, CsrSpmvAdd{cj.row_ptr(), cj.col(), cj.val(), pp_.data(), pAp_.data()});
+      }
+      X::reduce4(n, DotMax{pp_.data(), pAp_.data()}, partial_.data(), slot(kSlotPAp));
+      X::for_each(n, PcgUpdateX{slot(rz_cur), slot(kSlotPAp), slot(kSlotDone), slot(kSlotBad),
+                                pp_.data(), pAp_.data(), x, pr_.data()});
+      X::reduce4(n, DotMax{pr_.data(), pr_.data()}, partial_.data(), slot(kSlotRr));
+      X::for_each(1, PcgMarkDone{slot(kSlotRr), slot(kSlotDone), stop});
+      ++pcg_iterations_;
+      if (it % kCheck == 0 || it == max_iter) {
+        Red4 h[3];  // rr, bad, done
+        X::to_host(h, slot(kSlotRr), 3);
+        if (h[2].s0 != 0) return true;
+        if (h[1].s0 != 0 || !std::isfinite(h[0].s0)) return false;
+      }
+      apply_preconditioner();
+      X::reduce4(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_next));
+      X::for_each(n,
+                  PcgUpdateP{slot(rz_next), slot(rz_cur), slot(kSlotDone), pz_.data(), pp_.data()});
+      std::swap(rz_cur, rz_next);
+    }
+    return false;
+  }
+
+  // ---- the end of a converged step ------------------------------------------------------------
+
+  void finalize(Real dt, const StepCoeffs& c, DeviceStepWarnings& warn) {
+    const Model& m = *model_;
+    X::for_each(m.ndof,
+                FinalizeStep{spec_.kind, dt, c.c_m, c.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
+                             d_dof_mass_.data(), d_dof_fixed_.data(), q_.data(), u_.data(),
+                             a_.data(), 0, motion_slot_, target_.data(), 0});
+    // frames of the new configuration become the next step's start
+    X::for_each(m.nedge, TransportFrames{dv_, q_.data(), d1_.data(), t_.data(), d1_cur_.data(),
+                                         t_cur_.data()});
+    X::for_each(m.nbend,
+                ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()});
+    X::copy(d1_.data(), d1_cur_.data(), 3 * size_t(m.nedge));
+    X::copy(t_.data(), t_cur_.data(), 3 * size_t(m.nedge));
+    X::copy(ref_.data(), ref_cur_.data(), size_t(m.nbend));
+    X::for_each(m.nsedge, MidEdgeFrames{dv_, q_.data(), tau0_.data()});
+    if (pd_.energy_pool > 0) {
+      X::reduce4(pd_.energy_pool, CountFlags{flag_pool_.data(), unsigned(kDegenerate)},
+                 partial_.data(), slot(kSlotFlags));
+      warn.degenerate += long(read_slot(kSlotFlags).s0);
+    }
+  }
+
+  std::shared_ptr<const Model> model_;
+  IntegratorSpec spec_;
+  LinearSolverKind kind_;
+  typename X::ModelData dm_;
+  ModelView dv_{};  // the device model's view plus this step's pairs
+  PlanDims pd_;
+  PhaseTimes* times_ = nullptr;
+  bool phase_timing_ = false;
+  bool symmetric_ = true;
+  bool use_pcg_ = false;
+  // parameters (set_params): the model's unless set
+  Real youngs_scale_ = 1;
+  Vec3 gravity_;
+  Real mass_damping_ = 0;
+  Real c_u_ = 0, phi_ = 0;
+  long pcg_iterations_ = 0;
+
+  // model arrays the view does not hold
+  Buffer<Real> d_dof_mass_, d_node_dl_, d_node_volume_;
+  Buffer<unsigned char> d_dof_fixed_;
+  // prescribed motion: the model's slot maps, this step's targets and the map they use (null:
+  // no motion this step)
+  Buffer<int> d_fixed_slot_, d_motion_slot_;
+  Buffer<Real> target_;
+  const int* motion_slot_ = nullptr;
+  // state
+  Buffer<Real> q_, u_, a_, d1_, t_, ref_, tau0_;
+  // step workspace
+  Buffer<Real> y_, y_trial_, q_hat_, u_hat_, f_time_, d1_cur_, t_cur_, ref_cur_;
+  Buffer<Real> kappa_bar_, tau_bar_, phi_bar_;
+  Buffer<Real> e_pool_, g_pool_, h_pool_, dof_r_, dof_J_, dof_phi_, f_, dx_, val_;
+  Buffer<unsigned> flag_pool_;
+  // plan
+  Buffer<int> free_dof_, row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_, row_src_adr_,
+      row_src_;
+  // contact pairs, found on the device
+  std::unique_ptr<contact::ContactPipeline<ContactExec>> contacts_;
+  // the contact part of J assembled on the device (the PCG path), else the host's merged plan
+  std::unique_ptr<contact::ContactJacobian<ContactExec>> contact_jacobian_;
+  // reductions
+  Buffer<Red4> partial_, slots_;
+  // solvers
+  std::unique_ptr<DirectSolver> direct_;
+  std::vector<int> host_row_ptr_, host_col_;
+  long nblock_ = 0;
+  Buffer<int> block_row_;
+  Buffer<Real> block_inv_, pr_, pz_, pp_, pAp_;
+  Buffer<unsigned char> block_ok_;
+};
+
+}  // namespace stepper
+
+}  // namespace slender
