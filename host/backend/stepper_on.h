@@ -548,14 +548,11 @@ class StepperOn final : public DeviceStepper {
         const bool ok = pcg_solve(f_.data(), dx_.data());
         times.solve += seconds_since(t0);
         if (ok) return true;
-      } else {
-        fallback = true;
       }
-      // CG cannot go on (an indefinite matrix, or too slow): the direct path for this matrix
-      if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
-        fallback = true;
-        return merged_direct_solve();
-      }
+      // CG cannot go on (an indefinite block or matrix, or too slow): the direct path for this
+      // matrix, counted as a fallback (as the CPU counts it)
+      fallback = true;
+      if (contact_jacobian_ && contact_jacobian_->nnz() > 0) return merged_direct_solve();
       if (!direct_) {
         direct_ = std::make_unique<DirectSolver>(pd_.nfree, host_row_ptr_, host_col_, symmetric_);
       }

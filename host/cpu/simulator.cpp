@@ -514,10 +514,11 @@ struct Simulator::Impl {
           const bool factored = ls.factorize();
           times.factor += seconds_since(t0);
           ++times.factorizations;
-          if (ls.used_fallback()) ++state.warn_linear_fallback;
           t0 = Clock::now();
           d.solved = factored && ls.solve(f.data(), dx.data());
           times.solve += seconds_since(t0);
+          // after the solve: CG that does not converge falls back to the direct path there
+          if (ls.used_fallback()) ++state.warn_linear_fallback;
           for (int k = 0; d.solved && k < p.nfree; ++k) {
             d.slope += dx[k] * f[k];
             d.dx_max = std::max(d.dx_max, std::fabs(dx[k]));
