@@ -78,6 +78,13 @@ struct DeviceSparseSolver::Impl {
   DeviceBuffer<char> work;
   bool have_work = false;
 
+  // the handles are the Impl's, so that a constructor that throws half-way releases them
+  ~Impl() {
+    if (chol) cusolverSpDestroyCsrcholInfo(chol);
+    if (descr) cusparseDestroyMatDescr(descr);
+    if (handle) cusolverSpDestroy(handle);
+  }
+
   template <class F>
   Red4 reduce(long count, const F& f) {
     reduce4_async(count, f, partial.data(), out.data());
@@ -112,8 +119,10 @@ DeviceSparseSolver::DeviceSparseSolver(int n,
   if (cusparseCreateMatDescr(&s.descr) != CUSPARSE_STATUS_SUCCESS) {
     throw Error("cuSPARSE: cannot create a matrix descriptor");
   }
-  cusparseSetMatType(s.descr, CUSPARSE_MATRIX_TYPE_GENERAL);
-  cusparseSetMatIndexBase(s.descr, CUSPARSE_INDEX_BASE_ZERO);
+  if (cusparseSetMatType(s.descr, CUSPARSE_MATRIX_TYPE_GENERAL) != CUSPARSE_STATUS_SUCCESS ||
+      cusparseSetMatIndexBase(s.descr, CUSPARSE_INDEX_BASE_ZERO) != CUSPARSE_STATUS_SUCCESS) {
+    throw Error("cuSPARSE: cannot set up the matrix descriptor");
+  }
   if (symmetric && n > 0) {
     // symbolic analysis once per pattern
     check(cusolverSpCreateCsrcholInfo(&s.chol), "cusolverSpCreateCsrcholInfo");
@@ -123,12 +132,7 @@ DeviceSparseSolver::DeviceSparseSolver(int n,
   }
 }
 
-DeviceSparseSolver::~DeviceSparseSolver() {
-  Impl& s = *impl_;
-  if (s.chol) cusolverSpDestroyCsrcholInfo(s.chol);
-  if (s.descr) cusparseDestroyMatDescr(s.descr);
-  if (s.handle) cusolverSpDestroy(s.handle);
-}
+DeviceSparseSolver::~DeviceSparseSolver() = default;
 
 bool DeviceSparseSolver::factorize(const Real* d_val) {
   Impl& s = *impl_;
@@ -147,16 +151,23 @@ bool DeviceSparseSolver::factorize(const Real* d_val) {
       s.work.resize(workspace > 0 ? workspace : 1);
       s.have_work = true;
     }
-    check(cusolverSpDcsrcholFactor(s.handle, s.n, s.nnz, s.descr, s.val.data(), s.row_ptr.data(),
-                                   s.col.data(), s.chol, s.work.data()),
-          "cusolverSpDcsrcholFactor");
-    int pivot = -1;
-    // L(j, j) at or below the tolerance: a pivot below 1e-14 of the largest diagonal entry, not
-    // positive definite (numerically)
-    const Real tol = 1e-7 * std::sqrt(s.max_diag);
-    check(cusolverSpDcsrcholZeroPivot(s.handle, s.chol, tol, &pivot),
-          "cusolverSpDcsrcholZeroPivot");
-    if (pivot < 0) return true;
+    // the low-level csrchol API is not documented: a matrix that is not positive definite may
+    // show as a zero-pivot status of the factorization, as a pivot at or below the tolerance,
+    // or (a negative pivot's square root) as a solution that is not finite, which solve() takes
+    // to QR too
+    const cusolverStatus_t st =
+        cusolverSpDcsrcholFactor(s.handle, s.n, s.nnz, s.descr, s.val.data(), s.row_ptr.data(),
+                                 s.col.data(), s.chol, s.work.data());
+    if (st != CUSOLVER_STATUS_ZERO_PIVOT) {
+      check(st, "cusolverSpDcsrcholFactor");
+      int pivot = -1;
+      // L(j, j) at or below the tolerance: a pivot below 1e-14 of the largest diagonal entry,
+      // not positive definite (numerically)
+      const Real tol = 1e-7 * std::sqrt(s.max_diag);
+      check(cusolverSpDcsrcholZeroPivot(s.handle, s.chol, tol, &pivot),
+            "cusolverSpDcsrcholZeroPivot");
+      if (pivot < 0) return true;
+    }
   }
   // QR factorizes inside each solve (csrlsvqr has no separate factorization)
   s.fallback = s.symmetric;
@@ -170,15 +181,17 @@ bool DeviceSparseSolver::solve(const Real* d_b, Real* d_x) {
   if (s.chol && !s.fallback) {
     check(cusolverSpDcsrcholSolve(s.handle, s.n, s.b.data(), s.x.data(), s.chol, s.work.data()),
           "cusolverSpDcsrcholSolve");
-  } else {
-    int singular = -1;
-    // the ordering is already applied (csrlsvqr's reorder argument has no effect)
-    check(
-        cusolverSpDcsrlsvqr(s.handle, s.n, s.nnz, s.descr, s.val.data(), s.row_ptr.data(),
+    parallel_for_cuda(s.n, Scatter{s.order.data(), s.x.data(), d_x});
+    if (s.reduce(s.n, CountNonFinite{d_x}).s0 == 0) return true;
+    // a negative pivot the zero-pivot test let through: QR, as for one it reports
+    s.fallback = true;
+  }
+  int singular = -1;
+  // the ordering is already applied (csrlsvqr's reorder argument has no effect)
+  check(cusolverSpDcsrlsvqr(s.handle, s.n, s.nnz, s.descr, s.val.data(), s.row_ptr.data(),
                             s.col.data(), s.b.data(), 1e-14 * s.max_diag, 0, s.x.data(), &singular),
         "cusolverSpDcsrlsvqr");
-    if (singular >= 0) return false;
-  }
+  if (singular >= 0) return false;
   parallel_for_cuda(s.n, Scatter{s.order.data(), s.x.data(), d_x});
   return s.reduce(s.n, CountNonFinite{d_x}).s0 == 0;
 }

@@ -35,7 +35,7 @@ class DeviceSparseSolver {
   /// d_x = J^-1 d_b (n each); false if the solve failed (singular matrix) or the solution is
   /// not finite
   bool solve(const Real* d_b, Real* d_x);
-  /// whether the last factorize() fell back to QR
+  /// whether the last factorize() or solve() fell back to QR
   bool used_fallback() const;
   /// nonzeros of the Cholesky factor of the ordered pattern (symbolic count)
   long factor_nonzeros() const;

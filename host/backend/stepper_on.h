@@ -560,10 +560,11 @@ class StepperOn final : public DeviceStepper {
     auto t0 = Clock::now();
     const bool factored = direct_->factorize(val_.data());
     times.factor += seconds_since(t0);
-    if (direct_->used_fallback()) fallback = true;
     t0 = Clock::now();
     const bool solved = factored && direct_->solve(f_.data(), dx_.data());
     times.solve += seconds_since(t0);
+    // after the solve: a factorization the solve finds unusable falls back there
+    if (direct_->used_fallback()) fallback = true;
     return solved;
   }
 
