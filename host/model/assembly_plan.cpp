@@ -2,8 +2,10 @@
 // model, so that each Newton iteration only evaluates stencils and sums fixed source lists.
 
 #include <algorithm>
+#include <climits>
 
 #include "model/model_internal.h"
+#include "slender/core/error.h"
 
 namespace slender {
 
@@ -27,6 +29,10 @@ void collect(AssemblyPlan& p,
   p.hess_pool += n * D * D;
   p.grad_pool += n * D;
   p.energy_pool += n;
+  // the plan's sources are 32-bit indices into the pools
+  SLENDER_CHECK(p.hess_pool <= INT_MAX, "assembly plan: ", p.hess_pool,
+                " local Hessian entries, more than 32-bit indices reach (too many stencils or "
+                "contact pairs for one system)");
   const long nfree = p.nfree;
   int dofs[D];
   for (long k = 0; k < n; ++k) {
