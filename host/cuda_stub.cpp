@@ -10,6 +10,7 @@ namespace slender {
 
 int cuda_device_count() { return 0; }
 bool built_with_cuda() { return false; }
+int cuda_device_of(const void*) { return 0; }
 void require_cuda_backend() {
   throw Error(
       "the CUDA backend was asked for, but Slender was built without CUDA; "

@@ -18,6 +18,15 @@ int cuda_device_count() {
 
 bool built_with_cuda() { return true; }
 
+int cuda_device_of(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    throw Error("cannot tell which CUDA device holds the simulator's arrays");
+  }
+  return a.device;
+}
+
 void require_cuda_backend() {
   if (cuda_device_count() == 0) {
     throw Error(

@@ -46,7 +46,9 @@ __global__ void env_columns_kernel(int nenv, F f) {
   const int n = f.columns(), phases = f.phases();
   for (int k = 0; k < n; ++k)
     for (int ph = 0; ph < phases; ++ph) {
-      if (!f.column(e, k, ph, floor, lane, kWarp)) {  // the same pivot on every lane
+      // every lane decides on the same pivot (the same values, read after a barrier); the vote
+      // keeps the warp together should a future column() ever differ between lanes
+      if (!__all_sync(0xffffffffu, f.column(e, k, ph, floor, lane, kWarp))) {
         if (lane == 0) f.fail(e);
         return;
       }
@@ -79,14 +81,14 @@ struct CudaExec {
     const long threads = long(nenv) * kWarp;
     env_columns_kernel<F>
         <<<unsigned((threads + kColumnsBlock - 1) / kColumnsBlock), kColumnsBlock>>>(nenv, f);
-    SLENDER_CUDA_CHECK(cudaGetLastError());
+    SLENDER_CUDA_LAUNCHED();
   }
   // per environment into a device buffer (one block per environment, a fixed order)
   template <class F>
   static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {
     out.resize(size_t(nenv));  // sized once: each caller passes its own buffer
     env_reduce_kernel<F><<<unsigned(nenv), kEnvReduceThreads>>>(len, f, out.data());
-    SLENDER_CUDA_CHECK(cudaGetLastError());
+    SLENDER_CUDA_LAUNCHED();
   }
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>& d_out) {
@@ -114,6 +116,8 @@ struct CudaExec {
   static void copy(Real* dst, const Real* src, size_t n) {
     if (n > 0) SLENDER_CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(Real), cudaMemcpyDeviceToDevice));
   }
+  // the state's kernels and copies done: live views (DLPack) read it on any stream
+  static void sync() { SLENDER_CUDA_CHECK(cudaDeviceSynchronize()); }
 };
 
 }  // namespace

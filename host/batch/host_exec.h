@@ -73,6 +73,7 @@ struct HostExec {
     std::copy(b.v.begin() + off, b.v.begin() + off + n, h);
   }
   static void copy(Real* dst, const Real* src, size_t n) { std::copy(src, src + n, dst); }
+  static void sync() {}
 };
 
 }  // namespace slender

@@ -63,14 +63,22 @@ class VectorEngineOf final : public VectorEngine {
   void clear_fixed_targets() override { nt_.clear_fixed_targets(); }
   void set_params(int env, const EnvParams& p) override { nt_.set_params(env, p); }
   const EnvParams& params(int env) const override { return nt_.params(env); }
-  void set_state(int env, const State& s) override { nt_.set_state(env, s); }
+  // the calls that change the state end with the executor's work done, so that live views of
+  // it (DLPack, on any consumer stream) never see a step, reset or upload half-way
+  void set_state(int env, const State& s) override {
+    nt_.set_state(env, s);
+    X::sync();
+  }
   void reset(const std::vector<unsigned char>& mask, const State& s) override {
     nt_.reset(mask, s);
+    X::sync();
   }
   void get_state(int env, State& s) override { nt_.get_state(env, s); }
   void bend_strains(Real* out) override { nt_.bend_strains(out); }
   VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) override {
-    return nt_.step(dt, mask);
+    VectorStepResult r = nt_.step(dt, mask);
+    X::sync();
+    return r;
   }
   void download_qu(std::vector<Real>& q, std::vector<Real>& u) override {
     const size_t n = size_t(nt_.nenv()) * nt_.model().ndof;

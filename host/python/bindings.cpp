@@ -115,6 +115,7 @@ void dlpack_delete(DLManagedTensor* t) {
 struct LiveView {
   const double* data = nullptr;
   bool cuda = false;
+  int device = 0;  // the CUDA device that holds the data
   std::vector<int64_t> shape, strides;
   py::object owner;
 };
@@ -129,7 +130,7 @@ py::capsule make_capsule(const LiveView& v) {
   Py_XINCREF(ctx->owner);
   DLTensor& t = ctx->managed.dl_tensor;
   t.data = const_cast<double*>(v.data);
-  t.device = DLDevice{v.cuda ? 2 : 1, 0};
+  t.device = DLDevice{v.cuda ? 2 : 1, v.cuda ? v.device : 0};
   t.ndim = int32_t(v.shape.size());
   t.dtype = DLDataType{2, 64, 1};
   t.shape = ctx->shape;
@@ -203,6 +204,7 @@ LiveView live_view(py::object self, bool velocities) {
   LiveView v;
   v.data = a.data;
   v.cuda = a.cuda;
+  if (v.cuda) v.device = cuda_device_of(v.data);
   v.shape = {b.batch->nenv(), b.model->nnode, 3};
   v.strides = {a.env_stride, 3, 1};
   v.owner = self;
@@ -218,11 +220,14 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "__dlpack__",
           [](const LiveView& v, py::object stream) {
-            (void)stream;  // the batch synchronizes its device work before every step returns
+            // every call that changes the batch's state returns with its device work done
+            // (VectorEngineOf), so the data is ready on any consumer stream
+            (void)stream;
             return make_capsule(v);
           },
           py::arg("stream") = py::none())
-      .def("__dlpack_device__", [](const LiveView& v) { return py::make_tuple(v.cuda ? 2 : 1, 0); })
+      .def("__dlpack_device__",
+           [](const LiveView& v) { return py::make_tuple(v.cuda ? 2 : 1, v.cuda ? v.device : 0); })
       .def_property_readonly("shape", [](const LiveView& v) { return v.shape; })
       .def_property_readonly("device", [](const LiveView& v) { return v.cuda ? "cuda" : "cpu"; });
 

@@ -13,5 +13,7 @@ int cuda_device_count();
 bool built_with_cuda();
 /// Throws slender::Error with the reason when the CUDA backend cannot run here.
 void require_cuda_backend();
+/// The CUDA device that holds device memory p (for DLPack); 0 in a build without CUDA.
+int cuda_device_of(const void* p);
 
 }  // namespace slender
