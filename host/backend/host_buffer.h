@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace slender {
@@ -13,7 +16,12 @@ namespace slender {
 template <class T>
 struct HostBuffer {
   std::vector<T> v;
-  void resize(std::size_t n) { v.resize(n); }
+  /// as DeviceBuffer's: a new size keeps nothing and leaves the contents undefined, here
+  /// poisoned (NaN, or bytes 0xA5) so that CI catches executor-generic code that reads a buffer
+  /// before writing it, which on a GPU would read garbage
+  void resize(std::size_t n) {
+    if (n != v.size()) v.assign(n, poison());
+  }
   T* data() { return v.data(); }
   const T* data() const { return v.data(); }
   std::size_t size() const { return v.size(); }
@@ -21,6 +29,20 @@ struct HostBuffer {
   void upload(const T* host, std::size_t n) { v.assign(host, host + n); }
   void download(std::vector<T>& host) const { host = v; }
   void fill_zero() { std::fill(v.begin(), v.end(), T{}); }
+
+ private:
+  static T poison() {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::numeric_limits<T>::quiet_NaN();
+    } else {
+      static_assert(std::is_trivially_copyable_v<T>, "device buffers hold plain data");
+      unsigned char bytes[sizeof(T)];
+      std::memset(bytes, 0xA5, sizeof(T));
+      T t;
+      std::memcpy(&t, bytes, sizeof(T));
+      return t;
+    }
+  }
 };
 
 }  // namespace slender
