@@ -25,6 +25,18 @@ namespace slender {
     }                                                                    \
   } while (0)
 
+// After a launch: a launch error at once; with SLENDER_CUDA_SYNC_CHECK (the CMake option) a
+// fault inside the kernel too, named at the launch that caused it rather than at the next copy.
+#ifdef SLENDER_CUDA_SYNC_CHECK
+#define SLENDER_CUDA_LAUNCHED()                  \
+  do {                                           \
+    SLENDER_CUDA_CHECK(cudaGetLastError());      \
+    SLENDER_CUDA_CHECK(cudaDeviceSynchronize()); \
+  } while (0)
+#else
+#define SLENDER_CUDA_LAUNCHED() SLENDER_CUDA_CHECK(cudaGetLastError())
+#endif
+
 template <class F>
 __global__ void for_each_index_kernel(long n, F f) {
   const long i = long(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -38,7 +50,7 @@ void parallel_for_cuda(long n, const F& f, cudaStream_t stream = nullptr, int bl
   if (n <= 0) return;
   const long grid = (n + block - 1) / block;
   for_each_index_kernel<F><<<unsigned(grid), unsigned(block), 0, stream>>>(n, f);
-  SLENDER_CUDA_CHECK(cudaGetLastError());
+  SLENDER_CUDA_LAUNCHED();
 }
 
 }  // namespace slender

@@ -50,10 +50,10 @@ void reduce_async(
   if (blocks < 1) blocks = 1;
   reduce_pass1_kernel<T, F, Op>
       <<<unsigned(blocks), kReduceThreads, 0, stream>>>(n, f, init, op, partial);
-  SLENDER_CUDA_CHECK(cudaGetLastError());
+  SLENDER_CUDA_LAUNCHED();
   reduce_pass2_kernel<T, Op>
       <<<1, kReduceThreads, 0, stream>>>(partial, int(blocks), init, op, d_out);
-  SLENDER_CUDA_CHECK(cudaGetLastError());
+  SLENDER_CUDA_LAUNCHED();
 }
 
 /// three sums and a maximum of f(i) (Red4) into *d_out, as reduce_async
