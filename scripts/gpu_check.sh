@@ -4,6 +4,8 @@
 #   scripts/gpu_check.sh build      configure and build build-gpu (CUDA arch 90, no SuiteSparse)
 #   scripts/gpu_check.sh test       the whole ctest suite, GPU suites included
 #   scripts/gpu_check.sh sanitize   compute-sanitizer memcheck and racecheck on the GPU suites
+#   scripts/gpu_check.sh sanitize2  compute-sanitizer synccheck (the warp barriers) and initcheck
+#                                   (device memory read before it is written) on the same
 #   scripts/gpu_check.sh bench      backend comparison (S1-S10 scenes) and S8 on GPU and CPU
 #   scripts/gpu_check.sh s9         S9 cloth at 20k and 200k triangles on the GPU, and its Newton
 #                                   iteration at about 10^6 DOF (670k triangles)
@@ -47,10 +49,10 @@ stage_test() {
   grep -E "^V8" "$out/stepper_cuda.log" | head -40
 }
 
-stage_sanitize() {
+sanitize_with() {
   local filter='StencilGpu.*:DeviceEval.*:DeviceSolver.*:CudaBatch.*:ContactPipelineGpu.*'
   local stepper='*DeviceStepper.TwoRunsAreBitIdentical/Cuda:*DeviceStepper.FailedStepLeavesTheStateUntouched/Cuda:*DeviceStepper.ParametersMatchTheCpu/Cuda:*DeviceStepper.PcgWithDeviceContactAssemblyMatchesTheCpu/Cuda:*DeviceStepper.HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone/Cuda:*DeviceStepper.FixedTargetsMatchTheCpu/Cuda'
-  for tool in memcheck racecheck; do
+  for tool in "$@"; do
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/gpu_tests" \
       --gtest_filter="$filter" > "$out/sanitize-$tool.log" 2>&1
     echo "sanitize $tool (gpu_tests): rc $?; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool.log" | tail -1)"
@@ -59,6 +61,9 @@ stage_sanitize() {
     echo "sanitize $tool (device stepper): rc $?; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-stepper-$tool.log" | tail -1)"
   done
 }
+
+stage_sanitize() { sanitize_with memcheck racecheck; }
+stage_sanitize2() { sanitize_with synccheck initcheck; }
 
 stage_bench() {
   "$build/bench/slender_backend_bench" --steps 20 --repeats 3 --markdown \
@@ -116,9 +121,10 @@ case "${1:-all}" in
   build) stage_build ;;
   test) stage_test ;;
   sanitize) stage_sanitize ;;
+  sanitize2) stage_sanitize2 ;;
   bench) stage_bench ;;
   s9) stage_s9 ;;
   s9cpu) stage_s9cpu ;;
-  all) stage_build && stage_test && stage_sanitize && stage_bench && stage_s9 && stage_s9cpu ;;
+  all) stage_build && stage_test && stage_sanitize && stage_sanitize2 && stage_bench && stage_s9 && stage_s9cpu ;;
   *) echo "usage: $0 build|test|sanitize|bench|s9|s9cpu|all" >&2; exit 2 ;;
 esac
