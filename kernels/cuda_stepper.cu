@@ -52,6 +52,8 @@ struct CudaStepExec {
     if (n > 0) SLENDER_CUDA_CHECK(cudaMemset(p, 0, n * sizeof(T)));
   }
   static void sync() { SLENDER_CUDA_CHECK(cudaDeviceSynchronize()); }
+  static int current_device() { return cuda_current_device(); }
+  using OnDevice = CudaDeviceScope;
 };
 
 }  // namespace

@@ -37,6 +37,30 @@ namespace slender {
 #define SLENDER_CUDA_LAUNCHED() SLENDER_CUDA_CHECK(cudaGetLastError())
 #endif
 
+/// The CUDA device current when an engine was built.
+inline int cuda_current_device() {
+  int d = 0;
+  SLENDER_CUDA_CHECK(cudaGetDevice(&d));
+  return d;
+}
+
+/// Makes device d current for a scope (an engine's call from a thread where another device is
+/// current) and the caller's device current again after it.
+class CudaDeviceScope {
+ public:
+  explicit CudaDeviceScope(int d) : prev_(cuda_current_device()), d_(d) {
+    if (prev_ != d_) SLENDER_CUDA_CHECK(cudaSetDevice(d_));
+  }
+  ~CudaDeviceScope() {
+    if (prev_ != d_) cudaSetDevice(prev_);  // no throw from a destructor
+  }
+  CudaDeviceScope(const CudaDeviceScope&) = delete;
+  CudaDeviceScope& operator=(const CudaDeviceScope&) = delete;
+
+ private:
+  int prev_, d_;
+};
+
 template <class F>
 __global__ void for_each_index_kernel(long n, F f) {
   const long i = long(blockIdx.x) * blockDim.x + threadIdx.x;

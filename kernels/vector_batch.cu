@@ -118,6 +118,8 @@ struct CudaExec {
   }
   // the state's kernels and copies done: live views (DLPack) read it on any stream
   static void sync() { SLENDER_CUDA_CHECK(cudaDeviceSynchronize()); }
+  static int current_device() { return cuda_current_device(); }
+  using OnDevice = CudaDeviceScope;
 };
 
 }  // namespace

@@ -86,6 +86,10 @@ struct HostStepExec {
     std::fill(p, p + n, T{});
   }
   static void sync() {}
+  static int current_device() { return 0; }
+  struct OnDevice {
+    explicit OnDevice(int) {}
+  };
 };
 
 std::atomic<DeviceStepperMaker> g_maker{nullptr};

@@ -19,7 +19,9 @@
 //   (constructed from the Model; view(): a ModelView of X's copies of its arrays), static
 //   for_each(n, f), reduce4(n, f, partial, out) (Red4 of f(i) into *out; partial: kReducePartials
 //   entries of workspace), to_host(host, src, n), copy(dst, src, n), fill_zero(p, n), sync(),
-//   and the solver names kCholeskyName, kQrName, kPcgName.
+//   current_device() and OnDevice (a scope with the stepper's device current: the calls of a
+//   stepper built on one GPU, made from a thread where another is current), and the solver names
+//   kCholeskyName, kQrName, kPcgName.
 
 #include <algorithm>
 #include <chrono>
@@ -183,7 +185,11 @@ class StepperOn final : public DeviceStepper {
   using DirectSolver = typename X::DirectSolver;
 
   StepperOn(std::shared_ptr<const Model> model, const IntegratorSpec& spec, LinearSolverKind kind)
-      : model_(std::move(model)), spec_(spec), kind_(kind), dm_(*model_) {
+      : device_(X::current_device()),
+        model_(std::move(model)),
+        spec_(spec),
+        kind_(kind),
+        dm_(*model_) {
     const Model& m = *model_;
     dv_ = dm_.view();
     d_dof_mass_.upload(m.dof_mass);
@@ -225,6 +231,7 @@ class StepperOn final : public DeviceStepper {
   StepReport step(const DeviceStepInputs& in,
                   PhaseTimes& times,
                   DeviceStepWarnings& warn) override {
+    const typename X::OnDevice on(device_);
     const Model& m = *model_;
     times_ = &times;
     if (in.plan_changed && in.plan) use_plan(*in.plan);
@@ -282,6 +289,7 @@ class StepperOn final : public DeviceStepper {
   }
 
   void upload_state(const State& s) override {
+    const typename X::OnDevice on(device_);
     const Model& m = *model_;
     SLENDER_CHECK(state_fits(m, s), "state does not match the model's sizes");
     q_.upload(s.q);
@@ -294,6 +302,7 @@ class StepperOn final : public DeviceStepper {
   }
 
   void download_state(State& s) override {
+    const typename X::OnDevice on(device_);
     q_.download(s.q);
     u_.download(s.u);
     a_.download(s.a);
@@ -309,6 +318,7 @@ class StepperOn final : public DeviceStepper {
   void set_phase_timing(bool on) override { phase_timing_ = on; }
 
   void set_params(const EnvParams& p) override {
+    const typename X::OnDevice on(device_);
     const Model& m = *model_;
     // ground friction makes the Jacobian non-symmetric: QR from here on, as the CPU's LU (checked
     // before anything changes)
@@ -334,6 +344,7 @@ class StepperOn final : public DeviceStepper {
   bool assembles_contact() const override { return contact_jacobian_ != nullptr; }
 
   bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed) override {
+    const typename X::OnDevice on(device_);
     SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
     const bool ch = contacts_->find(q_.data(), u_.data(), dt);
     point_view_at_pairs();
@@ -711,6 +722,7 @@ class StepperOn final : public DeviceStepper {
     }
   }
 
+  int device_;  // the device current at construction, current again in every call
   std::shared_ptr<const Model> model_;
   IntegratorSpec spec_;
   LinearSolverKind kind_;

@@ -74,6 +74,11 @@ struct HostExec {
   }
   static void copy(Real* dst, const Real* src, size_t n) { std::copy(src, src + n, dst); }
   static void sync() {}
+  // no devices to keep apart
+  static int current_device() { return 0; }
+  struct OnDevice {
+    explicit OnDevice(int) {}
+  };
 };
 
 }  // namespace slender

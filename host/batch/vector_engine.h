@@ -43,7 +43,8 @@ class VectorEngine {
   virtual std::string solver_name() const = 0;
 };
 
-/// the executor-independent wrapper
+/// the executor-independent wrapper; every call that reaches the executor runs with the device
+/// the engine was built on current (X::OnDevice: a CUDA device, nothing on the host)
 template <class X>
 class VectorEngineOf final : public VectorEngine {
  public:
@@ -52,35 +53,72 @@ class VectorEngineOf final : public VectorEngine {
                  const IntegratorSpec& spec,
                  const State& initial,
                  LinearSolverKind solver)
-      : nt_(std::move(model), nenv, spec, initial, solver) {}
-  void set_natural_curvature(const Real* k) override { nt_.set_natural_curvature(k); }
-  void set_natural_twist(const Real* t) override { nt_.set_natural_twist(t); }
-  void set_natural_hinge_angle(const Real* phi) override { nt_.set_natural_hinge_angle(phi); }
-  void clear_natural_shape() override { nt_.clear_natural_shape(); }
-  void set_forces(const Real* f) override { nt_.set_forces(f); }
-  void clear_forces() override { nt_.clear_forces(); }
-  void set_fixed_targets(const Real* v) override { nt_.set_fixed_targets(v); }
-  void clear_fixed_targets() override { nt_.clear_fixed_targets(); }
-  void set_params(int env, const EnvParams& p) override { nt_.set_params(env, p); }
+      : device_(X::current_device()), nt_(std::move(model), nenv, spec, initial, solver) {}
+  void set_natural_curvature(const Real* k) override {
+    const typename X::OnDevice on(device_);
+    nt_.set_natural_curvature(k);
+  }
+  void set_natural_twist(const Real* t) override {
+    const typename X::OnDevice on(device_);
+    nt_.set_natural_twist(t);
+  }
+  void set_natural_hinge_angle(const Real* phi) override {
+    const typename X::OnDevice on(device_);
+    nt_.set_natural_hinge_angle(phi);
+  }
+  void clear_natural_shape() override {
+    const typename X::OnDevice on(device_);
+    nt_.clear_natural_shape();
+  }
+  void set_forces(const Real* f) override {
+    const typename X::OnDevice on(device_);
+    nt_.set_forces(f);
+  }
+  void clear_forces() override {
+    const typename X::OnDevice on(device_);
+    nt_.clear_forces();
+  }
+  void set_fixed_targets(const Real* v) override {
+    const typename X::OnDevice on(device_);
+    nt_.set_fixed_targets(v);
+  }
+  void clear_fixed_targets() override {
+    const typename X::OnDevice on(device_);
+    nt_.clear_fixed_targets();
+  }
+  void set_params(int env, const EnvParams& p) override {
+    const typename X::OnDevice on(device_);
+    nt_.set_params(env, p);
+  }
   const EnvParams& params(int env) const override { return nt_.params(env); }
   // the calls that change the state end with the executor's work done, so that live views of
   // it (DLPack, on any consumer stream) never see a step, reset or upload half-way
   void set_state(int env, const State& s) override {
+    const typename X::OnDevice on(device_);
     nt_.set_state(env, s);
     X::sync();
   }
   void reset(const std::vector<unsigned char>& mask, const State& s) override {
+    const typename X::OnDevice on(device_);
     nt_.reset(mask, s);
     X::sync();
   }
-  void get_state(int env, State& s) override { nt_.get_state(env, s); }
-  void bend_strains(Real* out) override { nt_.bend_strains(out); }
+  void get_state(int env, State& s) override {
+    const typename X::OnDevice on(device_);
+    nt_.get_state(env, s);
+  }
+  void bend_strains(Real* out) override {
+    const typename X::OnDevice on(device_);
+    nt_.bend_strains(out);
+  }
   VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) override {
+    const typename X::OnDevice on(device_);
     VectorStepResult r = nt_.step(dt, mask);
     X::sync();
     return r;
   }
   void download_qu(std::vector<Real>& q, std::vector<Real>& u) override {
+    const typename X::OnDevice on(device_);
     const size_t n = size_t(nt_.nenv()) * nt_.model().ndof;
     q.resize(n);
     u.resize(n);
@@ -93,6 +131,7 @@ class VectorEngineOf final : public VectorEngine {
   std::string solver_name() const override { return nt_.solver_name(); }
 
  private:
+  int device_;
   VectorNewton<X> nt_;
 };
 
