@@ -30,6 +30,7 @@ struct CudaStepExec {
   static constexpr const char* kCholeskyName = "cusolver-chol";
   static constexpr const char* kQrName = "cusolver-qr";
   static constexpr const char* kPcgName = "cuda-pcg";
+  static constexpr const char* kBicgName = "cuda-bicgstab";
 
   template <class F>
   static void for_each(long n, const F& f) {

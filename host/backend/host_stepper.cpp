@@ -60,6 +60,7 @@ struct HostStepExec {
   static constexpr const char* kCholeskyName = "host-stepper-chol";
   static constexpr const char* kQrName = "host-stepper-lu";
   static constexpr const char* kPcgName = "host-stepper-pcg";
+  static constexpr const char* kBicgName = "host-stepper-bicgstab";
 
   template <class F>
   static void for_each(long n, const F& f) {

@@ -21,7 +21,7 @@
 //   entries of workspace), to_host(host, src, n), copy(dst, src, n), fill_zero(p, n), sync(),
 //   current_device() and OnDevice (a scope with the stepper's device current: the calls of a
 //   stepper built on one GPU, made from a thread where another is current), and the solver names
-//   kCholeskyName, kQrName, kPcgName.
+//   kCholeskyName, kQrName, kPcgName, kBicgName.
 
 #include <algorithm>
 #include <chrono>
@@ -154,6 +154,111 @@ struct PcgMarkDone {
   }
 };
 
+// ---- BiCGSTAB update functors (non-symmetric Jacobians: friction, drag) ---------------------
+// Preconditioned BiCGSTAB (van der Vorst) with the scalars in reduction slots: `rr` holds
+// |r|^2 (s0) and rhat . r (s1) of the last residual; `state` holds rho, alpha and omega of the
+// last iteration (s0, s1, s2) and this iteration's rho (m0). Nothing moves once `done`.
+
+// s0: a . b, s1: c . d
+struct TwoDots {
+  const Real* a;
+  const Real* b;
+  const Real* c;
+  const Real* d;
+  SLENDER_HD Red4 operator()(long i) const { return Red4{a[i] * b[i], c[i] * d[i], 0, 0}; }
+};
+
+// one thread: *slot = value
+struct SetSlot {
+  Red4* slot;
+  Red4 value;
+  SLENDER_HD void operator()(long) const { *slot = value; }
+};
+
+// one thread at an iteration's start: this iteration's rho = rhat . r
+struct BicgBegin {
+  const Red4* rr;
+  const Red4* done;
+  Red4* state;
+  SLENDER_HD void operator()(long) const {
+    if (done->s0 == 0) state->m0 = rr->s1;
+  }
+};
+
+// p = r + beta (p - omega v), beta = (rho / rho_last) (alpha / omega)
+struct BicgUpdateP {
+  const Red4* state;
+  const Red4* done;
+  const Real* r;
+  const Real* v;
+  Real* p;
+  SLENDER_HD void operator()(long i) const {
+    if (done->s0 != 0) return;
+    const Red4 st = *state;
+    const Real beta = st.s0 != 0 && st.s2 != 0 ? (st.m0 / st.s0) * (st.s1 / st.s2) : Real(0);
+    p[i] = r[i] + beta * (p[i] - st.s2 * v[i]);
+  }
+};
+
+// s = r - alpha v and x += alpha y, alpha = rho / (rhat . v)
+struct BicgUpdateS {
+  const Red4* state;
+  const Red4* rv;
+  const Red4* done;
+  const Real* r;
+  const Real* v;
+  const Real* y;
+  Real* s;
+  Real* x;
+  SLENDER_HD void operator()(long i) const {
+    if (done->s0 != 0) return;
+    const Real alpha = rv->s0 != 0 ? state->m0 / rv->s0 : Real(0);
+    s[i] = r[i] - alpha * v[i];
+    x[i] += alpha * y[i];
+  }
+};
+
+// x += omega z and r = s - omega t, omega = (t . s) / (t . t)
+struct BicgUpdateX {
+  const Red4* ts;
+  const Red4* done;
+  const Real* s;
+  const Real* z;
+  const Real* t;
+  Real* x;
+  Real* r;
+  SLENDER_HD void operator()(long i) const {
+    if (done->s0 != 0) return;
+    const Real omega = ts->s1 > 0 ? ts->s0 / ts->s1 : Real(0);
+    x[i] += omega * z[i];
+    r[i] = s[i] - omega * t[i];
+  }
+};
+
+// one thread at an iteration's end, after rr: done once |r|^2 <= stop; else the state for the
+// next iteration, and `bad` on a breakdown (rhat . v, omega or the next rho zero)
+struct BicgEnd {
+  const Red4* rr;
+  const Red4* rv;
+  const Red4* ts;
+  Red4* state;
+  Red4* done;
+  Red4* bad;
+  Real stop;
+  SLENDER_HD void operator()(long) const {
+    if (done->s0 != 0) return;
+    if (rr->s0 <= stop) {
+      done->s0 = 1;
+      return;
+    }
+    const Real omega = ts->s1 > 0 ? ts->s0 / ts->s1 : Real(0);
+    if (rv->s0 == 0 || omega == 0 || rr->s1 == 0) bad->s0 = 1;
+    state->s1 = rv->s0 != 0 ? state->m0 / rv->s0 : Real(0);
+    state->s0 = state->m0;
+    state->s2 = omega;
+  }
+};
+
 // reduction result slots (kSlotRr, kSlotBad and kSlotDone adjacent: read together)
 enum Slot {
   kSlotEval,
@@ -166,6 +271,9 @@ enum Slot {
   kSlotBad,
   kSlotDone,
   kSlotBB,
+  kSlotBiState,
+  kSlotBiRv,
+  kSlotBiTs,
   kNumSlots
 };
 
@@ -313,19 +421,17 @@ class StepperOn final : public DeviceStepper {
   }
 
   std::string solver_name() const override {
-    return use_pcg_ ? X::kPcgName : (symmetric_ ? X::kCholeskyName : X::kQrName);
+    if (use_pcg_) return symmetric_ ? X::kPcgName : X::kBicgName;
+    return symmetric_ ? X::kCholeskyName : X::kQrName;
   }
   void set_phase_timing(bool on) override { phase_timing_ = on; }
 
   void set_params(const EnvParams& p) override {
     const typename X::OnDevice on(device_);
     const Model& m = *model_;
-    // ground friction makes the Jacobian non-symmetric: QR from here on, as the CPU's LU (checked
-    // before anything changes)
+    // ground friction makes the Jacobian non-symmetric: from here on QR on the direct path (as
+    // the CPU's LU), BiCGSTAB on the iterative one
     const bool friction = m.friction() || (m.ground.enabled && p.ground_friction > 0);
-    SLENDER_CHECK(!(friction && contact_jacobian_),
-                  "ground friction cannot be switched on for this model on the CUDA backend: its "
-                  "size selects the PCG path (symmetric Jacobians only) with contact");
     std::vector<Real> mass(m.dof_mass);
     for (Real& v : mass)
       v *= p.density_scale;
@@ -336,8 +442,9 @@ class StepperOn final : public DeviceStepper {
     dv_.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
     if (friction && symmetric_) {
       symmetric_ = false;
-      use_pcg_ = false;
-      direct_ = std::make_unique<DirectSolver>(pd_.nfree, host_row_ptr_, host_col_, false);
+      direct_.reset();  // a Cholesky solver (the direct path, or the iterative one's fallback)
+      if (!use_pcg_)
+        direct_ = std::make_unique<DirectSolver>(pd_.nfree, host_row_ptr_, host_col_, false);
     }
   }
 
@@ -396,8 +503,9 @@ class StepperOn final : public DeviceStepper {
     host_row_ptr_ = p.row_ptr;
     host_col_ = p.col;
     if (same_pattern) return;
-    use_pcg_ = symmetric_ && (kind_ == LinearSolverKind::kPcg ||
-                              (kind_ == LinearSolverKind::kAuto && p.nfree >= kPcgAutoThreshold));
+    // the iterative path: CG for a symmetric Jacobian, BiCGSTAB otherwise
+    use_pcg_ = kind_ == LinearSolverKind::kPcg ||
+               (kind_ == LinearSolverKind::kAuto && p.nfree >= kPcgAutoThreshold);
     direct_.reset();
     if (!use_pcg_) {
       direct_ = std::make_unique<DirectSolver>(p.nfree, p.row_ptr, p.col, symmetric_);
@@ -556,12 +664,13 @@ class StepperOn final : public DeviceStepper {
       if (setup) {
         times.factor += seconds_since(t0);
         t0 = Clock::now();
-        const bool ok = pcg_solve(f_.data(), dx_.data());
+        const bool ok =
+            symmetric_ ? pcg_solve(f_.data(), dx_.data()) : bicgstab_solve(f_.data(), dx_.data());
         times.solve += seconds_since(t0);
         if (ok) return true;
       }
-      // CG cannot go on (an indefinite block or matrix, or too slow): the direct path for this
-      // matrix, counted as a fallback (as the CPU counts it)
+      // CG or BiCGSTAB cannot go on (an indefinite block, a breakdown, or too slow): the direct
+      // path for this matrix, counted as a fallback (as the CPU counts it)
       fallback = true;
       if (contact_jacobian_ && contact_jacobian_->nnz() > 0) return merged_direct_solve();
       if (!direct_) {
@@ -646,9 +755,77 @@ class StepperOn final : public DeviceStepper {
     return read_slot(kSlotFlags).s0 == 0;
   }
 
-  void apply_preconditioner() {
-    X::for_each(nblock_,
-                BlockJacobiApply{block_row_.data(), block_inv_.data(), pr_.data(), pz_.data()});
+  void apply_preconditioner() { precondition(pr_.data(), pz_.data()); }
+
+  // out = P^-1 in (block Jacobi)
+  void precondition(const Real* in, Real* out) {
+    X::for_each(nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(), in, out});
+  }
+
+  // y = J x with J = J_static + J_c
+  void apply_matrix(const Real* x, Real* y) {
+    const int n = pd_.nfree;
+    X::for_each(n, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), x, y});
+    if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
+      const auto& cj = *contact_jacobian_;
+      X::for_each(n, CsrSpmvAdd{cj.row_ptr(), cj.col(), cj.val(), x, y});
+    }
+  }
+
+  // preconditioned BiCGSTAB from x = 0 to |b - J x| <= 1e-12 |b| (the tolerance of the CG path),
+  // for non-symmetric Jacobians; the scalars stay in device memory and the host checks
+  // convergence every kCheck iterations, as pcg_solve
+  bool bicgstab_solve(const Real* b, Real* x) {
+    constexpr Real kRelTol = 1e-12;
+    constexpr int kCheck = 8;
+    const int n = pd_.nfree;
+    const int max_iter = std::max(100, std::min(n, 5000));
+    for (Buffer<Real>* v : {&rhat_, &bs_, &bt_})
+      v->resize(size_t(n));
+    Real* r = pr_.data();
+    Real* p = pp_.data();
+    Real* v = pAp_.data();
+    Real* yz = pz_.data();  // y, then z (y is spent before z is formed)
+    Real* sv = bs_.data();
+    Real* t = bt_.data();
+    X::reduce4(n, DotMax{b, b}, partial_.data(), slot(kSlotBB));
+    const Real bb = read_slot(kSlotBB).s0;
+    X::fill_zero(x, size_t(n));
+    if (bb == 0) return true;
+    if (!std::isfinite(bb)) return false;
+    const Real stop = kRelTol * kRelTol * bb;
+    X::copy(r, b, size_t(n));
+    X::copy(rhat_.data(), b, size_t(n));
+    X::fill_zero(p, size_t(n));
+    X::fill_zero(v, size_t(n));
+    const Red4 start{1, 1, 1, 0};     // rho, alpha, omega of "iteration 0"
+    X::fill_zero(slot(kSlotBad), 2);  // bad, done
+    X::for_each(1, SetSlot{slot(kSlotBiState), start});
+    X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
+    for (int it = 1; it <= max_iter; ++it) {
+      X::for_each(1, BicgBegin{slot(kSlotRr), slot(kSlotDone), slot(kSlotBiState)});
+      X::for_each(n, BicgUpdateP{slot(kSlotBiState), slot(kSlotDone), r, v, p});
+      precondition(p, yz);
+      apply_matrix(yz, v);
+      X::reduce4(n, DotMax{rhat_.data(), v}, partial_.data(), slot(kSlotBiRv));
+      X::for_each(
+          n, BicgUpdateS{slot(kSlotBiState), slot(kSlotBiRv), slot(kSlotDone), r, v, yz, sv, x});
+      precondition(sv, yz);
+      apply_matrix(yz, t);
+      X::reduce4(n, TwoDots{t, sv, t, t}, partial_.data(), slot(kSlotBiTs));
+      X::for_each(n, BicgUpdateX{slot(kSlotBiTs), slot(kSlotDone), sv, yz, t, x, r});
+      X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
+      X::for_each(1, BicgEnd{slot(kSlotRr), slot(kSlotBiRv), slot(kSlotBiTs), slot(kSlotBiState),
+                             slot(kSlotDone), slot(kSlotBad), stop});
+      ++pcg_iterations_;
+      if (it % kCheck == 0 || it == max_iter) {
+        Red4 h[3];  // rr, bad, done
+        X::to_host(h, slot(kSlotRr), 3);
+        if (h[2].s0 != 0) return true;
+        if (h[1].s0 != 0 || !std::isfinite(h[0].s0)) return false;
+      }
+    }
+    return false;
   }
 
   // preconditioned CG from x = 0 to |b - A x| <= 1e-12 |b| (the CPU path's tolerance); the
@@ -672,11 +849,7 @@ class StepperOn final : public DeviceStepper {
     Slot rz_cur = kSlotRzA, rz_next = kSlotRzB;
     X::reduce4(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_cur));
     for (int it = 1; it <= max_iter; ++it) {
-      X::for_each(n, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), pp_.data(), pAp_.data()});
-      if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
-        const auto& cj = *contact_jacobian_;
-        X::for_each(n, CsrSpmvAdd{cj.row_ptr(), cj.col(), cj.val(), pp_.data(), pAp_.data()});
-      }
+      apply_matrix(pp_.data(), pAp_.data());
       X::reduce4(n, DotMax{pp_.data(), pAp_.data()}, partial_.data(), slot(kSlotPAp));
       X::for_each(n, PcgUpdateX{slot(rz_cur), slot(kSlotPAp), slot(kSlotDone), slot(kSlotBad),
                                 pp_.data(), pAp_.data(), x, pr_.data()});
@@ -770,6 +943,7 @@ class StepperOn final : public DeviceStepper {
   long nblock_ = 0;
   Buffer<int> block_row_;
   Buffer<Real> block_inv_, pr_, pz_, pp_, pAp_;
+  Buffer<Real> rhat_, bs_, bt_;  // BiCGSTAB's shadow residual, s and t
   Buffer<unsigned char> block_ok_;
 };
 

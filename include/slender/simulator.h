@@ -69,9 +69,12 @@ struct EnvParams {
   Real mass_damping = -1;          ///< alpha [1/s]; < 0: the model's
 };
 
-/// Which sparse factorization the CPU backend uses.
+/// Which linear solver a Simulator uses (on the CUDA backend: kPcg and kAuto above 250,000 free
+/// DOF the iterative path, every other kind cuSOLVER's direct one).
 /// kAuto: banded LU when the Jacobian orders into a narrow band (rods), else CHOLMOD (or
 /// Eigen's LDLT) for symmetric and sparse LU for non-symmetric Jacobians.
+/// kPcg: block-Jacobi conjugate gradients (the direct path when CG cannot converge); a
+/// non-symmetric Jacobian takes sparse LU on the CPU and BiCGSTAB on the CUDA backend.
 /// kDense: the vectorized batch's dense Cholesky / pivoting LU (BatchedSimulator); a Simulator
 /// (and so the per-environment batch) takes it as its sparse direct factorization, CHOLMOD or
 /// LDLT for symmetric and sparse LU for non-symmetric Jacobians: the same exact solve without
