@@ -12,16 +12,36 @@
 
 namespace slender {
 
-Real max_relative_difference(const std::vector<Real>& a, const std::vector<Real>& b) {
-  if (a.size() != b.size()) return NAN;
-  Real scale = 0, diff = 0;
+namespace {
+
+// the largest |b_i - a_i| (NaN where one is NaN); a and b of one size
+Real max_abs_difference(const std::vector<Real>& a, const std::vector<Real>& b) {
+  Real diff = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    scale = std::max(scale, std::fabs(a[i]));
     const Real d = std::fabs(b[i] - a[i]);
     if (!(d <= diff)) diff = d;  // NaN propagates
   }
+  return diff;
+}
+
+Real max_abs(const std::vector<Real>& a) {
+  Real m = 0;
+  for (const Real x : a)
+    m = std::max(m, std::fabs(x));
+  return m;
+}
+
+// diff over scale: 0 when nothing differs, infinite when only the scale is 0
+Real relative(Real diff, Real scale) {
   if (diff == 0) return 0;
   return scale > 0 ? diff / scale : INFINITY;
+}
+
+}  // namespace
+
+Real max_relative_difference(const std::vector<Real>& a, const std::vector<Real>& b) {
+  if (a.size() != b.size()) return NAN;
+  return relative(max_abs_difference(a, b), max_abs(a));
 }
 
 namespace {
@@ -75,15 +95,9 @@ CompareResult compare_backends(std::shared_ptr<const Model> model,
   if (c.cpu.available && c.cuda.available && c.cpu.steps == c.cuda.steps) {
     c.q_rel_diff = max_relative_difference(c.cpu.state.q, c.cuda.state.q);
     c.u_rel_diff = max_relative_difference(c.cpu.state.u, c.cuda.state.u);
-    const Real dt = model->scene.integrator.dt;
-    Real du = 0, qmax = 0;
-    for (size_t i = 0; i < c.cpu.state.u.size(); ++i) {
-      const Real d = std::fabs(c.cuda.state.u[i] - c.cpu.state.u[i]) * dt;
-      if (!(d <= du)) du = d;  // NaN propagates
-    }
-    for (const Real x : c.cpu.state.q)
-      qmax = std::max(qmax, std::fabs(x));
-    c.u_step_rel_diff = du == 0 ? 0 : (qmax > 0 ? du / qmax : INFINITY);
+    c.u_step_rel_diff =
+        relative(max_abs_difference(c.cpu.state.u, c.cuda.state.u) * model->scene.integrator.dt,
+                 max_abs(c.cpu.state.q));
   } else {
     c.q_rel_diff = c.u_rel_diff = c.u_step_rel_diff = NAN;
   }
