@@ -755,8 +755,6 @@ class StepperOn final : public DeviceStepper {
     return read_slot(kSlotFlags).s0 == 0;
   }
 
-  void apply_preconditioner() { precondition(pr_.data(), pz_.data()); }
-
   // out = P^-1 in (block Jacobi)
   void precondition(const Real* in, Real* out) {
     X::for_each(nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(), in, out});
@@ -772,14 +770,43 @@ class StepperOn final : public DeviceStepper {
     }
   }
 
-  // preconditioned BiCGSTAB from x = 0 to |b - J x| <= 1e-12 |b| (the tolerance of the CG path),
-  // for non-symmetric Jacobians; the scalars stay in device memory and the host checks
-  // convergence every kCheck iterations, as pcg_solve
-  bool bicgstab_solve(const Real* b, Real* x) {
-    constexpr Real kRelTol = 1e-12;
-    constexpr int kCheck = 8;
+  // ---- the Krylov solves' common protocol (CG and BiCGSTAB) ------------------------------------
+
+  enum class Krylov { kGoOn, kConverged, kFailed };
+  // the host reads the iteration's state every kKrylovCheck iterations (and at the last)
+  static constexpr int kKrylovCheck = 8;
+
+  // x = 0, the flags cleared and, in `stop`, the bound on |r|^2 (kKrylovRelTol^2 |b|^2);
+  // kConverged when b = 0 (x = 0 solves it), kFailed when b is not finite
+  Krylov krylov_start(const Real* b, Real* x, Real& stop) {
     const int n = pd_.nfree;
-    const int max_iter = std::max(100, std::min(n, 5000));
+    X::reduce4(n, DotMax{b, b}, partial_.data(), slot(kSlotBB));
+    const Real bb = read_slot(kSlotBB).s0;
+    X::fill_zero(x, size_t(n));
+    if (bb == 0) return Krylov::kConverged;
+    if (!std::isfinite(bb)) return Krylov::kFailed;
+    stop = kKrylovRelTol * kKrylovRelTol * bb;
+    X::fill_zero(slot(kSlotBad), 2);  // bad, done
+    return Krylov::kGoOn;
+  }
+
+  // after iteration `it` (counted): at the check points the host reads |r|^2, bad and done
+  // (adjacent slots): converged once done, failed on a breakdown or a residual that is not finite
+  Krylov krylov_check(int it, int max_iter) {
+    ++pcg_iterations_;
+    if (it % kKrylovCheck != 0 && it != max_iter) return Krylov::kGoOn;
+    Red4 h[3];  // rr, bad, done
+    X::to_host(h, slot(kSlotRr), 3);
+    if (h[2].s0 != 0) return Krylov::kConverged;
+    if (h[1].s0 != 0 || !std::isfinite(h[0].s0)) return Krylov::kFailed;
+    return Krylov::kGoOn;
+  }
+
+  // preconditioned BiCGSTAB from x = 0 to |b - J x| <= kKrylovRelTol |b|, for non-symmetric
+  // Jacobians; the scalars stay in device memory (krylov_check reads the state)
+  bool bicgstab_solve(const Real* b, Real* x) {
+    const int n = pd_.nfree;
+    const int max_iter = krylov_max_iterations(n);
     for (Buffer<Real>* v : {&rhat_, &bs_, &bt_})
       v->resize(size_t(n));
     Real* r = pr_.data();
@@ -788,19 +815,14 @@ class StepperOn final : public DeviceStepper {
     Real* yz = pz_.data();  // y, then z (y is spent before z is formed)
     Real* sv = bs_.data();
     Real* t = bt_.data();
-    X::reduce4(n, DotMax{b, b}, partial_.data(), slot(kSlotBB));
-    const Real bb = read_slot(kSlotBB).s0;
-    X::fill_zero(x, size_t(n));
-    if (bb == 0) return true;
-    if (!std::isfinite(bb)) return false;
-    const Real stop = kRelTol * kRelTol * bb;
+    Real stop = 0;
+    const Krylov start = krylov_start(b, x, stop);
+    if (start != Krylov::kGoOn) return start == Krylov::kConverged;
     X::copy(r, b, size_t(n));
     X::copy(rhat_.data(), b, size_t(n));
     X::fill_zero(p, size_t(n));
     X::fill_zero(v, size_t(n));
-    const Red4 start{1, 1, 1, 0};     // rho, alpha, omega of "iteration 0"
-    X::fill_zero(slot(kSlotBad), 2);  // bad, done
-    X::for_each(1, SetSlot{slot(kSlotBiState), start});
+    X::for_each(1, SetSlot{slot(kSlotBiState), Red4{1, 1, 1, 0}});  // rho, alpha, omega of "0"
     X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
     for (int it = 1; it <= max_iter; ++it) {
       X::for_each(1, BicgBegin{slot(kSlotRr), slot(kSlotDone), slot(kSlotBiState)});
@@ -817,35 +839,24 @@ class StepperOn final : public DeviceStepper {
       X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
       X::for_each(1, BicgEnd{slot(kSlotRr), slot(kSlotBiRv), slot(kSlotBiTs), slot(kSlotBiState),
                              slot(kSlotDone), slot(kSlotBad), stop});
-      ++pcg_iterations_;
-      if (it % kCheck == 0 || it == max_iter) {
-        Red4 h[3];  // rr, bad, done
-        X::to_host(h, slot(kSlotRr), 3);
-        if (h[2].s0 != 0) return true;
-        if (h[1].s0 != 0 || !std::isfinite(h[0].s0)) return false;
-      }
+      const Krylov verdict = krylov_check(it, max_iter);
+      if (verdict != Krylov::kGoOn) return verdict == Krylov::kConverged;
     }
     return false;
   }
 
-  // preconditioned CG from x = 0 to |b - A x| <= 1e-12 |b| (the CPU path's tolerance); the
-  // step length and direction update read their scalars from device memory, and the host checks
-  // convergence every kCheck iterations
+  // preconditioned CG from x = 0 to |b - A x| <= kKrylovRelTol |b| (as the CPU's); the step
+  // length and direction update read their scalars from device memory (krylov_check reads the
+  // state)
   bool pcg_solve(const Real* b, Real* x) {
-    constexpr Real kPcgRelTol = 1e-12;
-    constexpr int kCheck = 8;
     const int n = pd_.nfree;
-    const int max_iter = std::max(100, std::min(n, 5000));
-    X::reduce4(n, DotMax{b, b}, partial_.data(), slot(kSlotBB));
-    const Real bb = read_slot(kSlotBB).s0;
-    X::fill_zero(x, size_t(n));
-    if (bb == 0) return true;
-    if (!std::isfinite(bb)) return false;
-    const Real stop = kPcgRelTol * kPcgRelTol * bb;
+    const int max_iter = krylov_max_iterations(n);
+    Real stop = 0;
+    const Krylov start = krylov_start(b, x, stop);
+    if (start != Krylov::kGoOn) return start == Krylov::kConverged;
     X::copy(pr_.data(), b, size_t(n));
-    apply_preconditioner();
+    precondition(pr_.data(), pz_.data());
     X::copy(pp_.data(), pz_.data(), size_t(n));
-    X::fill_zero(slot(kSlotBad), 2);  // bad, done
     Slot rz_cur = kSlotRzA, rz_next = kSlotRzB;
     X::reduce4(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_cur));
     for (int it = 1; it <= max_iter; ++it) {
@@ -855,14 +866,9 @@ class StepperOn final : public DeviceStepper {
                                 pp_.data(), pAp_.data(), x, pr_.data()});
       X::reduce4(n, DotMax{pr_.data(), pr_.data()}, partial_.data(), slot(kSlotRr));
       X::for_each(1, PcgMarkDone{slot(kSlotRr), slot(kSlotDone), stop});
-      ++pcg_iterations_;
-      if (it % kCheck == 0 || it == max_iter) {
-        Red4 h[3];  // rr, bad, done
-        X::to_host(h, slot(kSlotRr), 3);
-        if (h[2].s0 != 0) return true;
-        if (h[1].s0 != 0 || !std::isfinite(h[0].s0)) return false;
-      }
-      apply_preconditioner();
+      const Krylov verdict = krylov_check(it, max_iter);
+      if (verdict != Krylov::kGoOn) return verdict == Krylov::kConverged;
+      precondition(pr_.data(), pz_.data());
       X::reduce4(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_next));
       X::for_each(n,
                   PcgUpdateP{slot(rz_next), slot(rz_cur), slot(kSlotDone), pz_.data(), pp_.data()});

@@ -16,7 +16,7 @@
 //   with per-environment values, preconditioned by the inverses of each environment's 3 x 3
 //   diagonal blocks (one aligned triple of global DOFs: a node's position; twists and xi DOFs in
 //   triples of their own; include/slender/core/pcg.h), from dx = 0 until |f - J dx| <=
-//   kVecPcgRelTol |f| (residual recurrence in double); an environment stops iterating when it
+//   kKrylovRelTol |f| (residual recurrence in double); an environment stops iterating when it
 //   converges (masked). Its scalars (r.z, alpha, beta, the running flags) live with the vectors,
 //   and the host reads only how many environments still run (on the GPU every 8 iterations).
 //   Needs symmetric Jacobians.
@@ -75,9 +75,6 @@ constexpr int kDenseAutoMaxDofs = 300;
 constexpr double kDenseMaxBytes = 4.0 * 1024 * 1024 * 1024;
 /// the widest half-bandwidth the banded solver takes when asked for
 constexpr int kBandedMaxWidth = 64;
-/// PCG's relative residual: |f - J dx| <= kVecPcgRelTol |f|, tight enough that Newton takes the
-/// iterations of a direct solve (the CPU's PCG uses the same)
-constexpr Real kVecPcgRelTol = 1e-12;
 /// relative pivot floor of the banded and dense factorizations
 constexpr Real kVecPivotTiny = 1e-13;
 
@@ -85,7 +82,7 @@ enum class VecSolver { kBanded, kDense, kPcg };
 
 /// PCG's iteration cap for n unknowns: 2 n, at least 200 and at most 5000 (in exact arithmetic
 /// CG ends within n iterations; round-off on the shells' ill-conditioned systems takes more:
-/// up to 78 on a 175-DOF plate at kVecPcgRelTol)
+/// up to 78 on a 175-DOF plate at kKrylovRelTol)
 inline int vec_pcg_max_iters(int n) { return std::max(200, std::min(2 * n, 5000)); }
 
 /// bytes of the dense matrices of nenv environments of n free DOFs
@@ -864,7 +861,7 @@ class VectorLinearSolve {
                                                                inv_.data(), r_.data(), z_.data()},
                                             active, nblock_});
     X::env_reduce_to(B, n, vec::Dots{n, f, f, r_.data(), z_.data()}, red_);
-    X::for_each(B, vec::CgInit{kVecPcgRelTol, active, bad_.data(), red_.data(), mask_.data(),
+    X::for_each(B, vec::CgInit{kKrylovRelTol, active, bad_.data(), red_.data(), mask_.data(),
                                ok_.data(), rz_.data(), stop_.data(), iters_.data()});
     if (running() == 0) return false;
     X::for_each(Bn, vec::Masked<vec::Copy>{vec::Copy{p_.data(), z_.data()}, mask_.data(), n});

@@ -152,11 +152,10 @@ bool LinearSolver::Impl::direct_solve(const Real* b, Real* x) {
   return xv.allFinite();
 }
 
-// preconditioned CG from x = 0 to |b - A x| <= kPcgRelTol |b|; false when it does not get there
+// preconditioned CG from x = 0 to |b - A x| <= kKrylovRelTol |b|; false when it does not get there
 // (an indefinite matrix, or too slow)
 bool LinearSolver::Impl::pcg_solve(const Real* b, Real* x) {
-  constexpr Real kPcgRelTol = 1e-12;
-  const int max_iter = std::max(100, std::min(n, 5000));
+  const int max_iter = krylov_max_iterations(n);
   const long nb = long(block_row.size()) - 1;
   const Real* val = A.valuePtr();
   auto dot = [&](const std::vector<Real>& a, const std::vector<Real>& c) {
@@ -172,7 +171,7 @@ bool LinearSolver::Impl::pcg_solve(const Real* b, Real* x) {
     bb += b[i] * b[i];
   }
   if (bb == 0) return true;
-  const Real stop = kPcgRelTol * kPcgRelTol * bb;
+  const Real stop = kKrylovRelTol * kKrylovRelTol * bb;
   parallel_for_host(nb, BlockJacobiApply{block_row.data(), inv.data(), r.data(), z.data()},
                     kParallelGrainMedium);
   p = z;

@@ -11,6 +11,15 @@
 
 namespace slender {
 
+/// The Krylov solves' relative residual, |b - A x| <= kKrylovRelTol |b|: CG on the CPU and on
+/// the device, BiCGSTAB on the device, the vectorized batch's CG. Tight enough that Newton takes
+/// the iterations of a direct solve.
+constexpr Real kKrylovRelTol = 1e-12;
+
+/// The CPU's and the device stepper's iteration cap for n unknowns: n, at least 100 and at most
+/// 5000 (the vectorized batch allows more: vec_pcg_max_iters).
+inline int krylov_max_iterations(int n) { return n < 100 ? 100 : (n > 5000 ? 5000 : n); }
+
 /// row r of A times x
 SLENDER_HD inline Real csr_row_dot(
     const int* row_ptr, const int* col, const Real* val, const Real* x, long r) {
