@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/gpu_models.h"
+#include "physics/physics_util.h"
 #include "slender/backend.h"
 #include "slender/builder.h"
 #include "slender/compare.h"
@@ -269,7 +269,7 @@ TEST_P(DeviceStepper, HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone) {
 // moves up and down and turns, against the CPU backend; the scene's own motions run in V8
 // (rod_twist.json)
 TEST_P(DeviceStepper, FixedTargetsMatchTheCpu) {
-  const auto m = test::clamped_rod_for_targets();
+  const auto m = test::clamped_rod_for_targets(IntegratorKind::kImplicitMidpoint, true);
   Simulator cpu(m), dev(m, m->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
   for (int s = 0; s < 40; ++s) {
     cpu.set_fixed_targets(test::clamp_targets(*m, 1, s));

@@ -12,6 +12,7 @@
 
 #include "gpu_models.h"
 #include "gpu_test_util.h"
+#include "physics/physics_util.h"
 #include "slender/batch.h"
 #include "slender/compare.h"
 #include "slender/simulator.h"
@@ -61,7 +62,7 @@ TEST(CudaBatch, VectorizedSnakesMatchTheCpuEngine) {
 // engine (the single-simulator case is in tests/cpu/device_stepper_test.cpp)
 TEST(CudaBatch, FixedTargetsMatchTheCpuEngine) {
   SLENDER_REQUIRE_GPU();
-  const auto m = test::clamped_rod_for_targets();
+  const auto m = test::clamped_rod_for_targets(IntegratorKind::kImplicitMidpoint, true);
   const size_t nf = m->fixed_dof.size();
   const int B = 4;
   BatchedSimulator vcpu(m, B, m->scene.integrator, LinearSolverKind::kAuto,

@@ -196,28 +196,10 @@ TEST(Motion, TwistedClampedRodTwistsUniformly) {
 // targets, changed every step): both batch engines equal single simulators given the same
 // targets (the per-environment engine bit for bit, the vectorized one to round-off)
 TEST(Motion, BatchTargetsMatchSingleRuns) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.3);
-  const int rod =
-      b.straight_rod("r", vec3(0, 0, 0), vec3(0.3, 0, 0), 16, mat, SceneBuilder::circle(0.005));
-  b.fix_edge(rod, 0);
-  b.integrator().kind = IntegratorKind::kImplicitEuler;
-  b.integrator().dt = 2e-3;
-  const auto m = build_model(b.build());
+  const auto m = test::clamped_rod_for_targets(IntegratorKind::kImplicitEuler, false);
   const int B = 4, steps = 30;
   const size_t nf = m->fixed_dof.size();
   ASSERT_EQ(nf, 7u);  // two nodes and a twist
-  auto targets = [&](int e, int s, Real* out) {
-    for (size_t j = 0; j < nf; ++j) {
-      const int dof = m->fixed_dof[j];
-      const Real x0 = dof < 3 * m->nnode ? m->node_x0[size_t(dof)] : 0;
-      // environment e: up and down along z with its own amplitude, the twist turned
-      const bool z = dof < 3 * m->nnode && dof % 3 == 2;
-      const Real t = (s + 1) * m->scene.integrator.dt;
-      out[j] = x0 + (z ? 0.01 * (e + 1) * std::sin(40 * t) : 0) +
-               (dof >= 3 * m->nnode ? 0.5 * e * t : 0);
-    }
-  };
   BatchedSimulator per_env(m, B);
   BatchedSimulator vec(m, B, m->scene.integrator, LinearSolverKind::kAuto,
                        BatchEngine::kVectorized);
@@ -227,7 +209,8 @@ TEST(Motion, BatchTargetsMatchSingleRuns) {
   std::vector<Real> all(size_t(B) * nf);
   for (int s = 0; s < steps; ++s) {
     for (int e = 0; e < B; ++e) {
-      targets(e, s, all.data() + size_t(e) * nf);
+      const std::vector<Real> t = test::clamp_targets(*m, e, s);
+      std::copy(t.begin(), t.end(), all.begin() + e * nf);
       singles[size_t(e)]->set_fixed_targets(
           std::vector<Real>(all.begin() + e * nf, all.begin() + (e + 1) * nf));
       ASSERT_TRUE(singles[size_t(e)]->step().ok());

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -180,6 +181,35 @@ inline Real closest_rod_edges(const Model& m,
       if (touching && pa != pb && d.delta < touch) touching->insert({pa, pb});
     }
   return best;
+}
+
+/// a cantilever (16 edges, 0.3 m) clamped at edge 0, dt = 2 ms, for prescribed motion by the
+/// caller's targets (clamp_targets)
+inline std::shared_ptr<const Model> clamped_rod_for_targets(IntegratorKind kind, bool gravity) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.3, 0, 0), 16, mat, SceneBuilder::circle(0.005));
+  b.fix_edge(rod, 0);
+  if (gravity) b.gravity(vec3(0, 0, -9.8));
+  b.integrator().kind = kind;
+  b.integrator().dt = 2e-3;
+  return build_model(b.build());
+}
+
+/// targets of every fixed DOF of that rod for environment e at the end of step s: the clamp
+/// moves up and down (amplitude 1 cm (e + 1)) and turns at 0.5 e rad/s
+inline std::vector<Real> clamp_targets(const Model& m, int e, int s) {
+  std::vector<Real> out(m.fixed_dof.size());
+  const Real t = (s + 1) * m.scene.integrator.dt;
+  for (size_t j = 0; j < out.size(); ++j) {
+    const int dof = m.fixed_dof[j];
+    const bool node = dof < 3 * m.nnode;
+    out[j] = (node ? m.node_x0[size_t(dof)] : 0) +
+             (node && dof % 3 == 2 ? 0.01 * (e + 1) * std::sin(40 * t) : 0) +
+             (node ? 0 : 0.5 * e * t);
+  }
+  return out;
 }
 
 }  // namespace slender::test
