@@ -11,14 +11,34 @@
 #                                   iteration at about 10^6 DOF (670k triangles)
 #   scripts/gpu_check.sh s9cpu      the CPU reference of S9 on the same machine (all cores)
 #   scripts/gpu_check.sh all        all of them
+#   scripts/gpu_check.sh first      a first run in one go, everything at once under its own timeout:
+#                                   the GPU suites, each /Cuda device-stepper case (V8 among them),
+#                                   memcheck and racecheck on a short filter; summary.txt and one
+#                                   logs.tar.gz in $OUT (the device tool brings back 8 files at most)
+#   scripts/gpu_check.sh sanitize3  memcheck, racecheck, synccheck and initcheck at once (as first)
 # Each stage prints a one-line verdict; the logs hold the details.
+#
+# With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
+# script unpacks it at the path it was built for and runs there, without building.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+bundle_src="${SLENDER_GPU_SRC:-/tmp/slender-src}"
+if [ -f .gpubin/bundle.tar.gz ] && [ "$root" != "$bundle_src" ]; then
+  rm -rf "$bundle_src" && mkdir -p "$bundle_src" && tar -xzf .gpubin/bundle.tar.gz -C "$bundle_src" ||
+    { echo "gpu_check: could not unpack .gpubin/bundle.tar.gz at $bundle_src"; exit 1; }
+  echo "gpu_check: prebuilt bundle of $(head -1 "$bundle_src/build-gpu/COMMIT") unpacked at $bundle_src"
+  exec "$bundle_src/scripts/gpu_check.sh" "$@"
+fi
 out="${OUT:-$root/gpu-logs}"
 mkdir -p "$out"
 jobs="$(nproc)"
 build=build-gpu
+# a bundle's own C++ runtime libraries, only where the machine's do not load the programs
+if [ -d lib ] && [ -x "$build/tests/gpu_tests" ] && ! "$build/tests/gpu_tests" --gtest_list_tests > /dev/null 2>&1; then
+  export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "gpu_check: the programs did not load with the machine's libraries; using the bundle's lib/"
+fi
 
 stage_build() {
   nvidia-smi > "$out/nvidia-smi.txt" 2>&1
@@ -117,8 +137,160 @@ stage_s9cpu() {
   cat "$out/s9_cpu.md" "$out/s9_cpu_direct.md" | head -60
 }
 
+# compute-sanitizer: on the PATH, or where CUDA toolkits put it
+sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
+  /usr/local/cuda/compute-sanitizer/compute-sanitizer /opt/nvidia/*/compute-sanitizer/compute-sanitizer \
+  2>/dev/null | head -1)"
+sanitizer="${sanitizer:-compute-sanitizer}"
+
+# everything of a first run at once (16 cores: the CPU references of the /Cuda cases run side by
+# side), each under its own timeout; logs in a scratch folder, packed into one file at the end
+short_gpu_filter='StencilGpu.*:DeviceEval.*:DeviceSolver.*:ContactPipelineGpu.FlattenedSheet:CudaBatch.TwoVectorizedRunsAreBitIdentical'
+short_stepper_filter='*DeviceStepper.FailedStepLeavesTheStateUntouched/Cuda:*DeviceStepper.FixedTargetsMatchTheCpu/Cuda:*DeviceStepper.SetStateRoundTripsAndQueriesSeeTheDeviceState/Cuda:*DeviceStepper.PcgAndCholeskyGiveTheSameNewtonIterates/Cuda'
+
+gtest_counts() { # LOG -> "N ok, N failed, N skipped"
+  echo "$(grep -cE '^\[       OK' "$1") ok, $(grep -cE '^\[  FAILED .*\(' "$1") failed," \
+       "$(grep -cE '^\[  SKIPPED .*\(' "$1") skipped"
+}
+
+run_sanitizers() { # LOGDIR SECONDS TOOL... : each tool on the short filters, all at once
+  local logs="$1" secs="$2"; shift 2
+  local tool
+  for tool in "$@"; do
+    timeout -k 5 "$secs" "$sanitizer" --tool "$tool" --error-exitcode 9 --print-limit 30 \
+      "$build/tests/gpu_tests" --gtest_filter="$short_gpu_filter" > "$logs/san-$tool-gpu.log" 2>&1 &
+    timeout -k 5 "$secs" "$sanitizer" --tool "$tool" --error-exitcode 9 --print-limit 30 \
+      "$build/tests/cpu_backend_tests" --gtest_filter="$short_stepper_filter" \
+      > "$logs/san-$tool-stepper.log" 2>&1 &
+  done
+}
+
+sanitizer_summary() { # LOGDIR
+  local f
+  for f in "$1"/san-*.log; do
+    [ -f "$f" ] || continue
+    echo "$(basename "$f" .log): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1 ||
+                                   tail -1 "$f" | cut -c1-160)" \
+         "[$(gtest_counts "$f")]$(grep -q 'Device not supported' "$f" && echo ' DEVICE NOT SUPPORTED')"
+    grep -m 3 -E '^========= (Invalid|Race|Barrier|Uninitialized|Program hit|  at )' "$f" | cut -c1-200
+  done
+}
+
+pack_logs() { # LOGDIR
+  tar -czf "$out/logs.tar.gz" -C "$(dirname "$1")" "$(basename "$1")"
+}
+
+stage_first() {
+  local logs=/tmp/gpu-first
+  rm -rf "$logs" && mkdir -p "$logs"
+  local t0=$SECONDS
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    nvcc --version | tail -2 | head -1
+    echo "bundle: $(head -1 "$build/COMMIT" 2>/dev/null)"
+  } > "$logs/device.txt" 2>&1
+  nvidia-smi > "$logs/nvidia-smi.txt" 2>&1
+  # smoke: does a kernel run at all?
+  timeout -k 5 60 "$build/tests/gpu_tests" --gtest_filter=StencilGpu.StretchMatchesHost \
+    > "$logs/smoke.log" 2>&1
+  echo "smoke rc $?" >> "$logs/device.txt"
+  export OMP_NUM_THREADS=2
+  timeout -k 5 "${GPU_SUITE_SECS:-240}" "$build/tests/gpu_tests" > "$logs/gpu_tests.log" 2>&1 &
+  local t
+  for t in $("$build/tests/cpu_backend_tests" --gtest_list_tests --gtest_filter='*DeviceStepper*/Cuda' |
+             awk '/^[^ ]/ {s=$1} /^  / {print s $1}'); do
+    timeout -k 5 "${GPU_SUITE_SECS:-240}" "$build/tests/cpu_backend_tests" --gtest_filter="$t" \
+      > "$logs/stepper-$(echo "$t" | sed 's/.*DeviceStepper\.//; s,/Cuda,,').log" 2>&1 &
+  done
+  run_sanitizers "$logs" "${GPU_SANITIZE_SECS:-240}" memcheck racecheck
+  wait
+  {
+    cat "$logs/device.txt"
+    echo "gpu_tests: $(gtest_counts "$logs/gpu_tests.log")"
+    grep -E '^\[  FAILED .*\(' "$logs/gpu_tests.log"
+    local f
+    for f in "$logs"/stepper-*.log; do
+      echo "$(basename "$f" .log): $(gtest_counts "$f")$(grep -q 'PASSED\|FAILED' "$f" || echo ' (no verdict: timeout or crash)')"
+    done
+    grep -h -E '^V8' "$logs"/stepper-*.log
+    sanitizer_summary "$logs"
+    echo "first: $((SECONDS - t0)) s"
+  } > "$out/summary.txt" 2>&1
+  # the failures' own lines, a few per log
+  grep -h -B2 -A8 -m 6 -E 'Failure|error|what\(\)' "$logs"/gpu_tests.log "$logs"/stepper-*.log \
+    2>/dev/null | head -150 > "$out/failures.txt"
+  pack_logs "$logs"
+  cat "$out/summary.txt"
+}
+
+# a second run after `first`: V8 alone in front (with line-buffered output, so that a timeout
+# keeps the scenes done), beside it three chains of the rest; everything ends by a deadline
+stage_second() {
+  local logs=/tmp/gpu-second deadline=$((SECONDS + ${GPU_DEADLINE_SECS:-400}))
+  rm -rf "$logs" && mkdir -p "$logs"
+  left() { echo $((deadline - SECONDS > 5 ? deadline - SECONDS : 5)); }
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    echo "bundle: $(head -1 "$build/COMMIT" 2>/dev/null)"
+  } > "$logs/device.txt" 2>&1
+  export OMP_NUM_THREADS=4 SLENDER_KRYLOV_TRACE=1
+  local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests"
+  timeout -k 5 "$(left)" stdbuf -oL "$ct" --gtest_filter='*EverySceneMatchesTheCpuOver50Steps/Cuda' \
+    > "$logs/stepper-V8.log" 2>&1 &
+  (
+    timeout -k 5 "$(left)" stdbuf -oL "$gt" --gtest_filter='CudaBatch.FactorizationsOnWarps*' \
+      > "$logs/gpu-factorizations.log" 2>&1
+    timeout -k 5 "$(left)" "$gt" --gtest_filter='CudaBatch.TwoVectorizedRunsAreBitIdentical:ContactPipelineGpu.*' \
+      > "$logs/gpu-rest.log" 2>&1
+    timeout -k 5 "$(left)" "$ct" --gtest_filter='*NonSymmetricJacobiansTakeBicgstab/Cuda' \
+      > "$logs/stepper-NonSymmetric.log" 2>&1
+  ) &
+  local ss='*DeviceStepper.FailedStepLeavesTheStateUntouched/Cuda:*DeviceStepper.FixedTargetsMatchTheCpu/Cuda:*DeviceStepper.SetStateRoundTripsAndQueriesSeeTheDeviceState/Cuda:*DeviceStepper.SolverNamesTellTheExecutor/Cuda'
+  local tool
+  (
+    for tool in memcheck racecheck; do
+      timeout -k 5 "$(left)" "$sanitizer" --tool "$tool" --error-exitcode 9 --print-limit 30 \
+        "$ct" --gtest_filter="$ss" > "$logs/san-$tool-stepper.log" 2>&1
+    done
+  ) &
+  (
+    for tool in synccheck initcheck; do
+      timeout -k 5 "$(left)" "$sanitizer" --tool "$tool" --error-exitcode 9 --print-limit 30 \
+        "$gt" --gtest_filter="$short_gpu_filter" > "$logs/san-$tool-gpu.log" 2>&1
+    done
+  ) &
+  wait
+  {
+    cat "$logs/device.txt"
+    local f
+    for f in "$logs"/stepper-*.log "$logs"/gpu-*.log; do
+      echo "$(basename "$f" .log): $(gtest_counts "$f")$(grep -q 'PASSED\|FAILED' "$f" || echo ' (no verdict: timeout or crash)')"
+    done
+    grep -h -E '^V8|steps in|^krylov' "$logs"/*.log | head -60
+    sanitizer_summary "$logs"
+    echo "second: $((SECONDS - deadline + ${GPU_DEADLINE_SECS:-400})) s"
+  } > "$out/summary.txt" 2>&1
+  grep -h -B2 -A8 -m 6 -E 'Failure|what\(\)' "$logs"/stepper-*.log "$logs"/gpu-*.log \
+    2>/dev/null | head -150 > "$out/failures.txt"
+  pack_logs "$logs"
+  cat "$out/summary.txt"
+}
+
+stage_sanitize3() {
+  local logs=/tmp/gpu-sanitize3
+  rm -rf "$logs" && mkdir -p "$logs"
+  run_sanitizers "$logs" "${GPU_SANITIZE_SECS:-240}" memcheck racecheck synccheck initcheck
+  wait
+  sanitizer_summary "$logs" > "$out/sanitize3.txt"
+  pack_logs "$logs"
+  cat "$out/sanitize3.txt"
+}
+
 case "${1:-all}" in
   build) stage_build ;;
+  first) stage_first ;;
+  second) stage_second ;;
+  sanitize3) stage_sanitize3 ;;
   test) stage_test ;;
   sanitize) stage_sanitize ;;
   sanitize2) stage_sanitize2 ;;
@@ -126,5 +298,5 @@ case "${1:-all}" in
   s9) stage_s9 ;;
   s9cpu) stage_s9cpu ;;
   all) stage_build && stage_test && stage_sanitize && stage_sanitize2 && stage_bench && stage_s9 && stage_s9cpu ;;
-  *) echo "usage: $0 build|test|sanitize|bench|s9|s9cpu|all" >&2; exit 2 ;;
+  *) echo "usage: $0 build|first|test|sanitize|sanitize2|sanitize3|bench|s9|s9cpu|all" >&2; exit 2 ;;
 esac
