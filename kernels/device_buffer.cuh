@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "launch.cuh"
@@ -34,7 +35,20 @@ class DeviceBuffer {
   void resize(size_t n) {
     if (n == n_) return;
     release();
-    if (n > 0) SLENDER_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(T)));
+    if (n > 0) {
+      const cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(T));
+      if (e != cudaSuccess) {
+        p_ = nullptr, n_ = 0;
+        cudaGetLastError();  // an allocation failure is not sticky: clear it for the caller
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        throw Error("CUDA error in cudaMalloc of a device buffer of " + std::to_string(n) +
+                    " elements of " + std::to_string(sizeof(T)) + " bytes (" +
+                    std::to_string(n * sizeof(T) >> 20) + " MiB; " + std::to_string(free_b >> 20) +
+                    " of " + std::to_string(total_b >> 20) +
+                    " MiB free): " + cudaGetErrorString(e));
+      }
+    }
     n_ = n;
   }
   void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }

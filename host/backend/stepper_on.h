@@ -27,6 +27,8 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -252,7 +254,9 @@ struct BicgEnd {
       return;
     }
     const Real omega = ts->s1 > 0 ? ts->s0 / ts->s1 : Real(0);
-    if (rv->s0 == 0 || omega == 0 || rr->s1 == 0) bad->s0 = 1;
+    // which breakdown (bits in bad->s1: 1 rhat . v, 2 omega, 4 the next rho), for the trace
+    const Real why = (rv->s0 == 0 ? 1 : 0) + (omega == 0 ? 2 : 0) + (rr->s1 == 0 ? 4 : 0);
+    if (why != 0) *bad = Red4{1, why, 0, 0};
     state->s1 = rv->s0 != 0 ? state->m0 / rv->s0 : Real(0);
     state->s0 = state->m0;
     state->s2 = omega;
@@ -664,10 +668,12 @@ class StepperOn final : public DeviceStepper {
       if (setup) {
         times.factor += seconds_since(t0);
         t0 = Clock::now();
+        const long it0 = pcg_iterations_;
         const bool ok =
             symmetric_ ? pcg_solve(f_.data(), dx_.data()) : bicgstab_solve(f_.data(), dx_.data());
         times.solve += seconds_since(t0);
         if (ok) return true;
+        if (krylov_trace()) trace_krylov_failure(pcg_iterations_ - it0);
       }
       // CG or BiCGSTAB cannot go on (an indefinite block, a breakdown, or too slow): the direct
       // path for this matrix, counted as a fallback (as the CPU counts it)
@@ -771,6 +777,28 @@ class StepperOn final : public DeviceStepper {
   }
 
   // ---- the Krylov solves' common protocol (CG and BiCGSTAB) ------------------------------------
+
+  // SLENDER_KRYLOV_TRACE=1: a line on stderr for each Krylov solve that gives up (a diagnosis
+  // aid for the device, where a debugger is not at hand)
+  static bool krylov_trace() {
+    static const bool on = [] {
+      const char* v = std::getenv("SLENDER_KRYLOV_TRACE");
+      return v != nullptr && *v != '\0' && *v != '0';
+    }();
+    return on;
+  }
+  void trace_krylov_failure(long iterations) {
+    Red4 h[3];  // rr, bad, done
+    X::to_host(h, slot(kSlotRr), 3);
+    const Red4 bb = read_slot(kSlotBB), rv = read_slot(kSlotBiRv), ts = read_slot(kSlotBiTs);
+    std::fprintf(stderr,
+                 "krylov: %s gave up after %ld of %d iterations: |r|^2 %.3e, |b|^2 %.3e (stop "
+                 "at %.3e), breakdown %g (why %g: 1 rhat.v, 2 omega, 4 rho), done %g; "
+                 "rhat.r %.3e, rhat.v %.3e, t.s %.3e, t.t %.3e\n",
+                 symmetric_ ? "CG" : "BiCGSTAB", iterations, krylov_max_iterations(pd_.nfree),
+                 h[0].s0, bb.s0, kKrylovRelTol * kKrylovRelTol * bb.s0, h[1].s0, h[1].s1, h[2].s0,
+                 h[0].s1, rv.s0, ts.s0, ts.s1);
+  }
 
   enum class Krylov { kGoOn, kConverged, kFailed };
   // the host reads the iteration's state every kKrylovCheck iterations (and at the last)
