@@ -49,10 +49,11 @@ namespace slender {
 
 /// the most environments for which an executor with cooperating lanes (the GPU: a warp) runs
 /// the banded and dense factorizations with a group of lanes per environment rather than a
-/// thread: a thread each leaves the GPU mostly idle for a few thousand environments (4096
-/// threads are 128 warps, one per multiprocessor). A first guess until measured;
-/// SLENDER_BATCH_LANES=0 or 1 overrides
-constexpr int kLanesMaxEnvs = 8192;
+/// thread. Measured on an H200 (bench/results/2026-11-26-gpu-first-light-h200.md): a warp each
+/// was faster at every size tried, snake S8 (banded) 1.63x at 1024 environments, 1.20x at 4096
+/// and 1.02x at 16384, the mid-edge plate (dense) 15x at 256 and 3.4x at 4096; so up to the
+/// largest batch measured, 16384. SLENDER_BATCH_LANES=0 or 1 overrides
+constexpr int kLanesMaxEnvs = 16384;
 
 inline bool vec_use_lanes(int lanes, int nenv) {
   if (lanes <= 1) return false;
