@@ -84,15 +84,21 @@ void build_shells(Model& m) {
     for (size_t j = 0; j < edge_tris[e].size() && j < 2; ++j)
       m.sedge_tri[2 * e + j] = edge_tris[e][j];
 
-  // stretching springs, k_s = sqrt(3)/4 E h l_bar (seed 000 §3.1), averaged over the triangles
-  // that share the edge (they may belong to different parts)
+  // stretching springs, E = 1/2 k_s l_bar eps^2 (seed 000 eq. 10): every triangle of the edge
+  // adds its own share E h A / l_bar (A its rest area; the triangles may belong to different
+  // parts), i.e. a spring constant k_s / l_bar = sum E h A / l_bar^2. On an equilateral
+  // triangle the share is seed 000's sqrt(3)/4 E h l_bar; an interior edge takes two of them,
+  // and the triangular lattice of such springs has the membrane stiffness E h (2D Young's
+  // modulus 2 k / sqrt(3) of a lattice of spring constant k = sqrt(3)/2 E h) and the Poisson
+  // ratio 1/3, whatever the material's nu. On a grid of right triangles the same shares give
+  // E h along the grid's axes (with Poisson ratio 0). Seed 000's per-edge constant, a single
+  // share, gives half of that (E h / 2); tests/physics/membrane_test.cpp pulls both meshes
   m.sedge_EA.assign(m.nsedge, 0);
   for (int e = 0; e < m.nsedge; ++e) {
-    Real Eh = 0;
+    Real k = 0;
     for (int t : edge_tris[e])
-      Eh += tri_E[t] * tri_h[t];
-    Eh /= Real(edge_tris[e].size());
-    m.sedge_EA[e] = std::sqrt(Real(3)) / 4 * Eh * m.sedge_l_bar[e];
+      k += tri_E[t] * tri_h[t] * m.tri_area_bar[t];
+    m.sedge_EA[e] = k / m.sedge_l_bar[e];
   }
 
   // hinges at interior edges of hinge-bending parts: x0 -> x1 runs as in triangle A

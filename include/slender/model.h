@@ -131,7 +131,7 @@ struct Model {
   std::vector<int> tri_edge;        ///< shell edge opposite each node       (ntri x 3)
   std::vector<int> sedge_node;      ///< node ids                            (nsedge x 2)
   std::vector<Real> sedge_l_bar;    ///< rest length [m]                     (nsedge)
-  std::vector<Real> sedge_EA;       ///< stretching stiffness sqrt(3)/4 E h l_bar [N] (nsedge)
+  std::vector<Real> sedge_EA;       ///< stretching stiffness sum E h A / l_bar [N] (nsedge)
   std::vector<int> hinge_node;      ///< x0, x1 (the edge), x2, x3 (opposite vertices) (nhinge x 4)
   std::vector<Real> hinge_kb;       ///< bending stiffness E h^3 / (6 sqrt 3) [N m] (nhinge)
   std::vector<Real> hinge_phi_bar;  ///< natural dihedral angle [rad]        (nhinge)
