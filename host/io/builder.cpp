@@ -346,6 +346,14 @@ SceneBuilder& SceneBuilder::fix_edge(int part, int index) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::fix_shell_edges(int part, const std::vector<int>& nodes) {
+  std::vector<NodeRef> group;
+  for (int n : nodes)
+    group.push_back(NodeRef{part, n, {}});
+  spec_.fixed_shell_edges.push_back(std::move(group));
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::fix_twist(int part, int index) {
   spec_.fixed_twist.push_back(EdgeRef{part, index, {}});
   return *this;
@@ -754,7 +762,33 @@ void check_boundary(const Checker& c) {
     c.node(s.fixed_nodes[i], Checker::indexed("fixed_nodes", i));
   }
   for (size_t i = 0; i < s.fixed_edges.size(); ++i) {
-    c.edge(s.fixed_edges[i], Checker::indexed("fixed_edges", i));
+    const EdgeRef& r = s.fixed_edges[i];
+    const PartSpec* p = c.part_of(r.part, r.loc, Checker::indexed("fixed_edges", i));
+    if (p->edges.empty() && !p->triangles.empty()) {
+      c.fail(r.loc, Checker::indexed("fixed_edges", i), "",
+             "part '" + p->name +
+                 "' is a shell, which has no rod edges: clamp its edges by their nodes, "
+                 "{\"part\": \"" +
+                 p->name +
+                 "\", \"nodes\": [...]} (fixes the nodes and the "
+                 "mid-edge normals of the edges between them)");
+    }
+    c.edge(r, Checker::indexed("fixed_edges", i));
+  }
+  for (size_t i = 0; i < s.fixed_shell_edges.size(); ++i) {
+    const std::vector<NodeRef>& group = s.fixed_shell_edges[i];
+    const std::string at = Checker::indexed("fixed_edges", s.fixed_edges.size() + i);
+    if (group.empty()) c.fail({}, at, "", "a shell clamp needs nodes");
+    for (const NodeRef& r : group) {
+      const PartSpec* p = c.part_of(r.part, r.loc, at);
+      if (p->triangles.empty()) {
+        c.fail(r.loc, at, "",
+               "part '" + p->name +
+                   "' has no shell triangles: fixed_edges by \"nodes\" clamps "
+                   "shell edges; give a rod's edges as \"edges\"");
+      }
+      c.node(r, at);
+    }
   }
   for (size_t i = 0; i < s.fixed_twist.size(); ++i) {
     c.edge(s.fixed_twist[i], Checker::indexed("fixed_twist", i));

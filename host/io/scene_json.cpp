@@ -535,8 +535,18 @@ void SceneReader::read_boundary(const JsonObject& b) {
       s_.fixed_nodes.push_back(r);
     }
   });
+  // rod edges by index ("edges": both nodes and the twist), or shell edges by their nodes
+  // ("nodes": a clamp, the nodes and the mid-edge xi of the edges between them)
   each("fixed_edges", [&](const JsonObject& o) {
-    o.allow_only({"part", "edges"});
+    o.allow_only({"part", "edges", "nodes"});
+    if (o.has("edges") == o.has("nodes")) {
+      o.fail(o.has("edges") ? "nodes" : "edges",
+             "give either \"edges\" (a rod's edges) or \"nodes\" (a shell's clamped nodes)");
+    }
+    if (o.has("nodes")) {
+      s_.fixed_shell_edges.push_back(node_list(o, "nodes"));
+      return;
+    }
     for (const NodeRef& r : node_list(o, "edges")) {
       s_.fixed_edges.push_back({r.part, r.index, r.loc});
     }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 #include "model/model_internal.h"
@@ -445,6 +446,27 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     fix_node(m.edge_node[2 * e]);
     fix_node(m.edge_node[2 * e + 1]);
     m.dof_fixed[m.edge_dof(e)] = 1;
+  }
+  for (const std::vector<NodeRef>& group : scene.fixed_shell_edges) {
+    std::set<int> nodes;
+    for (const NodeRef& r : group) {
+      const int n = m.resolve_node(r);
+      fix_node(n);
+      nodes.insert(n);
+    }
+    int joined = 0;
+    for (int e = 0; e < m.nsedge; ++e) {
+      if (!nodes.count(m.sedge_node[2 * e]) || !nodes.count(m.sedge_node[2 * e + 1])) continue;
+      ++joined;
+      if (m.sedge_xi[e] >= 0) m.dof_fixed[m.xi_dof(e)] = 1;
+    }
+    if (joined == 0) {
+      const SourceLoc& loc = group.front().loc;
+      throw InputError(loc.file.empty() ? scene.file : loc.file, loc.line,
+                       loc.field.empty() ? "boundary.fixed_edges" : loc.field,
+                       "no shell edge joins two of these " + std::to_string(nodes.size()) +
+                           " nodes: a clamp lists the nodes along the clamped edge");
+    }
   }
   for (const EdgeRef& r : scene.fixed_twist)
     m.dof_fixed[m.edge_dof(m.resolve_edge(r))] = 1;

@@ -126,6 +126,9 @@ class SceneBuilder {
   SceneBuilder& joint(std::vector<NodeRef> nodes);
   SceneBuilder& fix_node(int part, int index);
   SceneBuilder& fix_edge(int part, int index);  ///< both nodes and the twist
+  /// a shell clamp: these part nodes fixed, and the mid-edge xi of every shell edge between two
+  /// of them (a hinge shell has no edge DOF: its nodes only)
+  SceneBuilder& fix_shell_edges(int part, const std::vector<int>& nodes);
   SceneBuilder& fix_twist(int part, int index);
   SceneBuilder& fix_dofs(int part, int index, bool x, bool y, bool z);
   /// prescribed motion of fixed nodes and twists (see MotionSpec)

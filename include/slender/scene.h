@@ -284,6 +284,9 @@ struct SceneSpec {
   std::vector<JointSpec> joints;
   std::vector<NodeRef> fixed_nodes;
   std::vector<EdgeRef> fixed_edges;  ///< both nodes and the twist
+  /// shell clamps: each group's nodes fixed, and the mid-edge xi of every shell edge joining
+  /// two nodes of the group (a clamped edge of a mid-edge shell)
+  std::vector<std::vector<NodeRef>> fixed_shell_edges;
   std::vector<EdgeRef> fixed_twist;  ///< the twist only
   std::vector<FixedDofSpec> fixed_dofs;
   std::vector<MotionSpec> motions;  ///< prescribed motion of fixed nodes and twists

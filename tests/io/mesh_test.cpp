@@ -13,6 +13,7 @@
 
 #include "io_test_util.h"
 #include "slender/builder.h"
+#include "slender/model.h"
 
 namespace slender {
 namespace {
@@ -798,6 +799,75 @@ TEST(ShellJson, AShellAloneIsAScene) {
         "s.json", "");
   });
   EXPECT_EQ(e.message(), "missing required field (a scene needs rods, networks or shells)");
+}
+
+}  // namespace
+}  // namespace slender
+
+// ---- shell clamps: fixed_edges by nodes ------------------------------------------------------
+
+namespace slender {
+namespace {
+
+using test::catch_input_error;
+
+std::string clamp_scene(const std::string& fixed_edges) {
+  return R"({
+    "name": "clamp",
+    "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e6, "poisson_ratio": 0.3}],
+    "rods": [{"name": "rope", "material": "m", "radius": 1e-3,
+              "shape": {"type": "straight", "start": [0, 0, 2], "end": [0, 0, 3], "nodes": 5}}],
+    "shells": [{"name": "plate", "material": "m", "thickness": 1e-3, "bending": "mid_edge",
+                "mesh": {"type": "rectangle", "u": [1, 0, 0], "v": [0, 0.5, 0],
+                         "edge_length": 0.25, "structured": true}}],
+    "boundary": {"fixed_edges": [)" +
+         fixed_edges + R"(]}
+  })";
+}
+
+TEST(ShellClamp, FixedEdgesByNodesFixTheNodesAndTheMidEdgeNormalsBetweenThem) {
+  // the grid's first row along u: nodes 0..4 at y = 0 (4 edges of 0.25 m)
+  const SceneSpec s =
+      read_scene_text(clamp_scene(R"({"part": "plate", "nodes": [0, 1, 2, 3, 4]})"), "c.json", "");
+  const auto m = build_model(s);
+  int on_row = 0, fixed_xi = 0;
+  for (int e = 0; e < m->nsedge; ++e) {
+    const int a = m->sedge_node[2 * e], b = m->sedge_node[2 * e + 1];
+    const bool row = m->node_x0[3 * a + 1] == 0 && m->node_x0[3 * b + 1] == 0;
+    on_row += row;
+    if (m->dof_fixed[m->xi_dof(e)]) {
+      ++fixed_xi;
+      EXPECT_TRUE(row) << "edge " << e;
+    }
+  }
+  EXPECT_EQ(on_row, 4);
+  EXPECT_EQ(fixed_xi, 4);
+  int fixed_nodes = 0;
+  for (int n = 0; n < m->nnode; ++n)
+    fixed_nodes += m->dof_fixed[3 * n] && m->dof_fixed[3 * n + 1] && m->dof_fixed[3 * n + 2];
+  EXPECT_EQ(fixed_nodes, 5);
+}
+
+TEST(ShellClamp, WrongFixedEdgesSayWhatToGive) {
+  auto error = [](const std::string& entry) {
+    return catch_input_error(
+        [&] { build_model(read_scene_text(clamp_scene(entry), "c.json", "")); });
+  };
+  const InputError shell_edges = error(R"({"part": "plate", "edges": [0]})");
+  EXPECT_EQ(shell_edges.file(), "c.json");
+  EXPECT_NE(shell_edges.message().find("is a shell, which has no rod edges"), std::string::npos)
+      << shell_edges.what();
+  const InputError rod_nodes = error(R"({"part": "rope", "nodes": [0, 1]})");
+  EXPECT_NE(rod_nodes.message().find("has no shell triangles"), std::string::npos)
+      << rod_nodes.what();
+  const InputError both = error(R"({"part": "plate", "nodes": [0, 1], "edges": [0]})");
+  EXPECT_EQ(both.field(), "boundary.fixed_edges[0].nodes");
+  EXPECT_NE(both.message().find("either"), std::string::npos) << both.what();
+  const InputError apart = error(R"({"part": "plate", "nodes": [0, 2]})");
+  EXPECT_NE(apart.message().find("no shell edge joins two of these 2 nodes"), std::string::npos)
+      << apart.what();
+  EXPECT_EQ(apart.file(), "c.json");
+  EXPECT_GT(apart.line(), 0);
 }
 
 }  // namespace
