@@ -158,8 +158,18 @@ struct PcgMarkDone {
 
 // ---- BiCGSTAB update functors (non-symmetric Jacobians: friction, drag) ---------------------
 // Preconditioned BiCGSTAB (van der Vorst) with the scalars in reduction slots: `rr` holds
-// |r|^2 (s0) and rhat . r (s1) of the last residual; `state` holds rho, alpha and omega of the
-// last iteration (s0, s1, s2) and this iteration's rho (m0). Nothing moves once `done`.
+// |r|^2 (s0) and rhat . r (s1) of the last residual; `rv` rhat . v (s0) and |v|^2 (s1); `state`
+// holds rho, alpha and omega of the last iteration (s0, s1, s2) and this iteration's rho (m0);
+// `rhat2` |rhat|^2 (s0). `done` holds converged (s0) and idle (s1): nothing moves once either
+// is set. A breakdown (rhat . v or the next rho zero, or below kBicgBreakdown of the product of
+// the norms, or omega zero) sets `bad` and idles the iteration with x and r as they were after
+// the last whole update; the host then restarts from the true residual (bicgstab_solve).
+
+/// |rhat . v| or |rhat . r| at or below this fraction of |rhat| |v| or |rhat| |r|: a (near)
+/// breakdown, after which the iteration would divide by roundoff
+constexpr Real kBicgBreakdown = 1e-10;
+
+SLENDER_HD inline bool bicg_idle(const Red4* done) { return done->s0 != 0 || done->s1 != 0; }
 
 // s0: a . b, s1: c . d
 struct TwoDots {
@@ -183,7 +193,7 @@ struct BicgBegin {
   const Red4* done;
   Red4* state;
   SLENDER_HD void operator()(long) const {
-    if (done->s0 == 0) state->m0 = rr->s1;
+    if (!bicg_idle(done)) state->m0 = rr->s1;
   }
 };
 
@@ -195,10 +205,27 @@ struct BicgUpdateP {
   const Real* v;
   Real* p;
   SLENDER_HD void operator()(long i) const {
-    if (done->s0 != 0) return;
+    if (bicg_idle(done)) return;
     const Red4 st = *state;
     const Real beta = st.s0 != 0 && st.s2 != 0 ? (st.m0 / st.s0) * (st.s1 / st.s2) : Real(0);
     p[i] = r[i] + beta * (p[i] - st.s2 * v[i]);
+  }
+};
+
+// one thread, after rv: a breakdown of rhat . v stops the iteration before alpha = rho /
+// (rhat . v) would be applied
+struct BicgCheckRv {
+  const Red4* rv;
+  const Red4* rhat2;
+  Red4* done;
+  Red4* bad;
+  SLENDER_HD void operator()(long) const {
+    if (bicg_idle(done)) return;
+    const Real a = rv->s0 < 0 ? -rv->s0 : rv->s0;
+    if (!(a > kBicgBreakdown * ::sqrt(rhat2->s0 * rv->s1))) {
+      *bad = Red4{1, 1, 0, 0};
+      done->s1 = 1;
+    }
   }
 };
 
@@ -213,8 +240,8 @@ struct BicgUpdateS {
   Real* s;
   Real* x;
   SLENDER_HD void operator()(long i) const {
-    if (done->s0 != 0) return;
-    const Real alpha = rv->s0 != 0 ? state->m0 / rv->s0 : Real(0);
+    if (bicg_idle(done)) return;
+    const Real alpha = state->m0 / rv->s0;
     s[i] = r[i] - alpha * v[i];
     x[i] += alpha * y[i];
   }
@@ -230,7 +257,7 @@ struct BicgUpdateX {
   Real* x;
   Real* r;
   SLENDER_HD void operator()(long i) const {
-    if (done->s0 != 0) return;
+    if (bicg_idle(done)) return;
     const Real omega = ts->s1 > 0 ? ts->s0 / ts->s1 : Real(0);
     x[i] += omega * z[i];
     r[i] = s[i] - omega * t[i];
@@ -238,29 +265,44 @@ struct BicgUpdateX {
 };
 
 // one thread at an iteration's end, after rr: done once |r|^2 <= stop; else the state for the
-// next iteration, and `bad` on a breakdown (rhat . v, omega or the next rho zero)
+// next iteration, or `bad` and idle on a breakdown of omega or of the next rho
 struct BicgEnd {
   const Red4* rr;
   const Red4* rv;
   const Red4* ts;
+  const Red4* rhat2;
   Red4* state;
   Red4* done;
   Red4* bad;
   Real stop;
   SLENDER_HD void operator()(long) const {
-    if (done->s0 != 0) return;
+    if (bicg_idle(done)) return;
     if (rr->s0 <= stop) {
       done->s0 = 1;
       return;
     }
     const Real omega = ts->s1 > 0 ? ts->s0 / ts->s1 : Real(0);
+    const Real rho = rr->s1 < 0 ? -rr->s1 : rr->s1;
     // which breakdown (bits in bad->s1: 1 rhat . v, 2 omega, 4 the next rho), for the trace
-    const Real why = (rv->s0 == 0 ? 1 : 0) + (omega == 0 ? 2 : 0) + (rr->s1 == 0 ? 4 : 0);
-    if (why != 0) *bad = Red4{1, why, 0, 0};
-    state->s1 = rv->s0 != 0 ? state->m0 / rv->s0 : Real(0);
+    const Real why =
+        (omega == 0 ? 2 : 0) + (rho > kBicgBreakdown * ::sqrt(rhat2->s0 * rr->s0) ? 0 : 4);
+    if (why != 0) {
+      *bad = Red4{1, why, 0, 0};
+      done->s1 = 1;
+      return;
+    }
+    state->s1 = state->m0 / rv->s0;
     state->s0 = state->m0;
     state->s2 = omega;
   }
+};
+
+// r = b - t (the true residual for a restart, t = J x)
+struct Residual {
+  const Real* b;
+  const Real* t;
+  Real* r;
+  SLENDER_HD void operator()(long i) const { r[i] = b[i] - t[i]; }
 };
 
 // reduction result slots (kSlotRr, kSlotBad and kSlotDone adjacent: read together)
@@ -278,6 +320,7 @@ enum Slot {
   kSlotBiState,
   kSlotBiRv,
   kSlotBiTs,
+  kSlotBiRhat,
   kNumSlots
 };
 
@@ -787,6 +830,14 @@ class StepperOn final : public DeviceStepper {
     }();
     return on;
   }
+  void trace_krylov_restart(int it) {
+    Red4 h[2];  // bad, done
+    X::to_host(h, slot(kSlotBad), 2);
+    std::fprintf(stderr,
+                 "krylov: BiCGSTAB restarts after iteration %d (why %g: 1 rhat.v, 2 omega, "
+                 "4 rho)\n",
+                 it, h[0].s1);
+  }
   void trace_krylov_failure(long iterations) {
     Red4 h[3];  // rr, bad, done
     X::to_host(h, slot(kSlotRr), 3);
@@ -831,7 +882,10 @@ class StepperOn final : public DeviceStepper {
   }
 
   // preconditioned BiCGSTAB from x = 0 to |b - J x| <= kKrylovRelTol |b|, for non-symmetric
-  // Jacobians; the scalars stay in device memory (krylov_check reads the state)
+  // Jacobians; the scalars stay in device memory (krylov_check reads the state). A breakdown
+  // idles the iteration; at the next check the host restarts it from the true residual b - J x
+  // with the shadow residual rhat = r (at most kBicgRestarts times, within max_iter in all)
+  static constexpr int kBicgRestarts = 10;
   bool bicgstab_solve(const Real* b, Real* x) {
     const int n = pd_.nfree;
     const int max_iter = krylov_max_iterations(n);
@@ -846,18 +900,33 @@ class StepperOn final : public DeviceStepper {
     Real stop = 0;
     const Krylov start = krylov_start(b, x, stop);
     if (start != Krylov::kGoOn) return start == Krylov::kConverged;
-    X::copy(r, b, size_t(n));
-    X::copy(rhat_.data(), b, size_t(n));
-    X::fill_zero(p, size_t(n));
-    X::fill_zero(v, size_t(n));
-    X::for_each(1, SetSlot{slot(kSlotBiState), Red4{1, 1, 1, 0}});  // rho, alpha, omega of "0"
-    X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
+    // a (re)start: r = b - J x (b itself while x = 0), rhat = r, p = v = 0, the scalars of
+    // "iteration 0", the flags cleared
+    auto begin = [&](bool from_x) {
+      if (from_x) {
+        apply_matrix(x, t);
+        X::for_each(n, Residual{b, t, r});
+      } else {
+        X::copy(r, b, size_t(n));
+      }
+      X::copy(rhat_.data(), r, size_t(n));
+      X::fill_zero(p, size_t(n));
+      X::fill_zero(v, size_t(n));
+      X::fill_zero(slot(kSlotBad), 2);                                // bad, done
+      X::for_each(1, SetSlot{slot(kSlotBiState), Red4{1, 1, 1, 0}});  // rho, alpha, omega
+      X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
+      X::reduce4(n, TwoDots{r, r, r, r}, partial_.data(), slot(kSlotBiRhat));
+    };
+    begin(false);
+    int restarts = 0;
     for (int it = 1; it <= max_iter; ++it) {
       X::for_each(1, BicgBegin{slot(kSlotRr), slot(kSlotDone), slot(kSlotBiState)});
       X::for_each(n, BicgUpdateP{slot(kSlotBiState), slot(kSlotDone), r, v, p});
       precondition(p, yz);
       apply_matrix(yz, v);
-      X::reduce4(n, DotMax{rhat_.data(), v}, partial_.data(), slot(kSlotBiRv));
+      X::reduce4(n, TwoDots{rhat_.data(), v, v, v}, partial_.data(), slot(kSlotBiRv));
+      X::for_each(1,
+                  BicgCheckRv{slot(kSlotBiRv), slot(kSlotBiRhat), slot(kSlotDone), slot(kSlotBad)});
       X::for_each(
           n, BicgUpdateS{slot(kSlotBiState), slot(kSlotBiRv), slot(kSlotDone), r, v, yz, sv, x});
       precondition(sv, yz);
@@ -865,10 +934,20 @@ class StepperOn final : public DeviceStepper {
       X::reduce4(n, TwoDots{t, sv, t, t}, partial_.data(), slot(kSlotBiTs));
       X::for_each(n, BicgUpdateX{slot(kSlotBiTs), slot(kSlotDone), sv, yz, t, x, r});
       X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
-      X::for_each(1, BicgEnd{slot(kSlotRr), slot(kSlotBiRv), slot(kSlotBiTs), slot(kSlotBiState),
-                             slot(kSlotDone), slot(kSlotBad), stop});
+      X::for_each(1, BicgEnd{slot(kSlotRr), slot(kSlotBiRv), slot(kSlotBiTs), slot(kSlotBiRhat),
+                             slot(kSlotBiState), slot(kSlotDone), slot(kSlotBad), stop});
       const Krylov verdict = krylov_check(it, max_iter);
-      if (verdict != Krylov::kGoOn) return verdict == Krylov::kConverged;
+      if (verdict == Krylov::kConverged) return true;
+      if (verdict == Krylov::kGoOn) continue;
+      // a breakdown (or a residual that is not finite: then the restart's is not either)
+      if (restarts == kBicgRestarts || it == max_iter) return false;
+      ++restarts;
+      ++times_->krylov_restarts;
+      if (krylov_trace()) trace_krylov_restart(it);
+      begin(true);
+      const Red4 rr = read_slot(kSlotRr);
+      if (!std::isfinite(rr.s0)) return false;
+      if (rr.s0 <= stop) return true;
     }
     return false;
   }
