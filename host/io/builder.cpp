@@ -871,6 +871,23 @@ void check_forces(const Checker& c) {
   c.non_negative(f.drag_coefficient, f.loc, "forces", ".aerodynamic_drag.coefficient");
   c.non_negative(f.rft_tangential, f.loc, "forces", ".resistive_force.tangential");
   c.non_negative(f.rft_normal, f.loc, "forces", ".resistive_force.normal");
+  // forces that act on one kind of element only: asked for where there is none, they would
+  // silently do nothing
+  bool rod_edges = false, triangles = false;
+  for (const PartSpec& p : c.s.parts) {
+    rod_edges = rod_edges || !p.edges.empty();
+    triangles = triangles || !p.triangles.empty();
+  }
+  if (f.drag_coefficient > 0 && f.drag_density > 0 && !triangles) {
+    c.fail(f.loc, "forces", ".aerodynamic_drag",
+           "aerodynamic drag (eq. 29) acts on shell triangles, and the scene has none; for rods "
+           "use viscous_drag or resistive_force");
+  }
+  if ((f.rft_tangential > 0 || f.rft_normal > 0) && !rod_edges) {
+    c.fail(f.loc, "forces", ".resistive_force",
+           "resistive force theory acts on rod edges, and the scene has none; for shells use "
+           "viscous_drag or aerodynamic_drag");
+  }
   const ContactSpec& con = c.s.contact;
   if (con.enabled) {
     c.non_negative(con.stiffness, con.loc, "contact", ".stiffness");

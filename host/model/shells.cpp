@@ -78,6 +78,12 @@ void build_shells(Model& m) {
       edge_tris[it->second].push_back(t);
     }
 
+  // Voronoi lengths of the viscous drag (seed 000 eq. 27): half of every shell edge, as of
+  // every rod edge, goes to each of its nodes
+  for (int e = 0; e < m.nsedge; ++e)
+    for (int a = 0; a < 2; ++a)
+      m.node_dl[m.sedge_node[2 * e + a]] += m.sedge_l_bar[e] / 2;
+
   // the (up to two) triangles of every edge
   m.sedge_tri.assign(2 * size_t(m.nsedge), -1);
   for (int e = 0; e < m.nsedge; ++e)

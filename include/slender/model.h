@@ -93,7 +93,7 @@ struct Model {
   // nodes
   std::vector<Real> node_x0;    ///< initial positions [m]                 (nnode x 3)
   std::vector<Real> node_mass;  ///< lumped mass [kg]                      (nnode)
-  std::vector<Real> node_dl;    ///< Voronoi length (half adjacent edges) [m] (nnode)
+  std::vector<Real> node_dl;    ///< Voronoi length (half the rod and shell edges) [m] (nnode)
   std::vector<int> node_part;   ///< part that first declared the node     (nnode)
 
   // rod edges

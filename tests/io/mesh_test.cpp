@@ -848,6 +848,28 @@ TEST(ShellClamp, FixedEdgesByNodesFixTheNodesAndTheMidEdgeNormalsBetweenThem) {
   EXPECT_EQ(fixed_nodes, 5);
 }
 
+// forces that act on one kind of element are refused where the scene has none of it
+TEST(ForcesOnElements, DragWithoutTrianglesAndRftWithoutRodEdgesAreRefused) {
+  SceneBuilder rods;
+  const int m = rods.material("m", 1000, 1e6, 0.3);
+  rods.straight_rod("r", vec3(0, 0, 0), vec3(1, 0, 0), 5, m, SceneBuilder::circle(1e-3));
+  rods.aerodynamic_drag(1.0, 1.2);
+  const InputError drag = catch_input_error([&] { rods.build(); });
+  EXPECT_EQ(drag.field(), "forces.aerodynamic_drag");
+  EXPECT_NE(drag.message().find("acts on shell triangles"), std::string::npos) << drag.what();
+
+  SceneBuilder shells;
+  const int n = shells.material("m", 1000, 1e6, 0.3);
+  shells.rectangle_shell("p", vec3(0, 0, 0), vec3(1, 0, 0), vec3(0, 1, 0), 0.5, true, n, 1e-3);
+  shells.resistive_force(1.0, 2.0);
+  const InputError rft = catch_input_error([&] { shells.build(); });
+  EXPECT_EQ(rft.field(), "forces.resistive_force");
+  EXPECT_NE(rft.message().find("acts on rod edges"), std::string::npos) << rft.what();
+  shells.resistive_force(0, 0);
+  shells.viscosity(1.0);  // viscous drag acts on every node
+  EXPECT_NO_THROW(shells.build());
+}
+
 TEST(ShellClamp, WrongFixedEdgesSayWhatToGive) {
   auto error = [](const std::string& entry) {
     return catch_input_error(

@@ -222,6 +222,35 @@ TEST(ShellForces, BuoyancyScalesTheWeight) {
   }
 }
 
+// viscous drag (seed 000 eqs. 27-28) acts on shell nodes too, with the Voronoi length of their
+// edges: a stiff plate falls towards v_t = M g / (eta sum dl), sum dl the total edge length
+// (before 2026-11 shell nodes had no Voronoi length, and the drag silently did nothing)
+TEST(ShellForces, ViscousDragGivesTheTerminalVelocity) {
+  const Real eta = 0.05;
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e9, 0.3);
+  b.rectangle_shell("p", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.02, false, mat, 1e-3);
+  b.gravity(vec3(0, 0, -kG));
+  b.viscosity(eta);
+  b.integrator().dt = 0.01;
+  const auto m = build_model(b.build());
+  Real mass = 0, dl = 0, edges = 0;
+  for (int n = 0; n < m->nnode; ++n)
+    mass += m->node_mass[n], dl += m->node_dl[n];
+  for (int e = 0; e < m->nsedge; ++e)
+    edges += m->sedge_l_bar[e];
+  EXPECT_NEAR(dl, edges, 1e-12 * edges);
+  const Real vt = mass * kG / (eta * dl);  // tau = M / (eta sum dl), about 0.06 s here
+  Simulator sim(m);
+  ASSERT_TRUE(test::run_steps(sim, 200));  // 2 s, over 30 time constants
+  Real vz = 0;
+  for (int n = 0; n < m->nnode; ++n)
+    vz += sim.state().u[3 * n + 2] * m->node_mass[n];
+  vz /= mass;
+  std::printf("shell viscous drag: terminal %.6f m/s, theory %.6f m/s\n", -vz, vt);
+  EXPECT_NEAR(-vz / vt, 1, 1e-3);  // the mass-weighted mean velocity
+}
+
 // aerodynamic drag: a horizontal plate falls towards v_t = sqrt(2 m g / (rho C_D A))
 TEST(ShellForces, DragGivesTheTerminalVelocity) {
   const Real side = 0.1, h = 1e-4, rho = 1000, rho_air = 1.2, CD = 1.0;
