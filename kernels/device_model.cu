@@ -68,6 +68,7 @@ DeviceModel::DeviceModel(const Model& m) : impl_(std::make_unique<Impl>()) {
   v.mid_kb = s.up(m.mid_kb);
   v.mid_nu = s.up(m.mid_nu);
   v.mid_lambda_bar = s.up(m.mid_lambda_bar);
+  v.node_mass = s.up(m.node_mass);
   v.node_contact_radius = s.up(m.node_contact_radius);
   // contact pairs change every step: a simulator sets them (none in a model's view)
   v.npair = 0;

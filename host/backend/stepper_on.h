@@ -487,6 +487,7 @@ class StepperOn final : public DeviceStepper {
     gravity_ = p.override_gravity ? p.gravity : m.gravity;
     mass_damping_ = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping;
     dv_.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
+    dv_.mass_scale = p.density_scale;  // the contact dashpots' masses
     if (friction && symmetric_) {
       symmetric_ = false;
       direct_.reset();  // a Cholesky solver (the direct path, or the iterative one's fallback)

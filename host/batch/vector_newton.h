@@ -89,12 +89,14 @@ struct EvalGround {
   EvalView s;
   long n;
   LocalBuffers<3> out;
-  const Real* mu;  // (nenv)
+  const Real* mu;      // (nenv)
+  const Real* params;  // per environment: density scale first, stride 5 (null: 1)
   SLENDER_HD void operator()(long t) const {
     const int env = int(t / n);
     const long k = t % n;
     LocalEval<3> r;
-    GroundBinding::eval_with_friction(m, s, env, k, kGradHess, mu[env], r);
+    GroundBinding::eval_with_friction(m, s, env, k, kGradHess, mu[env], r,
+                                      params ? params[5 * env] : Real(1));
     out.store(env, k, r, kGradHess);
   }
 };
@@ -926,7 +928,8 @@ class VectorNewton {
     const Family fam = kFamGround;
     const LocalBuffers<3> buf = family_buffers<3>(fam, n);
     X::for_each(long(nenv_) * n,
-                vec::Masked<vec::EvalGround>{vec::EvalGround{mv_, ev, n, buf, mu_.data()},
+                vec::Masked<vec::EvalGround>{vec::EvalGround{mv_, ev, n, buf, mu_.data(),
+                                                             scaled_ ? params_.data() : nullptr},
                                              active_.data(), n});
   }
 

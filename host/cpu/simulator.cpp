@@ -669,6 +669,7 @@ void Simulator::set_params(const EnvParams& p) {
   for (int i = 0; i < m.ndof; ++i)
     s.env_mass[i] = p.density_scale * m.dof_mass[i];
   s.mv.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
+  s.mv.mass_scale = p.density_scale;  // the contact dashpots' masses
   // ground friction makes the Jacobian non-symmetric: LU from here on (the symmetric
   // factorizations read one triangle)
   if (s.friction() && s.symmetric) {

@@ -580,6 +580,14 @@ void check_part_properties(const Checker& c, const PartSpec& p, const std::strin
   if (p.triangles.empty() && p.thickness != 0) {
     c.fail(p.loc, at, ".thickness", "only parts with triangles (shells) have a thickness");
   }
+  if (!is_finite(p.contact_thickness) || p.contact_thickness < 0) {
+    c.fail(p.loc, at, ".contact_thickness",
+           "must be > 0, or 0 for the thickness, got " + Checker::num(p.contact_thickness));
+  }
+  if (p.triangles.empty() && p.contact_thickness != 0) {
+    c.fail(p.loc, at, ".contact_thickness",
+           "only parts with triangles (shells) have a contact thickness");
+  }
 
   // a negative override means "derive it"; zero or non-finite is a mistake
   const std::pair<const char*, Real> k[4] = {{".stiffness.EA", p.stiffness.EA},
@@ -894,6 +902,10 @@ void check_forces(const Checker& c) {
     c.positive(con.tolerance, con.loc, "contact", ".tolerance");
     c.non_negative(con.friction, con.loc, "contact", ".friction");
     c.positive(con.slip_velocity, con.loc, "contact", ".slip_velocity");
+    if (!(con.restitution >= 0 && con.restitution <= 1)) {
+      c.fail(con.loc, "contact", ".restitution",
+             "must be in [0, 1] (1: no damping), got " + Checker::num(con.restitution));
+    }
     for (size_t i = 0; i < con.friction_pairs.size(); ++i) {
       const FrictionPairSpec& fp = con.friction_pairs[i];
       const std::string at = "contact.friction_pairs[" + std::to_string(i) + "]";
@@ -919,6 +931,10 @@ void check_forces(const Checker& c) {
     c.positive(g.contact_distance, g.loc, at, ".contact_distance");
     c.non_negative(g.friction, g.loc, at, ".friction");
     c.positive(g.slip_velocity, g.loc, at, ".slip_velocity");
+    if (!(g.restitution >= 0 && g.restitution <= 1)) {
+      c.fail(g.loc, at, ".restitution",
+             "must be in [0, 1] (1: no damping), got " + Checker::num(g.restitution));
+    }
   }
   for (size_t i = 0; i < f.point_loads.size(); ++i) {
     const PointLoadSpec& l = f.point_loads[i];

@@ -251,7 +251,7 @@ void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
 void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "file", "stiffness", "frame_normal",
-                "initial_velocity", "springs", "thickness", "bending"});
+                "initial_velocity", "springs", "thickness", "bending", "contact_thickness"});
   PartSpec p;
   read_common(o, p);
   GeometryFile g = read_geometry_file(input_file(o, "file"));
@@ -262,8 +262,11 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
 
   // a file with *Triangles makes the network a rod + shell structure (validate_scene asks for
   // the thickness); without triangles there is no shell to describe
-  if (p.triangles.empty() && (o.has("thickness") || o.has("bending"))) {
-    const char* key = o.has("thickness") ? "thickness" : "bending";
+  if (p.triangles.empty() &&
+      (o.has("thickness") || o.has("bending") || o.has("contact_thickness"))) {
+    const char* key = o.has("thickness") ? "thickness"
+                      : o.has("bending") ? "bending"
+                                         : "contact_thickness";
     o.fail(key, "only for geometry files with *Triangles (this one has none)");
   }
   read_shell_properties(o, p);
@@ -274,6 +277,7 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
 // "thickness" (validate_scene checks it) and "bending": "hinge" (default) or "mid_edge"
 void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
   p.thickness = o.number_or("thickness", 0);
+  p.contact_thickness = o.number_or("contact_thickness", 0);
   const std::string bending = o.string_or("bending", "hinge");
   if (bending == "hinge") {
     p.bending = ShellBending::kHinge;
@@ -287,7 +291,7 @@ void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
 void SceneReader::read_shell(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "thickness", "bending", "mesh", "radius", "cross_section",
-                "initial_velocity"});
+                "initial_velocity", "contact_thickness"});
   PartSpec p;
   read_identity(o, p);
   o.require("thickness");
@@ -720,8 +724,8 @@ void SceneReader::read_forces(const JsonObject& f) {
   if (f.has("ground")) {
     const JsonObject g = f.object("ground");
     g.allow_only({"type", "point", "normal", "amplitude", "length_x", "length_y", "phase_x",
-                  "phase_y", "offset", "stiffness", "contact_distance", "friction",
-                  "slip_velocity"});
+                  "phase_y", "offset", "stiffness", "contact_distance", "friction", "slip_velocity",
+                  "restitution"});
     GroundSpec& gr = out.ground;
     gr.enabled = true;
     gr.loc = loc(g.value(), g.path());
@@ -744,6 +748,7 @@ void SceneReader::read_forces(const JsonObject& f) {
     gr.contact_distance = g.number_or("contact_distance", gr.contact_distance);
     gr.friction = g.number_or("friction", gr.friction);
     gr.slip_velocity = g.number_or("slip_velocity", gr.slip_velocity);
+    gr.restitution = g.number_or("restitution", gr.restitution);
   }
   if (f.has("aerodynamic_drag")) {
     const JsonObject d = f.object("aerodynamic_drag");
@@ -867,13 +872,15 @@ SceneSpec SceneReader::read(const JsonValue& root_value) {
   }
   if (root.has("contact")) {
     const JsonObject c = root.object("contact");
-    c.allow_only({"stiffness", "tolerance", "friction", "slip_velocity", "friction_pairs"});
+    c.allow_only(
+        {"stiffness", "tolerance", "friction", "slip_velocity", "friction_pairs", "restitution"});
     s_.contact.enabled = true;
     s_.contact.loc = loc(c.value(), c.path());
     s_.contact.stiffness = c.number_or("stiffness", s_.contact.stiffness);
     s_.contact.tolerance = c.number_or("tolerance", s_.contact.tolerance);
     s_.contact.friction = c.number_or("friction", s_.contact.friction);
     s_.contact.slip_velocity = c.number_or("slip_velocity", s_.contact.slip_velocity);
+    s_.contact.restitution = c.number_or("restitution", s_.contact.restitution);
     if (c.has("friction_pairs")) read_friction_pairs(c);
   }
   if (root.has("boundary")) {

@@ -389,8 +389,11 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   }
   build_shells(m);
   m.tri_half_thickness.resize(m.ntri);
-  for (int t = 0; t < m.ntri; ++t)
-    m.tri_half_thickness[t] = 0.5 * scene.parts[m.tri_part[t]].thickness;
+  for (int t = 0; t < m.ntri; ++t) {
+    const PartSpec& part = scene.parts[m.tri_part[t]];
+    m.tri_half_thickness[t] =
+        0.5 * (part.contact_thickness > 0 ? part.contact_thickness : part.thickness);
+  }
   // contact radius of each node: its largest rod radius or half shell thickness
   m.node_contact_radius.assign(m.nnode, 0);
   for (int e = 0; e < m.nedge; ++e)
@@ -531,26 +534,33 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     m.contact_mu[size_t(fp.material_a) * m.nmaterial + fp.material_b] = fp.mu;
     m.contact_mu[size_t(fp.material_b) * m.nmaterial + fp.material_a] = fp.mu;
   }
-  // automatic contact stiffness: the larger of what carries the heaviest node's weight within
-  // the tolerance and ten times the inertial stiffness m / dt^2 of that node, so that a node
-  // arriving at speed stops inside the contact layer
+  // automatic contact stiffnesses, from weights (masses times |g|, at least 1 m/s^2). Between
+  // bodies: the larger of the heaviest node's weight W / delta and ten times its inertial
+  // stiffness m / dt^2, so that a node arriving at speed stops inside the contact layer (a pair
+  // that passes through each other is lost). The ground: each node's own weight / delta (a
+  // stiffness per kilogram, |g| / delta), which carries every node within delta / 2 of the
+  // surface and does not depend on dt: every node's impact lasts pi sqrt(delta / (2 |g|)),
+  // resolved by steps well below it (the midpoint rule and Newmark then conserve the energy of
+  // an elastic bounce, and a restitution below 1 converges as dt shrinks); a node arriving at
+  // speed v sinks about v sqrt(delta / (2 |g|)) into it. (Before 2026-11 the ground took the
+  // bodies' rule, whose omega dt of about 4.5 made the midpoint rule and Newmark gain energy at
+  // every impact.)
   Real heaviest = 0;
   for (Real w : m.node_mass)
     heaviest = std::max(heaviest, w);
   const Real dt = scene.integrator.dt;
-  auto auto_stiffness = [&](Real tolerance) {
-    return std::max(heaviest * std::max(norm(scene.forces.gravity), Real(1)) / tolerance,
-                    10 * heaviest / (dt * dt));
-  };
+  const Real weight = heaviest * std::max(norm(scene.forces.gravity), Real(1));
   if (m.contact.enabled) {
-    m.contact_stiffness =
-        m.contact.stiffness > 0 ? m.contact.stiffness : auto_stiffness(m.contact.tolerance);
+    m.contact_stiffness = m.contact.stiffness > 0
+                              ? m.contact.stiffness
+                              : std::max(weight / m.contact.tolerance, 10 * heaviest / (dt * dt));
   }
   m.ground = scene.forces.ground;
   if (m.ground.enabled) {
     m.ground.normal = m.ground.normal / norm(m.ground.normal);
-    m.ground_stiffness =
-        m.ground.stiffness > 0 ? m.ground.stiffness : auto_stiffness(m.ground.contact_distance);
+    const Real per_kg = std::max(norm(scene.forces.gravity), Real(1)) / m.ground.contact_distance;
+    m.ground_stiffness = m.ground.stiffness > 0 ? m.ground.stiffness : per_kg * heaviest;
+    m.ground_stiffness_per_kg = m.ground.stiffness > 0 ? 0 : per_kg;
   }
   for (const PointLoadSpec& pl : scene.forces.point_loads) {
     m.point_loads.push_back(PointLoad{m.resolve_node(pl.node), pl.force, pl.time});

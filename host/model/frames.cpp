@@ -49,9 +49,11 @@ GroundContact::Params ground_params(const Model& m) {
   p.ground.phase_y = g.phase_y;
   p.ground.offset = g.offset;
   p.k_c = m.ground_stiffness;
+  p.k_per_kg = m.ground_stiffness_per_kg;
   p.delta = g.contact_distance;
   p.mu = g.friction;
   p.nu = g.slip_velocity;
+  p.zeta = contact_damping_ratio(g.restitution);
   return p;
 }
 
@@ -111,7 +113,10 @@ ModelView host_view(const Model& m) {
                    nullptr,
                    nullptr,
                    nullptr,
-                   m.contact.slip_velocity};
+                   m.contact.slip_velocity,
+                   m.node_mass.data(),
+                   1,
+                   m.contact.enabled ? contact_damping_ratio(m.contact.restitution) : 0};
 }
 
 void build_bend_stencils(Model& m,

@@ -178,9 +178,10 @@ struct Model {
   /// closed one), or -1 if they are not on one chain
   Real rod_gap(int a, int b) const;
   GroundSpec ground;                      ///< the ground, if any (normal made unit)
-  Real ground_stiffness = 0;              ///< k_c in use [N/m]
+  Real ground_stiffness = 0;              ///< k_c in use [N/m] (automatic: the heaviest node's)
+  Real ground_stiffness_per_kg = 0;       ///< automatic: k_c per kg of a node's mass, else 0
   std::vector<Real> node_contact_radius;  ///< radius or half thickness of each node [m] (nnode)
-  std::vector<Real> tri_half_thickness;   ///< half the shell thickness of each triangle [m] (ntri)
+  std::vector<Real> tri_half_thickness;   ///< half the contact thickness [m] (ntri)
   /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU
   bool nonsymmetric() const {
     return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) ||

@@ -87,6 +87,10 @@ struct PartSpec {
   std::vector<Real> natural_twist;
   bool is_rod = true;  ///< generated rod (edges consecutive) vs network from a file
   Real thickness = 0;  ///< shell thickness h [m]; required (> 0) when the part has triangles
+  /// the shell's thickness for contact [m] (> 0), or 0: the thickness h. Two shells touch when
+  /// their mid-surfaces are the sum of their half contact thicknesses apart (h for equal
+  /// sheets), a shell and the ground at half of it; Py-DiSMech's contact distance is 2 h
+  Real contact_thickness = 0;
   ShellBending bending = ShellBending::kHinge;  ///< shell bending model
   /// per-spring stiffness overrides (after the part's own values)
   std::vector<StretchSpringOverride> stretch_springs;
@@ -164,6 +168,8 @@ struct GroundSpec {
   Real contact_distance = 1e-3;  ///< delta: width of the smooth contact layer [m]
   Real friction = 0;             ///< mu [-]
   Real slip_velocity = 1e-3;     ///< nu: below it friction grows from stick to slip [m/s]
+  /// coefficient of restitution e in [0, 1] of the normal dashpot (contact_damping.h); 1 = none
+  Real restitution = 1;
   SourceLoc loc;
 };
 
@@ -186,6 +192,8 @@ struct ContactSpec {
   /// friction_pairs; 0 = none
   Real friction = 0;
   Real slip_velocity = 1e-3;  ///< nu: below it friction grows from stick to slip [m/s]
+  /// coefficient of restitution e in [0, 1] of the normal dashpot (contact_damping.h); 1 = none
+  Real restitution = 1;
   std::vector<FrictionPairSpec> friction_pairs;
   SourceLoc loc;
 };

@@ -894,3 +894,42 @@ TEST(ShellClamp, WrongFixedEdgesSayWhatToGive) {
 
 }  // namespace
 }  // namespace slender
+
+namespace slender {
+namespace {
+
+using test::catch_input_error;
+
+// a shell's contact thickness: its own key, the thickness by default
+TEST(ShellContactThickness, SetsTheContactDistanceAndDefaultsToTheThickness) {
+  auto scene = [](const std::string& extra) {
+    return R"({"materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e6,
+                              "poisson_ratio": 0.3}],
+      "shells": [{"name": "p", "material": "m", "thickness": 1e-3)" +
+           extra + R"(,
+                  "mesh": {"type": "rectangle", "u": [1, 0, 0], "v": [0, 1, 0],
+                           "edge_length": 0.5}}]})";
+  };
+  const auto own =
+      build_model(read_scene_text(scene(R"(, "contact_thickness": 4e-3)"), "t.json", ""));
+  const auto plain = build_model(read_scene_text(scene(""), "t.json", ""));
+  for (Real r : own->tri_half_thickness)
+    EXPECT_EQ(r, 2e-3);
+  for (Real r : plain->tri_half_thickness)
+    EXPECT_EQ(r, 0.5e-3);
+  const InputError neg = catch_input_error(
+      [&] { build_model(read_scene_text(scene(R"(, "contact_thickness": -1)"), "t.json", "")); });
+  EXPECT_EQ(neg.field(), "shells[0].contact_thickness");
+  const InputError rod = catch_input_error([&] {
+    read_scene_text(R"({"materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e6,
+                                       "poisson_ratio": 0.3}],
+      "networks": [{"name": "n", "material": "m", "radius": 1e-3, "file": "horizontal_rod_n101.txt",
+                    "contact_thickness": 1e-3}]})",
+                    "t.json", SLENDER_TEST_DATA_DIR);
+  });
+  EXPECT_NE(rod.message().find("only for geometry files with *Triangles"), std::string::npos)
+      << rod.what();
+}
+
+}  // namespace
+}  // namespace slender

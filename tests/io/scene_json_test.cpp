@@ -486,8 +486,8 @@ namespace {
 TEST(SceneJsonForces, BuoyancyAndAerodynamicDrag) {
   const std::string base = R"({
   "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.3}],
-  "rods": [{"name": "r", "material": "m", "radius": 0.01,
-            "shape": {"type": "straight", "start": [0, 0, 0], "end": [1, 0, 0], "nodes": 3}}],
+  "shells": [{"name": "p", "material": "m", "thickness": 1e-3,
+              "mesh": {"type": "rectangle", "u": [1, 0, 0], "v": [0, 1, 0], "edge_length": 0.5}}],
   "forces": {"buoyancy": {"medium_density": 1025},
              "aerodynamic_drag": {"coefficient": 0.5, "medium_density": DRAG}}
 })";

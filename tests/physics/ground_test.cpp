@@ -146,3 +146,83 @@ TEST(GroundFriction, GroundFromJson) {
 
 }  // namespace
 }  // namespace slender
+
+namespace slender {
+namespace {
+
+// Bodies placed at their documented resting height (rod nodes at z = r, a shell's at z = h / 2,
+// or half its contact thickness) stay down on every integrator: the ground's force ramp is
+// centred on the surface, so at rest a node feels 5 % of the weight the automatic stiffness
+// carries at delta and sinks towards the static compliance weight / (2 k_c) = delta / 2 below the
+// surface (the automatic stiffness is each node's weight / delta, so every node alike). Over
+// 1 s nothing rises above the resting height (to 1e-9 m; measured at most -6e-10 m), nothing
+// sinks by more than 1.05 delta (an undamped node starting at the top of its oscillation swings
+// to twice the static compliance, delta: measured 1.002 delta on the midpoint rule and
+// Newmark), and implicit Euler, which damps the oscillation, comes to rest at delta / 2 (to 10 %;
+// measured 0.500 delta).
+struct RestRun {
+  Real highest = -INFINITY, lowest = INFINITY, last = 0;  // node height minus its resting height
+};
+
+RestRun rest_on_ground(IntegratorKind kind, bool shell, Real contact_thickness = 0) {
+  constexpr Real kDelta = 5e-4, kR = 1e-3, kHs = 2e-3;
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.3);
+  Real rest = 0;
+  if (shell) {
+    rest = 0.5 * (contact_thickness > 0 ? contact_thickness : kHs);
+    const int s = b.rectangle_shell("plate", vec3(0, 0, rest), vec3(0.1, 0, 0), vec3(0, 0.1, 0),
+                                    0.01, true, mat, kHs);
+    b.part(s).contact_thickness = contact_thickness;
+  } else {
+    rest = kR;
+    b.straight_rod("rod", vec3(0, 0, kR), vec3(0.1, 0, kR), 11, mat, SceneBuilder::circle(kR));
+  }
+  GroundSpec g;
+  g.contact_distance = kDelta;
+  b.ground(g);
+  b.gravity(vec3(0, 0, -kG));
+  b.integrator().kind = kind;
+  b.integrator().dt = 1e-3;
+  const auto m = build_model(b.build());
+  Simulator sim(m);
+  RestRun out;
+  for (int i = 0; i < 1000; ++i) {
+    const StepReport r = sim.step();
+    EXPECT_TRUE(r.ok()) << "step " << i;
+    if (!r.ok()) break;
+    Real low = INFINITY;
+    for (int n = 0; n < m->nnode; ++n) {
+      const Real z = sim.state().q[3 * size_t(n) + 2] - rest;
+      out.highest = std::max(out.highest, z);
+      out.lowest = std::min(out.lowest, z);
+      low = std::min(low, z);
+    }
+    out.last = low;
+  }
+  return out;
+}
+
+TEST(GroundRest, BodiesAtTheirRestingHeightStayDownOnEveryIntegrator) {
+  constexpr Real kDelta = 5e-4;
+  const std::pair<IntegratorKind, const char*> kinds[] = {
+      {IntegratorKind::kImplicitEuler, "implicit Euler"},
+      {IntegratorKind::kImplicitMidpoint, "midpoint"},
+      {IntegratorKind::kNewmark, "Newmark"}};
+  for (const auto& [kind, name] : kinds) {
+    for (int body = 0; body < 3; ++body) {
+      const char* what = body == 0 ? "rod" : body == 1 ? "plate" : "plate, contact thickness 2 h";
+      const RestRun r = rest_on_ground(kind, body > 0, body == 2 ? 4e-3 : 0);
+      std::printf("resting %-28s %-14s: highest %+.2e m, lowest %+.3f delta, at 1 s %+.3f delta\n",
+                  what, name, r.highest, r.lowest / kDelta, r.last / kDelta);
+      EXPECT_LT(r.highest, 1e-9) << what << ", " << name;
+      EXPECT_GT(r.lowest, -1.05 * kDelta) << what << ", " << name;
+      if (kind == IntegratorKind::kImplicitEuler) {
+        EXPECT_NEAR(r.last / kDelta, -0.5, 0.1) << what << ", " << name;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace slender

@@ -71,6 +71,11 @@ struct ModelView {
   const Real* pair_mu;   // friction coefficient of each edge pair, null = none (npair)
   const Real* pt_mu;     // friction coefficient of each node-triangle pair, null = none (npt)
   Real contact_nu;       // slip velocity tolerance of contact friction [m/s]
+  // contact damping (contact_damping.h): node masses, their scale (a simulator's
+  // density_scale), and the damping ratio between bodies (the ground's is in `ground`)
+  const Real* node_mass;  // (nnode)
+  Real mass_scale;
+  Real contact_zeta;
 };
 
 /// The configuration being evaluated, for all envs, with its current frames.
@@ -330,17 +335,18 @@ struct GroundBinding {
   }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<3>& r) {
-    eval_with_friction(m, s, env, k, want, m.ground.mu, r);
+    eval_with_friction(m, s, env, k, want, m.ground.mu, r, m.mass_scale);
   }
   /// the same with the Coulomb coefficient mu in place of the model's (an environment's own
-  /// ground friction)
+  /// ground friction) and the masses scaled by mass_scale (its own density scale)
   SLENDER_HD static void eval_with_friction(const ModelView& m,
                                             const EvalView& s,
                                             int env,
                                             long k,
                                             unsigned want,
                                             Real mu,
-                                            LocalEval<3>& r) {
+                                            LocalEval<3>& r,
+                                            Real mass_scale) {
     const long base = long(env) * m.ndof + 3 * k;
     GroundContact::Params p = m.ground;
     p.mu = mu;
@@ -351,6 +357,10 @@ struct GroundBinding {
       p.u_hat[i] = s.u_hat ? s.u_hat[base + i] : 0;
     }
     p.c_u = s.c_u;
+    // the node's mass (the dashpot and the automatic stiffness); the dashpot also needs the
+    // step's offsets (none outside a step)
+    p.mass = m.node_mass ? m.node_mass[k] * mass_scale : 0;
+    p.dashpot = s.q_hat && s.u_hat;
     // the node touches the ground at its radius: move the ground by it
     const Real rad = m.node_contact_radius[k];
     if (p.ground.shape == GroundShape::kPlane) {
@@ -405,6 +415,35 @@ SLENDER_HD inline void contact_pair_eval(const ModelView& m,
   const bool fr = contact_friction(m, s, env, node, x, mu, f);
   imc_eval<12, Distance>(x, ImcParams{m.contact_k, d, m.contact_delta}, want, r, nullptr,
                          fr ? &f : nullptr);
+  if (!(m.contact_zeta > 0) || !(s.c_u > 0) || !s.u_hat || !s.q_hat || !m.node_mass) return;
+  // the normal dashpot (contact_damping.h): normal, activation and reduced mass at the step's
+  // start x_lag = q_hat - u_hat / c_u
+  const long base = long(env) * m.ndof;
+  Vec<12> xl, u;
+  for (int a = 0; a < 4; ++a)
+    for (int i = 0; i < 3; ++i) {
+      const long dof = base + 3 * node[a] + i;
+      xl[3 * a + i] = s.q_hat[dof] - s.u_hat[dof] / s.c_u;
+      u[3 * a + i] = s.u_hat[dof] + s.c_u * (x[3 * a + i] - s.q_hat[dof]);
+    }
+  Distance dist;
+  ContactDistance cl;
+  dist(xl, kEnergy, cl, nullptr, nullptr);
+  if (!(cl.delta < d + m.contact_delta)) return;  // out of the ramp's reach at the start
+  Vec<12> w = Vec<12>::zero();
+  Mat<12, 12> Hl;
+  dist(xl, kGrad, cl, &w, &Hl);
+  Real inv_m = 0;  // 1 / m_eff = sum_a |w_a|^2 / m_a
+  for (int a = 0; a < 4; ++a) {
+    const Real ma = m.node_mass[node[a]] * m.mass_scale;
+    const Real wa = w[3 * a] * w[3 * a] + w[3 * a + 1] * w[3 * a + 1] + w[3 * a + 2] * w[3 * a + 2];
+    if (wa > 0 && ma > 0) inv_m += wa / ma;
+  }
+  if (!(inv_m > 0)) return;
+  const Real K1 = 15 / m.contact_delta;
+  const Real c =
+      2 * m.contact_zeta * ::sqrt(2 * m.contact_k / inv_m) * contact_logistic(K1 * (d - cl.delta));
+  add_contact_damping<12>(w, c, u, s.c_u, want, r);
 }
 
 }  // namespace detail

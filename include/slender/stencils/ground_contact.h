@@ -11,8 +11,9 @@
 // 15, s = ln 2 / K1 (about delta / 22) at Delta = 0, and s -> -Delta below it; the ramp
 // from no force to a spring takes about delta across the surface. A body resting on its nodes
 // at Delta = 0 (rod nodes at z = r) feels 2 k_c s sigma = (ln 2 / 15) k_c delta, with the
-// automatic stiffness k_c = weight / delta about 5 % of the heaviest node's weight, and settles
-// by about weight / (2 k_c) = delta / 2 into the ground. With sigma the logistic function,
+// automatic stiffness (each node's own weight / delta: k_per_kg = |g| / delta) about 5 % of its
+// weight, and settles by about weight / (2 k_c) = delta / 2 into the ground. With sigma the
+// logistic function,
 //   dE/dDelta   = -2 k_c s sigma(z),
 //   d2E/dDelta2 = 2 k_c (sigma^2 + K1 s sigma (1 - sigma)).
 // These are eqs. (25) and (26) with their "force" read as DisMech stores it, as the gradient
@@ -47,10 +48,13 @@
 //   E'' grad Delta grad Delta^T + E' Hess Delta is symmetric, the friction part is NOT (it
 //   couples through u (c_u), through |F_n| and through m), so the assembly stores all 9 entries
 //   (symmetric only when mu = 0);
-// - E = the normal contact energy only; friction has no potential and adds nothing to it.
+// - E = the normal contact energy, plus the lagged normal dashpot's potential when it is on
+//   (zeta > 0, c_u > 0: contact_damping.h; its gradient and Hessian are in g and H); friction
+//   has no potential and adds nothing to it.
 // Far above the ground (z < about -745) every exponential underflows and g = H = 0 exactly.
 
 #include "slender/core/types.h"
+#include "slender/stencils/contact_damping.h"
 #include "slender/stencils/friction_smooth.h"
 
 namespace slender {
@@ -76,13 +80,17 @@ struct GroundContact {
   static constexpr int kDofs = 3;
   struct Params {
     Ground ground;
-    Real k_c;    ///< contact stiffness [N/m]: E = k_c s^2, s the smoothed penetration [m]
-    Real delta;  ///< width of the smooth contact ramp about the surface [m], > 0; K1 = 15 / delta
-    Real mu;     ///< Coulomb friction coefficient [-]; 0 switches friction off
-    Real nu;     ///< slip velocity tolerance [m/s], > 0; K2 = 15 / nu
-    Vec3 u_hat;  ///< velocity offset of the integrator [m/s]
-    Vec3 q_hat;  ///< position offset of the integrator [m]
-    Real c_u;    ///< du/dx of the integrator [1/s]
+    Real k_c;       ///< contact stiffness [N/m]: E = k_c s^2, s the smoothed penetration [m]
+    Real k_per_kg;  ///< > 0: k_c is this times the node's mass instead [N/(m kg)] (automatic)
+    Real delta;    ///< width of the smooth contact ramp about the surface [m], > 0; K1 = 15 / delta
+    Real mu;       ///< Coulomb friction coefficient [-]; 0 switches friction off
+    Real nu;       ///< slip velocity tolerance [m/s], > 0; K2 = 15 / nu
+    Vec3 u_hat;    ///< velocity offset of the integrator [m/s]
+    Vec3 q_hat;    ///< position offset of the integrator [m]
+    Real c_u;      ///< du/dx of the integrator [1/s]
+    Real zeta;     ///< damping ratio of the normal dashpot (contact_damping.h), 0 = none
+    Real mass;     ///< the node's mass [kg] (dashpot, automatic stiffness)
+    bool dashpot;  ///< the step's offsets are set (the dashpot needs them)
   };
 };
 
@@ -151,6 +159,8 @@ SLENDER_HD inline void ground_contact_eval(const Vec3& x,
   Mat3 HD;
   const Real D = ground_distance(p.ground, x, dD, HD);
 
+  // the automatic stiffness is per node, proportional to its mass (every node settles alike)
+  const Real k_c = p.k_per_kg > 0 ? p.k_per_kg * p.mass : p.k_c;
   // stable softplus and logistic of z = -K1 Delta, t = exp(-|z|) in [0, 1]
   const Real K1 = 15 / p.delta;
   const Real z = -K1 * D;
@@ -158,21 +168,42 @@ SLENDER_HD inline void ground_contact_eval(const Vec3& x,
   const Real sp = (z > 0 ? z : 0) + ::log1p(t);
   const Real sig = z > 0 ? 1 / (1 + t) : t / (1 + t);
   const Real s = sp / K1;
-  out.E = p.k_c * s * s;
+  out.E = k_c * s * s;
+
+  // the normal dashpot, with the normal, activation and mass along it at the step's start
+  Vec3 wl = Vec3::zero(), ud = Vec3::zero();
+  Real cd = 0;
+  if (p.zeta > 0 && p.c_u > 0 && p.mass > 0 && p.dashpot) {
+    Mat3 Hl;
+    const Vec3 xl = p.q_hat - (1 / p.c_u) * p.u_hat;
+    const Real Dl = ground_distance(p.ground, xl, wl, Hl);
+    const Real a2 = dot(wl, wl);
+    if (a2 > 0) {
+      cd = 2 * p.zeta * ::sqrt(2 * k_c * p.mass / a2) * contact_logistic(-K1 * Dl);
+      ud = p.u_hat + p.c_u * (x - p.q_hat);
+      const Real vn = dot(wl, ud);
+      out.E += Real(0.5) * cd * vn * vn / p.c_u;
+    }
+  }
   if (want == kEnergy) return;
 
   // E' = dE/dDelta <= 0 and E'' = d2E/dDelta2, with sigma (1 - sigma) = t / (1 + t)^2
-  const Real e1 = -2 * p.k_c * s * sig;
+  const Real e1 = -2 * k_c * s * sig;
   // (t > 0 guards inf * 0 when an overflowing z = +inf makes sp infinite)
-  const Real e2 = 2 * p.k_c * (sig * sig + (t > 0 ? sp * t / ((1 + t) * (1 + t)) : 0));
+  const Real e2 = 2 * k_c * (sig * sig + (t > 0 ? sp * t / ((1 + t) * (1 + t)) : 0));
   out.g.set_zero();
   out.H.set_zero();
+  const bool hess = want & kHess;
+  if (cd > 0) {
+    const Real vn = dot(wl, ud);
+    out.g += (cd * vn) * wl;
+    if (hess) add_outer(out.H, wl, cd * p.c_u);
+  }
   // out of reach: return before the geometry (huge far above a wavy ground) meets a zero
   if (e1 == 0 && e2 == 0) return;
 
   // normal part: g = E' grad Delta, H = E'' grad Delta grad Delta^T + E' Hess Delta
-  out.g = e1 * dD;
-  const bool hess = want & kHess;
+  out.g += e1 * dD;
   if (hess) {
     add_outer(out.H, dD, e2);
     out.H.add_block(0, 0, HD, e1);
