@@ -509,3 +509,26 @@ TEST(BadInput, BuilderMisuseAndValidation) {
 
 }  // namespace
 }  // namespace slender
+
+namespace slender {
+namespace {
+
+// what a scene asks for is never silently ignored: a load along a fixed DOF would do nothing,
+// so it is refused at its line
+TEST(BadInput, LoadsOnFixedDofsAreRefused) {
+  const std::string load = with("  \"integrator\"",
+                                "  \"forces\": {\"point_loads\": [\n"
+                                "    {\"part\": \"beam\", \"node\": 1, \"force\": [0, 0, -1]}]},\n"
+                                "  \"integrator\"");
+  const InputError l = catch_input_error([&] { build_model(read_scene_text(load, kFile, "")); });
+  EXPECT_EQ(l.file(), kFile);
+  EXPECT_EQ(l.line(), line_of(load, "\"node\": 1"));
+  EXPECT_NE(l.field().find("forces.point_loads[0]"), std::string::npos) << l.what();
+  EXPECT_NE(l.message().find("z component on a fixed DOF"), std::string::npos) << l.what();
+  // the same load on a free node is fine
+  const std::string free_load = with("\"node\": 1,", "\"node\": 2,", load);
+  EXPECT_NO_THROW(build_model(read_scene_text(free_load, kFile, "")));
+}
+
+}  // namespace
+}  // namespace slender
