@@ -71,9 +71,9 @@ void apply_overrides(const RunArgs& a, SceneSpec& sc) {
     if (!(a.dt > 0) || !std::isfinite(a.dt)) throw bad("--dt", "must be a positive time step");
     sc.integrator.dt = a.dt;
   }
-  if (a.has_every) {
-    if (a.every < 0) throw bad("--every", "must be 0 (first and last state only) or more");
-    sc.output.every = a.every;
+  // --every goes to the run's options (0, first and last state only, is not a scene value)
+  if (a.has_every && a.every < 0) {
+    throw bad("--every", "must be 0 (first and last state only) or more");
   }
   if (!a.out.empty()) sc.output.dir = a.out;
   if (!a.backend.empty()) backend_from_name(a.backend, sc.backend);  // checked by CLI11
@@ -137,6 +137,7 @@ int cmd_run(const RunArgs& a) {
       << " s, duration " << in.duration << " s (" << sim.linear_solver_name() << ")\n";
 
   RunOptions opt;
+  if (a.has_every) opt.every = a.every;
   opt.progress = !a.quiet;
   opt.write_outputs = !a.no_output;
   const RunResult r = run_simulation(sim, opt, log);
