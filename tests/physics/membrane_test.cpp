@@ -65,12 +65,9 @@ Membrane pull(bool structured, Real nu) {
         k + 1 < right.size() ? 0.5 * (nodes[right[k]][1] + nodes[right[k + 1]][1]) : kLy;
     b.point_load(s, right[k], vec3(t * (hi - lo), 0, 0));
   }
-  b.integrator().kind = IntegratorKind::kStatic;
-  b.integrator().dt = 1;
-  b.integrator().duration = 1;
-  const auto m = build_model(b.build());
-  Simulator sim(m);
-  EXPECT_TRUE(sim.step().ok());
+  const test::StaticSolve st = test::static_solve(b);
+  const auto& m = st.model;
+  const Simulator& sim = *st.sim;
   std::vector<Real> x, ux, y, uy;
   for (int i = 0; i < int(nodes.size()); ++i) {
     const Vec3& p = nodes[i];

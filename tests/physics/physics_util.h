@@ -89,6 +89,25 @@ Real residual_fd_error(const Simulator& sim, Real dt, Step step) {
   return std::sqrt(diff) / std::max(std::sqrt(ref), kFloor);
 }
 
+/// A scene solved statically: the model and a simulator that has taken `load_steps` equal
+/// load steps (the builder's integrator is set to static over t in [0, 1]); each step is
+/// expected to converge.
+struct StaticSolve {
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<Simulator> sim;
+};
+inline StaticSolve static_solve(SceneBuilder& b, int load_steps = 1) {
+  b.integrator().kind = IntegratorKind::kStatic;
+  b.integrator().dt = 1.0 / load_steps;
+  b.integrator().duration = 1;
+  StaticSolve out;
+  out.model = build_model(b.build());
+  out.sim = std::make_unique<Simulator>(out.model);
+  for (int k = 0; k < load_steps; ++k)
+    EXPECT_TRUE(out.sim->step().ok()) << "load step " << k;
+  return out;
+}
+
 /// A sampled signal z(t) (equal or unequal spacing).
 struct Series {
   std::vector<Real> t, z;

@@ -36,13 +36,9 @@ Real strip_tip_deflection(
   for (int i = 0; i < int(part.nodes.size()); ++i)
     if (part.nodes[i][0] <= 1e-12) b.fix_node(s, i);
   b.gravity(vec3(0, 0, -kG));
-  b.integrator().kind = IntegratorKind::kStatic;
-  b.integrator().dt = 1.0 / load_steps;
-  b.integrator().duration = 1;
-  const auto m = build_model(b.build());
-  Simulator sim(m);
-  for (int k = 0; k < load_steps; ++k)
-    EXPECT_TRUE(sim.step().ok()) << "E " << E << ", load step " << k;
+  const test::StaticSolve st = test::static_solve(b, load_steps);
+  const auto& m = st.model;
+  const Simulator& sim = *st.sim;
   Real tip = 0;
   int count = 0;
   for (int n = 0; n < m->nnode; ++n) {
@@ -212,12 +208,9 @@ TEST(ShellPlate, SimplySupportedPlateConvergesUnderRefinement) {
     // hold the in-plane rigid motions: two corners
     b.fix_dofs(s, 0, true, true, true);
     b.gravity(vec3(0, 0, -kG));
-    b.integrator().kind = IntegratorKind::kStatic;
-    b.integrator().dt = 1;
-    b.integrator().duration = 1;
-    const auto m = build_model(b.build());
-    Simulator sim(m);
-    EXPECT_TRUE(sim.step().ok());
+    const test::StaticSolve st = test::static_solve(b);
+    const auto& m = st.model;
+    const Simulator& sim = *st.sim;
     EXPECT_GE(centre, 0);
     return -sim.state().q[3 * m->part_node[centre] + 2];
   };
