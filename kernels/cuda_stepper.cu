@@ -59,10 +59,9 @@ struct CudaStepExec {
 
 }  // namespace
 
-std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> model,
-                                                 const IntegratorSpec& spec,
-                                                 LinearSolverKind solver) {
-  require_cuda_backend();
+std::unique_ptr<DeviceStepper> cuda_module_make_stepper(std::shared_ptr<const Model> model,
+                                                        const IntegratorSpec& spec,
+                                                        LinearSolverKind solver) {
   return std::make_unique<stepper::StepperOn<CudaStepExec>>(std::move(model), spec, solver);
 }
 

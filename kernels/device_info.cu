@@ -1,13 +1,13 @@
-// Device discovery for the CUDA build.
+// Device discovery for the CUDA module (the loader, host/backend/cuda_loader.cpp, forwards
+// cuda_device_count() and cuda_device_of() here).
 
 #include <cuda_runtime.h>
 
-#include "slender/backend.h"
 #include "slender/core/error.h"
 
 namespace slender {
 
-int cuda_device_count() {
+int cuda_module_device_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     cudaGetLastError();  // clear the sticky "no device" error
@@ -16,23 +16,13 @@ int cuda_device_count() {
   return n;
 }
 
-bool built_with_cuda() { return true; }
-
-int cuda_device_of(const void* p) {
+int cuda_module_device_of(const void* p) {
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     cudaGetLastError();
     throw Error("cannot tell which CUDA device holds the simulator's arrays");
   }
   return a.device;
-}
-
-void require_cuda_backend() {
-  if (cuda_device_count() == 0) {
-    throw Error(
-        "the CUDA backend was asked for, but no CUDA device is visible on this machine; "
-        "run with --backend cpu (or \"backend\": \"cpu\" in the scene)");
-  }
 }
 
 }  // namespace slender

@@ -124,12 +124,11 @@ struct CudaExec {
 
 }  // namespace
 
-std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,
-                                                      int nenv,
-                                                      const IntegratorSpec& spec,
-                                                      const State& initial,
-                                                      LinearSolverKind solver) {
-  require_cuda_backend();
+std::unique_ptr<VectorEngine> cuda_module_make_vector_engine(std::shared_ptr<const Model> model,
+                                                             int nenv,
+                                                             const IntegratorSpec& spec,
+                                                             const State& initial,
+                                                             LinearSolverKind solver) {
   return std::make_unique<VectorEngineOf<CudaExec>>(std::move(model), nenv, spec, initial, solver);
 }
 

@@ -35,13 +35,18 @@ mkdir -p "$stage/build-gpu/tests" "$stage/build-gpu/bench" "$stage/lib"
 for exe in "$src"/build-gpu/tests/*_tests; do strip -o "$stage/build-gpu/tests/$(basename "$exe")" "$exe"; done
 for exe in "$src"/build-gpu/bench/slender_*bench; do strip -o "$stage/build-gpu/bench/$(basename "$exe")" "$exe"; done
 strip -o "$stage/build-gpu/slender" "$src/build-gpu/slender"
+# libslender_host.so, and the CUDA module libslender_cuda.so that it loads on first use
+for lib in "$src"/build-gpu/libslender_*.so; do
+  strip --strip-unneeded -o "$stage/build-gpu/$(basename "$lib")" "$lib"
+done
 for lib in libstdc++.so.6 libgcc_s.so.1 libgomp.so.1; do
   cp -L "$(ldd "$src/build-gpu/tests/gpu_tests" | awk -v l="$lib" '$1 == l {print $3}')" "$stage/lib/$lib"
 done
 # what the programs need beyond the CUDA libraries and the C/C++ runtime (must be empty)
-extra="$(ldd "$stage"/build-gpu/tests/* "$stage"/build-gpu/bench/* "$stage/build-gpu/slender" |
+extra="$(ldd "$stage"/build-gpu/tests/* "$stage"/build-gpu/bench/* "$stage/build-gpu/slender" \
+  "$stage"/build-gpu/libslender_*.so |
   awk '/=>/ {print $1}' | sort -u |
-  grep -vE '^(linux-vdso|libc\.|libm\.|libdl\.|libpthread\.|librt\.|ld-linux|libstdc\+\+|libgcc_s|libgomp|libcu|libnvJitLink)' || true)"
+  grep -vE '^(linux-vdso|libc\.|libm\.|libdl\.|libpthread\.|librt\.|ld-linux|libstdc\+\+|libgcc_s|libgomp|libcu|libnvJitLink|libslender_)' || true)"
 if [ -n "$extra" ]; then echo "gpu_bundle: the programs need libraries the GPU machine lacks: $extra" >&2; exit 1; fi
 git rev-parse HEAD > "$stage/build-gpu/COMMIT"
 git status --porcelain >> "$stage/build-gpu/COMMIT"

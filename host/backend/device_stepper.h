@@ -7,7 +7,8 @@
 // pairs are found on the device (contact/pipeline.h); the host sees them only when they change,
 // to build the plan.
 // backend/stepper_on.h implements it over an executor: the CUDA one (kernels/cuda_stepper.cu;
-// host/cuda_stub.cpp answers in a build without CUDA) and the host one (host_stepper.cpp).
+// in the CUDA module, which backend/cuda_loader.cpp loads on first use) and the host one
+// (host_stepper.cpp).
 
 #include <memory>
 #include <string>

@@ -2,7 +2,7 @@
 
 // The vectorized batch engine behind BatchedSimulator (host/batch/vector_newton.h run by an
 // executor): on the CPU (make_host_vector_engine) or the GPU (make_cuda_vector_engine, in
-// kernels/vector_batch.cu; host/cuda_stub.cpp answers in a build without CUDA).
+// kernels/vector_batch.cu, in the CUDA module that backend/cuda_loader.cpp loads on first use).
 
 #include <memory>
 #include <string>

@@ -1,0 +1,47 @@
+#pragma once
+
+// The seam between Slender and its CUDA backend, which is a separate shared library
+// (libslender_cuda.so, built from kernels/) that host/backend/cuda_loader.cpp loads on the first
+// request for CUDA: a CPU run never maps a CUDA library. The module exports one C function,
+// slender_cuda_module(), which returns this table; the loader checks its version and layout
+// stamp, then forwards cuda_device_count(), make_cuda_stepper() and the rest to it.
+
+#include <memory>
+
+#include "backend/device_stepper.h"
+#include "batch/vector_engine.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace slender {
+
+/// bumped whenever the table or a type it passes changes
+constexpr int kCudaModuleVersion = 1;
+
+/// a stamp of the types the module and the library exchange: a module built against other
+/// headers is refused rather than trusted
+constexpr unsigned long cuda_module_layout() {
+  return (sizeof(Model) * 131ul + sizeof(State)) * 131ul + sizeof(IntegratorSpec);
+}
+
+struct CudaModule {
+  int version;
+  unsigned long layout;
+  int (*device_count)();
+  int (*device_of)(const void* p);
+  std::unique_ptr<DeviceStepper> (*make_stepper)(std::shared_ptr<const Model> model,
+                                                 const IntegratorSpec& spec,
+                                                 LinearSolverKind solver);
+  std::unique_ptr<VectorEngine> (*make_vector_engine)(std::shared_ptr<const Model> model,
+                                                      int nenv,
+                                                      const IntegratorSpec& spec,
+                                                      const State& initial,
+                                                      LinearSolverKind solver);
+};
+
+/// the module's entry point (extern "C", looked up by name)
+using CudaModuleEntry = const CudaModule* (*)();
+constexpr const char* kCudaModuleEntryName = "slender_cuda_module";
+constexpr const char* kCudaModuleFileName = "libslender_cuda.so";
+
+}  // namespace slender

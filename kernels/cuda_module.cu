@@ -1,0 +1,28 @@
+// The CUDA module's entry point: the table that host/backend/cuda_loader.cpp looks up by name
+// after loading libslender_cuda.so (host/backend/cuda_module.h).
+
+#include "backend/cuda_module.h"
+
+namespace slender {
+
+// the module's implementations (device_info.cu, cuda_stepper.cu, vector_batch.cu)
+int cuda_module_device_count();
+int cuda_module_device_of(const void* p);
+std::unique_ptr<DeviceStepper> cuda_module_make_stepper(std::shared_ptr<const Model> model,
+                                                        const IntegratorSpec& spec,
+                                                        LinearSolverKind solver);
+std::unique_ptr<VectorEngine> cuda_module_make_vector_engine(std::shared_ptr<const Model> model,
+                                                             int nenv,
+                                                             const IntegratorSpec& spec,
+                                                             const State& initial,
+                                                             LinearSolverKind solver);
+
+}  // namespace slender
+
+extern "C" __attribute__((visibility("default"))) const slender::CudaModule* slender_cuda_module() {
+  static const slender::CudaModule table{
+      slender::kCudaModuleVersion,        slender::cuda_module_layout(),
+      &slender::cuda_module_device_count, &slender::cuda_module_device_of,
+      &slender::cuda_module_make_stepper, &slender::cuda_module_make_vector_engine};
+  return &table;
+}
