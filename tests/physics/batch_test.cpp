@@ -362,7 +362,8 @@ TEST(VectorBatch, FallbacksAndFailuresMatchSingleRuns) {
   // the ground as stiff as the automatic rule made it before 2026-11 (ten times the heaviest
   // node's m / dt^2), which with these pushes leaves bands without usable pivots
   Real heaviest = 0;
-  for (Real w : build_model(sc)->node_mass)
+  const auto plain = build_model(sc);  // (named: a temporary's member would dangle in the loop)
+  for (Real w : plain->node_mass)
     heaviest = std::max(heaviest, w);
   sc.forces.ground.stiffness = 10 * heaviest / (sc.integrator.dt * sc.integrator.dt);
   const auto m = build_model(sc);
