@@ -1,7 +1,7 @@
 // The CUDA backend on demand: the first call that needs it loads libslender_cuda.so (see
 // backend/cuda_module.h) and every later one uses it; a CPU run never loads it, so it maps no
 // CUDA library. The module is looked for, in order, at $SLENDER_CUDA_MODULE, next to the
-// library holding this code (libslender.so, beside the programs and the Python module), and
+// library holding this code (libslender_host.so, beside the programs and the Python module), and
 // by the dynamic loader's own search. In a build without CUDA, or where the module cannot be
 // loaded, there are no devices and asking for the backend is an error that says why.
 

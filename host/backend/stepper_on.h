@@ -187,6 +187,13 @@ struct SetSlot {
   SLENDER_HD void operator()(long) const { *slot = value; }
 };
 
+// one thread: *to = *from
+struct CopySlot {
+  const Red4* from;
+  Red4* to;
+  SLENDER_HD void operator()(long) const { *to = *from; }
+};
+
 // one thread at an iteration's start: this iteration's rho = rhat . r
 struct BicgBegin {
   const Red4* rr;
@@ -916,7 +923,7 @@ class StepperOn final : public DeviceStepper {
       X::fill_zero(slot(kSlotBad), 2);                                // bad, done
       X::for_each(1, SetSlot{slot(kSlotBiState), Red4{1, 1, 1, 0}});  // rho, alpha, omega
       X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
-      X::reduce4(n, TwoDots{r, r, r, r}, partial_.data(), slot(kSlotBiRhat));
+      X::for_each(1, CopySlot{slot(kSlotRr), slot(kSlotBiRhat)});  // |rhat|^2 = |r|^2 here
     };
     begin(false);
     int restarts = 0;

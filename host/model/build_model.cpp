@@ -562,26 +562,21 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     m.ground_stiffness = m.ground.stiffness > 0 ? m.ground.stiffness : per_kg * heaviest;
     m.ground_stiffness_per_kg = m.ground.stiffness > 0 ? 0 : per_kg;
   }
-  // a load along a fixed DOF would do nothing: refused, not ignored (an initial velocity given
-  // to a whole part may cover its fixed nodes, which simply do not move)
-  auto on_fixed = [&](int n, const Vec3& v) {
-    for (int c = 0; c < 3; ++c)  // (the 2D mode holds y by projection: out-of-plane parts go)
-      if (v[c] != 0 && m.dof_fixed[3 * n + c] && !(c == 1 && scene.integrator.two_d)) return c;
-    return -1;
-  };
-  auto refuse_fixed = [&](const SourceLoc& loc, const std::string& fallback, const char* what,
-                          int c) {
-    throw InputError(loc.file.empty() ? scene.file : loc.file, loc.line,
-                     loc.field.empty() ? fallback : loc.field,
-                     std::string(what) + " has a " + "xyz"[c] +
-                         " component on a fixed DOF, where it would do nothing");
-  };
+  // a load along a fixed DOF would do nothing: refused, not ignored (the 2D mode holds y by
+  // projection, which drops the out-of-plane part by design)
   for (size_t i = 0; i < scene.forces.point_loads.size(); ++i) {
     const PointLoadSpec& pl = scene.forces.point_loads[i];
     const int n = m.resolve_node(pl.node);
-    const int c = on_fixed(n, pl.force);
-    if (c >= 0)
-      refuse_fixed(pl.loc, "forces.point_loads[" + std::to_string(i) + "]", "the point load", c);
+    for (int c = 0; c < 3; ++c) {
+      if (pl.force[c] == 0 || !m.dof_fixed[3 * n + c] || (c == 1 && scene.integrator.two_d))
+        continue;
+      const SourceLoc& loc = pl.loc;
+      throw InputError(
+          loc.file.empty() ? scene.file : loc.file, loc.line,
+          loc.field.empty() ? "forces.point_loads[" + std::to_string(i) + "]" : loc.field,
+          std::string("the point load has a ") + "xyz"[c] +
+              " component on a fixed DOF, where it would do nothing");
+    }
     m.point_loads.push_back(PointLoad{n, pl.force, pl.time});
   }
 

@@ -436,7 +436,8 @@ SLENDER_HD inline void contact_pair_eval(const ModelView& m,
   Real inv_m = 0;  // 1 / m_eff = sum_a |w_a|^2 / m_a
   for (int a = 0; a < 4; ++a) {
     const Real ma = m.node_mass[node[a]] * m.mass_scale;
-    const Real wa = w[3 * a] * w[3 * a] + w[3 * a + 1] * w[3 * a + 1] + w[3 * a + 2] * w[3 * a + 2];
+    const Vec3 wv = w.segment<3>(3 * a);
+    const Real wa = dot(wv, wv);
     if (wa > 0 && ma > 0) inv_m += wa / ma;
   }
   if (!(inv_m > 0)) return;

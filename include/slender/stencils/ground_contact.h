@@ -148,19 +148,16 @@ SLENDER_HD inline Real ground_distance(const Ground& gr, const Vec3& x, Vec3& gr
   return dot(gr.n, x - gr.p0);
 }
 
-/// Normal contact energy (E), negated contact and friction forces (g) and, on request, their
-/// Jacobian (H, not symmetric when mu > 0) of one node against the ground.
-SLENDER_HD inline void ground_contact_eval(const Vec3& x,
-                                           const GroundContact::Params& p,
-                                           unsigned want,
-                                           LocalEval<3>& out) {
+namespace detail {
+
+/// the penalty and friction parts of ground_contact_eval, with the stiffness k_c in use
+SLENDER_HD inline void ground_penalty_friction_eval(
+    const Vec3& x, const GroundContact::Params& p, Real k_c, unsigned want, LocalEval<3>& out) {
   out.flags = 0;
   Vec3 dD;
   Mat3 HD;
   const Real D = ground_distance(p.ground, x, dD, HD);
 
-  // the automatic stiffness is per node, proportional to its mass (every node settles alike)
-  const Real k_c = p.k_per_kg > 0 ? p.k_per_kg * p.mass : p.k_c;
   // stable softplus and logistic of z = -K1 Delta, t = exp(-|z|) in [0, 1]
   const Real K1 = 15 / p.delta;
   const Real z = -K1 * D;
@@ -169,22 +166,6 @@ SLENDER_HD inline void ground_contact_eval(const Vec3& x,
   const Real sig = z > 0 ? 1 / (1 + t) : t / (1 + t);
   const Real s = sp / K1;
   out.E = k_c * s * s;
-
-  // the normal dashpot, with the normal, activation and mass along it at the step's start
-  Vec3 wl = Vec3::zero(), ud = Vec3::zero();
-  Real cd = 0;
-  if (p.zeta > 0 && p.c_u > 0 && p.mass > 0 && p.dashpot) {
-    Mat3 Hl;
-    const Vec3 xl = p.q_hat - (1 / p.c_u) * p.u_hat;
-    const Real Dl = ground_distance(p.ground, xl, wl, Hl);
-    const Real a2 = dot(wl, wl);
-    if (a2 > 0) {
-      cd = 2 * p.zeta * ::sqrt(2 * k_c * p.mass / a2) * contact_logistic(-K1 * Dl);
-      ud = p.u_hat + p.c_u * (x - p.q_hat);
-      const Real vn = dot(wl, ud);
-      out.E += Real(0.5) * cd * vn * vn / p.c_u;
-    }
-  }
   if (want == kEnergy) return;
 
   // E' = dE/dDelta <= 0 and E'' = d2E/dDelta2, with sigma (1 - sigma) = t / (1 + t)^2
@@ -193,17 +174,12 @@ SLENDER_HD inline void ground_contact_eval(const Vec3& x,
   const Real e2 = 2 * k_c * (sig * sig + (t > 0 ? sp * t / ((1 + t) * (1 + t)) : 0));
   out.g.set_zero();
   out.H.set_zero();
-  const bool hess = want & kHess;
-  if (cd > 0) {
-    const Real vn = dot(wl, ud);
-    out.g += (cd * vn) * wl;
-    if (hess) add_outer(out.H, wl, cd * p.c_u);
-  }
   // out of reach: return before the geometry (huge far above a wavy ground) meets a zero
   if (e1 == 0 && e2 == 0) return;
 
   // normal part: g = E' grad Delta, H = E'' grad Delta grad Delta^T + E' Hess Delta
-  out.g += e1 * dD;
+  out.g = e1 * dD;
+  const bool hess = want & kHess;
   if (hess) {
     add_outer(out.H, dD, e2);
     out.H.add_block(0, 0, HD, e1);
@@ -238,6 +214,28 @@ SLENDER_HD inline void ground_contact_eval(const Vec3& x,
   add_outer(S, w, psi);
   out.H.add_block(0, 0, outer(w, dfn), p.mu * phi);
   out.H.add_block(0, 0, S * dw, p.mu * fn);
+}
+
+}  // namespace detail
+
+/// Normal contact energy (E), negated contact and friction forces (g) and, on request, their
+/// Jacobian (H, not symmetric when mu > 0) of one node against the ground, and the normal
+/// dashpot (contact_damping.h) with the normal, activation and mass at the step's start.
+SLENDER_HD inline void ground_contact_eval(const Vec3& x,
+                                           const GroundContact::Params& p,
+                                           unsigned want,
+                                           LocalEval<3>& out) {
+  // the automatic stiffness is per node, proportional to its mass (every node settles alike)
+  const Real k_c = p.k_per_kg > 0 ? p.k_per_kg * p.mass : p.k_c;
+  detail::ground_penalty_friction_eval(x, p, k_c, want, out);
+  if (!(p.zeta > 0 && p.c_u > 0 && p.mass > 0 && p.dashpot)) return;
+  Vec3 w;
+  Mat3 Hl;
+  const Real Dl = ground_distance(p.ground, p.q_hat - (1 / p.c_u) * p.u_hat, w, Hl);
+  const Real a2 = dot(w, w);
+  if (!(a2 > 0)) return;
+  const Real c = 2 * p.zeta * ::sqrt(2 * k_c * p.mass / a2) * contact_logistic(-15 / p.delta * Dl);
+  add_contact_damping<3>(w, c, p.u_hat + p.c_u * (x - p.q_hat), p.c_u, want, out);
 }
 
 }  // namespace slender
