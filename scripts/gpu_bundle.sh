@@ -21,7 +21,7 @@ cd "$root"
 # the snapshot: tracked files and untracked ones git does not ignore (what a device call sends)
 mkdir -p "$src"
 find "$src" -mindepth 1 -maxdepth 1 ! -name build-gpu -exec rm -rf {} +
-git ls-files -z --cached --others --exclude-standard | rsync -a --files-from=- --from0 ./ "$src/"
+git ls-files -z --cached --others --exclude-standard | rsync -rlp --checksum --files-from=- --from0 ./ "$src/"
 cmake -S "$src" -B "$src/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DSLENDER_WITH_CUDA=ON -DSLENDER_WITH_CHOLMOD=OFF -DSLENDER_WITH_PYTHON=OFF \
   -DSLENDER_CUDA_SYNC_CHECK="${SLENDER_GPU_SYNC_CHECK:-OFF}" > /dev/null

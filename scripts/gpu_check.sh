@@ -16,6 +16,9 @@
 #                                   memcheck and racecheck on a short filter; summary.txt and one
 #                                   logs.tar.gz in $OUT (the device tool brings back 8 files at most)
 #   scripts/gpu_check.sh sanitize3  memcheck, racecheck, synccheck and initcheck at once (as first)
+#   scripts/gpu_check.sh sanitize4  memcheck and racecheck on every /Cuda stepper case, capped steps
+#   scripts/gpu_check.sh third      the checks owed after `second` (V8 again, BiCGSTAB traced, the
+#                                   whole GPU suite, sanitizers on the cases not yet covered)
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -169,8 +172,10 @@ sanitizer_summary() { # LOGDIR
   local f
   for f in "$1"/san-*.log; do
     [ -f "$f" ] || continue
-    echo "$(basename "$f" .log): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1 ||
-                                   tail -1 "$f" | cut -c1-160)" \
+    local verdict
+    verdict="$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -1)"
+    [ -n "$verdict" ] || verdict="no summary (timeout or crash): $(tail -1 "$f" | cut -c1-140)"
+    echo "$(basename "$f" .log): $verdict" \
          "[$(gtest_counts "$f")]$(grep -q 'Device not supported' "$f" && echo ' DEVICE NOT SUPPORTED')"
     grep -m 3 -E '^========= (Invalid|Race|Barrier|Uninitialized|Program hit|  at )' "$f" | cut -c1-200
   done
@@ -276,6 +281,96 @@ stage_second() {
   cat "$out/summary.txt"
 }
 
+# a third run (owed after `second`): V8 again (the physics changed) with the dashpots' case,
+# BiCGSTAB with its trace, the whole GPU suite and every other /Cuda case, initcheck on the short
+# filter, memcheck and racecheck on the cases no sanitizer had run; four chains, one deadline
+stage_third() {
+  local logs=/tmp/gpu-third deadline=$((SECONDS + ${GPU_DEADLINE_SECS:-420}))
+  rm -rf "$logs" && mkdir -p "$logs"
+  left() { echo $((deadline - SECONDS > 5 ? deadline - SECONDS : 5)); }
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    echo "bundle: $(head -1 "$build/COMMIT" 2>/dev/null)"
+  } > "$logs/device.txt" 2>&1
+  export OMP_NUM_THREADS=4
+  local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests"
+  local san=("$sanitizer" --error-exitcode 9 --print-limit 30)
+  (
+    timeout -k 5 "$(left)" stdbuf -oL "$ct" --gtest_filter='*EverySceneMatchesTheCpuOver50Steps/Cuda' \
+      > "$logs/stepper-V8.log" 2>&1
+    timeout -k 5 "$(left)" "$ct" --gtest_filter='*DashpotsMatchTheCpu/Cuda' \
+      > "$logs/stepper-Dashpots.log" 2>&1
+  ) &
+  (
+    SLENDER_KRYLOV_TRACE=1 timeout -k 5 "$(left)" "$ct" \
+      --gtest_filter='*NonSymmetricJacobiansTakeBicgstab/Cuda' > "$logs/stepper-NonSymmetric.log" 2>&1
+    timeout -k 5 "$(left)" stdbuf -oL "$gt" > "$logs/gpu-all.log" 2>&1
+    timeout -k 5 "$(left)" stdbuf -oL "$ct" \
+      --gtest_filter='*DeviceStepper*/Cuda:-*EveryScene*:*NonSymmetric*:*Dashpots*' \
+      > "$logs/stepper-rest.log" 2>&1
+  ) &
+  local batch='CudaBatch.VectorizedSnakesMatchTheCpuEngine:CudaBatch.FixedTargetsMatchTheCpuEngine:CudaBatch.ResetMatchesTheCpuEngine:ContactPipelineGpu.EqualsHost*'
+  (
+    timeout -k 5 "$(left)" "${san[@]}" --tool initcheck "$gt" --gtest_filter="$short_gpu_filter" \
+      > "$logs/san-initcheck-gpu.log" 2>&1
+    timeout -k 5 "$(left)" "${san[@]}" --tool memcheck "$gt" --gtest_filter="$batch" \
+      > "$logs/san-memcheck-batch.log" 2>&1
+    timeout -k 5 "$(left)" "${san[@]}" --tool racecheck "$gt" --gtest_filter="$batch" \
+      > "$logs/san-racecheck-batch.log" 2>&1
+    timeout -k 5 "$(left)" "${san[@]}" --tool memcheck "$gt" \
+      --gtest_filter='CudaBatch.FactorizationsOnWarpsAndOnThreadsGiveTheSameBits' \
+      > "$logs/san-memcheck-factorizations.log" 2>&1
+  ) &
+  (
+    timeout -k 5 "$(left)" "${san[@]}" --tool memcheck "$ct" --gtest_filter='*DashpotsMatchTheCpu/Cuda' \
+      > "$logs/san-memcheck-dashpots.log" 2>&1
+    timeout -k 5 "$(left)" "${san[@]}" --tool racecheck "$ct" --gtest_filter='*DashpotsMatchTheCpu/Cuda' \
+      > "$logs/san-racecheck-dashpots.log" 2>&1
+    timeout -k 5 "$(left)" "${san[@]}" --tool memcheck "$ct" \
+      --gtest_filter='*PcgWithDeviceContactAssemblyMatchesTheCpu/Cuda' > "$logs/san-memcheck-pcgcontact.log" 2>&1
+    timeout -k 5 "$(left)" "${san[@]}" --tool memcheck "$ct" \
+      --gtest_filter='*TwoRunsAreBitIdentical/Cuda:*ParametersMatchTheCpu/Cuda:*LinearFallbacks*/Cuda:*FrictionSwitchedOn*/Cuda' \
+      > "$logs/san-memcheck-stepper-rest.log" 2>&1
+  ) &
+  wait
+  {
+    cat "$logs/device.txt"
+    local f
+    for f in "$logs"/stepper-*.log "$logs"/gpu-*.log; do
+      echo "$(basename "$f" .log): $(gtest_counts "$f")$(grep -q 'PASSED\|FAILED' "$f" || echo ' (no verdict: timeout or crash)')"
+      grep -E '^\[  FAILED .*\(' "$f" | head -5
+    done
+    grep -h -E '^V8|BiCGSTAB|^krylov' "$logs"/*.log | head -60
+    sanitizer_summary "$logs"
+    echo "third: $((SECONDS - deadline + ${GPU_DEADLINE_SECS:-420})) s"
+  } > "$out/summary.txt" 2>&1
+  grep -h -B2 -A8 -m 6 -E 'Failure|what\(\)' "$logs"/stepper-*.log "$logs"/gpu-*.log \
+    2>/dev/null | head -150 > "$out/failures.txt"
+  pack_logs "$logs"
+  cat "$out/summary.txt"
+}
+
+# memcheck and racecheck on every /Cuda device-stepper case, each case in its own process, four
+# at a time, with the step counts capped (SLENDER_TEST_MAX_STEPS, default 20: the plate catches
+# the rod and the tile by then); by a deadline
+stage_sanitize4() {
+  local logs=/tmp/gpu-sanitize4 deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-420}))
+  rm -rf "$logs" && mkdir -p "$logs"
+  export SLENDER_TEST_MAX_STEPS="${SLENDER_TEST_MAX_STEPS:-20}" OMP_NUM_THREADS=2
+  export sanitizer build logs deadline
+  "$build/tests/cpu_backend_tests" --gtest_list_tests --gtest_filter='*DeviceStepper*/Cuda' |
+    awk '/^[^ ]/ {s=$1} /^  / {print s $1}' |
+    while read -r t; do echo "memcheck $t"; echo "racecheck $t"; done |
+    xargs -P "${GPU_SANITIZE_JOBS:-4}" -L 1 bash -c '
+      left=$((deadline - $(date +%s))); [ "$left" -gt 5 ] || left=5
+      name="$(echo "$1" | sed "s/.*DeviceStepper\.//; s,/Cuda,,")"
+      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
+        "$build/tests/cpu_backend_tests" --gtest_filter="$1" > "$logs/san-$0-$name.log" 2>&1' 
+  sanitizer_summary "$logs" > "$out/sanitize4.txt"
+  pack_logs "$logs"
+  cat "$out/sanitize4.txt"
+}
+
 stage_sanitize3() {
   local logs=/tmp/gpu-sanitize3
   rm -rf "$logs" && mkdir -p "$logs"
@@ -290,6 +385,8 @@ case "${1:-all}" in
   build) stage_build ;;
   first) stage_first ;;
   second) stage_second ;;
+  third) stage_third ;;
+  sanitize4) stage_sanitize4 ;;
   sanitize3) stage_sanitize3 ;;
   test) stage_test ;;
   sanitize) stage_sanitize ;;
