@@ -87,12 +87,8 @@ int max_steps() {
   }();
   return n;
 }
-bool capped() {
-  return max_steps() > 0;
-}
-int steps(int n) {
-  return capped() ? std::min(n, max_steps()) : n;
-}
+bool capped() { return max_steps() > 0; }
+int steps(int n) { return capped() ? std::min(n, max_steps()) : n; }
 
 TEST_P(DeviceStepper, EverySceneMatchesTheCpuOver50Steps) {
   constexpr Real kTol = 1e-9;
