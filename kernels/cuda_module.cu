@@ -1,7 +1,7 @@
 // The CUDA module's entry point: the table that host/backend/cuda_loader.cpp looks up by name
-// after loading libslender_cuda.so (host/backend/cuda_module.h).
+// after loading libslender_cuda.so (include/slender/engine/cuda_module.h).
 
-#include "backend/cuda_module.h"
+#include "slender/engine/cuda_module.h"
 
 namespace slender {
 

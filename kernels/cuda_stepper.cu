@@ -1,4 +1,4 @@
-// The CUDA backend's Newton step: host/backend/stepper_on.h over the CUDA executor below. Loops
+// The CUDA backend's Newton step: include/slender/engine/stepper.h over the CUDA executor below. Loops
 // are kernels of the shared functors (kernels/launch.cuh), reductions deterministic CUB passes
 // (reduce.cuh), the direct solve cuSOLVER's sparse Cholesky or QR (DeviceSparseSolver), contact
 // pairs found by the CUDA executor of the contact pipeline (contact_exec.cuh). CI runs the same
@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "backend/stepper_on.h"
+#include "slender/engine/stepper.h"
 #include "contact_exec.cuh"
 #include "device_buffer.cuh"
 #include "device_model.h"

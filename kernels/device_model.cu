@@ -4,7 +4,7 @@
 
 #include "device_buffer.cuh"
 #include "device_model.h"
-#include "model/model_internal.h"
+#include "slender/engine/model_view.h"
 
 namespace slender {
 

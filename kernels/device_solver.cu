@@ -14,7 +14,7 @@
 
 #include "device_buffer.cuh"
 #include "device_solver.h"
-#include "model/ordering.h"
+#include "slender/engine/ordering.h"
 #include "reduce.cuh"
 
 namespace slender {

@@ -1,5 +1,5 @@
 // The CUDA backend on demand: the first call that needs it loads libslender_cuda.so (see
-// backend/cuda_module.h) and every later one uses it; a CPU run never loads it, so it maps no
+// engine/cuda_module.h) and every later one uses it; a CPU run never loads it, so it maps no
 // CUDA library. The module is looked for, in order, at $SLENDER_CUDA_MODULE, next to the
 // library holding this code (libslender_host.so, beside the programs and the Python module), and
 // by the dynamic loader's own search. In a build without CUDA, or where the module cannot be
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "backend/cuda_module.h"
+#include "slender/engine/cuda_module.h"
 #include "slender/backend.h"
 #include "slender/config.h"
 #include "slender/core/error.h"

@@ -1,4 +1,4 @@
-// The device stepper (backend/stepper_on.h) on a host executor: OpenMP loops over the shared
+// The device stepper (engine/stepper.h) on a host executor: OpenMP loops over the shared
 // functors, reductions in index order, the CPU backend's sparse solvers in the place of
 // cuSOLVER, the contact pipeline's host executor. It runs the CUDA backend's step logic (plans,
 // pools, contact on the executor, the device PCG, prescribed motion, parameters) where no GPU
@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
-#include "backend/stepper_on.h"
+#include "slender/engine/stepper.h"
 #include "contact/host_exec.h"
-#include "cpu/linear_solver.h"
+#include "slender/engine/linear_solver.h"
 #include "model/model_internal.h"
 #include "slender/core/parallel_for.h"
 

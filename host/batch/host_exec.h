@@ -1,6 +1,6 @@
 #pragma once
 
-// The host executor of the vectorized batch (host/batch/vector_newton.h): std::vector buffers,
+// The host executor of the vectorized batch (include/slender/engine/batch_newton.h): std::vector buffers,
 // threaded loops, per-environment reductions in index order (the CPU Simulator's summation
 // order). A header so that tests can run the engine's GPU layout on the host (a subclass with
 // kInterleaved = true).

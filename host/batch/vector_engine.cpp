@@ -1,7 +1,7 @@
 // The vectorized batch engine on the CPU: VectorNewton run by the host executor
 // (batch/host_exec.h).
 
-#include "batch/vector_engine.h"
+#include "slender/engine/batch_engine.h"
 
 #include "batch/host_exec.h"
 

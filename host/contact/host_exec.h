@@ -1,6 +1,6 @@
 #pragma once
 
-// The host executor of ContactPipeline (contact/pipeline.h): the passes as OpenMP loops
+// The host executor of ContactPipeline (engine/contact_pipeline.h): the passes as OpenMP loops
 // (parallel_for_host), sequential scans and reductions, stable sorts. The CPU backend does not
 // use it (its ContactPairFinder is faster on a CPU); tests run the GPU's passes with it.
 

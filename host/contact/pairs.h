@@ -20,35 +20,21 @@
 // Order of the lists (the assembly plan depends on it): edge pairs are the rod pairs in
 // candidate order, then the rod-shell edge pairs sorted by (rod edge, shell edge), then the
 // shell edge pairs sorted by (smaller, larger shell edge); vertex-triangle pairs are sorted by
-// (vertex, triangle). ContactPipeline (contact/pipeline.h) builds the same lists on the device.
+// (vertex, triangle). ContactPipeline (engine/contact_pipeline.h) builds the same lists on the
+// device.
 
 #include <array>
 #include <utility>
 #include <vector>
 
 #include "contact/broad_phase.h"
+#include "slender/engine/contact_pairs.h"
 #include "slender/model.h"
 
 namespace slender::contact {
 
-/// The sub-pairs of one step, flat.
-struct ContactPairLists {
-  std::vector<int> ee_node;  ///< edge pairs: nodes a0, a1, b0, b1 (nee x 4)
-  std::vector<Real> ee_d;    ///< their contact distance [m] (nee)
-  std::vector<Real> ee_mu;   ///< their friction coefficient (nee)
-  std::vector<int> pt_node;  ///< vertex-triangle pairs: p, t0, t1, t2 (npt x 4)
-  std::vector<Real> pt_d;    ///< (npt)
-  std::vector<Real> pt_mu;   ///< (npt)
-  int nee() const { return int(ee_d.size()); }
-  int npt() const { return int(pt_d.size()); }
-};
-
 /// the broad phase's view of the model's rod edges and triangles at positions q
 BroadPhaseInput broad_phase_input(const Model& m, const Real* q);
-
-/// [m] how far a step of size dt may reach: the model's contact tolerance plus twice the largest
-/// displacement a node with the largest velocity component in `u` (3 nnode) covers
-Real contact_reach(const Model& m, Real max_abs_velocity, Real dt);
 
 /// The host's sub-pair finder; keeps its broad phase and scratch lists between calls.
 class ContactPairFinder {

@@ -1,4 +1,4 @@
-#include "cpu/linear_solver.h"
+#include "slender/engine/linear_solver.h"
 
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/ordering.h"
+#include "slender/engine/ordering.h"
 #include "slender/config.h"
 #include "slender/core/banded.h"
 #include "slender/core/error.h"

@@ -12,11 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "backend/device_stepper.h"
+#include "slender/engine/device_stepper.h"
 #include "contact/pairs.h"
-#include "cpu/linear_solver.h"
+#include "slender/engine/linear_solver.h"
 #include "model/model_internal.h"
-#include "slender/core/assemble.h"
+#include "slender/engine/assemble.h"
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
 #include "slender/core/newton.h"

@@ -4,13 +4,12 @@
 
 #include <vector>
 
+#include "slender/engine/model_view.h"
 #include "slender/model.h"
 #include "slender/stencils/bindings.h"
 
 namespace slender {
 
-/// Counts and host pointers of a Model's arrays.
-ModelView host_view(const Model& m);
 /// One bend-twist stencil per pair of edges meeting at a node, oriented so that e0 enters and
 /// e1 leaves the node (signs record flipped edges); stiffnesses are the mean of the two edges'.
 void build_bend_stencils(Model& m,

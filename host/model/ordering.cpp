@@ -1,6 +1,6 @@
 // AMD ordering (Eigen) and permuted CSR patterns for the device factorizations.
 
-#include "model/ordering.h"
+#include "slender/engine/ordering.h"
 
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCore>

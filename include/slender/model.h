@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "slender/scene.h"
+#include "slender/stencils/families.h"
 
 namespace slender {
 
@@ -39,26 +40,6 @@ struct ActuatedSpring {
   Real scale;     ///< converts the amplitude to the stencil's value (Voronoi length or 1)
   Real phase;     ///< a sine's spatial phase [rad]
 };
-
-/// Stencil families, in their order in the local pools; the contact families last (their pairs
-/// change from step to step, the others' layout does not).
-enum Family : int {
-  kFamStretch,          ///< rod edges: stretching
-  kFamBendTwist,        ///< rod bend-twist springs
-  kFamShellStretch,     ///< shell edges: stretching (the rod stretching stencil)
-  kFamHinge,            ///< shell hinges: dihedral-angle bending
-  kFamMidEdge,          ///< shell triangles: mid-edge normal bending
-  kFamDrag,             ///< shell triangles: aerodynamic drag (non-symmetric)
-  kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
-  kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
-  kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
-  kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
-  kNumFamilies
-};
-/// The elastic families, which a Young's modulus scale multiplies: [kFamElasticBegin,
-/// kFamElasticEnd), one contiguous range of every pool.
-constexpr Family kFamElasticBegin = kFamStretch;
-constexpr Family kFamElasticEnd = kFamDrag;
 
 /// Free-DOF CSR pattern of the Newton Jacobian and, for every stored value, the list of
 /// contributions (indices into the concatenated local-Hessian pool) summed in a fixed order.

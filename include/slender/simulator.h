@@ -9,42 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "slender/core/status.h"
 #include "slender/model.h"
 #include "slender/state.h"
 
 namespace slender {
 
-enum class StepStatus {
-  kConverged,          ///< residual or step below tolerance
-  kMaxIters,           ///< no convergence within NewtonSpec::max_iters
-  kLineSearchFailed,   ///< no step length reduced the residual
-  kNonFinite,          ///< a residual or state value became NaN/Inf
-  kLinearSolveFailed,  ///< the Jacobian could not be factorized, even by sparse LU
-};
-const char* to_string(StepStatus s);
-
-struct StepReport {
-  StepStatus status = StepStatus::kConverged;
-  int iterations = 0;  ///< Newton iterations taken
-  Real residual = 0;   ///< final free-DOF residual norm
-  Real residual0 = 0;  ///< first iteration's residual norm
-  Real dt = 0;         ///< the step size used [s]
-  bool ok() const { return status == StepStatus::kConverged; }
-};
-
 /// Energies of one state [J]. Potential of gravity is -sum m g.x.
 struct Energies {
   Real kinetic = 0, stretch = 0, bend = 0, twist = 0, gravity = 0;
   Real total() const { return kinetic + stretch + bend + twist + gravity; }
-};
-
-/// Wall time per phase, accumulated over steps [s].
-struct PhaseTimes {
-  Real frames = 0, eval = 0, assemble = 0, factor = 0, solve = 0, line_search = 0;
-  Real contacts = 0;  ///< contact candidates: broad phase, sub-pairs, assembly plan (host)
-  long newton_iters = 0, steps = 0, factorizations = 0;
-  long linear_iters = 0;     ///< iterations of an iterative linear solver (the batch's PCG)
-  long krylov_restarts = 0;  ///< BiCGSTAB restarts after a breakdown (the device stepper)
 };
 
 /// The natural shape the stencils see at an evaluation time: the model's rest values with the
@@ -58,35 +32,6 @@ struct NaturalShape {
 };
 /// Called with the evaluation time t [s] (t + dt/2 for the midpoint rule) before every step.
 using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;
-
-/// Physical parameters that may differ between simulators (environments) of one model, for
-/// randomization: each is a scale of, or a replacement for, the model's value.
-struct EnvParams {
-  Real youngs_scale = 1;      ///< multiplies every elastic stiffness (stretch, bend, twist, shells)
-  Real density_scale = 1;     ///< multiplies every mass and rotational inertia
-  Real ground_friction = -1;  ///< ground Coulomb coefficient; < 0: the model's
-  bool override_gravity = false;
-  Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2], when override_gravity
-  Real mass_damping = -1;          ///< alpha [1/s]; < 0: the model's
-};
-
-/// Which linear solver a Simulator uses (on the CUDA backend: kPcg and kAuto above 250,000 free
-/// DOF the iterative path, every other kind cuSOLVER's direct one).
-/// kAuto: banded LU when the Jacobian orders into a narrow band (rods), else CHOLMOD (or
-/// Eigen's LDLT) for symmetric and sparse LU for non-symmetric Jacobians.
-/// kPcg: block-Jacobi conjugate gradients (the direct path when CG cannot converge); a
-/// non-symmetric Jacobian takes sparse LU on the CPU and BiCGSTAB on the CUDA backend.
-/// kDense: the vectorized batch's dense Cholesky / pivoting LU (BatchedSimulator); a Simulator
-/// (and so the per-environment batch) takes it as its sparse direct factorization, CHOLMOD or
-/// LDLT for symmetric and sparse LU for non-symmetric Jacobians: the same exact solve without
-/// n^2 memory.
-enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg, kBanded, kDense };
-/// The kind a name gives ("auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded",
-/// "dense"), as the command line, the benchmarks and the Python module spell it; false for any
-/// other name.
-bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind);
-/// The names linear_solver_from_name accepts, comma-separated (for error messages).
-const char* linear_solver_names();
 
 class Simulator {
  public:

@@ -1,10 +1,10 @@
-// The contact part of the Newton system assembled by sorts and scans (contact/contact_jacobian.h,
+// The contact part of the Newton system assembled by sorts and scans (engine/contact_jacobian.h,
 // run by the host executor here, by CUDA on the GPU): static plan + J_c equals the plan merged on
 // the host (build_assembly_plan with the pairs) entry for entry to rounding (1e-12 of the row's
 // largest magnitude), with the same pattern, on a contact scene's disturbed state with clamped
 // DOFs among the pairs; the residual likewise; two builds agree bit for bit.
 
-#include "contact/contact_jacobian.h"
+#include "slender/engine/contact_jacobian.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include "contact/pairs.h"
 #include "model/model_internal.h"
 #include "slender/builder.h"
-#include "slender/core/assemble.h"
+#include "slender/engine/assemble.h"
 #include "slender/simulator.h"
 
 namespace slender::contact {

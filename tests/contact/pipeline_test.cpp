@@ -1,10 +1,10 @@
-// The contact pipeline the GPU runs (contact/pipeline.h), run here by the host executor: its
+// The contact pipeline the GPU runs (engine/contact_pipeline.h), run here by the host executor: its
 // linear-BVH candidates equal the host broad phase's lists exactly, and its sub-pairs (with
 // their contact distances and friction coefficients) equal ContactPairFinder's entry for entry,
 // on the contact scenes' initial states, on randomly disturbed states (many close and crossing
 // elements) and along a short run into contact. Its change flag follows the node lists.
 
-#include "contact/pipeline.h"
+#include "slender/engine/contact_pipeline.h"
 
 #include <gtest/gtest.h>
 

@@ -12,8 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "cpu/linear_solver.h"
-#include "model/ordering.h"
+#include "slender/engine/linear_solver.h"
+#include "slender/engine/ordering.h"
 #include "slender/builder.h"
 #include "slender/simulator.h"
 

@@ -1,4 +1,4 @@
-// The device backend's stepper (host/backend/stepper_on.h) against the CPU backend, on two
+// The device backend's stepper (include/slender/engine/stepper.h) against the CPU backend, on two
 // executors: the CUDA device where one is visible (the CUDA backend itself; skipped elsewhere)
 // and the host executor (make_host_stepper: the same stepper code with OpenMP loops and the
 // CPU's sparse solvers), which runs everywhere, so that CI exercises the CUDA backend's step
@@ -14,7 +14,7 @@
 // a failed step leaves the state as it was. SLENDER_TEST_MAX_STEPS caps the step counts (for the
 // sanitizers).
 
-#include "backend/device_stepper.h"
+#include "slender/engine/device_stepper.h"
 
 #include <gtest/gtest.h>
 

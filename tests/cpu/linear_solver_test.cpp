@@ -2,7 +2,7 @@
 // not positive definite falls back to sparse LU with a correct solution. Block-Jacobi CG matches
 // the direct solve, falls back on an indefinite matrix, and gives Newton the same iterates.
 
-#include "cpu/linear_solver.h"
+#include "slender/engine/linear_solver.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 
 #include "contact/pair_lists_util.h"
 #include "contact/pairs.h"
-#include "contact/pipeline.h"
+#include "slender/engine/contact_pipeline.h"
 #include "contact_exec.cuh"
 #include "cuda/gpu_test_util.h"
 #include "device_buffer.cuh"

@@ -21,7 +21,7 @@
 #include "launch.cuh"
 #include "model/model_internal.h"
 #include "slender/builder.h"
-#include "slender/core/assemble.h"
+#include "slender/engine/assemble.h"
 #include "slender/core/parallel_for.h"
 #include "slender/state.h"
 

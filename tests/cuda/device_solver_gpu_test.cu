@@ -10,7 +10,7 @@
 #include <cmath>
 #include <vector>
 
-#include "cpu/linear_solver.h"
+#include "slender/engine/linear_solver.h"
 #include "cuda/gpu_models.h"
 #include "cuda/gpu_test_util.h"
 #include "device_buffer.cuh"

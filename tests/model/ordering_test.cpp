@@ -2,7 +2,7 @@
 // entry, the symbolic fill count is right on matrices whose fill is known, and AMD cuts the fill
 // of a rod's Jacobian pattern (twist DOFs numbered after every position) by a large factor.
 
-#include "model/ordering.h"
+#include "slender/engine/ordering.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The batched linear solves of the vectorized engine (host/batch/vector_solve.h): shells and
+// The batched linear solves of the vectorized engine (include/slender/engine/batch_solve.h): shells and
 // rod-shell structures in a vectorized batch equal single simulators; the dense solver equals
 // the banded one on rods (Cholesky on a symmetric cantilever, pivoting LU on the RFT snake);
 // PCG takes the dense solver's Newton iterations; repeated runs give the same bits on any
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "batch/host_exec.h"
-#include "batch/vector_engine.h"
+#include "slender/engine/batch_engine.h"
 #include "physics_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"

@@ -18,7 +18,7 @@
 #include <cmath>
 
 #include "slender/core/types.h"
-#include "slender/scene.h"
+#include "slender/core/spec.h"
 
 namespace slender {
 

@@ -2,13 +2,13 @@
 
 // Newton's iterations of one implicit step, written once for the CPU Simulator and the CUDA
 // stepper (host code: each backend supplies its own solve, evaluation and storage). The
-// vectorized batch (host/batch/vector_newton.h) runs the same rules per environment, masked.
+// vectorized batch (include/slender/engine/batch_newton.h) runs the same rules per environment, masked.
 
 #include <chrono>
 #include <cmath>
 
 #include "slender/core/integrator.h"
-#include "slender/simulator.h"
+#include "slender/core/status.h"
 
 namespace slender {
 

@@ -119,7 +119,7 @@ struct BlockJacobiSetup {
 };
 
 /// BlockJacobiSetup of the sum of two CSR matrices of one size (the static Jacobian and the
-/// contact part, contact/contact_jacobian.h)
+/// contact part, engine/contact_jacobian.h)
 struct BlockJacobiSetupSum {
   const int* row_ptr;
   const int* col;

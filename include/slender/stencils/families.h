@@ -6,10 +6,29 @@
 // cost per stencil (include/slender/core/parallel_for.h).
 
 #include "slender/core/parallel_for.h"
-#include "slender/model.h"
 #include "slender/stencils/bindings.h"
 
 namespace slender {
+
+/// Stencil families, in their order in the local pools; the contact families last (their pairs
+/// change from step to step, the others' layout does not).
+enum Family : int {
+  kFamStretch,          ///< rod edges: stretching
+  kFamBendTwist,        ///< rod bend-twist springs
+  kFamShellStretch,     ///< shell edges: stretching (the rod stretching stencil)
+  kFamHinge,            ///< shell hinges: dihedral-angle bending
+  kFamMidEdge,          ///< shell triangles: mid-edge normal bending
+  kFamDrag,             ///< shell triangles: aerodynamic drag (non-symmetric)
+  kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
+  kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
+  kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
+  kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
+  kNumFamilies
+};
+/// The elastic families, which a Young's modulus scale multiplies: [kFamElasticBegin,
+/// kFamElasticEnd), one contiguous range of every pool.
+constexpr Family kFamElasticBegin = kFamStretch;
+constexpr Family kFamElasticEnd = kFamDrag;
 
 /// v(Binding{}, family, grain) for every family, in pool order
 template <class V>

@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "contact/pipeline.h"
 #include "slender/core/error.h"
+#include "slender/engine/contact_pipeline.h"
 #include "slender/model.h"
 #include "slender/stencils/bindings.h"
 

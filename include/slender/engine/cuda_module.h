@@ -8,10 +8,10 @@
 
 #include <memory>
 
-#include "backend/device_stepper.h"
-#include "batch/vector_engine.h"
+#include "slender/core/status.h"
+#include "slender/engine/batch_engine.h"
+#include "slender/engine/device_stepper.h"
 #include "slender/model.h"
-#include "slender/simulator.h"
 
 namespace slender {
 

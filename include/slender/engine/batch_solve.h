@@ -1,7 +1,7 @@
 #pragma once
 
-// The batched linear solve of the vectorized engine (host/batch/vector_newton.h): one call per
-// Newton iteration solves J_e dx_e = f_e for every running environment e, each Jacobian
+// The batched linear solve of the vectorized engine (include/slender/engine/batch_newton.h): one
+// call per Newton iteration solves J_e dx_e = f_e for every running environment e, each Jacobian
 // gathered from that environment's local Hessians over the model's shared pattern (the sources
 // of each slot summed in the plan's order, as the CPU Simulator assembles its CSR values), by
 // the fastest exact method for the structure at hand:
@@ -34,16 +34,16 @@
 #include <string>
 #include <vector>
 
-#include "cpu/linear_solver.h"
-#include "model/ordering.h"
 #include "slender/core/banded.h"
 #include "slender/core/dense.h"
 #include "slender/core/error.h"
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
+#include "slender/core/status.h"
 #include "slender/core/strided.h"
+#include "slender/engine/linear_solver.h"
+#include "slender/engine/ordering.h"
 #include "slender/model.h"
-#include "slender/simulator.h"
 
 namespace slender {
 

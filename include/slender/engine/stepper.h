@@ -7,7 +7,7 @@
 // (cuSOLVER's Cholesky or QR on the GPU) or block-Jacobi PCG on X; norms, potentials and
 // line-search quantities are X's reductions, of which the host reads a few scalars per
 // evaluation to run the Newton loop of include/slender/core/newton.h. Contact sub-pairs are found
-// on X too (contact/pipeline.h): the host sees them only when they change, to build the
+// on X too (engine/contact_pipeline.h): the host sees them only when they change, to build the
 // assembly plan (the direct path), or never (the PCG path assembles the contact part on X).
 //
 // Executors: kernels/cuda_stepper.cu (CUDA kernels, CUB reductions, cuSOLVER; the CUDA backend)
@@ -34,14 +34,14 @@
 #include <utility>
 #include <vector>
 
-#include "backend/device_stepper.h"
-#include "contact/contact_jacobian.h"
-#include "contact/pipeline.h"
-#include "slender/core/assemble.h"
 #include "slender/core/integrator.h"
 #include "slender/core/newton.h"
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
+#include "slender/engine/assemble.h"
+#include "slender/engine/contact_jacobian.h"
+#include "slender/engine/contact_pipeline.h"
+#include "slender/engine/device_stepper.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
 

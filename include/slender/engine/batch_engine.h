@@ -1,14 +1,14 @@
 #pragma once
 
-// The vectorized batch engine behind BatchedSimulator (host/batch/vector_newton.h run by an
-// executor): on the CPU (make_host_vector_engine) or the GPU (make_cuda_vector_engine, in
+// The vectorized batch engine behind BatchedSimulator (include/slender/engine/batch_newton.h run by
+// an executor): on the CPU (make_host_vector_engine) or the GPU (make_cuda_vector_engine, in
 // kernels/vector_batch.cu, in the CUDA module that backend/cuda_loader.cpp loads on first use).
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "batch/vector_newton.h"
+#include "slender/engine/batch_newton.h"
 
 namespace slender {
 

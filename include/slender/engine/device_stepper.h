@@ -4,20 +4,20 @@
 // the whole Newton step; the host hands it, per step, what it computes cheaply on the host (the
 // integrator's coefficients, the natural shape under actuation, point loads, the assembly plan
 // that includes the contact pairs) and asks for the state only when a recorder does. The contact
-// pairs are found on the device (contact/pipeline.h); the host sees them only when they change,
-// to build the plan.
-// backend/stepper_on.h implements it over an executor: the CUDA one (kernels/cuda_stepper.cu;
-// in the CUDA module, which backend/cuda_loader.cpp loads on first use) and the host one
-// (host_stepper.cpp).
+// pairs are found on the device (engine/contact_pipeline.h); the host sees them only when they
+// change, to build the plan. engine/stepper.h implements it over an executor: the CUDA one
+// (kernels/cuda_stepper.cu; in the CUDA module, which backend/cuda_loader.cpp loads on first use)
+// and the host one (host_stepper.cpp).
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "contact/pairs.h"
 #include "slender/core/integrator.h"
+#include "slender/core/status.h"
+#include "slender/engine/contact_pairs.h"
 #include "slender/model.h"
-#include "slender/simulator.h"
+#include "slender/state.h"
 #include "slender/stencils/bindings.h"
 
 namespace slender {
@@ -86,7 +86,7 @@ std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> mo
                                                  const IntegratorSpec& spec,
                                                  LinearSolverKind solver);
 
-/// The same stepper code (backend/stepper_on.h) on a host executor, with the CPU's sparse
+/// The same stepper code (engine/stepper.h) on a host executor, with the CPU's sparse
 /// solvers (host/backend/host_stepper.cpp): the CUDA backend's step logic where no GPU is, for
 /// tests; its solver names start with "host-stepper".
 std::unique_ptr<DeviceStepper> make_host_stepper(std::shared_ptr<const Model> model,

@@ -7,8 +7,8 @@
 // - State and workspace are env-major flat arrays (q[env * ndof + i]); the model is shared.
 // - Every stencil family, the per-DOF terms and the assembly run over all active environments;
 //   each environment's Jacobian is gathered from its local Hessians and solved by the batched
-//   linear solve of host/batch/vector_solve.h (banded LU, dense Cholesky/LU or PCG, one call
-//   per Newton iteration for all environments).
+//   linear solve of include/slender/engine/batch_solve.h (banded LU, dense Cholesky/LU or PCG, one
+//   call per Newton iteration for all environments).
 // - Masked Newton: the host keeps each environment's scalars (residual norms, potentials, line
 //   search state) and the kernels skip environments that are done; an environment converges,
 //   or fails (then its state is left as it was: nothing is written before it converges), on its
@@ -28,15 +28,16 @@
 #include <type_traits>
 #include <vector>
 
-#include "batch/vector_solve.h"
-#include "cpu/linear_solver.h"
-#include "model/model_internal.h"
-#include "slender/core/assemble.h"
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
 #include "slender/core/reduce4.h"
+#include "slender/core/status.h"
+#include "slender/engine/assemble.h"
+#include "slender/engine/batch_solve.h"
+#include "slender/engine/linear_solver.h"
+#include "slender/engine/model_view.h"
 #include "slender/model.h"
-#include "slender/simulator.h"
+#include "slender/state.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
 
@@ -300,7 +301,7 @@ class VectorNewton {
   void set_natural_hinge_angle(const Real* phi) {
     X::upload(phi_, phi, size_t(nenv_) * model_->nhinge);
   }
-  /// the batched linear solver in use (vector_solve.h's names)
+  /// the batched linear solver in use (batch_solve.h's names)
   std::string solver_name() const { return solver_->name(); }
   /// external forces (nenv x nnode x 3) plus the model's point loads at each step's time
   void set_forces(const Real* f) { forces_.assign(f, f + size_t(nenv_) * 3 * model_->nnode); }

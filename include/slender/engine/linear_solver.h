@@ -17,8 +17,8 @@
 #include <memory>
 #include <string>
 
+#include "slender/core/status.h"
 #include "slender/model.h"
-#include "slender/simulator.h"
 
 namespace slender::cpu {
 

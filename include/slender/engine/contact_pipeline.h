@@ -32,10 +32,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "contact/pairs.h"
 #include "slender/core/error.h"
 #include "slender/core/hd.h"
 #include "slender/core/rod_gap.h"
+#include "slender/engine/contact_pairs.h"
 #include "slender/model.h"
 #include "slender/stencils/contact_distance.h"
 
