@@ -1,9 +1,9 @@
 #pragma once
 
-// The CUDA executor of ContactPipeline (include/slender/engine/contact_pipeline.h): the passes as kernels of the
-// same functors the host executor runs in CI, CUB's scans and radix sorts (deterministic), the
-// reductions of kernels/reduce.cuh. Scratch (CUB's temporary storage, the sorts' second
-// buffers, the reduction partials) grows and is kept: steady steps allocate nothing.
+// The CUDA executor of ContactPipeline (include/slender/engine/contact_pipeline.h): the passes as
+// kernels of the same functors the host executor runs in CI, CUB's scans and radix sorts
+// (deterministic), the reductions of kernels/reduce.cuh. Scratch (CUB's temporary storage, the
+// sorts' second buffers, the reduction partials) grows and is kept: steady steps allocate nothing.
 
 #include <cstdint>
 #include <cub/device/device_radix_sort.cuh>

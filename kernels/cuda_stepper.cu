@@ -1,12 +1,11 @@
-// The CUDA backend's Newton step: include/slender/engine/stepper.h over the CUDA executor below. Loops
-// are kernels of the shared functors (kernels/launch.cuh), reductions deterministic CUB passes
-// (reduce.cuh), the direct solve cuSOLVER's sparse Cholesky or QR (DeviceSparseSolver), contact
-// pairs found by the CUDA executor of the contact pipeline (contact_exec.cuh). CI runs the same
-// stepper code on the host executor (host/backend/host_stepper.cpp).
+// The CUDA backend's Newton step: include/slender/engine/stepper.h over the CUDA executor below.
+// Loops are kernels of the shared functors (kernels/launch.cuh), reductions deterministic CUB
+// passes (reduce.cuh), the direct solve cuSOLVER's sparse Cholesky or QR (DeviceSparseSolver),
+// contact pairs found by the CUDA executor of the contact pipeline (contact_exec.cuh). CI runs the
+// same stepper code on the host executor (host/backend/host_stepper.cpp).
 
 #include <memory>
 
-#include "slender/engine/stepper.h"
 #include "contact_exec.cuh"
 #include "device_buffer.cuh"
 #include "device_model.h"
@@ -14,6 +13,7 @@
 #include "launch.cuh"
 #include "reduce.cuh"
 #include "slender/backend.h"
+#include "slender/engine/stepper.h"
 
 namespace slender {
 

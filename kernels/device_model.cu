@@ -41,35 +41,9 @@ DeviceModel::DeviceModel(const Model& m) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   // counts, scalars and the ground come from the host view; every pointer is replaced
   ModelView v = host_view(m);
-  v.edge_node = s.up(m.edge_node);
-  v.edge_l_bar = s.up(m.edge_l_bar);
-  v.edge_EA = s.up(m.edge_EA);
-  v.bend_node = s.up(m.bend_node);
-  v.bend_edge = s.up(m.bend_edge);
-  v.bend_sign = s.up(m.bend_sign);
-  v.bend_EI = s.up(m.bend_EI);
-  v.bend_GJ = s.up(m.bend_GJ);
-  v.bend_dl = s.up(m.bend_dl);
-  v.bend_tau_bar = s.up(m.bend_tau_bar);
-  v.bend_frame_offset = s.up(m.bend_frame_offset);
-  v.sedge_node = s.up(m.sedge_node);
-  v.sedge_l_bar = s.up(m.sedge_l_bar);
-  v.sedge_EA = s.up(m.sedge_EA);
-  v.hinge_node = s.up(m.hinge_node);
-  v.hinge_kb = s.up(m.hinge_kb);
-  v.hinge_phi_bar = s.up(m.hinge_phi_bar);
-  v.tri_node = s.up(m.tri_node);
-  v.tri_area_bar = s.up(m.tri_area_bar);
-  v.tri_edge = s.up(m.tri_edge);
-  v.sedge_tri = s.up(m.sedge_tri);
-  v.sedge_xi = s.up(m.sedge_xi);
-  v.mid_tri = s.up(m.mid_tri);
-  v.mid_sign = s.up(m.mid_sign);
-  v.mid_kb = s.up(m.mid_kb);
-  v.mid_nu = s.up(m.mid_nu);
-  v.mid_lambda_bar = s.up(m.mid_lambda_bar);
-  v.node_mass = s.up(m.node_mass);
-  v.node_contact_radius = s.up(m.node_contact_radius);
+#define SLENDER_DEVICE_POINTER(type, name, count, width, doc) v.name = s.up(m.name);
+  SLENDER_VIEW_ARRAYS(SLENDER_DEVICE_POINTER)
+#undef SLENDER_DEVICE_POINTER
   // contact pairs change every step: a simulator sets them (none in a model's view)
   v.npair = 0;
   v.pair_node = nullptr;

@@ -14,8 +14,8 @@
 
 #include "device_buffer.cuh"
 #include "device_solver.h"
-#include "slender/engine/ordering.h"
 #include "reduce.cuh"
+#include "slender/engine/ordering.h"
 
 namespace slender {
 

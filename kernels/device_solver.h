@@ -5,10 +5,10 @@
 // sparsity pattern and numeric refactorization every Newton iteration (the low-level csrchol
 // API), with sparse QR (csrlsvqr) when the matrix is not positive definite or not symmetric.
 // Both factorize P J P^T with P an AMD ordering computed on the host once per pattern
-// (include/slender/engine/ordering.h): the values are gathered into the permuted order on the device, the
-// right-hand side permuted and the solution permuted back. The matrix is the model's CSR
-// (row-major J), so no transposition is involved. Value and vector pointers are device pointers.
-// No CUDA types appear here.
+// (include/slender/engine/ordering.h): the values are gathered into the permuted order on the
+// device, the right-hand side permuted and the solution permuted back. The matrix is the model's
+// CSR (row-major J), so no transposition is involved. Value and vector pointers are device
+// pointers. No CUDA types appear here.
 
 #include <memory>
 #include <vector>

@@ -1,15 +1,15 @@
-// The vectorized batch engine on the GPU: include/slender/engine/batch_newton.h run by the CUDA executor
-// (device buffers, one thread per item, per-environment reductions with one block per
+// The vectorized batch engine on the GPU: include/slender/engine/batch_newton.h run by the CUDA
+// executor (device buffers, one thread per item, per-environment reductions with one block per
 // environment in a fixed order, so that two runs give the same bits).
 
 #include <cub/block/block_reduce.cuh>
 
-#include "slender/engine/device_stepper.h"
-#include "slender/engine/batch_engine.h"
 #include "device_buffer.cuh"
 #include "device_model.h"
 #include "launch.cuh"
 #include "slender/backend.h"
+#include "slender/engine/batch_engine.h"
+#include "slender/engine/device_stepper.h"
 
 namespace slender {
 

@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "slender/engine/cuda_module.h"
 #include "slender/backend.h"
 #include "slender/config.h"
 #include "slender/core/error.h"
+#include "slender/engine/cuda_module.h"
 
 namespace slender {
 

@@ -10,11 +10,11 @@
 #include <memory>
 #include <vector>
 
-#include "slender/engine/stepper.h"
 #include "contact/host_exec.h"
-#include "slender/engine/linear_solver.h"
 #include "model/model_internal.h"
 #include "slender/core/parallel_for.h"
+#include "slender/engine/linear_solver.h"
+#include "slender/engine/stepper.h"
 
 namespace slender {
 

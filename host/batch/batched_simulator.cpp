@@ -3,7 +3,8 @@
 //   arrays are not copied), stepped in parallel with OpenMP across environments; each
 //   environment runs its own Newton iteration single-threaded, so that the cores are busy with
 //   whole environments rather than with small loops;
-// - vectorized (CPU or CUDA): include/slender/engine/batch_newton.h, one masked Newton iteration over all
+// - vectorized (CPU or CUDA): include/slender/engine/batch_newton.h, one masked Newton iteration
+// over all
 //   environments, every environment's Jacobian solved by one batched call per iteration
 //   (banded LU, dense Cholesky/LU or PCG: include/slender/engine/batch_solve.h).
 
@@ -11,10 +12,10 @@
 #include <cstring>
 #include <exception>
 
-#include "slender/engine/batch_engine.h"
 #include "model/model_internal.h"
 #include "slender/batch.h"
 #include "slender/core/error.h"
+#include "slender/engine/batch_engine.h"
 #include "slender/stencils/ground_contact.h"
 
 namespace slender {

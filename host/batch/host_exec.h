@@ -1,7 +1,7 @@
 #pragma once
 
-// The host executor of the vectorized batch (include/slender/engine/batch_newton.h): std::vector buffers,
-// threaded loops, per-environment reductions in index order (the CPU Simulator's summation
+// The host executor of the vectorized batch (include/slender/engine/batch_newton.h): std::vector
+// buffers, threaded loops, per-environment reductions in index order (the CPU Simulator's summation
 // order). A header so that tests can run the engine's GPU layout on the host (a subclass with
 // kInterleaved = true).
 

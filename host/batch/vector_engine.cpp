@@ -1,9 +1,8 @@
 // The vectorized batch engine on the CPU: VectorNewton run by the host executor
 // (batch/host_exec.h).
 
-#include "slender/engine/batch_engine.h"
-
 #include "batch/host_exec.h"
+#include "slender/engine/batch_engine.h"
 
 namespace slender {
 

@@ -7,12 +7,12 @@
 #include <utility>
 #include <vector>
 
-#include "slender/engine/ordering.h"
 #include "slender/config.h"
 #include "slender/core/banded.h"
 #include "slender/core/error.h"
 #include "slender/core/parallel_for.h"
 #include "slender/core/pcg.h"
+#include "slender/engine/ordering.h"
 #ifdef SLENDER_HAVE_CHOLMOD
 #include <Eigen/CholmodSupport>
 #endif

@@ -12,15 +12,15 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "slender/engine/device_stepper.h"
 #include "contact/pairs.h"
-#include "slender/engine/linear_solver.h"
 #include "model/model_internal.h"
-#include "slender/engine/assemble.h"
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
 #include "slender/core/newton.h"
 #include "slender/core/parallel_for.h"
+#include "slender/engine/assemble.h"
+#include "slender/engine/device_stepper.h"
+#include "slender/engine/linear_solver.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
 
@@ -740,16 +740,10 @@ std::vector<Real> Simulator::reactions() const {
   s.c_u = 0;
   s.eval_stencils(s.state.q.data(), kGrad);
   std::vector<Real> g(m.ndof, 0);
-  auto scatter = [&](auto binding, Family f) {
-    scatter_gradients<decltype(binding)>(s.mv, s.g_pool.data() + p.g_off[f], g);
-  };
-  scatter(RodStretchBinding{}, kFamStretch);
-  scatter(RodBendTwistBinding{}, kFamBendTwist);
-  scatter(ShellStretchBinding{}, kFamShellStretch);
-  scatter(ShellHingeBinding{}, kFamHinge);
-  scatter(ShellMidEdgeBinding{}, kFamMidEdge);
-  scatter(ContactEdgeEdgeBinding{}, kFamContact);
-  scatter(ContactPointTriangleBinding{}, kFamContactPointTri);
+  for_each_family([&](auto binding, Family f, long) {
+    if (family_in_reactions(f))
+      scatter_gradients<decltype(binding)>(s.mv, s.g_pool.data() + p.g_off[f], g);
+  });
   // external loads at the current time
   for (int n = 0; n < m.nnode; ++n)
     for (int c = 0; c < 3; ++c)

@@ -75,14 +75,9 @@ void collect_static(AssemblyPlan& p,
                     std::vector<Contribution>& hs,
                     std::vector<Contribution>& gs) {
   p.hess_pool = p.grad_pool = p.energy_pool = 0;
-  collect<RodStretchBinding>(p, mv, kFamStretch, hs, gs);
-  collect<RodBendTwistBinding>(p, mv, kFamBendTwist, hs, gs);
-  collect<ShellStretchBinding>(p, mv, kFamShellStretch, hs, gs);
-  collect<ShellHingeBinding>(p, mv, kFamHinge, hs, gs);
-  collect<ShellMidEdgeBinding>(p, mv, kFamMidEdge, hs, gs);
-  collect<ShellDragBinding>(p, mv, kFamDrag, hs, gs);
-  collect<GroundBinding>(p, mv, kFamGround, hs, gs);
-  collect<RodRftBinding>(p, mv, kFamRft, hs, gs);
+  for_each_family([&](auto binding, Family f, long) {
+    if (f < kFamPairsBegin) collect<decltype(binding)>(p, mv, f, hs, gs);
+  });
   const long nfree = p.nfree;
   for (long r = 0; r < nfree; ++r)
     hs.push_back({r * nfree + r, -1});
@@ -92,8 +87,9 @@ void collect_contact(AssemblyPlan& p,
                      const ModelView& mv,
                      std::vector<Contribution>& hs,
                      std::vector<Contribution>& gs) {
-  collect<ContactEdgeEdgeBinding>(p, mv, kFamContact, hs, gs);
-  collect<ContactPointTriangleBinding>(p, mv, kFamContactPointTri, hs, gs);
+  for_each_family([&](auto binding, Family f, long) {
+    if (f >= kFamPairsBegin) collect<decltype(binding)>(p, mv, f, hs, gs);
+  });
 }
 
 bool by_key(const Contribution& a, const Contribution& b) { return a.key < b.key; }

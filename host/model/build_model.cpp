@@ -263,17 +263,11 @@ Real Model::rod_gap(int a, int b) const {
 size_t Model::memory_bytes() const {
   size_t b = 0;
   auto add = [&b](const auto& v) { b += v.size() * sizeof(v[0]); };
-  add(node_x0), add(node_mass), add(node_dl), add(node_part);
-  add(edge_node), add(edge_l_bar), add(edge_EA), add(edge_inertia), add(edge_radius);
-  add(edge_part), add(edge_d1_0);
-  add(bend_node), add(bend_edge), add(bend_sign), add(bend_EI), add(bend_GJ), add(bend_dl);
-  add(bend_kappa_bar), add(bend_tau_bar), add(bend_ref_twist_0), add(bend_frame_offset);
-  add(dof_mass), add(dof_fixed), add(dof_u0), add(tri_node), add(tri_area_bar), add(tri_part),
-      add(tri_edge), add(sedge_node), add(sedge_l_bar), add(sedge_EA), add(hinge_node),
-      add(hinge_kb), add(hinge_phi_bar), add(node_volume), add(sedge_tri), add(sedge_xi),
-      add(mid_tri), add(mid_sign), add(mid_kb), add(mid_nu), add(mid_lambda_bar), add(sedge_tau0_0),
-      add(part_node), add(part_edge), add(part_bend), add(node_contact_radius), add(contact_mu),
-      add(part_material), add(edge_arc), add(part_loop_length), add(tri_half_thickness);
+#define SLENDER_ADD_BYTES(type, name, count, width, doc) add(name);
+  SLENDER_VIEW_ARRAYS(SLENDER_ADD_BYTES)
+  SLENDER_HOST_ARRAYS(SLENDER_ADD_BYTES)
+#undef SLENDER_ADD_BYTES
+  add(part_node), add(part_edge), add(part_bend), add(contact_mu);
   add(motion_dof), add(motion_of), add(motion_base), add(motion_amount), add(dof_motion_slot);
   add(fixed_dof), add(dof_fixed_slot);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
@@ -582,13 +576,32 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
 
   resolve_actuation(m);
   build_assembly_plan(m);
+  // every array of the list has its count x width values (a builder that missed one is a bug)
+  const std::string misfit = model_arrays_misfit(m);
+  SLENDER_CHECK(misfit.empty(), "the model's arrays do not fit their counts: ", misfit);
   return mp;
 }
 
 bool state_fits(const Model& m, const State& s) {
-  return int(s.q.size()) == m.ndof && int(s.u.size()) == m.ndof && int(s.a.size()) == m.ndof &&
-         int(s.edge_d1.size()) == 3 * m.nedge && int(s.edge_t.size()) == 3 * m.nedge &&
-         int(s.bend_ref_twist.size()) == m.nbend && int(s.sedge_tau0.size()) == 3 * m.nsedge;
+  bool fits = true;
+#define SLENDER_STATE_FITS(type, name, count, width, doc) \
+  fits = fits && s.name.size() == size_t(count) * (width);
+  SLENDER_STATE_ARRAYS(SLENDER_STATE_FITS)
+#undef SLENDER_STATE_FITS
+  return fits;
+}
+
+std::string model_arrays_misfit(const Model& m) {
+  std::string out;
+#define SLENDER_ARRAY_FITS(type, name, count, width, doc)                              \
+  if (m.name.size() != size_t(count) * (width))                                        \
+    out += std::string(out.empty() ? "" : ", ") + #name + " holds " +                  \
+           std::to_string(m.name.size()) + " values, not " #count " x " #width " = " + \
+           std::to_string(size_t(count) * (width));
+  SLENDER_VIEW_ARRAYS(SLENDER_ARRAY_FITS)
+  SLENDER_HOST_ARRAYS(SLENDER_ARRAY_FITS)
+#undef SLENDER_ARRAY_FITS
+  return out;
 }
 
 State initial_state(const Model& m) {

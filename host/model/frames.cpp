@@ -60,63 +60,39 @@ GroundContact::Params ground_params(const Model& m) {
 }  // namespace
 
 ModelView host_view(const Model& m) {
-  return ModelView{m.nnode,
-                   m.nedge,
-                   m.nbend,
-                   m.ndof,
-                   m.edge_node.data(),
-                   m.edge_l_bar.data(),
-                   m.edge_EA.data(),
-                   m.bend_node.data(),
-                   m.bend_edge.data(),
-                   m.bend_sign.data(),
-                   m.bend_EI.data(),
-                   m.bend_GJ.data(),
-                   m.bend_dl.data(),
-                   m.bend_tau_bar.data(),
-                   m.bend_frame_offset.data(),
-                   m.nsedge,
-                   m.nhinge,
-                   m.sedge_node.data(),
-                   m.sedge_l_bar.data(),
-                   m.sedge_EA.data(),
-                   m.hinge_node.data(),
-                   m.hinge_kb.data(),
-                   m.hinge_phi_bar.data(),
-                   m.ntri,
-                   m.tri_node.data(),
-                   m.tri_area_bar.data(),
-                   m.drag_density,
-                   m.drag_coefficient,
-                   m.rft_tangential,
-                   m.rft_normal,
-                   m.nmid,
-                   3 * m.nnode + m.nedge,
-                   m.tri_edge.data(),
-                   m.sedge_tri.data(),
-                   m.sedge_xi.data(),
-                   m.mid_tri.data(),
-                   m.mid_sign.data(),
-                   m.mid_kb.data(),
-                   m.mid_nu.data(),
-                   m.mid_lambda_bar.data(),
-                   m.ground.enabled ? 1 : 0,
-                   ground_params(m),
-                   m.node_contact_radius.data(),
-                   0,
-                   nullptr,
-                   nullptr,
-                   m.contact_stiffness,
-                   m.contact.tolerance,
-                   0,
-                   nullptr,
-                   nullptr,
-                   nullptr,
-                   nullptr,
-                   m.contact.slip_velocity,
-                   m.node_mass.data(),
-                   1,
-                   m.contact.enabled ? contact_damping_ratio(m.contact.restitution) : 0};
+  ModelView v{};
+  v.nnode = m.nnode;
+  v.nedge = m.nedge;
+  v.nbend = m.nbend;
+  v.ndof = m.ndof;
+  v.nsedge = m.nsedge;
+  v.nhinge = m.nhinge;
+  v.ntri = m.ntri;
+  v.nmid = m.nmid;
+  v.xi_base = 3 * m.nnode + m.nedge;
+#define SLENDER_HOST_POINTER(type, name, count, width, doc) v.name = m.name.data();
+  SLENDER_VIEW_ARRAYS(SLENDER_HOST_POINTER)
+#undef SLENDER_HOST_POINTER
+  v.drag_density = m.drag_density;
+  v.drag_coefficient = m.drag_coefficient;
+  v.rft_tangential = m.rft_tangential;
+  v.rft_normal = m.rft_normal;
+  v.ground_on = m.ground.enabled ? 1 : 0;
+  v.ground = ground_params(m);
+  v.npair = 0;  // contact pairs: a simulator's, none in a model's view
+  v.pair_node = nullptr;
+  v.pair_d = nullptr;
+  v.contact_k = m.contact_stiffness;
+  v.contact_delta = m.contact.tolerance;
+  v.npt = 0;
+  v.pt_node = nullptr;
+  v.pt_d = nullptr;
+  v.pair_mu = nullptr;
+  v.pt_mu = nullptr;
+  v.contact_nu = m.contact.slip_velocity;
+  v.mass_scale = 1;
+  v.contact_zeta = m.contact.enabled ? contact_damping_ratio(m.contact.restitution) : 0;
+  return v;
 }
 
 void build_bend_stencils(Model& m,

@@ -48,6 +48,18 @@ py::array view(std::vector<double>& data, std::vector<py::ssize_t> shape, py::ha
   return py::array_t<double>(shape, data.data(), owner);
 }
 
+// a read-only numpy array of a listed array (stencils/model_arrays.h): (count,) or (count,
+// width), a view owned by `owner` or, without one, a copy
+template <class T>
+py::array listed_array(const std::vector<T>& v, long count, int width, py::handle owner) {
+  std::vector<py::ssize_t> shape{py::ssize_t(count)};
+  if (width > 1) shape.push_back(width);
+  py::array_t<T> a =
+      owner ? py::array_t<T>(shape, v.data(), owner) : py::array_t<T>(shape, v.data());
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return a;
+}
+
 // checks an action array's shape and returns a pointer to its data
 const double* checked(const Array& a, std::vector<py::ssize_t> shape, const char* what) {
   bool ok = a.ndim() == py::ssize_t(shape.size());
@@ -271,6 +283,20 @@ PYBIND11_MODULE(_core, m) {
           },
           "the fixed DOFs, ascending: node i's coordinate c is DOF 3 i + c, edge j's twist "
           "3 nnode + j (the order of set_fixed_targets)")
+      .def(
+          "arrays",
+          [](py::object self) {
+            const Model& m = self.cast<const Model&>();
+            py::dict d;
+#define SLENDER_PY_ARRAY(type, name, count, width, doc) \
+  d[#name] = listed_array(m.name, (count), (width), self);
+            SLENDER_VIEW_ARRAYS(SLENDER_PY_ARRAY)
+            SLENDER_HOST_ARRAYS(SLENDER_PY_ARRAY)
+#undef SLENDER_PY_ARRAY
+            return d;
+          },
+          "every per-element array of the model by name (include/slender/stencils/model_arrays.h), "
+          "as read-only numpy views of shape (count,) or (count, width)")
       .def("info", [](const Model& md) { return model_info(md); })
       .def("__repr__", [](const Model& md) {
         return "<slender.Model '" + md.scene.name + "': " + std::to_string(md.nnode) + " nodes, " +
@@ -309,6 +335,20 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("dt") = py::none())
       .def_property_readonly("time", [](const Simulator& s) { return s.state().time; })
+      .def(
+          "state_arrays",
+          [](const Simulator& s) {
+            const Model& m = s.model();
+            const State& st = s.state();
+            py::dict d;
+#define SLENDER_PY_STATE(type, name, count, width, doc) \
+  d[#name] = listed_array(st.name, (count), (width), py::handle());
+            SLENDER_STATE_ARRAYS(SLENDER_PY_STATE)
+#undef SLENDER_PY_STATE
+            return d;
+          },
+          "copies of the state's arrays by name (q, u, a, edge_d1, edge_t, bend_ref_twist, "
+          "sedge_tau0), read-only, of shape (count,) or (count, width)")
       .def_property_readonly("positions",
                              [](const Simulator& s) {
                                const Model& md = s.model();

@@ -13,6 +13,7 @@
 
 #include "slender/scene.h"
 #include "slender/stencils/families.h"
+#include "slender/stencils/model_arrays.h"
 
 namespace slender {
 
@@ -71,69 +72,18 @@ struct Model {
   int ndof = 0;   ///< 3 nnode + nedge
   int npart = 0;  ///< parts (rods, networks)
 
-  // nodes
-  std::vector<Real> node_x0;    ///< initial positions [m]                 (nnode x 3)
-  std::vector<Real> node_mass;  ///< lumped mass [kg]                      (nnode)
-  std::vector<Real> node_dl;    ///< Voronoi length (half the rod and shell edges) [m] (nnode)
-  std::vector<int> node_part;   ///< part that first declared the node     (nnode)
-
-  // rod edges
-  std::vector<int> edge_node;      ///< node ids, edge runs node0 -> node1    (nedge x 2)
-  std::vector<Real> edge_l_bar;    ///< rest length [m]                       (nedge)
-  std::vector<Real> edge_EA;       ///< axial stiffness [N]                   (nedge)
-  std::vector<Real> edge_inertia;  ///< rotational inertia of the twist DOF [kg m^2] (nedge)
-  std::vector<Real> edge_radius;   ///< radius (or half the larger side) for output [m] (nedge)
-  std::vector<int> edge_part;      ///< owning part                           (nedge)
-  std::vector<Real> edge_d1_0;     ///< initial reference director d1, unit, normal to the
-                                   ///< edge [-]                              (nedge x 3)
-
-  // bend-twist stencils: local nodes (x0, x1, x2), edges e0 = x1 - x0 and e1 = x2 - x1
-  std::vector<int> bend_node;           ///< node ids x0, x1, x2                   (nbend x 3)
-  std::vector<int> bend_edge;           ///< edge ids of e0, e1                    (nbend x 2)
-  std::vector<Real> bend_sign;          ///< +1 if the stored edge runs as e0 (e1) does, else -1
-                                        ///<                                       (nbend x 2)
-  std::vector<Real> bend_EI;            ///< bending stiffnesses EI1, EI2 [N m^2]  (nbend x 2)
-  std::vector<Real> bend_GJ;            ///< torsional stiffness [N m^2]           (nbend)
-  std::vector<Real> bend_dl;            ///< Voronoi length (l_bar0 + l_bar1) / 2 [m] (nbend)
-  std::vector<Real> bend_kappa_bar;     ///< natural curvatures kappa1, kappa2 [-] (nbend x 2)
-  std::vector<Real> bend_tau_bar;       ///< natural twist [rad]                   (nbend)
-  std::vector<Real> bend_ref_twist_0;   ///< initial reference twist [rad]      (nbend)
-  std::vector<Real> bend_frame_offset;  ///< angle by which edge 1's material frame is turned
-                                        ///< back when curvature is measured: the initial
-                                        ///< reference twist (0 along a plain rod) [rad] (nbend)
-
   // shells: triangles, their unique edges, hinges
-  int ntri = 0;                     ///< shell triangles
-  int nsedge = 0;                   ///< shell edges (each unique edge of the triangles)
-  int nhinge = 0;                   ///< hinges (interior shell edges of hinge-bending parts)
-  std::vector<int> tri_node;        ///< node ids, counter-clockwise about the normal (ntri x 3)
-  std::vector<Real> tri_area_bar;   ///< rest area [m^2]                     (ntri)
-  std::vector<int> tri_part;        ///< owning part                         (ntri)
-  std::vector<int> tri_edge;        ///< shell edge opposite each node       (ntri x 3)
-  std::vector<int> sedge_node;      ///< node ids                            (nsedge x 2)
-  std::vector<Real> sedge_l_bar;    ///< rest length [m]                     (nsedge)
-  std::vector<Real> sedge_EA;       ///< stretching stiffness sum E h A / l_bar [N] (nsedge)
-  std::vector<int> hinge_node;      ///< x0, x1 (the edge), x2, x3 (opposite vertices) (nhinge x 4)
-  std::vector<Real> hinge_kb;       ///< bending stiffness E h^3 / (6 sqrt 3) [N m] (nhinge)
-  std::vector<Real> hinge_phi_bar;  ///< natural dihedral angle [rad]        (nhinge)
-  std::vector<int> hinge_sedge;     ///< the shell edge of each hinge         (nhinge)
-  std::vector<Real> node_volume;    ///< displaced volume for buoyancy [m^3] (nnode)
-  std::vector<int> sedge_tri;       ///< triangles on each shell edge, -1 = none (nsedge x 2)
+  int ntri = 0;    ///< shell triangles
+  int nsedge = 0;  ///< shell edges (each unique edge of the triangles)
+  int nhinge = 0;  ///< hinges (interior shell edges of hinge-bending parts)
   // mid-edge bending (seed 000 §3.3.2): one xi DOF per edge of a mid-edge part, after the twists
-  int nxi = 0;                       ///< xi DOFs
-  int nmid = 0;                      ///< mid-edge bending triangles
-  std::vector<int> sedge_xi;         ///< xi DOF of each shell edge from 3 nnode + nedge, or -1
-  std::vector<int> mid_tri;          ///< triangle of each mid-edge stencil      (nmid)
-  std::vector<Real> mid_sign;        ///< +1 if the stored edge runs as e^k      (nmid x 3)
-  std::vector<Real> mid_kb;          ///< E h^3 / (24 (1 - nu^2)) [N m]          (nmid)
-  std::vector<Real> mid_nu;          ///< Poisson ratio                          (nmid)
-  std::vector<Real> mid_lambda_bar;  ///< natural shape operator [1/m]           (nmid x 9)
-  std::vector<Real> sedge_tau0_0;    ///< initial mid-edge frame vectors         (nsedge x 3)
+  int nxi = 0;   ///< xi DOFs
+  int nmid = 0;  ///< mid-edge bending triangles
 
-  // DOFs
-  std::vector<Real> dof_mass;            ///< lumped mass matrix diagonal        (ndof)
-  std::vector<unsigned char> dof_fixed;  ///< 1 if the DOF is held fixed       (ndof)
-  std::vector<Real> dof_u0;              ///< initial velocity                   (ndof)
+  // the per-element arrays (nodes, rod edges, bend-twist stencils, shells, DOFs, parts), each
+  // of count x width values: the one list in include/slender/stencils/model_arrays.h
+  SLENDER_VIEW_ARRAYS(SLENDER_ARRAY_MEMBER)
+  SLENDER_HOST_ARRAYS(SLENDER_ARRAY_MEMBER)
 
   // loads
   Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
@@ -148,21 +98,12 @@ struct Model {
   Real contact_stiffness = 0;      ///< k_c of rod and shell contact in use [N/m]
   int nmaterial = 0;               ///< materials of the scene
   std::vector<Real> contact_mu;    ///< friction coefficient of each pair of materials (nmat^2)
-  std::vector<int> part_material;  ///< material of each part (npart)
-  /// arc-length position of each rod edge's start along its part when the part is a chain of
-  /// edges (a rod), else -1 [m] (nedge); with the chain's length (0 unless closed) it measures
-  /// how far apart along the rod two edges are, so that contact skips neighbours that touch
-  /// only because the rod is thick compared with its edges
-  std::vector<Real> edge_arc;
-  std::vector<Real> part_loop_length;  ///< length of a closed chain, else 0 [m] (npart)
   /// rest length of rod between edges a and b of one chain part (the shorter way round a
   /// closed one), or -1 if they are not on one chain
   Real rod_gap(int a, int b) const;
-  GroundSpec ground;                      ///< the ground, if any (normal made unit)
-  Real ground_stiffness = 0;              ///< k_c in use [N/m] (automatic: the heaviest node's)
-  Real ground_stiffness_per_kg = 0;       ///< automatic: k_c per kg of a node's mass, else 0
-  std::vector<Real> node_contact_radius;  ///< radius or half thickness of each node [m] (nnode)
-  std::vector<Real> tri_half_thickness;   ///< half the contact thickness [m] (ntri)
+  GroundSpec ground;                 ///< the ground, if any (normal made unit)
+  Real ground_stiffness = 0;         ///< k_c in use [N/m] (automatic: the heaviest node's)
+  Real ground_stiffness_per_kg = 0;  ///< automatic: k_c per kg of a node's mass, else 0
   /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU
   bool nonsymmetric() const {
     return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) ||
@@ -224,5 +165,9 @@ struct Model {
 /// Throws InputError for problems that need the assembled structure to see (zero-length edges,
 /// a joint naming one node twice, ...).
 std::shared_ptr<const Model> build_model(const SceneSpec& scene);
+
+/// Which of the model's listed arrays (stencils/model_arrays.h) do not hold count x width
+/// values, and what they hold, comma-separated; empty when all fit.
+std::string model_arrays_misfit(const Model& m);
 
 }  // namespace slender

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "slender/core/hd.h"
+#include "slender/stencils/model_arrays.h"
 
 namespace slender {
 
@@ -14,15 +15,11 @@ struct Model;
 struct State {
   int nenv = 1;
   int ndof = 0;
-  Real time = 0;                     ///< simulated time [s]
-  long step = 0;                     ///< completed steps
-  std::vector<Real> q;               ///< DOFs [m, rad]                         (nenv x ndof)
-  std::vector<Real> u;               ///< DOF velocities                        (nenv x ndof)
-  std::vector<Real> a;               ///< DOF accelerations (Newmark)           (nenv x ndof)
-  std::vector<Real> edge_d1;         ///< reference director at step start      (nenv x nedge x 3)
-  std::vector<Real> edge_t;          ///< edge tangent at step start            (nenv x nedge x 3)
-  std::vector<Real> bend_ref_twist;  ///< reference twist at step start [rad] (nenv x nbend)
-  std::vector<Real> sedge_tau0;      ///< mid-edge frame vectors of the step    (nenv x nsedge x 3)
+  Real time = 0;  ///< simulated time [s]
+  long step = 0;  ///< completed steps
+  // q, u, a, edge_d1, edge_t, bend_ref_twist, sedge_tau0, each (nenv x count x width): the one
+  // list in include/slender/stencils/model_arrays.h
+  SLENDER_STATE_ARRAYS(SLENDER_ARRAY_MEMBER)
 
   // warning counters (as MuJoCo keeps them): they never stop a run, but a run reports them
   long warn_degenerate = 0;       ///< stencils evaluated on a zero-length edge

@@ -4,8 +4,6 @@
 // on the contact scenes' initial states, on randomly disturbed states (many close and crossing
 // elements) and along a short run into contact. Its change flag follows the node lists.
 
-#include "slender/engine/contact_pipeline.h"
-
 #include <gtest/gtest.h>
 
 #include <random>
@@ -16,6 +14,7 @@
 #include "contact/pairs.h"
 #include "pair_lists_util.h"
 #include "slender/builder.h"
+#include "slender/engine/contact_pipeline.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
 

@@ -12,9 +12,9 @@
 #include <random>
 #include <vector>
 
+#include "slender/builder.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/ordering.h"
-#include "slender/builder.h"
 #include "slender/simulator.h"
 
 namespace slender {

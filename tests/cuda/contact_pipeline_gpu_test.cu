@@ -11,11 +11,11 @@
 
 #include "contact/pair_lists_util.h"
 #include "contact/pairs.h"
-#include "slender/engine/contact_pipeline.h"
 #include "contact_exec.cuh"
 #include "cuda/gpu_test_util.h"
 #include "device_buffer.cuh"
 #include "slender/builder.h"
+#include "slender/engine/contact_pipeline.h"
 #include "slender/simulator.h"
 
 namespace slender::contact {

@@ -21,8 +21,8 @@
 #include "launch.cuh"
 #include "model/model_internal.h"
 #include "slender/builder.h"
-#include "slender/engine/assemble.h"
 #include "slender/core/parallel_for.h"
+#include "slender/engine/assemble.h"
 #include "slender/state.h"
 
 namespace slender {

@@ -10,12 +10,12 @@
 #include <cmath>
 #include <vector>
 
-#include "slender/engine/linear_solver.h"
 #include "cuda/gpu_models.h"
 #include "cuda/gpu_test_util.h"
 #include "device_buffer.cuh"
 #include "device_solver.h"
 #include "slender/builder.h"
+#include "slender/engine/linear_solver.h"
 #include "slender/simulator.h"
 
 namespace slender {

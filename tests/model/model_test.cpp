@@ -221,5 +221,30 @@ TEST(Model, FixedDofsAreOutsideThePlan) {
     EXPECT_EQ(m->plan.dof_free[i] < 0, m->dof_fixed[i] != 0);
 }
 
+// the one list of the model's arrays (stencils/model_arrays.h): every scene's model fits it
+// (build_model checks), a model with an array of the wrong length is named with what it holds,
+// and state_fits checks a state by the same list
+TEST(Model, ArraysFitTheirCountsAndAMisfitIsNamed) {
+  for (const char* name : {"parachute.json", "gripper.json", "shell_fold.json"}) {
+    const auto m =
+        build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name));
+    EXPECT_EQ(model_arrays_misfit(*m), "") << name;
+    EXPECT_GT(m->ntri + m->nbend, 0);
+  }
+  Model m = *build_model(rod_scene(11).build());
+  EXPECT_EQ(model_arrays_misfit(m), "");
+  m.bend_EI.pop_back();
+  m.node_dl.push_back(0);
+  const std::string misfit = model_arrays_misfit(m);
+  EXPECT_NE(misfit.find("bend_EI holds 17 values, not m.nbend x 2 = 18"), std::string::npos)
+      << misfit;
+  EXPECT_NE(misfit.find("node_dl holds 12 values, not m.nnode x 1 = 11"), std::string::npos)
+      << misfit;
+  State s = initial_state(m);
+  EXPECT_TRUE(state_fits(m, s));
+  s.edge_t.pop_back();
+  EXPECT_FALSE(state_fits(m, s));
+}
+
 }  // namespace
 }  // namespace slender

@@ -1,5 +1,5 @@
-// The batched linear solves of the vectorized engine (include/slender/engine/batch_solve.h): shells and
-// rod-shell structures in a vectorized batch equal single simulators; the dense solver equals
+// The batched linear solves of the vectorized engine (include/slender/engine/batch_solve.h): shells
+// and rod-shell structures in a vectorized batch equal single simulators; the dense solver equals
 // the banded one on rods (Cholesky on a symmetric cantilever, pivoting LU on the RFT snake);
 // PCG takes the dense solver's Newton iterations; repeated runs give the same bits on any
 // number of threads; a friction coefficient per environment equals the per-environment engine;
@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "batch/host_exec.h"
-#include "slender/engine/batch_engine.h"
 #include "physics_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/compare.h"
 #include "slender/core/error.h"
+#include "slender/engine/batch_engine.h"
 #include "test_util.h"
 #ifdef _OPENMP
 #include <omp.h>

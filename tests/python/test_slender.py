@@ -230,3 +230,28 @@ def test_reset_from_another_environment(model):
     assert (b.times() == b.times()[0]).all()
     with pytest.raises(ValueError, match="from_env"):
         b.reset(from_env=3)
+
+
+def test_model_arrays_come_from_the_one_list(model):
+    a = model.arrays()
+    # every array of include/slender/stencils/model_arrays.h, shaped (count,) or (count, width)
+    assert a["node_x0"].shape == (model.nnode, 3)
+    np.testing.assert_array_equal(a["node_x0"], model.initial_positions)
+    assert a["edge_node"].shape == (model.nedge, 2) and a["edge_node"].dtype == np.int32
+    assert a["bend_EI"].shape == (model.nbend, 2)
+    assert a["dof_fixed"].shape == (model.ndof,) and a["dof_fixed"].dtype == np.uint8
+    np.testing.assert_array_equal(a["node_mass"], model.node_mass)
+    assert a["tri_node"].shape == (0, 3)  # the snake has no shells
+    with pytest.raises(ValueError):
+        a["edge_l_bar"][0] = 1.0  # read-only: the model is immutable
+    # a view of the model's memory, not a copy: the same address on a second call
+    assert a["edge_l_bar"].ctypes.data == model.arrays()["edge_l_bar"].ctypes.data
+
+
+def test_state_arrays(model):
+    s = slender.Simulator(model)
+    s.step()
+    st = s.state_arrays()
+    assert set(st) == {"q", "u", "a", "edge_d1", "edge_t", "bend_ref_twist", "sedge_tau0"}
+    assert st["q"].shape == (model.ndof,) and st["edge_d1"].shape == (model.nedge, 3)
+    np.testing.assert_array_equal(st["q"][: 3 * model.nnode].reshape(-1, 3), s.positions)

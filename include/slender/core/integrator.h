@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "slender/core/types.h"
 #include "slender/core/spec.h"
+#include "slender/core/types.h"
 
 namespace slender {
 

@@ -2,7 +2,8 @@
 
 // Newton's iterations of one implicit step, written once for the CPU Simulator and the CUDA
 // stepper (host code: each backend supplies its own solve, evaluation and storage). The
-// vectorized batch (include/slender/engine/batch_newton.h) runs the same rules per environment, masked.
+// vectorized batch (include/slender/engine/batch_newton.h) runs the same rules per environment,
+// masked.
 
 #include <chrono>
 #include <cmath>

@@ -9,6 +9,7 @@
 #include "slender/stencils/contact_imc.h"
 #include "slender/stencils/external.h"
 #include "slender/stencils/ground_contact.h"
+#include "slender/stencils/model_arrays.h"
 #include "slender/stencils/rod_bend_twist.h"
 #include "slender/stencils/rod_frames.h"
 #include "slender/stencils/rod_rft.h"
@@ -22,43 +23,16 @@ namespace slender {
 /// Counts and read-only pointers to a Model's arrays (host or device memory).
 struct ModelView {
   int nnode, nedge, nbend, ndof;
-  const int* edge_node;           // (nedge x 2)
-  const Real* edge_l_bar;         // (nedge)
-  const Real* edge_EA;            // (nedge)
-  const int* bend_node;           // (nbend x 3)
-  const int* bend_edge;           // (nbend x 2)
-  const Real* bend_sign;          // (nbend x 2)
-  const Real* bend_EI;            // (nbend x 2)
-  const Real* bend_GJ;            // (nbend)
-  const Real* bend_dl;            // (nbend)
-  const Real* bend_tau_bar;       // (nbend)
-  const Real* bend_frame_offset;  // (nbend)
-  int nsedge, nhinge;
-  const int* sedge_node;      // (nsedge x 2)
-  const Real* sedge_l_bar;    // (nsedge)
-  const Real* sedge_EA;       // (nsedge)
-  const int* hinge_node;      // (nhinge x 4)
-  const Real* hinge_kb;       // (nhinge)
-  const Real* hinge_phi_bar;  // (nhinge)
-  int ntri;
-  const int* tri_node;              // (ntri x 3)
-  const Real* tri_area_bar;         // (ntri)
+  int nsedge, nhinge, ntri;
+  int nmid;     // mid-edge bending triangles
+  int xi_base;  // DOF index of the first xi DOF (3 nnode + nedge)
+  // the model's arrays the stencils read (model_arrays.h), each (count x width)
+  SLENDER_VIEW_ARRAYS(SLENDER_ARRAY_POINTER)
   Real drag_density;                // rho_med of aerodynamic drag [kg/m^3], 0 = none
   Real drag_coefficient;            // C_D [-]
   Real rft_tangential, rft_normal;  // RFT drag per length [N s/m^2], both 0 = none
-  int nmid;                         // mid-edge bending triangles
-  int xi_base;                      // DOF index of the first xi DOF (3 nnode + nedge)
-  const int* tri_edge;              // shell edge opposite each node          (ntri x 3)
-  const int* sedge_tri;             // triangles on each shell edge, -1 = none (nsedge x 2)
-  const int* sedge_xi;              // xi DOF of each shell edge (from xi_base), -1 = none (nsedge)
-  const int* mid_tri;               // triangle of each mid-edge stencil       (nmid)
-  const Real* mid_sign;             // +1 if the stored edge runs as e^k      (nmid x 3)
-  const Real* mid_kb;               // bending stiffness E h^3 / (24 (1 - nu^2)) (nmid)
-  const Real* mid_nu;               // Poisson ratio                           (nmid)
-  const Real* mid_lambda_bar;       // natural shape operator                (nmid x 9)
   int ground_on;                    // 1 if a ground is present
   GroundContact::Params ground;     // the ground and its contact parameters (u_hat, q_hat unset)
-  const Real* node_contact_radius;  // (nnode)
   // contact: this step's edge-edge pairs (set by a simulator; none in a model's view)
   int npair;
   const int* pair_node;  // nodes a0, a1, b0, b1 of each pair      (npair x 4)
@@ -71,9 +45,8 @@ struct ModelView {
   const Real* pair_mu;   // friction coefficient of each edge pair, null = none (npair)
   const Real* pt_mu;     // friction coefficient of each node-triangle pair, null = none (npt)
   Real contact_nu;       // slip velocity tolerance of contact friction [m/s]
-  // contact damping (contact_damping.h): node masses, their scale (a simulator's
-  // density_scale), and the damping ratio between bodies (the ground's is in `ground`)
-  const Real* node_mass;  // (nnode)
+  // contact damping (contact_damping.h): the scale of the node masses (a simulator's
+  // density_scale) and the damping ratio between bodies (the ground's is in `ground`)
   Real mass_scale;
   Real contact_zeta;
 };

@@ -29,6 +29,15 @@ enum Family : int {
 /// kFamElasticEnd), one contiguous range of every pool.
 constexpr Family kFamElasticBegin = kFamStretch;
 constexpr Family kFamElasticEnd = kFamDrag;
+/// The families whose stencils change from step to step (the contact pairs): [kFamPairsBegin,
+/// kNumFamilies), the last range of every pool; the assembly plan keeps the others' layout.
+constexpr Family kFamPairsBegin = kFamContact;
+/// Whether a family's gradient enters the support reactions (Simulator::reactions): the
+/// internal forces do; the external-force families (drag, the ground, RFT) are loads, which
+/// the static problem of the reactions leaves out.
+constexpr bool family_in_reactions(Family f) {
+  return f != kFamDrag && f != kFamGround && f != kFamRft;
+}
 
 /// v(Binding{}, family, grain) for every family, in pool order
 template <class V>
