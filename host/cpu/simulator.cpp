@@ -105,6 +105,9 @@ struct Simulator::Impl {
   // the natural shape at the evaluation time: rest values with actuation applied
   std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar;
   ActuationCallback actuation_callback;
+  ForceCallback force_callback;  // the caller's state-dependent force (ForceEval), or none
+  ForceEval force_eval;          // its last evaluation (force and Jacobian entries)
+  std::vector<Real> force, force_u;
   std::vector<Real> external_forces;  // (nnode x 3) or empty
   // prescribed motion: the caller's targets of every fixed DOF (nfixed, or empty), and this
   // step's targets and slot map (the caller's, the scene's motions' or none: null)
@@ -306,6 +309,11 @@ struct Simulator::Impl {
                          m.node_dl.data(), m.node_volume.data(), m.buoyancy_density, g[0], g[1],
                          g[2], m.viscosity, mass_damping(), c.c_m, c.c_u, dof_r.data(),
                          dof_J.data(), dof_phi.data()});
+    if (force_callback) {
+      call_force(c.t_eval, q, c.c_u, with_jacobian);
+      for (int i = 0; i < m.ndof; ++i)
+        dof_r[i] -= force[i];
+    }
     parallel_for_host(p.nfree,
                       AssembleResidual{p.row_src_adr.data(), p.row_src.data(), p.free_dof.data(),
                                        g_pool.data(), dof_r.data(), f.data()});
@@ -315,6 +323,7 @@ struct Simulator::Impl {
           p.nnz(), AssembleJacobian{p.slot_src_adr.data(), p.slot_src.data(), h_pool.data(), val});
       parallel_for_host(p.nfree,
                         AddDiagonal{p.diag_slot.data(), p.free_dof.data(), dof_J.data(), val});
+      if (force_callback) add_force_jacobian(c.c_u, val);
     }
     times.assemble += seconds_since(t0);
     // incremental potential: the line search's merit function
@@ -327,6 +336,55 @@ struct Simulator::Impl {
     for (Real v : f)
       s += v * v;
     return std::sqrt(s);
+  }
+
+  // the caller's force at configuration q (velocity u_hat + c_u (q - q_hat)) and time t, into
+  // `force` and force_eval's Jacobian entries
+  void call_force(Real t, const Real* q, Real c_u_eval, bool want_jacobian) {
+    const Model& m = *model;
+    force_u.resize(m.ndof);
+    for (int i = 0; i < m.ndof; ++i)
+      force_u[i] = u_hat[i] + c_u_eval * (q[i] - q_hat[i]);
+    call_force_at(t, q, force_u.data(), want_jacobian);
+  }
+  void call_force_at(Real t, const Real* q, const Real* u, bool want_jacobian) {
+    const Model& m = *model;
+    force.assign(m.ndof, 0);
+    ForceEval& e = force_eval;
+    e.t = t;
+    e.ndof = m.ndof;
+    e.q = q;
+    e.u = u;
+    e.force = force.data();
+    e.want_jacobian = want_jacobian;
+    e.jac_row.clear();
+    e.jac_col.clear();
+    e.jac_dq.clear();
+    e.jac_du.clear();
+    force_callback(e);
+    SLENDER_CHECK(e.jac_row.size() == e.jac_col.size() && e.jac_row.size() == e.jac_dq.size() &&
+                      e.jac_row.size() == e.jac_du.size(),
+                  "force callback: the Jacobian's entry lists differ in length");
+  }
+  // -(dF/dq + c_u dF/du) of the caller's force into the free-DOF Jacobian values
+  void add_force_jacobian(Real c_u_eval, Real* val) {
+    const Model& m = *model;
+    const AssemblyPlan& p = plan();
+    const ForceEval& e = force_eval;
+    for (size_t k = 0; k < e.jac_row.size(); ++k) {
+      const int row = e.jac_row[k], col = e.jac_col[k];
+      SLENDER_CHECK(row >= 0 && row < m.ndof && col >= 0 && col < m.ndof,
+                    "force callback: Jacobian entry (", row, ", ", col, ") outside the ", m.ndof,
+                    " DOFs");
+      const int r = p.dof_free[row], cf = p.dof_free[col];
+      if (r < 0 || cf < 0) continue;  // a fixed DOF: no unknown there
+      const int* b = p.col.data() + p.row_ptr[r];
+      const int* end = p.col.data() + p.row_ptr[r + 1];
+      const int* at = std::lower_bound(b, end, cf);
+      SLENDER_CHECK(at != end && *at == cf, "force callback: Jacobian entry (DOF ", row, ", DOF ",
+                    col, ") couples DOFs that no stencil couples (outside the Jacobian's pattern)");
+      val[at - p.col.data()] -= e.jac_dq[k] + c_u_eval * e.jac_du[k];
+    }
   }
 
   // this step's prescribed motion: the caller's targets of every fixed DOF, else the scene's
@@ -506,7 +564,7 @@ struct Simulator::Impl {
     y = q_hat;
     const Real r0 = evaluate(y.data(), c, true);
     const bool ok = newton_iterations(
-        spec.newton, friction(), r0, rep, times, state.warn_line_search,
+        spec.newton, friction() || bool(force_callback), r0, rep, times, state.warn_line_search,
         [&] {
           NewtonDirection d;
           auto t0 = Clock::now();
@@ -634,6 +692,20 @@ const PhaseTimes& Simulator::phase_times() const { return impl_->times; }
 void Simulator::set_actuation(ActuationCallback callback) {
   impl_->actuation_callback = std::move(callback);
 }
+void Simulator::set_force_callback(ForceCallback callback, bool symmetric) {
+  Impl& s = *impl_;
+  SLENDER_CHECK(!s.device || !callback,
+                "force callbacks run on the CPU backend only; this simulator runs on CUDA");
+  s.force_callback = std::move(callback);
+  // a Jacobian that may be non-symmetric takes LU from here on (the symmetric factorizations
+  // read one triangle), as ground friction does
+  if (s.force_callback && !symmetric && s.symmetric) {
+    s.symmetric = false;
+    if (s.solver_kind != LinearSolverKind::kAuto && s.solver_kind != LinearSolverKind::kBanded)
+      s.solver_kind = LinearSolverKind::kSparseLu;
+    s.solver.reset();
+  }
+}
 void Simulator::set_external_forces(std::vector<Real> forces) {
   const Model& m = *impl_->model;
   SLENDER_CHECK(forces.empty() || forces.size() == 3 * size_t(m.nnode), "external forces need ",
@@ -752,6 +824,11 @@ std::vector<Real> Simulator::reactions() const {
     const Real v = eval_time_function(pl.time, s.state.time);
     for (int c = 0; c < 3; ++c)
       g[3 * pl.node + c] -= v * pl.force[c];
+  }
+  if (s.force_callback) {
+    s.call_force_at(s.state.time, s.state.q.data(), s.state.u.data(), false);
+    for (int i = 0; i < m.ndof; ++i)
+      g[i] -= s.force[i];
   }
   for (int i = 0; i < m.ndof; ++i)
     if (!m.dof_fixed[i]) g[i] = 0;

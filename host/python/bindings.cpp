@@ -334,6 +334,55 @@ PYBIND11_MODULE(_core, m) {
             return report_dict(r);
           },
           py::arg("dt") = py::none())
+      .def(
+          "set_force",
+          [](Simulator& s, py::object fn, bool symmetric) {
+            if (fn.is_none()) {
+              s.set_force_callback(nullptr);
+              return;
+            }
+            // the step runs without the GIL: the callback takes it back
+            auto call = [fn](ForceEval& e) {
+              py::gil_scoped_acquire gil;
+              const std::vector<py::ssize_t> shape{py::ssize_t(e.ndof)};
+              py::array_t<double> q(shape, e.q), u(shape, e.u);
+              py::object out = fn(e.t, q, u);
+              py::object force = out;
+              py::tuple jac;
+              bool with_jac = false;
+              if (py::isinstance<py::tuple>(out)) {
+                py::tuple t = out.cast<py::tuple>();
+                if (t.size() != 5)
+                  throw InputError("<python>", 0, "set_force",
+                                   "the force function returns F or (F, rows, cols, dF_dq, dF_du), "
+                                   "got a tuple of " +
+                                       std::to_string(t.size()));
+                force = t[0];
+                jac = t;
+                with_jac = true;
+              }
+              const Array f = force.cast<Array>();
+              const double* fv = checked(f, {py::ssize_t(e.ndof)}, "set_force: F");
+              for (int i = 0; i < e.ndof; ++i)
+                e.force[i] += fv[i];
+              if (!with_jac || !e.want_jacobian) return;
+              const auto rows = jac[1].cast<py::array_t<int, py::array::forcecast>>();
+              const auto cols = jac[2].cast<py::array_t<int, py::array::forcecast>>();
+              const Array dq = jac[3].cast<Array>(), du = jac[4].cast<Array>();
+              const py::ssize_t n = rows.size();
+              if (rows.ndim() != 1 || cols.size() != n || dq.size() != n || du.size() != n)
+                throw InputError("<python>", 0, "set_force",
+                                 "rows, cols, dF_dq and dF_du must be 1-d arrays of one length");
+              for (py::ssize_t k = 0; k < n; ++k)
+                e.add_jacobian(rows.at(k), cols.at(k), dq.data()[k], du.data()[k]);
+            };
+            s.set_force_callback(call, symmetric);
+          },
+          py::arg("fn"), py::arg("symmetric") = false,
+          "A state-dependent external force: fn(t, q, u) -> F (ndof,) or (F, rows, cols, dF_dq, "
+          "dF_du), the Jacobian's entries dF[row]/dq[col] and dF[row]/du[col]; called at every "
+          "Newton evaluation (CPU backend). symmetric=True keeps the symmetric factorizations "
+          "(a spring). None removes it.")
       .def_property_readonly("time", [](const Simulator& s) { return s.state().time; })
       .def(
           "state_arrays",

@@ -33,6 +33,30 @@ struct NaturalShape {
 /// Called with the evaluation time t [s] (t + dt/2 for the midpoint rule) before every step.
 using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;
 
+/// A state-dependent external force written by the caller, with its Jacobian (the extension
+/// point for forces: docs/extending.md). The callback runs at every Newton evaluation of a step
+/// (and for residual() and reactions()) on the host, between the engine's parallel loops.
+struct ForceEval {
+  Real t = 0;                  ///< time at which the step's loads are evaluated [s]
+  int ndof = 0;                ///< the model's DOFs
+  const Real* q = nullptr;     ///< configuration being evaluated (ndof) [m, rad]
+  const Real* u = nullptr;     ///< its velocity u(q) = u_hat + c_u (q - q_hat) (ndof)
+  Real* force = nullptr;       ///< (ndof), zero on entry: add the force on each DOF [N, N m]
+  bool want_jacobian = false;  ///< whether add_jacobian is read (else it may be skipped)
+  /// dF[row]/dq[col] and dF[row]/du[col] (accumulated); entries on fixed DOFs are dropped. A
+  /// free entry must couple DOFs a stencil couples already (a node's own coordinates always
+  /// are); one outside the Jacobian's pattern fails the step with an error that names it.
+  void add_jacobian(int row, int col, Real dF_dq, Real dF_du = 0) {
+    jac_row.push_back(row);
+    jac_col.push_back(col);
+    jac_dq.push_back(dF_dq);
+    jac_du.push_back(dF_du);
+  }
+  std::vector<int> jac_row, jac_col;
+  std::vector<Real> jac_dq, jac_du;
+};
+using ForceCallback = std::function<void(ForceEval& e)>;
+
 class Simulator {
  public:
   /// integrator settings and backend from model->scene
@@ -57,6 +81,12 @@ class Simulator {
   /// external forces on the nodes (nnode x 3) [N], applied from the next step on until changed;
   /// empty = none. Throws slender::Error on a wrong size.
   void set_external_forces(std::vector<Real> forces);
+  /// a state-dependent external force and its Jacobian (ForceEval), added to the scene's loads
+  /// from the next step on; null removes it. symmetric = true declares dF/dq + c_u dF/du
+  /// symmetric (a spring), so that the symmetric factorizations stay; otherwise the solve takes
+  /// LU. The line search then measures the residual (the force has no potential). CPU backend
+  /// only: the CUDA backend throws slender::Error.
+  void set_force_callback(ForceCallback callback, bool symmetric = false);
   /// prescribed motion of the fixed DOFs by the caller: their values at the end of each
   /// following step, one per fixed DOF in Model::fixed_dof order (node i's coordinate c is DOF
   /// 3 i + c, edge j's twist DOF 3 nnode + j); over a step a DOF moves at (target - q) / dt.

@@ -255,3 +255,50 @@ def test_state_arrays(model):
     assert set(st) == {"q", "u", "a", "edge_d1", "edge_t", "bend_ref_twist", "sedge_tau0"}
     assert st["q"].shape == (model.ndof,) and st["edge_d1"].shape == (model.nedge, 3)
     np.testing.assert_array_equal(st["q"][: 3 * model.nnode].reshape(-1, 3), s.positions)
+
+
+def test_force_callback_spring_with_jacobian():
+    # a spring from the cantilever's tip to a point above it, from Python: with its Jacobian
+    # Newton takes as many iterations as without the spring, without it more, to the same
+    # state; the tip hangs higher than without the spring; an error in the function is raised
+    # and leaves the state as it was
+    model = slender.load_model(os.path.join(ROOT, "bench", "scenes", "s6_cantilever101_e1e6.json"))
+    tip = model.nnode - 1
+    target = model.initial_positions[tip] + np.array([0.0, 0.0, 0.01])
+    k = 5.0
+    dofs = np.arange(3 * tip, 3 * tip + 3)
+
+    def force(q):
+        f = np.zeros_like(q)
+        f[dofs] = -k * (q[dofs] - target)
+        return f
+
+    runs = {}
+    for name, fn in [
+        ("jacobian", lambda t, q, u: (force(q), dofs, dofs, np.full(3, -k), np.zeros(3))),
+        ("no_jacobian", lambda t, q, u: force(q)),
+        ("free", None),
+    ]:
+        sim = slender.Simulator(model)
+        if fn is not None:
+            sim.set_force(fn, symmetric=True)
+        its = [sim.step() for _ in range(30)]
+        assert all(r["status"] == "converged" for r in its)
+        runs[name] = (sum(r["iterations"] for r in its), sim.positions.copy(), sim)
+    assert runs["jacobian"][0] == runs["free"][0]  # a linear spring: Newton as without it
+    assert runs["no_jacobian"][0] > runs["jacobian"][0] + 20
+    np.testing.assert_allclose(runs["no_jacobian"][1], runs["jacobian"][1], rtol=0, atol=1e-9)
+    assert runs["jacobian"][1][tip, 2] > runs["free"][1][tip, 2] + 1e-4  # pulled up
+
+    sim = runs["jacobian"][2]
+
+    def broken(t, q, u):
+        raise RuntimeError("from the force")
+
+    sim.set_force(broken)
+    before = sim.positions.copy()
+    with pytest.raises(RuntimeError, match="from the force"):
+        sim.step()
+    np.testing.assert_array_equal(sim.positions, before)  # the state stays
+    sim.set_force(None)
+    assert sim.step()["status"] == "converged"
