@@ -228,6 +228,26 @@ stage_first() {
   cat "$out/summary.txt"
 }
 
+# the summary of a run's logs (LOGDIR NAME SECONDS): each gtest log's counts and failures, the V8
+# and Krylov lines, the sanitizers' verdicts; summary.txt and failures.txt in $OUT, and the logs
+run_summary() {
+  local logs="$1" name="$2" secs="$3" f
+  {
+    cat "$logs/device.txt"
+    for f in "$logs"/stepper-*.log "$logs"/gpu-*.log; do
+      echo "$(basename "$f" .log): $(gtest_counts "$f")$(grep -q 'PASSED\|FAILED' "$f" || echo ' (no verdict: timeout or crash)')"
+      grep -E '^\[  FAILED .*\(' "$f" | head -5
+    done
+    grep -h -E '^V8|steps in|BiCGSTAB|^krylov' "$logs"/*.log | head -60
+    sanitizer_summary "$logs"
+    echo "$name: $secs s"
+  } > "$out/summary.txt" 2>&1
+  grep -h -B2 -A8 -m 6 -E 'Failure|what\(\)' "$logs"/stepper-*.log "$logs"/gpu-*.log \
+    2>/dev/null | head -150 > "$out/failures.txt"
+  pack_logs "$logs"
+  cat "$out/summary.txt"
+}
+
 # a second run after `first`: V8 alone in front (with line-buffered output, so that a timeout
 # keeps the scenes done), beside it three chains of the rest; everything ends by a deadline
 stage_second() {
@@ -265,20 +285,7 @@ stage_second() {
     done
   ) &
   wait
-  {
-    cat "$logs/device.txt"
-    local f
-    for f in "$logs"/stepper-*.log "$logs"/gpu-*.log; do
-      echo "$(basename "$f" .log): $(gtest_counts "$f")$(grep -q 'PASSED\|FAILED' "$f" || echo ' (no verdict: timeout or crash)')"
-    done
-    grep -h -E '^V8|steps in|^krylov' "$logs"/*.log | head -60
-    sanitizer_summary "$logs"
-    echo "second: $((SECONDS - deadline + ${GPU_DEADLINE_SECS:-400})) s"
-  } > "$out/summary.txt" 2>&1
-  grep -h -B2 -A8 -m 6 -E 'Failure|what\(\)' "$logs"/stepper-*.log "$logs"/gpu-*.log \
-    2>/dev/null | head -150 > "$out/failures.txt"
-  pack_logs "$logs"
-  cat "$out/summary.txt"
+  run_summary "$logs" second $((SECONDS - deadline + ${GPU_DEADLINE_SECS:-400}))
 }
 
 # a third run (owed after `second`): V8 again (the physics changed) with the dashpots' case,
@@ -333,21 +340,7 @@ stage_third() {
       > "$logs/san-memcheck-stepper-rest.log" 2>&1
   ) &
   wait
-  {
-    cat "$logs/device.txt"
-    local f
-    for f in "$logs"/stepper-*.log "$logs"/gpu-*.log; do
-      echo "$(basename "$f" .log): $(gtest_counts "$f")$(grep -q 'PASSED\|FAILED' "$f" || echo ' (no verdict: timeout or crash)')"
-      grep -E '^\[  FAILED .*\(' "$f" | head -5
-    done
-    grep -h -E '^V8|BiCGSTAB|^krylov' "$logs"/*.log | head -60
-    sanitizer_summary "$logs"
-    echo "third: $((SECONDS - deadline + ${GPU_DEADLINE_SECS:-420})) s"
-  } > "$out/summary.txt" 2>&1
-  grep -h -B2 -A8 -m 6 -E 'Failure|what\(\)' "$logs"/stepper-*.log "$logs"/gpu-*.log \
-    2>/dev/null | head -150 > "$out/failures.txt"
-  pack_logs "$logs"
-  cat "$out/summary.txt"
+  run_summary "$logs" third $((SECONDS - deadline + ${GPU_DEADLINE_SECS:-420}))
 }
 
 # memcheck and racecheck on every /Cuda device-stepper case, each case in its own process, four
