@@ -714,6 +714,33 @@ void check_part_natural_shape(const Checker& c, const PartSpec& p, const std::st
   }
 }
 
+// a node on no rod edge and no triangle has no mass and nothing holds it (the first step's
+// solve would fail): an input error, unless a joint merges it into another part's node
+void check_part_lone_nodes(const Checker& c, int part, const std::string& at) {
+  const PartSpec& p = c.s.parts[size_t(part)];
+  const int n = int(p.nodes.size());
+  std::vector<char> used(size_t(n), 0);
+  for (const auto& e : p.edges)
+    for (int a : e)
+      if (a >= 0 && a < n) used[size_t(a)] = 1;
+  for (const auto& t : p.triangles)
+    for (int a : t)
+      if (a >= 0 && a < n) used[size_t(a)] = 1;
+  for (const JointSpec& j : c.s.joints)
+    for (const NodeRef& r : j.nodes) {
+      const int k = r.index < 0 ? n + r.index : r.index;
+      if (r.part == part && k >= 0 && k < n) used[size_t(k)] = 1;
+    }
+  for (int k = 0; k < n; ++k) {
+    if (!used[size_t(k)]) {
+      c.fail(p.loc, at, "",
+             "node " + std::to_string(k) +
+                 " is on no rod edge and no triangle (it would have no mass and nothing to hold "
+                 "it)");
+    }
+  }
+}
+
 void check_parts(const Checker& c) {
   const SceneSpec& s = c.s;
   if (s.parts.empty()) {
@@ -733,6 +760,7 @@ void check_parts(const Checker& c) {
     check_part_properties(c, p, at);
     check_part_geometry(c, p, at);
     check_part_natural_shape(c, p, at);
+    check_part_lone_nodes(c, int(i), at);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -628,13 +629,22 @@ void ply_row(const std::vector<std::string>& w,
   }
 }
 
+// a whole number as the file wrote it: digits while a long long holds it exactly, else %g (a
+// cast of 1e300 to an integer is undefined)
+std::string whole_number_text(double x) {
+  if (std::fabs(x) < 9e15) return std::to_string((long long)x);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
 // a PLY vertex index (0-based) -> checked int
 int ply_index(double x, long long n, const std::string& path, int line, const char* field) {
   if (!(x >= 0 && x < double(n))) {
     throw InputError(path, line, field,
-                     "vertex index " + std::to_string((long long)x) +
-                         " out of range (the file has " + std::to_string(n) +
-                         " vertices, indices 0.." + std::to_string(n - 1) + ")");
+                     "vertex index " + whole_number_text(x) + " out of range (the file has " +
+                         std::to_string(n) + " vertices, indices 0.." + std::to_string(n - 1) +
+                         ")");
   }
   return int(x);
 }

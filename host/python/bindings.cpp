@@ -328,8 +328,12 @@ PYBIND11_MODULE(_core, m) {
           [](Simulator& s, py::object dt) {
             StepReport r;
             {
+              // the step size is read while the GIL is held (a Python object's conversion needs
+              // it); only the step runs without it
+              const bool own_dt = !dt.is_none();
+              const double h = own_dt ? dt.cast<double>() : 0.0;
               py::gil_scoped_release release;
-              r = dt.is_none() ? s.step() : s.step(dt.cast<double>());
+              r = own_dt ? s.step(h) : s.step();
             }
             return report_dict(r);
           },

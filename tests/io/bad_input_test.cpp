@@ -153,6 +153,27 @@ TEST(BadInput, GeometryEdgeIdsOutOfRange) {
   EXPECT_EQ(e.message(), "node id 4 out of range (the file has 3 nodes, ids 1..3)");
 }
 
+// issue 18, fault 7: a network node on no edge was accepted and the first step's solve failed
+TEST(BadInput, NetworkNodeOnNoEdge) {
+  TempDir dir;
+  dir.write("net.txt", "*Nodes\n0 0 0\n1 0 0\n2 0 0\n5 5 5\n*Edges\n1 2\n2 3\n");
+  const std::string text =
+      R"({"materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "poisson_ratio": 0}],
+          "networks": [
+            {"name": "n", "material": "m", "radius": 1, "file": "net.txt"}]})";
+  const std::string path = dir.write("lone.json", text);
+  const InputError e = catch_input_error([&] { read_scene_file(path); });
+  EXPECT_EQ(e.file(), path);
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_EQ(e.field(), "networks[0]");
+  EXPECT_EQ(e.message(),
+            "node 3 is on no rod edge and no triangle (it would have no mass and nothing to hold "
+            "it)");
+  // on an edge, the same network loads
+  dir.write("net.txt", "*Nodes\n0 0 0\n1 0 0\n2 0 0\n5 5 5\n*Edges\n1 2\n2 3\n3 4\n");
+  EXPECT_NO_THROW(read_scene_file(path));
+}
+
 TEST(BadInput, ZeroLengthEdges) {
   // a repeated point of a node list
   expect_error(with("{\"type\": \"straight\", \"start\": [0, 0, 0], \"end\": [0.1, 0, 0], "

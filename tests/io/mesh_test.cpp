@@ -223,6 +223,11 @@ TEST(MeshFile, PlyErrorsNameTheLineAndElement) {
                     "a face needs at least 3 vertices, got 2");
   expect_mesh_error("a.ply", kPlyHead + kPlyVertices + "3 0 1 7\n", 13, "face",
                     "vertex index 7 out of range (the file has 3 vertices, indices 0..2)");
+  // issue 18, fault 2: an index far beyond any integer (its message used an undefined cast)
+  expect_mesh_error("a.ply", kPlyHead + kPlyVertices + "3 0 1 1e300\n", 13, "face",
+                    "vertex index 1e+300 out of range (the file has 3 vertices");
+  expect_mesh_error("a.ply", kPlyHead + kPlyVertices + "3 0 1 -1e300\n", 13, "face",
+                    "vertex index -1e+300 out of range");
   expect_mesh_error("a.ply", kPlyHead + kPlyVertices + "3 0 1 1\n", 13, "face",
                     "face uses vertex 1 twice");
   expect_mesh_error("a.ply", kPlyHead + kPlyVertices + "3 0 1.5 2\n", 13, "face.vertex_indices",

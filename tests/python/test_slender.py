@@ -302,3 +302,16 @@ def test_force_callback_spring_with_jacobian():
     np.testing.assert_array_equal(sim.positions, before)  # the state stays
     sim.set_force(None)
     assert sim.step()["status"] == "converged"
+
+
+def test_step_with_an_explicit_dt(model):
+    # issue 18, fault 1: step(dt) converted the Python float with the GIL released (a crash)
+    s = slender.Simulator(model)
+    r = s.step(0.5 * model.dt)
+    assert r["status"] == "converged"
+    assert s.time == pytest.approx(0.5 * model.dt)
+    r = s.step(np.float64(0.25 * model.dt))  # a numpy scalar too
+    assert s.time == pytest.approx(0.75 * model.dt)
+    with pytest.raises((TypeError, RuntimeError)):
+        s.step("a string")
+    assert s.time == pytest.approx(0.75 * model.dt)
