@@ -238,6 +238,18 @@ TEST(BadInput, UnknownFieldsAndNames) {
                "unknown integrator 'euler'");
 }
 
+// issue 18, fault 8: a NUL in a key (JSON's \u0000) or in a binary file cut the message short
+TEST(BadInput, ControlBytesAreEscapedInMessages) {
+  const InputError e = scene_error(with("\"radius\": 0.001,", "\"rad\\u0000ius\": 0.001,"));
+  EXPECT_EQ(e.field(), "rods[0].rad\\x00ius") << e.what();
+  EXPECT_NE(std::string(e.what()).find("rods[0].rad\\x00ius: unknown field"), std::string::npos)
+      << e.what();
+  EXPECT_EQ(std::string(e.what()).find('\0'), std::string::npos);
+  const InputError b = InputError("a.obj", 1, "", std::string("bad \0\x01 byte\n", 12));
+  EXPECT_EQ(b.message(), "bad \\x00\\x01 byte\n");
+  EXPECT_STREQ(b.what(), "a.obj:1: bad \\x00\\x01 byte\n");
+}
+
 TEST(BadInput, DuplicateNames) {
   const std::string rod =
       "{\"name\": \"beam\", \"material\": \"steel\", \"radius\": 0.001,\n"

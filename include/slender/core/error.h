@@ -20,18 +20,36 @@ class Error : public std::runtime_error {
 /// Bad user input. what() reads "file:line: field: message".
 class InputError : public std::runtime_error {
  public:
+  /// control bytes (a NUL of a binary file, say) in any part are written as \xNN, so that no
+  /// message is cut short or garbled where it is printed
   InputError(std::string file, int line, std::string field, std::string message)
-      : std::runtime_error(format(file, line, field, message)),
-        file_(std::move(file)),
+      : std::runtime_error(format(escaped(file), line, escaped(field), escaped(message))),
+        file_(escaped(file)),
         line_(line),
-        field_(std::move(field)),
-        message_(std::move(message)) {}
+        field_(escaped(field)),
+        message_(escaped(message)) {}
   const std::string& file() const { return file_; }
   int line() const { return line_; }  ///< 1-based; 0 when unknown
   const std::string& field() const { return field_; }
   const std::string& message() const { return message_; }
 
  private:
+  static std::string escaped(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (const char ch : s) {
+      const unsigned char c = static_cast<unsigned char>(ch);
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+        const char* hex = "0123456789abcdef";
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      } else {
+        out += ch;
+      }
+    }
+    return out;
+  }
   static std::string format(const std::string& file,
                             int line,
                             const std::string& field,
