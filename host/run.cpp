@@ -20,6 +20,7 @@ namespace {
 constexpr int kRegrowAfter = 4;       // good steps in a row before a halved dt is doubled
 constexpr int kMaxDtNotes = 10;       // dt halvings noted in the log, then one line for the rest
 constexpr Real kLandTol = 1e-9;       // a remaining time below kLandTol * dt counts as arrived
+constexpr Real kMaxSteps = 1e12;      // the most steps a run may take
 constexpr Real kMinDtDivisor = 1024;  // default min_dt = dt / kMinDtDivisor
 
 // a number for messages: %g with the given significant digits
@@ -147,6 +148,18 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
   if (every < 0) {
     throw InputError("<options>", 0, "every", "must be 0 or more, got " + std::to_string(every));
   }
+  // the simulated time must be able to advance by dt, in at most kMaxSteps steps
+  const Real t_start = sim.state().time;
+  if (duration / dt > kMaxSteps) {
+    throw InputError("<options>", 0, "duration",
+                     "a run of " + num(duration) + " s at dt = " + num(dt) + " s takes " +
+                         num(duration / dt) + " steps, more than " + num(kMaxSteps));
+  }
+  if (!(t_start + duration + dt > t_start + duration)) {
+    throw InputError("<options>", 0, "dt",
+                     num(dt) + " s is below the resolution of the simulated time at t = " +
+                         num(t_start + duration) + " s: the time would not advance");
+  }
   const Real min_dt = in.min_dt > 0 ? in.min_dt : dt / kMinDtDivisor;
 
   RunResult res;
@@ -169,7 +182,8 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
   // step to the end time; the last step is shortened to land on it
   const Real t0 = sim.state().time;
   const Real t_end = t0 + duration;
-  const Real land = kLandTol * dt;
+  // (a dt longer than the whole run is one step of the duration)
+  const Real land = kLandTol * std::min(dt, duration);
   Real h_cur = dt;      // current step size, below dt after a halving
   int good_in_row = 0;  // good steps since the last change of h_cur
   int last_iters = 0;   // Newton iterations of the last good step

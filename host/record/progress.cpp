@@ -36,6 +36,10 @@ int time_decimals(Real total) {
 std::string format_duration(double seconds) {
   char buf[64];
   if (!(seconds >= 0) || !std::isfinite(seconds)) return "?";
+  if (seconds >= 1e9) {  // beyond 30 years, and beyond what lround holds for large values
+    std::snprintf(buf, sizeof buf, "%.3g h", seconds / 3600);
+    return buf;
+  }
   const long s = std::lround(seconds);
   if (s < 60) {
     std::snprintf(buf, sizeof buf, "%ld s", s);

@@ -174,6 +174,41 @@ TEST(RunSimulation, AdaptiveRunGivesUpAtMinDt) {
   EXPECT_NE(log.str().find("retrying with dt = 0.0005 s"), std::string::npos) << log.str();
 }
 
+// issue 18, fault 10: a dt below the time's resolution failed a step, a dt longer than the run
+// ran no step and said it had arrived, and a run of 1e300 s would step forever
+TEST(RunSimulation, TimeStepsTheRunCannotTakeAreRefusedAndALongDtIsOneStep) {
+  ScratchDir dir;
+  const auto model = build_model(cantilever(dir.str()));
+  std::ostringstream log;
+  auto error_of = [&](Real dt, Real duration) {
+    Simulator sim(model);
+    RunOptions o = quiet_options();
+    o.write_outputs = false;
+    o.dt = dt;
+    o.duration = duration;
+    try {
+      run_simulation(sim, o, log);
+    } catch (const InputError& e) {
+      return e.field() + ": " + e.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of(1e-320, 0.01).find("duration: a run of 0.01 s at dt = 9.99989e-321 s takes"),
+            std::string::npos)
+      << error_of(1e-320, 0.01);
+  EXPECT_NE(error_of(1e-3, 1e300).find("duration: a run of 1e+300 s"), std::string::npos)
+      << error_of(1e-3, 1e300);
+  Simulator sim(model);
+  RunOptions o = quiet_options();
+  o.write_outputs = false;
+  o.dt = 1e308;
+  o.duration = 0.002;
+  const RunResult r = run_simulation(sim, o, log);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.steps, 1);
+  EXPECT_NEAR(r.sim_time, 0.002, 1e-15);
+}
+
 TEST(RunSimulation, NonPositiveDtIsAnInputError) {
   ScratchDir dir;
   Simulator sim(build_model(cantilever(dir.str())));
