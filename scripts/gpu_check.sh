@@ -228,6 +228,14 @@ stage_first() {
   cat "$out/summary.txt"
 }
 
+# the device's name, driver and memory, and the bundle's commit, into LOGDIR/device.txt
+device_header() {
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    echo "bundle: $(head -1 "$build/COMMIT" 2>/dev/null)"
+  } > "$1/device.txt" 2>&1
+}
+
 # the summary of a run's logs (LOGDIR NAME SECONDS): each gtest log's counts and failures, the V8
 # and Krylov lines, the sanitizers' verdicts; summary.txt and failures.txt in $OUT, and the logs
 run_summary() {
@@ -254,10 +262,7 @@ stage_second() {
   local logs=/tmp/gpu-second deadline=$((SECONDS + ${GPU_DEADLINE_SECS:-400}))
   rm -rf "$logs" && mkdir -p "$logs"
   left() { echo $((deadline - SECONDS > 5 ? deadline - SECONDS : 5)); }
-  {
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    echo "bundle: $(head -1 "$build/COMMIT" 2>/dev/null)"
-  } > "$logs/device.txt" 2>&1
+  device_header "$logs"
   export OMP_NUM_THREADS=4 SLENDER_KRYLOV_TRACE=1
   local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests"
   timeout -k 5 "$(left)" stdbuf -oL "$ct" --gtest_filter='*EverySceneMatchesTheCpuOver50Steps/Cuda' \
@@ -295,10 +300,7 @@ stage_third() {
   local logs=/tmp/gpu-third deadline=$((SECONDS + ${GPU_DEADLINE_SECS:-420}))
   rm -rf "$logs" && mkdir -p "$logs"
   left() { echo $((deadline - SECONDS > 5 ? deadline - SECONDS : 5)); }
-  {
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    echo "bundle: $(head -1 "$build/COMMIT" 2>/dev/null)"
-  } > "$logs/device.txt" 2>&1
+  device_header "$logs"
   export OMP_NUM_THREADS=4
   local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests"
   local san=("$sanitizer" --error-exitcode 9 --print-limit 30)

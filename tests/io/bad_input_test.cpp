@@ -153,16 +153,24 @@ TEST(BadInput, GeometryEdgeIdsOutOfRange) {
   EXPECT_EQ(e.message(), "node id 4 out of range (the file has 3 nodes, ids 1..3)");
 }
 
+// the error of a one-network scene (`network.json`, the network on its line 3) whose geometry
+// file holds `geometry`; the scene's path in *path
+InputError network_error(TempDir& dir, const std::string& geometry, std::string* path) {
+  dir.write("net.txt", geometry);
+  *path = dir.write(
+      "network.json",
+      R"({"materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "poisson_ratio": 0}],
+          "networks": [
+            {"name": "n", "material": "m", "radius": 1, "file": "net.txt"}]})");
+  return catch_input_error([&] { read_scene_file(*path); });
+}
+
 // issue 18, fault 7: a network node on no edge was accepted and the first step's solve failed
 TEST(BadInput, NetworkNodeOnNoEdge) {
   TempDir dir;
-  dir.write("net.txt", "*Nodes\n0 0 0\n1 0 0\n2 0 0\n5 5 5\n*Edges\n1 2\n2 3\n");
-  const std::string text =
-      R"({"materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "poisson_ratio": 0}],
-          "networks": [
-            {"name": "n", "material": "m", "radius": 1, "file": "net.txt"}]})";
-  const std::string path = dir.write("lone.json", text);
-  const InputError e = catch_input_error([&] { read_scene_file(path); });
+  std::string path;
+  const InputError e =
+      network_error(dir, "*Nodes\n0 0 0\n1 0 0\n2 0 0\n5 5 5\n*Edges\n1 2\n2 3\n", &path);
   EXPECT_EQ(e.file(), path);
   EXPECT_EQ(e.line(), 3);
   EXPECT_EQ(e.field(), "networks[0]");
@@ -186,13 +194,8 @@ TEST(BadInput, ZeroLengthEdges) {
                "edge 0 (nodes 0, 1) has zero length");
   // two coincident nodes of a network file
   TempDir dir;
-  dir.write("net.txt", "*Nodes\n0 0 0\n1 0 0\n1 0 0\n*Edges\n1 2\n2 3\n");
-  const std::string text =
-      R"({"materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "poisson_ratio": 0}],
-          "networks": [
-            {"name": "n", "material": "m", "radius": 1, "file": "net.txt"}]})";
-  const std::string path = dir.write("z.json", text);
-  const InputError e = catch_input_error([&] { read_scene_file(path); });
+  std::string path;
+  const InputError e = network_error(dir, "*Nodes\n0 0 0\n1 0 0\n1 0 0\n*Edges\n1 2\n2 3\n", &path);
   EXPECT_EQ(e.file(), path);
   EXPECT_EQ(e.line(), 3);
   EXPECT_EQ(e.field(), "networks[0]");
