@@ -9,6 +9,7 @@
 //   (banded LU, dense Cholesky/LU or PCG: include/slender/engine/batch_solve.h).
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 
@@ -129,23 +130,35 @@ std::string BatchedSimulator::solver_name() const {
   return impl_->vec ? impl_->vec->solver_name() : impl_->envs[0]->linear_solver_name();
 }
 
+namespace {
+// an action's values must be finite: a NaN would fail every step of its environment
+void check_finite_action(const Real* v, size_t n, const char* what) {
+  for (size_t i = 0; i < n; ++i)
+    SLENDER_CHECK(std::isfinite(v[i]), what, " value ", i, " is not finite (", v[i], ")");
+}
+}  // namespace
+
 void BatchedSimulator::set_natural_curvature(const Real* kappa) {
   Impl& s = *impl_;
+  check_finite_action(kappa, 2 * size_t(nenv()) * s.model->nbend, "natural curvature");
   if (s.vec) return s.vec->set_natural_curvature(kappa);
   s.kappa.assign(kappa, kappa + 2 * size_t(nenv()) * s.model->nbend);
 }
 void BatchedSimulator::set_natural_twist(const Real* tau) {
   Impl& s = *impl_;
+  check_finite_action(tau, size_t(nenv()) * s.model->nbend, "natural twist");
   if (s.vec) return s.vec->set_natural_twist(tau);
   s.tau.assign(tau, tau + size_t(nenv()) * s.model->nbend);
 }
 void BatchedSimulator::set_natural_hinge_angle(const Real* phi) {
   Impl& s = *impl_;
+  check_finite_action(phi, size_t(nenv()) * s.model->nhinge, "natural hinge angle");
   if (s.vec) return s.vec->set_natural_hinge_angle(phi);
   s.phi.assign(phi, phi + size_t(nenv()) * s.model->nhinge);
 }
 void BatchedSimulator::set_external_forces(const Real* f) {
   Impl& s = *impl_;
+  check_finite_action(f, 3 * size_t(nenv()) * s.model->nnode, "external force");
   if (s.vec) return s.vec->set_forces(f);
   const size_t n = 3 * size_t(s.model->nnode);
   for (int e = 0; e < nenv(); ++e)

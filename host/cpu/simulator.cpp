@@ -105,6 +105,7 @@ struct Simulator::Impl {
   // the natural shape at the evaluation time: rest values with actuation applied
   std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar;
   ActuationCallback actuation_callback;
+  bool natural_touched = false;  // a callback ran since the natural values were the rest values
   ForceCallback force_callback;  // the caller's state-dependent force (ForceEval), or none
   ForceEval force_eval;          // its last evaluation (force and Jacobian entries)
   std::vector<Real> force, force_u;
@@ -212,6 +213,14 @@ struct Simulator::Impl {
   // add up where several drive one spring), then the callback
   void apply_actuation(Real t) {
     const Model& m = *model;
+    // a callback may have changed any natural value: start from the rest values, so that what
+    // it set does not outlive it (a cleared action, a removed callback)
+    if (natural_touched) {
+      nat_kappa_bar = m.bend_kappa_bar;
+      nat_tau_bar = m.bend_tau_bar;
+      nat_phi_bar = m.hinge_phi_bar;
+      natural_touched = false;
+    }
     for (const ActuatedSpring& a : m.actuated) {
       switch (a.component) {
         case 0:
@@ -247,6 +256,7 @@ struct Simulator::Impl {
       NaturalShape shape{nat_kappa_bar.data(), nat_tau_bar.data(), nat_phi_bar.data(), m.nbend,
                          m.nhinge};
       actuation_callback(t, shape);
+      natural_touched = true;
     }
   }
 

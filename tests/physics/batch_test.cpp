@@ -134,6 +134,47 @@ TEST(Batch, NaturalCurvatureActionsMatchSingleRuns) {
   EXPECT_NE(batch.state(0).q, batch.state(4).q);
 }
 
+// issue 18, fault 3: an action cleared and a reset leave no trace (the per-environment engine
+// kept the last natural curvatures once its callback stopped setting them), and a non-finite
+// action is refused before it can fail every later step; on both engines
+TEST(Batch, ClearedActionsAndResetsLeaveNoTraceAndNaNActionsAreRefused) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.5);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.3, 0, 0), 16, mat, SceneBuilder::circle(0.005));
+  b.fix_edge(rod, 0).gravity(vec3(0, 0, -9.8));
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 1e-3;
+  const auto m = build_model(b.build());
+  const int B = 2;
+  std::vector<Real> kappa(2 * size_t(B) * m->nbend, 0.05);
+  for (BatchEngine engine : {BatchEngine::kPerEnvironment, BatchEngine::kVectorized}) {
+    SCOPED_TRACE(engine == BatchEngine::kVectorized ? "vectorized" : "per-environment");
+    BatchedSimulator fresh(m, B, m->scene.integrator, LinearSolverKind::kAuto, engine),
+        used(m, B, m->scene.integrator, LinearSolverKind::kAuto, engine);
+    used.set_natural_curvature(kappa.data());
+    for (int k = 0; k < 10; ++k)
+      used.step();
+    EXPECT_NE(used.state(0).q, fresh.state(0).q);
+    used.clear_actions();
+    used.reset();
+    for (int k = 0; k < 20; ++k) {
+      used.step();
+      fresh.step();
+    }
+    for (int e = 0; e < B; ++e)
+      EXPECT_EQ(used.state(e).q, fresh.state(e).q) << "env " << e;
+    std::vector<Real> bad = kappa;
+    bad[3] = NAN;
+    EXPECT_THROW(used.set_natural_curvature(bad.data()), Error);
+    std::vector<Real> force(3 * size_t(B) * m->nnode, 0);
+    force[5] = INFINITY;
+    EXPECT_THROW(used.set_external_forces(force.data()), Error);
+    for (StepStatus st : used.step())
+      EXPECT_EQ(st, StepStatus::kConverged);
+  }
+}
+
 // one environment pushed so hard that its residual overflows: flagged, rolled
 // back to its state before the step; the others are untouched by it
 TEST(Batch, FailedEnvironmentIsFlaggedAndRolledBack) {
