@@ -168,6 +168,16 @@ struct Simulator::Impl {
     dx.resize(md.plan.nfree);
   }
 
+  // a Jacobian that is (or may become) non-symmetric: LU from here on, since the symmetric
+  // factorizations read one triangle (banded LU and kAuto's choice already handle it)
+  void take_lu() {
+    if (!symmetric) return;
+    symmetric = false;
+    if (solver_kind != LinearSolverKind::kAuto && solver_kind != LinearSolverKind::kBanded)
+      solver_kind = LinearSolverKind::kSparseLu;
+    solver.reset();
+  }
+
   cpu::LinearSolver& cpu_solver() {
     if (!solver) solver = std::make_unique<cpu::LinearSolver>(plan(), solver_kind, symmetric);
     return *solver;
@@ -707,14 +717,7 @@ void Simulator::set_force_callback(ForceCallback callback, bool symmetric) {
   SLENDER_CHECK(!s.device || !callback,
                 "force callbacks run on the CPU backend only; this simulator runs on CUDA");
   s.force_callback = std::move(callback);
-  // a Jacobian that may be non-symmetric takes LU from here on (the symmetric factorizations
-  // read one triangle), as ground friction does
-  if (s.force_callback && !symmetric && s.symmetric) {
-    s.symmetric = false;
-    if (s.solver_kind != LinearSolverKind::kAuto && s.solver_kind != LinearSolverKind::kBanded)
-      s.solver_kind = LinearSolverKind::kSparseLu;
-    s.solver.reset();
-  }
+  if (s.force_callback && !symmetric) s.take_lu();  // a Jacobian that may be non-symmetric
 }
 void Simulator::set_external_forces(std::vector<Real> forces) {
   const Model& m = *impl_->model;
@@ -752,14 +755,7 @@ void Simulator::set_params(const EnvParams& p) {
     s.env_mass[i] = p.density_scale * m.dof_mass[i];
   s.mv.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
   s.mv.mass_scale = p.density_scale;  // the contact dashpots' masses
-  // ground friction makes the Jacobian non-symmetric: LU from here on (the symmetric
-  // factorizations read one triangle)
-  if (s.friction() && s.symmetric) {
-    s.symmetric = false;
-    if (s.solver_kind != LinearSolverKind::kAuto && s.solver_kind != LinearSolverKind::kBanded)
-      s.solver_kind = LinearSolverKind::kSparseLu;
-    s.solver.reset();
-  }
+  if (s.friction()) s.take_lu();      // ground friction makes the Jacobian non-symmetric
 }
 
 void Simulator::residual(Real dt,
