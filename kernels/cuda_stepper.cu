@@ -5,6 +5,8 @@
 // same stepper code on the host executor (host/backend/host_stepper.cpp).
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "contact_exec.cuh"
 #include "device_buffer.cuh"
@@ -27,13 +29,27 @@ struct CudaStepExec {
   using ContactExec = contact::CudaContactExec;
   using DirectSolver = DeviceSparseSolver;
   using ModelData = DeviceModel;
-  static constexpr const char* kCholeskyName = "cusolver-chol";
-  static constexpr const char* kQrName = "cusolver-qr";
   static constexpr const char* kPcgName = "cuda-pcg";
   static constexpr const char* kBicgName = "cuda-bicgstab";
+  // above this many free DOFs kAuto takes the iterative path (a first guess: the sparse
+  // Cholesky's fill grows faster than the matrix on shell meshes; to be tuned on a GPU)
+  static constexpr int kPcgAutoThreshold = 250000;
+  static constexpr bool kHostMemory = false;
+
+  // cuSOLVER's Cholesky (QR when not symmetric) whatever the kind
+  static std::unique_ptr<DirectSolver> make_direct_solver(int n,
+                                                          const std::vector<int>& row_ptr,
+                                                          const std::vector<int>& col,
+                                                          bool symmetric,
+                                                          LinearSolverKind) {
+    return std::make_unique<DirectSolver>(n, row_ptr, col, symmetric);
+  }
+  static std::string direct_name(const DirectSolver*, bool symmetric) {
+    return symmetric ? "cusolver-chol" : "cusolver-qr";
+  }
 
   template <class F>
-  static void for_each(long n, const F& f) {
+  static void for_each(long n, const F& f, long /*grain: the host's*/ = 0) {
     parallel_for_cuda(n, f);
   }
   template <class F>

@@ -1,13 +1,15 @@
-// The device stepper (engine/stepper.h) on a host executor: OpenMP loops over the shared
-// functors, reductions in index order, the CPU backend's sparse solvers in the place of
-// cuSOLVER, the contact pipeline's host executor. It runs the CUDA backend's step logic (plans,
-// pools, contact on the executor, the device PCG, prescribed motion, parameters) where no GPU
-// exists, so that CI tests that code against the CPU backend; it is not a backend of its own.
+// The CPU backend: the engine (engine/stepper.h) on the host executor: OpenMP loops over the
+// shared functors, reductions in index order, the CPU's linear solvers (cpu::LinearSolver: banded
+// LU, CHOLMOD, LDLT, sparse LU) on the direct path, the contact pipeline's host executor. The
+// same step code runs on the GPU with the CUDA executor (kernels/cuda_stepper.cu), so that CI
+// tests the CUDA backend's step logic on the CPU.
 // Also here: the maker a Simulator with BackendKind::kCuda calls (make_device_stepper).
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "contact/host_exec.h"
@@ -20,21 +22,28 @@ namespace slender {
 
 namespace {
 
-/// the CPU backend's direct solver behind DeviceSparseSolver's interface
+/// the CPU's direct solvers behind the executor's DirectSolver interface
 class HostDirectSolver {
  public:
   HostDirectSolver(int n,
                    const std::vector<int>& row_ptr,
                    const std::vector<int>& col,
-                   bool symmetric) {
+                   bool symmetric,
+                   LinearSolverKind kind) {
     AssemblyPlan pattern;
     pattern.nfree = n;
     pattern.row_ptr = row_ptr;
     pattern.col = col;
     nnz_ = pattern.nnz();
-    // kDense: the sparse direct kind (CHOLMOD or LDLT when symmetric, LU otherwise)
-    solver_ = std::make_unique<cpu::LinearSolver>(pattern, LinearSolverKind::kDense, symmetric);
+    // kPcg's direct path (CG could not go on) and kDense: the sparse direct kind (CHOLMOD or
+    // LDLT when symmetric, LU otherwise); a non-symmetric Jacobian needs LU (banded or sparse),
+    // between which kAuto chooses
+    if (kind == LinearSolverKind::kPcg) kind = LinearSolverKind::kDense;
+    if (!symmetric && kind != LinearSolverKind::kAuto && kind != LinearSolverKind::kBanded)
+      kind = LinearSolverKind::kSparseLu;
+    solver_ = std::make_unique<cpu::LinearSolver>(pattern, kind, symmetric);
   }
+  std::string name() const { return solver_->name(); }
   bool factorize(const Real* val) {
     std::copy(val, val + nnz_, solver_->values());
     return solver_->factorize();
@@ -57,14 +66,24 @@ struct HostStepExec {
     const ModelView& view() const { return v; }
     ModelView v;
   };
-  static constexpr const char* kCholeskyName = "host-stepper-chol";
-  static constexpr const char* kQrName = "host-stepper-lu";
-  static constexpr const char* kPcgName = "host-stepper-pcg";
-  static constexpr const char* kBicgName = "host-stepper-bicgstab";
+  static constexpr const char* kPcgName = "pcg";
+  static constexpr const char* kBicgName = "bicgstab";
+  // kAuto stays on the direct path at every size (CHOLMOD's fill is affordable on the host)
+  static constexpr int kPcgAutoThreshold = INT_MAX;
+  static constexpr bool kHostMemory = true;
+
+  static std::unique_ptr<DirectSolver> make_direct_solver(int n,
+                                                          const std::vector<int>& row_ptr,
+                                                          const std::vector<int>& col,
+                                                          bool symmetric,
+                                                          LinearSolverKind kind) {
+    return std::make_unique<DirectSolver>(n, row_ptr, col, symmetric, kind);
+  }
+  static std::string direct_name(const DirectSolver* s, bool) { return s ? s->name() : "none"; }
 
   template <class F>
-  static void for_each(long n, const F& f) {
-    parallel_for_host(n, f, kParallelGrainMedium);
+  static void for_each(long n, const F& f, long grain = kParallelGrain) {
+    parallel_for_host(n, f, grain);
   }
   template <class F>
   static void reduce4(long n, const F& f, Red4*, Red4* out) {

@@ -10,8 +10,6 @@
 #include "slender/config.h"
 #include "slender/core/banded.h"
 #include "slender/core/error.h"
-#include "slender/core/parallel_for.h"
-#include "slender/core/pcg.h"
 #include "slender/engine/ordering.h"
 #ifdef SLENDER_HAVE_CHOLMOD
 #include <Eigen/CholmodSupport>
@@ -83,18 +81,12 @@ struct LinearSolver::Impl {
   bool fallback = false;
   bool lu_active = false;  // the last direct factorization is the LU's
 
-  // kPcg: block-Jacobi CG; the direct kind (CHOLMOD or LDLT, then LU) when CG cannot go on
+  // the direct kind (CHOLMOD or LDLT, then LU): kBanded's when a pivot is too small
   LinearSolverKind direct = LinearSolverKind::kSparseLu;
   bool direct_analyzed = false;
-  std::vector<int> row_ptr, col, block_row;
-  std::vector<Real> inv, r, z, p, Ap;
-  std::vector<unsigned char> block_ok;
-  bool pcg_ready = false;
-  long pcg_iterations = 0;
 
   bool direct_factorize();
   bool direct_solve(const Real* b, Real* x);
-  bool pcg_solve(const Real* b, Real* x);
 
   // kBanded
   int band_w = 0;
@@ -152,56 +144,6 @@ bool LinearSolver::Impl::direct_solve(const Real* b, Real* x) {
   return xv.allFinite();
 }
 
-// preconditioned CG from x = 0 to |b - A x| <= kKrylovRelTol |b|; false when it does not get there
-// (an indefinite matrix, or too slow)
-bool LinearSolver::Impl::pcg_solve(const Real* b, Real* x) {
-  const int max_iter = krylov_max_iterations(n);
-  const long nb = long(block_row.size()) - 1;
-  const Real* val = A.valuePtr();
-  auto dot = [&](const std::vector<Real>& a, const std::vector<Real>& c) {
-    Real sum = 0;
-    for (int i = 0; i < n; ++i)
-      sum += a[i] * c[i];
-    return sum;
-  };
-  Real bb = 0;
-  for (int i = 0; i < n; ++i) {
-    x[i] = 0;
-    r[i] = b[i];
-    bb += b[i] * b[i];
-  }
-  if (bb == 0) return true;
-  const Real stop = kKrylovRelTol * kKrylovRelTol * bb;
-  parallel_for_host(nb, BlockJacobiApply{block_row.data(), inv.data(), r.data(), z.data()},
-                    kParallelGrainMedium);
-  p = z;
-  Real rz = dot(r, z);
-  for (int it = 1; it <= max_iter; ++it) {
-    parallel_for_host(n, CsrSpmv{row_ptr.data(), col.data(), val, p.data(), Ap.data()},
-                      kParallelGrainMedium);
-    const Real pAp = dot(p, Ap);
-    if (!(pAp > 0)) return false;  // not positive definite along p
-    const Real alpha = rz / pAp;
-    Real rr = 0;
-    for (int i = 0; i < n; ++i) {
-      x[i] += alpha * p[i];
-      r[i] -= alpha * Ap[i];
-      rr += r[i] * r[i];
-    }
-    ++pcg_iterations;
-    if (!std::isfinite(rr)) return false;
-    if (rr <= stop) return true;
-    parallel_for_host(nb, BlockJacobiApply{block_row.data(), inv.data(), r.data(), z.data()},
-                      kParallelGrainMedium);
-    const Real rz_new = dot(r, z);
-    const Real beta = rz_new / rz;
-    rz = rz_new;
-    for (int i = 0; i < n; ++i)
-      p[i] = z[i] + beta * p[i];
-  }
-  return false;
-}
-
 LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
@@ -213,6 +155,8 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool
   SLENDER_CHECK(kind != LinearSolverKind::kCholmod,
                 "CHOLMOD was asked for, but this build has no SuiteSparse");
 #endif
+  SLENDER_CHECK(kind != LinearSolverKind::kPcg,
+                "cpu::LinearSolver is direct: the iterative path is the engine's (stepper.h)");
   const LinearSolverKind general = symmetric ? cholesky : LinearSolverKind::kSparseLu;
   // dense (the vectorized batch's): here the sparse direct factorization, the same exact solve
   if (kind == LinearSolverKind::kDense) kind = general;
@@ -224,7 +168,7 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool
     kind = s.n > 1 && layout.w <= kBandedAutoMax ? LinearSolverKind::kBanded : general;
   }
   s.kind = kind;
-  s.direct = kind == LinearSolverKind::kPcg || kind == LinearSolverKind::kBanded ? general : kind;
+  s.direct = kind == LinearSolverKind::kBanded ? general : kind;
   if (kind == LinearSolverKind::kBanded && s.n > 1) {
     s.band_w = layout.w;
     s.band_order = std::move(layout.order);
@@ -237,26 +181,6 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool
   s.A = Eigen::Map<const SpMat>(s.n, s.n, int(plan.col.size()), plan.row_ptr.data(),
                                 plan.col.data(), zeros.data());
   s.A.makeCompressed();
-  if (s.n == 0) return;
-  if (kind == LinearSolverKind::kPcg) {
-    s.row_ptr = plan.row_ptr;
-    s.col = plan.col;
-    // blocks: consecutive free rows within one aligned triple of global DOFs
-    s.block_row.push_back(0);
-    // (a plan without DOF numbers, as in tests, counts rows as DOFs)
-    auto dof = [&](int r) { return plan.free_dof.empty() ? r : plan.free_dof[r]; };
-    for (int r = 1; r < s.n; ++r)
-      if (dof(r) / 3 != dof(r - 1) / 3) s.block_row.push_back(r);
-    s.block_row.push_back(s.n);
-    const size_t nb = s.block_row.size() - 1;
-    s.inv.assign(9 * nb, 0);
-    s.block_ok.assign(nb, 0);
-    s.r.assign(s.n, 0);
-    s.z.assign(s.n, 0);
-    s.p.assign(s.n, 0);
-    s.Ap.assign(s.n, 0);
-    return;  // the direct fallback analyses its pattern when first needed
-  }
   // the direct kinds analyse their pattern at the first factorization
 }
 
@@ -267,7 +191,6 @@ Real* LinearSolver::values() { return impl_->A.valuePtr(); }
 bool LinearSolver::factorize() {
   Impl& s = *impl_;
   s.fallback = false;
-  s.pcg_ready = false;
   s.band_ready = false;
   if (s.n == 0) return true;
   if (s.kind == LinearSolverKind::kBanded && s.n > 1) {
@@ -280,21 +203,6 @@ bool LinearSolver::factorize() {
       return true;
     }
     s.fallback = true;  // a pivot too small for LU without pivoting
-  }
-  if (s.kind == LinearSolverKind::kPcg) {
-    const long nb = long(s.block_row.size()) - 1;
-    parallel_for_host(nb,
-                      BlockJacobiSetup{s.row_ptr.data(), s.col.data(), s.A.valuePtr(),
-                                       s.block_row.data(), s.inv.data(), s.block_ok.data()},
-                      kParallelGrainMedium);
-    bool all = true;
-    for (unsigned char ok : s.block_ok)
-      all = all && ok;
-    if (all) {
-      s.pcg_ready = true;
-      return true;
-    }
-    s.fallback = true;  // a diagonal block is not positive definite: CG cannot apply
   }
   return s.direct_factorize();
 }
@@ -313,17 +221,8 @@ bool LinearSolver::solve(const Real* b, Real* x) {
     }
     return finite;
   }
-  if (s.pcg_ready) {
-    if (s.pcg_solve(b, x)) return true;
-    // CG did not converge: factorize directly and solve again
-    s.pcg_ready = false;
-    s.fallback = true;
-    if (!s.direct_factorize()) return false;
-  }
   return s.direct_solve(b, x);
 }
-
-long LinearSolver::pcg_iterations() const { return impl_->pcg_iterations; }
 
 bool LinearSolver::used_fallback() const { return impl_->fallback; }
 
@@ -333,8 +232,6 @@ std::string LinearSolver::name() const {
       return "eigen-ldlt";
     case LinearSolverKind::kCholmod:
       return "cholmod";
-    case LinearSolverKind::kPcg:
-      return "pcg";
     case LinearSolverKind::kBanded:
       return "banded-lu";
     default:

@@ -1,18 +1,15 @@
-// The device backend's stepper (include/slender/engine/stepper.h) against the CPU backend, on two
-// executors: the CUDA device where one is visible (the CUDA backend itself; skipped elsewhere)
-// and the host executor (make_host_stepper: the same stepper code with OpenMP loops and the
-// CPU's sparse solvers), which runs everywhere, so that CI exercises the CUDA backend's step
-// logic (plans, pools, contact found and assembled on the executor, the executor's PCG, motion,
-// parameters) without a GPU. What only the device has (kernels, CUB, cuSOLVER) is left to the
-// CUDA instance and the GPU suites.
-// V8: every scene of apps/scenes and bench/scenes, 50 steps on both backends from the same
-// start, states within 1e-9 relative: q as the largest DOF difference over the largest |q|, and
-// u as one step's displacement (u dt) over the largest |q| (compare.h: velocities of a body at
-// rest are roundoff over dt, and relative to their own size even the CPU's two direct solvers
-// disagree on them by 10x on S6 at E = 1e7);
-// determinism (two runs bit-identical); the PCG and direct paths give the same Newton iterates;
-// a failed step leaves the state as it was. SLENDER_TEST_MAX_STEPS caps the step counts (for the
-// sanitizers).
+// The engine (include/slender/engine/stepper.h) on its two executors. The CUDA one (the CUDA
+// backend; skipped where no device is visible) against the host one (the CPU backend): V8,
+// every scene of apps/scenes and bench/scenes, 50 steps on both backends from the same start,
+// states within 1e-9 relative: q as the largest DOF difference over the largest |q|, and u as
+// one step's displacement (u dt) over the largest |q| (compare.h: velocities of a body at rest
+// are roundoff over dt, and relative to their own size even the CPU's two direct solvers
+// disagree on them by 10x on S6 at E = 1e7); parameters, prescribed motion and dashpots against
+// the CPU. On both executors (the host one put in the CUDA one's place, so that the CUDA
+// backend's front-end path runs too): determinism (two runs bit-identical); the iterative path
+// (CG, BiCGSTAB, the contact part assembled on the executor) gives the direct path's Newton
+// iterates; a failed step leaves the state as it was; fallbacks are counted.
+// SLENDER_TEST_MAX_STEPS caps the step counts (for the sanitizers).
 
 #include "slender/engine/device_stepper.h"
 
@@ -52,9 +49,13 @@ class DeviceStepper : public ::testing::TestWithParam<Executor> {
   void TearDown() override {
     if (replaced_) set_device_stepper_maker(previous_);
   }
-  std::string pcg_name() const {
-    return GetParam() == Executor::kCuda ? "cuda-pcg" : "host-stepper-pcg";
+  std::string pcg_name() const { return GetParam() == Executor::kCuda ? "cuda-pcg" : "pcg"; }
+  std::string bicgstab_name() const {
+    return GetParam() == Executor::kCuda ? "cuda-bicgstab" : "bicgstab";
   }
+  // a comparison with the CPU backend, which on the host executor is the same engine on the
+  // same executor: only the CUDA instance has something to compare
+  bool against_itself() const { return GetParam() == Executor::kHost; }
 
  private:
   DeviceStepperMaker previous_ = nullptr;
@@ -91,6 +92,7 @@ bool capped() { return max_steps() > 0; }
 int steps(int n) { return capped() ? std::min(n, max_steps()) : n; }
 
 TEST_P(DeviceStepper, EverySceneMatchesTheCpuOver50Steps) {
+  if (against_itself()) GTEST_SKIP() << "the host executor is the CPU backend";
   constexpr Real kTol = 1e-9;
   for (const std::string& path : all_scenes()) {
     SCOPED_TRACE(path);
@@ -202,6 +204,7 @@ TEST_P(DeviceStepper, SetStateRoundTripsAndQueriesSeeTheDeviceState) {
 // parameters: a rod dropped on the ground with friction (the friction change turns the solve
 // non-symmetric), and the rod-shell contact scene (contact found on the device) stiffened
 TEST_P(DeviceStepper, ParametersMatchTheCpu) {
+  if (against_itself()) GTEST_SKIP() << "the host executor is the CPU backend";
   struct Case {
     const char* scene;
     int steps;
@@ -284,6 +287,7 @@ TEST_P(DeviceStepper, HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone) {
 // moves up and down and turns, against the CPU backend; the scene's own motions run in V8
 // (rod_twist.json)
 TEST_P(DeviceStepper, FixedTargetsMatchTheCpu) {
+  if (against_itself()) GTEST_SKIP() << "the host executor is the CPU backend";
   const auto m = test::clamped_rod_for_targets(IntegratorKind::kImplicitMidpoint, true);
   Simulator cpu(m), dev(m, m->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
   for (int s = 0; s < steps(40); ++s) {
@@ -335,8 +339,7 @@ TEST_P(DeviceStepper, NonSymmetricJacobiansTakeBicgstab) {
     ASSERT_TRUE(model->nonsymmetric());
     Simulator dev(model, model->scene.integrator, LinearSolverKind::kPcg, BackendKind::kCuda);
     Simulator cpu(model);
-    EXPECT_EQ(dev.linear_solver_name(),
-              GetParam() == Executor::kCuda ? "cuda-bicgstab" : "host-stepper-bicgstab");
+    EXPECT_EQ(dev.linear_solver_name(), bicgstab_name());
     for (int k = 0; k < steps(c.steps); ++k) {
       const StepReport a = dev.step(), b = cpu.step();
       ASSERT_TRUE(a.ok() && b.ok()) << "step " << k;
@@ -362,8 +365,7 @@ TEST_P(DeviceStepper, FrictionSwitchedOnTurnsTheIterativePathToBicgstab) {
   p.ground_friction = 0.5;
   dev.set_params(p);
   cpu.set_params(p);
-  EXPECT_EQ(dev.linear_solver_name(),
-            GetParam() == Executor::kCuda ? "cuda-bicgstab" : "host-stepper-bicgstab");
+  EXPECT_EQ(dev.linear_solver_name(), bicgstab_name());
   for (int k = 0; k < steps(40); ++k) {
     const StepReport a = dev.step(), b = cpu.step();
     ASSERT_TRUE(a.ok() && b.ok()) << "step " << k;
@@ -407,13 +409,24 @@ TEST_P(DeviceStepper, DashpotsMatchTheCpu) {
   }
 }
 
-// the stepper hands the step to the executor it was made for
+// the engine hands the solve to the executor's solvers: cuSOLVER on CUDA; on the host, the
+// kind the caller asked for (kAuto: banded LU on a rod)
 TEST_P(DeviceStepper, SolverNamesTellTheExecutor) {
   const auto model =
       load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s1_cantilever_e1e5.json");
-  Simulator sim(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
-  EXPECT_EQ(sim.linear_solver_name(),
-            GetParam() == Executor::kCuda ? "cusolver-chol" : "host-stepper-chol");
+  struct Case {
+    LinearSolverKind kind;
+    const char* host;
+    const char* cuda;
+  };
+  for (const Case& c : {Case{LinearSolverKind::kAuto, "banded-lu", "cusolver-chol"},
+                        Case{LinearSolverKind::kSparseLu, "sparse-lu", "cusolver-qr"},
+                        Case{LinearSolverKind::kEigenLdlt, "eigen-ldlt", "cusolver-chol"},
+                        Case{LinearSolverKind::kPcg, "pcg", "cuda-pcg"}}) {
+    Simulator sim(model, model->scene.integrator, c.kind, BackendKind::kCuda);
+    EXPECT_EQ(sim.linear_solver_name(), GetParam() == Executor::kCuda ? c.cuda : c.host);
+    ASSERT_TRUE(sim.step().ok());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors,

@@ -1,6 +1,6 @@
-// The CPU backend's sparse solve: every solver kind solves an SPD system, and a matrix that is
-// not positive definite falls back to sparse LU with a correct solution. Block-Jacobi CG matches
-// the direct solve, falls back on an indefinite matrix, and gives Newton the same iterates.
+// The CPU backend's direct solve: every solver kind solves an SPD system, and a matrix that is
+// not positive definite falls back to sparse LU with a correct solution. The engine's
+// block-Jacobi CG gives Newton the direct path's iterates.
 
 #include "slender/engine/linear_solver.h"
 
@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "physics/physics_util.h"
 #include "slender/builder.h"
 #include "slender/config.h"
 #include "slender/simulator.h"
@@ -163,48 +164,10 @@ TEST(LinearSolver, SingularMatrixIsReported) {
   EXPECT_FALSE(s.factorize());
 }
 
-TEST(LinearSolver, PcgMatchesTheDirectSolve) {
-  const int n = 600;
-  const AssemblyPlan p = tridiagonal_plan(n);
-  std::vector<Real> b(n), x(n), xd(n);
-  for (int i = 0; i < n; ++i)
-    b[i] = std::sin(0.3 * i) + 0.1;
-  cpu::LinearSolver cg(p, LinearSolverKind::kPcg), direct(p, LinearSolverKind::kEigenLdlt);
-  fill(p, cg.values(), 2.1);
-  fill(p, direct.values(), 2.1);
-  ASSERT_TRUE(cg.factorize());
-  ASSERT_TRUE(direct.factorize());
-  ASSERT_TRUE(cg.solve(b.data(), x.data()));
-  ASSERT_TRUE(direct.solve(b.data(), xd.data()));
-  EXPECT_FALSE(cg.used_fallback());
-  EXPECT_GT(cg.pcg_iterations(), 0);
-  EXPECT_EQ(cg.name(), "pcg");
-  Real diff = 0, ref = 0;
-  for (int i = 0; i < n; ++i) {
-    diff = std::max(diff, std::fabs(x[i] - xd[i]));
-    ref = std::max(ref, std::fabs(xd[i]));
-  }
-  EXPECT_LT(diff, 1e-10 * ref);
-  EXPECT_LT(residual(p, 2.1, x, b), 1e-10);
-}
-
-TEST(LinearSolver, PcgFallsBackToTheDirectPathWhenCgCannotApply) {
-  const int n = 50;
-  const AssemblyPlan p = tridiagonal_plan(n);
-  std::vector<Real> b(n), x(n);
-  for (int i = 0; i < n; ++i)
-    b[i] = std::cos(0.7 * i);
-  for (Real diag : {0.5, 1.9}) {
-    // 0.5: the diagonal blocks are indefinite; 1.9: they are positive definite, the matrix is
-    // not (its smallest eigenvalue is 1.9 - 2 cos(pi / 51) < 0), so CG meets p^T A p <= 0 or
-    // fails to converge
-    cpu::LinearSolver s(p, LinearSolverKind::kPcg);
-    fill(p, s.values(), diag);
-    ASSERT_TRUE(s.factorize());
-    ASSERT_TRUE(s.solve(b.data(), x.data()));
-    EXPECT_TRUE(s.used_fallback()) << diag;
-    EXPECT_LT(residual(p, diag, x, b), 1e-9) << diag;
-  }
+// the iterative path is the engine's: the CPU's direct solver refuses kPcg
+TEST(LinearSolver, RefusesTheIterativeKind) {
+  const AssemblyPlan p = tridiagonal_plan(10);
+  test::expect_error([&] { cpu::LinearSolver s(p, LinearSolverKind::kPcg); }, "engine");
 }
 
 // a clamped shell plate falling under gravity (mid-edge bending, so xi DOFs too): Newton with

@@ -1,18 +1,20 @@
 #pragma once
 
-// The seam between the Simulator (host) and a device backend: the device owns the state and runs
-// the whole Newton step; the host hands it, per step, what it computes cheaply on the host (the
-// integrator's coefficients, the natural shape under actuation, point loads, the assembly plan
-// that includes the contact pairs) and asks for the state only when a recorder does. The contact
-// pairs are found on the device (engine/contact_pipeline.h); the host sees them only when they
-// change, to build the plan. engine/stepper.h implements it over an executor: the CUDA one
-// (kernels/cuda_stepper.cu; in the CUDA module, which backend/cuda_loader.cpp loads on first use)
-// and the host one (host_stepper.cpp).
+// The seam between the front ends (Simulator) and the engine: the engine (engine/stepper.h, over
+// an executor) owns the state and runs the whole Newton step; the front end hands it, per step,
+// what it computes cheaply on the host (the integrator's coefficients, the natural shape under
+// actuation, point loads, the assembly plan that includes the contact pairs) and asks for the
+// state only when a recorder does. The contact pairs are found by the engine
+// (engine/contact_pipeline.h); the front end sees them only when they change, to build the plan.
+// Two executors: the host one (host/backend/host_stepper.cpp: the CPU backend) and the CUDA one
+// (kernels/cuda_stepper.cu, in the CUDA module, which backend/cuda_loader.cpp loads on first
+// use). The names still say "device": the CPU backend's device is the host.
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "slender/core/force.h"
 #include "slender/core/integrator.h"
 #include "slender/core/status.h"
 #include "slender/engine/contact_pairs.h"
@@ -57,6 +59,17 @@ class DeviceStepper {
   virtual StepReport step(const DeviceStepInputs& in,
                           PhaseTimes& times,
                           DeviceStepWarnings& warn) = 0;
+  /// the free-DOF residual of a step with these inputs from the current state, at the
+  /// configuration y (ndof, host memory), into f (nfree); with `jacobian`, also its Jacobian,
+  /// dense and row-major (nfree x nfree). The state is unchanged.
+  virtual void residual(const DeviceStepInputs& in,
+                        const Real* y,
+                        std::vector<Real>& f,
+                        std::vector<Real>* jacobian) = 0;
+  /// the caller's state-dependent force (core/force.h), evaluated with every residual; an empty
+  /// function removes it. symmetric = false: its Jacobian may be non-symmetric (LU from then on).
+  /// Executors whose memory the host cannot read (CUDA) refuse a callback with slender::Error.
+  virtual void set_force_callback(ForceCallback fn, bool symmetric) = 0;
   /// the contact sub-pairs of a step of size dt from the device state (as
   /// contact::ContactPairFinder finds them on the host); true when they changed since the last
   /// call (always on the first) or `force` (the host's copy was replaced), and then they are
@@ -86,9 +99,9 @@ std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> mo
                                                  const IntegratorSpec& spec,
                                                  LinearSolverKind solver);
 
-/// The same stepper code (engine/stepper.h) on a host executor, with the CPU's sparse
-/// solvers (host/backend/host_stepper.cpp): the CUDA backend's step logic where no GPU is, for
-/// tests; its solver names start with "host-stepper".
+/// The CPU backend: the same stepper code (engine/stepper.h) on the host executor, with the
+/// CPU's linear solvers (host/backend/host_stepper.cpp); `solver` chooses among them as
+/// LinearSolverKind says.
 std::unique_ptr<DeviceStepper> make_host_stepper(std::shared_ptr<const Model> model,
                                                  const IntegratorSpec& spec,
                                                  LinearSolverKind solver);

@@ -6,8 +6,8 @@
 // LU solve accounts for). The pattern is analysed once; every Newton iteration
 // refactorizes. CHOLMOD when available, Eigen's SimplicialLDLT otherwise, and a sparse LU
 // fallback when the factorization fails (e.g. a matrix that is not positive definite).
-// kPcg: conjugate gradients with a block-Jacobi preconditioner (include/slender/core/pcg.h),
-// residual 1e-12 relative, falling back to the direct path when CG cannot converge.
+// kPcg is not one of its kinds: the iterative path (block-Jacobi CG and BiCGSTAB) is the
+// engine's, on every executor (engine/stepper.h).
 // kBanded: the free DOFs in reverse Cuthill-McKee order and banded LU without pivoting
 // (include/slender/core/banded.h), the direct path when a pivot is too small; chosen by kAuto
 // when the half-bandwidth is at most kBandedAutoMax (rods).
@@ -37,11 +37,9 @@ class LinearSolver {
   bool factorize();
   /// x = J^-1 b (both nfree); false on a non-finite result
   bool solve(const Real* b, Real* x);
-  /// whether the last factorize() or solve() needed a fallback (LU for an indefinite matrix;
-  /// for kPcg, a direct factorization when CG could not converge)
+  /// whether the last factorize() or solve() needed a fallback (LU for an indefinite matrix,
+  /// the sparse direct kind for a banded pivot too small)
   bool used_fallback() const;
-  /// CG iterations so far (kPcg)
-  long pcg_iterations() const;
   std::string name() const;
 
  private:

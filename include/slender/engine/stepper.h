@@ -1,10 +1,11 @@
 #pragma once
 
-// The device backend's Newton step, written once over an executor X: the state lives in X's
+// The Newton step of both backends, written once over an executor X: the state lives in X's
 // memory across steps; frames, every stencil family, the per-DOF terms and the assembly of the
-// residual and the CSR Jacobian run as X's loops over the same functors the CPU backend runs
+// residual and the CSR Jacobian run as X's loops over the shared functors
 // (include/slender/stencils, include/slender/core); the linear solve is X's direct sparse solver
-// (cuSOLVER's Cholesky or QR on the GPU) or block-Jacobi PCG on X; norms, potentials and
+// (the CPU's banded LU, CHOLMOD, LDLT or sparse LU on the host; cuSOLVER's Cholesky or QR on the
+// GPU) or block-Jacobi CG / BiCGSTAB on X; norms, potentials and
 // line-search quantities are X's reductions, of which the host reads a few scalars per
 // evaluation to run the Newton loop of include/slender/core/newton.h. Contact sub-pairs are found
 // on X too (engine/contact_pipeline.h): the host sees them only when they change, to build the
@@ -12,16 +13,20 @@
 //
 // Executors: kernels/cuda_stepper.cu (CUDA kernels, CUB reductions, cuSOLVER; the CUDA backend)
 // and host/backend/host_stepper.cpp (OpenMP loops, reductions in index order, the CPU's sparse
-// solvers), with which CI runs this code on every scene without a GPU. X provides:
+// solvers; the CPU backend). X provides:
 //   Buffer<T> (resize, data, size, upload(vector | pointer, n), download(vector), fill_zero),
-//   ContactExec (the contact pipeline's executor), DirectSolver (constructed from an n x n CSR
-//   pattern and `symmetric`; factorize(values), solve(b, x), used_fallback()), ModelData
-//   (constructed from the Model; view(): a ModelView of X's copies of its arrays), static
-//   for_each(n, f), reduce4(n, f, partial, out) (Red4 of f(i) into *out; partial: kReducePartials
-//   entries of workspace), to_host(host, src, n), copy(dst, src, n), fill_zero(p, n), sync(),
-//   current_device() and OnDevice (a scope with the stepper's device current: the calls of a
-//   stepper built on one GPU, made from a thread where another is current), and the solver names
-//   kCholeskyName, kQrName, kPcgName, kBicgName.
+//   ContactExec (the contact pipeline's executor), DirectSolver (factorize(values), solve(b, x),
+//   used_fallback()) and make_direct_solver(n, row_ptr, col, symmetric, kind) (a unique_ptr to
+//   one for an n x n CSR pattern; kind: the caller's LinearSolverKind, which an executor with a
+//   single direct solver ignores), direct_name(solver, symmetric), ModelData (constructed from
+//   the Model; view(): a ModelView of X's copies of its arrays), static for_each(n, f, grain)
+//   (grain: the host's threading threshold, parallel_for.h), reduce4(n, f, partial, out) (Red4
+//   of f(i) into *out; partial: kReducePartials entries of workspace), to_host(host, src, n),
+//   copy(dst, src, n), fill_zero(p, n), sync(), current_device() and OnDevice (a scope with the
+//   stepper's device current: the calls of a stepper built on one GPU, made from a thread where
+//   another is current), the iterative solver names kPcgName and kBicgName, kPcgAutoThreshold
+//   (the free DOFs from which kAuto takes the iterative path) and kHostMemory (whether the host
+//   reads X's buffers: then the caller's force callback runs in the step).
 
 #include <algorithm>
 #include <chrono>
@@ -36,12 +41,14 @@
 
 #include "slender/core/integrator.h"
 #include "slender/core/newton.h"
+#include "slender/core/parallel_for.h"
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
 #include "slender/engine/assemble.h"
 #include "slender/engine/contact_jacobian.h"
 #include "slender/engine/contact_pipeline.h"
 #include "slender/engine/device_stepper.h"
+#include "slender/engine/user_force.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
 
@@ -56,10 +63,6 @@ inline double seconds_since(Clock::time_point t0) {
 
 // workspace entries of a reduction (the CUDA executor's partial results per block)
 constexpr int kReducePartials = 192;
-
-// above this many free DOFs the automatic choice is PCG (a first guess: the sparse Cholesky's
-// fill grows faster than the matrix on shell meshes; to be tuned on a GPU)
-constexpr int kPcgAutoThreshold = 250000;
 
 // ---- reduction functors ---------------------------------------------------------------------
 
@@ -380,6 +383,7 @@ class StepperOn final : public DeviceStepper {
     partial_.resize(kReducePartials);
     slots_.resize(kNumSlots);
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
+    friction_ = m.friction();
     use_plan(m.plan);
     if (m.contact.enabled) {
       contacts_ = std::make_unique<contact::ContactPipeline<ContactExec>>(m);
@@ -396,34 +400,18 @@ class StepperOn final : public DeviceStepper {
     const typename X::OnDevice on(device_);
     const Model& m = *model_;
     times_ = &times;
-    if (in.plan_changed && in.plan) use_plan(*in.plan);
-    if (in.natural_changed) {
-      kappa_bar_.upload(in.bend_kappa_bar, 2 * size_t(m.nbend));
-      tau_bar_.upload(in.bend_tau_bar, size_t(m.nbend));
-      phi_bar_.upload(in.hinge_phi_bar, size_t(m.nhinge));
-    }
-    if (in.loads_changed) f_time_.upload(in.f_time, size_t(m.ndof));
-    // prescribed motion at the step's end
-    motion_slot_ = nullptr;
-    if (in.target) {
-      const size_t n = in.target_fixed ? m.fixed_dof.size() : m.motion_dof.size();
-      target_.upload(in.target, n);
-      motion_slot_ = in.target_fixed ? d_fixed_slot_.data() : d_motion_slot_.data();
-    }
+    predict(in);
     const StepCoeffs& c = in.c;
     const Real dt = in.dt;
-    c_u_ = c.c_u;
     StepReport rep;
     rep.dt = dt;
-
-    X::for_each(m.ndof, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
-                                a_.data(), d_dof_fixed_.data(), q_hat_.data(), u_hat_.data(), 0,
-                                motion_slot_, target_.data(), 0});
     X::copy(y_.data(), q_hat_.data(), size_t(m.ndof));
     const Real r0 = evaluate(y_.data(), c, true);
     const int nfree = pd_.nfree;
+    // the line search measures the residual where the forces have no potential
+    const bool no_potential = friction_ || bool(force_);
     const bool ok = newton_iterations(
-        spec_.newton, m.friction(), r0, rep, times, warn.line_search,
+        spec_.newton, no_potential, r0, rep, times, warn.line_search,
         [&] {
           NewtonDirection d;
           bool fallback = false;
@@ -448,6 +436,52 @@ class StepperOn final : public DeviceStepper {
     finalize(dt, c, warn);
     ++times.steps;
     return rep;
+  }
+
+  void residual(const DeviceStepInputs& in,
+                const Real* y,
+                std::vector<Real>& f,
+                std::vector<Real>* jacobian) override {
+    const typename X::OnDevice on(device_);
+    const Model& m = *model_;
+    PhaseTimes scratch;
+    times_ = &scratch;
+    predict(in);
+    y_trial_.upload(y, size_t(m.ndof));
+    evaluate(y_trial_.data(), in.c, jacobian != nullptr);
+    f_.download(f);
+    f.resize(size_t(pd_.nfree));
+    if (!jacobian) return;
+    const int n = pd_.nfree;
+    jacobian->assign(size_t(n) * size_t(n), 0);
+    std::vector<Real> val;
+    val_.download(val);
+    for (int r = 0; r < n; ++r)
+      for (int k = host_row_ptr_[r]; k < host_row_ptr_[r + 1]; ++k)
+        (*jacobian)[size_t(r) * n + host_col_[k]] += val[k];
+    if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
+      // the contact part the executor assembles on its own (the iterative path)
+      const auto& cj = *contact_jacobian_;
+      std::vector<int> rc(size_t(n) + 1), cc(size_t(cj.nnz()));
+      std::vector<Real> vc(size_t(cj.nnz()));
+      X::to_host(rc.data(), cj.row_ptr(), rc.size());
+      X::to_host(cc.data(), cj.col(), cc.size());
+      X::to_host(vc.data(), cj.val(), vc.size());
+      for (int r = 0; r < n; ++r)
+        for (int k = rc[r]; k < rc[r + 1]; ++k)
+          (*jacobian)[size_t(r) * n + cc[k]] += vc[k];
+    }
+  }
+
+  void set_force_callback(ForceCallback fn, bool symmetric) override {
+    if constexpr (X::kHostMemory) {
+      const typename X::OnDevice on(device_);
+      force_.fn = std::move(fn);
+      if (force_ && !symmetric) make_nonsymmetric();
+    } else {
+      SLENDER_CHECK(!fn, "force callbacks run on the CPU backend only; this simulator runs on ",
+                    "CUDA");
+    }
   }
 
   void upload_state(const State& s) override {
@@ -476,16 +510,17 @@ class StepperOn final : public DeviceStepper {
 
   std::string solver_name() const override {
     if (use_pcg_) return symmetric_ ? X::kPcgName : X::kBicgName;
-    return symmetric_ ? X::kCholeskyName : X::kQrName;
+    return X::direct_name(direct_.get(), symmetric_);
   }
   void set_phase_timing(bool on) override { phase_timing_ = on; }
 
   void set_params(const EnvParams& p) override {
     const typename X::OnDevice on(device_);
     const Model& m = *model_;
-    // ground friction makes the Jacobian non-symmetric: from here on QR on the direct path (as
-    // the CPU's LU), BiCGSTAB on the iterative one
+    // ground friction makes the Jacobian non-symmetric: from here on LU or QR on the direct
+    // path, BiCGSTAB on the iterative one
     const bool friction = m.friction() || (m.ground.enabled && p.ground_friction > 0);
+    friction_ = friction;
     std::vector<Real> mass(m.dof_mass);
     for (Real& v : mass)
       v *= p.density_scale;
@@ -495,12 +530,7 @@ class StepperOn final : public DeviceStepper {
     mass_damping_ = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping;
     dv_.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
     dv_.mass_scale = p.density_scale;  // the contact dashpots' masses
-    if (friction && symmetric_) {
-      symmetric_ = false;
-      direct_.reset();  // a Cholesky solver (the direct path, or the iterative one's fallback)
-      if (!use_pcg_)
-        direct_ = std::make_unique<DirectSolver>(pd_.nfree, host_row_ptr_, host_col_, false);
-    }
+    if (friction) make_nonsymmetric();
   }
 
   bool assembles_contact() const override { return contact_jacobian_ != nullptr; }
@@ -523,6 +553,46 @@ class StepperOn final : public DeviceStepper {
   }
 
  private:
+  // the step's inputs (plan, natural shape, loads, prescribed motion) and the predictor q_hat,
+  // u_hat from the state
+  void predict(const DeviceStepInputs& in) {
+    const Model& m = *model_;
+    if (in.plan_changed && in.plan) use_plan(*in.plan);
+    if (in.natural_changed) {
+      kappa_bar_.upload(in.bend_kappa_bar, 2 * size_t(m.nbend));
+      tau_bar_.upload(in.bend_tau_bar, size_t(m.nbend));
+      phi_bar_.upload(in.hinge_phi_bar, size_t(m.nhinge));
+    }
+    if (in.loads_changed) f_time_.upload(in.f_time, size_t(m.ndof));
+    // prescribed motion at the step's end
+    motion_slot_ = nullptr;
+    if (in.target) {
+      const size_t n = in.target_fixed ? m.fixed_dof.size() : m.motion_dof.size();
+      target_.upload(in.target, n);
+      motion_slot_ = in.target_fixed ? d_fixed_slot_.data() : d_motion_slot_.data();
+    }
+    c_u_ = in.c.c_u;
+    t_eval_ = in.c.t_eval;
+    X::for_each(m.ndof, Predict{spec_.kind, in.dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
+                                a_.data(), d_dof_fixed_.data(), q_hat_.data(), u_hat_.data(), 0,
+                                motion_slot_, target_.data(), 0});
+  }
+
+  // a Jacobian that is (or may become) non-symmetric (ground friction switched on, a force
+  // callback without symmetry): from here on LU or QR on the direct path, BiCGSTAB on the
+  // iterative one
+  void make_nonsymmetric() {
+    if (!symmetric_) return;
+    symmetric_ = false;
+    direct_.reset();  // a Cholesky solver (the direct path, or the iterative one's fallback)
+    if (!use_pcg_) direct_ = make_direct(host_row_ptr_, host_col_);
+  }
+
+  std::unique_ptr<DirectSolver> make_direct(const std::vector<int>& row_ptr,
+                                            const std::vector<int>& col) const {
+    return X::make_direct_solver(int(row_ptr.size()) - 1, row_ptr, col, symmetric_, kind_);
+  }
+
   // ---- plan, pairs ----------------------------------------------------------------------------
 
   void use_plan(const AssemblyPlan& p) {
@@ -557,13 +627,14 @@ class StepperOn final : public DeviceStepper {
         (direct_ || use_pcg_) && p.row_ptr == host_row_ptr_ && p.col == host_col_;
     host_row_ptr_ = p.row_ptr;
     host_col_ = p.col;
+    if constexpr (X::kHostMemory) host_dof_free_ = p.dof_free;  // the force callback's rows
     if (same_pattern) return;
     // the iterative path: CG for a symmetric Jacobian, BiCGSTAB otherwise
     use_pcg_ = kind_ == LinearSolverKind::kPcg ||
-               (kind_ == LinearSolverKind::kAuto && p.nfree >= kPcgAutoThreshold);
+               (kind_ == LinearSolverKind::kAuto && p.nfree >= X::kPcgAutoThreshold);
     direct_.reset();
     if (!use_pcg_) {
-      direct_ = std::make_unique<DirectSolver>(p.nfree, p.row_ptr, p.col, symmetric_);
+      direct_ = make_direct(p.row_ptr, p.col);
     } else {
       // blocks: consecutive free rows within one aligned triple of global DOFs (as the CPU's)
       std::vector<int> block_row{0};
@@ -607,7 +678,7 @@ class StepperOn final : public DeviceStepper {
   }
 
   template <class B>
-  void eval_family(Family fam, const EvalView& ev, unsigned want) {
+  void eval_family(Family fam, const EvalView& ev, unsigned want, long grain) {
     const long n = B::count(dv_);
     if (n == 0) return;
     const LocalBuffers<B::kDofs> buf{e_pool_.data() + pd_.e_off[fam],
@@ -618,7 +689,7 @@ class StepperOn final : public DeviceStepper {
                                      0,
                                      0,
                                      0};
-    X::for_each(n, EvalStencils<B>{dv_, ev, n, want, buf});
+    X::for_each(n, EvalStencils<B>{dv_, ev, n, want, buf}, grain);
   }
 
   // residual and Jacobian values at y (device); returns |f|, sets phi_
@@ -627,9 +698,11 @@ class StepperOn final : public DeviceStepper {
     PhaseTimes& times = *times_;
     auto t0 = Clock::now();
     X::for_each(m.nedge,
-                TransportFrames{dv_, y, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()});
+                TransportFrames{dv_, y, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
+                kParallelGrainMedium);
     X::for_each(m.nbend,
-                ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()});
+                ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()},
+                kParallelGrainMedium);
     sync_phase();
     if (phase_timing_) {
       times.frames += seconds_since(t0);
@@ -650,8 +723,9 @@ class StepperOn final : public DeviceStepper {
     ev.c_u = c_u_;
     ev.sedge_tau0 = tau0_.data();
     const unsigned want = with_jacobian ? kGradHess : kGrad;
-    for_each_family(
-        [&](auto binding, Family f, long) { eval_family<decltype(binding)>(f, ev, want); });
+    for_each_family([&](auto binding, Family f, long grain) {
+      eval_family<decltype(binding)>(f, ev, want, grain);
+    });
     if (youngs_scale_ != 1) {
       // a Young's modulus scale multiplies the elastic families (contiguous in the pools)
       const Family first = kFamElasticBegin, end = kFamElasticEnd;
@@ -674,6 +748,15 @@ class StepperOn final : public DeviceStepper {
                                  d_dof_mass_.data(), d_node_dl_.data(), d_node_volume_.data(),
                                  m.buoyancy_density, g[0], g[1], g[2], m.viscosity, mass_damping_,
                                  c.c_m, c.c_u, dof_r_.data(), dof_J_.data(), dof_phi_.data()});
+    if constexpr (X::kHostMemory) {
+      // the caller's force at y and its velocity (host memory: the host executor's buffers)
+      if (force_) {
+        force_.call(t_eval_, m.ndof, y, nullptr, q_hat_.data(), u_hat_.data(), c_u_, with_jacobian);
+        Real* r = dof_r_.data();
+        for (int i = 0; i < m.ndof; ++i)
+          r[i] -= force_.force[i];
+      }
+    }
     X::for_each(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
                                             g_pool_.data(), dof_r_.data(), f_.data()});
     if (contact_jacobian_)
@@ -684,6 +767,11 @@ class StepperOn final : public DeviceStepper {
       X::for_each(pd_.nfree,
                   AddDiagonal{diag_slot_.data(), free_dof_.data(), dof_J_.data(), val_.data()});
       if (contact_jacobian_) contact_jacobian_->assemble(h_pool_.data() + pd_.h_off[kFamContact]);
+      if constexpr (X::kHostMemory) {
+        if (force_)
+          force_.add_jacobian(c_u_, m.ndof, host_dof_free_.data(), host_row_ptr_.data(),
+                              host_col_.data(), val_.data());
+      }
     }
     const long n = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
     X::reduce4(n,
@@ -730,9 +818,7 @@ class StepperOn final : public DeviceStepper {
       // path for this matrix, counted as a fallback (as the CPU counts it)
       fallback = true;
       if (contact_jacobian_ && contact_jacobian_->nnz() > 0) return merged_direct_solve();
-      if (!direct_) {
-        direct_ = std::make_unique<DirectSolver>(pd_.nfree, host_row_ptr_, host_col_, symmetric_);
-      }
+      if (!direct_) direct_ = make_direct(host_row_ptr_, host_col_);
     }
     auto t0 = Clock::now();
     const bool factored = direct_->factorize(val_.data());
@@ -791,10 +877,10 @@ class StepperOn final : public DeviceStepper {
       }
       rp.push_back(int(col.size()));
     }
-    DirectSolver solver(n, rp, col, symmetric_);
+    const std::unique_ptr<DirectSolver> solver = make_direct(rp, col);
     Buffer<Real> dval;
     dval.upload(val);
-    return solver.factorize(dval.data()) && solver.solve(f_.data(), dx_.data());
+    return solver->factorize(dval.data()) && solver->solve(f_.data(), dx_.data());
   }
 
   bool pcg_setup() {
@@ -1001,14 +1087,17 @@ class StepperOn final : public DeviceStepper {
                              d_dof_mass_.data(), d_dof_fixed_.data(), q_.data(), u_.data(),
                              a_.data(), 0, motion_slot_, target_.data(), 0});
     // frames of the new configuration become the next step's start
-    X::for_each(m.nedge, TransportFrames{dv_, q_.data(), d1_.data(), t_.data(), d1_cur_.data(),
-                                         t_cur_.data()});
+    X::for_each(
+        m.nedge,
+        TransportFrames{dv_, q_.data(), d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
+        kParallelGrainMedium);
     X::for_each(m.nbend,
-                ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()});
+                ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()},
+                kParallelGrainMedium);
     X::copy(d1_.data(), d1_cur_.data(), 3 * size_t(m.nedge));
     X::copy(t_.data(), t_cur_.data(), 3 * size_t(m.nedge));
     X::copy(ref_.data(), ref_cur_.data(), size_t(m.nbend));
-    X::for_each(m.nsedge, MidEdgeFrames{dv_, q_.data(), tau0_.data()});
+    X::for_each(m.nsedge, MidEdgeFrames{dv_, q_.data(), tau0_.data()}, kParallelGrainMedium);
     if (pd_.energy_pool > 0) {
       X::reduce4(pd_.energy_pool, CountFlags{flag_pool_.data(), unsigned(kDegenerate)},
                  partial_.data(), slot(kSlotFlags));
@@ -1027,11 +1116,13 @@ class StepperOn final : public DeviceStepper {
   bool phase_timing_ = false;
   bool symmetric_ = true;
   bool use_pcg_ = false;
+  bool friction_ = false;  // a friction force (the model's, or ground friction set_params set)
   // parameters (set_params): the model's unless set
   Real youngs_scale_ = 1;
   Vec3 gravity_;
   Real mass_damping_ = 0;
-  Real c_u_ = 0, phi_ = 0;
+  Real c_u_ = 0, t_eval_ = 0, phi_ = 0;
+  UserForce force_;  // the caller's force (host executors only)
   long pcg_iterations_ = 0;
 
   // model arrays the view does not hold
@@ -1060,7 +1151,7 @@ class StepperOn final : public DeviceStepper {
   Buffer<Red4> partial_, slots_;
   // solvers
   std::unique_ptr<DirectSolver> direct_;
-  std::vector<int> host_row_ptr_, host_col_;
+  std::vector<int> host_row_ptr_, host_col_, host_dof_free_;
   long nblock_ = 0;
   Buffer<int> block_row_;
   Buffer<Real> block_inv_, pr_, pz_, pp_, pAp_;
