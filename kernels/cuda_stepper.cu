@@ -26,6 +26,8 @@ static_assert(stepper::kReducePartials >= kReduceBlocks, "reduction workspace to
 struct CudaStepExec {
   template <class T>
   using Buffer = DeviceBuffer<T>;
+  template <class T>
+  using ConstArray = DeviceBuffer<T>;  // a copy on the device
   using ContactExec = contact::CudaContactExec;
   using DirectSolver = DeviceSparseSolver;
   using ModelData = DeviceModel;

@@ -45,4 +45,19 @@ struct HostBuffer {
   }
 };
 
+/// An array the host executors only read, held by reference: the view of a host vector that
+/// outlives its use (the model's, a plan the reader keeps shared), where the CUDA executor keeps
+/// a DeviceBuffer copy (upload copies there, points here).
+template <class T>
+struct HostView {
+  const T* p = nullptr;
+  std::size_t n = 0;
+  void upload(const std::vector<T>& host) {
+    p = host.data();
+    n = host.size();
+  }
+  const T* data() const { return p; }
+  std::size_t size() const { return n; }
+};
+
 }  // namespace slender

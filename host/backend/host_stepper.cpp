@@ -59,6 +59,8 @@ class HostDirectSolver {
 struct HostStepExec {
   template <class T>
   using Buffer = HostBuffer<T>;
+  template <class T>
+  using ConstArray = HostView<T>;
   using ContactExec = contact::HostContactExec;
   using DirectSolver = HostDirectSolver;
   struct ModelData {

@@ -1,7 +1,7 @@
 #pragma once
 
 // The host executor of the vectorized batch (include/slender/engine/batch_newton.h): std::vector
-// buffers, threaded loops, per-environment reductions in index order (the CPU Simulator's summation
+// buffers, threaded loops, per-environment reductions in index order (the host stepper's summation
 // order). A header so that tests can run the engine's GPU layout on the host (a subclass with
 // kInterleaved = true).
 
@@ -37,7 +37,7 @@ struct HostExec {
   static void for_each_env(long n, const F& f) {
     parallel_for_host(n, f, 2);
   }
-  // per environment, the items in index order (the CPU Simulator's summation order)
+  // per environment, the items in index order (the host stepper's summation order)
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>&) {
     const Red4Combine op;

@@ -93,10 +93,12 @@ struct Simulator::Impl {
                                                  // assembles the contact part itself
   contact::ContactPairLists pairs, fresh_pairs;  // this step's sub-pairs, the next candidates
   bool host_pairs_replaced = false;  // a host evaluation found `pairs` since the engine did
-  AssemblyPlan contact_plan;
-  AssemblyPlanCache plan_cache;            // the static families' sorted contributions
-  const AssemblyPlan* plan_ptr = nullptr;  // the model's plan, or contact_plan
-  const AssemblyPlan& plan() const { return *plan_ptr; }
+  // the plan in use: the model's, or one with the contact pairs; a new object for new pairs, as
+  // the engine may read the one it holds in place (the one before recycled once it let go)
+  std::shared_ptr<const AssemblyPlan> plan_now;
+  std::shared_ptr<AssemblyPlan> contact_plan, spare_plan;
+  AssemblyPlanCache plan_cache;  // the static families' sorted contributions
+  const AssemblyPlan& plan() const { return *plan_now; }
 
   // the step's inputs, computed on the host
   std::vector<Real> f_time;
@@ -134,7 +136,7 @@ struct Simulator::Impl {
     // the host's loops cost nothing to time phase by phase
     if (!on_cuda) engine->set_phase_timing(true);
     env_mass = md.dof_mass;
-    plan_ptr = &md.plan;
+    plan_now = std::shared_ptr<const AssemblyPlan>(model, &md.plan);
     f_time.resize(md.ndof);
     q_hat.assign(md.ndof, 0);
     u_hat.assign(md.ndof, 0);
@@ -318,8 +320,13 @@ struct Simulator::Impl {
 
   // the assembly plan for new pairs (the engine keeps its solver when the pattern is the same)
   void adopt_pair_plan() {
-    build_assembly_plan(*model, mv, contact_plan, plan_cache);
-    plan_ptr = &contact_plan;
+    std::shared_ptr<AssemblyPlan> next = spare_plan && spare_plan.use_count() == 1
+                                             ? std::move(spare_plan)
+                                             : std::make_shared<AssemblyPlan>();
+    build_assembly_plan(*model, mv, *next, plan_cache);
+    spare_plan = std::move(contact_plan);
+    contact_plan = next;
+    plan_now = std::move(next);
     ++plan_version;
   }
 
@@ -332,7 +339,7 @@ struct Simulator::Impl {
       update_contacts(dt, true);  // by the engine; the host state stays as stale as it was
       // the host's plan, unless the engine assembles the contact part itself (its PCG path)
       in.plan_changed = !engine->assembles_contact() && plan_version != engine_plan_version;
-      in.plan = &plan();
+      in.plan = plan_now;
     }
     in.dt = dt;
     in.c = step_coeffs(spec, state.time, dt);

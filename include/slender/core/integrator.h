@@ -92,8 +92,8 @@ struct LineSearchOutcome {
 /// trial(alpha) evaluates the iterate at step length alpha and returns its residual norm,
 /// phi() the incremental potential of the last trial. Without sufficient decrease
 /// (line_search_accepts) the best finite trial is evaluated again, so that the last evaluation
-/// is always the step taken. newton_iterations (core/newton.h) runs it for the CPU Simulator and
-/// the CUDA stepper; the vectorized batch runs the same rule per environment.
+/// is always the step taken. newton_iterations (core/newton.h) runs it for the stepper of both
+/// backends (engine/stepper.h); the vectorized batch runs the same rule per environment.
 template <class Trial, class Potential>
 LineSearchOutcome backtracking_line_search(const NewtonSpec& ns,
                                            bool on_potential,

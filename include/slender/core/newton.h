@@ -1,7 +1,7 @@
 #pragma once
 
-// Newton's iterations of one implicit step, written once for the CPU Simulator and the CUDA
-// stepper (host code: each backend supplies its own solve, evaluation and storage). The
+// Newton's iterations of one implicit step, written once for the stepper of both backends
+// (engine/stepper.h, host code: each executor supplies its own solve, evaluation and storage). The
 // vectorized batch (include/slender/engine/batch_newton.h) runs the same rules per environment,
 // masked.
 

@@ -12,7 +12,7 @@
 // - Masked Newton: the host keeps each environment's scalars (residual norms, potentials, line
 //   search state) and the kernels skip environments that are done; an environment converges,
 //   or fails (then its state is left as it was: nothing is written before it converges), on its
-//   own. The per-environment logic is that of the CPU Simulator (host/cpu/simulator.cpp), so a
+//   own. The per-environment logic is that of the Simulator's stepper (engine/stepper.h), so a
 //   batch reproduces single runs.
 // Scope: rods, shells (hinge and mid-edge bending, whose frame vectors tau0 are refreshed per
 // environment after each step as the Simulator does) and rod-shell structures, without contact
@@ -127,8 +127,8 @@ struct ScaleRange {
   }
 };
 
-/// per environment: s0 the incremental potential (stencil energies, then per-DOF potentials:
-/// the CPU Simulator's order), s2 |f|^2
+/// per environment: s0 the incremental potential (stencil energies, then per-DOF potentials, in
+/// index order), s2 |f|^2
 struct EvalSums {
   long energy_pool;
   int ndof, nfree;
@@ -548,7 +548,7 @@ class VectorNewton {
           okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
       // a system the batched solve could not take (a band or dense pivot too small, CG that did
       // not converge): that environment's Jacobian solved by pivoting sparse LU on the host, as
-      // the CPU Simulator's solvers fall back (and its slope taken again)
+      // the CPU's direct solvers fall back (and its slope taken again)
       bool fell_back = false;
       for (int e = 0; e < B; ++e) {
         if (phase[e] != kRunning) continue;

@@ -3,7 +3,7 @@
 // The batched linear solve of the vectorized engine (include/slender/engine/batch_newton.h): one
 // call per Newton iteration solves J_e dx_e = f_e for every running environment e, each Jacobian
 // gathered from that environment's local Hessians over the model's shared pattern (the sources
-// of each slot summed in the plan's order, as the CPU Simulator assembles its CSR values), by
+// of each slot summed in the plan's order, as the stepper assembles its CSR values), by
 // the fastest exact method for the structure at hand:
 // - kBanded: the free DOFs in reverse Cuthill-McKee order, banded LU without pivoting
 //   (include/slender/core/banded.h), one environment per thread: rods (half-bandwidth ~10);
@@ -176,7 +176,7 @@ struct Copy {
 };
 
 /// out[e][pos[slot]] = Jacobian entry of the slot (Hessian sources, then on diagonal slots the
-/// per-DOF term: the CPU Simulator's order); pos null = the slot itself (CSR values). Entries
+/// per-DOF term: the stepper's order); pos null = the slot itself (CSR values). Entries
 /// of out that no slot reaches are zero beforehand. Environment-major (entry k of environment e
 /// at e stride + k) or, with `interleave`, interleaved (at k nenv + e).
 struct GatherJacobian {

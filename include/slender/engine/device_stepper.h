@@ -42,9 +42,10 @@ struct DeviceStepInputs {
   const Real* target = nullptr;
   bool target_fixed = false;
   // the plan that includes this step's contact pairs (those of the last find_contacts), uploaded
-  // and analysed when `plan_changed`
+  // and analysed when `plan_changed` (an executor whose memory the host reads keeps it, shared,
+  // and reads it in place: the owner builds a new plan rather than change this one)
   bool plan_changed = false;
-  const AssemblyPlan* plan = nullptr;
+  std::shared_ptr<const AssemblyPlan> plan;
 };
 
 /// Warning counts of one step (added to the State's counters by the host).

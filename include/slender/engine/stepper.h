@@ -15,6 +15,8 @@
 // and host/backend/host_stepper.cpp (OpenMP loops, reductions in index order, the CPU's sparse
 // solvers; the CPU backend). X provides:
 //   Buffer<T> (resize, data, size, upload(vector | pointer, n), download(vector), fill_zero),
+//   ConstArray<T> (upload(vector), data, size: a read-only array, which the host executor views
+//   in place and the CUDA one copies),
 //   ContactExec (the contact pipeline's executor), DirectSolver (factorize(values), solve(b, x),
 //   used_fallback()) and make_direct_solver(n, row_ptr, col, symmetric, kind) (a unique_ptr to
 //   one for an n x n CSR pattern; kind: the caller's LinearSolverKind, which an executor with a
@@ -346,6 +348,10 @@ class StepperOn final : public DeviceStepper {
  public:
   template <class T>
   using Buffer = typename X::template Buffer<T>;
+  // an array the stepper only reads, of the model or of the current plan: a copy in X's memory,
+  // or, where the host reads X's memory, a view of the host's array (no copy)
+  template <class T>
+  using Const = typename X::template ConstArray<T>;
   using ContactExec = typename X::ContactExec;
   using DirectSolver = typename X::DirectSolver;
 
@@ -384,7 +390,7 @@ class StepperOn final : public DeviceStepper {
     slots_.resize(kNumSlots);
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
     friction_ = m.friction();
-    use_plan(m.plan);
+    use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
     if (m.contact.enabled) {
       contacts_ = std::make_unique<contact::ContactPipeline<ContactExec>>(m);
       // the PCG path keeps the model's plan and assembles the contact part on its own
@@ -457,8 +463,8 @@ class StepperOn final : public DeviceStepper {
     std::vector<Real> val;
     val_.download(val);
     for (int r = 0; r < n; ++r)
-      for (int k = host_row_ptr_[r]; k < host_row_ptr_[r + 1]; ++k)
-        (*jacobian)[size_t(r) * n + host_col_[k]] += val[k];
+      for (int k = plan_->row_ptr[r]; k < plan_->row_ptr[r + 1]; ++k)
+        (*jacobian)[size_t(r) * n + plan_->col[k]] += val[k];
     if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
       // the contact part the executor assembles on its own (the iterative path)
       const auto& cj = *contact_jacobian_;
@@ -557,7 +563,7 @@ class StepperOn final : public DeviceStepper {
   // u_hat from the state
   void predict(const DeviceStepInputs& in) {
     const Model& m = *model_;
-    if (in.plan_changed && in.plan) use_plan(*in.plan);
+    if (in.plan_changed && in.plan) use_plan(in.plan);
     if (in.natural_changed) {
       kappa_bar_.upload(in.bend_kappa_bar, 2 * size_t(m.nbend));
       tau_bar_.upload(in.bend_tau_bar, size_t(m.nbend));
@@ -585,7 +591,7 @@ class StepperOn final : public DeviceStepper {
     if (!symmetric_) return;
     symmetric_ = false;
     direct_.reset();  // a Cholesky solver (the direct path, or the iterative one's fallback)
-    if (!use_pcg_) direct_ = make_direct(host_row_ptr_, host_col_);
+    if (!use_pcg_) direct_ = make_direct(plan_->row_ptr, plan_->col);
   }
 
   std::unique_ptr<DirectSolver> make_direct(const std::vector<int>& row_ptr,
@@ -595,7 +601,8 @@ class StepperOn final : public DeviceStepper {
 
   // ---- plan, pairs ----------------------------------------------------------------------------
 
-  void use_plan(const AssemblyPlan& p) {
+  void use_plan(std::shared_ptr<const AssemblyPlan> plan) {
+    const AssemblyPlan& p = *plan;
     pd_.nfree = p.nfree;
     pd_.nnz = p.nnz();
     pd_.energy_pool = p.energy_pool;
@@ -624,10 +631,8 @@ class StepperOn final : public DeviceStepper {
     // the solver for this pattern: symbolic analysis once per pattern (new contact pairs often
     // leave the pattern as it was: then the solver stays)
     const bool same_pattern =
-        (direct_ || use_pcg_) && p.row_ptr == host_row_ptr_ && p.col == host_col_;
-    host_row_ptr_ = p.row_ptr;
-    host_col_ = p.col;
-    if constexpr (X::kHostMemory) host_dof_free_ = p.dof_free;  // the force callback's rows
+        (direct_ || use_pcg_) && plan_ && p.row_ptr == plan_->row_ptr && p.col == plan_->col;
+    plan_ = std::move(plan);
     if (same_pattern) return;
     // the iterative path: CG for a symmetric Jacobian, BiCGSTAB otherwise
     use_pcg_ = kind_ == LinearSolverKind::kPcg ||
@@ -769,8 +774,8 @@ class StepperOn final : public DeviceStepper {
       if (contact_jacobian_) contact_jacobian_->assemble(h_pool_.data() + pd_.h_off[kFamContact]);
       if constexpr (X::kHostMemory) {
         if (force_)
-          force_.add_jacobian(c_u_, m.ndof, host_dof_free_.data(), host_row_ptr_.data(),
-                              host_col_.data(), val_.data());
+          force_.add_jacobian(c_u_, m.ndof, plan_->dof_free.data(), plan_->row_ptr.data(),
+                              plan_->col.data(), val_.data());
       }
     }
     const long n = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
@@ -818,7 +823,7 @@ class StepperOn final : public DeviceStepper {
       // path for this matrix, counted as a fallback (as the CPU counts it)
       fallback = true;
       if (contact_jacobian_ && contact_jacobian_->nnz() > 0) return merged_direct_solve();
-      if (!direct_) direct_ = make_direct(host_row_ptr_, host_col_);
+      if (!direct_) direct_ = make_direct(plan_->row_ptr, plan_->col);
     }
     auto t0 = Clock::now();
     const bool factored = direct_->factorize(val_.data());
@@ -866,10 +871,10 @@ class StepperOn final : public DeviceStepper {
     std::vector<Real> val;
     rp.reserve(size_t(n) + 1);
     for (int r = 0; r < n; ++r) {
-      int i = host_row_ptr_[r], j = rc[r];
-      const int ie = host_row_ptr_[r + 1], je = rc[r + 1];
+      int i = plan_->row_ptr[r], j = rc[r];
+      const int ie = plan_->row_ptr[r + 1], je = rc[r + 1];
       while (i < ie || j < je) {
-        const int ci = i < ie ? host_col_[i] : INT_MAX, cjn = j < je ? cc[j] : INT_MAX;
+        const int ci = i < ie ? plan_->col[i] : INT_MAX, cjn = j < je ? cc[j] : INT_MAX;
         col.push_back(std::min(ci, cjn));
         val.push_back((ci <= cjn ? vs[i] : 0) + (cjn <= ci ? vc[j] : 0));
         if (ci <= cjn) ++i;
@@ -1126,11 +1131,12 @@ class StepperOn final : public DeviceStepper {
   long pcg_iterations_ = 0;
 
   // model arrays the view does not hold
-  Buffer<Real> d_dof_mass_, d_node_dl_, d_node_volume_;
-  Buffer<unsigned char> d_dof_fixed_;
+  Buffer<Real> d_dof_mass_;  // times the density scale
+  Const<Real> d_node_dl_, d_node_volume_;
+  Const<unsigned char> d_dof_fixed_;
   // prescribed motion: the model's slot maps, this step's targets and the map they use (null:
   // no motion this step)
-  Buffer<int> d_fixed_slot_, d_motion_slot_;
+  Const<int> d_fixed_slot_, d_motion_slot_;
   Buffer<Real> target_;
   const int* motion_slot_ = nullptr;
   // state
@@ -1141,7 +1147,7 @@ class StepperOn final : public DeviceStepper {
   Buffer<Real> e_pool_, g_pool_, h_pool_, dof_r_, dof_J_, dof_phi_, f_, dx_, val_;
   Buffer<unsigned> flag_pool_;
   // plan
-  Buffer<int> free_dof_, row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_, row_src_adr_,
+  Const<int> free_dof_, row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_, row_src_adr_,
       row_src_;
   // contact pairs, found on the device
   std::unique_ptr<contact::ContactPipeline<ContactExec>> contacts_;
@@ -1151,7 +1157,7 @@ class StepperOn final : public DeviceStepper {
   Buffer<Red4> partial_, slots_;
   // solvers
   std::unique_ptr<DirectSolver> direct_;
-  std::vector<int> host_row_ptr_, host_col_, host_dof_free_;
+  std::shared_ptr<const AssemblyPlan> plan_;  // the plan in use (its pattern on the host)
   long nblock_ = 0;
   Buffer<int> block_row_;
   Buffer<Real> block_inv_, pr_, pz_, pp_, pAp_;

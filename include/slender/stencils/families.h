@@ -1,7 +1,7 @@
 #pragma once
 
 // Every stencil family with its binding, in pool order: the one list the backends' evaluations
-// loop over (the CPU Simulator, the CUDA stepper, the vectorized batch), so that a family added
+// loop over (the stepper of both backends, the vectorized batch), so that a family added
 // here is evaluated everywhere. The grain is the CPU loop's threading threshold for the family's
 // cost per stencil (include/slender/core/parallel_for.h).
 
