@@ -180,7 +180,7 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
   if (opt.progress) progress.start(duration);
 
   // step to the end time; the last step is shortened to land on it
-  const Real t0 = sim.state().time;
+  const Real t0 = sim.time();
   const Real t_end = t0 + duration;
   // (a dt longer than the whole run is one step of the duration)
   const Real land = kLandTol * std::min(dt, duration);
@@ -189,7 +189,7 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
   int last_iters = 0;   // Newton iterations of the last good step
   bool failed = false;
   while (true) {
-    const Real t = sim.state().time;
+    const Real t = sim.time();
     const Real left = t_end - t;
     if (left <= land) break;
     Real h = std::min(h_cur, left);
@@ -212,11 +212,11 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
         }
         continue;
       }
-      res.message = failure_message(res.steps + 1, t, sim.state().time, h, rep, in.adaptive);
+      res.message = failure_message(res.steps + 1, t, sim.time(), h, rep, in.adaptive);
       failed = true;
       break;
     }
-    SLENDER_CHECK(sim.state().time > t, "a converged step of dt = ", h,
+    SLENDER_CHECK(sim.time() > t, "a converged step of dt = ", h,
                   " did not advance the time from t = ", t);
     ++res.steps;
     last_iters = rep.iterations;
@@ -227,7 +227,7 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       good_in_row = 0;
     }
     if (every > 0 && res.steps % every == 0) rec.record(sim, res.steps, rep.iterations);
-    if (opt.progress) progress.update(sim.state().time - t0, res.steps);
+    if (opt.progress) progress.update(sim.time() - t0, res.steps);
   }
   if (opt.progress) progress.finish();
 

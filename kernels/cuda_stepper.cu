@@ -49,6 +49,8 @@ struct CudaStepExec {
   static std::string direct_name(const DirectSolver*, bool symmetric) {
     return symmetric ? "cusolver-chol" : "cusolver-qr";
   }
+  // cuSOLVER reads the stepper's own value buffer
+  static Real* solver_values(DirectSolver*) { return nullptr; }
 
   template <class F>
   static void for_each(long n, const F& f, long /*grain: the host's*/ = 0) {

@@ -44,10 +44,12 @@ class HostDirectSolver {
     solver_ = std::make_unique<cpu::LinearSolver>(pattern, kind, symmetric);
   }
   std::string name() const { return solver_->name(); }
+  // val: the solver's own values (the stepper assembled there) or a copy's
   bool factorize(const Real* val) {
-    std::copy(val, val + nnz_, solver_->values());
+    if (val != solver_->values()) std::copy(val, val + nnz_, solver_->values());
     return solver_->factorize();
   }
+  Real* values() { return solver_->values(); }
   bool solve(const Real* b, Real* x) { return solver_->solve(b, x); }
   bool used_fallback() const { return solver_->used_fallback(); }
 
@@ -82,6 +84,7 @@ struct HostStepExec {
     return std::make_unique<DirectSolver>(n, row_ptr, col, symmetric, kind);
   }
   static std::string direct_name(const DirectSolver* s, bool) { return s ? s->name() : "none"; }
+  static Real* solver_values(DirectSolver* s) { return s->values(); }
 
   template <class F>
   static void for_each(long n, const F& f, long grain = kParallelGrain) {

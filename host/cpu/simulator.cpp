@@ -440,6 +440,7 @@ const State& Simulator::state() const {
   impl_->sync_host();
   return impl_->state;
 }
+Real Simulator::time() const { return impl_->state.time; }
 const IntegratorSpec& Simulator::integrator() const { return impl_->spec; }
 std::string Simulator::linear_solver_name() const { return impl_->engine->solver_name(); }
 BackendKind Simulator::backend() const {

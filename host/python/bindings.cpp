@@ -387,7 +387,7 @@ PYBIND11_MODULE(_core, m) {
           "dF_du), the Jacobian's entries dF[row]/dq[col] and dF[row]/du[col]; called at every "
           "Newton evaluation (CPU backend). symmetric=True keeps the symmetric factorizations "
           "(a spring). None removes it.")
-      .def_property_readonly("time", [](const Simulator& s) { return s.state().time; })
+      .def_property_readonly("time", [](const Simulator& s) { return s.time(); })
       .def(
           "state_arrays",
           [](const Simulator& s) {

@@ -76,7 +76,10 @@ class Simulator {
   const EnvParams& params() const;
 
   const Model& model() const;
+  /// the state (on the engine's side between steps: downloaded on the first call after a step)
   const State& state() const;
+  /// the state's time [s] (kept on the host: no download)
+  Real time() const;
   void set_state(const State& s);
   const IntegratorSpec& integrator() const;
   /// name of the linear solver in use ("cholmod", "eigen-ldlt", "sparse-lu", "pcg"; on the

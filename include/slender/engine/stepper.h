@@ -16,7 +16,8 @@
 // solvers; the CPU backend). X provides:
 //   Buffer<T> (resize, data, size, upload(vector | pointer, n), download(vector), fill_zero),
 //   ConstArray<T> (upload(vector), data, size: a read-only array, which the host executor views
-//   in place and the CUDA one copies),
+//   in place and the CUDA one copies), solver_values(solver) (the direct solver's own value
+//   storage, into which the stepper then assembles, or null),
 //   ContactExec (the contact pipeline's executor), DirectSolver (factorize(values), solve(b, x),
 //   used_fallback()) and make_direct_solver(n, row_ptr, col, symmetric, kind) (a unique_ptr to
 //   one for an n x n CSR pattern; kind: the caller's LinearSolverKind, which an executor with a
@@ -460,8 +461,8 @@ class StepperOn final : public DeviceStepper {
     if (!jacobian) return;
     const int n = pd_.nfree;
     jacobian->assign(size_t(n) * size_t(n), 0);
-    std::vector<Real> val;
-    val_.download(val);
+    std::vector<Real> val(size_t(pd_.nnz));
+    X::to_host(val.data(), jac_val(), val.size());
     for (int r = 0; r < n; ++r)
       for (int k = plan_->row_ptr[r]; k < plan_->row_ptr[r + 1]; ++k)
         (*jacobian)[size_t(r) * n + plan_->col[k]] += val[k];
@@ -592,6 +593,7 @@ class StepperOn final : public DeviceStepper {
     symmetric_ = false;
     direct_.reset();  // a Cholesky solver (the direct path, or the iterative one's fallback)
     if (!use_pcg_) direct_ = make_direct(plan_->row_ptr, plan_->col);
+    size_values();
   }
 
   std::unique_ptr<DirectSolver> make_direct(const std::vector<int>& row_ptr,
@@ -627,13 +629,15 @@ class StepperOn final : public DeviceStepper {
     h_pool_.resize(size_t(p.hess_pool));
     f_.resize(size_t(p.nfree));
     dx_.resize(size_t(p.nfree));
-    val_.resize(size_t(p.nnz()));
     // the solver for this pattern: symbolic analysis once per pattern (new contact pairs often
     // leave the pattern as it was: then the solver stays)
     const bool same_pattern =
         (direct_ || use_pcg_) && plan_ && p.row_ptr == plan_->row_ptr && p.col == plan_->col;
     plan_ = std::move(plan);
-    if (same_pattern) return;
+    if (same_pattern) {
+      size_values();
+      return;
+    }
     // the iterative path: CG for a symmetric Jacobian, BiCGSTAB otherwise
     use_pcg_ = kind_ == LinearSolverKind::kPcg ||
                (kind_ == LinearSolverKind::kAuto && p.nfree >= X::kPcgAutoThreshold);
@@ -653,6 +657,20 @@ class StepperOn final : public DeviceStepper {
       for (Buffer<Real>* b : {&pr_, &pz_, &pp_, &pAp_})
         b->resize(size_t(p.nfree));
     }
+    size_values();
+  }
+
+  // the Jacobian's CSR values: in the direct solver's own storage where the executor's solver
+  // offers it (the host's: no copy before each factorization), else in val_
+  Real* jac_val() {
+    if (!use_pcg_ && direct_) {
+      if (Real* v = X::solver_values(direct_.get())) return v;
+    }
+    return val_.data();
+  }
+  void size_values() {
+    const bool own = use_pcg_ || !direct_ || !X::solver_values(direct_.get());
+    val_.resize(own ? size_t(pd_.nnz) : 0);
   }
 
   // the view reads the pipeline's current lists (valid until its next find)
@@ -768,14 +786,14 @@ class StepperOn final : public DeviceStepper {
       contact_jacobian_->add_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
     if (with_jacobian) {
       X::for_each(pd_.nnz, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(), h_pool_.data(),
-                                            val_.data()});
+                                            jac_val()});
       X::for_each(pd_.nfree,
-                  AddDiagonal{diag_slot_.data(), free_dof_.data(), dof_J_.data(), val_.data()});
+                  AddDiagonal{diag_slot_.data(), free_dof_.data(), dof_J_.data(), jac_val()});
       if (contact_jacobian_) contact_jacobian_->assemble(h_pool_.data() + pd_.h_off[kFamContact]);
       if constexpr (X::kHostMemory) {
         if (force_)
           force_.add_jacobian(c_u_, m.ndof, plan_->dof_free.data(), plan_->row_ptr.data(),
-                              plan_->col.data(), val_.data());
+                              plan_->col.data(), jac_val());
       }
     }
     const long n = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
@@ -826,7 +844,7 @@ class StepperOn final : public DeviceStepper {
       if (!direct_) direct_ = make_direct(plan_->row_ptr, plan_->col);
     }
     auto t0 = Clock::now();
-    const bool factored = direct_->factorize(val_.data());
+    const bool factored = direct_->factorize(jac_val());
     times.factor += seconds_since(t0);
     t0 = Clock::now();
     const bool solved = factored && direct_->solve(f_.data(), dx_.data());
