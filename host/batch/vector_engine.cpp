@@ -1,7 +1,7 @@
 // The vectorized batch engine on the CPU: VectorNewton run by the host executor
-// (batch/host_exec.h).
+// (backend/host_executor.h).
 
-#include "batch/host_exec.h"
+#include "backend/host_executor.h"
 #include "slender/engine/batch_engine.h"
 
 namespace slender {
@@ -11,7 +11,8 @@ std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Mode
                                                       const IntegratorSpec& spec,
                                                       const State& initial,
                                                       LinearSolverKind solver) {
-  return std::make_unique<VectorEngineOf<HostExec>>(std::move(model), nenv, spec, initial, solver);
+  return std::make_unique<VectorEngineOf<HostExecutor>>(std::move(model), nenv, spec, initial,
+                                                        solver);
 }
 
 }  // namespace slender

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "contact/host_exec.h"
+#include "backend/host_executor.h"
 #include "contact/pairs.h"
 #include "model/model_internal.h"
 #include "slender/builder.h"
@@ -100,7 +100,7 @@ TEST_P(ContactJacobianScenes, StaticPlusContactEqualsTheMergedPlan) {
   for (int r = 0; r < st.nfree; ++r)
     AssembleResidual{st.row_src_adr.data(), st.row_src.data(), st.free_dof.data(), g.data(),
                      dof_r.data(),          f_s.data()}(r);
-  ContactJacobian<HostContactExec> cj(st, m.ndof);
+  ContactJacobian<HostExecutor> cj(st, m.ndof);
   cj.build(c.mv);
   cj.assemble(h.data() + merged.h_off[kFamContact]);
   cj.add_residual(g.data() + merged.g_off[kFamContact], f_s.data());
@@ -130,7 +130,7 @@ TEST_P(ContactJacobianScenes, StaticPlusContactEqualsTheMergedPlan) {
   EXPECT_GT(cj.nnz(), 0);
   EXPECT_GT(contact_entries_in_static_rows, 0);
   // a second build of the same pairs: the same bits
-  ContactJacobian<HostContactExec> again(st, m.ndof);
+  ContactJacobian<HostExecutor> again(st, m.ndof);
   again.build(c.mv);
   again.assemble(h.data() + merged.h_off[kFamContact]);
   EXPECT_EQ(std::vector<Real>(again.val(), again.val() + again.nnz()), val_c);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "contact/host_exec.h"
+#include "backend/host_executor.h"
 #include "contact/pairs.h"
 #include "pair_lists_util.h"
 #include "slender/builder.h"
@@ -21,7 +21,7 @@
 namespace slender::contact {
 namespace {
 
-using Pipeline = ContactPipeline<HostContactExec>;
+using Pipeline = ContactPipeline<HostExecutor>;
 
 using test::load_scene;
 

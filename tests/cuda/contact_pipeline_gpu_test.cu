@@ -11,8 +11,8 @@
 
 #include "contact/pair_lists_util.h"
 #include "contact/pairs.h"
-#include "contact_exec.cuh"
 #include "cuda/gpu_test_util.h"
+#include "cuda_executor.cuh"
 #include "device_buffer.cuh"
 #include "slender/builder.h"
 #include "slender/engine/contact_pipeline.h"
@@ -21,7 +21,7 @@
 namespace slender::contact {
 namespace {
 
-using GpuPipeline = ContactPipeline<CudaContactExec>;
+using GpuPipeline = ContactPipeline<CudaExecutor>;
 
 using test::load_scene;
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "batch/host_exec.h"
+#include "backend/host_executor.h"
 #include "physics_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
@@ -251,7 +251,7 @@ TEST(VectorSolvers, SnakeDenseLuMatchesBanded) {
 // iterations. The same bits as the environment-major storage and the every-iteration read, the
 // same statuses and iterations (banded LU on the snake with per-environment waves, dense
 // Cholesky on the plate, dense LU on the rod-shell model with drag, PCG on the mid-edge plate)
-struct InterleavedHostExec : HostExec {
+struct InterleavedHostExec : HostExecutor {
   static constexpr bool kInterleaved = true;
   static constexpr int kPcgCheckEvery = 8;
 };
@@ -260,7 +260,7 @@ struct InterleavedHostExec : HostExec {
 // matrices; five lanes run one after the other, in reverse, with the same begin / column phases
 // / finish steps as a warp): the same bits as one thread per environment, for the banded LU
 // (snake), the dense Cholesky (mid-edge plate) and the dense LU (rod-shell with drag)
-struct LanesHostExec : HostExec {
+struct LanesHostExec : HostExecutor {
   static constexpr bool kInterleaved = true;
   static constexpr int kLanes = 5;
   template <class F>
@@ -299,7 +299,8 @@ TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
     const Model& m = *c.m;
     const int B = 5, nb = m.nbend;
     const State initial = Simulator(c.m).state();
-    VectorEngineOf<HostExec> plain(c.m, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+    VectorEngineOf<HostExecutor> plain(c.m, B, m.scene.integrator, initial,
+                                       LinearSolverKind::kAuto);
     VectorEngineOf<LanesHostExec> lanes(c.m, B, m.scene.integrator, initial,
                                         LinearSolverKind::kAuto);
     EXPECT_EQ(plain.solver_name(), c.solver);
@@ -346,22 +347,22 @@ TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
 // Uploads of the masks and step lengths happen only when they change, and the banded solve's
 // status comes back with the slopes. Measured: 2.87 host reads and no upload per Newton
 // iteration (3.87 reads and 4.87 uploads before)
-struct CountingHostExec : HostExec {
+struct CountingHostExec : HostExecutor {
   static inline long uploads = 0, reads = 0;
   template <class T>
   static void upload(Buffer<T>& b, const T* h, size_t n) {
     ++uploads;
-    HostExec::upload(b, h, n);
+    HostExecutor::upload(b, h, n);
   }
   template <class T>
   static void download_at(const Buffer<T>& b, size_t off, T* h, size_t n) {
     ++reads;
-    HostExec::download_at(b, off, h, n);
+    HostExecutor::download_at(b, off, h, n);
   }
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>& scratch) {
     ++reads;
-    HostExec::env_reduce(nenv, len, f, out, scratch);
+    HostExecutor::env_reduce(nenv, len, f, out, scratch);
   }
 };
 
@@ -415,7 +416,7 @@ TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
     const Model& m = *c.m;
     const int B = 5, steps = 12;
     const State initial = Simulator(c.m).state();
-    VectorEngineOf<HostExec> plain(c.m, B, m.scene.integrator, initial, c.kind);
+    VectorEngineOf<HostExecutor> plain(c.m, B, m.scene.integrator, initial, c.kind);
     VectorEngineOf<InterleavedHostExec> inter(c.m, B, m.scene.integrator, initial, c.kind);
     EXPECT_EQ(plain.solver_name(), c.solver);
     for (int e = 0; e < B; ++e) {  // environments that converge at their own iterations

@@ -1,7 +1,7 @@
 #pragma once
 
 // The vectorized batched Newton step: B environments of one model advanced together, every
-// loop over (environment, item) at once, so that the same code runs on the CPU (HostExec,
+// loop over (environment, item) at once, so that the same code runs on the CPU (HostExecutor,
 // host/batch/vector_engine.cpp) and on the GPU (the CUDA executor, kernels/vector_batch.cu).
 //
 // - State and workspace are env-major flat arrays (q[env * ndof + i]); the model is shared.
@@ -30,6 +30,7 @@
 
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
+#include "slender/core/parallel_for.h"
 #include "slender/core/reduce4.h"
 #include "slender/core/status.h"
 #include "slender/engine/assemble.h"
@@ -186,22 +187,17 @@ struct VectorStepResult {
   PhaseTimes times;
 };
 
-/// The engine over an executor X, which provides
-///   template <class T> using Buffer (resize(n), data(), size()),
-///   for_each(n, f), for_each_env(nenv, f) (one heavy item per environment: a factorization),
-///   env_reduce(nenv, len, f, host_out, scratch) (f(e, i) -> Red4, combined per environment in
-///   index order; scratch a Buffer<Red4> of the engine's), env_reduce_to(nenv, len, f, out) (the
-///   same into a Buffer<Red4>, no host read), kPcgCheckEvery (batched CG's iterations between
-///   host reads), kLanes (threads that can cooperate on one environment's factorization; above 1
-///   also for_each_env_columns(nenv, f): f.begin, f.column on every lane with a barrier after
-///   each column, f.finish on one lane: vec::BandSolve),
-///   upload(Buffer<T>&, const T*, n), upload_at / download_at(buffer, offset, host, n),
-///   copy(dst, src, n), ModelArrays (built from a Model; view() is its ModelView with
-///   pointers the executor's loops can read), and kInterleaved (the band and dense matrices'
-///   layout: interleaved across environments, or environment-major).
+/// The engine over an executor X (engine/executor.h: loops and per-environment loops,
+/// per-environment reductions, transfers, ModelData, and the batch's policies kInterleaved,
+/// kLanes and kPcgCheckEvery).
 template <class X>
 class VectorNewton {
  public:
+  // the engine's loops (on the host threaded from kParallelGrainHeavy items)
+  template <class F>
+  static void each(long n, const F& f) {
+    X::for_each(n, f, kParallelGrainHeavy);
+  }
   template <class T>
   using Buffer = typename X::template Buffer<T>;
 
@@ -228,7 +224,7 @@ class VectorNewton {
     plan_ = m.plan;
     solver_ =
         std::make_unique<VectorLinearSolve<X>>(plan_, m.ndof, nenv, solver, !m.nonsymmetric());
-    // the model's arrays where the executor runs (X::ModelArrays: the host view itself, or the
+    // the model's arrays where the executor runs (X::ModelData: the host view itself, or the
     // device copy of every array, kernels/device_model.h)
     mv_ = model_arrays_.view();
     up(m.dof_mass, dof_mass_);
@@ -380,9 +376,8 @@ class VectorNewton {
     const unsigned char* mk = reset_mask_.data();
     auto take = [&](Buffer<Real>& dst, const std::vector<Real>& src, long len) {
       X::upload(reset_src_, src.data(), src.size());
-      X::for_each(
-          long(nenv_) * len,
-          vec::Masked<vec::Broadcast>{vec::Broadcast{dst.data(), reset_src_.data(), len}, mk, len});
+      each(long(nenv_) * len, vec::Masked<vec::Broadcast>{
+                                  vec::Broadcast{dst.data(), reset_src_.data(), len}, mk, len});
     };
     take(q_, s.q, m.ndof);
     take(u_, s.u, m.ndof);
@@ -403,7 +398,7 @@ class VectorNewton {
     // the state's frames are those of its configuration
     const EvalView ev = eval_view(q_.data(), d1_.data(), ref_.data());
     strains_.resize(size_t(3 * n));
-    X::for_each(n, vec::BendStrains{mv_, ev, strains_.data()});
+    each(n, vec::BendStrains{mv_, ev, strains_.data()});
     X::download_at(strains_, 0, out, size_t(3 * n));
   }
   void get_state(int e, State& s) const {
@@ -479,9 +474,9 @@ class VectorNewton {
       step_target_ = motion_target_.data();
       step_target_stride_ = long(nm);
     }
-    X::for_each(long(B) * nd, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
-                                      a_.data(), dof_fixed_.data(), q_hat_.data(), u_hat_.data(),
-                                      nd, step_slot_, step_target_, step_target_stride_});
+    each(long(B) * nd, Predict{spec_.kind, dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
+                               a_.data(), dof_fixed_.data(), q_hat_.data(), u_hat_.data(), nd,
+                               step_slot_, step_target_, step_target_stride_});
     X::copy(y_.data(), q_hat_.data(), size_t(B) * nd);
 
     // per-environment Newton state
@@ -792,13 +787,12 @@ class VectorNewton {
       X::upload(alpha_, alpha.data(), size_t(nenv_));
       alpha_dev_h_ = alpha;
     }
-    X::for_each(long(nenv_) * m.ndof, vec::Masked<vec::Copy>{vec::Copy{y_trial_.data(), y_.data()},
-                                                             active_.data(), m.ndof});
-    X::for_each(
-        long(nenv_) * plan_.nfree,
-        vec::Masked<vec::NewtonStep>{vec::NewtonStep{plan_.nfree, m.ndof, free_dof_.data(),
-                                                     dx_.data(), alpha_.data(), y_trial_.data()},
-                                     active_.data(), plan_.nfree});
+    each(long(nenv_) * m.ndof,
+         vec::Masked<vec::Copy>{vec::Copy{y_trial_.data(), y_.data()}, active_.data(), m.ndof});
+    each(long(nenv_) * plan_.nfree,
+         vec::Masked<vec::NewtonStep>{vec::NewtonStep{plan_.nfree, m.ndof, free_dof_.data(),
+                                                      dx_.data(), alpha_.data(), y_trial_.data()},
+                                      active_.data(), plan_.nfree});
   }
 
   // y = y_trial for the environments with accept[e] among mask
@@ -807,8 +801,8 @@ class VectorNewton {
     for (int e = 0; e < nenv_; ++e)
       active_h_[e] = mask[e] && acc[e] ? 1 : 0;
     push_active();
-    X::for_each(long(nenv_) * m.ndof, vec::Masked<vec::Copy>{vec::Copy{y_.data(), y_trial_.data()},
-                                                             active_.data(), m.ndof});
+    each(long(nenv_) * m.ndof,
+         vec::Masked<vec::Copy>{vec::Copy{y_.data(), y_trial_.data()}, active_.data(), m.ndof});
   }
 
   // residual norms and potentials at q (env-major) for the active environments (active_, as
@@ -817,14 +811,14 @@ class VectorNewton {
     const Model& m = *model_;
     const int B = nenv_;
     const unsigned char* act = active_.data();
-    X::for_each(long(B) * m.nedge,
-                vec::Masked<TransportFrames>{
-                    TransportFrames{mv_, q, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
-                    act, m.nedge});
-    X::for_each(long(B) * m.nbend,
-                vec::Masked<ReferenceTwists>{ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(),
-                                                             ref_.data(), ref_cur_.data()},
-                                             act, m.nbend});
+    each(long(B) * m.nedge,
+         vec::Masked<TransportFrames>{
+             TransportFrames{mv_, q, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()}, act,
+             m.nedge});
+    each(long(B) * m.nbend,
+         vec::Masked<ReferenceTwists>{
+             ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()}, act,
+             m.nbend});
     EvalView ev = eval_view(q, d1_cur_.data(), ref_cur_.data());
     ev.q_hat = q_hat_.data();
     ev.u_hat = u_hat_.data();
@@ -848,35 +842,34 @@ class VectorNewton {
       scale_range(h_pool_, plan_.hess_pool, plan_.h_off[a], plan_.h_off[b]);
     }
     const Vec3 g = m.gravity;
-    X::for_each(long(B) * m.ndof,
-                vec::Masked<DofTerms>{DofTerms{m.nnode,
-                                               q,
-                                               q_hat_.data(),
-                                               u_hat_.data(),
-                                               f_time_.data(),
-                                               dof_mass_.data(),
-                                               node_dl_.data(),
-                                               node_volume_.data(),
-                                               m.buoyancy_density,
-                                               g[0],
-                                               g[1],
-                                               g[2],
-                                               m.viscosity,
-                                               m.mass_damping,
-                                               c_.c_m,
-                                               c_.c_u,
-                                               dof_r_.data(),
-                                               dof_J_.data(),
-                                               dof_phi_.data(),
-                                               m.ndof,
-                                               scaled_ ? params_.data() : nullptr},
-                                      act, m.ndof});
-    X::for_each(long(B) * plan_.nfree,
-                vec::Masked<vec::Residual>{
-                    vec::Residual{plan_.nfree, m.ndof, plan_.grad_pool, row_src_adr_.data(),
-                                  row_src_.data(), free_dof_.data(), g_pool_.data(), dof_r_.data(),
-                                  f_.data()},
-                    act, plan_.nfree});
+    each(long(B) * m.ndof, vec::Masked<DofTerms>{DofTerms{m.nnode,
+                                                          q,
+                                                          q_hat_.data(),
+                                                          u_hat_.data(),
+                                                          f_time_.data(),
+                                                          dof_mass_.data(),
+                                                          node_dl_.data(),
+                                                          node_volume_.data(),
+                                                          m.buoyancy_density,
+                                                          g[0],
+                                                          g[1],
+                                                          g[2],
+                                                          m.viscosity,
+                                                          m.mass_damping,
+                                                          c_.c_m,
+                                                          c_.c_u,
+                                                          dof_r_.data(),
+                                                          dof_J_.data(),
+                                                          dof_phi_.data(),
+                                                          m.ndof,
+                                                          scaled_ ? params_.data() : nullptr},
+                                                 act, m.ndof});
+    each(long(B) * plan_.nfree,
+         vec::Masked<vec::Residual>{
+             vec::Residual{plan_.nfree, m.ndof, plan_.grad_pool, row_src_adr_.data(),
+                           row_src_.data(), free_dof_.data(), g_pool_.data(), dof_r_.data(),
+                           f_.data()},
+             act, plan_.nfree});
     const long len = std::max(plan_.energy_pool + long(m.ndof), long(plan_.nfree));
     std::vector<Red4> s(B);
     X::env_reduce(B, len,
@@ -893,10 +886,9 @@ class VectorNewton {
   void scale_range(Buffer<Real>& pool, long pool_size, long begin, long end) {
     if (end <= begin) return;
     const long len = end - begin;
-    X::for_each(long(nenv_) * len,
-                vec::Masked<vec::ScaleRange>{
-                    vec::ScaleRange{pool.data(), pool_size, begin, len, yscale_.data()},
-                    active_.data(), len});
+    each(long(nenv_) * len, vec::Masked<vec::ScaleRange>{
+                                vec::ScaleRange{pool.data(), pool_size, begin, len, yscale_.data()},
+                                active_.data(), len});
   }
 
   // family fam's slices of every environment's pools (n stencils)
@@ -917,9 +909,8 @@ class VectorNewton {
     const long n = Bd::count(mv_);
     if (n == 0) return;
     const LocalBuffers<Bd::kDofs> buf = family_buffers<Bd::kDofs>(fam, n);
-    X::for_each(long(nenv_) * n,
-                vec::Masked<EvalStencils<Bd>>{EvalStencils<Bd>{mv_, ev, n, kGradHess, buf},
-                                              active_.data(), n});
+    each(long(nenv_) * n, vec::Masked<EvalStencils<Bd>>{
+                              EvalStencils<Bd>{mv_, ev, n, kGradHess, buf}, active_.data(), n});
   }
 
   // ground contact and friction, each environment with its own coefficient
@@ -928,10 +919,10 @@ class VectorNewton {
     if (n == 0) return;
     const Family fam = kFamGround;
     const LocalBuffers<3> buf = family_buffers<3>(fam, n);
-    X::for_each(long(nenv_) * n,
-                vec::Masked<vec::EvalGround>{vec::EvalGround{mv_, ev, n, buf, mu_.data(),
-                                                             scaled_ ? params_.data() : nullptr},
-                                             active_.data(), n});
+    each(long(nenv_) * n,
+         vec::Masked<vec::EvalGround>{
+             vec::EvalGround{mv_, ev, n, buf, mu_.data(), scaled_ ? params_.data() : nullptr},
+             active_.data(), n});
   }
 
   void finalize(const std::vector<unsigned char>& done, Real dt, VectorStepResult& res) {
@@ -940,32 +931,30 @@ class VectorNewton {
     active_h_ = done;
     push_active();
     const unsigned char* act = active_.data();
-    X::for_each(
-        long(B) * m.ndof,
-        vec::Masked<FinalizeStep>{
-            FinalizeStep{spec_.kind, dt, c_.c_m, c_.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
-                         dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(),
-                         m.ndof, step_slot_, step_target_, step_target_stride_},
-            act, m.ndof});
-    X::for_each(long(B) * m.nedge,
-                vec::Masked<TransportFrames>{TransportFrames{mv_, q_.data(), d1_.data(), t_.data(),
-                                                             d1_cur_.data(), t_cur_.data()},
-                                             act, m.nedge});
-    X::for_each(long(B) * m.nbend,
-                vec::Masked<ReferenceTwists>{ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(),
-                                                             ref_.data(), ref_cur_.data()},
-                                             act, m.nbend});
-    X::for_each(long(B) * 3 * m.nedge,
-                vec::Masked<vec::Copy>{vec::Copy{d1_.data(), d1_cur_.data()}, act, 3L * m.nedge});
-    X::for_each(long(B) * 3 * m.nedge,
-                vec::Masked<vec::Copy>{vec::Copy{t_.data(), t_cur_.data()}, act, 3L * m.nedge});
-    X::for_each(long(B) * m.nbend,
-                vec::Masked<vec::Copy>{vec::Copy{ref_.data(), ref_cur_.data()}, act, m.nbend});
+    each(long(B) * m.ndof,
+         vec::Masked<FinalizeStep>{
+             FinalizeStep{spec_.kind, dt, c_.c_m, c_.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
+                          dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(),
+                          m.ndof, step_slot_, step_target_, step_target_stride_},
+             act, m.ndof});
+    each(long(B) * m.nedge,
+         vec::Masked<TransportFrames>{
+             TransportFrames{mv_, q_.data(), d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
+             act, m.nedge});
+    each(long(B) * m.nbend,
+         vec::Masked<ReferenceTwists>{
+             ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()}, act,
+             m.nbend});
+    each(long(B) * 3 * m.nedge,
+         vec::Masked<vec::Copy>{vec::Copy{d1_.data(), d1_cur_.data()}, act, 3L * m.nedge});
+    each(long(B) * 3 * m.nedge,
+         vec::Masked<vec::Copy>{vec::Copy{t_.data(), t_cur_.data()}, act, 3L * m.nedge});
+    each(long(B) * m.nbend,
+         vec::Masked<vec::Copy>{vec::Copy{ref_.data(), ref_cur_.data()}, act, m.nbend});
     // mid-edge frames of the new configuration; the xi DOFs keep their values
     if (m.nsedge > 0 && m.nxi > 0)
-      X::for_each(
-          long(B) * m.nsedge,
-          vec::Masked<MidEdgeFrames>{MidEdgeFrames{mv_, q_.data(), tau0_.data()}, act, m.nsedge});
+      each(long(B) * m.nsedge,
+           vec::Masked<MidEdgeFrames>{MidEdgeFrames{mv_, q_.data(), tau0_.data()}, act, m.nsedge});
     if (plan_.energy_pool > 0) {
       std::vector<Red4> s(B);
       X::env_reduce(B, plan_.energy_pool, vec::DegenerateCount{plan_.energy_pool, flags_.data()},
@@ -986,7 +975,7 @@ class VectorNewton {
   std::shared_ptr<const Model> model_;
   IntegratorSpec spec_;
   int nenv_;
-  typename X::ModelArrays model_arrays_;  // after model_: built from it
+  typename X::ModelData model_arrays_;  // after model_: built from it
   AssemblyPlan plan_;
   std::unique_ptr<VectorLinearSolve<X>> solver_;
   ModelView mv_{};

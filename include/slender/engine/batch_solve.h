@@ -37,6 +37,7 @@
 #include "slender/core/banded.h"
 #include "slender/core/dense.h"
 #include "slender/core/error.h"
+#include "slender/core/parallel_for.h"
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
 #include "slender/core/status.h"
@@ -566,6 +567,11 @@ struct VecSolveStats {
 template <class X>
 class VectorLinearSolve {
  public:
+  // the engine's loops (on the host threaded from kParallelGrainHeavy items)
+  template <class F>
+  static void each(long n, const F& f) {
+    X::for_each(n, f, kParallelGrainHeavy);
+  }
   template <class T>
   using Buffer = typename X::template Buffer<T>;
   /// band and dense matrices interleaved across environments (the GPU's coalesced layout) or
@@ -739,15 +745,13 @@ class VectorLinearSolve {
     const bool matrices = pos_.size() > 0;
     const bool interleave = matrices && mat_interleave();
     if (matrices)  // the entries no slot reaches are zero
-      X::for_each(long(nenv_) * stride,
-                  vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
-    X::for_each(
-        long(nenv_) * nnz_,
-        vec::Masked<vec::GatherJacobian>{
-            vec::GatherJacobian{nnz_, ndof_, nenv_, interleave, hess_pool_, stride,
-                                slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
-                                matrices ? pos_.data() : nullptr, h_pool, dof_J, out.data()},
-            active, nnz_});
+      each(long(nenv_) * stride, vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
+    each(long(nenv_) * nnz_,
+         vec::Masked<vec::GatherJacobian>{
+             vec::GatherJacobian{nnz_, ndof_, nenv_, interleave, hess_pool_, stride,
+                                 slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
+                                 matrices ? pos_.data() : nullptr, h_pool, dof_J, out.data()},
+             active, nnz_});
   }
 
   void dense_solve(const std::vector<unsigned char>& active_h,
@@ -806,25 +810,23 @@ class VectorLinearSolve {
     if (pcg_start(active, h_pool, dof_J, f, dx)) {
       const int max_iter = vec_pcg_max_iters(n);
       for (int it = 1; it <= max_iter; ++it) {
-        X::for_each(Bn,
-                    vec::Masked<vec::EnvSpmv>{vec::EnvSpmv{n, nnz_, row_ptr_.data(), col_.data(),
-                                                           val_.data(), p_.data(), Ap_.data()},
-                                              run, n});
+        each(Bn, vec::Masked<vec::EnvSpmv>{vec::EnvSpmv{n, nnz_, row_ptr_.data(), col_.data(),
+                                                        val_.data(), p_.data(), Ap_.data()},
+                                           run, n});
         X::env_reduce_to(B, n, vec::Dots{n, p_.data(), Ap_.data(), nullptr, nullptr}, red_);
-        X::for_each(B, vec::CgAlpha{red_.data(), rz_.data(), mask_.data(), coef_.data()});
-        X::for_each(
-            Bn, vec::Masked<vec::CgUpdate>{
-                    vec::CgUpdate{n, coef_.data(), p_.data(), Ap_.data(), dx, r_.data()}, run, n});
-        X::for_each(Bb, vec::Masked<vec::EnvBlockApply>{
-                            vec::EnvBlockApply{nblock_, n, block_row_.data(), inv_.data(),
-                                               r_.data(), z_.data()},
-                            run, nblock_});
+        each(B, vec::CgAlpha{red_.data(), rz_.data(), mask_.data(), coef_.data()});
+        each(Bn, vec::Masked<vec::CgUpdate>{
+                     vec::CgUpdate{n, coef_.data(), p_.data(), Ap_.data(), dx, r_.data()}, run, n});
+        each(Bb,
+             vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
+                                                                inv_.data(), r_.data(), z_.data()},
+                                             run, nblock_});
         X::env_reduce_to(B, n, vec::Dots{n, r_.data(), r_.data(), r_.data(), z_.data()}, red_);
-        X::for_each(B, vec::CgBeta{red_.data(), stop_.data(), mask_.data(), ok_.data(), rz_.data(),
-                                   coef_.data(), iters_.data()});
+        each(B, vec::CgBeta{red_.data(), stop_.data(), mask_.data(), ok_.data(), rz_.data(),
+                            coef_.data(), iters_.data()});
         if ((it % X::kPcgCheckEvery == 0 || it == max_iter) && running() == 0) break;
-        X::for_each(Bn, vec::Masked<vec::CgDirection>{
-                            vec::CgDirection{n, coef_.data(), z_.data(), p_.data()}, run, n});
+        each(Bn, vec::Masked<vec::CgDirection>{
+                     vec::CgDirection{n, coef_.data(), z_.data(), p_.data()}, run, n});
       }
       // environments still running at the cap did not converge: their ok stays 0
       std::vector<int> iters(B);
@@ -851,21 +853,20 @@ class VectorLinearSolve {
     const int B = nenv_, n = n_;
     const long Bn = long(B) * n, Bb = long(B) * nblock_;
     gather(active, val_, nnz_, h_pool, dof_J);
-    X::for_each(Bb, vec::Masked<vec::EnvBlockSetup>{
-                        vec::EnvBlockSetup{nblock_, nnz_, row_ptr_.data(), col_.data(), val_.data(),
-                                           block_row_.data(), inv_.data(), block_ok_.data()},
-                        active, nblock_});
+    each(Bb, vec::Masked<vec::EnvBlockSetup>{
+                 vec::EnvBlockSetup{nblock_, nnz_, row_ptr_.data(), col_.data(), val_.data(),
+                                    block_row_.data(), inv_.data(), block_ok_.data()},
+                 active, nblock_});
     X::env_reduce_to(B, nblock_, vec::CountZeros{nblock_, block_ok_.data()}, bad_);
-    X::for_each(Bn, vec::Masked<vec::CgStart>{vec::CgStart{f, dx, r_.data()}, active, n});
-    X::for_each(
-        Bb, vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
-                                                               inv_.data(), r_.data(), z_.data()},
-                                            active, nblock_});
+    each(Bn, vec::Masked<vec::CgStart>{vec::CgStart{f, dx, r_.data()}, active, n});
+    each(Bb, vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
+                                                                inv_.data(), r_.data(), z_.data()},
+                                             active, nblock_});
     X::env_reduce_to(B, n, vec::Dots{n, f, f, r_.data(), z_.data()}, red_);
-    X::for_each(B, vec::CgInit{kKrylovRelTol, active, bad_.data(), red_.data(), mask_.data(),
-                               ok_.data(), rz_.data(), stop_.data(), iters_.data()});
+    each(B, vec::CgInit{kKrylovRelTol, active, bad_.data(), red_.data(), mask_.data(), ok_.data(),
+                        rz_.data(), stop_.data(), iters_.data()});
     if (running() == 0) return false;
-    X::for_each(Bn, vec::Masked<vec::Copy>{vec::Copy{p_.data(), z_.data()}, mask_.data(), n});
+    each(Bn, vec::Masked<vec::Copy>{vec::Copy{p_.data(), z_.data()}, mask_.data(), n});
     return true;
   }
 

@@ -142,7 +142,7 @@ struct EntryValues {
 
 }  // namespace cj
 
-/// J_c and the contact residual over executor X (the interface of ContactPipeline's).
+/// J_c and the contact residual over executor X (engine/executor.h; what ContactPipeline uses).
 template <class X>
 class ContactJacobian {
  public:
@@ -154,7 +154,7 @@ class ContactJacobian {
     std::vector<int> free_of_dof(size_t(ndof), -1);
     for (int r = 0; r < plan.nfree; ++r)
       free_of_dof[size_t(plan.free_dof[r])] = r;
-    x_.upload(free_of_dof_, free_of_dof);
+    free_of_dof_.upload(free_of_dof);
     row_ptr_.resize(size_t(nfree_) + 1);
     gadr_.resize(size_t(nfree_) + 1);
   }
@@ -168,33 +168,33 @@ class ContactJacobian {
     ng_ = ng;
     fit(gkey_, ng), fit(hkey_, nh), fit(hsrc_, nh), fit(flag_, nh), fit(pos_, nh);
     if (ng > 0) {
-      x_.for_each(ng, cj::EmitGradient{v, free_of_dof_.data(), gkey_.data()});
+      each(ng, cj::EmitGradient{v, free_of_dof_.data(), gkey_.data()});
       x_.sort_keys(gkey_.data(), ng);
     }
-    x_.for_each(long(nfree_) + 1, cj::RowStarts{gkey_.data(), ng, gadr_.data()});
+    each(long(nfree_) + 1, cj::RowStarts{gkey_.data(), ng, gadr_.data()});
     nnz_ = 0;
     if (nh > 0) {
-      x_.for_each(nh, cj::EmitHessian{v, free_of_dof_.data(), hkey_.data(), hsrc_.data()});
+      each(nh, cj::EmitHessian{v, free_of_dof_.data(), hkey_.data(), hsrc_.data()});
       x_.sort_pairs(hkey_.data(), hsrc_.data(), nh);
-      x_.for_each(nh, pipe::FirstOfRun{hkey_.data(), flag_.data()});
+      each(nh, pipe::FirstOfRun{hkey_.data(), flag_.data()});
       nnz_ = x_.exclusive_scan(flag_.data(), pos_.data(), nh);
     }
     fit(start_, nnz_ + 1), fit(row_, nnz_), fit(col_, nnz_), fit(val_, nnz_);
     if (nnz_ > 0) {
-      x_.for_each(nh, cj::EntryStarts{hkey_.data(), flag_.data(), pos_.data(), start_.data(),
-                                      row_.data(), col_.data()});
-      x_.for_each(1, cj::EntryEnd{hkey_.data(), nh, nnz_, start_.data()});
+      each(nh, cj::EntryStarts{hkey_.data(), flag_.data(), pos_.data(), start_.data(), row_.data(),
+                               col_.data()});
+      each(1, cj::EntryEnd{hkey_.data(), nh, nnz_, start_.data()});
     }
-    x_.for_each(long(nfree_) + 1, cj::RowPointers{row_.data(), nnz_, row_ptr_.data()});
+    each(long(nfree_) + 1, cj::RowPointers{row_.data(), nnz_, row_ptr_.data()});
   }
 
   /// f += the contact gradients (g: the gradient pool from the contact families' offset)
   void add_residual(const Real* g, Real* f) const {
-    if (ng_ > 0) x_.for_each(nfree_, cj::AddResidual{gadr_.data(), gkey_.data(), g, f});
+    if (ng_ > 0) each(nfree_, cj::AddResidual{gadr_.data(), gkey_.data(), g, f});
   }
   /// J_c's values from the Hessian pool (h: from the contact families' offset)
   void assemble(const Real* h) {
-    if (nnz_ > 0) x_.for_each(nnz_, cj::EntryValues{start_.data(), hsrc_.data(), h, val_.data()});
+    if (nnz_ > 0) each(nnz_, cj::EntryValues{start_.data(), hsrc_.data(), h, val_.data()});
   }
 
   int nfree() const { return nfree_; }
@@ -211,6 +211,10 @@ class ContactJacobian {
   }
 
   mutable X x_;
+  template <class F>
+  static void each(long n, const F& f) {
+    X::for_each(n, f, kParallelGrainMedium);
+  }
   int nfree_ = 0;
   long ng_ = 0, nnz_ = 0;
   Buffer<int> free_of_dof_, gadr_, hsrc_, flag_, pos_, start_, row_, col_, row_ptr_;

@@ -3,8 +3,8 @@
 // Contact sub-pairs on an executor: the lists ContactPairFinder (contact/pairs.h) builds on the
 // host, equal to them entry for entry, built where the state lives (the GPU, for the CUDA
 // backend) so that a step with contact needs no copy of the state on the host. Written once over
-// an executor X: the CUDA one in kernels/contact_exec.cuh (run by the CUDA stepper), the host one
-// in host/contact/host_exec.h (which CI tests against ContactPairFinder).
+// an executor X (engine/executor.h): the CUDA one finds the CUDA stepper's pairs with it; the host
+// one runs it in CI, against ContactPairFinder (which the CPU backend uses: leaner on a CPU).
 //
 // Passes, each a loop over items run by the executor, a scan, a sort or a reduction:
 // 1. reach: the largest velocity component (a max reduction) gives the boxes' inflation;
@@ -34,6 +34,7 @@
 
 #include "slender/core/error.h"
 #include "slender/core/hd.h"
+#include "slender/core/parallel_for.h"
 #include "slender/core/rod_gap.h"
 #include "slender/engine/contact_pairs.h"
 #include "slender/model.h"
@@ -623,13 +624,8 @@ struct Differs {
 
 }  // namespace pipe
 
-/// The pipeline over executor X, which provides
-///   template <class T> using Buffer (resize(n) keeping nothing, data(), size()),
-///   for_each(n, f), exclusive_scan(in, out, n) -> total (int), sort_keys(keys, n),
-///   sort_pairs(keys, values, n) (both stable, ascending), reduce(n, f, init, op) -> value,
-///   upload(Buffer<T>&, const std::vector<T>&), download(const T* src, T* host, n),
-///   fill_zero(T* p, n);
-/// its methods are const-callable through a member (it keeps its own scratch).
+/// The pipeline over executor X (engine/executor.h: Buffer, for_each, to_host, fill_zero, and
+/// an X object's reduce, exclusive_scan, sort_keys and sort_pairs, which keep their scratch).
 template <class X>
 class ContactPipeline {
  public:
@@ -645,7 +641,7 @@ class ContactPipeline {
     g.nmaterial = m.nmaterial;
     g.tolerance = m.contact.tolerance;
     auto up = [&](auto& buf, const auto& v) {
-      x_.upload(buf, v);
+      buf.upload(v);
       return v.empty() ? nullptr : buf.data();
     };
     g.edge_node = up(edge_node_, m.edge_node);
@@ -696,12 +692,12 @@ class ContactPipeline {
     out.pt_node.resize(4 * size_t(cur_.npt));
     out.pt_d.resize(size_t(cur_.npt));
     out.pt_mu.resize(size_t(cur_.npt));
-    x_.download(cur_.ee_node.data(), out.ee_node.data(), 4L * cur_.nee);
-    x_.download(cur_.ee_d.data(), out.ee_d.data(), cur_.nee);
-    x_.download(cur_.ee_mu.data(), out.ee_mu.data(), cur_.nee);
-    x_.download(cur_.pt_node.data(), out.pt_node.data(), 4L * cur_.npt);
-    x_.download(cur_.pt_d.data(), out.pt_d.data(), cur_.npt);
-    x_.download(cur_.pt_mu.data(), out.pt_mu.data(), cur_.npt);
+    X::to_host(out.ee_node.data(), cur_.ee_node.data(), size_t(4L * cur_.nee));
+    X::to_host(out.ee_d.data(), cur_.ee_d.data(), size_t(cur_.nee));
+    X::to_host(out.ee_mu.data(), cur_.ee_mu.data(), size_t(cur_.nee));
+    X::to_host(out.pt_node.data(), cur_.pt_node.data(), size_t(4L * cur_.npt));
+    X::to_host(out.pt_d.data(), cur_.pt_d.data(), size_t(cur_.npt));
+    X::to_host(out.pt_mu.data(), cur_.pt_mu.data(), size_t(cur_.npt));
   }
 
   // the current lists in the executor's memory (valid until the next find)
@@ -756,7 +752,7 @@ class ContactPipeline {
     if (nelem < 2) return;
     const long n = nelem;
     fit(box_, 6 * n);
-    x_.for_each(n, pipe::ElementBoxes{g_, q, reach_, box_.data()});
+    each(n, pipe::ElementBoxes{g_, q, reach_, box_.data()});
     pipe::Bounds none;
     for (int d = 0; d < 3; ++d)
       none.lo[d] = INFINITY, none.hi[d] = -INFINITY;
@@ -772,17 +768,16 @@ class ContactPipeline {
     }
     fit(key_, n);
     mk.key = key_.data();
-    x_.for_each(n, mk);
+    each(n, mk);
     x_.sort_keys(key_.data(), n);
     fit(child_, 2 * (n - 1)), fit(parent_, 2 * n - 1), fit(range_hi_, n - 1);
     fit(arrived_, n - 1), fit(node_box_, 6 * (2 * n - 1));
-    x_.for_each(n - 1,
-                pipe::BuildTree{key_.data(), n, child_.data(), parent_.data(), range_hi_.data()});
-    x_.fill_zero(arrived_.data(), n - 1);
-    x_.for_each(n, pipe::FitBoxes{key_.data(), box_.data(), n, child_.data(), parent_.data(),
-                                  arrived_.data(), node_box_.data()});
+    each(n - 1, pipe::BuildTree{key_.data(), n, child_.data(), parent_.data(), range_hi_.data()});
+    X::fill_zero(arrived_.data(), size_t(n - 1));
+    each(n, pipe::FitBoxes{key_.data(), box_.data(), n, child_.data(), parent_.data(),
+                           arrived_.data(), node_box_.data()});
     fit(count_, n), fit(adr_, n), fit(overflow_, 1);
-    x_.fill_zero(overflow_.data(), 1);
+    X::fill_zero(overflow_.data(), size_t(1));
     pipe::WalkTree walk{g_,
                         key_.data(),
                         n,
@@ -793,9 +788,9 @@ class ContactPipeline {
                         nullptr,
                         nullptr,
                         overflow_.data()};
-    x_.for_each(n, walk);
+    each(n, walk);
     int overflow = 0;
-    x_.download(overflow_.data(), &overflow, 1);
+    X::to_host(&overflow, overflow_.data(), size_t(1));
     SLENDER_CHECK(overflow == 0, "contact: the broad phase's tree is deeper than ",
                   pipe::kStackDepth);
     // the total in 64 bits before the (int) scan: a huge reach could pair almost everything
@@ -808,12 +803,12 @@ class ContactPipeline {
     fit(cand_, total);
     walk.adr = adr_.data();
     walk.out = cand_.data();
-    x_.for_each(n, walk);
+    each(n, walk);
     x_.sort_keys(cand_.data(), total);
     fit(kind_start_, 2);
-    x_.for_each(1, pipe::KindStarts{cand_.data(), total, kind_start_.data()});
+    each(1, pipe::KindStarts{cand_.data(), total, kind_start_.data()});
     long starts[2];
-    x_.download(kind_start_.data(), starts, 2);
+    X::to_host(starts, kind_start_.data(), size_t(2));
     nce_ = starts[0];
     ncet_ = starts[1] - starts[0];
     nctt_ = total - starts[1];
@@ -828,7 +823,7 @@ class ContactPipeline {
     fit(flag_, nce_), fit(pos_, nce_);
     long nrod = 0;
     if (nce_ > 0) {
-      x_.for_each(nce_, pipe::RodPairKept{g_, ee, flag_.data()});
+      each(nce_, pipe::RodPairKept{g_, ee, flag_.data()});
       nrod = x_.exclusive_scan(flag_.data(), pos_.data(), nce_);
     }
     // vertex-triangle, rod-shell edge and shell edge slots, sorted and made unique
@@ -839,58 +834,54 @@ class ContactPipeline {
     fit(se_key_, nse_slot), fit(se_flag_, nse_slot), fit(se_pos_, nse_slot);
     long nvt = 0, nrs = 0, nse = 0;
     if (nvt_slot > 0) {
-      x_.for_each(nvt_slot,
-                  pipe::EmitVertexTriangle{g_, et, ncet_, tt, vt_key_.data(), vt_part_.data()});
+      each(nvt_slot, pipe::EmitVertexTriangle{g_, et, ncet_, tt, vt_key_.data(), vt_part_.data()});
       x_.sort_pairs(vt_key_.data(), vt_part_.data(), nvt_slot);
-      x_.for_each(nvt_slot, pipe::FirstOfRun{vt_key_.data(), vt_flag_.data()});
+      each(nvt_slot, pipe::FirstOfRun{vt_key_.data(), vt_flag_.data()});
       nvt = x_.exclusive_scan(vt_flag_.data(), vt_pos_.data(), nvt_slot);
     }
     if (nrs_slot > 0) {
-      x_.for_each(nrs_slot, pipe::EmitRodShellEdges{g_, et, rs_key_.data()});
+      each(nrs_slot, pipe::EmitRodShellEdges{g_, et, rs_key_.data()});
       x_.sort_keys(rs_key_.data(), nrs_slot);
-      x_.for_each(nrs_slot, pipe::FirstOfRun{rs_key_.data(), rs_flag_.data()});
+      each(nrs_slot, pipe::FirstOfRun{rs_key_.data(), rs_flag_.data()});
       nrs = x_.exclusive_scan(rs_flag_.data(), rs_pos_.data(), nrs_slot);
     }
     if (nse_slot > 0) {
-      x_.for_each(nse_slot, pipe::EmitShellEdgePairs{g_, tt, se_key_.data()});
+      each(nse_slot, pipe::EmitShellEdgePairs{g_, tt, se_key_.data()});
       x_.sort_keys(se_key_.data(), nse_slot);
-      x_.for_each(nse_slot, pipe::FirstOfRun{se_key_.data(), se_flag_.data()});
+      each(nse_slot, pipe::FirstOfRun{se_key_.data(), se_flag_.data()});
       nse = x_.exclusive_scan(se_flag_.data(), se_pos_.data(), nse_slot);
     }
     // the uncut lists: rod pairs, rod-shell edges, shell edge pairs; vertex-triangle pairs
     const long nee_all = nrod + nrs + nse;
     fit_lists(all_, nee_all, nvt);
-    if (nrod > 0)
-      x_.for_each(nce_, pipe::WriteRodPairs{g_, ee, flag_.data(), pos_.data(), ee_out(all_)});
+    if (nrod > 0) each(nce_, pipe::WriteRodPairs{g_, ee, flag_.data(), pos_.data(), ee_out(all_)});
     if (nrs > 0)
-      x_.for_each(nrs_slot, pipe::WriteRodShellEdge{g_, rs_key_.data(), rs_flag_.data(),
-                                                    rs_pos_.data(), int(nrod), ee_out(all_)});
+      each(nrs_slot, pipe::WriteRodShellEdge{g_, rs_key_.data(), rs_flag_.data(), rs_pos_.data(),
+                                             int(nrod), ee_out(all_)});
     if (nse > 0)
-      x_.for_each(nse_slot,
-                  pipe::WriteShellEdgePair{g_, se_key_.data(), se_flag_.data(), se_pos_.data(),
-                                           int(nrod + nrs), ee_out(all_)});
+      each(nse_slot, pipe::WriteShellEdgePair{g_, se_key_.data(), se_flag_.data(), se_pos_.data(),
+                                              int(nrod + nrs), ee_out(all_)});
     if (nvt > 0)
-      x_.for_each(nvt_slot,
-                  pipe::WriteVertexTriangle{g_, vt_key_.data(), vt_part_.data(), vt_flag_.data(),
-                                            vt_pos_.data(), pt_out(all_)});
+      each(nvt_slot, pipe::WriteVertexTriangle{g_, vt_key_.data(), vt_part_.data(), vt_flag_.data(),
+                                               vt_pos_.data(), pt_out(all_)});
     // culling, order kept
     fit(cflag_, nee_all > nvt ? nee_all : nvt), fit(cpos_, nee_all > nvt ? nee_all : nvt);
     long nee = 0, npt = 0;
     Lists& out = next_;
     fit_lists(out, nee_all, nvt);
     if (nee_all > 0) {
-      x_.for_each(nee_all, pipe::WithinReach{q, all_.ee_node.data(), all_.ee_d.data(), reach_, true,
-                                             cflag_.data()});
+      each(nee_all, pipe::WithinReach{q, all_.ee_node.data(), all_.ee_d.data(), reach_, true,
+                                      cflag_.data()});
       nee = x_.exclusive_scan(cflag_.data(), cpos_.data(), nee_all);
-      x_.for_each(nee_all, pipe::Compact{cflag_.data(), cpos_.data(), all_.ee_node.data(),
-                                         all_.ee_d.data(), all_.ee_mu.data(), ee_out(out)});
+      each(nee_all, pipe::Compact{cflag_.data(), cpos_.data(), all_.ee_node.data(),
+                                  all_.ee_d.data(), all_.ee_mu.data(), ee_out(out)});
     }
     if (nvt > 0) {
-      x_.for_each(nvt, pipe::WithinReach{q, all_.pt_node.data(), all_.pt_d.data(), reach_, false,
-                                         cflag_.data()});
+      each(nvt, pipe::WithinReach{q, all_.pt_node.data(), all_.pt_d.data(), reach_, false,
+                                  cflag_.data()});
       npt = x_.exclusive_scan(cflag_.data(), cpos_.data(), nvt);
-      x_.for_each(nvt, pipe::Compact{cflag_.data(), cpos_.data(), all_.pt_node.data(),
-                                     all_.pt_d.data(), all_.pt_mu.data(), pt_out(out)});
+      each(nvt, pipe::Compact{cflag_.data(), cpos_.data(), all_.pt_node.data(), all_.pt_d.data(),
+                              all_.pt_mu.data(), pt_out(out)});
     }
     out.nee = int(nee);
     out.npt = int(npt);
@@ -898,6 +889,11 @@ class ContactPipeline {
 
   const Model* model_;
   mutable X x_;
+  // the passes' loops (on the host threaded from kParallelGrainMedium items)
+  template <class F>
+  static void each(long n, const F& f) {
+    X::for_each(n, f, kParallelGrainMedium);
+  }
   pipe::Geometry g_;
   // model arrays
   Buffer<int> edge_node_, edge_part_, part_material_, tri_node_, tri_part_, tri_edge_, sedge_node_,

@@ -8,28 +8,13 @@
 // GPU) or block-Jacobi CG / BiCGSTAB on X; norms, potentials and
 // line-search quantities are X's reductions, of which the host reads a few scalars per
 // evaluation to run the Newton loop of include/slender/core/newton.h. Contact sub-pairs are found
-// on X too (engine/contact_pipeline.h): the host sees them only when they change, to build the
-// assembly plan (the direct path), or never (the PCG path assembles the contact part on X).
+// by X's ContactFinder (the host's pair finder, or engine/contact_pipeline.h on the GPU): the
+// front end sees them only when they change, to build the assembly plan (the direct path), or
+// never (the PCG path assembles the contact part on X: engine/contact_jacobian.h).
 //
-// Executors: kernels/cuda_stepper.cu (CUDA kernels, CUB reductions, cuSOLVER; the CUDA backend)
-// and host/backend/host_stepper.cpp (OpenMP loops, reductions in index order, the CPU's sparse
-// solvers; the CPU backend). X provides:
-//   Buffer<T> (resize, data, size, upload(vector | pointer, n), download(vector), fill_zero),
-//   ConstArray<T> (upload(vector), data, size: a read-only array, which the host executor views
-//   in place and the CUDA one copies), solver_values(solver) (the direct solver's own value
-//   storage, into which the stepper then assembles, or null),
-//   ContactExec (the contact pipeline's executor), DirectSolver (factorize(values), solve(b, x),
-//   used_fallback()) and make_direct_solver(n, row_ptr, col, symmetric, kind) (a unique_ptr to
-//   one for an n x n CSR pattern; kind: the caller's LinearSolverKind, which an executor with a
-//   single direct solver ignores), direct_name(solver, symmetric), ModelData (constructed from
-//   the Model; view(): a ModelView of X's copies of its arrays), static for_each(n, f, grain)
-//   (grain: the host's threading threshold, parallel_for.h), reduce4(n, f, partial, out) (Red4
-//   of f(i) into *out; partial: kReducePartials entries of workspace), to_host(host, src, n),
-//   copy(dst, src, n), fill_zero(p, n), sync(), current_device() and OnDevice (a scope with the
-//   stepper's device current: the calls of a stepper built on one GPU, made from a thread where
-//   another is current), the iterative solver names kPcgName and kBicgName, kPcgAutoThreshold
-//   (the free DOFs from which kAuto takes the iterative path) and kHostMemory (whether the host
-//   reads X's buffers: then the caller's force callback runs in the step).
+// Executors (engine/executor.h): the host one (host/backend/host_executor.h; the CPU backend,
+// host/backend/host_stepper.cpp) and the CUDA one (kernels/cuda_executor.cuh; the CUDA backend,
+// kernels/cuda_stepper.cu).
 
 #include <algorithm>
 #include <chrono>
@@ -51,6 +36,7 @@
 #include "slender/engine/contact_jacobian.h"
 #include "slender/engine/contact_pipeline.h"
 #include "slender/engine/device_stepper.h"
+#include "slender/engine/executor.h"
 #include "slender/engine/user_force.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
@@ -353,7 +339,7 @@ class StepperOn final : public DeviceStepper {
   // or, where the host reads X's memory, a view of the host's array (no copy)
   template <class T>
   using Const = typename X::template ConstArray<T>;
-  using ContactExec = typename X::ContactExec;
+  using ContactFinder = typename X::ContactFinder;
   using DirectSolver = typename X::DirectSolver;
 
   StepperOn(std::shared_ptr<const Model> model, const IntegratorSpec& spec, LinearSolverKind kind)
@@ -393,10 +379,10 @@ class StepperOn final : public DeviceStepper {
     friction_ = m.friction();
     use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
     if (m.contact.enabled) {
-      contacts_ = std::make_unique<contact::ContactPipeline<ContactExec>>(m);
+      contacts_ = std::make_unique<ContactFinder>(m);
       // the PCG path keeps the model's plan and assembles the contact part on its own
       if (use_pcg_)
-        contact_jacobian_ = std::make_unique<contact::ContactJacobian<ContactExec>>(m.plan, m.ndof);
+        contact_jacobian_ = std::make_unique<contact::ContactJacobian<X>>(m.plan, m.ndof);
     }
     // the state arrays are sized; their first contents come from the owner's upload_state
   }
@@ -675,7 +661,7 @@ class StepperOn final : public DeviceStepper {
 
   // the view reads the pipeline's current lists (valid until its next find)
   void point_view_at_pairs() {
-    const contact::ContactPipeline<ContactExec>& c = *contacts_;
+    const ContactFinder& c = *contacts_;
     const bool friction = model_->contact_friction();
     dv_.npair = c.nee();
     dv_.pair_node = c.nee() ? c.ee_node() : nullptr;
@@ -1168,9 +1154,9 @@ class StepperOn final : public DeviceStepper {
   Const<int> free_dof_, row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_, row_src_adr_,
       row_src_;
   // contact pairs, found on the device
-  std::unique_ptr<contact::ContactPipeline<ContactExec>> contacts_;
+  std::unique_ptr<ContactFinder> contacts_;
   // the contact part of J assembled on the device (the PCG path), else the host's merged plan
-  std::unique_ptr<contact::ContactJacobian<ContactExec>> contact_jacobian_;
+  std::unique_ptr<contact::ContactJacobian<X>> contact_jacobian_;
   // reductions
   Buffer<Red4> partial_, slots_;
   // solvers

@@ -1,0 +1,197 @@
+#pragma once
+
+// The host executor (include/slender/engine/executor.h): OpenMP loops over the engines'
+// functors, reductions in index order, the CPU's direct solvers (cpu::LinearSolver: banded LU,
+// CHOLMOD, LDLT, sparse LU), std::vector buffers, views of the host's read-only arrays. It runs
+// the CPU backend, and in CI every engine the GPU runs.
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/host_buffer.h"
+#include "contact/host_pair_finder.h"
+#include "model/model_internal.h"
+#include "slender/core/parallel_for.h"
+#include "slender/core/reduce4.h"
+#include "slender/engine/linear_solver.h"
+
+namespace slender {
+
+/// the CPU's direct solvers behind the executor's DirectSolver interface
+class HostDirectSolver {
+ public:
+  HostDirectSolver(int n,
+                   const std::vector<int>& row_ptr,
+                   const std::vector<int>& col,
+                   bool symmetric,
+                   LinearSolverKind kind) {
+    AssemblyPlan pattern;
+    pattern.nfree = n;
+    pattern.row_ptr = row_ptr;
+    pattern.col = col;
+    nnz_ = pattern.nnz();
+    // kPcg's direct path (CG could not go on) and kDense: the sparse direct kind (CHOLMOD or
+    // LDLT when symmetric, LU otherwise); a non-symmetric Jacobian needs LU (banded or sparse),
+    // between which kAuto chooses
+    if (kind == LinearSolverKind::kPcg) kind = LinearSolverKind::kDense;
+    if (!symmetric && kind != LinearSolverKind::kAuto && kind != LinearSolverKind::kBanded)
+      kind = LinearSolverKind::kSparseLu;
+    solver_ = std::make_unique<cpu::LinearSolver>(pattern, kind, symmetric);
+  }
+  std::string name() const { return solver_->name(); }
+  // val: the solver's own values (the stepper assembled there) or a copy's
+  bool factorize(const Real* val) {
+    if (val != solver_->values()) std::copy(val, val + nnz_, solver_->values());
+    return solver_->factorize();
+  }
+  bool solve(const Real* b, Real* x) { return solver_->solve(b, x); }
+  bool used_fallback() const { return solver_->used_fallback(); }
+  Real* values() { return solver_->values(); }
+
+ private:
+  int nnz_ = 0;
+  std::unique_ptr<cpu::LinearSolver> solver_;
+};
+
+struct HostExecutor {
+  // ---- memory ----
+  template <class T>
+  using Buffer = HostBuffer<T>;
+  template <class T>
+  using ConstArray = HostView<T>;
+  struct ModelData {
+    explicit ModelData(const Model& m) : v(host_view(m)) {}
+    const ModelView& view() const { return v; }
+    ModelView v;
+  };
+  static constexpr bool kHostMemory = true;
+
+  template <class T>
+  static void upload(Buffer<T>& b, const T* h, size_t n) {
+    b.v.resize(n);
+    std::copy(h, h + n, b.v.begin());
+  }
+  template <class T>
+  static void upload_at(Buffer<T>& b, size_t off, const T* h, size_t n) {
+    std::copy(h, h + n, b.v.begin() + off);
+  }
+  template <class T>
+  static void download_at(const Buffer<T>& b, size_t off, T* h, size_t n) {
+    std::copy(b.v.begin() + off, b.v.begin() + off + n, h);
+  }
+  template <class T>
+  static void to_host(T* host, const T* src, size_t n) {
+    std::copy(src, src + n, host);
+  }
+  template <class T>
+  static void copy(T* dst, const T* src, size_t n) {
+    std::copy(src, src + n, dst);
+  }
+  template <class T>
+  static void fill_zero(T* p, size_t n) {
+    std::fill(p, p + n, T{});
+  }
+
+  // ---- loops ----
+  template <class F>
+  static void for_each(long n, const F& f, long grain = kParallelGrain) {
+    parallel_for_host(n, f, grain);
+  }
+  // one heavy item per environment (a factorization): threaded from two environments on
+  template <class F>
+  static void for_each_env(long n, const F& f) {
+    parallel_for_host(n, f, 2);
+  }
+  // one thread per environment's factorization (no groups of cooperating lanes)
+  static constexpr int kLanes = 1;
+  static void sync() {}
+  static int current_device() { return 0; }
+  struct OnDevice {
+    explicit OnDevice(int) {}
+  };
+
+  // ---- reductions ----
+  template <class F>
+  static void reduce4(long n, const F& f, Red4*, Red4* out) {
+    const Red4Combine op;
+    Red4 acc{0, 0, 0, 0};
+    for (long i = 0; i < n; ++i)
+      acc = op(acc, f(i));
+    *out = acc;
+  }
+  // per environment, the items in index order
+  template <class F>
+  static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>&) {
+    const Red4Combine op;
+#pragma omp parallel for schedule(static) if (nenv >= 4)
+    for (int e = 0; e < nenv; ++e) {
+      Red4 acc{0, 0, 0, 0};
+      for (long i = 0; i < len; ++i)
+        acc = op(acc, f(e, i));
+      out[e] = acc;
+    }
+  }
+  template <class F>
+  static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {
+    out.v.resize(size_t(nenv));
+    env_reduce(nenv, len, f, out.v.data(), out);
+  }
+  template <class T, class F, class Op>
+  T reduce(long n, const F& f, T init, const Op& op) const {
+    T acc = init;
+    for (long i = 0; i < n; ++i)
+      acc = op(acc, f(i));
+    return acc;
+  }
+  long exclusive_scan(const int* in, int* out, long n) const {
+    long s = 0;
+    for (long i = 0; i < n; ++i) {
+      out[i] = int(s);
+      s += in[i];
+    }
+    return s;
+  }
+  void sort_keys(std::uint64_t* k, long n) const { std::sort(k, k + n); }
+  void sort_pairs(std::uint64_t* k, int* v, long n) {
+    pairs_.resize(size_t(n));
+    for (long i = 0; i < n; ++i)
+      pairs_[size_t(i)] = {k[i], v[i]};
+    std::stable_sort(pairs_.begin(), pairs_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (long i = 0; i < n; ++i)
+      k[i] = pairs_[size_t(i)].first, v[i] = pairs_[size_t(i)].second;
+  }
+
+  // ---- linear solves and policies ----
+  using DirectSolver = HostDirectSolver;
+  static std::unique_ptr<DirectSolver> make_direct_solver(int n,
+                                                          const std::vector<int>& row_ptr,
+                                                          const std::vector<int>& col,
+                                                          bool symmetric,
+                                                          LinearSolverKind kind) {
+    return std::make_unique<DirectSolver>(n, row_ptr, col, symmetric, kind);
+  }
+  static std::string direct_name(const DirectSolver* s, bool) { return s ? s->name() : "none"; }
+  static Real* solver_values(DirectSolver* s) { return s->values(); }
+  static constexpr const char* kPcgName = "pcg";
+  static constexpr const char* kBicgName = "bicgstab";
+  // kAuto stays on the direct path at every size (CHOLMOD's fill is affordable on the host)
+  static constexpr int kPcgAutoThreshold = INT_MAX;
+  // matrices environment-major: one environment per core, in its own cache lines
+  static constexpr bool kInterleaved = false;
+  // host reads cost nothing here: batched CG checks for running environments every iteration
+  static constexpr int kPcgCheckEvery = 1;
+
+  // ---- contact ----
+  using ContactFinder = contact::HostPairFinder;
+
+ private:
+  std::vector<std::pair<std::uint64_t, int>> pairs_;  // sort_pairs' scratch
+};
+
+}  // namespace slender
