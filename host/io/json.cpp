@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 
 #include "slender/core/error.h"
@@ -51,7 +52,8 @@ std::string element_path(const std::string& path, size_t i) {
 // recursive-descent parser over the whole text; line and column follow `pos_`
 class Parser {
  public:
-  Parser(const std::string& text, const std::string& file) : text_(text), file_(file) {}
+  Parser(const std::string& text, const std::string& file, long max_values)
+      : text_(text), file_(file), max_values_(max_values) {}
 
   JsonValue parse_document() {
     // a UTF-8 byte order mark may precede the text (RFC 8259, section 8.1)
@@ -119,6 +121,11 @@ class Parser {
     if (at_end()) {
       fail("expected a value, got end of input");
     }
+    if (++values_ > max_values_) {
+      fail("more than " + std::to_string(max_values_) +
+           " values in one scene file (large geometry belongs in OBJ, PLY or text files that the "
+           "scene names)");
+    }
     JsonValue v;
     v.line = line_;
     v.column = column();
@@ -161,9 +168,35 @@ class Parser {
     pos_ += w.size();
   }
 
+  // a key seen before in this object is an error; objects of many members look keys up in a
+  // hash map of their positions (built at kHashedKeys members), small ones compare them all
+  static constexpr size_t kHashedKeys = 16;
+  void check_unique(const JsonValue& v,
+                    const JsonMember& m,
+                    std::unordered_map<std::string, size_t>& keys,
+                    const std::string& path) const {
+    const JsonMember* other = nullptr;
+    if (v.object.size() < kHashedKeys) {
+      for (const JsonMember& o : v.object)
+        if (o.key == m.key) other = &o;
+    } else {
+      if (keys.empty()) {
+        for (size_t i = 0; i < v.object.size(); ++i)
+          keys.emplace(v.object[i].key, i);
+      }
+      const auto it = keys.find(m.key);
+      if (it != keys.end()) other = &v.object[it->second];
+    }
+    if (other) {
+      throw InputError(file_, m.line, member_path(path, m.key),
+                       "duplicate key (first at line " + std::to_string(other->line) + ")");
+    }
+  }
+
   void parse_object(JsonValue& v, int depth, const std::string& path) {
     v.type = JsonType::kObject;
-    ++pos_;  // '{'
+    std::unordered_map<std::string, size_t> keys;  // the members' positions (from kHashedKeys)
+    ++pos_;                                        // '{'
     skip_space();
     if (!at_end() && peek() == '}') {
       ++pos_;
@@ -179,12 +212,7 @@ class Parser {
       m.line = line_;
       m.column = column();
       m.key = parse_string();
-      for (const JsonMember& other : v.object) {
-        if (other.key == m.key) {
-          throw InputError(file_, m.line, member_path(path, m.key),
-                           "duplicate key (first at line " + std::to_string(other.line) + ")");
-        }
-      }
+      check_unique(v, m, keys, path);
       skip_space();
       if (at_end() || peek() != ':') {
         fail("expected ':' after the key \"" + m.key + "\", got " + describe_here());
@@ -193,6 +221,7 @@ class Parser {
       skip_space();
       m.value = parse_value(depth + 1, member_path(path, m.key));
       v.object.push_back(std::move(m));
+      if (!keys.empty()) keys.emplace(v.object.back().key, v.object.size() - 1);
       skip_space();
       if (!at_end() && peek() == ',') {
         ++pos_;
@@ -419,13 +448,15 @@ class Parser {
   const std::string& file_;
   size_t pos_ = 0;
   int line_ = 1;
+  long max_values_;
+  long values_ = 0;  // values parsed so far
   size_t line_start_ = 0;
 };
 
 }  // namespace
 
-JsonValue parse_json(const std::string& text, const std::string& file) {
-  return Parser(text, file).parse_document();
+JsonValue parse_json(const std::string& text, const std::string& file, long max_values) {
+  return Parser(text, file, max_values).parse_document();
 }
 
 // ---- typed access ------------------------------------------------------------------------

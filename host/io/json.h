@@ -47,9 +47,18 @@ struct JsonMember {
 
 /// nesting deeper than this is rejected (a scene needs about 6 levels)
 constexpr int kMaxJsonDepth = 128;
+/// a document of more values than this is rejected as it is read, before its memory grows
+/// (about 100 bytes a value): large geometry belongs in OBJ, PLY or text files, which a scene
+/// names (docs/scene_format.md)
+constexpr long kMaxJsonValues = 2L << 20;
+/// a scene file longer than this is rejected before it is read [bytes]
+constexpr long kMaxSceneFileBytes = 64L << 20;
 
 /// Parses a whole document. Throws InputError(file, line, path, "malformed JSON: ...").
-JsonValue parse_json(const std::string& text, const std::string& file);
+/// max_values: the most values it may hold (kMaxJsonValues; tests give less).
+JsonValue parse_json(const std::string& text,
+                     const std::string& file,
+                     long max_values = kMaxJsonValues);
 
 /// "object", "array", "number", ... for messages
 const char* json_type_name(JsonType t);

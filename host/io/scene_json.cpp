@@ -910,10 +910,20 @@ SceneSpec read_scene_text(const std::string& text,
 }
 
 SceneSpec read_scene_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) {
     throw InputError(path, 0, "", "cannot open scene file");
   }
+  // the size before anything is read into memory
+  const std::streamoff size = in.tellg();
+  if (size > kMaxSceneFileBytes) {
+    throw InputError(path, 0, "",
+                     "scene file of " + std::to_string(size) + " bytes is larger than the " +
+                         std::to_string(kMaxSceneFileBytes >> 20) +
+                         " MiB a scene file may be (large geometry belongs in OBJ, PLY or text "
+                         "files that the scene names)");
+  }
+  in.seekg(0);
   std::ostringstream text;
   text << in.rdbuf();
   const std::string base_dir = std::filesystem::path(path).parent_path().string();

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <random>
 #include <string>
 
+#include "io/json.h"
 #include "io_test_util.h"
 #include "slender/builder.h"
 #include "slender/model.h"
@@ -451,6 +453,18 @@ TEST(BadInput, WholeFileProblems) {
   EXPECT_EQ(p.message(), "missing required field (a scene needs rods, networks or shells)");
   const InputError e = scene_error(with("\"rods\": [\n", "\"rods\": [],\n\"x\": [\n"));
   EXPECT_EQ(e.field(), "x");
+}
+
+// issue 18, fault 5: a scene file over kMaxSceneFileBytes is refused before it is read (a
+// sparse file: no disk is written)
+TEST(BadInput, AnOversizedSceneFileIsRefusedBeforeItIsRead) {
+  TempDir dir;
+  const std::string path = dir.write("huge.json", "{");
+  std::filesystem::resize_file(path, std::uintmax_t(kMaxSceneFileBytes) + 1);
+  const InputError e = catch_input_error([&] { read_scene_file(path); });
+  EXPECT_EQ(e.file(), path);
+  EXPECT_NE(e.message().find("larger than the 64 MiB a scene file may be"), std::string::npos)
+      << e.message();
 }
 
 TEST(BadInput, RandomMutationsOfASceneOnlyEverThrowInputError) {

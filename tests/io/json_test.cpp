@@ -121,6 +121,49 @@ TEST(Json, RejectsDuplicateKeysNamingThePath) {
   EXPECT_EQ(parse_error("[{}, {\"k\": 1, \"k\": 1}]").field(), "[1].k");
 }
 
+// issue 18, fault 4: the duplicate check of a large object is a hash lookup (it compared every
+// key with every earlier one: 200k keys took 108 s); a duplicate far into one is still named
+TEST(Json, LargeObjectsAreCheckedForDuplicatesInLinearTime) {
+  const int n = 200000;
+  std::string text = "{";
+  for (int i = 0; i < n; ++i)
+    text += (i ? ",\n\"k" : "\"k") + std::to_string(i) + "\": " + std::to_string(i);
+  const JsonValue v = parse_json(text + "}", "t.json");
+  ASSERT_EQ(v.object.size(), size_t(n));
+  EXPECT_EQ(v.object[n - 1].key, "k" + std::to_string(n - 1));
+  const InputError e = parse_error(text + ",\n\"k17\": 0}");
+  EXPECT_EQ(e.line(), n + 1);
+  EXPECT_EQ(e.field(), "k17");
+  EXPECT_NE(e.message().find("duplicate key (first at line 18)"), std::string::npos);
+  // below the hashed size too, and a key repeated just after the map is built
+  EXPECT_EQ(parse_error("{\"a\": 1, \"b\": 2, \"a\": 3}").field(), "a");
+  std::string sixteen = "{";
+  for (int i = 0; i < 16; ++i)
+    sixteen += "\"k" + std::to_string(i) + "\": 0, ";
+  EXPECT_EQ(parse_error(sixteen + "\"k15\": 1}").field(), "k15");
+  EXPECT_EQ(parse_error(sixteen + "\"x\": 1, \"x\": 2}").field(), "x");
+}
+
+// issue 18, fault 5: a document's values are counted as they are read, so that memory stays
+// bounded (a 100 MB file took 7.2 GB before it was rejected); at the limit it parses, one more
+// is an error naming the line where the limit was passed
+TEST(Json, TheNumberOfValuesIsLimited) {
+  const std::string six = "[1,\n2,\n[3,\n4]]";  // six values (two arrays), on four lines
+  EXPECT_EQ(parse_json(six, "t.json", 6).array.size(), 3u);
+  const InputError e = catch_input_error([&] { parse_json(six, "t.json", 5); });
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_NE(e.message().find("more than 5 values"), std::string::npos);
+  // the default limit, with a document just over it
+  std::string big = "[";
+  big.reserve(size_t(2 * kMaxJsonValues) + 2);
+  for (long i = 0; i < kMaxJsonValues; ++i)
+    big += "0,";
+  big += "0]";
+  const InputError b = parse_error(big);
+  EXPECT_NE(b.message().find("more than " + std::to_string(kMaxJsonValues) + " values"),
+            std::string::npos);
+}
+
 TEST(Json, RejectsTrailingGarbageCommasAndComments) {
   EXPECT_NE(parse_error("{} x").message().find("after the JSON value"), std::string::npos);
   EXPECT_NE(parse_error("{}{}").message().find("after the JSON value"), std::string::npos);
