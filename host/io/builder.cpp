@@ -639,9 +639,18 @@ void check_part_geometry(const Checker& c, const PartSpec& p, const std::string&
     c.fail(p.loc, at, "", "a part needs at least 2 nodes, got " + std::to_string(n));
   }
   for (int i = 0; i < n; ++i) {
-    if (!finite3(p.nodes[size_t(i)])) {
+    const Vec3& x = p.nodes[size_t(i)];
+    if (!finite3(x)) {
       c.fail(p.loc, at, "", "node " + std::to_string(i) + " position is not finite");
     }
+    // beyond this the squares of lengths and areas (and the energies) overflow
+    for (int k = 0; k < 3; ++k)
+      if (std::fabs(x[k]) > kMaxCoordinate) {
+        c.fail(p.loc, at, "",
+               "node " + std::to_string(i) + " coordinate " + Checker::num(x[k]) +
+                   " m is beyond the " + Checker::num(kMaxCoordinate) +
+                   " m that lengths' squares can be computed with");
+      }
   }
   if (p.edges.empty() && p.triangles.empty()) {
     c.fail(p.loc, at, "", "the part has no rod edges and no triangles");
@@ -1000,6 +1009,11 @@ void check_integrator_output(const Checker& c) {
   c.non_negative(g.newton.abs_tol, g.loc, at, ".newton.abs_tol");
   c.non_negative(g.newton.rel_tol, g.loc, at, ".newton.rel_tol");
   c.non_negative(g.newton.step_tol, g.loc, at, ".newton.step_tol");
+  if (g.newton.abs_tol == 0 && g.newton.rel_tol == 0 && g.newton.step_tol == 0) {
+    c.fail(g.loc, at, ".newton",
+           "abs_tol, rel_tol and step_tol are all 0: no step could converge (give one of them a "
+           "positive value)");
+  }
 
   const OutputSpec& o = c.s.output;
   if (o.every < 1) {

@@ -84,6 +84,77 @@ InputError loc_error(const SourceLoc& loc, const std::string& msg) {
   return InputError(loc.file, loc.line, loc.field, msg);
 }
 
+// a positive normal number: finite, and neither zero nor so small that products of it vanish
+bool usable(Real x) { return std::isnormal(x) && x > 0; }
+
+std::string num(Real x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+// what follows from valid inputs must be a number the engine can work with: every rod edge's
+// mass, inertia and stiffnesses, every triangle's area and every node's mass finite and
+// positive (validate_scene checks the inputs one by one: a radius of 1e308 or a density of
+// 1e-320 passes there, and gives an infinite or zero mass here)
+void check_derived_quantities(const SceneSpec& scene,
+                              const Model& m,
+                              const std::vector<SectionProps>& edge_props) {
+  for (size_t e = 0; e < edge_props.size(); ++e) {
+    const int p = m.edge_part[e];
+    const PartSpec& part = scene.parts[size_t(p)];
+    const Material& mat = scene.materials[size_t(part.material)];
+    const SectionProps& sp = edge_props[e];
+    const int k = int(e) - m.part_edge_adr[p];
+    const std::string edge = "edge " + std::to_string(k) + ": ";
+    const Real mass = mat.density * sp.A * m.edge_l_bar[e];
+    if (!usable(mass)) {
+      throw loc_error(part.loc, edge + "mass " + num(mass) +
+                                    " kg (density x cross-section area x length) is not a "
+                                    "positive finite number: density " +
+                                    num(mat.density) + " kg/m^3, area " + num(sp.A) +
+                                    " m^2, length " + num(m.edge_l_bar[e]) + " m");
+    }
+    const struct {
+      const char* name;
+      Real v;
+    } stiff[] = {{"axial stiffness EA", m.edge_EA[e]},
+                 {"bending stiffness EI1", sp.EI1},
+                 {"bending stiffness EI2", sp.EI2},
+                 {"torsional stiffness GJ", sp.GJ},
+                 {"rotational inertia", m.edge_inertia[e]}};
+    for (const auto& q : stiff)
+      if (!usable(q.v)) {
+        throw loc_error(part.loc, edge + q.name + " " + num(q.v) +
+                                      " is not a positive finite number (Young's modulus " +
+                                      num(mat.youngs_modulus) + " Pa, cross-section area " +
+                                      num(sp.A) + " m^2)");
+      }
+  }
+  for (int t = 0; t < m.ntri; ++t) {
+    if (!usable(m.tri_area_bar[t])) {
+      const PartSpec& part = scene.parts[size_t(m.tri_part[t])];
+      throw loc_error(part.loc, "a triangle's area " + num(m.tri_area_bar[t]) +
+                                    " m^2 is not a positive finite number");
+    }
+  }
+  for (int n = 0; n < m.nnode; ++n) {
+    if (usable(m.node_mass[n])) continue;
+    // the first part that holds the node
+    int p = 0;
+    while (p + 1 < m.npart && std::find(m.part_node.begin() + m.part_node_adr[p],
+                                        m.part_node.begin() + m.part_node_adr[p + 1],
+                                        n) == m.part_node.begin() + m.part_node_adr[p + 1])
+      ++p;
+    const PartSpec& part = scene.parts[size_t(p)];
+    const Material& mat = scene.materials[size_t(part.material)];
+    throw loc_error(part.loc, "node mass " + num(m.node_mass[n]) +
+                                  " kg is not a positive finite number (density " +
+                                  num(mat.density) + " kg/m^3, thickness " + num(part.thickness) +
+                                  " m)");
+  }
+}
+
 // the scene's motions as per-DOF values base + s(t) amount; every moved DOF must be fixed, and
 // only one motion may move it
 void resolve_motions(Model& m) {
@@ -423,6 +494,7 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
       m.dof_mass[3 * n + c] = m.node_mass[n];
   for (int e = 0; e < m.nedge; ++e)
     m.dof_mass[m.edge_dof(e)] = m.edge_inertia[e];
+  check_derived_quantities(scene, m, edge_props);
   m.dof_u0.assign(m.ndof, 0);
   for (const auto& iv : scene.initial_velocities) {
     const int n = m.resolve_node(iv.first);

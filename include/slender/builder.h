@@ -164,8 +164,14 @@ class SceneBuilder {
   SceneSpec spec_;
 };
 
-/// Checks a whole scene: counts, ranges, indices, positive lengths and moduli. Throws
-/// InputError naming the file, line and field of the offending entry.
+/// The largest node coordinate a scene may have [m]: beyond it the squares of lengths and areas,
+/// and so the energies, overflow.
+constexpr Real kMaxCoordinate = 1e50;
+
+/// Checks a whole scene: counts, ranges, indices, positive lengths and moduli, coordinates
+/// within kMaxCoordinate, Newton tolerances that can be met. Throws InputError naming the file,
+/// line and field of the offending entry. (build_model checks what follows from them: masses,
+/// stiffnesses, lengths and areas finite and positive.)
 void validate_scene(const SceneSpec& s);
 
 /// Reads a scene from a JSON file (see README "Scene format"); relative paths inside resolve

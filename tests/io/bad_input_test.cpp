@@ -455,6 +455,49 @@ TEST(BadInput, WholeFileProblems) {
   EXPECT_EQ(e.field(), "x");
 }
 
+InputError model_error(const std::string& text) {
+  return catch_input_error([&] { build_model(read_scene_text(text, kFile, "")); });
+}
+
+// issue 18, fault 6: physically absurd values that each pass their own check are refused where
+// what follows from them cannot be computed with: a radius of 1e308 (an infinite mass), a
+// density or a radius so small that the mass vanishes, coordinates whose squares overflow
+// (their edges were called "zero length"); and Newton tolerances that are all 0 (every step
+// failed). Each error names the file, the line and the field.
+TEST(BadInput, PhysicallyAbsurdValuesAreRefused) {
+  const std::string rod_line = "{\"name\": \"beam\"";
+  struct Case {
+    std::string text, message;
+  };
+  const Case cases[] = {
+      {with("\"radius\": 0.001", "\"radius\": 1e308"), "mass inf kg"},
+      {with("\"radius\": 0.001", "\"radius\": 1e-200"), "mass 0 kg"},
+      {with("\"density\": 7850", "\"density\": 1e-320"), "is not a positive finite number"},
+      {with("\"youngs_modulus\": 2.1e11", "\"youngs_modulus\": 1e-300"), "bending stiffness EI1"},
+  };
+  for (const Case& c : cases) {
+    const InputError e = model_error(c.text);
+    EXPECT_EQ(e.file(), kFile);
+    EXPECT_EQ(e.line(), line_of(c.text, rod_line)) << e.what();
+    EXPECT_EQ(e.field(), "rods[0]") << e.what();
+    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.what();
+  }
+  const std::string far = with("\"end\": [0.1, 0, 0]", "\"end\": [1e200, 0, 0]");
+  const InputError f = model_error(far);
+  EXPECT_EQ(f.line(), line_of(far, rod_line));
+  EXPECT_NE(f.message().find("node 1 coordinate 2e+198 m is beyond the 1e+50 m"), std::string::npos)
+      << f.what();
+  const std::string zero_tols = with("\"duration\": 1}",
+                                     "\"duration\": 1,\n  \"newton\": {\"abs_tol\": 0, "
+                                     "\"rel_tol\": 0, \"step_tol\": 0}}");
+  expect_error(zero_tols, "\"integrator\"", "integrator.newton", "are all 0");
+  // one positive tolerance is enough
+  EXPECT_NO_THROW(read_scene_text(with("\"duration\": 1}",
+                                       "\"duration\": 1, \"newton\": {\"abs_tol\": 0, "
+                                       "\"rel_tol\": 0, \"step_tol\": 1e-12}}"),
+                                  kFile, ""));
+}
+
 // issue 18, fault 5: a scene file over kMaxSceneFileBytes is refused before it is read (a
 // sparse file: no disk is written)
 TEST(BadInput, AnOversizedSceneFileIsRefusedBeforeItIsRead) {

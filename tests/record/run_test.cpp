@@ -44,9 +44,11 @@ SceneSpec cantilever(const std::string& out_dir) {
 }
 
 // Newton settings under which no step can converge: one iteration and zero tolerances
+// one iteration to a residual of 1e-300: no step converges (all three tolerances 0 is refused
+// by validate_scene)
 void make_newton_fail(SceneSpec& sc) {
   sc.integrator.newton.max_iters = 1;
-  sc.integrator.newton.abs_tol = 0;
+  sc.integrator.newton.abs_tol = 1e-300;
   sc.integrator.newton.rel_tol = 0;
   sc.integrator.newton.step_tol = 0;
 }
