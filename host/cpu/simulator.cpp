@@ -93,10 +93,8 @@ struct Simulator::Impl {
                                                  // assembles the contact part itself
   contact::ContactPairLists pairs, fresh_pairs;  // this step's sub-pairs, the next candidates
   bool host_pairs_replaced = false;  // a host evaluation found `pairs` since the engine did
-  // the plan in use: the model's, or one with the contact pairs; a new object for new pairs, as
-  // the engine may read the one it holds in place (the one before recycled once it let go)
+  // the plan in use: the model's, or one with the contact pairs (a new object for new pairs)
   std::shared_ptr<const AssemblyPlan> plan_now;
-  std::shared_ptr<AssemblyPlan> contact_plan, spare_plan;
   AssemblyPlanCache plan_cache;  // the static families' sorted contributions
   const AssemblyPlan& plan() const { return *plan_now; }
 
@@ -320,12 +318,10 @@ struct Simulator::Impl {
 
   // the assembly plan for new pairs (the engine keeps its solver when the pattern is the same)
   void adopt_pair_plan() {
-    std::shared_ptr<AssemblyPlan> next = spare_plan && spare_plan.use_count() == 1
-                                             ? std::move(spare_plan)
-                                             : std::make_shared<AssemblyPlan>();
+    // a new object (the engine reads the one it holds in place until it takes this one); a
+    // plan kept for reuse would cost as much memory again (20 MiB on the gripper)
+    auto next = std::make_shared<AssemblyPlan>();
     build_assembly_plan(*model, mv, *next, plan_cache);
-    spare_plan = std::move(contact_plan);
-    contact_plan = next;
     plan_now = std::move(next);
     ++plan_version;
   }
