@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -36,6 +37,15 @@ constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitInput = 2;
 constexpr int kExitRunFailed = 3;
+constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report an interrupted program
+
+// SIGINT (Ctrl-C) and SIGTERM during a run: the run stops after the step in progress and
+// completes its outputs; a second signal ends the program at once (the default action)
+volatile std::sig_atomic_t g_interrupt = 0;
+extern "C" void on_interrupt(int sig) {
+  g_interrupt = 1;
+  std::signal(sig, SIG_DFL);
+}
 
 struct RunArgs {
   std::string scene;
@@ -140,7 +150,18 @@ int cmd_run(const RunArgs& a) {
   if (a.has_every) opt.every = a.every;
   opt.progress = !a.quiet;
   opt.write_outputs = !a.no_output;
+  opt.interrupt = &g_interrupt;
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
   const RunResult r = run_simulation(sim, opt, log);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (r.interrupted) {
+    std::cerr << "slender: " << r.message << '\n';
+    for (const std::string& f : r.files)
+      std::cerr << "  wrote " << f << '\n';
+    return kExitInterrupted;
+  }
   if (!r.ok) {
     std::cerr << "error: " << r.message << '\n';
     for (const std::string& f : r.files)

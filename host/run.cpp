@@ -1,9 +1,11 @@
 #include "slender/run.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -22,6 +24,7 @@ constexpr int kMaxDtNotes = 10;       // dt halvings noted in the log, then one 
 constexpr Real kLandTol = 1e-9;       // a remaining time below kLandTol * dt counts as arrived
 constexpr Real kMaxSteps = 1e12;      // the most steps a run may take
 constexpr Real kMinDtDivisor = 1024;  // default min_dt = dt / kMinDtDivisor
+constexpr size_t kMaxFileName = 255;  // bytes of one file name (NAME_MAX on Linux and macOS)
 
 // a number for messages: %g with the given significant digits
 std::string num(double v, int digits = 6) {
@@ -49,6 +52,48 @@ struct Recording {
   bool want_strains = false;
   long last_step = -1;  // run step of the last record
 
+  // every output path, checked before anything is written: each name within the file system's
+  // limit (with the temporary ".part"), no folder where a file goes, the folders writable
+  static void check_paths(const std::vector<std::string>& paths) {
+    namespace fs = std::filesystem;
+    for (const std::string& p : paths) {
+      const fs::path path(p);
+      for (const fs::path& part : path) {
+        const std::string name = part.string() + (part == path.filename() ? ".part" : "");
+        if (name.size() > kMaxFileName) {
+          throw Error("output '" + p + "': the file name '" + name + "' has " +
+                      std::to_string(name.size()) + " bytes, more than the " +
+                      std::to_string(kMaxFileName) +
+                      " a file system allows (shorten the scene's \"name\" or the output "
+                      "folder)");
+        }
+      }
+      std::error_code ec;
+      if (fs::is_directory(path, ec)) {
+        throw Error("output '" + p + "' is a folder, where the run writes a file");
+      }
+    }
+    // the folders: a probe file created and removed in each
+    std::vector<fs::path> dirs;
+    for (const std::string& p : paths) {
+      const fs::path d = fs::path(p).parent_path();
+      if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+    }
+    for (const fs::path& d : dirs) {
+      std::error_code ec;
+      fs::create_directories(d, ec);
+      if (ec) throw Error("cannot create the output folder '" + d.string() + "': " + ec.message());
+      const fs::path probe = d / ".slender-write-check";
+      std::FILE* f = std::fopen(probe.string().c_str(), "w");
+      if (!f) {
+        throw Error("cannot write in the output folder '" + d.string() +
+                    "': " + std::strerror(errno));
+      }
+      std::fclose(f);
+      fs::remove(probe, ec);
+    }
+  }
+
   void setup(const Model& m, const std::string& out_dir) {
     const OutputSpec& o = m.scene.output;
     if (o.vtk) {
@@ -65,6 +110,11 @@ struct Recording {
         nodes.push_back(m.resolve_node(r));
       recorders.push_back(make_node_csv_recorder(std::move(nodes)));
     }
+    std::vector<std::string> paths;
+    for (const auto& r : recorders)
+      for (std::string& p : r->outputs(m, out_dir))
+        paths.push_back(std::move(p));
+    check_paths(paths);
     for (auto& r : recorders)
       r->begin(m, out_dir);
   }
@@ -94,6 +144,12 @@ struct Recording {
         files.push_back(std::move(p));
     }
     return files;
+  }
+
+  // after an error: what is unfinished is removed
+  void abort() noexcept {
+    for (auto& r : recorders)
+      r->abort();
   }
 };
 
@@ -168,79 +224,95 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
 
   const auto wall0 = std::chrono::steady_clock::now();
   Recording rec;
-  if (opt.write_outputs) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) throw Error("cannot create the output folder '" + out_dir + "': " + ec.message());
-    rec.setup(m, out_dir);
-  }
-  rec.record(sim, 0, 0);
-
-  Progress progress;
-  if (opt.progress) progress.start(duration);
-
-  // step to the end time; the last step is shortened to land on it
-  const Real t0 = sim.time();
-  const Real t_end = t0 + duration;
-  // (a dt longer than the whole run is one step of the duration)
-  const Real land = kLandTol * std::min(dt, duration);
-  Real h_cur = dt;      // current step size, below dt after a halving
-  int good_in_row = 0;  // good steps since the last change of h_cur
-  int last_iters = 0;   // Newton iterations of the last good step
   bool failed = false;
-  while (true) {
-    const Real t = sim.time();
-    const Real left = t_end - t;
-    if (left <= land) break;
-    Real h = std::min(h_cur, left);
-    if (left - h <= land) h = left;
+  try {
+    if (opt.write_outputs) {
+      std::error_code ec;
+      std::filesystem::create_directories(out_dir, ec);
+      if (ec) throw Error("cannot create the output folder '" + out_dir + "': " + ec.message());
+      rec.setup(m, out_dir);
+    }
+    rec.record(sim, 0, 0);
 
-    const StepReport rep = sim.step(h);
-    res.newton_iters += rep.iterations;
-    if (!rep.ok()) {
-      // adaptive: retry the step with half the size, unless that goes below min_dt
-      const bool can_halve = in.adaptive && h * 0.5 >= min_dt * (1 - 1e-12);
-      if (can_halve) {
-        h_cur = h * 0.5;
-        good_in_row = 0;
-        ++res.dt_halvings;
-        if (res.dt_halvings <= kMaxDtNotes) {
-          log << "note: step " << res.steps + 1 << " at t = " << num(t)
-              << " s: " << to_string(rep.status) << " at dt = " << num(h, 3)
-              << " s; retrying with dt = " << num(h_cur, 3) << " s\n";
-          if (res.dt_halvings == kMaxDtNotes) log << "note: further dt halvings not shown\n";
-        }
-        continue;
+    Progress progress;
+    if (opt.progress) progress.start(duration);
+
+    // step to the end time; the last step is shortened to land on it
+    const Real t0 = sim.time();
+    const Real t_end = t0 + duration;
+    // (a dt longer than the whole run is one step of the duration)
+    const Real land = kLandTol * std::min(dt, duration);
+    Real h_cur = dt;      // current step size, below dt after a halving
+    int good_in_row = 0;  // good steps since the last change of h_cur
+    int last_iters = 0;   // Newton iterations of the last good step
+    while (true) {
+      const Real t = sim.time();
+      const Real left = t_end - t;
+      if (left <= land) break;
+      if (opt.interrupt && *opt.interrupt) {
+        res.interrupted = true;
+        break;
       }
-      res.message = failure_message(res.steps + 1, t, sim.time(), h, rep, in.adaptive);
-      failed = true;
-      break;
-    }
-    SLENDER_CHECK(sim.time() > t, "a converged step of dt = ", h,
-                  " did not advance the time from t = ", t);
-    ++res.steps;
-    last_iters = rep.iterations;
+      Real h = std::min(h_cur, left);
+      if (left - h <= land) h = left;
 
-    // after a few good steps at a reduced size, grow back toward the nominal dt
-    if (h_cur < dt && ++good_in_row >= kRegrowAfter) {
-      h_cur = std::min(dt, 2 * h_cur);
-      good_in_row = 0;
+      const StepReport rep = sim.step(h);
+      res.newton_iters += rep.iterations;
+      if (!rep.ok()) {
+        // adaptive: retry the step with half the size, unless that goes below min_dt
+        const bool can_halve = in.adaptive && h * 0.5 >= min_dt * (1 - 1e-12);
+        if (can_halve) {
+          h_cur = h * 0.5;
+          good_in_row = 0;
+          ++res.dt_halvings;
+          if (res.dt_halvings <= kMaxDtNotes) {
+            log << "note: step " << res.steps + 1 << " at t = " << num(t)
+                << " s: " << to_string(rep.status) << " at dt = " << num(h, 3)
+                << " s; retrying with dt = " << num(h_cur, 3) << " s\n";
+            if (res.dt_halvings == kMaxDtNotes) log << "note: further dt halvings not shown\n";
+          }
+          continue;
+        }
+        res.message = failure_message(res.steps + 1, t, sim.time(), h, rep, in.adaptive);
+        failed = true;
+        break;
+      }
+      SLENDER_CHECK(sim.time() > t, "a converged step of dt = ", h,
+                    " did not advance the time from t = ", t);
+      ++res.steps;
+      last_iters = rep.iterations;
+
+      // after a few good steps at a reduced size, grow back toward the nominal dt
+      if (h_cur < dt && ++good_in_row >= kRegrowAfter) {
+        h_cur = std::min(dt, 2 * h_cur);
+        good_in_row = 0;
+      }
+      if (every > 0 && res.steps % every == 0) rec.record(sim, res.steps, rep.iterations);
+      if (opt.progress) progress.update(sim.time() - t0, res.steps);
     }
-    if (every > 0 && res.steps % every == 0) rec.record(sim, res.steps, rep.iterations);
-    if (opt.progress) progress.update(sim.time() - t0, res.steps);
+    if (opt.progress) progress.finish();
+
+    // the last state is always recorded, also when a step failed (it is the last good one)
+    if (rec.last_step != res.steps) rec.record(sim, res.steps, last_iters);
+    res.files = rec.end();
+  } catch (...) {
+    rec.abort();  // no unfinished file stays behind
+    throw;
   }
-  if (opt.progress) progress.finish();
-
-  // the last state is always recorded, also when a step failed (it is the last good one)
-  if (rec.last_step != res.steps) rec.record(sim, res.steps, last_iters);
-  res.files = rec.end();
 
   const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wall0;
   res.wall_seconds = wall.count();
   res.sim_time = sim.state().time;
-  res.ok = !failed;
+  res.ok = !failed && !res.interrupted;
   log_warnings(sim.state(), log);
   if (failed) return res;
+  if (res.interrupted) {
+    res.message =
+        "interrupted after " + std::to_string(res.steps) + " steps at t = " + num(res.sim_time) +
+        " s" +
+        (opt.write_outputs ? "; the outputs recorded so far are complete in " + out_dir : "");
+    return res;
+  }
 
   // summary
   std::string msg = "done: " + std::to_string(res.steps) + " steps, t = " + num(res.sim_time) +

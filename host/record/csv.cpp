@@ -50,17 +50,35 @@ class CsvFile {
     }
   }
 
-  // closes the file and gives it its final name; returns that name
+  // closes the file and gives it its final name; returns that name (on an error the temporary
+  // file is removed)
   std::string finish() {
     if (!f_) return {};
     const bool bad = std::ferror(f_) != 0;
+    const int err = errno;
     const bool closed = std::fclose(f_) == 0;
     f_ = nullptr;
-    if (bad || !closed) throw Error("cannot write '" + part_ + "'");
     std::error_code ec;
+    if (bad || !closed) {
+      fs::remove(part_, ec);
+      throw Error("cannot write '" + part_ + "': " + std::strerror(bad ? err : errno));
+    }
     fs::rename(part_, final_, ec);
-    if (ec) throw Error("cannot rename '" + part_ + "' to '" + final_ + "': " + ec.message());
+    if (ec) {
+      const std::string why = ec.message();
+      fs::remove(part_, ec);
+      throw Error("cannot rename '" + part_ + "' to '" + final_ + "': " + why);
+    }
     return final_;
+  }
+
+  // closes and removes the unfinished file
+  void discard() noexcept {
+    if (!f_) return;
+    std::fclose(f_);
+    f_ = nullptr;
+    std::error_code ec;
+    fs::remove(part_, ec);
   }
 
  private:
@@ -84,6 +102,7 @@ class CsvRecorder : public Recorder {
     if (path.empty()) return {};
     return {path};
   }
+  void abort() noexcept override { file_.discard(); }
 
  protected:
   CsvFile file_;
@@ -92,6 +111,9 @@ class CsvRecorder : public Recorder {
 class NodeCsvRecorder : public CsvRecorder {
  public:
   explicit NodeCsvRecorder(std::vector<int> nodes) : nodes_(std::move(nodes)) {}
+  std::vector<std::string> outputs(const Model&, const std::string& out_dir) const override {
+    return {(fs::path(out_dir) / "nodes.csv").string()};
+  }
 
   void begin(const Model& m, const std::string& out_dir) override {
     for (int n : nodes_) {
@@ -132,6 +154,9 @@ class NodeCsvRecorder : public CsvRecorder {
 
 class EnergyCsvRecorder : public CsvRecorder {
  public:
+  std::vector<std::string> outputs(const Model&, const std::string& out_dir) const override {
+    return {(fs::path(out_dir) / "energies.csv").string()};
+  }
   void begin(const Model&, const std::string& out_dir) override {
     file_.open(out_dir, "energies.csv");
     std::fputs("time,kinetic,stretch,bend,twist,gravity,total,newton_iters", file_.get());

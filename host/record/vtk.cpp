@@ -44,14 +44,24 @@ std::FILE* open_part(const std::string& part) {
   return f;
 }
 
-// closes a finished temporary file and gives it its final name
+// closes a finished temporary file and gives it its final name; on an error the temporary file
+// is removed and the reason named (a full disk: "No space left on device")
 void close_and_rename(std::FILE* f, const std::string& part, const std::string& final_name) {
   const bool bad = std::ferror(f) != 0;
+  const int err = errno;
   const bool closed = std::fclose(f) == 0;
-  if (bad || !closed) throw Error("cannot write '" + part + "'");
   std::error_code ec;
+  if (bad || !closed) {
+    const int why = bad ? err : errno;
+    fs::remove(part, ec);
+    throw Error("cannot write '" + part + "': " + std::strerror(why));
+  }
   fs::rename(part, final_name, ec);
-  if (ec) throw Error("cannot rename '" + part + "' to '" + final_name + "': " + ec.message());
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(part, ec);
+    throw Error("cannot rename '" + part + "' to '" + final_name + "': " + why);
+  }
 }
 
 void put_value(std::FILE* f, Real v) { std::fprintf(f, "%.12g", v); }
@@ -98,6 +108,14 @@ class VtkRecorder : public Recorder {
  public:
   explicit VtkRecorder(const std::string& name) : name_(sanitize_name(name)) {}
 
+  // the series and its first frame (every frame's name has the same length up to a million)
+  std::vector<std::string> outputs(const Model&, const std::string& out_dir) const override {
+    return {(fs::path(out_dir) / (name_ + ".pvd")).string(),
+            (fs::path(out_dir) / "frames" / (name_ + "_000000.vtp")).string()};
+  }
+  // every file is written whole and renamed at once: nothing is left unfinished
+  void abort() noexcept override { begun_ = false; }
+
   void begin(const Model& m, const std::string& out_dir) override {
     out_dir_ = out_dir;
     frames_.clear();
@@ -123,7 +141,14 @@ class VtkRecorder : public Recorder {
     const std::string path = (fs::path(out_dir_) / rel).string();
     const std::string part = path + ".part";
     std::FILE* f = open_part(part);
-    write_piece(f, fr);
+    try {
+      write_piece(f, fr);
+    } catch (...) {
+      std::fclose(f);
+      std::error_code ec;
+      fs::remove(part, ec);
+      throw;
+    }
     close_and_rename(f, part, path);
     frames_.emplace_back(fr.time, rel);
   }

@@ -2,7 +2,9 @@
 
 // Recorders observe states during a run and write outputs: CSV of chosen nodes and energies,
 // VTK PolyData with a .pvd series for ParaView. Files are written whole (temporary name, then
-// rename), so an interrupted run never leaves a half-written file behind.
+// rename), so a run that stops never leaves a half-written file behind: end() completes what
+// was recorded (a step that failed, an interrupt), abort() removes what is unfinished (an
+// error while writing).
 
 #include <memory>
 #include <string>
@@ -27,10 +29,14 @@ struct RecordFrame {
 class Recorder {
  public:
   virtual ~Recorder() = default;
+  /// the paths it will write in out_dir (for the run's check of them before the first step)
+  virtual std::vector<std::string> outputs(const Model& m, const std::string& out_dir) const = 0;
   virtual void begin(const Model& m, const std::string& out_dir) = 0;
   virtual void record(const RecordFrame& f) = 0;
   /// closes files; returns the paths written, for the summary
   virtual std::vector<std::string> end() = 0;
+  /// after an error: closes and removes every unfinished (temporary) file; never throws
+  virtual void abort() noexcept = 0;
 };
 
 /// nodes.csv: time, then x, y, z, vx, vy, vz of each chosen global node

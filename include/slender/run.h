@@ -4,6 +4,7 @@
 // scene's output spec, steps a Simulator to the end time (halving dt on failure when the
 // integrator is adaptive) and returns a summary.
 
+#include <csignal>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -21,10 +22,14 @@ struct RunOptions {
                               ///< first and the last state
   bool progress = true;       ///< progress bar on stderr (long runs only)
   bool write_outputs = true;  ///< false: no folder, no files
+  /// set (by a signal handler: the `slender` program's SIGINT and SIGTERM) to stop the run
+  /// after the step in progress; null: never
+  const volatile std::sig_atomic_t* interrupt = nullptr;
 };
 
 struct RunResult {
   bool ok = false;                 ///< the end time was reached
+  bool interrupted = false;        ///< RunOptions::interrupt stopped it (the outputs complete)
   long steps = 0;                  ///< successful steps (shortened and halved ones included)
   Real sim_time = 0;               ///< simulated time at the end [s]
   double wall_seconds = 0;         ///< wall time of the loop, recording included [s]
@@ -39,8 +44,12 @@ struct RunResult {
 /// run (ok = false, the state left at the last good step and the files written so far
 /// complete) unless the integrator is adaptive: then dt is halved, down to min_dt, and doubled
 /// back after 4 good steps in a row. `log` receives notes made during the run (dt changes,
-/// warning counters); the summary is returned in RunResult::message. Throws InputError for bad
-/// options (dt <= 0) and Error when an output file cannot be written.
+/// warning counters); the summary is returned in RunResult::message. An interrupt stops it
+/// after the step in progress, with the outputs recorded so far complete (interrupted = true).
+/// Before the first step every output path is checked (a name too long for the file system, a
+/// folder where a file goes, a folder that cannot be written). Throws InputError for bad
+/// options (dt <= 0) and Error when an output file cannot be written; then no unfinished file
+/// is left behind (the files completed before stay).
 RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& log);
 
 }  // namespace slender

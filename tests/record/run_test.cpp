@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -218,6 +219,92 @@ TEST(RunSimulation, NonPositiveDtIsAnInputError) {
   o.dt = 0;
   std::ostringstream log;
   EXPECT_THROW(run_simulation(sim, o, log), InputError);
+}
+
+// issue 18, fault 9: every output path is checked before the first step, so that a run that
+// cannot write its outputs fails before any work and leaves nothing behind: a scene name too
+// long for a file name (it failed after the run had started, leaving .part files), and an
+// energies.csv that is a folder (it failed only after the whole run)
+TEST(RunSimulation, OutputPathsAreCheckedBeforeTheFirstStep) {
+  {
+    ScratchDir dir;
+    SceneSpec sc = cantilever(dir.str());
+    sc.name = std::string(260, 'n');
+    Simulator sim(build_model(sc));
+    std::ostringstream log;
+    try {
+      run_simulation(sim, quiet_options(), log);
+      ADD_FAILURE() << "a file name of 264 bytes was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("more than the 255 a file system allows"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(sim.time(), 0.0);
+    EXPECT_TRUE(files_ending(dir.path(), ".part").empty());
+    EXPECT_TRUE(files_ending(dir.path(), ".csv").empty());
+  }
+  {
+    ScratchDir dir;
+    std::filesystem::create_directories(dir.path() / "energies.csv");
+    Simulator sim(build_model(cantilever(dir.str())));
+    std::ostringstream log;
+    try {
+      run_simulation(sim, quiet_options(), log);
+      ADD_FAILURE() << "a folder named energies.csv was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("energies.csv' is a folder"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(sim.time(), 0.0);  // no step was taken
+    EXPECT_TRUE(files_ending(dir.path(), ".part").empty());
+    EXPECT_TRUE(files_ending(dir.path(), ".vtp").empty());
+  }
+}
+
+// an error while writing (here: the frames folder removed during the run) stops the run with
+// the reason, and removes every unfinished file (the CSV files' .part)
+TEST(RunSimulation, AnOutputErrorLeavesNoUnfinishedFile) {
+  ScratchDir dir;
+  Simulator sim(build_model(cantilever(dir.str())));
+  int calls = 0;
+  sim.set_actuation([&](Real, NaturalShape&) {
+    if (++calls == 15) std::filesystem::remove_all(dir.path() / "frames");
+  });
+  std::ostringstream log;
+  try {
+    run_simulation(sim, quiet_options(), log);
+    ADD_FAILURE() << "the run went on without its frames folder";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(files_ending(dir.path(), ".part").empty());
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "energies.csv"));
+}
+
+// an interrupt (the program's SIGINT handler sets the flag) stops the run after the step in
+// progress: the outputs recorded so far are complete under their final names
+TEST(RunSimulation, AnInterruptStopsTheRunWithCompleteOutputs) {
+  ScratchDir dir;
+  Simulator sim(build_model(cantilever(dir.str())));
+  volatile std::sig_atomic_t flag = 0;
+  // the callback sees each step's end time (implicit Euler): t = 23 ms is step 23
+  sim.set_actuation([&](Real t, NaturalShape&) {
+    if (t > 22.5e-3) flag = 1;
+  });
+  RunOptions o = quiet_options();
+  o.interrupt = &flag;
+  std::ostringstream log;
+  const RunResult r = run_simulation(sim, o, log);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.steps, 23);
+  EXPECT_NE(r.message.find("interrupted after 23 steps"), std::string::npos) << r.message;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "cantilever.pvd"));
+  EXPECT_TRUE(files_ending(dir.path(), ".part").empty());
+  // header, t = 0, steps 10 and 20, and the last state (step 23)
+  EXPECT_EQ(read_lines(dir.path() / "energies.csv").size(), 5u);
+  EXPECT_EQ(read_lines(dir.path() / "nodes.csv").size(), 5u);
 }
 
 }  // namespace
