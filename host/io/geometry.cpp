@@ -17,6 +17,14 @@
 
 namespace slender {
 
+void skip_bom(std::istream& in) {
+  char b[3] = {0, 0, 0};
+  in.read(b, 3);
+  if (in.gcount() == 3 && b[0] == '\xEF' && b[1] == '\xBB' && b[2] == '\xBF') return;
+  in.clear();
+  in.seekg(0);
+}
+
 namespace {
 
 // one line of a text file, without its line break and comment, trimmed
@@ -106,6 +114,7 @@ std::vector<std::vector<double>> read_number_table(const std::string& path, int 
   if (!in) {
     throw InputError(path, 0, "", "cannot open file");
   }
+  skip_bom(in);
   std::vector<std::vector<double>> rows;
   std::string raw;
   int line = 0;
@@ -145,6 +154,7 @@ GeometryFile read_geometry_file(const std::string& path) {
   if (!in) {
     throw InputError(path, 0, "", "cannot open geometry file");
   }
+  skip_bom(in);
 
   GeometryFile g;
   int section = kNone;
@@ -354,6 +364,7 @@ GeometryFile read_obj_file(const std::string& path) {
   if (!in) {
     throw InputError(path, 0, "", "cannot open mesh file");
   }
+  skip_bom(in);
   GeometryFile g;
   ObjCounts c;
   std::string text;
@@ -654,6 +665,7 @@ GeometryFile read_ply_file(const std::string& path) {
   if (!in) {
     throw InputError(path, 0, "", "cannot open mesh file");
   }
+  skip_bom(in);
   int line = 0;
   const std::vector<PlyElement> elements = read_ply_header(in, path, line);
   const PlyRoles r = ply_roles(elements, path, line);

@@ -3,10 +3,15 @@
 // Line-oriented number files (geometry, node vectors, load tables): shared tokenizing and
 // number parsing with errors that name the file and line. Internal to host/io.
 
+#include <istream>
 #include <string>
 #include <vector>
 
 namespace slender {
+
+/// skips a UTF-8 byte order mark at the start of a text file (as the JSON reader does), so that
+/// a file saved by an editor that writes one reads the same
+void skip_bom(std::istream& in);
 
 /// splits a data line into fields at commas and white space; a `#` starts a comment
 std::vector<std::string> split_fields(const std::string& line);

@@ -116,6 +116,30 @@ TEST(MeshFile, ObjContinuationLinesAndCrlf) {
   EXPECT_EQ(g.triangles, (std::vector<Tri>{{0, 1, 2}}));
 }
 
+// issue 18, fault 10: a UTF-8 byte order mark at the start of a geometry, OBJ, PLY or number
+// file is skipped, as the JSON reader skips it (it was an error); the lines count as before
+TEST(MeshFile, AByteOrderMarkIsSkippedInEveryTextFormat) {
+  TempDir dir;
+  const std::string bom = "\xEF\xBB\xBF";
+  const GeometryFile obj =
+      read_mesh_file(dir.write("b.obj", bom + "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"));
+  EXPECT_EQ(obj.triangles, (std::vector<Tri>{{0, 1, 2}}));
+  const GeometryFile txt =
+      read_geometry_file(dir.write("b.txt", bom + "*Nodes\n0 0 0\n1 0 0\n*Edges\n1 2\n"));
+  EXPECT_EQ(txt.nodes.size(), 2u);
+  const GeometryFile ply = read_mesh_file(
+      dir.write("b.ply", bom + "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
+                               "property float y\nproperty float z\nelement face 1\n"
+                               "property list uchar int vertex_indices\nend_header\n0 0 0\n"
+                               "1 0 0\n0 1 0\n3 0 1 2\n"));
+  EXPECT_EQ(ply.triangles, (std::vector<Tri>{{0, 1, 2}}));
+  EXPECT_EQ(read_vector_file(dir.write("v.txt", bom + "1 2 3\n")).size(), 1u);
+  // a line number after the mark is still the file's own
+  const InputError e =
+      test::catch_input_error([&] { read_mesh_file(dir.write("e.obj", bom + "v 0 0 0\nv x\n")); });
+  EXPECT_EQ(e.line(), 2);
+}
+
 TEST(MeshFile, PlyFacesEdgesAndSkippedProperties) {
   const GeometryFile g = read_mesh_file(data_path("mesh_square.ply"));
   ASSERT_EQ(g.nodes.size(), 6u);
