@@ -48,6 +48,7 @@ std::string sci(double v) {
 // the recorders the scene's output spec asks for, each begun in out_dir
 struct Recording {
   std::vector<std::unique_ptr<Recorder>> recorders;
+  std::vector<char> is_vtk;  // per recorder: the VTK series (its own cadence) or a CSV file
   bool want_energies = false;
   bool want_strains = false;
   long last_step = -1;  // run step of the last record
@@ -98,17 +99,26 @@ struct Recording {
     const OutputSpec& o = m.scene.output;
     if (o.vtk) {
       recorders.push_back(make_vtk_recorder(m.scene.name));
+      is_vtk.push_back(1);
       want_strains = true;
     }
     if (o.energies) {
       recorders.push_back(make_energy_csv_recorder());
+      is_vtk.push_back(0);
       want_energies = true;
     }
     if (!o.csv_nodes.empty()) {
+      // columns named by part and part-local node (a negative index resolved)
       std::vector<int> nodes;
-      for (const NodeRef& r : o.csv_nodes)
+      std::vector<std::string> labels;
+      for (const NodeRef& r : o.csv_nodes) {
         nodes.push_back(m.resolve_node(r));
-      recorders.push_back(make_node_csv_recorder(std::move(nodes)));
+        const int count = int(m.scene.parts[size_t(r.part)].nodes.size());
+        const int local = r.index < 0 ? r.index + count : r.index;
+        labels.push_back(m.scene.parts[size_t(r.part)].name + "_n" + std::to_string(local));
+      }
+      recorders.push_back(make_node_csv_recorder(std::move(nodes), std::move(labels)));
+      is_vtk.push_back(0);
     }
     std::vector<std::string> paths;
     for (const auto& r : recorders)
@@ -119,22 +129,23 @@ struct Recording {
       r->begin(m, out_dir);
   }
 
-  void record(const Simulator& sim, long step, int newton_iters) {
+  // the state of `step` to the CSV recorders (csv), the VTK series (vtk) or both
+  void record(const Simulator& sim, long step, int newton_iters, bool csv = true, bool vtk = true) {
     last_step = step;
-    if (recorders.empty()) return;
+    if (recorders.empty() || !(csv || vtk)) return;
     RecordFrame f;
     f.step = step;
     f.time = sim.state().time;
     f.model = &sim.model();
     f.state = &sim.state();
-    if (want_energies) f.energies = sim.energies();
-    if (want_strains) {
+    if (want_energies && csv) f.energies = sim.energies();
+    if (want_strains && vtk) {
       f.bend_strains = sim.bend_strains();
       f.shell_energy_density = sim.shell_bending_energy_density();
     }
     f.newton_iters = newton_iters;
-    for (auto& r : recorders)
-      r->record(f);
+    for (size_t i = 0; i < recorders.size(); ++i)
+      if (is_vtk[i] ? vtk : csv) recorders[i]->record(f);
   }
 
   std::vector<std::string> end() {
@@ -195,6 +206,9 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
   const Real dt = opt.dt < 0 ? in.dt : opt.dt;
   const Real duration = opt.duration < 0 ? in.duration : opt.duration;
   const int every = opt.every < 0 ? m.scene.output.every : opt.every;
+  // the VTK series' cadence: the scene's vtk_every, unless the options set both
+  const int vtk_every =
+      opt.every < 0 && m.scene.output.vtk_every > 0 ? m.scene.output.vtk_every : every;
   if (!(dt > 0) || !std::isfinite(dt)) {
     throw InputError("<options>", 0, "dt", "must be a positive time step, got " + num(dt));
   }
@@ -280,6 +294,7 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       SLENDER_CHECK(sim.time() > t, "a converged step of dt = ", h,
                     " did not advance the time from t = ", t);
       ++res.steps;
+      if (rep.iterations == 0) ++res.steps_without_iteration;
       last_iters = rep.iterations;
 
       // after a few good steps at a reduced size, grow back toward the nominal dt
@@ -287,7 +302,9 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
         h_cur = std::min(dt, 2 * h_cur);
         good_in_row = 0;
       }
-      if (every > 0 && res.steps % every == 0) rec.record(sim, res.steps, rep.iterations);
+      const bool csv = every > 0 && res.steps % every == 0;
+      const bool vtk = vtk_every > 0 && res.steps % vtk_every == 0;
+      if (csv || vtk) rec.record(sim, res.steps, rep.iterations, csv, vtk);
       if (opt.progress) progress.update(sim.time() - t0, res.steps);
     }
     if (opt.progress) progress.finish();
@@ -320,8 +337,13 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
   if (res.wall_seconds > 0 && res.steps > 0) {
     msg += fixed(res.steps / res.wall_seconds, 0) + " steps/s, ";
   }
-  const double iters_per_step = res.steps > 0 ? double(res.newton_iters) / res.steps : 0.0;
-  msg += fixed(iters_per_step, 1) + " Newton iterations/step";
+  // per step that iterated (a step whose predictor meets the tolerances takes none: counted
+  // apart, so that a mostly resting scene does not read as 0.3 iterations per step)
+  const long iterated = res.steps - res.steps_without_iteration;
+  const double iters_per_step = iterated > 0 ? double(res.newton_iters) / iterated : 0.0;
+  msg += fixed(iters_per_step, 1) + " Newton iterations per step that iterated";
+  if (res.steps_without_iteration > 0)
+    msg += ", " + std::to_string(res.steps_without_iteration) + " steps needed none";
   if (res.dt_halvings > 0) msg += ", " + std::to_string(res.dt_halvings) + " dt halvings";
   msg += ")";
   msg += opt.write_outputs ? "; outputs in " + out_dir : "; no outputs written";

@@ -1019,6 +1019,10 @@ void check_integrator_output(const Checker& c) {
   if (o.every < 1) {
     c.fail(o.loc, "output", ".every", "must be at least 1, got " + std::to_string(o.every));
   }
+  if (o.vtk_every < 0) {
+    c.fail(o.loc, "output", ".vtk_every",
+           "must be at least 1 (or 0: as every), got " + std::to_string(o.vtk_every));
+  }
   for (size_t i = 0; i < o.csv_nodes.size(); ++i) {
     c.node(o.csv_nodes[i], Checker::indexed("output.nodes", i));
   }

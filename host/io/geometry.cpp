@@ -122,6 +122,13 @@ std::vector<std::vector<double>> read_number_table(const std::string& path, int 
     ++line;
     const std::vector<std::string> f = split_fields(raw);
     if (f.empty()) continue;
+    if (f[0][0] == '*') {
+      // a MAT-DiSMech geometry file where a list of points was expected (a rod's shape)
+      throw InputError(path, line, "",
+                       "this is a geometry file with sections ('" + f[0] +
+                           "'), not a list of points: give it as a network (\"networks\": "
+                           "[{\"name\": ..., \"file\": ...}]) or as a shell's mesh path");
+    }
     if (int(f.size()) != columns) {
       throw InputError(path, line, "",
                        "expected " + std::to_string(columns) + " values per line, got " +

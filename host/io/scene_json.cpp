@@ -805,11 +805,12 @@ void SceneReader::read_integrator(const JsonObject& g) {
 }
 
 void SceneReader::read_output(const JsonObject& o) {
-  o.allow_only({"dir", "every", "vtk", "energies", "nodes"});
+  o.allow_only({"dir", "every", "vtk_every", "vtk", "energies", "nodes"});
   OutputSpec& out = s_.output;
   out.loc = loc(o.value(), o.path());
   out.dir = o.string_or("dir", out.dir);
   out.every = o.integer_or("every", out.every);
+  out.vtk_every = o.integer_or("vtk_every", out.vtk_every);
   out.vtk = o.boolean_or("vtk", out.vtk);
   out.energies = o.boolean_or("energies", out.energies);
   if (o.has("nodes")) {

@@ -110,7 +110,14 @@ class CsvRecorder : public Recorder {
 
 class NodeCsvRecorder : public CsvRecorder {
  public:
-  explicit NodeCsvRecorder(std::vector<int> nodes) : nodes_(std::move(nodes)) {}
+  NodeCsvRecorder(std::vector<int> nodes, std::vector<std::string> labels)
+      : nodes_(std::move(nodes)), labels_(std::move(labels)) {
+    SLENDER_CHECK(labels_.empty() || labels_.size() == nodes_.size(), "nodes.csv: ", labels_.size(),
+                  " labels for ", nodes_.size(), " nodes");
+    if (labels_.empty())
+      for (int n : nodes_)
+        labels_.push_back("n" + std::to_string(n));
+  }
   std::vector<std::string> outputs(const Model&, const std::string& out_dir) const override {
     return {(fs::path(out_dir) / "nodes.csv").string()};
   }
@@ -123,9 +130,9 @@ class NodeCsvRecorder : public CsvRecorder {
     std::FILE* f = file_.get();
     std::fputs("time", f);
     static const char* const kColumns[6] = {"x", "y", "z", "vx", "vy", "vz"};
-    for (int n : nodes_) {
+    for (const std::string& label : labels_) {
       for (const char* c : kColumns)
-        std::fprintf(f, ",n%d_%s", n, c);
+        std::fprintf(f, ",%s_%s", label.c_str(), c);
     }
     file_.end_row();
   }
@@ -149,7 +156,8 @@ class NodeCsvRecorder : public CsvRecorder {
   }
 
  private:
-  std::vector<int> nodes_;  // global node ids, in column order
+  std::vector<int> nodes_;           // global node ids, in column order
+  std::vector<std::string> labels_;  // their column names' stems
 };
 
 class EnergyCsvRecorder : public CsvRecorder {
@@ -177,8 +185,9 @@ class EnergyCsvRecorder : public CsvRecorder {
 
 }  // namespace
 
-std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes) {
-  return std::make_unique<NodeCsvRecorder>(std::move(nodes));
+std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes,
+                                                 std::vector<std::string> labels) {
+  return std::make_unique<NodeCsvRecorder>(std::move(nodes), std::move(labels));
 }
 
 std::unique_ptr<Recorder> make_energy_csv_recorder() {

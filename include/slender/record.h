@@ -39,8 +39,11 @@ class Recorder {
   virtual void abort() noexcept = 0;
 };
 
-/// nodes.csv: time, then x, y, z, vx, vy, vz of each chosen global node
-std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes);
+/// nodes.csv: time, then x, y, z, vx, vy, vz of each chosen global node, in columns
+/// LABEL_x, ..., LABEL_vz (labels: one per node, as the run names them, PART_nINDEX; empty:
+/// nGLOBAL)
+std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes,
+                                                 std::vector<std::string> labels = {});
 /// energies.csv: time, kinetic, stretch, bend, twist, gravity, total, newton_iters
 std::unique_ptr<Recorder> make_energy_csv_recorder();
 /// frames/NAME_NNNNNN.vtp per record plus NAME.pvd: rods as polylines with radius, velocity,

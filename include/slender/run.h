@@ -28,15 +28,16 @@ struct RunOptions {
 };
 
 struct RunResult {
-  bool ok = false;                 ///< the end time was reached
-  bool interrupted = false;        ///< RunOptions::interrupt stopped it (the outputs complete)
-  long steps = 0;                  ///< successful steps (shortened and halved ones included)
-  Real sim_time = 0;               ///< simulated time at the end [s]
-  double wall_seconds = 0;         ///< wall time of the loop, recording included [s]
-  long newton_iters = 0;           ///< Newton iterations, failed attempts included
-  int dt_halvings = 0;             ///< times an adaptive run halved dt
-  std::string message;             ///< the summary line, or why the run stopped
-  std::vector<std::string> files;  ///< paths written (CSV files, the .pvd series)
+  bool ok = false;                   ///< the end time was reached
+  bool interrupted = false;          ///< RunOptions::interrupt stopped it (the outputs complete)
+  long steps = 0;                    ///< successful steps (shortened and halved ones included)
+  Real sim_time = 0;                 ///< simulated time at the end [s]
+  double wall_seconds = 0;           ///< wall time of the loop, recording included [s]
+  long newton_iters = 0;             ///< Newton iterations, failed attempts included
+  long steps_without_iteration = 0;  ///< successful steps whose predictor already converged
+  int dt_halvings = 0;               ///< times an adaptive run halved dt
+  std::string message;               ///< the summary line, or why the run stopped
+  std::vector<std::string> files;    ///< paths written (CSV files, the .pvd series)
 };
 
 /// Runs `sim` for `duration` of simulated time from its current state. The state at the start

@@ -213,7 +213,8 @@ struct ForcesSpec {
 
 struct OutputSpec {
   std::string dir = "out";         ///< output folder (relative to the working directory)
-  int every = 1;                   ///< record every n-th step
+  int every = 1;                   ///< record every n-th step (CSV files)
+  int vtk_every = 0;               ///< VTK frames every n-th step; 0: as `every`
   bool vtk = true;                 ///< VTK PolyData per record and a .pvd series
   bool energies = true;            ///< energies.csv
   std::vector<NodeRef> csv_nodes;  ///< nodes.csv columns: time, x, y, z, vx, vy, vz per node

@@ -440,6 +440,29 @@ TEST(BadInput, ForcesTimeFunctionsIntegratorOutput) {
                "must be at least 1, got 0");
 }
 
+// issue 19: a MAT-DiSMech geometry file given as a rod's shape file said "expected 3 values per
+// line, got 1"; it now says what the file is and where it goes
+TEST(BadInput, AGeometryFileAsARodShapeIsRecognized) {
+  TempDir dir;
+  const std::string geo = dir.write("net.txt", "*Nodes\n0 0 0\n1 0 0\n*Edges\n1 2\n");
+  const InputError e = catch_input_error([&] {
+    read_scene_text(with("{\"type\": \"straight\", \"start\": [0, 0, 0], \"end\": [0.1, 0, 0], "
+                         "\"nodes\": 51}",
+                         "{\"type\": \"file\", \"path\": \"" + geo + "\"}"),
+                    kFile, "");
+  });
+  EXPECT_EQ(e.file(), geo);
+  EXPECT_EQ(e.line(), 1);
+  EXPECT_NE(e.message().find("a geometry file with sections ('*Nodes')"), std::string::npos)
+      << e.what();
+  EXPECT_NE(e.message().find("give it as a network"), std::string::npos) << e.what();
+}
+
+TEST(BadInput, OutputCadences) {
+  expect_error(with("\"every\": 1}", "\"every\": 1, \"vtk_every\": -2}"), "\"output\"",
+               "output.vtk_every", "must be at least 1 (or 0: as every), got -2");
+}
+
 TEST(BadInput, WholeFileProblems) {
   EXPECT_NE(scene_error("").message().find("empty document"), std::string::npos);
   EXPECT_EQ(scene_error("[]").message(), "expected an object, got an array");

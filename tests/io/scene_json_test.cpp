@@ -217,6 +217,7 @@ TEST_F(FullScene, IntegratorAndOutput) {
   const OutputSpec& o = s().output;
   EXPECT_EQ(o.dir, "out/io_full");
   EXPECT_EQ(o.every, 10);
+  EXPECT_EQ(o.vtk_every, 30);
   EXPECT_FALSE(o.vtk);
   EXPECT_TRUE(o.energies);
   ASSERT_EQ(o.csv_nodes.size(), 2u);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -84,10 +85,10 @@ TEST(RunSimulation, CantileverRunsToTheEndAndWritesOutputs) {
   const auto energies = read_lines(dir.path() / "energies.csv");
   EXPECT_EQ(energies.size(), 7u);
 
-  // the tip (node 10) sags
+  // the tip (node 10, given as -1) sags; its columns are named by part and node
   const auto nodes = read_lines(dir.path() / "nodes.csv");
   ASSERT_EQ(nodes.size(), 7u);
-  EXPECT_EQ(nodes[0].rfind("time,n10_x,n10_y,n10_z,", 0), 0u) << nodes[0];
+  EXPECT_EQ(nodes[0].rfind("time,rod_n10_x,rod_n10_y,rod_n10_z,", 0), 0u) << nodes[0];
   const auto last = test::split(nodes.back(), ',');
   ASSERT_EQ(last.size(), 7u);
   EXPECT_LT(std::stod(last[3]), 0.0);
@@ -219,6 +220,57 @@ TEST(RunSimulation, NonPositiveDtIsAnInputError) {
   o.dt = 0;
   std::ostringstream log;
   EXPECT_THROW(run_simulation(sim, o, log), InputError);
+}
+
+// issue 19: the summary counts Newton iterations per step that iterated, and the steps whose
+// predictor already converged apart (a resting scene read as "0.3 iterations/step")
+TEST(RunSimulation, TheSummaryCountsStepsThatNeededNoIteration) {
+  ScratchDir dir;
+  SceneSpec sc = cantilever(dir.str());
+  sc.forces.gravity = Vec3{{0, 0, 0}};  // at rest: every predictor is the solution
+  Simulator rest(build_model(sc));
+  RunOptions o = quiet_options();
+  o.write_outputs = false;
+  std::ostringstream log;
+  const RunResult r = run_simulation(rest, o, log);
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.steps_without_iteration, r.steps);
+  EXPECT_NE(r.message.find("50 steps needed none"), std::string::npos) << r.message;
+  Simulator sag(build_model(cantilever(dir.str())));
+  const RunResult s = run_simulation(sag, o, log);
+  ASSERT_LT(s.steps_without_iteration, s.steps);
+  const double per_step = double(s.newton_iters) / double(s.steps - s.steps_without_iteration);
+  char want[64];
+  std::snprintf(want, sizeof want, "%.1f Newton iterations per step that iterated", per_step);
+  EXPECT_NE(s.message.find(want), std::string::npos) << s.message;
+}
+
+// issue 19: the VTK frames have their own cadence (vtk_every), the CSV files keep `every`; the
+// first and the last state go to both; the command line's --every sets both
+TEST(RunSimulation, VtkFramesHaveTheirOwnCadence) {
+  ScratchDir dir;
+  SceneSpec sc = cantilever(dir.str());
+  sc.output.every = 5;
+  sc.output.vtk_every = 20;
+  sc.integrator.duration = 0.047;  // 47 steps: the last is neither's multiple
+  {
+    Simulator sim(build_model(sc));
+    std::ostringstream log;
+    ASSERT_TRUE(run_simulation(sim, quiet_options(), log).ok);
+  }
+  // VTK: steps 0, 20, 40 and 47; CSV: 0, 5, ..., 45 and 47, after the header
+  EXPECT_EQ(files_ending(dir.path() / "frames", ".vtp").size(), 4u);
+  EXPECT_EQ(read_lines(dir.path() / "energies.csv").size(), 1u + 11u);
+  EXPECT_EQ(read_lines(dir.path() / "nodes.csv").size(), 1u + 11u);
+  ScratchDir both;
+  sc.output.dir = both.str();
+  Simulator sim(build_model(sc));
+  RunOptions o = quiet_options();
+  o.every = 10;
+  std::ostringstream log;
+  ASSERT_TRUE(run_simulation(sim, o, log).ok);
+  EXPECT_EQ(files_ending(both.path() / "frames", ".vtp").size(), 6u);  // 0, 10, ..., 40, 47
+  EXPECT_EQ(read_lines(both.path() / "energies.csv").size(), 1u + 6u);
 }
 
 // issue 18, fault 9: every output path is checked before the first step, so that a run that
