@@ -258,7 +258,7 @@ void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
   SLENDER_CHECK(p.row_src_adr[size_t(nfree)] <= INT_MAX,
                 "assembly plan: too many gradient sources for 32-bit indices");
   // pass 2: the entries into their rows, in generation order
-  std::vector<Entry> ent(size_t(hadr[size_t(nfree)]));
+  std::vector<Entry> ent(static_cast<size_t>(hadr[size_t(nfree)]));
   p.row_src.assign(size_t(p.row_src_adr[size_t(nfree)]), 0);
   {
     std::vector<long> hnext(hadr.begin(), hadr.end() - 1);
