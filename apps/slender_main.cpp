@@ -12,6 +12,7 @@
 #include <cmath>
 #include <csignal>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -21,6 +22,7 @@
 
 #include "slender/backend.h"
 #include "slender/builder.h"
+#include "slender/checkpoint.h"
 #include "slender/compare.h"
 #include "slender/config.h"
 #include "slender/core/error.h"
@@ -58,6 +60,8 @@ struct RunArgs {
   bool has_duration = false, has_dt = false, has_every = false;  // given on the command line
   bool quiet = false;
   bool no_output = false;
+  long checkpoint_every = 0;  // > 0: a checkpoint every n-th step, in the output folder
+  std::string resume;         // a checkpoint to continue from
 };
 
 // a stream that drops everything, for --quiet
@@ -151,6 +155,24 @@ int cmd_run(const RunArgs& a) {
   opt.progress = !a.quiet;
   opt.write_outputs = !a.no_output;
   opt.interrupt = &g_interrupt;
+  RunCursor cursor;
+  if (!a.resume.empty()) {
+    cursor = load_checkpoint(sim, a.resume);
+    opt.resume = &cursor;
+    log << "slender: resumed from " << a.resume << " at t = " << sim.time() << " s, step "
+        << cursor.steps << '\n';
+  }
+  if (a.checkpoint_every < 0) {
+    throw InputError("<command line>", 0, "--checkpoint-every",
+                     "must be 0 or more, got " + std::to_string(a.checkpoint_every));
+  }
+  if (a.checkpoint_every > 0) {
+    const std::string dir = a.out.empty() ? model->scene.output.dir : a.out;
+    std::filesystem::create_directories(dir.empty() ? "." : dir);
+    opt.checkpoint_every = a.checkpoint_every;
+    opt.checkpoint_path =
+        (std::filesystem::path(dir.empty() ? "." : dir) / "checkpoint.slck").string();
+  }
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   const RunResult r = run_simulation(sim, opt, log);
@@ -213,6 +235,10 @@ int run_main(int argc, char** argv) {
       ->check(solver_names);
   run->add_flag("--quiet,-q", ra.quiet, "print nothing but errors");
   run->add_flag("--no-output", ra.no_output, "write no files");
+  run->add_option("--checkpoint-every", ra.checkpoint_every,
+                  "write the whole state to OUT/checkpoint.slck every N steps (atomically)");
+  run->add_option("--resume", ra.resume,
+                  "continue from a checkpoint of this scene, bit for bit as if uninterrupted");
 
   CompareArgs ca;
   CLI::App* compare = app.add_subcommand(

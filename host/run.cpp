@@ -233,6 +233,8 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
   const Real min_dt = in.min_dt > 0 ? in.min_dt : dt / kMinDtDivisor;
 
   RunResult res;
+  if (opt.resume) res.steps = opt.resume->steps;  // the recording cadence goes on
+  const long first_step = res.steps;
   std::string out_dir = opt.out_dir.empty() ? m.scene.output.dir : opt.out_dir;
   if (out_dir.empty()) out_dir = ".";
 
@@ -246,19 +248,23 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       if (ec) throw Error("cannot create the output folder '" + out_dir + "': " + ec.message());
       rec.setup(m, out_dir);
     }
-    rec.record(sim, 0, 0);
+    rec.record(sim, res.steps, 0);
 
     Progress progress;
     if (opt.progress) progress.start(duration);
 
     // step to the end time; the last step is shortened to land on it
     const Real t0 = sim.time();
-    const Real t_end = t0 + duration;
+    const Real t_end = opt.resume && opt.resume->t_end >= 0 ? opt.resume->t_end : t0 + duration;
     // (a dt longer than the whole run is one step of the duration)
     const Real land = kLandTol * std::min(dt, duration);
     Real h_cur = dt;      // current step size, below dt after a halving
     int good_in_row = 0;  // good steps since the last change of h_cur
-    int last_iters = 0;   // Newton iterations of the last good step
+    if (opt.resume) {
+      if (opt.resume->h_cur > 0) h_cur = opt.resume->h_cur;
+      good_in_row = opt.resume->good_in_row;
+    }
+    int last_iters = 0;  // Newton iterations of the last good step
     while (true) {
       const Real t = sim.time();
       const Real left = t_end - t;
@@ -305,6 +311,8 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       const bool csv = every > 0 && res.steps % every == 0;
       const bool vtk = vtk_every > 0 && res.steps % vtk_every == 0;
       if (csv || vtk) rec.record(sim, res.steps, rep.iterations, csv, vtk);
+      if (opt.checkpoint_every > 0 && res.steps % opt.checkpoint_every == 0)
+        save_checkpoint(sim, opt.checkpoint_path, RunCursor{res.steps, h_cur, good_in_row, t_end});
       if (opt.progress) progress.update(sim.time() - t0, res.steps);
     }
     if (opt.progress) progress.finish();
@@ -332,14 +340,16 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
   }
 
   // summary
-  std::string msg = "done: " + std::to_string(res.steps) + " steps, t = " + num(res.sim_time) +
+  // (a resumed run counts on from the checkpoint's steps; its rates are of its own steps)
+  const long taken = res.steps - first_step;
+  std::string msg = "done: " + std::to_string(taken) + " steps, t = " + num(res.sim_time) +
                     " s in " + fixed(res.wall_seconds, 2) + " s wall (";
-  if (res.wall_seconds > 0 && res.steps > 0) {
-    msg += fixed(res.steps / res.wall_seconds, 0) + " steps/s, ";
+  if (res.wall_seconds > 0 && taken > 0) {
+    msg += fixed(taken / res.wall_seconds, 0) + " steps/s, ";
   }
   // per step that iterated (a step whose predictor meets the tolerances takes none: counted
   // apart, so that a mostly resting scene does not read as 0.3 iterations per step)
-  const long iterated = res.steps - res.steps_without_iteration;
+  const long iterated = taken - res.steps_without_iteration;
   const double iters_per_step = iterated > 0 ? double(res.newton_iters) / iterated : 0.0;
   msg += fixed(iters_per_step, 1) + " Newton iterations per step that iterated";
   if (res.steps_without_iteration > 0)

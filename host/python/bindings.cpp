@@ -15,6 +15,7 @@
 #include "slender/backend.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
+#include "slender/checkpoint.h"
 #include "slender/compare.h"
 #include "slender/core/error.h"
 #include "slender/info.h"
@@ -388,6 +389,16 @@ PYBIND11_MODULE(_core, m) {
           "Newton evaluation (CPU backend). symmetric=True keeps the symmetric factorizations "
           "(a spring). None removes it.")
       .def_property_readonly("time", [](const Simulator& s) { return s.time(); })
+      .def(
+          "save", [](const Simulator& s, const std::string& path) { save_checkpoint(s, path); },
+          py::arg("path"),
+          "writes the whole state to a checkpoint file (atomically); load() continues from it "
+          "bit for bit")
+      .def(
+          "load", [](Simulator& s, const std::string& path) { load_checkpoint(s, path); },
+          py::arg("path"),
+          "the state of a checkpoint that save() wrote for this model (ValueError naming the "
+          "file for another model's or a damaged one)")
       .def(
           "state_arrays",
           [](const Simulator& s) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "slender/checkpoint.h"
 #include "slender/simulator.h"
 
 namespace slender {
@@ -25,12 +26,19 @@ struct RunOptions {
   /// set (by a signal handler: the `slender` program's SIGINT and SIGTERM) to stop the run
   /// after the step in progress; null: never
   const volatile std::sig_atomic_t* interrupt = nullptr;
+  /// > 0: write a checkpoint (checkpoint.h) to checkpoint_path every n-th step, atomically
+  long checkpoint_every = 0;
+  std::string checkpoint_path;
+  /// a run continued from a checkpoint: its cursor (load_checkpoint), so that the steps, the
+  /// adaptive step size, the end time and the recording cadence go on as before; null: a new run
+  const RunCursor* resume = nullptr;
 };
 
 struct RunResult {
-  bool ok = false;                   ///< the end time was reached
-  bool interrupted = false;          ///< RunOptions::interrupt stopped it (the outputs complete)
-  long steps = 0;                    ///< successful steps (shortened and halved ones included)
+  bool ok = false;           ///< the end time was reached
+  bool interrupted = false;  ///< RunOptions::interrupt stopped it (the outputs complete)
+  long steps = 0;  ///< successful steps (shortened and halved ones included; a resumed run counts
+                   ///< on from its checkpoint)
   Real sim_time = 0;                 ///< simulated time at the end [s]
   double wall_seconds = 0;           ///< wall time of the loop, recording included [s]
   long newton_iters = 0;             ///< Newton iterations, failed attempts included

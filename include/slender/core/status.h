@@ -49,11 +49,12 @@ struct EnvParams {
 };
 
 /// Which linear solver a Simulator uses (on the CUDA backend: kPcg and kAuto above 250,000 free
-/// DOF the iterative path, every other kind cuSOLVER's direct one).
+/// DOF the iterative path, every other kind cuSOLVER's direct one; on the CPU backend kAuto is
+/// always direct).
 /// kAuto: banded LU when the Jacobian orders into a narrow band (rods), else CHOLMOD (or
 /// Eigen's LDLT) for symmetric and sparse LU for non-symmetric Jacobians.
 /// kPcg: block-Jacobi conjugate gradients (the direct path when CG cannot converge); a
-/// non-symmetric Jacobian takes sparse LU on the CPU and BiCGSTAB on the CUDA backend.
+/// non-symmetric Jacobian takes BiCGSTAB (the engine's iterative path, on both backends).
 /// kDense: the vectorized batch's dense Cholesky / pivoting LU (BatchedSimulator); a Simulator
 /// (and so the per-environment batch) takes it as its sparse direct factorization, CHOLMOD or
 /// LDLT for symmetric and sparse LU for non-symmetric Jacobians: the same exact solve without

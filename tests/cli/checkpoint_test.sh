@@ -1,0 +1,34 @@
+#!/bin/bash
+# Issue 18: `slender run --checkpoint-every N` and `--resume FILE`: the resumed run's last
+# recorded state (energies.csv and nodes.csv, 17 significant digits) is the uninterrupted run's.
+# usage: checkpoint_test.sh SLENDER_BINARY SCENE OUT_DIR
+set -eu
+bin=$1
+scene=$2
+out=$3
+rm -rf "$out"
+"$bin" run "$scene" --duration 0.08 --out "$out/whole" -q
+"$bin" run "$scene" --duration 0.08 --out "$out/first" --checkpoint-every 30 -q
+test -f "$out/first/checkpoint.slck"
+"$bin" run "$scene" --duration 0.08 --out "$out/second" --resume "$out/first/checkpoint.slck" -q
+fail=0
+for f in energies.csv nodes.csv; do
+  a=$(tail -1 "$out/whole/$f")
+  b=$(tail -1 "$out/second/$f")
+  if [ "$a" != "$b" ]; then
+    echo "$f: the resumed run ends at"; echo "  $b"; echo "the whole run at"; echo "  $a"
+    fail=1
+  fi
+done
+# a checkpoint of another scene is refused with exit code 2, naming the file
+set +e
+"$bin" run "$(dirname "$scene")/gripper.json" --duration 0.01 --out "$out/other" \
+  --resume "$out/first/checkpoint.slck" -q 2> "$out/other.err"
+code=$?
+set -e
+if [ "$code" -ne 2 ] || ! grep -q "another model" "$out/other.err"; then
+  echo "another scene's checkpoint: exit $code, $(cat "$out/other.err")"
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "resumed run ends as the whole run: $(tail -1 "$out/whole/energies.csv" | cut -c1-60)"
+exit $fail
