@@ -16,8 +16,13 @@ namespace slender {
 
 namespace {
 
-// generated rods larger than this are surely a typo, and would exhaust memory
+// generated rods larger than this are surely a typo, and would exhaust memory (the fuzz build
+// lowers it: scripts/fuzz.sh)
+#ifdef SLENDER_FUZZ_MAX_NODES
+constexpr int kMaxRodNodes = SLENDER_FUZZ_MAX_NODES;
+#else
 constexpr int kMaxRodNodes = 10000000;
+#endif
 
 // misuse of a builder method, reported at once (no file, no line)
 [[noreturn]] void misuse(const std::string& field, const std::string& message) {

@@ -15,8 +15,13 @@ namespace slender {
 namespace {
 
 // generated meshes larger than this are surely a typo (an edge length in the wrong unit), and
-// would exhaust memory; the same limit as generated rods
+// would exhaust memory; the same limit as generated rods (the fuzz build lowers both, so that
+// one input's work stays small: scripts/fuzz.sh)
+#ifdef SLENDER_FUZZ_MAX_NODES
+constexpr double kMaxShellNodes = SLENDER_FUZZ_MAX_NODES;
+#else
 constexpr double kMaxShellNodes = 1e7;
+#endif
 
 [[noreturn]] void misuse(const std::string& field, const std::string& message) {
   throw InputError("", 0, field, message);
