@@ -13,13 +13,12 @@ namespace {
 
 using Contribution = PlanContribution;
 
-// lays out one family in the pools and appends its contributions
-template <class B>
-void collect(AssemblyPlan& p,
-             const ModelView& mv,
-             Family f,
-             std::vector<Contribution>& hs,
-             std::vector<Contribution>& gs) {
+// lays out one family in the pools (its offsets, the pools' lengths) and gives each of its
+// contributions to the free DOFs, in generation order: on_grad(row, src) for each local
+// gradient entry, on_hess(row, col, src) for each local Hessian entry
+template <class B, class H, class G>
+void family_contributions(
+    AssemblyPlan& p, const ModelView& mv, Family f, const H& on_hess, const G& on_grad) {
   constexpr int D = B::kDofs;
   const long n = B::count(mv);
   const long pool_h = p.hess_pool, pool_g = p.grad_pool;
@@ -33,21 +32,37 @@ void collect(AssemblyPlan& p,
   SLENDER_CHECK(p.hess_pool <= INT_MAX, "assembly plan: ", p.hess_pool,
                 " local Hessian entries, more than 32-bit indices reach (too many stencils or "
                 "contact pairs for one system)");
-  const long nfree = p.nfree;
   int dofs[D];
   for (long k = 0; k < n; ++k) {
     B::dofs(mv, k, dofs);
     for (int a = 0; a < D; ++a) {
       const int ra = p.dof_free[dofs[a]];
       if (ra < 0) continue;
-      gs.push_back({ra, int(pool_g + k * D + a)});
+      on_grad(ra, int(pool_g + k * D + a));
       for (int b = 0; b < D; ++b) {
         const int rb = p.dof_free[dofs[b]];
-        if (rb < 0) continue;
-        hs.push_back({ra * nfree + rb, int(pool_h + k * D * D + a * D + b)});
+        if (rb >= 0) on_hess(ra, rb, int(pool_h + k * D * D + a * D + b));
       }
     }
   }
+}
+
+// lays out one family in the pools and appends its contributions as keyed records
+template <class B>
+void collect(AssemblyPlan& p,
+             const ModelView& mv,
+             Family f,
+             std::vector<Contribution>& hs,
+             std::vector<Contribution>& gs) {
+  const long nfree = p.nfree;
+  family_contributions<B>(
+      p, mv, f,
+      [&](int ra, int rb, int src) {
+        hs.push_back({ra * nfree + rb, src});
+      },
+      [&](int ra, int src) {
+        gs.push_back({ra, src});
+      });
 }
 
 }  // namespace
@@ -187,32 +202,7 @@ template <class H, class G>
 void each_contribution(AssemblyPlan& p, const ModelView& mv, const H& on_hess, const G& on_grad) {
   p.hess_pool = p.grad_pool = p.energy_pool = 0;
   auto family = [&](auto binding, Family f) {
-    using B = decltype(binding);
-    constexpr int D = B::kDofs;
-    const long n = B::count(mv);
-    const long pool_h = p.hess_pool, pool_g = p.grad_pool;
-    p.h_off[f] = pool_h;
-    p.g_off[f] = pool_g;
-    p.e_off[f] = p.energy_pool;
-    p.hess_pool += n * D * D;
-    p.grad_pool += n * D;
-    p.energy_pool += n;
-    SLENDER_CHECK(p.hess_pool <= INT_MAX, "assembly plan: ", p.hess_pool,
-                  " local Hessian entries, more than 32-bit indices reach (too many stencils or "
-                  "contact pairs for one system)");
-    int dofs[D];
-    for (long k = 0; k < n; ++k) {
-      B::dofs(mv, k, dofs);
-      for (int a = 0; a < D; ++a) {
-        const int ra = p.dof_free[dofs[a]];
-        if (ra < 0) continue;
-        on_grad(ra, int(pool_g + k * D + a));
-        for (int b = 0; b < D; ++b) {
-          const int rb = p.dof_free[dofs[b]];
-          if (rb >= 0) on_hess(ra, rb, int(pool_h + k * D * D + a * D + b));
-        }
-      }
-    }
+    family_contributions<decltype(binding)>(p, mv, f, on_hess, on_grad);
   };
   for_each_family([&](auto binding, Family f, long) {
     if (f < kFamPairsBegin) family(binding, f);
