@@ -167,11 +167,12 @@ int cmd_run(const RunArgs& a) {
                      "must be 0 or more, got " + std::to_string(a.checkpoint_every));
   }
   if (a.checkpoint_every > 0) {
-    const std::string dir = a.out.empty() ? model->scene.output.dir : a.out;
-    std::filesystem::create_directories(dir.empty() ? "." : dir);
+    // the output folder (--out is the scene's by now), made even when --no-output
+    const std::filesystem::path dir(model->scene.output.dir.empty() ? "."
+                                                                    : model->scene.output.dir);
+    std::filesystem::create_directories(dir);
     opt.checkpoint_every = a.checkpoint_every;
-    opt.checkpoint_path =
-        (std::filesystem::path(dir.empty() ? "." : dir) / "checkpoint.slck").string();
+    opt.checkpoint_path = (dir / "checkpoint.slck").string();
   }
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);

@@ -17,6 +17,21 @@ import subprocess
 import tempfile
 
 
+def write_scene(folder, name, kind, part, poisson):
+    """a scene of one part (its first two nodes fixed) beside its geometry file"""
+    scene = {
+        "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e6,
+                       "poisson_ratio": poisson}],
+        kind: [part],
+        "boundary": {"fixed_nodes": [{"part": part["name"], "nodes": [0, 1]}]},
+        "integrator": {"type": "implicit_euler", "dt": 0.01, "duration": 0.01},
+    }
+    path = os.path.join(folder, f"{name}.json")
+    with open(path, "w") as f:
+        json.dump(scene, f)
+    return path
+
+
 def chains(folder, nodes):
     per = 1000
     n = max(1, nodes // per)
@@ -31,15 +46,8 @@ def chains(folder, nodes):
             for i in range(per - 1):
                 a = c * per + i + 1
                 f.write(f"{a} {a + 1}\n")
-    scene = {
-        "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e6, "poisson_ratio": 0.5}],
-        "networks": [{"name": "net", "file": os.path.basename(geo), "material": "m", "radius": 1e-3}],
-        "boundary": {"fixed_nodes": [{"part": "net", "nodes": [0, 1]}]},
-        "integrator": {"type": "implicit_euler", "dt": 0.01, "duration": 0.01},
-    }
-    path = os.path.join(folder, f"chains{nodes}.json")
-    json.dump(scene, open(path, "w"))
-    return path
+    part = {"name": "net", "file": os.path.basename(geo), "material": "m", "radius": 1e-3}
+    return write_scene(folder, f"chains{nodes}", "networks", part, 0.5)
 
 
 def sheet(folder, nodes):
@@ -53,16 +61,9 @@ def sheet(folder, nodes):
             for i in range(n - 1):
                 a = j * n + i + 1
                 f.write(f"f {a} {a + 1} {a + n + 1}\nf {a} {a + n + 1} {a + n}\n")
-    scene = {
-        "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e6, "poisson_ratio": 0.3}],
-        "shells": [{"name": "s", "material": "m", "thickness": 1e-3,
-                    "mesh": {"type": "file", "path": os.path.basename(obj)}}],
-        "boundary": {"fixed_nodes": [{"part": "s", "nodes": [0, 1]}]},
-        "integrator": {"type": "implicit_euler", "dt": 0.01, "duration": 0.01},
-    }
-    path = os.path.join(folder, f"sheet{nodes}.json")
-    json.dump(scene, open(path, "w"))
-    return path
+    part = {"name": "s", "material": "m", "thickness": 1e-3,
+            "mesh": {"type": "file", "path": os.path.basename(obj)}}
+    return write_scene(folder, f"sheet{nodes}", "shells", part, 0.3)
 
 
 def measure(binary, scene):

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/model_internal.h"
 #include "record/progress.h"
 #include "slender/core/error.h"
 #include "slender/record.h"
@@ -113,9 +114,9 @@ struct Recording {
       std::vector<std::string> labels;
       for (const NodeRef& r : o.csv_nodes) {
         nodes.push_back(m.resolve_node(r));
-        const int count = int(m.scene.parts[size_t(r.part)].nodes.size());
-        const int local = r.index < 0 ? r.index + count : r.index;
-        labels.push_back(m.scene.parts[size_t(r.part)].name + "_n" + std::to_string(local));
+        const PartSpec& part = m.scene.parts[size_t(r.part)];
+        const int local = local_index(r.index, int(part.nodes.size()));
+        labels.push_back(part.name + "_n" + std::to_string(local));
       }
       recorders.push_back(make_node_csv_recorder(std::move(nodes), std::move(labels)));
       is_vtk.push_back(0);
@@ -265,6 +266,8 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       good_in_row = opt.resume->good_in_row;
     }
     int last_iters = 0;  // Newton iterations of the last good step
+    // the model's fingerprint for the checkpoints, once (it reads every array of the model)
+    const std::uint64_t fingerprint = opt.checkpoint_every > 0 ? model_fingerprint(m) : 0;
     while (true) {
       const Real t = sim.time();
       const Real left = t_end - t;
@@ -312,7 +315,8 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       const bool vtk = vtk_every > 0 && res.steps % vtk_every == 0;
       if (csv || vtk) rec.record(sim, res.steps, rep.iterations, csv, vtk);
       if (opt.checkpoint_every > 0 && res.steps % opt.checkpoint_every == 0)
-        save_checkpoint(sim, opt.checkpoint_path, RunCursor{res.steps, h_cur, good_in_row, t_end});
+        save_checkpoint(sim, opt.checkpoint_path, RunCursor{res.steps, h_cur, good_in_row, t_end},
+                        fingerprint);
       if (opt.progress) progress.update(sim.time() - t0, res.steps);
     }
     if (opt.progress) progress.finish();

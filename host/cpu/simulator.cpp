@@ -119,7 +119,7 @@ struct Simulator::Impl {
   // the host's evaluations for queries (energies, strains, reactions, the Newmark start): the
   // stencils at the state's configuration with its frames
   std::vector<Real> q_hat, u_hat;  // zero: no velocity-dependent terms in a query
-  std::vector<Real> e_pool, g_pool, h_pool;
+  std::vector<Real> e_pool, g_pool;
   std::vector<unsigned> flag_pool;
 
   Impl(std::shared_ptr<const Model> m,
@@ -284,19 +284,17 @@ struct Simulator::Impl {
   void update_contacts(Real dt, bool on_engine) {
     if (!model->contact.enabled) return;
     const auto t0 = Clock::now();
+    bool changed = true;
     if (on_engine) {
       // the lists come back only when they changed, or when the host's copy was replaced by a
       // host evaluation since (the plan must be the engine's pairs')
-      const bool replaced = host_pairs_replaced;
+      changed = engine->find_contacts(dt, host_pairs_replaced, fresh_pairs);
       host_pairs_replaced = false;
-      if (engine->find_contacts(dt, replaced, fresh_pairs)) {
-        std::swap(pairs, fresh_pairs);
-        point_view_at_pairs();
-        adopt_pair_plan();
-      }
     } else {
       host_pairs_replaced = true;
       pair_finder.find(*model, state.q.data(), state.u.data(), dt, fresh_pairs);
+    }
+    if (changed) {
       std::swap(pairs, fresh_pairs);
       point_view_at_pairs();
       adopt_pair_plan();

@@ -78,8 +78,6 @@ Vec3 node_pos(const Model& m, int n) {
   return vec3(m.node_x0[3 * n], m.node_x0[3 * n + 1], m.node_x0[3 * n + 2]);
 }
 
-int local_index(int index, int count) { return index < 0 ? count + index : index; }
-
 InputError loc_error(const SourceLoc& loc, const std::string& msg) {
   return InputError(loc.file, loc.line, loc.field, msg);
 }
@@ -140,12 +138,7 @@ void check_derived_quantities(const SceneSpec& scene,
   }
   for (int n = 0; n < m.nnode; ++n) {
     if (usable(m.node_mass[n])) continue;
-    // the first part that holds the node
-    int p = 0;
-    while (p + 1 < m.npart && std::find(m.part_node.begin() + m.part_node_adr[p],
-                                        m.part_node.begin() + m.part_node_adr[p + 1],
-                                        n) == m.part_node.begin() + m.part_node_adr[p + 1])
-      ++p;
+    const int p = m.node_part[n];  // the part that first declared the node
     const PartSpec& part = scene.parts[size_t(p)];
     const Material& mat = scene.materials[size_t(part.material)];
     throw loc_error(part.loc, "node mass " + num(m.node_mass[n]) +

@@ -47,6 +47,9 @@ void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p);
 
 /// One Jacobian or gradient contribution: key row * nfree + col (slots) or row (gradients), the
 /// index of its source in the local pool (-1: a diagonal slot's placeholder).
+/// a part-local node or edge index with a negative one counted from the end (-1: the last)
+inline int local_index(int index, int count) { return index < 0 ? count + index : index; }
+
 struct PlanContribution {
   long key;
   int src;

@@ -5,12 +5,11 @@
 
 #include "slender/checkpoint.h"
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <vector>
 
+#include "record/part_file.h"
 #include "slender/core/error.h"
 
 namespace slender {
@@ -101,15 +100,17 @@ std::uint64_t model_fingerprint(const Model& m) {
   return f.h;
 }
 
-void save_checkpoint(const Simulator& sim, const std::string& path, const RunCursor& cursor) {
+void save_checkpoint(const Simulator& sim,
+                     const std::string& path,
+                     const RunCursor& cursor,
+                     std::uint64_t fingerprint) {
   const State& s = sim.state();
   const std::string part = path + ".part";
-  std::FILE* f = std::fopen(part.c_str(), "wb");
-  if (!f) throw Error("cannot open '" + part + "' for writing: " + std::strerror(errno));
+  std::FILE* f = open_part(part, "wb");
   Writer w(f);
   w.raw(kMagic, sizeof kMagic);
   w.put(kVersion);
-  w.put(model_fingerprint(sim.model()));
+  w.put(fingerprint != 0 ? fingerprint : model_fingerprint(sim.model()));
   w.put(std::int64_t(s.ndof));
   w.put(s.time);
   w.put(std::int64_t(s.step));
@@ -123,20 +124,7 @@ void save_checkpoint(const Simulator& sim, const std::string& path, const RunCur
 #define SLENDER_WRITE_ARRAY(type, name, count, width, doc) w.vec(s.name);
   SLENDER_STATE_ARRAYS(SLENDER_WRITE_ARRAY)
 #undef SLENDER_WRITE_ARRAY
-  const bool bad = !w.ok() || std::ferror(f) != 0;
-  const int err = errno;
-  const bool closed = std::fclose(f) == 0;
-  std::error_code ec;
-  if (bad || !closed) {
-    std::filesystem::remove(part, ec);
-    throw Error("cannot write '" + part + "': " + std::strerror(bad ? err : errno));
-  }
-  std::filesystem::rename(part, path, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    std::filesystem::remove(part, ec);
-    throw Error("cannot rename '" + part + "' to '" + path + "': " + why);
-  }
+  close_and_rename(f, part, path, !w.ok());
 }
 
 RunCursor load_checkpoint(Simulator& sim, const std::string& path) {

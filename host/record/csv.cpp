@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "record/part_file.h"
 #include "slender/core/error.h"
 #include "slender/record.h"
 
@@ -33,10 +34,7 @@ class CsvFile {
     close_quietly();
     final_ = (fs::path(out_dir) / name).string();
     part_ = final_ + ".part";
-    f_ = std::fopen(part_.c_str(), "w");
-    if (!f_) {
-      throw Error("cannot open '" + part_ + "' for writing: " + std::strerror(errno));
-    }
+    f_ = open_part(part_);
   }
 
   bool is_open() const { return f_ != nullptr; }
@@ -54,31 +52,17 @@ class CsvFile {
   // file is removed)
   std::string finish() {
     if (!f_) return {};
-    const bool bad = std::ferror(f_) != 0;
-    const int err = errno;
-    const bool closed = std::fclose(f_) == 0;
+    std::FILE* f = f_;
     f_ = nullptr;
-    std::error_code ec;
-    if (bad || !closed) {
-      fs::remove(part_, ec);
-      throw Error("cannot write '" + part_ + "': " + std::strerror(bad ? err : errno));
-    }
-    fs::rename(part_, final_, ec);
-    if (ec) {
-      const std::string why = ec.message();
-      fs::remove(part_, ec);
-      throw Error("cannot rename '" + part_ + "' to '" + final_ + "': " + why);
-    }
+    close_and_rename(f, part_, final_);
     return final_;
   }
 
   // closes and removes the unfinished file
   void discard() noexcept {
     if (!f_) return;
-    std::fclose(f_);
+    discard_part(f_, part_);
     f_ = nullptr;
-    std::error_code ec;
-    fs::remove(part_, ec);
   }
 
  private:

@@ -8,15 +8,14 @@
 // field data: TimeValue, step, edge_twist_angle (nedge, exact per-edge theta)
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "record/part_file.h"
 #include "slender/core/error.h"
 #include "slender/record.h"
 
@@ -36,32 +35,6 @@ std::string sanitize_name(const std::string& name) {
     s += ok ? c : '_';
   }
   return s.empty() ? std::string("scene") : s;
-}
-
-std::FILE* open_part(const std::string& part) {
-  std::FILE* f = std::fopen(part.c_str(), "w");
-  if (!f) throw Error("cannot open '" + part + "' for writing: " + std::strerror(errno));
-  return f;
-}
-
-// closes a finished temporary file and gives it its final name; on an error the temporary file
-// is removed and the reason named (a full disk: "No space left on device")
-void close_and_rename(std::FILE* f, const std::string& part, const std::string& final_name) {
-  const bool bad = std::ferror(f) != 0;
-  const int err = errno;
-  const bool closed = std::fclose(f) == 0;
-  std::error_code ec;
-  if (bad || !closed) {
-    const int why = bad ? err : errno;
-    fs::remove(part, ec);
-    throw Error("cannot write '" + part + "': " + std::strerror(why));
-  }
-  fs::rename(part, final_name, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    fs::remove(part, ec);
-    throw Error("cannot rename '" + part + "' to '" + final_name + "': " + why);
-  }
 }
 
 void put_value(std::FILE* f, Real v) { std::fprintf(f, "%.12g", v); }
@@ -144,9 +117,7 @@ class VtkRecorder : public Recorder {
     try {
       write_piece(f, fr);
     } catch (...) {
-      std::fclose(f);
-      std::error_code ec;
-      fs::remove(part, ec);
+      discard_part(f, part);
       throw;
     }
     close_and_rename(f, part, path);

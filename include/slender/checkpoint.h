@@ -28,8 +28,13 @@ struct RunCursor {
 std::uint64_t model_fingerprint(const Model& m);
 
 /// Writes the simulator's state and `cursor` to `path` (atomically: path.part, then renamed).
-/// Throws Error when it cannot be written.
-void save_checkpoint(const Simulator& sim, const std::string& path, const RunCursor& cursor = {});
+/// fingerprint: the model's (model_fingerprint, which reads every array of the model: a caller
+/// that writes many checkpoints computes it once); 0: computed here. Throws Error when the file
+/// cannot be written.
+void save_checkpoint(const Simulator& sim,
+                     const std::string& path,
+                     const RunCursor& cursor = {},
+                     std::uint64_t fingerprint = 0);
 
 /// Reads `path` into the simulator (its state) and returns the run cursor. Throws InputError
 /// naming the file when it is not a checkpoint, is of another version, is cut short, or was

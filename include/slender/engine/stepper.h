@@ -454,15 +454,10 @@ class StepperOn final : public DeviceStepper {
         (*jacobian)[size_t(r) * n + plan_->col[k]] += val[k];
     if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
       // the contact part the executor assembles on its own (the iterative path)
-      const auto& cj = *contact_jacobian_;
-      std::vector<int> rc(size_t(n) + 1), cc(size_t(cj.nnz()));
-      std::vector<Real> vc(size_t(cj.nnz()));
-      X::to_host(rc.data(), cj.row_ptr(), rc.size());
-      X::to_host(cc.data(), cj.col(), cc.size());
-      X::to_host(vc.data(), cj.val(), vc.size());
+      const HostCsr c = contact_csr_on_host();
       for (int r = 0; r < n; ++r)
-        for (int k = rc[r]; k < rc[r + 1]; ++k)
-          (*jacobian)[size_t(r) * n + cc[k]] += vc[k];
+        for (int k = c.row_ptr[r]; k < c.row_ptr[r + 1]; ++k)
+          (*jacobian)[size_t(r) * n + c.col[k]] += c.val[k];
     }
   }
 
@@ -620,10 +615,7 @@ class StepperOn final : public DeviceStepper {
     const bool same_pattern =
         (direct_ || use_pcg_) && plan_ && p.row_ptr == plan_->row_ptr && p.col == plan_->col;
     plan_ = std::move(plan);
-    if (same_pattern) {
-      size_values();
-      return;
-    }
+    if (same_pattern) return;  // the solver, and where the values live, stay
     // the iterative path: CG for a symmetric Jacobian, BiCGSTAB otherwise
     use_pcg_ = kind_ == LinearSolverKind::kPcg ||
                (kind_ == LinearSolverKind::kAuto && p.nfree >= X::kPcgAutoThreshold);
@@ -862,15 +854,29 @@ class StepperOn final : public DeviceStepper {
 
   // the PCG path's fallback with contact: the static and contact matrices merged on the host
   // (rare: CG met an indefinite block or did not converge), factorized by the direct solver
-  bool merged_direct_solve() {
+  // J_c, which the executor assembles (the iterative path), copied to the host
+  struct HostCsr {
+    std::vector<int> row_ptr, col;
+    std::vector<Real> val;
+  };
+  HostCsr contact_csr_on_host() const {
     const auto& cj = *contact_jacobian_;
+    HostCsr c{std::vector<int>(size_t(pd_.nfree) + 1), std::vector<int>(size_t(cj.nnz())),
+              std::vector<Real>(size_t(cj.nnz()))};
+    X::to_host(c.row_ptr.data(), cj.row_ptr(), c.row_ptr.size());
+    X::to_host(c.col.data(), cj.col(), c.col.size());
+    X::to_host(c.val.data(), cj.val(), c.val.size());
+    return c;
+  }
+
+  bool merged_direct_solve() {
     const int n = pd_.nfree;
-    std::vector<Real> vs, vc(size_t(cj.nnz()));
+    std::vector<Real> vs;
     val_.download(vs);
-    std::vector<int> rc(size_t(n) + 1), cc(size_t(cj.nnz()));
-    X::to_host(rc.data(), cj.row_ptr(), rc.size());
-    X::to_host(cc.data(), cj.col(), cc.size());
-    X::to_host(vc.data(), cj.val(), vc.size());
+    const HostCsr c = contact_csr_on_host();
+    const std::vector<int>& rc = c.row_ptr;
+    const std::vector<int>& cc = c.col;
+    const std::vector<Real>& vc = c.val;
     std::vector<int> rp{0}, col;
     std::vector<Real> val;
     rp.reserve(size_t(n) + 1);
