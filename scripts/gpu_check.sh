@@ -376,11 +376,103 @@ stage_sanitize3() {
   cat "$out/sanitize3.txt"
 }
 
+# a fourth run (owed after the engines became one: one CUDA executor for the stepper, the batch
+# and the contact pipeline; residual() on the device): every GPU-suite test and every /Cuda
+# stepper case (V8 first), the CLI on the CUDA backend end to end (compare, a checkpoint resumed
+# bit for bit), and a queue of sanitizer runs in order of what the change touched most, two at a
+# time, stepper cases capped at SLENDER_TEST_MAX_STEPS=20; everything ends by one deadline
+stage_fourth() {
+  local logs=/tmp/gpu-fourth deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-430}))
+  rm -rf "$logs" && mkdir -p "$logs"
+  left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
+  device_header "$logs"
+  export OMP_NUM_THREADS=4
+  local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests" cli="$build/slender"
+  (
+    timeout -k 5 "$(left)" stdbuf -oL "$ct" --gtest_filter='*EverySceneMatchesTheCpuOver50Steps/Cuda' \
+      > "$logs/stepper-V8.log" 2>&1
+    timeout -k 5 "$(left)" "$ct" --gtest_filter='*DashpotsMatchTheCpu/Cuda' \
+      > "$logs/stepper-Dashpots.log" 2>&1
+  ) &
+  (
+    timeout -k 5 "$(left)" stdbuf -oL "$gt" > "$logs/gpu-all.log" 2>&1
+    SLENDER_KRYLOV_TRACE=1 timeout -k 5 "$(left)" "$ct" \
+      --gtest_filter='*NonSymmetricJacobiansTakeBicgstab/Cuda' > "$logs/stepper-NonSymmetric.log" 2>&1
+    timeout -k 5 "$(left)" stdbuf -oL "$ct" \
+      --gtest_filter='*DeviceStepper*/Cuda:-*EveryScene*:*NonSymmetric*:*Dashpots*' \
+      > "$logs/stepper-rest.log" 2>&1
+    # the CLI on the CUDA backend: the front end, the lazily loaded module, compare, checkpoints
+    {
+      local sc s
+      for sc in plate_contact rod_drop cloth_drop; do
+        echo "== compare $sc"
+        timeout -k 5 "$(left)" "$cli" compare "apps/scenes/$sc.json" --steps 30
+        echo "rc $?"
+      done
+      s=apps/scenes/plate_contact.json
+      rm -rf /tmp/ck-a /tmp/ck-b
+      timeout -k 5 "$(left)" "$cli" run "$s" --backend cuda --duration 0.08 --every 1 -q --out /tmp/ck-a
+      echo "uninterrupted rc $?"
+      timeout -k 5 "$(left)" "$cli" run "$s" --backend cuda --duration 0.08 --every 1 -q \
+        --checkpoint-every 30 --out /tmp/ck-b
+      echo "first half rc $?"
+      timeout -k 5 "$(left)" "$cli" run "$s" --backend cuda --duration 0.08 --every 1 -q \
+        --resume /tmp/ck-b/checkpoint.slck --out /tmp/ck-c
+      echo "resumed rc $?"
+      if [ ! -s /tmp/ck-a/nodes.csv ] || [ ! -s /tmp/ck-c/nodes.csv ]; then
+        echo "CHECKPOINT on cuda: a run wrote no nodes.csv"
+      elif [ "$(tail -1 /tmp/ck-a/nodes.csv)" = "$(tail -1 /tmp/ck-c/nodes.csv)" ]; then
+        echo "CHECKPOINT on cuda: last rows bit-identical"
+      else
+        echo "CHECKPOINT on cuda: last rows DIFFER"
+        tail -1 /tmp/ck-a/nodes.csv | cut -c1-200; tail -1 /tmp/ck-c/nodes.csv | cut -c1-200
+      fi
+    } > "$logs/cli-cuda.log" 2>&1
+  ) &
+  # the sanitizer queue: "TOOL PROGRAM FILTER NAME", two at a time, each bounded by the deadline
+  local sg='StencilGpu.*:DeviceEval.*:DeviceSolver.*:ContactPipelineGpu.FlattenedSheet:CudaBatch.TwoVectorizedRunsAreBitIdentical'
+  local batch='CudaBatch.VectorizedSnakesMatchTheCpuEngine:CudaBatch.FixedTargetsMatchTheCpuEngine:CudaBatch.ResetMatchesTheCpuEngine:ContactPipelineGpu.EqualsHost*'
+  export sanitizer logs deadline
+  export SLENDER_TEST_MAX_STEPS="${SLENDER_TEST_MAX_STEPS:-20}"
+  {
+    echo "memcheck $gt $sg gpu"
+    echo "memcheck $ct *HostEvaluationsBetweenSteps*/Cuda HostEvaluations"
+    echo "racecheck $gt $sg gpu"
+    echo "memcheck $gt $batch batch"
+    echo "racecheck $ct *HostEvaluationsBetweenSteps*/Cuda HostEvaluations"
+    echo "memcheck $ct *PcgWithDeviceContactAssembly*/Cuda PcgContact"
+    echo "racecheck $gt $batch batch"
+    echo "memcheck $ct *TwoRunsAreBitIdentical/Cuda TwoRuns"
+    echo "memcheck $ct *FailedStepLeavesTheStateUntouched/Cuda:*SetStateRoundTrips*/Cuda FailedSetState"
+    echo "racecheck $ct *PcgWithDeviceContactAssembly*/Cuda PcgContact"
+    echo "memcheck $ct *PcgAndCholesky*/Cuda PcgChol"
+    echo "memcheck $ct *FrictionSwitchedOn*/Cuda:*LinearFallbacks*/Cuda FrictionFallbacks"
+    echo "initcheck $gt $sg gpu"
+    echo "synccheck $gt $sg gpu"
+    echo "racecheck $ct *PcgAndCholesky*/Cuda PcgChol"
+    echo "memcheck $ct *NonSymmetric*/Cuda NonSymmetric"
+    echo "racecheck $ct *FrictionSwitchedOn*/Cuda:*LinearFallbacks*/Cuda FrictionFallbacks"
+    echo "racecheck $ct *TwoRunsAreBitIdentical/Cuda TwoRuns"
+  } | xargs -P "${GPU_SANITIZE_JOBS:-2}" -L 1 bash -c '
+      left=$((deadline - $(date +%s)))
+      [ "$left" -gt 10 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
+      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
+        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1' &
+  wait
+  {
+    echo "== CLI on cuda"
+    grep -E '^== |^rc |rc [0-9]|CHECKPOINT|max|relative|differ|error' "$logs/cli-cuda.log" | head -40
+  } > "$logs/cli-summary.txt"
+  run_summary "$logs" fourth $((${GPU_DEADLINE_SECS:-430} - deadline + $(date +%s)))
+  cat "$logs/cli-summary.txt" | tee -a "$out/summary.txt"
+}
+
 case "${1:-all}" in
   build) stage_build ;;
   first) stage_first ;;
   second) stage_second ;;
   third) stage_third ;;
+  fourth) stage_fourth ;;
   sanitize4) stage_sanitize4 ;;
   sanitize3) stage_sanitize3 ;;
   test) stage_test ;;
