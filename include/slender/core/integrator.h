@@ -80,58 +80,6 @@ inline bool line_search_accepts(const NewtonSpec& n,
          r_new <= (1 - 1e-4 * alpha) * r || newton_converged(n, r_new, r0, iters);
 }
 
-/// What a backtracking line search ended with.
-struct LineSearchOutcome {
-  Real alpha = 1;         ///< the step length taken
-  Real r = 0;             ///< the residual norm there (its evaluation is the last one made)
-  bool accepted = false;  ///< sufficient decrease; else the best finite trial was taken again
-  bool finite = true;     ///< false: no trial was finite (the step fails)
-};
-
-/// Backtracking from alpha = 1 by halving (up to 10 halvings; one trial without a line search):
-/// trial(alpha) evaluates the iterate at step length alpha and returns its residual norm,
-/// phi() the incremental potential of the last trial. Without sufficient decrease
-/// (line_search_accepts) the best finite trial is evaluated again, so that the last evaluation
-/// is always the step taken. newton_iterations (core/newton.h) runs it for the stepper of both
-/// backends (engine/stepper.h); the vectorized batch runs the same rule per environment.
-template <class Trial, class Potential>
-LineSearchOutcome backtracking_line_search(const NewtonSpec& ns,
-                                           bool on_potential,
-                                           Real phi0,
-                                           Real slope,
-                                           Real r,
-                                           Real r0,
-                                           int iters,
-                                           Trial&& trial,
-                                           Potential&& phi) {
-  LineSearchOutcome out;
-  Real alpha = 1, best_alpha = 1, best_r = INFINITY;
-  const int max_halvings = ns.line_search ? 10 : 0;
-  for (int h = 0; h <= max_halvings; ++h) {
-    const Real r_new = trial(alpha);
-    if (std::isfinite(r_new) && r_new < best_r) {
-      best_r = r_new;
-      best_alpha = alpha;
-    }
-    // sufficient decrease (the potential's round-off allowed for), or already converged
-    if (!ns.line_search ||
-        line_search_accepts(ns, on_potential, phi(), phi0, slope, alpha, r_new, r, r0, iters)) {
-      out.alpha = alpha;
-      out.r = r_new;
-      out.accepted = true;
-      return out;
-    }
-    alpha *= 0.5;
-  }
-  if (!std::isfinite(best_r)) {
-    out.finite = false;
-    return out;
-  }
-  out.alpha = best_alpha;
-  out.r = trial(best_alpha);
-  return out;
-}
-
 /// The predictor q_hat, u_hat of one DOF per index; fixed DOFs stay where they are. With
 /// stride = ndof the arrays hold several environments (env-major) and `fixed` is the model's.
 struct Predict {

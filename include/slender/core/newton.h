@@ -1,12 +1,15 @@
 #pragma once
 
-// Newton's iterations of one implicit step, written once for the stepper of both backends
-// (engine/stepper.h, host code: each executor supplies its own solve, evaluation and storage). The
-// vectorized batch (include/slender/engine/batch_newton.h) runs the same rules per environment,
-// masked.
+// Newton's iterations of one implicit step for B >= 1 environments, written once: a state
+// machine per environment (iterating, converged, failed), masked, which the stepper of both
+// backends (engine/stepper.h) drives with B = 1 and the vectorized batch
+// (engine/batch_newton.h) with B environments. Each engine supplies its own Newton directions,
+// evaluations and storage; the rules here (convergence, the backtracking line search, failure)
+// are the same for every environment, so a batch reproduces single runs.
 
 #include <chrono>
 #include <cmath>
+#include <vector>
 
 #include "slender/core/integrator.h"
 #include "slender/core/status.h"
@@ -21,87 +24,173 @@ struct NewtonDirection {
   Real dx_max = 0;
 };
 
-/// Newton's iterations from the predictor, whose residual norm r0 the caller has evaluated:
-///   direction() -> NewtonDirection (factorize and solve at the current iterate);
-///   trial(alpha) -> the residual norm of the iterate moved by alpha dx (evaluated there);
-///   phi() -> the incremental potential of the last evaluation (the current iterate's before
-///            the line search);
-///   accept() -> the last trial becomes the iterate.
-/// Convergence: newton_converged on the residual, or a step max |alpha dx| <= step_tol (alpha is
-/// a power of two, so alpha max |dx| is exact). Fills rep (residual0, iterations, residual and,
-/// when it fails, status), counts line searches without sufficient decrease in ls_warnings, adds
-/// the line search's time and the iterations to `times`. Returns whether the iterate converged:
-/// the caller then finalizes the step, else leaves its state as it was.
-template <class Direction, class Trial, class Potential, class Accept>
-bool newton_iterations(const NewtonSpec& ns,
-                       bool friction,
-                       Real r0,
-                       StepReport& rep,
-                       PhaseTimes& times,
-                       long& ls_warnings,
-                       Direction&& direction,
-                       Trial&& trial,
-                       Potential&& phi,
-                       Accept&& accept) {
-  using Clock = std::chrono::steady_clock;
-  rep.residual0 = r0;
-  Real r = r0;
-  int it = 0;
-  bool ok = false;
-  while (true) {
-    if (!std::isfinite(r)) {
-      rep.status = StepStatus::kNonFinite;
-      break;
-    }
-    if (newton_converged(ns, r, r0, it)) {
-      ok = true;
-      break;
-    }
-    if (it >= ns.max_iters) {
-      rep.status = StepStatus::kMaxIters;
-      break;
-    }
-    const NewtonDirection d = direction();
-    if (!d.solved) {
-      rep.status = StepStatus::kLinearSolveFailed;
-      break;
-    }
-    ++it;
+/// An environment mask: mask[e] != 0 for the environments a call is about.
+using EnvMask = std::vector<unsigned char>;
 
-    // backtracking line search: a step is accepted when it decreases either the incremental
-    // potential (Armijo; its gradient is the residual up to the frames' transport, and it copes
-    // with stiff stretching far from the solution) or the residual norm (which Newton's method
-    // decreases near the solution, where the transport makes the potential's minimum and the
-    // residual's root differ slightly). Friction has no potential: with it, a lower potential is
-    // no sign of progress (Newton then cycles at a finite residual), so only the residual counts.
-    const auto t0 = Clock::now();
-    const bool on_potential = d.slope > 0 && !friction;
-    const LineSearchOutcome search =
-        backtracking_line_search(ns, on_potential, phi(), d.slope, r, r0, it, trial, phi);
-    times.line_search += std::chrono::duration<double>(Clock::now() - t0).count();
-    if (!search.accepted) {
-      // no sufficient decrease: the best trial was taken again, if any was finite
-      ++ls_warnings;
-      if (!search.finite) {
-        rep.status = StepStatus::kNonFinite;
-        break;
-      }
-      rep.status = StepStatus::kLineSearchFailed;
+/// Newton's iterations of every environment in `want` from its predictor, whose residual norm
+/// r[e] and incremental potential phi[e] the caller has evaluated. The caller's operations, each
+/// on a mask of environments (the others must be left alone):
+///   direction(running, d): the Newton direction of each running environment at its current
+///     iterate into d[e] (factorize and solve);
+///   trial(mask, alpha, r_new, phi_new): evaluates each masked environment's iterate moved by
+///     alpha[e] dx, into r_new[e] and phi_new[e] (the residual norm and the potential);
+///   accept(mask): the last trial of each masked environment becomes its iterate.
+/// The backtracking line search halves alpha from 1 (up to 10 halvings; one trial without a line
+/// search) until line_search_accepts (core/integrator.h): a sufficient decrease of the potential
+/// (Armijo, only when the direction descends it and no_potential[e] is 0: friction or a force
+/// without potential make a lower potential no sign of progress, and Newton then cycles at a
+/// finite residual) or of the residual norm (which Newton decreases near the solution, where the
+/// frames' transport makes the potential's minimum and the residual's root differ slightly).
+/// Without sufficient decrease the best finite trial is evaluated again and taken (the last
+/// evaluation is always the step taken; a line-search warning), and none finite fails the step.
+/// Convergence: newton_converged on the residual, or a step max |alpha dx| <= step_tol (alpha is
+/// a power of two, so alpha max |dx| is exact).
+/// Fills reps[e] of every wanted environment (residual0, iterations, residual, status), counts
+/// line searches without sufficient decrease in ls_warnings[e], adds the line searches' wall
+/// time to line_search_seconds. Returns the mask of the environments that converged: the caller
+/// finalizes their steps and leaves the others' states as they were.
+template <class Direction, class Trial, class Accept>
+EnvMask newton_iterations(const NewtonSpec& ns,
+                          const EnvMask& want,
+                          const EnvMask& no_potential,
+                          std::vector<Real>& r,
+                          std::vector<Real>& phi,
+                          StepReport* reps,
+                          long* ls_warnings,
+                          Real& line_search_seconds,
+                          Direction&& direction,
+                          Trial&& trial,
+                          Accept&& accept) {
+  using Clock = std::chrono::steady_clock;
+  enum Phase : unsigned char { kRunning, kDone, kFailed };
+  const int B = int(want.size());
+  const std::vector<Real> r0 = r;
+  std::vector<unsigned char> phase(B, kDone);
+  std::vector<int> it(B, 0);
+  for (int e = 0; e < B; ++e)
+    if (want[e]) {
+      phase[e] = kRunning;
+      reps[e].residual0 = r[e];
     }
-    accept();
-    r = search.r;
+  auto fail = [&](int e, StepStatus s) {
+    reps[e].status = s;
+    phase[e] = kFailed;
+  };
+  std::vector<NewtonDirection> d(B);
+  EnvMask running(B), searching(B), mask(B);
+  std::vector<Real> alpha(B, 1), best_alpha(B), best_r(B), phi0(B), r_new(B), phi_new(B);
+  const int max_halvings = ns.line_search ? 10 : 0;
+  while (true) {
+    bool any = false;
+    for (int e = 0; e < B; ++e) {
+      if (phase[e] != kRunning) continue;
+      if (!std::isfinite(r[e])) {
+        fail(e, StepStatus::kNonFinite);
+      } else if (newton_converged(ns, r[e], r0[e], it[e])) {
+        phase[e] = kDone;
+      } else if (it[e] >= ns.max_iters) {
+        fail(e, StepStatus::kMaxIters);
+      } else {
+        any = true;
+      }
+    }
+    if (!any) break;
+    for (int e = 0; e < B; ++e)
+      running[e] = phase[e] == kRunning;
+    direction(running, d);
+    for (int e = 0; e < B; ++e) {
+      if (!running[e]) continue;
+      if (!d[e].solved) {
+        fail(e, StepStatus::kLinearSolveFailed);
+        running[e] = 0;
+        continue;
+      }
+      ++it[e];
+      phi0[e] = phi[e];
+      alpha[e] = 1;
+      best_alpha[e] = 1;
+      best_r[e] = INFINITY;
+      searching[e] = 1;
+    }
+
+    // backtracking line search, every environment at its own step length
+    const auto t0 = Clock::now();
+    for (int h = 0; h <= max_halvings; ++h) {
+      bool any_trial = false, any_accepted = false;
+      for (int e = 0; e < B; ++e) {
+        mask[e] = running[e] && searching[e] == 1;
+        any_trial = any_trial || mask[e];
+      }
+      if (!any_trial) break;
+      trial(mask, alpha, r_new, phi_new);
+      for (int e = 0; e < B; ++e) {
+        if (!mask[e]) continue;
+        if (std::isfinite(r_new[e]) && r_new[e] < best_r[e]) {
+          best_r[e] = r_new[e];
+          best_alpha[e] = alpha[e];
+        }
+        const bool on_potential = d[e].slope > 0 && !no_potential[e];
+        if (!ns.line_search ||
+            line_search_accepts(ns, on_potential, phi_new[e], phi0[e], d[e].slope, alpha[e],
+                                r_new[e], r[e], r0[e], it[e])) {
+          searching[e] = 0;
+          r[e] = r_new[e];
+          phi[e] = phi_new[e];
+          any_accepted = true;
+        } else {
+          mask[e] = 0;  // not accepted
+          if (h < max_halvings) {
+            alpha[e] *= 0.5;
+          } else {
+            searching[e] = 2;  // no sufficient decrease
+          }
+        }
+      }
+      if (any_accepted) accept(mask);  // the accepted trials become the iterates
+    }
+    // no sufficient decrease: the best trial, if any was finite, evaluated again and taken
+    bool any_redo = false;
+    for (int e = 0; e < B; ++e) {
+      mask[e] = 0;
+      if (!running[e] || searching[e] != 2) continue;
+      searching[e] = 0;
+      ++ls_warnings[e];
+      if (!std::isfinite(best_r[e])) {
+        fail(e, StepStatus::kNonFinite);
+        running[e] = 0;
+        continue;
+      }
+      alpha[e] = best_alpha[e];
+      reps[e].status = StepStatus::kLineSearchFailed;
+      mask[e] = 1;
+      any_redo = true;
+    }
+    if (any_redo) {
+      trial(mask, alpha, r_new, phi_new);
+      for (int e = 0; e < B; ++e)
+        if (mask[e]) {
+          r[e] = r_new[e];
+          phi[e] = phi_new[e];
+        }
+      accept(mask);
+    }
+    line_search_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     // converged on the step size
-    if (std::isfinite(r) && search.alpha * d.dx_max <= ns.step_tol) {
-      ok = true;
-      break;
+    for (int e = 0; e < B; ++e)
+      if (running[e] && std::isfinite(r[e]) && alpha[e] * d[e].dx_max <= ns.step_tol)
+        phase[e] = kDone;
+  }
+  EnvMask done(B, 0);
+  for (int e = 0; e < B; ++e) {
+    if (!want[e]) continue;
+    reps[e].iterations = it[e];
+    reps[e].residual = r[e];
+    if (phase[e] == kDone) {
+      reps[e].status = StepStatus::kConverged;
+      done[e] = 1;
     }
   }
-  rep.iterations = it;
-  rep.residual = r;
-  times.newton_iters += it;
-  if (!ok && rep.status == StepStatus::kConverged) rep.status = StepStatus::kMaxIters;
-  if (ok) rep.status = StepStatus::kConverged;
-  return ok;
+  return done;
 }
 
 }  // namespace slender

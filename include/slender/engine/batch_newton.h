@@ -12,8 +12,8 @@
 // - Masked Newton: the host keeps each environment's scalars (residual norms, potentials, line
 //   search state) and the kernels skip environments that are done; an environment converges,
 //   or fails (then its state is left as it was: nothing is written before it converges), on its
-//   own. The per-environment logic is that of the Simulator's stepper (engine/stepper.h), so a
-//   batch reproduces single runs.
+//   own. The Newton loop is that of every engine (core/newton.h, which the Simulator's stepper
+//   runs with one environment), so a batch reproduces single runs.
 // Scope: rods, shells (hinge and mid-edge bending, whose frame vectors tau0 are refreshed per
 // environment after each step as the Simulator does) and rod-shell structures, without contact
 // pairs between bodies and without scene actuation; ground contact and friction (a friction
@@ -30,6 +30,7 @@
 
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
+#include "slender/core/newton.h"
 #include "slender/core/parallel_for.h"
 #include "slender/core/reduce4.h"
 #include "slender/core/status.h"
@@ -425,7 +426,7 @@ class VectorNewton {
   VectorStepResult step(Real dt, const std::vector<unsigned char>& mask = {}) {
     const Model& m = *model_;
     const NewtonSpec& ns = spec_.newton;
-    const int B = nenv_, nd = m.ndof, nf = plan_.nfree;
+    const int B = nenv_, nd = m.ndof;
     VectorStepResult res;
     res.reports.assign(B, StepReport{});
     // every environment steps from its own time, so coefficients are per step (one dt for all)
@@ -479,14 +480,12 @@ class VectorNewton {
                                step_slot_, step_target_, step_target_stride_});
     X::copy(y_.data(), q_hat_.data(), size_t(B) * nd);
 
-    // per-environment Newton state
-    enum Phase : unsigned char { kRunning, kDone, kFailed };
-    std::vector<unsigned char> phase(B, kDone);
-    std::vector<Real> r(B), r0(B), phi(B), r_new(B), phi_new(B);
-    std::vector<int> it(B, 0);
+    // Newton's iterations of every environment in `want`: the loop of every engine
+    // (core/newton.h), masked
+    std::vector<Real> r(B), phi(B);
     for (int e = 0; e < B; ++e)
-      if (want[e]) phase[e] = kRunning;
-    set_active(phase, kRunning);
+      active_h_[e] = want[e];
+    push_active();
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t0) {
       return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -494,184 +493,24 @@ class VectorNewton {
     auto t0 = Clock::now();
     evaluate(y_.data(), r, phi);
     res.times.eval += since(t0);
-    r0 = r;
-    for (int e = 0; e < B; ++e)
-      res.reports[e].residual0 = r[e];
-
-    std::vector<unsigned char> ls(B), accepted(B);
-    std::vector<Real> alpha(B), best_alpha(B), best_r(B), slope(B), dx_max(B), phi0(B);
-    while (true) {
-      bool any = false;
-      for (int e = 0; e < B; ++e) {
-        if (phase[e] != kRunning) continue;
-        StepReport& rep = res.reports[e];
-        if (!std::isfinite(r[e])) {
-          rep.status = StepStatus::kNonFinite;
-          phase[e] = kFailed;
-        } else if (converged(r[e], r0[e], it[e])) {
-          phase[e] = kDone;
-          rep.status = StepStatus::kConverged;
-          rep.iterations = it[e];
-          rep.residual = r[e];
-        } else if (it[e] >= ns.max_iters) {
-          rep.status = StepStatus::kMaxIters;
-          phase[e] = kFailed;
-        } else {
-          any = true;
-        }
-        if (phase[e] == kFailed) {
-          rep.iterations = it[e];
-          rep.residual = r[e];
-        }
-      }
-      if (!any) break;
-      set_active(phase, kRunning);
-      // Newton directions: every running environment's Jacobian, one batched solve
-      std::vector<unsigned char>& okh = ok_h_;
-      t0 = Clock::now();
-      const bool ok_read =
-          solver_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
-                         dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
-      // slopes and max |dx|, with the solve's flags when it left them on the executor (one host
-      // read for both)
-      std::vector<Red4> sm(B);
-      X::env_reduce(
-          B, nf, vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : solver_->ok_flags()},
-          sm.data(), red_scratch_);
-      if (!ok_read)
-        for (int e = 0; e < B; ++e)
-          okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
-      // a system the batched solve could not take (a band or dense pivot too small, CG that did
-      // not converge): that environment's Jacobian solved by pivoting sparse LU on the host, as
-      // the CPU's direct solvers fall back (and its slope taken again)
-      bool fell_back = false;
-      for (int e = 0; e < B; ++e) {
-        if (phase[e] != kRunning) continue;
-        if (!okh[e]) {
-          okh[e] = pivoting_solve(e) ? 1 : 0;
-          fallback_h_[e] = 1;
-          fell_back = true;
-        }
-        if (fallback_h_[e]) {
-          ++res.linear_fallbacks;
-          ++warn_[3 * e + 1];
-        }
-      }
-      res.times.solve += since(t0);
-      if (fell_back)
-        X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
-      for (int e = 0; e < B; ++e) {
-        if (phase[e] != kRunning) continue;
-        if (!okh[e]) {
-          StepReport& rep = res.reports[e];
-          rep.status = StepStatus::kLinearSolveFailed;
-          rep.iterations = it[e];
-          rep.residual = r[e];
-          phase[e] = kFailed;
-          continue;
-        }
-        ++it[e];
-        slope[e] = sm[e].s0;
-        dx_max[e] = sm[e].m0;
-        phi0[e] = phi[e];
-        alpha[e] = 1;
-        best_alpha[e] = 1;
-        best_r[e] = INFINITY;
-        ls[e] = 1;
-        accepted[e] = 0;
-      }
-      // backtracking line search, every environment at its own step length
-      const int max_halvings = ns.line_search ? 10 : 0;
-      for (int h = 0; h <= max_halvings; ++h) {
-        std::vector<unsigned char> lsm(B, 0);
-        bool any_ls = false;
-        for (int e = 0; e < B; ++e)
-          if (phase[e] == kRunning && ls[e]) lsm[e] = 1, any_ls = true;
-        if (!any_ls) break;
-        t0 = Clock::now();
-        trial(lsm, alpha);
-        const auto t1 = Clock::now();
-        evaluate(y_trial_.data(), r_new, phi_new);
-        res.times.eval += since(t1);
-        res.times.line_search += since(t0);
-        for (int e = 0; e < B; ++e) {
-          if (!lsm[e]) continue;
-          if (std::isfinite(r_new[e]) && r_new[e] < best_r[e]) {
-            best_r[e] = r_new[e];
-            best_alpha[e] = alpha[e];
-          }
-          const bool on_potential = slope[e] > 0 && !friction_[e];
-          const bool decrease = line_search_accepts(ns, on_potential, phi_new[e], phi0[e], slope[e],
-                                                    alpha[e], r_new[e], r[e], r0[e], it[e]);
-          if (!ns.line_search || decrease) {
-            accepted[e] = 1;
-            ls[e] = 0;
-            r[e] = r_new[e];
-            phi[e] = phi_new[e];
-          } else if (h < max_halvings) {
-            alpha[e] *= 0.5;
-          } else {
-            ls[e] = 0;
-          }
-        }
-        // the accepted trials become the iterates
-        accept(lsm, accepted);
-      }
-      // no sufficient decrease: the best trial, if any was finite
-      std::vector<unsigned char> redo(B, 0);
-      bool any_redo = false;
-      for (int e = 0; e < B; ++e) {
-        if (phase[e] != kRunning || accepted[e]) continue;
-        ++res.line_search_warnings;
-        ++warn_[3 * e + 2];
-        if (!std::isfinite(best_r[e])) {
-          res.reports[e].status = StepStatus::kNonFinite;
-          res.reports[e].iterations = it[e];
-          res.reports[e].residual = r[e];
-          phase[e] = kFailed;
-          continue;
-        }
-        alpha[e] = best_alpha[e];
-        res.reports[e].status = StepStatus::kLineSearchFailed;
-        redo[e] = 1;
-        any_redo = true;
-      }
-      if (any_redo) {
-        t0 = Clock::now();
-        trial(redo, alpha);
-        const auto t1 = Clock::now();
-        evaluate(y_trial_.data(), r_new, phi_new);
-        res.times.eval += since(t1);
-        res.times.line_search += since(t0);
-        for (int e = 0; e < B; ++e)
-          if (redo[e]) {
-            r[e] = r_new[e];
-            phi[e] = phi_new[e];
-          }
-        accept(redo, redo);
-      }
-      // converged on the step size
-      for (int e = 0; e < B; ++e) {
-        if (phase[e] != kRunning) continue;
-        if (std::isfinite(r[e]) && alpha[e] * dx_max[e] <= ns.step_tol) {
-          phase[e] = kDone;
-          res.reports[e].status = StepStatus::kConverged;
-          res.reports[e].iterations = it[e];
-          res.reports[e].residual = r[e];
-        }
-      }
-      // the pools of every running environment now hold its accepted iterate's evaluation
-      // (masked evaluations leave other environments' pools alone)
-    }
-    // converged environments take their new state
-    std::vector<unsigned char> done(B, 0);
+    std::vector<long> ls_warn(B, 0);
+    const EnvMask done = newton_iterations(
+        ns, want, friction_, r, phi, res.reports.data(), ls_warn.data(), res.times.line_search,
+        [&](const EnvMask& running, std::vector<NewtonDirection>& d) {
+          directions(running, d, res);
+        },
+        [&](const EnvMask& mask, const std::vector<Real>& alpha, std::vector<Real>& r_new,
+            std::vector<Real>& phi_new) {
+          trial(mask, alpha);
+          const auto t1 = Clock::now();
+          evaluate(y_trial_.data(), r_new, phi_new);
+          res.times.eval += since(t1);
+        },
+        [&](const EnvMask& mask) { accept(mask); });
     for (int e = 0; e < B; ++e) {
-      StepReport& rep = res.reports[e];
-      rep.dt = dt;
-      if (phase[e] == kDone && want[e]) {
-        done[e] = 1;
-        rep.status = StepStatus::kConverged;
-      }
+      res.reports[e].dt = dt;
+      res.line_search_warnings += ls_warn[e];
+      warn_[3 * e + 2] += ls_warn[e];
     }
     finalize(done, dt, res);
     return res;
@@ -760,22 +599,54 @@ class VectorNewton {
     return true;
   }
 
-  bool converged(Real r, Real r0, int iters) const {
-    return newton_converged(spec_.newton, r, r0, iters);
-  }
-
-  void set_active(const std::vector<unsigned char>& phase, unsigned char which) {
-    for (int e = 0; e < nenv_; ++e)
-      active_h_[e] = phase[e] == which ? 1 : 0;
-    push_active();
-  }
-
   // active_ on the executor = active_h_, uploaded only when it changed (most Newton iterations
   // and line-search trials keep the same environments: a host transfer saved on the GPU)
   void push_active() {
     if (active_dev_h_ == active_h_) return;
     X::upload(active_, active_h_.data(), size_t(nenv_));
     active_dev_h_ = active_h_;
+  }
+
+  // the Newton directions of the running environments: every running environment's Jacobian,
+  // one batched solve; then the slopes and max |dx| (one host read with the solve's flags)
+  void directions(const EnvMask& running, std::vector<NewtonDirection>& d, VectorStepResult& res) {
+    const int B = nenv_, nf = plan_.nfree;
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    active_h_ = running;
+    push_active();
+    std::vector<unsigned char>& okh = ok_h_;
+    const bool ok_read =
+        solver_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
+                       dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
+    std::vector<Red4> sm(B);
+    X::env_reduce(B, nf,
+                  vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : solver_->ok_flags()},
+                  sm.data(), red_scratch_);
+    if (!ok_read)
+      for (int e = 0; e < B; ++e)
+        okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
+    // a system the batched solve could not take (a band or dense pivot too small, CG that did
+    // not converge): that environment's Jacobian solved by pivoting sparse LU on the host, as
+    // the CPU's direct solvers fall back (and its slope taken again)
+    bool fell_back = false;
+    for (int e = 0; e < B; ++e) {
+      if (!running[e]) continue;
+      if (!okh[e]) {
+        okh[e] = pivoting_solve(e) ? 1 : 0;
+        fallback_h_[e] = 1;
+        fell_back = true;
+      }
+      if (fallback_h_[e]) {
+        ++res.linear_fallbacks;
+        ++warn_[3 * e + 1];
+      }
+    }
+    if (fell_back)
+      X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
+    res.times.solve += std::chrono::duration<double>(Clock::now() - t0).count();
+    for (int e = 0; e < B; ++e)
+      if (running[e]) d[e] = NewtonDirection{okh[e] != 0, sm[e].s0, sm[e].m0};
   }
 
   // y_trial = y - alpha dx for the environments in mask
@@ -795,11 +666,10 @@ class VectorNewton {
                                       active_.data(), plan_.nfree});
   }
 
-  // y = y_trial for the environments with accept[e] among mask
-  void accept(const std::vector<unsigned char>& mask, const std::vector<unsigned char>& acc) {
+  // y = y_trial for the environments in mask
+  void accept(const EnvMask& mask) {
     const Model& m = *model_;
-    for (int e = 0; e < nenv_; ++e)
-      active_h_[e] = mask[e] && acc[e] ? 1 : 0;
+    active_h_ = mask;
     push_active();
     each(long(nenv_) * m.ndof,
          vec::Masked<vec::Copy>{vec::Copy{y_.data(), y_trial_.data()}, active_.data(), m.ndof});

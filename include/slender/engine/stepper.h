@@ -401,30 +401,37 @@ class StepperOn final : public DeviceStepper {
     X::copy(y_.data(), q_hat_.data(), size_t(m.ndof));
     const Real r0 = evaluate(y_.data(), c, true);
     const int nfree = pd_.nfree;
-    // the line search measures the residual where the forces have no potential
-    const bool no_potential = friction_ || bool(force_);
-    const bool ok = newton_iterations(
-        spec_.newton, no_potential, r0, rep, times, warn.line_search,
-        [&] {
-          NewtonDirection d;
+    // one environment through the Newton loop of every engine; the line search measures the
+    // residual where the forces have no potential
+    std::vector<Real> r{r0}, phi{phi_};
+    const EnvMask done = newton_iterations(
+        spec_.newton, EnvMask(1, 1), EnvMask(1, friction_ || bool(force_)), r, phi, &rep,
+        &warn.line_search, times.line_search,
+        [&](const EnvMask&, std::vector<NewtonDirection>& d) {
           bool fallback = false;
-          d.solved = linear_solve(fallback);
+          d[0] = NewtonDirection{};
+          d[0].solved = linear_solve(fallback);
           if (fallback) ++warn.linear_fallback;
           // slope, a non-finite direction (the CPU's solve fails on one) and max |dx|
-          if (d.solved && nfree > 0) {
+          if (d[0].solved && nfree > 0) {
             X::reduce4(nfree, DotMax{dx_.data(), f_.data()}, partial_.data(), slot(kSlotDot));
             const Red4 dm = read_slot(kSlotDot);
-            d.solved = dm.s1 == 0;
-            d.slope = dm.s0;
-            d.dx_max = dm.m0;
+            d[0].solved = dm.s1 == 0;
+            d[0].slope = dm.s0;
+            d[0].dx_max = dm.m0;
           }
-          return d;
         },
-        [&](Real a) {
-          take_step(a);
-          return evaluate(y_trial_.data(), c, true);
+        [&](const EnvMask&, const std::vector<Real>& alpha, std::vector<Real>& r_new,
+            std::vector<Real>& phi_new) {
+          take_step(alpha[0]);
+          r_new[0] = evaluate(y_trial_.data(), c, true);
+          phi_new[0] = phi_;
         },
-        [&] { return phi_; }, [&] { std::swap(y_, y_trial_); });
+        [&](const EnvMask& mask) {
+          if (mask[0]) std::swap(y_, y_trial_);
+        });
+    times.newton_iters += rep.iterations;
+    const bool ok = done[0] != 0;
     if (!ok) return rep;  // the device state is untouched
     finalize(dt, c, warn);
     ++times.steps;
