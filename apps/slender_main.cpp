@@ -17,6 +17,7 @@
 #include <memory>
 #include <new>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -157,8 +158,25 @@ int cmd_run(const RunArgs& a) {
   opt.interrupt = &g_interrupt;
   RunCursor cursor;
   if (!a.resume.empty()) {
+    const Real t_initial = sim.time();
     cursor = load_checkpoint(sim, a.resume);
     opt.resume = &cursor;
+    // the run ends where the interrupted one would have, or at --duration from the scene's start
+    // (a run taken further than the one that wrote the checkpoint)
+    if (a.has_duration) {
+      cursor.t_end = t_initial + a.duration;
+      auto num = [](Real v) {
+        std::ostringstream o;
+        o << v;
+        return o.str();
+      };
+      if (!(cursor.t_end > sim.time())) {
+        throw InputError("<command line>", 0, "--duration",
+                         "the checkpoint " + a.resume + " is at t = " + num(sim.time()) +
+                             " s, at or past the end of a run of " + num(a.duration) +
+                             " s: nothing to resume");
+      }
+    }
     log << "slender: resumed from " << a.resume << " at t = " << sim.time() << " s, step "
         << cursor.steps << '\n';
   }
@@ -239,7 +257,8 @@ int run_main(int argc, char** argv) {
   run->add_option("--checkpoint-every", ra.checkpoint_every,
                   "write the whole state to OUT/checkpoint.slck every N steps (atomically)");
   run->add_option("--resume", ra.resume,
-                  "continue from a checkpoint of this scene, bit for bit as if uninterrupted");
+                  "continue from a checkpoint of this scene, bit for bit as if uninterrupted, to "
+                  "the end of the run that wrote it (or to --duration from the scene's start)");
 
   CompareArgs ca;
   CLI::App* compare = app.add_subcommand(

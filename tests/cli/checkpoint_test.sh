@@ -20,6 +20,24 @@ for f in energies.csv nodes.csv; do
     fail=1
   fi
 done
+# --duration on a resumed run takes it further than the run that wrote the checkpoint: from the
+# step-30 checkpoint of a 0.08 s run to 0.12 s ends as a whole run of 0.12 s
+"$bin" run "$scene" --duration 0.12 --out "$out/whole12" -q
+"$bin" run "$scene" --duration 0.12 --out "$out/further" --resume "$out/first/checkpoint.slck" -q
+if [ "$(tail -1 "$out/whole12/nodes.csv")" != "$(tail -1 "$out/further/nodes.csv")" ]; then
+  echo "a run resumed to --duration 0.12 does not end as the whole run of 0.12 s"
+  fail=1
+fi
+# ... and a --duration that ends before the checkpoint is refused (exit 2), naming the option
+set +e
+"$bin" run "$scene" --duration 0.04 --out "$out/short" --resume "$out/first/checkpoint.slck" -q \
+  2> "$out/short.err"
+code=$?
+set -e
+if [ "$code" -ne 2 ] || ! grep -q -- "--duration.*nothing to resume" "$out/short.err"; then
+  echo "a --duration before the checkpoint: exit $code, $(cat "$out/short.err")"
+  fail=1
+fi
 # a checkpoint of another scene is refused with exit code 2, naming the file
 set +e
 "$bin" run "$(dirname "$scene")/gripper.json" --duration 0.01 --out "$out/other" \
