@@ -1,6 +1,7 @@
 // Scene files: JSON (docs/scene_format.md) to SceneSpec. Every part, reference, load and joint
 // keeps the file, line and JSON path it came from, so that validate_scene() can point at it.
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -63,6 +64,9 @@ class SceneReader {
   void read_shell_properties(const JsonObject& o, PartSpec& p);
   void read_shell(const JsonValue& v, const std::string& path);
   void read_mesh(const JsonObject& mesh, PartSpec& p);
+  std::vector<Vec3> points(const JsonObject& o, const std::string& key) const;
+  template <size_t N>
+  std::vector<std::array<int, N>> index_rows(const JsonObject& o, const std::string& key) const;
   void read_springs(const JsonObject& o, PartSpec& p);
   void read_shape(const JsonObject& shape, PartSpec& p);
   void read_natural_shape(const JsonObject& o, PartSpec& p, bool closed);
@@ -250,24 +254,42 @@ void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
 
 void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
-  o.allow_only({"name", "material", "radius", "cross_section", "file", "stiffness", "frame_normal",
-                "initial_velocity", "springs", "thickness", "bending", "contact_thickness"});
+  o.allow_only({"name", "material", "radius", "cross_section", "file", "nodes", "edges",
+                "triangles", "stiffness", "frame_normal", "initial_velocity", "springs",
+                "thickness", "bending", "contact_thickness"});
   PartSpec p;
   read_common(o, p);
-  GeometryFile g = read_geometry_file(input_file(o, "file"));
   p.is_rod = false;
-  p.nodes = std::move(g.nodes);
-  p.edges = std::move(g.edges);
-  p.triangles = std::move(g.triangles);
+  // its geometry: a MAT-DiSMech file, or given in place: "nodes" ([x, y, z] each), "edges" and
+  // "triangles" (0-based node indices; validate_scene checks them)
+  if (o.has("file") == o.has("nodes")) {
+    o.fail(o.has("file") ? "nodes" : "file",
+           o.has("file") ? "give either a geometry \"file\" or \"nodes\", not both"
+                         : "a network needs a geometry \"file\" or its \"nodes\" and \"edges\"");
+  }
+  if (o.has("file")) {
+    if (o.has("edges") || o.has("triangles")) {
+      o.fail(o.has("edges") ? "edges" : "triangles", "only with \"nodes\", not with a \"file\"");
+    }
+    GeometryFile g = read_geometry_file(input_file(o, "file"));
+    p.nodes = std::move(g.nodes);
+    p.edges = std::move(g.edges);
+    p.triangles = std::move(g.triangles);
+  } else {
+    p.nodes = points(o, "nodes");
+    if (o.has("edges")) p.edges = index_rows<2>(o, "edges");
+    if (o.has("triangles")) p.triangles = index_rows<3>(o, "triangles");
+  }
 
-  // a file with *Triangles makes the network a rod + shell structure (validate_scene asks for
-  // the thickness); without triangles there is no shell to describe
+  // triangles make the network a rod + shell structure (validate_scene asks for the
+  // thickness); without triangles there is no shell to describe
   if (p.triangles.empty() &&
       (o.has("thickness") || o.has("bending") || o.has("contact_thickness"))) {
     const char* key = o.has("thickness") ? "thickness"
                       : o.has("bending") ? "bending"
                                          : "contact_thickness";
-    o.fail(key, "only for geometry files with *Triangles (this one has none)");
+    o.fail(key, o.has("file") ? "only for geometry files with *Triangles (this one has none)"
+                              : "only for networks with \"triangles\" (this one has none)");
   }
   read_shell_properties(o, p);
   add_part(o, std::move(p));
@@ -336,9 +358,16 @@ void SceneReader::read_mesh(const JsonObject& mesh, PartSpec& p) {
     } else if (type == "file") {
       mesh.allow_only({"type", "path"});
       b.mesh_file_shell(p.name, input_file(mesh, "path"), 0, p.thickness, p.bending);
+    } else if (type == "mesh") {
+      // given in place: "nodes" ([x, y, z] each) and "triangles" (0-based node indices)
+      mesh.allow_only({"type", "nodes", "triangles"});
+      p.is_rod = false;
+      p.nodes = points(mesh, "nodes");
+      p.triangles = index_rows<3>(mesh, "triangles");
+      return;
     } else {
       mesh.fail("type", "unknown mesh type '" + type +
-                            "' (expected rectangle, disk, hexagon, hemisphere or file)");
+                            "' (expected rectangle, disk, hexagon, hemisphere, file or mesh)");
     }
   } catch (const InputError& e) {
     // only the builder's own argument errors have neither file nor line
@@ -352,6 +381,37 @@ void SceneReader::read_mesh(const JsonObject& mesh, PartSpec& p) {
   p.nodes = std::move(made.nodes);
   p.edges = std::move(made.edges);
   p.triangles = std::move(made.triangles);
+}
+
+// a list of points [[x, y, z], ...] under `key`
+std::vector<Vec3> SceneReader::points(const JsonObject& o, const std::string& key) const {
+  const JsonValue& pts = o.array(key);
+  std::vector<Vec3> x;
+  x.reserve(pts.array.size());
+  for (size_t i = 0; i < pts.array.size(); ++i) {
+    x.push_back(json_vec3(pts.array[i], file_, indexed(o.path_of(key), i)));
+  }
+  return x;
+}
+
+// a list of index rows [[i, j], ...] (N integers each) under `key`
+template <size_t N>
+std::vector<std::array<int, N>> SceneReader::index_rows(const JsonObject& o,
+                                                        const std::string& key) const {
+  const JsonValue& rows = o.array(key);
+  std::vector<std::array<int, N>> out(rows.array.size());
+  for (size_t i = 0; i < rows.array.size(); ++i) {
+    const std::string path = indexed(o.path_of(key), i);
+    const JsonValue& row = json_array(rows.array[i], file_, path);
+    if (row.array.size() != N) {
+      throw InputError(file_, row.line, path,
+                       "expected " + std::to_string(N) + " node indices, got " +
+                           std::to_string(row.array.size()));
+    }
+    for (size_t k = 0; k < N; ++k)
+      out[i][k] = json_int(row.array[k], file_, indexed(path, k));
+  }
+  return out;
 }
 
 // the rod generators are SceneBuilder's, so a JSON rod and a built rod are the same bits; the
@@ -368,10 +428,7 @@ void SceneReader::read_shape(const JsonObject& shape, PartSpec& p) {
       std::vector<Vec3> x;
       if (type == "nodes") {
         shape.allow_only({"type", "points", "closed"});
-        const JsonValue& pts = shape.array("points");
-        for (size_t i = 0; i < pts.array.size(); ++i) {
-          x.push_back(json_vec3(pts.array[i], file_, indexed(shape.path_of("points"), i)));
-        }
+        x = points(shape, "points");
       } else {
         shape.allow_only({"type", "path", "closed"});
         x = read_vector_file(input_file(shape, "path"));
@@ -379,11 +436,7 @@ void SceneReader::read_shape(const JsonObject& shape, PartSpec& p) {
       b.polyline_rod(p.name, std::move(x), 0, p.section, shape.boolean_or("closed", false));
     } else if (type == "polyline") {
       shape.allow_only({"type", "points", "max_edge_length"});
-      const JsonValue& pts = shape.array("points");
-      std::vector<Vec3> x;
-      for (size_t i = 0; i < pts.array.size(); ++i) {
-        x.push_back(json_vec3(pts.array[i], file_, indexed(shape.path_of("points"), i)));
-      }
+      std::vector<Vec3> x = points(shape, "points");
       if (shape.has("max_edge_length")) {
         b.polyline_rod_resampled(p.name, x, shape.number("max_edge_length"), 0, p.section);
       } else {

@@ -731,9 +731,10 @@ TEST(ShellJson, ErrorsNameTheShellAndKey) {
                      "only for mesh files with rod edges (this mesh has none)");
   expect_scene_error(shell_scene(h + ", \"stiffness\": {}", kDisk), "s.json", 4,
                      "shells[0].stiffness", "unknown field");
-  expect_scene_error(shell_scene(h, R"({"type": "cone"})"), "s.json", 5, "shells[0].mesh.type",
-                     "unknown mesh type 'cone' (expected rectangle, disk, hexagon, hemisphere or "
-                     "file)");
+  expect_scene_error(
+      shell_scene(h, R"({"type": "cone"})"), "s.json", 5, "shells[0].mesh.type",
+      "unknown mesh type 'cone' (expected rectangle, disk, hexagon, hemisphere, file or "
+      "mesh)");
   expect_scene_error(shell_scene(h, R"({"type": "disk", "normal": [0, 0, 1], "radius": -1,
                                         "edge_length": 0.5})"),
                      "s.json", 5, "shells[0].mesh.radius", "must be positive and finite");
