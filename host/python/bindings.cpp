@@ -315,6 +315,20 @@ PYBIND11_MODULE(_core, m) {
       py::arg("path"), py::arg("dt") = py::none(), py::arg("duration") = py::none(),
       "Reads a scene file (JSON) and builds its model; dt and duration override the scene's.");
 
+  m.def(
+      "_build_model_text",
+      [](const std::string& text, const std::string& file, const std::string& base_dir,
+         py::object dt, py::object duration) {
+        SceneSpec sc = read_scene_text(text, file, base_dir);
+        if (!dt.is_none()) sc.integrator.dt = dt.cast<double>();
+        if (!duration.is_none()) sc.integrator.duration = duration.cast<double>();
+        return std::const_pointer_cast<Model>(build_model(sc));
+      },
+      py::arg("text"), py::arg("file"), py::arg("base_dir"), py::arg("dt") = py::none(),
+      py::arg("duration") = py::none(),
+      "Builds a model from a scene's JSON text (slender.build_model wraps it); relative paths "
+      "in it resolve against base_dir; errors name `file`, the line and the field.");
+
   m.def("cuda_device_count", &cuda_device_count);
 
   py::class_<Simulator>(m, "Simulator")

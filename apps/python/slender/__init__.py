@@ -5,7 +5,7 @@ a Gymnasium-style vector environment (``slender.envs``) and the soft-snake learn
 (``slender.snake``).
 
     import slender
-    model = slender.load_model("apps/scenes/snake.json")
+    model = slender.load_model("apps/scenes/snake.json")   # or build_model(dict), SceneBuilder
     batch = slender.BatchedSimulator(model, num_envs=64)
     status = batch.step()          # numpy int8 per environment, 0 = converged
     x = batch.positions()          # numpy view (num_envs, nnode, 3), no copy
@@ -19,9 +19,10 @@ from ._core import (  # noqa: F401
     load_model,
 )
 from .envs import Box, VectorEnv  # noqa: F401
+from .scene import SceneBuilder, build_model  # noqa: F401
 
 STATUS_NAMES = ("converged", "max-iterations", "line-search-failed", "non-finite",
                 "linear-solve-failed")
 
-__all__ = ["BatchedSimulator", "Model", "Simulator", "cuda_device_count", "load_model", "Box",
-           "VectorEnv", "STATUS_NAMES"]
+__all__ = ["BatchedSimulator", "Model", "Simulator", "cuda_device_count", "load_model",
+           "build_model", "SceneBuilder", "Box", "VectorEnv", "STATUS_NAMES"]
