@@ -19,6 +19,9 @@
 #   scripts/gpu_check.sh sanitize4  memcheck and racecheck on every /Cuda stepper case, capped steps
 #   scripts/gpu_check.sh third      the checks owed after `second` (V8 again, BiCGSTAB traced, the
 #                                   whole GPU suite, sanitizers on the cases not yet covered)
+#   scripts/gpu_check.sh fourth     every suite, the CLI on CUDA, a queue of sanitizer runs (run 6)
+#   scripts/gpu_check.sh fifth      the same with memcheck and racecheck on every stepper case
+#                                   at 3 steps, 8 at once (the list owed after run 7)
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -376,13 +379,14 @@ stage_sanitize3() {
   cat "$out/sanitize3.txt"
 }
 
-# a fourth run (owed after the engines became one: one CUDA executor for the stepper, the batch
-# and the contact pipeline; residual() on the device): every GPU-suite test and every /Cuda
-# stepper case (V8 first), the CLI on the CUDA backend end to end (compare, a checkpoint resumed
-# bit for bit), and a queue of sanitizer runs in order of what the change touched most, two at a
-# time, stepper cases capped at SLENDER_TEST_MAX_STEPS=20; everything ends by one deadline
-stage_fourth() {
-  local logs=/tmp/gpu-fourth deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-430}))
+# suites_and_sanitizers NAME QUEUE JOBS MAX_STEPS: every GPU-suite test and every /Cuda stepper
+# case (V8 first), the CLI on the CUDA backend end to end (compare, a checkpoint resumed bit for
+# bit), and a queue of sanitizer runs (the function QUEUE, given the two test programs), JOBS at
+# a time, stepper cases capped at SLENDER_TEST_MAX_STEPS=MAX_STEPS; everything ends by one
+# deadline (GPU_DEADLINE_SECS)
+suites_and_sanitizers() {
+  local name="$1" queue="$2" jobs="$3" max_steps="$4"
+  local logs=/tmp/gpu-$name deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-430}))
   rm -rf "$logs" && mkdir -p "$logs"
   left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
   device_header "$logs"
@@ -429,11 +433,30 @@ stage_fourth() {
       fi
     } > "$logs/cli-cuda.log" 2>&1
   ) &
-  # the sanitizer queue: "TOOL PROGRAM FILTER NAME", two at a time, each bounded by the deadline
-  local sg='StencilGpu.*:DeviceEval.*:DeviceSolver.*:ContactPipelineGpu.FlattenedSheet:CudaBatch.TwoVectorizedRunsAreBitIdentical'
-  local batch='CudaBatch.VectorizedSnakesMatchTheCpuEngine:CudaBatch.FixedTargetsMatchTheCpuEngine:CudaBatch.ResetMatchesTheCpuEngine:ContactPipelineGpu.EqualsHost*'
+  # the sanitizer queue: "TOOL PROGRAM FILTER NAME", `jobs` at a time, each bounded by the
+  # deadline (the suites above started before the step cap is exported)
   export sanitizer logs deadline
-  export SLENDER_TEST_MAX_STEPS="${SLENDER_TEST_MAX_STEPS:-20}"
+  export SLENDER_TEST_MAX_STEPS="${SLENDER_TEST_MAX_STEPS:-$max_steps}"
+  "$queue" "$gt" "$ct" | xargs -P "${GPU_SANITIZE_JOBS:-$jobs}" -L 1 bash -c '
+      left=$((deadline - $(date +%s)))
+      [ "$left" -gt 10 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
+      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
+        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1' &
+  wait
+  {
+    echo "== CLI on cuda"
+    grep -E '^== |^rc |rc [0-9]|CHECKPOINT|max|relative|differ|error' "$logs/cli-cuda.log" | head -40
+  } > "$logs/cli-summary.txt"
+  run_summary "$logs" "$name" $((${GPU_DEADLINE_SECS:-430} - deadline + $(date +%s)))
+  cat "$logs/cli-summary.txt" | tee -a "$out/summary.txt"
+}
+
+short_gpu_filter_sg='StencilGpu.*:DeviceEval.*:DeviceSolver.*:ContactPipelineGpu.FlattenedSheet:CudaBatch.TwoVectorizedRunsAreBitIdentical'
+batch_filter='CudaBatch.VectorizedSnakesMatchTheCpuEngine:CudaBatch.FixedTargetsMatchTheCpuEngine:CudaBatch.ResetMatchesTheCpuEngine:ContactPipelineGpu.EqualsHost*'
+
+# run 6's queue (GPU_TESTS STEPPER_TESTS): ordered by what the one CUDA executor touched most
+queue_fourth() {
+  local gt="$1" ct="$2" sg="$short_gpu_filter_sg" batch="$batch_filter"
   {
     echo "memcheck $gt $sg gpu"
     echo "memcheck $ct *HostEvaluationsBetweenSteps*/Cuda HostEvaluations"
@@ -453,19 +476,34 @@ stage_fourth() {
     echo "memcheck $ct *NonSymmetric*/Cuda NonSymmetric"
     echo "racecheck $ct *FrictionSwitchedOn*/Cuda:*LinearFallbacks*/Cuda FrictionFallbacks"
     echo "racecheck $ct *TwoRunsAreBitIdentical/Cuda TwoRuns"
-  } | xargs -P "${GPU_SANITIZE_JOBS:-2}" -L 1 bash -c '
-      left=$((deadline - $(date +%s)))
-      [ "$left" -gt 10 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
-      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
-        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1' &
-  wait
-  {
-    echo "== CLI on cuda"
-    grep -E '^== |^rc |rc [0-9]|CHECKPOINT|max|relative|differ|error' "$logs/cli-cuda.log" | head -40
-  } > "$logs/cli-summary.txt"
-  run_summary "$logs" fourth $((${GPU_DEADLINE_SECS:-430} - deadline + $(date +%s)))
-  cat "$logs/cli-summary.txt" | tee -a "$out/summary.txt"
+  }
 }
+
+# the owed list after run 7: memcheck, then racecheck, on every /Cuda stepper case (each in its
+# own process), then the GPU suite's short filter again, then the factorizations on warps and
+# threads (the slowest under a sanitizer: last)
+queue_fifth() {
+  local gt="$1" ct="$2" tool t
+  local cases
+  cases="$("$ct" --gtest_list_tests --gtest_filter='*DeviceStepper*/Cuda' |
+    awk '/^[^ ]/ {s=$1} /^  / {print s $1}')"
+  for tool in memcheck racecheck; do
+    for t in $cases; do
+      echo "$tool $ct $t $(echo "$t" | sed 's/.*DeviceStepper\.//; s,/Cuda,,')"
+    done
+  done
+  for tool in memcheck racecheck; do echo "$tool $gt $short_gpu_filter_sg gpu"; done
+  for tool in memcheck racecheck; do
+    echo "$tool $gt CudaBatch.FactorizationsOnWarpsAndOnThreadsGiveTheSameBits factorizations"
+  done
+}
+
+# run 6 (owed after the engines became one: one CUDA executor for the stepper, the batch and the
+# contact pipeline; residual() on the device)
+stage_fourth() { suites_and_sanitizers fourth queue_fourth 2 20; }
+# the next run: the suites again (the Newton loop became one for B >= 1 after run 7) and the
+# sanitizers on every stepper case at 3 steps, 8 processes at once
+stage_fifth() { suites_and_sanitizers fifth queue_fifth 8 3; }
 
 case "${1:-all}" in
   build) stage_build ;;
@@ -473,6 +511,7 @@ case "${1:-all}" in
   second) stage_second ;;
   third) stage_third ;;
   fourth) stage_fourth ;;
+  fifth) stage_fifth ;;
   sanitize4) stage_sanitize4 ;;
   sanitize3) stage_sanitize3 ;;
   test) stage_test ;;
