@@ -298,6 +298,18 @@ int SceneBuilder::hemisphere_shell(std::string name,
                              material, thickness, bending));
 }
 
+int SceneBuilder::mesh_shell(std::string name,
+                             std::vector<Vec3> nodes,
+                             std::vector<std::array<int, 3>> triangles,
+                             int material,
+                             Real thickness,
+                             ShellBending bending) {
+  GeometryFile g;
+  g.nodes = std::move(nodes);
+  g.triangles = std::move(triangles);
+  return add_part(spec_, shell_part(std::move(name), std::move(g), material, thickness, bending));
+}
+
 int SceneBuilder::mesh_file_shell(std::string name,
                                   const std::string& path,
                                   int material,

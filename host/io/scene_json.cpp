@@ -361,10 +361,8 @@ void SceneReader::read_mesh(const JsonObject& mesh, PartSpec& p) {
     } else if (type == "mesh") {
       // given in place: "nodes" ([x, y, z] each) and "triangles" (0-based node indices)
       mesh.allow_only({"type", "nodes", "triangles"});
-      p.is_rod = false;
-      p.nodes = points(mesh, "nodes");
-      p.triangles = index_rows<3>(mesh, "triangles");
-      return;
+      b.mesh_shell(p.name, points(mesh, "nodes"), index_rows<3>(mesh, "triangles"), 0, p.thickness,
+                   p.bending);
     } else {
       mesh.fail("type", "unknown mesh type '" + type +
                             "' (expected rectangle, disk, hexagon, hemisphere, file or mesh)");

@@ -104,6 +104,14 @@ class SceneBuilder {
                        int material,
                        Real thickness,
                        ShellBending bending = ShellBending::kHinge);
+  /// a shell of these nodes and triangles (0-based, counterclockwise about the normal); the
+  /// JSON {"type": "mesh"} and Python's SceneBuilder.mesh_shell
+  int mesh_shell(std::string name,
+                 std::vector<Vec3> nodes,
+                 std::vector<std::array<int, 3>> triangles,
+                 int material,
+                 Real thickness,
+                 ShellBending bending = ShellBending::kHinge);
   /// a shell from a mesh file (read_mesh_file: .obj, .ply or MAT-DiSMech .txt), which must
   /// have triangles; rod edges in the file (OBJ `l`, PLY `edge`, `*Edges`) stay rod edges of the
   /// same part, with cross-section cs

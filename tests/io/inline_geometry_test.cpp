@@ -61,6 +61,32 @@ TEST(InlineGeometry, NetworkAndMeshAreReadAsGiven) {
   EXPECT_EQ(m->nedge, 3);
 }
 
+// the C++ builder's network and mesh_shell make the same parts as the JSON in place
+TEST(InlineGeometry, TheBuilderMakesTheSameParts) {
+  const SceneSpec s = read_scene_text(scene(kNet, kMesh), kFile, "");
+  SceneBuilder b;
+  const int m = b.material("m", 1000, 1e6, 0.3);
+  b.network("net", {{{0, 0, 0}}, {{0.1, 0, 0}}, {{0.2, 0, 0}}, {{0.1, 0.1, 0}}},
+            {{0, 1}, {1, 2}, {1, 3}}, m, SceneBuilder::circle(1e-3));
+  b.mesh_shell("sheet", {{{0, 0, 1}}, {{0.1, 0, 1}}, {{0, 0.1, 1}}, {{0.1, 0.1, 1}}},
+               {{0, 1, 2}, {1, 3, 2}}, m, 1e-3);
+  const SceneSpec& c = b.spec();
+  ASSERT_EQ(c.parts.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const PartSpec &a = s.parts[i], &d = c.parts[i];
+    EXPECT_EQ(a.name, d.name);
+    EXPECT_EQ(a.is_rod, d.is_rod);
+    ASSERT_EQ(a.nodes.size(), d.nodes.size());
+    for (size_t k = 0; k < a.nodes.size(); ++k)
+      for (int j = 0; j < 3; ++j)
+        EXPECT_EQ(a.nodes[k][j], d.nodes[k][j]);
+    EXPECT_EQ(a.edges, d.edges);
+    EXPECT_EQ(a.triangles, d.triangles);
+    EXPECT_EQ(a.thickness, d.thickness);
+    EXPECT_EQ(a.bending, d.bending);
+  }
+}
+
 // the MAT-DiSMech parachute (rods and triangles) in place reads as the file does
 TEST(InlineGeometry, TheParachuteInPlaceEqualsItsGeometryFile) {
   const GeometryFile g = read_geometry_file(data_path("hexparachute_n4_python.txt"));
