@@ -442,6 +442,11 @@ SceneBuilder& SceneBuilder::resistive_force(Real tangential, Real normal) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::stiffness_damping(Real beta) {
+  spec_.forces.stiffness_damping = beta;
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::mass_damping(Real alpha) {
   spec_.forces.mass_damping = alpha;
   return *this;
@@ -928,6 +933,7 @@ void check_forces(const Checker& c) {
   }
   c.non_negative(f.viscosity, f.loc, "forces", ".viscous_drag.viscosity");
   c.non_negative(f.mass_damping, f.loc, "forces", ".damping.mass_proportional");
+  c.non_negative(f.stiffness_damping, f.loc, "forces", ".damping.stiffness_proportional");
   c.non_negative(f.buoyancy_density, f.loc, "forces", ".buoyancy.medium_density");
   c.non_negative(f.drag_density, f.loc, "forces", ".aerodynamic_drag.medium_density");
   c.non_negative(f.drag_coefficient, f.loc, "forces", ".aerodynamic_drag.coefficient");

@@ -152,6 +152,15 @@ void SceneReader::read_identity(const JsonObject& o, PartSpec& p) {
   if (p.material < 0) {
     o.fail("material", "unknown material '" + material + "'");
   }
+  // the part's own Rayleigh stiffness damping
+  if (o.has("damping")) {
+    const JsonObject d = o.object("damping");
+    d.allow_only({"stiffness_proportional"});
+    p.stiffness_damping = d.number("stiffness_proportional");
+    if (!(p.stiffness_damping >= 0)) {
+      d.fail("stiffness_proportional", "must be 0 or more [s]");
+    }
+  }
 }
 
 // exactly one of radius and cross_section; `hint` explains why a missing one is needed
@@ -243,7 +252,7 @@ void SceneReader::add_part(const JsonObject& o, PartSpec p) {
 void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "shape", "stiffness", "frame_normal",
-                "natural_curvature", "natural_twist", "initial_velocity", "springs"});
+                "natural_curvature", "natural_twist", "initial_velocity", "springs", "damping"});
   PartSpec p;
   read_common(o, p);
   read_shape(o.object("shape"), p);
@@ -256,7 +265,7 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "file", "nodes", "edges",
                 "triangles", "stiffness", "frame_normal", "initial_velocity", "springs",
-                "thickness", "bending", "contact_thickness"});
+                "thickness", "bending", "contact_thickness", "damping"});
   PartSpec p;
   read_common(o, p);
   p.is_rod = false;
@@ -313,7 +322,7 @@ void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
 void SceneReader::read_shell(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "thickness", "bending", "mesh", "radius", "cross_section",
-                "initial_velocity", "contact_thickness"});
+                "initial_velocity", "contact_thickness", "damping"});
   PartSpec p;
   read_identity(o, p);
   o.require("thickness");
@@ -764,8 +773,9 @@ void SceneReader::read_forces(const JsonObject& f) {
   }
   if (f.has("damping")) {
     const JsonObject d = f.object("damping");
-    d.allow_only({"mass_proportional"});
-    out.mass_damping = d.number("mass_proportional");
+    d.allow_only({"mass_proportional", "stiffness_proportional"});
+    out.mass_damping = d.number_or("mass_proportional", 0);
+    out.stiffness_damping = d.number_or("stiffness_proportional", 0);
   }
   if (f.has("buoyancy")) {
     const JsonObject d = f.object("buoyancy");

@@ -557,6 +557,18 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.gravity = scene.forces.gravity;
   m.viscosity = scene.forces.viscosity;
   m.mass_damping = scene.forces.mass_damping;
+  // Rayleigh stiffness damping: each node carries its part's beta (or the scene's)
+  m.node_stiffness_damping.assign(size_t(m.nnode), 0);
+  for (int n = 0; n < m.nnode; ++n) {
+    const PartSpec& part = scene.parts[size_t(m.node_part[n])];
+    const Real beta =
+        part.stiffness_damping >= 0 ? part.stiffness_damping : scene.forces.stiffness_damping;
+    if (!(beta >= 0) || !std::isfinite(beta)) {
+      throw loc_error(part.loc, "stiffness damping " + num(beta) + " s is not 0 or more");
+    }
+    m.node_stiffness_damping[size_t(n)] = beta;
+    m.stiffness_damping = m.stiffness_damping || beta > 0;
+  }
   m.buoyancy_density = scene.forces.buoyancy_density;
   m.drag_density = scene.forces.drag_density;
   m.drag_coefficient = scene.forces.drag_coefficient;

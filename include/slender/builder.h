@@ -146,6 +146,9 @@ class SceneBuilder {
   SceneBuilder& point_load(int part, int index, Vec3 force, TimeFunction time = {});
   SceneBuilder& viscosity(Real eta);
   SceneBuilder& mass_damping(Real alpha);
+  /// beta of stiffness-proportional (Rayleigh) damping of every part [s] (a part's own:
+  /// part(i).stiffness_damping)
+  SceneBuilder& stiffness_damping(Real beta);
   /// drive natural hinge angles, curvatures or twists in time (see ActuationSpec)
   SceneBuilder& actuate(ActuationSpec a);
   /// contact between rods (see ContactSpec)

@@ -89,6 +89,7 @@ struct Model {
   Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
   Real viscosity = 0;              ///< eta [Pa s]
   Real mass_damping = 0;           ///< alpha [1/s]
+  bool stiffness_damping = false;  ///< some part has Rayleigh stiffness damping (beta > 0)
   Real buoyancy_density = 0;       ///< density of the surrounding medium for buoyancy [kg/m^3]
   Real drag_density = 0;           ///< rho_med of aerodynamic drag on shells [kg/m^3]
   Real drag_coefficient = 0;       ///< C_D of aerodynamic drag [-]

@@ -88,6 +88,9 @@ struct PartSpec {
   /// sheets), a shell and the ground at half of it; Py-DiSMech's contact distance is 2 h
   Real contact_thickness = 0;
   ShellBending bending = ShellBending::kHinge;  ///< shell bending model
+  /// beta of stiffness-proportional (Rayleigh) damping F = -beta K u of this part's elastic
+  /// stencils [s]; < 0: the scene's ForcesSpec::stiffness_damping
+  Real stiffness_damping = -1;
   /// per-spring stiffness overrides (after the part's own values)
   std::vector<StretchSpringOverride> stretch_springs;
   std::vector<BendSpringOverride> bend_springs;
@@ -199,6 +202,9 @@ struct ForcesSpec {
   std::vector<PointLoadSpec> point_loads;
   Real viscosity = 0;     ///< eta of viscous drag F = -eta dl u (Eq. 27) [Pa s]
   Real mass_damping = 0;  ///< alpha of mass-proportional damping F = -alpha M u [1/s]
+  /// beta of stiffness-proportional (Rayleigh) damping F = -beta K u [s], K the Hessian of the
+  /// elastic energy at the step's start; each part may give its own
+  Real stiffness_damping = 0;
   /// buoyancy (seed 000 §5.1): gravity acts on m - rho_med V [kg/m^3]; 0 = none
   Real buoyancy_density = 0;
   /// aerodynamic drag on shell triangles (seed 000 §5.4, eq. 29)

@@ -271,7 +271,14 @@ class SceneBuilder:
 
     def mass_damping(self, alpha):
         """F = -alpha M u [1/s]."""
-        return self._forces("damping", {"mass_proportional": alpha})
+        self._d.setdefault("forces", {}).setdefault("damping", {})["mass_proportional"] = alpha
+        return self
+
+    def stiffness_damping(self, beta):
+        """Rayleigh stiffness damping F = -beta K u of every part [s] (a part's own: the keyword
+        damping={"stiffness_proportional": beta} of the part's method)."""
+        self._d.setdefault("forces", {}).setdefault("damping", {})["stiffness_proportional"] = beta
+        return self
 
     def buoyancy(self, medium_density):
         return self._forces("buoyancy", {"medium_density": medium_density})

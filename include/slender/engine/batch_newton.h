@@ -216,6 +216,9 @@ class VectorNewton {
     SLENDER_CHECK(!m.contact.enabled,
                   "the vectorized batch runs models without contact between bodies (this scene "
                   "enables rod/shell contact); use the per-environment batch");
+    SLENDER_CHECK(!m.stiffness_damping,
+                  "the vectorized batch does not run Rayleigh stiffness damping yet (this scene "
+                  "gives damping.stiffness_proportional); use the per-environment batch");
     SLENDER_CHECK(m.actuated.empty(),
                   "the vectorized batch takes the natural shape from its actions; this scene "
                   "has its own actuation (use the per-environment batch)");

@@ -40,6 +40,7 @@
 #include "slender/engine/user_force.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
+#include "slender/stencils/rayleigh.h"
 
 namespace slender {
 
@@ -377,6 +378,10 @@ class StepperOn final : public DeviceStepper {
     slots_.resize(kNumSlots);
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
     friction_ = m.friction();
+    if (m.stiffness_damping) {
+      stiffness_damping_ = true;
+      d_beta_.upload(m.node_stiffness_damping);
+    }
     use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
     if (m.contact.enabled) {
       contacts_ = std::make_unique<ContactFinder>(m);
@@ -571,6 +576,7 @@ class StepperOn final : public DeviceStepper {
     X::for_each(m.ndof, Predict{spec_.kind, in.dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
                                 a_.data(), d_dof_fixed_.data(), q_hat_.data(), u_hat_.data(), 0,
                                 motion_slot_, target_.data(), 0});
+    if (stiffness_damping_) keep_start_stiffness();
   }
 
   // a Jacobian that is (or may become) non-symmetric (ground friction switched on, a force
@@ -612,6 +618,8 @@ class StepperOn final : public DeviceStepper {
     row_src_adr_.upload(p.row_src_adr);
     row_src_.upload(p.row_src);
     e_pool_.resize(size_t(p.energy_pool));
+    if (stiffness_damping_)
+      k_start_.resize(size_t(p.h_off[kFamElasticEnd] - p.h_off[kFamElasticBegin]));
     flag_pool_.resize(size_t(p.energy_pool));
     g_pool_.resize(size_t(p.grad_pool));
     h_pool_.resize(size_t(p.hess_pool));
@@ -700,23 +708,20 @@ class StepperOn final : public DeviceStepper {
     X::for_each(n, EvalStencils<B>{dv_, ev, n, want, buf}, grain);
   }
 
-  // residual and Jacobian values at y (device); returns |f|, sets phi_
-  Real evaluate(const Real* y, const StepCoeffs& c, bool with_jacobian) {
+  // the frames at y: the step start's transported (d1_cur_, t_cur_) and the reference twists
+  void frames_at(const Real* y) {
     const Model& m = *model_;
-    PhaseTimes& times = *times_;
-    auto t0 = Clock::now();
     X::for_each(m.nedge,
                 TransportFrames{dv_, y, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
                 kParallelGrainMedium);
     X::for_each(m.nbend,
                 ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()},
                 kParallelGrainMedium);
-    sync_phase();
-    if (phase_timing_) {
-      times.frames += seconds_since(t0);
-      t0 = Clock::now();
-    }
+  }
 
+  // every stencil family (or the elastic ones) at y into the pools, the elastic families scaled
+  // by the Young's modulus scale
+  void eval_families(const Real* y, unsigned want, bool elastic_only) {
     EvalView ev{};
     ev.nenv = 1;
     ev.q = y;
@@ -730,8 +735,8 @@ class StepperOn final : public DeviceStepper {
     ev.u_hat = u_hat_.data();
     ev.c_u = c_u_;
     ev.sedge_tau0 = tau0_.data();
-    const unsigned want = with_jacobian ? kGradHess : kGrad;
     for_each_family([&](auto binding, Family f, long grain) {
+      if (elastic_only && (f < kFamElasticBegin || f >= kFamElasticEnd)) return;
       eval_family<decltype(binding)>(f, ev, want, grain);
     });
     if (youngs_scale_ != 1) {
@@ -741,10 +746,51 @@ class StepperOn final : public DeviceStepper {
                   ScaleValues{e_pool_.data() + pd_.e_off[first], youngs_scale_});
       X::for_each(pd_.g_off[end] - pd_.g_off[first],
                   ScaleValues{g_pool_.data() + pd_.g_off[first], youngs_scale_});
-      if (with_jacobian)
+      if (want & kHess)
         X::for_each(pd_.h_off[end] - pd_.h_off[first],
                     ScaleValues{h_pool_.data() + pd_.h_off[first], youngs_scale_});
     }
+  }
+
+  // the elastic stencils' Hessians at the step's start (the state q), kept for the Rayleigh
+  // stiffness damping of the step
+  void keep_start_stiffness() {
+    frames_at(q_.data());
+    eval_families(q_.data(), kGradHess, /*elastic_only=*/true);
+    const long begin = pd_.h_off[kFamElasticBegin];
+    X::copy(k_start_.data(), h_pool_.data() + begin, size_t(pd_.h_off[kFamElasticEnd] - begin));
+  }
+
+  // beta K u of every elastic stencil (stencils/rayleigh.h) added to its pools' entries at y
+  void add_stiffness_damping(const Real* y, bool with_jacobian) {
+    for_each_family([&](auto binding, Family f, long grain) {
+      using B = decltype(binding);
+      if (f < kFamElasticBegin || f >= kFamElasticEnd) return;
+      const long n = B::count(dv_);
+      if (n == 0) return;
+      X::for_each(
+          n,
+          StiffnessDamping<B>{dv_, d_beta_.data(), y, q_hat_.data(), u_hat_.data(), c_u_,
+                              k_start_.data() + (pd_.h_off[f] - pd_.h_off[kFamElasticBegin]),
+                              e_pool_.data() + pd_.e_off[f], g_pool_.data() + pd_.g_off[f],
+                              with_jacobian ? h_pool_.data() + pd_.h_off[f] : nullptr},
+          grain);
+    });
+  }
+
+  // residual and Jacobian values at y (device); returns |f|, sets phi_
+  Real evaluate(const Real* y, const StepCoeffs& c, bool with_jacobian) {
+    const Model& m = *model_;
+    PhaseTimes& times = *times_;
+    auto t0 = Clock::now();
+    frames_at(y);
+    sync_phase();
+    if (phase_timing_) {
+      times.frames += seconds_since(t0);
+      t0 = Clock::now();
+    }
+    eval_families(y, with_jacobian ? kGradHess : kGrad, /*elastic_only=*/false);
+    if (stiffness_damping_) add_stiffness_damping(y, with_jacobian);
     sync_phase();
     if (phase_timing_) {
       times.eval += seconds_since(t0);
@@ -1139,6 +1185,10 @@ class StepperOn final : public DeviceStepper {
   bool symmetric_ = true;
   bool use_pcg_ = false;
   bool friction_ = false;  // a friction force (the model's, or ground friction set_params set)
+  // Rayleigh stiffness damping: each node's beta, and the elastic Hessians at the step's start
+  bool stiffness_damping_ = false;
+  Const<Real> d_beta_;
+  Buffer<Real> k_start_;
   // parameters (set_params): the model's unless set
   Real youngs_scale_ = 1;
   Vec3 gravity_;

@@ -56,6 +56,9 @@
   X(Real, node_dl, m.nnode, 1, "Voronoi length (half the rod and shell edges) [m]")             \
   X(Real, node_volume, m.nnode, 1, "displaced volume for buoyancy [m^3]")                       \
   X(int, node_part, m.nnode, 1, "part that first declared the node")                            \
+  X(Real, node_stiffness_damping, m.nnode, 1,                                                    \
+    "beta of the Rayleigh stiffness damping of the node's part: a stencil takes its first "      \
+    "node's [s]")                                                                               \
   X(Real, edge_inertia, m.nedge, 1, "rotational inertia of the twist DOF [kg m^2]")             \
   X(Real, edge_radius, m.nedge, 1, "radius (or half the larger side) for output [m]")           \
   X(int, edge_part, m.nedge, 1, "owning part")                                                  \

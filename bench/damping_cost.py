@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Cost of Rayleigh damping per step and per Newton iteration against the undamped scene
+(issue 17's benchmark row): apps/scenes/rayleigh_beams.json as it is (beta on a beam and the
+plate), with beta removed, and with alpha instead of beta, each run N times in turn by the
+`slender` program (1 s of simulated time, no outputs). Prints a Markdown table: min / median /
+max wall ms per step and per Newton iteration, and the medians' ratio to the undamped scene.
+
+    python3 bench/damping_cost.py [--slender build/slender] [--runs 7] [--duration 1]
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+SCENE = os.path.join(ROOT, "apps", "scenes", "rayleigh_beams.json")
+
+
+def variants():
+    with open(SCENE) as f:
+        base = json.load(f)
+
+    def without_beta(s):
+        for group in ("rods", "shells"):
+            for p in s.get(group, []):
+                p.pop("damping", None)
+        return s
+
+    undamped = without_beta(json.loads(json.dumps(base)))
+    alpha = without_beta(json.loads(json.dumps(base)))
+    alpha.setdefault("forces", {})["damping"] = {"mass_proportional": 5.0}
+    return [("linear elastic, undamped", undamped), ("alpha = 5 /s (mass)", alpha),
+            ("beta = 5e-3 s (stiffness; beam and plate)", base)]
+
+
+def run(slender, path, duration):
+    out = subprocess.run([slender, "run", path, "--no-output", "--duration", str(duration)],
+                         capture_output=True, text=True, check=True).stdout
+    m = re.search(r"done: (\d+) steps, .* in ([0-9.]+) s wall .*?([0-9.]+) Newton iterations per "
+                  r"step that iterated(?:, (\d+) steps needed none)?", out)
+    steps, wall, its = int(m.group(1)), float(m.group(2)), float(m.group(3))
+    iterated = steps - int(m.group(4) or 0)
+    return 1e3 * wall / steps, 1e3 * wall / (its * iterated)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--slender", default=os.path.join(ROOT, "build", "slender"))
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--duration", type=float, default=1.0)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = []
+        for name, scene in variants():
+            path = os.path.join(tmp, f"{len(cases)}.json")
+            with open(path, "w") as f:
+                json.dump(scene, f)
+            cases.append((name, path, [], []))
+        for _ in range(args.runs):  # in turn, so that a drift of the machine hits all alike
+            for _, path, per_step, per_it in cases:
+                a, b = run(args.slender, path, args.duration)
+                per_step.append(a)
+                per_it.append(b)
+    base_step = statistics.median(cases[0][2])
+    base_it = statistics.median(cases[0][3])
+    print(f"| damping | ms/step min / median / max | ms/Newton iteration min / median / max |"
+          f" ratio per step | ratio per iteration |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, _, per_step, per_it in cases:
+        ms, mi = statistics.median(per_step), statistics.median(per_it)
+        print(f"| {name} | {min(per_step):.4f} / {ms:.4f} / {max(per_step):.4f} | "
+              f"{min(per_it):.4f} / {mi:.4f} / {max(per_it):.4f} | {ms / base_step:.3f} | "
+              f"{mi / base_it:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

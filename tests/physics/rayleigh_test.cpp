@@ -1,0 +1,262 @@
+// Rayleigh damping F = -(alpha M + beta K) u (issue 17, item 1; Huang et al., seed 003, eq. 1):
+// a cantilever's first mode decays at zeta = alpha / (2 omega) + beta omega / 2, measured from
+// the logarithmic decrement of its tip (the implicit midpoint rule adds no damping of its own);
+// beta leaves a rigid translation undamped; the Jacobian of the stiffness term is exact (central
+// differences of the residual); a part's own beta overrides the scene's; the scene format and
+// the vectorized batch say what they do not take.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "physics_util.h"
+#include "slender/batch.h"
+#include "slender/core/error.h"
+#include "slender/info.h"
+
+namespace slender {
+namespace {
+
+constexpr Real kLength = 0.1;   // free length L [m]
+constexpr Real kRadius = 1e-3;  // [m]
+constexpr Real kE = 1e7;        // [Pa]
+constexpr Real kRho = 1000;     // [kg/m^3]
+constexpr int kEdges = 20;      // the first one clamped
+
+SceneBuilder cantilever(Real alpha, Real beta, Real dt) {
+  const Real dl = kLength / (kEdges - 0.5);
+  SceneBuilder b;
+  const int mat = b.material("m", kRho, kE, 0.5);
+  const int rod = b.straight_rod("beam", vec3(-dl / 2, 0, 0), vec3(kLength, 0, 0), kEdges + 1, mat,
+                                 SceneBuilder::circle(kRadius));
+  b.fix_edge(rod, 0);
+  b.mass_damping(alpha);
+  b.stiffness_damping(beta);
+  b.integrator().kind = IntegratorKind::kImplicitMidpoint;
+  b.integrator().dt = dt;
+  b.integrator().duration = 10;
+  return b;
+}
+
+// the continuous beam's first angular frequency (1.8751^2 sqrt(E I / (rho A L^4))): only to
+// choose alpha and beta; the measurement uses the simulated frequency
+// call() throws (an InputError or an Error) with `words` in its message
+template <class Call>
+void expect_throw_with(Call&& call, const std::string& words) {
+  try {
+    call();
+    ADD_FAILURE() << "no error; expected one mentioning '" << words << "'";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+Real omega1_beam() {
+  const Real A = kPi * kRadius * kRadius, I = kPi * std::pow(kRadius, 4) / 4;
+  return 1.8751 * 1.8751 * std::sqrt(kE * I / (kRho * A * std::pow(kLength, 4)));
+}
+
+struct Decay {
+  Real zeta = 0;   // damping ratio from the logarithmic decrement
+  Real omega = 0;  // undamped angular frequency from the peaks' period
+  int peaks = 0;
+};
+
+// the tip's free vibration from the first mode's shape as initial velocity (in the x-z plane),
+// its maxima between t0 and t1 (parabolic interpolation of the samples)
+Decay measure(SceneBuilder b, Real t0, Real t1) {
+  const auto model = build_model(b.build());
+  Simulator sim(model);
+  State s = sim.state();
+  const int n = model->nnode;
+  // the continuous cantilever's first mode shape (beta L = 1.8751, sigma = 0.7341), whose
+  // discrete counterpart holds little of the higher modes, which alpha hardly damps
+  auto mode1 = [](Real x) {
+    const Real k = 1.875104 * std::max(Real(0), x) / kLength, sigma = 0.734096;
+    return std::cosh(k) - std::cos(k) - sigma * (std::sinh(k) - std::sin(k));
+  };
+  for (int i = 0; i < n; ++i)  // [m/s]: a tip amplitude of about 0.06 mm
+    s.u[3 * i + 2] = 1e-3 * mode1(s.q[3 * i]) / mode1(kLength);
+  sim.set_state(s);
+  const Real dt = b.spec().integrator.dt;
+  const int tip = 3 * (n - 1) + 2;
+  std::vector<Real> z;
+  std::vector<Real> t_peak, a_peak;
+  for (long k = 0; sim.time() < t1; ++k) {
+    EXPECT_TRUE(sim.step().ok());
+    z.push_back(sim.state().q[tip]);
+    const size_t m = z.size();
+    if (m >= 3 && sim.time() > t0 && z[m - 2] > z[m - 3] && z[m - 2] >= z[m - 1]) {
+      // vertex of the parabola through the three samples
+      const Real y0 = z[m - 3], y1 = z[m - 2], y2 = z[m - 1];
+      const Real den = y0 - 2 * y1 + y2;
+      const Real off = den != 0 ? Real(0.5) * (y0 - y2) / den : 0;
+      t_peak.push_back(sim.time() - dt + off * dt);
+      a_peak.push_back(y1 - Real(0.25) * (y0 - y2) * off);
+    }
+  }
+  Decay d;
+  d.peaks = int(a_peak.size());
+  if (d.peaks < 3) return d;
+  const int cycles = d.peaks - 1;
+  const Real delta = std::log(a_peak.front() / a_peak.back()) / cycles;
+  d.zeta = delta / std::sqrt(4 * kPi * kPi + delta * delta);
+  const Real omega_d = 2 * kPi * cycles / (t_peak.back() - t_peak.front());
+  d.omega = omega_d / std::sqrt(1 - d.zeta * d.zeta);
+  return d;
+}
+
+TEST(Rayleigh, FirstModeDecaysAtTheDampingRatioOfAlphaAndBeta) {
+  const Real w = omega1_beam();  // about 17.6 rad/s: a period of 0.36 s
+  const Real dt = 1e-3;
+  struct Case {
+    const char* name;
+    Real alpha, beta;
+  };
+  // zeta = 0.01 from each alone, and both together (zeta 0.02)
+  const Case cases[] = {{"alpha", 2 * 0.01 * w, 0},
+                        {"beta", 0, 2 * 0.01 / w},
+                        {"alpha + beta", 2 * 0.01 * w, 2 * 0.01 / w}};
+  for (const Case& c : cases) {
+    // after 1 s the higher modes (beta damps mode i at beta omega_i / 2) have died out
+    const Decay d = measure(cantilever(c.alpha, c.beta, dt), 1.0, 4.0);
+    const Real zeta = c.alpha / (2 * d.omega) + c.beta * d.omega / 2;
+    std::printf("%-13s omega %.4f rad/s, zeta measured %.5f, theory %.5f (%d peaks)\n", c.name,
+                d.omega, d.zeta, zeta, d.peaks);
+    ASSERT_GE(d.peaks, 6) << c.name;
+    EXPECT_NEAR(d.zeta, zeta, 0.02 * zeta) << c.name;
+    EXPECT_NEAR(d.omega, w, 0.05 * w) << c.name;  // the discrete beam against the continuous
+  }
+  // undamped: the midpoint rule keeps the amplitude (zeta below 1e-4)
+  const Decay free = measure(cantilever(0, 0, dt), 1.0, 4.0);
+  EXPECT_LT(std::fabs(free.zeta), 1e-4);
+}
+
+TEST(Rayleigh, BetaLeavesARigidTranslationUndamped) {
+  for (const Real alpha : {Real(0), Real(0.5)}) {
+    SceneBuilder b = cantilever(alpha, 0.05, 1e-3);
+    b.spec().fixed_edges.clear();
+    b.spec().fixed_nodes.clear();
+    const auto model = build_model(b.build());
+    Simulator sim(model);
+    State s = sim.state();
+    for (int i = 0; i < model->nnode; ++i)
+      s.u[3 * i + 2] = 0.1;
+    sim.set_state(s);
+    ASSERT_TRUE(test::run_steps(sim, 100));
+    Real worst = 0;
+    for (int i = 0; i < model->nnode; ++i)
+      worst = std::max(worst, std::fabs(sim.state().u[3 * i + 2] - 0.1));
+    if (alpha == 0) {
+      EXPECT_LT(worst, 1e-12) << "beta alone damps a rigid translation";
+    } else {
+      // alpha damps it: u = 0.1 ((1 - alpha dt / 2) / (1 + alpha dt / 2))^100 (midpoint rule)
+      const Real r = (1 - alpha * 1e-3 / 2) / (1 + alpha * 1e-3 / 2);
+      EXPECT_NEAR(sim.state().u[2], 0.1 * std::pow(r, 100), 1e-12);
+    }
+  }
+}
+
+TEST(Rayleigh, StiffnessTermJacobianMatchesCentralDifferences) {
+  for (const IntegratorKind kind : {IntegratorKind::kImplicitEuler, IntegratorKind::kNewmark}) {
+    SceneBuilder b = cantilever(0, 0.01, 2e-3);
+    b.integrator().kind = kind;
+    b.gravity(vec3(0, 0, -9.8));
+    const auto model = build_model(b.build());
+    Simulator sim(model);
+    for (int k = 0; k < 10; ++k)
+      ASSERT_TRUE(sim.step().ok());  // bent and moving
+    const Real rel = test::residual_fd_error(sim, 2e-3, [](Real) { return Real(1e-7); });
+    std::printf("stiffness damping (%s): |J - J_fd| / |J_fd| = %.3e\n", integrator_name(kind), rel);
+    EXPECT_LT(rel, test::kFdRelTol);
+  }
+}
+
+// apps/scenes/rayleigh_beams.json: rods, a hinge plate and (here) a mid-edge plate, their
+// stiffness damping's Jacobian against central differences; then the scene's two beams over
+// 1 s: the damped one has settled, the plain one still swings
+TEST(Rayleigh, TheScenesBeamsAndPlates) {
+  SceneSpec sc =
+      read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/rayleigh_beams.json");
+  for (const ShellBending bending : {ShellBending::kHinge, ShellBending::kMidEdge}) {
+    sc.parts[2].bending = bending;
+    Simulator sim(build_model(sc));
+    ASSERT_TRUE(test::run_steps(sim, 20));
+    const Real rel = test::residual_fd_error(sim, 1e-3, [](Real) { return Real(1e-7); });
+    std::printf("stiffness damping, rods and a %s plate: |J - J_fd| / |J_fd| = %.3e\n",
+                bending == ShellBending::kHinge ? "hinge" : "mid-edge", rel);
+    EXPECT_LT(rel, test::kFdRelTol);
+  }
+  sc.parts[2].bending = ShellBending::kHinge;
+  const auto m = build_model(sc);
+  Simulator sim(m);
+  const int damped = 3 * 20 + 2, plain = 3 * 41 + 2;  // the tips' z
+  Real lo[2] = {1, 1}, hi[2] = {-1, -1};
+  while (sim.time() < 1.0 - 1e-9) {
+    ASSERT_TRUE(sim.step().ok());
+    if (sim.time() < 0.7) continue;
+    for (int k = 0; k < 2; ++k) {
+      const Real z = sim.state().q[k ? plain : damped];
+      lo[k] = std::min(lo[k], z);
+      hi[k] = std::max(hi[k], z);
+    }
+  }
+  std::printf("tip swing over [0.7, 1] s: damped %.3e m, plain %.3e m\n", hi[0] - lo[0],
+              hi[1] - lo[1]);
+  EXPECT_LT(hi[0] - lo[0], 0.01 * (hi[1] - lo[1]));
+  EXPECT_GT(hi[1] - lo[1], 5e-3);
+}
+
+TEST(Rayleigh, APartsOwnBetaOverridesTheScenes) {
+  SceneBuilder b = cantilever(0, 0.02, 1e-3);
+  b.part(0).stiffness_damping = 0;  // this part undamped
+  const auto model = build_model(b.build());
+  EXPECT_FALSE(model->stiffness_damping);
+  SceneBuilder c = cantilever(0, 0, 1e-3);
+  c.part(0).stiffness_damping = 0.02;
+  const auto damped = build_model(c.build());
+  EXPECT_TRUE(damped->stiffness_damping);
+  for (const Real beta : damped->node_stiffness_damping)
+    EXPECT_EQ(beta, 0.02);
+}
+
+TEST(Rayleigh, SceneFormatAndTheVectorizedBatch) {
+  const char* scene = R"({
+  "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.5}],
+  "rods": [{"name": "a", "material": "m", "radius": 1e-3, "damping": {"stiffness_proportional": 0.003},
+            "shape": {"type": "straight", "start": [0, 0, 0], "end": [0.1, 0, 0], "nodes": 11}},
+           {"name": "b", "material": "m", "radius": 1e-3,
+            "shape": {"type": "straight", "start": [0, 0.1, 0], "end": [0.1, 0.1, 0], "nodes": 11}}],
+  "boundary": {"fixed_edges": [{"part": "a", "edges": [0]}, {"part": "b", "edges": [0]}]},
+  "forces": {"damping": {"stiffness_proportional": 0.001}}
+})";
+  const auto m = build_model(read_scene_text(scene, "r.json", ""));
+  EXPECT_EQ(m->node_stiffness_damping.front(), 0.003);
+  EXPECT_EQ(m->node_stiffness_damping.back(), 0.001);
+  EXPECT_EQ(m->mass_damping, 0);
+  // a negative beta, an unknown key: errors naming the field
+  std::string bad = scene;
+  bad.replace(bad.find("0.003"), 5, "-1");
+  expect_throw_with([&] { read_scene_text(bad, "r.json", ""); },
+                    "rods[0].damping.stiffness_proportional");
+  bad = scene;
+  bad.replace(bad.find("\"stiffness_proportional\": 0.003"), 30, "\"stiffness\": 0.003");
+  expect_throw_with([&] { read_scene_text(bad, "r.json", ""); }, "unknown field");
+  // the vectorized batch refuses it (the per-environment batch runs it)
+  expect_throw_with(
+      [&] {
+        BatchedSimulator(m, 2, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized);
+      },
+      "Rayleigh stiffness damping");
+  BatchedSimulator per_env(m, 2);
+  per_env.step();
+  EXPECT_EQ(per_env.reports()[0].status, StepStatus::kConverged);
+}
+
+}  // namespace
+}  // namespace slender
