@@ -2,6 +2,7 @@
 // keeps the file, line and JSON path it came from, so that validate_scene() can point at it.
 
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -201,6 +202,34 @@ void SceneReader::read_common(const JsonObject& o, PartSpec& p) {
   }
   p.frame_normal = o.vec3_or("frame_normal", p.frame_normal);
   if (o.has("springs")) read_springs(o.object("springs"), p);
+  // the rod edges' stretching law: {"law": "hookean" | "neo_hookean" | "ogden", "alpha" (ogden),
+  // "scale" (a factor on EA, Bartholdt's c_e)}
+  if (o.has("stretching")) {
+    const JsonObject s = o.object("stretching");
+    s.allow_only({"law", "alpha", "scale"});
+    PartSpec::StretchLaw& law = p.stretch_law;
+    const std::string name = s.string("law");
+    if (name == "hookean") {
+      law.kind = PartSpec::StretchLaw::kHookean;
+    } else if (name == "neo_hookean") {
+      law.kind = PartSpec::StretchLaw::kNeoHookean;
+    } else if (name == "ogden") {
+      law.kind = PartSpec::StretchLaw::kOgden;
+    } else {
+      s.fail("law",
+             "unknown stretching law '" + name + "' (expected hookean, neo_hookean or ogden)");
+    }
+    if (law.kind == PartSpec::StretchLaw::kOgden) {
+      law.alpha = s.number("alpha");
+      if (!(law.alpha != 0 && std::fabs(law.alpha) <= 100)) {
+        s.fail("alpha", "the Ogden exponent must be nonzero and at most 100 in magnitude");
+      }
+    } else if (s.has("alpha")) {
+      s.fail("alpha", "only for the ogden law");
+    }
+    law.scale = s.number_or("scale", 1);
+    if (!(law.scale > 0)) s.fail("scale", "must be positive");
+  }
 }
 
 // per-spring stiffness overrides: {"stretch": [{"edge", "EA"}], "bend_twist": [{"node", ...}]}
@@ -252,7 +281,8 @@ void SceneReader::add_part(const JsonObject& o, PartSpec p) {
 void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "shape", "stiffness", "frame_normal",
-                "natural_curvature", "natural_twist", "initial_velocity", "springs", "damping"});
+                "natural_curvature", "natural_twist", "initial_velocity", "springs", "damping",
+                "stretching"});
   PartSpec p;
   read_common(o, p);
   read_shape(o.object("shape"), p);
@@ -265,7 +295,7 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "file", "nodes", "edges",
                 "triangles", "stiffness", "frame_normal", "initial_velocity", "springs",
-                "thickness", "bending", "contact_thickness", "damping"});
+                "thickness", "bending", "contact_thickness", "damping", "stretching"});
   PartSpec p;
   read_common(o, p);
   p.is_rod = false;

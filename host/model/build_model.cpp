@@ -420,9 +420,13 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
       m.edge_node.push_back(a);
       m.edge_node.push_back(b);
       m.edge_l_bar.push_back(l);
-      m.edge_EA.push_back(part.stiffness.EA >= 0
-                              ? part.stiffness.EA
-                              : scene.materials[part.material].youngs_modulus * sp.A);
+      const PartSpec::StretchLaw& law = part.stretch_law;
+      m.edge_EA.push_back(law.scale * (part.stiffness.EA >= 0
+                                           ? part.stiffness.EA
+                                           : scene.materials[part.material].youngs_modulus * sp.A));
+      m.edge_stretch_alpha.push_back(law.kind == PartSpec::StretchLaw::kHookean      ? 0
+                                     : law.kind == PartSpec::StretchLaw::kNeoHookean ? 2
+                                                                                     : law.alpha);
       m.edge_inertia.push_back(rho * l * sp.polar);
       m.edge_radius.push_back(sp.radius);
       m.edge_part.push_back(p);

@@ -242,6 +242,7 @@ void add_rod_shell_joint_edges(Model& m,
     m.edge_node.insert(m.edge_node.end(), {a, b});
     m.edge_l_bar.push_back(m.sedge_l_bar[se]);
     m.edge_EA.push_back(0);
+    m.edge_stretch_alpha.push_back(0);
     m.edge_inertia.push_back(w * inertia_per_length * m.sedge_l_bar[se]);
     m.edge_radius.push_back(w * radius);
     m.edge_part.push_back(m.edge_part[rods[0]]);

@@ -88,6 +88,14 @@ struct PartSpec {
   /// sheets), a shell and the ground at half of it; Py-DiSMech's contact distance is 2 h
   Real contact_thickness = 0;
   ShellBending bending = ShellBending::kHinge;  ///< shell bending model
+  /// the stretching law of the part's rod edges: Hookean (default), neo-Hookean or the one-term
+  /// Ogden law of exponent alpha (seed 004, eq. 12); `scale` multiplies the axial stiffness EA
+  /// (Bartholdt's c_e), which is the law's stiffness at small strain
+  struct StretchLaw {
+    enum Kind { kHookean, kNeoHookean, kOgden } kind = kHookean;
+    Real alpha = 0;  ///< the Ogden exponent (kOgden; nonzero)
+    Real scale = 1;  ///< > 0
+  } stretch_law;
   /// beta of stiffness-proportional (Rayleigh) damping F = -beta K u of this part's elastic
   /// stencils [s]; < 0: the scene's ForcesSpec::stiffness_damping
   Real stiffness_damping = -1;

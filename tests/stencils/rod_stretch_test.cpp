@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "test_util.h"
 
 namespace slender {
@@ -19,7 +21,9 @@ class RodStretchTest : public ::testing::TestWithParam<int> {
     const Vec3 a = test::random_vec3(rng), b = a + test::random_vec3(rng) + vec3(1, 0, 0);
     x.set_segment(0, a);
     x.set_segment(3, b);
-    p = RodStretch::Params{u(rng) * 10, norm(b - a) * u(rng)};
+    // the Hookean law, the neo-Hookean (alpha 2) and Ogden laws of either sign, in turn
+    const Real alphas[] = {0, 2, 5.3, -1.7};
+    p = RodStretch::Params{u(rng) * 10, norm(b - a) * u(rng), alphas[GetParam() % 4]};
   }
   Real energy(const Vec<6>& y) const {
     LocalEval<6> r;
@@ -72,7 +76,33 @@ TEST_P(RodStretchTest, RestStateHasZeroEnergyAndGradient) {
   EXPECT_LT(norm(r.g), 1e-12 * p.EA);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, RodStretchTest, ::testing::Range(1, 21));
+INSTANTIATE_TEST_SUITE_P(Seeds, RodStretchTest, ::testing::Range(1, 41));
+
+// the Ogden laws: at small strain the tension is the Hookean EA eps (the stiffness EA at
+// lambda = 1); the neo-Hookean law is alpha = 2: W = EA / 6 (lambda^2 + 2 / lambda - 3) per rest
+// length (mu / 2 (I1 - 3) of an incompressible solid, mu = E / 3)
+TEST(RodStretch, OgdenLawsAtSmallStrainAndNeoHookean) {
+  const Real EA = 7, l_bar = 0.3;
+  for (const Real alpha : {Real(2), Real(5.3), Real(-1.7), Real(9)}) {
+    for (const Real eps : {Real(1e-5), Real(-1e-5)}) {
+      Vec<6> x = Vec<6>::zero();
+      x[3] = l_bar * (1 + eps);
+      LocalEval<6> r;
+      rod_stretch_eval(x, RodStretch::Params{EA, l_bar, alpha}, kGradHess, r);
+      // the tension f1 = g[3] (the edge along x): EA eps (1 + O(eps))
+      EXPECT_NEAR(r.g[3] / (EA * eps), 1, 1e-4 * (1 + std::fabs(alpha))) << alpha;
+      EXPECT_NEAR(r.H(3, 3) / (EA / l_bar), 1, 1e-4 * (1 + std::fabs(alpha))) << alpha;
+    }
+  }
+  for (const Real lam : {Real(0.5), Real(1.3), Real(2)}) {
+    Vec<6> x = Vec<6>::zero();
+    x[3] = l_bar * lam;
+    LocalEval<6> r;
+    rod_stretch_eval(x, RodStretch::Params{EA, l_bar, 2}, kGrad, r);
+    EXPECT_NEAR(r.E, l_bar * EA / 6 * (lam * lam + 2 / lam - 3), 1e-14);
+    EXPECT_NEAR(r.g[3], EA / 3 * (lam - 1 / (lam * lam)), 1e-13);
+  }
+}
 
 TEST(RodStretch, DegenerateInputStaysFinite) {
   for (Real l : {0.0, 1e-15, -1e-15}) {

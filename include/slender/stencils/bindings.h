@@ -125,7 +125,7 @@ struct RodStretchBinding {
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<6>& r) {
     Vec<6> x;
     detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
-    const RodStretch::Params p{m.edge_EA[k], m.edge_l_bar[k]};
+    const RodStretch::Params p{m.edge_EA[k], m.edge_l_bar[k], m.edge_stretch_alpha[k]};
     rod_stretch_eval(x, p, want, r);
   }
 };

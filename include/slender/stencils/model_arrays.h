@@ -22,6 +22,8 @@
   X(int, edge_node, m.nedge, 2, "node ids, the edge runs node0 -> node1")                       \
   X(Real, edge_l_bar, m.nedge, 1, "rest length [m]")                                            \
   X(Real, edge_EA, m.nedge, 1, "axial stiffness [N]")                                           \
+  X(Real, edge_stretch_alpha, m.nedge, 1,                                                        \
+    "stretching law: 0 Hookean, else the one-term Ogden exponent (2: neo-Hookean)")             \
   /* bend-twist stencils: local nodes x0, x1, x2 and edges e0 = x1 - x0, e1 = x2 - x1 */        \
   X(int, bend_node, m.nbend, 3, "node ids x0, x1, x2")                                          \
   X(int, bend_edge, m.nbend, 2, "edge ids of e0, e1")                                           \

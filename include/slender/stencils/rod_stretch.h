@@ -1,8 +1,11 @@
 #pragma once
 
 // seed 000, eqs. (9)-(10): axial stretching of one rod edge,
-//   E = 1/2 EA l_bar (l / l_bar - 1)^2.
+//   E = 1/2 EA l_bar (l / l_bar - 1)^2,
+// or (alpha != 0) the one-term Ogden law of seed 004, eq. 12 (neo-Hookean for alpha = 2).
 // Local DOFs (6): [x0, x1], node positions [m]; the edge runs x0 -> x1.
+
+#include <cmath>
 
 #include "slender/core/types.h"
 
@@ -12,8 +15,9 @@ struct RodStretch {
   static constexpr int kNodes = 2;
   static constexpr int kDofs = 6;
   struct Params {
-    Real EA;     ///< axial stiffness [N]
-    Real l_bar;  ///< rest length [m]
+    Real EA;         ///< axial stiffness [N] (at small strain)
+    Real l_bar;      ///< rest length [m]
+    Real alpha = 0;  ///< 0: Hookean; else the exponent of the one-term Ogden law (2: neo-Hookean)
   };
 };
 
@@ -26,7 +30,23 @@ SLENDER_HD inline void rod_stretch_eval(const Vec<6>& x,
   const Vec3 e = x.segment<3>(3) - x.segment<3>(0);
   const Real l = norm(e);
   const Real eps = l / p.l_bar - 1;
-  out.E = Real(0.5) * p.EA * p.l_bar * eps * eps;
+  // the energy E(l) and its derivatives f1 = dE/dl (the tension), f2 = d2E/dl2
+  Real f1, f2;
+  if (p.alpha == 0) {
+    // Hookean: E = EA l_bar eps^2 / 2
+    out.E = Real(0.5) * p.EA * p.l_bar * eps * eps;
+    f1 = p.EA * eps;
+    f2 = p.EA / p.l_bar;
+  } else {
+    // the incompressible one-term Ogden law in uniaxial stretch lambda = l / l_bar, per rest
+    // length: W = 2 EA / (3 alpha^2) (lambda^alpha + 2 lambda^(-alpha/2) - 3) (Bartholdt et al.,
+    // seed 004, eq. 12, with EA their EA c_e), whose small-strain stiffness is EA
+    const Real lam = l / p.l_bar, C = 2 * p.EA / (3 * p.alpha * p.alpha);
+    const Real la = ::pow(lam, p.alpha), lb = ::pow(lam, -p.alpha / 2);
+    out.E = p.l_bar * C * (la + 2 * lb - 3);
+    f1 = C * p.alpha * (la - lb) / lam;
+    f2 = C * p.alpha * ((p.alpha - 1) * la + (p.alpha / 2 + 1) * lb) / (lam * lam * p.l_bar);
+  }
   if (want == kEnergy) return;
 
   // zero-length edge: no direction; report instead of dividing by zero
@@ -37,15 +57,15 @@ SLENDER_HD inline void rod_stretch_eval(const Vec<6>& x,
     return;
   }
 
-  // dE/dx1 = EA eps t, dE/dx0 = -dE/dx1
+  // dE/dx1 = f1 t, dE/dx0 = -dE/dx1
   const Vec3 t = e / l;
-  const Vec3 g1 = (p.EA * eps) * t;
+  const Vec3 g1 = f1 * t;
   out.g.set_segment(0, -g1);
   out.g.set_segment(3, g1);
   if (!(want & kHess)) return;
 
-  // K = EA / l_bar t t^T + EA eps / l (I - t t^T)
-  const Real a = p.EA / p.l_bar, b = p.EA * eps / l;
+  // K = f2 t t^T + f1 / l (I - t t^T)
+  const Real a = f2, b = f1 / l;
   Mat3 K;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Cost of Rayleigh damping per step and per Newton iteration against the undamped scene
-(issue 17's benchmark row): apps/scenes/rayleigh_beams.json as it is (beta on a beam and the
-plate), with beta removed, and with alpha instead of beta, each run N times in turn by the
-`slender` program (1 s of simulated time, no outputs). Prints a Markdown table: min / median /
-max wall ms per step and per Newton iteration, and the medians' ratio to the undamped scene.
+"""Cost of each material model per step and per Newton iteration against linear elasticity
+(issue 17's benchmark row), each scene variant run N times in turn by the `slender` program
+(no outputs):
+- damping, apps/scenes/rayleigh_beams.json: as it is (Rayleigh beta on a beam and the plate),
+  with beta removed (the reference), and with alpha instead of beta;
+- stretching laws, apps/scenes/silicone_stretch.json: every cord Hookean (the reference),
+  every cord Ogden (Bartholdt's alpha), every cord neo-Hookean.
+Prints a Markdown table per scene: min / median / max wall ms per step and per Newton
+iteration, and the medians' ratio to the reference.
 
-    python3 bench/damping_cost.py [--slender build/slender] [--runs 7] [--duration 1]
+    python3 bench/material_cost.py [--slender build/slender] [--runs 7] [--duration 1]
 """
 
 import argparse
@@ -17,12 +21,16 @@ import subprocess
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-SCENE = os.path.join(ROOT, "apps", "scenes", "rayleigh_beams.json")
+SCENES = os.path.join(ROOT, "apps", "scenes")
 
 
-def variants():
-    with open(SCENE) as f:
-        base = json.load(f)
+def load(name):
+    with open(os.path.join(SCENES, name)) as f:
+        return json.load(f)
+
+
+def damping_variants():
+    base = load("rayleigh_beams.json")
 
     def without_beta(s):
         for group in ("rods", "shells"):
@@ -35,6 +43,23 @@ def variants():
     alpha.setdefault("forces", {})["damping"] = {"mass_proportional": 5.0}
     return [("linear elastic, undamped", undamped), ("alpha = 5 /s (mass)", alpha),
             ("beta = 5e-3 s (stiffness; beam and plate)", base)]
+
+
+def stretching_variants():
+    base = load("silicone_stretch.json")
+
+    def every_cord(law):
+        s = json.loads(json.dumps(base))
+        for p in s["rods"]:
+            p.pop("stretching", None)
+            if law:
+                p["stretching"] = law
+        return s
+
+    return [("Hookean (every cord)", every_cord(None)),
+            ("Ogden, alpha = 1.3308 (every cord)",
+             every_cord({"law": "ogden", "alpha": 1.3308, "scale": 2.2703})),
+            ("neo-Hookean (every cord)", every_cord({"law": "neo_hookean", "scale": 2.2703}))]
 
 
 def run(slender, path, duration):
@@ -53,9 +78,15 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--duration", type=float, default=1.0)
     args = ap.parse_args()
+    for title, variants in (("Rayleigh damping, rayleigh_beams.json", damping_variants()),
+                            ("stretching laws, silicone_stretch.json", stretching_variants())):
+        table(title, variants, args)
+
+
+def table(title, variants, args):
     with tempfile.TemporaryDirectory() as tmp:
         cases = []
-        for name, scene in variants():
+        for name, scene in variants:
             path = os.path.join(tmp, f"{len(cases)}.json")
             with open(path, "w") as f:
                 json.dump(scene, f)
@@ -67,8 +98,9 @@ def main():
                 per_it.append(b)
     base_step = statistics.median(cases[0][2])
     base_it = statistics.median(cases[0][3])
-    print(f"| damping | ms/step min / median / max | ms/Newton iteration min / median / max |"
-          f" ratio per step | ratio per iteration |")
+    print(f"\n{title}\n")
+    print("| model | ms/step min / median / max | ms/Newton iteration min / median / max |"
+          " ratio per step | ratio per iteration |")
     print("| --- | --- | --- | --- | --- |")
     for name, _, per_step, per_it in cases:
         ms, mi = statistics.median(per_step), statistics.median(per_it)
