@@ -908,6 +908,18 @@ void check_time_function(const Checker& c,
     case TimeFunction::Kind::kRamp:
       c.positive(f.ramp_time, loc, at, t + ".duration");
       break;
+    case TimeFunction::Kind::kSma:
+      c.positive(f.sma_t0, loc, at, t + ".t0");
+      c.non_negative(f.sma_tau, loc, at, t + ".tau");
+      c.non_negative(f.sma_period, loc, at, t + ".period");
+      if (!is_finite(f.sma_n) || !is_finite(f.sma_t_bar) || !is_finite(f.sma_start) ||
+          !is_finite(f.sma_tau)) {
+        c.fail(loc, at, t, "n, tau, t_bar and start must be finite");
+      }
+      if (f.sma_period > 0 && f.sma_period <= f.sma_t0) {
+        c.fail(loc, at, t + ".period", "the period must be longer than t0");
+      }
+      break;
     case TimeFunction::Kind::kTable:
       if (f.table.empty()) {
         c.fail(loc, at, t + ".rows", "the table has no rows");

@@ -727,8 +727,18 @@ TimeFunction SceneReader::read_time(const JsonObject& t) const {
         f.table.push_back({v[0], v[1]});
       }
     }
+  } else if (type == "sma") {
+    t.allow_only({"type", "n", "tau", "t_bar", "t0", "start", "period"});
+    f.kind = TimeFunction::Kind::kSma;
+    f.sma_n = t.number("n");
+    f.sma_tau = t.number("tau");
+    f.sma_t_bar = t.number("t_bar");
+    f.sma_t0 = t.number("t0");
+    f.sma_start = t.number_or("start", 0);
+    f.sma_period = t.number_or("period", 0);
   } else {
-    t.fail("type", "unknown time function '" + type + "' (expected constant, sine, ramp or table)");
+    t.fail("type",
+           "unknown time function '" + type + "' (expected constant, sine, ramp, table or sma)");
   }
   return f;
 }

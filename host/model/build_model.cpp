@@ -298,6 +298,15 @@ Real eval_time_function(const TimeFunction& f, Real t, Real phase) {
       const Real w = (t - a[0]) / (b[0] - a[0]);
       return a[1] + w * (b[1] - a[1]);
     }
+    case TimeFunction::Kind::kSma: {
+      Real tp = t - f.sma_start;
+      if (tp < 0) return 0;
+      if (f.sma_period > 0) tp = std::fmod(tp, f.sma_period);
+      const Real v =
+          tp < f.sma_t0 ? 1 + (f.sma_n - 1) * tp / f.sma_t0
+                        : f.sma_n + (1 - f.sma_n) / (1 + std::exp(-f.sma_tau * (tp - f.sma_t_bar)));
+      return v - 1;
+    }
   }
   return 0;
 }

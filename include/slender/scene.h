@@ -131,7 +131,7 @@ struct FixedDofSpec {
 
 /// Time dependence of a point load: F(t) = force * s(t).
 struct TimeFunction {
-  enum class Kind { kConstant, kSine, kRamp, kTable };
+  enum class Kind { kConstant, kSine, kRamp, kTable, kSma };
   Kind kind = Kind::kConstant;
   Real frequency = 0;  ///< kSine: s = offset + amplitude sin(2 pi f t + phase) [Hz]
   Real amplitude = 1;
@@ -139,6 +139,12 @@ struct TimeFunction {
   Real offset = 0;
   Real ramp_time = 0;                      ///< kRamp: s = min(t / ramp_time, 1) [s]
   std::vector<std::array<Real, 2>> table;  ///< kTable: (t, s) rows, linear in between, held at ends
+  /// kSma: the actuating-cooling cycle of a shape-memory-alloy actuator (Huang et al., seed 003,
+  /// eq. 7) as the relative change s = f(t') - 1 of a natural curvature or a modulus, with
+  /// t' = t - start (taken modulo `period` when it is > 0; s = 0 before start) and
+  ///   f(t') = 1 + (n - 1) t' / t0                            for t' < t0,
+  ///   f(t') = n + (1 - n) / (1 + exp(-tau (t' - t_bar)))     for t' >= t0
+  Real sma_n = 1, sma_tau = 0, sma_t_bar = 0, sma_t0 = 0, sma_start = 0, sma_period = 0;
 };
 
 /// Prescribed motion of fixed DOFs: the listed nodes' positions x(t) = x0 + s(t) translation
