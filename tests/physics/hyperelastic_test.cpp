@@ -11,6 +11,7 @@
 #include <string>
 
 #include "physics_util.h"
+#include "slender/batch.h"
 #include "slender/core/error.h"
 
 namespace slender {
@@ -105,6 +106,27 @@ TEST(Hyperelastic, TheSceneCordsSettleAtTheirLawsStretch) {
     std::printf("cord %d: stretch %.5f, law %.5f\n", p, lam, laws[p]);
     EXPECT_NEAR(lam, laws[p], 2e-4) << p;
   }
+}
+
+// the vectorized batch runs the same stencil: two environments of the scene match a Simulator
+// (the batch's Newton loop and solves are its own: to 1e-10 relative after 300 steps)
+TEST(Hyperelastic, TheVectorizedBatchMatchesTheSimulator) {
+  const auto m = build_model(
+      read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/silicone_stretch.json"));
+  Simulator sim(m);
+  BatchedSimulator batch(m, 2, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized);
+  for (int k = 0; k < 300; ++k) {
+    ASSERT_TRUE(sim.step().ok());
+    batch.step();
+    ASSERT_EQ(batch.reports()[1].status, StepStatus::kConverged) << k;
+  }
+  Real diff = 0, ref = 0;
+  for (int i = 0; i < m->ndof; ++i) {
+    diff = std::max(diff, std::fabs(batch.state(1).q[i] - sim.state().q[i]));
+    ref = std::max(ref, std::fabs(sim.state().q[i]));
+  }
+  EXPECT_LT(diff, 1e-10 * ref);
 }
 
 TEST(Hyperelastic, TheSceneNamesABadLaw) {
