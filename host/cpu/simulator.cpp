@@ -23,6 +23,7 @@
 #include "slender/engine/user_force.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
+#include "slender/stencils/part_scale.h"
 
 namespace slender {
 
@@ -100,6 +101,7 @@ struct Simulator::Impl {
 
   // the step's inputs, computed on the host
   std::vector<Real> f_time;
+  std::vector<Real> part_scale;  // each part's Young's modulus scale at the step's t_eval
   // the natural shape at the evaluation time: rest values with actuation applied
   std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar;
   ActuationCallback actuation_callback;
@@ -220,6 +222,7 @@ struct Simulator::Impl {
   // every stencil's energy and gradient at the state's configuration (its frames), scaled by
   // the Young's modulus scale as the engine scales them
   void eval_stencils_at_state(unsigned want) {
+    const Model& m = *model;
     const AssemblyPlan& p = plan();
     e_pool.resize(p.energy_pool);
     flag_pool.resize(p.energy_pool);
@@ -239,13 +242,28 @@ struct Simulator::Impl {
       parallel_for_host(n, EvalStencils<B>{mv, ev, n, want, buf}, grain);
     });
     const Real s = params.youngs_scale;
-    if (s == 1) return;
-    const Family a = kFamElasticBegin, b = kFamElasticEnd;
-    for (long i = p.e_off[a]; i < p.e_off[b]; ++i)
-      e_pool[i] *= s;
-    if (want & kGrad)
-      for (long i = p.g_off[a]; i < p.g_off[b]; ++i)
-        g_pool[i] *= s;
+    if (s != 1) {
+      const Family a = kFamElasticBegin, b = kFamElasticEnd;
+      for (long i = p.e_off[a]; i < p.e_off[b]; ++i)
+        e_pool[i] *= s;
+      if (want & kGrad)
+        for (long i = p.g_off[a]; i < p.g_off[b]; ++i)
+          g_pool[i] *= s;
+    }
+    // each part's Young's modulus at the state's time
+    if (!m.youngs_time_part.empty()) {
+      const std::vector<Real> ps = part_youngs_scales(m, state.time);
+      for_each_family([&](auto binding, Family f, long grain) {
+        using B = decltype(binding);
+        if (f < kFamElasticBegin || f >= kFamElasticEnd) return;
+        const long n = B::count(mv);
+        parallel_for_host(
+            n,
+            ScaleByPart<B>{mv, m.node_part.data(), ps.data(), e_pool.data() + p.e_off[f],
+                           (want & kGrad) ? g_pool.data() + p.g_off[f] : nullptr, nullptr},
+            grain);
+      });
+    }
   }
 
   // this step's prescribed motion: the caller's targets of every fixed DOF, else the scene's
@@ -343,6 +361,11 @@ struct Simulator::Impl {
       in.bend_kappa_bar = nat_kappa_bar.data();
       in.bend_tau_bar = nat_tau_bar.data();
       in.hinge_phi_bar = nat_phi_bar.data();
+    }
+    if (!m.youngs_time_part.empty()) {
+      part_scale = part_youngs_scales(m, in.c.t_eval);
+      in.part_scale_changed = true;
+      in.part_scale = part_scale.data();
     }
     if (!m.point_loads.empty() || !external_forces.empty() || loads_dirty) {
       loads_dirty = false;
@@ -573,14 +596,22 @@ Energies Simulator::energies() const {
     en.stretch += s.e_pool[e];
   // split bend and twist: evaluate the twist part from the strains
   const EvalView ev = s.eval_view(s.state.q.data());
+  const std::vector<Real> ps =
+      m.youngs_time_part.empty() ? std::vector<Real>() : part_youngs_scales(m, s.state.time);
   for (int k = 0; k < m.nbend; ++k) {
     LocalEval<11> r;
     RodBendTwist::Strains st;
     RodBendTwistBinding::eval(s.mv, ev, 0, k, kEnergy, r, &st);
     const Real dt = st.tau - s.nat_tau_bar[k];
     const Real twist = 0.5 * m.bend_GJ[k] / m.bend_dl[k] * dt * dt;
-    en.twist += s.params.youngs_scale * twist;
-    en.bend += s.params.youngs_scale * (r.E - twist);
+    Real scale = s.params.youngs_scale;
+    if (!ps.empty()) {  // the stencil's part's modulus in time (as ScaleByPart)
+      int idx[RodBendTwistBinding::kDofs];
+      RodBendTwistBinding::dofs(s.mv, k, idx);
+      scale *= ps[size_t(m.node_part[idx[0] / 3])];
+    }
+    en.twist += scale * twist;
+    en.bend += scale * (r.E - twist);
   }
   for (int i = 0; i < m.ndof; ++i)
     en.kinetic += 0.5 * s.dof_mass()[i] * s.state.u[i] * s.state.u[i];

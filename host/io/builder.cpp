@@ -772,6 +772,11 @@ void check_part_lone_nodes(const Checker& c, int part, const std::string& at) {
   }
 }
 
+void check_time_function(const Checker& c,
+                         const TimeFunction& f,
+                         const SourceLoc& loc,
+                         const std::string& at);
+
 void check_parts(const Checker& c) {
   const SceneSpec& s = c.s;
   if (s.parts.empty()) {
@@ -792,6 +797,7 @@ void check_parts(const Checker& c) {
     check_part_geometry(c, p, at);
     check_part_natural_shape(c, p, at);
     check_part_lone_nodes(c, int(i), at);
+    if (p.youngs_in_time) check_time_function(c, p.youngs_time, p.loc, at + ".youngs_modulus");
   }
 }
 
@@ -817,11 +823,6 @@ void check_joints(const Checker& c) {
     }
   }
 }
-
-void check_time_function(const Checker& c,
-                         const TimeFunction& f,
-                         const SourceLoc& loc,
-                         const std::string& at);
 
 void check_boundary(const Checker& c) {
   const SceneSpec& s = c.s;

@@ -153,6 +153,13 @@ void SceneReader::read_identity(const JsonObject& o, PartSpec& p) {
   if (p.material < 0) {
     o.fail("material", "unknown material '" + material + "'");
   }
+  // the part's Young's modulus in time: {"time": s(t)}, E (1 + s(t))
+  if (o.has("youngs_modulus")) {
+    const JsonObject y = o.object("youngs_modulus");
+    y.allow_only({"time"});
+    p.youngs_in_time = true;
+    p.youngs_time = read_time(y.object("time"));
+  }
   // the part's own Rayleigh stiffness damping
   if (o.has("damping")) {
     const JsonObject d = o.object("damping");
@@ -282,7 +289,7 @@ void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "shape", "stiffness", "frame_normal",
                 "natural_curvature", "natural_twist", "initial_velocity", "springs", "damping",
-                "stretching"});
+                "stretching", "youngs_modulus"});
   PartSpec p;
   read_common(o, p);
   read_shape(o.object("shape"), p);
@@ -295,7 +302,8 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "file", "nodes", "edges",
                 "triangles", "stiffness", "frame_normal", "initial_velocity", "springs",
-                "thickness", "bending", "contact_thickness", "damping", "stretching"});
+                "thickness", "bending", "contact_thickness", "damping", "stretching",
+                "youngs_modulus"});
   PartSpec p;
   read_common(o, p);
   p.is_rod = false;
@@ -352,7 +360,7 @@ void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
 void SceneReader::read_shell(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "thickness", "bending", "mesh", "radius", "cross_section",
-                "initial_velocity", "contact_thickness", "damping"});
+                "initial_velocity", "contact_thickness", "damping", "youngs_modulus"});
   PartSpec p;
   read_identity(o, p);
   o.require("thickness");

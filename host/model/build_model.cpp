@@ -311,6 +311,21 @@ Real eval_time_function(const TimeFunction& f, Real t, Real phase) {
   return 0;
 }
 
+std::vector<Real> part_youngs_scales(const Model& m, Real t) {
+  std::vector<Real> s(size_t(m.npart), 1);
+  for (size_t k = 0; k < m.youngs_time_part.size(); ++k) {
+    const int p = m.youngs_time_part[k];
+    const Real v = 1 + eval_time_function(m.youngs_time[k], t);
+    if (!(v > 0) || !std::isfinite(v)) {
+      throw Error("part '" + m.scene.parts[size_t(p)].name +
+                  "': its Young's modulus scale 1 + s(t) is " + num(v) + " at t = " + num(t) +
+                  " s (it must stay positive)");
+    }
+    s[size_t(p)] = v;
+  }
+  return s;
+}
+
 int Model::resolve_node(const NodeRef& r) const {
   SLENDER_CHECK(r.part >= 0 && r.part < npart, "node reference to part ", r.part, " of ", npart);
   const int count = part_node_adr[r.part + 1] - part_node_adr[r.part];
@@ -570,6 +585,13 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.gravity = scene.forces.gravity;
   m.viscosity = scene.forces.viscosity;
   m.mass_damping = scene.forces.mass_damping;
+  // Young's moduli in time
+  for (int p = 0; p < m.npart; ++p) {
+    const PartSpec& part = scene.parts[size_t(p)];
+    if (!part.youngs_in_time) continue;
+    m.youngs_time_part.push_back(p);
+    m.youngs_time.push_back(part.youngs_time);
+  }
   // Rayleigh stiffness damping: each node carries its part's beta (or the scene's)
   m.node_stiffness_damping.assign(size_t(m.nnode), 0);
   for (int n = 0; n < m.nnode; ++n) {

@@ -28,6 +28,10 @@ struct PointLoad {
 Real eval_time_function(const TimeFunction& f, Real t);
 /// The same with an extra phase added to a sine's argument [rad] (other kinds ignore it).
 Real eval_time_function(const TimeFunction& f, Real t, Real phase);
+struct Model;
+/// Every part's Young's modulus scale 1 + s(t) at time t (npart; 1 where none is given); throws
+/// Error naming the part when one is not positive.
+std::vector<Real> part_youngs_scales(const Model& m, Real t);
 
 struct Model;
 /// The values of the DOFs the scene's motions move (Model::motion_dof) at time t (nmoved).
@@ -90,15 +94,19 @@ struct Model {
   Real viscosity = 0;              ///< eta [Pa s]
   Real mass_damping = 0;           ///< alpha [1/s]
   bool stiffness_damping = false;  ///< some part has Rayleigh stiffness damping (beta > 0)
-  Real buoyancy_density = 0;       ///< density of the surrounding medium for buoyancy [kg/m^3]
-  Real drag_density = 0;           ///< rho_med of aerodynamic drag on shells [kg/m^3]
-  Real drag_coefficient = 0;       ///< C_D of aerodynamic drag [-]
-  Real rft_tangential = 0;         ///< RFT drag per length along a rod edge [N s/m^2]
-  Real rft_normal = 0;             ///< RFT drag per length across a rod edge [N s/m^2]
-  ContactSpec contact;             ///< rod and shell contact settings
-  Real contact_stiffness = 0;      ///< k_c of rod and shell contact in use [N/m]
-  int nmaterial = 0;               ///< materials of the scene
-  std::vector<Real> contact_mu;    ///< friction coefficient of each pair of materials (nmat^2)
+  /// parts whose Young's modulus follows a time function (PartSpec::youngs_time): their index
+  /// and function; empty: every modulus is constant
+  std::vector<int> youngs_time_part;
+  std::vector<TimeFunction> youngs_time;
+  Real buoyancy_density = 0;     ///< density of the surrounding medium for buoyancy [kg/m^3]
+  Real drag_density = 0;         ///< rho_med of aerodynamic drag on shells [kg/m^3]
+  Real drag_coefficient = 0;     ///< C_D of aerodynamic drag [-]
+  Real rft_tangential = 0;       ///< RFT drag per length along a rod edge [N s/m^2]
+  Real rft_normal = 0;           ///< RFT drag per length across a rod edge [N s/m^2]
+  ContactSpec contact;           ///< rod and shell contact settings
+  Real contact_stiffness = 0;    ///< k_c of rod and shell contact in use [N/m]
+  int nmaterial = 0;             ///< materials of the scene
+  std::vector<Real> contact_mu;  ///< friction coefficient of each pair of materials (nmat^2)
   /// rest length of rod between edges a and b of one chain part (the shorter way round a
   /// closed one), or -1 if they are not on one chain
   Real rod_gap(int a, int b) const;

@@ -62,6 +62,24 @@ enum class ShellBending {
   kMidEdge,  ///< discrete shape operator with mid-edge normals (eqs. 18-20), one xi DOF per edge
 };
 
+/// Time dependence of a point load: F(t) = force * s(t).
+struct TimeFunction {
+  enum class Kind { kConstant, kSine, kRamp, kTable, kSma };
+  Kind kind = Kind::kConstant;
+  Real frequency = 0;  ///< kSine: s = offset + amplitude sin(2 pi f t + phase) [Hz]
+  Real amplitude = 1;
+  Real phase = 0;  ///< [rad]
+  Real offset = 0;
+  Real ramp_time = 0;                      ///< kRamp: s = min(t / ramp_time, 1) [s]
+  std::vector<std::array<Real, 2>> table;  ///< kTable: (t, s) rows, linear in between, held at ends
+  /// kSma: the actuating-cooling cycle of a shape-memory-alloy actuator (Huang et al., seed 003,
+  /// eq. 7) as the relative change s = f(t') - 1 of a natural curvature or a modulus, with
+  /// t' = t - start (taken modulo `period` when it is > 0; s = 0 before start) and
+  ///   f(t') = 1 + (n - 1) t' / t0                            for t' < t0,
+  ///   f(t') = n + (1 - n) / (1 + exp(-tau (t' - t_bar)))     for t' >= t0
+  Real sma_n = 1, sma_tau = 0, sma_t_bar = 0, sma_t0 = 0, sma_start = 0, sma_period = 0;
+};
+
 /// One rod or one network of rod edges (from a geometry file), with one material and section.
 /// A part with triangles is (also) a shell of the given thickness.
 struct PartSpec {
@@ -96,6 +114,10 @@ struct PartSpec {
     Real alpha = 0;  ///< the Ogden exponent (kOgden; nonzero)
     Real scale = 1;  ///< > 0
   } stretch_law;
+  /// the part's Young's modulus in time, E(t) = E (1 + s(t)) (every stiffness of its elastic
+  /// stencils: stretching, bending, twisting, shell stretching and bending); none when absent
+  bool youngs_in_time = false;
+  TimeFunction youngs_time;
   /// beta of stiffness-proportional (Rayleigh) damping F = -beta K u of this part's elastic
   /// stencils [s]; < 0: the scene's ForcesSpec::stiffness_damping
   Real stiffness_damping = -1;
@@ -129,23 +151,6 @@ struct FixedDofSpec {
   std::array<bool, 3> fix = {true, true, true};  ///< which of x, y, z are fixed
 };
 
-/// Time dependence of a point load: F(t) = force * s(t).
-struct TimeFunction {
-  enum class Kind { kConstant, kSine, kRamp, kTable, kSma };
-  Kind kind = Kind::kConstant;
-  Real frequency = 0;  ///< kSine: s = offset + amplitude sin(2 pi f t + phase) [Hz]
-  Real amplitude = 1;
-  Real phase = 0;  ///< [rad]
-  Real offset = 0;
-  Real ramp_time = 0;                      ///< kRamp: s = min(t / ramp_time, 1) [s]
-  std::vector<std::array<Real, 2>> table;  ///< kTable: (t, s) rows, linear in between, held at ends
-  /// kSma: the actuating-cooling cycle of a shape-memory-alloy actuator (Huang et al., seed 003,
-  /// eq. 7) as the relative change s = f(t') - 1 of a natural curvature or a modulus, with
-  /// t' = t - start (taken modulo `period` when it is > 0; s = 0 before start) and
-  ///   f(t') = 1 + (n - 1) t' / t0                            for t' < t0,
-  ///   f(t') = n + (1 - n) / (1 + exp(-tau (t' - t_bar)))     for t' >= t0
-  Real sma_n = 1, sma_tau = 0, sma_t_bar = 0, sma_t0 = 0, sma_start = 0, sma_period = 0;
-};
 
 /// Prescribed motion of fixed DOFs: the listed nodes' positions x(t) = x0 + s(t) translation
 /// (only the components with a non-zero translation move; each must be fixed) and the listed

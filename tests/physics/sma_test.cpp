@@ -6,11 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "physics_util.h"
+#include "slender/batch.h"
 #include "slender/core/error.h"
 
 namespace slender {
@@ -66,6 +69,152 @@ TEST(Sma, ALimbStraightensAndRecoversFollowingEquationSeven) {
                 100 * (got - want) / k0);
     EXPECT_NEAR(got, want, 0.02 * k0) << "t = " << t;
   }
+}
+
+// ---- a part's Young's modulus in time ------------------------------------------------------
+
+constexpr Real kLength = 0.1, kRadius = 1e-3, kE = 1e7;
+
+SceneBuilder cantilever(const TimeFunction* youngs) {
+  const Real dl = kLength / 19.5;
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, kE, 0.5);
+  const int rod = b.straight_rod("beam", vec3(-dl / 2, 0, 0), vec3(kLength, 0, 0), 21, mat,
+                                 SceneBuilder::circle(kRadius));
+  b.fix_edge(rod, 0);
+  if (youngs) {
+    b.part(rod).youngs_in_time = true;
+    b.part(rod).youngs_time = *youngs;
+  }
+  return b;
+}
+
+TimeFunction table(std::vector<std::array<Real, 2>> rows) {
+  TimeFunction f;
+  f.kind = TimeFunction::Kind::kTable;
+  f.table = std::move(rows);
+  return f;
+}
+
+// twice the modulus, half the static deflection (a small tip load: linear to 1e-4)
+TEST(YoungsInTime, TwiceTheModulusHalvesTheStaticDeflection) {
+  const TimeFunction twice = table({{0, 1}});
+  Real tip[2];
+  for (int k = 0; k < 2; ++k) {
+    SceneBuilder b = cantilever(k ? &twice : nullptr);
+    b.point_load(0, -1, vec3(0, 0, -1e-5));  // a tip deflection of 0.4 % of the length
+    b.integrator().newton.abs_tol = 1e-14;
+    const test::StaticSolve s = test::static_solve(b, 1);
+    tip[k] = s.sim->state().q[3 * 20 + 2];
+  }
+  EXPECT_NEAR(tip[1] / tip[0], 0.5, 1e-4);
+}
+
+// the modulus doubles within 20 ms (at t = 1.5 s) during a free vibration (implicit midpoint): the
+// frequency rises by sqrt(2), and the mechanical energy changes only by the work of the modulus'
+// change, sum over steps of U0 (s(t_n+1) - s(t_n)) with U0 the elastic energy at unit scale (2 %)
+TEST(YoungsInTime, AStiffeningBeamKeepsItsEnergyBalanceAndRisesInFrequency) {
+  const TimeFunction stiffen = table({{0, 0}, {1.5, 0}, {1.52, 1}});
+  SceneBuilder b = cantilever(&stiffen);
+  b.integrator().kind = IntegratorKind::kImplicitMidpoint;
+  b.integrator().dt = 5e-4;
+  const auto m = build_model(b.build());
+  Simulator sim(m);
+  State st = sim.state();
+  for (int i = 0; i < m->nnode; ++i) {
+    const Real x = std::max(Real(0), st.q[3 * i]) / kLength;
+    st.u[3 * i + 2] = 1e-2 * x * x;
+  }
+  sim.set_state(st);
+  auto elastic = [&] {
+    const Energies e = sim.energies();
+    return e.stretch + e.bend + e.twist;
+  };
+  const Real E0 = sim.energies().total();
+  Real work = 0, s_prev = eval_time_function(stiffen, 0), u_prev = elastic();
+  std::vector<Real> up_cross;  // times the tip's z crosses 0 upwards
+  Real z_prev = 0;
+  while (sim.time() < 3.0 - 1e-9) {
+    ASSERT_TRUE(sim.step().ok());
+    const Real s = eval_time_function(stiffen, sim.time());
+    const Real u = elastic();
+    // U0 at both ends of the step (unit scale), averaged: the work of the modulus' change
+    work += Real(0.5) * (u_prev / (1 + s_prev) + u / (1 + s)) * (s - s_prev);
+    s_prev = s;
+    u_prev = u;
+    const Real z = sim.state().q[3 * 20 + 2];
+    if (z_prev < 0 && z >= 0) up_cross.push_back(sim.time() - z / (z - z_prev) * 5e-4);
+    z_prev = z;
+  }
+  const Real dE = sim.energies().total() - E0;
+  std::printf("energy change %.6e J, work of the modulus' change %.6e J\n", dE, work);
+  EXPECT_GT(std::fabs(work), 0.05 * E0);
+  EXPECT_NEAR(dE, work, 1e-3 * std::fabs(work));
+  // periods before (t < 1.5 s) and after (t > 1.55 s) the change
+  Real before = 0, after = 0;
+  int nb = 0, na = 0;
+  for (size_t i = 1; i < up_cross.size(); ++i) {
+    const Real T = up_cross[i] - up_cross[i - 1];
+    if (up_cross[i] < 1.5) before += T, ++nb;
+    if (up_cross[i - 1] > 1.55) after += T, ++na;
+  }
+  ASSERT_GE(nb, 2);
+  ASSERT_GE(na, 2);
+  std::printf("period %.5f s before, %.5f s after: ratio %.4f (sqrt 2 = 1.4142)\n", before / nb,
+              after / na, (before / nb) / (after / na));
+  EXPECT_NEAR((before / nb) / (after / na), std::sqrt(2.0), 0.01);
+}
+
+TEST(YoungsInTime, ANonPositiveModulusStopsTheRunNamingThePart) {
+  const TimeFunction bad = table({{0, 0}, {0.01, -2}});
+  SceneBuilder b = cantilever(&bad);
+  b.integrator().dt = 1e-3;
+  Simulator sim(build_model(b.build()));
+  try {
+    for (int k = 0; k < 20; ++k)
+      sim.step();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("part 'beam'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(YoungsInTime, TheSceneKeyAndTheVectorizedBatch) {
+  const std::string scene = R"({
+  "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.5}],
+  "rods": [{"name": "r", "material": "m", "radius": 1e-3, "youngs_modulus": YM,
+            "shape": {"type": "straight", "start": [0, 0, 0], "end": [0.1, 0, 0], "nodes": 5}}],
+  "boundary": {"fixed_edges": [{"part": "r", "edges": [0]}]}
+})";
+  auto with = [&](const std::string& ym) {
+    std::string s = scene;
+    s.replace(s.find("YM"), 2, ym);
+    return s;
+  };
+  const auto m = build_model(read_scene_text(
+      with(R"({"time": {"type": "sine", "frequency": 1, "amplitude": 0.5}})"), "y.json", ""));
+  ASSERT_EQ(m->youngs_time_part, std::vector<int>{0});
+  EXPECT_NEAR(part_youngs_scales(*m, 0.25)[0], 1.5, 1e-12);
+  for (const auto& [ym, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"tim": {"type": "constant"}})", "rods[0].youngs_modulus.tim"},
+           {R"({"time": {"type": "ramp"}})", "rods[0].youngs_modulus.time.duration"}}) {
+    try {
+      build_model(read_scene_text(with(ym), "y.json", ""));
+      ADD_FAILURE() << ym;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), field) << e.what();
+    }
+  }
+  try {
+    BatchedSimulator b(m, 2, m->scene.integrator, LinearSolverKind::kAuto,
+                       BatchEngine::kVectorized);
+    ADD_FAILURE() << "the vectorized batch took a modulus in time";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Young's moduli in time"), std::string::npos);
+  }
+  BatchedSimulator per_env(m, 2);
+  per_env.step();
+  EXPECT_EQ(per_env.reports()[1].status, StepStatus::kConverged);
 }
 
 TEST(Sma, BadParametersAreNamed) {

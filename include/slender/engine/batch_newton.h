@@ -216,6 +216,10 @@ class VectorNewton {
     SLENDER_CHECK(!m.contact.enabled,
                   "the vectorized batch runs models without contact between bodies (this scene "
                   "enables rod/shell contact); use the per-environment batch");
+    SLENDER_CHECK(m.youngs_time_part.empty(),
+                  "the vectorized batch does not run Young's moduli in time yet (this scene gives "
+                  "a part's youngs_modulus.time); use the per-environment batch, or the "
+                  "per-environment youngs_scale of set_params");
     SLENDER_CHECK(!m.stiffness_damping,
                   "the vectorized batch does not run Rayleigh stiffness damping yet (this scene "
                   "gives damping.stiffness_proportional); use the per-environment batch");

@@ -33,6 +33,10 @@ struct DeviceStepInputs {
   const Real* bend_kappa_bar = nullptr;  // (nbend x 2)
   const Real* bend_tau_bar = nullptr;    // (nbend)
   const Real* hinge_phi_bar = nullptr;   // (nhinge)
+  // every part's Young's modulus scale at the evaluation time (npart), uploaded when
+  // `part_scale_changed` (parts whose modulus follows a time function)
+  bool part_scale_changed = false;
+  const Real* part_scale = nullptr;
   // point loads at the evaluation time, uploaded when `loads_changed`
   bool loads_changed = false;
   const Real* f_time = nullptr;  // (ndof)

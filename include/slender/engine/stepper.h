@@ -40,6 +40,7 @@
 #include "slender/engine/user_force.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
+#include "slender/stencils/part_scale.h"
 #include "slender/stencils/rayleigh.h"
 
 namespace slender {
@@ -382,6 +383,11 @@ class StepperOn final : public DeviceStepper {
       stiffness_damping_ = true;
       d_beta_.upload(m.node_stiffness_damping);
     }
+    if (!m.youngs_time_part.empty()) {
+      part_scaling_ = true;
+      d_node_part_.upload(m.node_part);
+      d_part_scale_.upload(std::vector<Real>(size_t(m.npart), 1));
+    }
     use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
     if (m.contact.enabled) {
       contacts_ = std::make_unique<ContactFinder>(m);
@@ -564,6 +570,8 @@ class StepperOn final : public DeviceStepper {
       phi_bar_.upload(in.hinge_phi_bar, size_t(m.nhinge));
     }
     if (in.loads_changed) f_time_.upload(in.f_time, size_t(m.ndof));
+    if (in.part_scale_changed && part_scaling_)
+      d_part_scale_.upload(in.part_scale, size_t(m.npart));
     // prescribed motion at the step's end
     motion_slot_ = nullptr;
     if (in.target) {
@@ -749,6 +757,20 @@ class StepperOn final : public DeviceStepper {
       if (want & kHess)
         X::for_each(pd_.h_off[end] - pd_.h_off[first],
                     ScaleValues{h_pool_.data() + pd_.h_off[first], youngs_scale_});
+    }
+    // each part's Young's modulus in time
+    if (part_scaling_) {
+      for_each_family([&](auto binding, Family f, long grain) {
+        using B = decltype(binding);
+        if (f < kFamElasticBegin || f >= kFamElasticEnd) return;
+        const long n = B::count(dv_);
+        if (n == 0) return;
+        X::for_each(n,
+                    ScaleByPart<B>{dv_, d_node_part_.data(), d_part_scale_.data(),
+                                   e_pool_.data() + pd_.e_off[f], g_pool_.data() + pd_.g_off[f],
+                                   (want & kHess) ? h_pool_.data() + pd_.h_off[f] : nullptr},
+                    grain);
+      });
     }
   }
 
@@ -1189,6 +1211,10 @@ class StepperOn final : public DeviceStepper {
   bool stiffness_damping_ = false;
   Const<Real> d_beta_;
   Buffer<Real> k_start_;
+  // Young's moduli in time: each node's part, each part's scale at the evaluation time
+  bool part_scaling_ = false;
+  Const<int> d_node_part_;
+  Buffer<Real> d_part_scale_;
   // parameters (set_params): the model's unless set
   Real youngs_scale_ = 1;
   Vec3 gravity_;
