@@ -165,6 +165,22 @@ TEST(YoungsInTime, AStiffeningBeamKeepsItsEnergyBalanceAndRisesInFrequency) {
   EXPECT_NEAR((before / nb) / (after / na), std::sqrt(2.0), 0.01);
 }
 
+// the scaled stencils' Jacobian against central differences of the residual (with Rayleigh
+// damping on top, whose K follows the modulus)
+TEST(YoungsInTime, JacobianMatchesCentralDifferences) {
+  const TimeFunction ramp = table({{0, 0}, {0.1, 0.7}});
+  SceneBuilder b = cantilever(&ramp);
+  b.gravity(vec3(0, 0, -9.8));
+  b.stiffness_damping(2e-3);
+  b.integrator().dt = 2e-3;
+  Simulator sim(build_model(b.build()));
+  for (int k = 0; k < 20; ++k)
+    ASSERT_TRUE(sim.step().ok());
+  const Real rel = test::residual_fd_error(sim, 2e-3, [](Real) { return Real(1e-7); });
+  std::printf("modulus in time: |J - J_fd| / |J_fd| = %.3e\n", rel);
+  EXPECT_LT(rel, test::kFdRelTol);
+}
+
 TEST(YoungsInTime, ANonPositiveModulusStopsTheRunNamingThePart) {
   const TimeFunction bad = table({{0, 0}, {0.01, -2}});
   SceneBuilder b = cantilever(&bad);

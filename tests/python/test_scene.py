@@ -176,3 +176,20 @@ def test_rayleigh_damping_from_the_builder():
     with pytest.raises(Exception, match="Rayleigh stiffness damping"):
         slender.BatchedSimulator(m, 2, engine="vectorized")
     slender.BatchedSimulator(m, 2).step()
+
+
+def test_material_keywords_reach_the_part():
+    b = cantilever_builder()
+    b.straight_rod("cord", [0, 0.1, 0], [0, 0.1, -0.1], 11, "steel", b.circle(1e-3),
+                   stretching={"law": "ogden", "alpha": 1.3308, "scale": 2.2703},
+                   youngs_modulus={"time": {"type": "sma", "n": 2.5, "tau": 8, "t_bar": 1.2,
+                                            "t0": 0.25}})
+    b.fix_edges("cord", [0])
+    m = b.build()
+    alpha = m.arrays()["edge_stretch_alpha"]
+    assert alpha[0] == 0 and alpha[-1] == 1.3308
+    assert run_steps(m, 3).shape == (m.nnode, 3)
+    bad = cantilever_builder()
+    bad.straight_rod("cord", [0, 0.1, 0], [0, 0.1, -0.1], 11, "steel", bad.circle(1e-3),
+                     stretching={"law": "ogden"})
+    assert "rods[1].stretching.alpha" in error_of(bad)

@@ -79,8 +79,10 @@ class SceneBuilder:
     (docs/scene_format.md) and returns the name of what it made (a material or a part), by which
     later calls refer to it. Nodes are indices within a part (negative ones count from its
     end). Optional keys of a part that have no argument here (``stiffness``, ``frame_normal``,
-    ``natural_curvature``, ``springs``, ``contact_thickness``, ...) are passed as keyword
-    arguments, as the JSON names them."""
+    ``natural_curvature``, ``springs``, ``contact_thickness``, ``stretching`` (a hyperelastic
+    law), ``damping`` (the part's Rayleigh beta), ``youngs_modulus`` (its modulus in time), ...)
+    are passed as keyword arguments, as the JSON names them:
+    ``b.straight_rod(..., stretching={"law": "ogden", "alpha": 1.33, "scale": 2.27})``."""
 
     def __init__(self, name="scene"):
         self._d = {"name": name, "materials": []}
