@@ -163,9 +163,13 @@ void SceneReader::read_identity(const JsonObject& o, PartSpec& p) {
   // the part's own Rayleigh stiffness damping
   if (o.has("damping")) {
     const JsonObject d = o.object("damping");
-    d.allow_only({"stiffness_proportional"});
-    p.stiffness_damping = d.number("stiffness_proportional");
-    if (!(p.stiffness_damping >= 0)) {
+    d.allow_only({"mass_proportional", "stiffness_proportional"});
+    p.mass_damping = d.number_or("mass_proportional", -1);
+    if (d.has("mass_proportional") && !(p.mass_damping >= 0)) {
+      d.fail("mass_proportional", "must be 0 or more [1/s]");
+    }
+    p.stiffness_damping = d.number_or("stiffness_proportional", -1);
+    if (d.has("stiffness_proportional") && !(p.stiffness_damping >= 0)) {
       d.fail("stiffness_proportional", "must be 0 or more [s]");
     }
   }

@@ -592,6 +592,28 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     m.youngs_time_part.push_back(p);
     m.youngs_time.push_back(part.youngs_time);
   }
+  // mass damping: each DOF carries its part's alpha (or the scene's)
+  {
+    auto alpha_of = [&](int part) {
+      const PartSpec& ps = scene.parts[size_t(part)];
+      const Real a = ps.mass_damping >= 0 ? ps.mass_damping : scene.forces.mass_damping;
+      if (!(a >= 0) || !std::isfinite(a)) {
+        throw loc_error(ps.loc, "mass damping " + num(a) + " /s is not 0 or more");
+      }
+      m.mass_damping_per_part = m.mass_damping_per_part || ps.mass_damping >= 0;
+      return a;
+    };
+    m.dof_mass_damping.assign(size_t(m.ndof), m.mass_damping);
+    for (int n = 0; n < m.nnode; ++n)
+      for (int c = 0; c < 3; ++c)
+        m.dof_mass_damping[size_t(3 * n + c)] = alpha_of(m.node_part[size_t(n)]);
+    for (int e = 0; e < m.nedge; ++e)
+      m.dof_mass_damping[size_t(3 * m.nnode + e)] = alpha_of(m.edge_part[size_t(e)]);
+    for (int se = 0; se < m.nsedge; ++se)
+      if (m.sedge_xi[size_t(se)] >= 0)
+        m.dof_mass_damping[size_t(3 * m.nnode + m.nedge + m.sedge_xi[size_t(se)])] =
+            alpha_of(m.tri_part[size_t(m.sedge_tri[size_t(2 * se)])]);
+  }
   // Rayleigh stiffness damping: each node carries its part's beta (or the scene's)
   m.node_stiffness_damping.assign(size_t(m.nnode), 0);
   for (int n = 0; n < m.nnode; ++n) {

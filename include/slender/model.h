@@ -90,10 +90,11 @@ struct Model {
   SLENDER_HOST_ARRAYS(SLENDER_ARRAY_MEMBER)
 
   // loads
-  Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
-  Real viscosity = 0;              ///< eta [Pa s]
-  Real mass_damping = 0;           ///< alpha [1/s]
-  bool stiffness_damping = false;  ///< some part has Rayleigh stiffness damping (beta > 0)
+  Vec3 gravity = Vec3{{0, 0, 0}};      ///< [m/s^2]
+  Real viscosity = 0;                  ///< eta [Pa s]
+  Real mass_damping = 0;               ///< alpha [1/s]
+  bool stiffness_damping = false;      ///< some part has Rayleigh stiffness damping (beta > 0)
+  bool mass_damping_per_part = false;  ///< some part gives its own alpha (dof_mass_damping)
   /// parts whose Young's modulus follows a time function (PartSpec::youngs_time): their index
   /// and function; empty: every modulus is constant
   std::vector<int> youngs_time_part;

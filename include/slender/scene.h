@@ -118,6 +118,9 @@ struct PartSpec {
   /// stencils: stretching, bending, twisting, shell stretching and bending); none when absent
   bool youngs_in_time = false;
   TimeFunction youngs_time;
+  /// alpha of mass-proportional damping F = -alpha M u of this part's DOFs [1/s]; < 0: the
+  /// scene's ForcesSpec::mass_damping
+  Real mass_damping = -1;
   /// beta of stiffness-proportional (Rayleigh) damping F = -beta K u of this part's elastic
   /// stencils [s]; < 0: the scene's ForcesSpec::stiffness_damping
   Real stiffness_damping = -1;
@@ -150,7 +153,6 @@ struct FixedDofSpec {
   NodeRef node;
   std::array<bool, 3> fix = {true, true, true};  ///< which of x, y, z are fixed
 };
-
 
 /// Prescribed motion of fixed DOFs: the listed nodes' positions x(t) = x0 + s(t) translation
 /// (only the components with a non-zero translation move; each must be fixed) and the listed

@@ -302,6 +302,51 @@ TEST(Rayleigh, ARingsReboundFallsAsBetaGrows) {
   EXPECT_LT(previous, 0.9);  // beta = 0.01 s takes a fifth of the bounce
 }
 
+// a part's own alpha: two equal cantilevers, one with alpha = 2 zeta omega_1 (zeta = 0.01), the
+// other undamped, in one scene: each tip decays at its own part's rate (2 %)
+TEST(Rayleigh, APartsOwnAlphaDampsOnlyThatPart) {
+  const Real dt = 1e-3;
+  const Mode mode = discrete_mode(cantilever(0, 0, dt), 1);
+  const Real alpha = 2 * 0.01 * mode.omega;
+  SceneBuilder b = cantilever(0, 0, dt);
+  const Real dl = kLength / (kEdges - 0.5);
+  const int rod = b.straight_rod("other", vec3(-dl / 2, 0.05, 0), vec3(kLength, 0.05, 0),
+                                 kEdges + 1, 0, SceneBuilder::circle(kRadius));
+  b.fix_edge(rod, 0);
+  b.part(0).mass_damping = alpha;
+  const auto m = build_model(b.build());
+  EXPECT_TRUE(m->mass_damping_per_part);
+  Simulator sim(m);
+  State st = sim.state();
+  const int n = kEdges + 1;
+  for (int i = 0; i < n; ++i) {
+    st.u[3 * i + 2] = 1e-3 * mode.shape[3 * i + 2];
+    st.u[3 * (n + i) + 2] = 1e-3 * mode.shape[3 * i + 2];
+  }
+  sim.set_state(st);
+  std::vector<Real> peaks[2];
+  std::vector<Real> z[2];
+  while (sim.time() < 3.0) {
+    ASSERT_TRUE(sim.step().ok());
+    for (int k = 0; k < 2; ++k) {
+      z[k].push_back(sim.state().q[3 * (k * n + n - 1) + 2]);
+      const size_t j = z[k].size();
+      if (j >= 3 && sim.time() > 0.5 && z[k][j - 2] > z[k][j - 3] && z[k][j - 2] >= z[k][j - 1])
+        peaks[k].push_back(z[k][j - 2]);
+    }
+  }
+  Real zeta[2];
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_GE(peaks[k].size(), 5u);
+    const Real delta = std::log(peaks[k].front() / peaks[k].back()) / Real(peaks[k].size() - 1);
+    zeta[k] = delta / std::sqrt(4 * kPi * kPi + delta * delta);
+  }
+  std::printf("part alpha: zeta %.5f (damped part, theory 0.01), %.2e (undamped part)\n", zeta[0],
+              zeta[1]);
+  EXPECT_NEAR(zeta[0], 0.01, 2e-4);
+  EXPECT_LT(std::fabs(zeta[1]), 1e-5);
+}
+
 TEST(Rayleigh, APartsOwnBetaOverridesTheScenes) {
   SceneBuilder b = cantilever(0, 0.02, 1e-3);
   b.part(0).stiffness_damping = 0;  // this part undamped

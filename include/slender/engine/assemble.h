@@ -32,12 +32,14 @@ struct DofTerms {
   // with stride: each environment's density scale, gravity and mass damping (nenv x 5:
   // scale, gx, gy, gz, alpha), replacing the shared values; null = the shared values
   const Real* env = nullptr;
+  // each DOF's mass damping alpha (nd; a part's own), replacing `alpha`; null: `alpha`
+  const Real* dof_alpha = nullptr;
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     const Real* ep = env ? env + 5 * (i / stride) : nullptr;
     DofTermParams p;
     p.mass = ep ? ep[0] * mass[k] : mass[k];
-    p.damping = ep ? ep[4] : alpha;
+    p.damping = ep ? ep[4] : (dof_alpha ? dof_alpha[k] : alpha);
     p.c_m = c_m;
     p.c_u = c_u;
     if (k < 3L * nnode) {

@@ -220,6 +220,10 @@ class VectorNewton {
                   "the vectorized batch does not run Young's moduli in time yet (this scene gives "
                   "a part's youngs_modulus.time); use the per-environment batch, or the "
                   "per-environment youngs_scale of set_params");
+    SLENDER_CHECK(!m.mass_damping_per_part,
+                  "the vectorized batch takes one mass damping alpha per environment, not per "
+                  "part (this scene gives a part's damping.mass_proportional); use the "
+                  "per-environment batch");
     SLENDER_CHECK(!m.stiffness_damping,
                   "the vectorized batch does not run Rayleigh stiffness damping yet (this scene "
                   "gives damping.stiffness_proportional); use the per-environment batch");

@@ -379,6 +379,10 @@ class StepperOn final : public DeviceStepper {
     slots_.resize(kNumSlots);
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
     friction_ = m.friction();
+    if (m.mass_damping_per_part) {
+      alpha_per_dof_ = true;
+      d_dof_alpha_.upload(m.dof_mass_damping);
+    }
     if (m.stiffness_damping) {
       stiffness_damping_ = true;
       d_beta_.upload(m.node_stiffness_damping);
@@ -534,6 +538,7 @@ class StepperOn final : public DeviceStepper {
     youngs_scale_ = p.youngs_scale;
     gravity_ = p.override_gravity ? p.gravity : m.gravity;
     mass_damping_ = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping;
+    alpha_override_ = p.mass_damping >= 0;
     dv_.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
     dv_.mass_scale = p.density_scale;  // the contact dashpots' masses
     if (friction) make_nonsymmetric();
@@ -820,10 +825,28 @@ class StepperOn final : public DeviceStepper {
     }
 
     const Vec3 g = c.load_factor * gravity_;
-    X::for_each(m.ndof, DofTerms{m.nnode, y, q_hat_.data(), u_hat_.data(), f_time_.data(),
-                                 d_dof_mass_.data(), d_node_dl_.data(), d_node_volume_.data(),
-                                 m.buoyancy_density, g[0], g[1], g[2], m.viscosity, mass_damping_,
-                                 c.c_m, c.c_u, dof_r_.data(), dof_J_.data(), dof_phi_.data()});
+    DofTerms dof_terms{m.nnode,
+                       y,
+                       q_hat_.data(),
+                       u_hat_.data(),
+                       f_time_.data(),
+                       d_dof_mass_.data(),
+                       d_node_dl_.data(),
+                       d_node_volume_.data(),
+                       m.buoyancy_density,
+                       g[0],
+                       g[1],
+                       g[2],
+                       m.viscosity,
+                       mass_damping_,
+                       c.c_m,
+                       c.c_u,
+                       dof_r_.data(),
+                       dof_J_.data(),
+                       dof_phi_.data()};
+    // the parts' own alphas, unless set_params gave one for all
+    if (alpha_per_dof_ && !alpha_override_) dof_terms.dof_alpha = d_dof_alpha_.data();
+    X::for_each(m.ndof, dof_terms);
     if constexpr (X::kHostMemory) {
       // the caller's force at y and its velocity (host memory: the host executor's buffers)
       if (force_) {
@@ -1207,6 +1230,9 @@ class StepperOn final : public DeviceStepper {
   bool symmetric_ = true;
   bool use_pcg_ = false;
   bool friction_ = false;  // a friction force (the model's, or ground friction set_params set)
+  // mass damping per part: each DOF's alpha, unless set_params replaced it for all
+  bool alpha_per_dof_ = false, alpha_override_ = false;
+  Const<Real> d_dof_alpha_;
   // Rayleigh stiffness damping: each node's beta, and the elastic Hessians at the step's start
   bool stiffness_damping_ = false;
   Const<Real> d_beta_;

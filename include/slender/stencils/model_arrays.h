@@ -58,6 +58,9 @@
   X(Real, node_dl, m.nnode, 1, "Voronoi length (half the rod and shell edges) [m]")             \
   X(Real, node_volume, m.nnode, 1, "displaced volume for buoyancy [m^3]")                       \
   X(int, node_part, m.nnode, 1, "part that first declared the node")                            \
+  X(Real, dof_mass_damping, m.ndof, 1,                                                           \
+    "alpha of the mass damping of the DOF's part (a node's, a twist's edge's, a xi's shell "      \
+    "edge's) [1/s]")                                                                            \
   X(Real, node_stiffness_damping, m.nnode, 1,                                                    \
     "beta of the Rayleigh stiffness damping of the node's part: a stencil takes its first "      \
     "node's [s]")                                                                               \
