@@ -61,6 +61,29 @@ py::array listed_array(const std::vector<T>& v, long count, int width, py::handl
   return a;
 }
 
+// an argument as an array of doubles: numbers (lists, or arrays of float, int or unsigned
+// dtype) are converted; complex values (whose imaginary part a conversion would drop), strings,
+// objects and booleans are refused, naming the argument
+Array real_array(const py::handle& o, const char* what) {
+  if (py::isinstance<py::array>(o)) {
+    const char k = py::reinterpret_borrow<py::array>(o).dtype().kind();
+    if (k == 'c') throw InputError("<python>", 0, what, "complex values: give real numbers");
+    if (k != 'f' && k != 'i' && k != 'u') {
+      throw InputError("<python>", 0, what,
+                       std::string("an array of dtype kind '") + k + "': give real numbers");
+    }
+  }
+  try {
+    return o.cast<Array>();
+  } catch (const py::cast_error&) {
+    throw InputError(
+        "<python>", 0, what,
+        "not an array of numbers (got " + std::string(Py_TYPE(o.ptr())->tp_name) + ")");
+  } catch (const py::error_already_set& e) {  // numpy's conversion failed (a string, ...)
+    throw InputError("<python>", 0, what, std::string("not an array of numbers: ") + e.what());
+  }
+}
+
 // checks an action array's shape and returns a pointer to its data
 const double* checked(const Array& a, std::vector<py::ssize_t> shape, const char* what) {
   bool ok = a.ndim() == py::ssize_t(shape.size());
@@ -455,7 +478,8 @@ PYBIND11_MODULE(_core, m) {
              return d;
            })
       .def("set_external_forces",
-           [](Simulator& s, const Array& f) {
+           [](Simulator& s, const py::object& o) {
+             const Array f = real_array(o, "forces");
              const Model& md = s.model();
              const double* p = checked(f, {md.nnode, 3}, "forces");
              s.set_external_forces(std::vector<double>(p, p + 3 * md.nnode));
@@ -466,7 +490,7 @@ PYBIND11_MODULE(_core, m) {
             if (v.is_none()) return s.set_fixed_targets({});
             const Model& md = s.model();
             const py::ssize_t nf = py::ssize_t(md.fixed_dof.size());
-            const Array a = v.cast<Array>();
+            const Array a = real_array(v, "fixed_targets");
             const double* p = checked(a, {nf}, "fixed_targets");
             s.set_fixed_targets(std::vector<double>(p, p + nf));
           },
@@ -552,28 +576,33 @@ PYBIND11_MODULE(_core, m) {
           "environments in mask (all when None) back to the initial state, or to environment "
           "from_env's state")
       .def("set_natural_curvature",
-           [](PyBatch& b, const Array& a) {
+           [](PyBatch& b, const py::object& o) {
+             const Array a = real_array(o, "natural_curvature");
              b.batch->set_natural_curvature(
                  checked(a, {b.batch->nenv(), b.model->nbend, 2}, "natural_curvature"));
            })
       .def("set_natural_twist",
-           [](PyBatch& b, const Array& a) {
+           [](PyBatch& b, const py::object& o) {
+             const Array a = real_array(o, "natural_twist");
              b.batch->set_natural_twist(
                  checked(a, {b.batch->nenv(), b.model->nbend}, "natural_twist"));
            })
       .def("set_natural_hinge_angle",
-           [](PyBatch& b, const Array& a) {
+           [](PyBatch& b, const py::object& o) {
+             const Array a = real_array(o, "natural_hinge_angle");
              b.batch->set_natural_hinge_angle(
                  checked(a, {b.batch->nenv(), b.model->nhinge}, "natural_hinge_angle"));
            })
       .def("set_external_forces",
-           [](PyBatch& b, const Array& a) {
+           [](PyBatch& b, const py::object& o) {
+             const Array a = real_array(o, "external_forces");
              b.batch->set_external_forces(
                  checked(a, {b.batch->nenv(), b.model->nnode, 3}, "external_forces"));
            })
       .def(
           "set_fixed_targets",
-          [](PyBatch& b, const Array& a) {
+          [](PyBatch& b, const py::object& o) {
+            const Array a = real_array(o, "fixed_targets");
             b.batch->set_fixed_targets(checked(
                 a, {b.batch->nenv(), py::ssize_t(b.model->fixed_dof.size())}, "fixed_targets"));
           },
