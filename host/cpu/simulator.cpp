@@ -253,9 +253,8 @@ struct Simulator::Impl {
     // each part's Young's modulus at the state's time
     if (!m.youngs_time_part.empty()) {
       const std::vector<Real> ps = part_youngs_scales(m, state.time);
-      for_each_family([&](auto binding, Family f, long grain) {
+      for_each_elastic_family([&](auto binding, Family f, long grain) {
         using B = decltype(binding);
-        if (f < kFamElasticBegin || f >= kFamElasticEnd) return;
         const long n = B::count(mv);
         parallel_for_host(
             n,
@@ -607,8 +606,7 @@ Energies Simulator::energies() const {
     Real scale = s.params.youngs_scale;
     if (!ps.empty()) {  // the stencil's part's modulus in time (as ScaleByPart)
       int idx[RodBendTwistBinding::kDofs];
-      RodBendTwistBinding::dofs(s.mv, k, idx);
-      scale *= ps[size_t(m.node_part[idx[0] / 3])];
+      scale *= ps[size_t(m.node_part[stencil_part_node<RodBendTwistBinding>(s.mv, k, idx)])];
     }
     en.twist += scale * twist;
     en.bend += scale * (r.E - twist);

@@ -494,8 +494,7 @@ class VectorNewton {
     // Newton's iterations of every environment in `want`: the loop of every engine
     // (core/newton.h), masked
     std::vector<Real> r(B), phi(B);
-    for (int e = 0; e < B; ++e)
-      active_h_[e] = want[e];
+    active_h_ = want;
     push_active();
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t0) {

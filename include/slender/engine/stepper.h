@@ -379,16 +379,9 @@ class StepperOn final : public DeviceStepper {
     slots_.resize(kNumSlots);
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
     friction_ = m.friction();
-    if (m.mass_damping_per_part) {
-      alpha_per_dof_ = true;
-      d_dof_alpha_.upload(m.dof_mass_damping);
-    }
-    if (m.stiffness_damping) {
-      stiffness_damping_ = true;
-      d_beta_.upload(m.node_stiffness_damping);
-    }
+    if (m.mass_damping_per_part) d_dof_alpha_.upload(m.dof_mass_damping);
+    if (m.stiffness_damping) d_beta_.upload(m.node_stiffness_damping);
     if (!m.youngs_time_part.empty()) {
-      part_scaling_ = true;
       d_node_part_.upload(m.node_part);
       d_part_scale_.upload(std::vector<Real>(size_t(m.npart), 1));
     }
@@ -575,7 +568,7 @@ class StepperOn final : public DeviceStepper {
       phi_bar_.upload(in.hinge_phi_bar, size_t(m.nhinge));
     }
     if (in.loads_changed) f_time_.upload(in.f_time, size_t(m.ndof));
-    if (in.part_scale_changed && part_scaling_)
+    if (in.part_scale_changed && !m.youngs_time_part.empty())
       d_part_scale_.upload(in.part_scale, size_t(m.npart));
     // prescribed motion at the step's end
     motion_slot_ = nullptr;
@@ -589,7 +582,7 @@ class StepperOn final : public DeviceStepper {
     X::for_each(m.ndof, Predict{spec_.kind, in.dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
                                 a_.data(), d_dof_fixed_.data(), q_hat_.data(), u_hat_.data(), 0,
                                 motion_slot_, target_.data(), 0});
-    if (stiffness_damping_) keep_start_stiffness();
+    if (m.stiffness_damping) keep_start_stiffness();
   }
 
   // a Jacobian that is (or may become) non-symmetric (ground friction switched on, a force
@@ -631,7 +624,7 @@ class StepperOn final : public DeviceStepper {
     row_src_adr_.upload(p.row_src_adr);
     row_src_.upload(p.row_src);
     e_pool_.resize(size_t(p.energy_pool));
-    if (stiffness_damping_)
+    if (model_->stiffness_damping)
       k_start_.resize(size_t(p.h_off[kFamElasticEnd] - p.h_off[kFamElasticBegin]));
     flag_pool_.resize(size_t(p.energy_pool));
     g_pool_.resize(size_t(p.grad_pool));
@@ -748,10 +741,14 @@ class StepperOn final : public DeviceStepper {
     ev.u_hat = u_hat_.data();
     ev.c_u = c_u_;
     ev.sedge_tau0 = tau0_.data();
-    for_each_family([&](auto binding, Family f, long grain) {
-      if (elastic_only && (f < kFamElasticBegin || f >= kFamElasticEnd)) return;
+    auto eval = [&](auto binding, Family f, long grain) {
       eval_family<decltype(binding)>(f, ev, want, grain);
-    });
+    };
+    if (elastic_only) {
+      for_each_elastic_family(eval);
+    } else {
+      for_each_family(eval);
+    }
     if (youngs_scale_ != 1) {
       // a Young's modulus scale multiplies the elastic families (contiguous in the pools)
       const Family first = kFamElasticBegin, end = kFamElasticEnd;
@@ -764,10 +761,9 @@ class StepperOn final : public DeviceStepper {
                     ScaleValues{h_pool_.data() + pd_.h_off[first], youngs_scale_});
     }
     // each part's Young's modulus in time
-    if (part_scaling_) {
-      for_each_family([&](auto binding, Family f, long grain) {
+    if (!model_->youngs_time_part.empty()) {
+      for_each_elastic_family([&](auto binding, Family f, long grain) {
         using B = decltype(binding);
-        if (f < kFamElasticBegin || f >= kFamElasticEnd) return;
         const long n = B::count(dv_);
         if (n == 0) return;
         X::for_each(n,
@@ -790,9 +786,8 @@ class StepperOn final : public DeviceStepper {
 
   // beta K u of every elastic stencil (stencils/rayleigh.h) added to its pools' entries at y
   void add_stiffness_damping(const Real* y, bool with_jacobian) {
-    for_each_family([&](auto binding, Family f, long grain) {
+    for_each_elastic_family([&](auto binding, Family f, long grain) {
       using B = decltype(binding);
-      if (f < kFamElasticBegin || f >= kFamElasticEnd) return;
       const long n = B::count(dv_);
       if (n == 0) return;
       X::for_each(
@@ -817,7 +812,7 @@ class StepperOn final : public DeviceStepper {
       t0 = Clock::now();
     }
     eval_families(y, with_jacobian ? kGradHess : kGrad, /*elastic_only=*/false);
-    if (stiffness_damping_) add_stiffness_damping(y, with_jacobian);
+    if (m.stiffness_damping) add_stiffness_damping(y, with_jacobian);
     sync_phase();
     if (phase_timing_) {
       times.eval += seconds_since(t0);
@@ -845,7 +840,7 @@ class StepperOn final : public DeviceStepper {
                        dof_J_.data(),
                        dof_phi_.data()};
     // the parts' own alphas, unless set_params gave one for all
-    if (alpha_per_dof_ && !alpha_override_) dof_terms.dof_alpha = d_dof_alpha_.data();
+    if (m.mass_damping_per_part && !alpha_override_) dof_terms.dof_alpha = d_dof_alpha_.data();
     X::for_each(m.ndof, dof_terms);
     if constexpr (X::kHostMemory) {
       // the caller's force at y and its velocity (host memory: the host executor's buffers)
@@ -1230,15 +1225,16 @@ class StepperOn final : public DeviceStepper {
   bool symmetric_ = true;
   bool use_pcg_ = false;
   bool friction_ = false;  // a friction force (the model's, or ground friction set_params set)
-  // mass damping per part: each DOF's alpha, unless set_params replaced it for all
-  bool alpha_per_dof_ = false, alpha_override_ = false;
+  // mass damping per part (Model::mass_damping_per_part): each DOF's alpha, unless set_params
+  // replaced it for all
+  bool alpha_override_ = false;
   Const<Real> d_dof_alpha_;
-  // Rayleigh stiffness damping: each node's beta, and the elastic Hessians at the step's start
-  bool stiffness_damping_ = false;
+  // Rayleigh stiffness damping (Model::stiffness_damping): each node's beta, and the elastic
+  // Hessians at the step's start
   Const<Real> d_beta_;
   Buffer<Real> k_start_;
-  // Young's moduli in time: each node's part, each part's scale at the evaluation time
-  bool part_scaling_ = false;
+  // Young's moduli in time (Model::youngs_time_part): each node's part, each part's scale at the
+  // evaluation time
   Const<int> d_node_part_;
   Buffer<Real> d_part_scale_;
   // parameters (set_params): the model's unless set

@@ -54,4 +54,12 @@ void for_each_family(V&& v) {
   v(ContactPointTriangleBinding{}, kFamContactPointTri, kParallelGrainHeavy);
 }
 
+/// for_each_family over the elastic families only (kFamElasticBegin .. kFamElasticEnd)
+template <class V>
+void for_each_elastic_family(V&& v) {
+  for_each_family([&](auto binding, Family f, long grain) {
+    if (f >= kFamElasticBegin && f < kFamElasticEnd) v(binding, f, grain);
+  });
+}
+
 }  // namespace slender

@@ -8,6 +8,14 @@
 
 namespace slender {
 
+/// The node whose part an elastic stencil takes (its part's modulus scale, its Rayleigh beta):
+/// the node of its first DOF, a position DOF. Fills idx with the stencil's DOFs.
+template <class B>
+SLENDER_HD inline int stencil_part_node(const ModelView& m, long k, int* idx) {
+  B::dofs(m, k, idx);
+  return idx[0] / 3;
+}
+
 /// A part's Young's modulus scale in time (PartSpec::youngs_time): the energy, gradient and
 /// Hessian of each elastic stencil times its part's scale (the part of its first node).
 template <class B>
@@ -21,8 +29,7 @@ struct ScaleByPart {
   Real* H;                 // ... Hessians (n x D x D); null: none
   SLENDER_HD void operator()(long k) const {
     int idx[D];
-    B::dofs(m, k, idx);
-    const Real s = part_scale[node_part[idx[0] / 3]];
+    const Real s = part_scale[node_part[stencil_part_node<B>(m, k, idx)]];
     if (s == 1) return;
     E[k] *= s;
     if (g)

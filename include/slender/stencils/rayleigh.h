@@ -11,6 +11,7 @@
 // (K u = 0) is not damped. Host and device code: one stencil per index.
 
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/part_scale.h"
 
 namespace slender {
 
@@ -29,8 +30,7 @@ struct StiffnessDamping {
   Real* H;            // ... Hessians (n x D x D); null: no Jacobian wanted
   SLENDER_HD void operator()(long k) const {
     int idx[D];
-    B::dofs(m, k, idx);
-    const Real b = beta[idx[0] / 3];
+    const Real b = beta[stencil_part_node<B>(m, k, idx)];
     if (b == 0) return;
     const Real* Kk = K + k * D * D;
     Real dq[D], u[D];
