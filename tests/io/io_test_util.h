@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "error_util.h"
 #include "slender/core/error.h"
 
 namespace slender::test {
@@ -49,20 +50,5 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
-
-/// runs f, which must throw InputError, and returns the error (a failure when it does not)
-template <class F>
-InputError catch_input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected InputError, got another exception: " << e.what();
-    return InputError("", -1, "", "");
-  }
-  ADD_FAILURE() << "expected InputError, nothing was thrown";
-  return InputError("", -1, "", "");
-}
 
 }  // namespace slender::test

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 
+#include "error_util.h"
 #include "physics_util.h"
 #include "slender/batch.h"
 #include "slender/core/error.h"
@@ -156,13 +157,9 @@ TEST(Hyperelastic, TheSceneNamesABadLaw) {
       {R"({"law": "hookean", "scale": -1})", "rods[0].stretching.scale"},
       {R"({"law": "hookean", "c_e": 2})", "rods[0].stretching.c_e"}};
   for (const auto& [law, field] : bad) {
-    try {
-      read_scene_text(with(law), "h.json", "");
-      ADD_FAILURE() << law << ": no error";
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.field(), field) << e.what();
-      EXPECT_EQ(e.file(), "h.json");
-    }
+    const InputError e = test::catch_input_error([&] { read_scene_text(with(law), "h.json", ""); });
+    EXPECT_EQ(e.field(), field) << law << ": " << e.what();
+    EXPECT_EQ(e.file(), "h.json");
   }
 }
 

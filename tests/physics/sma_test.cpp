@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "error_util.h"
 #include "physics_util.h"
 #include "slender/batch.h"
 #include "slender/core/error.h"
@@ -186,13 +187,12 @@ TEST(YoungsInTime, ANonPositiveModulusStopsTheRunNamingThePart) {
   SceneBuilder b = cantilever(&bad);
   b.integrator().dt = 1e-3;
   Simulator sim(build_model(b.build()));
-  try {
-    for (int k = 0; k < 20; ++k)
-      sim.step();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("part 'beam'"), std::string::npos) << e.what();
-  }
+  test::expect_error(
+      [&] {
+        for (int k = 0; k < 20; ++k)
+          sim.step();
+      },
+      "part 'beam'");
 }
 
 TEST(YoungsInTime, TheSceneKeyAndTheVectorizedBatch) {
@@ -214,20 +214,16 @@ TEST(YoungsInTime, TheSceneKeyAndTheVectorizedBatch) {
   for (const auto& [ym, field] : std::vector<std::pair<std::string, std::string>>{
            {R"({"tim": {"type": "constant"}})", "rods[0].youngs_modulus.tim"},
            {R"({"time": {"type": "ramp"}})", "rods[0].youngs_modulus.time.duration"}}) {
-    try {
-      build_model(read_scene_text(with(ym), "y.json", ""));
-      ADD_FAILURE() << ym;
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.field(), field) << e.what();
-    }
+    const InputError e =
+        test::catch_input_error([&] { build_model(read_scene_text(with(ym), "y.json", "")); });
+    EXPECT_EQ(e.field(), field) << ym << ": " << e.what();
   }
-  try {
-    BatchedSimulator b(m, 2, m->scene.integrator, LinearSolverKind::kAuto,
-                       BatchEngine::kVectorized);
-    ADD_FAILURE() << "the vectorized batch took a modulus in time";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Young's moduli in time"), std::string::npos);
-  }
+  test::expect_error(
+      [&] {
+        BatchedSimulator(m, 2, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized);
+      },
+      "Young's moduli in time");
   BatchedSimulator per_env(m, 2);
   per_env.step();
   EXPECT_EQ(per_env.reports()[1].status, StepStatus::kConverged);
@@ -257,12 +253,9 @@ TEST(Sma, BadParametersAreNamed) {
       {R"({"type": "sma", "n": 0.1, "tau": 8, "t_bar": 1.2, "t0": 0.2, "speed": 1})",
        "actuation[0].time.speed"}};
   for (const auto& [time, field] : bad) {
-    try {
-      build_model(read_scene_text(with(time), "s.json", ""));
-      ADD_FAILURE() << time << ": no error";
-    } catch (const InputError& e) {
-      EXPECT_NE(e.field().find(field), std::string::npos) << e.what();
-    }
+    const InputError e =
+        test::catch_input_error([&] { build_model(read_scene_text(with(time), "s.json", "")); });
+    EXPECT_NE(e.field().find(field), std::string::npos) << time << ": " << e.what();
   }
 }
 
