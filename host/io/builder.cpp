@@ -574,6 +574,24 @@ void check_materials(const Checker& c) {
 
 // material, cross-section, stiffness overrides and frame of one part
 void check_part_properties(const Checker& c, const PartSpec& p, const std::string& at) {
+  // the part's own damping (negative: the scene's) and its rod edges' stretching law
+  for (const auto& [x, key] :
+       {std::pair<Real, const char*>{p.mass_damping, ".damping.mass_proportional"},
+        {p.stiffness_damping, ".damping.stiffness_proportional"}}) {
+    if (!(x < 0) && !(x >= 0 && is_finite(x)))
+      c.fail(p.loc, at, key, "not finite: " + Checker::num(x));
+  }
+  const PartSpec::StretchLaw& law = p.stretch_law;
+  if (law.kind == PartSpec::StretchLaw::kOgden) {
+    if (!(law.alpha != 0 && std::fabs(law.alpha) <= 100)) {
+      c.fail(p.loc, at, ".stretching.alpha",
+             "the Ogden exponent must be nonzero and at most 100 in magnitude, got " +
+                 Checker::num(law.alpha));
+    }
+  } else if (law.alpha != 0) {
+    c.fail(p.loc, at, ".stretching.alpha", "only for the ogden law");
+  }
+  c.positive(law.scale, p.loc, at, ".stretching.scale");
   if (p.material < 0 || p.material >= int(c.s.materials.size())) {
     c.fail(p.loc, at, ".material",
            "material index " + std::to_string(p.material) + " out of range (the scene has " +

@@ -594,14 +594,11 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   }
   // mass damping: each DOF carries its part's alpha (or the scene's)
   {
+    // (validate_scene checked the values)
     auto alpha_of = [&](int part) {
       const PartSpec& ps = scene.parts[size_t(part)];
-      const Real a = ps.mass_damping >= 0 ? ps.mass_damping : scene.forces.mass_damping;
-      if (!(a >= 0) || !std::isfinite(a)) {
-        throw loc_error(ps.loc, "mass damping " + num(a) + " /s is not 0 or more");
-      }
       m.mass_damping_per_part = m.mass_damping_per_part || ps.mass_damping >= 0;
-      return a;
+      return ps.mass_damping >= 0 ? ps.mass_damping : scene.forces.mass_damping;
     };
     m.dof_mass_damping.assign(size_t(m.ndof), m.mass_damping);
     for (int n = 0; n < m.nnode; ++n)
@@ -620,9 +617,6 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     const PartSpec& part = scene.parts[size_t(m.node_part[n])];
     const Real beta =
         part.stiffness_damping >= 0 ? part.stiffness_damping : scene.forces.stiffness_damping;
-    if (!(beta >= 0) || !std::isfinite(beta)) {
-      throw loc_error(part.loc, "stiffness damping " + num(beta) + " s is not 0 or more");
-    }
     m.node_stiffness_damping[size_t(n)] = beta;
     m.stiffness_damping = m.stiffness_damping || beta > 0;
   }

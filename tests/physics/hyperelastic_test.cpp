@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "error_util.h"
@@ -128,6 +129,41 @@ TEST(Hyperelastic, TheVectorizedBatchMatchesTheSimulator) {
     ref = std::max(ref, std::fabs(sim.state().q[i]));
   }
   EXPECT_LT(diff, 1e-10 * ref);
+}
+
+// a scene built in code is checked as a file is (validate_scene): an Ogden law without its
+// exponent, a NaN damping
+TEST(Hyperelastic, TheBuilderIsCheckedToo) {
+  auto rod = [](auto&& change) {
+    SceneBuilder b;
+    const int mat = b.material("m", 1000, 1e6, 0.5);
+    const int r =
+        b.straight_rod("r", vec3(0, 0, 0), vec3(0.1, 0, 0), 5, mat, SceneBuilder::circle(1e-3));
+    b.fix_node(r, 0);
+    change(b.part(r));
+    return b;
+  };
+  using Law = PartSpec::StretchLaw;
+  const std::pair<std::function<void(PartSpec&)>, std::string> bad[] = {
+      {[](PartSpec& p) {
+         p.stretch_law = Law{Law::kOgden, 0, 1};
+       },
+       "parts[0].stretching.alpha"},
+      {[](PartSpec& p) {
+         p.stretch_law = Law{Law::kNeoHookean, 3, 1};
+       },
+       "parts[0].stretching.alpha"},
+      {[](PartSpec& p) {
+         p.stretch_law = Law{Law::kHookean, 0, 0};
+       },
+       "parts[0].stretching.scale"},
+      {[](PartSpec& p) { p.mass_damping = NAN; }, "parts[0].damping.mass_proportional"},
+      {[](PartSpec& p) { p.stiffness_damping = INFINITY; },
+       "parts[0].damping.stiffness_proportional"}};
+  for (const auto& [change, field] : bad) {
+    const InputError e = test::catch_input_error([&] { build_model(rod(change).spec()); });
+    EXPECT_EQ(e.field(), field) << e.what();
+  }
 }
 
 TEST(Hyperelastic, TheSceneNamesABadLaw) {
