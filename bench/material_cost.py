@@ -3,7 +3,9 @@
 (issue 17's benchmark row), each scene variant run N times in turn by the `slender` program
 (no outputs):
 - damping, apps/scenes/rayleigh_beams.json: as it is (Rayleigh beta on a beam and the plate),
-  with beta removed (the reference), and with alpha instead of beta;
+  with beta removed (the reference), with alpha instead of beta, and with Kelvin-Voigt damping
+  of the same retardation time instead of beta (under the scene's midpoint rule, and in a
+  second table under implicit Euler, which needs no frames at the step's end);
 - stretching laws, apps/scenes/silicone_stretch.json: every cord Hookean (the reference),
   every cord Ogden (Bartholdt's alpha), every cord neo-Hookean.
 Prints a Markdown table per scene: min / median / max wall ms per step and per Newton
@@ -42,7 +44,28 @@ def damping_variants():
     alpha = without_beta(json.loads(json.dumps(base)))
     alpha.setdefault("forces", {})["damping"] = {"mass_proportional": 5.0}
     return [("linear elastic, undamped", undamped), ("alpha = 5 /s (mass)", alpha),
-            ("beta = 5e-3 s (stiffness; beam and plate)", base)]
+            ("beta = 5e-3 s (stiffness; beam and plate)", base),
+            ("Kelvin-Voigt, eta / E = 5e-3 s (beam and plate)", kelvin_voigt(base))]
+
+
+def kelvin_voigt(base):
+    """the scene with each part's beta replaced by Kelvin-Voigt damping of eta / E = beta"""
+    s = json.loads(json.dumps(base))
+    E = s["materials"][0]["youngs_modulus"]
+    for group in ("rods", "shells"):
+        for p in s.get(group, []):
+            beta = p.get("damping", {}).pop("stiffness_proportional", None)
+            if beta is not None:
+                p["damping"]["kelvin_voigt"] = beta * E
+    return s
+
+
+def euler_variants():
+    undamped, _, _, kv = (scene for _, scene in damping_variants())
+    for s in (undamped, kv):
+        s["integrator"]["type"] = "implicit_euler"
+    return [("linear elastic, undamped (implicit Euler)", undamped),
+            ("Kelvin-Voigt, eta / E = 5e-3 s (implicit Euler)", kv)]
 
 
 def stretching_variants():
@@ -78,7 +101,9 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--duration", type=float, default=1.0)
     args = ap.parse_args()
-    for title, variants in (("Rayleigh damping, rayleigh_beams.json", damping_variants()),
+    for title, variants in (("damping, rayleigh_beams.json", damping_variants()),
+                            ("Kelvin-Voigt under implicit Euler, rayleigh_beams.json",
+                             euler_variants()),
                             ("stretching laws, silicone_stretch.json", stretching_variants())):
         table(title, variants, args)
 

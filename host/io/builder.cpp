@@ -447,6 +447,11 @@ SceneBuilder& SceneBuilder::stiffness_damping(Real beta) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::kelvin_voigt(Real eta) {
+  spec_.forces.kelvin_voigt = eta;
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::mass_damping(Real alpha) {
   spec_.forces.mass_damping = alpha;
   return *this;
@@ -577,7 +582,8 @@ void check_part_properties(const Checker& c, const PartSpec& p, const std::strin
   // the part's own damping (negative: the scene's) and its rod edges' stretching law
   for (const auto& [x, key] :
        {std::pair<Real, const char*>{p.mass_damping, ".damping.mass_proportional"},
-        {p.stiffness_damping, ".damping.stiffness_proportional"}}) {
+        {p.stiffness_damping, ".damping.stiffness_proportional"},
+        {p.kelvin_voigt, ".damping.kelvin_voigt"}}) {
     if (!(x < 0) && !(x >= 0 && is_finite(x)))
       c.fail(p.loc, at, key, "not finite: " + Checker::num(x));
   }
@@ -965,6 +971,7 @@ void check_forces(const Checker& c) {
   c.non_negative(f.viscosity, f.loc, "forces", ".viscous_drag.viscosity");
   c.non_negative(f.mass_damping, f.loc, "forces", ".damping.mass_proportional");
   c.non_negative(f.stiffness_damping, f.loc, "forces", ".damping.stiffness_proportional");
+  c.non_negative(f.kelvin_voigt, f.loc, "forces", ".damping.kelvin_voigt");
   c.non_negative(f.buoyancy_density, f.loc, "forces", ".buoyancy.medium_density");
   c.non_negative(f.drag_density, f.loc, "forces", ".aerodynamic_drag.medium_density");
   c.non_negative(f.drag_coefficient, f.loc, "forces", ".aerodynamic_drag.coefficient");

@@ -163,7 +163,7 @@ void SceneReader::read_identity(const JsonObject& o, PartSpec& p) {
   // so a negative one given here is refused here)
   if (o.has("damping")) {
     const JsonObject d = o.object("damping");
-    d.allow_only({"mass_proportional", "stiffness_proportional"});
+    d.allow_only({"mass_proportional", "stiffness_proportional", "kelvin_voigt"});
     p.mass_damping = d.number_or("mass_proportional", -1);
     if (d.has("mass_proportional") && !(p.mass_damping >= 0)) {
       d.fail("mass_proportional", "must be 0 or more [1/s]");
@@ -171,6 +171,10 @@ void SceneReader::read_identity(const JsonObject& o, PartSpec& p) {
     p.stiffness_damping = d.number_or("stiffness_proportional", -1);
     if (d.has("stiffness_proportional") && !(p.stiffness_damping >= 0)) {
       d.fail("stiffness_proportional", "must be 0 or more [s]");
+    }
+    p.kelvin_voigt = d.number_or("kelvin_voigt", -1);
+    if (d.has("kelvin_voigt") && !(p.kelvin_voigt >= 0)) {
+      d.fail("kelvin_voigt", "must be 0 or more [Pa s]");
     }
   }
 }
@@ -817,9 +821,10 @@ void SceneReader::read_forces(const JsonObject& f) {
   }
   if (f.has("damping")) {
     const JsonObject d = f.object("damping");
-    d.allow_only({"mass_proportional", "stiffness_proportional"});
+    d.allow_only({"mass_proportional", "stiffness_proportional", "kelvin_voigt"});
     out.mass_damping = d.number_or("mass_proportional", 0);
     out.stiffness_damping = d.number_or("stiffness_proportional", 0);
+    out.kelvin_voigt = d.number_or("kelvin_voigt", 0);
   }
   if (f.has("buoyancy")) {
     const JsonObject d = f.object("buoyancy");

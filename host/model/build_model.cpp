@@ -620,6 +620,16 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     m.node_stiffness_damping[size_t(n)] = beta;
     m.stiffness_damping = m.stiffness_damping || beta > 0;
   }
+  // Kelvin-Voigt damping: each node carries its part's retardation time eta / E (the viscosity
+  // the part gives, or the scene's, over the part's Young's modulus)
+  m.node_kelvin_voigt.assign(size_t(m.nnode), 0);
+  for (int n = 0; n < m.nnode; ++n) {
+    const PartSpec& part = scene.parts[size_t(m.node_part[n])];
+    const Real eta = part.kelvin_voigt >= 0 ? part.kelvin_voigt : scene.forces.kelvin_voigt;
+    const Real tau = eta > 0 ? eta / scene.materials[size_t(part.material)].youngs_modulus : 0;
+    m.node_kelvin_voigt[size_t(n)] = tau;
+    m.kelvin_voigt = m.kelvin_voigt || tau > 0;
+  }
   m.buoyancy_density = scene.forces.buoyancy_density;
   m.drag_density = scene.forces.drag_density;
   m.drag_coefficient = scene.forces.drag_coefficient;

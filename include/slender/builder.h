@@ -149,6 +149,9 @@ class SceneBuilder {
   /// beta of stiffness-proportional (Rayleigh) damping of every part [s] (a part's own:
   /// part(i).stiffness_damping)
   SceneBuilder& stiffness_damping(Real beta);
+  /// eta of Kelvin-Voigt strain-rate damping of every part [Pa s] (a part's own:
+  /// part(i).kelvin_voigt)
+  SceneBuilder& kelvin_voigt(Real eta);
   /// drive natural hinge angles, curvatures or twists in time (see ActuationSpec)
   SceneBuilder& actuate(ActuationSpec a);
   /// contact between rods (see ContactSpec)

@@ -94,6 +94,7 @@ struct Model {
   Real viscosity = 0;                  ///< eta [Pa s]
   Real mass_damping = 0;               ///< alpha [1/s]
   bool stiffness_damping = false;      ///< some part has Rayleigh stiffness damping (beta > 0)
+  bool kelvin_voigt = false;           ///< some part has Kelvin-Voigt damping (eta > 0)
   bool mass_damping_per_part = false;  ///< some part gives its own alpha (dof_mass_damping)
   /// parts whose Young's modulus follows a time function (PartSpec::youngs_time): their index
   /// and function; empty: every modulus is constant

@@ -124,6 +124,11 @@ struct PartSpec {
   /// beta of stiffness-proportional (Rayleigh) damping F = -beta K u of this part's elastic
   /// stencils [s]; < 0: the scene's ForcesSpec::stiffness_damping
   Real stiffness_damping = -1;
+  /// eta of Kelvin-Voigt strain-rate damping of this part's elastic stencils (stretching,
+  /// bending and twisting of rods; stretching and bending of shells), the viscous stress
+  /// eta d(strain)/dt beside the elastic E strain [Pa s]; < 0: the scene's
+  /// ForcesSpec::kelvin_voigt
+  Real kelvin_voigt = -1;
   /// per-spring stiffness overrides (after the part's own values)
   std::vector<StretchSpringOverride> stretch_springs;
   std::vector<BendSpringOverride> bend_springs;
@@ -226,6 +231,9 @@ struct ForcesSpec {
   /// beta of stiffness-proportional (Rayleigh) damping F = -beta K u [s], K the Hessian of the
   /// elastic energy at the step's start; each part may give its own
   Real stiffness_damping = 0;
+  /// eta of Kelvin-Voigt strain-rate damping of every part's elastic stencils [Pa s]; each
+  /// part may give its own
+  Real kelvin_voigt = 0;
   /// buoyancy (seed 000 §5.1): gravity acts on m - rho_med V [kg/m^3]; 0 = none
   Real buoyancy_density = 0;
   /// aerodynamic drag on shell triangles (seed 000 §5.4, eq. 29)

@@ -8,13 +8,13 @@
 
 #include <gtest/gtest.h>
 
-#include <Eigen/Dense>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "error_util.h"
+#include "modal_util.h"
 #include "physics_util.h"
 #include "slender/batch.h"
 #include "slender/core/error.h"
@@ -44,84 +44,15 @@ SceneBuilder cantilever(Real alpha, Real beta, Real dt) {
   return b;
 }
 
-struct Decay {
-  Real zeta = 0;   // damping ratio from the logarithmic decrement
-  Real omega = 0;  // undamped angular frequency from the peaks' period
-  int peaks = 0;
-};
+// the tip's z, the reference DOF of the modes
+constexpr int kTip = 3 * kEdges + 2;
 
-// mode i (1, 2, ...) of the discrete cantilever's bending in the x-z plane: K (the static
-// Jacobian at rest) and the lumped M restricted to the free z DOFs, a generalized symmetric
-// eigenproblem; its angular frequency and shape (ndof, the tip's z = 1)
-struct Mode {
-  Real omega = 0;
-  std::vector<Real> shape;
-};
-Mode discrete_mode(SceneBuilder b, int i) {
-  b.integrator().kind = IntegratorKind::kStatic;
-  const auto m = build_model(b.build());
-  Simulator sim(m);
-  std::vector<Real> f, J;
-  sim.residual(b.spec().integrator.dt, sim.state().q, f, &J);
-  const AssemblyPlan& p = m->plan;
-  std::vector<int> z;  // free rows of z coordinates
-  for (int r = 0; r < p.nfree; ++r)
-    if (p.free_dof[r] < 3 * m->nnode && p.free_dof[r] % 3 == 2) z.push_back(r);
-  const int nz = int(z.size());
-  Eigen::MatrixXd K(nz, nz), M = Eigen::MatrixXd::Zero(nz, nz);
-  for (int a = 0; a < nz; ++a) {
-    for (int c = 0; c < nz; ++c)
-      K(a, c) = J[size_t(z[a]) * p.nfree + z[c]];
-    M(a, a) = m->dof_mass[p.free_dof[z[a]]];
-  }
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> es(K, M);
-  Mode mode;
-  mode.omega = std::sqrt(es.eigenvalues()(i - 1));
-  mode.shape.assign(size_t(m->ndof), 0);
-  const Eigen::VectorXd v = es.eigenvectors().col(i - 1);
-  const Real tip = v(nz - 1);  // the last free z row is the tip's
-  for (int a = 0; a < nz; ++a)
-    mode.shape[p.free_dof[z[a]]] = v(a) / tip;
-  return mode;
-}
+test::Mode discrete_mode(const SceneBuilder& b, int i) { return test::discrete_mode(b, i, kTip); }
 
 // the tip's free vibration from a mode's shape as initial velocity (1 mm/s at the tip; a tip
-// amplitude of about 0.06 mm in the first mode), its maxima between t0 and t1 (parabolic
-// interpolation of the samples)
-Decay measure(SceneBuilder b, const Mode& mode, Real t0, Real t1) {
-  const auto model = build_model(b.build());
-  Simulator sim(model);
-  State s = sim.state();
-  const int n = model->nnode;
-  for (int i = 0; i < model->ndof; ++i)
-    s.u[i] = 1e-3 * mode.shape[i];
-  sim.set_state(s);
-  const Real dt = b.spec().integrator.dt;
-  const int tip = 3 * (n - 1) + 2;
-  std::vector<Real> z;
-  std::vector<Real> t_peak, a_peak;
-  for (long k = 0; sim.time() < t1; ++k) {
-    EXPECT_TRUE(sim.step().ok());
-    z.push_back(sim.state().q[tip]);
-    const size_t m = z.size();
-    if (m >= 3 && sim.time() > t0 && z[m - 2] > z[m - 3] && z[m - 2] >= z[m - 1]) {
-      // vertex of the parabola through the three samples
-      const Real y0 = z[m - 3], y1 = z[m - 2], y2 = z[m - 1];
-      const Real den = y0 - 2 * y1 + y2;
-      const Real off = den != 0 ? Real(0.5) * (y0 - y2) / den : 0;
-      t_peak.push_back(sim.time() - dt + off * dt);
-      a_peak.push_back(y1 - Real(0.25) * (y0 - y2) * off);
-    }
-  }
-  Decay d;
-  d.peaks = int(a_peak.size());
-  if (d.peaks < 3) return d;
-  const int cycles = d.peaks - 1;
-  const Real delta = std::log(a_peak.front() / a_peak.back()) / cycles;
-  d.zeta = delta / std::sqrt(4 * kPi * kPi + delta * delta);
-  const Real omega_d = 2 * kPi * cycles / (t_peak.back() - t_peak.front());
-  d.omega = omega_d / std::sqrt(1 - d.zeta * d.zeta);
-  return d;
+// amplitude of about 0.06 mm in the first mode), its decay between t0 and t1
+test::Decay measure(const SceneBuilder& b, const test::Mode& mode, Real t0, Real t1) {
+  return test::measure_decay(b, mode, kTip, t0, t1);
 }
 
 TEST(Rayleigh, FirstTwoModesDecayAtTheDampingRatioOfAlphaAndBeta) {
@@ -132,7 +63,7 @@ TEST(Rayleigh, FirstTwoModesDecayAtTheDampingRatioOfAlphaAndBeta) {
   };
   for (const int i : {1, 2}) {
     // omega_1 about 17.6 rad/s (a period of 0.36 s), omega_2 about 6.2 omega_1
-    const Mode mode = discrete_mode(cantilever(0, 0, dt), i);
+    const test::Mode mode = discrete_mode(cantilever(0, 0, dt), i);
     const Real w = mode.omega;
     // zeta_i = 0.01 from each alone, and both together (0.02); from t0 on, what the mode
     // shape held of the other modes no longer biases the peaks
@@ -141,7 +72,7 @@ TEST(Rayleigh, FirstTwoModesDecayAtTheDampingRatioOfAlphaAndBeta) {
                           {"alpha + beta", 2 * 0.01 * w, 2 * 0.01 / w}};
     const Real t0 = i == 1 ? 1.0 : 0.1, t1 = i == 1 ? 4.0 : 0.8;
     for (const Case& c : cases) {
-      const Decay d = measure(cantilever(c.alpha, c.beta, dt), mode, t0, t1);
+      const test::Decay d = measure(cantilever(c.alpha, c.beta, dt), mode, t0, t1);
       const Real zeta = c.alpha / (2 * d.omega) + c.beta * d.omega / 2;
       std::printf("mode %d, %-13s omega %.4f rad/s, zeta measured %.5f, theory %.5f (%d peaks)\n",
                   i, c.name, d.omega, d.zeta, zeta, d.peaks);
@@ -150,7 +81,7 @@ TEST(Rayleigh, FirstTwoModesDecayAtTheDampingRatioOfAlphaAndBeta) {
       EXPECT_NEAR(d.omega, w, 0.002 * w) << c.name;  // the simulated mode is the discrete one
     }
     // undamped: the midpoint rule keeps the amplitude (zeta below 1e-6)
-    const Decay free = measure(cantilever(0, 0, dt), mode, t0, t1);
+    const test::Decay free = measure(cantilever(0, 0, dt), mode, t0, t1);
     std::printf("mode %d, undamped: zeta measured %.2e\n", i, free.zeta);
     EXPECT_LT(std::fabs(free.zeta), 1e-6);
   }
@@ -295,7 +226,7 @@ TEST(Rayleigh, ARingsReboundFallsAsBetaGrows) {
 // other undamped, in one scene: each tip decays at its own part's rate (2 %)
 TEST(Rayleigh, APartsOwnAlphaDampsOnlyThatPart) {
   const Real dt = 1e-3;
-  const Mode mode = discrete_mode(cantilever(0, 0, dt), 1);
+  const test::Mode mode = discrete_mode(cantilever(0, 0, dt), 1);
   const Real alpha = 2 * 0.01 * mode.omega;
   SceneBuilder b = cantilever(0, 0, dt);
   const Real dl = kLength / (kEdges - 0.5);

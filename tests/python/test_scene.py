@@ -193,3 +193,24 @@ def test_material_keywords_reach_the_part():
     bad.straight_rod("cord", [0, 0.1, 0], [0, 0.1, -0.1], 11, "steel", bad.circle(1e-3),
                      stretching={"law": "ogden"})
     assert "rods[1].stretching.alpha" in error_of(bad)
+
+
+def test_kelvin_voigt_damping_from_the_builder():
+    b = cantilever_builder()
+    b.kelvin_voigt(2e4)
+    b.straight_rod("other", [0, 0.1, 0], [0.1, 0.1, 0], 11, "steel", b.circle(1e-3),
+                   damping={"kelvin_voigt": 0})
+    b.fix_edges("other", [0])
+    assert b.to_dict()["forces"]["damping"] == {"kelvin_voigt": 2e4}
+    m = b.build()
+    tau = m.arrays()["node_kelvin_voigt"]
+    E = b.to_dict()["materials"][0]["youngs_modulus"]
+    assert tau[0] == pytest.approx(2e4 / E) and tau[-1] == 0
+    assert run_steps(m, 3)[-1, 2] < 0
+    # a negative eta names its field
+    b.kelvin_voigt(-1)
+    with pytest.raises(ValueError, match="forces.damping.kelvin_voigt"):
+        b.build()
+    with pytest.raises(Exception, match="Kelvin-Voigt"):
+        slender.BatchedSimulator(m, 2, engine="vectorized")
+    slender.BatchedSimulator(m, 2).step()

@@ -80,7 +80,7 @@ class SceneBuilder:
     later calls refer to it. Nodes are indices within a part (negative ones count from its
     end). Optional keys of a part that have no argument here (``stiffness``, ``frame_normal``,
     ``natural_curvature``, ``springs``, ``contact_thickness``, ``stretching`` (a hyperelastic
-    law), ``damping`` (the part's Rayleigh beta), ``youngs_modulus`` (its modulus in time), ...)
+    law), ``damping`` (the part's Rayleigh beta, Kelvin-Voigt eta), ``youngs_modulus`` (its modulus in time), ...)
     are passed as keyword arguments, as the JSON names them:
     ``b.straight_rod(..., stretching={"law": "ogden", "alpha": 1.33, "scale": 2.27})``."""
 
@@ -280,6 +280,12 @@ class SceneBuilder:
         """Rayleigh stiffness damping F = -beta K u of every part [s] (a part's own: the keyword
         damping={"stiffness_proportional": beta} of the part's method)."""
         self._d.setdefault("forces", {}).setdefault("damping", {})["stiffness_proportional"] = beta
+        return self
+
+    def kelvin_voigt(self, eta):
+        """Kelvin-Voigt strain-rate damping of every part: a viscous stress eta d(eps)/dt on
+        each elastic strain [Pa s] (a part's own: damping={"kelvin_voigt": eta})."""
+        self._d.setdefault("forces", {}).setdefault("damping", {})["kelvin_voigt"] = eta
         return self
 
     def buoyancy(self, medium_density):

@@ -227,6 +227,9 @@ class VectorNewton {
     SLENDER_CHECK(!m.stiffness_damping,
                   "the vectorized batch does not run Rayleigh stiffness damping yet (this scene "
                   "gives damping.stiffness_proportional); use the per-environment batch");
+    SLENDER_CHECK(!m.kelvin_voigt,
+                  "the vectorized batch does not run Kelvin-Voigt damping yet (this scene gives "
+                  "damping.kelvin_voigt); use the per-environment batch");
     SLENDER_CHECK(m.actuated.empty(),
                   "the vectorized batch takes the natural shape from its actions; this scene "
                   "has its own actuation (use the per-environment batch)");

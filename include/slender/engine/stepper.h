@@ -40,6 +40,7 @@
 #include "slender/engine/user_force.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
+#include "slender/stencils/kelvin_voigt.h"
 #include "slender/stencils/part_scale.h"
 #include "slender/stencils/rayleigh.h"
 
@@ -381,6 +382,21 @@ class StepperOn final : public DeviceStepper {
     friction_ = m.friction();
     if (m.mass_damping_per_part) d_dof_alpha_.upload(m.dof_mass_damping);
     if (m.stiffness_damping) d_beta_.upload(m.node_stiffness_damping);
+    if (m.kelvin_voigt) {
+      d_kv_tau_.upload(m.node_kelvin_voigt);
+      kv_zero_.upload(std::vector<Real>(size_t(m.nedge), 0));  // a copy (a Const would view it)
+      kv_qa_.resize(size_t(m.ndof));
+      kv_z_.resize(size_t(m.ndof));
+      kv_d1_.resize(3 * size_t(m.nedge));
+      kv_t_.resize(3 * size_t(m.nedge));
+      kv_ref_.resize(size_t(m.nbend));
+      kv_edge_len_.resize(size_t(m.nedge));
+      kv_sedge_len_.resize(size_t(m.nsedge));
+      kv_kappa_.resize(2 * size_t(m.nbend));
+      kv_twist_.resize(size_t(m.nbend));
+      kv_phi_.resize(size_t(m.nhinge));
+      kv_lambda_.resize(9 * size_t(m.nmid));
+    }
     if (!m.youngs_time_part.empty()) {
       d_node_part_.upload(m.node_part);
       d_part_scale_.upload(std::vector<Real>(size_t(m.npart), 1));
@@ -578,11 +594,13 @@ class StepperOn final : public DeviceStepper {
       motion_slot_ = in.target_fixed ? d_fixed_slot_.data() : d_motion_slot_.data();
     }
     c_u_ = in.c.c_u;
+    dt_ = in.dt;
     t_eval_ = in.c.t_eval;
     X::for_each(m.ndof, Predict{spec_.kind, in.dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
                                 a_.data(), d_dof_fixed_.data(), q_hat_.data(), u_hat_.data(), 0,
                                 motion_slot_, target_.data(), 0});
     if (m.stiffness_damping) keep_start_stiffness();
+    if (m.kelvin_voigt && c_u_ > 0) keep_kv_anchors();
   }
 
   // a Jacobian that is (or may become) non-symmetric (ground friction switched on, a force
@@ -626,6 +644,8 @@ class StepperOn final : public DeviceStepper {
     e_pool_.resize(size_t(p.energy_pool));
     if (model_->stiffness_damping)
       k_start_.resize(size_t(p.h_off[kFamElasticEnd] - p.h_off[kFamElasticBegin]));
+    if (model_->kelvin_voigt)
+      kv_scale_.resize(size_t(p.e_off[kFamElasticEnd] - p.e_off[kFamElasticBegin]));
     flag_pool_.resize(size_t(p.energy_pool));
     g_pool_.resize(size_t(p.grad_pool));
     h_pool_.resize(size_t(p.hess_pool));
@@ -725,9 +745,8 @@ class StepperOn final : public DeviceStepper {
                 kParallelGrainMedium);
   }
 
-  // every stencil family (or the elastic ones) at y into the pools, the elastic families scaled
-  // by the Young's modulus scale
-  void eval_families(const Real* y, unsigned want, bool elastic_only) {
+  // the families' evaluation view at y (its frames: frames_at(y))
+  EvalView eval_view(const Real* y) {
     EvalView ev{};
     ev.nenv = 1;
     ev.q = y;
@@ -741,6 +760,13 @@ class StepperOn final : public DeviceStepper {
     ev.u_hat = u_hat_.data();
     ev.c_u = c_u_;
     ev.sedge_tau0 = tau0_.data();
+    return ev;
+  }
+
+  // every stencil family (or the elastic ones) at y into the pools, the elastic families scaled
+  // by the Young's modulus scale
+  void eval_families(const Real* y, unsigned want, bool elastic_only) {
+    const EvalView ev = eval_view(y);
     auto eval = [&](auto binding, Family f, long grain) {
       eval_family<decltype(binding)>(f, ev, want, grain);
     };
@@ -800,6 +826,87 @@ class StepperOn final : public DeviceStepper {
     });
   }
 
+  // the Kelvin-Voigt anchors (stencils/kelvin_voigt.h): where they live
+  KvAnchors kv_anchors() {
+    KvAnchors a;
+    a.edge_len = kv_edge_len_.data();
+    a.sedge_len = kv_sedge_len_.data();
+    a.kappa = kv_kappa_.data();
+    a.twist = kv_twist_.data();
+    a.phi = kv_phi_.data();
+    a.lambda = kv_lambda_.data();
+    a.zero = kv_zero_.data();
+    return a;
+  }
+  Real* kv_scale(Family f) {
+    return kv_scale_.data() + (pd_.e_off[f] - pd_.e_off[kFamElasticBegin]);
+  }
+
+  // the elastic stencils' strains at the step's anchor q_a and their scales, kept for the
+  // Kelvin-Voigt damping of the step
+  void keep_kv_anchors() {
+    const Model& m = *model_;
+    const Real* tau = d_kv_tau_.data();
+    Real* qa = kv_qa_.data();
+    X::for_each(m.ndof, KvAnchorPosition{q_hat_.data(), u_hat_.data(), c_u_, qa});
+    frames_at(qa);
+    const EvalView ev = eval_view(qa);
+    if (m.nedge)
+      X::for_each(m.nedge,
+                  KvAnchorStretch{qa, dv_.edge_node, dv_.edge_l_bar, tau, kv_edge_len_.data(),
+                                  kv_scale(kFamStretch)},
+                  kParallelGrainMedium);
+    if (m.nsedge)
+      X::for_each(m.nsedge,
+                  KvAnchorStretch{qa, dv_.sedge_node, dv_.sedge_l_bar, tau, kv_sedge_len_.data(),
+                                  kv_scale(kFamShellStretch)},
+                  kParallelGrainMedium);
+    if (m.nbend)
+      X::for_each(m.nbend,
+                  KvAnchorBendTwist{dv_, ev, tau, kv_kappa_.data(), kv_twist_.data(),
+                                    kv_scale(kFamBendTwist)},
+                  kParallelGrainHeavy);
+    if (m.nhinge)
+      X::for_each(m.nhinge, KvAnchorHinge{dv_, qa, tau, kv_phi_.data(), kv_scale(kFamHinge)},
+                  kParallelGrainMedium);
+    if (m.nmid)
+      X::for_each(m.nmid, KvAnchorMidEdge{dv_, ev, tau, kv_lambda_.data(), kv_scale(kFamMidEdge)},
+                  kParallelGrainHeavy);
+  }
+
+  // the Kelvin-Voigt potential of every elastic stencil (stencils/kelvin_voigt.h) added to its
+  // pools' entries at y
+  void add_kelvin_voigt(const Real* y, bool with_jacobian) {
+    const Model& m = *model_;
+    const KvAnchors a = kv_anchors();
+    EvalView ev = kv_eval_view(eval_view(y), a);
+    const Real w = c_u_ * dt_;
+    if (w != 1) {
+      // z = q_a + w (y - q_a) and its frames (implicit Euler: z = y, whose frames are at hand)
+      Real* z = kv_z_.data();
+      X::for_each(m.ndof, KvEndPosition{kv_qa_.data(), y, w, z});
+      X::for_each(m.nedge,
+                  TransportFrames{dv_, z, d1_.data(), t_.data(), kv_d1_.data(), kv_t_.data()},
+                  kParallelGrainMedium);
+      X::for_each(m.nbend,
+                  ReferenceTwists{dv_, kv_d1_.data(), kv_t_.data(), ref_.data(), kv_ref_.data()},
+                  kParallelGrainMedium);
+      ev.q = z;
+      ev.edge_d1 = kv_d1_.data();
+      ev.bend_ref_twist = kv_ref_.data();
+    }
+    for_each_elastic_family([&](auto binding, Family f, long grain) {
+      using B = decltype(binding);
+      const long n = B::count(dv_);
+      if (n == 0) return;
+      X::for_each(n,
+                  KelvinVoigt<B>{kv_model_view<B>(dv_, a), ev, kv_scale(f), c_u_, dt_,
+                                 e_pool_.data() + pd_.e_off[f], g_pool_.data() + pd_.g_off[f],
+                                 with_jacobian ? h_pool_.data() + pd_.h_off[f] : nullptr},
+                  grain);
+    });
+  }
+
   // residual and Jacobian values at y (device); returns |f|, sets phi_
   Real evaluate(const Real* y, const StepCoeffs& c, bool with_jacobian) {
     const Model& m = *model_;
@@ -813,6 +920,7 @@ class StepperOn final : public DeviceStepper {
     }
     eval_families(y, with_jacobian ? kGradHess : kGrad, /*elastic_only=*/false);
     if (m.stiffness_damping) add_stiffness_damping(y, with_jacobian);
+    if (m.kelvin_voigt && c_u_ > 0) add_kelvin_voigt(y, with_jacobian);
     sync_phase();
     if (phase_timing_) {
       times.eval += seconds_since(t0);
@@ -1233,6 +1341,11 @@ class StepperOn final : public DeviceStepper {
   // Hessians at the step's start
   Const<Real> d_beta_;
   Buffer<Real> k_start_;
+  // Kelvin-Voigt damping (Model::kelvin_voigt): each node's retardation time, the step's anchor
+  // configuration, the elastic stencils' strains there and their scales (stencils/kelvin_voigt.h)
+  Const<Real> d_kv_tau_;
+  Buffer<Real> kv_zero_, kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_edge_len_, kv_sedge_len_,
+      kv_kappa_, kv_twist_, kv_phi_, kv_lambda_, kv_scale_;
   // Young's moduli in time (Model::youngs_time_part): each node's part, each part's scale at the
   // evaluation time
   Const<int> d_node_part_;
@@ -1241,7 +1354,7 @@ class StepperOn final : public DeviceStepper {
   Real youngs_scale_ = 1;
   Vec3 gravity_;
   Real mass_damping_ = 0;
-  Real c_u_ = 0, t_eval_ = 0, phi_ = 0;
+  Real c_u_ = 0, dt_ = 0, t_eval_ = 0, phi_ = 0;
   UserForce force_;  // the caller's force (host executors only)
   long pcg_iterations_ = 0;
 

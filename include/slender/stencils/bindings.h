@@ -240,8 +240,14 @@ struct ShellMidEdgeBinding {
       out[9 + a] = m.xi_base + m.sedge_xi[m.tri_edge[3 * t + a]];
     }
   }
-  SLENDER_HD static void eval(
-      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<12>& r) {
+  /// `Lambda`, when given, receives the triangle's shape operator at q
+  SLENDER_HD static void eval(const ModelView& m,
+                              const EvalView& s,
+                              int env,
+                              long k,
+                              unsigned want,
+                              LocalEval<12>& r,
+                              Mat3* Lambda = nullptr) {
     const Real* q = s.q + long(env) * m.ndof;
     const Real* tau0 = s.sedge_tau0 + long(env) * m.nsedge * 3;
     const int t = m.mid_tri[k];
@@ -262,7 +268,7 @@ struct ShellMidEdgeBinding {
       p.Lambda_bar.a[i] = m.mid_lambda_bar[9 * k + i];
     p.kb = m.mid_kb[k];
     p.nu = m.mid_nu[k];
-    shell_midedge_eval(x, p, want, r);
+    shell_midedge_eval(x, p, want, r, Lambda);
   }
 };
 

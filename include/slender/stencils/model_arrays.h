@@ -64,6 +64,9 @@
   X(Real, node_stiffness_damping, m.nnode, 1,                                                    \
     "beta of the Rayleigh stiffness damping of the node's part: a stencil takes its first "      \
     "node's [s]")                                                                               \
+  X(Real, node_kelvin_voigt, m.nnode, 1,                                                         \
+    "retardation time eta / E of the Kelvin-Voigt damping of the node's part: a stencil takes "  \
+    "its first node's [s]")                                                                     \
   X(Real, edge_inertia, m.nedge, 1, "rotational inertia of the twist DOF [kg m^2]")             \
   X(Real, edge_radius, m.nedge, 1, "radius (or half the larger side) for output [m]")           \
   X(int, edge_part, m.nedge, 1, "owning part")                                                  \

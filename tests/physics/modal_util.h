@@ -1,0 +1,104 @@
+#pragma once
+
+// Free vibration of a structure's small-amplitude modes, for the damping suites (Rayleigh,
+// Kelvin-Voigt): a mode of the discrete model (its K and lumped M on the free z DOFs), and the
+// damping ratio and frequency of a free decay measured from the logarithmic decrement of one
+// DOF's peaks.
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <vector>
+
+#include "slender/builder.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace slender::test {
+
+/// a mode's angular frequency and shape (ndof; 1 at the reference DOF)
+struct Mode {
+  Real omega = 0;
+  std::vector<Real> shape;
+};
+
+/// mode i (1, 2, ...) of the model's out-of-plane (z) vibration at rest: K (the static
+/// Jacobian) and the lumped M restricted to the free z DOFs of the nodes, a generalized
+/// symmetric eigenproblem. The shape is scaled to 1 at the DOF `ref` (a free z DOF).
+inline Mode discrete_mode(SceneBuilder b, int i, int ref) {
+  b.integrator().kind = IntegratorKind::kStatic;
+  const auto m = build_model(b.build());
+  Simulator sim(m);
+  std::vector<Real> f, J;
+  sim.residual(b.spec().integrator.dt, sim.state().q, f, &J);
+  const AssemblyPlan& p = m->plan;
+  std::vector<int> z;  // free rows of z coordinates
+  for (int r = 0; r < p.nfree; ++r)
+    if (p.free_dof[r] < 3 * m->nnode && p.free_dof[r] % 3 == 2) z.push_back(r);
+  const int nz = int(z.size());
+  Eigen::MatrixXd K(nz, nz), M = Eigen::MatrixXd::Zero(nz, nz);
+  for (int a = 0; a < nz; ++a) {
+    for (int c = 0; c < nz; ++c)
+      K(a, c) = J[size_t(z[a]) * p.nfree + z[c]];
+    M(a, a) = m->dof_mass[p.free_dof[z[a]]];
+  }
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> es(K, M);
+  Mode mode;
+  mode.omega = std::sqrt(es.eigenvalues()(i - 1));
+  mode.shape.assign(size_t(m->ndof), 0);
+  const Eigen::VectorXd v = es.eigenvectors().col(i - 1);
+  Real at_ref = 0;
+  for (int a = 0; a < nz; ++a)
+    if (p.free_dof[z[a]] == ref) at_ref = v(a);
+  EXPECT_NE(at_ref, 0) << "the reference DOF is not a free z DOF, or a node of the mode";
+  for (int a = 0; a < nz; ++a)
+    mode.shape[p.free_dof[z[a]]] = v(a) / at_ref;
+  return mode;
+}
+
+struct Decay {
+  Real zeta = 0;   // damping ratio from the logarithmic decrement
+  Real omega = 0;  // undamped angular frequency from the peaks' period
+  int peaks = 0;
+};
+
+/// the DOF `ref`'s free vibration from a mode's shape as initial velocity (`speed` at ref), its
+/// maxima between t0 and t1 (parabolic interpolation of the samples; the DOF at rest is 0):
+/// damping ratio and frequency
+inline Decay measure_decay(
+    SceneBuilder b, const Mode& mode, int ref, Real t0, Real t1, Real speed = 1e-3) {
+  const auto model = build_model(b.build());
+  Simulator sim(model);
+  State s = sim.state();
+  for (int i = 0; i < model->ndof; ++i)
+    s.u[i] = speed * mode.shape[i];
+  sim.set_state(s);
+  const Real dt = b.spec().integrator.dt;
+  std::vector<Real> z;
+  std::vector<Real> t_peak, a_peak;
+  while (sim.time() < t1) {
+    EXPECT_TRUE(sim.step().ok());
+    z.push_back(sim.state().q[ref]);
+    const size_t m = z.size();
+    if (m >= 3 && sim.time() > t0 && z[m - 2] > z[m - 3] && z[m - 2] >= z[m - 1]) {
+      // vertex of the parabola through the three samples
+      const Real y0 = z[m - 3], y1 = z[m - 2], y2 = z[m - 1];
+      const Real den = y0 - 2 * y1 + y2;
+      const Real off = den != 0 ? Real(0.5) * (y0 - y2) / den : 0;
+      t_peak.push_back(sim.time() - dt + off * dt);
+      a_peak.push_back(y1 - Real(0.25) * (y0 - y2) * off);
+    }
+  }
+  Decay d;
+  d.peaks = int(a_peak.size());
+  if (d.peaks < 3) return d;
+  const int cycles = d.peaks - 1;
+  const Real delta = std::log(a_peak.front() / a_peak.back()) / cycles;
+  d.zeta = delta / std::sqrt(4 * kPi * kPi + delta * delta);
+  const Real omega_d = 2 * kPi * cycles / (t_peak.back() - t_peak.front());
+  d.omega = omega_d / std::sqrt(1 - d.zeta * d.zeta);
+  return d;
+}
+
+}  // namespace slender::test
