@@ -620,6 +620,23 @@ PYBIND11_MODULE(_core, m) {
           py::arg("ground_friction") = -1.0, py::arg("gravity") = py::none(),
           py::arg("mass_damping") = -1.0)
       .def(
+          "save",
+          [](const PyBatch& b, int env, const std::string& path) {
+            save_checkpoint(*b.batch, env, path);
+          },
+          py::arg("env"), py::arg("path"),
+          "writes environment env's whole state to a checkpoint file (atomically; the format of "
+          "Simulator.save): load(env, path) continues from it bit for bit")
+      .def(
+          "load",
+          [](PyBatch& b, int env, const std::string& path) {
+            load_checkpoint(*b.batch, env, path);
+          },
+          py::arg("env"), py::arg("path"),
+          "environment env takes the state of a checkpoint written for this model (by save or "
+          "Simulator.save); the others keep theirs. Actions and parameters are the caller's to "
+          "set again (ValueError naming the file for another model's or a damaged one)")
+      .def(
           "live_positions", [](py::object self) { return live_view(self, false); },
           "The node positions (num_envs, nnode, 3) as the simulator holds them (device memory "
           "on the CUDA backend): a DLPack producer, e.g. "

@@ -100,17 +100,19 @@ std::uint64_t model_fingerprint(const Model& m) {
   return f.h;
 }
 
-void save_checkpoint(const Simulator& sim,
-                     const std::string& path,
-                     const RunCursor& cursor,
-                     std::uint64_t fingerprint) {
-  const State& s = sim.state();
+namespace {
+
+void write_state(const Model& m,
+                 const State& s,
+                 const std::string& path,
+                 const RunCursor& cursor,
+                 std::uint64_t fingerprint) {
   const std::string part = path + ".part";
   std::FILE* f = open_part(part, "wb");
   Writer w(f);
   w.raw(kMagic, sizeof kMagic);
   w.put(kVersion);
-  w.put(fingerprint != 0 ? fingerprint : model_fingerprint(sim.model()));
+  w.put(fingerprint != 0 ? fingerprint : model_fingerprint(m));
   w.put(std::int64_t(s.ndof));
   w.put(s.time);
   w.put(std::int64_t(s.step));
@@ -127,8 +129,8 @@ void save_checkpoint(const Simulator& sim,
   close_and_rename(f, part, path, !w.ok());
 }
 
-RunCursor load_checkpoint(Simulator& sim, const std::string& path) {
-  const Model& m = sim.model();
+// reads `path` into s (sized for the model m) and returns the cursor
+RunCursor read_state(const Model& m, State& s, const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw InputError(path, 0, "", "cannot open checkpoint file");
   struct Closer {
@@ -149,7 +151,6 @@ RunCursor load_checkpoint(Simulator& sim, const std::string& path) {
     throw InputError(path, 0, "model",
                      "the checkpoint was written for another model (its arrays differ from "
                      "this scene's)");
-  State s = sim.state();
   if (r.get<std::int64_t>("ndof") != m.ndof)
     throw InputError(path, 0, "ndof", "the checkpoint's DOF count is not the model's");
   s.time = r.get<Real>("time");
@@ -168,8 +169,43 @@ RunCursor load_checkpoint(Simulator& sim, const std::string& path) {
 #undef SLENDER_READ_ARRAY
   if (std::fgetc(f) != EOF)
     throw InputError(path, 0, "", "the checkpoint has more bytes than its arrays");
+  return c;
+}
+
+void check_env(const BatchedSimulator& batch, int env) {
+  SLENDER_CHECK(env >= 0 && env < batch.nenv(), "environment ", env, " is not in 0..",
+                batch.nenv() - 1);
+}
+
+}  // namespace
+
+void save_checkpoint(const Simulator& sim,
+                     const std::string& path,
+                     const RunCursor& cursor,
+                     std::uint64_t fingerprint) {
+  write_state(sim.model(), sim.state(), path, cursor, fingerprint);
+}
+
+RunCursor load_checkpoint(Simulator& sim, const std::string& path) {
+  State s = sim.state();
+  const RunCursor c = read_state(sim.model(), s, path);
   sim.set_state(s);
   return c;
+}
+
+void save_checkpoint(const BatchedSimulator& batch,
+                     int env,
+                     const std::string& path,
+                     std::uint64_t fingerprint) {
+  check_env(batch, env);
+  write_state(batch.model(), batch.state(env), path, RunCursor{}, fingerprint);
+}
+
+void load_checkpoint(BatchedSimulator& batch, int env, const std::string& path) {
+  check_env(batch, env);
+  State s = batch.state(env);
+  read_state(batch.model(), s, path);
+  batch.set_state(env, s);
 }
 
 }  // namespace slender

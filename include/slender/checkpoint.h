@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "slender/batch.h"
 #include "slender/simulator.h"
 
 namespace slender {
@@ -40,5 +41,17 @@ void save_checkpoint(const Simulator& sim,
 /// naming the file when it is not a checkpoint, is of another version, is cut short, or was
 /// written for another model.
 RunCursor load_checkpoint(Simulator& sim, const std::string& path);
+
+/// One environment of a batch (either engine): its state to `path`, in the same format (a file
+/// a Simulator of the same model reads, and the other way round; the run cursor is empty).
+/// Actions, parameters and callbacks are the caller's to set again. Throws Error for an
+/// environment out of range or a file that cannot be written.
+void save_checkpoint(const BatchedSimulator& batch,
+                     int env,
+                     const std::string& path,
+                     std::uint64_t fingerprint = 0);
+/// Reads `path` into environment env of the batch (the others untouched); errors as for the
+/// Simulator's.
+void load_checkpoint(BatchedSimulator& batch, int env, const std::string& path);
 
 }  // namespace slender

@@ -281,6 +281,40 @@ def test_checkpoint_save_and_load_continue_bit_for_bit(model, tmp_path):
         resumed.load(path)
 
 
+@pytest.mark.parametrize("engine", ["per-env", "vectorized"])
+def test_batch_environment_save_and_load(model, tmp_path, engine):
+    # one environment of a batch saved after 5 steps and loaded into another batch's environment
+    # 2 (the others elsewhere): 5 more steps end where the saved one was after 10, bit for bit;
+    # the file is a Simulator's too; a bad environment is an error
+    rng = np.random.default_rng(3)
+    kappa = rng.uniform(-0.5, 0.5, size=(3, model.nbend, 2))
+    whole = slender.BatchedSimulator(model, 3, engine=engine)
+    whole.set_natural_curvature(kappa)
+    path = str(tmp_path / "env.slck")
+    for k in range(10):
+        assert np.all(whole.step() == 0)
+        if k == 4:
+            whole.save(1, path)
+    other = slender.BatchedSimulator(model, 3, engine=engine)
+    other.set_natural_curvature(kappa[[0, 2, 1]])  # environment 2 takes environment 1's action
+    for _ in range(7):
+        assert np.all(other.step() == 0)
+    before = other.positions()[0].copy()
+    other.load(2, path)
+    np.testing.assert_array_equal(other.positions()[0], before)
+    assert other.times()[2] == pytest.approx(0.05)
+    for _ in range(5):
+        assert np.all(other.step() == 0)
+    assert not np.array_equal(whole.positions()[1], whole.positions()[0])
+    np.testing.assert_array_equal(other.positions()[2], whole.positions()[1])
+    np.testing.assert_array_equal(other.velocities()[2], whole.velocities()[1])
+    sim = slender.Simulator(model)
+    sim.load(path)
+    assert sim.time == pytest.approx(5 * 0.01)
+    with pytest.raises(Exception, match="environment 3"):
+        other.save(3, path)
+
+
 def test_force_callback_spring_with_jacobian():
     # a spring from the cantilever's tip to a point above it, from Python: with its Jacobian
     # Newton takes as many iterations as without the spring, without it more, to the same

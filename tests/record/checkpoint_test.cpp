@@ -1,12 +1,15 @@
 // Checkpoints (include/slender/checkpoint.h): a run resumed from a checkpoint ends in the same
 // bits as the run that was not interrupted, on a scene with ground contact and friction, with
 // an adaptive step size; a checkpoint of another model, a truncated file and a file that is not
-// a checkpoint are refused with errors that name the file.
+// a checkpoint are refused with errors that name the file. One environment of a batch (either
+// engine) saved and loaded back into a batch whose other environments are elsewhere continues
+// in the same bits, and its file is a Simulator's.
 
 #include "slender/checkpoint.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +17,7 @@
 #include <string>
 
 #include "record_test_util.h"
+#include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/core/error.h"
 #include "slender/run.h"
@@ -104,6 +108,60 @@ TEST(Checkpoint, ForeignTruncatedAndNonCheckpointFilesAreRefused) {
     EXPECT_NE(e.message().find("not a Slender checkpoint"), std::string::npos) << e.what();
   }
   EXPECT_EQ(sim.state().time, 0.0);  // nothing was loaded
+}
+
+// environment 1 of three, each with its own natural curvature (so that they differ), saved at
+// step 10 and loaded at step 25 into a fresh batch's environment 1 while the others are at
+// other states: 10 more steps end where the uninterrupted environment was at step 20
+TEST(Checkpoint, OneEnvironmentOfABatchResumesInTheSameBits) {
+  ScratchDir dir;
+  const auto model = scene_model("snake.json", 40);
+  const int n = model->nbend;
+  std::vector<Real> kappa(size_t(3) * 2 * n, 0);
+  for (int e = 0; e < 3; ++e)
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < 2; ++c)
+        kappa[size_t(2 * (e * n + i) + c)] = 0.3 * (e + 1) * std::sin(0.3 * i);
+  for (const BatchEngine engine : {BatchEngine::kPerEnvironment, BatchEngine::kVectorized}) {
+    const std::string path = (dir.path() / "env1.slck").string();
+    BatchedSimulator whole(model, 3, model->scene.integrator, LinearSolverKind::kAuto, engine);
+    whole.set_natural_curvature(kappa.data());
+    for (int k = 0; k < 20; ++k) {
+      whole.step();
+      if (k == 9) save_checkpoint(whole, 1, path);
+    }
+    BatchedSimulator later(model, 3, model->scene.integrator, LinearSolverKind::kAuto, engine);
+    later.set_natural_curvature(kappa.data());
+    for (int k = 0; k < 25; ++k)
+      later.step();
+    const State env0 = later.state(0);
+    load_checkpoint(later, 1, path);
+    EXPECT_EQ(later.state(0).q, env0.q);  // the others keep their states
+    EXPECT_EQ(later.state(1).step, 10);
+    for (int k = 0; k < 10; ++k)
+      later.step();
+    EXPECT_NE(whole.state(0).q, whole.state(1).q);  // the environments differ
+    EXPECT_EQ(whole.state(1).step, 20);               // and every step converged
+    EXPECT_EQ(later.state(1).time, whole.state(1).time);
+    EXPECT_EQ(later.state(1).q, whole.state(1).q) << "engine " << int(engine);
+    EXPECT_EQ(later.state(1).u, whole.state(1).u) << "engine " << int(engine);
+    // the file is a Simulator's: it loads into one of the same model
+    Simulator sim(model);
+    load_checkpoint(sim, path);
+    EXPECT_EQ(sim.state().step, 10);
+  }
+  // an environment out of range; another model's file
+  BatchedSimulator b(model, 2);
+  try {
+    save_checkpoint(b, 2, (dir.path() / "x.slck").string());
+    ADD_FAILURE() << "environment 2 of 2 was saved";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("environment 2"), std::string::npos) << e.what();
+  }
+  Simulator other(scene_model("rod_drop.json", 5));
+  const std::string foreign = (dir.path() / "rod.slck").string();
+  save_checkpoint(other, foreign);
+  EXPECT_THROW(load_checkpoint(b, 0, foreign), InputError);
 }
 
 }  // namespace
