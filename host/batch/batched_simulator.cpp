@@ -170,6 +170,23 @@ void BatchedSimulator::set_fixed_targets(const Real* values) {
   for (int e = 0; e < nenv(); ++e)
     s.envs[e]->set_fixed_targets(std::vector<Real>(values + e * n, values + (e + 1) * n));
 }
+void BatchedSimulator::set_part_youngs_scale(const Real* scale) {
+  Impl& s = *impl_;
+  SLENDER_CHECK(!s.vec,
+                "the vectorized batch does not take per-part moduli yet; use the "
+                "per-environment batch (or the per-environment youngs_scale of set_params)");
+  const size_t np = size_t(s.model->npart);
+  for (int e = 0; e < nenv(); ++e)
+    for (size_t i = 0; i < np; ++i) {
+      const Real v = scale[e * np + i];
+      SLENDER_CHECK(std::isfinite(v) && v > 0, "environment ", e, ", part ", i, " ('",
+                    s.model->scene.parts[i].name,
+                    "'): a modulus factor must be finite and positive, got ", v);
+    }
+  for (int e = 0; e < nenv(); ++e)
+    s.envs[e]->set_part_youngs_scale(std::vector<Real>(scale + e * np, scale + (e + 1) * np));
+}
+
 void BatchedSimulator::clear_actions() {
   Impl& s = *impl_;
   if (s.vec) {
@@ -184,6 +201,7 @@ void BatchedSimulator::clear_actions() {
   for (auto& env : s.envs) {
     env->set_external_forces({});
     env->set_fixed_targets({});
+    env->set_part_youngs_scale({});
   }
 }
 

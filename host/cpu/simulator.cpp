@@ -102,6 +102,20 @@ struct Simulator::Impl {
   // the step's inputs, computed on the host
   std::vector<Real> f_time;
   std::vector<Real> part_scale;  // each part's Young's modulus scale at the step's t_eval
+  // the caller's factor of each part's modulus (set_part_youngs_scale); empty: all 1. Once set,
+  // every step sends the parts' scales (so that clearing it reaches the engine)
+  std::vector<Real> part_factor;
+  bool part_factor_used = false;
+  // each part's Young's modulus scale at time t: its time function times the caller's factor
+  std::vector<Real> part_scales_at(Real t) const {
+    std::vector<Real> ps = model->youngs_time_part.empty()
+                               ? std::vector<Real>(size_t(model->npart), 1)
+                               : part_youngs_scales(*model, t);
+    for (size_t i = 0; i < part_factor.size(); ++i)
+      ps[i] *= part_factor[i];
+    return ps;
+  }
+  bool parts_scaled() const { return !model->youngs_time_part.empty() || part_factor_used; }
   // the natural shape at the evaluation time: rest values with actuation applied
   std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar;
   ActuationCallback actuation_callback;
@@ -251,8 +265,8 @@ struct Simulator::Impl {
           g_pool[i] *= s;
     }
     // each part's Young's modulus at the state's time
-    if (!m.youngs_time_part.empty()) {
-      const std::vector<Real> ps = part_youngs_scales(m, state.time);
+    if (parts_scaled()) {
+      const std::vector<Real> ps = part_scales_at(state.time);
       for_each_elastic_family([&](auto binding, Family f, long grain) {
         using B = decltype(binding);
         const long n = B::count(mv);
@@ -361,8 +375,8 @@ struct Simulator::Impl {
       in.bend_tau_bar = nat_tau_bar.data();
       in.hinge_phi_bar = nat_phi_bar.data();
     }
-    if (!m.youngs_time_part.empty()) {
-      part_scale = part_youngs_scales(m, in.c.t_eval);
+    if (parts_scaled()) {
+      part_scale = part_scales_at(in.c.t_eval);
       in.part_scale_changed = true;
       in.part_scale = part_scale.data();
     }
@@ -481,6 +495,16 @@ void Simulator::set_external_forces(std::vector<Real> forces) {
   impl_->external_forces = std::move(forces);
   impl_->loads_dirty = true;
 }
+void Simulator::set_part_youngs_scale(std::vector<Real> scale) {
+  const Model& m = *impl_->model;
+  SLENDER_CHECK(scale.empty() || scale.size() == size_t(m.npart), "part modulus factors need ",
+                m.npart, " values (one per part), got ", scale.size());
+  for (size_t i = 0; i < scale.size(); ++i)
+    SLENDER_CHECK(std::isfinite(scale[i]) && scale[i] > 0, "part ", i,
+                  "'s modulus factor must be finite and positive, got ", scale[i]);
+  impl_->part_factor_used = impl_->part_factor_used || !scale.empty();
+  impl_->part_factor = std::move(scale);
+}
 void Simulator::set_fixed_targets(std::vector<Real> values) {
   const Model& m = *impl_->model;
   SLENDER_CHECK(values.empty() || values.size() == m.fixed_dof.size(), "fixed-DOF targets need ",
@@ -596,7 +620,7 @@ Energies Simulator::energies() const {
   // split bend and twist: evaluate the twist part from the strains
   const EvalView ev = s.eval_view(s.state.q.data());
   const std::vector<Real> ps =
-      m.youngs_time_part.empty() ? std::vector<Real>() : part_youngs_scales(m, s.state.time);
+      s.parts_scaled() ? s.part_scales_at(s.state.time) : std::vector<Real>();
   for (int k = 0; k < m.nbend; ++k) {
     LocalEval<11> r;
     RodBendTwist::Strains st;

@@ -286,6 +286,16 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("ndof", &Model::ndof)
       .def_readonly("ntri", &Model::ntri)
       .def_readonly("nhinge", &Model::nhinge)
+      .def_readonly("npart", &Model::npart)
+      .def_property_readonly(
+          "part_names",
+          [](const Model& md) {
+            std::vector<std::string> names;
+            for (const PartSpec& p : md.scene.parts)
+              names.push_back(p.name);
+            return names;
+          },
+          "the parts' names, in part index order")
       .def_property_readonly("nfree", [](const Model& md) { return md.plan.nfree; })
       .def_property_readonly("dt", [](const Model& md) { return md.scene.integrator.dt; })
       .def_property_readonly("duration",
@@ -485,6 +495,18 @@ PYBIND11_MODULE(_core, m) {
              s.set_external_forces(std::vector<double>(p, p + 3 * md.nnode));
            })
       .def(
+          "set_part_youngs_scale",
+          [](Simulator& s, py::object v) {
+            if (v.is_none()) return s.set_part_youngs_scale({});
+            const py::ssize_t np = s.model().npart;
+            const Array a = real_array(v, "part_youngs_scale");
+            const double* p = checked(a, {np}, "part_youngs_scale");
+            s.set_part_youngs_scale(std::vector<double>(p, p + np));
+          },
+          py::arg("scale"),
+          "each part's Young's modulus times a factor (npart, positive), from the next step on; "
+          "None: all 1")
+      .def(
           "set_fixed_targets",
           [](Simulator& s, py::object v) {
             if (v.is_none()) return s.set_fixed_targets({});
@@ -608,6 +630,16 @@ PYBIND11_MODULE(_core, m) {
           },
           "prescribed motion: each environment's fixed-DOF values at the end of each following "
           "step (num_envs x len(Model.fixed_dofs)); clear_actions goes back to the scene's")
+      .def(
+          "set_part_youngs_scale",
+          [](PyBatch& b, const py::object& o) {
+            const Array a = real_array(o, "part_youngs_scale");
+            b.batch->set_part_youngs_scale(
+                checked(a, {b.batch->nenv(), py::ssize_t(b.model->npart)}, "part_youngs_scale"));
+          },
+          "each environment's factor of each part's Young's modulus (num_envs x npart, "
+          "positive): a limb stiffened or softened by the policy (per-environment engine); "
+          "clear_actions goes back to 1")
       .def("clear_actions", [](PyBatch& b) { b.batch->clear_actions(); })
       .def(
           "set_params",

@@ -72,7 +72,12 @@ class BatchedSimulator {
   /// environment's values at the end of each following step (Simulator::set_fixed_targets);
   /// they replace the scene's motions
   void set_fixed_targets(const Real* values);
-  /// back to the scene's natural shape, actuation, loads and motions
+  /// each part's Young's modulus times a factor per environment (nenv x npart, finite, > 0):
+  /// every stiffness of the part's elastic stencils (Simulator::set_part_youngs_scale), so that
+  /// a policy can stiffen or soften a limb. The per-environment engine only: the vectorized one
+  /// throws slender::Error
+  void set_part_youngs_scale(const Real* scale);
+  /// back to the scene's natural shape, actuation, loads, motions and part moduli
   void clear_actions();
 
   /// physical parameters of one environment (randomization)

@@ -71,6 +71,11 @@ class Simulator {
   /// motions (or, without any, fixed DOFs stay where they are). Throws slender::Error on a
   /// wrong size or a value that is not finite.
   void set_fixed_targets(std::vector<Real> values);
+  /// each part's Young's modulus times a factor (npart, > 0 and finite), from the next step on
+  /// until changed: every stiffness of the part's elastic stencils, on top of the part's modulus
+  /// in time and set_params' youngs_scale (Kelvin-Voigt viscosity and Rayleigh beta K stay as
+  /// they are); empty = all 1. Throws slender::Error on a wrong size or value.
+  void set_part_youngs_scale(std::vector<Real> scale);
   /// physical parameters of this simulator (CPU backend; the CUDA backend throws)
   void set_params(const EnvParams& p);
   const EnvParams& params() const;

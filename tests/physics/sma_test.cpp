@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -227,6 +228,83 @@ TEST(YoungsInTime, TheSceneKeyAndTheVectorizedBatch) {
   BatchedSimulator per_env(m, 2);
   per_env.step();
   EXPECT_EQ(per_env.reports()[1].status, StepStatus::kConverged);
+}
+
+// A part's modulus times a factor from code (Simulator::set_part_youngs_scale, the batch's
+// per-environment action): two cantilevers under gravity, the second's factor 3, step for step
+// as a scene whose second material has three times the modulus (1e-9 relative: the scaling
+// rounds differently); in a per-environment batch, each environment its own factors, and
+// clear_actions goes back to 1; bad factors and the vectorized batch are refused.
+SceneBuilder two_cantilevers(Real E2) {
+  SceneBuilder b;
+  const int m1 = b.material("m1", 1000, 1e7, 0.5);
+  const int m2 = b.material("m2", 1000, E2, 0.5);
+  for (int k = 0; k < 2; ++k) {
+    const int rod = b.straight_rod(k ? "b" : "a", vec3(0, 0.05 * k, 0), vec3(0.1, 0.05 * k, 0), 11,
+                                   k ? m2 : m1, SceneBuilder::circle(1e-3));
+    b.fix_edge(rod, 0);
+  }
+  b.gravity(vec3(0, 0, -9.81));
+  b.integrator().dt = 1e-3;
+  return b;
+}
+
+Real max_rel_diff(const std::vector<Real>& a, const std::vector<Real>& b) {
+  Real d = 0, n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d = std::max(d, std::fabs(a[i] - b[i]));
+    n = std::max(n, std::fabs(b[i]));
+  }
+  return d / n;
+}
+
+TEST(YoungsPerPart, ACallersFactorIsThePartsModulus) {
+  Simulator scaled(build_model(two_cantilevers(1e7).build()));
+  Simulator stiff(build_model(two_cantilevers(3e7).build()));
+  Simulator plain(build_model(two_cantilevers(1e7).build()));
+  scaled.set_part_youngs_scale({1, 3});
+  ASSERT_TRUE(test::run_steps(scaled, 50));
+  ASSERT_TRUE(test::run_steps(stiff, 50));
+  ASSERT_TRUE(test::run_steps(plain, 50));
+  const Real d = max_rel_diff(scaled.state().q, stiff.state().q);
+  std::printf("factor 3 against a modulus 3 times: largest difference %.2e of the largest q\n", d);
+  EXPECT_LT(d, 1e-9);
+  EXPECT_GT(max_rel_diff(plain.state().q, stiff.state().q), 1e-6);  // the factor did something
+  // the energies see it too
+  EXPECT_NEAR(scaled.energies().bend, stiff.energies().bend, 1e-9 * stiff.energies().bend);
+  // bad factors: a wrong count, zero, NaN
+  test::expect_error([&] { scaled.set_part_youngs_scale({1}); }, "2 values");
+  test::expect_error([&] { scaled.set_part_youngs_scale({1, 0}); }, "positive");
+  test::expect_error([&] { scaled.set_part_youngs_scale({NAN, 1}); }, "positive");
+}
+
+TEST(YoungsPerPart, EachEnvironmentOfABatchItsOwnFactors) {
+  const auto model = build_model(two_cantilevers(1e7).build());
+  BatchedSimulator batch(model, 2);
+  const std::vector<Real> factors = {1, 1, 1, 3};  // env 0: none; env 1: part b three times
+  batch.set_part_youngs_scale(factors.data());
+  Simulator plain(model), scaled(model);
+  scaled.set_part_youngs_scale({1, 3});
+  for (int k = 0; k < 30; ++k) {
+    batch.step();
+    ASSERT_TRUE(plain.step().ok());
+    ASSERT_TRUE(scaled.step().ok());
+  }
+  EXPECT_EQ(batch.state(0).q, plain.state().q);
+  EXPECT_EQ(batch.state(1).q, scaled.state().q);
+  // clear_actions: back to the scene's moduli
+  batch.clear_actions();
+  scaled.set_part_youngs_scale({});
+  for (int k = 0; k < 10; ++k) {
+    batch.step();
+    ASSERT_TRUE(scaled.step().ok());
+  }
+  EXPECT_EQ(batch.state(1).q, scaled.state().q);
+  const std::vector<Real> bad = {1, 1, 1, -2};
+  test::expect_error([&] { batch.set_part_youngs_scale(bad.data()); }, "positive");
+  BatchedSimulator vec(model, 2, model->scene.integrator, LinearSolverKind::kAuto,
+                       BatchEngine::kVectorized);
+  test::expect_error([&] { vec.set_part_youngs_scale(factors.data()); }, "per-part moduli");
 }
 
 TEST(Sma, BadParametersAreNamed) {

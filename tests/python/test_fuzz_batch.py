@@ -38,14 +38,15 @@ def test_the_batch_refuses_bad_arguments_and_keeps_stepping(engine):
         "set_natural_twist": (n, model.nbend),
         "set_external_forces": (n, model.nnode, 3),
         "set_fixed_targets": (n, len(model.fixed_dofs)),
+        "set_part_youngs_scale": (n, model.npart),
     }
     allowed = (ValueError, TypeError, RuntimeError, IndexError)
     calls = refused = 0
     for it in range(300):
-        kind = rng.integers(0, 6)
+        kind = rng.integers(0, len(shapes) + 2)
         try:
             calls += 1
-            if kind < 4:
+            if kind < len(shapes):
                 name = list(shapes)[kind]
                 cands = bad_arrays(rng, shapes[name])
                 try:
@@ -53,7 +54,7 @@ def test_the_batch_refuses_bad_arguments_and_keeps_stepping(engine):
                 except ValueError as e:  # an input error names the argument
                     assert name[len("set_"):] in str(e), str(e)
                     raise
-            elif kind == 4:
+            elif kind == len(shapes):
                 env = [0, n - 1, -1, n, 10**9, -(10**9), 1.5, "0", None][rng.integers(0, 9)]
                 value = [1.0, 0.0, -1.0, np.nan, np.inf, 1e300, 2.0][rng.integers(0, 7)]
                 key = ["youngs_scale", "density_scale", "ground_friction", "mass_damping"][

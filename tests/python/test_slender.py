@@ -315,6 +315,37 @@ def test_batch_environment_save_and_load(model, tmp_path, engine):
         other.save(3, path)
 
 
+def test_part_youngs_scale_per_environment(model):
+    # a part's modulus times a factor as an action: environment 1 at twice the snake's modulus
+    # curls differently from environment 0 under the same natural curvature; a Simulator takes
+    # a factor too; bad factors are errors; clear_actions goes back to 1
+    assert model.npart == 1 and model.part_names == ["body"]
+    kappa = np.full((2, model.nbend, 2), 0.3)
+    b = slender.BatchedSimulator(model, 2)
+    b.set_natural_curvature(kappa)
+    b.set_part_youngs_scale(np.array([[1.0], [2.0]]))
+    for _ in range(5):
+        assert np.all(b.step() == 0)
+    assert not np.allclose(b.positions()[0], b.positions()[1])
+    sim = slender.Simulator(model)
+    sim.set_part_youngs_scale([2.0])
+    sim.step()
+    sim.set_part_youngs_scale(None)
+    with pytest.raises(RuntimeError, match="environment 1, part 0 .'body'.* positive"):
+        b.set_part_youngs_scale(np.array([[1.0], [0.0]]))
+    with pytest.raises(ValueError, match="part_youngs_scale"):
+        b.set_part_youngs_scale(np.ones((3, 1)))
+    with pytest.raises(Exception, match="per-part moduli"):
+        slender.BatchedSimulator(model, 2, engine="vectorized").set_part_youngs_scale(
+            np.ones((2, 1)))
+    b.clear_actions()
+    b.reset()
+    b.set_natural_curvature(kappa)
+    for _ in range(5):
+        b.step()
+    np.testing.assert_array_equal(b.positions()[0], b.positions()[1])
+
+
 def test_force_callback_spring_with_jacobian():
     # a spring from the cantilever's tip to a point above it, from Python: with its Jacobian
     # Newton takes as many iterations as without the spring, without it more, to the same

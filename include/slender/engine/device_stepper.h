@@ -34,7 +34,8 @@ struct DeviceStepInputs {
   const Real* bend_tau_bar = nullptr;    // (nbend)
   const Real* hinge_phi_bar = nullptr;   // (nhinge)
   // every part's Young's modulus scale at the evaluation time (npart), uploaded when
-  // `part_scale_changed` (parts whose modulus follows a time function)
+  // `part_scale_changed` (parts whose modulus follows a time function, or the caller's factors
+  // of Simulator::set_part_youngs_scale)
   bool part_scale_changed = false;
   const Real* part_scale = nullptr;
   // point loads at the evaluation time, uploaded when `loads_changed`

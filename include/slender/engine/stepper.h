@@ -397,10 +397,8 @@ class StepperOn final : public DeviceStepper {
       kv_phi_.resize(size_t(m.nhinge));
       kv_lambda_.resize(9 * size_t(m.nmid));
     }
-    if (!m.youngs_time_part.empty()) {
-      d_node_part_.upload(m.node_part);
-      d_part_scale_.upload(std::vector<Real>(size_t(m.npart), 1));
-    }
+    d_node_part_.upload(m.node_part);
+    d_part_scale_.upload(std::vector<Real>(size_t(m.npart), 1));
     use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
     if (m.contact.enabled) {
       contacts_ = std::make_unique<ContactFinder>(m);
@@ -584,8 +582,10 @@ class StepperOn final : public DeviceStepper {
       phi_bar_.upload(in.hinge_phi_bar, size_t(m.nhinge));
     }
     if (in.loads_changed) f_time_.upload(in.f_time, size_t(m.ndof));
-    if (in.part_scale_changed && !m.youngs_time_part.empty())
+    if (in.part_scale_changed && in.part_scale) {
       d_part_scale_.upload(in.part_scale, size_t(m.npart));
+      parts_scaled_ = true;
+    }
     // prescribed motion at the step's end
     motion_slot_ = nullptr;
     if (in.target) {
@@ -787,7 +787,7 @@ class StepperOn final : public DeviceStepper {
                     ScaleValues{h_pool_.data() + pd_.h_off[first], youngs_scale_});
     }
     // each part's Young's modulus in time
-    if (!model_->youngs_time_part.empty()) {
+    if (parts_scaled_) {
       for_each_elastic_family([&](auto binding, Family f, long grain) {
         using B = decltype(binding);
         const long n = B::count(dv_);
@@ -1346,10 +1346,11 @@ class StepperOn final : public DeviceStepper {
   Const<Real> d_kv_tau_;
   Buffer<Real> kv_zero_, kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_edge_len_, kv_sedge_len_,
       kv_kappa_, kv_twist_, kv_phi_, kv_lambda_, kv_scale_;
-  // Young's moduli in time (Model::youngs_time_part): each node's part, each part's scale at the
-  // evaluation time
+  // Young's moduli per part (in time, Model::youngs_time_part, or the caller's factors): each
+  // node's part, each part's scale at the evaluation time; on once a step sent part scales
   Const<int> d_node_part_;
   Buffer<Real> d_part_scale_;
+  bool parts_scaled_ = false;
   // parameters (set_params): the model's unless set
   Real youngs_scale_ = 1;
   Vec3 gravity_;
