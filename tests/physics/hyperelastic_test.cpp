@@ -161,7 +161,8 @@ TEST(Hyperelastic, TheBuilderIsCheckedToo) {
       {[](PartSpec& p) { p.stiffness_damping = INFINITY; },
        "parts[0].damping.stiffness_proportional"}};
   for (const auto& [change, field] : bad) {
-    const InputError e = test::catch_input_error([&] { build_model(rod(change).spec()); });
+    const auto& edit = change;  // (a structured binding is not captured before C++20)
+    const InputError e = test::catch_input_error([&] { build_model(rod(edit).spec()); });
     EXPECT_EQ(e.field(), field) << e.what();
   }
 }
@@ -193,7 +194,9 @@ TEST(Hyperelastic, TheSceneNamesABadLaw) {
       {R"({"law": "hookean", "scale": -1})", "rods[0].stretching.scale"},
       {R"({"law": "hookean", "c_e": 2})", "rods[0].stretching.c_e"}};
   for (const auto& [law, field] : bad) {
-    const InputError e = test::catch_input_error([&] { read_scene_text(with(law), "h.json", ""); });
+    const std::string& given = law;  // (a structured binding is not captured before C++20)
+    const InputError e =
+        test::catch_input_error([&] { read_scene_text(with(given), "h.json", ""); });
     EXPECT_EQ(e.field(), field) << law << ": " << e.what();
     EXPECT_EQ(e.file(), "h.json");
   }

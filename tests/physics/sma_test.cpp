@@ -215,8 +215,9 @@ TEST(YoungsInTime, TheSceneKeyAndTheVectorizedBatch) {
   for (const auto& [ym, field] : std::vector<std::pair<std::string, std::string>>{
            {R"({"tim": {"type": "constant"}})", "rods[0].youngs_modulus.tim"},
            {R"({"time": {"type": "ramp"}})", "rods[0].youngs_modulus.time.duration"}}) {
+    const std::string& given = ym;  // (a structured binding is not captured before C++20)
     const InputError e =
-        test::catch_input_error([&] { build_model(read_scene_text(with(ym), "y.json", "")); });
+        test::catch_input_error([&] { build_model(read_scene_text(with(given), "y.json", "")); });
     EXPECT_EQ(e.field(), field) << ym << ": " << e.what();
   }
   test::expect_error(
@@ -331,8 +332,9 @@ TEST(Sma, BadParametersAreNamed) {
       {R"({"type": "sma", "n": 0.1, "tau": 8, "t_bar": 1.2, "t0": 0.2, "speed": 1})",
        "actuation[0].time.speed"}};
   for (const auto& [time, field] : bad) {
+    const std::string& given = time;  // (a structured binding is not captured before C++20)
     const InputError e =
-        test::catch_input_error([&] { build_model(read_scene_text(with(time), "s.json", "")); });
+        test::catch_input_error([&] { build_model(read_scene_text(with(given), "s.json", "")); });
     EXPECT_NE(e.field().find(field), std::string::npos) << time << ": " << e.what();
   }
 }
