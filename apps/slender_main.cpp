@@ -4,13 +4,21 @@
 //                     [--quiet] [--no-output]
 //   slender info SCENE
 //   slender compare SCENE [--steps N] [--dt DT] [--solver ...]
+//   slender render OUT_DIR [...] | plot OUT_DIR [...] | sweep SCENE --grid ... [...]
+//                     (the Python package's slender.render, slender.plot, slender.sweep)
 //   slender --version
 // Exit codes: 0 done, 1 error (broken contract, unwritable output, ...), 2 bad input (scene or
 // options), 3 the run stopped on a failed step.
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -63,7 +71,53 @@ struct RunArgs {
   bool no_output = false;
   long checkpoint_every = 0;  // > 0: a checkpoint every n-th step, in the output folder
   std::string resume;         // a checkpoint to continue from
+  bool render = false;        // render the outputs into a video when the run ends
 };
+
+// ---- the Python package's commands (render, plot, sweep) ---------------------------------------
+
+extern "C" char** environ;
+
+// The folder of the Python package built beside this program (build/python next to
+// build/slender), or "" where there is none (an installed package is found by Python itself).
+std::string python_package_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const std::filesystem::path dir = exe.parent_path() / "python";
+  return std::filesystem::exists(dir / "slender" / "__init__.py", ec) ? dir.string() : "";
+}
+
+// Runs `python3 -m slender.<module> args...` (SLENDER_PYTHON names another interpreter) with the
+// package beside this program on PYTHONPATH; returns its exit code (kExitError when it could
+// not be started, or was killed).
+int run_python_module(const std::string& module, const std::vector<std::string>& args) {
+  const char* py = std::getenv("SLENDER_PYTHON");
+  const std::string python = py && *py ? py : "python3";
+  const std::string pkg = python_package_dir();
+  if (!pkg.empty()) {
+    const char* old = std::getenv("PYTHONPATH");
+    const std::string path = old && *old ? pkg + ":" + old : pkg;
+    setenv("PYTHONPATH", path.c_str(), 1);
+  }
+  std::vector<std::string> argv_s = {python, "-m", "slender." + module};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    std::cerr << "error: slender " << module << " runs the Python package (python3 -m slender."
+              << module << "), but " << python << " could not be started\n";
+    return kExitError;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return kExitError;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitError;
+}
 
 // a stream that drops everything, for --quiet
 class NullBuffer : public std::streambuf {
@@ -136,6 +190,10 @@ int cmd_compare(const CompareArgs& a) {
 }
 
 int cmd_run(const RunArgs& a) {
+  if (a.render && a.no_output) {
+    throw InputError("<command line>", 0, "--render",
+                     "there is nothing to render with --no-output");
+  }
   SceneSpec sc = read_scene_file(a.scene);
   apply_overrides(a, sc);
   // before the model is built: a clear answer first when CUDA cannot run here
@@ -212,6 +270,18 @@ int cmd_run(const RunArgs& a) {
   log << r.message << '\n';
   for (const std::string& f : r.files)
     log << "  " << f << '\n';
+  if (a.render) {
+    // the video of the run's frames, with the scene's ground (docs/rendering.md)
+    const std::string dir = model->scene.output.dir.empty() ? "." : model->scene.output.dir;
+    std::vector<std::string> args = {dir, "--scene", a.scene};
+    if (a.quiet) args.push_back("-q");
+    const int rc = run_python_module("render", args);
+    if (rc != 0) {
+      std::cerr << "error: the run's outputs are written, but rendering them failed (exit code "
+                << rc << ")\n";
+      return kExitError;
+    }
+  }
   return kExitOk;
 }
 
@@ -256,6 +326,9 @@ int run_main(int argc, char** argv) {
   run->add_flag("--no-output", ra.no_output, "write no files");
   run->add_option("--checkpoint-every", ra.checkpoint_every,
                   "write the whole state to OUT/checkpoint.slck every N steps (atomically)");
+  run->add_flag("--render", ra.render,
+                "when the run ends, render its frames into a video (python3 -m slender.render "
+                "OUT --scene SCENE; docs/rendering.md)");
   run->add_option("--resume", ra.resume,
                   "continue from a checkpoint of this scene, bit for bit as if uninterrupted, to "
                   "the end of the run that wrote it (or to --duration from the scene's start)");
@@ -272,6 +345,21 @@ int run_main(int argc, char** argv) {
   std::string info_scene;
   CLI::App* info = app.add_subcommand("info", "describe the model a scene builds");
   info->add_option("scene", info_scene, "scene file (JSON)")->required();
+
+  // the Python package's commands: every argument after the command goes to it
+  const std::vector<std::pair<std::string, std::string>> py_commands = {
+      {"render", "pictures and a video of a run's frames (python3 -m slender.render; --help)"},
+      {"plot", "PNG plots of a run's energies.csv and nodes.csv (python3 -m slender.plot)"},
+      {"sweep",
+       "a parameter study: every combination of --grid FIELD=V1,V2,... (on Ray, or "
+       "locally; python3 -m slender.sweep)"}};
+  std::vector<CLI::App*> py_apps;
+  for (const auto& [name, help] : py_commands) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    sub->prefix_command();
+    sub->set_help_flag();  // --help goes to the Python command
+    py_apps.push_back(sub);
+  }
 
   try {
     app.parse(argc, argv);
@@ -290,6 +378,8 @@ int run_main(int argc, char** argv) {
     ca.has_dt = cdt->count() > 0;
     return cmd_compare(ca);
   }
+  for (CLI::App* sub : py_apps)
+    if (sub->parsed()) return run_python_module(sub->get_name(), sub->remaining());
   return cmd_info(info_scene);
 }
 

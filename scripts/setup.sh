@@ -29,3 +29,14 @@ if ! python3 -c "import pybind11, numpy, pytest" 2>/dev/null; then
     python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
       pybind11 numpy pytest
 fi
+
+# pictures and videos of runs (slender.render, slender.plot; docs/rendering.md) and their tests:
+# matplotlib draws on its Agg canvas, imageio-ffmpeg brings its own ffmpeg (no display, no
+# OpenGL, no Debian package)
+if ! python3 -c "import matplotlib, PIL, imageio, imageio_ffmpeg" 2>/dev/null; then
+  echo "setup: installing matplotlib, pillow, imageio and imageio-ffmpeg with pip"
+  python3 -m pip install --quiet --disable-pip-version-check matplotlib pillow imageio \
+    imageio-ffmpeg ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+      matplotlib pillow imageio imageio-ffmpeg
+fi
