@@ -8,9 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
+#include "physics_util.h"
 #include "slender/builder.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
@@ -99,6 +102,41 @@ inline Decay measure_decay(
   const Real omega_d = 2 * kPi * cycles / (t_peak.back() - t_peak.front());
   d.omega = omega_d / std::sqrt(1 - d.zeta * d.zeta);
   return d;
+}
+
+/// A damping scene of two beams and a plate side by side (apps/scenes/rayleigh_beams.json,
+/// viscoelastic_beams.json): the damping's Jacobian against central differences with the plate
+/// (part `plate`) in hinge and in mid-edge bending, after 20 steps; then, the plate in hinge
+/// bending, the swing of the damped tip's z DOF (`damped`) and of the plain one's (`plain`)
+/// over [t_from, t_end]: the damped one has settled to 1 % of the other's, which still swings
+/// more than `min_swing`.
+inline void expect_damped_beside_plain(
+    SceneSpec sc, int plate, int damped, int plain, Real t_from, Real t_end, Real min_swing) {
+  for (const ShellBending bending : {ShellBending::kHinge, ShellBending::kMidEdge}) {
+    sc.parts[size_t(plate)].bending = bending;
+    Simulator sim(build_model(sc));
+    ASSERT_TRUE(run_steps(sim, 20));
+    const Real rel = residual_fd_error(sim, 1e-3, [](Real) { return Real(1e-7); });
+    std::printf("%s, the %s plate: |J - J_fd| / |J_fd| = %.3e\n", sc.name.c_str(),
+                bending == ShellBending::kHinge ? "hinge" : "mid-edge", rel);
+    EXPECT_LT(rel, kFdRelTol);
+  }
+  sc.parts[size_t(plate)].bending = ShellBending::kHinge;
+  Simulator sim(build_model(sc));
+  Real lo[2] = {1, 1}, hi[2] = {-1, -1};
+  while (sim.time() < t_end - 1e-9) {
+    ASSERT_TRUE(sim.step().ok());
+    if (sim.time() < t_from) continue;
+    for (int k = 0; k < 2; ++k) {
+      const Real z = sim.state().q[size_t(k ? plain : damped)];
+      lo[k] = std::min(lo[k], z);
+      hi[k] = std::max(hi[k], z);
+    }
+  }
+  std::printf("tip swing over [%g, %g] s: damped %.3e m, plain %.3e m\n", t_from, t_end,
+              hi[0] - lo[0], hi[1] - lo[1]);
+  EXPECT_LT(hi[0] - lo[0], 0.01 * (hi[1] - lo[1]));
+  EXPECT_GT(hi[1] - lo[1], min_swing);
 }
 
 }  // namespace slender::test
