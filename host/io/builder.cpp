@@ -363,6 +363,11 @@ SceneBuilder& SceneBuilder::fix_edge(int part, int index) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::clamp(int part, int index) {
+  spec_.clamps.push_back(NodeRef{part, index, {}});
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::fix_shell_edges(int part, const std::vector<int>& nodes) {
   std::vector<NodeRef> group;
   for (int n : nodes)
@@ -866,6 +871,22 @@ void check_boundary(const Checker& c) {
                  "mid-edge normals of the edges between them)");
     }
     c.edge(r, Checker::indexed("fixed_edges", i));
+  }
+  // a clamp at a node: a rod's end, on exactly one edge of its part
+  for (size_t i = 0; i < s.clamps.size(); ++i) {
+    const NodeRef& r = s.clamps[i];
+    const std::string at = Checker::indexed("clamps", i);
+    const int n = c.node(r, at);
+    const PartSpec* p = c.part_of(r.part, r.loc, at);
+    int on = 0;
+    for (const auto& e : p->edges)
+      on += (e[0] == n) + (e[1] == n);
+    if (on != 1) {
+      c.fail(r.loc, at + ".node", "",
+             "a clamp at a node builds a rod in at its end: node " + std::to_string(n) +
+                 " of part '" + p->name + "' is on " + std::to_string(on) +
+                 " of its rod edges, not one (fixed_edges clamps an edge anywhere)");
+    }
   }
   for (size_t i = 0; i < s.fixed_shell_edges.size(); ++i) {
     const std::vector<NodeRef>& group = s.fixed_shell_edges[i];

@@ -623,7 +623,7 @@ void SceneReader::read_joints(const JsonObject& root) {
 }
 
 void SceneReader::read_boundary(const JsonObject& b) {
-  b.allow_only({"fixed_nodes", "fixed_edges", "fixed_twist", "fixed_dofs", "motions"});
+  b.allow_only({"fixed_nodes", "fixed_edges", "clamps", "fixed_twist", "fixed_dofs", "motions"});
   auto each = [&](const char* key, auto&& f) {
     if (!b.has(key)) return;
     const JsonValue& list = b.array(key);
@@ -652,6 +652,11 @@ void SceneReader::read_boundary(const JsonObject& b) {
     for (const NodeRef& r : node_list(o, "edges")) {
       s_.fixed_edges.push_back({r.part, r.index, r.loc});
     }
+  });
+  // a rod end built in at the node itself
+  each("clamps", [&](const JsonObject& o) {
+    o.allow_only({"part", "node"});
+    s_.clamps.push_back(node_ref(o, "node"));
   });
   each("fixed_twist", [&](const JsonObject& o) {
     o.allow_only({"part", "edges"});

@@ -98,7 +98,8 @@ std::string num(Real x) {
 void check_derived_quantities(const SceneSpec& scene,
                               const Model& m,
                               const std::vector<SectionProps>& edge_props) {
-  for (size_t e = 0; e < edge_props.size(); ++e) {
+  // the parts' own edges (a clamp's ghost edge after them has no stretching stiffness)
+  for (size_t e = 0; e < size_t(m.part_edge_adr.back()); ++e) {
     const int p = m.edge_part[e];
     const PartSpec& part = scene.parts[size_t(p)];
     const Material& mat = scene.materials[size_t(part.material)];
@@ -460,6 +461,42 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     m.part_edge_adr.push_back(int(m.part_edge.size()));
   }
 
+  // clamps at a node (SceneSpec::clamps): a ghost node one edge length behind the rod's end,
+  // on the line of its end edge, and a ghost edge from it to the end, both held below. The
+  // bend-twist spring the end then gets (between the ghost edge and the end edge) holds the
+  // tangent and the material frame at the node; its Voronoi length is the end edge's half only
+  // (the ghost side is the rigid clamp). The ghost edge has no stretching stiffness; it carries
+  // the end edge's section (its mass sits on the two held nodes). Ghosts come after every part's
+  // nodes and edges, so that part-local indices are unchanged.
+  struct Clamp {
+    int node, edge, ghost_edge;
+  };
+  std::vector<Clamp> clamps;
+  for (const NodeRef& r : scene.clamps) {
+    const int p = r.part, n = m.resolve_node(r);
+    int e = -1;
+    for (int k = m.part_edge_adr[p]; k < m.part_edge_adr[p + 1]; ++k) {
+      const int pe = m.part_edge[k];
+      if (m.edge_node[2 * pe] == n || m.edge_node[2 * pe + 1] == n) e = pe;
+    }
+    const int o = m.edge_node[2 * e] == n ? m.edge_node[2 * e + 1] : m.edge_node[2 * e];
+    const Vec3 xn = node_pos(m, n);
+    const Vec3 ghost = xn + (xn - node_pos(m, o));
+    for (int c = 0; c < 3; ++c)
+      m.node_x0.push_back(ghost[c]);
+    m.node_part.push_back(p);
+    const int g = m.nnode++;
+    m.edge_node.insert(m.edge_node.end(), {g, n});
+    m.edge_l_bar.push_back(m.edge_l_bar[e]);
+    m.edge_EA.push_back(0);
+    m.edge_stretch_alpha.push_back(0);
+    m.edge_inertia.push_back(m.edge_inertia[e]);
+    m.edge_radius.push_back(m.edge_radius[e]);
+    m.edge_part.push_back(p);
+    edge_props.push_back(edge_props[e]);
+    clamps.push_back({n, e, m.nedge++});
+  }
+
   // lumped masses and Voronoi lengths
   m.node_mass.assign(m.nnode, 0);
   m.node_dl.assign(m.nnode, 0);
@@ -503,6 +540,13 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   build_midedge(m);
   m.ndof = 3 * m.nnode + m.nedge + m.nxi;
   build_bend_stencils(m, edge_EI1, edge_EI2, edge_GJ);
+  // a clamp's spring bends over the end edge's half only
+  for (const Clamp& c : clamps)
+    for (int k = 0; k < m.nbend; ++k) {
+      const int a = m.bend_edge[2 * k], b = m.bend_edge[2 * k + 1];
+      if (m.bend_node[3 * k + 1] == c.node && (a == c.ghost_edge || b == c.ghost_edge))
+        m.bend_dl[k] = 0.5 * m.edge_l_bar[c.edge];
+    }
   apply_spring_overrides(m);
   init_reference_frames(m);
   init_natural_strains(m);
@@ -558,6 +602,11 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
                            " nodes: a clamp lists the nodes along the clamped edge");
     }
   }
+  for (const Clamp& c : clamps) {
+    fix_node(m.edge_node[2 * c.ghost_edge]);
+    fix_node(c.node);
+    m.dof_fixed[m.edge_dof(c.ghost_edge)] = 1;
+  }
   for (const EdgeRef& r : scene.fixed_twist)
     m.dof_fixed[m.edge_dof(m.resolve_edge(r))] = 1;
   for (const FixedDofSpec& f : scene.fixed_dofs) {
@@ -580,6 +629,17 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
       m.fixed_dof.push_back(i);
     }
   resolve_motions(m);
+  // a clamp's ghost stays where it is: a motion of its node would bend the rod about it
+  for (size_t i = 0; i < clamps.size(); ++i)
+    for (int c = 0; c < 3; ++c)
+      if (m.dof_motion_slot[size_t(3 * clamps[i].node + c)] >= 0) {
+        SourceLoc loc = scene.clamps[i].loc;
+        if (loc.file.empty()) loc.file = scene.file;
+        if (loc.field.empty()) loc.field = "clamps[" + std::to_string(i) + "]";
+        throw loc_error(loc,
+                        "a motion moves this clamped node, but a clamp at a node does not "
+                        "move (a moving clamp: fixed_edges with a motion)");
+      }
 
   // loads
   m.gravity = scene.forces.gravity;

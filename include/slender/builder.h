@@ -134,6 +134,10 @@ class SceneBuilder {
   SceneBuilder& joint(std::vector<NodeRef> nodes);
   SceneBuilder& fix_node(int part, int index);
   SceneBuilder& fix_edge(int part, int index);  ///< both nodes and the twist
+  /// a rod end built in at the node itself (index: the part's end node, 0 or -1): the node, the
+  /// tangent and the material frame there held (fix_edge(part, 0) builds in at the first edge's
+  /// middle)
+  SceneBuilder& clamp(int part, int index);
   /// a shell clamp: these part nodes fixed, and the mid-edge xi of every shell edge between two
   /// of them (a hinge shell has no edge DOF: its nodes only)
   SceneBuilder& fix_shell_edges(int part, const std::vector<int>& nodes);

@@ -294,6 +294,9 @@ struct SceneSpec {
   std::vector<JointSpec> joints;
   std::vector<NodeRef> fixed_nodes;
   std::vector<EdgeRef> fixed_edges;  ///< both nodes and the twist
+  /// rod ends built in at the node itself: the node, the tangent and the material frame there
+  /// held (a fixed ghost edge behind the end; fixed_edges builds in at the first edge's middle)
+  std::vector<NodeRef> clamps;
   /// shell clamps: each group's nodes fixed, and the mid-edge xi of every shell edge joining
   /// two nodes of the group (a clamped edge of a mid-edge shell)
   std::vector<std::vector<NodeRef>> fixed_shell_edges;

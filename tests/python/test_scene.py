@@ -214,3 +214,30 @@ def test_kelvin_voigt_damping_from_the_builder():
     with pytest.raises(Exception, match="Kelvin-Voigt"):
         slender.BatchedSimulator(m, 2, engine="vectorized")
     slender.BatchedSimulator(m, 2).step()
+
+
+def test_clamp_at_a_node_from_the_builder():
+    # a rod clamped at its end node sags more than the same rod clamped by its first edge: its
+    # free length is the whole rod (a clamped edge builds it in at the edge's middle); a clamp at
+    # a middle node is a ValueError naming the field
+    tips = {}
+    for how in ("clamp", "edge"):
+        b = slender.SceneBuilder("c")
+        m = b.material("m", density=1000, youngs_modulus=1e7, poisson_ratio=0.5)
+        b.straight_rod("r", [0, 0, 0], [0.1, 0, 0], 11, m, b.circle(1e-3))
+        if how == "clamp":
+            b.clamp("r", 0)
+        else:
+            b.fix_edges("r", [0])
+        b.gravity([0, 0, -9.81]).integrator(type="static", dt=0.5, duration=1)
+        sim = slender.Simulator(b.build())
+        sim.step()
+        sim.step()
+        tips[how] = -sim.positions[10, 2]
+    assert tips["clamp"] > 1.1 * tips["edge"]
+    b = slender.SceneBuilder("c")
+    m = b.material("m", density=1000, youngs_modulus=1e7, poisson_ratio=0.5)
+    b.straight_rod("r", [0, 0, 0], [0.1, 0, 0], 11, m, b.circle(1e-3))
+    b.clamp("r", 5)
+    with pytest.raises(ValueError, match="clamps.0..node"):
+        b.build()

@@ -230,6 +230,11 @@ class SceneBuilder:
         """Rod edges clamped: both nodes and the twist (a clamp at each edge's middle)."""
         return self._boundary("fixed_edges", {"part": part, "edges": list(np.atleast_1d(edges))})
 
+    def clamp(self, part, node):
+        """A rod's end built in at the node itself (node 0 or -1): its position, tangent and
+        material frame held."""
+        return self._boundary("clamps", {"part": part, "node": node})
+
     def fix_shell_edges(self, part, nodes):
         """A shell clamp along these nodes (docs/scene_format.md, "Shells")."""
         return self._boundary("fixed_edges", {"part": part, "nodes": list(np.atleast_1d(nodes))})
