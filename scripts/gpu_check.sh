@@ -405,10 +405,11 @@ suites_and_sanitizers() {
     timeout -k 5 "$(left)" stdbuf -oL "$ct" \
       --gtest_filter='*DeviceStepper*/Cuda:-*EveryScene*:*NonSymmetric*:*Dashpots*' \
       > "$logs/stepper-rest.log" 2>&1
-    # the CLI on the CUDA backend: the front end, the lazily loaded module, compare, checkpoints
+    # the CLI on the CUDA backend: the front end, the lazily loaded module, compare (Kelvin-Voigt
+    # damping and moduli in time among the scenes), checkpoints
     {
       local sc s
-      for sc in plate_contact rod_drop cloth_drop; do
+      for sc in plate_contact rod_drop cloth_drop viscoelastic_beams sma_limb; do
         echo "== compare $sc"
         timeout -k 5 "$(left)" "$cli" compare "apps/scenes/$sc.json" --steps 30
         echo "rc $?"
