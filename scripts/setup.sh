@@ -30,6 +30,14 @@ if ! python3 -c "import pybind11, numpy, pytest" 2>/dev/null; then
       pybind11 numpy pytest
 fi
 
+# Ray, for the distributed layer (slender.distributed, slender.sweep) and its tests
+# (tests/python/test_distributed.py, which run on a local Ray cluster)
+if ! python3 -c "import ray" 2>/dev/null; then
+  echo "setup: installing ray with pip"
+  python3 -m pip install --quiet --disable-pip-version-check ray ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages ray
+fi
+
 # pictures and videos of runs (slender.render, slender.plot; docs/rendering.md) and their tests:
 # matplotlib draws on its Agg canvas, imageio-ffmpeg brings its own ffmpeg (no display, no
 # OpenGL, no Debian package)

@@ -1,8 +1,10 @@
 """Slender: discrete elastic rods and shells, simulated with implicit Newton steps.
 
 The native core (``slender._core``) holds the scene loader and the simulators; this package adds
-a Gymnasium-style vector environment (``slender.envs``) and the soft-snake learning example
-(``slender.snake``).
+a Gymnasium-style vector environment (``slender.envs``), the soft-snake learning example
+(``slender.snake``), and, on a Ray cluster, vector environments split over actors
+(``slender.distributed``) and parameter studies (``slender.sweep``, ``python3 -m slender.sweep``).
+These two import Ray only when they are used: ``import slender`` works without it.
 
     import slender
     model = slender.load_model("apps/scenes/snake.json")   # or build_model(dict), SceneBuilder
@@ -23,6 +25,16 @@ from .scene import SceneBuilder, build_model  # noqa: F401
 
 STATUS_NAMES = ("converged", "max-iterations", "line-search-failed", "non-finite",
                 "linear-solve-failed")
+
+
+def __getattr__(name):
+    """slender.distributed and slender.sweep, imported on first use (they need Ray)."""
+    if name in ("distributed", "sweep"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'slender' has no attribute '{name}'")
+
 
 __all__ = ["BatchedSimulator", "Model", "Simulator", "cuda_device_count", "load_model",
            "build_model", "SceneBuilder", "Box", "VectorEnv", "STATUS_NAMES"]
