@@ -4,7 +4,8 @@ The native core (``slender._core``) holds the scene loader and the simulators; t
 a Gymnasium-style vector environment (``slender.envs``), the soft-snake learning example
 (``slender.snake``), and, on a Ray cluster, vector environments split over actors
 (``slender.distributed``) and parameter studies (``slender.sweep``, ``python3 -m slender.sweep``).
-These two import Ray only when they are used: ``import slender`` works without it.
+These two import Ray only when they are used: ``import slender`` works without it. Pictures,
+videos and plots of a run's outputs: ``slender.render``, ``slender.plot`` (docs/rendering.md).
 
     import slender
     model = slender.load_model("apps/scenes/snake.json")   # or build_model(dict), SceneBuilder
@@ -28,8 +29,9 @@ STATUS_NAMES = ("converged", "max-iterations", "line-search-failed", "non-finite
 
 
 def __getattr__(name):
-    """slender.distributed and slender.sweep, imported on first use (they need Ray)."""
-    if name in ("distributed", "sweep"):
+    """slender.distributed and slender.sweep (they need Ray), slender.render and slender.plot
+    (matplotlib), imported on first use."""
+    if name in ("distributed", "sweep", "render", "plot"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
