@@ -2,6 +2,7 @@
 // keeps the file, line and JSON path it came from, so that validate_scene() can point at it.
 
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -920,7 +921,7 @@ void SceneReader::read_integrator(const JsonObject& g) {
 }
 
 void SceneReader::read_output(const JsonObject& o) {
-  o.allow_only({"dir", "every", "vtk_every", "vtk", "energies", "nodes"});
+  o.allow_only({"dir", "every", "vtk_every", "vtk", "energies", "nodes", "camera"});
   OutputSpec& out = s_.output;
   out.loc = loc(o.value(), o.path());
   out.dir = o.string_or("dir", out.dir);
@@ -934,6 +935,29 @@ void SceneReader::read_output(const JsonObject& o) {
       const JsonObject r(list.array[i], file_, indexed(o.path_of("nodes"), i));
       r.allow_only({"part", "node"});
       out.csv_nodes.push_back(node_ref(r, "node"));
+    }
+  }
+  // the pictures' camera (read by the renderer; checked here like every field)
+  if (o.has("camera")) {
+    const JsonObject c = o.object("camera");
+    c.allow_only({"azimuth", "elevation", "distance", "target"});
+    OutputSpec::Camera& cam = out.camera;
+    cam.given = true;
+    cam.azimuth = c.number("azimuth");
+    cam.elevation = c.number("elevation");
+    if (!(std::fabs(cam.elevation) <= 90)) {
+      c.fail("elevation", "must be within [-90, 90] degrees");
+    }
+    cam.distance = c.number_or("distance", 0);
+    if (c.has("distance") && !(cam.distance > 0 && std::isfinite(cam.distance))) {
+      c.fail("distance", "must be a positive number of metres");
+    }
+    if (c.has("target")) {
+      if (!c.has("distance")) {
+        c.fail("target", "a camera's target needs its distance too");
+      }
+      cam.has_target = true;
+      cam.target = c.vec3("target");
     }
   }
 }

@@ -253,7 +253,16 @@ struct OutputSpec {
   bool vtk = true;                 ///< VTK PolyData per record and a .pvd series
   bool energies = true;            ///< energies.csv
   std::vector<NodeRef> csv_nodes;  ///< nodes.csv columns: time, x, y, z, vx, vy, vz per node
-  SourceLoc loc = {};              ///< the "output" block
+  /// the camera of the run's pictures (slender render, run --render; docs/rendering.md), which
+  /// the simulation itself does not use; none: fitted to the run
+  struct Camera {
+    bool given = false;
+    Real azimuth = 0, elevation = 0;  ///< [deg], about the up direction
+    Real distance = 0;                ///< [m]; 0: fitted
+    bool has_target = false;
+    Vec3 target = Vec3{{0, 0, 0}};  ///< [m]
+  } camera;
+  SourceLoc loc = {};  ///< the "output" block
 };
 
 /// Actuation by the natural shape (seed 000 §6.1, seed 002 §III-E): a driven natural value

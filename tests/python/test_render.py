@@ -4,6 +4,7 @@ their size, for not being blank, and for showing the body where the camera proje
 lower once it has fallen); the videos are read back for their frame count; bad input gets a
 clear error and leaves no video behind."""
 
+import json
 import math
 import os
 import shutil
@@ -181,6 +182,33 @@ def test_the_slender_program_forwards_render_and_plot(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 2 and "--render" in res.stderr
     assert not (tmp_path / "none").exists()
+
+
+def test_the_scene_gives_the_camera(rod_run, tmp_path):
+    # output.camera of the scene is the camera unless one is given; the slender program takes
+    # the same key (and checks it)
+    with open(ROD_DROP) as f:
+        scene = json.load(f)
+    scene["output"]["camera"] = {"azimuth": -60, "elevation": 25, "distance": 0.5,
+                                 "target": [0.1, 0, 0.02]}
+    path = tmp_path / "with_camera.json"
+    path.write_text(json.dumps(scene))
+    cam = render.RunRenderer(rod_run, color="none", scene=str(path), size=SIZE).camera
+    assert cam["azimuth"] == pytest.approx(-60) and cam["elevation"] == pytest.approx(25)
+    assert cam["distance"] == pytest.approx(0.5)
+    assert cam["target"] == pytest.approx([0.1, 0, 0.02])
+    given = render.RunRenderer(rod_run, color="none", scene=str(path), size=SIZE,
+                               camera="30,10").camera
+    assert given["azimuth"] == pytest.approx(30)
+    if os.path.exists(BIN):
+        res = subprocess.run([BIN, "info", str(path)], capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        del scene["output"]["camera"]["distance"]
+        path.write_text(json.dumps(scene))
+        res = subprocess.run([BIN, "info", str(path)], capture_output=True, text=True)
+        assert res.returncode == 2 and "output.camera.target" in res.stderr
+        with pytest.raises(render.RenderError, match="needs a distance"):
+            render.RunRenderer(rod_run, color="none", scene=str(path), size=SIZE)
 
 
 def test_plots(rod_run, tmp_path):

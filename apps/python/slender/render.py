@@ -316,6 +316,33 @@ def _vec3(value, where, path):
     return v
 
 
+def read_scene_camera(scene_path):
+    """The camera a scene file gives its pictures (output.camera: azimuth, elevation, and
+    optionally distance and target), as a Camera, or None when it gives none."""
+    try:
+        with open(scene_path, encoding="utf-8") as f:
+            scene = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return None  # read_scene says what is wrong with the file
+    out = scene.get("output", {}) if isinstance(scene, dict) else {}
+    spec = out.get("camera") if isinstance(out, dict) else None
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or not {"azimuth", "elevation"} <= set(spec):
+        raise RenderError(f"{scene_path}: output.camera needs azimuth and elevation [deg]")
+    if "target" in spec and "distance" not in spec:
+        raise RenderError(f"{scene_path}: output.camera.target needs a distance")
+    try:
+        vals = [float(spec["azimuth"]), float(spec["elevation"])]
+        if "distance" in spec:
+            vals.append(float(spec["distance"]))
+    except (TypeError, ValueError):
+        raise RenderError(f"{scene_path}: output.camera: not a number") from None
+    if "target" in spec:
+        vals += list(_vec3(spec["target"], "output.camera.target", scene_path))
+    return Camera.parse(vals)
+
+
 def read_scene(scene_path):
     """The ground (or None) and the up direction (against gravity, +z without gravity) of a
     scene file (docs/scene_format.md, "Ground")."""
@@ -825,6 +852,9 @@ class _Run:
         self.ground, self.up = (None, np.array([0.0, 0.0, 1.0]))
         if scene is not None:
             self.ground, self.up = read_scene(scene)
+            # the scene's own camera, unless one was given here
+            if camera is None or (isinstance(camera, str) and camera.strip().lower() == "fit"):
+                cam = read_scene_camera(scene) or cam
 
         # pass 1: every frame, for the bounding box and the colour range (the same colours in
         # every picture of a run, whichever frames are drawn)
