@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/core/error.h"
 #include "slender/model.h"
@@ -170,6 +171,22 @@ void expect_error(Call&& call, const std::string& words) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
   }
+}
+
+/// A model the vectorized batch refuses (an error mentioning `words`) and the per-environment
+/// batch steps (two environments, one converged step each).
+inline void expect_per_environment_batch_only(const std::shared_ptr<const Model>& m,
+                                              const std::string& words) {
+  expect_error(
+      [&] {
+        BatchedSimulator(m, 2, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized);
+      },
+      words);
+  BatchedSimulator per_env(m, 2);
+  per_env.step();
+  for (int e = 0; e < 2; ++e)
+    EXPECT_EQ(per_env.reports()[size_t(e)].status, StepStatus::kConverged) << "environment " << e;
 }
 
 /// The closest approach [m] of two rod edges of m in state s that share no node and are not
