@@ -44,6 +44,9 @@ STILLS = [
      "three silicone cords (Hookean, Ogden, neo-Hookean) stretched by a hanging weight"),
     ("viscoelastic_beams", 1.0, None, {},
      "two silicone fingers, one with Kelvin-Voigt damping, and a flap, sagging from straight"),
+    ("rolling_robot_drop", 0.3, 0.06, {},
+     "Huang et al.'s star-shaped rolling robot of seven curled limbs, dropped onto the ground "
+     "(Rayleigh beta sets its rebound)"),
     ("rayleigh_beams", 2.0, None, {},
      "two cantilevers, one with Rayleigh damping, and a clamped plate, sagging from straight"),
     ("cloth_drop", 0.4, None, {"color": "bending_energy_density"},
