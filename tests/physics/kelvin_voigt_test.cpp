@@ -302,15 +302,7 @@ TEST(KelvinVoigt, TheScenesFingersAndFlap) {
 }
 
 TEST(KelvinVoigt, SceneFormatBuilderAndTheVectorizedBatch) {
-  const char* scene = R"({
-  "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.5}],
-  "rods": [{"name": "a", "material": "m", "radius": 1e-3, "damping": {"kelvin_voigt": 3e4},
-            "shape": {"type": "straight", "start": [0, 0, 0], "end": [0.1, 0, 0], "nodes": 11}},
-           {"name": "b", "material": "m", "radius": 1e-3,
-            "shape": {"type": "straight", "start": [0, 0.1, 0], "end": [0.1, 0.1, 0], "nodes": 11}}],
-  "boundary": {"fixed_edges": [{"part": "a", "edges": [0]}, {"part": "b", "edges": [0]}]},
-  "forces": {"damping": {"kelvin_voigt": 1e4}}
-})";
+  const std::string scene = test::two_rods_with_damping("kelvin_voigt", "3e4", "1e4");
   const auto m = build_model(read_scene_text(scene, "kv.json", ""));
   EXPECT_TRUE(m->kelvin_voigt);
   EXPECT_DOUBLE_EQ(m->node_kelvin_voigt.front(), 3e4 / 1e7);  // tau = eta / E

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "physics_util.h"
@@ -102,6 +103,25 @@ inline Decay measure_decay(
   const Real omega_d = 2 * kPi * cycles / (t_peak.back() - t_peak.front());
   d.omega = omega_d / std::sqrt(1 - d.zeta * d.zeta);
   return d;
+}
+
+/// The JSON of two clamped 10 cm rods (parts a, b; E = 10 MPa) with a damping key of the scene
+/// format: rod a gives its own "damping": {key: part_value}, the scene "damping": {key:
+/// scene_value} (the damping suites' scene-format tests)
+inline std::string two_rods_with_damping(const std::string& key,
+                                         const std::string& part_value,
+                                         const std::string& scene_value) {
+  return R"({
+  "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.5}],
+  "rods": [{"name": "a", "material": "m", "radius": 1e-3, "damping": {")" +
+         key + R"(": )" + part_value + R"(},
+            "shape": {"type": "straight", "start": [0, 0, 0], "end": [0.1, 0, 0], "nodes": 11}},
+           {"name": "b", "material": "m", "radius": 1e-3,
+            "shape": {"type": "straight", "start": [0, 0.1, 0], "end": [0.1, 0.1, 0], "nodes": 11}}],
+  "boundary": {"fixed_edges": [{"part": "a", "edges": [0]}, {"part": "b", "edges": [0]}]},
+  "forces": {"damping": {")" +
+         key + R"(": )" + scene_value + R"(}}
+})";
 }
 
 /// A damping scene of two beams and a plate side by side (apps/scenes/rayleigh_beams.json,

@@ -299,15 +299,7 @@ TEST(Rayleigh, APartsOwnBetaOverridesTheScenes) {
 }
 
 TEST(Rayleigh, SceneFormatAndTheVectorizedBatch) {
-  const char* scene = R"({
-  "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.5}],
-  "rods": [{"name": "a", "material": "m", "radius": 1e-3, "damping": {"stiffness_proportional": 0.003},
-            "shape": {"type": "straight", "start": [0, 0, 0], "end": [0.1, 0, 0], "nodes": 11}},
-           {"name": "b", "material": "m", "radius": 1e-3,
-            "shape": {"type": "straight", "start": [0, 0.1, 0], "end": [0.1, 0.1, 0], "nodes": 11}}],
-  "boundary": {"fixed_edges": [{"part": "a", "edges": [0]}, {"part": "b", "edges": [0]}]},
-  "forces": {"damping": {"stiffness_proportional": 0.001}}
-})";
+  const std::string scene = test::two_rods_with_damping("stiffness_proportional", "0.003", "0.001");
   const auto m = build_model(read_scene_text(scene, "r.json", ""));
   EXPECT_EQ(m->node_stiffness_damping.front(), 0.003);
   EXPECT_EQ(m->node_stiffness_damping.back(), 0.001);
