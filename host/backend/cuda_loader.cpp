@@ -25,6 +25,7 @@ struct Loaded {
   std::string why;  // when api is null
 };
 
+#ifdef SLENDER_WITH_CUDA
 // the folder of the shared object that holds this function
 std::string own_folder() {
   Dl_info info{};
@@ -33,6 +34,7 @@ std::string own_folder() {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash + 1);
 }
+#endif
 
 Loaded load() {
 #ifndef SLENDER_WITH_CUDA
