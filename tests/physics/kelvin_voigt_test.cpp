@@ -25,24 +25,11 @@
 namespace slender {
 namespace {
 
-constexpr Real kLength = 0.1;   // free length L [m]
-constexpr Real kRadius = 1e-3;  // [m]
-constexpr Real kE = 1e7;        // [Pa]
-constexpr Real kRho = 1000;     // [kg/m^3]
-constexpr int kEdges = 20;      // the first one clamped
-constexpr int kTip = 3 * kEdges + 2;
+using namespace test::beam;  // kLength, kRadius, kE, kRho, kEdges, kTip
 
 SceneBuilder cantilever(Real eta, Real dt) {
-  const Real dl = kLength / (kEdges - 0.5);
-  SceneBuilder b;
-  const int mat = b.material("m", kRho, kE, 0.5);
-  const int rod = b.straight_rod("beam", vec3(-dl / 2, 0, 0), vec3(kLength, 0, 0), kEdges + 1, mat,
-                                 SceneBuilder::circle(kRadius));
-  b.fix_edge(rod, 0);
+  SceneBuilder b = test::beam::clamped(dt);
   b.kelvin_voigt(eta);
-  b.integrator().kind = IntegratorKind::kImplicitMidpoint;
-  b.integrator().dt = dt;
-  b.integrator().duration = 10;
   return b;
 }
 

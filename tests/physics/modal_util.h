@@ -67,6 +67,32 @@ struct Decay {
   int peaks = 0;
 };
 
+/// The damping suites' beam (Rayleigh, Kelvin-Voigt): a 10 cm rod of radius 1 mm, E = 10 MPa,
+/// rho = 1000 kg/m^3, of kEdges edges, its first edge clamped and centred on x = 0 (so that
+/// the free length is kLength), under the implicit midpoint rule, which adds no damping of its
+/// own; kTip is its tip's z DOF.
+namespace beam {
+constexpr Real kLength = 0.1;   // free length L [m]
+constexpr Real kRadius = 1e-3;  // [m]
+constexpr Real kE = 1e7;        // [Pa]
+constexpr Real kRho = 1000;     // [kg/m^3]
+constexpr int kEdges = 20;      // the first one clamped
+constexpr int kTip = 3 * kEdges + 2;
+
+inline SceneBuilder clamped(Real dt) {
+  const Real dl = kLength / (kEdges - 0.5);
+  SceneBuilder b;
+  const int mat = b.material("m", kRho, kE, 0.5);
+  const int rod = b.straight_rod("beam", vec3(-dl / 2, 0, 0), vec3(kLength, 0, 0), kEdges + 1, mat,
+                                 SceneBuilder::circle(kRadius));
+  b.fix_edge(rod, 0);
+  b.integrator().kind = IntegratorKind::kImplicitMidpoint;
+  b.integrator().dt = dt;
+  b.integrator().duration = 10;
+  return b;
+}
+}  // namespace beam
+
 /// the DOF `ref`'s free vibration from a mode's shape as initial velocity (`speed` at ref), its
 /// maxima between t0 and t1 (parabolic interpolation of the samples; the DOF at rest is 0):
 /// damping ratio and frequency

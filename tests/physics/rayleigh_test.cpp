@@ -23,29 +23,14 @@
 namespace slender {
 namespace {
 
-constexpr Real kLength = 0.1;   // free length L [m]
-constexpr Real kRadius = 1e-3;  // [m]
-constexpr Real kE = 1e7;        // [Pa]
-constexpr Real kRho = 1000;     // [kg/m^3]
-constexpr int kEdges = 20;      // the first one clamped
+using namespace test::beam;  // kLength, kRadius, kE, kRho, kEdges, kTip
 
 SceneBuilder cantilever(Real alpha, Real beta, Real dt) {
-  const Real dl = kLength / (kEdges - 0.5);
-  SceneBuilder b;
-  const int mat = b.material("m", kRho, kE, 0.5);
-  const int rod = b.straight_rod("beam", vec3(-dl / 2, 0, 0), vec3(kLength, 0, 0), kEdges + 1, mat,
-                                 SceneBuilder::circle(kRadius));
-  b.fix_edge(rod, 0);
+  SceneBuilder b = test::beam::clamped(dt);
   b.mass_damping(alpha);
   b.stiffness_damping(beta);
-  b.integrator().kind = IntegratorKind::kImplicitMidpoint;
-  b.integrator().dt = dt;
-  b.integrator().duration = 10;
   return b;
 }
-
-// the tip's z, the reference DOF of the modes
-constexpr int kTip = 3 * kEdges + 2;
 
 test::Mode discrete_mode(const SceneBuilder& b, int i) { return test::discrete_mode(b, i, kTip); }
 
