@@ -22,6 +22,8 @@
 #   scripts/gpu_check.sh fourth     every suite, the CLI on CUDA, a queue of sanitizer runs (run 6)
 #   scripts/gpu_check.sh fifth      the same with memcheck and racecheck on every stepper case
 #                                   at 3 steps, 8 at once (the list owed after run 7)
+#   scripts/gpu_check.sh s8prof     S8 alone: the vectorized batch to B = 65536, ncu's time per
+#                                   kernel at B = 4096, the CPU engine on all cores
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -506,6 +508,33 @@ stage_fourth() { suites_and_sanitizers fourth queue_fourth 2 20; }
 # sanitizers on every stepper case at 3 steps, 8 processes at once
 stage_fifth() { suites_and_sanitizers fifth queue_fifth 8 3; }
 
+# S8 on the one engine, alone on the GPU (issue 20): the vectorized batch up to B = 65536 with its
+# phase split, the time of each kernel at B = 4096 (ncu, one metric, so one replay per launch),
+# and the per-environment CPU engine on all the machine's cores, in the same run
+ncu_bin="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
+stage_s8prof() {
+  local bb="$build/bench/slender_batch_bench" deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-200}))
+  left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/s8_device.txt" 2>&1
+  echo "bundle: $(head -1 "$build/COMMIT" 2>/dev/null)" >> "$out/s8_device.txt"
+  timeout -k 5 "$(left)" "$bb" --engine vectorized --backend cuda \
+    --sizes 1,64,1024,4096,16384,65536 --steps 20 --repeats 3 --markdown > "$out/s8_cuda.md" 2>&1
+  echo "S8 cuda: rc $?"
+  if [ -n "$ncu_bin" ]; then
+    timeout -k 5 "$(($(left) / 2))" "$ncu_bin" --metrics gpu__time_duration.sum \
+      --print-summary per-kernel --launch-skip 200 --launch-count 4000 \
+      "$bb" --engine vectorized --backend cuda --sizes 4096 --steps 3 --repeats 1 \
+      > "$out/s8_ncu.txt" 2>&1
+    echo "S8 ncu: rc $? ($(grep -c 'gpu__time_duration' "$out/s8_ncu.txt") kernels)"
+  else
+    echo "S8 ncu: no ncu on this machine"
+  fi
+  OMP_NUM_THREADS="$(nproc)" timeout -k 5 "$(left)" "$bb" --sizes 1,64,1024,4096 --steps 20 \
+    --repeats 3 --markdown > "$out/s8_cpu.md" 2>&1
+  echo "S8 cpu: rc $?"
+  grep -E '^\|' "$out/s8_cuda.md" "$out/s8_cpu.md"
+}
+
 case "${1:-all}" in
   build) stage_build ;;
   first) stage_first ;;
@@ -521,6 +550,7 @@ case "${1:-all}" in
   bench) stage_bench ;;
   s9) stage_s9 ;;
   s9cpu) stage_s9cpu ;;
+  s8prof) stage_s8prof ;;
   all) stage_build && stage_test && stage_sanitize && stage_sanitize2 && stage_bench && stage_s9 && stage_s9cpu ;;
   *) echo "usage: $0 build|first|test|sanitize|sanitize2|sanitize3|bench|s9|s9cpu|all" >&2; exit 2 ;;
 esac
