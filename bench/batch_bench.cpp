@@ -1,5 +1,7 @@
 // slender_batch_bench: S8 on the CPU, env-steps per second of the batched simulator for B = 1
-// ... N environments on all cores: wall time per batch step (min/median/max over the repeats),
+// ... N environments on all cores: wall time per batch step (min/median/max over the repeats)
+// of the engine's calls, the actions' upload and the step (the host's computation of the waves,
+// 100 sines per environment, is timed apart and not counted: it is the policy's work),
 // env-steps/s, Newton iterations per env-step, CG iterations per Newton iteration (pcg) and the
 // split into phases (the per-environment engine's CPU time; the vectorized engine's wall time of
 // its batched evaluation and solve, each ended by a read of its results). Models:
@@ -47,7 +49,8 @@ struct Options {
 };
 
 struct Run {
-  double wall = 0;  // seconds per batch step
+  double wall = 0;     // seconds per batch step: the engine's calls (the actions in, the step)
+  double actions = 0;  // seconds per batch step the host spent computing the actions (waves)
   slender::PhaseTimes phases;
   std::string solver;  // the batch's linear solver
 };
@@ -90,8 +93,9 @@ Run run_once(const std::shared_ptr<const slender::Model>& m,
   const double L = 0.5, dl = L / std::max(1, m->nnode - 1);
   std::vector<double> kappa(2 * size_t(nenv) * nb, 0.0);
   int failed = 0;
-  const auto t0 = Clock::now();
+  double in_engine = 0, actions = 0;  // seconds: the engine's calls; the host's waves
   for (int k = 0; k < steps; ++k) {
+    const auto t0 = Clock::now();
     const double t = (k + 1) * m->scene.integrator.dt;
     for (int e = 0; snake && e < nenv; ++e) {
       // every env its own wave: amplitudes 10-15 1/m, the learned wavelength and frequency
@@ -101,12 +105,17 @@ Run run_once(const std::shared_ptr<const slender::Model>& m,
         kappa[(size_t(e) * nb + j) * 2 + 1] = amp * dl * std::sin(2 * M_PI * (s / 0.53 + 1.9 * t));
       }
     }
+    const auto t1 = Clock::now();
     if (snake) batch.set_natural_curvature(kappa.data());
     for (slender::StepStatus st : batch.step())
       failed += st != slender::StepStatus::kConverged;
+    const auto t2 = Clock::now();
+    actions += std::chrono::duration<double>(t1 - t0).count();
+    in_engine += std::chrono::duration<double>(t2 - t1).count();
   }
   Run r;
-  r.wall = std::chrono::duration<double>(Clock::now() - t0).count() / steps;
+  r.wall = in_engine / steps;
+  r.actions = actions / steps;
   r.phases = batch.phase_times();
   r.solver = batch.solver_name();
   if (failed) std::fprintf(stderr, "warning: %d env-steps failed\n", failed);
@@ -168,7 +177,8 @@ int main(int argc, char** argv) {
               "env-steps/s (median)",
               "Newton it/env-step",
               "CG it/Newton it",
-              "phase split eval/assemble/factor+solve/frames %"};
+              "phase split eval/assemble/factor+solve/frames %",
+              "actions on the host ms/step (not counted)"};
     if (o.reference)
       t.head.insert(t.head.end(), {"per-env ms/batch step min/med/max", "per-env env-steps/s",
                                    "ratio to per-env"});
@@ -208,7 +218,8 @@ int main(int argc, char** argv) {
               ? std::string("-")
               : fmt("%.0f", 100 * p.eval / total) + " / " + fmt("%.0f", 100 * p.assemble / total) +
                     " / " + fmt("%.0f", 100 * lin / total) + " / " +
-                    fmt("%.0f", 100 * p.frames / total)};
+                    fmt("%.0f", 100 * p.frames / total),
+          fmt("%.3f", 1e3 * last.actions)};
       if (o.reference) {
         measure(B, "per-env", "auto", ref);
         const double ref_med = ref[ref.size() / 2];

@@ -70,6 +70,32 @@ __global__ void env_columns_kernel(int nenv, F f) {
   if (lane == 0) f.finish(e);
 }
 
+// the same on a staging area in shared memory, one environment (a warp) per block: the stage
+// phases fill it, the columns run on it, lane 0 finishes from it
+template <class F>
+__global__ void env_columns_staged_kernel(int nenv, F f) {
+  extern __shared__ Real staged[];
+  const int lane = int(threadIdx.x);
+  const long e = long(blockIdx.x);
+  if (e >= nenv || !f.wanted(e)) return;  // the whole block alike
+  for (int ph = 0; ph < f.stage_phases(); ++ph) {
+    f.stage(e, staged, ph, lane, kWarp);
+    __syncwarp();
+  }
+  const Real floor = f.begin_staged(staged);
+  __syncwarp();
+  const int n = f.columns(), phases = f.phases();
+  for (int k = 0; k < n; ++k)
+    for (int ph = 0; ph < phases; ++ph) {
+      if (!__all_sync(0xffffffffu, f.column_staged(staged, k, ph, floor, lane, kWarp))) {
+        if (lane == 0) f.fail(e);
+        return;
+      }
+      __syncwarp();
+    }
+  if (lane == 0) f.finish_staged(e, staged);
+}
+
 }  // namespace cuda_exec
 
 struct CudaExecutor {
@@ -127,6 +153,27 @@ struct CudaExecutor {
     cuda_exec::env_columns_kernel<F>
         <<<unsigned((threads + cuda_exec::kColumnsBlock - 1) / cuda_exec::kColumnsBlock),
            cuda_exec::kColumnsBlock>>>(nenv, f);
+    SLENDER_CUDA_LAUNCHED();
+  }
+  // staged (vec::BandGatherSolve): the stage in shared memory, a warp per block
+  static constexpr bool kStagedColumns = true;
+  /// the most shared memory one block may have on the current device (opt-in), bytes
+  static long staged_capacity() {
+    int dev = 0, bytes = 0;
+    SLENDER_CUDA_CHECK(cudaGetDevice(&dev));
+    SLENDER_CUDA_CHECK(
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    return bytes;
+  }
+  template <class F>
+  static void for_each_env_columns_staged(int nenv, const F& f) {
+    if (nenv <= 0) return;
+    const size_t bytes = size_t(f.stage_size()) * sizeof(Real);
+    if (bytes > 48 * 1024)  // above the default, the kernel asks for it (on the current device)
+      SLENDER_CUDA_CHECK(cudaFuncSetAttribute(cuda_exec::env_columns_staged_kernel<F>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(bytes)));
+    cuda_exec::env_columns_staged_kernel<F><<<unsigned(nenv), cuda_exec::kWarp, bytes>>>(nenv, f);
     SLENDER_CUDA_LAUNCHED();
   }
   // the state's kernels and copies done: live views (DLPack) read it on any stream

@@ -109,6 +109,7 @@ struct HostExecutor {
   }
   // one thread per environment's factorization (no groups of cooperating lanes)
   static constexpr int kLanes = 1;
+  static constexpr bool kStagedColumns = false;  // (no lanes: nothing to stage for)
   static void sync() {}
   static int current_device() { return 0; }
   struct OnDevice {

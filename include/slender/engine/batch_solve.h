@@ -56,6 +56,15 @@ namespace slender {
 /// largest batch measured, 16384. SLENDER_BATCH_LANES=0 or 1 overrides
 constexpr int kLanesMaxEnvs = 16384;
 
+/// whether the banded solve on lanes runs staged (vec::BandGatherSolve: the gather and the
+/// factorization in one pass, the band in the executor's staging area, on the GPU shared memory)
+/// rather than through a band in global memory: SLENDER_BATCH_STAGED=1. Off by default until it
+/// is measured faster on a GPU (issue 20)
+inline bool vec_use_staged() {
+  const char* v = std::getenv("SLENDER_BATCH_STAGED");
+  return v && v[0] == '1';
+}
+
 inline bool vec_use_lanes(int lanes, int nenv) {
   if (lanes <= 1) return false;
   const char* v = std::getenv("SLENDER_BATCH_LANES");
@@ -191,15 +200,19 @@ struct GatherJacobian {
   const Real* h_pool;   // (nenv x hess_pool)
   const Real* dof_J;    // (nenv x ndof)
   Real* out;            // (nenv x stride)
-  SLENDER_HD void operator()(long i) const {
-    const long e = i / nnz, slot = i % nnz;
+  /// environment e's Jacobian entry of the slot (the staged band solve sums it the same way)
+  SLENDER_HD Real slot_sum(long e, long slot) const {
     const Real* h = h_pool + e * hess_pool;
     Real s = 0;
     for (int j = slot_src_adr[slot]; j < slot_src_adr[slot + 1]; ++j)
       s += h[slot_src[j]];
     if (slot_dof[slot] >= 0) s += dof_J[e * ndof + slot_dof[slot]];
+    return s;
+  }
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / nnz, slot = i % nnz;
     const long k = pos ? pos[slot] : slot;
-    out[interleave ? k * nenv + e : e * stride + k] = s;
+    out[interleave ? k * nenv + e : e * stride + k] = slot_sum(e, slot);
   }
 };
 
@@ -287,6 +300,44 @@ struct BandSolve {
   }
   /// one thread per environment
   SLENDER_HD void operator()(long e) const { run_columns_on_one_thread(*this, e); }
+};
+
+/// The banded solve of one environment in one pass on a staging area of stage_size() Reals
+/// (an executor's for_each_env_columns_staged; on the GPU, a warp's shared memory): the stage
+/// phases zero the staged band and sum every slot of the Jacobian from the pools into it
+/// (GatherJacobian's sums, in its order), then BandSolve's columns and finish run on the staged
+/// band, with the solve's scratch vector after it. The band never goes through global memory,
+/// and the bits are those of gather + BandSolve (environment-major).
+struct BandGatherSolve {
+  BandSolve solve;        // interleave false; its band and x unused (the staged ones instead)
+  GatherJacobian gather;  // interleave false; pos: the band positions; out unused
+
+  SLENDER_HD bool wanted(long e) const { return solve.wanted(e); }
+  SLENDER_HD long stage_size() const { return solve.band_size + solve.n; }
+  SLENDER_HD int stage_phases() const { return 2; }
+  /// phase 0: the band zero; phase 1: every slot's entry in its place (each lane its own slots)
+  SLENDER_HD void stage(long e, Real* s, int phase, int lane, int nlanes) const {
+    if (phase == 0) {
+      for (long i = lane; i < solve.band_size; i += nlanes)
+        s[i] = 0;
+    } else {
+      for (long slot = lane; slot < gather.nnz; slot += nlanes)
+        s[gather.pos[slot]] = gather.slot_sum(e, slot);
+    }
+  }
+  SLENDER_HD Real begin_staged(const Real* s) const {
+    return band_lu_floor(s, solve.n, solve.w, kVecPivotTiny);
+  }
+  SLENDER_HD int columns() const { return solve.n; }
+  SLENDER_HD int phases() const { return 1; }
+  SLENDER_HD bool column_staged(Real* s, int k, int, Real floor, int lane, int nlanes) const {
+    return solve.column_of(s, k, floor, lane, nlanes);
+  }
+  SLENDER_HD void fail(long e) const { solve.fail(e); }
+  /// the last multipliers and the solve (one lane)
+  SLENDER_HD void finish_staged(long e, Real* s) const {
+    solve.finish_of(e, s, s + solve.band_size);
+  }
 };
 
 /// dense Cholesky (environments flagged in `cholesky`) or pivoting LU and solve of one
@@ -600,10 +651,15 @@ class VectorLinearSolve {
     switch (kind_) {
       case VecSolver::kBanded:
         lanes_ = vec_use_lanes(X::kLanes, nenv);
+        if constexpr (X::kStagedColumns)
+          staged_ = lanes_ && vec_use_staged() &&
+                    (layout_.band_size + long(n_)) * long(sizeof(Real)) <= X::staged_capacity();
         up(layout_.order, order_);
         up(layout_.band_pos, pos_);
-        band_.resize(B * size_t(layout_.band_size));
-        x_.resize(B * size_t(n_));
+        if (!staged_) {  // (staged, the band and the scratch live in the staging area)
+          band_.resize(B * size_t(layout_.band_size));
+          x_.resize(B * size_t(n_));
+        }
         break;
       case VecSolver::kDense: {
         lanes_ = vec_use_lanes(X::kLanes, nenv);
@@ -646,7 +702,8 @@ class VectorLinearSolve {
   /// "banded-lu", "dense-cholesky", "dense-lu" (or "dense-cholesky+lu" when the environments
   /// differ) or "pcg"
   std::string name() const {
-    if (kind_ == VecSolver::kBanded) return lanes_ ? "banded-lu-lanes" : "banded-lu";
+    if (kind_ == VecSolver::kBanded)
+      return staged_ ? "banded-lu-lanes-staged" : lanes_ ? "banded-lu-lanes" : "banded-lu";
     if (kind_ == VecSolver::kPcg) return "pcg";
     bool chol = false, lu = false;
     for (unsigned char c : chol_h_)
@@ -693,9 +750,32 @@ class VectorLinearSolve {
     }
     switch (kind_) {
       case VecSolver::kBanded: {
-        gather(active, band_, layout_.band_size, h_pool, dof_J);
-        factorize(vec::BandSolve{n_, layout_.w, B, mat_interleave(), layout_.band_size, active,
-                                 order_.data(), band_.data(), x_.data(), f, dx, ok_.data()});
+        const vec::BandSolve bs{n_,
+                                layout_.w,
+                                B,
+                                mat_interleave(),
+                                layout_.band_size,
+                                active,
+                                order_.data(),
+                                band_.data(),
+                                x_.data(),
+                                f,
+                                dx,
+                                ok_.data()};
+        if constexpr (X::kStagedColumns) {
+          if (staged_) {
+            X::for_each_env_columns_staged(
+                B, vec::BandGatherSolve{
+                       bs,
+                       vec::GatherJacobian{nnz_, ndof_, B, false, hess_pool_, layout_.band_size,
+                                           slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
+                                           pos_.data(), h_pool, dof_J, nullptr}});
+          }
+        }
+        if (!staged_) {
+          gather(active, band_, layout_.band_size, h_pool, dof_J);
+          factorize(bs);
+        }
         if (defer_ok) return false;
         X::download_at(ok_, 0, ok_h.data(), ok_h.size());
         break;
@@ -873,7 +953,8 @@ class VectorLinearSolve {
   int n_, nnz_, ndof_, nenv_;
   long hess_pool_;
   VecSolver kind_ = VecSolver::kBanded;
-  bool lanes_ = false;  // banded or dense factorizations on groups of cooperating lanes
+  bool lanes_ = false;   // banded or dense factorizations on groups of cooperating lanes
+  bool staged_ = false;  // the banded one staged (vec::BandGatherSolve)
   BandLayout layout_;
   Buffer<int> slot_src_adr_, slot_src_, slot_dof_, pos_;
   Buffer<unsigned char> ok_, mask_, chol_, lu_only_;

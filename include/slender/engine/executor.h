@@ -36,6 +36,12 @@
 //                                  threads that cooperate on one environment's column-stepped
 //                                  factorization (vec::BandSolve: f.begin, f.column on every
 //                                  lane with a barrier after each column, f.finish); 1: none
+//   kStagedColumns, staged_capacity(), for_each_env_columns_staged(nenv, f)
+//                                  the same on a staging area of f.stage_size() Reals per
+//                                  environment (vec::BandGatherSolve: f.stage phases,
+//                                  f.begin_staged, f.column_staged, f.finish_staged; on the GPU
+//                                  a warp's shared memory, at most staged_capacity() bytes);
+//                                  executors with kLanes > 1 only
 //   sync(), current_device(), OnDevice
 //                                  a barrier; the device of the caller's thread, and a scope
 //                                  that makes a device current (nothing on the host)
