@@ -24,6 +24,9 @@
 #                                   at 3 steps, 8 at once (the list owed after run 7)
 #   scripts/gpu_check.sh s8prof     S8 alone: the vectorized batch to B = 65536, ncu's time per
 #                                   kernel at B = 4096, the CPU engine on all cores
+#   scripts/gpu_check.sh sixth      S8's banded-solve forms side by side (staged in shared memory
+#                                   among them), ncu at real clocks, the staged form's bits and
+#                                   sanitizers, the GPU suite, racecheck's leftovers (after run 11)
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -535,6 +538,77 @@ stage_s8prof() {
   grep -E '^\|' "$out/s8_cuda.md" "$out/s8_cpu.md"
 }
 
+# the next run (issue 20, then issue 14's leftovers): S8's forms of the banded solve measured
+# side by side alone on the GPU (a warp per environment, the same staged in shared memory,
+# a thread per environment; the first form again last, to see drift), the CPU engine in the same
+# run, ncu at the real clocks (per kernel, and the heavy kernels' sections), then the staged
+# form's bits and sanitizers, the whole GPU suite and racecheck on the stepper cases left, two
+# at a time
+stage_sixth() {
+  local bb="$build/bench/slender_batch_bench" gt="$build/tests/gpu_tests"
+  local ct="$build/tests/cpu_backend_tests" logs=/tmp/gpu-sixth
+  local deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-480}))
+  left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
+  rm -rf "$logs" && mkdir -p "$logs"
+  device_header "$logs"
+  cp "$logs/device.txt" "$out/s8_device.txt"
+  local form lanes staged name
+  for form in "1 0 warps" "1 1 staged" "0 0 threads" "1 0 warps-again"; do
+    read -r lanes staged name <<< "$form"
+    SLENDER_BATCH_LANES=$lanes SLENDER_BATCH_STAGED=$staged timeout -k 5 60 "$bb" \
+      --engine vectorized --backend cuda --sizes 1,64,1024,4096,16384 --steps 20 --repeats 5 \
+      --markdown > "$out/s8_$name.md" 2>&1
+    echo "S8 cuda $name: rc $?"
+  done
+  SLENDER_BATCH_STAGED=1 timeout -k 5 40 "$bb" --engine vectorized --backend cuda --sizes 65536 \
+    --steps 10 --repeats 3 --markdown > "$out/s8_staged_65536.md" 2>&1
+  echo "S8 cuda staged, B = 65536: rc $?"
+  OMP_NUM_THREADS="$(nproc)" timeout -k 5 40 "$bb" --sizes 1024,4096 --steps 20 --repeats 3 \
+    --markdown > "$out/s8_cpu.md" 2>&1
+  echo "S8 cpu: rc $?"
+  if [ -n "$ncu_bin" ]; then
+    for staged in 0 1; do
+      SLENDER_BATCH_STAGED=$staged timeout -k 5 40 "$ncu_bin" --clock-control none \
+        --cache-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
+        --launch-skip 200 --launch-count 4000 "$bb" --engine vectorized --backend cuda \
+        --sizes 4096 --steps 3 --repeats 1 > "$out/s8_ncu_staged$staged.txt" 2>&1
+      echo "S8 ncu (staged $staged): rc $?"
+    done
+    SLENDER_BATCH_STAGED=1 timeout -k 5 60 "$ncu_bin" --clock-control none \
+      -k 'regex:BendTwist|RodRft|RodStretch|env_columns|GatherJacobian' --launch-skip 10 \
+      --launch-count 5 --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis "$bb" \
+      --engine vectorized --backend cuda --sizes 4096 --steps 3 --repeats 1 \
+      > "$out/s8_ncu_sections.txt" 2>&1
+    echo "S8 ncu sections: rc $?"
+  fi
+  grep -hE '^\| (1|64|1024|4096|16384|65536) ' "$out"/s8_*.md | head -40
+  # correctness: the staged form's bits (and its sanitizers), the GPU suite, racecheck's leftovers
+  timeout -k 5 "$(left)" "$gt" \
+    --gtest_filter='CudaBatch.StagedBandSolveGivesTheSameBits' > "$logs/gpu-staged.log" 2>&1
+  (timeout -k 5 "$(left)" stdbuf -oL "$gt" --gtest_filter='-CudaBatch.Staged*' \
+    > "$logs/gpu-all.log" 2>&1) &
+  export sanitizer logs deadline
+  export SLENDER_TEST_MAX_STEPS=3
+  {
+    for tool in memcheck racecheck; do
+      echo "$tool $gt CudaBatch.StagedBandSolveGivesTheSameBits staged"
+    done
+    for t in EverySceneMatchesTheCpuOver50Steps HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone \
+      LinearFallbacksAreCountedAsOnTheCpu NonSymmetricJacobiansTakeBicgstab \
+      PcgAndCholeskyGiveTheSameNewtonIterates SolverNamesTellTheExecutor TwoRunsAreBitIdentical; do
+      echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
+    done
+    echo "memcheck $ct *DeviceStepper.NonSymmetricJacobiansTakeBicgstab/Cuda NonSymmetric"
+  } | xargs -P "${GPU_SANITIZE_JOBS:-3}" -L 1 bash -c '
+      left=$((deadline - $(date +%s)))
+      [ "$left" -gt 10 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
+      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
+        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1'
+  wait
+  run_summary "$logs" sixth $((${GPU_DEADLINE_SECS:-480} - deadline + $(date +%s)))
+}
+
 case "${1:-all}" in
   build) stage_build ;;
   first) stage_first ;;
@@ -551,6 +625,7 @@ case "${1:-all}" in
   s9) stage_s9 ;;
   s9cpu) stage_s9cpu ;;
   s8prof) stage_s8prof ;;
+  sixth) stage_sixth ;;
   all) stage_build && stage_test && stage_sanitize && stage_sanitize2 && stage_bench && stage_s9 && stage_s9cpu ;;
   *) echo "usage: $0 build|first|test|sanitize|sanitize2|sanitize3|bench|s9|s9cpu|all" >&2; exit 2 ;;
 esac
