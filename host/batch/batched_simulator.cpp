@@ -137,23 +137,47 @@ void check_finite_action(const Real* v, size_t n, const char* what) {
 }
 }  // namespace
 
-void BatchedSimulator::set_natural_curvature(const Real* kappa) {
-  Impl& s = *impl_;
-  check_finite_action(kappa, 2 * size_t(nenv()) * s.model->nbend, "natural curvature");
-  if (s.vec) return s.vec->set_natural_curvature(kappa);
-  s.kappa.assign(kappa, kappa + 2 * size_t(nenv()) * s.model->nbend);
+namespace {
+// an action in the engine's memory: the vectorized engine checks and copies it on its executor;
+// on the CPU backend it is host memory, as an action from the host
+bool in_engine(BatchedSimulator::ArrayPlace where,
+               BackendKind backend,
+               bool vectorized,
+               const char* what) {
+  if (where != BatchedSimulator::ArrayPlace::kEngine || backend == BackendKind::kCpu) return false;
+  SLENDER_CHECK(vectorized, what,
+                " from device memory needs the vectorized engine (BatchEngine::kVectorized); "
+                "the per-environment engine takes host arrays");
+  return true;
 }
-void BatchedSimulator::set_natural_twist(const Real* tau) {
+}  // namespace
+
+void BatchedSimulator::set_natural_curvature(const Real* kappa, ArrayPlace where) {
   Impl& s = *impl_;
-  check_finite_action(tau, size_t(nenv()) * s.model->nbend, "natural twist");
-  if (s.vec) return s.vec->set_natural_twist(tau);
-  s.tau.assign(tau, tau + size_t(nenv()) * s.model->nbend);
+  const size_t n = 2 * size_t(nenv()) * s.model->nbend;
+  if (in_engine(where, backend(), s.vec != nullptr, "natural curvature"))
+    return s.vec->set_natural_curvature(kappa, true);
+  check_finite_action(kappa, n, "natural curvature");
+  if (s.vec) return s.vec->set_natural_curvature(kappa, false);
+  s.kappa.assign(kappa, kappa + n);
 }
-void BatchedSimulator::set_natural_hinge_angle(const Real* phi) {
+void BatchedSimulator::set_natural_twist(const Real* tau, ArrayPlace where) {
   Impl& s = *impl_;
-  check_finite_action(phi, size_t(nenv()) * s.model->nhinge, "natural hinge angle");
-  if (s.vec) return s.vec->set_natural_hinge_angle(phi);
-  s.phi.assign(phi, phi + size_t(nenv()) * s.model->nhinge);
+  const size_t n = size_t(nenv()) * s.model->nbend;
+  if (in_engine(where, backend(), s.vec != nullptr, "natural twist"))
+    return s.vec->set_natural_twist(tau, true);
+  check_finite_action(tau, n, "natural twist");
+  if (s.vec) return s.vec->set_natural_twist(tau, false);
+  s.tau.assign(tau, tau + n);
+}
+void BatchedSimulator::set_natural_hinge_angle(const Real* phi, ArrayPlace where) {
+  Impl& s = *impl_;
+  const size_t n = size_t(nenv()) * s.model->nhinge;
+  if (in_engine(where, backend(), s.vec != nullptr, "natural hinge angle"))
+    return s.vec->set_natural_hinge_angle(phi, true);
+  check_finite_action(phi, n, "natural hinge angle");
+  if (s.vec) return s.vec->set_natural_hinge_angle(phi, false);
+  s.phi.assign(phi, phi + n);
 }
 void BatchedSimulator::set_external_forces(const Real* f) {
   Impl& s = *impl_;

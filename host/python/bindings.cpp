@@ -227,6 +227,67 @@ EnvParams make_params(double youngs_scale,
 
 }  // namespace
 
+// An action given as an array on a CUDA device (a torch tensor, a CuPy array: anything with
+// __dlpack__ whose __dlpack_device__ is CUDA) goes to the batch as a device pointer: checked
+// (float64, the action's shape, C-contiguous, the batch's device) and copied on the device with
+// no trip through the host. Returns false, doing nothing, for an array that is not on a CUDA
+// device (numpy, a CPU tensor): the caller takes the host path.
+bool device_action(PyBatch& b,
+                   const py::object& o,
+                   std::vector<int64_t> shape,
+                   const char* what,
+                   void (BatchedSimulator::*set)(const Real*, BatchedSimulator::ArrayPlace)) {
+  if (py::isinstance<py::array>(o) || !py::hasattr(o, "__dlpack_device__")) return false;
+  const auto dev = o.attr("__dlpack_device__")().cast<std::pair<int, int>>();
+  if (dev.first != 2) return false;  // kDLCUDA
+  if (b.batch->backend() != BackendKind::kCuda) {
+    throw InputError("<python>", 0, what,
+                     "a CUDA array for a batch on the CPU backend: give a host array");
+  }
+  // stream 1: the legacy default stream, on which the copy runs, waits for the producer's work
+  py::object cap = o.attr("__dlpack__")(py::arg("stream") = 1);
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
+  if (!m) throw py::error_already_set();
+  struct Consume {  // the consumer's duty: mark the capsule used, then free the tensor
+    PyObject* cap;
+    DLManagedTensor* m;
+    ~Consume() {
+      PyCapsule_SetName(cap, "used_dltensor");
+      if (m->deleter) m->deleter(m);
+    }
+  } consume{cap.ptr(), m};
+  const DLTensor& t = m->dl_tensor;
+  if (t.dtype.code != 2 || t.dtype.bits != 64 || t.dtype.lanes != 1)
+    throw InputError("<python>", 0, what, "a CUDA array of float64 values is needed");
+  bool ok = t.ndim == int32_t(shape.size());
+  int64_t stride = 1;
+  for (int i = int(shape.size()) - 1; ok && i >= 0; --i) {
+    ok = t.shape[i] == shape[i] && (!t.strides || shape[i] == 1 || t.strides[i] == stride);
+    stride *= shape[i];
+  }
+  if (!ok) {
+    std::string want = "(", got = "(";
+    for (size_t i = 0; i < shape.size(); ++i)
+      want += (i ? ", " : "") + std::to_string(shape[i]);
+    for (int i = 0; i < t.ndim; ++i)
+      got += (i ? ", " : "") + std::to_string(t.shape[i]);
+    throw InputError("<python>", 0, what,
+                     "expected a C-contiguous CUDA array of shape " + want + "), got " + got + ")");
+  }
+  const BatchedSimulator::LiveArray live = b.batch->live_positions();
+  const int device = live.data ? cuda_device_of(live.data) : 0;
+  if (t.device.device_id != device) {
+    throw InputError("<python>", 0, what,
+                     "the array is on CUDA device " + std::to_string(t.device.device_id) +
+                         ", the batch on device " + std::to_string(device));
+  }
+  const auto* data =
+      reinterpret_cast<const Real*>(static_cast<const char*>(t.data) + t.byte_offset);
+  py::gil_scoped_release nogil;
+  ((*b.batch).*set)(data, BatchedSimulator::ArrayPlace::kEngine);
+  return true;
+}
+
 // a live DLPack view of a batch's positions or velocities (the vectorized engine's state)
 LiveView live_view(py::object self, bool velocities) {
   PyBatch& b = self.cast<PyBatch&>();
@@ -597,24 +658,43 @@ PYBIND11_MODULE(_core, m) {
           py::arg("mask") = py::none(), py::arg("from_env") = py::none(),
           "environments in mask (all when None) back to the initial state, or to environment "
           "from_env's state")
-      .def("set_natural_curvature",
-           [](PyBatch& b, const py::object& o) {
-             const Array a = real_array(o, "natural_curvature");
-             b.batch->set_natural_curvature(
-                 checked(a, {b.batch->nenv(), b.model->nbend, 2}, "natural_curvature"));
-           })
-      .def("set_natural_twist",
-           [](PyBatch& b, const py::object& o) {
-             const Array a = real_array(o, "natural_twist");
-             b.batch->set_natural_twist(
-                 checked(a, {b.batch->nenv(), b.model->nbend}, "natural_twist"));
-           })
-      .def("set_natural_hinge_angle",
-           [](PyBatch& b, const py::object& o) {
-             const Array a = real_array(o, "natural_hinge_angle");
-             b.batch->set_natural_hinge_angle(
-                 checked(a, {b.batch->nenv(), b.model->nhinge}, "natural_hinge_angle"));
-           })
+      .def(
+          "set_natural_curvature",
+          [](PyBatch& b, const py::object& o) {
+            if (device_action(b, o, {b.batch->nenv(), b.model->nbend, 2}, "natural_curvature",
+                              &BatchedSimulator::set_natural_curvature))
+              return;
+            const Array a = real_array(o, "natural_curvature");
+            b.batch->set_natural_curvature(
+                checked(a, {b.batch->nenv(), b.model->nbend, 2}, "natural_curvature"));
+          },
+          "natural curvatures (num_envs x nbend x 2): a host array, or a CUDA array (torch, "
+          "CuPy: float64, C-contiguous, on the batch's device) that the CUDA backend copies on "
+          "the device")
+      .def(
+          "set_natural_twist",
+          [](PyBatch& b, const py::object& o) {
+            if (device_action(b, o, {b.batch->nenv(), b.model->nbend}, "natural_twist",
+                              &BatchedSimulator::set_natural_twist))
+              return;
+            const Array a = real_array(o, "natural_twist");
+            b.batch->set_natural_twist(
+                checked(a, {b.batch->nenv(), b.model->nbend}, "natural_twist"));
+          },
+          "natural twists (num_envs x nbend) [rad]; a host or a CUDA array, as "
+          "set_natural_curvature")
+      .def(
+          "set_natural_hinge_angle",
+          [](PyBatch& b, const py::object& o) {
+            if (device_action(b, o, {b.batch->nenv(), b.model->nhinge}, "natural_hinge_angle",
+                              &BatchedSimulator::set_natural_hinge_angle))
+              return;
+            const Array a = real_array(o, "natural_hinge_angle");
+            b.batch->set_natural_hinge_angle(
+                checked(a, {b.batch->nenv(), b.model->nhinge}, "natural_hinge_angle"));
+          },
+          "natural hinge angles (num_envs x nhinge) [rad]; a host or a CUDA array, as "
+          "set_natural_curvature")
       .def("set_external_forces",
            [](PyBatch& b, const py::object& o) {
              const Array a = real_array(o, "external_forces");

@@ -59,13 +59,18 @@ class BatchedSimulator {
   std::string solver_name() const;
 
   // ---- actions: they hold from the next step on until changed or cleared ----------------------
+  /// where an action array lives: in host memory, or in the engine's own memory, that is the
+  /// CUDA device the batch runs on (a torch or CuPy array's device pointer: copied on the
+  /// device, no trip through the host) or, on the CPU backend, host memory again. kEngine on
+  /// the CUDA backend needs the vectorized engine
+  enum class ArrayPlace { kHost, kEngine };
   /// natural curvatures kappa1, kappa2 of every bend-twist stencil (nenv x nbend x 2): they
   /// replace the scene's natural shape and actuation
-  void set_natural_curvature(const Real* kappa);
+  void set_natural_curvature(const Real* kappa, ArrayPlace where = ArrayPlace::kHost);
   /// natural twists (nenv x nbend) [rad]
-  void set_natural_twist(const Real* tau);
+  void set_natural_twist(const Real* tau, ArrayPlace where = ArrayPlace::kHost);
   /// natural hinge angles (nenv x nhinge) [rad]
-  void set_natural_hinge_angle(const Real* phi);
+  void set_natural_hinge_angle(const Real* phi, ArrayPlace where = ArrayPlace::kHost);
   /// external forces on the nodes (nenv x nnode x 3) [N]
   void set_external_forces(const Real* f);
   /// prescribed motion of the fixed DOFs (nenv x nfixed, Model::fixed_dof order): each

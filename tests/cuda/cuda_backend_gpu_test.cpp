@@ -3,6 +3,7 @@
 // tests/cpu/device_stepper_test.cpp, which runs on the device where there is one and on the host
 // executor everywhere.
 
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -229,6 +230,55 @@ TEST(CudaBatch, StagedBandSolveGivesTheSameBits) {
   }
   EXPECT_EQ(x[0], x[1]);
   EXPECT_EQ(x[1], x[2]);
+}
+
+// actions from device memory (ArrayPlace::kEngine: a torch tensor's pointer, here cudaMalloc's)
+// give the bits of the same actions from the host; a NaN in one is an error naming its
+// environment, and the batch goes on with the actions it had
+TEST(CudaBatch, ActionsFromDeviceMemoryEqualActionsFromTheHost) {
+  SLENDER_REQUIRE_GPU();
+  const auto m = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json");
+  const int B = 32, nb = m->nbend;
+  const size_t n = 2 * size_t(B) * nb;
+  Real* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, n * sizeof(Real)), cudaSuccess);
+  std::vector<Real> x[2];
+  for (int from_device = 0; from_device < 2; ++from_device) {
+    BatchedSimulator gpu(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized, BackendKind::kCuda);
+    std::vector<Real> kappa(n, 0);
+    for (int k = 0; k < 10; ++k) {
+      for (int e = 0; e < B; ++e)
+        for (int j = 0; j < nb; ++j)
+          kappa[(size_t(e) * nb + j) * 2 + 1] = (0.1 + 0.001 * e) * std::sin(0.12 * j - 0.1 * k);
+      if (from_device) {
+        ASSERT_EQ(cudaMemcpy(dev, kappa.data(), n * sizeof(Real), cudaMemcpyHostToDevice),
+                  cudaSuccess);
+        gpu.set_natural_curvature(dev, BatchedSimulator::ArrayPlace::kEngine);
+      } else {
+        gpu.set_natural_curvature(kappa.data());
+      }
+      for (StepStatus st : gpu.step())
+        ASSERT_EQ(st, StepStatus::kConverged);
+    }
+    if (from_device) {  // a NaN in environment 7: refused, the last actions stay
+      std::vector<Real> bad(n, 0.05);
+      bad[(7 * size_t(nb) + 3) * 2] = std::nan("");
+      ASSERT_EQ(cudaMemcpy(dev, bad.data(), n * sizeof(Real), cudaMemcpyHostToDevice), cudaSuccess);
+      try {
+        gpu.set_natural_curvature(dev, BatchedSimulator::ArrayPlace::kEngine);
+        ADD_FAILURE() << "a NaN action was taken";
+      } catch (const Error& err) {
+        EXPECT_NE(std::string(err.what()).find("environment 7"), std::string::npos) << err.what();
+      }
+    }
+    for (StepStatus st : gpu.step())  // (both with the last good actions)
+      ASSERT_EQ(st, StepStatus::kConverged);
+    x[from_device].resize(size_t(B) * 3 * m->nnode);
+    gpu.positions(x[from_device].data());
+  }
+  cudaFree(dev);
+  EXPECT_EQ(x[0], x[1]);
 }
 
 TEST(CudaBatch, TwoVectorizedRunsAreBitIdentical) {

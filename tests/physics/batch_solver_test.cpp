@@ -376,6 +376,49 @@ TEST(VectorSolvers, StagedBandSolveGivesTheSameBits) {
   EXPECT_EQ(ua, ub);
 }
 
+// actions from the executor's memory (a device array on the GPU; here the host executor's) are
+// checked and copied on the executor: the same bits as from the host; a NaN is an error that
+// names its environment and leaves the actions as they were
+TEST(VectorSolvers, ActionsFromTheExecutorsMemoryEqualActionsFromTheHost) {
+  const auto model =
+      build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json"));
+  const Model& m = *model;
+  const int B = 4, nb = m.nbend;
+  const State initial = Simulator(model).state();
+  VectorEngineOf<HostExecutor> host(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+  VectorEngineOf<HostExecutor> exec(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+  std::vector<Real> kappa(2 * size_t(B) * nb, 0), tau(size_t(B) * nb, 0);
+  const std::vector<unsigned char> all(B, 1);
+  for (int k = 0; k < 8; ++k) {
+    for (int e = 0; e < B; ++e)
+      for (int j = 0; j < nb; ++j) {
+        kappa[(size_t(e) * nb + j) * 2 + 1] = (0.1 + 0.01 * e) * std::sin(0.12 * j - 0.1 * k);
+        tau[size_t(e) * nb + j] = 0.01 * e;
+      }
+    host.set_natural_curvature(kappa.data(), false);
+    host.set_natural_twist(tau.data(), false);
+    exec.set_natural_curvature(kappa.data(), true);
+    exec.set_natural_twist(tau.data(), true);
+    if (k == 5) {  // a NaN in environment 2: refused, the actions of step 5 stay
+      std::vector<Real> bad = kappa;
+      bad[(2 * size_t(nb) + 4) * 2] = std::nan("");
+      test::expect_error([&] { exec.set_natural_curvature(bad.data(), true); },
+                         "natural curvature: 1 values of environment 2 are not finite");
+    }
+    const VectorStepResult a = host.step(m.scene.integrator.dt, all);
+    const VectorStepResult b = exec.step(m.scene.integrator.dt, all);
+    for (int e = 0; e < B; ++e) {
+      ASSERT_EQ(a.reports[e].status, StepStatus::kConverged);
+      EXPECT_EQ(b.reports[e].status, StepStatus::kConverged);
+    }
+  }
+  std::vector<Real> qa, ua, qb, ub;
+  host.download_qu(qa, ua);
+  exec.download_qu(qb, ub);
+  EXPECT_EQ(qa, qb);
+  EXPECT_EQ(ua, ub);
+}
+
 TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
   struct Case {
     const char* name;

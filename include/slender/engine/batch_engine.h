@@ -15,9 +15,11 @@ namespace slender {
 class VectorEngine {
  public:
   virtual ~VectorEngine() = default;
-  virtual void set_natural_curvature(const Real* k) = 0;
-  virtual void set_natural_twist(const Real* t) = 0;
-  virtual void set_natural_hinge_angle(const Real* phi) = 0;
+  /// the natural-shape actions from the host or, with in_executor, from the executor's memory
+  /// (a device array on the GPU)
+  virtual void set_natural_curvature(const Real* k, bool in_executor) = 0;
+  virtual void set_natural_twist(const Real* t, bool in_executor) = 0;
+  virtual void set_natural_hinge_angle(const Real* phi, bool in_executor) = 0;
   virtual void clear_natural_shape() = 0;
   virtual void set_forces(const Real* f) = 0;
   virtual void clear_forces() = 0;
@@ -54,17 +56,21 @@ class VectorEngineOf final : public VectorEngine {
                  const State& initial,
                  LinearSolverKind solver)
       : device_(X::current_device()), nt_(std::move(model), nenv, spec, initial, solver) {}
-  void set_natural_curvature(const Real* k) override {
+  // (from the host)
+  void set_natural_curvature(const Real* k) { set_natural_curvature(k, false); }
+  void set_natural_twist(const Real* t) { set_natural_twist(t, false); }
+  void set_natural_hinge_angle(const Real* phi) { set_natural_hinge_angle(phi, false); }
+  void set_natural_curvature(const Real* k, bool in_executor) override {
     const typename X::OnDevice on(device_);
-    nt_.set_natural_curvature(k);
+    nt_.set_natural_curvature(k, in_executor);
   }
-  void set_natural_twist(const Real* t) override {
+  void set_natural_twist(const Real* t, bool in_executor) override {
     const typename X::OnDevice on(device_);
-    nt_.set_natural_twist(t);
+    nt_.set_natural_twist(t, in_executor);
   }
-  void set_natural_hinge_angle(const Real* phi) override {
+  void set_natural_hinge_angle(const Real* phi, bool in_executor) override {
     const typename X::OnDevice on(device_);
-    nt_.set_natural_hinge_angle(phi);
+    nt_.set_natural_hinge_angle(phi, in_executor);
   }
   void clear_natural_shape() override {
     const typename X::OnDevice on(device_);

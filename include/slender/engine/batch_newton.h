@@ -166,6 +166,16 @@ struct SlopeMax {
 };
 
 /// per environment: s0 number of stencils flagged degenerate
+/// the values of an action array given in the executor's memory that are not finite, per
+/// environment (nenv x len)
+struct NonFiniteCount {
+  long len;
+  const Real* v;
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    return Red4{is_finite(v[e * len + i]) ? Real(0) : Real(1), 0, 0, 0};
+  }
+};
+
 struct DegenerateCount {
   long energy_pool;
   const unsigned* flags;
@@ -304,13 +314,18 @@ class VectorNewton {
       std::copy(m.hinge_phi_bar.begin(), m.hinge_phi_bar.end(), h.begin() + e * m.nhinge);
     X::upload(phi_, h.data(), h.size());
   }
-  void set_natural_curvature(const Real* k) {
-    X::upload(kappa_, k, size_t(nenv_) * 2 * model_->nbend);
+  /// natural curvatures (nenv x nbend x 2), from the host or, with `in_executor`, from the
+  /// executor's own memory (a device array on the GPU: copied there, checked there)
+  void set_natural_curvature(const Real* k, bool in_executor = false) {
+    set_action(kappa_, k, 2 * long(model_->nbend), in_executor, "natural curvature");
   }
-  void set_natural_twist(const Real* t) { X::upload(tau_, t, size_t(nenv_) * model_->nbend); }
+  /// natural twists (nenv x nbend) [rad]
+  void set_natural_twist(const Real* t, bool in_executor = false) {
+    set_action(tau_, t, long(model_->nbend), in_executor, "natural twist");
+  }
   /// natural hinge angles (nenv x nhinge) [rad]
-  void set_natural_hinge_angle(const Real* phi) {
-    X::upload(phi_, phi, size_t(nenv_) * model_->nhinge);
+  void set_natural_hinge_angle(const Real* phi, bool in_executor = false) {
+    set_action(phi_, phi, long(model_->nhinge), in_executor, "natural hinge angle");
   }
   /// the batched linear solver in use (batch_solve.h's names)
   std::string solver_name() const { return solver_->name(); }
@@ -329,6 +344,24 @@ class VectorNewton {
   }
   void clear_fixed_targets() { user_targets_ = false; }
 
+ private:
+  // an action array of len values per environment into dst; one in the executor's memory is
+  // checked there first (one reduction: a non-finite value is an error naming its environment,
+  // and dst stays as it was), then copied on the executor
+  void set_action(
+      Buffer<Real>& dst, const Real* src, long len, bool in_executor, const char* what) {
+    const size_t n = size_t(nenv_) * size_t(len);
+    if (!in_executor) return X::upload(dst, src, n);
+    if (n == 0) return;
+    std::vector<Red4> bad(static_cast<size_t>(nenv_));
+    X::env_reduce(nenv_, len, vec::NonFiniteCount{len, src}, bad.data(), red_scratch_);
+    for (int e = 0; e < nenv_; ++e)
+      SLENDER_CHECK(bad[e].s0 == 0, what, ": ", long(bad[e].s0), " values of environment ", e,
+                    " are not finite");
+    X::copy(dst.data(), src, n);
+  }
+
+ public:
   /// physical parameters of one environment
   void set_params(int e, const EnvParams& p) {
     const Model& m = *model_;
