@@ -566,6 +566,16 @@ stage_sixth() {
   OMP_NUM_THREADS="$(nproc)" timeout -k 5 40 "$bb" --sizes 1024,4096 --steps 20 --repeats 3 \
     --markdown > "$out/s8_cpu.md" 2>&1
   echo "S8 cpu: rc $?"
+  # from Python (the bundle's module for the machine's Python 3.12): torch's actions on the
+  # device through DLPack against numpy's from the host, the same bits first (--check)
+  if [ -d "$build/python/slender" ]; then
+    PYTHONPATH="$build/python" timeout -k 5 100 python3 bench/s8_python.py --backend cuda \
+      --sizes 1,64,1024,4096,16384 --steps 20 --repeats 3 --check > "$out/s8_python.md" 2>&1
+    echo "S8 python: rc $?"
+    grep -E '^check|rror' "$out/s8_python.md" | head -5
+  else
+    echo "S8 python: the bundle has no Python module"
+  fi
   if [ -n "$ncu_bin" ]; then
     for staged in 0 1; do
       SLENDER_BATCH_STAGED=$staged timeout -k 5 40 "$ncu_bin" --clock-control none \
@@ -582,7 +592,7 @@ stage_sixth() {
       > "$out/s8_ncu_sections.txt" 2>&1
     echo "S8 ncu sections: rc $?"
   fi
-  grep -hE '^\| (1|64|1024|4096|16384|65536) ' "$out"/s8_*.md | head -40
+  grep -E '^\| (1|64|1024|4096|16384|65536) ' "$out"/s8_*.md | sed "s|^$out/||" | head -60
   # correctness: the staged form's bits (and its sanitizers), the GPU suite, racecheck's leftovers
   timeout -k 5 "$(left)" "$gt" \
     --gtest_filter='CudaBatch.StagedBandSolveGivesTheSameBits' > "$logs/gpu-staged.log" 2>&1
