@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "slender/engine/contact_pipeline.h"
 #include "slender/stencils/contact_distance.h"
 
 namespace slender::contact {
@@ -97,13 +98,16 @@ void ContactPairFinder::find(
   vt_.clear();
   edges_.clear();
   rod_shell_edges_.clear();
+  // a shell's own neighbours in the rest shape are no pair (pipe::Geometry::rest_neighbours_vt)
+  const pipe::Geometry rest = pipe::host_geometry(m);
   for (long k = 0; k < cp.net; ++k) {
     const int e = cp.et_pair[2 * k], t = cp.et_pair[2 * k + 1];
     if (!(m.edge_EA[e] > 0)) continue;
     const int* tn = &m.tri_node[3 * t];
     for (int a = 0; a < 2; ++a) {
       const int v = m.edge_node[2 * e + a];
-      if (v != tn[0] && v != tn[1] && v != tn[2]) vt_.push_back({v, t, m.edge_part[e]});
+      if (v != tn[0] && v != tn[1] && v != tn[2] && !rest.rest_neighbours_vt(v, t))
+        vt_.push_back({v, t, m.edge_part[e]});
     }
     for (int j = 0; j < 3; ++j) {
       const int se = m.tri_edge[3 * t + j];
@@ -120,7 +124,7 @@ void ContactPairFinder::find(
       for (int a = 0; a < 3; ++a) {
         const int v = m.tri_node[3 * t + a];
         const int* on = &m.tri_node[3 * o];
-        if (v == on[0] || v == on[1] || v == on[2]) continue;
+        if (v == on[0] || v == on[1] || v == on[2] || rest.rest_neighbours_vt(v, o)) continue;
         vt_.push_back({v, o, m.tri_part[t]});
       }
     }
@@ -130,6 +134,7 @@ void ContactPairFinder::find(
         const int* na = &m.sedge_node[2 * ea];
         const int* nb = &m.sedge_node[2 * eb];
         if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) continue;
+        if (rest.rest_neighbours_ee(ea, eb)) continue;
         edges_.push_back({std::min(ea, eb), std::max(ea, eb)});
       }
   }

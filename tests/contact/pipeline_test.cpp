@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "slender/engine/contact_pipeline.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
+#include "slender/stencils/contact_distance.h"
 
 namespace slender::contact {
 namespace {
@@ -138,6 +141,105 @@ TEST(Pipeline, EqualsHostAlongARun) {
   // the same state again: nothing changed
   pipe.find(sim.state().q.data(), sim.state().u.data(), dt);
   EXPECT_FALSE(pipe.find(sim.state().q.data(), sim.state().u.data(), dt));
+}
+
+// a sheet whose edges (2 mm) are shorter than its contact range (h 3 mm + tolerance 1 mm): the
+// second and third rings of each triangle, which share no node with it, lie in contact range at
+// rest (S9's cloth at 200k triangles: issue 21)
+std::shared_ptr<const Model> fine_sheet(bool gravity) {
+  SceneBuilder b;
+  const int mat = b.material("cloth", 300, 1e6, 0.3);
+  b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.06, 0, 0), vec3(0, 0.02, 0), 0.002, false,
+                    mat, 0.003);
+  ContactSpec c;
+  c.enabled = true;
+  c.tolerance = 1e-3;
+  b.contact(c);
+  if (gravity) b.gravity(vec3(0, 0, -9.81));
+  b.integrator().dt = 1e-3;
+  return build_model(b.build());
+}
+
+// the vertex-triangle pairs of one part that share no node and lie within contact range at rest
+long rest_pairs_in_range(const Model& m) {
+  long n = 0;
+  for (int v = 0; v < m.nnode; ++v)
+    for (int t = 0; t < m.ntri; ++t) {
+      const int* tn = &m.tri_node[3 * t];
+      if (v == tn[0] || v == tn[1] || v == tn[2]) continue;
+      Vec<12> p;
+      const int nodes[4] = {v, tn[0], tn[1], tn[2]};
+      for (int a = 0; a < 4; ++a)
+        for (int c = 0; c < 3; ++c)
+          p[3 * a + c] = m.node_x0[3 * nodes[a] + c];
+      ContactDistance cd;
+      point_triangle_distance(p, kEnergy, cd, nullptr, nullptr);
+      n += cd.delta < m.node_contact_radius[v] + m.tri_half_thickness[t] + m.contact.tolerance;
+    }
+  return n;
+}
+
+// A shell's own neighbours in the rest shape are no contact pair (pipe::Geometry::
+// rest_neighbours_vt): the fine sheet at rest has hundreds of such pairs in contact range, and
+// neither finder lists any; folded over itself, its far halves are found touching, by both
+// alike, and every pair found is far apart in the rest shape
+TEST(Pipeline, AShellsRestNeighboursAreNoPairsButItsFoldsAre) {
+  const auto m = fine_sheet(false);
+  ASSERT_GT(rest_pairs_in_range(*m), 500) << "the sheet should be finer than its contact range";
+  Simulator sim(m);
+  const Real dt = m->scene.integrator.dt;
+  Pipeline pipe(*m);
+  std::vector<Real> q = sim.state().q, u = sim.state().u;
+  EXPECT_EQ(expect_same(*m, pipe, q, u, dt, "flat at rest"), 0);
+  // folded about x = 0.03: the half beyond lies over the other, 2.5 mm above it (within d = 3 mm)
+  for (int i = 0; i < m->nnode; ++i)
+    if (q[3 * i] > 0.03 + 1e-9) {
+      q[3 * i] = 0.06 - q[3 * i];
+      q[3 * i + 2] += 0.0025;
+    }
+  ContactPairFinder finder;
+  ContactPairLists lists;
+  finder.find(*m, q.data(), u.data(), dt, lists);
+  EXPECT_GT(lists.npt(), 100) << "the fold's halves touch";
+  const pipe::Geometry g = pipe::host_geometry(*m);
+  for (long k = 0; k < lists.npt(); ++k) {
+    const int v = lists.pt_node[4 * k];
+    // its triangle: the one with these three nodes (the lists keep nodes, not ids)
+    for (int t = 0; t < m->ntri; ++t) {
+      if (m->tri_node[3 * t] == lists.pt_node[4 * k + 1] &&
+          m->tri_node[3 * t + 1] == lists.pt_node[4 * k + 2] &&
+          m->tri_node[3 * t + 2] == lists.pt_node[4 * k + 3]) {
+        ASSERT_FALSE(g.rest_neighbours_vt(v, t)) << "pair " << k;
+      }
+    }
+  }
+  EXPECT_GT(expect_same(*m, pipe, q, u, dt, "folded"), 100);
+}
+
+// ... and so the fine sheet at rest feels no contact force: without gravity it stays at rest
+// (with its rest neighbours as pairs, the softplus energy of every pair in range would push it
+// apart in its own plane), and under gravity it falls as a whole, its in-plane shape unchanged
+TEST(Pipeline, AFineSheetAtRestFeelsNoContactOfItsOwn) {
+  for (bool gravity : {false, true}) {
+    SCOPED_TRACE(gravity ? "gravity" : "no gravity");
+    const auto m = fine_sheet(gravity);
+    Simulator sim(m);
+    for (int k = 0; k < 5; ++k)
+      ASSERT_TRUE(sim.step().ok());
+    const State& s = sim.state();
+    Real in_plane = 0, fall = 0;
+    for (int i = 0; i < m->nnode; ++i) {
+      in_plane = std::max({in_plane, std::fabs(s.q[3 * i] - m->node_x0[3 * i]),
+                           std::fabs(s.q[3 * i + 1] - m->node_x0[3 * i + 1])});
+      fall = std::max(fall, std::fabs(s.q[3 * i + 2] - m->node_x0[3 * i + 2]));
+    }
+    EXPECT_LT(in_plane, 1e-12);
+    if (gravity) {  // free fall over 5 steps of implicit Euler: z drops by g dt^2 (1+...+5)
+      EXPECT_NEAR(fall, 9.81 * 1e-6 * 15, 1e-9);
+    } else {
+      EXPECT_LT(fall, 1e-12);
+    }
+  }
 }
 
 // a non-finite position is an error naming the cause, not a silent empty list

@@ -44,7 +44,8 @@ namespace slender::contact {
 
 namespace pipe {
 
-/// the model's arrays the passes read, in the executor's memory
+/// the model's arrays the passes read, in the executor's memory (or the Model's own, on the
+/// host: host_geometry)
 struct Geometry {
   int nnode = 0, nedge = 0, ntri = 0, nmaterial = 0;
   Real tolerance = 0;
@@ -64,6 +65,43 @@ struct Geometry {
   const int* sedge_node = nullptr;
   const int* sedge_tri = nullptr;
   const Real* node_contact_radius = nullptr;
+  const Real* node_x0 = nullptr;  // the rest shape (Model::node_x0)
+  const int* node_part = nullptr;
+
+  /// A shell's own neighbours are no contact: vertex v and triangle t of one part that are
+  /// within contact range of each other (their contact distance plus the tolerance) in the rest
+  /// shape. When a shell's edges are shorter than its contact distance (fine meshes, thick
+  /// shells), a triangle's second or third ring, which shares no node with it, lies within
+  /// contact range at rest: those pairs would push the shell apart in its own plane. A fold
+  /// brings together parts of the shell that are far apart at rest, and is unaffected. A
+  /// function of (v, t) alone, so that the host's and the executor's lists agree whichever
+  /// candidate brings the pair.
+  SLENDER_HD bool rest_neighbours_vt(int v, int t) const {
+    if (!node_x0 || node_part[v] != tri_part[t]) return false;
+    Vec<12> p;
+    const int n[4] = {v, tri_node[3 * t], tri_node[3 * t + 1], tri_node[3 * t + 2]};
+    for (int a = 0; a < 4; ++a)
+      for (int c = 0; c < 3; ++c)
+        p[3 * a + c] = node_x0[3 * n[a] + c];
+    ContactDistance cd;
+    point_triangle_distance(p, kEnergy, cd, nullptr, nullptr);
+    return cd.delta < node_contact_radius[v] + tri_half_thickness[t] + tolerance;
+  }
+  /// the same for two shell edges (of their first triangles' parts and thicknesses, as the
+  /// written pair's)
+  SLENDER_HD bool rest_neighbours_ee(int ea, int eb) const {
+    const int ta = sedge_tri[2 * ea], tb = sedge_tri[2 * eb];
+    if (!node_x0 || tri_part[ta] != tri_part[tb]) return false;
+    Vec<12> p;
+    const int n[4] = {sedge_node[2 * ea], sedge_node[2 * ea + 1], sedge_node[2 * eb],
+                      sedge_node[2 * eb + 1]};
+    for (int a = 0; a < 4; ++a)
+      for (int c = 0; c < 3; ++c)
+        p[3 * a + c] = node_x0[3 * n[a] + c];
+    ContactDistance cd;
+    edge_edge_distance(p, kEnergy, cd, nullptr, nullptr);
+    return cd.delta < tri_half_thickness[ta] + tri_half_thickness[tb] + tolerance;
+  }
 
   SLENDER_HD Real part_mu(int a, int b) const {
     if (!contact_mu) return 0;
@@ -86,6 +124,24 @@ struct Geometry {
     }
   }
 };
+
+/// the Geometry of a Model's own (host) arrays: the host pair finder's rest-neighbour tests
+inline Geometry host_geometry(const Model& m) {
+  Geometry g;
+  g.nnode = m.nnode, g.nedge = m.nedge, g.ntri = m.ntri, g.nmaterial = m.nmaterial;
+  g.tolerance = m.contact.tolerance;
+  g.tri_node = m.tri_node.data();
+  g.tri_half_thickness = m.tri_half_thickness.data();
+  g.tri_part = m.tri_part.data();
+  g.sedge_node = m.sedge_node.data();
+  g.sedge_tri = m.sedge_tri.data();
+  g.node_contact_radius = m.node_contact_radius.data();
+  if (m.ntri > 0) {
+    g.node_x0 = m.node_x0.data();
+    g.node_part = m.node_part.data();
+  }
+  return g;
+}
 
 /// an axis-aligned box; `bad` counts non-finite ones in a reduction
 struct Bounds {
@@ -464,6 +520,7 @@ struct EmitVertexTriangle {
       const int* on = g.tri_node + 3 * o;
       if (cand != on[0] && cand != on[1] && cand != on[2]) v = cand, t = o, pt = g.tri_part[tri];
     }
+    if (v >= 0 && g.rest_neighbours_vt(v, t)) v = -1;
     key[s] = v < 0 ? kNoKey : (std::uint64_t(v) << 32) | std::uint64_t(t);
     part[s] = pt;
   }
@@ -500,6 +557,7 @@ struct EmitShellEdgePairs {
     const int* nb = g.sedge_node + 2 * eb;
     key[s] = kNoKey;
     if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) return;
+    if (g.rest_neighbours_ee(ea, eb)) return;
     key[s] = ea < eb ? (std::uint64_t(ea) << 32) | std::uint64_t(eb)
                      : (std::uint64_t(eb) << 32) | std::uint64_t(ea);
   }
@@ -660,6 +718,10 @@ class ContactPipeline {
     g.sedge_node = up(sedge_node_, m.sedge_node);
     g.sedge_tri = up(sedge_tri_, m.sedge_tri);
     g.node_contact_radius = up(node_contact_radius_, m.node_contact_radius);
+    if (m.ntri > 0) {  // (rest neighbours are a shell's)
+      g.node_x0 = up(node_x0_, m.node_x0);
+      g.node_part = up(node_part_, m.node_part);
+    }
   }
 
   /// the sub-pairs of the step of size dt from positions q and velocities u (executor memory,
@@ -897,9 +959,9 @@ class ContactPipeline {
   pipe::Geometry g_;
   // model arrays
   Buffer<int> edge_node_, edge_part_, part_material_, tri_node_, tri_part_, tri_edge_, sedge_node_,
-      sedge_tri_;
+      sedge_tri_, node_part_;
   Buffer<Real> edge_radius_, edge_EA_, edge_arc_, edge_l_bar_, part_loop_length_, contact_mu_,
-      tri_half_thickness_, node_contact_radius_;
+      tri_half_thickness_, node_contact_radius_, node_x0_;
   // broad phase
   Buffer<Real> box_, node_box_;
   Buffer<std::uint64_t> key_, cand_;
