@@ -27,6 +27,8 @@
 #   scripts/gpu_check.sh sixth      S8's banded-solve forms side by side (staged in shared memory
 #                                   among them), ncu at real clocks, the staged form's bits and
 #                                   sanitizers, the GPU suite, racecheck's leftovers (after run 11)
+#   scripts/gpu_check.sh s9b        S9 at 20k, 200k and 10^6 DOF on the GPU with the rest-neighbour
+#                                   rule, and the CPU's 200k step on all cores (issue 21)
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -619,6 +621,27 @@ stage_sixth() {
   run_summary "$logs" sixth $((${GPU_DEADLINE_SECS:-480} - deadline + $(date +%s)))
 }
 
+# issue 21 on the code with the rest-neighbour rule (a fine cloth's own neighbours are no
+# contact pairs): S9 at 20k and 200k triangles and the Newton iteration at 10^6 DOF on the GPU,
+# then the CPU at 200k on all cores (PCG, one step), each under its own timeout, one at a time
+stage_s9b() {
+  local cb="$build/bench/slender_cloth_bench"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/s9_device.txt" 2>&1
+  echo "bundle: $(head -1 "$build/COMMIT" 2>/dev/null)" >> "$out/s9_device.txt"
+  timeout -k 5 150 "$cb" --backend cuda --sizes 20k,200k --steps 5 --repeats 1 --probe-every 1 \
+    --markdown "$out/s9_cuda.md" > "$out/s9_cuda.log" 2>&1
+  echo "S9 cuda 20k, 200k: rc $?"
+  timeout -k 5 120 "$cb" --backend cuda --sizes 670k --steps 2 --repeats 1 --probe-every 1 \
+    --markdown "$out/newton_1e6_cuda.md" > "$out/newton_1e6_cuda.log" 2>&1
+  echo "10^6 DOF cuda: rc $?"
+  OMP_NUM_THREADS="$(nproc)" timeout -k 5 150 "$cb" --backend cpu --solver pcg --sizes 200k \
+    --steps 1 --repeats 1 --probe-every 1 --markdown "$out/s9_cpu_200k.md" \
+    > "$out/s9_cpu_200k.log" 2>&1
+  echo "S9 cpu 200k (pcg, 1 step): rc $?"
+  cat "$out/s9_cuda.md" "$out/newton_1e6_cuda.md" "$out/s9_cpu_200k.md" 2>/dev/null | head -60
+  tail -5 "$out/s9_cuda.log" "$out/newton_1e6_cuda.log" "$out/s9_cpu_200k.log" | cut -c1-200
+}
+
 case "${1:-all}" in
   build) stage_build ;;
   first) stage_first ;;
@@ -636,6 +659,7 @@ case "${1:-all}" in
   s9cpu) stage_s9cpu ;;
   s8prof) stage_s8prof ;;
   sixth) stage_sixth ;;
+  s9b) stage_s9b ;;
   all) stage_build && stage_test && stage_sanitize && stage_sanitize2 && stage_bench && stage_s9 && stage_s9cpu ;;
   *) echo "usage: $0 build|first|test|sanitize|sanitize2|sanitize3|bench|s9|s9cpu|all" >&2; exit 2 ;;
 esac
