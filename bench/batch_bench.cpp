@@ -1,7 +1,9 @@
 // slender_batch_bench: S8 on the CPU, env-steps per second of the batched simulator for B = 1
 // ... N environments on all cores: wall time per batch step (min/median/max over the repeats)
 // of the engine's calls, the actions' upload and the step (the host's computation of the waves,
-// 100 sines per environment, is timed apart and not counted: it is the policy's work),
+// 100 sines per environment, is timed apart and not counted: it is the policy's work; on the
+// CUDA backend the process's GPU memory with the batch alive, from nvidia-smi: the slope over B
+// is the memory per environment),
 // env-steps/s, Newton iterations per env-step, CG iterations per Newton iteration (pcg) and the
 // split into phases (the per-environment engine's CPU time; the vectorized engine's wall time of
 // its batched evaluation and solve, each ended by a read of its results). Models:
@@ -18,6 +20,8 @@
 //                       [--steps 50] [--repeats 3] [--solver auto|banded|dense|pcg|...]
 //                       [--engine per-env|vectorized] [--backend cpu|cuda] [--reference]
 //                       [--markdown]
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -49,8 +53,9 @@ struct Options {
 };
 
 struct Run {
-  double wall = 0;     // seconds per batch step: the engine's calls (the actions in, the step)
-  double actions = 0;  // seconds per batch step the host spent computing the actions (waves)
+  double wall = 0;      // seconds per batch step: the engine's calls (the actions in, the step)
+  double actions = 0;   // seconds per batch step the host spent computing the actions (waves)
+  double gpu_mib = -1;  // the process's GPU memory with the batch alive (CUDA), MiB
   slender::PhaseTimes phases;
   std::string solver;  // the batch's linear solver
 };
@@ -69,6 +74,23 @@ std::shared_ptr<const slender::Model> plate_model(slender::ShellBending bending)
   b.integrator().kind = slender::IntegratorKind::kImplicitEuler;
   b.integrator().dt = 5e-3;
   return slender::build_model(b.build());
+}
+
+// this process's GPU memory [MiB] as nvidia-smi reports it (its CUDA context included), or -1
+// when nvidia-smi does not say
+double gpu_mib_of_this_process() {
+  FILE* p = popen(
+      "nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits "
+      "2>/dev/null",
+      "r");
+  if (!p) return -1;
+  double mib = -1;
+  long pid = 0;
+  double used = 0;
+  while (std::fscanf(p, "%ld, %lf", &pid, &used) == 2)
+    if (pid == long(getpid())) mib = used;
+  pclose(p);
+  return mib;
 }
 
 Run run_once(const std::shared_ptr<const slender::Model>& m,
@@ -114,6 +136,7 @@ Run run_once(const std::shared_ptr<const slender::Model>& m,
     in_engine += std::chrono::duration<double>(t2 - t1).count();
   }
   Run r;
+  if (o.backend == "cuda") r.gpu_mib = gpu_mib_of_this_process();  // (the batch still alive)
   r.wall = in_engine / steps;
   r.actions = actions / steps;
   r.phases = batch.phase_times();
@@ -178,7 +201,8 @@ int main(int argc, char** argv) {
               "Newton it/env-step",
               "CG it/Newton it",
               "phase split eval/assemble/factor+solve/frames %",
-              "actions on the host ms/step (not counted)"};
+              "actions on the host ms/step (not counted)",
+              "GPU MiB of the process (cuda)"};
     if (o.reference)
       t.head.insert(t.head.end(), {"per-env ms/batch step min/med/max", "per-env env-steps/s",
                                    "ratio to per-env"});
@@ -219,7 +243,8 @@ int main(int argc, char** argv) {
               : fmt("%.0f", 100 * p.eval / total) + " / " + fmt("%.0f", 100 * p.assemble / total) +
                     " / " + fmt("%.0f", 100 * lin / total) + " / " +
                     fmt("%.0f", 100 * p.frames / total),
-          fmt("%.3f", 1e3 * last.actions)};
+          fmt("%.3f", 1e3 * last.actions),
+          last.gpu_mib < 0 ? std::string("-") : fmt("%.0f", last.gpu_mib)};
       if (o.reference) {
         measure(B, "per-env", "auto", ref);
         const double ref_med = ref[ref.size() / 2];
