@@ -48,3 +48,22 @@ if ! python3 -c "import matplotlib, PIL, imageio, imageio_ffmpeg" 2>/dev/null; t
     python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
       matplotlib pillow imageio imageio-ffmpeg
 fi
+
+# the reinforcement-learning stack (slender.rl, docs/rl.md) and its test
+# (tests/python/test_rl.py): Gymnasium, and Stable-Baselines3 on torch. torch comes first, so
+# that Stable-Baselines3 does not bring another: the CPU-only wheel from PyTorch's own index
+# where that can be reached, else PyPI's (the CUDA build, which runs on the CPU too: 5 GB
+# installed with its NVIDIA libraries and Triton, about 65 s for this block on a 2-core machine)
+pip_install() {
+  python3 -m pip install --quiet --disable-pip-version-check "$@" ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$@"
+}
+if ! python3 -c "import gymnasium, stable_baselines3" 2>/dev/null; then  # (imports torch too)
+  if ! python3 -c "import torch" 2>/dev/null; then
+    echo "setup: installing torch with pip"
+    pip_install --retries 0 --timeout 15 --index-url https://download.pytorch.org/whl/cpu torch \
+      2>/dev/null || pip_install torch
+  fi
+  echo "setup: installing gymnasium and stable-baselines3 with pip"
+  pip_install gymnasium stable-baselines3
+fi

@@ -1,11 +1,13 @@
 """Slender: discrete elastic rods and shells, simulated with implicit Newton steps.
 
 The native core (``slender._core``) holds the scene loader and the simulators; this package adds
-a Gymnasium-style vector environment (``slender.envs``), the soft-snake learning example
-(``slender.snake``), and, on a Ray cluster, vector environments split over actors
-(``slender.distributed``) and parameter studies (``slender.sweep``, ``python3 -m slender.sweep``).
-These two import Ray only when they are used: ``import slender`` works without it. Pictures,
-videos and plots of a run's outputs: ``slender.render``, ``slender.plot`` (docs/rendering.md).
+Gymnasium vector environments (``slender.envs``), the soft-snake learning example
+(``slender.snake``), its registration with Gymnasium (``slender/Snake-v0``) and an adapter for
+Stable-Baselines3 (``slender.rl``, docs/rl.md), and, on a Ray cluster, vector environments split
+over actors (``slender.distributed``) and parameter studies (``slender.sweep``,
+``python3 -m slender.sweep``). These two import Ray only when they are used: ``import slender``
+works without it (nor does it need Gymnasium). Pictures, videos and plots of a run's outputs:
+``slender.render``, ``slender.plot`` (docs/rendering.md).
 
     import slender
     model = slender.load_model("apps/scenes/snake.json")   # or build_model(dict), SceneBuilder
@@ -21,8 +23,19 @@ from ._core import (  # noqa: F401
     cuda_device_count,
     load_model,
 )
-from .envs import Box, VectorEnv  # noqa: F401
+from .envs import Box, SingleEnv, VectorEnv  # noqa: F401
 from .scene import SceneBuilder, build_model  # noqa: F401
+
+try:  # slender/Snake-v0 for gymnasium.make and make_vec (docs/rl.md), when Gymnasium is there
+    from .rl import register as _register
+
+    _register()
+except ImportError:  # pragma: no cover - depends on the machine
+    pass
+except Exception as _err:  # pragma: no cover - a broken Gymnasium must not break slender
+    import warnings
+
+    warnings.warn(f"slender: slender/Snake-v0 not registered with Gymnasium ({_err!r})")
 
 STATUS_NAMES = ("converged", "max-iterations", "line-search-failed", "non-finite",
                 "linear-solve-failed")
@@ -39,4 +52,4 @@ def __getattr__(name):
 
 
 __all__ = ["BatchedSimulator", "Model", "Simulator", "cuda_device_count", "load_model",
-           "build_model", "SceneBuilder", "Box", "VectorEnv", "STATUS_NAMES"]
+           "build_model", "SceneBuilder", "Box", "SingleEnv", "VectorEnv", "STATUS_NAMES"]
