@@ -576,6 +576,9 @@ stage_sixth() {
       --sizes 1,64,1024,4096,16384 --steps 20 --repeats 3 --check > "$out/s8_python.md" 2>&1
     echo "S8 python: rc $?"
     grep -E '^check|rror' "$out/s8_python.md" | head -5
+    PYTHONPATH="$build/python" timeout -k 5 60 python3 apps/examples/snake_cem.py --envs 256 \
+      --iterations 3 --seconds 1 --backend cuda --out "$out/cem_cuda" > "$out/cem_cuda.log" 2>&1
+    echo "CEM on cuda: rc $?; $(tail -2 "$out/cem_cuda.log" | head -1)"
   else
     echo "S8 python: the bundle has no Python module"
   fi

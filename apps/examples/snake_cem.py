@@ -7,7 +7,7 @@ frequency) of 64 snakes simulated together on a BatchedSimulator; it prints the 
 without).
 
     PYTHONPATH=build/python python3 apps/examples/snake_cem.py [--envs 64] [--iterations 12]
-                                                               [--seconds 2] [--out snake_cem]
+        [--seconds 2] [--out snake_cem] [--engine per-env|vectorized] [--backend cpu|cuda]
 """
 
 import argparse
@@ -62,8 +62,14 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=2.0, help="episode length [s]")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="snake_cem", help="output name (plot and CSV)")
+    ap.add_argument("--engine", default="per-env", choices=["per-env", "vectorized"],
+                    help="the batch's engine (vectorized: one masked Newton iteration for all)")
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda"],
+                    help="cuda: the rollouts on the GPU (the vectorized engine)")
     a = ap.parse_args(argv)
-    env = snake.SnakeVectorEnv(a.envs, episode_seconds=a.seconds)
+    engine = "vectorized" if a.backend == "cuda" else a.engine
+    env = snake.SnakeVectorEnv(a.envs, episode_seconds=a.seconds, engine=engine,
+                               backend=a.backend)
     t0 = time.time()
     history = snake.cem(env, iterations=a.iterations, seed=a.seed)
     wall = time.time() - t0
