@@ -96,6 +96,18 @@ def test_sharded_env_equals_the_single_process_env(cluster):
     assert ref[10][5] is not None and ref[11][5] is None
 
 
+def test_actors_run_the_vectorized_engine(cluster):
+    """the engine (and, with num_gpus=1 on a GPU cluster, backend="cuda") reaches each actor's
+    batch through env_kwargs: shards of vectorized batches give the single process's rollout"""
+    n = 4
+    kw = dict(SNAKE_KW, engine="vectorized")
+    ref = rollout(snake.SnakeVectorEnv(n, **kw), 12)
+    with sd.ShardedVectorEnv(snake.SnakeVectorEnv, n, 2, env_kwargs=kw) as env:
+        got = rollout(env, 12)
+    assert_same_rollouts(got, ref)
+    assert np.abs(np.array([s[1] for s in ref[1:]])).max() > 1e-3
+
+
 def test_shard_counts_give_the_same_randomized_rollouts(cluster):
     n = 4
     params = sd.UniformParams(youngs_scale=(0.3, 3.0), density_scale=(0.5, 2.0))
