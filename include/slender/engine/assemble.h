@@ -30,16 +30,18 @@ struct DofTerms {
   Real* phi;                // incremental potential of each DOF (ndof)
   long stride = 0;          // ndof for env-major arrays, 0 for one environment
   // with stride: each environment's density scale, gravity and mass damping (nenv x 5:
-  // scale, gx, gy, gz, alpha), replacing the shared values; null = the shared values
+  // scale, gx, gy, gz, alpha), replacing the shared values; null = the shared values. A
+  // negative alpha there: the environment keeps the model's (dof_alpha, or alpha)
   const Real* env = nullptr;
-  // each DOF's mass damping alpha (nd; a part's own), replacing `alpha`; null: `alpha`
+  // each DOF's mass damping alpha (ndof, of one environment; a part's own), replacing `alpha`;
+  // null: `alpha`
   const Real* dof_alpha = nullptr;
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     const Real* ep = env ? env + 5 * (i / stride) : nullptr;
     DofTermParams p;
     p.mass = ep ? ep[0] * mass[k] : mass[k];
-    p.damping = ep ? ep[4] : (dof_alpha ? dof_alpha[k] : alpha);
+    p.damping = ep && ep[4] >= 0 ? ep[4] : (dof_alpha ? dof_alpha[k] : alpha);
     p.c_m = c_m;
     p.c_u = c_u;
     if (k < 3L * nnode) {

@@ -230,10 +230,6 @@ class VectorNewton {
                   "the vectorized batch does not run Young's moduli in time yet (this scene gives "
                   "a part's youngs_modulus.time); use the per-environment batch, or the "
                   "per-environment youngs_scale of set_params");
-    SLENDER_CHECK(!m.mass_damping_per_part,
-                  "the vectorized batch takes one mass damping alpha per environment, not per "
-                  "part (this scene gives a part's damping.mass_proportional); use the "
-                  "per-environment batch");
     SLENDER_CHECK(!m.stiffness_damping,
                   "the vectorized batch does not run Rayleigh stiffness damping yet (this scene "
                   "gives damping.stiffness_proportional); use the per-environment batch");
@@ -258,6 +254,7 @@ class VectorNewton {
     up(m.dof_motion_slot, motion_slot_);
     up(m.node_dl, node_dl_);
     up(m.node_volume, node_volume_);
+    if (m.mass_damping_per_part) up(m.dof_mass_damping, dof_alpha_);
     up(plan_.free_dof, free_dof_);
     up(plan_.row_src_adr, row_src_adr_);
     up(plan_.row_src, row_src_);
@@ -388,7 +385,7 @@ class VectorNewton {
     ep[1] = g[0];
     ep[2] = g[1];
     ep[3] = g[2];
-    ep[4] = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping;
+    ep[4] = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping_per_part ? -1 : m.mass_damping;
     yscale_h_[e] = p.youngs_scale;
     env_params_[e] = p;
     X::upload(params_, params_h_.data(), params_h_.size());
@@ -609,7 +606,7 @@ class VectorNewton {
       ep[1] = m.gravity[0];
       ep[2] = m.gravity[1];
       ep[3] = m.gravity[2];
-      ep[4] = m.mass_damping;
+      ep[4] = m.mass_damping_per_part ? -1 : m.mass_damping;  // (-1: the parts' own alphas)
     }
     yscale_h_.assign(nenv_, 1);
     env_params_.assign(nenv_, EnvParams{});
@@ -758,28 +755,30 @@ class VectorNewton {
       scale_range(h_pool_, plan_.hess_pool, plan_.h_off[a], plan_.h_off[b]);
     }
     const Vec3 g = m.gravity;
-    each(long(B) * m.ndof, vec::Masked<DofTerms>{DofTerms{m.nnode,
-                                                          q,
-                                                          q_hat_.data(),
-                                                          u_hat_.data(),
-                                                          f_time_.data(),
-                                                          dof_mass_.data(),
-                                                          node_dl_.data(),
-                                                          node_volume_.data(),
-                                                          m.buoyancy_density,
-                                                          g[0],
-                                                          g[1],
-                                                          g[2],
-                                                          m.viscosity,
-                                                          m.mass_damping,
-                                                          c_.c_m,
-                                                          c_.c_u,
-                                                          dof_r_.data(),
-                                                          dof_J_.data(),
-                                                          dof_phi_.data(),
-                                                          m.ndof,
-                                                          scaled_ ? params_.data() : nullptr},
-                                                 act, m.ndof});
+    each(long(B) * m.ndof,
+         vec::Masked<DofTerms>{DofTerms{m.nnode,
+                                        q,
+                                        q_hat_.data(),
+                                        u_hat_.data(),
+                                        f_time_.data(),
+                                        dof_mass_.data(),
+                                        node_dl_.data(),
+                                        node_volume_.data(),
+                                        m.buoyancy_density,
+                                        g[0],
+                                        g[1],
+                                        g[2],
+                                        m.viscosity,
+                                        m.mass_damping,
+                                        c_.c_m,
+                                        c_.c_u,
+                                        dof_r_.data(),
+                                        dof_J_.data(),
+                                        dof_phi_.data(),
+                                        m.ndof,
+                                        scaled_ ? params_.data() : nullptr,
+                                        m.mass_damping_per_part ? dof_alpha_.data() : nullptr},
+                               act, m.ndof});
     each(long(B) * plan_.nfree,
          vec::Masked<vec::Residual>{
              vec::Residual{plan_.nfree, m.ndof, plan_.grad_pool, row_src_adr_.data(),
@@ -917,7 +916,7 @@ class VectorNewton {
   std::vector<unsigned char> active_dev_h_;
   std::vector<Real> alpha_dev_h_;
   // model arrays the view does not hold, and the plan
-  Buffer<Real> dof_mass_, node_dl_, node_volume_;
+  Buffer<Real> dof_mass_, node_dl_, node_volume_, dof_alpha_;
   Buffer<unsigned char> dof_fixed_;
   Buffer<int> free_dof_, row_src_adr_, row_src_;
   // state and workspace
