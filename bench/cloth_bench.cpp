@@ -25,6 +25,13 @@
 //   slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] [--max-seconds S]
 //                       [--probe-every N] [--E PA] [--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg]
 //                       [--backend cpu|cuda] [--markdown FILE]
+//                       [--compare N [--compare-after W]]
+//
+// --compare N: instead of the timings, the CPU and CUDA backends side by side (compare_backends)
+// for N steps of each size, from rest or, with --compare-after W, from the state the CPU reaches
+// after W steps (for example in the fold, contact active): the largest relative difference of
+// the states, the steps whose Newton counts differ, and whether they agree to 1e-8 (issue 21);
+// the exit code says so.
 
 #include <algorithm>
 #include <chrono>
@@ -42,6 +49,7 @@
 #include "bench_util.h"
 #include "contact/clearance.h"
 #include "slender/builder.h"
+#include "slender/compare.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
 
@@ -73,6 +81,7 @@ struct Options {
   std::string solver_arg = "auto";
   slender::BackendKind backend = slender::BackendKind::kCpu;
   std::string markdown;
+  long compare = 0, compare_after = 0;  // --compare N, --compare-after W
 };
 
 slender::SceneSpec make_scene(int rings, const Options& o) {
@@ -264,7 +273,7 @@ void usage(std::ostream& os) {
   os << "usage: slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] "
         "[--max-seconds S] [--probe-every N] [--E PA] [--solver "
         "auto|cholmod|eigen-ldlt|sparse-lu|pcg] "
-        "[--backend cpu|cuda] [--markdown FILE]\n"
+        "[--backend cpu|cuda] [--markdown FILE] [--compare N [--compare-after W]]\n"
         "--sizes: target triangle counts (k = 1000); --steps: steps per size (one value for all, "
         "or one per size)\n";
 }
@@ -291,6 +300,11 @@ bool parse_args(int argc, char** argv, Options& o) {
       o.repeats = slender::bench::option_count(argc, argv, i);
     } else if (a == "--max-seconds") {
       o.max_seconds = number();
+    } else if (a == "--compare") {
+      o.compare = slender::bench::parse_size(value());
+      if (o.compare < 1) throw std::runtime_error("--compare needs at least one step");
+    } else if (a == "--compare-after") {
+      o.compare_after = slender::bench::parse_size(value());
     } else if (a == "--probe-every") {
       o.probe_every = std::max(1L, slender::bench::parse_size(value()));
     } else if (a == "--E") {
@@ -312,9 +326,43 @@ bool parse_args(int argc, char** argv, Options& o) {
   }
   if (o.sizes.empty()) throw std::runtime_error("--sizes: no size given");
   if (o.steps.size() == 1) o.steps.assign(o.sizes.size(), o.steps.front());
-  if (o.steps.size() != o.sizes.size())
+  if (o.compare == 0 && o.steps.size() != o.sizes.size())
     throw std::runtime_error("--steps: give one value, or one per size");
   return true;
+}
+
+// --compare: each size's cloth on both backends from the same state (after compare_after CPU
+// steps); 0 when every size agrees (states to 1e-8, the same Newton counts at every step)
+int compare_cases(const Options& o) {
+  int failures = 0;
+  for (size_t i = 0; i < o.sizes.size(); ++i) {
+    const int rings = std::max(1, int(std::lround(std::sqrt(double(o.sizes[i]) / 6))));
+    const auto model = slender::build_model(make_scene(rings, o));
+    std::printf("\n%s: %d triangles, %d DOF; %ld CPU steps, then %ld steps on both backends\n",
+                o.size_names[i].c_str(), model->ntri, model->ndof, o.compare_after, o.compare);
+    slender::State start;
+    const slender::State* from = nullptr;
+    if (o.compare_after > 0) {
+      slender::Simulator cpu(model, model->scene.integrator, o.solver);
+      for (long k = 0; k < o.compare_after; ++k)
+        if (!cpu.step().ok()) {
+          std::printf("the CPU's warm-up failed at step %ld\n", k + 1);
+          return 1;
+        }
+      start = cpu.state();
+      from = &start;
+    }
+    const slender::CompareResult r =
+        slender::compare_backends(model, int(o.compare), o.solver, false, from);
+    std::cout << slender::format_comparison(r);
+    const bool agree =
+        r.q_rel_diff <= 1e-8 && r.u_step_rel_diff <= 1e-8 && r.iteration_mismatches == 0;
+    std::printf("%s: %s\n", o.size_names[i].c_str(),
+                agree ? "the backends agree (q and u dt within 1e-8, the same Newton counts)"
+                      : "the backends DO NOT agree, or one did not run");
+    failures += !agree;
+  }
+  return failures == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -338,6 +386,7 @@ int main(int argc, char** argv) {
        << " (model built per repeat, untimed)\n";
   std::cout << head.str() << std::flush;
 
+  if (o.compare > 0) return compare_cases(o);
   std::vector<CaseResult> cases;
   int failures = 0;
   for (size_t i = 0; i < o.sizes.size(); ++i) {

@@ -642,6 +642,14 @@ stage_s9b() {
     --steps 1 --repeats 1 --probe-every 1 --markdown "$out/s9_cpu_200k.md" \
     > "$out/s9_cpu_200k.log" 2>&1
   echo "S9 cpu 200k (pcg, 1 step): rc $?"
+  # the backends side by side: 20 steps at 20k from rest, and 20 steps at 2k in the fold (after
+  # 380 CPU steps, contact active): states within 1e-8, the same Newton counts
+  timeout -k 5 90 "$cb" --sizes 20k --compare 20 > "$out/s9_compare_20k.log" 2>&1
+  echo "S9 compare 20k: rc $?; $(grep -E 'agree' "$out/s9_compare_20k.log")"
+  grep -E 'difference|Newton' "$out/s9_compare_20k.log"
+  timeout -k 5 90 "$cb" --sizes 2k --compare 20 --compare-after 380 > "$out/s9_compare_2k_fold.log" 2>&1
+  echo "S9 compare 2k in the fold: rc $?; $(grep -E 'agree' "$out/s9_compare_2k_fold.log")"
+  grep -E 'difference|Newton' "$out/s9_compare_2k_fold.log"
   cat "$out/s9_cuda.md" "$out/newton_1e6_cuda.md" "$out/s9_cpu_200k.md" 2>/dev/null | head -60
   tail -5 "$out/s9_cuda.log" "$out/newton_1e6_cuda.log" "$out/s9_cpu_200k.log" | cut -c1-200
 }

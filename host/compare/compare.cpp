@@ -50,11 +50,13 @@ BackendRun run_backend(const std::shared_ptr<const Model>& model,
                        int steps,
                        LinearSolverKind solver,
                        BackendKind backend,
-                       bool phase_timing) {
+                       bool phase_timing,
+                       const State* start) {
   BackendRun r;
   std::unique_ptr<Simulator> sim;
   try {
     sim = std::make_unique<Simulator>(model, model->scene.integrator, solver, backend);
+    if (start) sim->set_state(*start);
   } catch (const Error& e) {
     r.error = e.what();
     return r;
@@ -72,6 +74,7 @@ BackendRun run_backend(const std::shared_ptr<const Model>& model,
       break;
     }
     ++r.steps;
+    r.step_iterations.push_back(rep.iterations);
   }
   // (every CUDA step ends with a synchronizing read, so the loop's time is the device's too)
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -85,14 +88,18 @@ BackendRun run_backend(const std::shared_ptr<const Model>& model,
 CompareResult compare_backends(std::shared_ptr<const Model> model,
                                int steps,
                                LinearSolverKind solver,
-                               bool phase_timing) {
+                               bool phase_timing,
+                               const State* start) {
   SLENDER_CHECK(model != nullptr, "compare_backends needs a model");
   SLENDER_CHECK(steps > 0, "compare_backends needs at least one step, got ", steps);
   CompareResult c;
   c.steps = steps;
-  c.cpu = run_backend(model, steps, solver, BackendKind::kCpu, phase_timing);
-  c.cuda = run_backend(model, steps, solver, BackendKind::kCuda, phase_timing);
+  c.cpu = run_backend(model, steps, solver, BackendKind::kCpu, phase_timing, start);
+  c.cuda = run_backend(model, steps, solver, BackendKind::kCuda, phase_timing, start);
   if (c.cpu.available && c.cuda.available && c.cpu.steps == c.cuda.steps) {
+    c.iteration_mismatches = 0;
+    for (size_t k = 0; k < c.cpu.step_iterations.size(); ++k)
+      c.iteration_mismatches += c.cpu.step_iterations[k] != c.cuda.step_iterations[k];
     c.q_rel_diff = max_relative_difference(c.cpu.state.q, c.cuda.state.q);
     c.u_rel_diff = max_relative_difference(c.cpu.state.u, c.cuda.state.u);
     c.u_step_rel_diff =
@@ -100,6 +107,7 @@ CompareResult compare_backends(std::shared_ptr<const Model> model,
                  max_abs(c.cpu.state.q));
   } else {
     c.q_rel_diff = c.u_rel_diff = c.u_step_rel_diff = NAN;
+    c.iteration_mismatches = -1;
   }
   return c;
 }
@@ -152,6 +160,8 @@ std::string format_comparison(const CompareResult& c) {
        << "x\n";
     os << "max relative difference of the states: q " << num(c.q_rel_diff, "%.3e") << ", u "
        << num(c.u_rel_diff, "%.3e") << ", u dt / |q| " << num(c.u_step_rel_diff, "%.3e") << '\n';
+    os << "steps with different Newton iteration counts: " << c.iteration_mismatches << " of "
+       << a.steps << '\n';
   }
   if (!a.error.empty()) os << "cpu: " << a.error << '\n';
   if (!g.error.empty()) os << "cuda: " << g.error << '\n';

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "slender/simulator.h"
 
@@ -13,14 +14,15 @@ namespace slender {
 
 /// One backend's run of a comparison.
 struct BackendRun {
-  bool available = false;   ///< the backend could run here (else `error` says why)
-  std::string error;        ///< why it could not run, or why a step failed
-  std::string solver;       ///< linear solver name
-  long steps = 0;           ///< steps completed
-  bool ok = false;          ///< every requested step converged
-  double wall_seconds = 0;  ///< wall time of the stepping loop [s]
-  PhaseTimes times;         ///< per-phase times of the loop
-  State state;              ///< the state after the last completed step
+  bool available = false;            ///< the backend could run here (else `error` says why)
+  std::string error;                 ///< why it could not run, or why a step failed
+  std::string solver;                ///< linear solver name
+  long steps = 0;                    ///< steps completed
+  bool ok = false;                   ///< every requested step converged
+  double wall_seconds = 0;           ///< wall time of the stepping loop [s]
+  PhaseTimes times;                  ///< per-phase times of the loop
+  State state;                       ///< the state after the last completed step
+  std::vector<int> step_iterations;  ///< Newton iterations of each completed step
 };
 
 struct CompareResult {
@@ -35,15 +37,19 @@ struct CompareResult {
   /// banded and Cholesky solves give velocities 10x apart relative to their size, 5e-13 by this
   /// measure). NaN as above
   Real u_step_rel_diff = 0;
+  /// steps whose Newton iteration counts differ between the backends; -1 as NaN above
+  int iteration_mismatches = 0;
 };
 
 /// Runs `steps` steps of the model's integrator on both backends (the CUDA run is skipped with
-/// the reason when the backend cannot run here). phase_timing splits the CUDA phases (it adds
-/// synchronizations).
+/// the reason when the backend cannot run here), from the model's initial state or from
+/// `start` (for example a state a CPU run reached: the comparison then begins mid-run, in
+/// contact). phase_timing splits the CUDA phases (it adds synchronizations).
 CompareResult compare_backends(std::shared_ptr<const Model> model,
                                int steps,
                                LinearSolverKind solver = LinearSolverKind::kAuto,
-                               bool phase_timing = true);
+                               bool phase_timing = true,
+                               const State* start = nullptr);
 
 /// The side-by-side table of a comparison.
 std::string format_comparison(const CompareResult& r);

@@ -75,6 +75,31 @@ TEST(CompareBackends, CpuSideRunsAndTheMissingBackendIsNamed) {
   EXPECT_NE(table.find("cuda: "), std::string::npos) << table;
 }
 
+// from a given state (a run's middle): the CPU side continues from it, as a Simulator given that
+// state does, and counts each step's Newton iterations
+TEST(CompareBackends, FromAGivenState) {
+  if (!no_device()) GTEST_SKIP() << "a CUDA device is present";
+  const auto model = small_rod();
+  Simulator first(model);
+  for (int k = 0; k < 4; ++k)
+    ASSERT_TRUE(first.step().ok());
+  const State start = first.state();
+  const CompareResult r = compare_backends(model, 3, LinearSolverKind::kAuto, false, &start);
+  ASSERT_TRUE(r.cpu.ok) << r.cpu.error;
+  Simulator sim(model);
+  sim.set_state(start);
+  std::vector<int> iters;
+  for (int k = 0; k < 3; ++k) {
+    const StepReport rep = sim.step();
+    ASSERT_TRUE(rep.ok());
+    iters.push_back(rep.iterations);
+  }
+  EXPECT_EQ(r.cpu.state.q, sim.state().q);
+  EXPECT_EQ(r.cpu.step_iterations, iters);
+  EXPECT_NE(r.cpu.state.q, first.state().q);  // it moved on from the start
+  EXPECT_EQ(r.iteration_mismatches, -1);      // (no CUDA run to compare)
+}
+
 TEST(CompareBackends, BadStepCountIsAnError) {
   EXPECT_THROW(compare_backends(small_rod(), 0), Error);
 }
