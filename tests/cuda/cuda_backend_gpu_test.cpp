@@ -15,6 +15,7 @@
 
 #include "gpu_models.h"
 #include "gpu_test_util.h"
+#include "physics/modal_util.h"
 #include "physics/physics_util.h"
 #include "slender/batch.h"
 #include "slender/compare.h"
@@ -279,6 +280,41 @@ TEST(CudaBatch, ActionsFromDeviceMemoryEqualActionsFromTheHost) {
   }
   cudaFree(dev);
   EXPECT_EQ(x[0], x[1]);
+}
+
+// the vectorized batch's Rayleigh stiffness damping and part alphas on the device against the
+// CPU's vectorized batch (which equals the per-environment engine bit for bit), 1e-9
+TEST(CudaBatch, DampingPerPartMatchesTheCpuEngine) {
+  SLENDER_REQUIRE_GPU();
+  for (const char* key : {"stiffness_proportional", "mass_proportional"}) {
+    SCOPED_TRACE(key);
+    const bool beta = std::string(key) == "stiffness_proportional";
+    const auto m = build_model(read_scene_text(
+        test::two_rods_with_damping(key, beta ? "0.003" : "30", beta ? "0.001" : "0"), "d.json",
+        ""));
+    const int B = 4;
+    std::vector<Real> x[2];
+    for (int dev = 0; dev < 2; ++dev) {
+      BatchedSimulator b(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized, dev ? BackendKind::kCuda : BackendKind::kCpu);
+      EnvParams p;
+      p.youngs_scale = 1.5;
+      b.set_params(1, p);
+      std::vector<Real> f(size_t(B) * 3 * m->nnode, 0);
+      for (int e = 0; e < B; ++e)
+        for (int tip : {10, 21})
+          f[(size_t(e) * m->nnode + tip) * 3 + 2] = -0.01;
+      b.set_external_forces(f.data());
+      for (int k = 0; k < 40; ++k) {
+        if (k == 10) b.clear_actions();
+        for (StepStatus st : b.step())
+          ASSERT_EQ(st, StepStatus::kConverged);
+      }
+      x[dev].resize(size_t(B) * 3 * m->nnode);
+      b.positions(x[dev].data());
+    }
+    EXPECT_LE(max_relative_difference(x[0], x[1]), 1e-9);
+  }
 }
 
 TEST(CudaBatch, TwoVectorizedRunsAreBitIdentical) {

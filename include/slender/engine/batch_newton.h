@@ -42,6 +42,7 @@
 #include "slender/state.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
+#include "slender/stencils/rayleigh.h"
 
 namespace slender {
 
@@ -166,6 +167,46 @@ struct SlopeMax {
 };
 
 /// per environment: s0 number of stencils flagged degenerate
+/// Rayleigh stiffness damping of one elastic family (stencils/rayleigh.h) on every
+/// environment: one (environment, stencil) pair per index, each environment's StiffnessDamping
+/// on its own slices of the state, the kept start Hessians and the pools
+template <class Bd>
+struct EnvStiffnessDamping {
+  ModelView m;
+  const Real* beta;  // per node (shared)
+  const Real* y;     // (nenv x ndof)
+  const Real* q_hat;
+  const Real* u_hat;
+  Real c_u;
+  const Real* K;  // (nenv x k_size): each environment's elastic Hessians at its step's start
+  long k_size, k_off;
+  Real* e;  // the family's pools (offset to the family), environment-major
+  Real* g;
+  Real* h;
+  long energy_pool, grad_pool, hess_pool, n, ndof;
+  SLENDER_HD void operator()(long t) const {
+    const long env = t / n, k = t % n;
+    StiffnessDamping<Bd>{m,
+                         beta,
+                         y + env * ndof,
+                         q_hat + env * ndof,
+                         u_hat + env * ndof,
+                         c_u,
+                         K + env * k_size + k_off,
+                         e + env * energy_pool,
+                         g + env * grad_pool,
+                         h + env * hess_pool}(k);
+  }
+};
+
+/// dst[e][i] = src[e * stride + off + i]: one range of every environment's pool, packed
+struct PackRange {
+  Real* dst;
+  const Real* src;
+  long stride, off, len;
+  SLENDER_HD void operator()(long t) const { dst[t] = src[(t / len) * stride + off + t % len]; }
+};
+
 /// the values of an action array given in the executor's memory that are not finite, per
 /// environment (nenv x len)
 struct NonFiniteCount {
@@ -230,9 +271,6 @@ class VectorNewton {
                   "the vectorized batch does not run Young's moduli in time yet (this scene gives "
                   "a part's youngs_modulus.time); use the per-environment batch, or the "
                   "per-environment youngs_scale of set_params");
-    SLENDER_CHECK(!m.stiffness_damping,
-                  "the vectorized batch does not run Rayleigh stiffness damping yet (this scene "
-                  "gives damping.stiffness_proportional); use the per-environment batch");
     SLENDER_CHECK(!m.kelvin_voigt,
                   "the vectorized batch does not run Kelvin-Voigt damping yet (this scene gives "
                   "damping.kelvin_voigt); use the per-environment batch");
@@ -255,6 +293,11 @@ class VectorNewton {
     up(m.node_dl, node_dl_);
     up(m.node_volume, node_volume_);
     if (m.mass_damping_per_part) up(m.dof_mass_damping, dof_alpha_);
+    if (m.stiffness_damping) {  // each node's beta; the elastic Hessians kept at a step's start
+      up(m.node_stiffness_damping, beta_);
+      k_size_ = m.plan.h_off[kFamElasticEnd] - m.plan.h_off[kFamElasticBegin];
+      k_start_.resize(size_t(nenv) * size_t(k_size_));
+    }
     up(plan_.free_dof, free_dof_);
     up(plan_.row_src_adr, row_src_adr_);
     up(plan_.row_src, row_src_);
@@ -529,6 +572,7 @@ class VectorNewton {
     std::vector<Real> r(B), phi(B);
     active_h_ = want;
     push_active();
+    if (m.stiffness_damping) keep_start_stiffness();
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t0) {
       return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -754,6 +798,7 @@ class VectorNewton {
       scale_range(g_pool_, plan_.grad_pool, plan_.g_off[a], plan_.g_off[b]);
       scale_range(h_pool_, plan_.hess_pool, plan_.h_off[a], plan_.h_off[b]);
     }
+    if (m.stiffness_damping) add_stiffness_damping(q);
     const Vec3 g = m.gravity;
     each(long(B) * m.ndof,
          vec::Masked<DofTerms>{DofTerms{m.nnode,
@@ -804,6 +849,53 @@ class VectorNewton {
     each(long(nenv_) * len, vec::Masked<vec::ScaleRange>{
                                 vec::ScaleRange{pool.data(), pool_size, begin, len, yscale_.data()},
                                 active_.data(), len});
+  }
+
+  // every active environment's elastic Hessians at its step's start (the state q, scaled by its
+  // Young's modulus), kept for the Rayleigh stiffness damping of the step (as the stepper's
+  // keep_start_stiffness)
+  void keep_start_stiffness() {
+    const Model& m = *model_;
+    const int B = nenv_;
+    const unsigned char* act = active_.data();
+    each(long(B) * m.nedge,
+         vec::Masked<TransportFrames>{
+             TransportFrames{mv_, q_.data(), d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
+             act, m.nedge});
+    each(long(B) * m.nbend,
+         vec::Masked<ReferenceTwists>{
+             ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()}, act,
+             m.nbend});
+    EvalView ev = eval_view(q_.data(), d1_cur_.data(), ref_cur_.data());
+    ev.q_hat = q_hat_.data();
+    ev.u_hat = u_hat_.data();
+    ev.c_u = c_.c_u;
+    for_each_elastic_family(
+        [&](auto binding, Family f, long) { eval_family<decltype(binding)>(f, ev); });
+    const long begin = plan_.h_off[kFamElasticBegin];
+    if (scaled_) scale_range(h_pool_, plan_.hess_pool, begin, begin + k_size_);
+    each(long(B) * k_size_,
+         vec::Masked<vec::PackRange>{
+             vec::PackRange{k_start_.data(), h_pool_.data(), plan_.hess_pool, begin, k_size_}, act,
+             k_size_});
+  }
+
+  // beta K u of every elastic stencil added to its pools' entries at y (stencils/rayleigh.h)
+  void add_stiffness_damping(const Real* y) {
+    const long begin = plan_.h_off[kFamElasticBegin];
+    for_each_elastic_family([&](auto binding, Family f, long) {
+      using Bd = decltype(binding);
+      const long n = Bd::count(mv_);
+      if (n == 0) return;
+      each(long(nenv_) * n,
+           vec::Masked<vec::EnvStiffnessDamping<Bd>>{
+               vec::EnvStiffnessDamping<Bd>{
+                   mv_, beta_.data(), y, q_hat_.data(), u_hat_.data(), c_.c_u, k_start_.data(),
+                   k_size_, plan_.h_off[f] - begin, e_pool_.data() + plan_.e_off[f],
+                   g_pool_.data() + plan_.g_off[f], h_pool_.data() + plan_.h_off[f],
+                   plan_.energy_pool, plan_.grad_pool, plan_.hess_pool, n, long(model_->ndof)},
+               active_.data(), n});
+    });
   }
 
   // family fam's slices of every environment's pools (n stencils)
@@ -917,6 +1009,10 @@ class VectorNewton {
   std::vector<Real> alpha_dev_h_;
   // model arrays the view does not hold, and the plan
   Buffer<Real> dof_mass_, node_dl_, node_volume_, dof_alpha_;
+  // Rayleigh stiffness damping: each node's beta, every environment's elastic Hessians at its
+  // step's start (k_size_ each)
+  Buffer<Real> beta_, k_start_;
+  long k_size_ = 0;
   Buffer<unsigned char> dof_fixed_;
   Buffer<int> free_dof_, row_src_adr_, row_src_;
   // state and workspace
