@@ -196,9 +196,6 @@ void BatchedSimulator::set_fixed_targets(const Real* values) {
 }
 void BatchedSimulator::set_part_youngs_scale(const Real* scale) {
   Impl& s = *impl_;
-  SLENDER_CHECK(!s.vec,
-                "the vectorized batch does not take per-part moduli yet; use the "
-                "per-environment batch (or the per-environment youngs_scale of set_params)");
   const size_t np = size_t(s.model->npart);
   for (int e = 0; e < nenv(); ++e)
     for (size_t i = 0; i < np; ++i) {
@@ -207,6 +204,7 @@ void BatchedSimulator::set_part_youngs_scale(const Real* scale) {
                     s.model->scene.parts[i].name,
                     "'): a modulus factor must be finite and positive, got ", v);
     }
+  if (s.vec) return s.vec->set_part_youngs_scale(scale);
   for (int e = 0; e < nenv(); ++e)
     s.envs[e]->set_part_youngs_scale(std::vector<Real>(scale + e * np, scale + (e + 1) * np));
 }
@@ -217,6 +215,7 @@ void BatchedSimulator::clear_actions() {
     s.vec->clear_natural_shape();
     s.vec->clear_forces();
     s.vec->clear_fixed_targets();
+    s.vec->clear_part_youngs_scale();
     return;
   }
   s.kappa.clear();

@@ -718,7 +718,7 @@ PYBIND11_MODULE(_core, m) {
                 checked(a, {b.batch->nenv(), py::ssize_t(b.model->npart)}, "part_youngs_scale"));
           },
           "each environment's factor of each part's Young's modulus (num_envs x npart, "
-          "positive): a limb stiffened or softened by the policy (per-environment engine); "
+          "positive): a limb stiffened or softened by the policy (either engine); "
           "clear_actions goes back to 1")
       .def("clear_actions", [](PyBatch& b) { b.batch->clear_actions(); })
       .def(

@@ -79,8 +79,8 @@ class BatchedSimulator {
   void set_fixed_targets(const Real* values);
   /// each part's Young's modulus times a factor per environment (nenv x npart, finite, > 0):
   /// every stiffness of the part's elastic stencils (Simulator::set_part_youngs_scale), so that
-  /// a policy can stiffen or soften a limb. The per-environment engine only: the vectorized one
-  /// throws slender::Error
+  /// a policy can stiffen or soften a limb. Both engines (the vectorized one with the
+  /// per-environment engine's bits)
   void set_part_youngs_scale(const Real* scale);
   /// back to the scene's natural shape, actuation, loads, motions and part moduli
   void clear_actions();

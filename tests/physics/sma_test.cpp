@@ -220,8 +220,6 @@ TEST(YoungsInTime, TheSceneKeyAndTheVectorizedBatch) {
         test::catch_input_error([&] { build_model(read_scene_text(with(given), "y.json", "")); });
     EXPECT_EQ(e.field(), field) << ym << ": " << e.what();
   }
-  // the vectorized batch refuses it (the per-environment batch runs it)
-  test::expect_per_environment_batch_only(m, "Young's moduli in time");
 }
 
 // A part's modulus times a factor from code (Simulator::set_part_youngs_scale, the batch's
@@ -296,9 +294,47 @@ TEST(YoungsPerPart, EachEnvironmentOfABatchItsOwnFactors) {
   EXPECT_EQ(batch.state(1).q, scaled.state().q);
   const std::vector<Real> bad = {1, 1, 1, -2};
   test::expect_error([&] { batch.set_part_youngs_scale(bad.data()); }, "positive");
-  BatchedSimulator vec(model, 2, model->scene.integrator, LinearSolverKind::kAuto,
-                       BatchEngine::kVectorized);
-  test::expect_error([&] { vec.set_part_youngs_scale(factors.data()); }, "per-part moduli");
+}
+
+// the vectorized batch runs parts' moduli in time and the caller's factors as the
+// per-environment batch does, bit for bit: two cantilevers under gravity, part a's modulus
+// ramping in time, each environment its own factors (and one its own Young's modulus scale);
+// then clear_actions back to the moduli in time alone
+TEST(YoungsPerPart, TheVectorizedBatchRunsPartModuliAndFactors) {
+  SceneBuilder b = two_cantilevers(1e7);
+  b.part(0).youngs_in_time = true;
+  b.part(0).youngs_time = table({{0, 1}, {0.02, 2}});  // (table rows: time, value)
+  const auto model = build_model(b.build());
+  ASSERT_FALSE(model->youngs_time_part.empty());
+  const int B = 3;
+  const std::vector<Real> factors = {1, 1, 0.5, 2, 1.5, 1};
+  EnvParams p;
+  p.youngs_scale = 1.25;
+  std::vector<Real> x[2], y[2];
+  for (int v = 0; v < 2; ++v) {
+    BatchedSimulator batch(model, B, model->scene.integrator, LinearSolverKind::kAuto,
+                           v ? BatchEngine::kVectorized : BatchEngine::kPerEnvironment);
+    batch.set_params(2, p);
+    batch.set_part_youngs_scale(factors.data());
+    for (int k = 0; k < 30; ++k)
+      for (StepStatus st : batch.step())
+        ASSERT_EQ(st, StepStatus::kConverged);
+    x[v].resize(size_t(B) * 3 * model->nnode);
+    batch.positions(x[v].data());
+    batch.clear_actions();
+    for (int k = 0; k < 10; ++k)
+      for (StepStatus st : batch.step())
+        ASSERT_EQ(st, StepStatus::kConverged);
+    y[v].resize(x[v].size());
+    batch.positions(y[v].data());
+  }
+  EXPECT_EQ(x[0], x[1]);
+  EXPECT_EQ(y[0], y[1]);
+  // the factors acted: environment 0 (factors 1) and 1 (0.5 and 2) differ
+  const size_t n3 = 3 * size_t(model->nnode);
+  EXPECT_GT(max_rel_diff(std::vector<Real>(x[1].begin(), x[1].begin() + n3),
+                         std::vector<Real>(x[1].begin() + n3, x[1].begin() + 2 * n3)),
+            1e-6);
 }
 
 TEST(Sma, BadParametersAreNamed) {

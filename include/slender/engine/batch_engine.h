@@ -25,6 +25,9 @@ class VectorEngine {
   virtual void clear_forces() = 0;
   virtual void set_fixed_targets(const Real* v) = 0;
   virtual void clear_fixed_targets() = 0;
+  /// each environment's factor of each part's Young's modulus (nenv x npart)
+  virtual void set_part_youngs_scale(const Real* s) = 0;
+  virtual void clear_part_youngs_scale() = 0;
   virtual void set_params(int env, const EnvParams& p) = 0;
   virtual const EnvParams& params(int env) const = 0;
   virtual void set_state(int env, const State& s) = 0;
@@ -88,6 +91,8 @@ class VectorEngineOf final : public VectorEngine {
     const typename X::OnDevice on(device_);
     nt_.set_fixed_targets(v);
   }
+  void set_part_youngs_scale(const Real* s) override { nt_.set_part_youngs_scale(s); }
+  void clear_part_youngs_scale() override { nt_.clear_part_youngs_scale(); }
   void clear_fixed_targets() override {
     const typename X::OnDevice on(device_);
     nt_.clear_fixed_targets();

@@ -42,6 +42,7 @@
 #include "slender/state.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
+#include "slender/stencils/part_scale.h"
 #include "slender/stencils/rayleigh.h"
 
 namespace slender {
@@ -199,6 +200,30 @@ struct EnvStiffnessDamping {
   }
 };
 
+/// each part's Young's modulus scale of one elastic family on every environment (ScaleByPart,
+/// stencils/part_scale.h): one (environment, stencil) pair per index, each environment's own
+/// part scales
+template <class Bd>
+struct EnvScaleByPart {
+  ModelView m;
+  const int* node_part;
+  const Real* part_scale;  // (nenv x npart)
+  int npart;
+  Real* e;  // the family's pools (offset to the family), environment-major
+  Real* g;
+  Real* h;  // null: no Hessians
+  long energy_pool, grad_pool, hess_pool, n;
+  SLENDER_HD void operator()(long t) const {
+    const long env = t / n, k = t % n;
+    ScaleByPart<Bd>{m,
+                    node_part,
+                    part_scale + env * npart,
+                    e + env * energy_pool,
+                    g + env * grad_pool,
+                    h ? h + env * hess_pool : nullptr}(k);
+  }
+};
+
 /// dst[e][i] = src[e * stride + off + i]: one range of every environment's pool, packed
 struct PackRange {
   Real* dst;
@@ -267,10 +292,6 @@ class VectorNewton {
     SLENDER_CHECK(!m.contact.enabled,
                   "the vectorized batch runs models without contact between bodies (this scene "
                   "enables rod/shell contact); use the per-environment batch");
-    SLENDER_CHECK(m.youngs_time_part.empty(),
-                  "the vectorized batch does not run Young's moduli in time yet (this scene gives "
-                  "a part's youngs_modulus.time); use the per-environment batch, or the "
-                  "per-environment youngs_scale of set_params");
     SLENDER_CHECK(!m.kelvin_voigt,
                   "the vectorized batch does not run Kelvin-Voigt damping yet (this scene gives "
                   "damping.kelvin_voigt); use the per-environment batch");
@@ -293,6 +314,11 @@ class VectorNewton {
     up(m.node_dl, node_dl_);
     up(m.node_volume, node_volume_);
     if (m.mass_damping_per_part) up(m.dof_mass_damping, dof_alpha_);
+    if (m.npart > 0) {  // each part's modulus in time, or the caller's factors
+      up(m.node_part, node_part_);
+      part_scale_.resize(size_t(nenv) * size_t(m.npart));
+      parts_scaled_ = !m.youngs_time_part.empty();
+    }
     if (m.stiffness_damping) {  // each node's beta; the elastic Hessians kept at a step's start
       up(m.node_stiffness_damping, beta_);
       k_size_ = m.plan.h_off[kFamElasticEnd] - m.plan.h_off[kFamElasticBegin];
@@ -383,6 +409,14 @@ class VectorNewton {
     user_targets_ = true;
   }
   void clear_fixed_targets() { user_targets_ = false; }
+  /// each environment's factor of each part's Young's modulus (nenv x npart; checked by the
+  /// caller); they multiply the parts' moduli in time from the next step on
+  void set_part_youngs_scale(const Real* s) {
+    part_factor_h_.assign(s, s + size_t(nenv_) * size_t(model_->npart));
+    parts_scaled_ = true;
+  }
+  /// back to the factors 1 (the parts' moduli in time, if any, stay)
+  void clear_part_youngs_scale() { part_factor_h_.clear(); }
 
  private:
   // an action array of len values per environment into dst; one in the executor's memory is
@@ -541,6 +575,21 @@ class VectorNewton {
     }
     if (loads || !loads_zero_) X::upload(f_time_, ft.data(), ft.size());
     loads_zero_ = !loads;
+    if (parts_scaled_) {  // each part's modulus scale at each environment's evaluation time
+      const int np = m.npart;
+      std::vector<Real>& ps = ps_scratch_;
+      ps.assign(size_t(B) * np, 1);
+      for (int e = 0; e < B; ++e) {
+        if (!m.youngs_time_part.empty()) {
+          const std::vector<Real> t =
+              part_youngs_scales(m, step_coeffs(spec_, time_[e], dt).t_eval);
+          std::copy(t.begin(), t.end(), ps.begin() + size_t(e) * np);
+        }
+        for (int i = 0; i < np && !part_factor_h_.empty(); ++i)
+          ps[size_t(e) * np + i] *= part_factor_h_[size_t(e) * np + i];
+      }
+      X::upload(part_scale_, ps.data(), ps.size());
+    }
 
     // prescribed motion at each environment's step end: the caller's targets, else the scene's
     // motions (none: the fixed DOFs stay)
@@ -798,6 +847,7 @@ class VectorNewton {
       scale_range(g_pool_, plan_.grad_pool, plan_.g_off[a], plan_.g_off[b]);
       scale_range(h_pool_, plan_.hess_pool, plan_.h_off[a], plan_.h_off[b]);
     }
+    if (parts_scaled_) scale_by_part(true);
     if (m.stiffness_damping) add_stiffness_damping(q);
     const Vec3 g = m.gravity;
     each(long(B) * m.ndof,
@@ -874,10 +924,29 @@ class VectorNewton {
         [&](auto binding, Family f, long) { eval_family<decltype(binding)>(f, ev); });
     const long begin = plan_.h_off[kFamElasticBegin];
     if (scaled_) scale_range(h_pool_, plan_.hess_pool, begin, begin + k_size_);
+    if (parts_scaled_) scale_by_part(true);
     each(long(B) * k_size_,
          vec::Masked<vec::PackRange>{
              vec::PackRange{k_start_.data(), h_pool_.data(), plan_.hess_pool, begin, k_size_}, act,
              k_size_});
+  }
+
+  // each part's modulus scale on the elastic families' pools (after the environment's own
+  // Young's modulus scale, as the stepper applies them)
+  void scale_by_part(bool with_hessians) {
+    for_each_elastic_family([&](auto binding, Family f, long) {
+      using Bd = decltype(binding);
+      const long n = Bd::count(mv_);
+      if (n == 0) return;
+      each(long(nenv_) * n,
+           vec::Masked<vec::EnvScaleByPart<Bd>>{
+               vec::EnvScaleByPart<Bd>{mv_, node_part_.data(), part_scale_.data(), model_->npart,
+                                       e_pool_.data() + plan_.e_off[f],
+                                       g_pool_.data() + plan_.g_off[f],
+                                       with_hessians ? h_pool_.data() + plan_.h_off[f] : nullptr,
+                                       plan_.energy_pool, plan_.grad_pool, plan_.hess_pool, n},
+               active_.data(), n});
+    });
   }
 
   // beta K u of every elastic stencil added to its pools' entries at y (stencils/rayleigh.h)
@@ -1013,6 +1082,11 @@ class VectorNewton {
   // step's start (k_size_ each)
   Buffer<Real> beta_, k_start_;
   long k_size_ = 0;
+  // each part's Young's modulus scale (in time, times the caller's factors): per environment
+  Buffer<int> node_part_;
+  Buffer<Real> part_scale_;                       // (nenv x npart), at the step's evaluation times
+  std::vector<Real> part_factor_h_, ps_scratch_;  // the caller's factors (nenv x npart) or empty
+  bool parts_scaled_ = false;
   Buffer<unsigned char> dof_fixed_;
   Buffer<int> free_dof_, row_src_adr_, row_src_;
   // state and workspace
