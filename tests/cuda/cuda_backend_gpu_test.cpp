@@ -282,8 +282,9 @@ TEST(CudaBatch, ActionsFromDeviceMemoryEqualActionsFromTheHost) {
   EXPECT_EQ(x[0], x[1]);
 }
 
-// the vectorized batch's Rayleigh stiffness damping and part alphas on the device against the
-// CPU's vectorized batch (which equals the per-environment engine bit for bit), 1e-9
+// the vectorized batch's Rayleigh stiffness damping, part alphas and per-part modulus factors on
+// the device against the CPU's vectorized batch (which equals the per-environment engine bit for
+// bit), 1e-9
 TEST(CudaBatch, DampingPerPartMatchesTheCpuEngine) {
   SLENDER_REQUIRE_GPU();
   for (const char* key : {"stiffness_proportional", "mass_proportional"}) {
@@ -300,6 +301,8 @@ TEST(CudaBatch, DampingPerPartMatchesTheCpuEngine) {
       EnvParams p;
       p.youngs_scale = 1.5;
       b.set_params(1, p);
+      const std::vector<Real> factors = {1, 1, 2, 0.5, 1, 3, 0.7, 1};  // (B x 2 parts)
+      b.set_part_youngs_scale(factors.data());
       std::vector<Real> f(size_t(B) * 3 * m->nnode, 0);
       for (int e = 0; e < B; ++e)
         for (int tip : {10, 21})
