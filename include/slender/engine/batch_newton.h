@@ -817,14 +817,7 @@ class VectorNewton {
     const Model& m = *model_;
     const int B = nenv_;
     const unsigned char* act = active_.data();
-    each(long(B) * m.nedge,
-         vec::Masked<TransportFrames>{
-             TransportFrames{mv_, q, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()}, act,
-             m.nedge});
-    each(long(B) * m.nbend,
-         vec::Masked<ReferenceTwists>{
-             ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()}, act,
-             m.nbend});
+    frames_at(q);
     EvalView ev = eval_view(q, d1_cur_.data(), ref_cur_.data());
     ev.q_hat = q_hat_.data();
     ev.u_hat = u_hat_.data();
@@ -901,21 +894,28 @@ class VectorNewton {
                                 active_.data(), len});
   }
 
+  // every active environment's directors and reference twists moved from its step's start to
+  // q (into d1_cur_, t_cur_, ref_cur_)
+  void frames_at(const Real* q) {
+    const Model& m = *model_;
+    const unsigned char* act = active_.data();
+    each(long(nenv_) * m.nedge,
+         vec::Masked<TransportFrames>{
+             TransportFrames{mv_, q, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()}, act,
+             m.nedge});
+    each(long(nenv_) * m.nbend,
+         vec::Masked<ReferenceTwists>{
+             ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()}, act,
+             m.nbend});
+  }
+
   // every active environment's elastic Hessians at its step's start (the state q, scaled by its
   // Young's modulus), kept for the Rayleigh stiffness damping of the step (as the stepper's
   // keep_start_stiffness)
   void keep_start_stiffness() {
-    const Model& m = *model_;
     const int B = nenv_;
     const unsigned char* act = active_.data();
-    each(long(B) * m.nedge,
-         vec::Masked<TransportFrames>{
-             TransportFrames{mv_, q_.data(), d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
-             act, m.nedge});
-    each(long(B) * m.nbend,
-         vec::Masked<ReferenceTwists>{
-             ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()}, act,
-             m.nbend});
+    frames_at(q_.data());
     EvalView ev = eval_view(q_.data(), d1_cur_.data(), ref_cur_.data());
     ev.q_hat = q_hat_.data();
     ev.u_hat = u_hat_.data();
@@ -1013,14 +1013,7 @@ class VectorNewton {
                           dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(),
                           m.ndof, step_slot_, step_target_, step_target_stride_},
              act, m.ndof});
-    each(long(B) * m.nedge,
-         vec::Masked<TransportFrames>{
-             TransportFrames{mv_, q_.data(), d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
-             act, m.nedge});
-    each(long(B) * m.nbend,
-         vec::Masked<ReferenceTwists>{
-             ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()}, act,
-             m.nbend});
+    frames_at(q_.data());
     each(long(B) * 3 * m.nedge,
          vec::Masked<vec::Copy>{vec::Copy{d1_.data(), d1_cur_.data()}, act, 3L * m.nedge});
     each(long(B) * 3 * m.nedge,

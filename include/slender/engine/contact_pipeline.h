@@ -78,29 +78,31 @@ struct Geometry {
   /// candidate brings the pair.
   SLENDER_HD bool rest_neighbours_vt(int v, int t) const {
     if (!node_x0 || node_part[v] != tri_part[t]) return false;
-    Vec<12> p;
     const int n[4] = {v, tri_node[3 * t], tri_node[3 * t + 1], tri_node[3 * t + 2]};
-    for (int a = 0; a < 4; ++a)
-      for (int c = 0; c < 3; ++c)
-        p[3 * a + c] = node_x0[3 * n[a] + c];
-    ContactDistance cd;
-    point_triangle_distance(p, kEnergy, cd, nullptr, nullptr);
-    return cd.delta < node_contact_radius[v] + tri_half_thickness[t] + tolerance;
+    return rest_distance(n, false) < node_contact_radius[v] + tri_half_thickness[t] + tolerance;
   }
   /// the same for two shell edges (of their first triangles' parts and thicknesses, as the
   /// written pair's)
   SLENDER_HD bool rest_neighbours_ee(int ea, int eb) const {
     const int ta = sedge_tri[2 * ea], tb = sedge_tri[2 * eb];
     if (!node_x0 || tri_part[ta] != tri_part[tb]) return false;
-    Vec<12> p;
     const int n[4] = {sedge_node[2 * ea], sedge_node[2 * ea + 1], sedge_node[2 * eb],
                       sedge_node[2 * eb + 1]};
+    return rest_distance(n, true) < tri_half_thickness[ta] + tri_half_thickness[tb] + tolerance;
+  }
+  /// the distance of a sub-pair's nodes (point-triangle, or edge-edge) in the rest shape
+  SLENDER_HD Real rest_distance(const int n[4], bool edge_edge) const {
+    Vec<12> p;
     for (int a = 0; a < 4; ++a)
       for (int c = 0; c < 3; ++c)
         p[3 * a + c] = node_x0[3 * n[a] + c];
     ContactDistance cd;
-    edge_edge_distance(p, kEnergy, cd, nullptr, nullptr);
-    return cd.delta < tri_half_thickness[ta] + tri_half_thickness[tb] + tolerance;
+    if (edge_edge) {
+      edge_edge_distance(p, kEnergy, cd, nullptr, nullptr);
+    } else {
+      point_triangle_distance(p, kEnergy, cd, nullptr, nullptr);
+    }
+    return cd.delta;
   }
 
   SLENDER_HD Real part_mu(int a, int b) const {
