@@ -167,7 +167,6 @@ struct SlopeMax {
   }
 };
 
-/// per environment: s0 number of stencils flagged degenerate
 /// Rayleigh stiffness damping of one elastic family (stencils/rayleigh.h) on every
 /// environment: one (environment, stencil) pair per index, each environment's StiffnessDamping
 /// on its own slices of the state, the kept start Hessians and the pools
@@ -181,12 +180,10 @@ struct EnvStiffnessDamping {
   Real c_u;
   const Real* K;  // (nenv x k_size): each environment's elastic Hessians at its step's start
   long k_size, k_off;
-  Real* e;  // the family's pools (offset to the family), environment-major
-  Real* g;
-  Real* h;
-  long energy_pool, grad_pool, hess_pool, n, ndof;
+  LocalBuffers<Bd::kDofs> pools;  // the family's slices of the pools (family_buffers)
+  long ndof;
   SLENDER_HD void operator()(long t) const {
-    const long env = t / n, k = t % n;
+    const long env = t / pools.n, k = t % pools.n;
     StiffnessDamping<Bd>{m,
                          beta,
                          y + env * ndof,
@@ -194,9 +191,9 @@ struct EnvStiffnessDamping {
                          u_hat + env * ndof,
                          c_u,
                          K + env * k_size + k_off,
-                         e + env * energy_pool,
-                         g + env * grad_pool,
-                         h + env * hess_pool}(k);
+                         pools.E + env * pools.e_stride,
+                         pools.g + env * pools.g_stride,
+                         pools.H + env * pools.h_stride}(k);
   }
 };
 
@@ -209,18 +206,15 @@ struct EnvScaleByPart {
   const int* node_part;
   const Real* part_scale;  // (nenv x npart)
   int npart;
-  Real* e;  // the family's pools (offset to the family), environment-major
-  Real* g;
-  Real* h;  // null: no Hessians
-  long energy_pool, grad_pool, hess_pool, n;
+  LocalBuffers<Bd::kDofs> pools;  // the family's slices of the pools (family_buffers)
   SLENDER_HD void operator()(long t) const {
-    const long env = t / n, k = t % n;
+    const long env = t / pools.n, k = t % pools.n;
     ScaleByPart<Bd>{m,
                     node_part,
                     part_scale + env * npart,
-                    e + env * energy_pool,
-                    g + env * grad_pool,
-                    h ? h + env * hess_pool : nullptr}(k);
+                    pools.E + env * pools.e_stride,
+                    pools.g + env * pools.g_stride,
+                    pools.H + env * pools.h_stride}(k);
   }
 };
 
@@ -242,6 +236,7 @@ struct NonFiniteCount {
   }
 };
 
+/// per environment: s0 number of stencils flagged degenerate
 struct DegenerateCount {
   long energy_pool;
   const unsigned* flags;
@@ -840,7 +835,7 @@ class VectorNewton {
       scale_range(g_pool_, plan_.grad_pool, plan_.g_off[a], plan_.g_off[b]);
       scale_range(h_pool_, plan_.hess_pool, plan_.h_off[a], plan_.h_off[b]);
     }
-    if (parts_scaled_) scale_by_part(true);
+    if (parts_scaled_) scale_by_part();
     if (m.stiffness_damping) add_stiffness_damping(q);
     const Vec3 g = m.gravity;
     each(long(B) * m.ndof,
@@ -924,7 +919,7 @@ class VectorNewton {
         [&](auto binding, Family f, long) { eval_family<decltype(binding)>(f, ev); });
     const long begin = plan_.h_off[kFamElasticBegin];
     if (scaled_) scale_range(h_pool_, plan_.hess_pool, begin, begin + k_size_);
-    if (parts_scaled_) scale_by_part(true);
+    if (parts_scaled_) scale_by_part();
     each(long(B) * k_size_,
          vec::Masked<vec::PackRange>{
              vec::PackRange{k_start_.data(), h_pool_.data(), plan_.hess_pool, begin, k_size_}, act,
@@ -933,7 +928,7 @@ class VectorNewton {
 
   // each part's modulus scale on the elastic families' pools (after the environment's own
   // Young's modulus scale, as the stepper applies them)
-  void scale_by_part(bool with_hessians) {
+  void scale_by_part() {
     for_each_elastic_family([&](auto binding, Family f, long) {
       using Bd = decltype(binding);
       const long n = Bd::count(mv_);
@@ -941,10 +936,7 @@ class VectorNewton {
       each(long(nenv_) * n,
            vec::Masked<vec::EnvScaleByPart<Bd>>{
                vec::EnvScaleByPart<Bd>{mv_, node_part_.data(), part_scale_.data(), model_->npart,
-                                       e_pool_.data() + plan_.e_off[f],
-                                       g_pool_.data() + plan_.g_off[f],
-                                       with_hessians ? h_pool_.data() + plan_.h_off[f] : nullptr,
-                                       plan_.energy_pool, plan_.grad_pool, plan_.hess_pool, n},
+                                       family_buffers<Bd::kDofs>(f, n)},
                active_.data(), n});
     });
   }
@@ -956,14 +948,12 @@ class VectorNewton {
       using Bd = decltype(binding);
       const long n = Bd::count(mv_);
       if (n == 0) return;
-      each(long(nenv_) * n,
-           vec::Masked<vec::EnvStiffnessDamping<Bd>>{
-               vec::EnvStiffnessDamping<Bd>{
-                   mv_, beta_.data(), y, q_hat_.data(), u_hat_.data(), c_.c_u, k_start_.data(),
-                   k_size_, plan_.h_off[f] - begin, e_pool_.data() + plan_.e_off[f],
-                   g_pool_.data() + plan_.g_off[f], h_pool_.data() + plan_.h_off[f],
-                   plan_.energy_pool, plan_.grad_pool, plan_.hess_pool, n, long(model_->ndof)},
-               active_.data(), n});
+      each(long(nenv_) * n, vec::Masked<vec::EnvStiffnessDamping<Bd>>{
+                                vec::EnvStiffnessDamping<Bd>{
+                                    mv_, beta_.data(), y, q_hat_.data(), u_hat_.data(), c_.c_u,
+                                    k_start_.data(), k_size_, plan_.h_off[f] - begin,
+                                    family_buffers<Bd::kDofs>(f, n), long(model_->ndof)},
+                                active_.data(), n});
     });
   }
 
