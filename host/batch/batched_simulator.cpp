@@ -135,49 +135,51 @@ void check_finite_action(const Real* v, size_t n, const char* what) {
   for (size_t i = 0; i < n; ++i)
     SLENDER_CHECK(std::isfinite(v[i]), what, " value ", i, " is not finite (", v[i], ")");
 }
-}  // namespace
 
-namespace {
-// an action in the engine's memory: the vectorized engine checks and copies it on its executor;
-// on the CPU backend it is host memory, as an action from the host
-bool in_engine(BatchedSimulator::ArrayPlace where,
-               BackendKind backend,
-               bool vectorized,
-               const char* what) {
-  if (where != BatchedSimulator::ArrayPlace::kEngine || backend == BackendKind::kCpu) return false;
-  SLENDER_CHECK(vectorized, what,
-                " from device memory needs the vectorized engine (BatchEngine::kVectorized); "
-                "the per-environment engine takes host arrays");
-  return true;
+// a natural-shape action of n values: from the engine's memory (the CUDA backend) the vectorized
+// engine checks and copies it on its executor (to_engine(v, true)); from the host (or the CPU
+// backend's "engine memory", which is host memory) it is checked here, then goes to the
+// vectorized engine (to_engine(v, false)) or is kept for the per-environment one (host)
+template <class ToEngine>
+void natural_action(const Real* v,
+                    size_t n,
+                    BatchedSimulator::ArrayPlace where,
+                    BackendKind backend,
+                    bool vectorized,
+                    const char* what,
+                    ToEngine to_engine,
+                    std::vector<Real>& host) {
+  if (where == BatchedSimulator::ArrayPlace::kEngine && backend != BackendKind::kCpu) {
+    SLENDER_CHECK(vectorized, what,
+                  " from device memory needs the vectorized engine (BatchEngine::kVectorized); "
+                  "the per-environment engine takes host arrays");
+    return to_engine(v, true);
+  }
+  check_finite_action(v, n, what);
+  if (vectorized) return to_engine(v, false);
+  host.assign(v, v + n);
 }
 }  // namespace
 
 void BatchedSimulator::set_natural_curvature(const Real* kappa, ArrayPlace where) {
   Impl& s = *impl_;
-  const size_t n = 2 * size_t(nenv()) * s.model->nbend;
-  if (in_engine(where, backend(), s.vec != nullptr, "natural curvature"))
-    return s.vec->set_natural_curvature(kappa, true);
-  check_finite_action(kappa, n, "natural curvature");
-  if (s.vec) return s.vec->set_natural_curvature(kappa, false);
-  s.kappa.assign(kappa, kappa + n);
+  natural_action(
+      kappa, 2 * size_t(nenv()) * s.model->nbend, where, backend(), s.vec != nullptr,
+      "natural curvature", [&](const Real* v, bool e) { s.vec->set_natural_curvature(v, e); },
+      s.kappa);
 }
 void BatchedSimulator::set_natural_twist(const Real* tau, ArrayPlace where) {
   Impl& s = *impl_;
-  const size_t n = size_t(nenv()) * s.model->nbend;
-  if (in_engine(where, backend(), s.vec != nullptr, "natural twist"))
-    return s.vec->set_natural_twist(tau, true);
-  check_finite_action(tau, n, "natural twist");
-  if (s.vec) return s.vec->set_natural_twist(tau, false);
-  s.tau.assign(tau, tau + n);
+  natural_action(
+      tau, size_t(nenv()) * s.model->nbend, where, backend(), s.vec != nullptr, "natural twist",
+      [&](const Real* v, bool e) { s.vec->set_natural_twist(v, e); }, s.tau);
 }
 void BatchedSimulator::set_natural_hinge_angle(const Real* phi, ArrayPlace where) {
   Impl& s = *impl_;
-  const size_t n = size_t(nenv()) * s.model->nhinge;
-  if (in_engine(where, backend(), s.vec != nullptr, "natural hinge angle"))
-    return s.vec->set_natural_hinge_angle(phi, true);
-  check_finite_action(phi, n, "natural hinge angle");
-  if (s.vec) return s.vec->set_natural_hinge_angle(phi, false);
-  s.phi.assign(phi, phi + n);
+  natural_action(
+      phi, size_t(nenv()) * s.model->nhinge, where, backend(), s.vec != nullptr,
+      "natural hinge angle", [&](const Real* v, bool e) { s.vec->set_natural_hinge_angle(v, e); },
+      s.phi);
 }
 void BatchedSimulator::set_external_forces(const Real* f) {
   Impl& s = *impl_;

@@ -288,6 +288,19 @@ bool device_action(PyBatch& b,
   return true;
 }
 
+// a natural-shape action (num_envs x shape...): a CUDA array through device_action, anything
+// else as a host array of that shape
+void natural_action(PyBatch& b,
+                    const py::object& o,
+                    std::vector<py::ssize_t> shape,
+                    const char* what,
+                    void (BatchedSimulator::*set)(const Real*, BatchedSimulator::ArrayPlace)) {
+  shape.insert(shape.begin(), b.batch->nenv());
+  if (device_action(b, o, std::vector<int64_t>(shape.begin(), shape.end()), what, set)) return;
+  const Array a = real_array(o, what);
+  ((*b.batch).*set)(checked(a, shape, what), BatchedSimulator::ArrayPlace::kHost);
+}
+
 // a live DLPack view of a batch's positions or velocities (the vectorized engine's state)
 LiveView live_view(py::object self, bool velocities) {
   PyBatch& b = self.cast<PyBatch&>();
@@ -661,12 +674,8 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "set_natural_curvature",
           [](PyBatch& b, const py::object& o) {
-            if (device_action(b, o, {b.batch->nenv(), b.model->nbend, 2}, "natural_curvature",
-                              &BatchedSimulator::set_natural_curvature))
-              return;
-            const Array a = real_array(o, "natural_curvature");
-            b.batch->set_natural_curvature(
-                checked(a, {b.batch->nenv(), b.model->nbend, 2}, "natural_curvature"));
+            natural_action(b, o, {b.model->nbend, 2}, "natural_curvature",
+                           &BatchedSimulator::set_natural_curvature);
           },
           "natural curvatures (num_envs x nbend x 2): a host array, or a CUDA array (torch, "
           "CuPy: float64, C-contiguous, on the batch's device) that the CUDA backend copies on "
@@ -674,24 +683,16 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "set_natural_twist",
           [](PyBatch& b, const py::object& o) {
-            if (device_action(b, o, {b.batch->nenv(), b.model->nbend}, "natural_twist",
-                              &BatchedSimulator::set_natural_twist))
-              return;
-            const Array a = real_array(o, "natural_twist");
-            b.batch->set_natural_twist(
-                checked(a, {b.batch->nenv(), b.model->nbend}, "natural_twist"));
+            natural_action(b, o, {b.model->nbend}, "natural_twist",
+                           &BatchedSimulator::set_natural_twist);
           },
           "natural twists (num_envs x nbend) [rad]; a host or a CUDA array, as "
           "set_natural_curvature")
       .def(
           "set_natural_hinge_angle",
           [](PyBatch& b, const py::object& o) {
-            if (device_action(b, o, {b.batch->nenv(), b.model->nhinge}, "natural_hinge_angle",
-                              &BatchedSimulator::set_natural_hinge_angle))
-              return;
-            const Array a = real_array(o, "natural_hinge_angle");
-            b.batch->set_natural_hinge_angle(
-                checked(a, {b.batch->nenv(), b.model->nhinge}, "natural_hinge_angle"));
+            natural_action(b, o, {b.model->nhinge}, "natural_hinge_angle",
+                           &BatchedSimulator::set_natural_hinge_angle);
           },
           "natural hinge angles (num_envs x nhinge) [rad]; a host or a CUDA array, as "
           "set_natural_curvature")
