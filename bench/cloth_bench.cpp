@@ -84,6 +84,9 @@ struct Options {
   long compare = 0, compare_after = 0;  // --compare N, --compare-after W
 };
 
+// the disk's ring count whose 6 nr^2 triangles are nearest `target`
+int rings_for(long target) { return std::max(1, int(std::lround(std::sqrt(double(target) / 6)))); }
+
 slender::SceneSpec make_scene(int rings, const Options& o) {
   slender::SceneBuilder b;
   b.name("cloth_drop");
@@ -181,7 +184,7 @@ CaseResult run_case(const std::string& name, long target, long nsteps, const Opt
   CaseResult c;
   c.name = name;
   c.nsteps = nsteps;
-  c.rings = std::max(1, int(std::lround(std::sqrt(double(target) / 6))));
+  c.rings = rings_for(target);
   const slender::SceneSpec scene = make_scene(c.rings, o);
   {
     const auto m = slender::build_model(scene);
@@ -336,8 +339,7 @@ bool parse_args(int argc, char** argv, Options& o) {
 int compare_cases(const Options& o) {
   int failures = 0;
   for (size_t i = 0; i < o.sizes.size(); ++i) {
-    const int rings = std::max(1, int(std::lround(std::sqrt(double(o.sizes[i]) / 6))));
-    const auto model = slender::build_model(make_scene(rings, o));
+    const auto model = slender::build_model(make_scene(rings_for(o.sizes[i]), o));
     std::printf("\n%s: %d triangles, %d DOF; %ld CPU steps, then %ld steps on both backends\n",
                 o.size_names[i].c_str(), model->ntri, model->ndof, o.compare_after, o.compare);
     slender::State start;
