@@ -29,6 +29,9 @@
 #                                   sanitizers, the GPU suite, racecheck's leftovers (after run 11)
 #   scripts/gpu_check.sh s9b        S9 at 20k, 200k and 10^6 DOF on the GPU with the rest-neighbour
 #                                   rule, and the CPU's 200k step on all cores (issue 21)
+#   scripts/gpu_check.sh seventh    issues 20, 21 and 14 in one call: S8's forms and the CPU
+#                                   engine, S9 at 20k/200k/670k and the CPU's 200k step, then the
+#                                   GPU suite, V8, Python, S9 compares, racecheck until the deadline
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -654,6 +657,105 @@ stage_s9b() {
   tail -5 "$out/s9_cuda.log" "$out/newton_1e6_cuda.log" "$out/s9_cpu_200k.log" | cut -c1-200
 }
 
+# one call for issues 20, 21 and 14 after run 11 (every timing alone on the GPU, then the
+# correctness checks side by side, then racecheck's leftovers until the deadline): S8's solve
+# forms and the CPU engine; S9 at 20k (as far as --max-seconds lets it fall), 200k and 670k on the
+# GPU and the CPU's 200k step; then the GPU suite, V8, Python's device arrays, S9's backends side by
+# side at 20k and in the fold at 2k; logs.tar.gz, summary.txt and tables.md in $OUT
+stage_seventh() {
+  local bb="$build/bench/slender_batch_bench" cb="$build/bench/slender_cloth_bench"
+  local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests" logs=/tmp/gpu-seventh
+  local deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-540}))
+  left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
+  cap() { local l; l="$(left)"; echo $(($1 < l ? $1 : l)); }  # SECONDS, at most what is left
+  rm -rf "$logs" && mkdir -p "$logs"
+  device_header "$logs"
+  local t0; t0=$(date +%s)
+  mark() { echo "[$(($(date +%s) - t0)) s] $*"; }
+  # 1. S8 timings, alone on the GPU
+  local form lanes staged name
+  for form in "1 0 warps" "1 1 staged" "0 0 threads"; do
+    read -r lanes staged name <<< "$form"
+    SLENDER_BATCH_LANES=$lanes SLENDER_BATCH_STAGED=$staged timeout -k 5 "$(cap 45)" "$bb" \
+      --engine vectorized --backend cuda --sizes 1,64,1024,4096,16384 --steps 20 --repeats 3 \
+      --markdown > "$logs/s8_$name.md" 2>&1
+    mark "S8 cuda $name: rc $?"
+  done
+  for staged in 0 1; do
+    SLENDER_BATCH_STAGED=$staged timeout -k 5 "$(cap 30)" "$bb" --engine vectorized \
+      --backend cuda --sizes 65536 --steps 10 --repeats 3 --markdown \
+      > "$logs/s8_65536_staged$staged.md" 2>&1
+    mark "S8 cuda B = 65536 staged $staged: rc $?"
+  done
+  OMP_NUM_THREADS="$(nproc)" timeout -k 5 "$(cap 30)" "$bb" --sizes 1024,4096 --steps 20 \
+    --repeats 3 --markdown > "$logs/s8_cpu.md" 2>&1
+  mark "S8 cpu: rc $?"
+  # 2. S9 timings, alone on the GPU
+  timeout -k 5 "$(cap 75)" stdbuf -oL "$cb" --backend cuda --sizes 20k --steps 450 --repeats 1 \
+    --max-seconds 55 --probe-every 10 --markdown "$logs/s9_cuda_20k.md" > "$logs/s9_cuda_20k.log" 2>&1
+  mark "S9 cuda 20k: rc $?"
+  timeout -k 5 "$(cap 90)" stdbuf -oL "$cb" --backend cuda --sizes 200k --steps 5 --repeats 1 \
+    --max-seconds 50 --probe-every 1 --markdown "$logs/s9_cuda_200k.md" > "$logs/s9_cuda_200k.log" 2>&1
+  mark "S9 cuda 200k: rc $?"
+  timeout -k 5 "$(cap 75)" stdbuf -oL "$cb" --backend cuda --sizes 670k --steps 2 --repeats 1 \
+    --probe-every 1 --markdown "$logs/s9_cuda_670k.md" > "$logs/s9_cuda_670k.log" 2>&1
+  mark "S9 cuda 670k: rc $?"
+  OMP_NUM_THREADS="$(nproc)" timeout -k 5 "$(cap 60)" stdbuf -oL "$cb" --backend cpu --solver pcg \
+    --sizes 200k --steps 1 --repeats 1 --probe-every 1 --markdown "$logs/s9_cpu_200k.md" \
+    > "$logs/s9_cpu_200k.log" 2>&1
+  mark "S9 cpu 200k (pcg, 1 step): rc $?"
+  # 3. correctness, side by side
+  timeout -k 5 "$(cap 150)" stdbuf -oL "$gt" > "$logs/gpu-all.log" 2>&1 &
+  timeout -k 5 "$(cap 150)" stdbuf -oL "$ct" \
+    --gtest_filter='*DeviceStepper*/Cuda' > "$logs/stepper-cuda.log" 2>&1 &
+  (
+    timeout -k 5 "$(cap 90)" "$cb" --sizes 2k --compare 20 --compare-after 380 \
+      > "$logs/s9_compare_2k_fold.log" 2>&1
+    echo "rc $?" >> "$logs/s9_compare_2k_fold.log"
+    timeout -k 5 "$(cap 90)" "$cb" --sizes 20k --compare 20 > "$logs/s9_compare_20k.log" 2>&1
+    echo "rc $?" >> "$logs/s9_compare_20k.log"
+  ) &
+  if [ -d "$build/python/slender" ]; then
+    PYTHONPATH="$build/python" timeout -k 5 "$(cap 90)" python3 bench/s8_python.py \
+      --backend cuda --sizes 1,1024,4096,16384 --steps 20 --repeats 3 --check \
+      > "$logs/s8_python.md" 2>&1
+    echo "rc $?" >> "$logs/s8_python.md"
+    PYTHONPATH="$build/python" timeout -k 5 "$(cap 60)" python3 apps/examples/snake_cem.py \
+      --envs 256 --iterations 3 --seconds 1 --backend cuda --out "$logs/cem_cuda" \
+      > "$logs/cem_cuda.log" 2>&1
+    echo "rc $?" >> "$logs/cem_cuda.log"
+  fi
+  wait
+  mark "correctness phase done"
+  # 4. racecheck's leftovers, three at a time, until the deadline
+  export sanitizer logs deadline SLENDER_TEST_MAX_STEPS=3
+  {
+    echo "memcheck $gt CudaBatch.StagedBandSolveGivesTheSameBits staged"
+    echo "racecheck $gt CudaBatch.StagedBandSolveGivesTheSameBits staged"
+    for t in SolverNamesTellTheExecutor TwoRunsAreBitIdentical LinearFallbacksAreCountedAsOnTheCpu \
+      PcgAndCholeskyGiveTheSameNewtonIterates HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone \
+      NonSymmetricJacobiansTakeBicgstab EverySceneMatchesTheCpuOver50Steps; do
+      echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
+    done
+  } | xargs -P "${GPU_SANITIZE_JOBS:-3}" -L 1 bash -c '
+      left=$((deadline - $(date +%s)))
+      [ "$left" -gt 15 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
+      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
+        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1'
+  mark "sanitizers done"
+  {
+    for f in "$logs"/s8_*.md "$logs"/s9_*.md; do
+      [ -f "$f" ] && { echo "## $(basename "$f")"; grep -E '^\||rror|^check' "$f"; }
+    done
+    for f in "$logs"/s9_*.log; do
+      echo "## $(basename "$f")"; grep -E 'agree|difference|Newton|rror|rc |triangles' "$f" | head -12
+    done
+    echo "## cem"; tail -3 "$logs/cem_cuda.log" 2>/dev/null
+  } > "$out/tables.md" 2>&1
+  run_summary "$logs" seventh $(($(date +%s) - t0))
+  cut -c1-220 "$out/tables.md" | head -150
+}
+
 case "${1:-all}" in
   build) stage_build ;;
   first) stage_first ;;
@@ -672,6 +774,7 @@ case "${1:-all}" in
   s8prof) stage_s8prof ;;
   sixth) stage_sixth ;;
   s9b) stage_s9b ;;
+  seventh) stage_seventh ;;
   all) stage_build && stage_test && stage_sanitize && stage_sanitize2 && stage_bench && stage_s9 && stage_s9cpu ;;
   *) echo "usage: $0 build|first|test|sanitize|sanitize2|sanitize3|bench|s9|s9cpu|all" >&2; exit 2 ;;
 esac

@@ -74,7 +74,8 @@ def main(argv=None):
     history = snake.cem(env, iterations=a.iterations, seed=a.seed)
     wall = time.time() - t0
     steps = a.iterations * env.num_envs * env.episode_steps * env.substeps
-    print(f"{steps} env-steps in {wall:.1f} s ({steps / wall:.0f} env-steps/s on the CPU)")
+    where = "the GPU" if a.backend == "cuda" else "the CPU"
+    print(f"{steps} env-steps in {wall:.1f} s ({steps / wall:.0f} env-steps/s on {where})")
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out + ".csv", "w") as f:
         f.write("iteration,mean_reward,best_reward,amplitude,wavelength,frequency\n")
