@@ -8,6 +8,7 @@
 
 #include "slender/core/error.h"
 #include "slender/core/parallel_for.h"
+#include "slender/engine/contact_pairs.h"
 
 namespace slender::contact {
 
@@ -93,16 +94,13 @@ void element_box(const BroadPhaseInput& in, Real inflation, int e, B& b) {
     const Real* x = in.node_x + 3 * std::size_t(n);
     SLENDER_CHECK(std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]), "node ", n,
                   ": non-finite position");
-    for (int d = 0; d < 3; ++d) {
-      b.lo[d] = a == 0 ? x[d] : std::min(b.lo[d], x[d]);
-      b.hi[d] = a == 0 ? x[d] : std::max(b.hi[d], x[d]);
+    if (in.node_u) {
+      const Real* v = in.node_u + 3 * std::size_t(n);
+      SLENDER_CHECK(std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]), "node ", n,
+                    ": non-finite velocity");
     }
   }
-  const Real g = r + Real(0.5) * inflation;
-  for (int d = 0; d < 3; ++d) {
-    b.lo[d] -= g;
-    b.hi[d] += g;
-  }
+  element_step_box(in.node_x, in.node_u, in.sweep, nd, k, r + Real(0.5) * inflation, b.lo, b.hi);
 }
 
 void check_input(const BroadPhaseInput& in, const BroadPhaseOptions& opt) {
@@ -112,6 +110,7 @@ void check_input(const BroadPhaseInput& in, const BroadPhaseOptions& opt) {
   SLENDER_CHECK(in.nnode == 0 || in.node_x, "node positions missing");
   SLENDER_CHECK(long(in.nedge) + in.ntri < INT_MAX, "too many elements");
   SLENDER_CHECK(opt.inflation >= 0 && std::isfinite(opt.inflation), "inflation ", opt.inflation);
+  SLENDER_CHECK(in.sweep >= 0 && std::isfinite(in.sweep), "sweep ", in.sweep);
   SLENDER_CHECK(opt.cell_size >= 0 && std::isfinite(opt.cell_size), "cell size ", opt.cell_size);
 }
 

@@ -45,6 +45,10 @@ struct BroadPhaseInput {
   int ntri = 0;
   const int* tri_node = nullptr;             ///< node ids of each shell triangle (ntri x 3)
   const Real* tri_half_thickness = nullptr;  ///< half the shell thickness [m] (ntri)
+  /// node velocities [m/s] (nnode x 3), or null: each element's box then covers its nodes at
+  /// node_x and at node_x + sweep node_u (slender::contact::element_step_box)
+  const Real* node_u = nullptr;
+  Real sweep = 0;  ///< [s]
 };
 
 /// How the blocks of 4 x 4 x 4 hash cells are laid out in memory.
@@ -57,9 +61,9 @@ enum class GridLayout {
 /// Settings of one broad-phase call.
 struct BroadPhaseOptions {
   /// [m] every pair whose surfaces (capsule of radius r, slab of half thickness h) may come
-  /// closer than this is a candidate: the contact distance plus tolerance plus the motion
-  /// expected in one step. Each box grows by r (or h) + inflation / 2 on every side, so two
-  /// boxes overlap whenever the surfaces are within `inflation`.
+  /// closer than this is a candidate (the contact tolerance; the motion of a step is the
+  /// input's sweep). Each box grows by r (or h) + inflation / 2 on every side, so two boxes
+  /// overlap whenever the surfaces are within `inflation`.
   Real inflation = 0;
   /// [m] edge of a hash cell; 0: the median over elements of their largest box side. A cell
   /// size that would put more than kMaxEntriesPerElement (element, cell) entries per element

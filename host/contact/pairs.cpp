@@ -21,14 +21,11 @@ BroadPhaseInput broad_phase_input(const Model& m, const Real* q) {
   return in;
 }
 
-Real contact_reach(const Model& m, Real max_abs_velocity, Real dt) {
-  return m.contact.tolerance + 2 * std::sqrt(Real(3)) * max_abs_velocity * dt;
-}
-
 namespace {
 
-// keeps the sub-pairs whose distance at q is below their contact distance plus `reach`
-void cull_far_subpairs(const Real* q, Real reach, ContactPairLists& l) {
+// keeps the sub-pairs whose distance at q is below their contact distance plus the tolerance
+// plus how much closer their nodes may come in the step (subpair_approach)
+void cull_far_subpairs(const Real* q, const Real* u, Real dt, Real tol, ContactPairLists& l) {
   auto gather = [q](const int* nodes, Vec<12>& x) {
     for (int a = 0; a < 4; ++a)
       for (int c = 0; c < 3; ++c)
@@ -46,6 +43,7 @@ void cull_far_subpairs(const Real* q, Real reach, ContactPairLists& l) {
       } else {
         point_triangle_distance(x, kEnergy, cd, nullptr, nullptr);
       }
+      const Real reach = tol + subpair_approach(u, &nodes[4 * k], dt);
       if (!(cd.delta >= d[k] + reach)) {  // a NaN distance keeps the pair
         for (int a = 0; a < 4; ++a)
           nodes[4 * kept + a] = nodes[4 * k + a];
@@ -66,12 +64,11 @@ void cull_far_subpairs(const Real* q, Real reach, ContactPairLists& l) {
 
 void ContactPairFinder::find(
     const Model& m, const Real* q, const Real* u, Real dt, ContactPairLists& out) {
-  Real vmax = 0;
-  for (int i = 0; i < 3 * m.nnode; ++i)
-    vmax = std::max(vmax, std::fabs(u[i]));
-  const BroadPhaseInput in = broad_phase_input(m, q);
+  BroadPhaseInput in = broad_phase_input(m, q);
+  in.node_u = u;
+  in.sweep = kStepSweep * dt;
   BroadPhaseOptions opt;
-  opt.inflation = contact_reach(m, vmax, dt);
+  opt.inflation = m.contact.tolerance;
   const CandidatePairs cp = broad_phase_.find_pairs(in, opt);
   std::vector<int>& ee = out.ee_node;
   std::vector<Real>& ee_d = out.ee_d;
@@ -170,7 +167,7 @@ void ContactPairFinder::find(
                    m.tri_half_thickness[m.sedge_tri[2 * b]]);
     ee_mu.push_back(m.part_mu(m.tri_part[m.sedge_tri[2 * a]], m.tri_part[m.sedge_tri[2 * b]]));
   }
-  cull_far_subpairs(q, opt.inflation, out);
+  cull_far_subpairs(q, u, dt, m.contact.tolerance, out);
 }
 
 }  // namespace slender::contact

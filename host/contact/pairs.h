@@ -13,9 +13,13 @@
 //   edges pairwise (edge-edge); each sub-pair once (a vertex-triangle pair keeps the part of the
 //   first element that brought it, in candidate order). Summing these smooth pair energies
 //   avoids the kinks of a minimum over sub-pairs, which stalls Newton's method;
+// - the broad phase's boxes cover each element over the step (its nodes at q and at
+//   q + kStepSweep dt u, grown by the tolerance), so elements moving together gain no
+//   candidates however fast they move;
 // - culling: a sub-pair whose distance at the step's start is at least its contact distance plus
-//   the step's reach (the tolerance and twice the distance the fastest node covers in the step,
-//   as the broad phase inflates boxes) has zero energy (eq. 21's cut-off) and cannot reach.
+//   the tolerance plus how much closer its nodes may come in the step (kStepSweep dt times their
+//   largest relative speed: subpair_approach) has zero energy (eq. 21's cut-off) and cannot
+//   reach.
 //
 // Order of the lists (the assembly plan depends on it): edge pairs are the rod pairs in
 // candidate order, then the rod-shell edge pairs sorted by (rod edge, shell edge), then the

@@ -7,8 +7,9 @@
 // one runs it in CI, against ContactPairFinder (which the CPU backend uses: leaner on a CPU).
 //
 // Passes, each a loop over items run by the executor, a scan, a sort or a reduction:
-// 1. reach: the largest velocity component (a max reduction) gives the boxes' inflation;
-// 2. boxes: each rod edge's and triangle's box (as the host broad phase's, bit for bit) and the
+// 1. velocities checked finite (a max reduction);
+// 2. boxes: each rod edge's and triangle's box over the step (element_step_box, as the host
+//    broad phase's, bit for bit) and the
 //    bounds of their centres (an exact min/max reduction, which also counts non-finite boxes);
 // 3. linear BVH (Karras 2012): 30-bit Morton codes of the centres with the element id below
 //    them (distinct 64-bit keys), a radix sort, every internal node from the sorted keys at
@@ -181,6 +182,8 @@ struct AbsAt {
 struct ElementBoxes {
   Geometry g;
   const Real* x;
+  const Real* u;  // velocities: the box covers the step (element_step_box)
+  Real sweep;
   Real inflation;
   Real* box;  // (nelem x 6)
   SLENDER_HD void operator()(long i) const {
@@ -189,19 +192,7 @@ struct ElementBoxes {
     const int k = is_edge ? 2 : 3;
     const int* nd = is_edge ? g.edge_node + 2 * e : g.tri_node + 3 * (e - g.nedge);
     const Real r = is_edge ? g.edge_radius[e] : g.tri_half_thickness[e - g.nedge];
-    Real lo[3], hi[3];
-    for (int a = 0; a < k; ++a) {
-      const Real* p = x + 3 * nd[a];
-      for (int d = 0; d < 3; ++d) {
-        lo[d] = a == 0 ? p[d] : (p[d] < lo[d] ? p[d] : lo[d]);
-        hi[d] = a == 0 ? p[d] : (p[d] > hi[d] ? p[d] : hi[d]);
-      }
-    }
-    const Real grow = r + Real(0.5) * inflation;
-    for (int d = 0; d < 3; ++d) {
-      box[6 * i + d] = lo[d] - grow;
-      box[6 * i + 3 + d] = hi[d] + grow;
-    }
+    element_step_box(x, u, sweep, nd, k, r + Real(0.5) * inflation, box + 6 * i, box + 6 * i + 3);
   }
 };
 
@@ -638,9 +629,10 @@ struct WriteShellEdgePair {
 /// 1 for a sub-pair that may come within range during the step (as cull_far_subpairs keeps it)
 struct WithinReach {
   const Real* x;
+  const Real* u;
+  Real dt, tolerance;
   const int* node;
   const Real* d;
-  Real reach;
   bool edge_edge;
   int* flag;
   SLENDER_HD void operator()(long k) const {
@@ -654,6 +646,7 @@ struct WithinReach {
     } else {
       point_triangle_distance(p, kEnergy, cd, nullptr, nullptr);
     }
+    const Real reach = tolerance + subpair_approach(u, node + 4 * k, dt);
     flag[k] = !(cd.delta >= d[k] + reach);  // a NaN distance keeps the pair
   }
 };
@@ -734,8 +727,9 @@ class ContactPipeline {
     const Real vmax = model_->nnode > 0
                           ? x_.reduce(3L * model_->nnode, pipe::AbsAt{u}, Real(0), pipe::MaxOp{})
                           : Real(0);
-    reach_ = contact_reach(*model_, vmax, dt);
-    SLENDER_CHECK(is_finite(reach_), "contact: non-finite velocities");
+    SLENDER_CHECK(is_finite(vmax), "contact: non-finite velocities");
+    u_ = u;
+    dt_ = dt;
     candidates(q, nelem);
     subpairs(q);
     // the previous lists stay in prev_, the new ones become cur_
@@ -773,8 +767,9 @@ class ContactPipeline {
   const int* pt_node() const { return cur_.pt_node.data(); }
   const Real* pt_d() const { return cur_.pt_d.data(); }
   const Real* pt_mu() const { return cur_.pt_mu.data(); }
-  /// [m] the reach of the last call's step
-  Real reach() const { return reach_; }
+  /// [m] the tolerance the boxes grow by, and [s] the time their nodes' motion is swept over
+  Real inflation() const { return model_->contact.tolerance; }
+  Real sweep() const { return kStepSweep * dt_; }
   /// broad-phase candidates of the last call: edge pairs, edge-triangle, triangle pairs
   long candidates_ee() const { return nce_; }
   long candidates_et() const { return ncet_; }
@@ -816,7 +811,7 @@ class ContactPipeline {
     if (nelem < 2) return;
     const long n = nelem;
     fit(box_, 6 * n);
-    each(n, pipe::ElementBoxes{g_, q, reach_, box_.data()});
+    each(n, pipe::ElementBoxes{g_, q, u_, sweep(), inflation(), box_.data()});
     pipe::Bounds none;
     for (int d = 0; d < 3; ++d)
       none.lo[d] = INFINITY, none.hi[d] = -INFINITY;
@@ -934,15 +929,15 @@ class ContactPipeline {
     Lists& out = next_;
     fit_lists(out, nee_all, nvt);
     if (nee_all > 0) {
-      each(nee_all, pipe::WithinReach{q, all_.ee_node.data(), all_.ee_d.data(), reach_, true,
-                                      cflag_.data()});
+      each(nee_all, pipe::WithinReach{q, u_, dt_, inflation(), all_.ee_node.data(),
+                                      all_.ee_d.data(), true, cflag_.data()});
       nee = x_.exclusive_scan(cflag_.data(), cpos_.data(), nee_all);
       each(nee_all, pipe::Compact{cflag_.data(), cpos_.data(), all_.ee_node.data(),
                                   all_.ee_d.data(), all_.ee_mu.data(), ee_out(out)});
     }
     if (nvt > 0) {
-      each(nvt, pipe::WithinReach{q, all_.pt_node.data(), all_.pt_d.data(), reach_, false,
-                                  cflag_.data()});
+      each(nvt, pipe::WithinReach{q, u_, dt_, inflation(), all_.pt_node.data(), all_.pt_d.data(),
+                                  false, cflag_.data()});
       npt = x_.exclusive_scan(cflag_.data(), cpos_.data(), nvt);
       each(nvt, pipe::Compact{cflag_.data(), cpos_.data(), all_.pt_node.data(), all_.pt_d.data(),
                               all_.pt_mu.data(), pt_out(out)});
@@ -975,7 +970,8 @@ class ContactPipeline {
       cflag_, cpos_;
   Buffer<std::uint64_t> vt_key_, rs_key_, se_key_;
   Lists all_, cur_, prev_, next_;
-  Real reach_ = 0;
+  const Real* u_ = nullptr;  // the last call's velocities (executor memory) and step
+  Real dt_ = 0;
   bool first_ = true;
 };
 
