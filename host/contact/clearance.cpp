@@ -41,6 +41,19 @@ Vec3 node_at(const std::vector<Real>& q, int n) {
   return vec3(q[3 * size_t(n)], q[3 * size_t(n) + 1], q[3 * size_t(n) + 2]);
 }
 
+// triangles ta and tb of one part within contact range of each other in the rest shape
+bool rest_neighbours(const Model& m, int ta, int tb) {
+  if (m.tri_part[ta] != m.tri_part[tb]) return false;
+  Vec3 a[3], b[3];
+  for (int i = 0; i < 3; ++i) {
+    a[i] = node_at(m.node_x0, m.tri_node[3 * ta + i]);
+    b[i] = node_at(m.node_x0, m.tri_node[3 * tb + i]);
+  }
+  bool crossing = false;
+  const Real d = triangle_distance(a, b, crossing);
+  return d < m.tri_half_thickness[ta] + m.tri_half_thickness[tb] + m.contact.tolerance;
+}
+
 }  // namespace
 
 Clearance ClearanceProbe::measure(const Model& m,
@@ -74,6 +87,10 @@ Clearance ClearanceProbe::measure(const Model& m,
       bool crossing = false;
       const Real d = triangle_distance(a, b, crossing);
       if (crossing) ++c.crossing;
+      if (opt.skip_rest_neighbours && !crossing && rest_neighbours(m, ta, tb)) {
+        --c.measured;
+        continue;
+      }
       if (d < opt.touch) ++c.touching;
       if (d < c.self) {
         c.self = d;

@@ -27,6 +27,11 @@ struct ClearanceOptions {
   Real search = 0;
   /// [m] triangle pairs whose mid-surfaces are closer than this count as touching
   Real touch = 0;
+  /// leave out the pairs the contact model leaves out: triangles of one part whose rest shapes
+  /// lie within contact range (their half thicknesses plus the model's contact tolerance), a
+  /// fine mesh's in-plane neighbours (pipe::Geometry::rest_neighbours_vt). They are still
+  /// checked for crossing.
+  bool skip_rest_neighbours = false;
 };
 
 /// What one measurement found. Distances are between mid-surfaces (compare them with the

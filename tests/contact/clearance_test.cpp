@@ -85,6 +85,43 @@ TEST(Clearance, TriangleDistanceMatchesSampling) {
   EXPECT_GT(checked, 20);
 }
 
+// a sheet finer than its contact range: at rest its triangles' second rings lie within that
+// range, and count as touching unless the probe leaves out the pairs the contact model does
+TEST(Clearance, ProbeCanLeaveOutAFineSheetsRestNeighbours) {
+  SceneBuilder b;
+  const int mat = b.material("cloth", 300, 1e6, 0.3);
+  b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.06, 0, 0), vec3(0, 0.02, 0), 0.002, false,
+                    mat, 0.003);
+  ContactSpec cs;
+  cs.enabled = true;
+  cs.tolerance = 1e-3;
+  b.contact(cs);
+  const auto m = build_model(b.build());
+  std::vector<Real> q(m->node_x0.begin(), m->node_x0.end());
+  ClearanceProbe probe;
+  ClearanceOptions opt;
+  opt.search = 0.003;
+  opt.touch = 0.003 + 1e-3;
+  const Clearance all = probe.measure(*m, q, opt);
+  EXPECT_GT(all.touching, 100);
+  EXPECT_LT(all.self, 0.003);
+  opt.skip_rest_neighbours = true;
+  const Clearance own = probe.measure(*m, q, opt);
+  EXPECT_EQ(own.touching, 0);
+  EXPECT_GE(own.self, opt.touch);
+  EXPECT_LT(own.measured, all.measured);
+  EXPECT_EQ(own.crossing, 0);
+  // folded over itself 2.5 mm apart, the halves touch: pairs far apart at rest still count
+  for (size_t i = 0; i < q.size() / 3; ++i)
+    if (q[3 * i] > 0.03 + 1e-9) {
+      q[3 * i] = 0.06 - q[3 * i];
+      q[3 * i + 2] += 0.0025;
+    }
+  const Clearance folded = probe.measure(*m, q, opt);
+  EXPECT_GT(folded.touching, 100);
+  EXPECT_LT(folded.self, 0.0026);
+}
+
 // the probe's minimum equals the minimum over all pairs of triangles sharing no node
 TEST(Clearance, ProbeMatchesBruteForceOnStackedSheets) {
   const Real h = 2e-3, gap = 5e-3, lift = 1.5e-3;

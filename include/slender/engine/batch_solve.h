@@ -49,28 +49,37 @@
 namespace slender {
 
 /// the most environments for which an executor with cooperating lanes (the GPU: a warp) runs
-/// the banded and dense factorizations with a group of lanes per environment rather than a
-/// thread. Measured on an H200 (bench/results/2026-11-26-gpu-first-light-h200.md): a warp each
-/// was faster at every size tried, snake S8 (banded) 1.63x at 1024 environments, 1.20x at 4096
-/// and 1.02x at 16384, the mid-edge plate (dense) 15x at 256 and 3.4x at 4096; so up to the
-/// largest batch measured, 16384. SLENDER_BATCH_LANES=0 or 1 overrides
+/// the dense factorizations with a group of lanes per environment rather than a thread. Measured
+/// on an H200 (bench/results/2026-11-26-gpu-first-light-h200.md): the mid-edge plate (dense) 15x
+/// faster on warps at 256 environments and 3.4x at 4096; so up to the largest batch measured,
+/// 16384. SLENDER_BATCH_LANES=0 or 1 overrides
 constexpr int kLanesMaxEnvs = 16384;
+/// the same for the banded factorization. Measured on an H200 with the one engine
+/// (bench/results/2026-11-27-s8-s9-gpu-h200.md, S8, each form alone on the GPU): warps
+/// 1.58x faster than a thread each at 1024 environments and 1.14x at 4096, threads 1.15x faster
+/// at 16384; the switch lies between 4096 and 16384, at 8192
+constexpr int kBandLanesMaxEnvs = 8192;
+/// the most environments for which the banded solve on lanes runs staged (vec::BandGatherSolve:
+/// the gather and the factorization in one pass, the band in the executor's staging area, on the
+/// GPU shared memory) rather than through a band in global memory. Measured on an H200 (the
+/// same file): staged 1.11x faster at 1 environment, 1.05x at 64 and 1.09x at 1024, 0.94x at
+/// 4096 and 0.93x at 16384; the switch lies between 1024 and 4096, at 2048.
+/// SLENDER_BATCH_STAGED=0 or 1 overrides
+constexpr int kStagedMaxEnvs = 2048;
 
-/// whether the banded solve on lanes runs staged (vec::BandGatherSolve: the gather and the
-/// factorization in one pass, the band in the executor's staging area, on the GPU shared memory)
-/// rather than through a band in global memory: SLENDER_BATCH_STAGED=1. Off by default until it
-/// is measured faster on a GPU (issue 20)
-inline bool vec_use_staged() {
+inline bool vec_use_staged(int nenv) {
   const char* v = std::getenv("SLENDER_BATCH_STAGED");
-  return v && v[0] == '1';
+  if (v && v[0] == '0') return false;
+  if (v && v[0] == '1') return true;
+  return nenv <= kStagedMaxEnvs;
 }
 
-inline bool vec_use_lanes(int lanes, int nenv) {
+inline bool vec_use_lanes(int lanes, int nenv, int max_envs = kLanesMaxEnvs) {
   if (lanes <= 1) return false;
   const char* v = std::getenv("SLENDER_BATCH_LANES");
   if (v && v[0] == '0') return false;
   if (v && v[0] == '1') return true;
-  return nenv <= kLanesMaxEnvs;
+  return nenv <= max_envs;
 }
 
 /// the largest free-DOF count the dense solver takes (n^3 / 3 flops per environment and Newton
@@ -650,9 +659,9 @@ class VectorLinearSolve {
     chol_h_.assign(B, symmetric ? 1 : 0);
     switch (kind_) {
       case VecSolver::kBanded:
-        lanes_ = vec_use_lanes(X::kLanes, nenv);
+        lanes_ = vec_use_lanes(X::kLanes, nenv, kBandLanesMaxEnvs);
         if constexpr (X::kStagedColumns)
-          staged_ = lanes_ && vec_use_staged() &&
+          staged_ = lanes_ && vec_use_staged(nenv) &&
                     (layout_.band_size + long(n_)) * long(sizeof(Real)) <= X::staged_capacity();
         up(layout_.order, order_);
         up(layout_.band_pos, pos_);
