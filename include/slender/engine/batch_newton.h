@@ -18,7 +18,8 @@
 // environment after each step as the Simulator does) and rod-shell structures, without contact
 // pairs between bodies and without scene actuation; ground contact and friction (a friction
 // coefficient per environment), RFT and aerodynamic drag, point loads, per-environment natural
-// curvature, twist and hinge angles, external forces and physical parameters.
+// curvature, twist and hinge angles, external forces and physical parameters; Rayleigh damping
+// (part alphas, beta), Kelvin-Voigt damping (batch_kelvin_voigt.h) and parts' moduli in time.
 
 #include <algorithm>
 #include <chrono>
@@ -35,6 +36,7 @@
 #include "slender/core/reduce4.h"
 #include "slender/core/status.h"
 #include "slender/engine/assemble.h"
+#include "slender/engine/batch_kelvin_voigt.h"
 #include "slender/engine/batch_solve.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/model_view.h"
@@ -287,9 +289,6 @@ class VectorNewton {
     SLENDER_CHECK(!m.contact.enabled,
                   "the vectorized batch runs models without contact between bodies (this scene "
                   "enables rod/shell contact); use the per-environment batch");
-    SLENDER_CHECK(!m.kelvin_voigt,
-                  "the vectorized batch does not run Kelvin-Voigt damping yet (this scene gives "
-                  "damping.kelvin_voigt); use the per-environment batch");
     SLENDER_CHECK(m.actuated.empty(),
                   "the vectorized batch takes the natural shape from its actions; this scene "
                   "has its own actuation (use the per-environment batch)");
@@ -338,6 +337,23 @@ class VectorNewton {
     tau_.resize(B * m.nbend);
     phi_.resize(B * m.nhinge);
     tau0_.resize(B * 3 * m.nsedge);
+    if (m.kelvin_voigt) {  // each node's retardation time; every environment's anchors
+      up(m.node_kelvin_voigt, kv_tau_);
+      up(std::vector<Real>(size_t(m.nedge), 0), kv_zero_);
+      kv_size_ = plan_.e_off[kFamElasticEnd] - plan_.e_off[kFamElasticBegin];
+      kv_scale_.resize(B * size_t(kv_size_));
+      kv_qa_.resize(B * nd);
+      kv_z_.resize(B * nd);
+      kv_d1_.resize(B * 3 * m.nedge);
+      kv_t_.resize(B * 3 * m.nedge);
+      kv_ref_.resize(B * m.nbend);
+      kv_edge_len_.resize(B * m.nedge);
+      kv_sedge_len_.resize(B * m.nsedge);
+      kv_kappa_.resize(B * 2 * m.nbend);
+      kv_twist_.resize(B * m.nbend);
+      kv_phi_.resize(B * m.nhinge);
+      kv_lambda_.resize(B * 9 * m.nmid);
+    }
     e_pool_.resize(B * size_t(plan_.energy_pool));
     flags_.resize(B * size_t(plan_.energy_pool));
     g_pool_.resize(B * size_t(plan_.grad_pool));
@@ -551,6 +567,7 @@ class VectorNewton {
     std::vector<unsigned char> want(B, 1);
     if (!mask.empty()) want = mask;
     c_ = step_coeffs(spec_, 0, dt);  // c_m, c_u: the same at every time
+    dt_ = dt;
     // point loads and forces at each environment's evaluation time; without any, the loads stay
     // zero on the executor (no transfer of nenv x ndof zeros every step)
     const bool loads = !m.point_loads.empty() || !forces_.empty();
@@ -617,6 +634,7 @@ class VectorNewton {
     active_h_ = want;
     push_active();
     if (m.stiffness_damping) keep_start_stiffness();
+    if (m.kelvin_voigt && c_.c_u > 0) keep_kv_anchors();
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t0) {
       return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -837,6 +855,7 @@ class VectorNewton {
     }
     if (parts_scaled_) scale_by_part();
     if (m.stiffness_damping) add_stiffness_damping(q);
+    if (m.kelvin_voigt && c_.c_u > 0) add_kelvin_voigt(q);
     const Vec3 g = m.gravity;
     each(long(B) * m.ndof,
          vec::Masked<DofTerms>{DofTerms{m.nnode,
@@ -957,6 +976,106 @@ class VectorNewton {
     });
   }
 
+  // where every environment's Kelvin-Voigt anchors and family f's scales live
+  KvAnchors kv_anchors() {
+    KvAnchors a;
+    a.edge_len = kv_edge_len_.data();
+    a.sedge_len = kv_sedge_len_.data();
+    a.kappa = kv_kappa_.data();
+    a.twist = kv_twist_.data();
+    a.phi = kv_phi_.data();
+    a.lambda = kv_lambda_.data();
+    a.zero = kv_zero_.data();
+    return a;
+  }
+  vec::KvScales kv_scales(Family f) {
+    return vec::KvScales{kv_scale_.data(), kv_size_,
+                         plan_.e_off[f] - plan_.e_off[kFamElasticBegin]};
+  }
+
+  // every active environment's elastic strains at its step's anchor q_a and their scales, kept
+  // for the Kelvin-Voigt damping of the step (as the stepper's keep_kv_anchors)
+  void keep_kv_anchors() {
+    const Model& m = *model_;
+    const long B = nenv_;
+    const unsigned char* act = active_.data();
+    const Real* tau = kv_tau_.data();
+    Real* qa = kv_qa_.data();
+    each(B * m.ndof, vec::Masked<KvAnchorPosition>{
+                         KvAnchorPosition{q_hat_.data(), u_hat_.data(), c_.c_u, qa}, act, m.ndof});
+    frames_at(qa);
+    EvalView ev = eval_view(qa, d1_cur_.data(), ref_cur_.data());
+    ev.q_hat = q_hat_.data();
+    ev.u_hat = u_hat_.data();
+    ev.c_u = c_.c_u;
+    if (m.nedge)
+      each(B * m.nedge,
+           vec::Masked<vec::EnvKvAnchorStretch>{
+               vec::EnvKvAnchorStretch{m.nedge, m.ndof, qa, mv_.edge_node, mv_.edge_l_bar, tau,
+                                       kv_edge_len_.data(), kv_scales(kFamStretch)},
+               act, m.nedge});
+    if (m.nsedge)
+      each(B * m.nsedge,
+           vec::Masked<vec::EnvKvAnchorStretch>{
+               vec::EnvKvAnchorStretch{m.nsedge, m.ndof, qa, mv_.sedge_node, mv_.sedge_l_bar, tau,
+                                       kv_sedge_len_.data(), kv_scales(kFamShellStretch)},
+               act, m.nsedge});
+    if (m.nbend)
+      each(B * m.nbend, vec::Masked<vec::EnvKvAnchorBendTwist>{
+                            vec::EnvKvAnchorBendTwist{mv_, ev, tau, kv_kappa_.data(),
+                                                      kv_twist_.data(), kv_scales(kFamBendTwist)},
+                            act, m.nbend});
+    if (m.nhinge)
+      each(B * m.nhinge,
+           vec::Masked<vec::EnvKvAnchorHinge>{
+               vec::EnvKvAnchorHinge{mv_, qa, tau, kv_phi_.data(), kv_scales(kFamHinge)}, act,
+               m.nhinge});
+    if (m.nmid)
+      each(B * m.nmid,
+           vec::Masked<vec::EnvKvAnchorMidEdge>{
+               vec::EnvKvAnchorMidEdge{mv_, ev, tau, kv_lambda_.data(), kv_scales(kFamMidEdge)},
+               act, m.nmid});
+  }
+
+  // the Kelvin-Voigt potential of every elastic stencil added to its pools' entries at y, on
+  // every active environment (as the stepper's add_kelvin_voigt; y's frames: frames_at(y))
+  void add_kelvin_voigt(const Real* y) {
+    const Model& m = *model_;
+    const long B = nenv_;
+    const unsigned char* act = active_.data();
+    EvalView ev = eval_view(y, d1_cur_.data(), ref_cur_.data());
+    ev.q_hat = q_hat_.data();
+    ev.u_hat = u_hat_.data();
+    ev.c_u = c_.c_u;
+    const Real w = c_.c_u * dt_;
+    if (w != 1) {
+      // z = q_a + w (y - q_a) and its frames (implicit Euler: z = y, whose frames are at hand)
+      Real* z = kv_z_.data();
+      each(B * m.ndof,
+           vec::Masked<KvEndPosition>{KvEndPosition{kv_qa_.data(), y, w, z}, act, m.ndof});
+      each(B * m.nedge, vec::Masked<TransportFrames>{TransportFrames{mv_, z, d1_.data(), t_.data(),
+                                                                     kv_d1_.data(), kv_t_.data()},
+                                                     act, m.nedge});
+      each(B * m.nbend,
+           vec::Masked<ReferenceTwists>{
+               ReferenceTwists{mv_, kv_d1_.data(), kv_t_.data(), ref_.data(), kv_ref_.data()}, act,
+               m.nbend});
+      ev.q = z;
+      ev.edge_d1 = kv_d1_.data();
+      ev.bend_ref_twist = kv_ref_.data();
+    }
+    const KvAnchors a = kv_anchors();
+    for_each_elastic_family([&](auto binding, Family f, long) {
+      using Bd = decltype(binding);
+      const long n = Bd::count(mv_);
+      if (n == 0) return;
+      each(B * n, vec::Masked<vec::EnvKelvinVoigt<Bd>>{
+                      vec::EnvKelvinVoigt<Bd>{mv_, ev, a, kv_scales(f), c_.c_u, dt_,
+                                              family_buffers<Bd::kDofs>(f, n)},
+                      act, n});
+    });
+  }
+
   // family fam's slices of every environment's pools (n stencils)
   template <int D>
   LocalBuffers<D> family_buffers(Family fam, long n) {
@@ -1039,6 +1158,7 @@ class VectorNewton {
   std::unique_ptr<VectorLinearSolve<X>> solver_;
   ModelView mv_{};
   StepCoeffs c_;
+  Real dt_ = 0;  // this step's
   std::vector<Real> forces_, time_;
   std::vector<Real> ft_scratch_;  // the loads of a step on the host
   // prescribed motion: the model's slot maps, the caller's targets (nenv x nfixed) or the
@@ -1065,6 +1185,12 @@ class VectorNewton {
   // step's start (k_size_ each)
   Buffer<Real> beta_, k_start_;
   long k_size_ = 0;
+  // Kelvin-Voigt damping: each node's retardation time, zeros (one per rod edge), and every
+  // environment's anchor configuration, its end configuration z and z's frames, the elastic
+  // stencils' strains at the anchor and their scales (kv_size_ each: the pools' elastic range)
+  Buffer<Real> kv_tau_, kv_zero_, kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_edge_len_,
+      kv_sedge_len_, kv_kappa_, kv_twist_, kv_phi_, kv_lambda_, kv_scale_;
+  long kv_size_ = 0;
   // each part's Young's modulus scale (in time, times the caller's factors): per environment
   Buffer<int> node_part_;
   Buffer<Real> part_scale_;                       // (nenv x npart), at the step's evaluation times

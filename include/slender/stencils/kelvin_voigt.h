@@ -52,7 +52,7 @@ struct KvAnchors {
 /// The model view of family B's Kelvin-Voigt term: the family's natural shape arrays replaced
 /// by the anchors (stretching: the rest lengths by the lengths at q_a, its law Hookean).
 template <class B>
-inline ModelView kv_model_view(ModelView m, const KvAnchors& a) {
+SLENDER_HD inline ModelView kv_model_view(ModelView m, const KvAnchors& a) {
   if constexpr (std::is_same_v<B, RodStretchBinding>) {
     m.edge_l_bar = a.edge_len;
     m.edge_stretch_alpha = a.zero;
@@ -66,7 +66,7 @@ inline ModelView kv_model_view(ModelView m, const KvAnchors& a) {
 
 /// The evaluation view of the Kelvin-Voigt term: the natural curvatures, twists and hinge
 /// angles replaced by the anchors (one set: a single environment).
-inline EvalView kv_eval_view(EvalView ev, const KvAnchors& a) {
+SLENDER_HD inline EvalView kv_eval_view(EvalView ev, const KvAnchors& a) {
   ev.bend_kappa_bar = a.kappa;
   ev.bend_tau_bar = a.twist;
   ev.hinge_phi_bar = a.phi;
