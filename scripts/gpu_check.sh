@@ -32,6 +32,8 @@
 #   scripts/gpu_check.sh seventh    issues 20, 21 and 14 in one call: S8's forms and the CPU
 #                                   engine, S9 at 20k/200k/670k and the CPU's 200k step, then the
 #                                   GPU suite, V8, Python, S9 compares, racecheck until the deadline
+#   scripts/gpu_check.sh eighth     after run 12: the new CUDA cases, S9 at 20k through the fold and
+#                                   at 670k, S8 with its defaults and ncu, racecheck's leftovers
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -756,6 +758,69 @@ stage_seventh() {
   cut -c1-220 "$out/tables.md" | head -150
 }
 
+# the next run (after run 12): S9 at 20k through the fold with the pair search that follows each
+# element's motion, and at 670k (10^6 DOF, the model built once) with its Newton iteration timed;
+# S8 with the measured defaults (staged up to 2,048, warps up to 8,192) and ncu on its heavy
+# kernels; the new CUDA cases (Kelvin-Voigt in the batch, the contact pipeline); then
+# racecheck's leftovers two at a time until the deadline. One log folder, packed.
+stage_eighth() {
+  local bb="$build/bench/slender_batch_bench" cb="$build/bench/slender_cloth_bench"
+  local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests" logs=/tmp/gpu-eighth
+  local deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-540}))
+  left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
+  cap() { local l; l="$(left)"; echo $(($1 < l ? $1 : l)); }
+  rm -rf "$logs" && mkdir -p "$logs"
+  device_header "$logs"
+  local t0; t0=$(date +%s)
+  mark() { echo "[$(($(date +%s) - t0)) s] $*"; }
+  # 1. correctness of the code since run 12 first (short)
+  timeout -k 5 "$(cap 90)" stdbuf -oL "$gt" \
+    --gtest_filter='CudaBatch.KelvinVoigt*:CudaBatch.StagedBand*:ContactPipelineGpu.*:CudaBatch.Vectorized*' \
+    > "$logs/gpu-new.log" 2>&1
+  mark "gpu_tests (new code): rc $?; $(gtest_counts "$logs/gpu-new.log")"
+  # 2. S9, alone on the GPU: 20k through the fold (450 steps, cut at 150 s), then 670k
+  timeout -k 5 "$(cap 170)" stdbuf -oL "$cb" --backend cuda --sizes 20k --steps 450 --repeats 1 \
+    --max-seconds 150 --probe-every 25 --markdown "$logs/s9_cuda_20k.md" > "$logs/s9_cuda_20k.log" 2>&1
+  mark "S9 cuda 20k: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_20k.log" | cut -c1-160)"
+  timeout -k 5 "$(cap 120)" stdbuf -oL "$cb" --backend cuda --sizes 670k --steps 2 --repeats 1 \
+    --probe-every 1000 --markdown "$logs/s9_cuda_670k.md" > "$logs/s9_cuda_670k.log" 2>&1
+  mark "S9 cuda 670k: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_670k.log" | cut -c1-160)"
+  # 3. S8 with the defaults, alone, and ncu on the heavy kernels at 4096
+  timeout -k 5 "$(cap 60)" "$bb" --engine vectorized --backend cuda \
+    --sizes 1,64,1024,2048,4096,8192,16384,65536 --steps 20 --repeats 3 --markdown \
+    > "$logs/s8_default.md" 2>&1
+  mark "S8 cuda (defaults): rc $?"
+  if [ -n "$ncu_bin" ]; then
+    timeout -k 5 "$(cap 60)" "$ncu_bin" --clock-control none --metrics gpu__time_duration.sum \
+      --print-summary per-kernel --launch-skip 200 --launch-count 4000 "$bb" --engine vectorized \
+      --backend cuda --sizes 4096 --steps 3 --repeats 1 > "$logs/s8_ncu.txt" 2>&1
+    mark "S8 ncu: rc $?"
+  fi
+  # 4. racecheck's leftovers, two at a time, until the deadline
+  export sanitizer logs deadline SLENDER_TEST_MAX_STEPS=3
+  {
+    for t in SolverNamesTellTheExecutor TwoRunsAreBitIdentical LinearFallbacksAreCountedAsOnTheCpu \
+      PcgAndCholeskyGiveTheSameNewtonIterates NonSymmetricJacobiansTakeBicgstab \
+      HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone EverySceneMatchesTheCpuOver50Steps; do
+      echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
+    done
+    echo "memcheck $ct *DeviceStepper.NonSymmetricJacobiansTakeBicgstab/Cuda NonSymmetric"
+  } | xargs -P "${GPU_SANITIZE_JOBS:-2}" -L 1 bash -c '
+      left=$((deadline - $(date +%s)))
+      [ "$left" -gt 15 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
+      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
+        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1'
+  mark "sanitizers done"
+  {
+    for f in "$logs"/s8_*.md "$logs"/s9_*.md; do
+      [ -f "$f" ] && { echo "## $(basename "$f")"; grep -E '^\||rror' "$f"; }
+    done
+    echo "## ncu"; grep -E 'Kernel|gpu__time_duration' "$logs/s8_ncu.txt" 2>/dev/null | head -60
+  } > "$out/tables.md" 2>&1
+  run_summary "$logs" eighth $(($(date +%s) - t0))
+  cut -c1-220 "$out/tables.md" | head -120
+}
+
 case "${1:-all}" in
   build) stage_build ;;
   first) stage_first ;;
@@ -775,6 +840,7 @@ case "${1:-all}" in
   sixth) stage_sixth ;;
   s9b) stage_s9b ;;
   seventh) stage_seventh ;;
+  eighth) stage_eighth ;;
   all) stage_build && stage_test && stage_sanitize && stage_sanitize2 && stage_bench && stage_s9 && stage_s9cpu ;;
   *) echo "usage: $0 build|first|test|sanitize|sanitize2|sanitize3|bench|s9|s9cpu|all" >&2; exit 2 ;;
 esac
