@@ -796,6 +796,8 @@ stage_eighth() {
       --backend cuda --sizes 4096 --steps 3 --repeats 1 > "$logs/s8_ncu.txt" 2>&1
     mark "S8 ncu: rc $?"
   fi
+  # is Ray on the machine (issue 22 would measure the GPU batch inside an actor)?
+  mark "Ray here: $(python3 -c 'import ray; print(ray.__version__)' 2>&1 | tail -1 | cut -c1-100)"
   # 4. racecheck's leftovers, two at a time, until the deadline
   export sanitizer logs deadline SLENDER_TEST_MAX_STEPS=3
   {
