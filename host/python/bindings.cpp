@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "slender/core/error.h"
 #include "slender/info.h"
 #include "slender/model.h"
+#include "slender/run.h"
 #include "slender/simulator.h"
 
 namespace py = pybind11;
@@ -593,6 +595,47 @@ PYBIND11_MODULE(_core, m) {
           py::arg("targets"),
           "prescribed motion: every fixed DOF's value at the end of each following step "
           "(Model.fixed_dofs order); None goes back to the scene's motions")
+      .def(
+          "run",
+          [](Simulator& s, py::object out_dir, py::object duration, py::object dt, py::object every,
+             bool write_outputs) {
+            RunOptions o;
+            o.progress = false;
+            o.write_outputs = write_outputs;
+            if (!out_dir.is_none()) o.out_dir = py::str(out_dir).cast<std::string>();
+            if (!duration.is_none()) o.duration = duration.cast<double>();
+            if (!dt.is_none()) o.dt = dt.cast<double>();
+            if (!every.is_none()) o.every = every.cast<int>();
+            std::ostringstream log;
+            RunResult r;
+            {
+              py::gil_scoped_release release;  // a force callback takes it back
+              r = run_simulation(s, o, log);
+            }
+            py::dict d;
+            d["ok"] = r.ok;
+            d["interrupted"] = r.interrupted;
+            d["steps"] = r.steps;
+            d["sim_time"] = r.sim_time;
+            d["wall_seconds"] = r.wall_seconds;
+            d["newton_iters"] = r.newton_iters;
+            d["steps_without_iteration"] = r.steps_without_iteration;
+            d["dt_halvings"] = r.dt_halvings;
+            d["message"] = r.message;
+            d["files"] = r.files;
+            d["log"] = log.str();
+            return d;
+          },
+          py::arg("out_dir") = py::none(), py::arg("duration") = py::none(),
+          py::arg("dt") = py::none(), py::arg("every") = py::none(),
+          py::arg("write_outputs") = true,
+          "the run loop of `slender run` (include/slender/run.h) from the current state: "
+          "steps to the scene's duration (or `duration` [s]) at its dt (or `dt`), the last "
+          "step shortened to land on the end time, an adaptive integrator halving dt on "
+          "failure; records the scene's outputs (every `every`-th step) into its output.dir "
+          "(or `out_dir`). Returns a dict: ok, interrupted, steps, sim_time, wall_seconds, "
+          "newton_iters, steps_without_iteration, dt_halvings, message (the summary, or why "
+          "the run stopped), files (written), log (notes made during the run)")
       .def_property_readonly("backend",
                              [](const Simulator& s) { return backend_name(s.backend()); })
       .def_property_readonly("linear_solver", &Simulator::linear_solver_name);

@@ -254,7 +254,7 @@ def test_a_bad_value_is_a_row_with_its_error(cluster, tmp_path):
     rows = sw.run_sweep(scene, grid, out_dir=tmp_path / "s", duration=0.2)
     status = [r["status"] for r in rows]
     assert status == ["done", "step-failed", "input-error", "input-error"], rows
-    assert rows[1]["error"].startswith("step 20 at t = 0.095 s: max-iterations")
+    assert rows[1]["error"].startswith("step 20 at t = 0.095 s failed: max-iterations")
     assert rows[1]["steps"] == 19 and rows[1]["sim_time"] == pytest.approx(0.095)
     assert np.isfinite(rows[1]["total"])  # the last good state is measured
     assert "run_0002/scene.json" in rows[2]["error"]

@@ -410,3 +410,30 @@ def test_step_with_an_explicit_dt(model):
     with pytest.raises((TypeError, RuntimeError)):
         s.step("a string")
     assert s.time == pytest.approx(0.75 * model.dt)
+
+
+def test_run_is_the_programs_loop_with_its_outputs(tmp_path):
+    # Simulator.run: the loop of `slender run` from Python. The falling rod of rod_drop.json at
+    # dt = 10 ms: 0.1 s ends where ten steps by hand end (to 1e-12: the loop's last step lands on
+    # t = 0.1 exactly, a step shorter by the round-off of the nine before), with the same Newton
+    # iterations and the scene's energies.csv written (the first state and every step: 11 rows);
+    # a bad dt is a ValueError naming it
+    model = slender.load_model(os.path.join(ROOT, "apps", "scenes", "rod_drop.json"), dt=0.01)
+    by_hand = slender.Simulator(model)
+    iters = sum(by_hand.step()["iterations"] for _ in range(10))
+    sim = slender.Simulator(model)
+    res = sim.run(out_dir=str(tmp_path / "run"), duration=0.1, every=1)
+    assert res["ok"] and not res["interrupted"], res["message"]
+    assert res["steps"] == 10 and res["sim_time"] == pytest.approx(0.1)
+    assert res["newton_iters"] == iters and res["dt_halvings"] == 0
+    np.testing.assert_allclose(sim.state_arrays()["q"], by_hand.state_arrays()["q"], rtol=1e-12,
+                               atol=1e-15)
+    energies = tmp_path / "run" / "energies.csv"
+    assert str(energies) in res["files"]
+    rows = energies.read_text().strip().splitlines()
+    assert rows[0].startswith("time,") and len(rows) == 1 + 11
+    quiet = slender.Simulator(model)
+    res = quiet.run(duration=0.05, write_outputs=False)
+    assert res["ok"] and res["steps"] == 5 and res["files"] == []
+    with pytest.raises(ValueError, match="dt"):
+        slender.Simulator(model).run(dt=0.0, write_outputs=False)

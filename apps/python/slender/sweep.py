@@ -18,15 +18,17 @@ A FIELD is a dotted path into the scene's JSON (docs/scene_format.md): dict keys
 
 Each run writes DIR/run_NNNN/: scene.json (the scene as it ran: the grid's values, the duration
 and backend applied; relative file paths in it still refer to the original scene's folder),
-energies.csv (the columns and cadence of ``slender run``'s), final_state.csv (every node's
-position and velocity at the end) and summary.json (its row of the table). The run loop is the
-one of ``slender run`` (host/run.cpp): the last step shortened to land on the end time, and with
-``"adaptive": true`` a failed step retried at half the step size down to min_dt, grown back
-after 4 good steps. DIR/sweep.csv (and DIR/sweep.parquet when pyarrow is installed) holds one row
-per run: its id, the grid's values, status (done, step-failed, input-error, error, crashed),
-error, steps, simulated time, Newton iterations, dt halvings, the final energies, the centre of
-mass, the largest displacement and speed, the host and the wall times. A run that fails is a
-row with its error; the others go on.
+the scene's outputs as ``slender run`` writes them (energies.csv always; VTK frames only where the
+scene's output block sets ``"vtk": true``; nodes.csv where it names nodes), final_state.csv
+(every node's position and velocity at the end) and summary.json (its row of the table). The run
+is ``slender run``'s own loop (Simulator.run, host/run.cpp): the last step shortened to land on
+the end time, and with ``"adaptive": true`` a failed step retried at half the step size down to
+min_dt, grown back after 4 good steps. DIR/sweep.csv (and DIR/sweep.parquet when pyarrow is
+installed) holds one row per run: its id, the grid's values, status (done, step-failed,
+input-error, error, crashed), error (for a failed step the program's message), steps, simulated
+time, Newton iterations, dt halvings, the final energies, the centre of mass, the largest
+displacement and speed, the host and the wall times. A run that fails is a row with its error;
+the others go on.
 """
 
 import argparse
@@ -49,12 +51,6 @@ SUMMARY_COLUMNS = ["status", "error", "steps", "sim_time", "newton_iters",
                    "max_speed", "nnode", "nfree", "host", "build_s", "wall_s"]
 #: columns that differ between two runs of the same scene (timings)
 TIMING_COLUMNS = ("build_s", "wall_s")
-
-# the run loop's constants, as host/run.cpp has them
-_REGROW_AFTER = 4
-_LAND_TOL = 1e-9
-_MIN_DT_DIVISOR = 1024.0
-
 
 # ---- the grid ------------------------------------------------------------------------------
 def _split_values(text):
@@ -213,6 +209,12 @@ def run_one(run, scene, overrides, base_dir, run_dir, duration=None, backend=Non
             scene.setdefault("integrator", {})["duration"] = duration
         if backend is not None:
             scene["backend"] = backend
+        # every run records its energies; VTK frames only where the scene asks for them
+        output = scene.setdefault("output", {})
+        if not isinstance(output, dict):
+            raise ValueError(f"output: expected an object, got {type(output).__name__}")
+        output["energies"] = True
+        output.setdefault("vtk", False)
         slender.scene._check_finite(scene, "")  # JSON has no NaN: named before the reader
         text = json.dumps(scene, indent=1, default=slender.scene._plain)
         scene_file = os.path.join(run_dir, "scene.json")
@@ -230,72 +232,19 @@ def run_one(run, scene, overrides, base_dir, run_dir, duration=None, backend=Non
         return finish("error", f"{type(e).__name__}: {e}")
     row["build_s"] = time.perf_counter() - t_start
     row["nnode"], row["nfree"] = model.nnode, model.nfree
-    integ = scene.get("integrator", {})
-    adaptive = bool(integ.get("adaptive", False))
-    every = int(scene.get("output", {}).get("every", 1))
-    dt, span = model.dt, model.duration
-    min_dt = integ.get("min_dt", 0) or dt / _MIN_DT_DIVISOR
 
-    energies = ["time,kinetic,stretch,bend,twist,gravity,total,newton_iters"]
-
-    def record(iters):
-        e = sim.energies()
-        total = e["kinetic"] + e["stretch"] + e["bend"] + e["twist"] + e["gravity"]
-        energies.append(",".join([_num(sim.time)] + [_num(e[k]) for k in (
-            "kinetic", "stretch", "bend", "twist", "gravity")] + [_num(total), str(iters)]))
-        return e, total
-
-    # the loop of run_simulation (host/run.cpp), step for step
+    # the run loop of `slender run` (host/run.cpp, Simulator.run), its outputs into run_dir
     wall0 = time.perf_counter()
-    status, error = "done", ""
     try:
-        record(0)
-        last_recorded, last_iters = 0, 0
-        t_end = sim.time + span
-        land = _LAND_TOL * min(dt, span)
-        h_cur, good_in_row, steps = dt, 0, 0
-        while True:
-            t = sim.time
-            left = t_end - t
-            if left <= land:
-                break
-            h = min(h_cur, left)
-            if left - h <= land:
-                h = left
-            rep = sim.step(h)
-            row["newton_iters"] += rep["iterations"]
-            if not rep["ok"]:
-                if adaptive and h * 0.5 >= min_dt * (1 - 1e-12):
-                    h_cur = h * 0.5
-                    good_in_row = 0
-                    row["dt_halvings"] += 1
-                    continue
-                status = "step-failed"
-                error = (f"step {steps + 1} at t = {t:.6g} s: {rep['status']} after "
-                         f"{rep['iterations']} Newton iterations (residual {rep['residual']:.3g})"
-                         f" at dt = {h:.3g} s" + (", dt halved down to min_dt" if adaptive
-                                                  else "; \"adaptive\": true retries it"))
-                break
-            steps += 1
-            if rep["iterations"] == 0:
-                row["steps_without_iteration"] += 1
-            last_iters = rep["iterations"]
-            if h_cur < dt:
-                good_in_row += 1
-                if good_in_row >= _REGROW_AFTER:
-                    h_cur = min(dt, 2 * h_cur)
-                    good_in_row = 0
-            if every > 0 and steps % every == 0:
-                record(rep["iterations"])
-                last_recorded = steps
-        if last_recorded != steps:  # the last state, also after a failed step (the last good)
-            record(last_iters)
+        res = sim.run(out_dir=str(run_dir))
         e = sim.energies()
     except Exception as e:  # noqa: BLE001 - an error inside a step (a callback, the backend)
         row["wall_s"] = time.perf_counter() - wall0
         return finish("error", f"{type(e).__name__}: {e}")
     row["wall_s"] = time.perf_counter() - wall0
-    row["steps"] = steps
+    for k in ("steps", "newton_iters", "steps_without_iteration", "dt_halvings"):
+        row[k] = res[k]
+    status, error = ("done", "") if res["ok"] else ("step-failed", res["message"])
 
     # the final state's measures
     x, v = np.asarray(sim.positions), np.asarray(sim.velocities)
@@ -310,7 +259,6 @@ def run_one(run, scene, overrides, base_dir, run_dir, duration=None, backend=Non
     row.update({k: float(row[k]) for k in SUMMARY_COLUMNS
                 if isinstance(row[k], (np.floating, np.integer))})
 
-    _write(os.path.join(run_dir, "energies.csv"), "\n".join(energies) + "\n")
     lines = ["node,x,y,z,vx,vy,vz"]
     for n in range(model.nnode):
         lines.append(",".join([str(n)] + [_num(c) for c in (*x[n], *v[n])]))
