@@ -790,6 +790,12 @@ stage_eighth() {
     --sizes 1,64,1024,2048,4096,8192,16384,65536 --steps 20 --repeats 3 --markdown \
     > "$logs/s8_default.md" 2>&1
   mark "S8 cuda (defaults): rc $?"
+  timeout -k 5 "$(cap 60)" "$bb" --engine vectorized --backend cuda --model plate-hinge \
+    --sizes 256,4096 --steps 10 --repeats 3 --markdown > "$logs/s8_plate.md" 2>&1
+  mark "S8 plate-hinge (dense) cuda: rc $?"
+  OMP_NUM_THREADS="$(nproc)" timeout -k 5 "$(cap 40)" "$bb" --model plate-hinge --sizes 256,4096 \
+    --steps 10 --repeats 3 --markdown > "$logs/s8_plate_cpu.md" 2>&1
+  mark "S8 plate-hinge cpu: rc $?"
   if [ -n "$ncu_bin" ]; then
     timeout -k 5 "$(cap 60)" "$ncu_bin" --clock-control none --metrics gpu__time_duration.sum \
       --print-summary per-kernel --launch-skip 200 --launch-count 4000 "$bb" --engine vectorized \
