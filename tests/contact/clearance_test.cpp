@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "pair_lists_util.h"
 #include "slender/builder.h"
 #include "slender/model.h"
 
@@ -88,15 +89,7 @@ TEST(Clearance, TriangleDistanceMatchesSampling) {
 // a sheet finer than its contact range: at rest its triangles' second rings lie within that
 // range, and count as touching unless the probe leaves out the pairs the contact model does
 TEST(Clearance, ProbeCanLeaveOutAFineSheetsRestNeighbours) {
-  SceneBuilder b;
-  const int mat = b.material("cloth", 300, 1e6, 0.3);
-  b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.06, 0, 0), vec3(0, 0.02, 0), 0.002, false,
-                    mat, 0.003);
-  ContactSpec cs;
-  cs.enabled = true;
-  cs.tolerance = 1e-3;
-  b.contact(cs);
-  const auto m = build_model(b.build());
+  const auto m = test::fine_sheet(false);
   std::vector<Real> q(m->node_x0.begin(), m->node_x0.end());
   ClearanceProbe probe;
   ClearanceOptions opt;

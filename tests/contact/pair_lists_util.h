@@ -19,6 +19,22 @@ inline std::shared_ptr<const Model> load_scene(const std::string& name) {
   return build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name));
 }
 
+/// a 60 x 20 mm sheet of 2 mm edges, 3 mm thick (contact distance 3 mm, tolerance 1 mm): finer
+/// than its contact range, so that each triangle's second ring lies within it at rest
+inline std::shared_ptr<const Model> fine_sheet(bool gravity) {
+  SceneBuilder b;
+  const int mat = b.material("cloth", 300, 1e6, 0.3);
+  b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.06, 0, 0), vec3(0, 0.02, 0), 0.002, false,
+                    mat, 0.003);
+  ContactSpec c;
+  c.enabled = true;
+  c.tolerance = 1e-3;
+  b.contact(c);
+  if (gravity) b.gravity(vec3(0, 0, -9.81));
+  b.integrator().dt = 1e-3;
+  return build_model(b.build());
+}
+
 /// got == want entry for entry: node lists, contact distances and friction coefficients
 inline void expect_same_pairs(const ContactPairLists& got,
                               const ContactPairLists& want,

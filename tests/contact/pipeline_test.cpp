@@ -26,6 +26,7 @@ namespace {
 
 using Pipeline = ContactPipeline<HostExecutor>;
 
+using test::fine_sheet;
 using test::load_scene;
 
 // the broad phase's lists as the pipeline's packed keys, in its order
@@ -147,22 +148,9 @@ TEST(Pipeline, EqualsHostAlongARun) {
   EXPECT_FALSE(pipe.find(sim.state().q.data(), sim.state().u.data(), dt));
 }
 
-// a sheet whose edges (2 mm) are shorter than its contact range (h 3 mm + tolerance 1 mm): the
+// fine_sheet: edges (2 mm) shorter than its contact range (h 3 mm + tolerance 1 mm), so that the
 // second and third rings of each triangle, which share no node with it, lie in contact range at
 // rest (S9's cloth at 200k triangles: issue 21)
-std::shared_ptr<const Model> fine_sheet(bool gravity) {
-  SceneBuilder b;
-  const int mat = b.material("cloth", 300, 1e6, 0.3);
-  b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.06, 0, 0), vec3(0, 0.02, 0), 0.002, false,
-                    mat, 0.003);
-  ContactSpec c;
-  c.enabled = true;
-  c.tolerance = 1e-3;
-  b.contact(c);
-  if (gravity) b.gravity(vec3(0, 0, -9.81));
-  b.integrator().dt = 1e-3;
-  return build_model(b.build());
-}
 
 // the vertex-triangle pairs of one part that share no node and lie within contact range at rest
 long rest_pairs_in_range(const Model& m) {
