@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "slender/engine/contact_pipeline.h"
-#include "slender/stencils/contact_distance.h"
 
 namespace slender::contact {
 
@@ -23,28 +22,13 @@ BroadPhaseInput broad_phase_input(const Model& m, const Real* q) {
 
 namespace {
 
-// keeps the sub-pairs whose distance at q is below their contact distance plus the tolerance
-// plus how much closer their nodes may come in the step (subpair_approach)
+// keeps the sub-pairs that may come within range during the step (pipe::subpair_within_reach)
 void cull_far_subpairs(const Real* q, const Real* u, Real dt, Real tol, ContactPairLists& l) {
-  auto gather = [q](const int* nodes, Vec<12>& x) {
-    for (int a = 0; a < 4; ++a)
-      for (int c = 0; c < 3; ++c)
-        x[3 * a + c] = q[3 * nodes[a] + c];
-  };
   auto filter = [&](std::vector<int>& nodes, std::vector<Real>& d, std::vector<Real>& mu,
                     bool edge_edge) {
     size_t kept = 0;
     for (size_t k = 0; k < d.size(); ++k) {
-      Vec<12> x;
-      gather(&nodes[4 * k], x);
-      ContactDistance cd;
-      if (edge_edge) {
-        edge_edge_distance(x, kEnergy, cd, nullptr, nullptr);
-      } else {
-        point_triangle_distance(x, kEnergy, cd, nullptr, nullptr);
-      }
-      const Real reach = tol + subpair_approach(u, &nodes[4 * k], dt);
-      if (!(cd.delta >= d[k] + reach)) {  // a NaN distance keeps the pair
+      if (pipe::subpair_within_reach(q, u, &nodes[4 * k], d[k], tol, dt, edge_edge)) {
         for (int a = 0; a < 4; ++a)
           nodes[4 * kept + a] = nodes[4 * k + a];
         d[kept] = d[k];

@@ -45,6 +45,30 @@ namespace slender::contact {
 
 namespace pipe {
 
+/// the distance of a sub-pair's four nodes n (point-triangle, or edge-edge) at positions x
+SLENDER_HD inline Real subpair_distance(const Real* x, const int n[4], bool edge_edge) {
+  Vec<12> p;
+  for (int a = 0; a < 4; ++a)
+    for (int c = 0; c < 3; ++c)
+      p[3 * a + c] = x[3 * n[a] + c];
+  ContactDistance cd;
+  if (edge_edge) {
+    edge_edge_distance(p, kEnergy, cd, nullptr, nullptr);
+  } else {
+    point_triangle_distance(p, kEnergy, cd, nullptr, nullptr);
+  }
+  return cd.delta;
+}
+
+/// whether a sub-pair of contact distance d (nodes n at x, velocities u) may come within range
+/// during a step of size dt: its distance now below d plus the tolerance plus how much closer
+/// its nodes may come (subpair_approach); a NaN distance keeps the pair. The one culling test of
+/// the host finder and the pipeline
+SLENDER_HD inline bool subpair_within_reach(
+    const Real* x, const Real* u, const int n[4], Real d, Real tolerance, Real dt, bool ee) {
+  return !(subpair_distance(x, n, ee) >= d + (tolerance + subpair_approach(u, n, dt)));
+}
+
 /// the model's arrays the passes read, in the executor's memory (or the Model's own, on the
 /// host: host_geometry)
 struct Geometry {
@@ -93,17 +117,7 @@ struct Geometry {
   }
   /// the distance of a sub-pair's nodes (point-triangle, or edge-edge) in the rest shape
   SLENDER_HD Real rest_distance(const int n[4], bool edge_edge) const {
-    Vec<12> p;
-    for (int a = 0; a < 4; ++a)
-      for (int c = 0; c < 3; ++c)
-        p[3 * a + c] = node_x0[3 * n[a] + c];
-    ContactDistance cd;
-    if (edge_edge) {
-      edge_edge_distance(p, kEnergy, cd, nullptr, nullptr);
-    } else {
-      point_triangle_distance(p, kEnergy, cd, nullptr, nullptr);
-    }
-    return cd.delta;
+    return subpair_distance(node_x0, n, edge_edge);
   }
 
   SLENDER_HD Real part_mu(int a, int b) const {
@@ -636,18 +650,7 @@ struct WithinReach {
   bool edge_edge;
   int* flag;
   SLENDER_HD void operator()(long k) const {
-    Vec<12> p;
-    for (int a = 0; a < 4; ++a)
-      for (int c = 0; c < 3; ++c)
-        p[3 * a + c] = x[3 * node[4 * k + a] + c];
-    ContactDistance cd;
-    if (edge_edge) {
-      edge_edge_distance(p, kEnergy, cd, nullptr, nullptr);
-    } else {
-      point_triangle_distance(p, kEnergy, cd, nullptr, nullptr);
-    }
-    const Real reach = tolerance + subpair_approach(u, node + 4 * k, dt);
-    flag[k] = !(cd.delta >= d[k] + reach);  // a NaN distance keeps the pair
+    flag[k] = subpair_within_reach(x, u, node + 4 * k, d[k], tolerance, dt, edge_edge);
   }
 };
 
