@@ -339,7 +339,7 @@ class VectorNewton {
     tau0_.resize(B * 3 * m.nsedge);
     if (m.kelvin_voigt) {  // each node's retardation time; every environment's anchors
       up(m.node_kelvin_voigt, kv_tau_);
-      up(std::vector<Real>(size_t(m.nedge), 0), kv_zero_);
+      up(std::vector<Real>(size_t(m.nedge), 0), kv_anchor_.zero);
       kv_size_ = plan_.e_off[kFamElasticEnd] - plan_.e_off[kFamElasticBegin];
       kv_scale_.resize(B * size_t(kv_size_));
       kv_qa_.resize(B * nd);
@@ -347,12 +347,7 @@ class VectorNewton {
       kv_d1_.resize(B * 3 * m.nedge);
       kv_t_.resize(B * 3 * m.nedge);
       kv_ref_.resize(B * m.nbend);
-      kv_edge_len_.resize(B * m.nedge);
-      kv_sedge_len_.resize(B * m.nsedge);
-      kv_kappa_.resize(B * 2 * m.nbend);
-      kv_twist_.resize(B * m.nbend);
-      kv_phi_.resize(B * m.nhinge);
-      kv_lambda_.resize(B * 9 * m.nmid);
+      kv_anchor_.resize(m, B);
     }
     e_pool_.resize(B * size_t(plan_.energy_pool));
     flags_.resize(B * size_t(plan_.energy_pool));
@@ -425,9 +420,14 @@ class VectorNewton {
   void set_part_youngs_scale(const Real* s) {
     part_factor_h_.assign(s, s + size_t(nenv_) * size_t(model_->npart));
     parts_scaled_ = true;
+    part_scale_stale_ = true;
   }
   /// back to the factors 1 (the parts' moduli in time, if any, stay)
-  void clear_part_youngs_scale() { part_factor_h_.clear(); }
+  void clear_part_youngs_scale() {
+    part_factor_h_.clear();
+    parts_scaled_ = !model_->youngs_time_part.empty();
+    part_scale_stale_ = true;
+  }
 
  private:
   // an action array of len values per environment into dst; one in the executor's memory is
@@ -587,7 +587,10 @@ class VectorNewton {
     }
     if (loads || !loads_zero_) X::upload(f_time_, ft.data(), ft.size());
     loads_zero_ = !loads;
-    if (parts_scaled_) {  // each part's modulus scale at each environment's evaluation time
+    // each part's modulus scale at each environment's evaluation time: every step for moduli in
+    // time, else only after the caller's factors changed
+    if (parts_scaled_ && (part_scale_stale_ || !m.youngs_time_part.empty())) {
+      part_scale_stale_ = false;
       const int np = m.npart;
       std::vector<Real>& ps = ps_scratch_;
       ps.assign(size_t(B) * np, 1);
@@ -684,6 +687,16 @@ class VectorNewton {
     ev.hinge_phi_bar = phi_.data();
     ev.natural_per_env = 1;
     ev.sedge_tau0 = tau0_.data();
+    return ev;
+  }
+
+  // the view of a step's evaluation at q (its frames from frames_at(q)): the integrator's
+  // offsets and du/dq for the ground's friction
+  EvalView step_eval_view(const Real* q) {
+    EvalView ev = eval_view(q, d1_cur_.data(), ref_cur_.data());
+    ev.q_hat = q_hat_.data();
+    ev.u_hat = u_hat_.data();
+    ev.c_u = c_.c_u;
     return ev;
   }
 
@@ -831,10 +844,7 @@ class VectorNewton {
     const int B = nenv_;
     const unsigned char* act = active_.data();
     frames_at(q);
-    EvalView ev = eval_view(q, d1_cur_.data(), ref_cur_.data());
-    ev.q_hat = q_hat_.data();
-    ev.u_hat = u_hat_.data();
-    ev.c_u = c_.c_u;
+    EvalView ev = step_eval_view(q);
     // every family (the contact pairs' are empty here); the ground with each environment's own
     // friction coefficient
     for_each_family([&](auto binding, Family f, long) {
@@ -909,18 +919,16 @@ class VectorNewton {
   }
 
   // every active environment's directors and reference twists moved from its step's start to
-  // q (into d1_cur_, t_cur_, ref_cur_)
-  void frames_at(const Real* q) {
+  // q (into d1_cur_, t_cur_, ref_cur_, or the given buffers)
+  void frames_at(const Real* q) { frames_at(q, d1_cur_.data(), t_cur_.data(), ref_cur_.data()); }
+  void frames_at(const Real* q, Real* d1, Real* t, Real* ref) {
     const Model& m = *model_;
     const unsigned char* act = active_.data();
     each(long(nenv_) * m.nedge,
-         vec::Masked<TransportFrames>{
-             TransportFrames{mv_, q, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()}, act,
-             m.nedge});
+         vec::Masked<TransportFrames>{TransportFrames{mv_, q, d1_.data(), t_.data(), d1, t}, act,
+                                      m.nedge});
     each(long(nenv_) * m.nbend,
-         vec::Masked<ReferenceTwists>{
-             ReferenceTwists{mv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()}, act,
-             m.nbend});
+         vec::Masked<ReferenceTwists>{ReferenceTwists{mv_, d1, t, ref_.data(), ref}, act, m.nbend});
   }
 
   // every active environment's elastic Hessians at its step's start (the state q, scaled by its
@@ -930,10 +938,7 @@ class VectorNewton {
     const int B = nenv_;
     const unsigned char* act = active_.data();
     frames_at(q_.data());
-    EvalView ev = eval_view(q_.data(), d1_cur_.data(), ref_cur_.data());
-    ev.q_hat = q_hat_.data();
-    ev.u_hat = u_hat_.data();
-    ev.c_u = c_.c_u;
+    EvalView ev = step_eval_view(q_.data());
     for_each_elastic_family(
         [&](auto binding, Family f, long) { eval_family<decltype(binding)>(f, ev); });
     const long begin = plan_.h_off[kFamElasticBegin];
@@ -976,18 +981,7 @@ class VectorNewton {
     });
   }
 
-  // where every environment's Kelvin-Voigt anchors and family f's scales live
-  KvAnchors kv_anchors() {
-    KvAnchors a;
-    a.edge_len = kv_edge_len_.data();
-    a.sedge_len = kv_sedge_len_.data();
-    a.kappa = kv_kappa_.data();
-    a.twist = kv_twist_.data();
-    a.phi = kv_phi_.data();
-    a.lambda = kv_lambda_.data();
-    a.zero = kv_zero_.data();
-    return a;
-  }
+  // where every environment's Kelvin-Voigt scales of family f live
   vec::KvScales kv_scales(Family f) {
     return vec::KvScales{kv_scale_.data(), kv_size_,
                          plan_.e_off[f] - plan_.e_off[kFamElasticBegin]};
@@ -1004,37 +998,35 @@ class VectorNewton {
     each(B * m.ndof, vec::Masked<KvAnchorPosition>{
                          KvAnchorPosition{q_hat_.data(), u_hat_.data(), c_.c_u, qa}, act, m.ndof});
     frames_at(qa);
-    EvalView ev = eval_view(qa, d1_cur_.data(), ref_cur_.data());
-    ev.q_hat = q_hat_.data();
-    ev.u_hat = u_hat_.data();
-    ev.c_u = c_.c_u;
+    EvalView ev = step_eval_view(qa);
     if (m.nedge)
       each(B * m.nedge,
            vec::Masked<vec::EnvKvAnchorStretch>{
                vec::EnvKvAnchorStretch{m.nedge, m.ndof, qa, mv_.edge_node, mv_.edge_l_bar, tau,
-                                       kv_edge_len_.data(), kv_scales(kFamStretch)},
+                                       kv_anchor_.edge_len.data(), kv_scales(kFamStretch)},
                act, m.nedge});
     if (m.nsedge)
       each(B * m.nsedge,
            vec::Masked<vec::EnvKvAnchorStretch>{
                vec::EnvKvAnchorStretch{m.nsedge, m.ndof, qa, mv_.sedge_node, mv_.sedge_l_bar, tau,
-                                       kv_sedge_len_.data(), kv_scales(kFamShellStretch)},
+                                       kv_anchor_.sedge_len.data(), kv_scales(kFamShellStretch)},
                act, m.nsedge});
     if (m.nbend)
-      each(B * m.nbend, vec::Masked<vec::EnvKvAnchorBendTwist>{
-                            vec::EnvKvAnchorBendTwist{mv_, ev, tau, kv_kappa_.data(),
-                                                      kv_twist_.data(), kv_scales(kFamBendTwist)},
-                            act, m.nbend});
+      each(B * m.nbend,
+           vec::Masked<vec::EnvKvAnchorBendTwist>{
+               vec::EnvKvAnchorBendTwist{mv_, ev, tau, kv_anchor_.kappa.data(),
+                                         kv_anchor_.twist.data(), kv_scales(kFamBendTwist)},
+               act, m.nbend});
     if (m.nhinge)
       each(B * m.nhinge,
            vec::Masked<vec::EnvKvAnchorHinge>{
-               vec::EnvKvAnchorHinge{mv_, qa, tau, kv_phi_.data(), kv_scales(kFamHinge)}, act,
-               m.nhinge});
+               vec::EnvKvAnchorHinge{mv_, qa, tau, kv_anchor_.phi.data(), kv_scales(kFamHinge)},
+               act, m.nhinge});
     if (m.nmid)
-      each(B * m.nmid,
-           vec::Masked<vec::EnvKvAnchorMidEdge>{
-               vec::EnvKvAnchorMidEdge{mv_, ev, tau, kv_lambda_.data(), kv_scales(kFamMidEdge)},
-               act, m.nmid});
+      each(B * m.nmid, vec::Masked<vec::EnvKvAnchorMidEdge>{
+                           vec::EnvKvAnchorMidEdge{mv_, ev, tau, kv_anchor_.lambda.data(),
+                                                   kv_scales(kFamMidEdge)},
+                           act, m.nmid});
   }
 
   // the Kelvin-Voigt potential of every elastic stencil added to its pools' entries at y, on
@@ -1043,28 +1035,19 @@ class VectorNewton {
     const Model& m = *model_;
     const long B = nenv_;
     const unsigned char* act = active_.data();
-    EvalView ev = eval_view(y, d1_cur_.data(), ref_cur_.data());
-    ev.q_hat = q_hat_.data();
-    ev.u_hat = u_hat_.data();
-    ev.c_u = c_.c_u;
+    EvalView ev = step_eval_view(y);
     const Real w = c_.c_u * dt_;
     if (w != 1) {
       // z = q_a + w (y - q_a) and its frames (implicit Euler: z = y, whose frames are at hand)
       Real* z = kv_z_.data();
       each(B * m.ndof,
            vec::Masked<KvEndPosition>{KvEndPosition{kv_qa_.data(), y, w, z}, act, m.ndof});
-      each(B * m.nedge, vec::Masked<TransportFrames>{TransportFrames{mv_, z, d1_.data(), t_.data(),
-                                                                     kv_d1_.data(), kv_t_.data()},
-                                                     act, m.nedge});
-      each(B * m.nbend,
-           vec::Masked<ReferenceTwists>{
-               ReferenceTwists{mv_, kv_d1_.data(), kv_t_.data(), ref_.data(), kv_ref_.data()}, act,
-               m.nbend});
+      frames_at(z, kv_d1_.data(), kv_t_.data(), kv_ref_.data());
       ev.q = z;
       ev.edge_d1 = kv_d1_.data();
       ev.bend_ref_twist = kv_ref_.data();
     }
-    const KvAnchors a = kv_anchors();
+    const KvAnchors a = kv_anchor_.view();
     for_each_elastic_family([&](auto binding, Family f, long) {
       using Bd = decltype(binding);
       const long n = Bd::count(mv_);
@@ -1188,14 +1171,15 @@ class VectorNewton {
   // Kelvin-Voigt damping: each node's retardation time, zeros (one per rod edge), and every
   // environment's anchor configuration, its end configuration z and z's frames, the elastic
   // stencils' strains at the anchor and their scales (kv_size_ each: the pools' elastic range)
-  Buffer<Real> kv_tau_, kv_zero_, kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_edge_len_,
-      kv_sedge_len_, kv_kappa_, kv_twist_, kv_phi_, kv_lambda_, kv_scale_;
+  Buffer<Real> kv_tau_, kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_scale_;
+  KvAnchorStore<Buffer<Real>> kv_anchor_;
   long kv_size_ = 0;
   // each part's Young's modulus scale (in time, times the caller's factors): per environment
   Buffer<int> node_part_;
   Buffer<Real> part_scale_;                       // (nenv x npart), at the step's evaluation times
   std::vector<Real> part_factor_h_, ps_scratch_;  // the caller's factors (nenv x npart) or empty
   bool parts_scaled_ = false;
+  bool part_scale_stale_ = false;  // the caller's factors changed since the last upload
   Buffer<unsigned char> dof_fixed_;
   Buffer<int> free_dof_, row_src_adr_, row_src_;
   // state and workspace

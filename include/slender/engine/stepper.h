@@ -384,18 +384,14 @@ class StepperOn final : public DeviceStepper {
     if (m.stiffness_damping) d_beta_.upload(m.node_stiffness_damping);
     if (m.kelvin_voigt) {
       d_kv_tau_.upload(m.node_kelvin_voigt);
-      kv_zero_.upload(std::vector<Real>(size_t(m.nedge), 0));  // a copy (a Const would view it)
+      // a copy (a Const would view it)
+      kv_anchor_.zero.upload(std::vector<Real>(size_t(m.nedge), 0));
       kv_qa_.resize(size_t(m.ndof));
       kv_z_.resize(size_t(m.ndof));
       kv_d1_.resize(3 * size_t(m.nedge));
       kv_t_.resize(3 * size_t(m.nedge));
       kv_ref_.resize(size_t(m.nbend));
-      kv_edge_len_.resize(size_t(m.nedge));
-      kv_sedge_len_.resize(size_t(m.nsedge));
-      kv_kappa_.resize(2 * size_t(m.nbend));
-      kv_twist_.resize(size_t(m.nbend));
-      kv_phi_.resize(size_t(m.nhinge));
-      kv_lambda_.resize(9 * size_t(m.nmid));
+      kv_anchor_.resize(m, 1);
     }
     d_node_part_.upload(m.node_part);
     d_part_scale_.upload(std::vector<Real>(size_t(m.npart), 1));
@@ -826,18 +822,6 @@ class StepperOn final : public DeviceStepper {
     });
   }
 
-  // the Kelvin-Voigt anchors (stencils/kelvin_voigt.h): where they live
-  KvAnchors kv_anchors() {
-    KvAnchors a;
-    a.edge_len = kv_edge_len_.data();
-    a.sedge_len = kv_sedge_len_.data();
-    a.kappa = kv_kappa_.data();
-    a.twist = kv_twist_.data();
-    a.phi = kv_phi_.data();
-    a.lambda = kv_lambda_.data();
-    a.zero = kv_zero_.data();
-    return a;
-  }
   Real* kv_scale(Family f) {
     return kv_scale_.data() + (pd_.e_off[f] - pd_.e_off[kFamElasticBegin]);
   }
@@ -853,24 +837,25 @@ class StepperOn final : public DeviceStepper {
     const EvalView ev = eval_view(qa);
     if (m.nedge)
       X::for_each(m.nedge,
-                  KvAnchorStretch{qa, dv_.edge_node, dv_.edge_l_bar, tau, kv_edge_len_.data(),
-                                  kv_scale(kFamStretch)},
+                  KvAnchorStretch{qa, dv_.edge_node, dv_.edge_l_bar, tau,
+                                  kv_anchor_.edge_len.data(), kv_scale(kFamStretch)},
                   kParallelGrainMedium);
     if (m.nsedge)
       X::for_each(m.nsedge,
-                  KvAnchorStretch{qa, dv_.sedge_node, dv_.sedge_l_bar, tau, kv_sedge_len_.data(),
-                                  kv_scale(kFamShellStretch)},
+                  KvAnchorStretch{qa, dv_.sedge_node, dv_.sedge_l_bar, tau,
+                                  kv_anchor_.sedge_len.data(), kv_scale(kFamShellStretch)},
                   kParallelGrainMedium);
     if (m.nbend)
       X::for_each(m.nbend,
-                  KvAnchorBendTwist{dv_, ev, tau, kv_kappa_.data(), kv_twist_.data(),
+                  KvAnchorBendTwist{dv_, ev, tau, kv_anchor_.kappa.data(), kv_anchor_.twist.data(),
                                     kv_scale(kFamBendTwist)},
                   kParallelGrainHeavy);
     if (m.nhinge)
-      X::for_each(m.nhinge, KvAnchorHinge{dv_, qa, tau, kv_phi_.data(), kv_scale(kFamHinge)},
+      X::for_each(m.nhinge, KvAnchorHinge{dv_, qa, tau, kv_anchor_.phi.data(), kv_scale(kFamHinge)},
                   kParallelGrainMedium);
     if (m.nmid)
-      X::for_each(m.nmid, KvAnchorMidEdge{dv_, ev, tau, kv_lambda_.data(), kv_scale(kFamMidEdge)},
+      X::for_each(m.nmid,
+                  KvAnchorMidEdge{dv_, ev, tau, kv_anchor_.lambda.data(), kv_scale(kFamMidEdge)},
                   kParallelGrainHeavy);
   }
 
@@ -878,7 +863,7 @@ class StepperOn final : public DeviceStepper {
   // pools' entries at y
   void add_kelvin_voigt(const Real* y, bool with_jacobian) {
     const Model& m = *model_;
-    const KvAnchors a = kv_anchors();
+    const KvAnchors a = kv_anchor_.view();
     EvalView ev = kv_eval_view(eval_view(y), a);
     const Real w = c_u_ * dt_;
     if (w != 1) {
@@ -1344,8 +1329,8 @@ class StepperOn final : public DeviceStepper {
   // Kelvin-Voigt damping (Model::kelvin_voigt): each node's retardation time, the step's anchor
   // configuration, the elastic stencils' strains there and their scales (stencils/kelvin_voigt.h)
   Const<Real> d_kv_tau_;
-  Buffer<Real> kv_zero_, kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_edge_len_, kv_sedge_len_,
-      kv_kappa_, kv_twist_, kv_phi_, kv_lambda_, kv_scale_;
+  Buffer<Real> kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_scale_;
+  KvAnchorStore<Buffer<Real>> kv_anchor_;
   // Young's moduli per part (in time, Model::youngs_time_part, or the caller's factors): each
   // node's part, each part's scale at the evaluation time; on once a step sent part scales
   Const<int> d_node_part_;

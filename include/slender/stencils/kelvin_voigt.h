@@ -49,6 +49,34 @@ struct KvAnchors {
   const Real* zero = nullptr;  // zeros, one per rod edge (the Hookean law's alpha)
 };
 
+/// Where an engine keeps the anchors of nenv environments, one after another (buffers of its
+/// executor: resize and data), and their KvAnchors view; `zero` is filled by the engine (one
+/// zero per rod edge, shared)
+template <class Buf>
+struct KvAnchorStore {
+  Buf edge_len, sedge_len, kappa, twist, phi, lambda, zero;
+  template <class M>
+  void resize(const M& m, size_t nenv) {
+    edge_len.resize(nenv * size_t(m.nedge));
+    sedge_len.resize(nenv * size_t(m.nsedge));
+    kappa.resize(nenv * 2 * size_t(m.nbend));
+    twist.resize(nenv * size_t(m.nbend));
+    phi.resize(nenv * size_t(m.nhinge));
+    lambda.resize(nenv * 9 * size_t(m.nmid));
+  }
+  KvAnchors view() {
+    KvAnchors a;
+    a.edge_len = edge_len.data();
+    a.sedge_len = sedge_len.data();
+    a.kappa = kappa.data();
+    a.twist = twist.data();
+    a.phi = phi.data();
+    a.lambda = lambda.data();
+    a.zero = zero.data();
+    return a;
+  }
+};
+
 /// The model view of family B's Kelvin-Voigt term: the family's natural shape arrays replaced
 /// by the anchors (stretching: the rest lengths by the lengths at q_a, its law Hookean).
 template <class B>
