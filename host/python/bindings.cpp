@@ -86,20 +86,24 @@ Array real_array(const py::handle& o, const char* what) {
   }
 }
 
+// a shape as the messages write it: "(2, 3)"
+template <class T>
+std::string shape_text(const T* dims, long n) {
+  std::string s = "(";
+  for (long i = 0; i < n; ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + ")";
+}
+
 // checks an action array's shape and returns a pointer to its data
 const double* checked(const Array& a, std::vector<py::ssize_t> shape, const char* what) {
   bool ok = a.ndim() == py::ssize_t(shape.size());
   for (size_t i = 0; ok && i < shape.size(); ++i)
     ok = a.shape(i) == shape[i];
   if (!ok) {
-    std::string want = "(";
-    for (size_t i = 0; i < shape.size(); ++i)
-      want += std::to_string(shape[i]) + (i + 1 < shape.size() ? ", " : ")");
-    std::string got = "(";
-    for (py::ssize_t i = 0; i < a.ndim(); ++i)
-      got += std::to_string(a.shape(i)) + (i + 1 < a.ndim() ? ", " : "");
-    got += ")";
-    throw InputError("<python>", 0, what, "expected an array of shape " + want + ", got " + got);
+    throw InputError("<python>", 0, what,
+                     "expected an array of shape " + shape_text(shape.data(), long(shape.size())) +
+                         ", got " + shape_text(a.shape(), long(a.ndim())));
   }
   return a.data();
 }
@@ -268,13 +272,10 @@ bool device_action(PyBatch& b,
     stride *= shape[i];
   }
   if (!ok) {
-    std::string want = "(", got = "(";
-    for (size_t i = 0; i < shape.size(); ++i)
-      want += (i ? ", " : "") + std::to_string(shape[i]);
-    for (int i = 0; i < t.ndim; ++i)
-      got += (i ? ", " : "") + std::to_string(t.shape[i]);
     throw InputError("<python>", 0, what,
-                     "expected a C-contiguous CUDA array of shape " + want + "), got " + got + ")");
+                     "expected a C-contiguous CUDA array of shape " +
+                         shape_text(shape.data(), long(shape.size())) + ", got " +
+                         shape_text(t.shape, long(t.ndim)));
   }
   const BatchedSimulator::LiveArray live = b.batch->live_positions();
   const int device = live.data ? cuda_device_of(live.data) : 0;

@@ -67,19 +67,20 @@ constexpr int kBandLanesMaxEnvs = 8192;
 /// SLENDER_BATCH_STAGED=0 or 1 overrides
 constexpr int kStagedMaxEnvs = 2048;
 
-inline bool vec_use_staged(int nenv) {
-  const char* v = std::getenv("SLENDER_BATCH_STAGED");
+/// an environment switch that forces a choice: "0" false, "1" true, else (unset) `otherwise`
+inline bool env_switch(const char* name, bool otherwise) {
+  const char* v = std::getenv(name);
   if (v && v[0] == '0') return false;
   if (v && v[0] == '1') return true;
-  return nenv <= kStagedMaxEnvs;
+  return otherwise;
+}
+
+inline bool vec_use_staged(int nenv) {
+  return env_switch("SLENDER_BATCH_STAGED", nenv <= kStagedMaxEnvs);
 }
 
 inline bool vec_use_lanes(int lanes, int nenv, int max_envs = kLanesMaxEnvs) {
-  if (lanes <= 1) return false;
-  const char* v = std::getenv("SLENDER_BATCH_LANES");
-  if (v && v[0] == '0') return false;
-  if (v && v[0] == '1') return true;
-  return nenv <= max_envs;
+  return lanes > 1 && env_switch("SLENDER_BATCH_LANES", nenv <= max_envs);
 }
 
 /// the largest free-DOF count the dense solver takes (n^3 / 3 flops per environment and Newton
