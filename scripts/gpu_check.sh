@@ -200,6 +200,17 @@ pack_logs() { # LOGDIR
   tar -czf "$out/logs.tar.gz" -C "$(dirname "$1")" "$(basename "$1")"
 }
 
+# the sanitizer queue (JOBS [MIN_LEFT]): lines "TOOL PROGRAM FILTER NAME" on standard input, JOBS
+# at a time, each bounded by the exported $deadline and skipped with less than MIN_LEFT seconds
+# (default 10) left; logs in $logs/san-TOOL-NAME.log (needs sanitizer, logs, deadline exported)
+sanitizer_queue() {
+  MIN_LEFT="${2:-10}" xargs -P "$1" -L 1 bash -c '
+      left=$((deadline - $(date +%s)))
+      [ "$left" -gt "$MIN_LEFT" ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
+      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
+        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1'
+}
+
 stage_first() {
   local logs=/tmp/gpu-first
   rm -rf "$logs" && mkdir -p "$logs"
@@ -451,11 +462,7 @@ suites_and_sanitizers() {
   # deadline (the suites above started before the step cap is exported)
   export sanitizer logs deadline
   export SLENDER_TEST_MAX_STEPS="${SLENDER_TEST_MAX_STEPS:-$max_steps}"
-  "$queue" "$gt" "$ct" | xargs -P "${GPU_SANITIZE_JOBS:-$jobs}" -L 1 bash -c '
-      left=$((deadline - $(date +%s)))
-      [ "$left" -gt 10 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
-      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
-        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1' &
+  "$queue" "$gt" "$ct" | sanitizer_queue "${GPU_SANITIZE_JOBS:-$jobs}" &
   wait
   {
     echo "== CLI on cuda"
@@ -621,11 +628,7 @@ stage_sixth() {
       echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
     done
     echo "memcheck $ct *DeviceStepper.NonSymmetricJacobiansTakeBicgstab/Cuda NonSymmetric"
-  } | xargs -P "${GPU_SANITIZE_JOBS:-3}" -L 1 bash -c '
-      left=$((deadline - $(date +%s)))
-      [ "$left" -gt 10 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
-      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
-        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1'
+  } | sanitizer_queue "${GPU_SANITIZE_JOBS:-3}"
   wait
   run_summary "$logs" sixth $((${GPU_DEADLINE_SECS:-480} - deadline + $(date +%s)))
 }
@@ -739,11 +742,7 @@ stage_seventh() {
       NonSymmetricJacobiansTakeBicgstab EverySceneMatchesTheCpuOver50Steps; do
       echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
     done
-  } | xargs -P "${GPU_SANITIZE_JOBS:-3}" -L 1 bash -c '
-      left=$((deadline - $(date +%s)))
-      [ "$left" -gt 15 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
-      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
-        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1'
+  } | sanitizer_queue "${GPU_SANITIZE_JOBS:-3}" 15
   mark "sanitizers done"
   {
     for f in "$logs"/s8_*.md "$logs"/s9_*.md; do
@@ -813,11 +812,7 @@ stage_eighth() {
       echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
     done
     echo "memcheck $ct *DeviceStepper.NonSymmetricJacobiansTakeBicgstab/Cuda NonSymmetric"
-  } | xargs -P "${GPU_SANITIZE_JOBS:-2}" -L 1 bash -c '
-      left=$((deadline - $(date +%s)))
-      [ "$left" -gt 15 ] || { echo "skipped: no time left" > "$logs/san-$0-$3.log"; exit 0; }
-      timeout -k 5 "$left" "$sanitizer" --tool "$0" --error-exitcode 9 --print-limit 30 \
-        "$1" --gtest_filter="$2" > "$logs/san-$0-$3.log" 2>&1'
+  } | sanitizer_queue "${GPU_SANITIZE_JOBS:-2}" 15
   mark "sanitizers done"
   {
     for f in "$logs"/s8_*.md "$logs"/s9_*.md; do
