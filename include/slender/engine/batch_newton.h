@@ -61,14 +61,14 @@ struct Residual {
   const Real* g_pool;  // (nenv x grad_pool)
   const Real* dof_r;   // (nenv x ndof)
   Real* f;             // (nenv x nfree)
-  SLENDER_HD void operator()(long i) const {
-    const long e = i / nfree, r = i % nfree;
+  SLENDER_HD void at(long e, long r) const {
     const Real* g = g_pool + e * grad_pool;
     Real s = dof_r[e * ndof + free_dof[r]];
     for (int j = row_src_adr[r]; j < row_src_adr[r + 1]; ++j)
       s += g[row_src[j]];
-    f[i] = s;
+    f[e * nfree + r] = s;
   }
+  SLENDER_HD void operator()(long i) const { at(i / nfree, i % nfree); }
 };
 
 /// the bend-twist strains (kappa1, kappa2, tau in the stencil's orientation, as
@@ -115,10 +115,10 @@ struct NewtonStep {
   const Real* dx;
   const Real* alpha;  // (nenv)
   Real* out;          // (nenv x ndof)
-  SLENDER_HD void operator()(long i) const {
-    const long e = i / nfree, r = i % nfree;
-    out[e * ndof + free_dof[r]] -= alpha[e] * dx[i];
+  SLENDER_HD void at(long e, long r) const {
+    out[e * ndof + free_dof[r]] -= alpha[e] * dx[e * nfree + r];
   }
+  SLENDER_HD void operator()(long i) const { at(i / nfree, i % nfree); }
 };
 
 /// pool[e][off + j] *= scale[e], j < len: a Young's modulus scale on the elastic families'
@@ -127,10 +127,8 @@ struct ScaleRange {
   Real* pool;
   long pool_size, off, len;
   const Real* scale;  // (nenv)
-  SLENDER_HD void operator()(long i) const {
-    const long e = i / len, j = i % len;
-    pool[e * pool_size + off + j] *= scale[e];
-  }
+  SLENDER_HD void at(long e, long j) const { pool[e * pool_size + off + j] *= scale[e]; }
+  SLENDER_HD void operator()(long i) const { at(i / len, i % len); }
 };
 
 /// per environment: s0 the incremental potential (stencil energies, then per-DOF potentials, in
@@ -271,6 +269,10 @@ class VectorNewton {
   template <class F>
   static void each(long n, const F& f) {
     X::for_each(n, f, kParallelGrainHeavy);
+  }
+  template <class F>
+  static void each(long n, const vec::Masked<F>& f) {
+    vec::each_masked<X>(n, f, kParallelGrainHeavy);
   }
   template <class T>
   using Buffer = typename X::template Buffer<T>;

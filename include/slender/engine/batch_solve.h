@@ -32,6 +32,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "slender/core/banded.h"
@@ -167,6 +169,51 @@ struct Masked {
   }
 };
 
+/// whether F has at(e, k), its item k of environment e without the division of f(i)
+template <class F, class = void>
+struct HasAt : std::false_type {};
+template <class F>
+struct HasAt<F, std::void_t<decltype(std::declval<const F&>().at(0L, 0L))>> : std::true_type {};
+
+/// The host's form of Masked<F>: one environment per index, skipped whole when its flag is not
+/// set, its items in order (by at(e, k) where F has it)
+template <class F>
+struct EnvItems {
+  Masked<F> m;
+  void operator()(long e) const {
+    if (!m.active[e]) return;
+    if constexpr (HasAt<F>::value) {
+      for (long k = 0; k < m.per_env; ++k)
+        m.f.at(e, k);
+    } else {
+      for (long i = e * m.per_env, end = i + m.per_env; i < end; ++i)
+        m.f(i);
+    }
+  }
+};
+
+/// A masked loop over nenv x m.per_env items on X, threaded (on the host) from `grain` items:
+/// on an executor with host memory a loop over environments (an inactive one costs one test,
+/// and no item divides its index), elsewhere one flat loop that reads the flag per item. Each
+/// item does the same arithmetic either way.
+template <class X, class F>
+void each_masked(long n, const Masked<F>& m, long grain) {
+  if constexpr (X::kHostMemory) {
+    const long nenv = m.per_env > 0 ? n / m.per_env : 0;
+    if (nenv >= 4) {
+      X::for_each(nenv, EnvItems<F>{m}, std::max(1L, grain / m.per_env));
+      return;
+    }
+  }
+  X::for_each(n, m, grain);
+}
+
+/// out[i] = 0
+struct Zero {
+  Real* out;
+  SLENDER_HD void operator()(long i) const { out[i] = 0; }
+};
+
 /// out = 0 for the entries of active environments: nenv x per_env entries, environment-major
 /// or interleaved (as GatherJacobian)
 struct ZeroActive {
@@ -219,11 +266,11 @@ struct GatherJacobian {
     if (slot_dof[slot] >= 0) s += dof_J[e * ndof + slot_dof[slot]];
     return s;
   }
-  SLENDER_HD void operator()(long i) const {
-    const long e = i / nnz, slot = i % nnz;
+  SLENDER_HD void at(long e, long slot) const {
     const long k = pos ? pos[slot] : slot;
     out[interleave ? k * nenv + e : e * stride + k] = slot_sum(e, slot);
   }
+  SLENDER_HD void operator()(long i) const { at(i / nnz, i % nnz); }
 };
 
 /// A column-stepped solve (BandSolve, DenseSolve) of environment e on one thread: begin, every
@@ -633,6 +680,10 @@ class VectorLinearSolve {
   static void each(long n, const F& f) {
     X::for_each(n, f, kParallelGrainHeavy);
   }
+  template <class F>
+  static void each(long n, const vec::Masked<F>& f) {
+    vec::each_masked<X>(n, f, kParallelGrainHeavy);
+  }
   template <class T>
   using Buffer = typename X::template Buffer<T>;
   /// band and dense matrices interleaved across environments (the GPU's coalesced layout) or
@@ -834,8 +885,10 @@ class VectorLinearSolve {
     // band and dense matrices (interleaved on an executor that asks for it); CSR values
     const bool matrices = pos_.size() > 0;
     const bool interleave = matrices && mat_interleave();
-    if (matrices)  // the entries no slot reaches are zero
+    if (interleave)  // the entries no slot reaches are zero
       each(long(nenv_) * stride, vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
+    else if (matrices)
+      each(long(nenv_) * stride, vec::Masked<vec::Zero>{vec::Zero{out.data()}, active, stride});
     each(long(nenv_) * nnz_,
          vec::Masked<vec::GatherJacobian>{
              vec::GatherJacobian{nnz_, ndof_, nenv_, interleave, hess_pool_, stride,
