@@ -774,7 +774,7 @@ stage_eighth() {
   mark() { echo "[$(($(date +%s) - t0)) s] $*"; }
   # 1. correctness of the code since run 12 first (short)
   timeout -k 5 "$(cap 90)" stdbuf -oL "$gt" \
-    --gtest_filter='CudaBatch.KelvinVoigt*:CudaBatch.StagedBand*:ContactPipelineGpu.*:CudaBatch.Vectorized*' \
+    --gtest_filter='CudaBatch.KelvinVoigt*:CudaBatch.StagedBand*:ContactPipelineGpu.*:CudaBatch.Vectorized*:CudaUserEnergy.*' \
     > "$logs/gpu-new.log" 2>&1
   mark "gpu_tests (new code): rc $?; $(gtest_counts "$logs/gpu-new.log")"
   # 2. S9, alone on the GPU: 20k through the fold (450 steps, cut at 150 s), then 670k

@@ -24,6 +24,7 @@
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
 #include "slender/stencils/part_scale.h"
+#include "slender/stencils/user_energy.h"
 
 namespace slender {
 
@@ -277,6 +278,11 @@ struct Simulator::Impl {
             grain);
       });
     }
+    // the energies from the caller's code (unscaled, as the engine evaluates them)
+    for (size_t i = 0; i < m.user_energies.size(); ++i)
+      m.user_energies[i]->evaluate(UserEnergyArgs{
+          false, mv, ev, want & kGrad ? kGrad : kEnergy, e_pool.data() + p.user_e_off[i],
+          g_pool.data() + p.user_g_off[i], nullptr, flag_pool.data() + p.user_e_off[i]});
   }
 
   // this step's prescribed motion: the caller's targets of every fixed DOF, else the scene's
@@ -588,6 +594,18 @@ std::vector<Real> Simulator::reactions() const {
     if (family_in_reactions(f))
       scatter_gradients<decltype(binding)>(s.mv, s.g_pool.data() + p.g_off[f], g);
   });
+  // the energies from the caller's code are internal forces too
+  for (size_t i = 0; i < m.user_energies.size(); ++i) {
+    const UserEnergy& u = *m.user_energies[i];
+    const int d = u.dofs_per_stencil();
+    std::vector<int> dofs(static_cast<size_t>(d));
+    const Real* pool = s.g_pool.data() + p.user_g_off[i];
+    for (long k = 0, n = u.count(s.mv); k < n; ++k) {
+      u.dofs(s.mv, k, dofs.data());
+      for (int a = 0; a < d; ++a)
+        g[dofs[a]] += pool[k * d + a];
+    }
+  }
   // external loads at the current time
   for (int n = 0; n < m.nnode; ++n)
     for (int c = 0; c < 3; ++c)
@@ -635,6 +653,10 @@ Energies Simulator::energies() const {
     en.twist += scale * twist;
     en.bend += scale * (r.E - twist);
   }
+  const AssemblyPlan& p = s.plan();
+  for (size_t i = 0; i < m.user_energies.size(); ++i)
+    for (long k = 0, n = m.user_energies[i]->count(s.mv); k < n; ++k)
+      en.user += s.e_pool[size_t(p.user_e_off[i] + k)];
   for (int i = 0; i < m.ndof; ++i)
     en.kinetic += 0.5 * s.dof_mass()[i] * s.state.u[i] * s.state.u[i];
   for (int n = 0; n < m.nnode; ++n)

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 
 #include "model/model_internal.h"
 #include "slender/core/error.h"
+#include "slender/stencils/user_energy.h"
 
 namespace slender {
 
@@ -13,18 +15,23 @@ namespace {
 
 using Contribution = PlanContribution;
 
-// lays out one family in the pools (its offsets, the pools' lengths) and gives each of its
-// contributions to the free DOFs, in generation order: on_grad(row, src) for each local
-// gradient entry, on_hess(row, col, src) for each local Hessian entry
-template <class B, class H, class G>
-void family_contributions(
-    AssemblyPlan& p, const ModelView& mv, Family f, const H& on_hess, const G& on_grad) {
-  constexpr int D = B::kDofs;
-  const long n = B::count(mv);
+// lays out n stencils of D DOFs each in the pools (their offsets h_off, g_off, e_off, the
+// pools' lengths) and gives each of their contributions to the free DOFs, in generation order:
+// on_grad(row, src) for each local gradient entry, on_hess(row, col, src) for each local Hessian
+// entry; dofs_of(k, out): stencil k's global DOFs
+template <int D, class K, class H, class G>
+void stencil_contributions(AssemblyPlan& p,
+                           long n,
+                           const K& dofs_of,
+                           long& h_off,
+                           long& g_off,
+                           long& e_off,
+                           const H& on_hess,
+                           const G& on_grad) {
   const long pool_h = p.hess_pool, pool_g = p.grad_pool;
-  p.h_off[f] = pool_h;
-  p.g_off[f] = pool_g;
-  p.e_off[f] = p.energy_pool;
+  h_off = pool_h;
+  g_off = pool_g;
+  e_off = p.energy_pool;
   p.hess_pool += n * D * D;
   p.grad_pool += n * D;
   p.energy_pool += n;
@@ -34,7 +41,7 @@ void family_contributions(
                 "contact pairs for one system)");
   int dofs[D];
   for (long k = 0; k < n; ++k) {
-    B::dofs(mv, k, dofs);
+    dofs_of(k, dofs);
     for (int a = 0; a < D; ++a) {
       const int ra = p.dof_free[dofs[a]];
       if (ra < 0) continue;
@@ -44,6 +51,51 @@ void family_contributions(
         if (rb >= 0) on_hess(ra, rb, int(pool_h + k * D * D + a * D + b));
       }
     }
+  }
+}
+
+// one family's stencils (stencil_contributions at its offsets)
+template <class B, class H, class G>
+void family_contributions(
+    AssemblyPlan& p, const ModelView& mv, Family f, const H& on_hess, const G& on_grad) {
+  stencil_contributions<B::kDofs>(
+      p, B::count(mv), [&](long k, int* out) { B::dofs(mv, k, out); }, p.h_off[f], p.g_off[f],
+      p.e_off[f], on_hess, on_grad);
+}
+
+// the local DOFs a user energy's stencil may have (a bound for the stack array of each)
+constexpr int kUserMaxDofs = kUserEnergyMaxDofs;
+
+// D as a template argument for the runtime D of a user energy: f(std::integral_constant<D>)
+template <int D, class F>
+void with_dofs(int d, const F& f) {
+  if constexpr (D > kUserMaxDofs) {
+    (void)d;
+    (void)f;
+  } else {
+    if (d == D) {
+      f(std::integral_constant<int, D>{});
+    } else {
+      with_dofs<D + 1>(d, f);
+    }
+  }
+}
+
+// the model's user energies' stencils, after the families that keep their layout
+template <class H, class G>
+void user_contributions(
+    AssemblyPlan& p, const Model& m, const ModelView& mv, const H& on_hess, const G& on_grad) {
+  const size_t n = m.user_energies.size();
+  p.user_h_off.assign(n, 0);
+  p.user_g_off.assign(n, 0);
+  p.user_e_off.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const UserEnergy& u = *m.user_energies[i];
+    with_dofs<1>(u.dofs_per_stencil(), [&](auto d) {
+      stencil_contributions<decltype(d)::value>(
+          p, u.count(mv), [&](long k, int* out) { u.dofs(mv, k, out); }, p.user_h_off[i],
+          p.user_g_off[i], p.user_e_off[i], on_hess, on_grad);
+    });
   }
 }
 
@@ -86,6 +138,7 @@ void number_free_dofs(const Model& m, AssemblyPlan& p) {
 // the families whose layout does not change between steps (all but the contact pairs), in
 // their enum order, and every free DOF's diagonal slot (inertia and damping land there)
 void collect_static(AssemblyPlan& p,
+                    const Model& m,
                     const ModelView& mv,
                     std::vector<Contribution>& hs,
                     std::vector<Contribution>& gs) {
@@ -94,6 +147,14 @@ void collect_static(AssemblyPlan& p,
     if (f < kFamPairsBegin) collect<decltype(binding)>(p, mv, f, hs, gs);
   });
   const long nfree = p.nfree;
+  user_contributions(
+      p, m, mv,
+      [&](int ra, int rb, int src) {
+        hs.push_back({ra * nfree + rb, src});
+      },
+      [&](int ra, int src) {
+        gs.push_back({ra, src});
+      });
   for (long r = 0; r < nfree; ++r)
     hs.push_back({r * nfree + r, -1});
 }
@@ -199,7 +260,8 @@ struct Entry {
 // families before the contact pairs (as collect_static and collect_contact order them):
 // on_hess(row, col, src) and on_grad(row, src); the pools' layout is set as collect sets it
 template <class H, class G>
-void each_contribution(AssemblyPlan& p, const ModelView& mv, const H& on_hess, const G& on_grad) {
+void each_contribution(
+    AssemblyPlan& p, const Model& m, const ModelView& mv, const H& on_hess, const G& on_grad) {
   p.hess_pool = p.grad_pool = p.energy_pool = 0;
   auto family = [&](auto binding, Family f) {
     family_contributions<decltype(binding)>(p, mv, f, on_hess, on_grad);
@@ -207,6 +269,7 @@ void each_contribution(AssemblyPlan& p, const ModelView& mv, const H& on_hess, c
   for_each_family([&](auto binding, Family f, long) {
     if (f < kFamPairsBegin) family(binding, f);
   });
+  user_contributions(p, m, mv, on_hess, on_grad);
   for (int r = 0; r < p.nfree; ++r)
     on_hess(r, r, -1);  // every diagonal slot exists (inertia and damping land there)
   for_each_family([&](auto binding, Family f, long) {
@@ -239,7 +302,7 @@ void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
   std::vector<long> hadr(size_t(nfree) + 1, 0);
   p.row_src_adr.assign(size_t(nfree) + 1, 0);
   each_contribution(
-      p, mv, [&](int r, int, int) { ++hadr[size_t(r) + 1]; },
+      p, m, mv, [&](int r, int, int) { ++hadr[size_t(r) + 1]; },
       [&](int r, int) { ++p.row_src_adr[size_t(r) + 1]; });
   for (int r = 0; r < nfree; ++r) {
     hadr[size_t(r) + 1] += hadr[size_t(r)];
@@ -254,7 +317,7 @@ void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
     std::vector<long> hnext(hadr.begin(), hadr.end() - 1);
     std::vector<int> gnext(p.row_src_adr.begin(), p.row_src_adr.end() - 1);
     each_contribution(
-        p, mv,
+        p, m, mv,
         [&](int r, int c, int src) {
           ent[size_t(hnext[size_t(r)]++)] = {c, src};
         },
@@ -305,7 +368,7 @@ void build_assembly_plan(const Model& m,
     number_free_dofs(m, cache.base);
     cache.hs.clear();
     cache.gs.clear();
-    collect_static(cache.base, mv, cache.hs, cache.gs);
+    collect_static(cache.base, m, mv, cache.hs, cache.gs);
     std::vector<Contribution> tmp;
     sort_contributions(cache.hs, cache.base.nfree, tmp, false);
     sort_contributions(cache.gs, cache.base.nfree, tmp, true);
@@ -323,6 +386,9 @@ void build_assembly_plan(const Model& m,
     p.g_off[f] = b.g_off[f];
     p.e_off[f] = b.e_off[f];
   }
+  p.user_h_off = b.user_h_off;
+  p.user_g_off = b.user_g_off;
+  p.user_e_off = b.user_e_off;
   std::vector<Contribution>& hc = cache.contact_hs;
   std::vector<Contribution>& gc = cache.contact_gs;
   hc.clear();

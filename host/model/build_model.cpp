@@ -16,6 +16,7 @@
 #include "slender/state.h"
 #include "slender/stencils/rod_bend_twist.h"
 #include "slender/stencils/rod_frames.h"
+#include "slender/stencils/user_energy.h"
 
 namespace slender {
 
@@ -777,6 +778,35 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   // every array of the list has its count x width values (a builder that missed one is a bug)
   const std::string misfit = model_arrays_misfit(m);
   SLENDER_CHECK(misfit.empty(), "the model's arrays do not fit their counts: ", misfit);
+  return mp;
+}
+
+std::shared_ptr<const Model> with_energies(
+    const std::shared_ptr<const Model>& model,
+    std::vector<std::shared_ptr<const UserEnergy>> energies) {
+  SLENDER_CHECK(model, "with_energies: no model");
+  auto mp = std::make_shared<Model>(*model);
+  Model& m = *mp;
+  const ModelView mv = host_view(m);
+  for (size_t i = 0; i < energies.size(); ++i) {
+    const std::shared_ptr<const UserEnergy>& u = energies[i];
+    SLENDER_CHECK(u, "with_energies: energy ", i, " is null");
+    const int d = u->dofs_per_stencil();
+    SLENDER_CHECK(d >= 1 && d <= kUserEnergyMaxDofs, "energy '", u->name(), "': ", d,
+                  " DOFs per stencil, outside 1..", kUserEnergyMaxDofs);
+    const long n = u->count(mv);
+    SLENDER_CHECK(n >= 0, "energy '", u->name(), "': a negative stencil count ", n);
+    std::vector<int> dofs(static_cast<size_t>(d));
+    for (long k = 0; k < n; ++k) {
+      u->dofs(mv, k, dofs.data());
+      for (int a = 0; a < d; ++a)
+        SLENDER_CHECK(dofs[a] >= 0 && dofs[a] < m.ndof, "energy '", u->name(), "': stencil ", k,
+                      ", local DOF ", a, " is DOF ", dofs[a], ", outside the model's ", m.ndof,
+                      " DOFs");
+    }
+    m.user_energies.push_back(u);
+  }
+  build_assembly_plan(m);
   return mp;
 }
 

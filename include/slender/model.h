@@ -17,6 +17,8 @@
 
 namespace slender {
 
+class UserEnergy;  // stencils/user_energy.h
+
 /// A point load resolved to a global node.
 struct PointLoad {
   int node;
@@ -65,6 +67,9 @@ struct AssemblyPlan {
   long h_off[kNumFamilies] = {};  ///< each family's offset in the Hessian pool
   long g_off[kNumFamilies] = {};  ///< each family's offset in the gradient pool
   long e_off[kNumFamilies] = {};  ///< each family's offset in the energy and flag pools
+  /// each of the model's user energies' offsets in the pools (after the families that keep
+  /// their layout, before the contact pairs)
+  std::vector<long> user_h_off, user_g_off, user_e_off;
   int nnz() const { return int(col.size()); }
 };
 
@@ -158,6 +163,9 @@ struct Model {
 
   std::vector<ActuatedSpring> actuated;  ///< every driven natural value
 
+  /// energies from the caller's code (stencils/user_energy.h), given by with_energies()
+  std::vector<std::shared_ptr<const UserEnergy>> user_energies;
+
   AssemblyPlan plan;
   SceneSpec scene;  ///< the spec the model was built from (integrator, output, names)
 
@@ -176,6 +184,13 @@ struct Model {
 /// Throws InputError for problems that need the assembled structure to see (zero-length edges,
 /// a joint naming one node twice, ...).
 std::shared_ptr<const Model> build_model(const SceneSpec& scene);
+
+/// The model with these energies from the caller's code added to its own
+/// (stencils/user_energy.h): a new model (the given one is unchanged) whose assembly plan holds
+/// their stencils. Throws Error naming the energy, the stencil and the entry when a stencil's
+/// DOF is outside the model's DOFs.
+std::shared_ptr<const Model> with_energies(const std::shared_ptr<const Model>& model,
+                                           std::vector<std::shared_ptr<const UserEnergy>> energies);
 
 /// Which of the model's listed arrays (stencils/model_arrays.h) do not hold count x width
 /// values, and what they hold, comma-separated; empty when all fit.

@@ -19,7 +19,8 @@ namespace slender {
 /// Energies of one state [J]. Potential of gravity is -sum m g.x.
 struct Energies {
   Real kinetic = 0, stretch = 0, bend = 0, twist = 0, gravity = 0;
-  Real total() const { return kinetic + stretch + bend + twist + gravity; }
+  Real user = 0;  ///< the energies from the caller's code (with_energies)
+  Real total() const { return kinetic + stretch + bend + twist + gravity + user; }
 };
 
 /// The natural shape the stencils see at an evaluation time: the model's rest values with the

@@ -21,6 +21,7 @@
 #include "slender/compare.h"
 #include "slender/info.h"
 #include "slender/simulator.h"
+#include "slender/stencils/user_energy.h"
 
 namespace slender {
 namespace {
@@ -389,6 +390,31 @@ TEST(CudaBatch, TwoVectorizedRunsAreBitIdentical) {
     gpu.positions(x[run].data());
   }
   EXPECT_EQ(x[0], x[1]);
+}
+
+// an energy created in a file the host compiler built cannot run on the device: the step on
+// CUDA is an error that names it and says why, and the state stays as it was
+TEST(CudaUserEnergy, AnEnergyBuiltForTheHostIsRefusedOnTheDevice) {
+  SLENDER_REQUIRE_GPU();
+  SceneBuilder b;
+  const int mat = b.material("m", 1200, 2e6, 0.5);
+  const int rod =
+      b.straight_rod("rod", vec3(0, 0, 0), vec3(0.1, 0, 0), 11, mat, SceneBuilder::circle(1e-3));
+  b.fix_edge(rod, 0);
+  b.gravity(vec3(0, 0, -9.81));
+  const auto model =
+      with_energies(build_model(b.build()),
+                    {std::make_shared<BendTwistStrainEnergy<RodElasticStrainEnergy>>("host only")});
+  Simulator gpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
+  const std::vector<Real> q0 = gpu.state().q;
+  try {
+    gpu.step();
+    ADD_FAILURE() << "the step ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("energy 'host only'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nvcc"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(gpu.state().q, q0);
 }
 
 }  // namespace

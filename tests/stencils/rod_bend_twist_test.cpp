@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../../apps/examples/sadowsky_ribbon.h"
 #include "slender/stencils/bindings.h"
 #include "test_util.h"
 
@@ -52,8 +53,10 @@ Config random_config(std::mt19937_64& rng, bool natural_strains) {
   return c;
 }
 
-// energy at y with frames transported from the base configuration of c
-Real transported_energy(const Config& c, const Vec<11>& y) {
+// energy at y with frames transported from the base configuration of c (the rod's own, or
+// another function of the strains)
+template <class Energy = RodElasticStrainEnergy>
+Real transported_energy(const Config& c, const Vec<11>& y, const Energy& energy = Energy{}) {
   auto tangent = [](const Vec<11>& v, int a) {
     const Vec3 e = v.segment<3>(3 * a + 3) - v.segment<3>(3 * a);
     return e / norm(e);
@@ -64,7 +67,7 @@ Real transported_energy(const Config& c, const Vec<11>& y) {
   q.d1_1 = parallel_transport(c.p.d1_1, tangent(c.x, 1), s1);
   q.ref_twist = reference_twist(q.d1_0, s0, q.d1_1, s1, c.p.ref_twist);
   LocalEval<11> r;
-  rod_bend_twist_eval(y, q, kEnergy, r);
+  rod_bend_twist_eval_with(y, q, energy, kEnergy, r);
   return r.E;
 }
 
@@ -201,6 +204,76 @@ TEST_P(RodBendTwistTest, FlippedEdgeOrientationIsConsistent) {
         EXPECT_NEAR(stored.H(i, j), sg[i] * sg[j] * local.H(i, j),
                     1e-10 * (1 + test::frobenius(local.H)));
   }
+}
+
+// An energy of the strains that couples all three (every second derivative non-zero), for the
+// chain rule of rod_bend_twist_eval_with: E = a k1^2 t + b k2 t^2 + c k1 k2 + 1/2 g t^2 + k1^4
+struct CoupledStrainEnergy {
+  Real a = 0.7, b = -0.4, c = 0.9, g = 1.3;
+  SLENDER_HD void operator()(const RodBendTwist::Params&,
+                             const RodBendTwist::Strains& s,
+                             unsigned,
+                             StrainEnergyEval& out) const {
+    const Real k1 = s.kappa1, k2 = s.kappa2, t = s.tau;
+    out.E =
+        a * k1 * k1 * t + b * k2 * t * t + c * k1 * k2 + Real(0.5) * g * t * t + k1 * k1 * k1 * k1;
+    out.dE[0] = 2 * a * k1 * t + c * k2 + 4 * k1 * k1 * k1;
+    out.dE[1] = b * t * t + c * k1;
+    out.dE[2] = a * k1 * k1 + 2 * b * k2 * t + g * t;
+    out.d2E[0][0] = 2 * a * t + 12 * k1 * k1;
+    out.d2E[1][1] = 0;
+    out.d2E[2][2] = 2 * b * k2 + g;
+    out.d2E[0][1] = out.d2E[1][0] = c;
+    out.d2E[0][2] = out.d2E[2][0] = 2 * a * k1;
+    out.d2E[1][2] = out.d2E[2][1] = 2 * b * t;
+  }
+};
+
+// Energies of the strains other than the rod's own (user energies, stencils/user_energy.h):
+// their chained gradient and Hessian against differences of the energy, as for the rod's own
+template <class Energy>
+void check_strain_energy(const Energy& energy, std::mt19937_64& rng, const char* what) {
+  for (bool natural : {false, true}) {
+    const Config c = random_config(rng, natural);
+    LocalEval<11> r;
+    rod_bend_twist_eval_with(c.x, c.p, energy, kGradHess, r);
+    auto E = [&](const Vec<11>& y) { return transported_energy(c, y, energy); };
+    EXPECT_LT(test::rel_err(r.g, test::fd_gradient<11>(E, c.x)), kFdRelTol)
+        << what << ", natural strains " << natural;
+    EXPECT_LT(test::rel_err(r.H, test::fd_hessian<11>(E, c.x)), kFdHessRelTol)
+        << what << ", natural strains " << natural;
+    EXPECT_LT(test::rel_err(r.H, r.H.transpose()), 1e-13) << what;
+  }
+}
+
+TEST_P(RodBendTwistTest, AnEnergyOfTheStrainsChainsToFiniteDifferences) {
+  std::mt19937_64 rng(GetParam());
+  check_strain_energy(CoupledStrainEnergy{}, rng, "coupled polynomial");
+  // (a regularization comparable to the strains: second differences of step 1e-4 resolve it)
+  check_strain_energy(examples::SadowskyRibbon{0.3}, rng, "Sadowsky ribbon");
+}
+
+// the rod's own energy through the general path is the same function, to the bit
+TEST_P(RodBendTwistTest, TheRodsEnergyIsTheQuadraticStrainEnergy) {
+  std::mt19937_64 rng(GetParam());
+  const Config c = random_config(rng, true);
+  Config d = c;
+  const Real k1 = c.p.EI1 / c.p.dl, k2 = c.p.EI2 / c.p.dl, kt = c.p.GJ / c.p.dl;
+  LocalEval<11> r;
+  RodBendTwist::Strains s;
+  rod_bend_twist_eval(c.x, c.p, kGradHess, r, &s);
+  const Real d1 = s.kappa1 - c.p.kappa1_bar, d2 = s.kappa2 - c.p.kappa2_bar,
+             dt = s.tau - c.p.tau_bar;
+  EXPECT_EQ(r.E, Real(0.5) * (k1 * d1 * d1 + k2 * d2 * d2 + kt * dt * dt));
+  // twice the stiffnesses: twice the energy and its derivatives (a power of two is exact)
+  d.p.EI1 *= 2;
+  d.p.EI2 *= 2;
+  d.p.GJ *= 2;
+  LocalEval<11> r2;
+  rod_bend_twist_eval(d.x, d.p, kGradHess, r2);
+  EXPECT_EQ(r2.E, 2 * r.E);
+  for (int i = 0; i < 11; ++i)
+    EXPECT_EQ(r2.g[i], 2 * r.g[i]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, RodBendTwistTest, ::testing::Range(1, 21));

@@ -291,6 +291,9 @@ class VectorNewton {
     SLENDER_CHECK(!m.contact.enabled,
                   "the vectorized batch runs models without contact between bodies (this scene "
                   "enables rod/shell contact); use the per-environment batch");
+    SLENDER_CHECK(m.user_energies.empty(),
+                  "the vectorized batch runs the model's own stencil families; this model has "
+                  "energies from the caller's code (use the per-environment batch)");
     SLENDER_CHECK(m.actuated.empty(),
                   "the vectorized batch takes the natural shape from its actions; this scene "
                   "has its own actuation (use the per-environment batch)");

@@ -43,6 +43,7 @@
 #include "slender/stencils/kelvin_voigt.h"
 #include "slender/stencils/part_scale.h"
 #include "slender/stencils/rayleigh.h"
+#include "slender/stencils/user_energy.h"
 
 namespace slender {
 
@@ -795,6 +796,21 @@ class StepperOn final : public DeviceStepper {
                     grain);
       });
     }
+    if (!elastic_only) eval_user_energies(ev, want);
+  }
+
+  // the energies from the caller's code (stencils/user_energy.h) at the view's configuration,
+  // into their parts of the pools (unscaled)
+  void eval_user_energies(const EvalView& ev, unsigned want) {
+    const std::vector<std::shared_ptr<const UserEnergy>>& us = model_->user_energies;
+    if (us.empty()) return;
+    const AssemblyPlan& p = *plan_;
+    for (size_t i = 0; i < us.size(); ++i)
+      us[i]->evaluate(UserEnergyArgs{!X::kHostMemory, dv_, ev, want,
+                                     e_pool_.data() + p.user_e_off[i],
+                                     g_pool_.data() + p.user_g_off[i],
+                                     (want & kHess) ? h_pool_.data() + p.user_h_off[i] : nullptr,
+                                     flag_pool_.data() + p.user_e_off[i]});
   }
 
   // the elastic stencils' Hessians at the step's start (the state q), kept for the Rayleigh

@@ -502,10 +502,22 @@ struct RodBendTwistBinding {
                               unsigned want,
                               LocalEval<11>& r,
                               RodBendTwist::Strains* strains = nullptr) {
+    eval_with(m, s, env, k, RodElasticStrainEnergy{}, want, r, strains);
+  }
+  /// the same with another energy of the stencil's strains (rod_bend_twist_eval_with)
+  template <class Energy>
+  SLENDER_HD static void eval_with(const ModelView& m,
+                                   const EvalView& s,
+                                   int env,
+                                   long k,
+                                   const Energy& energy,
+                                   unsigned want,
+                                   LocalEval<11>& r,
+                                   RodBendTwist::Strains* strains = nullptr) {
     Vec<11> x;
     RodBendTwist::Params p;
     gather(m, s, env, k, x, p);
-    rod_bend_twist_eval(x, p, want, r, strains);
+    rod_bend_twist_eval_with(x, p, energy, want, r, strains);
     if (want == kEnergy) return;
     // back from the stencil's edge orientation to the stored one: theta_loc = sign theta
     const Real sg[2] = {m.bend_sign[2 * k], m.bend_sign[2 * k + 1]};

@@ -53,6 +53,34 @@ struct RodBendTwist {
   };
 };
 
+/// An energy of one bend-twist stencil as a function of its strains s = (kappa1, kappa2, tau):
+/// E, dE/ds and (symmetric) d2E/ds2. rod_bend_twist_eval_with chains it with the strains'
+/// derivatives; an energy functor fills it from (Params, Strains, want).
+struct StrainEnergyEval {
+  Real E = 0;
+  Real dE[3] = {0, 0, 0};
+  Real d2E[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+};
+
+/// The discrete elastic rod's energy (seed 000, eq. (16)): 1/2 EI1/dl (kappa1 - kappa1_bar)^2
+/// + 1/2 EI2/dl (kappa2 - kappa2_bar)^2 + 1/2 GJ/dl (tau - tau_bar)^2
+struct RodElasticStrainEnergy {
+  SLENDER_HD void operator()(const RodBendTwist::Params& p,
+                             const RodBendTwist::Strains& s,
+                             unsigned,
+                             StrainEnergyEval& out) const {
+    const Real k1 = p.EI1 / p.dl, k2 = p.EI2 / p.dl, kt = p.GJ / p.dl;
+    const Real d1 = s.kappa1 - p.kappa1_bar, d2 = s.kappa2 - p.kappa2_bar, dt = s.tau - p.tau_bar;
+    out.E = Real(0.5) * (k1 * d1 * d1 + k2 * d2 * d2 + kt * dt * dt);
+    out.dE[0] = k1 * d1;
+    out.dE[1] = k2 * d2;
+    out.dE[2] = kt * dt;
+    out.d2E[0][0] = k1;
+    out.d2E[1][1] = k2;
+    out.d2E[2][2] = kt;
+  }
+};
+
 namespace detail {
 
 // grad_e (w . kappa b) = J^T w with J = d(kappa b)/d(e0, e1): 6-vector
@@ -136,13 +164,17 @@ SLENDER_HD inline void expand_hess(const Mat<8, 8>& Hr, Mat<11, 11>& H) {
 
 }  // namespace detail
 
-/// Energy and, on request, gradient and Hessian of one bend-twist stencil; `strains`, when
-/// given, receives kappa1, kappa2 and tau.
-SLENDER_HD inline void rod_bend_twist_eval(const Vec<11>& x,
-                                           const RodBendTwist::Params& p,
-                                           unsigned want,
-                                           LocalEval<11>& out,
-                                           RodBendTwist::Strains* strains = nullptr) {
+/// Energy and, on request, gradient and Hessian of one bend-twist stencil whose energy is
+/// energy(p, strains, want, StrainEnergyEval&), a function of its strains (kappa1, kappa2,
+/// tau): the strains' gradients and Hessians chained with the energy's derivatives. `strains`,
+/// when given, receives kappa1, kappa2 and tau.
+template <class Energy>
+SLENDER_HD inline void rod_bend_twist_eval_with(const Vec<11>& x,
+                                                const RodBendTwist::Params& p,
+                                                const Energy& energy,
+                                                unsigned want,
+                                                LocalEval<11>& out,
+                                                RodBendTwist::Strains* strains = nullptr) {
   out.flags = 0;
   const Vec3 x0 = x.segment<3>(0), x1 = x.segment<3>(3), x2 = x.segment<3>(6);
   const Vec3 e0 = x1 - x0, e1 = x2 - x1;
@@ -172,9 +204,9 @@ SLENDER_HD inline void rod_bend_twist_eval(const Vec<11>& x,
   const Real tau = x[10] - x[9] + p.ref_twist;
   if (strains) *strains = RodBendTwist::Strains{kappa1, kappa2, tau};
 
-  const Real k1 = p.EI1 / p.dl, k2 = p.EI2 / p.dl, kt = p.GJ / p.dl;
-  const Real d1 = kappa1 - p.kappa1_bar, d2 = kappa2 - p.kappa2_bar, dt = tau - p.tau_bar;
-  out.E = Real(0.5) * (k1 * d1 * d1 + k2 * d2 * d2 + kt * dt * dt);
+  StrainEnergyEval se;
+  energy(p, RodBendTwist::Strains{kappa1, kappa2, tau}, want, se);
+  out.E = se.E;
   if (want == kEnergy) return;
 
   // gradients of kappa1, kappa2 and tau in reduced coordinates (e0, e1, theta0, theta1)
@@ -193,7 +225,7 @@ SLENDER_HD inline void rod_bend_twist_eval(const Vec<11>& x,
   gt[6] = -1;
   gt[7] = 1;
 
-  const Vec<8> gr = (k1 * d1) * gk1 + (k2 * d2) * gk2 + (kt * dt) * gt;
+  const Vec<8> gr = se.dE[0] * gk1 + se.dE[1] * gk2 + se.dE[2] * gt;
   detail::expand_grad(gr, out.g);
   if (!(want & kHess)) return;
 
@@ -207,7 +239,7 @@ SLENDER_HD inline void rod_bend_twist_eval(const Vec<11>& x,
 
   // the curvature terms k1 d1 Hess(kappa1) + k2 d2 Hess(kappa2): every piece is linear in the
   // director it contracts kappa b with, so the two curvatures share one evaluation each
-  const Real a1 = k1 * d1, a2 = k2 * d2;
+  const Real a1 = se.dE[0], a2 = se.dE[1];
   Mat<8, 8> Hr = Mat<8, 8>::zero();
   Hr.add_block(0, 0, detail::kb_dot_hess(a1 * M2 - a2 * M1, e0, e1, kb, D, dD, D2), Real(0.5));
   // frame rotation terms in each edge's own block
@@ -248,13 +280,26 @@ SLENDER_HD inline void rod_bend_twist_eval(const Vec<11>& x,
     }
   for (int i = 0; i < 6; ++i)
     for (int j = 0; j < 6; ++j)
-      Hr(i, j) += Real(0.5) * kt * dt * (dW(i, j) + dW(j, i));
+      Hr(i, j) += Real(0.5) * se.dE[2] * (dW(i, j) + dW(j, i));
 
-  // H = sum_s k_s (grad s grad s^T + (s - s_bar) Hess s)
-  add_outer(Hr, gk1, k1);
-  add_outer(Hr, gk2, k2);
-  add_outer(Hr, gt, kt);
+  // H = sum_s dE/ds Hess s (above) + sum_{s, s'} d2E/ds ds' grad s grad s'^T
+  const Vec<8>* gs[3] = {&gk1, &gk2, &gt};
+  for (int a = 0; a < 3; ++a) {
+    add_outer(Hr, *gs[a], se.d2E[a][a]);
+    for (int b = a + 1; b < 3; ++b)
+      if (se.d2E[a][b] != 0) add_sym_outer(Hr, *gs[a], *gs[b], se.d2E[a][b]);
+  }
   detail::expand_hess(Hr, out.H);
+}
+
+/// Energy and, on request, gradient and Hessian of one bend-twist stencil of the discrete
+/// elastic rod (RodElasticStrainEnergy); `strains`, when given, receives kappa1, kappa2 and tau.
+SLENDER_HD inline void rod_bend_twist_eval(const Vec<11>& x,
+                                           const RodBendTwist::Params& p,
+                                           unsigned want,
+                                           LocalEval<11>& out,
+                                           RodBendTwist::Strains* strains = nullptr) {
+  rod_bend_twist_eval_with(x, p, RodElasticStrainEnergy{}, want, out, strains);
 }
 
 }  // namespace slender
