@@ -15,6 +15,7 @@
 
 #include "../../apps/examples/sadowsky_ribbon.h"
 #include "gpu_test_util.h"
+#include "physics/node_spring.h"
 #include "slender/builder.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
@@ -23,29 +24,7 @@
 namespace slender {
 namespace {
 
-struct TipSpring {
-  static constexpr int kDofs = 6;
-  struct Params {
-    Real k;
-  };
-  SLENDER_HD static void eval(const Vec<6>& x, const Params& p, unsigned want, LocalEval<6>& r) {
-    r.E = 0;
-    for (int i = 0; i < 3; ++i) {
-      const Real d = x[3 + i] - x[i];
-      r.E += Real(0.5) * p.k * d * d;
-      if (want & kGrad) {
-        r.g[i] = -p.k * d;
-        r.g[3 + i] = p.k * d;
-      }
-    }
-    if (!(want & kHess)) return;
-    r.H.set_zero();
-    for (int i = 0; i < 3; ++i) {
-      r.H(i, i) = r.H(3 + i, 3 + i) = p.k;
-      r.H(i, 3 + i) = r.H(3 + i, i) = -p.k;
-    }
-  }
-};
+using test::NodeSpring;
 
 TEST(CudaUserEnergy, SadowskyRibbonAndASpringMatchTheCpu) {
   SLENDER_REQUIRE_GPU();
@@ -64,8 +43,8 @@ TEST(CudaUserEnergy, SadowskyRibbonAndASpringMatchTheCpu) {
   const auto model =
       with_energies(base, {std::make_shared<BendTwistStrainEnergy<examples::SadowskyRibbon>>(
                                "Sadowsky", examples::SadowskyRibbon{1e-6}),
-                           std::make_shared<LocalStencilEnergy<TipSpring>>(
-                               "spring", dofs, std::vector<TipSpring::Params>{{2.0}})});
+                           std::make_shared<LocalStencilEnergy<NodeSpring>>(
+                               "spring", dofs, std::vector<NodeSpring::Params>{{2.0}})});
   Simulator cpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCpu);
   Simulator gpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
   for (int s = 0; s < 40; ++s) {
