@@ -258,8 +258,8 @@ slender::bench::Table main_table(const std::vector<CaseResult>& cases) {
 
 slender::bench::Table phase_table(const std::vector<CaseResult>& cases) {
   slender::bench::Table t;
-  t.head = {"case",  "solver", "eval",         "assemble",    "factor",
-            "solve", "other",  "line search*", "LU fallbacks"};
+  t.head = {"case",  "solver", "eval",         "assemble",     "factor",
+            "solve", "other",  "line search*", "LU fallbacks", "Krylov it/Newton it"};
   for (const CaseResult& c : cases) {
     const RunOutcome& m = c.median();
     const slender::PhaseTimes& p = m.phases;
@@ -270,7 +270,10 @@ slender::bench::Table phase_table(const std::vector<CaseResult>& cases) {
     };
     t.rows.push_back({c.name, m.solver_name, ms(p.eval), ms(p.assemble), ms(p.factor), ms(p.solve),
                       ms(std::max(other, 0.0)), fmt("%.1f", 1e3 * p.line_search / n),
-                      std::to_string(m.lu_fallbacks)});
+                      std::to_string(m.lu_fallbacks),
+                      p.linear_iters > 0 ? fmt("%.1f", double(p.linear_iters) /
+                                                           double(std::max(m.newton_iters, 1L)))
+                                         : "-"});
   }
   return t;
 }

@@ -320,6 +320,11 @@ TEST_P(DeviceStepper, LinearFallbacksAreCountedAsOnTheCpu) {
   }
   EXPECT_EQ(dev.state().warn_linear_fallback, cpu.state().warn_linear_fallback);
   EXPECT_LE(max_relative_difference(cpu.state().q, dev.state().q), 1e-9);
+  // the CG iterations are counted in the phase times, alike (within 5 %: a device's sums may
+  // end a solve an iteration sooner or later)
+  const double it_cpu = double(cpu.phase_times().linear_iters);
+  EXPECT_GT(it_cpu, 0);
+  EXPECT_NEAR(double(dev.phase_times().linear_iters), it_cpu, 0.05 * it_cpu);
 }
 
 // non-symmetric Jacobians (ground friction, aerodynamic drag, contact friction) on the iterative

@@ -33,7 +33,7 @@ struct PhaseTimes {
   Real frames = 0, eval = 0, assemble = 0, factor = 0, solve = 0, line_search = 0;
   Real contacts = 0;  ///< contact candidates: broad phase, sub-pairs, assembly plan (host)
   long newton_iters = 0, steps = 0, factorizations = 0;
-  long linear_iters = 0;     ///< iterations of an iterative linear solver (the batch's PCG)
+  long linear_iters = 0;     ///< iterations of an iterative linear solver (PCG, BiCGSTAB)
   long krylov_restarts = 0;  ///< BiCGSTAB restarts after a breakdown (the device stepper)
 };
 

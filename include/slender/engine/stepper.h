@@ -1014,6 +1014,7 @@ class StepperOn final : public DeviceStepper {
         const bool ok =
             symmetric_ ? pcg_solve(f_.data(), dx_.data()) : bicgstab_solve(f_.data(), dx_.data());
         times.solve += seconds_since(t0);
+        times.linear_iters += pcg_iterations_ - it0;
         if (ok) return true;
         if (krylov_trace()) trace_krylov_failure(pcg_iterations_ - it0);
       }
