@@ -565,15 +565,15 @@ void Simulator::set_state(const State& s) {
 
 namespace {
 
-// adds every local gradient of family B (from its part of the gradient pool) to g (ndof)
-template <class B>
-void scatter_gradients(const ModelView& mv, const Real* pool, std::vector<Real>& g) {
-  const long n = B::count(mv);
-  int dofs[B::kDofs];
+// adds the local gradients of n stencils of d DOFs each (from their part of the gradient pool)
+// to g (ndof); dofs_of(k, out): stencil k's global DOFs
+template <class K>
+void scatter_gradients(long n, int d, const K& dofs_of, const Real* pool, std::vector<Real>& g) {
+  std::vector<int> dofs(static_cast<size_t>(d));
   for (long k = 0; k < n; ++k) {
-    B::dofs(mv, k, dofs);
-    for (int a = 0; a < B::kDofs; ++a)
-      g[dofs[a]] += pool[k * B::kDofs + a];
+    dofs_of(k, dofs.data());
+    for (int a = 0; a < d; ++a)
+      g[dofs[a]] += pool[k * d + a];
   }
 }
 
@@ -591,20 +591,18 @@ std::vector<Real> Simulator::reactions() const {
   s.eval_stencils_at_state(kGrad);
   std::vector<Real> g(m.ndof, 0);
   for_each_family([&](auto binding, Family f, long) {
+    using B = decltype(binding);
     if (family_in_reactions(f))
-      scatter_gradients<decltype(binding)>(s.mv, s.g_pool.data() + p.g_off[f], g);
+      scatter_gradients(
+          B::count(s.mv), B::kDofs, [&](long k, int* out) { B::dofs(s.mv, k, out); },
+          s.g_pool.data() + p.g_off[f], g);
   });
   // the energies from the caller's code are internal forces too
   for (size_t i = 0; i < m.user_energies.size(); ++i) {
     const UserEnergy& u = *m.user_energies[i];
-    const int d = u.dofs_per_stencil();
-    std::vector<int> dofs(static_cast<size_t>(d));
-    const Real* pool = s.g_pool.data() + p.user_g_off[i];
-    for (long k = 0, n = u.count(s.mv); k < n; ++k) {
-      u.dofs(s.mv, k, dofs.data());
-      for (int a = 0; a < d; ++a)
-        g[dofs[a]] += pool[k * d + a];
-    }
+    scatter_gradients(
+        u.count(s.mv), u.dofs_per_stencil(), [&](long k, int* out) { u.dofs(s.mv, k, out); },
+        s.g_pool.data() + p.user_g_off[i], g);
   }
   // external loads at the current time
   for (int n = 0; n < m.nnode; ++n)

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <type_traits>
 
 #include "model/model_internal.h"
 #include "slender/core/error.h"
@@ -15,13 +14,14 @@ namespace {
 
 using Contribution = PlanContribution;
 
-// lays out n stencils of D DOFs each in the pools (their offsets h_off, g_off, e_off, the
-// pools' lengths) and gives each of their contributions to the free DOFs, in generation order:
-// on_grad(row, src) for each local gradient entry, on_hess(row, col, src) for each local Hessian
-// entry; dofs_of(k, out): stencil k's global DOFs
-template <int D, class K, class H, class G>
+// lays out n stencils of D DOFs each (D <= kUserEnergyMaxDofs) in the pools (their offsets
+// h_off, g_off, e_off, the pools' lengths) and gives each of their contributions to the free
+// DOFs, in generation order: on_grad(row, src) for each local gradient entry, on_hess(row, col,
+// src) for each local Hessian entry; dofs_of(k, out): stencil k's global DOFs
+template <class K, class H, class G>
 void stencil_contributions(AssemblyPlan& p,
                            long n,
+                           int D,
                            const K& dofs_of,
                            long& h_off,
                            long& g_off,
@@ -39,7 +39,7 @@ void stencil_contributions(AssemblyPlan& p,
   SLENDER_CHECK(p.hess_pool <= INT_MAX, "assembly plan: ", p.hess_pool,
                 " local Hessian entries, more than 32-bit indices reach (too many stencils or "
                 "contact pairs for one system)");
-  int dofs[D];
+  int dofs[kUserEnergyMaxDofs];
   for (long k = 0; k < n; ++k) {
     dofs_of(k, dofs);
     for (int a = 0; a < D; ++a) {
@@ -58,27 +58,10 @@ void stencil_contributions(AssemblyPlan& p,
 template <class B, class H, class G>
 void family_contributions(
     AssemblyPlan& p, const ModelView& mv, Family f, const H& on_hess, const G& on_grad) {
-  stencil_contributions<B::kDofs>(
-      p, B::count(mv), [&](long k, int* out) { B::dofs(mv, k, out); }, p.h_off[f], p.g_off[f],
-      p.e_off[f], on_hess, on_grad);
-}
-
-// the local DOFs a user energy's stencil may have (a bound for the stack array of each)
-constexpr int kUserMaxDofs = kUserEnergyMaxDofs;
-
-// D as a template argument for the runtime D of a user energy: f(std::integral_constant<D>)
-template <int D, class F>
-void with_dofs(int d, const F& f) {
-  if constexpr (D > kUserMaxDofs) {
-    (void)d;
-    (void)f;
-  } else {
-    if (d == D) {
-      f(std::integral_constant<int, D>{});
-    } else {
-      with_dofs<D + 1>(d, f);
-    }
-  }
+  static_assert(B::kDofs <= kUserEnergyMaxDofs, "a family's stencil has more DOFs than the bound");
+  stencil_contributions(
+      p, B::count(mv), B::kDofs, [&](long k, int* out) { B::dofs(mv, k, out); }, p.h_off[f],
+      p.g_off[f], p.e_off[f], on_hess, on_grad);
 }
 
 // the model's user energies' stencils, after the families that keep their layout
@@ -91,11 +74,9 @@ void user_contributions(
   p.user_e_off.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const UserEnergy& u = *m.user_energies[i];
-    with_dofs<1>(u.dofs_per_stencil(), [&](auto d) {
-      stencil_contributions<decltype(d)::value>(
-          p, u.count(mv), [&](long k, int* out) { u.dofs(mv, k, out); }, p.user_h_off[i],
-          p.user_g_off[i], p.user_e_off[i], on_hess, on_grad);
-    });
+    stencil_contributions(
+        p, u.count(mv), u.dofs_per_stencil(), [&](long k, int* out) { u.dofs(mv, k, out); },
+        p.user_h_off[i], p.user_g_off[i], p.user_e_off[i], on_hess, on_grad);
   }
 }
 
