@@ -40,6 +40,7 @@
 #include "slender/engine/batch_solve.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/model_view.h"
+#include "slender/engine/step_eval.h"
 #include "slender/model.h"
 #include "slender/state.h"
 #include "slender/stencils/bindings.h"
@@ -121,16 +122,6 @@ struct NewtonStep {
   SLENDER_HD void operator()(long i) const { at(i / nfree, i % nfree); }
 };
 
-/// pool[e][off + j] *= scale[e], j < len: a Young's modulus scale on the elastic families'
-/// local results (they are linear in E)
-struct ScaleRange {
-  Real* pool;
-  long pool_size, off, len;
-  const Real* scale;  // (nenv)
-  SLENDER_HD void at(long e, long j) const { pool[e * pool_size + off + j] *= scale[e]; }
-  SLENDER_HD void operator()(long i) const { at(i / len, i % len); }
-};
-
 /// per environment: s0 the incremental potential (stencil energies, then per-DOF potentials, in
 /// index order), s2 |f|^2
 struct EvalSums {
@@ -165,65 +156,6 @@ struct SlopeMax {
     const Real solved = ok && i == 0 && ok[e] ? Real(1) : Real(0);
     return Red4{d * f[e * nfree + i], solved, 0, ::fabs(d)};
   }
-};
-
-/// Rayleigh stiffness damping of one elastic family (stencils/rayleigh.h) on every
-/// environment: one (environment, stencil) pair per index, each environment's StiffnessDamping
-/// on its own slices of the state, the kept start Hessians and the pools
-template <class Bd>
-struct EnvStiffnessDamping {
-  ModelView m;
-  const Real* beta;  // per node (shared)
-  const Real* y;     // (nenv x ndof)
-  const Real* q_hat;
-  const Real* u_hat;
-  Real c_u;
-  const Real* K;  // (nenv x k_size): each environment's elastic Hessians at its step's start
-  long k_size, k_off;
-  LocalBuffers<Bd::kDofs> pools;  // the family's slices of the pools (family_buffers)
-  long ndof;
-  SLENDER_HD void operator()(long t) const {
-    const long env = t / pools.n, k = t % pools.n;
-    StiffnessDamping<Bd>{m,
-                         beta,
-                         y + env * ndof,
-                         q_hat + env * ndof,
-                         u_hat + env * ndof,
-                         c_u,
-                         K + env * k_size + k_off,
-                         pools.E + env * pools.e_stride,
-                         pools.g + env * pools.g_stride,
-                         pools.H + env * pools.h_stride}(k);
-  }
-};
-
-/// each part's Young's modulus scale of one elastic family on every environment (ScaleByPart,
-/// stencils/part_scale.h): one (environment, stencil) pair per index, each environment's own
-/// part scales
-template <class Bd>
-struct EnvScaleByPart {
-  ModelView m;
-  const int* node_part;
-  const Real* part_scale;  // (nenv x npart)
-  int npart;
-  LocalBuffers<Bd::kDofs> pools;  // the family's slices of the pools (family_buffers)
-  SLENDER_HD void operator()(long t) const {
-    const long env = t / pools.n, k = t % pools.n;
-    ScaleByPart<Bd>{m,
-                    node_part,
-                    part_scale + env * npart,
-                    pools.E + env * pools.e_stride,
-                    pools.g + env * pools.g_stride,
-                    pools.H + env * pools.h_stride}(k);
-  }
-};
-
-/// dst[e][i] = src[e * stride + off + i]: one range of every environment's pool, packed
-struct PackRange {
-  Real* dst;
-  const Real* src;
-  long stride, off, len;
-  SLENDER_HD void operator()(long t) const { dst[t] = src[(t / len) * stride + off + t % len]; }
 };
 
 /// the values of an action array given in the executor's memory that are not finite, per
@@ -285,7 +217,11 @@ class VectorNewton {
                const IntegratorSpec& spec,
                const State& initial,
                LinearSolverKind solver = LinearSolverKind::kAuto)
-      : model_(std::move(model)), spec_(spec), nenv_(nenv), model_arrays_(*model_) {
+      : model_(std::move(model)),
+        spec_(spec),
+        nenv_(nenv),
+        model_arrays_(*model_),
+        se_(*model_, nenv) {
     const Model& m = *model_;
     SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
     SLENDER_CHECK(!m.contact.enabled,
@@ -313,16 +249,7 @@ class VectorNewton {
     up(m.node_dl, node_dl_);
     up(m.node_volume, node_volume_);
     if (m.mass_damping_per_part) up(m.dof_mass_damping, dof_alpha_);
-    if (m.npart > 0) {  // each part's modulus in time, or the caller's factors
-      up(m.node_part, node_part_);
-      part_scale_.resize(size_t(nenv) * size_t(m.npart));
-      parts_scaled_ = !m.youngs_time_part.empty();
-    }
-    if (m.stiffness_damping) {  // each node's beta; the elastic Hessians kept at a step's start
-      up(m.node_stiffness_damping, beta_);
-      k_size_ = m.plan.h_off[kFamElasticEnd] - m.plan.h_off[kFamElasticBegin];
-      k_start_.resize(size_t(nenv) * size_t(k_size_));
-    }
+    parts_scaled_ = !m.youngs_time_part.empty();  // each part's modulus in time
     up(plan_.free_dof, free_dof_);
     up(plan_.row_src_adr, row_src_adr_);
     up(plan_.row_src, row_src_);
@@ -342,23 +269,12 @@ class VectorNewton {
     tau_.resize(B * m.nbend);
     phi_.resize(B * m.nhinge);
     tau0_.resize(B * 3 * m.nsedge);
-    if (m.kelvin_voigt) {  // each node's retardation time; every environment's anchors
-      up(m.node_kelvin_voigt, kv_tau_);
-      up(std::vector<Real>(size_t(m.nedge), 0), kv_anchor_.zero);
-      kv_size_ = plan_.e_off[kFamElasticEnd] - plan_.e_off[kFamElasticBegin];
-      kv_scale_.resize(B * size_t(kv_size_));
-      kv_qa_.resize(B * nd);
-      kv_z_.resize(B * nd);
-      kv_d1_.resize(B * 3 * m.nedge);
-      kv_t_.resize(B * 3 * m.nedge);
-      kv_ref_.resize(B * m.nbend);
-      kv_anchor_.resize(m, B);
-    }
     e_pool_.resize(B * size_t(plan_.energy_pool));
     flags_.resize(B * size_t(plan_.energy_pool));
     g_pool_.resize(B * size_t(plan_.grad_pool));
     h_pool_.resize(B * size_t(plan_.hess_pool));
     active_.resize(B);
+    se_.set_active(active_.data());  // (every loop of the evaluation masked)
     alpha_.resize(B);
     active_h_.assign(B, 0);
     // every environment with the model's ground friction
@@ -431,6 +347,7 @@ class VectorNewton {
   void clear_part_youngs_scale() {
     part_factor_h_.clear();
     parts_scaled_ = !model_->youngs_time_part.empty();
+    if (!parts_scaled_) se_.clear_part_scales();
     part_scale_stale_ = true;
   }
 
@@ -482,7 +399,7 @@ class VectorNewton {
     yscale_h_[e] = p.youngs_scale;
     env_params_[e] = p;
     X::upload(params_, params_h_.data(), params_h_.size());
-    X::upload(yscale_, yscale_h_.data(), yscale_h_.size());
+    se_.set_youngs_scales(yscale_h_);
     scaled_ = true;
   }
   const EnvParams& params(int e) const {
@@ -608,7 +525,7 @@ class VectorNewton {
         for (int i = 0; i < np && !part_factor_h_.empty(); ++i)
           ps[size_t(e) * np + i] *= part_factor_h_[size_t(e) * np + i];
       }
-      X::upload(part_scale_, ps.data(), ps.size());
+      se_.set_part_scales(ps.data());
     }
 
     // prescribed motion at each environment's step end: the caller's targets, else the scene's
@@ -641,8 +558,10 @@ class VectorNewton {
     std::vector<Real> r(B), phi(B);
     active_h_ = want;
     push_active();
-    if (m.stiffness_damping) keep_start_stiffness();
-    if (m.kelvin_voigt && c_.c_u > 0) keep_kv_anchors();
+    // the damping terms' start of the step: the elastic Hessians at q, the Kelvin-Voigt anchors
+    if (m.stiffness_damping)
+      se_.keep_start_stiffness(mv_, pools(), frames(), step_eval_view(q_.data()));
+    if (m.kelvin_voigt && c_.c_u > 0) se_.keep_kv_anchors(mv_, frames(), step_eval_view(nullptr));
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t0) {
       return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -849,28 +768,21 @@ class VectorNewton {
     const int B = nenv_;
     const unsigned char* act = active_.data();
     frames_at(q);
-    EvalView ev = step_eval_view(q);
+    const EvalView ev = step_eval_view(q);
+    const EnvPools p = pools();
     // every family (the contact pairs' are empty here); the ground with each environment's own
     // friction coefficient
-    for_each_family([&](auto binding, Family f, long) {
+    for_each_family([&](auto binding, Family f, long grain) {
       using B = decltype(binding);
       if constexpr (std::is_same_v<B, GroundBinding>) {
         eval_ground(ev);
       } else {
-        eval_family<B>(f, ev);
+        se_.template eval_family<B>(mv_, p, f, ev, kGradHess, grain);
       }
     });
-    if (scaled_) {
-      // Young's modulus scales: the elastic families (stretch to mid-edge) are one range of
-      // each pool
-      const Family a = kFamElasticBegin, b = kFamElasticEnd;
-      scale_range(e_pool_, plan_.energy_pool, plan_.e_off[a], plan_.e_off[b]);
-      scale_range(g_pool_, plan_.grad_pool, plan_.g_off[a], plan_.g_off[b]);
-      scale_range(h_pool_, plan_.hess_pool, plan_.h_off[a], plan_.h_off[b]);
-    }
-    if (parts_scaled_) scale_by_part();
-    if (m.stiffness_damping) add_stiffness_damping(q);
-    if (m.kelvin_voigt && c_.c_u > 0) add_kelvin_voigt(q);
+    se_.scale_elastic(mv_, p, kGradHess);
+    if (m.stiffness_damping) se_.add_stiffness_damping(mv_, p, ev);
+    if (m.kelvin_voigt && c_.c_u > 0) se_.add_kelvin_voigt(mv_, p, frames(), ev, dt_);
     const Vec3 g = m.gravity;
     each(long(B) * m.ndof,
          vec::Masked<DofTerms>{DofTerms{m.nnode,
@@ -915,183 +827,28 @@ class VectorNewton {
     }
   }
 
-  void scale_range(Buffer<Real>& pool, long pool_size, long begin, long end) {
-    if (end <= begin) return;
-    const long len = end - begin;
-    each(long(nenv_) * len, vec::Masked<vec::ScaleRange>{
-                                vec::ScaleRange{pool.data(), pool_size, begin, len, yscale_.data()},
-                                active_.data(), len});
+  // every environment's pools (the step's evaluation, shared with the stepper:
+  // engine/step_eval.h) and frames
+  EnvPools pools() {
+    return EnvPools{e_pool_.data(),    g_pool_.data(),  h_pool_.data(),  flags_.data(),
+                    plan_.energy_pool, plan_.grad_pool, plan_.hess_pool, plan_.e_off,
+                    plan_.g_off,       plan_.h_off};
+  }
+  StepFrames frames() {
+    return StepFrames{d1_.data(),     t_.data(),     ref_.data(),
+                      d1_cur_.data(), t_cur_.data(), ref_cur_.data()};
   }
 
   // every active environment's directors and reference twists moved from its step's start to
-  // q (into d1_cur_, t_cur_, ref_cur_, or the given buffers)
-  void frames_at(const Real* q) { frames_at(q, d1_cur_.data(), t_cur_.data(), ref_cur_.data()); }
-  void frames_at(const Real* q, Real* d1, Real* t, Real* ref) {
-    const Model& m = *model_;
-    const unsigned char* act = active_.data();
-    each(long(nenv_) * m.nedge,
-         vec::Masked<TransportFrames>{TransportFrames{mv_, q, d1_.data(), t_.data(), d1, t}, act,
-                                      m.nedge});
-    each(long(nenv_) * m.nbend,
-         vec::Masked<ReferenceTwists>{ReferenceTwists{mv_, d1, t, ref_.data(), ref}, act, m.nbend});
-  }
-
-  // every active environment's elastic Hessians at its step's start (the state q, scaled by its
-  // Young's modulus), kept for the Rayleigh stiffness damping of the step (as the stepper's
-  // keep_start_stiffness)
-  void keep_start_stiffness() {
-    const int B = nenv_;
-    const unsigned char* act = active_.data();
-    frames_at(q_.data());
-    EvalView ev = step_eval_view(q_.data());
-    for_each_elastic_family(
-        [&](auto binding, Family f, long) { eval_family<decltype(binding)>(f, ev); });
-    const long begin = plan_.h_off[kFamElasticBegin];
-    if (scaled_) scale_range(h_pool_, plan_.hess_pool, begin, begin + k_size_);
-    if (parts_scaled_) scale_by_part();
-    each(long(B) * k_size_,
-         vec::Masked<vec::PackRange>{
-             vec::PackRange{k_start_.data(), h_pool_.data(), plan_.hess_pool, begin, k_size_}, act,
-             k_size_});
-  }
-
-  // each part's modulus scale on the elastic families' pools (after the environment's own
-  // Young's modulus scale, as the stepper applies them)
-  void scale_by_part() {
-    for_each_elastic_family([&](auto binding, Family f, long) {
-      using Bd = decltype(binding);
-      const long n = Bd::count(mv_);
-      if (n == 0) return;
-      each(long(nenv_) * n,
-           vec::Masked<vec::EnvScaleByPart<Bd>>{
-               vec::EnvScaleByPart<Bd>{mv_, node_part_.data(), part_scale_.data(), model_->npart,
-                                       family_buffers<Bd::kDofs>(f, n)},
-               active_.data(), n});
-    });
-  }
-
-  // beta K u of every elastic stencil added to its pools' entries at y (stencils/rayleigh.h)
-  void add_stiffness_damping(const Real* y) {
-    const long begin = plan_.h_off[kFamElasticBegin];
-    for_each_elastic_family([&](auto binding, Family f, long) {
-      using Bd = decltype(binding);
-      const long n = Bd::count(mv_);
-      if (n == 0) return;
-      each(long(nenv_) * n, vec::Masked<vec::EnvStiffnessDamping<Bd>>{
-                                vec::EnvStiffnessDamping<Bd>{
-                                    mv_, beta_.data(), y, q_hat_.data(), u_hat_.data(), c_.c_u,
-                                    k_start_.data(), k_size_, plan_.h_off[f] - begin,
-                                    family_buffers<Bd::kDofs>(f, n), long(model_->ndof)},
-                                active_.data(), n});
-    });
-  }
-
-  // where every environment's Kelvin-Voigt scales of family f live
-  vec::KvScales kv_scales(Family f) {
-    return vec::KvScales{kv_scale_.data(), kv_size_,
-                         plan_.e_off[f] - plan_.e_off[kFamElasticBegin]};
-  }
-
-  // every active environment's elastic strains at its step's anchor q_a and their scales, kept
-  // for the Kelvin-Voigt damping of the step (as the stepper's keep_kv_anchors)
-  void keep_kv_anchors() {
-    const Model& m = *model_;
-    const long B = nenv_;
-    const unsigned char* act = active_.data();
-    const Real* tau = kv_tau_.data();
-    Real* qa = kv_qa_.data();
-    each(B * m.ndof, vec::Masked<KvAnchorPosition>{
-                         KvAnchorPosition{q_hat_.data(), u_hat_.data(), c_.c_u, qa}, act, m.ndof});
-    frames_at(qa);
-    EvalView ev = step_eval_view(qa);
-    if (m.nedge)
-      each(B * m.nedge,
-           vec::Masked<vec::EnvKvAnchorStretch>{
-               vec::EnvKvAnchorStretch{m.nedge, m.ndof, qa, mv_.edge_node, mv_.edge_l_bar, tau,
-                                       kv_anchor_.edge_len.data(), kv_scales(kFamStretch)},
-               act, m.nedge});
-    if (m.nsedge)
-      each(B * m.nsedge,
-           vec::Masked<vec::EnvKvAnchorStretch>{
-               vec::EnvKvAnchorStretch{m.nsedge, m.ndof, qa, mv_.sedge_node, mv_.sedge_l_bar, tau,
-                                       kv_anchor_.sedge_len.data(), kv_scales(kFamShellStretch)},
-               act, m.nsedge});
-    if (m.nbend)
-      each(B * m.nbend,
-           vec::Masked<vec::EnvKvAnchorBendTwist>{
-               vec::EnvKvAnchorBendTwist{mv_, ev, tau, kv_anchor_.kappa.data(),
-                                         kv_anchor_.twist.data(), kv_scales(kFamBendTwist)},
-               act, m.nbend});
-    if (m.nhinge)
-      each(B * m.nhinge,
-           vec::Masked<vec::EnvKvAnchorHinge>{
-               vec::EnvKvAnchorHinge{mv_, qa, tau, kv_anchor_.phi.data(), kv_scales(kFamHinge)},
-               act, m.nhinge});
-    if (m.nmid)
-      each(B * m.nmid, vec::Masked<vec::EnvKvAnchorMidEdge>{
-                           vec::EnvKvAnchorMidEdge{mv_, ev, tau, kv_anchor_.lambda.data(),
-                                                   kv_scales(kFamMidEdge)},
-                           act, m.nmid});
-  }
-
-  // the Kelvin-Voigt potential of every elastic stencil added to its pools' entries at y, on
-  // every active environment (as the stepper's add_kelvin_voigt; y's frames: frames_at(y))
-  void add_kelvin_voigt(const Real* y) {
-    const Model& m = *model_;
-    const long B = nenv_;
-    const unsigned char* act = active_.data();
-    EvalView ev = step_eval_view(y);
-    const Real w = c_.c_u * dt_;
-    if (w != 1) {
-      // z = q_a + w (y - q_a) and its frames (implicit Euler: z = y, whose frames are at hand)
-      Real* z = kv_z_.data();
-      each(B * m.ndof,
-           vec::Masked<KvEndPosition>{KvEndPosition{kv_qa_.data(), y, w, z}, act, m.ndof});
-      frames_at(z, kv_d1_.data(), kv_t_.data(), kv_ref_.data());
-      ev.q = z;
-      ev.edge_d1 = kv_d1_.data();
-      ev.bend_ref_twist = kv_ref_.data();
-    }
-    const KvAnchors a = kv_anchor_.view();
-    for_each_elastic_family([&](auto binding, Family f, long) {
-      using Bd = decltype(binding);
-      const long n = Bd::count(mv_);
-      if (n == 0) return;
-      each(B * n, vec::Masked<vec::EnvKelvinVoigt<Bd>>{
-                      vec::EnvKelvinVoigt<Bd>{mv_, ev, a, kv_scales(f), c_.c_u, dt_,
-                                              family_buffers<Bd::kDofs>(f, n)},
-                      act, n});
-    });
-  }
-
-  // family fam's slices of every environment's pools (n stencils)
-  template <int D>
-  LocalBuffers<D> family_buffers(Family fam, long n) {
-    return LocalBuffers<D>{e_pool_.data() + plan_.e_off[fam],
-                           g_pool_.data() + plan_.g_off[fam],
-                           h_pool_.data() + plan_.h_off[fam],
-                           flags_.data() + plan_.e_off[fam],
-                           n,
-                           plan_.energy_pool,
-                           plan_.grad_pool,
-                           plan_.hess_pool};
-  }
-
-  template <class Bd>
-  void eval_family(Family fam, const EvalView& ev) {
-    const long n = Bd::count(mv_);
-    if (n == 0) return;
-    const LocalBuffers<Bd::kDofs> buf = family_buffers<Bd::kDofs>(fam, n);
-    each(long(nenv_) * n, vec::Masked<EvalStencils<Bd>>{
-                              EvalStencils<Bd>{mv_, ev, n, kGradHess, buf}, active_.data(), n});
-  }
+  // q (into d1_cur_, t_cur_, ref_cur_)
+  void frames_at(const Real* q) { se_.frames_at(mv_, frames(), q); }
 
   // ground contact and friction, each environment with its own coefficient
   void eval_ground(const EvalView& ev) {
     const long n = GroundBinding::count(mv_);
     if (n == 0) return;
-    const Family fam = kFamGround;
-    const LocalBuffers<3> buf = family_buffers<3>(fam, n);
+    const EnvPools p = pools();
+    const LocalBuffers<3> buf = p.family<3>(kFamGround, n);
     each(long(nenv_) * n,
          vec::Masked<vec::EvalGround>{
              vec::EvalGround{mv_, ev, n, buf, mu_.data(), scaled_ ? params_.data() : nullptr},
@@ -1169,19 +926,8 @@ class VectorNewton {
   std::vector<Real> alpha_dev_h_;
   // model arrays the view does not hold, and the plan
   Buffer<Real> dof_mass_, node_dl_, node_volume_, dof_alpha_;
-  // Rayleigh stiffness damping: each node's beta, every environment's elastic Hessians at its
-  // step's start (k_size_ each)
-  Buffer<Real> beta_, k_start_;
-  long k_size_ = 0;
-  // Kelvin-Voigt damping: each node's retardation time, zeros (one per rod edge), and every
-  // environment's anchor configuration, its end configuration z and z's frames, the elastic
-  // stencils' strains at the anchor and their scales (kv_size_ each: the pools' elastic range)
-  Buffer<Real> kv_tau_, kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_scale_;
-  KvAnchorStore<Buffer<Real>> kv_anchor_;
-  long kv_size_ = 0;
+  StepEval<X> se_;  // the step's stencil evaluation, scales and damping terms (masked)
   // each part's Young's modulus scale (in time, times the caller's factors): per environment
-  Buffer<int> node_part_;
-  Buffer<Real> part_scale_;                       // (nenv x npart), at the step's evaluation times
   std::vector<Real> part_factor_h_, ps_scratch_;  // the caller's factors (nenv x npart) or empty
   bool parts_scaled_ = false;
   bool part_scale_stale_ = false;  // the caller's factors changed since the last upload
@@ -1203,7 +949,7 @@ class VectorNewton {
   bool scaled_ = false;
   std::vector<Real> params_h_, yscale_h_;
   std::vector<EnvParams> env_params_;
-  Buffer<Real> params_, yscale_;
+  Buffer<Real> params_;
   // ground friction coefficient of each environment, and whether friction acts in it (then the
   // line search goes by the residual only)
   std::vector<Real> mu_h_;

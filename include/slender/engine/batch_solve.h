@@ -44,6 +44,7 @@
 #include "slender/core/reduce4.h"
 #include "slender/core/status.h"
 #include "slender/core/strided.h"
+#include "slender/engine/env_loops.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/ordering.h"
 #include "slender/model.h"
@@ -157,56 +158,6 @@ inline VecSolver choose_vector_solver(
 }
 
 namespace vec {
-
-/// f(i) for environments whose flag is set: i in [0, nenv * per_env)
-template <class F>
-struct Masked {
-  F f;
-  const unsigned char* active;  // (nenv)
-  long per_env;
-  SLENDER_HD void operator()(long i) const {
-    if (active[i / per_env]) f(i);
-  }
-};
-
-/// whether F has at(e, k), its item k of environment e without the division of f(i)
-template <class F, class = void>
-struct HasAt : std::false_type {};
-template <class F>
-struct HasAt<F, std::void_t<decltype(std::declval<const F&>().at(0L, 0L))>> : std::true_type {};
-
-/// The host's form of Masked<F>: one environment per index, skipped whole when its flag is not
-/// set, its items in order (by at(e, k) where F has it)
-template <class F>
-struct EnvItems {
-  Masked<F> m;
-  void operator()(long e) const {
-    if (!m.active[e]) return;
-    if constexpr (HasAt<F>::value) {
-      for (long k = 0; k < m.per_env; ++k)
-        m.f.at(e, k);
-    } else {
-      for (long i = e * m.per_env, end = i + m.per_env; i < end; ++i)
-        m.f(i);
-    }
-  }
-};
-
-/// A masked loop over nenv x m.per_env items on X, threaded (on the host) from `grain` items:
-/// on an executor with host memory a loop over environments (an inactive one costs one test,
-/// and no item divides its index), elsewhere one flat loop that reads the flag per item. Each
-/// item does the same arithmetic either way.
-template <class X, class F>
-void each_masked(long n, const Masked<F>& m, long grain) {
-  if constexpr (X::kHostMemory) {
-    const long nenv = m.per_env > 0 ? n / m.per_env : 0;
-    if (nenv >= 4) {
-      X::for_each(nenv, EnvItems<F>{m}, std::max(1L, grain / m.per_env));
-      return;
-    }
-  }
-  X::for_each(n, m, grain);
-}
 
 /// out[i] = 0
 struct Zero {

@@ -37,6 +37,8 @@
 #include "slender/engine/contact_pipeline.h"
 #include "slender/engine/device_stepper.h"
 #include "slender/engine/executor.h"
+#include "slender/engine/krylov.h"
+#include "slender/engine/step_eval.h"
 #include "slender/engine/user_force.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
@@ -53,9 +55,6 @@ using Clock = std::chrono::steady_clock;
 inline double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-
-// workspace entries of a reduction (the CUDA executor's partial results per block)
-constexpr int kReducePartials = 192;
 
 // ---- reduction functors ---------------------------------------------------------------------
 
@@ -76,15 +75,6 @@ struct EvalSums {
   }
 };
 
-// s0: a . b, s1: number of entries of a that are not finite, m0: max |a|
-struct DotMax {
-  const Real* a;
-  const Real* b;
-  SLENDER_HD Red4 operator()(long i) const {
-    return Red4{a[i] * b[i], a[i] - a[i] == 0 ? Real(0) : Real(1), 0, ::fabs(a[i])};
-  }
-};
-
 // s0: number of entries with the bit set
 struct CountFlags {
   const unsigned* flags;
@@ -100,232 +90,8 @@ struct CountZero {
   SLENDER_HD Red4 operator()(long i) const { return Red4{v[i] == 0 ? Real(1) : Real(0), 0, 0, 0}; }
 };
 
-// ---- PCG update functors (scalars read from reduction slots in device memory) ----------------
-
-// x += alpha p, r -= alpha Ap with alpha = rz / pAp; flags a non-positive curvature; nothing
-// once the iteration has converged (`done`), so that the iterate is the one the CPU stops at
-struct PcgUpdateX {
-  const Red4* rz;
-  const Red4* pAp;
-  const Red4* done;
-  Red4* bad;
-  const Real* p;
-  const Real* Ap;
-  Real* x;
-  Real* r;
-  SLENDER_HD void operator()(long i) const {
-    if (done->s0 != 0) return;
-    Real alpha = 0;
-    if (rz->s0 != 0) {
-      if (pAp->s0 > 0) {
-        alpha = rz->s0 / pAp->s0;
-      } else if (i == 0) {
-        bad->s0 = 1;
-      }
-    }
-    x[i] += alpha * p[i];
-    r[i] -= alpha * Ap[i];
-  }
-};
-
-// p = z + beta p with beta = rz_new / rz_old (nothing once converged)
-struct PcgUpdateP {
-  const Red4* rz_new;
-  const Red4* rz_old;
-  const Red4* done;
-  const Real* z;
-  Real* p;
-  SLENDER_HD void operator()(long i) const {
-    if (done->s0 != 0) return;
-    const Real beta = rz_old->s0 != 0 ? rz_new->s0 / rz_old->s0 : Real(0);
-    p[i] = z[i] + beta * p[i];
-  }
-};
-
-// done = 1 once |r|^2 <= stop (one thread)
-struct PcgMarkDone {
-  const Red4* rr;
-  Red4* done;
-  Real stop;
-  SLENDER_HD void operator()(long) const {
-    if (rr->s0 <= stop) done->s0 = 1;
-  }
-};
-
-// ---- BiCGSTAB update functors (non-symmetric Jacobians: friction, drag) ---------------------
-// Preconditioned BiCGSTAB (van der Vorst) with the scalars in reduction slots: `rr` holds
-// |r|^2 (s0) and rhat . r (s1) of the last residual; `rv` rhat . v (s0) and |v|^2 (s1); `state`
-// holds rho, alpha and omega of the last iteration (s0, s1, s2) and this iteration's rho (m0);
-// `rhat2` |rhat|^2 (s0). `done` holds converged (s0) and idle (s1): nothing moves once either
-// is set. A breakdown (rhat . v or the next rho zero, or below kBicgBreakdown of the product of
-// the norms, or omega zero) sets `bad` and idles the iteration with x and r as they were after
-// the last whole update; the host then restarts from the true residual (bicgstab_solve).
-
-/// |rhat . v| or |rhat . r| at or below this fraction of |rhat| |v| or |rhat| |r|: a (near)
-/// breakdown, after which the iteration would divide by roundoff
-constexpr Real kBicgBreakdown = 1e-10;
-
-SLENDER_HD inline bool bicg_idle(const Red4* done) { return done->s0 != 0 || done->s1 != 0; }
-
-// s0: a . b, s1: c . d
-struct TwoDots {
-  const Real* a;
-  const Real* b;
-  const Real* c;
-  const Real* d;
-  SLENDER_HD Red4 operator()(long i) const { return Red4{a[i] * b[i], c[i] * d[i], 0, 0}; }
-};
-
-// one thread: *slot = value
-struct SetSlot {
-  Red4* slot;
-  Red4 value;
-  SLENDER_HD void operator()(long) const { *slot = value; }
-};
-
-// one thread: *to = *from
-struct CopySlot {
-  const Red4* from;
-  Red4* to;
-  SLENDER_HD void operator()(long) const { *to = *from; }
-};
-
-// one thread at an iteration's start: this iteration's rho = rhat . r
-struct BicgBegin {
-  const Red4* rr;
-  const Red4* done;
-  Red4* state;
-  SLENDER_HD void operator()(long) const {
-    if (!bicg_idle(done)) state->m0 = rr->s1;
-  }
-};
-
-// p = r + beta (p - omega v), beta = (rho / rho_last) (alpha / omega)
-struct BicgUpdateP {
-  const Red4* state;
-  const Red4* done;
-  const Real* r;
-  const Real* v;
-  Real* p;
-  SLENDER_HD void operator()(long i) const {
-    if (bicg_idle(done)) return;
-    const Red4 st = *state;
-    const Real beta = st.s0 != 0 && st.s2 != 0 ? (st.m0 / st.s0) * (st.s1 / st.s2) : Real(0);
-    p[i] = r[i] + beta * (p[i] - st.s2 * v[i]);
-  }
-};
-
-// one thread, after rv: a breakdown of rhat . v stops the iteration before alpha = rho /
-// (rhat . v) would be applied
-struct BicgCheckRv {
-  const Red4* rv;
-  const Red4* rhat2;
-  Red4* done;
-  Red4* bad;
-  SLENDER_HD void operator()(long) const {
-    if (bicg_idle(done)) return;
-    const Real a = rv->s0 < 0 ? -rv->s0 : rv->s0;
-    if (!(a > kBicgBreakdown * ::sqrt(rhat2->s0 * rv->s1))) {
-      *bad = Red4{1, 1, 0, 0};
-      done->s1 = 1;
-    }
-  }
-};
-
-// s = r - alpha v and x += alpha y, alpha = rho / (rhat . v)
-struct BicgUpdateS {
-  const Red4* state;
-  const Red4* rv;
-  const Red4* done;
-  const Real* r;
-  const Real* v;
-  const Real* y;
-  Real* s;
-  Real* x;
-  SLENDER_HD void operator()(long i) const {
-    if (bicg_idle(done)) return;
-    const Real alpha = state->m0 / rv->s0;
-    s[i] = r[i] - alpha * v[i];
-    x[i] += alpha * y[i];
-  }
-};
-
-// x += omega z and r = s - omega t, omega = (t . s) / (t . t)
-struct BicgUpdateX {
-  const Red4* ts;
-  const Red4* done;
-  const Real* s;
-  const Real* z;
-  const Real* t;
-  Real* x;
-  Real* r;
-  SLENDER_HD void operator()(long i) const {
-    if (bicg_idle(done)) return;
-    const Real omega = ts->s1 > 0 ? ts->s0 / ts->s1 : Real(0);
-    x[i] += omega * z[i];
-    r[i] = s[i] - omega * t[i];
-  }
-};
-
-// one thread at an iteration's end, after rr: done once |r|^2 <= stop; else the state for the
-// next iteration, or `bad` and idle on a breakdown of omega or of the next rho
-struct BicgEnd {
-  const Red4* rr;
-  const Red4* rv;
-  const Red4* ts;
-  const Red4* rhat2;
-  Red4* state;
-  Red4* done;
-  Red4* bad;
-  Real stop;
-  SLENDER_HD void operator()(long) const {
-    if (bicg_idle(done)) return;
-    if (rr->s0 <= stop) {
-      done->s0 = 1;
-      return;
-    }
-    const Real omega = ts->s1 > 0 ? ts->s0 / ts->s1 : Real(0);
-    const Real rho = rr->s1 < 0 ? -rr->s1 : rr->s1;
-    // which breakdown (bits in bad->s1: 1 rhat . v, 2 omega, 4 the next rho), for the trace
-    const Real why =
-        (omega == 0 ? 2 : 0) + (rho > kBicgBreakdown * ::sqrt(rhat2->s0 * rr->s0) ? 0 : 4);
-    if (why != 0) {
-      *bad = Red4{1, why, 0, 0};
-      done->s1 = 1;
-      return;
-    }
-    state->s1 = state->m0 / rv->s0;
-    state->s0 = state->m0;
-    state->s2 = omega;
-  }
-};
-
-// r = b - t (the true residual for a restart, t = J x)
-struct Residual {
-  const Real* b;
-  const Real* t;
-  Real* r;
-  SLENDER_HD void operator()(long i) const { r[i] = b[i] - t[i]; }
-};
-
-// reduction result slots (kSlotRr, kSlotBad and kSlotDone adjacent: read together)
-enum Slot {
-  kSlotEval,
-  kSlotDot,
-  kSlotFlags,
-  kSlotRzA,
-  kSlotRzB,
-  kSlotPAp,
-  kSlotRr,
-  kSlotBad,
-  kSlotDone,
-  kSlotBB,
-  kSlotBiState,
-  kSlotBiRv,
-  kSlotBiTs,
-  kSlotBiRhat,
-  kNumSlots
-};
+// reduction result slots
+enum Slot { kSlotEval, kSlotDot, kSlotFlags, kNumSlots };
 
 // the scalar parts of an assembly plan
 struct PlanDims {
@@ -351,7 +117,8 @@ class StepperOn final : public DeviceStepper {
         model_(std::move(model)),
         spec_(spec),
         kind_(kind),
-        dm_(*model_) {
+        dm_(*model_),
+        se_(*model_, 1) {
     const Model& m = *model_;
     dv_ = dm_.view();
     d_dof_mass_.upload(m.dof_mass);
@@ -382,20 +149,6 @@ class StepperOn final : public DeviceStepper {
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
     friction_ = m.friction();
     if (m.mass_damping_per_part) d_dof_alpha_.upload(m.dof_mass_damping);
-    if (m.stiffness_damping) d_beta_.upload(m.node_stiffness_damping);
-    if (m.kelvin_voigt) {
-      d_kv_tau_.upload(m.node_kelvin_voigt);
-      // a copy (a Const would view it)
-      kv_anchor_.zero.upload(std::vector<Real>(size_t(m.nedge), 0));
-      kv_qa_.resize(size_t(m.ndof));
-      kv_z_.resize(size_t(m.ndof));
-      kv_d1_.resize(3 * size_t(m.nedge));
-      kv_t_.resize(3 * size_t(m.nedge));
-      kv_ref_.resize(size_t(m.nbend));
-      kv_anchor_.resize(m, 1);
-    }
-    d_node_part_.upload(m.node_part);
-    d_part_scale_.upload(std::vector<Real>(size_t(m.npart), 1));
     use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
     if (m.contact.enabled) {
       contacts_ = std::make_unique<ContactFinder>(m);
@@ -539,7 +292,7 @@ class StepperOn final : public DeviceStepper {
     for (Real& v : mass)
       v *= p.density_scale;
     d_dof_mass_.upload(mass);
-    youngs_scale_ = p.youngs_scale;
+    se_.set_youngs_scales({p.youngs_scale});
     gravity_ = p.override_gravity ? p.gravity : m.gravity;
     mass_damping_ = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping;
     alpha_override_ = p.mass_damping >= 0;
@@ -579,10 +332,7 @@ class StepperOn final : public DeviceStepper {
       phi_bar_.upload(in.hinge_phi_bar, size_t(m.nhinge));
     }
     if (in.loads_changed) f_time_.upload(in.f_time, size_t(m.ndof));
-    if (in.part_scale_changed && in.part_scale) {
-      d_part_scale_.upload(in.part_scale, size_t(m.npart));
-      parts_scaled_ = true;
-    }
+    if (in.part_scale_changed && in.part_scale) se_.set_part_scales(in.part_scale);
     // prescribed motion at the step's end
     motion_slot_ = nullptr;
     if (in.target) {
@@ -596,8 +346,9 @@ class StepperOn final : public DeviceStepper {
     X::for_each(m.ndof, Predict{spec_.kind, in.dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
                                 a_.data(), d_dof_fixed_.data(), q_hat_.data(), u_hat_.data(), 0,
                                 motion_slot_, target_.data(), 0});
-    if (m.stiffness_damping) keep_start_stiffness();
-    if (m.kelvin_voigt && c_u_ > 0) keep_kv_anchors();
+    // the damping terms' start of the step: the elastic Hessians at q, the Kelvin-Voigt anchors
+    if (m.stiffness_damping) se_.keep_start_stiffness(dv_, pools(), frames(), eval_view(q_.data()));
+    if (m.kelvin_voigt && c_u_ > 0) se_.keep_kv_anchors(dv_, frames(), eval_view(nullptr));
   }
 
   // a Jacobian that is (or may become) non-symmetric (ground friction switched on, a force
@@ -639,10 +390,6 @@ class StepperOn final : public DeviceStepper {
     row_src_adr_.upload(p.row_src_adr);
     row_src_.upload(p.row_src);
     e_pool_.resize(size_t(p.energy_pool));
-    if (model_->stiffness_damping)
-      k_start_.resize(size_t(p.h_off[kFamElasticEnd] - p.h_off[kFamElasticBegin]));
-    if (model_->kelvin_voigt)
-      kv_scale_.resize(size_t(p.e_off[kFamElasticEnd] - p.e_off[kFamElasticBegin]));
     flag_pool_.resize(size_t(p.energy_pool));
     g_pool_.resize(size_t(p.grad_pool));
     h_pool_.resize(size_t(p.hess_pool));
@@ -670,8 +417,6 @@ class StepperOn final : public DeviceStepper {
       block_row_.upload(block_row);
       block_inv_.resize(9 * size_t(nblock_));
       block_ok_.resize(size_t(nblock_));
-      for (Buffer<Real>* b : {&pr_, &pz_, &pp_, &pAp_})
-        b->resize(size_t(p.nfree));
     }
     size_values();
   }
@@ -716,31 +461,21 @@ class StepperOn final : public DeviceStepper {
     if (phase_timing_) X::sync();
   }
 
-  template <class B>
-  void eval_family(Family fam, const EvalView& ev, unsigned want, long grain) {
-    const long n = B::count(dv_);
-    if (n == 0) return;
-    const LocalBuffers<B::kDofs> buf{e_pool_.data() + pd_.e_off[fam],
-                                     g_pool_.data() + pd_.g_off[fam],
-                                     h_pool_.data() + pd_.h_off[fam],
-                                     flag_pool_.data() + pd_.e_off[fam],
-                                     n,
-                                     0,
-                                     0,
-                                     0};
-    X::for_each(n, EvalStencils<B>{dv_, ev, n, want, buf}, grain);
+  // the pools (the step's evaluation, shared with the vectorized batch: engine/step_eval.h),
+  // without Hessians unless `hess`
+  EnvPools pools(bool hess = true) {
+    return EnvPools{e_pool_.data(),    g_pool_.data(),  hess ? h_pool_.data() : nullptr,
+                    flag_pool_.data(), pd_.energy_pool, pd_.grad_pool,
+                    pd_.hess_pool,     pd_.e_off,       pd_.g_off,
+                    pd_.h_off};
+  }
+  StepFrames frames() {
+    return StepFrames{d1_.data(),     t_.data(),     ref_.data(),
+                      d1_cur_.data(), t_cur_.data(), ref_cur_.data()};
   }
 
   // the frames at y: the step start's transported (d1_cur_, t_cur_) and the reference twists
-  void frames_at(const Real* y) {
-    const Model& m = *model_;
-    X::for_each(m.nedge,
-                TransportFrames{dv_, y, d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
-                kParallelGrainMedium);
-    X::for_each(m.nbend,
-                ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()},
-                kParallelGrainMedium);
-  }
+  void frames_at(const Real* y) { se_.frames_at(dv_, frames(), y); }
 
   // the families' evaluation view at y (its frames: frames_at(y))
   EvalView eval_view(const Real* y) {
@@ -760,43 +495,16 @@ class StepperOn final : public DeviceStepper {
     return ev;
   }
 
-  // every stencil family (or the elastic ones) at y into the pools, the elastic families scaled
-  // by the Young's modulus scale
-  void eval_families(const Real* y, unsigned want, bool elastic_only) {
+  // every stencil family at y into the pools, the elastic families scaled by the Young's
+  // modulus scale and the parts' scales
+  void eval_families(const Real* y, unsigned want) {
     const EvalView ev = eval_view(y);
-    auto eval = [&](auto binding, Family f, long grain) {
-      eval_family<decltype(binding)>(f, ev, want, grain);
-    };
-    if (elastic_only) {
-      for_each_elastic_family(eval);
-    } else {
-      for_each_family(eval);
-    }
-    if (youngs_scale_ != 1) {
-      // a Young's modulus scale multiplies the elastic families (contiguous in the pools)
-      const Family first = kFamElasticBegin, end = kFamElasticEnd;
-      X::for_each(pd_.e_off[end] - pd_.e_off[first],
-                  ScaleValues{e_pool_.data() + pd_.e_off[first], youngs_scale_});
-      X::for_each(pd_.g_off[end] - pd_.g_off[first],
-                  ScaleValues{g_pool_.data() + pd_.g_off[first], youngs_scale_});
-      if (want & kHess)
-        X::for_each(pd_.h_off[end] - pd_.h_off[first],
-                    ScaleValues{h_pool_.data() + pd_.h_off[first], youngs_scale_});
-    }
-    // each part's Young's modulus in time
-    if (parts_scaled_) {
-      for_each_elastic_family([&](auto binding, Family f, long grain) {
-        using B = decltype(binding);
-        const long n = B::count(dv_);
-        if (n == 0) return;
-        X::for_each(n,
-                    ScaleByPart<B>{dv_, d_node_part_.data(), d_part_scale_.data(),
-                                   e_pool_.data() + pd_.e_off[f], g_pool_.data() + pd_.g_off[f],
-                                   (want & kHess) ? h_pool_.data() + pd_.h_off[f] : nullptr},
-                    grain);
-      });
-    }
-    if (!elastic_only) eval_user_energies(ev, want);
+    const EnvPools p = pools();
+    for_each_family([&](auto binding, Family f, long grain) {
+      se_.template eval_family<decltype(binding)>(dv_, p, f, ev, want, grain);
+    });
+    se_.scale_elastic(dv_, p, want);
+    eval_user_energies(ev, want);
   }
 
   // the energies from the caller's code (stencils/user_energy.h) at the view's configuration,
@@ -813,101 +521,6 @@ class StepperOn final : public DeviceStepper {
                                      flag_pool_.data() + p.user_e_off[i]});
   }
 
-  // the elastic stencils' Hessians at the step's start (the state q), kept for the Rayleigh
-  // stiffness damping of the step
-  void keep_start_stiffness() {
-    frames_at(q_.data());
-    eval_families(q_.data(), kGradHess, /*elastic_only=*/true);
-    const long begin = pd_.h_off[kFamElasticBegin];
-    X::copy(k_start_.data(), h_pool_.data() + begin, size_t(pd_.h_off[kFamElasticEnd] - begin));
-  }
-
-  // beta K u of every elastic stencil (stencils/rayleigh.h) added to its pools' entries at y
-  void add_stiffness_damping(const Real* y, bool with_jacobian) {
-    for_each_elastic_family([&](auto binding, Family f, long grain) {
-      using B = decltype(binding);
-      const long n = B::count(dv_);
-      if (n == 0) return;
-      X::for_each(
-          n,
-          StiffnessDamping<B>{dv_, d_beta_.data(), y, q_hat_.data(), u_hat_.data(), c_u_,
-                              k_start_.data() + (pd_.h_off[f] - pd_.h_off[kFamElasticBegin]),
-                              e_pool_.data() + pd_.e_off[f], g_pool_.data() + pd_.g_off[f],
-                              with_jacobian ? h_pool_.data() + pd_.h_off[f] : nullptr},
-          grain);
-    });
-  }
-
-  Real* kv_scale(Family f) {
-    return kv_scale_.data() + (pd_.e_off[f] - pd_.e_off[kFamElasticBegin]);
-  }
-
-  // the elastic stencils' strains at the step's anchor q_a and their scales, kept for the
-  // Kelvin-Voigt damping of the step
-  void keep_kv_anchors() {
-    const Model& m = *model_;
-    const Real* tau = d_kv_tau_.data();
-    Real* qa = kv_qa_.data();
-    X::for_each(m.ndof, KvAnchorPosition{q_hat_.data(), u_hat_.data(), c_u_, qa});
-    frames_at(qa);
-    const EvalView ev = eval_view(qa);
-    if (m.nedge)
-      X::for_each(m.nedge,
-                  KvAnchorStretch{qa, dv_.edge_node, dv_.edge_l_bar, tau,
-                                  kv_anchor_.edge_len.data(), kv_scale(kFamStretch)},
-                  kParallelGrainMedium);
-    if (m.nsedge)
-      X::for_each(m.nsedge,
-                  KvAnchorStretch{qa, dv_.sedge_node, dv_.sedge_l_bar, tau,
-                                  kv_anchor_.sedge_len.data(), kv_scale(kFamShellStretch)},
-                  kParallelGrainMedium);
-    if (m.nbend)
-      X::for_each(m.nbend,
-                  KvAnchorBendTwist{dv_, ev, tau, kv_anchor_.kappa.data(), kv_anchor_.twist.data(),
-                                    kv_scale(kFamBendTwist)},
-                  kParallelGrainHeavy);
-    if (m.nhinge)
-      X::for_each(m.nhinge, KvAnchorHinge{dv_, qa, tau, kv_anchor_.phi.data(), kv_scale(kFamHinge)},
-                  kParallelGrainMedium);
-    if (m.nmid)
-      X::for_each(m.nmid,
-                  KvAnchorMidEdge{dv_, ev, tau, kv_anchor_.lambda.data(), kv_scale(kFamMidEdge)},
-                  kParallelGrainHeavy);
-  }
-
-  // the Kelvin-Voigt potential of every elastic stencil (stencils/kelvin_voigt.h) added to its
-  // pools' entries at y
-  void add_kelvin_voigt(const Real* y, bool with_jacobian) {
-    const Model& m = *model_;
-    const KvAnchors a = kv_anchor_.view();
-    EvalView ev = kv_eval_view(eval_view(y), a);
-    const Real w = c_u_ * dt_;
-    if (w != 1) {
-      // z = q_a + w (y - q_a) and its frames (implicit Euler: z = y, whose frames are at hand)
-      Real* z = kv_z_.data();
-      X::for_each(m.ndof, KvEndPosition{kv_qa_.data(), y, w, z});
-      X::for_each(m.nedge,
-                  TransportFrames{dv_, z, d1_.data(), t_.data(), kv_d1_.data(), kv_t_.data()},
-                  kParallelGrainMedium);
-      X::for_each(m.nbend,
-                  ReferenceTwists{dv_, kv_d1_.data(), kv_t_.data(), ref_.data(), kv_ref_.data()},
-                  kParallelGrainMedium);
-      ev.q = z;
-      ev.edge_d1 = kv_d1_.data();
-      ev.bend_ref_twist = kv_ref_.data();
-    }
-    for_each_elastic_family([&](auto binding, Family f, long grain) {
-      using B = decltype(binding);
-      const long n = B::count(dv_);
-      if (n == 0) return;
-      X::for_each(n,
-                  KelvinVoigt<B>{kv_model_view<B>(dv_, a), ev, kv_scale(f), c_u_, dt_,
-                                 e_pool_.data() + pd_.e_off[f], g_pool_.data() + pd_.g_off[f],
-                                 with_jacobian ? h_pool_.data() + pd_.h_off[f] : nullptr},
-                  grain);
-    });
-  }
-
   // residual and Jacobian values at y (device); returns |f|, sets phi_
   Real evaluate(const Real* y, const StepCoeffs& c, bool with_jacobian) {
     const Model& m = *model_;
@@ -919,9 +532,10 @@ class StepperOn final : public DeviceStepper {
       times.frames += seconds_since(t0);
       t0 = Clock::now();
     }
-    eval_families(y, with_jacobian ? kGradHess : kGrad, /*elastic_only=*/false);
-    if (m.stiffness_damping) add_stiffness_damping(y, with_jacobian);
-    if (m.kelvin_voigt && c_u_ > 0) add_kelvin_voigt(y, with_jacobian);
+    eval_families(y, with_jacobian ? kGradHess : kGrad);
+    if (m.stiffness_damping) se_.add_stiffness_damping(dv_, pools(with_jacobian), eval_view(y));
+    if (m.kelvin_voigt && c_u_ > 0)
+      se_.add_kelvin_voigt(dv_, pools(with_jacobian), frames(), eval_view(y), dt_);
     sync_phase();
     if (phase_timing_) {
       times.eval += seconds_since(t0);
@@ -1010,13 +624,17 @@ class StepperOn final : public DeviceStepper {
       if (setup) {
         times.factor += seconds_since(t0);
         t0 = Clock::now();
-        const long it0 = pcg_iterations_;
-        const bool ok =
-            symmetric_ ? pcg_solve(f_.data(), dx_.data()) : bicgstab_solve(f_.data(), dx_.data());
+        const long it0 = krylov_.iterations();
+        auto apply = [this](const Real* x, Real* y) { apply_matrix(x, y); };
+        auto precond = [this](const Real* in, Real* out) { precondition(in, out); };
+        const int n = pd_.nfree;
+        const bool ok = symmetric_ ? krylov_.cg(n, f_.data(), dx_.data(), apply, precond)
+                                   : krylov_.bicgstab(n, f_.data(), dx_.data(), apply, precond,
+                                                      times.krylov_restarts);
         times.solve += seconds_since(t0);
-        times.linear_iters += pcg_iterations_ - it0;
+        times.linear_iters += krylov_.iterations() - it0;
         if (ok) return true;
-        if (krylov_trace()) trace_krylov_failure(pcg_iterations_ - it0);
+        if (krylov_.trace()) krylov_.trace_failure(symmetric_, n, krylov_.iterations() - it0);
       }
       // CG or BiCGSTAB cannot go on (an indefinite block, a breakdown, or too slow): the direct
       // path for this matrix, counted as a fallback (as the CPU counts it)
@@ -1131,171 +749,6 @@ class StepperOn final : public DeviceStepper {
     }
   }
 
-  // ---- the Krylov solves' common protocol (CG and BiCGSTAB) ------------------------------------
-
-  // SLENDER_KRYLOV_TRACE=1: a line on stderr for each Krylov solve that gives up (a diagnosis
-  // aid for the device, where a debugger is not at hand)
-  static bool krylov_trace() {
-    static const bool on = [] {
-      const char* v = std::getenv("SLENDER_KRYLOV_TRACE");
-      return v != nullptr && *v != '\0' && *v != '0';
-    }();
-    return on;
-  }
-  void trace_krylov_restart(int it) {
-    Red4 h[2];  // bad, done
-    X::to_host(h, slot(kSlotBad), 2);
-    std::fprintf(stderr,
-                 "krylov: BiCGSTAB restarts after iteration %d (why %g: 1 rhat.v, 2 omega, "
-                 "4 rho)\n",
-                 it, h[0].s1);
-  }
-  void trace_krylov_failure(long iterations) {
-    Red4 h[3];  // rr, bad, done
-    X::to_host(h, slot(kSlotRr), 3);
-    const Red4 bb = read_slot(kSlotBB), rv = read_slot(kSlotBiRv), ts = read_slot(kSlotBiTs);
-    std::fprintf(stderr,
-                 "krylov: %s gave up after %ld of %d iterations: |r|^2 %.3e, |b|^2 %.3e (stop "
-                 "at %.3e), breakdown %g (why %g: 1 rhat.v, 2 omega, 4 rho), done %g; "
-                 "rhat.r %.3e, rhat.v %.3e, t.s %.3e, t.t %.3e\n",
-                 symmetric_ ? "CG" : "BiCGSTAB", iterations, krylov_max_iterations(pd_.nfree),
-                 h[0].s0, bb.s0, kKrylovRelTol * kKrylovRelTol * bb.s0, h[1].s0, h[1].s1, h[2].s0,
-                 h[0].s1, rv.s0, ts.s0, ts.s1);
-  }
-
-  enum class Krylov { kGoOn, kConverged, kFailed };
-  // the host reads the iteration's state every kKrylovCheck iterations (and at the last)
-  static constexpr int kKrylovCheck = 8;
-
-  // x = 0, the flags cleared and, in `stop`, the bound on |r|^2 (kKrylovRelTol^2 |b|^2);
-  // kConverged when b = 0 (x = 0 solves it), kFailed when b is not finite
-  Krylov krylov_start(const Real* b, Real* x, Real& stop) {
-    const int n = pd_.nfree;
-    X::reduce4(n, DotMax{b, b}, partial_.data(), slot(kSlotBB));
-    const Real bb = read_slot(kSlotBB).s0;
-    X::fill_zero(x, size_t(n));
-    if (bb == 0) return Krylov::kConverged;
-    if (!std::isfinite(bb)) return Krylov::kFailed;
-    stop = kKrylovRelTol * kKrylovRelTol * bb;
-    X::fill_zero(slot(kSlotBad), 2);  // bad, done
-    return Krylov::kGoOn;
-  }
-
-  // after iteration `it` (counted): at the check points the host reads |r|^2, bad and done
-  // (adjacent slots): converged once done, failed on a breakdown or a residual that is not finite
-  Krylov krylov_check(int it, int max_iter) {
-    ++pcg_iterations_;
-    if (it % kKrylovCheck != 0 && it != max_iter) return Krylov::kGoOn;
-    Red4 h[3];  // rr, bad, done
-    X::to_host(h, slot(kSlotRr), 3);
-    if (h[2].s0 != 0) return Krylov::kConverged;
-    if (h[1].s0 != 0 || !std::isfinite(h[0].s0)) return Krylov::kFailed;
-    return Krylov::kGoOn;
-  }
-
-  // preconditioned BiCGSTAB from x = 0 to |b - J x| <= kKrylovRelTol |b|, for non-symmetric
-  // Jacobians; the scalars stay in device memory (krylov_check reads the state). A breakdown
-  // idles the iteration; at the next check the host restarts it from the true residual b - J x
-  // with the shadow residual rhat = r (at most kBicgRestarts times, within max_iter in all)
-  static constexpr int kBicgRestarts = 10;
-  bool bicgstab_solve(const Real* b, Real* x) {
-    const int n = pd_.nfree;
-    const int max_iter = krylov_max_iterations(n);
-    for (Buffer<Real>* v : {&rhat_, &bs_, &bt_})
-      v->resize(size_t(n));
-    Real* r = pr_.data();
-    Real* p = pp_.data();
-    Real* v = pAp_.data();
-    Real* yz = pz_.data();  // y, then z (y is spent before z is formed)
-    Real* sv = bs_.data();
-    Real* t = bt_.data();
-    Real stop = 0;
-    const Krylov start = krylov_start(b, x, stop);
-    if (start != Krylov::kGoOn) return start == Krylov::kConverged;
-    // a (re)start: r = b - J x (b itself while x = 0), rhat = r, p = v = 0, the scalars of
-    // "iteration 0", the flags cleared
-    auto begin = [&](bool from_x) {
-      if (from_x) {
-        apply_matrix(x, t);
-        X::for_each(n, Residual{b, t, r});
-      } else {
-        X::copy(r, b, size_t(n));
-      }
-      X::copy(rhat_.data(), r, size_t(n));
-      X::fill_zero(p, size_t(n));
-      X::fill_zero(v, size_t(n));
-      X::fill_zero(slot(kSlotBad), 2);                                // bad, done
-      X::for_each(1, SetSlot{slot(kSlotBiState), Red4{1, 1, 1, 0}});  // rho, alpha, omega
-      X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
-      X::for_each(1, CopySlot{slot(kSlotRr), slot(kSlotBiRhat)});  // |rhat|^2 = |r|^2 here
-    };
-    begin(false);
-    int restarts = 0;
-    for (int it = 1; it <= max_iter; ++it) {
-      X::for_each(1, BicgBegin{slot(kSlotRr), slot(kSlotDone), slot(kSlotBiState)});
-      X::for_each(n, BicgUpdateP{slot(kSlotBiState), slot(kSlotDone), r, v, p});
-      precondition(p, yz);
-      apply_matrix(yz, v);
-      X::reduce4(n, TwoDots{rhat_.data(), v, v, v}, partial_.data(), slot(kSlotBiRv));
-      X::for_each(1,
-                  BicgCheckRv{slot(kSlotBiRv), slot(kSlotBiRhat), slot(kSlotDone), slot(kSlotBad)});
-      X::for_each(
-          n, BicgUpdateS{slot(kSlotBiState), slot(kSlotBiRv), slot(kSlotDone), r, v, yz, sv, x});
-      precondition(sv, yz);
-      apply_matrix(yz, t);
-      X::reduce4(n, TwoDots{t, sv, t, t}, partial_.data(), slot(kSlotBiTs));
-      X::for_each(n, BicgUpdateX{slot(kSlotBiTs), slot(kSlotDone), sv, yz, t, x, r});
-      X::reduce4(n, TwoDots{r, r, rhat_.data(), r}, partial_.data(), slot(kSlotRr));
-      X::for_each(1, BicgEnd{slot(kSlotRr), slot(kSlotBiRv), slot(kSlotBiTs), slot(kSlotBiRhat),
-                             slot(kSlotBiState), slot(kSlotDone), slot(kSlotBad), stop});
-      const Krylov verdict = krylov_check(it, max_iter);
-      if (verdict == Krylov::kConverged) return true;
-      if (verdict == Krylov::kGoOn) continue;
-      // a breakdown (or a residual that is not finite: then the restart's is not either)
-      if (restarts == kBicgRestarts || it == max_iter) return false;
-      ++restarts;
-      ++times_->krylov_restarts;
-      if (krylov_trace()) trace_krylov_restart(it);
-      begin(true);
-      const Red4 rr = read_slot(kSlotRr);
-      if (!std::isfinite(rr.s0)) return false;
-      if (rr.s0 <= stop) return true;
-    }
-    return false;
-  }
-
-  // preconditioned CG from x = 0 to |b - A x| <= kKrylovRelTol |b| (as the CPU's); the step
-  // length and direction update read their scalars from device memory (krylov_check reads the
-  // state)
-  bool pcg_solve(const Real* b, Real* x) {
-    const int n = pd_.nfree;
-    const int max_iter = krylov_max_iterations(n);
-    Real stop = 0;
-    const Krylov start = krylov_start(b, x, stop);
-    if (start != Krylov::kGoOn) return start == Krylov::kConverged;
-    X::copy(pr_.data(), b, size_t(n));
-    precondition(pr_.data(), pz_.data());
-    X::copy(pp_.data(), pz_.data(), size_t(n));
-    Slot rz_cur = kSlotRzA, rz_next = kSlotRzB;
-    X::reduce4(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_cur));
-    for (int it = 1; it <= max_iter; ++it) {
-      apply_matrix(pp_.data(), pAp_.data());
-      X::reduce4(n, DotMax{pp_.data(), pAp_.data()}, partial_.data(), slot(kSlotPAp));
-      X::for_each(n, PcgUpdateX{slot(rz_cur), slot(kSlotPAp), slot(kSlotDone), slot(kSlotBad),
-                                pp_.data(), pAp_.data(), x, pr_.data()});
-      X::reduce4(n, DotMax{pr_.data(), pr_.data()}, partial_.data(), slot(kSlotRr));
-      X::for_each(1, PcgMarkDone{slot(kSlotRr), slot(kSlotDone), stop});
-      const Krylov verdict = krylov_check(it, max_iter);
-      if (verdict != Krylov::kGoOn) return verdict == Krylov::kConverged;
-      precondition(pr_.data(), pz_.data());
-      X::reduce4(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_next));
-      X::for_each(n,
-                  PcgUpdateP{slot(rz_next), slot(rz_cur), slot(kSlotDone), pz_.data(), pp_.data()});
-      std::swap(rz_cur, rz_next);
-    }
-    return false;
-  }
-
   // ---- the end of a converged step ------------------------------------------------------------
 
   void finalize(Real dt, const StepCoeffs& c, DeviceStepWarnings& warn) {
@@ -1305,13 +758,7 @@ class StepperOn final : public DeviceStepper {
                              d_dof_mass_.data(), d_dof_fixed_.data(), q_.data(), u_.data(),
                              a_.data(), 0, motion_slot_, target_.data(), 0});
     // frames of the new configuration become the next step's start
-    X::for_each(
-        m.nedge,
-        TransportFrames{dv_, q_.data(), d1_.data(), t_.data(), d1_cur_.data(), t_cur_.data()},
-        kParallelGrainMedium);
-    X::for_each(m.nbend,
-                ReferenceTwists{dv_, d1_cur_.data(), t_cur_.data(), ref_.data(), ref_cur_.data()},
-                kParallelGrainMedium);
+    frames_at(q_.data());
     X::copy(d1_.data(), d1_cur_.data(), 3 * size_t(m.nedge));
     X::copy(t_.data(), t_cur_.data(), 3 * size_t(m.nedge));
     X::copy(ref_.data(), ref_cur_.data(), size_t(m.nbend));
@@ -1329,6 +776,7 @@ class StepperOn final : public DeviceStepper {
   LinearSolverKind kind_;
   typename X::ModelData dm_;
   ModelView dv_{};  // the device model's view plus this step's pairs
+  StepEval<X> se_;  // the step's stencil evaluation, scales and damping terms (one environment)
   PlanDims pd_;
   PhaseTimes* times_ = nullptr;
   bool phase_timing_ = false;
@@ -1339,27 +787,11 @@ class StepperOn final : public DeviceStepper {
   // replaced it for all
   bool alpha_override_ = false;
   Const<Real> d_dof_alpha_;
-  // Rayleigh stiffness damping (Model::stiffness_damping): each node's beta, and the elastic
-  // Hessians at the step's start
-  Const<Real> d_beta_;
-  Buffer<Real> k_start_;
-  // Kelvin-Voigt damping (Model::kelvin_voigt): each node's retardation time, the step's anchor
-  // configuration, the elastic stencils' strains there and their scales (stencils/kelvin_voigt.h)
-  Const<Real> d_kv_tau_;
-  Buffer<Real> kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_scale_;
-  KvAnchorStore<Buffer<Real>> kv_anchor_;
-  // Young's moduli per part (in time, Model::youngs_time_part, or the caller's factors): each
-  // node's part, each part's scale at the evaluation time; on once a step sent part scales
-  Const<int> d_node_part_;
-  Buffer<Real> d_part_scale_;
-  bool parts_scaled_ = false;
   // parameters (set_params): the model's unless set
-  Real youngs_scale_ = 1;
   Vec3 gravity_;
   Real mass_damping_ = 0;
   Real c_u_ = 0, dt_ = 0, t_eval_ = 0, phi_ = 0;
   UserForce force_;  // the caller's force (host executors only)
-  long pcg_iterations_ = 0;
 
   // model arrays the view does not hold
   Buffer<Real> d_dof_mass_;  // times the density scale
@@ -1391,8 +823,8 @@ class StepperOn final : public DeviceStepper {
   std::shared_ptr<const AssemblyPlan> plan_;  // the plan in use (its pattern on the host)
   long nblock_ = 0;
   Buffer<int> block_row_;
-  Buffer<Real> block_inv_, pr_, pz_, pp_, pAp_;
-  Buffer<Real> rhat_, bs_, bt_;  // BiCGSTAB's shadow residual, s and t
+  Buffer<Real> block_inv_;
+  KrylovOn<X> krylov_;  // CG and BiCGSTAB (engine/krylov.h)
   Buffer<unsigned char> block_ok_;
 };
 
