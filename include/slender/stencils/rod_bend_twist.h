@@ -84,7 +84,7 @@ struct RodElasticStrainEnergy {
 namespace detail {
 
 // grad_e (w . kappa b) = J^T w with J = d(kappa b)/d(e0, e1): 6-vector
-SLENDER_HD inline Vec<6> kb_dot_grad(
+SLENDER_HD SLENDER_INLINE Vec<6> kb_dot_grad(
     const Vec3& w, const Vec3& e0, const Vec3& e1, const Vec3& kb, Real D, const Vec<6>& dD) {
   Vec<6> r;
   r.set_segment(0, cross(e1, w));

@@ -51,7 +51,7 @@ SLENDER_HD inline Real reference_twist(
 }
 
 /// Material directors m1, m2 from reference director d1, tangent t and twist angle theta.
-SLENDER_HD inline void material_frame(
+SLENDER_HD SLENDER_INLINE void material_frame(
     const Vec3& d1, const Vec3& t, Real theta, Vec3& m1, Vec3& m2) {
   const Vec3 d2 = cross(t, d1);
   const Real c = ::cos(theta), s = ::sin(theta);
