@@ -63,14 +63,26 @@ struct AssembleResidual {
   const int* row_src_adr;  // (nfree + 1)
   const int* row_src;      // indices into the gradient pool
   const int* free_dof;     // (nfree)
-  const Real* g_pool;
-  const Real* dof_r;  // (ndof)
-  Real* f;            // (nfree)
-  SLENDER_HD void operator()(long row) const {
-    Real s = dof_r[free_dof[row]];
+  const Real* g_pool;      // (nenv x grad_pool)
+  const Real* dof_r;       // (nenv x ndof)
+  Real* f;                 // (nenv x nfree)
+  // one environment's nfree, ndof and gradient pool for env-major arrays (one (environment,
+  // row) pair per index); 0 for one environment (one row per index)
+  int nfree = 0, ndof = 0;
+  long grad_pool = 0;
+  SLENDER_HD void at(long e, long row) const {
+    const Real* g = g_pool + e * grad_pool;
+    Real s = dof_r[e * ndof + free_dof[row]];
     for (int j = row_src_adr[row]; j < row_src_adr[row + 1]; ++j)
-      s += g_pool[row_src[j]];
-    f[row] = s;
+      s += g[row_src[j]];
+    f[e * nfree + row] = s;
+  }
+  SLENDER_HD void operator()(long i) const {
+    if (nfree > 0) {
+      at(i / nfree, i % nfree);
+    } else {
+      at(0, i);
+    }
   }
 };
 

@@ -52,26 +52,6 @@ namespace slender {
 
 namespace vec {
 
-/// f[e, r] = per-DOF term + the stencils' gradient entries of row r
-struct Residual {
-  int nfree, ndof;
-  long grad_pool;
-  const int* row_src_adr;
-  const int* row_src;
-  const int* free_dof;
-  const Real* g_pool;  // (nenv x grad_pool)
-  const Real* dof_r;   // (nenv x ndof)
-  Real* f;             // (nenv x nfree)
-  SLENDER_HD void at(long e, long r) const {
-    const Real* g = g_pool + e * grad_pool;
-    Real s = dof_r[e * ndof + free_dof[r]];
-    for (int j = row_src_adr[r]; j < row_src_adr[r + 1]; ++j)
-      s += g[row_src[j]];
-    f[e * nfree + r] = s;
-  }
-  SLENDER_HD void operator()(long i) const { at(i / nfree, i % nfree); }
-};
-
 /// the bend-twist strains (kappa1, kappa2, tau in the stencil's orientation, as
 /// Simulator::bend_strains reports them) of the state: one (environment, stencil) per index
 struct BendStrains {
@@ -766,7 +746,6 @@ class VectorNewton {
   void evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>& phi) {
     const Model& m = *model_;
     const int B = nenv_;
-    const unsigned char* act = active_.data();
     frames_at(q);
     const EvalView ev = step_eval_view(q);
     const EnvPools p = pools();
@@ -784,36 +763,31 @@ class VectorNewton {
     if (m.stiffness_damping) se_.add_stiffness_damping(mv_, p, ev);
     if (m.kelvin_voigt && c_.c_u > 0) se_.add_kelvin_voigt(mv_, p, frames(), ev, dt_);
     const Vec3 g = m.gravity;
-    each(long(B) * m.ndof,
-         vec::Masked<DofTerms>{DofTerms{m.nnode,
-                                        q,
-                                        q_hat_.data(),
-                                        u_hat_.data(),
-                                        f_time_.data(),
-                                        dof_mass_.data(),
-                                        node_dl_.data(),
-                                        node_volume_.data(),
-                                        m.buoyancy_density,
-                                        g[0],
-                                        g[1],
-                                        g[2],
-                                        m.viscosity,
-                                        m.mass_damping,
-                                        c_.c_m,
-                                        c_.c_u,
-                                        dof_r_.data(),
-                                        dof_J_.data(),
-                                        dof_phi_.data(),
-                                        m.ndof,
-                                        scaled_ ? params_.data() : nullptr,
-                                        m.mass_damping_per_part ? dof_alpha_.data() : nullptr},
-                               act, m.ndof});
-    each(long(B) * plan_.nfree,
-         vec::Masked<vec::Residual>{
-             vec::Residual{plan_.nfree, m.ndof, plan_.grad_pool, row_src_adr_.data(),
-                           row_src_.data(), free_dof_.data(), g_pool_.data(), dof_r_.data(),
-                           f_.data()},
-             act, plan_.nfree});
+    se_.dof_terms(DofTerms{m.nnode,
+                           q,
+                           q_hat_.data(),
+                           u_hat_.data(),
+                           f_time_.data(),
+                           dof_mass_.data(),
+                           node_dl_.data(),
+                           node_volume_.data(),
+                           m.buoyancy_density,
+                           g[0],
+                           g[1],
+                           g[2],
+                           m.viscosity,
+                           m.mass_damping,
+                           c_.c_m,
+                           c_.c_u,
+                           dof_r_.data(),
+                           dof_J_.data(),
+                           dof_phi_.data(),
+                           m.ndof,
+                           scaled_ ? params_.data() : nullptr,
+                           m.mass_damping_per_part ? dof_alpha_.data() : nullptr});
+    se_.residual(plan_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(),
+                                               free_dof_.data(), g_pool_.data(), dof_r_.data(),
+                                               f_.data(), plan_.nfree, m.ndof, plan_.grad_pool});
     const long len = std::max(plan_.energy_pool + long(m.ndof), long(plan_.nfree));
     std::vector<Red4> s(B);
     X::env_reduce(B, len,
@@ -860,24 +834,14 @@ class VectorNewton {
     const int B = nenv_;
     active_h_ = done;
     push_active();
-    const unsigned char* act = active_.data();
-    each(long(B) * m.ndof,
-         vec::Masked<FinalizeStep>{
-             FinalizeStep{spec_.kind, dt, c_.c_m, c_.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
-                          dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(),
-                          m.ndof, step_slot_, step_target_, step_target_stride_},
-             act, m.ndof});
-    frames_at(q_.data());
-    each(long(B) * 3 * m.nedge,
-         vec::Masked<vec::Copy>{vec::Copy{d1_.data(), d1_cur_.data()}, act, 3L * m.nedge});
-    each(long(B) * 3 * m.nedge,
-         vec::Masked<vec::Copy>{vec::Copy{t_.data(), t_cur_.data()}, act, 3L * m.nedge});
-    each(long(B) * m.nbend,
-         vec::Masked<vec::Copy>{vec::Copy{ref_.data(), ref_cur_.data()}, act, m.nbend});
-    // mid-edge frames of the new configuration; the xi DOFs keep their values
-    if (m.nsedge > 0 && m.nxi > 0)
-      each(long(B) * m.nsedge,
-           vec::Masked<MidEdgeFrames>{MidEdgeFrames{mv_, q_.data(), tau0_.data()}, act, m.nsedge});
+    // the state, and the frames of the new configuration as the next step's start; the
+    // mid-edge frames only where xi DOFs read them
+    se_.end_step(
+        mv_,
+        FinalizeStep{spec_.kind, dt, c_.c_m, c_.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
+                     dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(), m.ndof,
+                     step_slot_, step_target_, step_target_stride_},
+        frames(), tau0_.data(), m.nxi > 0);
     if (plan_.energy_pool > 0) {
       std::vector<Red4> s(B);
       X::env_reduce(B, plan_.energy_pool, vec::DegenerateCount{plan_.energy_pool, flags_.data()},

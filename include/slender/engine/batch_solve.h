@@ -186,13 +186,6 @@ struct Broadcast {
   SLENDER_HD void operator()(long i) const { dst[i] = src[i % len]; }
 };
 
-/// dst = src, one index each
-struct Copy {
-  Real* dst;
-  const Real* src;
-  SLENDER_HD void operator()(long i) const { dst[i] = src[i]; }
-};
-
 /// out[e][pos[slot]] = Jacobian entry of the slot (Hessian sources, then on diagonal slots the
 /// per-DOF term: the stepper's order); pos null = the slot itself (CSR values). Entries
 /// of out that no slot reaches are zero beforehand. Environment-major (entry k of environment e

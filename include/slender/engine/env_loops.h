@@ -9,9 +9,17 @@
 #include <utility>
 
 #include "slender/core/hd.h"
+#include "slender/core/types.h"
 
 namespace slender {
 namespace vec {
+
+/// dst = src, one index each
+struct Copy {
+  Real* dst;
+  const Real* src;
+  SLENDER_HD void operator()(long i) const { dst[i] = src[i]; }
+};
 
 /// f(i) for environments whose flag is set: i in [0, nenv * per_env)
 template <class F>

@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "slender/core/integrator.h"
 #include "slender/core/parallel_for.h"
+#include "slender/engine/assemble.h"
 #include "slender/engine/batch_kelvin_voigt.h"
 #include "slender/engine/env_loops.h"
 #include "slender/model.h"
@@ -54,9 +56,9 @@ struct EnvPools {
 /// The edges' frames of a step: every environment's at its start (the state's directors and
 /// reference twists) and where the frames moved to the step's current configuration go
 struct StepFrames {
-  const Real* d1;
-  const Real* t;
-  const Real* ref;
+  Real* d1;
+  Real* t;
+  Real* ref;
   Real* d1_cur;
   Real* t_cur;
   Real* ref_cur;
@@ -334,6 +336,36 @@ class StepEval {
                                   p.family<Bd::kDofs>(f, n, p.h != nullptr)},
           grain);
     });
+  }
+
+  /// the per-DOF terms (inertia, gravity, buoyancy, viscous drag, mass damping, loads) of every
+  /// DOF at the view's configuration (engine/assemble.h)
+  void dof_terms(const DofTerms& t) { run(m_->ndof, t, kParallelGrain); }
+
+  /// the residual of every free row: its per-DOF term and its stencils' gradient entries
+  void residual(long nfree, const AssembleResidual& r) { run(nfree, r, kParallelGrain); }
+
+  /// the end of a converged step: the state (q, u, a) from the step's solution (fin), the frames
+  /// at the new configuration as the next step's start and, with `midedge`, the mid-edge frame
+  /// vectors there (into tau0)
+  void end_step(const ModelView& mv,
+                const FinalizeStep& fin,
+                const StepFrames& fr,
+                Real* tau0,
+                bool midedge) {
+    run(mv.ndof, fin, kParallelGrain);
+    frames_at(mv, fr, fin.q);
+    copy(fr.d1, fr.d1_cur, 3L * mv.nedge);
+    copy(fr.t, fr.t_cur, 3L * mv.nedge);
+    copy(fr.ref, fr.ref_cur, mv.nbend);
+    if (midedge) run(mv.nsedge, MidEdgeFrames{mv, fin.q, tau0}, kParallelGrainMedium);
+  }
+
+  /// dst = src, per_env values of every environment (of the active ones, with a mask)
+  void copy(Real* dst, const Real* src, long per_env) {
+    if (per_env <= 0) return;
+    if (!act_) return X::copy(dst, src, size_t(nenv_) * size_t(per_env));
+    run(per_env, vec::Copy{dst, src}, kParallelGrain);
   }
 
   /// f over per_env items of every environment (of the active ones, with a mask): without a

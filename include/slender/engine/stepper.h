@@ -564,7 +564,7 @@ class StepperOn final : public DeviceStepper {
                        dof_phi_.data()};
     // the parts' own alphas, unless set_params gave one for all
     if (m.mass_damping_per_part && !alpha_override_) dof_terms.dof_alpha = d_dof_alpha_.data();
-    X::for_each(m.ndof, dof_terms);
+    se_.dof_terms(dof_terms);
     if constexpr (X::kHostMemory) {
       // the caller's force at y and its velocity (host memory: the host executor's buffers)
       if (force_) {
@@ -574,8 +574,8 @@ class StepperOn final : public DeviceStepper {
           r[i] -= force_.force[i];
       }
     }
-    X::for_each(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
-                                            g_pool_.data(), dof_r_.data(), f_.data()});
+    se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
+                                             g_pool_.data(), dof_r_.data(), f_.data()});
     if (contact_jacobian_)
       contact_jacobian_->add_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
     if (with_jacobian) {
@@ -752,17 +752,12 @@ class StepperOn final : public DeviceStepper {
   // ---- the end of a converged step ------------------------------------------------------------
 
   void finalize(Real dt, const StepCoeffs& c, DeviceStepWarnings& warn) {
-    const Model& m = *model_;
-    X::for_each(m.ndof,
-                FinalizeStep{spec_.kind, dt, c.c_m, c.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
-                             d_dof_mass_.data(), d_dof_fixed_.data(), q_.data(), u_.data(),
-                             a_.data(), 0, motion_slot_, target_.data(), 0});
-    // frames of the new configuration become the next step's start
-    frames_at(q_.data());
-    X::copy(d1_.data(), d1_cur_.data(), 3 * size_t(m.nedge));
-    X::copy(t_.data(), t_cur_.data(), 3 * size_t(m.nedge));
-    X::copy(ref_.data(), ref_cur_.data(), size_t(m.nbend));
-    X::for_each(m.nsedge, MidEdgeFrames{dv_, q_.data(), tau0_.data()}, kParallelGrainMedium);
+    // the state, and the frames of the new configuration as the next step's start
+    se_.end_step(dv_,
+                 FinalizeStep{spec_.kind, dt, c.c_m, c.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
+                              d_dof_mass_.data(), d_dof_fixed_.data(), q_.data(), u_.data(),
+                              a_.data(), 0, motion_slot_, target_.data(), 0},
+                 frames(), tau0_.data(), /*midedge=*/true);
     if (pd_.energy_pool > 0) {
       X::reduce4(pd_.energy_pool, CountFlags{flag_pool_.data(), unsigned(kDegenerate)},
                  partial_.data(), slot(kSlotFlags));
