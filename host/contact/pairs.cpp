@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "slender/core/parallel_for.h"
 #include "slender/engine/contact_pipeline.h"
 
 namespace slender::contact {
@@ -23,12 +24,36 @@ BroadPhaseInput broad_phase_input(const Model& m, const Real* q) {
 namespace {
 
 // keeps the sub-pairs that may come within range during the step (pipe::subpair_within_reach)
-void cull_far_subpairs(const Real* q, const Real* u, Real dt, Real tol, ContactPairLists& l) {
+// and are no shell's rest neighbours (rest_ee(k), rest_pt(k): a verdict of the pair alone, so
+// that asking it of the few sub-pairs within reach only gives the lists of asking it first),
+// tested on every thread, kept in order
+template <class RestEe, class RestPt>
+void cull_far_subpairs(const Real* q,
+                       const Real* u,
+                       Real dt,
+                       Real tol,
+                       ContactPairLists& l,
+                       std::vector<unsigned char>& keep,
+                       const RestEe& rest_ee,
+                       const RestPt& rest_pt) {
   auto filter = [&](std::vector<int>& nodes, std::vector<Real>& d, std::vector<Real>& mu,
-                    bool edge_edge) {
+                    bool edge_edge, const auto& rest) {
+    keep.resize(d.size());
+    const int* nd = nodes.data();
+    const Real* dd = d.data();
+    unsigned char* kp = keep.data();
+    parallel_for_host(
+        long(d.size()),
+        [&](long k) {
+          kp[k] =
+              pipe::subpair_within_reach(q, u, nd + 4 * k, dd[k], tol, dt, edge_edge) && !rest(k)
+                  ? 1
+                  : 0;
+        },
+        kParallelGrainHeavy);
     size_t kept = 0;
     for (size_t k = 0; k < d.size(); ++k) {
-      if (pipe::subpair_within_reach(q, u, &nodes[4 * k], d[k], tol, dt, edge_edge)) {
+      if (keep[k]) {
         for (int a = 0; a < 4; ++a)
           nodes[4 * kept + a] = nodes[4 * k + a];
         d[kept] = d[k];
@@ -40,8 +65,8 @@ void cull_far_subpairs(const Real* q, const Real* u, Real dt, Real tol, ContactP
     d.resize(kept);
     mu.resize(kept);
   };
-  filter(l.ee_node, l.ee_d, l.ee_mu, true);
-  filter(l.pt_node, l.pt_d, l.pt_mu, false);
+  filter(l.ee_node, l.ee_d, l.ee_mu, true, rest_ee);
+  filter(l.pt_node, l.pt_d, l.pt_mu, false, rest_pt);
 }
 
 }  // namespace
@@ -79,16 +104,13 @@ void ContactPairFinder::find(
   vt_.clear();
   edges_.clear();
   rod_shell_edges_.clear();
-  // a shell's own neighbours in the rest shape are no pair (pipe::Geometry::rest_neighbours_vt)
-  const pipe::Geometry rest = pipe::host_geometry(m);
   for (long k = 0; k < cp.net; ++k) {
     const int e = cp.et_pair[2 * k], t = cp.et_pair[2 * k + 1];
     if (!(m.edge_EA[e] > 0)) continue;
     const int* tn = &m.tri_node[3 * t];
     for (int a = 0; a < 2; ++a) {
       const int v = m.edge_node[2 * e + a];
-      if (v != tn[0] && v != tn[1] && v != tn[2] && !rest.rest_neighbours_vt(v, t))
-        vt_.push_back({v, t, m.edge_part[e]});
+      if (v != tn[0] && v != tn[1] && v != tn[2]) vt_.push_back({v, t, m.edge_part[e]});
     }
     for (int j = 0; j < 3; ++j) {
       const int se = m.tri_edge[3 * t + j];
@@ -105,7 +127,7 @@ void ContactPairFinder::find(
       for (int a = 0; a < 3; ++a) {
         const int v = m.tri_node[3 * t + a];
         const int* on = &m.tri_node[3 * o];
-        if (v == on[0] || v == on[1] || v == on[2] || rest.rest_neighbours_vt(v, o)) continue;
+        if (v == on[0] || v == on[1] || v == on[2]) continue;
         vt_.push_back({v, o, m.tri_part[t]});
       }
     }
@@ -115,7 +137,6 @@ void ContactPairFinder::find(
         const int* na = &m.sedge_node[2 * ea];
         const int* nb = &m.sedge_node[2 * eb];
         if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) continue;
-        if (rest.rest_neighbours_ee(ea, eb)) continue;
         edges_.push_back({std::min(ea, eb), std::max(ea, eb)});
       }
   }
@@ -143,6 +164,7 @@ void ContactPairFinder::find(
     ee_d.push_back(m.edge_radius[e] + m.tri_half_thickness[m.sedge_tri[2 * se]]);
     ee_mu.push_back(m.part_mu(m.edge_part[e], m.tri_part[m.sedge_tri[2 * se]]));
   }
+  const size_t shell_ee_begin = ee_d.size();  // the shell edge pairs: edges_, in order
   for (const auto& [a, b] : edges_) {
     ee.insert(ee.end(), {m.sedge_node[2 * a], m.sedge_node[2 * a + 1], m.sedge_node[2 * b],
                          m.sedge_node[2 * b + 1]});
@@ -151,7 +173,16 @@ void ContactPairFinder::find(
                    m.tri_half_thickness[m.sedge_tri[2 * b]]);
     ee_mu.push_back(m.part_mu(m.tri_part[m.sedge_tri[2 * a]], m.tri_part[m.sedge_tri[2 * b]]));
   }
-  cull_far_subpairs(q, u, dt, m.contact.tolerance, out);
+  // a shell's own neighbours in the rest shape are no pair (pipe::Geometry::rest_neighbours_vt)
+  const pipe::Geometry rest = pipe::host_geometry(m);
+  cull_far_subpairs(
+      q, u, dt, m.contact.tolerance, out, keep_,
+      [&](long k) {
+        if (size_t(k) < shell_ee_begin) return false;
+        const auto& [a, b] = edges_[size_t(k) - shell_ee_begin];
+        return rest.rest_neighbours_ee(a, b);
+      },
+      [&](long k) { return rest.rest_neighbours_vt(vt_[size_t(k)][0], vt_[size_t(k)][1]); });
 }
 
 }  // namespace slender::contact

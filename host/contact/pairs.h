@@ -52,6 +52,7 @@ class ContactPairFinder {
   BroadPhase broad_phase_;
   std::vector<std::array<int, 3>> vt_;  // (vertex, triangle, part)
   std::vector<std::pair<int, int>> edges_, rod_shell_edges_;
+  std::vector<unsigned char> keep_;  // which sub-pairs the culling keeps
 };
 
 }  // namespace slender::contact

@@ -285,6 +285,56 @@ TEST(Pipeline, AFineSheetAtRestFeelsNoContactOfItsOwn) {
   }
 }
 
+// The culling's shortcut, the gap between the two primitives' bounding boxes, is a lower bound
+// of their distance, and with it the verdict is the exact distance's on every sub-pair: random
+// point-triangle and edge-edge configurations (general, coplanar, parallel, touching, an end or
+// a vertex exactly beyond the other primitive along an axis), each tested at reaches just
+// below, at and just above its distance, and at random reaches.
+TEST(Pipeline, TheBoxGapBoundsTheDistanceAndLeavesTheVerdict) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<Real> uni(-1, 1);
+  const int n[4] = {0, 1, 2, 3};
+  const std::vector<Real> u(12, 0);
+  long checked = 0, settled_by_box = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::vector<Real> x(12);
+    for (Real& v : x)
+      v = uni(rng);
+    const int kind = trial % 5;
+    if (kind == 1) {  // coplanar: every z the same
+      for (int a = 0; a < 4; ++a)
+        x[3 * a + 2] = 0.25;
+    } else if (kind == 2) {  // parallel edges / the point over the triangle's plane
+      for (int c = 0; c < 3; ++c)
+        x[9 + c] = x[6 + c] + (x[3 + c] - x[0 + c]);
+    } else if (kind == 3) {  // node 0 exactly beyond node 1 along x
+      x[0] = x[3] + 0.5 * std::fabs(uni(rng));
+      x[1] = x[4];
+      x[2] = x[5];
+    } else if (kind == 4) {  // touching: node 0 on node 2
+      for (int c = 0; c < 3; ++c)
+        x[c] = x[6 + c];
+    }
+    for (bool ee : {false, true}) {
+      const Real dist = pipe::subpair_distance(x.data(), n, ee);
+      const Real gap = pipe::subpair_box_gap(x.data(), n, ee);
+      ASSERT_TRUE(std::isfinite(dist));
+      ASSERT_LE(gap, dist * (1 + 1e-12) + 1e-300) << "trial " << trial << " ee " << ee;
+      const Real reaches[] = {dist * (1 - 1e-9), dist, dist * (1 + 1e-9), std::fabs(uni(rng))};
+      for (Real reach : reaches) {
+        // d = reach, no tolerance, no motion: the reach is d
+        const bool exact = !(dist >= reach);
+        EXPECT_EQ(pipe::subpair_within_reach(x.data(), u.data(), n, reach, 0, 1e-3, ee), exact)
+            << "trial " << trial << " ee " << ee << " reach " << reach << " dist " << dist;
+        ++checked;
+        if (gap * (1 - 1e-12) >= reach) ++settled_by_box;
+      }
+    }
+  }
+  // the shortcut must settle a good share of the random sub-pairs, or it is no shortcut
+  EXPECT_GT(settled_by_box, checked / 10) << settled_by_box << " of " << checked;
+}
+
 // a non-finite position is an error naming the cause, not a silent empty list
 TEST(Pipeline, NonFinitePositionIsAnError) {
   const auto m = load_scene("gripper.json");
