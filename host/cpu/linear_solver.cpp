@@ -14,11 +14,35 @@
 #ifdef SLENDER_HAVE_CHOLMOD
 #include <Eigen/CholmodSupport>
 #endif
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 #ifdef SLENDER_HAVE_UMFPACK
 #include <umfpack.h>
 #endif
 
 namespace slender::cpu {
+
+namespace {
+
+// CHOLMOD's supernodal factorization runs some of its loops on a team of 4 OpenMP threads of
+// its own (a number compiled into the library), whatever OMP_NUM_THREADS says, and its threads
+// spin while they wait. On a machine with fewer cores than that, or under OMP_NUM_THREADS=1,
+// they take turns on the same cores. Dynamic teams, for the call only, let OpenMP cap the team
+// at the threads it may use (OMP_NUM_THREADS, the cores, the load). Those loops write disjoint
+// entries, so the factor is the same whatever the team.
+class CapCholmodTeams {
+ public:
+#if defined(_OPENMP)
+  CapCholmodTeams() : was_(omp_get_dynamic()) { omp_set_dynamic(1); }
+  ~CapCholmodTeams() { omp_set_dynamic(was_); }
+
+ private:
+  int was_;
+#endif
+};
+
+}  // namespace
 
 using SpMat = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
 
@@ -114,7 +138,10 @@ bool LinearSolver::Impl::direct_factorize() {
         cholmod.analyzePattern(A);
       }
       direct_analyzed = true;
-      cholmod.factorize(A);
+      {
+        const CapCholmodTeams cap;
+        cholmod.factorize(A);
+      }
       ok = cholmod.info() == Eigen::Success;
       break;
 #endif
