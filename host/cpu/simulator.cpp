@@ -307,11 +307,7 @@ struct Simulator::Impl {
     std::fill(f_time.begin(), f_time.end(), 0);
     for (size_t i = 0; i < external_forces.size(); ++i)
       f_time[i] = external_forces[i];
-    for (const PointLoad& pl : model->point_loads) {
-      const Real s = c.load_factor * eval_time_function(pl.time, c.t_eval);
-      for (int k = 0; k < 3; ++k)
-        f_time[3 * pl.node + k] += s * pl.force[k];
-    }
+    add_point_loads(*model, c.t_eval, c.load_factor, f_time.data());
   }
 
   // contact candidates for a step of size dt from the state: found by the engine on its state
@@ -424,12 +420,8 @@ struct Simulator::Impl {
     const Model& m = *model;
     const AssemblyPlan& p = m.plan;
     std::fill(f_time.begin(), f_time.end(), 0);
-    for (const PointLoad& pl : m.point_loads) {
-      const Real v = eval_time_function(pl.time, 0);
-      for (int k = 0; k < 3; ++k)
-        f_time[3 * pl.node + k] += v * pl.force[k];
-    }
-    loads_dirty = true;  // the engine's loads come with the first step
+    add_point_loads(m, 0, 1, f_time.data());  // (a factor of 1: the same bits)
+    loads_dirty = true;                       // the engine's loads come with the first step
     apply_actuation(0);
     q_hat = state.q;
     u_hat = state.u;

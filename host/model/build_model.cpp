@@ -280,6 +280,14 @@ void motion_targets(const Model& m, Real t, Real* out) {
     out[j] = m.motion_base[j] + s[size_t(m.motion_of[j])] * m.motion_amount[j];
 }
 
+void add_point_loads(const Model& m, Real t, Real factor, Real* f) {
+  for (const PointLoad& pl : m.point_loads) {
+    const Real s = factor * eval_time_function(pl.time, t);
+    for (int k = 0; k < 3; ++k)
+      f[3 * pl.node + k] += s * pl.force[k];
+  }
+}
+
 Real eval_time_function(const TimeFunction& f, Real t, Real phase) {
   switch (f.kind) {
     case TimeFunction::Kind::kConstant:

@@ -38,6 +38,10 @@ std::vector<Real> part_youngs_scales(const Model& m, Real t);
 struct Model;
 /// The values of the DOFs the scene's motions move (Model::motion_dof) at time t (nmoved).
 void motion_targets(const Model& m, Real t, Real* out);
+/// Adds every point load at time t, times `factor` (a static step's load factor), to f (ndof):
+/// f[3 node + k] += (factor F(t)) force[k], the loads in the model's order. The one evaluation of
+/// the point loads of every engine's step.
+void add_point_loads(const Model& m, Real t, Real factor, Real* f);
 
 /// One driven natural value: spring `index` of a family, rest value, spatial phase.
 struct ActuatedSpring {

@@ -478,11 +478,7 @@ class VectorNewton {
     for (int e = 0; loads && e < B; ++e) {
       const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
       Real* fe = ft.data() + size_t(e) * nd;
-      for (const PointLoad& pl : m.point_loads) {
-        const Real s = ce.load_factor * eval_time_function(pl.time, ce.t_eval);
-        for (int k = 0; k < 3; ++k)
-          fe[3 * pl.node + k] += s * pl.force[k];
-      }
+      add_point_loads(m, ce.t_eval, ce.load_factor, fe);
       if (!forces_.empty())
         for (int k = 0; k < 3 * m.nnode; ++k)
           fe[k] += forces_[size_t(e) * 3 * m.nnode + k];
