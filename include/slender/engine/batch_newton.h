@@ -720,12 +720,11 @@ class VectorNewton {
       X::upload(alpha_, alpha.data(), size_t(nenv_));
       alpha_dev_h_ = alpha;
     }
-    each(long(nenv_) * m.ndof,
-         vec::Masked<vec::Copy>{vec::Copy{y_trial_.data(), y_.data()}, active_.data(), m.ndof});
-    each(long(nenv_) * plan_.nfree,
-         vec::Masked<vec::NewtonStep>{vec::NewtonStep{plan_.nfree, m.ndof, free_dof_.data(),
-                                                      dx_.data(), alpha_.data(), y_trial_.data()},
-                                      active_.data(), plan_.nfree});
+    se_.copy(y_trial_.data(), y_.data(), m.ndof);
+    se_.run(plan_.nfree,
+            vec::NewtonStep{plan_.nfree, m.ndof, free_dof_.data(), dx_.data(), alpha_.data(),
+                            y_trial_.data()},
+            kParallelGrainHeavy);
   }
 
   // y = y_trial for the environments in mask
@@ -733,8 +732,7 @@ class VectorNewton {
     const Model& m = *model_;
     active_h_ = mask;
     push_active();
-    each(long(nenv_) * m.ndof,
-         vec::Masked<vec::Copy>{vec::Copy{y_.data(), y_trial_.data()}, active_.data(), m.ndof});
+    se_.copy(y_.data(), y_trial_.data(), m.ndof);
   }
 
   // residual norms and potentials at q (env-major) for the active environments (active_, as
@@ -819,10 +817,8 @@ class VectorNewton {
     if (n == 0) return;
     const EnvPools p = pools();
     const LocalBuffers<3> buf = p.family<3>(kFamGround, n);
-    each(long(nenv_) * n,
-         vec::Masked<vec::EvalGround>{
-             vec::EvalGround{mv_, ev, n, buf, mu_.data(), scaled_ ? params_.data() : nullptr},
-             active_.data(), n});
+    se_.run(n, vec::EvalGround{mv_, ev, n, buf, mu_.data(), scaled_ ? params_.data() : nullptr},
+            kParallelGrainHeavy);
   }
 
   void finalize(const std::vector<unsigned char>& done, Real dt, VectorStepResult& res) {

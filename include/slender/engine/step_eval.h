@@ -159,8 +159,7 @@ class StepEval {
   StepEval(const Model& m, int nenv) : m_(&m), nenv_(nenv) {
     const size_t B = size_t(nenv);
     const AssemblyPlan& p = m.plan;  // (the elastic families keep their place in every plan)
-    yscale_h_.assign(B, 1);
-    X::upload(yscale_, yscale_h_.data(), B);
+    set_youngs_scales(std::vector<Real>(B, 1));
     if (m.npart > 0) {
       node_part_.upload(m.node_part);
       part_scale_.resize(B * size_t(m.npart));
@@ -191,8 +190,7 @@ class StepEval {
 
   /// each environment's Young's modulus scale (nenv, on the host)
   void set_youngs_scales(const std::vector<Real>& s) {
-    yscale_h_ = s;
-    X::upload(yscale_, yscale_h_.data(), yscale_h_.size());
+    X::upload(yscale_, s.data(), s.size());
     youngs_scaled_ =
         std::any_of(s.begin(), s.end(), [](Real v) { return v != 1; });  // (x 1 is exact)
   }
@@ -399,7 +397,6 @@ class StepEval {
   long nenv_;
   const unsigned char* act_ = nullptr;
   // each environment's Young's modulus scale; whether one is not 1
-  std::vector<Real> yscale_h_;
   Buffer<Real> yscale_;
   bool youngs_scaled_ = false;
   // each node's part and every environment's part scales (nenv x npart); whether they apply
