@@ -3,8 +3,10 @@
 // Shared test helpers: named tolerances with their reasons, relative errors, random
 // configurations and central finite differences.
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "slender/core/small.h"
 
@@ -49,6 +51,22 @@ inline Vec3 random_normal(std::mt19937_64& rng, const Vec3& t) {
     const Real n = norm(v);
     if (n > 0.1) return v / n;
   }
+}
+
+/// max |v_i|
+inline Real max_abs(const std::vector<Real>& v) {
+  Real m = 0;
+  for (Real x : v)
+    m = std::max(m, std::fabs(x));
+  return m;
+}
+
+/// max |a_i - b_i| over a's entries (b at least as long)
+inline Real max_abs_diff(const std::vector<Real>& a, const std::vector<Real>& b) {
+  Real d = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, std::fabs(a[i] - b[i]));
+  return d;
 }
 
 /// step of central differences for coordinate value x

@@ -17,6 +17,7 @@
 #include "slender/builder.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/simulator.h"
+#include "test_util.h"
 
 namespace slender {
 namespace {
@@ -33,12 +34,7 @@ std::vector<Real> multiply(const std::vector<int>& row_ptr,
   return y;
 }
 
-Real max_abs(const std::vector<Real>& v) {
-  Real m = 0;
-  for (Real x : v)
-    m = std::max(m, std::fabs(x));
-  return m;
-}
+using test::max_abs;
 
 /// solves A x = b on the device; returns x
 std::vector<Real> device_solve(DeviceSparseSolver& s,
@@ -79,10 +75,7 @@ TEST(DeviceSolver, NewtonJacobianMatchesTheCpuSolve) {
   bool fallback = true;
   const std::vector<Real> x = device_solve(dev, dval, f, &fallback);
   EXPECT_FALSE(fallback);
-  Real diff = 0;
-  for (int i = 0; i < p.nfree; ++i)
-    diff = std::max(diff, std::fabs(x[i] - x_cpu[i]));
-  EXPECT_LT(diff, 1e-9 * max_abs(x_cpu));
+  EXPECT_LT(test::max_abs_diff(x, x_cpu), 1e-9 * max_abs(x_cpu));
 
   // numeric refactorization of new values on the same analysis: twice the matrix, half the x
   std::vector<Real> val2 = val;
@@ -90,7 +83,7 @@ TEST(DeviceSolver, NewtonJacobianMatchesTheCpuSolve) {
     v *= 2;
   DeviceBuffer<Real> dval2(val2);
   const std::vector<Real> x2 = device_solve(dev, dval2, f);
-  diff = 0;
+  Real diff = 0;
   for (int i = 0; i < p.nfree; ++i)
     diff = std::max(diff, std::fabs(2 * x2[i] - x_cpu[i]));
   EXPECT_LT(diff, 1e-9 * max_abs(x_cpu));

@@ -20,6 +20,7 @@
 #include "slender/model.h"
 #include "slender/simulator.h"
 #include "slender/stencils/user_energy.h"
+#include "test_util.h"
 
 namespace slender {
 namespace {
@@ -54,11 +55,7 @@ TEST(CudaUserEnergy, SadowskyRibbonAndASpringMatchTheCpu) {
   }
   const std::vector<Real>& qc = cpu.state().q;
   const std::vector<Real>& qg = gpu.state().q;
-  Real d = 0, m = 0;
-  for (size_t i = 0; i < qc.size(); ++i) {
-    d = std::max(d, std::abs(qc[i] - qg[i]));
-    m = std::max(m, std::abs(qc[i]));
-  }
+  const Real d = test::max_abs_diff(qc, qg), m = test::max_abs(qc);
   std::printf("user energies on CUDA: |q_gpu - q_cpu| / |q| = %.2e\n", d / m);
   EXPECT_LT(d / m, 1e-9);
   EXPECT_NEAR(gpu.energies().user, cpu.energies().user, 1e-9 * std::abs(cpu.energies().user));

@@ -72,18 +72,8 @@ void expect_error(F&& f, const std::string& what) {
   }
 }
 
-Real max_abs_diff(const std::vector<Real>& a, const std::vector<Real>& b) {
-  Real d = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    d = std::max(d, std::abs(a[i] - b[i]));
-  return d;
-}
-Real max_abs(const std::vector<Real>& a) {
-  Real d = 0;
-  for (Real v : a)
-    d = std::max(d, std::abs(v));
-  return d;
-}
+using test::max_abs;
+using test::max_abs_diff;
 
 TEST(UserEnergy, ACopyOfTheRodsOwnEnergiesDoublesItsStiffness) {
   const auto base = build_model(hanging_rod(SceneBuilder::circle(1e-3)).build());
