@@ -84,16 +84,23 @@ SLENDER_HD inline Real subpair_box_gap(const Real* x, const int n[4], bool edge_
   return ::sqrt(s);
 }
 
+/// a sub-pair's distance at x as far as a comparison with `range` needs it: the boxes' gap when
+/// that alone is beyond the range by more than rounding (a relative 1e-12; the distance is at
+/// least the gap), else the distance itself (NaN stays NaN). Most far sub-pairs are settled
+/// without their distance.
+SLENDER_HD inline Real subpair_distance_to(const Real* x, const int n[4], bool ee, Real range) {
+  const Real gap = subpair_box_gap(x, n, ee);
+  return gap * (1 - Real(1e-12)) >= range ? gap : subpair_distance(x, n, ee);
+}
+
 /// whether a sub-pair of contact distance d (nodes n at x, velocities u) may come within range
 /// during a step of size dt: its distance now below d plus the tolerance plus how much closer
 /// its nodes may come (subpair_approach); a NaN distance keeps the pair. The one culling test of
-/// the host finder and the pipeline. The boxes' gap settles most far sub-pairs first: a gap
-/// beyond the reach by more than rounding (a relative 1e-12) is a distance beyond it too.
+/// the host finder and the pipeline.
 SLENDER_HD inline bool subpair_within_reach(
     const Real* x, const Real* u, const int n[4], Real d, Real tolerance, Real dt, bool ee) {
   const Real reach = d + (tolerance + subpair_approach(u, n, dt));
-  if (subpair_box_gap(x, n, ee) * (1 - Real(1e-12)) >= reach) return false;
-  return !(subpair_distance(x, n, ee) >= reach);
+  return !(subpair_distance_to(x, n, ee, reach) >= reach);
 }
 
 /// the model's arrays the passes read, in the executor's memory (or the Model's own, on the
@@ -148,10 +155,9 @@ struct Geometry {
     return rest_within(n, true, tri_half_thickness[ta] + tri_half_thickness[tb] + tolerance);
   }
   /// whether a sub-pair's nodes (point-triangle, or edge-edge) are closer than `range` in the
-  /// rest shape (a boxes' gap beyond it settles most pairs without their distance)
+  /// rest shape
   SLENDER_HD bool rest_within(const int n[4], bool edge_edge, Real range) const {
-    if (subpair_box_gap(node_x0, n, edge_edge) * (1 - Real(1e-12)) >= range) return false;
-    return subpair_distance(node_x0, n, edge_edge) < range;
+    return subpair_distance_to(node_x0, n, edge_edge, range) < range;
   }
 
   SLENDER_HD Real part_mu(int a, int b) const {
