@@ -44,6 +44,10 @@ DeviceModel::DeviceModel(const Model& m) : impl_(std::make_unique<Impl>()) {
 #define SLENDER_DEVICE_POINTER(type, name, count, width, doc) v.name = s.up(m.name);
   SLENDER_VIEW_ARRAYS(SLENDER_DEVICE_POINTER)
 #undef SLENDER_DEVICE_POINTER
+  for (int f = 0; f < kMaxFamilies; ++f) {
+    const FamilyTable& t = m.tables[size_t(f)];
+    v.table[f] = FamilyTableView{t.rows, t.ni, t.nr, s.up(t.i), s.up(t.r)};
+  }
   // contact pairs change every step: a simulator sets them (none in a model's view)
   v.npair = 0;
   v.pair_node = nullptr;

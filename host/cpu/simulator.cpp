@@ -180,8 +180,17 @@ struct Simulator::Impl {
     ev.u_hat = u_hat.data();
     ev.c_u = 0;
     ev.sedge_tau0 = state.sedge_tau0.data();
+    if (!model->signals.empty()) {  // the families' time functions at the state's time
+      signal_h.resize(kMaxSignals);
+      const Real factor = spec.kind == IntegratorKind::kStatic && spec.duration > 0
+                              ? std::min(Real(1), state.time / spec.duration)
+                              : Real(1);
+      eval_signals(*model, state.time, factor, signal_h.data());
+      ev.signal = signal_h.data();
+    }
     return ev;
   }
+  mutable std::vector<Real> signal_h;  // eval_view's signals
 
   // the natural shape at time t: the rest values plus every actuation's contribution (they
   // add up where several drive one spring), then the callback
@@ -647,6 +656,13 @@ Energies Simulator::energies() const {
   for (size_t i = 0; i < m.user_energies.size(); ++i)
     for (long k = 0, n = m.user_energies[i]->count(s.mv); k < n; ++k)
       en.user += s.e_pool[size_t(p.user_e_off[i] + k)];
+  // the potentials of the families with their own tables (load)
+  for_each_family([&](auto b, Family f, long) {
+    Real* to = !m.tables[size_t(f)].name.empty() ? &en.load : nullptr;
+    if (to)
+      for (long k = 0, n = b.count(s.mv); k < n; ++k)
+        *to += s.e_pool[size_t(p.e_off[f] + k)];
+  });
   for (int i = 0; i < m.ndof; ++i)
     en.kinetic += 0.5 * s.dof_mass()[i] * s.state.u[i] * s.state.u[i];
   for (int n = 0; n < m.nnode; ++n)

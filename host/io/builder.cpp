@@ -399,6 +399,11 @@ SceneBuilder& SceneBuilder::gravity(Vec3 g) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::family_input(FamilyInput in) {
+  spec_.forces.families.push_back(std::move(in));
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::point_load(int part, int index, Vec3 force, TimeFunction time) {
   PointLoadSpec l;
   l.node = NodeRef{part, index, {}};

@@ -556,6 +556,10 @@ JsonObject::JsonObject(const JsonValue& v, std::string file, std::string path)
 std::string JsonObject::path_of(const std::string& key) const { return member_path(path_, key); }
 
 void JsonObject::allow_only(std::initializer_list<const char*> allowed) const {
+  allow_only(std::vector<const char*>(allowed));
+}
+
+void JsonObject::allow_only(const std::vector<const char*>& allowed) const {
   for (const JsonMember& m : v_->object) {
     bool ok = false;
     for (const char* a : allowed) {

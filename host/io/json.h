@@ -97,6 +97,7 @@ class JsonObject {
 
   /// throws "unknown field" for the first key not in `allowed` (catches typos)
   void allow_only(std::initializer_list<const char*> allowed) const;
+  void allow_only(const std::vector<const char*>& allowed) const;
 
   bool has(const std::string& key) const { return v_->find(key) != nullptr; }
   const JsonValue* find(const std::string& key) const { return v_->find(key); }

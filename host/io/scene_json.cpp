@@ -12,6 +12,7 @@
 #include "io/text_rows.h"
 #include "slender/builder.h"
 #include "slender/core/error.h"
+#include "slender/model.h"
 
 namespace slender {
 
@@ -82,6 +83,7 @@ class SceneReader {
   void read_forces(const JsonObject& f);
   void read_actuation(const JsonValue& list);
   TimeFunction read_time(const JsonObject& t) const;
+  void read_family_field(const JsonObject& f, const FamilySceneInfo& fam);
   void read_integrator(const JsonObject& g);
   void read_output(const JsonObject& o);
 
@@ -799,10 +801,55 @@ void SceneReader::read_actuation(const JsonValue& list) {
   }
 }
 
+// a family's field: one entry (an object) or a list of them, each with the family's fields
+void SceneReader::read_family_field(const JsonObject& f, const FamilySceneInfo& fam) {
+  const JsonValue& v = f.require(fam.field);
+  if (!v.is_object() && !v.is_array()) f.fail(fam.field, "must be an object or a list of objects");
+  const size_t n = v.is_array() ? v.array.size() : 1;
+  std::vector<const char*> names;
+  for (const FamilyField* d = fam.begin; d != fam.end; ++d)
+    names.push_back(d->name);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string path = v.is_array() ? indexed(f.path_of(fam.field), i) : f.path_of(fam.field);
+    const JsonValue& ov = v.is_array() ? v.array[i] : v;
+    if (!ov.is_object()) throw InputError(file_, ov.line, path, "must be an object");
+    const JsonObject o(ov, file_, path);
+    o.allow_only(names);
+    FamilyInput in;
+    in.field = fam.field;
+    in.loc = loc(o.value(), o.path());
+    for (const FamilyField* d = fam.begin; d != fam.end; ++d) {
+      if (!o.has(d->name)) {
+        if (d->required) o.fail(d->name, "missing (required)");
+        continue;
+      }
+      switch (d->kind) {
+        case FieldKind::kNumber:
+          in.number(d->name, o.number(d->name));
+          break;
+        case FieldKind::kPart:
+          in.part(d->name, o.string(d->name));
+          break;
+        case FieldKind::kTime:
+          in.time(d->name, read_time(o.object(d->name)));
+          break;
+      }
+    }
+    s_.forces.families.push_back(std::move(in));
+  }
+}
+
 void SceneReader::read_forces(const JsonObject& f) {
-  f.allow_only({"gravity", "point_loads", "viscous_drag", "damping", "buoyancy", "aerodynamic_drag",
-                "resistive_force", "ground"});
+  // the built-in fields, then those of the families that read their own (family_table.h)
+  const std::vector<FamilySceneInfo> families = family_scene_fields();
+  std::vector<const char*> allowed = {"gravity",  "point_loads",      "viscous_drag",    "damping",
+                                      "buoyancy", "aerodynamic_drag", "resistive_force", "ground"};
+  for (const FamilySceneInfo& fam : families)
+    allowed.push_back(fam.field);
+  f.allow_only(allowed);
   ForcesSpec& out = s_.forces;
+  for (const FamilySceneInfo& fam : families)
+    if (f.has(fam.field)) read_family_field(f, fam);
   out.loc = loc(f.value(), f.path());
   out.gravity = f.vec3_or("gravity", out.gravity);
   if (f.has("point_loads")) {

@@ -368,6 +368,8 @@ size_t Model::memory_bytes() const {
   add(part_node), add(part_edge), add(part_bend), add(contact_mu);
   add(motion_dof), add(motion_of), add(motion_base), add(motion_amount), add(dof_motion_slot);
   add(fixed_dof), add(dof_fixed_slot);
+  for (const FamilyTable& t : tables)
+    add(t.i), add(t.r);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
   add(plan.slot_src_adr), add(plan.slot_src), add(plan.row_src_adr), add(plan.row_src);
   return b;
@@ -781,6 +783,7 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     m.point_loads.push_back(PointLoad{n, pl.force, pl.time});
   }
 
+  build_family_tables(m);
   resolve_actuation(m);
   build_assembly_plan(m);
   // every array of the list has its count x width values (a builder that missed one is a bug)
@@ -837,6 +840,11 @@ std::string model_arrays_misfit(const Model& m) {
   SLENDER_VIEW_ARRAYS(SLENDER_ARRAY_FITS)
   SLENDER_HOST_ARRAYS(SLENDER_ARRAY_FITS)
 #undef SLENDER_ARRAY_FITS
+  for (const FamilyTable& t : m.tables)
+    if (!t.fits())
+      out += std::string(out.empty() ? "" : ", ") + "the table of '" + t.name + "' holds " +
+             std::to_string(t.i.size()) + " ints and " + std::to_string(t.r.size()) +
+             " reals, not " + std::to_string(t.rows) + " rows";
   return out;
 }
 

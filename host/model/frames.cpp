@@ -73,6 +73,8 @@ ModelView host_view(const Model& m) {
 #define SLENDER_HOST_POINTER(type, name, count, width, doc) v.name = m.name.data();
   SLENDER_VIEW_ARRAYS(SLENDER_HOST_POINTER)
 #undef SLENDER_HOST_POINTER
+  for (int f = 0; f < kMaxFamilies; ++f)
+    v.table[f] = m.tables[size_t(f)].view();
   v.drag_density = m.drag_density;
   v.drag_coefficient = m.drag_coefficient;
   v.rft_tangential = m.rft_tangential;

@@ -10,6 +10,11 @@
 
 namespace slender {
 
+/// The tables of the families that keep their own (stencils/family_table.h): every entry of the
+/// scene's forces.families checked against its family's fields and built (Model::tables,
+/// Model::signals). Needs the shells, the fixed DOFs and the initial positions.
+void build_family_tables(Model& m);
+
 /// One bend-twist stencil per pair of edges meeting at a node, oriented so that e0 enters and
 /// e1 leaves the node (signs record flipped edges); stiffnesses are the mean of the two edges'.
 void build_bend_stencils(Model& m,

@@ -404,10 +404,17 @@ PYBIND11_MODULE(_core, m) {
             SLENDER_VIEW_ARRAYS(SLENDER_PY_ARRAY)
             SLENDER_HOST_ARRAYS(SLENDER_PY_ARRAY)
 #undef SLENDER_PY_ARRAY
+            // the families' own tables: <field>_int (rows, ni) and <field>_real (rows, nr)
+            for (const FamilyTable& t : m.tables)
+              if (!t.name.empty()) {
+                d[(t.name + "_int").c_str()] = listed_array(t.i, t.rows, t.ni, self);
+                d[(t.name + "_real").c_str()] = listed_array(t.r, t.rows, t.nr, self);
+              }
             return d;
           },
           "every per-element array of the model by name (include/slender/stencils/model_arrays.h), "
-          "as read-only numpy views of shape (count,) or (count, width)")
+          "as read-only numpy views of shape (count,) or (count, width), and the tables of the "
+          "families that keep their own (<field>_int, <field>_real)")
       .def("info", [](const Model& md) { return model_info(md); })
       .def("__repr__", [](const Model& md) {
         return "<slender.Model '" + md.scene.name + "': " + std::to_string(md.nnode) + " nodes, " +
@@ -562,6 +569,9 @@ PYBIND11_MODULE(_core, m) {
              d["bend"] = e.bend;
              d["twist"] = e.twist;
              d["gravity"] = e.gravity;
+             d["user"] = e.user;
+             d["load"] = e.load;
+             d["total"] = e.total();
              return d;
            })
       .def("set_external_forces",

@@ -97,6 +97,8 @@ std::uint64_t model_fingerprint(const Model& m) {
   SLENDER_VIEW_ARRAYS(SLENDER_FINGERPRINT_ARRAY)
   SLENDER_HOST_ARRAYS(SLENDER_FINGERPRINT_ARRAY)
 #undef SLENDER_FINGERPRINT_ARRAY
+  for (const FamilyTable& t : m.tables)
+    if (t.rows > 0) f.vec(t.i), f.vec(t.r);
   return f.h;
 }
 

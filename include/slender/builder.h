@@ -148,6 +148,10 @@ class SceneBuilder {
 
   SceneBuilder& gravity(Vec3 g);
   SceneBuilder& point_load(int part, int index, Vec3 force, TimeFunction time = {});
+  /// an entry of a stencil family's own scene field (forces.<in.field>), for example
+  /// FamilyInput{"pressure"}.part("part", "balloon").number("pressure", 2e3); checked against
+  /// the family's fields when the model is built
+  SceneBuilder& family_input(FamilyInput in);
   SceneBuilder& viscosity(Real eta);
   SceneBuilder& mass_damping(Real alpha);
   /// beta of stiffness-proportional (Rayleigh) damping of every part [s] (a part's own:

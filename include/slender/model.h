@@ -7,6 +7,7 @@
 // DOF order (seed 000, eq. 1): q = [x_1 .. x_N, theta^1 .. theta^E]; node i owns q[3i .. 3i+2],
 // edge e owns q[3N + e]. Shell mid-edge DOFs (xi) will follow the twists.
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,30 @@ void motion_targets(const Model& m, Real t, Real* out);
 /// f[3 node + k] += (factor F(t)) force[k], the loads in the model's order. The one evaluation of
 /// the point loads of every engine's step.
 void add_point_loads(const Model& m, Real t, Real factor, Real* f);
+
+/// The model's signals at time t times `factor` (a static step's load factor) into out
+/// (kMaxSignals values, 0 past the model's).
+void eval_signals(const Model& m, Real t, Real factor, Real* out);
+
+/// The scene fields of the families that keep their own tables (forces.<field>), in family
+/// order: what the scene reader accepts and checks.
+std::vector<FamilySceneInfo> family_scene_fields();
+
+/// For a family's build (families.h): the index of the part that entry `in` names in `field`;
+/// throws InputError naming the scene file, line and field when the part does not exist.
+int input_part(const Model& m, const FamilyInput& in, const char* field);
+/// For a family's build: the signal of entry `in`'s time function `field` (added to
+/// m.signals; a constant 1 when the entry gives none). A signal is its function times the
+/// static mode's load factor, so that a family's load ramps as gravity and the point loads do.
+/// Throws InputError past kMaxSignals.
+int input_signal(Model& m, const FamilyInput& in, const char* field);
+/// For a family's build: the value of number `field` of entry `in`, or `fallback`.
+Real input_number(const Model& m, const FamilyInput& in, const char* field, Real fallback);
+/// Throws InputError naming entry `in`'s scene file, line and `field`.
+[[noreturn]] void input_error(const Model& m,
+                              const FamilyInput& in,
+                              const char* field,
+                              const std::string& message);
 
 /// One driven natural value: spring `index` of a family, rest value, spatial phase.
 struct ActuatedSpring {
@@ -97,6 +122,12 @@ struct Model {
   // of count x width values: the one list in include/slender/stencils/model_arrays.h
   SLENDER_VIEW_ARRAYS(SLENDER_ARRAY_MEMBER)
   SLENDER_HOST_ARRAYS(SLENDER_ARRAY_MEMBER)
+  /// each family's own rows, by Family (stencils/family_table.h): empty for the families that
+  /// read the arrays above
+  std::array<FamilyTable, kMaxFamilies> tables;
+  /// the time functions the family tables refer to by index (at most kMaxSignals); their values
+  /// at the evaluation time reach the stencils as EvalView::signal (set_signals)
+  std::vector<TimeFunction> signals;
 
   // loads
   Vec3 gravity = Vec3{{0, 0, 0}};      ///< [m/s^2]
@@ -126,6 +157,8 @@ struct Model {
   Real ground_stiffness_per_kg = 0;  ///< automatic: k_c per kg of a node's mass, else 0
   /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU
   bool nonsymmetric() const {
+    for (const FamilyTable& t : tables)
+      if (t.rows > 0 && !t.symmetric) return true;
     return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) ||
            (rft_tangential != rft_normal && nedge > 0) || friction();
   }

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "slender/core/small.h"
@@ -223,6 +224,47 @@ struct ContactSpec {
   SourceLoc loc;
 };
 
+/// One entry of a family's scene field (forces.<field>): its values by field name (a family's
+/// kFields say which it takes). Read from a scene, or built in code with the setters.
+struct FamilyInput {
+  std::string field;  ///< the family's scene field, such as "pressure"
+  std::vector<std::pair<std::string, Real>> numbers;
+  std::vector<std::pair<std::string, std::string>> parts;  ///< part names
+  std::vector<std::pair<std::string, TimeFunction>> times;
+  SourceLoc loc = {};  ///< where the entry was declared
+
+  FamilyInput() = default;
+  explicit FamilyInput(std::string field_name) : field(std::move(field_name)) {}
+  FamilyInput& number(const std::string& name, Real v) {
+    numbers.emplace_back(name, v);
+    return *this;
+  }
+  FamilyInput& part(const std::string& name, const std::string& v) {
+    parts.emplace_back(name, v);
+    return *this;
+  }
+  FamilyInput& time(const std::string& name, const TimeFunction& v) {
+    times.emplace_back(name, v);
+    return *this;
+  }
+  /// the value of a field, or null when the entry does not give it
+  const Real* find_number(const std::string& name) const {
+    for (const auto& kv : numbers)
+      if (kv.first == name) return &kv.second;
+    return nullptr;
+  }
+  const std::string* find_part(const std::string& name) const {
+    for (const auto& kv : parts)
+      if (kv.first == name) return &kv.second;
+    return nullptr;
+  }
+  const TimeFunction* find_time(const std::string& name) const {
+    for (const auto& kv : times)
+      if (kv.first == name) return &kv.second;
+    return nullptr;
+  }
+};
+
 struct ForcesSpec {
   Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
   std::vector<PointLoadSpec> point_loads;
@@ -243,6 +285,9 @@ struct ForcesSpec {
   Real rft_tangential = 0;  ///< c_t [N s/m^2]
   Real rft_normal = 0;      ///< c_n [N s/m^2]
   GroundSpec ground;
+  /// the entries of the fields that stencil families read for themselves (families.h,
+  /// stencils/family_table.h), such as "pressure", in the scene's order
+  std::vector<FamilyInput> families;
   SourceLoc loc = {};  ///< the "forces" block
 };
 

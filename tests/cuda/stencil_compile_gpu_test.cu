@@ -10,6 +10,7 @@
 
 #include "cuda/gpu_test_util.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/shell_pressure.h"
 
 namespace slender {
 namespace {
@@ -57,6 +58,12 @@ struct DragEval {
   }
 };
 
+struct PressureEval {
+  ShellPressure::Params p;
+  __host__ __device__ void operator()(const Vec<9>& x, LocalEval<9>& r) const {
+    shell_pressure_eval(x, p, kGradHess, r);
+  }
+};
 struct GroundEval {
   GroundContact::Params p;
   __host__ __device__ void operator()(const Vec<3>& x, LocalEval<3>& r) const {
@@ -209,6 +216,16 @@ TEST(StencilGpu, DragMatchesHost) {
   p.C_D = 1;
   p.A_bar = 0.4;
   compare_on_device<9>(xs, DragEval{p});
+}
+
+TEST(StencilGpu, PressureMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<9>> xs(256);
+  const std::vector<Vec<12>> h = random_hinges(11);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int k = 0; k < 9; ++k)
+      xs[i][k] = h[i][k];
+  compare_on_device<9>(xs, PressureEval{ShellPressure::Params{3e3, vec3(0.1, -0.2, 0.3)}});
 }
 
 TEST(StencilGpu, GroundContactMatchesHost) {

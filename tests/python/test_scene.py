@@ -249,3 +249,36 @@ def test_clamp_at_a_node_from_the_builder():
     b.clamp("r", 5)
     with pytest.raises(ValueError, match="clamps.0..node"):
         b.build()
+
+
+def test_a_pressure_inflates_a_closed_shell_from_the_builder():
+    # a regular tetrahedron, counter-clockwise about its outward normals, its centroid held by
+    # symmetry: three coordinates of three nodes that stay on their planes
+    s = 0.05
+    nodes = np.array([[s, s, s], [s, -s, -s], [-s, s, -s], [-s, -s, s]])
+    tris = np.array([[0, 1, 2], [0, 3, 1], [0, 2, 3], [1, 3, 2]])
+    b = slender.SceneBuilder("tetra")
+    m = b.material("rubber", density=1100, youngs_modulus=1e6, poisson_ratio=0.45)
+    b.mesh_shell("skin", nodes=nodes, triangles=tris, material=m, thickness=1e-3)
+    b.family("pressure", part="skin", pressure=2e3, time={"type": "ramp", "duration": 0.02})
+    b.mass_damping(50)
+    b.integrator(dt=1e-3)
+    model = b.build()
+    rows = model.arrays()["pressure_int"]
+    assert rows.shape == (4, 4) and (rows[:, 3] == 0).all()  # one signal: the ramp
+    assert model.arrays()["pressure_real"][0, 0] == 2e3
+    sim = slender.Simulator(model)
+    v0 = abs(np.linalg.det(nodes[1:] - nodes[0])) / 6
+    for _ in range(40):
+        assert sim.step()["status"] == "converged"
+    e = sim.energies()
+    x = np.array(sim.positions)
+    v = abs(np.linalg.det(x[1:] - x[0])) / 6
+    assert v > v0  # inflated
+    assert e["load"] == pytest.approx(-2e3 * v, rel=1e-12)
+    assert e["total"] == pytest.approx(sum(e[k] for k in ("kinetic", "stretch", "bend", "twist",
+                                                          "gravity", "user", "load")), rel=1e-14)
+    # an unknown field of the entry is named
+    b.family("pressure", part="skin", pressure=1, presure=2)
+    with pytest.raises(ValueError, match=r"forces.pressure\[1\].presure: unknown field"):
+        b.build()

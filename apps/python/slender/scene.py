@@ -304,6 +304,13 @@ class SceneBuilder:
         """Resistive force theory on rod edges [N s/m^2]."""
         return self._forces("resistive_force", {"tangential": tangential, "normal": normal})
 
+    def family(self, field, **entry):
+        """An entry of a stencil family's own scene field, forces.<field> (docs/extending.md),
+        for example family("pressure", part="balloon", pressure=3e3,
+        time={"type": "ramp", "duration": 1}): a pressure inside a closed shell [Pa]."""
+        self._d.setdefault("forces", {}).setdefault(field, []).append(dict(entry))
+        return self
+
     def ground(self, **ground):
         """The ground, keys as in the scene format (type, point, normal, friction,
         contact_distance, slip_velocity, stiffness, ...)."""

@@ -28,6 +28,7 @@ SLENDER_HD inline EvalView env_eval_view(const ModelView& m, EvalView ev, long e
   if (ev.q_hat) ev.q_hat += env * m.ndof;
   if (ev.u_hat) ev.u_hat += env * m.ndof;
   ev.sedge_tau0 += env * 3 * m.nsedge;
+  if (ev.signal) ev.signal += env * kMaxSignals;
   return ev;
 }
 

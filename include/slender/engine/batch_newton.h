@@ -249,6 +249,12 @@ class VectorNewton {
     tau_.resize(B * m.nbend);
     phi_.resize(B * m.nhinge);
     tau0_.resize(B * 3 * m.nsedge);
+    if (!m.signals.empty()) {  // the signals at t = 0 until a step sets each environment's
+      std::vector<Real> sv(B * kMaxSignals);
+      for (size_t e = 0; e < size_t(B); ++e)
+        eval_signals(m, 0, 1, sv.data() + e * kMaxSignals);
+      X::upload(signal_, sv.data(), sv.size());
+    }
     e_pool_.resize(B * size_t(plan_.energy_pool));
     flags_.resize(B * size_t(plan_.energy_pool));
     g_pool_.resize(B * size_t(plan_.grad_pool));
@@ -503,6 +509,16 @@ class VectorNewton {
       }
       se_.set_part_scales(ps.data());
     }
+    // the families' time functions at each environment's evaluation time
+    if (!m.signals.empty()) {
+      std::vector<Real>& sv = sig_scratch_;
+      sv.assign(size_t(B) * kMaxSignals, 0);
+      for (int e = 0; e < B; ++e) {
+        const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
+        eval_signals(m, ce.t_eval, ce.load_factor, sv.data() + e * kMaxSignals);
+      }
+      X::upload(signal_, sv.data(), sv.size());
+    }
 
     // prescribed motion at each environment's step end: the caller's targets, else the scene's
     // motions (none: the fixed DOFs stay)
@@ -587,6 +603,7 @@ class VectorNewton {
     ev.hinge_phi_bar = phi_.data();
     ev.natural_per_env = 1;
     ev.sedge_tau0 = tau0_.data();
+    ev.signal = signal_.size() ? signal_.data() : nullptr;
     return ev;
   }
 
@@ -861,7 +878,8 @@ class VectorNewton {
   StepCoeffs c_;
   Real dt_ = 0;  // this step's
   std::vector<Real> forces_, time_;
-  std::vector<Real> ft_scratch_;  // the loads of a step on the host
+  std::vector<Real> ft_scratch_;   // the loads of a step on the host
+  std::vector<Real> sig_scratch_;  // the signals of a step on the host
   // prescribed motion: the model's slot maps, the caller's targets (nenv x nfixed) or the
   // scene's motions' of this step (nenv x nmoved, from tv_scratch_), and this step's choice
   Buffer<int> fixed_slot_, motion_slot_;
@@ -893,6 +911,7 @@ class VectorNewton {
   Buffer<Real> q_, u_, a_, y_, y_trial_, q_hat_, u_hat_, f_time_, dof_r_, dof_J_, dof_phi_;
   Buffer<Real> f_, dx_;
   Buffer<Real> d1_, t_, d1_cur_, t_cur_, ref_, ref_cur_, kappa_, tau_, phi_, tau0_;
+  Buffer<Real> signal_;  // the model's signals at each environment's evaluation time (nenv x 8)
   Buffer<Real> e_pool_, g_pool_, h_pool_;
   Buffer<unsigned> flags_;
   Buffer<unsigned char> active_;

@@ -144,6 +144,11 @@ class StepperOn final : public DeviceStepper {
     kappa_bar_.upload(m.bend_kappa_bar);
     tau_bar_.upload(m.bend_tau_bar);
     phi_bar_.upload(m.hinge_phi_bar);
+    if (!m.signals.empty()) {  // the signals at t = 0 until a step sets its own
+      Real sv[kMaxSignals];
+      eval_signals(m, 0, 1, sv);
+      signal_.upload(sv, kMaxSignals);
+    }
     partial_.resize(kReducePartials);
     slots_.resize(kNumSlots);
     symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
@@ -343,6 +348,11 @@ class StepperOn final : public DeviceStepper {
     c_u_ = in.c.c_u;
     dt_ = in.dt;
     t_eval_ = in.c.t_eval;
+    if (!m.signals.empty()) {  // the families' time functions at the evaluation time
+      Real sv[kMaxSignals];
+      eval_signals(m, t_eval_, in.c.load_factor, sv);
+      signal_.upload(sv, kMaxSignals);
+    }
     X::for_each(m.ndof, Predict{spec_.kind, in.dt, spec_.beta, spec_.gamma, q_.data(), u_.data(),
                                 a_.data(), d_dof_fixed_.data(), q_hat_.data(), u_hat_.data(), 0,
                                 motion_slot_, target_.data(), 0});
@@ -492,6 +502,7 @@ class StepperOn final : public DeviceStepper {
     ev.u_hat = u_hat_.data();
     ev.c_u = c_u_;
     ev.sedge_tau0 = tau0_.data();
+    ev.signal = signal_.size() ? signal_.data() : nullptr;
     return ev;
   }
 
@@ -796,6 +807,7 @@ class StepperOn final : public DeviceStepper {
   // no motion this step)
   Const<int> d_fixed_slot_, d_motion_slot_;
   Buffer<Real> target_;
+  Buffer<Real> signal_;  // the model's signals at the step's evaluation time (kMaxSignals)
   const int* motion_slot_ = nullptr;
   // state
   Buffer<Real> q_, u_, a_, d1_, t_, ref_, tau0_;

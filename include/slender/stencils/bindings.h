@@ -8,6 +8,7 @@
 #include "slender/core/types.h"
 #include "slender/stencils/contact_imc.h"
 #include "slender/stencils/external.h"
+#include "slender/stencils/family_table.h"
 #include "slender/stencils/ground_contact.h"
 #include "slender/stencils/model_arrays.h"
 #include "slender/stencils/rod_bend_twist.h"
@@ -28,11 +29,12 @@ struct ModelView {
   int xi_base;  // DOF index of the first xi DOF (3 nnode + nedge)
   // the model's arrays the stencils read (model_arrays.h), each (count x width)
   SLENDER_VIEW_ARRAYS(SLENDER_ARRAY_POINTER)
-  Real drag_density;                // rho_med of aerodynamic drag [kg/m^3], 0 = none
-  Real drag_coefficient;            // C_D [-]
-  Real rft_tangential, rft_normal;  // RFT drag per length [N s/m^2], both 0 = none
-  int ground_on;                    // 1 if a ground is present
-  GroundContact::Params ground;     // the ground and its contact parameters (u_hat, q_hat unset)
+  FamilyTableView table[kMaxFamilies];  // each family's own rows, by Family (family_table.h)
+  Real drag_density;                    // rho_med of aerodynamic drag [kg/m^3], 0 = none
+  Real drag_coefficient;                // C_D [-]
+  Real rft_tangential, rft_normal;      // RFT drag per length [N s/m^2], both 0 = none
+  int ground_on;                        // 1 if a ground is present
+  GroundContact::Params ground;  // the ground and its contact parameters (u_hat, q_hat unset)
   // contact: this step's edge-edge pairs (set by a simulator; none in a model's view)
   int npair;
   const int* pair_node;  // nodes a0, a1, b0, b1 of each pair      (npair x 4)
@@ -67,6 +69,9 @@ struct EvalView {
   const Real* u_hat;       // the integrator's velocity offsets (nenv x ndof), may be null
   Real c_u;                // du/dq of the integrator [1/s]
   const Real* sedge_tau0;  // mid-edge frame vectors of the step     (nenv x nsedge x 3)
+  // the model's signals at the evaluation time, kMaxSignals per env (eval_signals), or null
+  // when the model has none
+  const Real* signal;
 };
 
 /// Where one family's local results go: fixed offsets (env, k), no accumulation.

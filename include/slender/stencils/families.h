@@ -5,8 +5,11 @@
 // here is evaluated everywhere. The grain is the CPU loop's threading threshold for the family's
 // cost per stencil (include/slender/core/parallel_for.h).
 
+#include <type_traits>
+
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/shell_pressure.h"
 
 namespace slender {
 
@@ -21,6 +24,7 @@ enum Family : int {
   kFamDrag,             ///< shell triangles: aerodynamic drag (non-symmetric)
   kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
   kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
+  kFamPressure,         ///< shell triangles: a pressure inside a closed shell (table)
   kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
   kNumFamilies
@@ -36,8 +40,9 @@ constexpr Family kFamPairsBegin = kFamContact;
 /// internal forces do; the external-force families (drag, the ground, RFT) are loads, which
 /// the static problem of the reactions leaves out.
 constexpr bool family_in_reactions(Family f) {
-  return f != kFamDrag && f != kFamGround && f != kFamRft;
+  return f != kFamDrag && f != kFamGround && f != kFamRft && f != kFamPressure;
 }
+static_assert(kNumFamilies <= kMaxFamilies, "raise kMaxFamilies (family_table.h)");
 
 /// v(Binding{}, family, grain) for every family, in pool order
 template <class V>
@@ -50,9 +55,17 @@ void for_each_family(V&& v) {
   v(ShellDragBinding{}, kFamDrag, kParallelGrainMedium);
   v(GroundBinding{}, kFamGround, kParallelGrainMedium);
   v(RodRftBinding{}, kFamRft, kParallelGrainMedium);
+  v(ShellPressureBinding<kFamPressure>{}, kFamPressure, kParallelGrainMedium);
   v(ContactEdgeEdgeBinding{}, kFamContact, kParallelGrainHeavy);
   v(ContactPointTriangleBinding{}, kFamContactPointTri, kParallelGrainHeavy);
 }
+
+/// Whether a family's binding keeps its own table and scene field (stencils/family_table.h):
+/// B::kSceneField, B::kFields, B::kInts, B::kReals and B::build.
+template <class B, class = void>
+struct HasFamilyTable : std::false_type {};
+template <class B>
+struct HasFamilyTable<B, std::void_t<decltype(B::kSceneField)>> : std::true_type {};
 
 /// for_each_family over the elastic families only (kFamElasticBegin .. kFamElasticEnd)
 template <class V>

@@ -1,0 +1,143 @@
+// The families' own tables (stencils/family_table.h): their scene entries checked against the
+// fields each family declares, built into Model::tables, and the model's signals.
+
+#include <cmath>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "model_internal.h"
+#include "slender/core/error.h"
+
+namespace slender {
+
+namespace {
+
+// the path of an entry's field in the scene, such as forces.pressure[0].part
+std::string field_path(const FamilyInput& in, const char* field) {
+  const std::string base = in.loc.field.empty() ? "forces." + in.field : in.loc.field;
+  return field && *field ? base + "." + field : base;
+}
+
+const char* kind_name(FieldKind k) {
+  switch (k) {
+    case FieldKind::kNumber:
+      return "a number";
+    case FieldKind::kPart:
+      return "a part's name";
+    case FieldKind::kTime:
+      return "a time function";
+  }
+  return "?";
+}
+
+// every field the entry gives is one of the family's, of its kind; every required one is given
+void check_fields(const Model& m, const FamilyInput& in, const FamilySceneInfo& f) {
+  auto declared = [&](const std::string& name, FieldKind kind) {
+    for (const FamilyField* d = f.begin; d != f.end; ++d)
+      if (name == d->name) {
+        if (d->kind != kind)
+          input_error(m, in, d->name, std::string("must be ") + kind_name(d->kind));
+        return;
+      }
+    std::string known;
+    for (const FamilyField* d = f.begin; d != f.end; ++d)
+      known += std::string(known.empty() ? "" : ", ") + d->name;
+    input_error(m, in, name.c_str(), "unknown field (the family takes " + known + ")");
+  };
+  for (const auto& kv : in.numbers)
+    declared(kv.first, FieldKind::kNumber);
+  for (const auto& kv : in.parts)
+    declared(kv.first, FieldKind::kPart);
+  for (const auto& kv : in.times)
+    declared(kv.first, FieldKind::kTime);
+  for (const FamilyField* d = f.begin; d != f.end; ++d) {
+    const bool given = d->kind == FieldKind::kNumber ? in.find_number(d->name) != nullptr
+                       : d->kind == FieldKind::kPart ? in.find_part(d->name) != nullptr
+                                                     : in.find_time(d->name) != nullptr;
+    if (d->required && !given) input_error(m, in, d->name, "missing (required)");
+  }
+  for (const auto& kv : in.numbers)
+    if (!std::isfinite(kv.second)) input_error(m, in, kv.first.c_str(), "must be finite");
+}
+
+}  // namespace
+
+std::vector<FamilySceneInfo> family_scene_fields() {
+  std::vector<FamilySceneInfo> out;
+  for_each_family([&](auto b, Family f, long) {
+    using B = decltype(b);
+    if constexpr (HasFamilyTable<B>::value)
+      out.push_back(FamilySceneInfo{int(f), B::kSceneField, std::begin(B::kFields),
+                                    std::end(B::kFields), B::kInts, B::kReals});
+  });
+  return out;
+}
+
+void build_family_tables(Model& m) {
+  const std::vector<FamilySceneInfo> infos = family_scene_fields();
+  for (const FamilyInput& in : m.scene.forces.families) {
+    bool known = false;
+    for (const FamilySceneInfo& f : infos)
+      known = known || in.field == f.field;
+    if (!known) input_error(m, in, "", "no stencil family reads the field '" + in.field + "'");
+  }
+  for_each_family([&](auto b, Family f, long) {
+    using B = decltype(b);
+    FamilyTable& t = m.tables[f];
+    if constexpr (HasFamilyTable<B>::value) {
+      t = FamilyTable{};
+      t.name = B::kSceneField;
+      t.ni = B::kInts;
+      t.nr = B::kReals;
+      t.symmetric = B::kSymmetric;
+      const FamilySceneInfo info{
+          int(f),   B::kSceneField, std::begin(B::kFields), std::end(B::kFields),
+          B::kInts, B::kReals};
+      for (const FamilyInput& in : m.scene.forces.families) {
+        if (in.field != B::kSceneField) continue;
+        check_fields(m, in, info);
+        B::build(m, in, t);
+      }
+    }
+  });
+}
+
+void eval_signals(const Model& m, Real t, Real factor, Real* out) {
+  for (int k = 0; k < kMaxSignals; ++k)
+    out[k] = k < int(m.signals.size()) ? factor * eval_time_function(m.signals[size_t(k)], t) : 0;
+}
+
+[[noreturn]] void input_error(const Model& m,
+                              const FamilyInput& in,
+                              const char* field,
+                              const std::string& message) {
+  throw InputError(in.loc.file.empty() ? m.scene.file : in.loc.file, in.loc.line,
+                   field_path(in, field), message);
+}
+
+int input_part(const Model& m, const FamilyInput& in, const char* field) {
+  const std::string* name = in.find_part(field);
+  if (!name) input_error(m, in, field, "missing (required)");
+  for (size_t p = 0; p < m.scene.parts.size(); ++p)
+    if (m.scene.parts[p].name == *name) return int(p);
+  input_error(m, in, field, "no part named '" + *name + "'");
+}
+
+int input_signal(Model& m, const FamilyInput& in, const char* field) {
+  const TimeFunction* f = in.find_time(field);
+  if (int(m.signals.size()) >= kMaxSignals)
+    input_error(m, in, field,
+                "more than " + std::to_string(kMaxSignals) +
+                    " time functions in the families' fields of one scene");
+  m.signals.push_back(f ? *f : TimeFunction{});
+  return int(m.signals.size()) - 1;
+}
+
+Real input_number(const Model& m, const FamilyInput& in, const char* field, Real fallback) {
+  (void)m;
+  const Real* v = in.find_number(field);
+  return v ? *v : fallback;
+}
+
+}  // namespace slender
