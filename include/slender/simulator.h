@@ -16,7 +16,8 @@
 
 namespace slender {
 
-/// Energies of one state [J]. Potential of gravity is -sum m g.x.
+/// Energies of one state [J]. Potential of gravity is -sum m g.x. Stretch: the rods' edges and
+/// the shells' membrane springs; bend: the rods' bending and the shells' (hinge, mid-edge).
 struct Energies {
   Real kinetic = 0, stretch = 0, bend = 0, twist = 0, gravity = 0;
   Real user = 0;  ///< the energies from the caller's code (with_energies)

@@ -174,8 +174,18 @@ TEST(ShellPressure, StaticInflationMatchesTheClosedFormStretch) {
   const Real V0 = 5 * (3 + std::sqrt(Real(5))) / 12 * std::pow(icosahedron(kR).edge, 3);
   const Real load = -kP * V0 * lambda * lambda * lambda;
   EXPECT_NEAR(sim.energies().load, load, 1e-8 * kP * V0);
-  std::printf("static inflation: lambda %.6f, radius error %.2e, -p V error %.2e\n", lambda, err,
-              std::fabs(sim.energies().load / load - 1));
+  // and the membrane's, S (lambda - 1)^2 / 2, with no bending (every hinge angle kept)
+  Real S = 0;
+  for (int k = 0; k < model->nsedge; ++k)
+    S += model->sedge_EA[size_t(k)] * model->sedge_l_bar[size_t(k)];
+  const Real membrane = 0.5 * S * (lambda - 1) * (lambda - 1);
+  const Energies en = sim.energies();
+  EXPECT_NEAR(en.stretch, membrane, 1e-9 * membrane);
+  EXPECT_LT(std::fabs(en.bend), 1e-12 * membrane);
+  std::printf(
+      "static inflation: lambda %.6f, radius error %.2e, -p V error %.2e, membrane energy error "
+      "%.2e, bending %.2e J\n",
+      lambda, err, std::fabs(en.load / load - 1), std::fabs(en.stretch / membrane - 1), en.bend);
 }
 
 TEST(ShellPressure, ARampedPressureSettlesThereOnEveryEngine) {
