@@ -61,15 +61,26 @@ void check_fields(const Model& m, const FamilyInput& in, const FamilySceneInfo& 
     if (!std::isfinite(kv.second)) input_error(m, in, kv.first.c_str(), "must be finite");
 }
 
+// the scene side of family f, whose binding B keeps a table
+template <class B>
+FamilySceneInfo scene_info(Family f) {
+  FamilySceneInfo info;
+  info.family = int(f);
+  info.field = B::kSceneField;
+  info.begin = std::begin(B::kFields);
+  info.end = std::end(B::kFields);
+  info.ni = B::kInts;
+  info.nr = B::kReals;
+  return info;
+}
+
 }  // namespace
 
 std::vector<FamilySceneInfo> family_scene_fields() {
   std::vector<FamilySceneInfo> out;
   for_each_family([&](auto b, Family f, long) {
     using B = decltype(b);
-    if constexpr (HasFamilyTable<B>::value)
-      out.push_back(FamilySceneInfo{int(f), B::kSceneField, std::begin(B::kFields),
-                                    std::end(B::kFields), B::kInts, B::kReals});
+    if constexpr (HasFamilyTable<B>::value) out.push_back(scene_info<B>(f));
   });
   return out;
 }
@@ -84,16 +95,14 @@ void build_family_tables(Model& m) {
   }
   for_each_family([&](auto b, Family f, long) {
     using B = decltype(b);
-    FamilyTable& t = m.tables[f];
     if constexpr (HasFamilyTable<B>::value) {
+      FamilyTable& t = m.tables[f];
       t = FamilyTable{};
       t.name = B::kSceneField;
       t.ni = B::kInts;
       t.nr = B::kReals;
       t.symmetric = B::kSymmetric;
-      const FamilySceneInfo info{
-          int(f),   B::kSceneField, std::begin(B::kFields), std::end(B::kFields),
-          B::kInts, B::kReals};
+      const FamilySceneInfo info = scene_info<B>(f);
       for (const FamilyInput& in : m.scene.forces.families) {
         if (in.field != B::kSceneField) continue;
         check_fields(m, in, info);
