@@ -39,6 +39,8 @@ class CapCholmodTeams {
 
  private:
   int was_;
+#else
+  CapCholmodTeams() {}  // (a user-provided constructor: no unused-variable warning without OpenMP)
 #endif
 };
 

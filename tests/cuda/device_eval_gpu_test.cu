@@ -84,7 +84,8 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                      in.q_hat.data(),
                      in.u_hat.data(),
                      c_u,
-                     in.tau0.data()};
+                     in.tau0.data(),
+                     nullptr};
   in.dev = EvalView{1,
                     in.dq.data(),
                     in.dd1.data(),
@@ -96,7 +97,8 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                     in.dq_hat.data(),
                     in.du_hat.data(),
                     c_u,
-                    in.dtau0.data()};
+                    in.dtau0.data(),
+                    nullptr};
 }
 
 /// The local-result pools of every family (the plan's layout), host and device.
