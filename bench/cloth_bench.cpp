@@ -13,14 +13,16 @@
 // Each case runs a fixed number of steps from rest (--steps, one per size; by default 450 at 2k:
 // the hem reaches the ground at about 0.27 s, the folds press on each other from about 0.35 s
 // (up to 59 triangle pairs in contact at 0.4 s) and open again by 0.5 s; 5 at 20k, only the
-// start of the fall). The model is built once per size and a simulator per repeat, untimed; only
-// the calls of Simulator::step() are timed. Every --probe-every steps (untimed) the clearance probe
-// counts the triangle pairs in contact and measures the smallest clearance between triangles
-// that share no node and are no rest neighbours (the no-tunnelling check of the tests; a fine
-// cloth's in-plane neighbours within contact range at rest are left out, as the contact model
-// leaves them out). The table gives
-// triangles, DOF (free), min/median/max wall time, steps/s and Newton iterations/s of the median
-// run, and the phase breakdown of Simulator::phase_times(); "other" is mostly the per-step
+// start of the fall). The model is built once per size and a simulator per repeat; only the
+// calls of Simulator::step() count in the wall times, and the set-up is timed apart (the scene
+// and build_model; the simulator's construction). Every --probe-every steps and at the end
+// (untimed; --probe-every 0: never, which spares a large cloth's set-up-sized probe) the
+// clearance probe counts the triangle pairs in contact and measures the smallest clearance
+// between triangles that share no node and are no rest neighbours (the no-tunnelling check of the
+// tests; a fine cloth's in-plane neighbours within contact range at rest are left out, as the
+// contact model leaves them out). The table gives triangles, DOF (free), min/median/max wall
+// time, steps/s and Newton iterations/s of the median run, the set-up times, and the phase
+// breakdown of Simulator::phase_times(); "other" is mostly the per-step
 // contact update (broad phase, sub-pair lists, the assembly plan and the solver's analysis for
 // the new pattern).
 //
@@ -77,7 +79,7 @@ struct Options {
   std::vector<long> steps = {450, 5};
   int repeats = 5;
   double max_seconds = 0;  // cut a run after this much stepping [s]; 0: never
-  long probe_every = 10;   // clearance measured every this many steps (untimed)
+  long probe_every = 10;   // clearance measured every this many steps (untimed); 0: never
   Real E = 2e6;
   slender::LinearSolverKind solver = slender::LinearSolverKind::kAuto;
   std::string solver_arg = "auto";
@@ -111,9 +113,10 @@ slender::SceneSpec make_scene(int rings, const Options& o) {
 }
 
 struct RunOutcome {
-  bool ok = true, cut = false;
+  bool ok = true, cut = false, probed = false;
   std::string failure;
-  double wall = 0;  // [s], stepping only
+  double wall = 0;   // [s], stepping only
+  double setup = 0;  // [s], the simulator's construction (untimed in wall)
   long steps = 0, newton_iters = 0;
   int max_iters = 0;
   long lu_fallbacks = 0;
@@ -131,8 +134,12 @@ RunOutcome run_once(const std::shared_ptr<const slender::Model>& model,
                     long nsteps,
                     const Options& o) {
   RunOutcome r;
+  const auto t0 = std::chrono::steady_clock::now();
   slender::Simulator sim(model, scene.integrator, o.solver, o.backend);
+  r.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.solver_name = sim.linear_solver_name();
+  // (before the first step: a big case that never finishes one still says where its time went)
+  std::fprintf(stderr, "    simulator set up in %.2f s (%s)\n", r.setup, r.solver_name.c_str());
   slender::contact::ClearanceProbe probe;
   slender::contact::ClearanceOptions co;
   co.search = kThick;
@@ -140,6 +147,7 @@ RunOutcome run_once(const std::shared_ptr<const slender::Model>& model,
   co.skip_rest_neighbours = true;  // as the contact model does (a fine cloth's own neighbours)
   auto measure = [&] {
     r.clearance = probe.measure(*model, sim.state().q, co);
+    r.probed = true;
     r.max_touching = std::max(r.max_touching, r.clearance.touching);
     r.min_self = std::min(r.min_self, r.clearance.self);
     if (r.clearance.crossing > 0) ++r.crossing;
@@ -163,13 +171,13 @@ RunOutcome run_once(const std::shared_ptr<const slender::Model>& model,
       break;
     }
     ++r.steps;
-    if ((s + 1) % o.probe_every == 0) measure();
+    if (o.probe_every > 0 && (s + 1) % o.probe_every == 0) measure();
     if (o.max_seconds > 0 && s + 1 < nsteps && r.wall > o.max_seconds) {
       r.cut = true;
       break;
     }
   }
-  measure();
+  if (o.probe_every > 0) measure();
   r.lu_fallbacks = sim.state().warn_linear_fallback;
   r.phases = sim.phase_times();
   for (int n = 0; n < model->nnode; ++n)
@@ -181,6 +189,7 @@ struct CaseResult {
   std::string name;
   int rings = 0, ntri = 0, ndof = 0, nfree = 0;
   long nsteps = 0;
+  double build = 0;              // [s] the scene and the model (build_model)
   std::vector<RunOutcome> runs;  // sorted by time per step
   const RunOutcome& median() const { return runs[runs.size() / 2]; }
 };
@@ -190,20 +199,23 @@ CaseResult run_case(const std::string& name, long target, long nsteps, const Opt
   c.name = name;
   c.nsteps = nsteps;
   c.rings = rings_for(target);
+  const auto t0 = std::chrono::steady_clock::now();
   const slender::SceneSpec scene = make_scene(c.rings, o);
   const std::shared_ptr<const slender::Model> model = slender::build_model(scene);
+  c.build = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   c.ntri = model->ntri;
   c.ndof = model->ndof;
   c.nfree = model->plan.nfree;
-  std::fprintf(stderr, "%s: %d rings, %d triangles, %d DOF (%d free), %ld steps\n", name.c_str(),
-               c.rings, c.ntri, c.ndof, c.nfree, nsteps);
+  std::fprintf(stderr,
+               "%s: %d rings, %d triangles, %d DOF (%d free), %ld steps; model built in %.2f s\n",
+               name.c_str(), c.rings, c.ntri, c.ndof, c.nfree, nsteps, c.build);
   for (int k = 0; k < o.repeats; ++k) {
     c.runs.push_back(run_once(model, scene, nsteps, o));
     const RunOutcome& r = c.runs.back();
     std::fprintf(stderr,
-                 "  run %d/%d: %.2f s, %ld steps, %.2f it/step, contact pairs max %ld (end %ld), "
-                 "min clearance %.3e m, footprint %.4f m, LU fallbacks %ld%s%s\n",
-                 k + 1, o.repeats, r.wall, r.steps,
+                 "  run %d/%d: set-up %.2f s, %.2f s, %ld steps, %.2f it/step, contact pairs max "
+                 "%ld (end %ld), min clearance %.3e m, footprint %.4f m, LU fallbacks %ld%s%s\n",
+                 k + 1, o.repeats, r.setup, r.wall, r.steps,
                  r.steps > 0 ? double(r.newton_iters) / double(r.steps) : 0.0, r.max_touching,
                  r.clearance.touching, double(r.min_self), double(r.footprint), r.lu_fallbacks,
                  r.cut ? " (cut)" : "", r.ok ? "" : (" FAILED: " + r.failure).c_str());
@@ -231,7 +243,9 @@ slender::bench::Table main_table(const std::vector<CaseResult>& cases) {
             "ms/step",
             "contact pairs max (end)",
             "min clearance [mm]",
-            "footprint [m]"};
+            "footprint [m]",
+            "model build [s]",
+            "set-up [s]"};
   for (const CaseResult& c : cases) {
     const RunOutcome& m = c.median();
     std::string steps = std::to_string(m.steps);
@@ -249,9 +263,10 @@ slender::bench::Table main_table(const std::vector<CaseResult>& cases) {
          fmt("%.2f", double(m.newton_iters) / w),
          fmt("%.1f", 1e3 * w / double(std::max(m.steps, 1L))),
          std::to_string(m.max_touching) + " (" + std::to_string(m.clearance.touching) + ")",
-         (std::isfinite(m.min_self) ? fmt("%.3f", 1e3 * m.min_self) : "> 4") +
-             (m.crossing > 0 ? " CROSSING" : ""),
-         fmt("%.4f", m.footprint)});
+         !m.probed ? std::string("not probed")
+                   : (std::isfinite(m.min_self) ? fmt("%.3f", 1e3 * m.min_self) : "> 4") +
+                         (m.crossing > 0 ? " CROSSING" : ""),
+         fmt("%.4f", m.footprint), fmt("%.2f", c.build), fmt("%.2f", m.setup)});
   }
   return t;
 }
@@ -315,7 +330,8 @@ bool parse_args(int argc, char** argv, Options& o) {
     } else if (a == "--compare-after") {
       o.compare_after = slender::bench::parse_size(value());
     } else if (a == "--probe-every") {
-      o.probe_every = std::max(1L, slender::bench::parse_size(value()));
+      const std::string v = value();
+      o.probe_every = v == "0" ? 0 : slender::bench::parse_size(v);
     } else if (a == "--E") {
       o.E = number();
       if (!(o.E > 0)) throw std::runtime_error("--E must be positive");

@@ -138,7 +138,7 @@ stage_s9() {
     --probe-every 1000 --markdown "$out/s9_cuda.md" > "$out/s9_cuda.log" 2>&1
   echo "S9 cuda: rc $?"
   "$build/bench/slender_cloth_bench" --backend cuda --sizes 670k --steps 2 --repeats 1 \
-    --probe-every 1000 --markdown "$out/newton_1e6_cuda.md" > "$out/newton_1e6_cuda.log" 2>&1
+    --probe-every 0 --markdown "$out/newton_1e6_cuda.md" > "$out/newton_1e6_cuda.log" 2>&1
   echo "1e6 DOF cuda: rc $?"
   cat "$out/s9_cuda.md" "$out/newton_1e6_cuda.md" | head -60
 }
@@ -643,7 +643,7 @@ stage_s9b() {
   timeout -k 5 150 "$cb" --backend cuda --sizes 20k,200k --steps 5 --repeats 1 --probe-every 1 \
     --markdown "$out/s9_cuda.md" > "$out/s9_cuda.log" 2>&1
   echo "S9 cuda 20k, 200k: rc $?"
-  timeout -k 5 120 "$cb" --backend cuda --sizes 670k --steps 2 --repeats 1 --probe-every 1 \
+  timeout -k 5 120 "$cb" --backend cuda --sizes 670k --steps 2 --repeats 1 --probe-every 0 \
     --markdown "$out/newton_1e6_cuda.md" > "$out/newton_1e6_cuda.log" 2>&1
   echo "10^6 DOF cuda: rc $?"
   OMP_NUM_THREADS="$(nproc)" timeout -k 5 150 "$cb" --backend cpu --solver pcg --sizes 200k \
@@ -703,7 +703,7 @@ stage_seventh() {
     --max-seconds 50 --probe-every 1 --markdown "$logs/s9_cuda_200k.md" > "$logs/s9_cuda_200k.log" 2>&1
   mark "S9 cuda 200k: rc $?"
   timeout -k 5 "$(cap 75)" stdbuf -oL "$cb" --backend cuda --sizes 670k --steps 2 --repeats 1 \
-    --probe-every 1 --markdown "$logs/s9_cuda_670k.md" > "$logs/s9_cuda_670k.log" 2>&1
+    --probe-every 0 --markdown "$logs/s9_cuda_670k.md" > "$logs/s9_cuda_670k.log" 2>&1
   mark "S9 cuda 670k: rc $?"
   OMP_NUM_THREADS="$(nproc)" timeout -k 5 "$(cap 60)" stdbuf -oL "$cb" --backend cpu --solver pcg \
     --sizes 200k --steps 1 --repeats 1 --probe-every 1 --markdown "$logs/s9_cpu_200k.md" \
@@ -782,7 +782,7 @@ stage_eighth() {
     --max-seconds 150 --probe-every 25 --markdown "$logs/s9_cuda_20k.md" > "$logs/s9_cuda_20k.log" 2>&1
   mark "S9 cuda 20k: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_20k.log" | cut -c1-160)"
   timeout -k 5 "$(cap 120)" stdbuf -oL "$cb" --backend cuda --sizes 670k --steps 2 --repeats 1 \
-    --probe-every 1000 --markdown "$logs/s9_cuda_670k.md" > "$logs/s9_cuda_670k.log" 2>&1
+    --probe-every 0 --markdown "$logs/s9_cuda_670k.md" > "$logs/s9_cuda_670k.log" 2>&1
   mark "S9 cuda 670k: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_670k.log" | cut -c1-160)"
   # 3. S8 with the defaults, alone, and ncu on the heavy kernels at 4096
   timeout -k 5 "$(cap 60)" "$bb" --engine vectorized --backend cuda \
