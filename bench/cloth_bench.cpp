@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "cloth_scene.h"
 #include "contact/clearance.h"
 #include "slender/builder.h"
 #include "slender/compare.h"
@@ -62,16 +63,7 @@ namespace {
 using slender::Real;
 using slender::bench::fmt;
 
-// the cloth of apps/scenes/cloth_drop.json
-constexpr Real kRadius = 0.3;    // [m]
-constexpr Real kThick = 2e-3;    // [m]
-constexpr Real kRho = 1000;      // [kg/m^3]
-constexpr Real kNu = 0.3;        // [-]
-constexpr Real kHeight = 0.25;   // centre above the ground [m]
-constexpr Real kTol = 1e-3;      // contact tolerance [m]
-constexpr Real kDamping = 5;     // mass-proportional [1/s]
-constexpr Real kDt = 1e-3;       // [s]
-constexpr Real kGravity = 9.81;  // [m/s^2]
+using namespace slender::bench::cloth;  // the scene's constants
 
 struct Options {
   std::vector<long> sizes = {2000, 20000};
@@ -88,28 +80,8 @@ struct Options {
   long compare = 0, compare_after = 0;  // --compare N, --compare-after W
 };
 
-// the disk's ring count whose 6 nr^2 triangles are nearest `target`
-int rings_for(long target) { return std::max(1, int(std::lround(std::sqrt(double(target) / 6)))); }
-
 slender::SceneSpec make_scene(int rings, const Options& o) {
-  slender::SceneBuilder b;
-  b.name("cloth_drop");
-  const int mat = b.material("cloth", kRho, o.E, kNu);
-  const int s = b.disk_shell("cloth", slender::vec3(0, 0, kHeight), slender::vec3(0.08, 0.05, 1),
-                             kRadius, kRadius / rings, mat, kThick);
-  for (int n = 0; n <= 6; ++n)  // the centre and its first ring
-    b.fix_node(s, n);
-  slender::ContactSpec c;
-  c.tolerance = kTol;
-  b.contact(c);
-  slender::GroundSpec g;
-  g.enabled = true;
-  g.contact_distance = 2e-4;
-  b.ground(g);
-  b.gravity(slender::vec3(0, 0, -kGravity)).mass_damping(kDamping);
-  b.integrator().kind = slender::IntegratorKind::kImplicitEuler;
-  b.integrator().dt = kDt;
-  return b.build();
+  return slender::bench::cloth::make_scene(rings, o.E);
 }
 
 struct RunOutcome {

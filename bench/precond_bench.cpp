@@ -1,0 +1,273 @@
+// slender_precond_bench: how far a stronger preconditioner than the PCG path's block Jacobi
+// would cut S9's conjugate-gradient iterations (issue 21). The matrix is the Newton Jacobian of
+// S9's cloth (cloth_scene.h) at the first Newton iterate of a step (y = q + dt u), after
+// --steps steps from rest (in the fall, or with --steps 380 at 2k, in the fold), taken dense
+// from Simulator::residual and stored as CSR. CG runs from x = 0 to the engine's tolerance
+// (|b - A x| <= kKrylovRelTol |b|, b = the Newton residual) with, in turn:
+// - block Jacobi over each node's free position rows (the engine's preconditioner: patch 1);
+// - patch Jacobi: the exact inverse (a dense Cholesky factor) of the diagonal block of every
+//   patch of k neighbouring nodes (k = --patch, grown breadth-first over the matrix's node
+//   graph; non-overlapping, so still a block-diagonal preconditioner, and one patch per thread
+//   block on a GPU).
+// For each: CG iterations, the multiply-adds of one iteration (the SpMV's nonzeros, the
+// patches' two triangular solves, six vector updates and dot products per unknown) and their
+// product, relative to block Jacobi's: what the whole solve would cost where time follows
+// the arithmetic. The set-up (the factorizations, once per Newton iteration) is given apart.
+//
+//   slender_precond_bench [--size 2k] [--steps 5] [--patch 1,2,4,8,16,32] [--E PA]
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "cloth_scene.h"
+#include "slender/core/pcg.h"
+#include "slender/model.h"
+#include "slender/simulator.h"
+
+namespace {
+
+using slender::Real;
+using slender::bench::fmt;
+
+struct Csr {
+  int n = 0;
+  std::vector<int> row_ptr, col;
+  std::vector<Real> val;
+  void multiply(const std::vector<Real>& x, std::vector<Real>& y) const {
+    for (int r = 0; r < n; ++r)
+      y[size_t(r)] = slender::csr_row_dot(row_ptr.data(), col.data(), val.data(), x.data(), r);
+  }
+};
+
+// a patch preconditioner: each patch's rows and the Cholesky factor of its diagonal block
+struct Patches {
+  std::vector<std::vector<int>> rows;
+  std::vector<Eigen::LLT<Eigen::MatrixXd>> llt;
+  long madds = 0;  // multiply-adds of one application (two triangular solves)
+  bool ok = true;
+
+  void apply(const std::vector<Real>& r, std::vector<Real>& z) const {
+    for (size_t p = 0; p < rows.size(); ++p) {
+      Eigen::VectorXd v(Eigen::Index(rows[p].size()));
+      for (size_t i = 0; i < rows[p].size(); ++i)
+        v[Eigen::Index(i)] = r[size_t(rows[p][i])];
+      const Eigen::VectorXd w = llt[p].solve(v);
+      for (size_t i = 0; i < rows[p].size(); ++i)
+        z[size_t(rows[p][i])] = w[Eigen::Index(i)];
+    }
+  }
+};
+
+// patches of up to k nodes, grown breadth-first over the node graph (nodes: the blocks of
+// `block_of`), in node order of their seeds
+Patches make_patches(const Csr& A, const std::vector<int>& block_of, int nblock, int k) {
+  const size_t nb = size_t(nblock);
+  std::vector<std::vector<int>> block_rows(nb), adj(nb);
+  for (int r = 0; r < A.n; ++r) {
+    block_rows[size_t(block_of[size_t(r)])].push_back(r);
+    for (int j = A.row_ptr[size_t(r)]; j < A.row_ptr[size_t(r) + 1]; ++j)
+      adj[size_t(block_of[size_t(r)])].push_back(block_of[size_t(A.col[size_t(j)])]);
+  }
+  for (auto& a : adj) {
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+  }
+  Patches P;
+  std::vector<int> patch_of(size_t(nblock), -1);
+  for (int seed = 0; seed < nblock; ++seed) {
+    if (patch_of[size_t(seed)] >= 0) continue;
+    const int id = int(P.rows.size());
+    std::vector<int> members{seed}, queue{seed};
+    patch_of[size_t(seed)] = id;
+    for (size_t q = 0; q < queue.size() && int(members.size()) < k; ++q)
+      for (int nb : adj[size_t(queue[q])]) {
+        if (int(members.size()) >= k) break;
+        if (patch_of[size_t(nb)] >= 0) continue;
+        patch_of[size_t(nb)] = id;
+        members.push_back(nb);
+        queue.push_back(nb);
+      }
+    std::vector<int> rows;
+    for (int b : members)
+      rows.insert(rows.end(), block_rows[size_t(b)].begin(), block_rows[size_t(b)].end());
+    std::sort(rows.begin(), rows.end());
+    P.rows.push_back(rows);
+  }
+  // the diagonal blocks, factorized
+  std::vector<int> pos(size_t(A.n), -1);
+  for (const std::vector<int>& rows : P.rows) {
+    const Eigen::Index m = Eigen::Index(rows.size());
+    for (Eigen::Index i = 0; i < m; ++i)
+      pos[size_t(rows[size_t(i)])] = int(i);
+    Eigen::MatrixXd D = Eigen::MatrixXd::Zero(m, m);
+    for (Eigen::Index i = 0; i < m; ++i) {
+      const int r = rows[size_t(i)];
+      for (int j = A.row_ptr[size_t(r)]; j < A.row_ptr[size_t(r) + 1]; ++j) {
+        const int c = A.col[size_t(j)];
+        if (pos[size_t(c)] >= 0 && std::find(rows.begin(), rows.end(), c) != rows.end())
+          D(i, pos[size_t(c)]) = A.val[size_t(j)];
+      }
+    }
+    for (Eigen::Index i = 0; i < m; ++i)
+      pos[size_t(rows[size_t(i)])] = -1;
+    P.llt.emplace_back(D);
+    P.ok = P.ok && P.llt.back().info() == Eigen::Success;
+    P.madds += long(m) * long(m);  // L and L^T: m (m + 1) / 2 each
+  }
+  return P;
+}
+
+struct CgResult {
+  int iterations = 0;
+  bool converged = false;
+};
+
+// preconditioned CG from x = 0 to |b - A x| <= kKrylovRelTol |b| (the engine's rule)
+CgResult pcg(const Csr& A, const Patches& P, const std::vector<Real>& b) {
+  const size_t n = size_t(A.n);
+  std::vector<Real> x(n, 0), r = b, z(n), p(n), Ap(n);
+  auto dot = [](const std::vector<Real>& u, const std::vector<Real>& v) {
+    Real s = 0;
+    for (size_t i = 0; i < u.size(); ++i)
+      s += u[i] * v[i];
+    return s;
+  };
+  const Real stop = slender::kKrylovRelTol * slender::kKrylovRelTol * dot(b, b);
+  P.apply(r, z);
+  p = z;
+  Real rz = dot(r, z);
+  CgResult res;
+  const int cap = 20 * A.n;
+  for (int it = 1; it <= cap; ++it) {
+    A.multiply(p, Ap);
+    const Real alpha = rz / dot(p, Ap);
+    for (size_t i = 0; i < n; ++i) {
+      x[i] += alpha * p[i];
+      r[i] -= alpha * Ap[i];
+    }
+    res.iterations = it;
+    if (dot(r, r) <= stop) {
+      res.converged = true;
+      break;
+    }
+    P.apply(r, z);
+    const Real rz_new = dot(r, z);
+    const Real beta = rz_new / rz;
+    rz = rz_new;
+    for (size_t i = 0; i < n; ++i)
+      p[i] = z[i] + beta * p[i];
+  }
+  return res;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::string size_name = "2k";
+    long steps = 5;
+    std::vector<long> patches = {1, 2, 4, 8, 16, 32};
+    Real E = 2e6;
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--size") {
+        size_name = slender::bench::option_value(argc, argv, i);
+      } else if (a == "--steps") {
+        const std::string v = slender::bench::option_value(argc, argv, i);
+        steps = v == "0" ? 0 : slender::bench::parse_size(v);
+      } else if (a == "--patch") {
+        patches.clear();
+        for (const std::string& s :
+             slender::bench::split(slender::bench::option_value(argc, argv, i)))
+          patches.push_back(slender::bench::parse_size(s));
+      } else if (a == "--E") {
+        E = slender::bench::option_number(argc, argv, i);
+        if (!(E > 0)) throw std::runtime_error("--E must be positive");
+      } else {
+        std::cout << "usage: slender_precond_bench [--size 2k] [--steps 5] "
+                     "[--patch 1,2,4,8,16,32] [--E PA]\n";
+        return a == "-h" || a == "--help" ? 0 : 2;
+      }
+    }
+    const long target = slender::bench::parse_size(size_name);
+    const int rings = slender::bench::cloth::rings_for(target);
+    const auto model = slender::build_model(slender::bench::cloth::make_scene(rings, E));
+    const int n = model->plan.nfree;
+    if (double(n) * n > 4e8)
+      throw std::runtime_error("the dense Jacobian of " + std::to_string(n) +
+                               " free DOF would not fit: take a smaller --size");
+    slender::Simulator sim(model);
+    for (long s = 0; s < steps; ++s)
+      if (!sim.step().ok()) throw std::runtime_error("step " + std::to_string(s + 1) + " failed");
+    const Real dt = slender::bench::cloth::kDt;
+    std::vector<Real> y = sim.state().q, f, J;
+    for (size_t i = 0; i < y.size(); ++i)
+      y[i] += dt * sim.state().u[i];
+    sim.residual(dt, y, f, &J);
+    Csr A;
+    A.n = n;
+    A.row_ptr.push_back(0);
+    for (int r = 0; r < n; ++r) {
+      for (int c = 0; c < n; ++c)
+        if (J[size_t(r) * size_t(n) + size_t(c)] != 0) {
+          A.col.push_back(c);
+          A.val.push_back(J[size_t(r) * size_t(n) + size_t(c)]);
+        }
+      A.row_ptr.push_back(int(A.col.size()));
+    }
+    J.clear();
+    J.shrink_to_fit();
+    // the engine's blocks: the free rows of one aligned triple of global DOFs
+    std::vector<int> block_of(static_cast<size_t>(n));
+    int nblock = 0;
+    for (int r = 0; r < n; ++r) {
+      if (r > 0 && model->plan.free_dof[size_t(r)] / 3 != model->plan.free_dof[size_t(r) - 1] / 3)
+        ++nblock;
+      block_of[size_t(r)] = nblock;
+    }
+    ++nblock;
+    const long nnz = long(A.col.size());
+    std::printf(
+        "S9 cloth, %s (%d rings): %d triangles, %d free DOF, %ld nonzeros; the Newton "
+        "matrix after %ld steps, |b| = %.3e\n",
+        size_name.c_str(), rings, model->ntri, n, nnz, steps,
+        std::sqrt(std::inner_product(f.begin(), f.end(), f.begin(), Real(0))));
+    slender::bench::Table t;
+    t.head = {"patch [nodes]", "patches",         "CG iterations", "madds/iteration",
+              "madds/solve",   "vs block Jacobi", "set-up madds"};
+    double base = 0;
+    for (long k : patches) {
+      const Patches P = make_patches(A, block_of, nblock, int(k));
+      long setup = 0;
+      for (const std::vector<int>& rows : P.rows)
+        setup += long(rows.size()) * long(rows.size()) * long(rows.size()) / 3;
+      if (!P.ok) {
+        t.rows.push_back(
+            {std::to_string(k), std::to_string(P.rows.size()), "not SPD", "", "", "", ""});
+        continue;
+      }
+      const CgResult cg = pcg(A, P, f);
+      const double per = double(nnz + P.madds + 6L * n);
+      const double total = per * cg.iterations;
+      if (base == 0) base = total;
+      t.rows.push_back({std::to_string(k), std::to_string(P.rows.size()),
+                        std::to_string(cg.iterations) + (cg.converged ? "" : " (cap)"),
+                        fmt("%.3g", per), fmt("%.3g", total), fmt("%.2f", total / base),
+                        fmt("%.3g", double(setup))});
+    }
+    slender::bench::print_text(std::cout, t);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "slender_precond_bench: " << e.what() << "\n";
+    return 1;
+  }
+}
