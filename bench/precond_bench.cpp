@@ -13,13 +13,19 @@
 // patches' two triangular solves, six vector updates and dot products per unknown) and their
 // product, relative to block Jacobi's: what the whole solve would cost where time follows
 // the arithmetic. The set-up (the factorizations, once per Newton iteration) is given apart.
+// --coarse K adds two-level methods: block Jacobi with a coarse space of K-node aggregates
+// (their translations, plain or smoothed, and their rotations), additive or multiplicative
+// (TwoLevel below); --coarse 0: none.
 //
-//   slender_precond_bench [--size 2k] [--steps 5] [--patch 1,2,4,8,16,32] [--E PA]
+//   slender_precond_bench [--size 2k] [--steps 5] [--patch 1,2,4,8,16,32] [--coarse 8,32]
+//                         [--E PA]
 
 #include <Eigen/Dense>
+#include <Eigen/Sparse>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <numeric>
@@ -126,13 +132,140 @@ Patches make_patches(const Csr& A, const std::vector<int>& block_of, int nblock,
   return P;
 }
 
+using SpMat = Eigen::SparseMatrix<double, Eigen::RowMajor>;
+
+// Two levels: block Jacobi D (patch 1) and a coarse space of node aggregates (the patches of k
+// nodes): P's column (a, c) is 1 on component c of every node of aggregate a (tentative), or,
+// smoothed, that times (I - omega D^-1 A) with omega = 2/3 (smoothed aggregation). The coarse
+// matrix P^T A P is solved exactly (dense Cholesky). Additive: z = D^-1 r + P Ac^-1 P^T r.
+// Multiplicative (symmetric): D^-1, then the coarse correction, then D^-1 again, each on the
+// residual left by the one before (two more SpMVs).
+struct TwoLevel {
+  const Csr* A = nullptr;
+  const Patches* D = nullptr;
+  SpMat P;
+  Eigen::LLT<Eigen::MatrixXd> coarse;
+  bool multiplicative = false;
+  long madds = 0;  // of one application
+  bool ok = true;
+
+  void apply(const std::vector<Real>& r, std::vector<Real>& z) const {
+    const size_t n = r.size();
+    auto correct = [&](const std::vector<Real>& res, std::vector<Real>& out) {
+      const Eigen::Map<const Eigen::VectorXd> rv(res.data(), Eigen::Index(n));
+      const Eigen::VectorXd c = coarse.solve(P.transpose() * rv);
+      const Eigen::VectorXd e = P * c;
+      for (size_t i = 0; i < n; ++i)
+        out[i] += e[Eigen::Index(i)];
+    };
+    if (!multiplicative) {
+      D->apply(r, z);
+      correct(r, z);
+      return;
+    }
+    std::vector<Real> Az(n), res(n), dz(n);
+    D->apply(r, z);  // z1
+    A->multiply(z, Az);
+    for (size_t i = 0; i < n; ++i)
+      res[i] = r[i] - Az[i];
+    correct(res, z);  // z2
+    A->multiply(z, Az);
+    for (size_t i = 0; i < n; ++i)
+      res[i] = r[i] - Az[i];
+    D->apply(res, dz);
+    for (size_t i = 0; i < n; ++i)
+      z[i] += dz[i];
+  }
+};
+
+TwoLevel make_two_level(const Csr& A,
+                        const Patches& D,
+                        const Patches& aggregates,
+                        const std::vector<int>& component,
+                        const std::vector<Real>* position,
+                        bool smoothed,
+                        bool multiplicative) {
+  TwoLevel T;
+  T.A = &A;
+  T.D = &D;
+  T.multiplicative = multiplicative;
+  // per aggregate: the three translations, and with `position` (each free row's node
+  // coordinate along its component, three rows a node) also the three rotations about the
+  // aggregate's centroid: the rigid motions, which a shell's bending leaves nearly free
+  const int per = position ? 6 : 3;
+  const int n = A.n, nc = per * int(aggregates.rows.size());
+  std::vector<Eigen::Triplet<double>> tp;
+  for (size_t a = 0; a < aggregates.rows.size(); ++a) {
+    const std::vector<int>& rows = aggregates.rows[a];
+    Real centre[3] = {0, 0, 0};
+    int count[3] = {0, 0, 0};
+    if (position)
+      for (int r : rows) {
+        centre[component[size_t(r)]] += (*position)[size_t(r)];
+        ++count[component[size_t(r)]];
+      }
+    for (int c = 0; c < 3; ++c)
+      centre[c] /= std::max(count[c], 1);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int r = rows[i], c = component[size_t(r)];
+      tp.emplace_back(r, per * int(a) + c, 1.0);
+      if (!position) continue;
+      // the node's three rows are consecutive within the aggregate: its offset d from the centre
+      const size_t first = i - size_t(c);
+      if (first + 2 >= rows.size()) continue;  // a node with fixed components: translations only
+      Real d[3];
+      for (int k = 0; k < 3; ++k)
+        d[k] = (*position)[size_t(rows[first + size_t(k)])] - centre[k];
+      // (e_k x d)_c for the rotation about axis k
+      const Real rot[3][3] = {{0, -d[2], d[1]}, {d[2], 0, -d[0]}, {-d[1], d[0], 0}};
+      for (int k = 0; k < 3; ++k)
+        if (rot[k][c] != 0) tp.emplace_back(r, per * int(a) + 3 + k, rot[k][c]);
+    }
+  }
+  SpMat P0(n, nc);
+  P0.setFromTriplets(tp.begin(), tp.end());
+  std::vector<Eigen::Triplet<double>> ta;
+  for (int r = 0; r < n; ++r)
+    for (int j = A.row_ptr[size_t(r)]; j < A.row_ptr[size_t(r) + 1]; ++j)
+      ta.emplace_back(r, A.col[size_t(j)], A.val[size_t(j)]);
+  SpMat As(n, n);
+  As.setFromTriplets(ta.begin(), ta.end());
+  if (smoothed) {
+    // D^-1 as a sparse block-diagonal matrix
+    std::vector<Eigen::Triplet<double>> td;
+    for (size_t b = 0; b < D.rows.size(); ++b) {
+      const std::vector<int>& rows = D.rows[b];
+      const Eigen::Index m = Eigen::Index(rows.size());
+      const Eigen::MatrixXd inv = D.llt[b].solve(Eigen::MatrixXd::Identity(m, m));
+      for (Eigen::Index i = 0; i < m; ++i)
+        for (Eigen::Index j = 0; j < m; ++j)
+          td.emplace_back(rows[size_t(i)], rows[size_t(j)], inv(i, j));
+    }
+    SpMat Dinv(n, n);
+    Dinv.setFromTriplets(td.begin(), td.end());
+    const SpMat AP = As * P0;
+    T.P = P0 - (2.0 / 3.0) * SpMat(Dinv * AP);
+  } else {
+    T.P = P0;
+  }
+  T.P.prune(0.0);
+  const Eigen::MatrixXd Ac = Eigen::MatrixXd(SpMat(T.P.transpose() * SpMat(As * T.P)));
+  T.coarse.compute(Ac);
+  T.ok = T.coarse.info() == Eigen::Success;
+  T.madds = D.madds + 2 * long(T.P.nonZeros()) + long(nc) * long(nc);
+  if (multiplicative) T.madds += D.madds + 2 * long(A.val.size()) + 4L * n;
+  return T;
+}
+
 struct CgResult {
   int iterations = 0;
   bool converged = false;
 };
 
 // preconditioned CG from x = 0 to |b - A x| <= kKrylovRelTol |b| (the engine's rule)
-CgResult pcg(const Csr& A, const Patches& P, const std::vector<Real>& b) {
+using Precondition = std::function<void(const std::vector<Real>&, std::vector<Real>&)>;
+
+CgResult pcg(const Csr& A, const Precondition& P, const std::vector<Real>& b) {
   const size_t n = size_t(A.n);
   std::vector<Real> x(n, 0), r = b, z(n), p(n), Ap(n);
   auto dot = [](const std::vector<Real>& u, const std::vector<Real>& v) {
@@ -142,7 +275,7 @@ CgResult pcg(const Csr& A, const Patches& P, const std::vector<Real>& b) {
     return s;
   };
   const Real stop = slender::kKrylovRelTol * slender::kKrylovRelTol * dot(b, b);
-  P.apply(r, z);
+  P(r, z);
   p = z;
   Real rz = dot(r, z);
   CgResult res;
@@ -159,7 +292,7 @@ CgResult pcg(const Csr& A, const Patches& P, const std::vector<Real>& b) {
       res.converged = true;
       break;
     }
-    P.apply(r, z);
+    P(r, z);
     const Real rz_new = dot(r, z);
     const Real beta = rz_new / rz;
     rz = rz_new;
@@ -176,6 +309,7 @@ int main(int argc, char** argv) {
     std::string size_name = "2k";
     long steps = 5;
     std::vector<long> patches = {1, 2, 4, 8, 16, 32};
+    std::vector<long> coarse = {8, 32};
     Real E = 2e6;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -189,12 +323,18 @@ int main(int argc, char** argv) {
         for (const std::string& s :
              slender::bench::split(slender::bench::option_value(argc, argv, i)))
           patches.push_back(slender::bench::parse_size(s));
+      } else if (a == "--coarse") {
+        coarse.clear();
+        const std::string v = slender::bench::option_value(argc, argv, i);
+        if (v != "0")
+          for (const std::string& c : slender::bench::split(v))
+            coarse.push_back(slender::bench::parse_size(c));
       } else if (a == "--E") {
         E = slender::bench::option_number(argc, argv, i);
         if (!(E > 0)) throw std::runtime_error("--E must be positive");
       } else {
         std::cout << "usage: slender_precond_bench [--size 2k] [--steps 5] "
-                     "[--patch 1,2,4,8,16,32] [--E PA]\n";
+                     "[--patch 1,2,4,8,16,32] [--coarse 8,32] [--E PA]\n";
         return a == "-h" || a == "--help" ? 0 : 2;
       }
     }
@@ -242,27 +382,68 @@ int main(int argc, char** argv) {
         size_name.c_str(), rings, model->ntri, n, nnz, steps,
         std::sqrt(std::inner_product(f.begin(), f.end(), f.begin(), Real(0))));
     slender::bench::Table t;
-    t.head = {"patch [nodes]", "patches",         "CG iterations", "madds/iteration",
-              "madds/solve",   "vs block Jacobi", "set-up madds"};
+    t.head = {"preconditioner", "blocks",          "CG iterations", "madds/iteration",
+              "madds/solve",    "vs block Jacobi", "set-up madds"};
     double base = 0;
-    for (long k : patches) {
-      const Patches P = make_patches(A, block_of, nblock, int(k));
-      long setup = 0;
-      for (const std::vector<int>& rows : P.rows)
-        setup += long(rows.size()) * long(rows.size()) * long(rows.size()) / 3;
-      if (!P.ok) {
-        t.rows.push_back(
-            {std::to_string(k), std::to_string(P.rows.size()), "not SPD", "", "", "", ""});
-        continue;
-      }
-      const CgResult cg = pcg(A, P, f);
-      const double per = double(nnz + P.madds + 6L * n);
+    auto row = [&](const std::string& name, size_t blocks, const Precondition& M, long madds,
+                   double setup) {
+      const CgResult cg = pcg(A, M, f);
+      const double per = double(nnz + madds + 6L * n);
       const double total = per * cg.iterations;
       if (base == 0) base = total;
-      t.rows.push_back({std::to_string(k), std::to_string(P.rows.size()),
+      t.rows.push_back({name, std::to_string(blocks),
                         std::to_string(cg.iterations) + (cg.converged ? "" : " (cap)"),
                         fmt("%.3g", per), fmt("%.3g", total), fmt("%.2f", total / base),
-                        fmt("%.3g", double(setup))});
+                        fmt("%.3g", setup)});
+    };
+    auto cube_sum = [](const Patches& P) {
+      double setup = 0;
+      for (const std::vector<int>& rows : P.rows)
+        setup += std::pow(double(rows.size()), 3) / 3;
+      return setup;
+    };
+    const Patches jacobi = make_patches(A, block_of, nblock, 1);
+    if (!jacobi.ok) throw std::runtime_error("a node's diagonal block is not positive definite");
+    for (long k : patches) {
+      const Patches P = k == 1 ? jacobi : make_patches(A, block_of, nblock, int(k));
+      const std::string name = k == 1 ? "block Jacobi" : "patch Jacobi, " + std::to_string(k);
+      if (!P.ok) {
+        t.rows.push_back({name, std::to_string(P.rows.size()), "not SPD", "", "", "", ""});
+        continue;
+      }
+      row(
+          name, P.rows.size(),
+          [&](const std::vector<Real>& r, std::vector<Real>& z) { P.apply(r, z); }, P.madds,
+          cube_sum(P));
+    }
+    // two levels over aggregates of k nodes (the position component of each free row)
+    std::vector<int> component(static_cast<size_t>(n));
+    std::vector<Real> row_position(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      component[size_t(r)] = model->plan.free_dof[size_t(r)] % 3;
+      row_position[size_t(r)] = y[size_t(model->plan.free_dof[size_t(r)])];
+    }
+    for (long k : coarse) {
+      const Patches agg = make_patches(A, block_of, nblock, int(k));
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool smoothed = variant > 0, mult = variant >= 2, rigid = variant == 3;
+        const TwoLevel T = make_two_level(A, jacobi, agg, component,
+                                          rigid ? &row_position : nullptr, smoothed, mult);
+        const std::string name = std::string("2-level, ") + std::to_string(k) + "-node " +
+                                 (smoothed ? "smoothed" : "plain") + " aggregates" +
+                                 (rigid ? " with rotations" : "") + ", " +
+                                 (mult ? "multiplicative" : "additive");
+        if (!T.ok) {
+          t.rows.push_back(
+              {name, std::to_string(agg.rows.size()), "coarse not SPD", "", "", "", ""});
+          continue;
+        }
+        const double nc = (rigid ? 6.0 : 3.0) * double(agg.rows.size());
+        row(
+            name, agg.rows.size(),
+            [&](const std::vector<Real>& r, std::vector<Real>& z) { T.apply(r, z); }, T.madds,
+            cube_sum(jacobi) + nc * nc * nc / 3);
+      }
     }
     slender::bench::print_text(std::cout, t);
     return 0;
