@@ -120,6 +120,13 @@ std::string model_info(const Model& m) {
              " mid-edge triangles (" + std::to_string(m.nxi) + " xi DOFs)");
   }
   line(os, "parts", parts_text(m));
+  // the families with their own tables (stencils/family_table.h) that have rows
+  std::string tables;
+  for (const FamilyTable& t : m.tables)
+    if (t.rows > 0)
+      tables +=
+          (tables.empty() ? "" : ", ") + t.name + " (" + std::to_string(t.rows) + " stencils)";
+  if (!tables.empty()) line(os, "families", tables);
 
   // DOFs: fixed ones counted from the model, free ones from the assembly plan
   int nfixed = 0;

@@ -16,6 +16,7 @@
 #include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/core/error.h"
+#include "slender/info.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
 #include "test_util.h"
@@ -273,6 +274,7 @@ TEST(ShellPressureScene, AClosedShellReadsAndBuildsOneRowPerTriangle) {
   ASSERT_EQ(m->signals.size(), 2u);
   EXPECT_EQ(m->signals[1].kind, TimeFunction::Kind::kRamp);
   EXPECT_EQ(t.i[4 * 4 + 3], 1);  // the second entry's rows read the second signal
+  EXPECT_NE(model_info(*m).find("pressure (8 stencils)"), std::string::npos);
 }
 
 TEST(ShellPressureScene, BadEntriesNameTheFileLineAndField) {
