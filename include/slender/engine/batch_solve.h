@@ -12,7 +12,8 @@
 //   whose Jacobian is symmetric) or LU with partial pivoting (friction, drag, or a Cholesky that
 //   meets a non-positive pivot; include/slender/core/dense.h): small coupled systems (shells and
 //   rod-shell structures of a few hundred DOFs);
-// - kPcg: conjugate gradients on every environment at once, SpMV over the shared CSR pattern
+// - kPcg: conjugate gradients on every environment at once (BatchCgOn, engine/krylov.h, where
+//   the stepper's Krylov solves are too), SpMV over the shared CSR pattern
 //   with per-environment values, preconditioned by the inverses of each environment's 3 x 3
 //   diagonal blocks (one aligned triple of global DOFs: a node's position; twists and xi DOFs in
 //   triples of their own; include/slender/core/pcg.h), from dx = 0 until |f - J dx| <=
@@ -45,6 +46,7 @@
 #include "slender/core/status.h"
 #include "slender/core/strided.h"
 #include "slender/engine/env_loops.h"
+#include "slender/engine/krylov.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/ordering.h"
 #include "slender/model.h"
@@ -103,11 +105,6 @@ constexpr int kBandedMaxWidth = 64;
 constexpr Real kVecPivotTiny = 1e-13;
 
 enum class VecSolver { kBanded, kDense, kPcg };
-
-/// PCG's iteration cap for n unknowns: 2 n, at least 200 and at most 5000 (in exact arithmetic
-/// CG ends within n iterations; round-off on the shells' ill-conditioned systems takes more:
-/// up to 78 on a 175-DOF plate at kKrylovRelTol)
-inline int vec_pcg_max_iters(int n) { return std::max(200, std::min(2 * n, 5000)); }
 
 /// bytes of the dense matrices of nenv environments of n free DOFs
 inline double dense_bytes(int nenv, int n) { return double(nenv) * double(n) * n * sizeof(Real); }
@@ -431,182 +428,6 @@ struct DenseSolve {
   SLENDER_HD void operator()(long e) const { run_columns_on_one_thread(*this, e); }
 };
 
-/// y[e] = J_e x[e] over the shared CSR pattern: one (environment, row) per index
-struct EnvSpmv {
-  int n, nnz;
-  const int* row_ptr;  // (n + 1)
-  const int* col;      // (nnz)
-  const Real* val;     // (nenv x nnz)
-  const Real* x;       // (nenv x n)
-  Real* y;             // (nenv x n)
-  SLENDER_HD void operator()(long i) const {
-    const long e = i / n, r = i % n;
-    CsrSpmv{row_ptr, col, val + e * nnz, x + e * n, y + e * n}(r);
-  }
-};
-
-/// each environment's block-Jacobi inverses: one (environment, block) per index
-struct EnvBlockSetup {
-  long nblock;
-  int nnz;
-  const int* row_ptr;
-  const int* col;
-  const Real* val;       // (nenv x nnz)
-  const int* block_row;  // (nblock + 1)
-  Real* inv;             // (nenv x nblock x 9)
-  unsigned char* ok;     // (nenv x nblock)
-  SLENDER_HD void operator()(long i) const {
-    const long e = i / nblock, b = i % nblock;
-    BlockJacobiSetup{
-        row_ptr, col, val + e * nnz, block_row, inv + 9 * e * nblock, ok + e * nblock}(b);
-  }
-};
-
-/// z[e] = P_e^-1 r[e]: one (environment, block) per index
-struct EnvBlockApply {
-  long nblock;
-  int n;
-  const int* block_row;
-  const Real* inv;  // (nenv x nblock x 9)
-  const Real* r;    // (nenv x n)
-  Real* z;          // (nenv x n)
-  SLENDER_HD void operator()(long i) const {
-    const long e = i / nblock, b = i % nblock;
-    BlockJacobiApply{block_row, inv + 9 * e * nblock, r + e * n, z + e * n}(b);
-  }
-};
-
-/// CG's start: x = 0, r = f
-struct CgStart {
-  const Real* f;
-  Real* x;
-  Real* r;
-  SLENDER_HD void operator()(long i) const {
-    x[i] = 0;
-    r[i] = f[i];
-  }
-};
-
-/// x += alpha[e] p, r -= alpha[e] Ap
-struct CgUpdate {
-  int n;
-  const Real* alpha;  // (nenv)
-  const Real* p;
-  const Real* Ap;
-  Real* x;
-  Real* r;
-  SLENDER_HD void operator()(long i) const {
-    const Real a = alpha[i / n];
-    x[i] += a * p[i];
-    r[i] -= a * Ap[i];
-  }
-};
-
-/// p = z + beta[e] p
-struct CgDirection {
-  int n;
-  const Real* beta;  // (nenv)
-  const Real* z;
-  Real* p;
-  SLENDER_HD void operator()(long i) const { p[i] = z[i] + beta[i / n] * p[i]; }
-};
-
-/// per environment: s0 a . b, s1 c . d (c null: 0)
-struct Dots {
-  int n;
-  const Real* a;
-  const Real* b;
-  const Real* c;
-  const Real* d;
-  SLENDER_HD Red4 operator()(long e, long i) const {
-    const long k = e * n + i;
-    return Red4{a[k] * b[k], c ? c[k] * d[k] : Real(0), 0, 0};
-  }
-};
-
-/// CG's per-environment start (one environment per index), from bad (s0: diagonal blocks that
-/// are not positive definite) and d0 (s0 = f . f, s1 = r . z): an environment iterates (run) when
-/// it is active, its blocks are fine and f != 0; f = 0 is solved (dx = 0). ok = 0 elsewhere, until
-/// CG converges.
-struct CgInit {
-  Real rel_tol;
-  const unsigned char* active;
-  const Red4* bad;
-  const Red4* d0;
-  unsigned char* run;
-  unsigned char* ok;
-  Real* rz;
-  Real* stop;
-  int* iters;
-  SLENDER_HD void operator()(long e) const {
-    const bool go = active[e] && bad[e].s0 == 0;
-    ok[e] = go && d0[e].s0 == 0 ? 1 : 0;
-    run[e] = go && d0[e].s0 != 0 ? 1 : 0;
-    rz[e] = d0[e].s1;
-    stop[e] = rel_tol * rel_tol * d0[e].s0;
-    iters[e] = 0;
-  }
-};
-
-/// CG's step length alpha = r.z / p.Ap from pAp (s0) for the running environments; one whose
-/// p.Ap is not positive (not positive definite along p) stops, unsolved: the caller falls back
-struct CgAlpha {
-  const Red4* pAp;
-  const Real* rz;
-  unsigned char* run;
-  Real* alpha;
-  SLENDER_HD void operator()(long e) const {
-    if (!run[e]) return;
-    if (!(pAp[e].s0 > 0)) {
-      run[e] = 0;
-      return;
-    }
-    alpha[e] = rz[e] / pAp[e].s0;
-  }
-};
-
-/// after an update, from rr (s0 = r . r, s1 = r . z): a running environment counts the iteration
-/// and stops when converged (ok) or broken down (not finite); the others take beta = r.z_new /
-/// r.z_old (in `beta`) and keep the new r.z
-struct CgBeta {
-  const Red4* rr;
-  const Real* stop;
-  unsigned char* run;
-  unsigned char* ok;
-  Real* rz;
-  Real* beta;
-  int* iters;
-  SLENDER_HD void operator()(long e) const {
-    if (!run[e]) return;
-    ++iters[e];
-    const Real r2 = rr[e].s0;
-    if (!is_finite(r2) || r2 <= stop[e]) {
-      ok[e] = is_finite(r2) ? 1 : 0;
-      run[e] = 0;
-      return;
-    }
-    beta[e] = rr[e].s1 / rz[e];
-    rz[e] = rr[e].s1;
-  }
-};
-
-/// s0 the number of set flags (one reduction "environment" of len flags)
-struct CountSet {
-  const unsigned char* flags;
-  SLENDER_HD Red4 operator()(long, long i) const {
-    return Red4{flags[i] ? Real(1) : Real(0), 0, 0, 0};
-  }
-};
-
-/// per environment: s0 the number of flags equal to 0
-struct CountZeros {
-  long len;
-  const unsigned char* flags;  // (nenv x len)
-  SLENDER_HD Red4 operator()(long e, long i) const {
-    return Red4{flags[e * len + i] ? Real(0) : Real(1), 0, 0, 0};
-  }
-};
-
 }  // namespace vec
 
 /// Outcome counters of the batched solves of one step.
@@ -678,26 +499,9 @@ class VectorLinearSolve {
         X::upload(chol_, chol_h_.data(), B);
         break;
       }
-      case VecSolver::kPcg: {
-        up(plan.row_ptr, row_ptr_);
-        up(plan.col, col_);
-        // blocks: consecutive free rows within one aligned triple of global DOFs (the CPU's)
-        std::vector<int> block_row{0};
-        for (int r = 1; r < n_; ++r)
-          if (plan.free_dof[r] / 3 != plan.free_dof[r - 1] / 3) block_row.push_back(r);
-        block_row.push_back(n_);
-        nblock_ = long(block_row.size()) - 1;
-        up(block_row, block_row_);
-        val_.resize(B * size_t(nnz_));
-        inv_.resize(B * 9 * size_t(nblock_));
-        block_ok_.resize(B * size_t(nblock_));
-        for (Buffer<Real>* b : {&r_, &z_, &p_, &Ap_})
-          b->resize(B * size_t(n_));
-        for (Buffer<Real>* b : {&rz_, &stop_, &coef_})
-          b->resize(B);
-        iters_.resize(B);
+      case VecSolver::kPcg:
+        cg_.setup(plan.row_ptr, plan.col, plan.free_dof, nenv);
         break;
-      }
     }
   }
 
@@ -789,7 +593,8 @@ class VectorLinearSolve {
         dense_solve(active_h, active, h_pool, dof_J, f, dx, ok_h, fallback_h, stats);
         break;
       case VecSolver::kPcg:
-        pcg_solve(active, h_pool, dof_J, f, dx, ok_h, stats);
+        gather(active, cg_.values(), nnz_, h_pool, dof_J);
+        cg_.solve(active, f, dx, ok_, mask_, ok_h, stats.pcg_iterations);
         break;
     }
     for (int e = 0; e < B; ++e)
@@ -880,83 +685,6 @@ class VectorLinearSolve {
       }
   }
 
-  // preconditioned CG on every active environment, each stopping on its own (the CPU's
-  // LinearSolver::pcg_solve, step for step). The per-environment scalars (r.z, alpha, beta, the
-  // running flags) stay on the executor; the host reads how many environments still run every
-  // X::kPcgCheckEvery iterations (environments that stopped in between take no more updates)
-  void pcg_solve(const unsigned char* active,
-                 const Real* h_pool,
-                 const Real* dof_J,
-                 const Real* f,
-                 Real* dx,
-                 std::vector<unsigned char>& ok_h,
-                 VecSolveStats& stats) {
-    const int B = nenv_, n = n_;
-    const long Bn = long(B) * n, Bb = long(B) * nblock_;
-    const unsigned char* run = mask_.data();
-    if (pcg_start(active, h_pool, dof_J, f, dx)) {
-      const int max_iter = vec_pcg_max_iters(n);
-      for (int it = 1; it <= max_iter; ++it) {
-        each(Bn, vec::Masked<vec::EnvSpmv>{vec::EnvSpmv{n, nnz_, row_ptr_.data(), col_.data(),
-                                                        val_.data(), p_.data(), Ap_.data()},
-                                           run, n});
-        X::env_reduce_to(B, n, vec::Dots{n, p_.data(), Ap_.data(), nullptr, nullptr}, red_);
-        each(B, vec::CgAlpha{red_.data(), rz_.data(), mask_.data(), coef_.data()});
-        each(Bn, vec::Masked<vec::CgUpdate>{
-                     vec::CgUpdate{n, coef_.data(), p_.data(), Ap_.data(), dx, r_.data()}, run, n});
-        each(Bb,
-             vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
-                                                                inv_.data(), r_.data(), z_.data()},
-                                             run, nblock_});
-        X::env_reduce_to(B, n, vec::Dots{n, r_.data(), r_.data(), r_.data(), z_.data()}, red_);
-        each(B, vec::CgBeta{red_.data(), stop_.data(), mask_.data(), ok_.data(), rz_.data(),
-                            coef_.data(), iters_.data()});
-        if ((it % X::kPcgCheckEvery == 0 || it == max_iter) && running() == 0) break;
-        each(Bn, vec::Masked<vec::CgDirection>{
-                     vec::CgDirection{n, coef_.data(), z_.data(), p_.data()}, run, n});
-      }
-      // environments still running at the cap did not converge: their ok stays 0
-      std::vector<int> iters(B);
-      X::download_at(iters_, 0, iters.data(), iters.size());
-      for (int e = 0; e < B; ++e)
-        stats.pcg_iterations += iters[e];
-    }
-    X::download_at(ok_, 0, ok_h.data(), ok_h.size());
-  }
-
-  // how many environments CG still runs on (a host read)
-  long running() {
-    Red4 c;
-    X::env_reduce(1, nenv_, vec::CountSet{mask_.data()}, &c, count_);
-    return long(c.s0);
-  }
-
-  // CG's start for the active environments: values and block inverses, x = 0, r = f, z = P^-1 r,
-  // p = z; mask_ the environments that iterate (false when none does). A diagonal block that is
-  // not positive definite keeps an environment out (the caller falls back), as does a zero
-  // right-hand side (dx = 0, solved).
-  bool pcg_start(
-      const unsigned char* active, const Real* h_pool, const Real* dof_J, const Real* f, Real* dx) {
-    const int B = nenv_, n = n_;
-    const long Bn = long(B) * n, Bb = long(B) * nblock_;
-    gather(active, val_, nnz_, h_pool, dof_J);
-    each(Bb, vec::Masked<vec::EnvBlockSetup>{
-                 vec::EnvBlockSetup{nblock_, nnz_, row_ptr_.data(), col_.data(), val_.data(),
-                                    block_row_.data(), inv_.data(), block_ok_.data()},
-                 active, nblock_});
-    X::env_reduce_to(B, nblock_, vec::CountZeros{nblock_, block_ok_.data()}, bad_);
-    each(Bn, vec::Masked<vec::CgStart>{vec::CgStart{f, dx, r_.data()}, active, n});
-    each(Bb, vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
-                                                                inv_.data(), r_.data(), z_.data()},
-                                             active, nblock_});
-    X::env_reduce_to(B, n, vec::Dots{n, f, f, r_.data(), z_.data()}, red_);
-    each(B, vec::CgInit{kKrylovRelTol, active, bad_.data(), red_.data(), mask_.data(), ok_.data(),
-                        rz_.data(), stop_.data(), iters_.data()});
-    if (running() == 0) return false;
-    each(Bn, vec::Masked<vec::Copy>{vec::Copy{p_.data(), z_.data()}, mask_.data(), n});
-    return true;
-  }
-
   int n_, nnz_, ndof_, nenv_;
   long hess_pool_;
   VecSolver kind_ = VecSolver::kBanded;
@@ -972,16 +700,8 @@ class VectorLinearSolve {
   // dense
   Buffer<Real> dense_;
   Buffer<int> piv_;
-  // pcg
-  long nblock_ = 0;
-  Buffer<int> row_ptr_, col_, block_row_;
-  Buffer<Real> val_, inv_, r_, z_, p_, Ap_;
-  Buffer<unsigned char> block_ok_;
-  // CG's per-environment scalars: r.z, the stopping threshold, alpha or beta, iterations taken;
-  // per-environment reductions and the running count
-  Buffer<Real> rz_, stop_, coef_;
-  Buffer<int> iters_;
-  Buffer<Red4> red_, bad_, count_;
+  // pcg (engine/krylov.h)
+  BatchCgOn<X> cg_;
 };
 
 }  // namespace slender

@@ -1,21 +1,27 @@
 #pragma once
 
-// The Krylov solves of the stepper (engine/stepper.h) over an executor X: preconditioned CG for
-// symmetric Jacobians and preconditioned BiCGSTAB for the others, one system at a time. The
+// The Krylov solves over an executor X, in one place. The stepper's (engine/stepper.h,
+// KrylovOn): preconditioned CG for symmetric Jacobians and preconditioned BiCGSTAB for the
+// others, one system at a time. The vectorized batch's (engine/batch_solve.h, BatchCgOn): block
+// Jacobi CG on every environment's system at once, each stopping on its own. The
 // caller gives the matrix and the preconditioner as callables (y = A x, out = P^-1 in) on X's
 // memory. The scalars of the iteration stay in X's memory (reduction slots); the host reads the
 // state every kKrylovCheck iterations, so that a device solve syncs rarely. The tolerances and
 // the iteration cap are those of the CPU's (core/pcg.h: kKrylovRelTol, krylov_max_iterations).
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
+#include <vector>
 
 #include "slender/core/hd.h"
+#include "slender/core/parallel_for.h"
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
 #include "slender/core/types.h"
+#include "slender/engine/env_loops.h"
 
 namespace slender {
 
@@ -461,5 +467,335 @@ class KrylovOn {
 };
 
 }  // namespace stepper
+
+// ---- the vectorized batch's CG: every environment at once ----
+
+namespace vec {
+
+/// y[e] = J_e x[e] over the shared CSR pattern: one (environment, row) per index
+struct EnvSpmv {
+  int n, nnz;
+  const int* row_ptr;  // (n + 1)
+  const int* col;      // (nnz)
+  const Real* val;     // (nenv x nnz)
+  const Real* x;       // (nenv x n)
+  Real* y;             // (nenv x n)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / n, r = i % n;
+    CsrSpmv{row_ptr, col, val + e * nnz, x + e * n, y + e * n}(r);
+  }
+};
+
+/// each environment's block-Jacobi inverses: one (environment, block) per index
+struct EnvBlockSetup {
+  long nblock;
+  int nnz;
+  const int* row_ptr;
+  const int* col;
+  const Real* val;       // (nenv x nnz)
+  const int* block_row;  // (nblock + 1)
+  Real* inv;             // (nenv x nblock x 9)
+  unsigned char* ok;     // (nenv x nblock)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / nblock, b = i % nblock;
+    BlockJacobiSetup{
+        row_ptr, col, val + e * nnz, block_row, inv + 9 * e * nblock, ok + e * nblock}(b);
+  }
+};
+
+/// z[e] = P_e^-1 r[e]: one (environment, block) per index
+struct EnvBlockApply {
+  long nblock;
+  int n;
+  const int* block_row;
+  const Real* inv;  // (nenv x nblock x 9)
+  const Real* r;    // (nenv x n)
+  Real* z;          // (nenv x n)
+  SLENDER_HD void operator()(long i) const {
+    const long e = i / nblock, b = i % nblock;
+    BlockJacobiApply{block_row, inv + 9 * e * nblock, r + e * n, z + e * n}(b);
+  }
+};
+
+/// CG's start: x = 0, r = f
+struct CgStart {
+  const Real* f;
+  Real* x;
+  Real* r;
+  SLENDER_HD void operator()(long i) const {
+    x[i] = 0;
+    r[i] = f[i];
+  }
+};
+
+/// x += alpha[e] p, r -= alpha[e] Ap
+struct CgUpdate {
+  int n;
+  const Real* alpha;  // (nenv)
+  const Real* p;
+  const Real* Ap;
+  Real* x;
+  Real* r;
+  SLENDER_HD void operator()(long i) const {
+    const Real a = alpha[i / n];
+    x[i] += a * p[i];
+    r[i] -= a * Ap[i];
+  }
+};
+
+/// p = z + beta[e] p
+struct CgDirection {
+  int n;
+  const Real* beta;  // (nenv)
+  const Real* z;
+  Real* p;
+  SLENDER_HD void operator()(long i) const { p[i] = z[i] + beta[i / n] * p[i]; }
+};
+
+/// per environment: s0 a . b, s1 c . d (c null: 0)
+struct Dots {
+  int n;
+  const Real* a;
+  const Real* b;
+  const Real* c;
+  const Real* d;
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    const long k = e * n + i;
+    return Red4{a[k] * b[k], c ? c[k] * d[k] : Real(0), 0, 0};
+  }
+};
+
+/// CG's per-environment start (one environment per index), from bad (s0: diagonal blocks that
+/// are not positive definite) and d0 (s0 = f . f, s1 = r . z): an environment iterates (run) when
+/// it is active, its blocks are fine and f != 0; f = 0 is solved (dx = 0). ok = 0 elsewhere, until
+/// CG converges.
+struct CgInit {
+  Real rel_tol;
+  const unsigned char* active;
+  const Red4* bad;
+  const Red4* d0;
+  unsigned char* run;
+  unsigned char* ok;
+  Real* rz;
+  Real* stop;
+  int* iters;
+  SLENDER_HD void operator()(long e) const {
+    const bool go = active[e] && bad[e].s0 == 0;
+    ok[e] = go && d0[e].s0 == 0 ? 1 : 0;
+    run[e] = go && d0[e].s0 != 0 ? 1 : 0;
+    rz[e] = d0[e].s1;
+    stop[e] = rel_tol * rel_tol * d0[e].s0;
+    iters[e] = 0;
+  }
+};
+
+/// CG's step length alpha = r.z / p.Ap from pAp (s0) for the running environments; one whose
+/// p.Ap is not positive (not positive definite along p) stops, unsolved: the caller falls back
+struct CgAlpha {
+  const Red4* pAp;
+  const Real* rz;
+  unsigned char* run;
+  Real* alpha;
+  SLENDER_HD void operator()(long e) const {
+    if (!run[e]) return;
+    if (!(pAp[e].s0 > 0)) {
+      run[e] = 0;
+      return;
+    }
+    alpha[e] = rz[e] / pAp[e].s0;
+  }
+};
+
+/// after an update, from rr (s0 = r . r, s1 = r . z): a running environment counts the iteration
+/// and stops when converged (ok) or broken down (not finite); the others take beta = r.z_new /
+/// r.z_old (in `beta`) and keep the new r.z
+struct CgBeta {
+  const Red4* rr;
+  const Real* stop;
+  unsigned char* run;
+  unsigned char* ok;
+  Real* rz;
+  Real* beta;
+  int* iters;
+  SLENDER_HD void operator()(long e) const {
+    if (!run[e]) return;
+    ++iters[e];
+    const Real r2 = rr[e].s0;
+    if (!is_finite(r2) || r2 <= stop[e]) {
+      ok[e] = is_finite(r2) ? 1 : 0;
+      run[e] = 0;
+      return;
+    }
+    beta[e] = rr[e].s1 / rz[e];
+    rz[e] = rr[e].s1;
+  }
+};
+
+/// s0 the number of set flags (one reduction "environment" of len flags)
+struct CountSet {
+  const unsigned char* flags;
+  SLENDER_HD Red4 operator()(long, long i) const {
+    return Red4{flags[i] ? Real(1) : Real(0), 0, 0, 0};
+  }
+};
+
+/// per environment: s0 the number of flags equal to 0
+struct CountZeros {
+  long len;
+  const unsigned char* flags;  // (nenv x len)
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    return Red4{flags[e * len + i] ? Real(0) : Real(1), 0, 0, 0};
+  }
+};
+
+}  // namespace vec
+
+/// PCG's iteration cap for n unknowns: 2 n, at least 200 and at most 5000 (in exact arithmetic
+/// CG ends within n iterations; round-off on the shells' ill-conditioned systems takes more:
+/// up to 78 on a 175-DOF plate at kKrylovRelTol)
+inline int vec_pcg_max_iters(int n) { return std::max(200, std::min(2 * n, 5000)); }
+
+/// Preconditioned CG on nenv systems at once, the vectorized batch's linear solve (kPcg;
+/// engine/batch_solve.h): one free-DOF CSR pattern, each environment's own values and
+/// block-Jacobi preconditioner, each environment stopping on its own (the CPU's
+/// LinearSolver::pcg_solve, step for step). The per-environment scalars (r.z, alpha, beta, the
+/// running flags) stay on the executor; the host reads how many environments still run every
+/// X::kPcgCheckEvery iterations (environments that stopped in between take no more updates).
+template <class X>
+class BatchCgOn {
+ public:
+  template <class T>
+  using Buffer = typename X::template Buffer<T>;
+
+  /// the pattern (n free rows: row_ptr, col) for nenv environments; the preconditioner's blocks
+  /// are the consecutive free rows within one aligned triple of global DOFs (free_dof: each free
+  /// row's DOF), as the CPU's
+  void setup(const std::vector<int>& row_ptr,
+             const std::vector<int>& col,
+             const std::vector<int>& free_dof,
+             int nenv) {
+    nenv_ = nenv;
+    n_ = int(row_ptr.size()) - 1;
+    nnz_ = int(col.size());
+    X::upload(row_ptr_, row_ptr.data(), row_ptr.size());
+    X::upload(col_, col.data(), col.size());
+    std::vector<int> block_row{0};
+    for (int r = 1; r < n_; ++r)
+      if (free_dof[r] / 3 != free_dof[r - 1] / 3) block_row.push_back(r);
+    block_row.push_back(n_);
+    nblock_ = long(block_row.size()) - 1;
+    X::upload(block_row_, block_row.data(), block_row.size());
+    const size_t B = size_t(nenv);
+    val_.resize(B * size_t(nnz_));
+    inv_.resize(B * 9 * size_t(nblock_));
+    block_ok_.resize(B * size_t(nblock_));
+    for (Buffer<Real>* b : {&r_, &z_, &p_, &Ap_})
+      b->resize(B * size_t(n_));
+    for (Buffer<Real>* b : {&rz_, &stop_, &coef_})
+      b->resize(B);
+    iters_.resize(B);
+  }
+
+  /// every environment's matrix values (nenv x nnz), which the caller gathers before a solve
+  Buffer<Real>& values() { return val_; }
+
+  /// dx[e] = J_e^-1 f[e] for the environments with active[e] (on X). ok[e] (on X, and ok_h on
+  /// the host) = 1 where CG converged, 0 where the caller must fall back; `run` (nenv, on X) holds
+  /// the running flags; the iterations taken are added to `iterations`
+  void solve(const unsigned char* active,
+             const Real* f,
+             Real* dx,
+             Buffer<unsigned char>& ok,
+             Buffer<unsigned char>& run,
+             std::vector<unsigned char>& ok_h,
+             long& iterations) {
+    const int B = nenv_, n = n_;
+    const long Bn = long(B) * n, Bb = long(B) * nblock_;
+    unsigned char* const flags = run.data();
+    if (start(active, f, dx, ok.data(), flags)) {
+      const int max_iter = vec_pcg_max_iters(n);
+      for (int it = 1; it <= max_iter; ++it) {
+        each(Bn, vec::Masked<vec::EnvSpmv>{vec::EnvSpmv{n, nnz_, row_ptr_.data(), col_.data(),
+                                                        val_.data(), p_.data(), Ap_.data()},
+                                           flags, n});
+        X::env_reduce_to(B, n, vec::Dots{n, p_.data(), Ap_.data(), nullptr, nullptr}, red_);
+        each(B, vec::CgAlpha{red_.data(), rz_.data(), flags, coef_.data()});
+        each(Bn,
+             vec::Masked<vec::CgUpdate>{
+                 vec::CgUpdate{n, coef_.data(), p_.data(), Ap_.data(), dx, r_.data()}, flags, n});
+        each(Bb,
+             vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
+                                                                inv_.data(), r_.data(), z_.data()},
+                                             flags, nblock_});
+        X::env_reduce_to(B, n, vec::Dots{n, r_.data(), r_.data(), r_.data(), z_.data()}, red_);
+        each(B, vec::CgBeta{red_.data(), stop_.data(), flags, ok.data(), rz_.data(), coef_.data(),
+                            iters_.data()});
+        if ((it % X::kPcgCheckEvery == 0 || it == max_iter) && running(flags) == 0) break;
+        each(Bn, vec::Masked<vec::CgDirection>{
+                     vec::CgDirection{n, coef_.data(), z_.data(), p_.data()}, flags, n});
+      }
+      // environments still running at the cap did not converge: their ok stays 0
+      std::vector<int> iters(B);
+      X::download_at(iters_, 0, iters.data(), iters.size());
+      for (int e = 0; e < B; ++e)
+        iterations += iters[e];
+    }
+    X::download_at(ok, 0, ok_h.data(), ok_h.size());
+  }
+
+ private:
+  // the loops (on the host threaded from kParallelGrainHeavy items), as the batch's
+  template <class F>
+  static void each(long n, const F& f) {
+    X::for_each(n, f, kParallelGrainHeavy);
+  }
+  template <class F>
+  static void each(long n, const vec::Masked<F>& f) {
+    vec::each_masked<X>(n, f, kParallelGrainHeavy);
+  }
+
+  // how many environments CG still runs on (a host read)
+  long running(const unsigned char* run) {
+    Red4 c;
+    X::env_reduce(1, nenv_, vec::CountSet{run}, &c, count_);
+    return long(c.s0);
+  }
+
+  // CG's start for the active environments (their values gathered): block inverses, x = 0,
+  // r = f, z = P^-1 r, p = z; `run` the environments that iterate (false when none does). A
+  // diagonal block that is not positive definite keeps an environment out (the caller falls
+  // back), as does a zero right-hand side (dx = 0, solved).
+  bool start(
+      const unsigned char* active, const Real* f, Real* dx, unsigned char* ok, unsigned char* run) {
+    const int B = nenv_, n = n_;
+    const long Bn = long(B) * n, Bb = long(B) * nblock_;
+    each(Bb, vec::Masked<vec::EnvBlockSetup>{
+                 vec::EnvBlockSetup{nblock_, nnz_, row_ptr_.data(), col_.data(), val_.data(),
+                                    block_row_.data(), inv_.data(), block_ok_.data()},
+                 active, nblock_});
+    X::env_reduce_to(B, nblock_, vec::CountZeros{nblock_, block_ok_.data()}, bad_);
+    each(Bn, vec::Masked<vec::CgStart>{vec::CgStart{f, dx, r_.data()}, active, n});
+    each(Bb, vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
+                                                                inv_.data(), r_.data(), z_.data()},
+                                             active, nblock_});
+    X::env_reduce_to(B, n, vec::Dots{n, f, f, r_.data(), z_.data()}, red_);
+    each(B, vec::CgInit{kKrylovRelTol, active, bad_.data(), red_.data(), run, ok, rz_.data(),
+                        stop_.data(), iters_.data()});
+    if (running(run) == 0) return false;
+    each(Bn, vec::Masked<vec::Copy>{vec::Copy{p_.data(), z_.data()}, run, n});
+    return true;
+  }
+
+  int nenv_ = 0, n_ = 0, nnz_ = 0;
+  long nblock_ = 0;
+  Buffer<int> row_ptr_, col_, block_row_;
+  Buffer<Real> val_, inv_, r_, z_, p_, Ap_;
+  Buffer<unsigned char> block_ok_;
+  // CG's per-environment scalars: r.z, the stopping threshold, alpha or beta, iterations taken;
+  // per-environment reductions and the running count
+  Buffer<Real> rz_, stop_, coef_;
+  Buffer<int> iters_;
+  Buffer<Red4> red_, bad_, count_;
+};
 
 }  // namespace slender
