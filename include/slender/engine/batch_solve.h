@@ -440,14 +440,10 @@ struct VecSolveStats {
 template <class X>
 class VectorLinearSolve {
  public:
-  // the engine's loops (on the host threaded from kParallelGrainHeavy items)
+  // the engine's loops (vec::each_heavy: on the host threaded from kParallelGrainHeavy items)
   template <class F>
   static void each(long n, const F& f) {
-    X::for_each(n, f, kParallelGrainHeavy);
-  }
-  template <class F>
-  static void each(long n, const vec::Masked<F>& f) {
-    vec::each_masked<X>(n, f, kParallelGrainHeavy);
+    vec::each_heavy<X>(n, f);
   }
   template <class T>
   using Buffer = typename X::template Buffer<T>;

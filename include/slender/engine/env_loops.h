@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "slender/core/hd.h"
+#include "slender/core/parallel_for.h"
 #include "slender/core/types.h"
 
 namespace slender {
@@ -69,6 +70,17 @@ void each_masked(long n, const Masked<F>& m, long grain) {
     }
   }
   X::for_each(n, m, grain);
+}
+
+/// the vectorized batch's loops: X::for_each, threaded on the host from kParallelGrainHeavy
+/// items; a Masked functor over its mask's items (each_masked)
+template <class X, class F>
+void each_heavy(long n, const F& f) {
+  X::for_each(n, f, kParallelGrainHeavy);
+}
+template <class X, class F>
+void each_heavy(long n, const Masked<F>& f) {
+  each_masked<X>(n, f, kParallelGrainHeavy);
 }
 
 }  // namespace vec

@@ -744,14 +744,10 @@ class BatchCgOn {
   }
 
  private:
-  // the loops (on the host threaded from kParallelGrainHeavy items), as the batch's
+  // the batch's loops (vec::each_heavy)
   template <class F>
   static void each(long n, const F& f) {
-    X::for_each(n, f, kParallelGrainHeavy);
-  }
-  template <class F>
-  static void each(long n, const vec::Masked<F>& f) {
-    vec::each_masked<X>(n, f, kParallelGrainHeavy);
+    vec::each_heavy<X>(n, f);
   }
 
   // how many environments CG still runs on (a host read)
