@@ -119,7 +119,7 @@ Patches make_patches(const Csr& A, const std::vector<int>& block_of, int nblock,
       const int r = rows[size_t(i)];
       for (int j = A.row_ptr[size_t(r)]; j < A.row_ptr[size_t(r) + 1]; ++j) {
         const int c = A.col[size_t(j)];
-        if (pos[size_t(c)] >= 0 && std::find(rows.begin(), rows.end(), c) != rows.end())
+        if (pos[size_t(c)] >= 0)  // (set for this patch's rows only)
           D(i, pos[size_t(c)]) = A.val[size_t(j)];
       }
     }

@@ -182,10 +182,7 @@ struct Simulator::Impl {
     ev.sedge_tau0 = state.sedge_tau0.data();
     if (!model->signals.empty()) {  // the families' time functions at the state's time
       signal_h.resize(kMaxSignals);
-      const Real factor = spec.kind == IntegratorKind::kStatic && spec.duration > 0
-                              ? std::min(Real(1), state.time / spec.duration)
-                              : Real(1);
-      eval_signals(*model, state.time, factor, signal_h.data());
+      eval_signals(*model, state.time, load_factor_at(spec, state.time), signal_h.data());
       ev.signal = signal_h.data();
     }
     return ev;

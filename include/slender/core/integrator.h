@@ -29,6 +29,13 @@ struct StepCoeffs {
   Real load_factor = 1;  ///< static mode ramps loads; 1 otherwise
 };
 
+/// The load factor at time t: static mode ramps the loads linearly to full at the end of the
+/// run (each step is a load step); 1 otherwise.
+inline Real load_factor_at(const IntegratorSpec& spec, Real t) {
+  if (spec.kind != IntegratorKind::kStatic) return 1;
+  return spec.duration > 0 ? std::min(Real(1), t / spec.duration) : 1;
+}
+
 /// The coefficients of a step of size dt that starts at `time`.
 inline StepCoeffs step_coeffs(const IntegratorSpec& spec, Real time, Real dt) {
   StepCoeffs c;
@@ -49,8 +56,7 @@ inline StepCoeffs step_coeffs(const IntegratorSpec& spec, Real time, Real dt) {
       c.c_u = gm / (b * dt);
       break;
     case IntegratorKind::kStatic:
-      // loads ramp linearly to full at the end of the run: each step is a load step
-      c.load_factor = spec.duration > 0 ? std::min(Real(1), c.t_eval / spec.duration) : 1;
+      c.load_factor = load_factor_at(spec, c.t_eval);
       break;
   }
   return c;
