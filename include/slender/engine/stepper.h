@@ -7,7 +7,8 @@
 // (the CPU's banded LU, CHOLMOD, LDLT or sparse LU on the host; cuSOLVER's Cholesky or QR on the
 // GPU) or block-Jacobi CG / BiCGSTAB on X; norms, potentials and
 // line-search quantities are X's reductions, of which the host reads a few scalars per
-// evaluation to run the Newton loop of include/slender/core/newton.h. Contact sub-pairs are found
+// evaluation to run the Newton loop of include/slender/core/newton.h. The linear solve is the
+// policy of engine/system_solve.h (one system: direct or Krylov). Contact sub-pairs are found
 // by X's ContactFinder (the host's pair finder, or engine/contact_pipeline.h on the GPU): the
 // front end sees them only when they change, to build the assembly plan (the direct path), or
 // never (the PCG path assembles the contact part on X: engine/contact_jacobian.h).
@@ -18,7 +19,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +39,7 @@
 #include "slender/engine/executor.h"
 #include "slender/engine/krylov.h"
 #include "slender/engine/step_eval.h"
+#include "slender/engine/system_solve.h"
 #include "slender/engine/user_force.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
@@ -84,18 +85,12 @@ struct CountFlags {
   }
 };
 
-// s0: number of zero entries
-struct CountZero {
-  const unsigned char* v;
-  SLENDER_HD Red4 operator()(long i) const { return Red4{v[i] == 0 ? Real(1) : Real(0), 0, 0, 0}; }
-};
-
 // reduction result slots
 enum Slot { kSlotEval, kSlotDot, kSlotFlags, kNumSlots };
 
 // the scalar parts of an assembly plan
 struct PlanDims {
-  int nfree = 0, nnz = 0;
+  int nfree = 0;
   long energy_pool = 0, grad_pool = 0, hess_pool = 0;
   long e_off[kNumFamilies] = {}, g_off[kNumFamilies] = {}, h_off[kNumFamilies] = {};
 };
@@ -110,15 +105,14 @@ class StepperOn final : public DeviceStepper {
   template <class T>
   using Const = typename X::template ConstArray<T>;
   using ContactFinder = typename X::ContactFinder;
-  using DirectSolver = typename X::DirectSolver;
 
   StepperOn(std::shared_ptr<const Model> model, const IntegratorSpec& spec, LinearSolverKind kind)
       : device_(X::current_device()),
         model_(std::move(model)),
         spec_(spec),
-        kind_(kind),
         dm_(*model_),
-        se_(*model_, 1) {
+        se_(*model_, 1),
+        solve_(kind, !model_->nonsymmetric() && kind != LinearSolverKind::kSparseLu) {
     const Model& m = *model_;
     dv_ = dm_.view();
     d_dof_mass_.upload(m.dof_mass);
@@ -151,15 +145,13 @@ class StepperOn final : public DeviceStepper {
     }
     partial_.resize(kReducePartials);
     slots_.resize(kNumSlots);
-    symmetric_ = !m.nonsymmetric() && kind_ != LinearSolverKind::kSparseLu;
     friction_ = m.friction();
     if (m.mass_damping_per_part) d_dof_alpha_.upload(m.dof_mass_damping);
     use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
     if (m.contact.enabled) {
       contacts_ = std::make_unique<ContactFinder>(m);
-      // the PCG path keeps the model's plan and assembles the contact part on its own
-      if (use_pcg_)
-        contact_jacobian_ = std::make_unique<contact::ContactJacobian<X>>(m.plan, m.ndof);
+      // the iterative path keeps the model's plan and assembles the contact part on its own
+      contact_jacobian_ = solve_.contact_part(m.plan, m.ndof);
     }
     // the state arrays are sized; their first contents come from the owner's upload_state
   }
@@ -228,28 +220,14 @@ class StepperOn final : public DeviceStepper {
     evaluate(y_trial_.data(), in.c, jacobian != nullptr);
     f_.download(f);
     f.resize(size_t(pd_.nfree));
-    if (!jacobian) return;
-    const int n = pd_.nfree;
-    jacobian->assign(size_t(n) * size_t(n), 0);
-    std::vector<Real> val(size_t(pd_.nnz));
-    X::to_host(val.data(), jac_val(), val.size());
-    for (int r = 0; r < n; ++r)
-      for (int k = plan_->row_ptr[r]; k < plan_->row_ptr[r + 1]; ++k)
-        (*jacobian)[size_t(r) * n + plan_->col[k]] += val[k];
-    if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
-      // the contact part the executor assembles on its own (the iterative path)
-      const HostCsr c = contact_csr_on_host();
-      for (int r = 0; r < n; ++r)
-        for (int k = c.row_ptr[r]; k < c.row_ptr[r + 1]; ++k)
-          (*jacobian)[size_t(r) * n + c.col[k]] += c.val[k];
-    }
+    if (jacobian) solve_.dense_on_host(*jacobian);
   }
 
   void set_force_callback(ForceCallback fn, bool symmetric) override {
     if constexpr (X::kHostMemory) {
       const typename X::OnDevice on(device_);
       force_.fn = std::move(fn);
-      if (force_ && !symmetric) make_nonsymmetric();
+      if (force_ && !symmetric) solve_.make_nonsymmetric();
     } else {
       SLENDER_CHECK(!fn, "force callbacks run on the CPU backend only; this simulator runs on ",
                     "CUDA");
@@ -280,10 +258,7 @@ class StepperOn final : public DeviceStepper {
     tau0_.download(s.sedge_tau0);
   }
 
-  std::string solver_name() const override {
-    if (use_pcg_) return symmetric_ ? X::kPcgName : X::kBicgName;
-    return X::direct_name(direct_.get(), symmetric_);
-  }
+  std::string solver_name() const override { return solve_.name(); }
   void set_phase_timing(bool on) override { phase_timing_ = on; }
 
   void set_params(const EnvParams& p) override {
@@ -303,7 +278,7 @@ class StepperOn final : public DeviceStepper {
     alpha_override_ = p.mass_damping >= 0;
     dv_.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
     dv_.mass_scale = p.density_scale;  // the contact dashpots' masses
-    if (friction) make_nonsymmetric();
+    if (friction) solve_.make_nonsymmetric();
   }
 
   bool assembles_contact() const override { return contact_jacobian_ != nullptr; }
@@ -361,28 +336,11 @@ class StepperOn final : public DeviceStepper {
     if (m.kelvin_voigt && c_u_ > 0) se_.keep_kv_anchors(dv_, frames(), eval_view(nullptr));
   }
 
-  // a Jacobian that is (or may become) non-symmetric (ground friction switched on, a force
-  // callback without symmetry): from here on LU or QR on the direct path, BiCGSTAB on the
-  // iterative one
-  void make_nonsymmetric() {
-    if (!symmetric_) return;
-    symmetric_ = false;
-    direct_.reset();  // a Cholesky solver (the direct path, or the iterative one's fallback)
-    if (!use_pcg_) direct_ = make_direct(plan_->row_ptr, plan_->col);
-    size_values();
-  }
-
-  std::unique_ptr<DirectSolver> make_direct(const std::vector<int>& row_ptr,
-                                            const std::vector<int>& col) const {
-    return X::make_direct_solver(int(row_ptr.size()) - 1, row_ptr, col, symmetric_, kind_);
-  }
-
   // ---- plan, pairs ----------------------------------------------------------------------------
 
   void use_plan(std::shared_ptr<const AssemblyPlan> plan) {
     const AssemblyPlan& p = *plan;
     pd_.nfree = p.nfree;
-    pd_.nnz = p.nnz();
     pd_.energy_pool = p.energy_pool;
     pd_.grad_pool = p.grad_pool;
     pd_.hess_pool = p.hess_pool;
@@ -392,11 +350,6 @@ class StepperOn final : public DeviceStepper {
       pd_.h_off[f] = p.h_off[f];
     }
     free_dof_.upload(p.free_dof);
-    row_ptr_.upload(p.row_ptr);
-    col_.upload(p.col);
-    diag_slot_.upload(p.diag_slot);
-    slot_src_adr_.upload(p.slot_src_adr);
-    slot_src_.upload(p.slot_src);
     row_src_adr_.upload(p.row_src_adr);
     row_src_.upload(p.row_src);
     e_pool_.resize(size_t(p.energy_pool));
@@ -405,43 +358,7 @@ class StepperOn final : public DeviceStepper {
     h_pool_.resize(size_t(p.hess_pool));
     f_.resize(size_t(p.nfree));
     dx_.resize(size_t(p.nfree));
-    // the solver for this pattern: symbolic analysis once per pattern (new contact pairs often
-    // leave the pattern as it was: then the solver stays)
-    const bool same_pattern =
-        (direct_ || use_pcg_) && plan_ && p.row_ptr == plan_->row_ptr && p.col == plan_->col;
-    plan_ = std::move(plan);
-    if (same_pattern) return;  // the solver, and where the values live, stay
-    // the iterative path: CG for a symmetric Jacobian, BiCGSTAB otherwise
-    use_pcg_ = kind_ == LinearSolverKind::kPcg ||
-               (kind_ == LinearSolverKind::kAuto && p.nfree >= X::kPcgAutoThreshold);
-    direct_.reset();
-    if (!use_pcg_) {
-      direct_ = make_direct(p.row_ptr, p.col);
-    } else {
-      // blocks: consecutive free rows within one aligned triple of global DOFs (as the CPU's)
-      std::vector<int> block_row{0};
-      for (int r = 1; r < p.nfree; ++r)
-        if (p.free_dof[r] / 3 != p.free_dof[r - 1] / 3) block_row.push_back(r);
-      block_row.push_back(p.nfree);
-      nblock_ = long(block_row.size()) - 1;
-      block_row_.upload(block_row);
-      block_inv_.resize(9 * size_t(nblock_));
-      block_ok_.resize(size_t(nblock_));
-    }
-    size_values();
-  }
-
-  // the Jacobian's CSR values: in the direct solver's own storage where the executor's solver
-  // offers it (the host's: no copy before each factorization), else in val_
-  Real* jac_val() {
-    if (!use_pcg_ && direct_) {
-      if (Real* v = X::solver_values(direct_.get())) return v;
-    }
-    return val_.data();
-  }
-  void size_values() {
-    const bool own = use_pcg_ || !direct_ || !X::solver_values(direct_.get());
-    val_.resize(own ? size_t(pd_.nnz) : 0);
+    solve_.use_plan(std::move(plan));
   }
 
   // the view reads the pipeline's current lists (valid until its next find)
@@ -523,7 +440,7 @@ class StepperOn final : public DeviceStepper {
   void eval_user_energies(const EvalView& ev, unsigned want) {
     const std::vector<std::shared_ptr<const UserEnergy>>& us = model_->user_energies;
     if (us.empty()) return;
-    const AssemblyPlan& p = *plan_;
+    const AssemblyPlan& p = solve_.plan();
     for (size_t i = 0; i < us.size(); ++i)
       us[i]->evaluate(UserEnergyArgs{!X::kHostMemory, dv_, ev, want,
                                      e_pool_.data() + p.user_e_off[i],
@@ -587,18 +504,15 @@ class StepperOn final : public DeviceStepper {
     }
     se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
                                              g_pool_.data(), dof_r_.data(), f_.data()});
-    if (contact_jacobian_)
-      contact_jacobian_->add_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
+    solve_.add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
     if (with_jacobian) {
-      X::for_each(pd_.nnz, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(), h_pool_.data(),
-                                            jac_val()});
-      X::for_each(pd_.nfree,
-                  AddDiagonal{diag_slot_.data(), free_dof_.data(), dof_J_.data(), jac_val()});
-      if (contact_jacobian_) contact_jacobian_->assemble(h_pool_.data() + pd_.h_off[kFamContact]);
+      solve_.assemble(h_pool_.data(), dof_J_.data(), h_pool_.data() + pd_.h_off[kFamContact]);
       if constexpr (X::kHostMemory) {
-        if (force_)
-          force_.add_jacobian(c_u_, m.ndof, plan_->dof_free.data(), plan_->row_ptr.data(),
-                              plan_->col.data(), jac_val());
+        if (force_) {
+          const AssemblyPlan& p = solve_.plan();
+          force_.add_jacobian(c_u_, m.ndof, p.dof_free.data(), p.row_ptr.data(), p.col.data(),
+                              solve_.values());
+        }
       }
     }
     const long n = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
@@ -623,45 +537,10 @@ class StepperOn final : public DeviceStepper {
 
   // ---- linear solve ----------------------------------------------------------------------------
 
-  // dx = J^-1 f; false when even the fallback failed. `fallback` as the CPU counts it: a direct
-  // factorization instead of the preconditioner (an indefinite block) or QR instead of Cholesky
+  // dx = J^-1 f by the solve policy (engine/system_solve.h); false when even the fallback failed
   bool linear_solve(bool& fallback) {
-    PhaseTimes& times = *times_;
-    ++times.factorizations;  // one per Newton iteration, as the CPU counts them
-    if (pd_.nfree == 0) return true;
-    if (use_pcg_) {
-      auto t0 = Clock::now();
-      const bool setup = pcg_setup();
-      if (setup) {
-        times.factor += seconds_since(t0);
-        t0 = Clock::now();
-        const long it0 = krylov_.iterations();
-        auto apply = [this](const Real* x, Real* y) { apply_matrix(x, y); };
-        auto precond = [this](const Real* in, Real* out) { precondition(in, out); };
-        const int n = pd_.nfree;
-        const bool ok = symmetric_ ? krylov_.cg(n, f_.data(), dx_.data(), apply, precond)
-                                   : krylov_.bicgstab(n, f_.data(), dx_.data(), apply, precond,
-                                                      times.krylov_restarts);
-        times.solve += seconds_since(t0);
-        times.linear_iters += krylov_.iterations() - it0;
-        if (ok) return true;
-        if (krylov_.trace()) krylov_.trace_failure(symmetric_, n, krylov_.iterations() - it0);
-      }
-      // CG or BiCGSTAB cannot go on (an indefinite block, a breakdown, or too slow): the direct
-      // path for this matrix, counted as a fallback (as the CPU counts it)
-      fallback = true;
-      if (contact_jacobian_ && contact_jacobian_->nnz() > 0) return merged_direct_solve();
-      if (!direct_) direct_ = make_direct(plan_->row_ptr, plan_->col);
-    }
-    auto t0 = Clock::now();
-    const bool factored = direct_->factorize(jac_val());
-    times.factor += seconds_since(t0);
-    t0 = Clock::now();
-    const bool solved = factored && direct_->solve(f_.data(), dx_.data());
-    times.solve += seconds_since(t0);
-    // after the solve: a factorization the solve finds unusable falls back there
-    if (direct_->used_fallback()) fallback = true;
-    return solved;
+    ++times_->factorizations;  // one per Newton iteration, as the CPU counts them
+    return solve_.solve(f_.data(), dx_.data(), *times_, fallback);
   }
 
   // the pools' contact families for the pipeline's current pairs (the static families keep the
@@ -684,82 +563,6 @@ class StepperOn final : public DeviceStepper {
     grow(h_pool_, pd_.hess_pool);
   }
 
-  // the PCG path's fallback with contact: the static and contact matrices merged on the host
-  // (rare: CG met an indefinite block or did not converge), factorized by the direct solver
-  // J_c, which the executor assembles (the iterative path), copied to the host
-  struct HostCsr {
-    std::vector<int> row_ptr, col;
-    std::vector<Real> val;
-  };
-  HostCsr contact_csr_on_host() const {
-    const auto& cj = *contact_jacobian_;
-    HostCsr c{std::vector<int>(size_t(pd_.nfree) + 1), std::vector<int>(size_t(cj.nnz())),
-              std::vector<Real>(size_t(cj.nnz()))};
-    X::to_host(c.row_ptr.data(), cj.row_ptr(), c.row_ptr.size());
-    X::to_host(c.col.data(), cj.col(), c.col.size());
-    X::to_host(c.val.data(), cj.val(), c.val.size());
-    return c;
-  }
-
-  bool merged_direct_solve() {
-    const int n = pd_.nfree;
-    std::vector<Real> vs;
-    val_.download(vs);
-    const HostCsr c = contact_csr_on_host();
-    const std::vector<int>& rc = c.row_ptr;
-    const std::vector<int>& cc = c.col;
-    const std::vector<Real>& vc = c.val;
-    std::vector<int> rp{0}, col;
-    std::vector<Real> val;
-    rp.reserve(size_t(n) + 1);
-    for (int r = 0; r < n; ++r) {
-      int i = plan_->row_ptr[r], j = rc[r];
-      const int ie = plan_->row_ptr[r + 1], je = rc[r + 1];
-      while (i < ie || j < je) {
-        const int ci = i < ie ? plan_->col[i] : INT_MAX, cjn = j < je ? cc[j] : INT_MAX;
-        col.push_back(std::min(ci, cjn));
-        val.push_back((ci <= cjn ? vs[i] : 0) + (cjn <= ci ? vc[j] : 0));
-        if (ci <= cjn) ++i;
-        if (cjn <= ci) ++j;
-      }
-      rp.push_back(int(col.size()));
-    }
-    const std::unique_ptr<DirectSolver> solver = make_direct(rp, col);
-    Buffer<Real> dval;
-    dval.upload(val);
-    return solver->factorize(dval.data()) && solver->solve(f_.data(), dx_.data());
-  }
-
-  bool pcg_setup() {
-    if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
-      const auto& cj = *contact_jacobian_;
-      X::for_each(nblock_, BlockJacobiSetupSum{row_ptr_.data(), col_.data(), val_.data(),
-                                               cj.row_ptr(), cj.col(), cj.val(), block_row_.data(),
-                                               block_inv_.data(), block_ok_.data()});
-    } else {
-      X::for_each(nblock_,
-                  BlockJacobiSetup{row_ptr_.data(), col_.data(), val_.data(), block_row_.data(),
-                                   block_inv_.data(), block_ok_.data()});
-    }
-    X::reduce4(nblock_, CountZero{block_ok_.data()}, partial_.data(), slot(kSlotFlags));
-    return read_slot(kSlotFlags).s0 == 0;
-  }
-
-  // out = P^-1 in (block Jacobi)
-  void precondition(const Real* in, Real* out) {
-    X::for_each(nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(), in, out});
-  }
-
-  // y = J x with J = J_static + J_c
-  void apply_matrix(const Real* x, Real* y) {
-    const int n = pd_.nfree;
-    X::for_each(n, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), x, y});
-    if (contact_jacobian_ && contact_jacobian_->nnz() > 0) {
-      const auto& cj = *contact_jacobian_;
-      X::for_each(n, CsrSpmvAdd{cj.row_ptr(), cj.col(), cj.val(), x, y});
-    }
-  }
-
   // ---- the end of a converged step ------------------------------------------------------------
 
   void finalize(Real dt, const StepCoeffs& c, DeviceStepWarnings& warn) {
@@ -779,15 +582,12 @@ class StepperOn final : public DeviceStepper {
   int device_;  // the device current at construction, current again in every call
   std::shared_ptr<const Model> model_;
   IntegratorSpec spec_;
-  LinearSolverKind kind_;
   typename X::ModelData dm_;
   ModelView dv_{};  // the device model's view plus this step's pairs
   StepEval<X> se_;  // the step's stencil evaluation, scales and damping terms (one environment)
   PlanDims pd_;
   PhaseTimes* times_ = nullptr;
   bool phase_timing_ = false;
-  bool symmetric_ = true;
-  bool use_pcg_ = false;
   bool friction_ = false;  // a friction force (the model's, or ground friction set_params set)
   // mass damping per part (Model::mass_damping_per_part): each DOF's alpha, unless set_params
   // replaced it for all
@@ -814,25 +614,18 @@ class StepperOn final : public DeviceStepper {
   // step workspace
   Buffer<Real> y_, y_trial_, q_hat_, u_hat_, f_time_, d1_cur_, t_cur_, ref_cur_;
   Buffer<Real> kappa_bar_, tau_bar_, phi_bar_;
-  Buffer<Real> e_pool_, g_pool_, h_pool_, dof_r_, dof_J_, dof_phi_, f_, dx_, val_;
+  Buffer<Real> e_pool_, g_pool_, h_pool_, dof_r_, dof_J_, dof_phi_, f_, dx_;
   Buffer<unsigned> flag_pool_;
   // plan
-  Const<int> free_dof_, row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_, row_src_adr_,
-      row_src_;
+  Const<int> free_dof_, row_src_adr_, row_src_;
   // contact pairs, found on the device
   std::unique_ptr<ContactFinder> contacts_;
   // the contact part of J assembled on the device (the PCG path), else the host's merged plan
-  std::unique_ptr<contact::ContactJacobian<X>> contact_jacobian_;
+  contact::ContactJacobian<X>* contact_jacobian_ = nullptr;  // (the solve policy's)
   // reductions
   Buffer<Red4> partial_, slots_;
   // solvers
-  std::unique_ptr<DirectSolver> direct_;
-  std::shared_ptr<const AssemblyPlan> plan_;  // the plan in use (its pattern on the host)
-  long nblock_ = 0;
-  Buffer<int> block_row_;
-  Buffer<Real> block_inv_;
-  KrylovOn<X> krylov_;  // CG and BiCGSTAB (engine/krylov.h)
-  Buffer<unsigned char> block_ok_;
+  SystemSolveOn<X> solve_;  // the linear solve (engine/system_solve.h): the plan in use, J
 };
 
 }  // namespace stepper

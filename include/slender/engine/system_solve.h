@@ -1,0 +1,318 @@
+#pragma once
+
+// The linear solve of one system per Newton iteration over an executor X: the policy of the
+// stepper (engine/stepper.h), beside the vectorized batch's batched solves (engine/batch_solve.h).
+// It owns the Jacobian's CSR values for the current assembly plan and solves J dx = f either
+// - directly: X's sparse direct solver (the CPU's banded LU, CHOLMOD, LDLT or sparse LU on the
+//   host; cuSOLVER's Cholesky or QR on the GPU), one symbolic analysis per pattern; or
+// - iteratively: block-Jacobi CG for a symmetric Jacobian, BiCGSTAB otherwise (engine/krylov.h),
+//   with the contact part of J assembled on X beside the static pattern
+//   (engine/contact_jacobian.h); where CG or BiCGSTAB cannot go on, the direct solver takes that
+//   matrix (the static and contact parts merged on the host), counted as a fallback.
+// The caller evaluates the stencils into its pools and calls assemble() with them; the values
+// stay here until the next assemble.
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "slender/core/integrator.h"
+#include "slender/core/pcg.h"
+#include "slender/core/reduce4.h"
+#include "slender/core/status.h"
+#include "slender/engine/assemble.h"
+#include "slender/engine/contact_jacobian.h"
+#include "slender/engine/krylov.h"
+#include "slender/engine/linear_solver.h"
+#include "slender/model.h"
+
+namespace slender {
+
+namespace stepper {
+
+// s0: number of zero entries
+struct CountZero {
+  const unsigned char* v;
+  SLENDER_HD Red4 operator()(long i) const { return Red4{v[i] == 0 ? Real(1) : Real(0), 0, 0, 0}; }
+};
+
+template <class X>
+class SystemSolveOn {
+ public:
+  template <class T>
+  using Buffer = typename X::template Buffer<T>;
+  template <class T>
+  using Const = typename X::template ConstArray<T>;
+  using DirectSolver = typename X::DirectSolver;
+
+  /// `kind`: the caller's choice (kAuto: direct below X::kPcgAutoThreshold unknowns, else
+  /// iterative); `symmetric`: whether the Jacobian is symmetric from the start
+  SystemSolveOn(LinearSolverKind kind, bool symmetric) : kind_(kind), symmetric_(symmetric) {
+    partial_.resize(kReducePartials);
+    slot_.resize(1);
+  }
+
+  /// the assembly plan whose pattern the values follow: the solver stays where the pattern does
+  /// (new contact pairs often leave it as it was), else a new symbolic analysis (the direct
+  /// path) or new preconditioner blocks (the iterative path)
+  void use_plan(std::shared_ptr<const AssemblyPlan> plan) {
+    const AssemblyPlan& p = *plan;
+    nfree_ = p.nfree;
+    nnz_ = p.nnz();
+    row_ptr_.upload(p.row_ptr);
+    col_.upload(p.col);
+    diag_slot_.upload(p.diag_slot);
+    slot_src_adr_.upload(p.slot_src_adr);
+    slot_src_.upload(p.slot_src);
+    free_dof_.upload(p.free_dof);
+    const bool same_pattern =
+        (direct_ || iterative_) && plan_ && p.row_ptr == plan_->row_ptr && p.col == plan_->col;
+    plan_ = std::move(plan);
+    if (same_pattern) return;  // the solver, and where the values live, stay
+    // the iterative path: CG for a symmetric Jacobian, BiCGSTAB otherwise
+    iterative_ = kind_ == LinearSolverKind::kPcg ||
+                 (kind_ == LinearSolverKind::kAuto && p.nfree >= X::kPcgAutoThreshold);
+    direct_.reset();
+    if (!iterative_) {
+      direct_ = make_direct(p.row_ptr, p.col);
+    } else {
+      // blocks: consecutive free rows within one aligned triple of global DOFs (as the CPU's)
+      std::vector<int> block_row{0};
+      for (int r = 1; r < p.nfree; ++r)
+        if (p.free_dof[r] / 3 != p.free_dof[r - 1] / 3) block_row.push_back(r);
+      block_row.push_back(p.nfree);
+      nblock_ = long(block_row.size()) - 1;
+      block_row_.upload(block_row);
+      block_inv_.resize(9 * size_t(nblock_));
+      block_ok_.resize(size_t(nblock_));
+    }
+    size_values();
+  }
+
+  /// the contact part of J, assembled on X (the iterative path with contact between bodies;
+  /// `plan`: the model's, whose free rows it uses); null on the direct path, where the caller's
+  /// merged plans carry the contact pairs
+  contact::ContactJacobian<X>* contact_part(const AssemblyPlan& plan, int ndof) {
+    if (iterative_ && !contact_)
+      contact_ = std::make_unique<contact::ContactJacobian<X>>(plan, ndof);
+    return contact_.get();
+  }
+  contact::ContactJacobian<X>* contact_part() const { return contact_.get(); }
+
+  /// a Jacobian that is (or may become) non-symmetric from here on: LU or QR on the direct
+  /// path, BiCGSTAB on the iterative one
+  void make_nonsymmetric() {
+    if (!symmetric_) return;
+    symmetric_ = false;
+    direct_.reset();  // a Cholesky solver (the direct path, or the iterative one's fallback)
+    if (!iterative_) direct_ = make_direct(plan_->row_ptr, plan_->col);
+    size_values();
+  }
+
+  bool symmetric() const { return symmetric_; }
+  bool iterative() const { return iterative_; }
+  const AssemblyPlan& plan() const { return *plan_; }
+  std::string name() const {
+    if (iterative_) return symmetric_ ? X::kPcgName : X::kBicgName;
+    return X::direct_name(direct_.get(), symmetric_);
+  }
+
+  /// the Jacobian's CSR values on X: in the direct solver's own storage where the executor's
+  /// solver offers it (the host's: no copy before each factorization), else here
+  Real* values() {
+    if (!iterative_ && direct_) {
+      if (Real* v = X::solver_values(direct_.get())) return v;
+    }
+    return val_.data();
+  }
+
+  /// the values from the stencils' local Hessians (h_pool, the plan's layout) and the per-DOF
+  /// diagonal (dof_J, ndof); the contact part from its Hessians (h_contact) where X assembles
+  /// it
+  void assemble(const Real* h_pool, const Real* dof_J, const Real* h_contact) {
+    X::for_each(nnz_, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(), h_pool, values()});
+    X::for_each(nfree_, AddDiagonal{diag_slot_.data(), free_dof_.data(), dof_J, values()});
+    if (contact_) contact_->assemble(h_contact);
+  }
+
+  /// the contact part's residual entries (where X assembles the contact part)
+  void add_contact_residual(const Real* g_contact, Real* f) {
+    if (contact_) contact_->add_residual(g_contact, f);
+  }
+
+  /// dx = J^-1 f; false when even the fallback failed. `fallback` as the CPU counts it: a
+  /// direct factorization instead of the preconditioner (an indefinite block) or QR instead of
+  /// Cholesky. Into `times`: factor (the preconditioner's set-up included), solve, Krylov
+  /// iterations and restarts
+  bool solve(const Real* f, Real* dx, PhaseTimes& times, bool& fallback) {
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t0) {
+      return std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    if (nfree_ == 0) return true;
+    if (iterative_) {
+      auto t0 = Clock::now();
+      const bool setup = pcg_setup();
+      if (setup) {
+        times.factor += since(t0);
+        t0 = Clock::now();
+        const long it0 = krylov_.iterations();
+        auto apply = [this](const Real* x, Real* y) { apply_matrix(x, y); };
+        auto precond = [this](const Real* in, Real* out) { precondition(in, out); };
+        const bool ok =
+            symmetric_ ? krylov_.cg(nfree_, f, dx, apply, precond)
+                       : krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts);
+        times.solve += since(t0);
+        times.linear_iters += krylov_.iterations() - it0;
+        if (ok) return true;
+        if (krylov_.trace()) krylov_.trace_failure(symmetric_, nfree_, krylov_.iterations() - it0);
+      }
+      // CG or BiCGSTAB cannot go on (an indefinite block, a breakdown, or too slow): the direct
+      // path for this matrix, counted as a fallback (as the CPU counts it)
+      fallback = true;
+      if (has_contact()) return merged_direct_solve(f, dx);
+      if (!direct_) direct_ = make_direct(plan_->row_ptr, plan_->col);
+    }
+    auto t0 = Clock::now();
+    const bool factored = direct_->factorize(values());
+    times.factor += since(t0);
+    t0 = Clock::now();
+    const bool solved = factored && direct_->solve(f, dx);
+    times.solve += since(t0);
+    // after the solve: a factorization the solve finds unusable falls back there
+    if (direct_->used_fallback()) fallback = true;
+    return solved;
+  }
+
+  /// J (nfree x nfree, row-major) on the host, the contact part included: from the last assemble
+  void dense_on_host(std::vector<Real>& jacobian) {
+    const int n = nfree_;
+    const AssemblyPlan& p = *plan_;
+    jacobian.assign(size_t(n) * size_t(n), 0);
+    std::vector<Real> val(static_cast<size_t>(nnz_));
+    X::to_host(val.data(), values(), val.size());
+    for (int r = 0; r < n; ++r)
+      for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+        jacobian[size_t(r) * n + p.col[k]] += val[k];
+    if (has_contact()) {
+      const HostCsr c = contact_csr_on_host();
+      for (int r = 0; r < n; ++r)
+        for (int k = c.row_ptr[r]; k < c.row_ptr[r + 1]; ++k)
+          jacobian[size_t(r) * n + c.col[k]] += c.val[k];
+    }
+  }
+
+ private:
+  bool has_contact() const { return contact_ && contact_->nnz() > 0; }
+
+  std::unique_ptr<DirectSolver> make_direct(const std::vector<int>& row_ptr,
+                                            const std::vector<int>& col) const {
+    return X::make_direct_solver(int(row_ptr.size()) - 1, row_ptr, col, symmetric_, kind_);
+  }
+  void size_values() {
+    const bool own = iterative_ || !direct_ || !X::solver_values(direct_.get());
+    val_.resize(own ? size_t(nnz_) : 0);
+  }
+
+  // J_c, which the executor assembles (the iterative path), copied to the host
+  struct HostCsr {
+    std::vector<int> row_ptr, col;
+    std::vector<Real> val;
+  };
+  HostCsr contact_csr_on_host() const {
+    const auto& cj = *contact_;
+    HostCsr c{std::vector<int>(size_t(nfree_) + 1), std::vector<int>(size_t(cj.nnz())),
+              std::vector<Real>(size_t(cj.nnz()))};
+    X::to_host(c.row_ptr.data(), cj.row_ptr(), c.row_ptr.size());
+    X::to_host(c.col.data(), cj.col(), c.col.size());
+    X::to_host(c.val.data(), cj.val(), c.val.size());
+    return c;
+  }
+
+  // the iterative path's fallback with contact: the static and contact matrices merged on the
+  // host (rare: CG met an indefinite block or did not converge), factorized by the direct solver
+  bool merged_direct_solve(const Real* f, Real* dx) {
+    const int n = nfree_;
+    std::vector<Real> vs;
+    val_.download(vs);
+    const HostCsr c = contact_csr_on_host();
+    const std::vector<int>& rc = c.row_ptr;
+    const std::vector<int>& cc = c.col;
+    const std::vector<Real>& vc = c.val;
+    std::vector<int> rp{0}, col;
+    std::vector<Real> val;
+    rp.reserve(size_t(n) + 1);
+    for (int r = 0; r < n; ++r) {
+      int i = plan_->row_ptr[r], j = rc[r];
+      const int ie = plan_->row_ptr[r + 1], je = rc[r + 1];
+      while (i < ie || j < je) {
+        const int ci = i < ie ? plan_->col[i] : INT_MAX, cjn = j < je ? cc[j] : INT_MAX;
+        col.push_back(std::min(ci, cjn));
+        val.push_back((ci <= cjn ? vs[i] : 0) + (cjn <= ci ? vc[j] : 0));
+        if (ci <= cjn) ++i;
+        if (cjn <= ci) ++j;
+      }
+      rp.push_back(int(col.size()));
+    }
+    const std::unique_ptr<DirectSolver> solver = make_direct(rp, col);
+    Buffer<Real> dval;
+    dval.upload(val);
+    return solver->factorize(dval.data()) && solver->solve(f, dx);
+  }
+
+  bool pcg_setup() {
+    if (has_contact()) {
+      const auto& cj = *contact_;
+      X::for_each(nblock_, BlockJacobiSetupSum{row_ptr_.data(), col_.data(), val_.data(),
+                                               cj.row_ptr(), cj.col(), cj.val(), block_row_.data(),
+                                               block_inv_.data(), block_ok_.data()});
+    } else {
+      X::for_each(nblock_,
+                  BlockJacobiSetup{row_ptr_.data(), col_.data(), val_.data(), block_row_.data(),
+                                   block_inv_.data(), block_ok_.data()});
+    }
+    X::reduce4(nblock_, CountZero{block_ok_.data()}, partial_.data(), slot_.data());
+    Red4 h{};
+    X::to_host(&h, slot_.data(), 1);
+    return h.s0 == 0;
+  }
+
+  // out = P^-1 in (block Jacobi)
+  void precondition(const Real* in, Real* out) {
+    X::for_each(nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(), in, out});
+  }
+
+  // y = J x with J = J_static + J_c
+  void apply_matrix(const Real* x, Real* y) {
+    X::for_each(nfree_, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), x, y});
+    if (has_contact()) {
+      const auto& cj = *contact_;
+      X::for_each(nfree_, CsrSpmvAdd{cj.row_ptr(), cj.col(), cj.val(), x, y});
+    }
+  }
+
+  LinearSolverKind kind_;
+  bool symmetric_;
+  bool iterative_ = false;
+  int nfree_ = 0, nnz_ = 0;
+  std::shared_ptr<const AssemblyPlan> plan_;  // the plan in use (its pattern on the host)
+  Const<int> row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_, free_dof_;
+  Buffer<Real> val_;
+  std::unique_ptr<DirectSolver> direct_;
+  // the iterative path: the preconditioner's blocks, the Krylov solves, the contact part
+  long nblock_ = 0;
+  Buffer<int> block_row_;
+  Buffer<Real> block_inv_;
+  Buffer<unsigned char> block_ok_;
+  KrylovOn<X> krylov_;  // CG and BiCGSTAB (engine/krylov.h)
+  std::unique_ptr<contact::ContactJacobian<X>> contact_;
+  Buffer<Red4> partial_, slot_;
+};
+
+}  // namespace stepper
+
+}  // namespace slender
