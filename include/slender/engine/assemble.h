@@ -36,6 +36,7 @@ struct DofTerms {
   // each DOF's mass damping alpha (ndof, of one environment; a part's own), replacing `alpha`;
   // null: `alpha`
   const Real* dof_alpha = nullptr;
+  Real load_factor = 1;  // the static load step's factor on gravity (1 in time)
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     const Real* ep = env ? env + 5 * (i / stride) : nullptr;
@@ -46,7 +47,7 @@ struct DofTerms {
     p.c_u = c_u;
     if (k < 3L * nnode) {
       const int c = int(k % 3);
-      p.gravity = ep ? ep[1 + c] : (c == 0 ? gx : (c == 1 ? gy : gz));
+      p.gravity = load_factor * (ep ? ep[1 + c] : (c == 0 ? gx : (c == 1 ? gy : gz)));
       p.drag = eta * node_dl[k / 3];
       p.weight = p.mass - rho_med * node_volume[k / 3];
     } else {

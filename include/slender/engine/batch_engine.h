@@ -1,14 +1,14 @@
 #pragma once
 
-// The vectorized batch engine behind BatchedSimulator (include/slender/engine/batch_newton.h run by
-// an executor): on the CPU (make_host_vector_engine) or the GPU (make_cuda_vector_engine, in
+// The vectorized batch behind BatchedSimulator (the engine, include/slender/engine/engine.h, with
+// B environments and its batched solves, run by an executor): on the CPU (make_host_vector_engine) or the GPU (make_cuda_vector_engine, in
 // kernels/vector_batch.cu, in the CUDA module that backend/cuda_loader.cpp loads on first use).
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "slender/engine/batch_newton.h"
+#include "slender/engine/engine.h"
 
 namespace slender {
 
@@ -58,7 +58,7 @@ class VectorEngineOf final : public VectorEngine {
                  const IntegratorSpec& spec,
                  const State& initial,
                  LinearSolverKind solver)
-      : device_(X::current_device()), nt_(std::move(model), nenv, spec, initial, solver) {}
+      : device_(X::current_device()), nt_(std::move(model), nenv, spec, initial, solver, EngineSolve::kBatched) {}
   // (from the host)
   void set_natural_curvature(const Real* k) { set_natural_curvature(k, false); }
   void set_natural_twist(const Real* t) { set_natural_twist(t, false); }
@@ -143,7 +143,7 @@ class VectorEngineOf final : public VectorEngine {
 
  private:
   int device_;
-  VectorNewton<X> nt_;
+  Engine<X> nt_;
 };
 
 std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,

@@ -1,0 +1,1274 @@
+#pragma once
+
+// The engine: Newton's implicit step of B >= 1 environments of one model, written once over an
+// executor X (engine/executor.h), so that the same code runs on the CPU (the host executor,
+// host/backend/host_executor.h) and on the GPU (the CUDA executor, kernels/cuda_executor.cuh).
+// Every front end runs it: the Simulator with one environment (through the DeviceStepper seam,
+// engine/stepper.h), the BatchedSimulator's vectorized batch with B (engine/batch_engine.h).
+//
+// - State and workspace are env-major flat arrays (q[env * ndof + i]); the model is shared.
+// - Every stencil family, the per-DOF terms and the assembly run over all active environments
+//   (engine/step_eval.h: frames, families, Young's modulus and part scales, Rayleigh and
+//   Kelvin-Voigt damping); norms, potentials and line-search quantities are per-environment
+//   reductions, of which the host reads a few scalars per evaluation.
+// - Masked Newton (core/newton.h): each environment converges, or fails (then its state is
+//   left as it was: nothing is written before it converges), on its own; with one environment
+//   the loops run unmasked.
+// - The linear solve is a policy (EngineSolve): kBatched, every environment's Jacobian gathered
+//   from its local Hessians and solved by one batched call (engine/batch_solve.h: banded LU,
+//   dense Cholesky/LU or block-Jacobi CG), an environment it cannot take solved by pivoting
+//   sparse LU on the host; or kSystem, one environment's CSR Jacobian solved directly or by a
+//   Krylov method (engine/system_solve.h).
+// - With one environment (kSystem) the front end may hand each step's inputs
+//   (DeviceStepInputs: the integrator's coefficients, static load steps included, the natural
+//   shape under actuation, point loads, prescribed motion, the plan with the contact pairs),
+//   and the engine also runs contact between bodies (its pairs found by X's ContactFinder:
+//   engine/contact_pipeline.h on the GPU), energies from the caller's code
+//   (stencils/user_energy.h) and, on host executors, the caller's force callback.
+// - The batch (kBatched) computes each environment's inputs at its own time: point loads and
+//   forces, the scene's motions or the caller's fixed targets, parts' moduli in time, signals,
+//   per-environment natural shapes and physical parameters.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "slender/core/error.h"
+#include "slender/core/integrator.h"
+#include "slender/core/newton.h"
+#include "slender/core/parallel_for.h"
+#include "slender/core/reduce4.h"
+#include "slender/core/status.h"
+#include "slender/engine/assemble.h"
+#include "slender/engine/batch_kelvin_voigt.h"
+#include "slender/engine/batch_solve.h"
+#include "slender/engine/contact_jacobian.h"
+#include "slender/engine/contact_pairs.h"
+#include "slender/engine/device_stepper.h"
+#include "slender/engine/linear_solver.h"
+#include "slender/engine/model_view.h"
+#include "slender/engine/step_eval.h"
+#include "slender/engine/system_solve.h"
+#include "slender/engine/user_force.h"
+#include "slender/model.h"
+#include "slender/state.h"
+#include "slender/stencils/bindings.h"
+#include "slender/stencils/families.h"
+#include "slender/stencils/part_scale.h"
+#include "slender/stencils/rayleigh.h"
+#include "slender/stencils/user_energy.h"
+
+namespace slender {
+
+namespace vec {
+
+/// the bend-twist strains (kappa1, kappa2, tau in the stencil's orientation, as
+/// Simulator::bend_strains reports them) of the state: one (environment, stencil) per index
+struct BendStrains {
+  ModelView m;
+  EvalView s;
+  Real* out;  // (nenv x nbend x 3)
+  SLENDER_HD void operator()(long i) const {
+    const int env = int(i / m.nbend);
+    const long k = i % m.nbend;
+    LocalEval<11> r;
+    RodBendTwist::Strains st;
+    RodBendTwistBinding::eval(m, s, env, k, kEnergy, r, &st);
+    out[3 * i] = st.kappa1;
+    out[3 * i + 1] = st.kappa2;
+    out[3 * i + 2] = st.tau;
+  }
+};
+
+/// ground contact and friction with each environment's own friction coefficient and density
+/// scale: one (environment, node) per index (EvalStencils<GroundBinding> with mu per
+/// environment)
+struct EvalGround {
+  ModelView m;
+  EvalView s;
+  long n;
+  LocalBuffers<3> out;
+  const Real* mu;      // (nenv)
+  const Real* params;  // per environment: density scale first, stride 5 (null: 1)
+  unsigned want = kGradHess;
+  SLENDER_HD void operator()(long t) const {
+    const int env = int(t / n);
+    const long k = t % n;
+    LocalEval<3> r;
+    GroundBinding::eval_with_friction(m, s, env, k, want, mu[env], r,
+                                      params ? params[5 * env] : Real(1));
+    out.store(env, k, r, want);
+  }
+};
+
+/// out[e, free_dof[r]] -= alpha[e] dx[e, r] (out holds the step's start)
+struct NewtonStep {
+  int nfree, ndof;
+  const int* free_dof;
+  const Real* dx;
+  const Real* alpha;  // (nenv)
+  Real* out;          // (nenv x ndof)
+  SLENDER_HD void at(long e, long r) const {
+    out[e * ndof + free_dof[r]] -= alpha[e] * dx[e * nfree + r];
+  }
+  SLENDER_HD void operator()(long i) const { at(i / nfree, i % nfree); }
+};
+
+/// per environment: s0 the stencils' energies, s1 the per-DOF potentials (each in index order;
+/// the incremental potential is s0 + s1), s2 |f|^2; max(energy_pool, ndof, nfree) items
+struct EvalSums {
+  long energy_pool;
+  int ndof, nfree;
+  const Real* e_pool;
+  const Real* dof_phi;
+  const Real* f;
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    Red4 r{0, 0, 0, 0};
+    if (i < energy_pool) r.s0 = e_pool[e * energy_pool + i];
+    if (i < ndof) r.s1 = dof_phi[e * ndof + i];
+    if (i < nfree) {
+      const Real v = f[e * nfree + i];
+      r.s2 = v * v;
+    }
+    return r;
+  }
+};
+
+/// per environment: s0 dx . f, s2 the number of entries of dx that are not finite, m0 max |dx|
+struct SlopeMax {
+  int nfree;
+  const Real* dx;
+  const Real* f;
+  const unsigned char* ok = nullptr;  // (nenv) the solve's flags, summed into s1 when given
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    const Real d = dx[e * nfree + i];
+    const Real solved = ok && i == 0 && ok[e] ? Real(1) : Real(0);
+    return Red4{d * f[e * nfree + i], solved, d - d == 0 ? Real(0) : Real(1), ::fabs(d)};
+  }
+};
+
+/// the values of an action array given in the executor's memory that are not finite, per
+/// environment (nenv x len)
+struct NonFiniteCount {
+  long len;
+  const Real* v;
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    return Red4{is_finite(v[e * len + i]) ? Real(0) : Real(1), 0, 0, 0};
+  }
+};
+
+/// per environment: s0 number of stencils flagged degenerate
+struct DegenerateCount {
+  long energy_pool;
+  const unsigned* flags;
+  SLENDER_HD Red4 operator()(long e, long i) const {
+    return Red4{(flags[e * energy_pool + i] & kDegenerate) ? Real(1) : Real(0), 0, 0, 0};
+  }
+};
+
+}  // namespace vec
+
+/// Per-environment outcome of one vectorized step.
+struct VectorStepResult {
+  std::vector<StepReport> reports;  // (nenv)
+  long degenerate = 0, line_search_warnings = 0, linear_fallbacks = 0;
+  VecSolveStats solve;  // the batched linear solves' counters
+  /// wall time of the step's phases [s]: eval (every evaluation: frames, stencils, residual,
+  /// reductions; the line search's included), solve (the Jacobians' gather, factorization and
+  /// solve, fallbacks included), line_search (its trials and evaluations). Each phase ends in a
+  /// read of its results on the host, so the times hold on the GPU too.
+  PhaseTimes times;
+};
+
+/// The scalar parts of an assembly plan: the free rows and the pools' layout (the contact
+/// families' grow with the pairs).
+struct PlanDims {
+  int nfree = 0;
+  long energy_pool = 0, grad_pool = 0, hess_pool = 0;
+  long e_off[kNumFamilies] = {}, g_off[kNumFamilies] = {}, h_off[kNumFamilies] = {};
+};
+
+/// How the engine solves its Newton systems.
+enum class EngineSolve {
+  kBatched,  ///< every environment's at once (engine/batch_solve.h)
+  kSystem,   ///< one environment's CSR system, directly or by Krylov (engine/system_solve.h)
+};
+
+/// The engine over an executor X (engine/executor.h: loops and per-environment loops,
+/// per-environment reductions, transfers, ModelData, the direct solvers, the contact finder,
+/// and the batch's policies kInterleaved, kLanes and kPcgCheckEvery).
+template <class X>
+class Engine {
+ public:
+  // the engine's loops (vec::each_heavy: on the host threaded from kParallelGrainHeavy items)
+  template <class F>
+  static void each(long n, const F& f) {
+    vec::each_heavy<X>(n, f);
+  }
+  template <class T>
+  using Buffer = typename X::template Buffer<T>;
+  // an array the engine only reads, of the model or of the current plan: a copy in X's memory,
+  // or, where the host reads X's memory, a view of the host's array (no copy)
+  template <class T>
+  using Const = typename X::template ConstArray<T>;
+  using ContactFinder = typename X::ContactFinder;
+
+  /// every environment starts at `initial` (a Simulator's initial state carries Newmark's
+  /// consistent initial acceleration); `solver` as BatchedSimulator (kBatched: auto, banded,
+  /// dense, pcg) or the Simulator (kSystem: every LinearSolverKind) take it
+  Engine(std::shared_ptr<const Model> model,
+         int nenv,
+         const IntegratorSpec& spec,
+         const State& initial,
+         LinearSolverKind solver,
+         EngineSolve policy)
+      : model_(std::move(model)),
+        spec_(spec),
+        nenv_(nenv),
+        model_arrays_(*model_),
+        se_(*model_, nenv) {
+    const Model& m = *model_;
+    SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
+    if (policy == EngineSolve::kBatched) {
+      SLENDER_CHECK(!m.contact.enabled,
+                    "the vectorized batch runs models without contact between bodies (this scene "
+                    "enables rod/shell contact); use the per-environment batch");
+      SLENDER_CHECK(m.user_energies.empty(),
+                    "the vectorized batch runs the model's own stencil families; this model has "
+                    "energies from the caller's code (use the per-environment batch)");
+      SLENDER_CHECK(m.actuated.empty(),
+                    "the vectorized batch takes the natural shape from its actions; this scene "
+                    "has its own actuation (use the per-environment batch)");
+      SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
+                    "the vectorized batch steps in time; static load stepping needs the "
+                    "per-environment batch");
+    } else {
+      SLENDER_CHECK(nenv == 1, "one system per Newton iteration: one environment, got ", nenv);
+    }
+    // the model's arrays where the executor runs (X::ModelData: the host view itself, or the
+    // device copy of every array, kernels/device_model.h)
+    mv_ = model_arrays_.view();
+    dof_mass_.upload(m.dof_mass);
+    dof_fixed_.upload(m.dof_fixed);
+    fixed_slot_.upload(m.dof_fixed_slot);
+    motion_slot_.upload(m.dof_motion_slot);
+    node_dl_.upload(m.node_dl);
+    node_volume_.upload(m.node_volume);
+    if (m.mass_damping_per_part) dof_alpha_.upload(m.dof_mass_damping);
+    parts_scaled_ = !m.youngs_time_part.empty();  // each part's modulus in time
+    const size_t B = size_t(nenv), nd = size_t(m.ndof);
+    for (Buffer<Real>* b :
+         {&q_, &u_, &a_, &y_, &y_trial_, &q_hat_, &u_hat_, &f_time_, &dof_r_, &dof_J_, &dof_phi_})
+      b->resize(B * nd);
+    f_time_.fill_zero();
+    d1_.resize(B * 3 * m.nedge);
+    t_.resize(B * 3 * m.nedge);
+    d1_cur_.resize(B * 3 * m.nedge);
+    t_cur_.resize(B * 3 * m.nedge);
+    ref_.resize(B * m.nbend);
+    ref_cur_.resize(B * m.nbend);
+    kappa_.resize(B * 2 * m.nbend);
+    tau_.resize(B * m.nbend);
+    phi_.resize(B * m.nhinge);
+    tau0_.resize(B * 3 * m.nsedge);
+    if (!m.signals.empty()) {  // the signals at t = 0 until a step sets each environment's
+      std::vector<Real> sv(B * kMaxSignals);
+      for (size_t e = 0; e < size_t(B); ++e)
+        eval_signals(m, 0, 1, sv.data() + e * kMaxSignals);
+      X::upload(signal_, sv.data(), sv.size());
+    }
+    active_.resize(B);
+    // one environment runs unmasked (the loops of X over the items), several masked
+    if (nenv > 1) se_.set_active(active_.data());
+    alpha_.resize(B);
+    active_h_.assign(B, 0);
+    // every environment with the model's ground friction
+    mu_h_.assign(B, mv_.ground.mu);
+    X::upload(mu_, mu_h_.data(), B);
+    friction_.assign(B, m.friction() ? 1 : 0);
+    warn_.assign(3 * B, 0);
+    // the solve policy and the model's plan
+    if (policy == EngineSolve::kSystem)
+      system_ = std::make_unique<stepper::SystemSolveOn<X>>(
+          solver, !m.nonsymmetric() && solver != LinearSolverKind::kSparseLu);
+    use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
+    if (policy == EngineSolve::kBatched)
+      batched_ =
+          std::make_unique<VectorLinearSolve<X>>(*plan_, m.ndof, nenv, solver, !m.nonsymmetric());
+    if (m.contact.enabled) {
+      contacts_ = std::make_unique<ContactFinder>(m);
+      // the iterative path keeps the model's plan and assembles the contact part on its own
+      contact_jacobian_ = system_->contact_part(m.plan, m.ndof);
+    }
+    // every environment at the initial state and the model's natural shape
+    for (int e = 0; e < nenv; ++e)
+      set_state(e, initial);
+    clear_natural_shape();
+    clear_forces();
+  }
+
+  int nenv() const { return nenv_; }
+  const Model& model() const { return *model_; }
+
+  /// the model's natural shape (and actuation-free) for every environment
+  void clear_natural_shape() {
+    const Model& m = *model_;
+    std::vector<Real> k(size_t(nenv_) * 2 * m.nbend), t(size_t(nenv_) * m.nbend);
+    for (int e = 0; e < nenv_; ++e) {
+      std::copy(m.bend_kappa_bar.begin(), m.bend_kappa_bar.end(), k.begin() + e * 2 * m.nbend);
+      std::copy(m.bend_tau_bar.begin(), m.bend_tau_bar.end(), t.begin() + e * m.nbend);
+    }
+    X::upload(kappa_, k.data(), k.size());
+    X::upload(tau_, t.data(), t.size());
+    std::vector<Real> h(size_t(nenv_) * m.nhinge);
+    for (int e = 0; e < nenv_; ++e)
+      std::copy(m.hinge_phi_bar.begin(), m.hinge_phi_bar.end(), h.begin() + e * m.nhinge);
+    X::upload(phi_, h.data(), h.size());
+  }
+  /// natural curvatures (nenv x nbend x 2), from the host or, with `in_executor`, from the
+  /// executor's own memory (a device array on the GPU: copied there, checked there)
+  void set_natural_curvature(const Real* k, bool in_executor = false) {
+    set_action(kappa_, k, 2 * long(model_->nbend), in_executor, "natural curvature");
+  }
+  /// natural twists (nenv x nbend) [rad]
+  void set_natural_twist(const Real* t, bool in_executor = false) {
+    set_action(tau_, t, long(model_->nbend), in_executor, "natural twist");
+  }
+  /// natural hinge angles (nenv x nhinge) [rad]
+  void set_natural_hinge_angle(const Real* phi, bool in_executor = false) {
+    set_action(phi_, phi, long(model_->nhinge), in_executor, "natural hinge angle");
+  }
+  /// the linear solver in use (batch_solve.h's or system_solve.h's names)
+  std::string solver_name() const { return system_ ? system_->name() : batched_->name(); }
+  /// external forces (nenv x nnode x 3) plus the model's point loads at each step's time
+  void set_forces(const Real* f) { forces_.assign(f, f + size_t(nenv_) * 3 * model_->nnode); }
+  void clear_forces() { forces_.clear(); }
+  /// prescribed motion by the caller: every fixed DOF's value at the end of each following step
+  /// (nenv x nfixed, Model::fixed_dof order); they replace the scene's motions until cleared
+  void set_fixed_targets(const Real* v) {
+    const size_t n = size_t(nenv_) * model_->fixed_dof.size();
+    for (size_t j = 0; j < n; ++j)
+      SLENDER_CHECK(std::isfinite(v[j]), "fixed-DOF target ", j % model_->fixed_dof.size(),
+                    " of environment ", j / model_->fixed_dof.size(), " is not finite");
+    X::upload(fixed_target_, v, n);
+    user_targets_ = true;
+  }
+  void clear_fixed_targets() { user_targets_ = false; }
+  /// each environment's factor of each part's Young's modulus (nenv x npart; checked by the
+  /// caller); they multiply the parts' moduli in time from the next step on
+  void set_part_youngs_scale(const Real* s) {
+    part_factor_h_.assign(s, s + size_t(nenv_) * size_t(model_->npart));
+    parts_scaled_ = true;
+    part_scale_stale_ = true;
+  }
+  /// back to the factors 1 (the parts' moduli in time, if any, stay)
+  void clear_part_youngs_scale() {
+    part_factor_h_.clear();
+    parts_scaled_ = !model_->youngs_time_part.empty();
+    if (!parts_scaled_) se_.clear_part_scales();
+    part_scale_stale_ = true;
+  }
+  /// the caller's state-dependent force (core/force.h; one environment on a host executor),
+  /// evaluated with every residual; an empty function removes it. symmetric = false: its
+  /// Jacobian may be non-symmetric (LU from then on)
+  void set_force_callback(ForceCallback fn, bool symmetric) {
+    if constexpr (X::kHostMemory) {
+      SLENDER_CHECK(!fn || system_, "force callbacks run with one environment");
+      force_.fn = std::move(fn);
+      if (force_ && !symmetric) system_->make_nonsymmetric();
+    } else {
+      SLENDER_CHECK(!fn, "force callbacks run on the CPU backend only; this simulator runs on ",
+                    "CUDA");
+    }
+  }
+  /// synchronize the executor at phase boundaries so that PhaseTimes splits frames, evaluation
+  /// and assembly (off: they are counted together under eval)
+  void set_phase_timing(bool on) { phase_timing_ = on; }
+
+ private:
+  // an action array of len values per environment into dst; one in the executor's memory is
+  // checked there first (one reduction: a non-finite value is an error naming its environment,
+  // and dst stays as it was), then copied on the executor
+  void set_action(
+      Buffer<Real>& dst, const Real* src, long len, bool in_executor, const char* what) {
+    const size_t n = size_t(nenv_) * size_t(len);
+    if (!in_executor) return X::upload(dst, src, n);
+    if (n == 0) return;
+    std::vector<Red4> bad(static_cast<size_t>(nenv_));
+    X::env_reduce(nenv_, len, vec::NonFiniteCount{len, src}, bad.data(), red_scratch_);
+    for (int e = 0; e < nenv_; ++e)
+      SLENDER_CHECK(bad[e].s0 == 0, what, ": ", long(bad[e].s0), " values of environment ", e,
+                    " are not finite");
+    X::copy(dst.data(), src, n);
+  }
+
+ public:
+  /// physical parameters of one environment
+  void set_params(int e, const EnvParams& p) {
+    const Model& m = *model_;
+    SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
+    SLENDER_CHECK(p.youngs_scale > 0 && std::isfinite(p.youngs_scale),
+                  "youngs_scale must be positive, got ", p.youngs_scale);
+    SLENDER_CHECK(p.density_scale > 0 && std::isfinite(p.density_scale),
+                  "density_scale must be positive, got ", p.density_scale);
+    SLENDER_CHECK(std::isfinite(p.ground_friction) && std::isfinite(p.mass_damping) &&
+                      std::isfinite(p.gravity[0]) && std::isfinite(p.gravity[1]) &&
+                      std::isfinite(p.gravity[2]),
+                  "ground_friction, gravity and mass_damping must be finite");
+    // ground friction, as the Simulator takes it: the coefficient replaces the model's, and a
+    // positive one makes this environment's Jacobian non-symmetric for good (from here on LU
+    // or QR on the direct path, BiCGSTAB on the iterative one)
+    const bool fr = m.friction() || (m.ground.enabled && p.ground_friction > 0);
+    if (fr) {
+      if (system_) system_->make_nonsymmetric();
+      if (batched_ && !m.nonsymmetric()) batched_->set_nonsymmetric(e);
+    }
+    friction_[e] = fr ? 1 : 0;
+    mu_h_[e] = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
+    X::upload(mu_, mu_h_.data(), size_t(nenv_));
+    ensure_params();
+    const Vec3 g = p.override_gravity ? p.gravity : m.gravity;
+    Real* ep = params_h_.data() + 5 * size_t(e);
+    ep[0] = p.density_scale;
+    ep[1] = g[0];
+    ep[2] = g[1];
+    ep[3] = g[2];
+    ep[4] = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping_per_part ? -1 : m.mass_damping;
+    yscale_h_[e] = p.youngs_scale;
+    env_params_[e] = p;
+    X::upload(params_, params_h_.data(), params_h_.size());
+    se_.set_youngs_scales(yscale_h_);
+    scaled_ = true;
+    if (nenv_ == 1) mv_.mass_scale = p.density_scale;  // the contact dashpots' masses
+  }
+  const EnvParams& params(int e) const {
+    static const EnvParams defaults;
+    return env_params_.empty() ? defaults : env_params_[e];
+  }
+
+  /// environment e's arrays of s (q, u, a, frames, reference twists, mid-edge frame vectors)
+  void set_arrays(int e, const State& s) {
+    const Model& m = *model_;
+    SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
+    check_state(s);
+    X::upload_at(q_, size_t(e) * m.ndof, s.q.data(), m.ndof);
+    X::upload_at(u_, size_t(e) * m.ndof, s.u.data(), m.ndof);
+    X::upload_at(a_, size_t(e) * m.ndof, s.a.data(), m.ndof);
+    X::upload_at(d1_, size_t(e) * 3 * m.nedge, s.edge_d1.data(), 3 * m.nedge);
+    X::upload_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
+    X::upload_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
+    X::upload_at(tau0_, size_t(e) * 3 * m.nsedge, s.sedge_tau0.data(), 3 * m.nsedge);
+  }
+  /// environment e's state: its arrays, time, step count and warning counters
+  void set_state(int e, const State& s) {
+    set_arrays(e, s);
+    set_counters(e, s);
+  }
+  /// every environment with mask[e] set takes state s: s is uploaded once and copied into them
+  /// by one masked loop per array (no transfer per environment)
+  void reset(const std::vector<unsigned char>& mask, const State& s) {
+    const Model& m = *model_;
+    SLENDER_CHECK(int(mask.size()) == nenv_, "reset mask has ", mask.size(), " entries for ", nenv_,
+                  " environments");
+    check_state(s);
+    X::upload(reset_mask_, mask.data(), mask.size());
+    const unsigned char* mk = reset_mask_.data();
+    auto take = [&](Buffer<Real>& dst, const std::vector<Real>& src, long len) {
+      X::upload(reset_src_, src.data(), src.size());
+      each(long(nenv_) * len, vec::Masked<vec::Broadcast>{
+                                  vec::Broadcast{dst.data(), reset_src_.data(), len}, mk, len});
+    };
+    take(q_, s.q, m.ndof);
+    take(u_, s.u, m.ndof);
+    take(a_, s.a, m.ndof);
+    take(d1_, s.edge_d1, 3L * m.nedge);
+    take(t_, s.edge_t, 3L * m.nedge);
+    take(ref_, s.bend_ref_twist, m.nbend);
+    take(tau0_, s.sedge_tau0, 3L * m.nsedge);
+    for (int e = 0; e < nenv_; ++e)
+      if (mask[e]) set_counters(e, s);
+  }
+  /// every environment's bend-twist strains (nenv x nbend x 3) into out (host): one loop on
+  /// the executor and one download
+  void bend_strains(Real* out) {
+    const Model& m = *model_;
+    const long n = long(nenv_) * m.nbend;
+    if (n == 0) return;
+    // the state's frames are those of its configuration
+    const EvalView ev = eval_view(q_.data(), d1_.data(), ref_.data());
+    strains_.resize(size_t(3 * n));
+    each(n, vec::BendStrains{mv_, ev, strains_.data()});
+    X::download_at(strains_, 0, out, size_t(3 * n));
+  }
+  /// environment e's arrays into s (time, step and counters left as they are)
+  void get_arrays(int e, State& s) const {
+    const Model& m = *model_;
+    X::download_at(q_, size_t(e) * m.ndof, s.q.data(), m.ndof);
+    X::download_at(u_, size_t(e) * m.ndof, s.u.data(), m.ndof);
+    X::download_at(a_, size_t(e) * m.ndof, s.a.data(), m.ndof);
+    X::download_at(d1_, size_t(e) * 3 * m.nedge, s.edge_d1.data(), 3 * m.nedge);
+    X::download_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
+    X::download_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
+    X::download_at(tau0_, size_t(e) * 3 * m.nsedge, s.sedge_tau0.data(), 3 * m.nsedge);
+  }
+  void get_state(int e, State& s) const {
+    s = initial_state(*model_);
+    get_arrays(e, s);
+    s.time = time_[e];
+    s.step = steps_[e];
+    s.warn_degenerate = warn_[3 * e];
+    s.warn_linear_fallback = warn_[3 * e + 1];
+    s.warn_line_search = warn_[3 * e + 2];
+  }
+  const Buffer<Real>& q() const { return q_; }
+  const Buffer<Real>& u() const { return u_; }
+  const std::vector<Real>& times() const { return time_; }
+
+  /// one step of size dt for every environment in `mask` (all when empty), each from its own
+  /// time with its own inputs (the batch)
+  VectorStepResult step(Real dt, const std::vector<unsigned char>& mask = {}) {
+    const Model& m = *model_;
+    const int B = nenv_, nd = m.ndof;
+    // every environment steps from its own time, so coefficients are per step (one dt for all)
+    SLENDER_CHECK(mask.empty() || int(mask.size()) == B, "step mask has ", mask.size(),
+                  " entries for ", B, " environments");
+    std::vector<unsigned char> want(B, 1);
+    if (!mask.empty()) want = mask;
+    c_ = step_coeffs(spec_, 0, dt);  // c_m, c_u: the same at every time
+    dt_ = dt;
+    // point loads and forces at each environment's evaluation time; without any, the loads stay
+    // zero on the executor (no transfer of nenv x ndof zeros every step)
+    const bool loads = !m.point_loads.empty() || !forces_.empty();
+    std::vector<Real>& ft = ft_scratch_;
+    if (loads || !loads_zero_) ft.assign(size_t(B) * nd, 0);
+    for (int e = 0; loads && e < B; ++e) {
+      const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
+      Real* fe = ft.data() + size_t(e) * nd;
+      add_point_loads(m, ce.t_eval, ce.load_factor, fe);
+      if (!forces_.empty())
+        for (int k = 0; k < 3 * m.nnode; ++k)
+          fe[k] += forces_[size_t(e) * 3 * m.nnode + k];
+    }
+    if (loads || !loads_zero_) X::upload(f_time_, ft.data(), ft.size());
+    loads_zero_ = !loads;
+    // each part's modulus scale at each environment's evaluation time: every step for moduli in
+    // time, else only after the caller's factors changed
+    if (parts_scaled_ && (part_scale_stale_ || !m.youngs_time_part.empty())) {
+      part_scale_stale_ = false;
+      const int np = m.npart;
+      std::vector<Real>& ps = ps_scratch_;
+      ps.assign(size_t(B) * np, 1);
+      for (int e = 0; e < B; ++e) {
+        if (!m.youngs_time_part.empty()) {
+          const std::vector<Real> t =
+              part_youngs_scales(m, step_coeffs(spec_, time_[e], dt).t_eval);
+          std::copy(t.begin(), t.end(), ps.begin() + size_t(e) * np);
+        }
+        for (int i = 0; i < np && !part_factor_h_.empty(); ++i)
+          ps[size_t(e) * np + i] *= part_factor_h_[size_t(e) * np + i];
+      }
+      se_.set_part_scales(ps.data());
+    }
+    // the families' time functions at each environment's evaluation time
+    if (!m.signals.empty()) {
+      std::vector<Real>& sv = sig_scratch_;
+      sv.assign(size_t(B) * kMaxSignals, 0);
+      for (int e = 0; e < B; ++e) {
+        const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
+        eval_signals(m, ce.t_eval, ce.load_factor, sv.data() + e * kMaxSignals);
+      }
+      X::upload(signal_, sv.data(), sv.size());
+    }
+
+    // prescribed motion at each environment's step end: the caller's targets, else the scene's
+    // motions (none: the fixed DOFs stay)
+    step_slot_ = nullptr;
+    step_target_ = nullptr;
+    step_target_stride_ = 0;
+    if (user_targets_) {
+      step_slot_ = fixed_slot_.data();
+      step_target_ = fixed_target_.data();
+      step_target_stride_ = long(m.fixed_dof.size());
+    } else if (!m.motion_dof.empty()) {
+      const size_t nm = m.motion_dof.size();
+      std::vector<Real>& tv = tv_scratch_;
+      tv.resize(size_t(B) * nm);
+      for (int e = 0; e < B; ++e)
+        motion_targets(m, time_[e] + dt, tv.data() + size_t(e) * nm);
+      X::upload(motion_target_, tv.data(), tv.size());
+      step_slot_ = motion_slot_.data();
+      step_target_ = motion_target_.data();
+      step_target_stride_ = long(nm);
+    }
+    VectorStepResult res;
+    newton_step(want, res, res.times);
+    return res;
+  }
+
+  /// one step of the only environment with the front end's inputs (the Simulator: its
+  /// coefficients, natural shape, loads, part scales, prescribed motion and plan); on failure
+  /// the state is unchanged. The counters of `times` and `warn` are added to.
+  StepReport step_with(const DeviceStepInputs& in, PhaseTimes& times, DeviceStepWarnings& warn) {
+    take_inputs(in);
+    VectorStepResult res;
+    newton_step(EnvMask(1, 1), res, times);
+    warn.degenerate += res.degenerate;
+    warn.linear_fallback += res.linear_fallbacks;
+    warn.line_search += res.line_search_warnings;
+    return res.reports[0];
+  }
+
+  /// the free-DOF residual of a step with these inputs from the current state, at the
+  /// configuration y (ndof, host memory), into f (nfree); with `jacobian`, also its Jacobian,
+  /// dense and row-major (nfree x nfree). The state is unchanged. (One environment, kSystem.)
+  void residual(const DeviceStepInputs& in,
+                const Real* y,
+                std::vector<Real>& f,
+                std::vector<Real>* jacobian) {
+    const Model& m = *model_;
+    SLENDER_CHECK(system_, "residual queries run with one environment");
+    PhaseTimes scratch;
+    times_ = &scratch;
+    take_inputs(in);
+    predict();
+    X::upload(y_trial_, y, size_t(m.ndof));
+    std::vector<Real> r(1), phi(1);
+    evaluate(y_trial_.data(), r, phi, jacobian != nullptr);
+    f_.download(f);
+    f.resize(size_t(pd_.nfree));
+    if (jacobian) system_->dense_on_host(*jacobian);
+  }
+
+  /// whether the engine assembles the contact part of the Jacobian itself (the iterative path:
+  /// then find_contacts never reports a change and the host's plans are not for it)
+  bool assembles_contact() const { return contact_jacobian_ != nullptr; }
+
+  /// the contact sub-pairs of a step of size dt from the state (one environment); true when
+  /// they changed since the last call (always on the first) or `force`, and then they are
+  /// downloaded into `changed` (never when the engine assembles the contact part itself)
+  bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed) {
+    SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
+    const bool ch = contacts_->find(q_.data(), u_.data(), dt);
+    point_view_at_pairs();
+    if (contact_jacobian_) {
+      // the contact part's pattern on the executor; the host has nothing to do
+      if (ch) {
+        size_contact_pools();
+        contact_jacobian_->build(mv_);
+      }
+      return false;
+    }
+    if (ch || force) contacts_->download(changed);
+    return ch || force;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+
+  // the front end's inputs of a step (one environment): the plan, the natural shape, loads,
+  // part scales, prescribed motion, the coefficients and the signals at the evaluation time
+  void take_inputs(const DeviceStepInputs& in) {
+    const Model& m = *model_;
+    if (in.plan_changed && in.plan) use_plan(in.plan);
+    if (in.natural_changed) {
+      X::upload(kappa_, in.bend_kappa_bar, 2 * size_t(m.nbend));
+      X::upload(tau_, in.bend_tau_bar, size_t(m.nbend));
+      X::upload(phi_, in.hinge_phi_bar, size_t(m.nhinge));
+    }
+    if (in.loads_changed) X::upload(f_time_, in.f_time, size_t(m.ndof));
+    if (in.part_scale_changed && in.part_scale) se_.set_part_scales(in.part_scale);
+    // prescribed motion at the step's end
+    step_slot_ = nullptr;
+    step_target_ = nullptr;
+    step_target_stride_ = 0;
+    if (in.target) {
+      const size_t n = in.target_fixed ? m.fixed_dof.size() : m.motion_dof.size();
+      X::upload(target_, in.target, n);
+      step_slot_ = in.target_fixed ? fixed_slot_.data() : motion_slot_.data();
+      step_target_ = target_.data();
+    }
+    c_ = in.c;
+    dt_ = in.dt;
+    if (!m.signals.empty()) {  // the families' time functions at the evaluation time
+      Real sv[kMaxSignals];
+      eval_signals(m, c_.t_eval, c_.load_factor, sv);
+      X::upload(signal_, sv, kMaxSignals);
+    }
+  }
+
+  // the predictor q_hat, u_hat of every environment from its state, and the damping terms'
+  // start of the step: the elastic Hessians at q, the Kelvin-Voigt anchors
+  void predict() {
+    const Model& m = *model_;
+    each(long(nenv_) * m.ndof,
+         Predict{spec_.kind, dt_, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
+                 dof_fixed_.data(), q_hat_.data(), u_hat_.data(), m.ndof, step_slot_,
+                 step_target_, step_target_stride_});
+    if (m.stiffness_damping)
+      se_.keep_start_stiffness(mv_, pools(), frames(), step_eval_view(q_.data()));
+    if (m.kelvin_voigt && c_.c_u > 0) se_.keep_kv_anchors(mv_, frames(), step_eval_view(nullptr));
+  }
+
+  // Newton's iterations of every environment in `want` (the loop of every engine,
+  // core/newton.h, masked) from the predictor, and the end of the steps that converged
+  void newton_step(const EnvMask& want, VectorStepResult& res, PhaseTimes& times) {
+    const Model& m = *model_;
+    const int B = nenv_;
+    times_ = &times;
+    res.reports.assign(B, StepReport{});
+    active_h_ = want;
+    push_active();
+    predict();
+    X::copy(y_.data(), q_hat_.data(), size_t(B) * m.ndof);
+    std::vector<Real> r(B), phi(B);
+    evaluate(y_.data(), r, phi, true);
+    std::vector<long> ls_warn(B, 0);
+    // the line search goes by the residual where the forces have no potential
+    EnvMask no_potential = friction_;
+    if (force_)
+      for (unsigned char& v : no_potential)
+        v = 1;
+    const EnvMask done = newton_iterations(
+        spec_.newton, want, no_potential, r, phi, res.reports.data(), ls_warn.data(),
+        times.line_search,
+        [&](const EnvMask& running, std::vector<NewtonDirection>& d) {
+          directions(running, d, res);
+        },
+        [&](const EnvMask& mask, const std::vector<Real>& alpha, std::vector<Real>& r_new,
+            std::vector<Real>& phi_new) {
+          trial(mask, alpha);
+          evaluate(y_trial_.data(), r_new, phi_new, true);
+        },
+        [&](const EnvMask& mask) { accept(mask); });
+    for (int e = 0; e < B; ++e) {
+      res.reports[e].dt = dt_;
+      res.line_search_warnings += ls_warn[e];
+      warn_[3 * e + 2] += ls_warn[e];
+      if (want[e]) times.newton_iters += res.reports[e].iterations;
+    }
+    finalize(done, res);
+  }
+
+  // every environment's evaluation view at configuration q with reference directors d1 and
+  // twists ref (each environment's own natural shape; no integrator offsets)
+  EvalView eval_view(const Real* q, const Real* d1, const Real* ref) {
+    EvalView ev{};
+    ev.nenv = nenv_;
+    ev.q = q;
+    ev.edge_d1 = d1;
+    ev.bend_ref_twist = ref;
+    ev.bend_kappa_bar = kappa_.data();
+    ev.bend_tau_bar = tau_.data();
+    ev.hinge_phi_bar = phi_.data();
+    ev.natural_per_env = 1;
+    ev.sedge_tau0 = tau0_.data();
+    ev.signal = signal_.size() ? signal_.data() : nullptr;
+    return ev;
+  }
+
+  // the view of a step's evaluation at q (its frames from frames_at(q)): the integrator's
+  // offsets and du/dq for the ground's friction
+  EvalView step_eval_view(const Real* q) {
+    EvalView ev = eval_view(q, d1_cur_.data(), ref_cur_.data());
+    ev.q_hat = q_hat_.data();
+    ev.u_hat = u_hat_.data();
+    ev.c_u = c_.c_u;
+    return ev;
+  }
+
+  void check_state(const State& s) const {
+    SLENDER_CHECK(state_fits(*model_, s), "state does not match the model's sizes");
+  }
+  // environment e's time, step count and warning counters from s
+  void set_counters(int e, const State& s) {
+    if (int(time_.size()) != nenv_) time_.assign(nenv_, 0);
+    if (int(steps_.size()) != nenv_) steps_.assign(nenv_, 0);
+    time_[e] = s.time;
+    steps_[e] = s.step;
+    warn_[3 * e] = s.warn_degenerate;
+    warn_[3 * e + 1] = s.warn_linear_fallback;
+    warn_[3 * e + 2] = s.warn_line_search;
+  }
+
+  // every environment with the model's parameters (before the first set_params)
+  void ensure_params() {
+    if (!params_h_.empty()) return;
+    const Model& m = *model_;
+    params_h_.resize(5 * size_t(nenv_));
+    for (int e = 0; e < nenv_; ++e) {
+      Real* ep = params_h_.data() + 5 * size_t(e);
+      ep[0] = 1;
+      ep[1] = m.gravity[0];
+      ep[2] = m.gravity[1];
+      ep[3] = m.gravity[2];
+      ep[4] = m.mass_damping_per_part ? -1 : m.mass_damping;  // (-1: the parts' own alphas)
+    }
+    yscale_h_.assign(nenv_, 1);
+    env_params_.assign(nenv_, EnvParams{});
+  }
+
+  // ---- plan, pairs ----------------------------------------------------------------------------
+
+  // the assembly plan (the model's, or one with the contact pairs): the pools' layout, the
+  // residual's sources, and the solve policy's pattern
+  void use_plan(std::shared_ptr<const AssemblyPlan> plan) {
+    const AssemblyPlan& p = *plan;
+    const size_t B = size_t(nenv_);
+    pd_.nfree = p.nfree;
+    pd_.energy_pool = p.energy_pool;
+    pd_.grad_pool = p.grad_pool;
+    pd_.hess_pool = p.hess_pool;
+    for (int f = 0; f < kNumFamilies; ++f) {
+      pd_.e_off[f] = p.e_off[f];
+      pd_.g_off[f] = p.g_off[f];
+      pd_.h_off[f] = p.h_off[f];
+    }
+    free_dof_.upload(p.free_dof);
+    row_src_adr_.upload(p.row_src_adr);
+    row_src_.upload(p.row_src);
+    e_pool_.resize(B * size_t(p.energy_pool));
+    flags_.resize(B * size_t(p.energy_pool));
+    g_pool_.resize(B * size_t(p.grad_pool));
+    h_pool_.resize(B * size_t(p.hess_pool));
+    f_.resize(B * size_t(p.nfree));
+    dx_.resize(B * size_t(p.nfree));
+    plan_ = plan;
+    if (system_) system_->use_plan(std::move(plan));
+  }
+
+  // the view reads the pipeline's current lists (valid until its next find)
+  void point_view_at_pairs() {
+    const ContactFinder& c = *contacts_;
+    const bool friction = model_->contact_friction();
+    mv_.npair = c.nee();
+    mv_.pair_node = c.nee() ? c.ee_node() : nullptr;
+    mv_.pair_d = c.nee() ? c.ee_d() : nullptr;
+    mv_.pair_mu = c.nee() && friction ? c.ee_mu() : nullptr;
+    mv_.npt = c.npt();
+    mv_.pt_node = c.npt() ? c.pt_node() : nullptr;
+    mv_.pt_d = c.npt() ? c.pt_d() : nullptr;
+    mv_.pt_mu = c.npt() && friction ? c.pt_mu() : nullptr;
+  }
+
+  // the pools' contact families for the pipeline's current pairs (the static families keep the
+  // model plan's layout; the contact families are the last two); pools grow, never shrink
+  void size_contact_pools() {
+    const Family a = kFamContact, b = kFamContactPointTri;
+    const long npair = contacts_->nee(), npt = contacts_->npt();
+    pd_.e_off[b] = pd_.e_off[a] + npair;
+    pd_.g_off[b] = pd_.g_off[a] + 12 * npair;
+    pd_.h_off[b] = pd_.h_off[a] + 144 * npair;
+    pd_.energy_pool = pd_.e_off[b] + npt;
+    pd_.grad_pool = pd_.g_off[b] + 12 * npt;
+    pd_.hess_pool = pd_.h_off[b] + 144 * npt;
+    auto grow = [](auto& buf, long n) {
+      if (long(buf.size()) < n) buf.resize(size_t(n + n / 4));
+    };
+    grow(e_pool_, pd_.energy_pool);
+    grow(flags_, pd_.energy_pool);
+    grow(g_pool_, pd_.grad_pool);
+    grow(h_pool_, pd_.hess_pool);
+  }
+
+  // ---- evaluation ------------------------------------------------------------------------------
+
+  void sync_phase() {
+    if (phase_timing_) X::sync();
+  }
+
+  // every environment's pools (the step's evaluation: engine/step_eval.h), without Hessians
+  // unless `hess`
+  EnvPools pools(bool hess = true) {
+    return EnvPools{e_pool_.data(),    g_pool_.data(),  hess ? h_pool_.data() : nullptr,
+                    flags_.data(),     pd_.energy_pool, pd_.grad_pool,
+                    pd_.hess_pool,     pd_.e_off,       pd_.g_off,
+                    pd_.h_off};
+  }
+  StepFrames frames() {
+    return StepFrames{d1_.data(),     t_.data(),     ref_.data(),
+                      d1_cur_.data(), t_cur_.data(), ref_cur_.data()};
+  }
+
+  // every active environment's directors and reference twists moved from its step's start to
+  // q (into d1_cur_, t_cur_, ref_cur_)
+  void frames_at(const Real* q) { se_.frames_at(mv_, frames(), q); }
+
+  // ground contact and friction, each environment with its own coefficient
+  void eval_ground(const EvalView& ev, unsigned want) {
+    const long n = GroundBinding::count(mv_);
+    if (n == 0) return;
+    const LocalBuffers<3> buf = pools().template family<3>(kFamGround, n);
+    se_.run(n,
+            vec::EvalGround{mv_, ev, n, buf, mu_.data(), scaled_ ? params_.data() : nullptr, want},
+            kParallelGrainHeavy);
+  }
+
+  // the energies from the caller's code (stencils/user_energy.h) at the view's configuration,
+  // into their parts of the pools (unscaled; one environment)
+  void eval_user_energies(const EvalView& ev, unsigned want) {
+    const std::vector<std::shared_ptr<const UserEnergy>>& us = model_->user_energies;
+    if (us.empty()) return;
+    const AssemblyPlan& p = *plan_;
+    for (size_t i = 0; i < us.size(); ++i)
+      us[i]->evaluate(UserEnergyArgs{!X::kHostMemory, mv_, ev, want,
+                                     e_pool_.data() + p.user_e_off[i],
+                                     g_pool_.data() + p.user_g_off[i],
+                                     (want & kHess) ? h_pool_.data() + p.user_h_off[i] : nullptr,
+                                     flags_.data() + p.user_e_off[i]});
+  }
+
+  // residual norms and potentials at q (env-major) for the active environments (active_, as
+  // uploaded last), with the Jacobians' local parts (and, on the kSystem path, the assembled
+  // Jacobian) when `hess`; the pools, residuals and frames of the other environments are left
+  // alone
+  void evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>& phi, bool hess) {
+    const Model& m = *model_;
+    PhaseTimes& times = *times_;
+    const int B = nenv_;
+    auto t0 = Clock::now();
+    frames_at(q);
+    sync_phase();
+    if (phase_timing_) {
+      times.frames += seconds_since(t0);
+      t0 = Clock::now();
+    }
+    const EvalView ev = step_eval_view(q);
+    const EnvPools p = pools();
+    const unsigned want = hess ? kGradHess : kGrad;
+    // every family; the ground with each environment's own friction coefficient
+    for_each_family([&](auto binding, Family f, long grain) {
+      using Bd = decltype(binding);
+      if constexpr (std::is_same_v<Bd, GroundBinding>) {
+        eval_ground(ev, want);
+      } else {
+        se_.template eval_family<Bd>(mv_, p, f, ev, want, grain);
+      }
+    });
+    se_.scale_elastic(mv_, p, want);
+    eval_user_energies(ev, want);
+    if (m.stiffness_damping) se_.add_stiffness_damping(mv_, pools(hess), ev);
+    if (m.kelvin_voigt && c_.c_u > 0) se_.add_kelvin_voigt(mv_, pools(hess), frames(), ev, dt_);
+    sync_phase();
+    if (phase_timing_) {
+      times.eval += seconds_since(t0);
+      t0 = Clock::now();
+    }
+    const Vec3 g = m.gravity;
+    DofTerms dof_terms{m.nnode,
+                       q,
+                       q_hat_.data(),
+                       u_hat_.data(),
+                       f_time_.data(),
+                       dof_mass_.data(),
+                       node_dl_.data(),
+                       node_volume_.data(),
+                       m.buoyancy_density,
+                       g[0],
+                       g[1],
+                       g[2],
+                       m.viscosity,
+                       m.mass_damping,
+                       c_.c_m,
+                       c_.c_u,
+                       dof_r_.data(),
+                       dof_J_.data(),
+                       dof_phi_.data(),
+                       m.ndof,
+                       scaled_ ? params_.data() : nullptr,
+                       m.mass_damping_per_part ? dof_alpha_.data() : nullptr,
+                       c_.load_factor};
+    se_.dof_terms(dof_terms);
+    if constexpr (X::kHostMemory) {
+      // the caller's force at q and its velocity (host memory: the host executor's buffers)
+      if (force_) {
+        force_.call(c_.t_eval, m.ndof, q, nullptr, q_hat_.data(), u_hat_.data(), c_.c_u, hess);
+        Real* rr = dof_r_.data();
+        for (int i = 0; i < m.ndof; ++i)
+          rr[i] -= force_.force[i];
+      }
+    }
+    se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(),
+                                             free_dof_.data(), g_pool_.data(), dof_r_.data(),
+                                             f_.data(), pd_.nfree, m.ndof, pd_.grad_pool});
+    if (system_) {
+      system_->add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
+      if (hess) {
+        system_->assemble(h_pool_.data(), dof_J_.data(), h_pool_.data() + pd_.h_off[kFamContact]);
+        if constexpr (X::kHostMemory) {
+          if (force_) {
+            const AssemblyPlan& pl = system_->plan();
+            force_.add_jacobian(c_.c_u, m.ndof, pl.dof_free.data(), pl.row_ptr.data(),
+                                pl.col.data(), system_->values());
+          }
+        }
+      }
+    }
+    const long len = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
+    std::vector<Red4> s(B);
+    X::env_reduce(B, len,
+                  vec::EvalSums{pd_.energy_pool, m.ndof, pd_.nfree, e_pool_.data(),
+                                dof_phi_.data(), f_.data()},
+                  s.data(), red_scratch_);
+    if (phase_timing_) {
+      times.assemble += seconds_since(t0);
+    } else {
+      times.eval += seconds_since(t0);
+    }
+    for (int e = 0; e < B; ++e) {
+      if (!active_h_[e]) continue;
+      phi[e] = s[e].s0 + s[e].s1;
+      r[e] = std::sqrt(s[e].s2);
+    }
+  }
+
+  // ---- Newton directions -----------------------------------------------------------------------
+
+  // active_ on the executor = active_h_, uploaded only when it changed (most Newton iterations
+  // and line-search trials keep the same environments: a host transfer saved on the GPU)
+  void push_active() {
+    if (active_dev_h_ == active_h_) return;
+    X::upload(active_, active_h_.data(), size_t(nenv_));
+    active_dev_h_ = active_h_;
+  }
+
+  // the Newton directions of the running environments, their slopes and max |dx|
+  void directions(const EnvMask& running, std::vector<NewtonDirection>& d, VectorStepResult& res) {
+    if (system_) return system_direction(d, res);
+    const int B = nenv_, nf = pd_.nfree;
+    const auto t0 = Clock::now();
+    active_h_ = running;
+    push_active();
+    // every running environment's Jacobian, one batched solve; then the slopes and max |dx|
+    // (one host read with the solve's flags)
+    std::vector<unsigned char>& okh = ok_h_;
+    const bool ok_read =
+        batched_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
+                        dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
+    std::vector<Red4> sm(B);
+    X::env_reduce(B, nf,
+                  vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : batched_->ok_flags()},
+                  sm.data(), red_scratch_);
+    if (!ok_read)
+      for (int e = 0; e < B; ++e)
+        okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
+    // a system the batched solve could not take (a band or dense pivot too small, CG that did
+    // not converge): that environment's Jacobian solved by pivoting sparse LU on the host, as
+    // the CPU's direct solvers fall back (and its slope taken again)
+    bool fell_back = false;
+    for (int e = 0; e < B; ++e) {
+      if (!running[e]) continue;
+      if (!okh[e]) {
+        okh[e] = pivoting_solve(e) ? 1 : 0;
+        fallback_h_[e] = 1;
+        fell_back = true;
+      }
+      if (fallback_h_[e]) {
+        ++res.linear_fallbacks;
+        ++warn_[3 * e + 1];
+      }
+    }
+    if (fell_back)
+      X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
+    times_->solve += seconds_since(t0);
+    for (int e = 0; e < B; ++e)
+      if (running[e]) d[e] = NewtonDirection{okh[e] && sm[e].s2 == 0, sm[e].s0, sm[e].m0};
+  }
+
+  // the direction of the only environment (kSystem): dx = J^-1 f by the solve policy; a
+  // non-finite dx fails it (as the CPU's solve does)
+  void system_direction(std::vector<NewtonDirection>& d, VectorStepResult& res) {
+    const int nf = pd_.nfree;
+    ++times_->factorizations;  // one per Newton iteration, as the CPU counts them
+    bool fallback = false;
+    d[0] = NewtonDirection{};
+    d[0].solved = system_->solve(f_.data(), dx_.data(), *times_, fallback);
+    if (fallback) {
+      ++res.linear_fallbacks;
+      ++warn_[1];
+    }
+    if (d[0].solved && nf > 0) {
+      Red4 sm;
+      X::env_reduce(1, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, &sm, red_scratch_);
+      d[0].solved = sm.s2 == 0;
+      d[0].slope = sm.s0;
+      d[0].dx_max = sm.m0;
+    }
+  }
+
+  // dx[e] = J_e^-1 f[e] by sparse LU on the host from environment e's local Hessians (the
+  // pivoting fallback of the batched solve); false when even that fails
+  bool pivoting_solve(int e) {
+    const Model& m = *model_;
+    const AssemblyPlan& p = *plan_;
+    if (!fallback_) {
+      fallback_ =
+          std::make_unique<cpu::LinearSolver>(p, LinearSolverKind::kSparseLu, /*symmetric=*/false);
+    }
+    fb_h_.resize(size_t(p.hess_pool));
+    fb_dofJ_.resize(size_t(m.ndof));
+    fb_f_.resize(size_t(p.nfree));
+    fb_dx_.resize(size_t(p.nfree));
+    X::download_at(h_pool_, size_t(e) * p.hess_pool, fb_h_.data(), size_t(p.hess_pool));
+    X::download_at(dof_J_, size_t(e) * m.ndof, fb_dofJ_.data(), size_t(m.ndof));
+    X::download_at(f_, size_t(e) * p.nfree, fb_f_.data(), size_t(p.nfree));
+    Real* val = fallback_->values();
+    for (int slot = 0; slot < p.nnz(); ++slot) {
+      Real v = 0;
+      for (int j = p.slot_src_adr[slot]; j < p.slot_src_adr[slot + 1]; ++j)
+        v += fb_h_[p.slot_src[j]];
+      val[slot] = v;
+    }
+    for (int r = 0; r < p.nfree; ++r)
+      val[p.diag_slot[r]] += fb_dofJ_[p.free_dof[r]];
+    if (!fallback_->factorize() || !fallback_->solve(fb_f_.data(), fb_dx_.data())) return false;
+    X::upload_at(dx_, size_t(e) * p.nfree, fb_dx_.data(), size_t(p.nfree));
+    return true;
+  }
+
+  // y_trial = y - alpha dx for the environments in mask
+  void trial(const std::vector<unsigned char>& mask, const std::vector<Real>& alpha) {
+    const Model& m = *model_;
+    active_h_ = mask;
+    push_active();
+    if (alpha_dev_h_ != alpha) {  // the full step for every environment, mostly
+      X::upload(alpha_, alpha.data(), size_t(nenv_));
+      alpha_dev_h_ = alpha;
+    }
+    se_.copy(y_trial_.data(), y_.data(), m.ndof);
+    se_.run(pd_.nfree,
+            vec::NewtonStep{pd_.nfree, m.ndof, free_dof_.data(), dx_.data(), alpha_.data(),
+                            y_trial_.data()},
+            kParallelGrainHeavy);
+  }
+
+  // y = y_trial for the environments in mask
+  void accept(const EnvMask& mask) {
+    const Model& m = *model_;
+    active_h_ = mask;
+    push_active();
+    if (nenv_ == 1) return std::swap(y_, y_trial_);  // (no copy)
+    se_.copy(y_.data(), y_trial_.data(), m.ndof);
+  }
+
+  // ---- the end of the converged steps ----------------------------------------------------------
+
+  void finalize(const std::vector<unsigned char>& done, VectorStepResult& res) {
+    const Model& m = *model_;
+    const int B = nenv_;
+    if (std::none_of(done.begin(), done.end(), [](unsigned char v) { return v != 0; })) return;
+    active_h_ = done;
+    push_active();
+    // the state, and the frames of the new configuration as the next step's start
+    se_.end_step(
+        mv_,
+        FinalizeStep{spec_.kind, dt_, c_.c_m, c_.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
+                     dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(), m.ndof,
+                     step_slot_, step_target_, step_target_stride_},
+        frames(), tau0_.data(), /*midedge=*/true);
+    if (pd_.energy_pool > 0) {
+      std::vector<Red4> s(B);
+      X::env_reduce(B, pd_.energy_pool, vec::DegenerateCount{pd_.energy_pool, flags_.data()},
+                    s.data(), red_scratch_);
+      for (int e = 0; e < B; ++e)
+        if (done[e]) {
+          res.degenerate += long(s[e].s0);
+          warn_[3 * e] += long(s[e].s0);
+        }
+    }
+    for (int e = 0; e < B; ++e)
+      if (done[e]) {
+        time_[e] += dt_;
+        ++steps_[e];
+        ++times_->steps;
+      }
+  }
+
+  std::shared_ptr<const Model> model_;
+  IntegratorSpec spec_;
+  int nenv_;
+  typename X::ModelData model_arrays_;  // after model_: built from it
+  ModelView mv_{};                      // the model's view plus this step's contact pairs
+  StepEval<X> se_;  // the step's stencil evaluation, scales and damping terms
+  // the plan in use (its pattern on the host) and its pools' dimensions
+  std::shared_ptr<const AssemblyPlan> plan_;
+  PlanDims pd_;
+  // the solve policy: one of them
+  std::unique_ptr<VectorLinearSolve<X>> batched_;
+  std::unique_ptr<stepper::SystemSolveOn<X>> system_;
+  StepCoeffs c_;
+  Real dt_ = 0;  // this step's
+  PhaseTimes* times_ = nullptr;
+  bool phase_timing_ = false;
+  std::vector<Real> forces_, time_;
+  std::vector<Real> ft_scratch_;   // the loads of a step on the host
+  std::vector<Real> sig_scratch_;  // the signals of a step on the host
+  // prescribed motion: the model's slot maps, the caller's targets (nenv x nfixed), the scene's
+  // motions' of this step (nenv x nmoved, from tv_scratch_) or the front end's (target_), and
+  // this step's choice
+  Const<int> fixed_slot_, motion_slot_;
+  Buffer<Real> fixed_target_, motion_target_, target_;
+  bool user_targets_ = false;
+  std::vector<Real> tv_scratch_;
+  const int* step_slot_ = nullptr;
+  const Real* step_target_ = nullptr;
+  long step_target_stride_ = 0;
+  Buffer<Real> strains_;  // bend_strains' results on the executor
+  // reset: which environments take the state, and one array of it at a time
+  Buffer<unsigned char> reset_mask_;
+  Buffer<Real> reset_src_;
+  bool loads_zero_ = false;  // f_time_ holds zeros (no loads last step)
+  std::vector<unsigned char> active_h_;
+  // what active_ and alpha_ hold on the executor (uploads only on change)
+  std::vector<unsigned char> active_dev_h_;
+  std::vector<Real> alpha_dev_h_;
+  // model arrays the view does not hold
+  Const<Real> dof_mass_, node_dl_, node_volume_, dof_alpha_;
+  // each part's Young's modulus scale (in time, times the caller's factors): per environment
+  std::vector<Real> part_factor_h_, ps_scratch_;  // the caller's factors (nenv x npart) or empty
+  bool parts_scaled_ = false;
+  bool part_scale_stale_ = false;  // the caller's factors changed since the last upload
+  Const<unsigned char> dof_fixed_;
+  Const<int> free_dof_, row_src_adr_, row_src_;
+  // state and workspace
+  Buffer<Real> q_, u_, a_, y_, y_trial_, q_hat_, u_hat_, f_time_, dof_r_, dof_J_, dof_phi_;
+  Buffer<Real> f_, dx_;
+  Buffer<Real> d1_, t_, d1_cur_, t_cur_, ref_, ref_cur_, kappa_, tau_, phi_, tau0_;
+  Buffer<Real> signal_;  // the model's signals at each environment's evaluation time (nenv x 8)
+  Buffer<Real> e_pool_, g_pool_, h_pool_;
+  Buffer<unsigned> flags_;
+  Buffer<unsigned char> active_;
+  std::vector<unsigned char> ok_h_, fallback_h_;  // the last solve's outcome (nenv)
+  // each environment's warning counters: degenerate, linear fallback, line search (nenv x 3)
+  std::vector<long> warn_;
+  Buffer<Real> alpha_;
+  Buffer<Red4> red_scratch_;
+  // per-environment parameters (set_params): density scale, gravity, damping; Young's scale
+  bool scaled_ = false;
+  std::vector<Real> params_h_, yscale_h_;
+  std::vector<EnvParams> env_params_;
+  Buffer<Real> params_;
+  // ground friction coefficient of each environment, and whether friction acts in it (then the
+  // line search goes by the residual only)
+  std::vector<Real> mu_h_;
+  Buffer<Real> mu_;
+  std::vector<unsigned char> friction_;
+  std::vector<long> steps_;
+  // contact pairs, found on the executor, and the contact part of J the iterative path
+  // assembles there (the solve policy's; else the host's merged plans carry the pairs)
+  std::unique_ptr<ContactFinder> contacts_;
+  contact::ContactJacobian<X>* contact_jacobian_ = nullptr;
+  UserForce force_;  // the caller's force (host executors, one environment)
+  // the pivoting fallback for an environment whose band has too small a pivot
+  std::unique_ptr<cpu::LinearSolver> fallback_;
+  std::vector<Real> fb_h_, fb_dofJ_, fb_f_, fb_dx_;
+};
+
+}  // namespace slender
