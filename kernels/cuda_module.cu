@@ -5,7 +5,7 @@
 
 namespace slender {
 
-// the module's implementations (device_info.cu, cuda_stepper.cu, vector_batch.cu)
+// the module's implementations (device_info.cu, cuda_engine.cu)
 int cuda_module_device_count();
 int cuda_module_device_of(const void* p);
 std::unique_ptr<DeviceStepper> cuda_module_make_stepper(std::shared_ptr<const Model> model,

@@ -3,9 +3,10 @@
 //   arrays are not copied), stepped in parallel with OpenMP across environments; each
 //   environment runs its own Newton iteration single-threaded, so that the cores are busy with
 //   whole environments rather than with small loops;
-// - vectorized (CPU or CUDA): include/slender/engine/batch_newton.h, one masked Newton
-//   iteration over all environments, every environment's Jacobian solved by one batched call
-//   per iteration (banded LU, dense Cholesky/LU or PCG: include/slender/engine/batch_solve.h).
+// - vectorized (CPU or CUDA): the engine (include/slender/engine/engine.h) with B environments,
+//   one masked Newton iteration over all of them, every environment's Jacobian solved by one
+//   batched call per iteration (banded LU, dense Cholesky/LU or PCG:
+//   include/slender/engine/batch_solve.h).
 
 #include <algorithm>
 #include <cmath>

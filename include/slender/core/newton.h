@@ -1,11 +1,11 @@
 #pragma once
 
 // Newton's iterations of one implicit step for B >= 1 environments, written once: a state
-// machine per environment (iterating, converged, failed), masked, which the stepper of both
-// backends (engine/stepper.h) drives with B = 1 and the vectorized batch
-// (engine/batch_newton.h) with B environments. Each engine supplies its own Newton directions,
-// evaluations and storage; the rules here (convergence, the backtracking line search, failure)
-// are the same for every environment, so a batch reproduces single runs.
+// machine per environment (iterating, converged, failed), masked, which the engine
+// (engine/engine.h) drives with B = 1 for a Simulator and with B environments for the vectorized
+// batch. The engine supplies the Newton directions, evaluations and storage; the rules here
+// (convergence, the backtracking line search, failure) are the same for every environment, so a
+// batch reproduces single runs.
 
 #include <chrono>
 #include <cmath>

@@ -1,8 +1,9 @@
 #pragma once
 
-// The vectorized batch behind BatchedSimulator (the engine, include/slender/engine/engine.h, with
-// B environments and its batched solves, run by an executor): on the CPU (make_host_vector_engine) or the GPU (make_cuda_vector_engine, in
-// kernels/vector_batch.cu, in the CUDA module that backend/cuda_loader.cpp loads on first use).
+// The vectorized batch behind BatchedSimulator: the engine (include/slender/engine/engine.h) with
+// B environments and its batched solves, run by an executor: on the CPU (make_host_vector_engine,
+// host/backend/host_engine.cpp) or the GPU (make_cuda_vector_engine, kernels/cuda_engine.cu, in
+// the CUDA module that backend/cuda_loader.cpp loads on first use).
 
 #include <memory>
 #include <string>
@@ -58,7 +59,8 @@ class VectorEngineOf final : public VectorEngine {
                  const IntegratorSpec& spec,
                  const State& initial,
                  LinearSolverKind solver)
-      : device_(X::current_device()), nt_(std::move(model), nenv, spec, initial, solver, EngineSolve::kBatched) {}
+      : device_(X::current_device()),
+        nt_(std::move(model), nenv, spec, initial, solver, EngineSolve::kBatched) {}
   // (from the host)
   void set_natural_curvature(const Real* k) { set_natural_curvature(k, false); }
   void set_natural_twist(const Real* t) { set_natural_twist(t, false); }

@@ -1,6 +1,6 @@
 #pragma once
 
-// Kelvin-Voigt damping in the vectorized batch (batch_newton.h): the stepper's functors of
+// Kelvin-Voigt damping with B environments (engine.h, step_eval.h): the functors of
 // stencils/kelvin_voigt.h (anchors at the step's start, the potential at each iterate) run on
 // every environment at once. Each functor here only picks one environment's slices of the
 // env-major arrays and calls the single-environment functor on them, so that each environment

@@ -1,6 +1,6 @@
 #pragma once
 
-// The batched linear solve of the vectorized engine (include/slender/engine/batch_newton.h): one
+// The batched linear solve of the engine with B environments (engine/engine.h, kBatched): one
 // call per Newton iteration solves J_e dx_e = f_e for every running environment e, each Jacobian
 // gathered from that environment's local Hessians over the model's shared pattern (the sources
 // of each slot summed in the plan's order, as the stepper assembles its CSR values), by
@@ -436,7 +436,7 @@ struct VecSolveStats {
   long lu_after_chol = 0;   // dense Cholesky factorizations that gave way to LU
 };
 
-/// The batched linear solve over an executor X (the executor of VectorNewton).
+/// The batched linear solve over an executor X (the engine's).
 template <class X>
 class VectorLinearSolve {
  public:

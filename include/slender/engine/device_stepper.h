@@ -1,14 +1,15 @@
 #pragma once
 
-// The seam between the front ends (Simulator) and the engine: the engine (engine/stepper.h, over
-// an executor) owns the state and runs the whole Newton step; the front end hands it, per step,
-// what it computes cheaply on the host (the integrator's coefficients, the natural shape under
-// actuation, point loads, the assembly plan that includes the contact pairs) and asks for the
-// state only when a recorder does. The contact pairs are found by the engine
-// (engine/contact_pipeline.h); the front end sees them only when they change, to build the plan.
-// Two executors: the host one (host/backend/host_stepper.cpp: the CPU backend) and the CUDA one
-// (kernels/cuda_stepper.cu, in the CUDA module, which backend/cuda_loader.cpp loads on first
-// use). The names still say "device": the CPU backend's device is the host.
+// The seam between the front ends (Simulator) and the engine: the engine (engine/engine.h with one
+// environment, engine/stepper.h, over an executor) owns the state and runs the whole Newton step;
+// the front end hands it, per step, what it computes cheaply on the host (the integrator's
+// coefficients, the natural shape under actuation, point loads, the assembly plan that includes
+// the contact pairs) and asks for the state only when a recorder does. The contact pairs are found
+// by the engine (engine/contact_pipeline.h on the GPU); the front end sees them only when they
+// change, to build the plan. Two executors: the host one (host/backend/host_engine.cpp: the CPU
+// backend) and the CUDA one (kernels/cuda_engine.cu, in the CUDA module, which
+// backend/cuda_loader.cpp loads on first use). The names still say "device": the CPU backend's
+// device is the host.
 
 #include <memory>
 #include <string>
@@ -106,7 +107,7 @@ std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> mo
                                                  LinearSolverKind solver);
 
 /// The CPU backend: the same stepper code (engine/stepper.h) on the host executor, with the
-/// CPU's linear solvers (host/backend/host_stepper.cpp); `solver` chooses among them as
+/// CPU's linear solvers (host/backend/host_engine.cpp); `solver` chooses among them as
 /// LinearSolverKind says.
 std::unique_ptr<DeviceStepper> make_host_stepper(std::shared_ptr<const Model> model,
                                                  const IntegratorSpec& spec,

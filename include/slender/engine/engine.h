@@ -710,8 +710,8 @@ class Engine {
     const Model& m = *model_;
     each(long(nenv_) * m.ndof,
          Predict{spec_.kind, dt_, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
-                 dof_fixed_.data(), q_hat_.data(), u_hat_.data(), m.ndof, step_slot_,
-                 step_target_, step_target_stride_});
+                 dof_fixed_.data(), q_hat_.data(), u_hat_.data(), m.ndof, step_slot_, step_target_,
+                 step_target_stride_});
     if (m.stiffness_damping)
       se_.keep_start_stiffness(mv_, pools(), frames(), step_eval_view(q_.data()));
     if (m.kelvin_voigt && c_.c_u > 0) se_.keep_kv_anchors(mv_, frames(), step_eval_view(nullptr));
@@ -887,9 +887,9 @@ class Engine {
   // every environment's pools (the step's evaluation: engine/step_eval.h), without Hessians
   // unless `hess`
   EnvPools pools(bool hess = true) {
-    return EnvPools{e_pool_.data(),    g_pool_.data(),  hess ? h_pool_.data() : nullptr,
-                    flags_.data(),     pd_.energy_pool, pd_.grad_pool,
-                    pd_.hess_pool,     pd_.e_off,       pd_.g_off,
+    return EnvPools{e_pool_.data(), g_pool_.data(),  hess ? h_pool_.data() : nullptr,
+                    flags_.data(),  pd_.energy_pool, pd_.grad_pool,
+                    pd_.hess_pool,  pd_.e_off,       pd_.g_off,
                     pd_.h_off};
   }
   StepFrames frames() {
@@ -995,9 +995,9 @@ class Engine {
           rr[i] -= force_.force[i];
       }
     }
-    se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(),
-                                             free_dof_.data(), g_pool_.data(), dof_r_.data(),
-                                             f_.data(), pd_.nfree, m.ndof, pd_.grad_pool});
+    se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
+                                             g_pool_.data(), dof_r_.data(), f_.data(), pd_.nfree,
+                                             m.ndof, pd_.grad_pool});
     if (system_) {
       system_->add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
       if (hess) {
@@ -1014,8 +1014,8 @@ class Engine {
     const long len = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
     std::vector<Red4> s(B);
     X::env_reduce(B, len,
-                  vec::EvalSums{pd_.energy_pool, m.ndof, pd_.nfree, e_pool_.data(),
-                                dof_phi_.data(), f_.data()},
+                  vec::EvalSums{pd_.energy_pool, m.ndof, pd_.nfree, e_pool_.data(), dof_phi_.data(),
+                                f_.data()},
                   s.data(), red_scratch_);
     if (phase_timing_) {
       times.assemble += seconds_since(t0);
@@ -1053,9 +1053,9 @@ class Engine {
         batched_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
                         dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
     std::vector<Red4> sm(B);
-    X::env_reduce(B, nf,
-                  vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : batched_->ok_flags()},
-                  sm.data(), red_scratch_);
+    X::env_reduce(
+        B, nf, vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : batched_->ok_flags()},
+        sm.data(), red_scratch_);
     if (!ok_read)
       for (int e = 0; e < B; ++e)
         okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
@@ -1196,7 +1196,7 @@ class Engine {
   int nenv_;
   typename X::ModelData model_arrays_;  // after model_: built from it
   ModelView mv_{};                      // the model's view plus this step's contact pairs
-  StepEval<X> se_;  // the step's stencil evaluation, scales and damping terms
+  StepEval<X> se_;                      // the step's stencil evaluation, scales and damping terms
   // the plan in use (its pattern on the host) and its pools' dimensions
   std::shared_ptr<const AssemblyPlan> plan_;
   PlanDims pd_;

@@ -1,8 +1,7 @@
 #pragma once
 
-// Loops over (environment, item) pairs with a mask of environments: the vectorized batch's
-// loops (engine/batch_newton.h, batch_solve.h) and those of the shared step evaluation
-// (engine/step_eval.h). Host and device code.
+// Loops over (environment, item) pairs with a mask of environments: the engine's loops with
+// several environments (engine/engine.h, batch_solve.h, step_eval.h). Host and device code.
 
 #include <algorithm>
 #include <type_traits>

@@ -1,8 +1,8 @@
 #pragma once
 
-// The executor concept: what the engines of this folder (the Newton stepper, stepper.h; the
-// vectorized batch, batch_newton.h and batch_solve.h; the contact pipeline and the contact
-// Jacobian, contact_pipeline.h and contact_jacobian.h) ask of the machine they run on. They are
+// The executor concept: what the code of this folder (the engine, engine.h, with its solves,
+// system_solve.h, krylov.h and batch_solve.h; the contact pipeline and the contact Jacobian,
+// contact_pipeline.h and contact_jacobian.h) asks of the machine it runs on. They are
 // templates over an executor X and are written once; two executors implement it:
 //   slender::HostExecutor   host/backend/host_executor.h   OpenMP loops, reductions in index
 //                                                          order, the CPU's direct solvers;
@@ -47,7 +47,7 @@
 //                                  that makes a device current (nothing on the host)
 // Reductions (deterministic: the same bits on every run)
 //   reduce4(n, f, partial, out)    Red4 of f(i) into *out (X memory); partial: workspace of
-//                                  kReducePartials (stepper.h) entries
+//                                  kReducePartials (krylov.h) entries
 //   env_reduce(nenv, len, f, host_out, scratch), env_reduce_to(nenv, len, f, out)
 //                                  Red4 of f(e, i) per environment, in index order
 //   x.reduce(n, f, init, op)       any associative op of f(i), read back on the host
@@ -67,7 +67,7 @@
 //                                  environments (coalesced on the GPU) or environment-major
 //   kPcgCheckEvery                 the batched CG's iterations between host reads
 // Contact
-//   ContactFinder                  the stepper's contact sub-pairs (constructed from the Model;
+//   ContactFinder                  the engine's contact sub-pairs (constructed from the Model;
 //                                  find(q, u, dt) -> changed, download(lists), nee(), npt(),
 //                                  and the lists' pointers): the host's pair finder, or
 //                                  ContactPipeline<CudaExecutor>; both give the same lists

@@ -1,8 +1,8 @@
 #pragma once
 
-// The Krylov solves over an executor X, in one place. The stepper's (engine/stepper.h,
+// The Krylov solves over an executor X, in one place. One system's (engine/system_solve.h,
 // KrylovOn): preconditioned CG for symmetric Jacobians and preconditioned BiCGSTAB for the
-// others, one system at a time. The vectorized batch's (engine/batch_solve.h, BatchCgOn): block
+// others, one system at a time. The batched ones (engine/batch_solve.h, BatchCgOn): block
 // Jacobi CG on every environment's system at once, each stopping on its own. The
 // caller gives the matrix and the preconditioner as callables (y = A x, out = P^-1 in) on X's
 // memory. The scalars of the iteration stay in X's memory (reduction slots); the host reads the

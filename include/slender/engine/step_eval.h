@@ -1,8 +1,7 @@
 #pragma once
 
-// One step's stencil evaluation over environment-major pools, written once for both engines:
-// the stepper (engine/stepper.h) runs it with one environment, the vectorized batch
-// (engine/batch_newton.h) with B. It holds what the two used to keep each in their own words:
+// One step's stencil evaluation over environment-major pools: the engine (engine/engine.h) runs
+// it with one environment for a Simulator and with B for the vectorized batch. It holds:
 // - the edges' frames moved to a configuration (time-parallel transport, reference twists);
 // - the stencil families' local energies, gradients and Hessians into the pools;
 // - each environment's Young's modulus scale and each part's modulus scale on the elastic
@@ -12,8 +11,8 @@
 // - Kelvin-Voigt damping (stencils/kelvin_voigt.h, engine/batch_kelvin_voigt.h): the strains
 //   kept at a step's anchor, the potential at each iterate.
 // Every loop runs one (environment, item) pair per index through the executor X; with one
-// environment and no mask it is X's plain loop over the items (the stepper's loops, their
-// grains and their bits), with a mask the batch's masked loop. Each environment gets the same
+// environment and no mask it is X's plain loop over the items (their grains and their bits),
+// with a mask the masked loop of several environments. Each environment gets the same
 // arithmetic either way: the functors only pick its slices of the arrays.
 
 #include <algorithm>

@@ -1,7 +1,8 @@
 #pragma once
 
-// The linear solve of one system per Newton iteration over an executor X: the policy of the
-// stepper (engine/stepper.h), beside the vectorized batch's batched solves (engine/batch_solve.h).
+// The linear solve of one system per Newton iteration over an executor X: the engine's policy
+// with one environment (engine/engine.h, kSystem: the Simulator's), beside the batched solves of
+// several (engine/batch_solve.h).
 // It owns the Jacobian's CSR values for the current assembly plan and solves J dx = f either
 // - directly: X's sparse direct solver (the CPU's banded LU, CHOLMOD, LDLT or sparse LU on the
 //   host; cuSOLVER's Cholesky or QR on the GPU), one symbolic analysis per pattern; or

@@ -1,12 +1,14 @@
-// The CPU backend: the engine (engine/stepper.h) on the host executor (backend/host_executor.h).
-// The same step code runs on the GPU with the CUDA executor (kernels/cuda_stepper.cu), so that CI
-// tests the CUDA backend's step logic on the CPU.
-// Also here: the maker a Simulator with BackendKind::kCuda calls (make_device_stepper).
+// The engine (include/slender/engine/engine.h) on the host executor (backend/host_executor.h),
+// instantiated once for both front ends: the CPU backend's Simulator (engine/stepper.h) and the
+// vectorized batch on the CPU (engine/batch_engine.h). The same engine runs on the GPU with the
+// CUDA executor (kernels/cuda_engine.cu), so that CI tests the CUDA backend's step logic on the
+// CPU. Also here: the maker a Simulator with BackendKind::kCuda calls (make_device_stepper).
 
 #include <atomic>
 #include <memory>
 
 #include "backend/host_executor.h"
+#include "slender/engine/batch_engine.h"
 #include "slender/engine/stepper.h"
 
 namespace slender {
@@ -33,6 +35,15 @@ std::unique_ptr<DeviceStepper> make_device_stepper(std::shared_ptr<const Model> 
   const DeviceStepperMaker maker = g_maker.load();
   return maker ? maker(std::move(model), spec, solver)
                : make_cuda_stepper(std::move(model), spec, solver);
+}
+
+std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,
+                                                      int nenv,
+                                                      const IntegratorSpec& spec,
+                                                      const State& initial,
+                                                      LinearSolverKind solver) {
+  return std::make_unique<VectorEngineOf<HostExecutor>>(std::move(model), nenv, spec, initial,
+                                                        solver);
 }
 
 }  // namespace slender
