@@ -129,13 +129,20 @@ struct HostExecutor {
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>&) {
     const Red4Combine op;
-#pragma omp parallel for schedule(static) if (nenv >= 4)
-    for (int e = 0; e < nenv; ++e) {
+    auto one = [&](int e) {
       Red4 acc{0, 0, 0, 0};
       for (long i = 0; i < len; ++i)
         acc = op(acc, f(e, i));
       out[e] = acc;
+    };
+    if (nenv < 4) {  // (no parallel region for a few)
+      for (int e = 0; e < nenv; ++e)
+        one(e);
+      return;
     }
+#pragma omp parallel for schedule(static)
+    for (int e = 0; e < nenv; ++e)
+      one(e);
   }
   template <class F>
   static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {

@@ -29,17 +29,18 @@ struct DofTerms {
   Real* J;                  // diagonal Jacobian of each DOF (ndof)
   Real* phi;                // incremental potential of each DOF (ndof)
   long stride = 0;          // ndof for env-major arrays, 0 for one environment
-  // with stride: each environment's density scale, gravity and mass damping (nenv x 5:
+  // each environment's density scale, gravity and mass damping (nenv x 5:
   // scale, gx, gy, gz, alpha), replacing the shared values; null = the shared values. A
   // negative alpha there: the environment keeps the model's (dof_alpha, or alpha)
   const Real* env = nullptr;
   // each DOF's mass damping alpha (ndof, of one environment; a part's own), replacing `alpha`;
   // null: `alpha`
   const Real* dof_alpha = nullptr;
-  Real load_factor = 1;  // the static load step's factor on gravity (1 in time)
+  // the static load step's factor on each environment's gravity (env; gx, gy, gz come with it)
+  Real load_factor = 1;
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
-    const Real* ep = env ? env + 5 * (i / stride) : nullptr;
+    const Real* ep = env ? env + 5 * (stride ? i / stride : 0) : nullptr;
     DofTermParams p;
     p.mass = ep ? ep[0] * mass[k] : mass[k];
     p.damping = ep && ep[4] >= 0 ? ep[4] : (dof_alpha ? dof_alpha[k] : alpha);
@@ -47,7 +48,7 @@ struct DofTerms {
     p.c_u = c_u;
     if (k < 3L * nnode) {
       const int c = int(k % 3);
-      p.gravity = load_factor * (ep ? ep[1 + c] : (c == 0 ? gx : (c == 1 ? gy : gz)));
+      p.gravity = ep ? load_factor * ep[1 + c] : (c == 0 ? gx : (c == 1 ? gy : gz));
       p.drag = eta * node_dl[k / 3];
       p.weight = p.mass - rho_med * node_volume[k / 3];
     } else {
@@ -71,7 +72,7 @@ struct AssembleResidual {
   // row) pair per index); 0 for one environment (one row per index)
   int nfree = 0, ndof = 0;
   long grad_pool = 0;
-  SLENDER_HD void at(long e, long row) const {
+  SLENDER_HD SLENDER_INLINE void at(long e, long row) const {
     const Real* g = g_pool + e * grad_pool;
     Real s = dof_r[e * ndof + free_dof[row]];
     for (int j = row_src_adr[row]; j < row_src_adr[row + 1]; ++j)

@@ -668,6 +668,10 @@ class Engine {
   }
 
  private:
+  // the per-DOF functors' stride: ndof over env-major arrays, 0 for one environment (their
+  // plain form, without a division per DOF)
+  long env_stride() const { return nenv_ > 1 ? model_->ndof : 0; }
+
   using Clock = std::chrono::steady_clock;
   static double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -710,8 +714,8 @@ class Engine {
     const Model& m = *model_;
     each(long(nenv_) * m.ndof,
          Predict{spec_.kind, dt_, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
-                 dof_fixed_.data(), q_hat_.data(), u_hat_.data(), m.ndof, step_slot_, step_target_,
-                 step_target_stride_});
+                 dof_fixed_.data(), q_hat_.data(), u_hat_.data(), env_stride(), step_slot_,
+                 step_target_, step_target_stride_});
     if (m.stiffness_damping)
       se_.keep_start_stiffness(mv_, pools(), frames(), step_eval_view(q_.data()));
     if (m.kelvin_voigt && c_.c_u > 0) se_.keep_kv_anchors(mv_, frames(), step_eval_view(nullptr));
@@ -961,7 +965,7 @@ class Engine {
       times.eval += seconds_since(t0);
       t0 = Clock::now();
     }
-    const Vec3 g = m.gravity;
+    const Vec3 g = c_.load_factor * m.gravity;
     DofTerms dof_terms{m.nnode,
                        q,
                        q_hat_.data(),
@@ -981,7 +985,7 @@ class Engine {
                        dof_r_.data(),
                        dof_J_.data(),
                        dof_phi_.data(),
-                       m.ndof,
+                       env_stride(),
                        scaled_ ? params_.data() : nullptr,
                        m.mass_damping_per_part ? dof_alpha_.data() : nullptr,
                        c_.load_factor};
@@ -1012,7 +1016,8 @@ class Engine {
       }
     }
     const long len = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
-    std::vector<Red4> s(B);
+    std::vector<Red4>& s = sums_;
+    s.resize(size_t(B));
     X::env_reduce(B, len,
                   vec::EvalSums{pd_.energy_pool, m.ndof, pd_.nfree, e_pool_.data(), dof_phi_.data(),
                                 f_.data()},
@@ -1052,7 +1057,8 @@ class Engine {
     const bool ok_read =
         batched_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
                         dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
-    std::vector<Red4> sm(B);
+    std::vector<Red4>& sm = sums_;
+    sm.resize(size_t(B));
     X::env_reduce(
         B, nf, vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : batched_->ok_flags()},
         sm.data(), red_scratch_);
@@ -1161,7 +1167,6 @@ class Engine {
   // ---- the end of the converged steps ----------------------------------------------------------
 
   void finalize(const std::vector<unsigned char>& done, VectorStepResult& res) {
-    const Model& m = *model_;
     const int B = nenv_;
     if (std::none_of(done.begin(), done.end(), [](unsigned char v) { return v != 0; })) return;
     active_h_ = done;
@@ -1170,11 +1175,12 @@ class Engine {
     se_.end_step(
         mv_,
         FinalizeStep{spec_.kind, dt_, c_.c_m, c_.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
-                     dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(), m.ndof,
-                     step_slot_, step_target_, step_target_stride_},
+                     dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(),
+                     env_stride(), step_slot_, step_target_, step_target_stride_},
         frames(), tau0_.data(), /*midedge=*/true);
     if (pd_.energy_pool > 0) {
-      std::vector<Red4> s(B);
+      std::vector<Red4>& s = sums_;
+      s.resize(size_t(B));
       X::env_reduce(B, pd_.energy_pool, vec::DegenerateCount{pd_.energy_pool, flags_.data()},
                     s.data(), red_scratch_);
       for (int e = 0; e < B; ++e)
@@ -1250,6 +1256,7 @@ class Engine {
   std::vector<long> warn_;
   Buffer<Real> alpha_;
   Buffer<Red4> red_scratch_;
+  std::vector<Red4> sums_;  // per-environment reductions read on the host
   // per-environment parameters (set_params): density scale, gravity, damping; Young's scale
   bool scaled_ = false;
   std::vector<Real> params_h_, yscale_h_;
