@@ -43,6 +43,14 @@ __global__ void env_reduce_kernel(long len, F f, Red4* out) {
   if (threadIdx.x == 0) out[e] = b;
 }
 
+// one environment's items by a plain index (env_reduce with one environment: the device-wide
+// reduction, many blocks, rather than one block for every item)
+template <class F>
+struct FirstEnvItems {
+  F f;
+  __device__ Red4 operator()(long i) const { return f(0, i); }
+};
+
 // a column-stepped per-environment algorithm (vec::BandSolve's or vec::DenseSolve's begin /
 // column phases / finish) on a warp per environment: every lane takes its share of each phase,
 // __syncwarp after each
@@ -186,10 +194,16 @@ struct CudaExecutor {
   static void reduce4(long n, const F& f, Red4* partial, Red4* out) {
     reduce4_async(n, f, partial, out);
   }
-  // per environment into a device buffer (one block per environment, a fixed order)
+  // per environment into a device buffer (one block per environment, a fixed order; one
+  // environment by the device-wide reduction, its partials after the result)
   template <class F>
   static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {
-    out.resize(size_t(nenv));  // sized once: each caller passes its own buffer
+    if (nenv == 1) {
+      out.resize(1 + size_t(kReduceBlocks));  // sized once: each caller passes its own buffer
+      reduce4_async(len, cuda_exec::FirstEnvItems<F>{f}, out.data() + 1, out.data());
+      return;
+    }
+    out.resize(size_t(nenv));
     cuda_exec::env_reduce_kernel<F>
         <<<unsigned(nenv), cuda_exec::kEnvReduceThreads>>>(len, f, out.data());
     SLENDER_CUDA_LAUNCHED();
