@@ -30,6 +30,7 @@
 //   per-environment natural shapes and physical parameters.
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -191,6 +192,17 @@ struct PlanDims {
   int nfree = 0;
   long energy_pool = 0, grad_pool = 0, hess_pool = 0;
   long e_off[kNumFamilies] = {}, g_off[kNumFamilies] = {}, h_off[kNumFamilies] = {};
+  static PlanDims of(const AssemblyPlan& p) {
+    PlanDims d;
+    d.nfree = p.nfree;
+    d.energy_pool = p.energy_pool;
+    d.grad_pool = p.grad_pool;
+    d.hess_pool = p.hess_pool;
+    std::copy(p.e_off, p.e_off + kNumFamilies, d.e_off);
+    std::copy(p.g_off, p.g_off + kNumFamilies, d.g_off);
+    std::copy(p.h_off, p.h_off + kNumFamilies, d.h_off);
+    return d;
+  }
 };
 
 /// How the engine solves its Newton systems.
@@ -453,16 +465,10 @@ class Engine {
 
   /// environment e's arrays of s (q, u, a, frames, reference twists, mid-edge frame vectors)
   void set_arrays(int e, const State& s) {
-    const Model& m = *model_;
     SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
     check_state(s);
-    X::upload_at(q_, size_t(e) * m.ndof, s.q.data(), m.ndof);
-    X::upload_at(u_, size_t(e) * m.ndof, s.u.data(), m.ndof);
-    X::upload_at(a_, size_t(e) * m.ndof, s.a.data(), m.ndof);
-    X::upload_at(d1_, size_t(e) * 3 * m.nedge, s.edge_d1.data(), 3 * m.nedge);
-    X::upload_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
-    X::upload_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
-    X::upload_at(tau0_, size_t(e) * 3 * m.nsedge, s.sedge_tau0.data(), 3 * m.nsedge);
+    for (const auto& p : state_parts(*this, s))
+      X::upload_at(*p.buf, size_t(e) * size_t(p.len), p.v->data(), size_t(p.len));
   }
   /// environment e's state: its arrays, time, step count and warning counters
   void set_state(int e, const State& s) {
@@ -472,24 +478,17 @@ class Engine {
   /// every environment with mask[e] set takes state s: s is uploaded once and copied into them
   /// by one masked loop per array (no transfer per environment)
   void reset(const std::vector<unsigned char>& mask, const State& s) {
-    const Model& m = *model_;
     SLENDER_CHECK(int(mask.size()) == nenv_, "reset mask has ", mask.size(), " entries for ", nenv_,
                   " environments");
     check_state(s);
     X::upload(reset_mask_, mask.data(), mask.size());
     const unsigned char* mk = reset_mask_.data();
-    auto take = [&](Buffer<Real>& dst, const std::vector<Real>& src, long len) {
-      X::upload(reset_src_, src.data(), src.size());
-      each(long(nenv_) * len, vec::Masked<vec::Broadcast>{
-                                  vec::Broadcast{dst.data(), reset_src_.data(), len}, mk, len});
-    };
-    take(q_, s.q, m.ndof);
-    take(u_, s.u, m.ndof);
-    take(a_, s.a, m.ndof);
-    take(d1_, s.edge_d1, 3L * m.nedge);
-    take(t_, s.edge_t, 3L * m.nedge);
-    take(ref_, s.bend_ref_twist, m.nbend);
-    take(tau0_, s.sedge_tau0, 3L * m.nsedge);
+    for (const auto& p : state_parts(*this, s)) {
+      X::upload(reset_src_, p.v->data(), p.v->size());
+      each(long(nenv_) * p.len,
+           vec::Masked<vec::Broadcast>{vec::Broadcast{p.buf->data(), reset_src_.data(), p.len}, mk,
+                                       p.len});
+    }
     for (int e = 0; e < nenv_; ++e)
       if (mask[e]) set_counters(e, s);
   }
@@ -507,14 +506,8 @@ class Engine {
   }
   /// environment e's arrays into s (time, step and counters left as they are)
   void get_arrays(int e, State& s) const {
-    const Model& m = *model_;
-    X::download_at(q_, size_t(e) * m.ndof, s.q.data(), m.ndof);
-    X::download_at(u_, size_t(e) * m.ndof, s.u.data(), m.ndof);
-    X::download_at(a_, size_t(e) * m.ndof, s.a.data(), m.ndof);
-    X::download_at(d1_, size_t(e) * 3 * m.nedge, s.edge_d1.data(), 3 * m.nedge);
-    X::download_at(t_, size_t(e) * 3 * m.nedge, s.edge_t.data(), 3 * m.nedge);
-    X::download_at(ref_, size_t(e) * m.nbend, s.bend_ref_twist.data(), m.nbend);
-    X::download_at(tau0_, size_t(e) * 3 * m.nsedge, s.sedge_tau0.data(), 3 * m.nsedge);
+    for (const auto& p : state_parts(*this, s))
+      X::download_at(*p.buf, size_t(e) * size_t(p.len), p.v->data(), size_t(p.len));
   }
   void get_state(int e, State& s) const {
     s = initial_state(*model_);
@@ -788,6 +781,27 @@ class Engine {
     return ev;
   }
 
+  // the arrays of one environment's state: where each lives here (env-major), in a State, and
+  // its length per environment (E: this engine, const or not; S: a State, const or not)
+  template <class E, class S>
+  static auto state_parts(E& en, S& s) {
+    const Model& m = *en.model_;
+    using Buf = std::remove_pointer_t<decltype(&en.q_)>;
+    using Vec = std::remove_pointer_t<decltype(&s.q)>;
+    struct Part {
+      Buf* buf;
+      Vec* v;
+      long len;
+    };
+    return std::array<Part, 7>{{{&en.q_, &s.q, m.ndof},
+                                {&en.u_, &s.u, m.ndof},
+                                {&en.a_, &s.a, m.ndof},
+                                {&en.d1_, &s.edge_d1, 3L * m.nedge},
+                                {&en.t_, &s.edge_t, 3L * m.nedge},
+                                {&en.ref_, &s.bend_ref_twist, m.nbend},
+                                {&en.tau0_, &s.sedge_tau0, 3L * m.nsedge}}};
+  }
+
   void check_state(const State& s) const {
     SLENDER_CHECK(state_fits(*model_, s), "state does not match the model's sizes");
   }
@@ -826,15 +840,7 @@ class Engine {
   void use_plan(std::shared_ptr<const AssemblyPlan> plan) {
     const AssemblyPlan& p = *plan;
     const size_t B = size_t(nenv_);
-    pd_.nfree = p.nfree;
-    pd_.energy_pool = p.energy_pool;
-    pd_.grad_pool = p.grad_pool;
-    pd_.hess_pool = p.hess_pool;
-    for (int f = 0; f < kNumFamilies; ++f) {
-      pd_.e_off[f] = p.e_off[f];
-      pd_.g_off[f] = p.g_off[f];
-      pd_.h_off[f] = p.h_off[f];
-    }
+    pd_ = PlanDims::of(p);
     free_dof_.upload(p.free_dof);
     row_src_adr_.upload(p.row_src_adr);
     row_src_.upload(p.row_src);
