@@ -32,8 +32,9 @@
 #   scripts/gpu_check.sh seventh    issues 20, 21 and 14 in one call: S8's forms and the CPU
 #                                   engine, S9 at 20k/200k/670k and the CPU's 200k step, then the
 #                                   GPU suite, V8, Python, S9 compares, racecheck until the deadline
-#   scripts/gpu_check.sh eighth     after run 12: the new CUDA cases, S9 at 20k through the fold and
-#                                   at 670k, S8 with its defaults and ncu, racecheck's leftovers
+#   scripts/gpu_check.sh eighth     after run 12: the GPU suite and the engine's /Cuda cases (the
+#                                   one engine), S9 at 20k through the fold and at 670k, S8 with
+#                                   its defaults and ncu, racecheck's leftovers
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -772,11 +773,13 @@ stage_eighth() {
   device_header "$logs"
   local t0; t0=$(date +%s)
   mark() { echo "[$(($(date +%s) - t0)) s] $*"; }
-  # 1. correctness of the code since run 12 first (short)
-  timeout -k 5 "$(cap 90)" stdbuf -oL "$gt" \
-    --gtest_filter='CudaBatch.KelvinVoigt*:CudaBatch.StagedBand*:ContactPipelineGpu.*:CudaBatch.Vectorized*:CudaUserEnergy.*' \
-    > "$logs/gpu-new.log" 2>&1
-  mark "gpu_tests (new code): rc $?; $(gtest_counts "$logs/gpu-new.log")"
+  # 1. correctness of the code since run 12 first: the whole GPU suite (the one engine, its
+  # batch, the families' tables, the contact pipeline, the caller's energies), then the engine
+  # as the CUDA Simulator's stepper (V8 over every scene among its cases)
+  timeout -k 5 "$(cap 120)" stdbuf -oL "$gt" > "$logs/gpu-new.log" 2>&1
+  mark "gpu_tests (all): rc $?; $(gtest_counts "$logs/gpu-new.log")"
+  timeout -k 5 "$(cap 150)" stdbuf -oL "$ct" --gtest_filter='*/Cuda' > "$logs/stepper-cuda.log" 2>&1
+  mark "engine /Cuda cases: rc $?; $(gtest_counts "$logs/stepper-cuda.log")"
   # 2. S9, alone on the GPU: 20k through the fold (450 steps, cut at 150 s), then 670k
   timeout -k 5 "$(cap 170)" stdbuf -oL "$cb" --backend cuda --sizes 20k --steps 450 --repeats 1 \
     --max-seconds 150 --probe-every 25 --markdown "$logs/s9_cuda_20k.md" > "$logs/s9_cuda_20k.log" 2>&1

@@ -49,7 +49,9 @@
 //   reduce4(n, f, partial, out)    Red4 of f(i) into *out (X memory); partial: workspace of
 //                                  kReducePartials (krylov.h) entries
 //   env_reduce(nenv, len, f, host_out, scratch), env_reduce_to(nenv, len, f, out)
-//                                  Red4 of f(e, i) per environment, in index order
+//                                  Red4 of f(e, i) per environment (the host: in index
+//                                  order; CUDA: a block per environment, or for one
+//                                  environment reduce4's blocks)
 //   x.reduce(n, f, init, op)       any associative op of f(i), read back on the host
 //   x.exclusive_scan(in, out, n)   -> the total; x.sort_keys(keys, n), x.sort_pairs(keys,
 //                                  values, n): stable, ascending (64-bit keys)
