@@ -1011,7 +1011,8 @@ class Engine {
     if (system_) {
       system_->add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
       if (hess) {
-        system_->assemble(h_pool_.data(), dof_J_.data(), h_pool_.data() + pd_.h_off[kFamContact]);
+        system_->assemble(h_pool_.data(), dof_J_.data(), free_dof_.data(),
+                          h_pool_.data() + pd_.h_off[kFamContact]);
         if constexpr (X::kHostMemory) {
           if (force_) {
             const AssemblyPlan& pl = system_->plan();
@@ -1131,15 +1132,14 @@ class Engine {
     X::download_at(h_pool_, size_t(e) * p.hess_pool, fb_h_.data(), size_t(p.hess_pool));
     X::download_at(dof_J_, size_t(e) * m.ndof, fb_dofJ_.data(), size_t(m.ndof));
     X::download_at(f_, size_t(e) * p.nfree, fb_f_.data(), size_t(p.nfree));
+    // the CSR values as the engine's assembly makes them (engine/assemble.h), on the host
     Real* val = fallback_->values();
-    for (int slot = 0; slot < p.nnz(); ++slot) {
-      Real v = 0;
-      for (int j = p.slot_src_adr[slot]; j < p.slot_src_adr[slot + 1]; ++j)
-        v += fb_h_[p.slot_src[j]];
-      val[slot] = v;
-    }
+    const AssembleJacobian slots{p.slot_src_adr.data(), p.slot_src.data(), fb_h_.data(), val};
+    for (int slot = 0; slot < p.nnz(); ++slot)
+      slots(slot);
+    const AddDiagonal diag{p.diag_slot.data(), p.free_dof.data(), fb_dofJ_.data(), val};
     for (int r = 0; r < p.nfree; ++r)
-      val[p.diag_slot[r]] += fb_dofJ_[p.free_dof[r]];
+      diag(r);
     if (!fallback_->factorize() || !fallback_->solve(fb_f_.data(), fb_dx_.data())) return false;
     X::upload_at(dx_, size_t(e) * p.nfree, fb_dx_.data(), size_t(p.nfree));
     return true;

@@ -35,12 +35,6 @@ namespace slender {
 
 namespace stepper {
 
-// s0: number of zero entries
-struct CountZero {
-  const unsigned char* v;
-  SLENDER_HD Red4 operator()(long i) const { return Red4{v[i] == 0 ? Real(1) : Real(0), 0, 0, 0}; }
-};
-
 template <class X>
 class SystemSolveOn {
  public:
@@ -52,10 +46,7 @@ class SystemSolveOn {
 
   /// `kind`: the caller's choice (kAuto: direct below X::kPcgAutoThreshold unknowns, else
   /// iterative); `symmetric`: whether the Jacobian is symmetric from the start
-  SystemSolveOn(LinearSolverKind kind, bool symmetric) : kind_(kind), symmetric_(symmetric) {
-    partial_.resize(kReducePartials);
-    slot_.resize(1);
-  }
+  SystemSolveOn(LinearSolverKind kind, bool symmetric) : kind_(kind), symmetric_(symmetric) {}
 
   /// the assembly plan whose pattern the values follow: the solver stays where the pattern does
   /// (new contact pairs often leave it as it was), else a new symbolic analysis (the direct
@@ -69,7 +60,6 @@ class SystemSolveOn {
     diag_slot_.upload(p.diag_slot);
     slot_src_adr_.upload(p.slot_src_adr);
     slot_src_.upload(p.slot_src);
-    free_dof_.upload(p.free_dof);
     const bool same_pattern =
         (direct_ || iterative_) && plan_ && p.row_ptr == plan_->row_ptr && p.col == plan_->col;
     plan_ = std::move(plan);
@@ -132,11 +122,11 @@ class SystemSolveOn {
   }
 
   /// the values from the stencils' local Hessians (h_pool, the plan's layout) and the per-DOF
-  /// diagonal (dof_J, ndof); the contact part from its Hessians (h_contact) where X assembles
-  /// it
-  void assemble(const Real* h_pool, const Real* dof_J, const Real* h_contact) {
+  /// diagonal (dof_J, ndof; free_dof: the plan's free DOFs on X, the caller's copy); the contact
+  /// part from its Hessians (h_contact) where X assembles it
+  void assemble(const Real* h_pool, const Real* dof_J, const int* free_dof, const Real* h_contact) {
     X::for_each(nnz_, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(), h_pool, values()});
-    X::for_each(nfree_, AddDiagonal{diag_slot_.data(), free_dof_.data(), dof_J, values()});
+    X::for_each(nfree_, AddDiagonal{diag_slot_.data(), free_dof, dof_J, values()});
     if (contact_) contact_->assemble(h_contact);
   }
 
@@ -276,10 +266,9 @@ class SystemSolveOn {
                   BlockJacobiSetup{row_ptr_.data(), col_.data(), val_.data(), block_row_.data(),
                                    block_inv_.data(), block_ok_.data()});
     }
-    X::reduce4(nblock_, CountZero{block_ok_.data()}, partial_.data(), slot_.data());
-    Red4 h{};
-    X::to_host(&h, slot_.data(), 1);
-    return h.s0 == 0;
+    Red4 bad{};
+    X::env_reduce(1, nblock_, vec::CountZeros{nblock_, block_ok_.data()}, &bad, scratch_);
+    return bad.s0 == 0;
   }
 
   // out = P^-1 in (block Jacobi)
@@ -301,7 +290,7 @@ class SystemSolveOn {
   bool iterative_ = false;
   int nfree_ = 0, nnz_ = 0;
   std::shared_ptr<const AssemblyPlan> plan_;  // the plan in use (its pattern on the host)
-  Const<int> row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_, free_dof_;
+  Const<int> row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_;
   Buffer<Real> val_;
   std::unique_ptr<DirectSolver> direct_;
   // the iterative path: the preconditioner's blocks, the Krylov solves, the contact part
@@ -311,7 +300,7 @@ class SystemSolveOn {
   Buffer<unsigned char> block_ok_;
   KrylovOn<X> krylov_;  // CG and BiCGSTAB (engine/krylov.h)
   std::unique_ptr<contact::ContactJacobian<X>> contact_;
-  Buffer<Red4> partial_, slot_;
+  Buffer<Red4> scratch_;  // the reductions' workspace
 };
 
 }  // namespace stepper
