@@ -35,10 +35,11 @@ class HostDirectSolver {
     pattern.row_ptr = row_ptr;
     pattern.col = col;
     nnz_ = pattern.nnz();
-    // kPcg's direct path (CG could not go on) and kDense: the sparse direct kind (CHOLMOD or
-    // LDLT when symmetric, LU otherwise); a non-symmetric Jacobian needs LU (banded or sparse),
-    // between which kAuto chooses
-    if (kind == LinearSolverKind::kPcg) kind = LinearSolverKind::kDense;
+    // kPcg's and kAmg's direct path (CG could not go on) and kDense: the sparse direct kind
+    // (CHOLMOD or LDLT when symmetric, LU otherwise); a non-symmetric Jacobian needs LU (banded or
+    // sparse), between which kAuto chooses
+    if (kind == LinearSolverKind::kPcg || kind == LinearSolverKind::kAmg)
+      kind = LinearSolverKind::kDense;
     if (!symmetric && kind != LinearSolverKind::kAuto && kind != LinearSolverKind::kBanded)
       kind = LinearSolverKind::kSparseLu;
     solver_ = std::make_unique<cpu::LinearSolver>(pattern, kind, symmetric);

@@ -184,7 +184,7 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool
   SLENDER_CHECK(kind != LinearSolverKind::kCholmod,
                 "CHOLMOD was asked for, but this build has no SuiteSparse");
 #endif
-  SLENDER_CHECK(kind != LinearSolverKind::kPcg,
+  SLENDER_CHECK(kind != LinearSolverKind::kPcg && kind != LinearSolverKind::kAmg,
                 "cpu::LinearSolver is direct: the iterative path is the engine's (stepper.h)");
   const LinearSolverKind general = symmetric ? cholesky : LinearSolverKind::kSparseLu;
   // dense (the vectorized batch's): here the sparse direct factorization, the same exact solve

@@ -36,7 +36,8 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind) {
       {"sparse-lu", LinearSolverKind::kSparseLu},
       {"pcg", LinearSolverKind::kPcg},
       {"banded", LinearSolverKind::kBanded},
-      {"dense", LinearSolverKind::kDense}};
+      {"dense", LinearSolverKind::kDense},
+      {"amg", LinearSolverKind::kAmg}};
   for (const auto& [n, k] : kinds)
     if (name == n) {
       kind = k;
@@ -46,7 +47,7 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind) {
 }
 
 const char* linear_solver_names() {
-  return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded, dense";
+  return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded, dense, amg";
 }
 
 const char* to_string(StepStatus s) {

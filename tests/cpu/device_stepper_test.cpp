@@ -427,7 +427,8 @@ TEST_P(DeviceStepper, SolverNamesTellTheExecutor) {
   for (const Case& c : {Case{LinearSolverKind::kAuto, "banded-lu", "cusolver-chol"},
                         Case{LinearSolverKind::kSparseLu, "sparse-lu", "cusolver-qr"},
                         Case{LinearSolverKind::kEigenLdlt, "eigen-ldlt", "cusolver-chol"},
-                        Case{LinearSolverKind::kPcg, "pcg", "cuda-pcg"}}) {
+                        Case{LinearSolverKind::kPcg, "pcg", "cuda-pcg"},
+                        Case{LinearSolverKind::kAmg, "pcg-amg", "cuda-pcg-amg"}}) {
     Simulator sim(model, model->scene.integrator, c.kind, BackendKind::kCuda);
     EXPECT_EQ(sim.linear_solver_name(), GetParam() == Executor::kCuda ? c.cuda : c.host);
     ASSERT_TRUE(sim.step().ok());

@@ -59,10 +59,14 @@ struct EnvParams {
 /// (and so the per-environment batch) takes it as its sparse direct factorization, CHOLMOD or
 /// LDLT for symmetric and sparse LU for non-symmetric Jacobians: the same exact solve without
 /// n^2 memory.
-enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg, kBanded, kDense };
+/// kAmg: kPcg's Krylov solves preconditioned by a smoothed-aggregation multigrid V-cycle
+/// (engine/amg.h) instead of block Jacobi: iterations that stay nearly flat as a shell's mesh is
+/// refined, where block Jacobi's grow like the square root of the unknowns. A Simulator's only
+/// (the vectorized batch refuses it).
+enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg, kBanded, kDense, kAmg };
 /// The kind a name gives ("auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded",
-/// "dense"), as the command line, the benchmarks and the Python module spell it; false for any
-/// other name.
+/// "dense", "amg"), as the command line, the benchmarks and the Python module spell it; false for
+/// any other name.
 bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind);
 /// The names linear_solver_from_name accepts, comma-separated (for error messages).
 const char* linear_solver_names();

@@ -1102,6 +1102,7 @@ class Engine {
     ++times_->factorizations;  // one per Newton iteration, as the CPU counts them
     bool fallback = false;
     d[0] = NewtonDirection{};
+    system_->set_geometry(y_.data(), 3 * model_->nnode);
     d[0].solved = system_->solve(f_.data(), dx_.data(), *times_, fallback);
     if (fallback) {
       ++res.linear_fallbacks;

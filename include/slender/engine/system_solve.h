@@ -7,7 +7,9 @@
 // - directly: X's sparse direct solver (the CPU's banded LU, CHOLMOD, LDLT or sparse LU on the
 //   host; cuSOLVER's Cholesky or QR on the GPU), one symbolic analysis per pattern; or
 // - iteratively: block-Jacobi CG for a symmetric Jacobian, BiCGSTAB otherwise (engine/krylov.h),
-//   with the contact part of J assembled on X beside the static pattern
+//   or the same preconditioned by a multigrid V-cycle (kAmg: engine/amg.h, whose hierarchy is
+//   built on the host for every matrix), with the contact part of J assembled on X beside the
+//   static pattern
 //   (engine/contact_jacobian.h); where CG or BiCGSTAB cannot go on, the direct solver takes that
 //   matrix (the static and contact parts merged on the host), counted as a fallback.
 // The caller evaluates the stencils into its pools and calls assemble() with them; the values
@@ -25,6 +27,7 @@
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
 #include "slender/core/status.h"
+#include "slender/engine/amg.h"
 #include "slender/engine/assemble.h"
 #include "slender/engine/contact_jacobian.h"
 #include "slender/engine/krylov.h"
@@ -63,9 +66,10 @@ class SystemSolveOn {
     const bool same_pattern =
         (direct_ || iterative_) && plan_ && p.row_ptr == plan_->row_ptr && p.col == plan_->col;
     plan_ = std::move(plan);
+    amg_stale_ = true;  // the multigrid is built again for a new plan (its pattern may differ)
     if (same_pattern) return;  // the solver, and where the values live, stay
     // the iterative path: CG for a symmetric Jacobian, BiCGSTAB otherwise
-    iterative_ = kind_ == LinearSolverKind::kPcg ||
+    iterative_ = kind_ == LinearSolverKind::kPcg || kind_ == LinearSolverKind::kAmg ||
                  (kind_ == LinearSolverKind::kAuto && p.nfree >= X::kPcgAutoThreshold);
     direct_.reset();
     if (!iterative_) {
@@ -108,7 +112,9 @@ class SystemSolveOn {
   bool iterative() const { return iterative_; }
   const AssemblyPlan& plan() const { return *plan_; }
   std::string name() const {
-    if (iterative_) return symmetric_ ? X::kPcgName : X::kBicgName;
+    if (iterative_)
+      return std::string(symmetric_ ? X::kPcgName : X::kBicgName) +
+             (kind_ == LinearSolverKind::kAmg ? "-amg" : "");
     return X::direct_name(direct_.get(), symmetric_);
   }
 
@@ -158,7 +164,9 @@ class SystemSolveOn {
             symmetric_ ? krylov_.cg(nfree_, f, dx, apply, precond)
                        : krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts);
         times.solve += since(t0);
-        times.linear_iters += krylov_.iterations() - it0;
+        const long its = krylov_.iterations() - it0;
+        times.linear_iters += its;
+        if (kind_ == LinearSolverKind::kAmg) amg_track(ok, its);
         if (ok) return true;
         if (krylov_.trace()) krylov_.trace_failure(symmetric_, nfree_, krylov_.iterations() - it0);
       }
@@ -197,6 +205,16 @@ class SystemSolveOn {
     }
   }
 
+  /// the node positions (X's memory, the first `dofs` of the DOF vector) whose rigid motions the
+  /// multigrid's coarse levels represent; read at its next build
+  void set_geometry(const Real* y, int dofs) {
+    geometry_ = y;
+    geometry_dofs_ = dofs;
+  }
+
+  /// the multigrid's levels (0 before its first set-up or without kAmg)
+  int amg_levels() const { return amg_.levels(); }
+
  private:
   bool has_contact() const { return contact_ && contact_->nnz() > 0; }
 
@@ -227,35 +245,32 @@ class SystemSolveOn {
   // the iterative path's fallback with contact: the static and contact matrices merged on the
   // host (rare: CG met an indefinite block or did not converge), factorized by the direct solver
   bool merged_direct_solve(const Real* f, Real* dx) {
-    const int n = nfree_;
-    std::vector<Real> vs;
-    val_.download(vs);
-    const HostCsr c = contact_csr_on_host();
-    const std::vector<int>& rc = c.row_ptr;
-    const std::vector<int>& cc = c.col;
-    const std::vector<Real>& vc = c.val;
-    std::vector<int> rp{0}, col;
-    std::vector<Real> val;
-    rp.reserve(size_t(n) + 1);
-    for (int r = 0; r < n; ++r) {
-      int i = plan_->row_ptr[r], j = rc[r];
-      const int ie = plan_->row_ptr[r + 1], je = rc[r + 1];
-      while (i < ie || j < je) {
-        const int ci = i < ie ? plan_->col[i] : INT_MAX, cjn = j < je ? cc[j] : INT_MAX;
-        col.push_back(std::min(ci, cjn));
-        val.push_back((ci <= cjn ? vs[i] : 0) + (cjn <= ci ? vc[j] : 0));
-        if (ci <= cjn) ++i;
-        if (cjn <= ci) ++j;
-      }
-      rp.push_back(int(col.size()));
-    }
-    const std::unique_ptr<DirectSolver> solver = make_direct(rp, col);
+    const HostCsr m = merged_on_host();
+    const std::unique_ptr<DirectSolver> solver = make_direct(m.row_ptr, m.col);
     Buffer<Real> dval;
-    dval.upload(val);
+    dval.upload(m.val);
     return solver->factorize(dval.data()) && solver->solve(f, dx);
   }
 
   bool pcg_setup() {
+    if (kind_ == LinearSolverKind::kAmg) {
+      if (amg_.ready() && !amg_stale_ && amg_uses_ < kAmgReuse) {
+        // the hierarchy of an earlier matrix, its finest smoother from this one
+        ++amg_uses_;
+        amg_fresh_ = false;
+        if (!block_jacobi_setup()) return false;
+        amg_.refresh_finest(block_inv_.data());
+        return true;
+      }
+      amg_uses_ = 0;
+      amg_stale_ = false;
+      amg_fresh_ = true;
+      return amg_setup();
+    }
+    return block_jacobi_setup();
+  }
+
+  bool block_jacobi_setup() {
     if (has_contact()) {
       const auto& cj = *contact_;
       X::for_each(nblock_, BlockJacobiSetupSum{row_ptr_.data(), col_.data(), val_.data(),
@@ -271,8 +286,75 @@ class SystemSolveOn {
     return bad.s0 == 0;
   }
 
-  // out = P^-1 in (block Jacobi)
+  // the multigrid is built again at the next set-up when its last solve failed, or took more
+  // than kAmgStale times the iterations of the first solve after the last build (plus a margin)
+  void amg_track(bool ok, long its) {
+    if (amg_fresh_) amg_base_its_ = its;
+    if (!ok || its > kAmgStale * Real(amg_base_its_) + 10) amg_stale_ = true;
+  }
+
+  // the multigrid hierarchy for the current matrix (static and contact parts merged), built on
+  // the host; false (the direct fallback follows) where it cannot be built
+  bool amg_setup() {
+    HostCsr m = merged_on_host();
+    AmgCsr a;
+    a.nrow = a.ncol = nfree_;
+    a.row_ptr = std::move(m.row_ptr);
+    a.col = std::move(m.col);
+    a.val = std::move(m.val);
+    std::vector<int> block_row;
+    block_row_.download(block_row);
+    std::vector<Real> y(static_cast<size_t>(geometry_dofs_)), B;
+    if (geometry_dofs_ > 0) X::to_host(y.data(), geometry_, y.size());
+    const int k = rigid_near_null(plan_->free_dof, y, B);
+    AmgHierarchyHost h;
+    std::string why;
+    AmgOptions options;
+    options.trace = krylov_.trace();
+    if (!build_amg(a, block_row, B, k, options, h, why)) {
+      if (krylov_.trace()) std::fprintf(stderr, "slender: amg set-up: %s\n", why.c_str());
+      return false;
+    }
+    amg_.set(h);
+    return true;
+  }
+
+  // J (static and contact parts) on the host, one CSR
+  HostCsr merged_on_host() {
+    HostCsr out;
+    std::vector<Real> vs(static_cast<size_t>(nnz_));
+    X::to_host(vs.data(), values(), vs.size());
+    if (!has_contact()) {
+      out.row_ptr = plan_->row_ptr;
+      out.col = plan_->col;
+      out.val = std::move(vs);
+      return out;
+    }
+    const HostCsr c = contact_csr_on_host();
+    const int n = nfree_;
+    out.row_ptr.reserve(size_t(n) + 1);
+    out.row_ptr.push_back(0);
+    for (int r = 0; r < n; ++r) {
+      int i = plan_->row_ptr[r], j = c.row_ptr[r];
+      const int ie = plan_->row_ptr[r + 1], je = c.row_ptr[r + 1];
+      while (i < ie || j < je) {
+        const int ci = i < ie ? plan_->col[i] : INT_MAX, cjn = j < je ? c.col[j] : INT_MAX;
+        out.col.push_back(std::min(ci, cjn));
+        out.val.push_back((ci <= cjn ? vs[i] : 0) + (cjn <= ci ? c.val[j] : 0));
+        if (ci <= cjn) ++i;
+        if (cjn <= ci) ++j;
+      }
+      out.row_ptr.push_back(int(out.col.size()));
+    }
+    return out;
+  }
+
+  // out = P^-1 in (block Jacobi, or the multigrid's V-cycle)
   void precondition(const Real* in, Real* out) {
+    if (kind_ == LinearSolverKind::kAmg) {
+      amg_.apply(in, out, [this](const Real* x, Real* y) { apply_matrix(x, y); });
+      return;
+    }
     X::for_each(nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(), in, out});
   }
 
@@ -299,6 +381,14 @@ class SystemSolveOn {
   Buffer<Real> block_inv_;
   Buffer<unsigned char> block_ok_;
   KrylovOn<X> krylov_;  // CG and BiCGSTAB (engine/krylov.h)
+  AmgOn<X> amg_;        // kAmg's preconditioner
+  // its reuse: the solves since the last build, whether the last solve's hierarchy was built
+  // for its matrix, that solve's iterations, and whether the next set-up builds
+  int amg_uses_ = 0;
+  const Real* geometry_ = nullptr;
+  int geometry_dofs_ = 0;
+  bool amg_fresh_ = false, amg_stale_ = true;
+  long amg_base_its_ = 0;
   std::unique_ptr<contact::ContactJacobian<X>> contact_;
   Buffer<Red4> scratch_;  // the reductions' workspace
 };
