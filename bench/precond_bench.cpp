@@ -15,7 +15,8 @@
 // the arithmetic. The set-up (the factorizations, once per Newton iteration) is given apart.
 // --coarse K adds two-level methods: block Jacobi with a coarse space of K-node aggregates
 // (their translations, plain or smoothed, and their rotations), additive or multiplicative
-// (TwoLevel below); --coarse 0: none.
+// (TwoLevel below); --coarse 0: none. The last row is the engine's multigrid V-cycle
+// (--solver amg: include/slender/engine/amg.h), its hierarchy built as the engine builds it.
 //
 //   slender_precond_bench [--size 2k] [--steps 5] [--patch 1,2,4,8,16,32] [--coarse 8,32]
 //                         [--E PA]
@@ -33,9 +34,11 @@
 #include <string>
 #include <vector>
 
+#include "backend/host_executor.h"
 #include "bench_util.h"
 #include "cloth_scene.h"
 #include "slender/core/pcg.h"
+#include "slender/engine/amg.h"
 #include "slender/model.h"
 #include "slender/simulator.h"
 
@@ -394,7 +397,7 @@ int main(int argc, char** argv) {
       t.rows.push_back({name, std::to_string(blocks),
                         std::to_string(cg.iterations) + (cg.converged ? "" : " (cap)"),
                         fmt("%.3g", per), fmt("%.3g", total), fmt("%.2f", total / base),
-                        fmt("%.3g", setup)});
+                        setup < 0 ? std::string("-") : fmt("%.3g", setup)});
     };
     auto cube_sum = [](const Patches& P) {
       double setup = 0;
@@ -444,6 +447,38 @@ int main(int argc, char** argv) {
             [&](const std::vector<Real>& r, std::vector<Real>& z) { T.apply(r, z); }, T.madds,
             cube_sum(jacobi) + nc * nc * nc / 3);
       }
+    }
+    // the engine's multigrid (--solver amg), on the same matrix
+    {
+      slender::AmgCsr a;
+      a.nrow = a.ncol = n;
+      a.row_ptr = A.row_ptr;
+      a.col = A.col;
+      a.val = A.val;
+      std::vector<int> block_row{0};
+      for (int r = 1; r < n; ++r)
+        if (block_of[size_t(r)] != block_of[size_t(r) - 1]) block_row.push_back(r);
+      block_row.push_back(n);
+      std::vector<Real> B;
+      const int k = slender::rigid_near_null(
+          model->plan.free_dof, std::vector<Real>(y.begin(), y.begin() + 3 * model->nnode), B);
+      slender::AmgHierarchyHost h;
+      std::string why;
+      if (!slender::build_amg(a, block_row, B, k, slender::AmgOptions{}, h, why))
+        throw std::runtime_error("the multigrid could not be built: " + why);
+      slender::stepper::AmgOn<slender::HostExecutor> amg;
+      amg.set(h);
+      auto finest = [&](const Real* x, Real* out) {
+        for (int r = 0; r < n; ++r)
+          out[r] = slender::csr_row_dot(A.row_ptr.data(), A.col.data(), A.val.data(), x, r);
+      };
+      row(
+          "multigrid V-cycle (--solver amg), " + std::to_string(h.levels.size()) + " levels",
+          size_t(h.rows(1 < h.levels.size() ? 1 : 0)),
+          [&](const std::vector<Real>& r, std::vector<Real>& z) {
+            amg.apply(r.data(), z.data(), finest);
+          },
+          long(h.cycle_madds), -1);
     }
     slender::bench::print_text(std::cout, t);
     return 0;

@@ -33,7 +33,8 @@
 #                                   engine, S9 at 20k/200k/670k and the CPU's 200k step, then the
 #                                   GPU suite, V8, Python, S9 compares, racecheck until the deadline
 #   scripts/gpu_check.sh eighth     after run 12: the GPU suite and the engine's /Cuda cases (the
-#                                   one engine), S9 at 20k through the fold and at 670k, S8 with
+#                                   one engine), S9 at 20k through the fold, at 200k with block
+#                                   Jacobi and the multigrid, at 670k with the multigrid, S8 with
 #                                   its defaults and ncu, racecheck's leftovers
 # Each stage prints a one-line verdict; the logs hold the details.
 #
@@ -780,13 +781,21 @@ stage_eighth() {
   mark "gpu_tests (all): rc $?; $(gtest_counts "$logs/gpu-new.log")"
   timeout -k 5 "$(cap 150)" stdbuf -oL "$ct" --gtest_filter='*/Cuda' > "$logs/stepper-cuda.log" 2>&1
   mark "engine /Cuda cases: rc $?; $(gtest_counts "$logs/stepper-cuda.log")"
-  # 2. S9, alone on the GPU: 20k through the fold (450 steps, cut at 150 s), then 670k
+  # 2. S9, alone on the GPU: 20k through the fold (450 steps, cut at 150 s), 200k with block
+  # Jacobi and with the multigrid, then 670k
   timeout -k 5 "$(cap 170)" stdbuf -oL "$cb" --backend cuda --sizes 20k --steps 450 --repeats 1 \
     --max-seconds 150 --probe-every 25 --markdown "$logs/s9_cuda_20k.md" > "$logs/s9_cuda_20k.log" 2>&1
   mark "S9 cuda 20k: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_20k.log" | cut -c1-160)"
+  # the multigrid preconditioner (--solver amg) against block Jacobi at 200k, then at 670k
+  for solver in pcg amg; do
+    timeout -k 5 "$(cap 70)" stdbuf -oL "$cb" --backend cuda --sizes 200k --steps 2 --repeats 1 \
+      --probe-every 0 --solver $solver --markdown "$logs/s9_cuda_200k_$solver.md" \
+      > "$logs/s9_cuda_200k_$solver.log" 2>&1
+    mark "S9 cuda 200k $solver: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_200k_$solver.log" | cut -c1-160)"
+  done
   timeout -k 5 "$(cap 120)" stdbuf -oL "$cb" --backend cuda --sizes 670k --steps 2 --repeats 1 \
-    --probe-every 0 --markdown "$logs/s9_cuda_670k.md" > "$logs/s9_cuda_670k.log" 2>&1
-  mark "S9 cuda 670k: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_670k.log" | cut -c1-160)"
+    --probe-every 0 --solver amg --markdown "$logs/s9_cuda_670k.md" > "$logs/s9_cuda_670k.log" 2>&1
+  mark "S9 cuda 670k amg: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_670k.log" | cut -c1-160)"
   # 3. S8 with the defaults, alone, and ncu on the heavy kernels at 4096
   timeout -k 5 "$(cap 60)" "$bb" --engine vectorized --backend cuda \
     --sizes 1,64,1024,2048,4096,8192,16384,65536 --steps 20 --repeats 3 --markdown \

@@ -6,6 +6,8 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -129,6 +131,60 @@ AmgCsr transpose(const AmgCsr& A) {
       T.val[size_t(slot)] = A.val[size_t(e)];
     }
   return T;
+}
+
+// a A + b B (sorted rows; exact zeros dropped)
+AmgCsr add_scaled(const AmgCsr& A, Real a, const AmgCsr& B, Real b) {
+  AmgCsr C;
+  C.nrow = A.nrow;
+  C.ncol = A.ncol;
+  C.row_ptr.assign(size_t(A.nrow) + 1, 0);
+  // each row merged twice: counting, then filling
+  auto merge = [&](int r, int* col, Real* val) {
+    int i = A.row_ptr[size_t(r)], j = B.row_ptr[size_t(r)], k = 0;
+    const int ie = A.row_ptr[size_t(r) + 1], je = B.row_ptr[size_t(r) + 1];
+    while (i < ie || j < je) {
+      const int ci = i < ie ? A.col[size_t(i)] : INT_MAX, cj = j < je ? B.col[size_t(j)] : INT_MAX;
+      const int c = std::min(ci, cj);
+      const Real v =
+          (ci == c ? a * A.val[size_t(i++)] : 0) + (cj == c ? b * B.val[size_t(j++)] : 0);
+      if (v == 0) continue;
+      if (col) {
+        col[k] = c;
+        val[k] = v;
+      }
+      ++k;
+    }
+    return k;
+  };
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < A.nrow; ++r)
+    C.row_ptr[size_t(r) + 1] = merge(r, nullptr, nullptr);
+  std::partial_sum(C.row_ptr.begin(), C.row_ptr.end(), C.row_ptr.begin());
+  C.col.resize(size_t(C.row_ptr.back()));
+  C.val.resize(size_t(C.row_ptr.back()));
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < A.nrow; ++r)
+    merge(r, C.col.data() + C.row_ptr[size_t(r)], C.val.data() + C.row_ptr[size_t(r)]);
+  return C;
+}
+
+// the block-diagonal matrix of the blocks' bs x bs matrices (row-major)
+AmgCsr block_diagonal(const std::vector<int>& block_row, int bs, const std::vector<Real>& blocks) {
+  AmgCsr D;
+  D.nrow = D.ncol = block_row.back();
+  const size_t stride = size_t(bs) * size_t(bs);
+  for (size_t b = 0; b + 1 < block_row.size(); ++b) {
+    const int r0 = block_row[b], m = block_row[b + 1] - r0;
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < m; ++j) {
+        D.col.push_back(r0 + j);
+        D.val.push_back(blocks[stride * b + size_t(i * bs + j)]);
+      }
+      D.row_ptr.push_back(int(D.col.size()));
+    }
+  }
+  return D;
 }
 
 // y = A x
@@ -378,7 +434,7 @@ bool build_amg(const AmgCsr& A0,
     why = "the near-null space does not have k columns for each row";
     return false;
   }
-  Real theta = options.theta;
+  const Real theta = options.theta;
   const bool trace = options.trace;
   int coarsest = options.coarsest;
   const double finest_nnz = double(A0.nnz());
@@ -392,7 +448,7 @@ bool build_amg(const AmgCsr& A0,
     const bool last = n <= coarsest || level + 1 >= options.max_levels;
     if (last) {
       // the coarsest level: its matrix, inverted densely
-      if (n > 4 * options.coarsest) {
+      if (n > 4 * coarsest) {
         why = "level " + std::to_string(level) + " still has " + std::to_string(n) +
               " rows: too many to invert densely";
         return false;
@@ -416,6 +472,14 @@ bool build_amg(const AmgCsr& A0,
       break;
     }
     std::vector<Real> inv;
+    auto t0 = std::chrono::steady_clock::now();
+    auto lap = [&](const char* what) {
+      if (!trace) return;
+      const auto t1 = std::chrono::steady_clock::now();
+      std::fprintf(stderr, "  amg level %d %s: %.3f s\n", level, what,
+                   std::chrono::duration<double>(t1 - t0).count());
+      t0 = t1;
+    };
     if (!invert_blocks(A, block_row, bs, inv)) {
       why = "a diagonal block of level " + std::to_string(level) + " is not positive definite";
       return false;
@@ -433,7 +497,9 @@ bool build_amg(const AmgCsr& A0,
     // the tentative prolongator: per aggregate, an orthonormal basis of the near-null space on
     // its rows (Q of a QR factorization with column pivoting, dependent columns dropped); R
     // gives the near-null space of the coarse level
+    lap("blocks, rho");
     const Aggregation g = aggregate(A, block_row, theta);
+    lap("aggregates");
     std::vector<std::vector<int>> rows_of(static_cast<size_t>(g.count));
     for (size_t b = 0; b + 1 < block_row.size(); ++b)
       for (int r = block_row[b]; r < block_row[b + 1]; ++r)
@@ -494,50 +560,16 @@ bool build_amg(const AmgCsr& A0,
         for (int c = 0; c < k; ++c)
           next_B[size_t(first_col[size_t(a)] + int(i)) * size_t(k) + size_t(c)] = lo.R(i, c);
     }
-    // smoothed: P = P0 - w D^-1 A P0, row by row (D^-1 acts within a block's rows, whose
-    // column sets are merged)
-    const AmgCsr AP0 = multiply(A, P0);
-    AmgCsr& P = L.P;
-    P.nrow = n;
-    P.ncol = nc;
-    P.row_ptr.assign(size_t(n) + 1, 0);
-    P.col.clear();
-    P.val.clear();
-    const size_t stride = size_t(bs) * size_t(bs);
-    for (size_t b = 0; b + 1 < block_row.size(); ++b) {
-      const int r0 = block_row[b], m = block_row[b + 1] - r0;
-      std::vector<int> cols;
-      for (int i = 0; i < m; ++i) {
-        for (int e = AP0.row_ptr[size_t(r0 + i)]; e < AP0.row_ptr[size_t(r0 + i) + 1]; ++e)
-          cols.push_back(AP0.col[size_t(e)]);
-        for (int e = P0.row_ptr[size_t(r0 + i)]; e < P0.row_ptr[size_t(r0 + i) + 1]; ++e)
-          cols.push_back(P0.col[size_t(e)]);
-      }
-      std::sort(cols.begin(), cols.end());
-      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-      auto at = [&](int c) {
-        return size_t(std::lower_bound(cols.begin(), cols.end(), c) - cols.begin());
-      };
-      const Real* D = inv.data() + stride * b;
-      for (int i = 0; i < m; ++i) {
-        std::vector<Real> vals(cols.size(), 0);
-        for (int e = P0.row_ptr[size_t(r0 + i)]; e < P0.row_ptr[size_t(r0 + i) + 1]; ++e)
-          vals[at(P0.col[size_t(e)])] += P0.val[size_t(e)];
-        for (int j = 0; j < m; ++j)
-          for (int e = AP0.row_ptr[size_t(r0 + j)]; e < AP0.row_ptr[size_t(r0 + j) + 1]; ++e)
-            vals[at(AP0.col[size_t(e)])] -= w * D[i * bs + j] * AP0.val[size_t(e)];
-        for (size_t c = 0; c < cols.size(); ++c)
-          if (vals[c] != 0) {
-            P.col.push_back(cols[c]);
-            P.val.push_back(vals[c]);
-          }
-        P.row_ptr[size_t(r0 + i) + 1] = int(P.col.size());
-      }
-    }
+    // smoothed: P = P0 - w D^-1 A P0
+    lap("tentative P");
+    L.P = add_scaled(P0, 1, multiply(block_diagonal(block_row, bs, inv), multiply(A, P0)), -w);
+    const AmgCsr& P = L.P;
+    lap("smoothed P");
     L.R = transpose(P);
     // the coarse matrix R A P
     const AmgCsr Ac = multiply(L.R, multiply(A, P));
-    out.cycle_madds += 2 * double(stride) * double(block_row.size() - 1) +
+    lap("R A P");
+    out.cycle_madds += 2 * double(bs) * double(bs) * double(block_row.size() - 1) +
                        2 * (level == 0 ? finest_nnz : double(A.nnz())) + double(P.nnz()) +
                        double(L.R.nnz()) + 2.0 * n;
     const bool stalled = nc > n * 3 / 4;
@@ -548,7 +580,6 @@ bool build_amg(const AmgCsr& A0,
     block_row = next_block_row;
     B = next_B;
     bs = next_bs;
-    theta /= 2;
     if (stalled) {
       // the next level is the coarsest, whatever its size (a dense inverse)
       if (A.nrow > 4 * options.coarsest) {

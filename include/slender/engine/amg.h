@@ -18,8 +18,8 @@
 // - the prolongator, smoothed by one damped block-Jacobi step: P = (I - w D^-1 A) P0 with
 //   w = 4 / (3 rho), rho the spectral radius of D^-1 A (power iteration);
 // - the coarse matrix P^T A P (Galerkin), whose blocks are the aggregates' (up to k rows); the
-//   next level is built on it, with theta halved, until at most kAmgCoarsest rows remain (or
-//   coarsening stalls), which are inverted densely.
+//   next level is built on it, until at most kAmgCoarsest rows remain (or coarsening stalls),
+//   which are inverted densely.
 // The cycle (AmgOn<X>::apply) is a V-cycle with one damped block-Jacobi sweep before and after
 // each coarse correction (w_s = 4 / (3 rho) on every level). It is symmetric, so that CG may
 // use it; BiCGSTAB uses it as well. The cycle runs on the executor's loops (CSR products,
@@ -51,7 +51,7 @@ constexpr int kAmgReuse = 20;
 constexpr Real kAmgStale = 1.5;
 
 struct AmgOptions {
-  Real theta = 0.08;  // strength of connection on the finest level (halved on each coarser one)
+  Real theta = 0.05;  // strength of connection (the same on every level)
   int coarsest = kAmgCoarsest;
   int max_levels = kAmgMaxLevels;
   bool trace = false;  // a line on stderr for each level built
