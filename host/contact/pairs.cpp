@@ -120,25 +120,60 @@ void ContactPairFinder::find(
       rod_shell_edges_.push_back({e, se});
     }
   }
-  for (long k = 0; k < cp.ntt; ++k) {
-    const int ta = cp.tt_pair[2 * k], tb = cp.tt_pair[2 * k + 1];
-    for (int side = 0; side < 2; ++side) {
-      const int t = side ? tb : ta, o = side ? ta : tb;
-      for (int a = 0; a < 3; ++a) {
-        const int v = m.tri_node[3 * t + a];
-        const int* on = &m.tri_node[3 * o];
-        if (v == on[0] || v == on[1] || v == on[2]) continue;
-        vt_.push_back({v, o, m.tri_part[t]});
-      }
-    }
-    for (int a = 0; a < 3; ++a)
-      for (int b = 0; b < 3; ++b) {
-        const int ea = m.tri_edge[3 * ta + a], eb = m.tri_edge[3 * tb + b];
-        const int* na = &m.sedge_node[2 * ea];
-        const int* nb = &m.sedge_node[2 * eb];
-        if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) continue;
-        edges_.push_back({std::min(ea, eb), std::max(ea, eb)});
-      }
+  // the triangle pairs' sub-pairs, each kept only where the culling below would keep it (within
+  // reach and no rest neighbours: a verdict of the sub-pair alone, so that the lists are those
+  // of culling after the sort). A fine cloth's candidates expand into tens of millions of
+  // sub-pairs, nearly all out of reach: testing them in parallel here spares sorting them.
+  // Chunks in candidate order, concatenated in order: the lists do not depend on the threads.
+  const pipe::Geometry rest = pipe::host_geometry(m);
+  const Real tol = m.contact.tolerance;
+  const long nchunk = (cp.ntt + kTtChunk - 1) / kTtChunk;
+  tt_vt_.resize(size_t(nchunk));
+  tt_edges_.resize(size_t(nchunk));
+  parallel_for_host(
+      nchunk,
+      [&](long c) {
+        std::vector<std::array<int, 3>>& vt = tt_vt_[size_t(c)];
+        std::vector<std::pair<int, int>>& edges = tt_edges_[size_t(c)];
+        vt.clear();
+        edges.clear();
+        const long end = std::min(cp.ntt, (c + 1) * kTtChunk);
+        for (long k = c * kTtChunk; k < end; ++k) {
+          const int ta = cp.tt_pair[2 * k], tb = cp.tt_pair[2 * k + 1];
+          for (int side = 0; side < 2; ++side) {
+            const int t = side ? tb : ta, o = side ? ta : tb;
+            const int* on = &m.tri_node[3 * o];
+            for (int a = 0; a < 3; ++a) {
+              const int v = m.tri_node[3 * t + a];
+              if (v == on[0] || v == on[1] || v == on[2]) continue;
+              const int n[4] = {v, on[0], on[1], on[2]};
+              const Real d = m.node_contact_radius[v] + m.tri_half_thickness[o];
+              if (!pipe::subpair_within_reach(q, u, n, d, tol, dt, false)) continue;
+              if (rest.rest_neighbours_vt(v, o)) continue;
+              vt.push_back({v, o, m.tri_part[t]});
+            }
+          }
+          for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+              const int ea = m.tri_edge[3 * ta + a], eb = m.tri_edge[3 * tb + b];
+              const int* na = &m.sedge_node[2 * ea];
+              const int* nb = &m.sedge_node[2 * eb];
+              if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) continue;
+              const int lo = std::min(ea, eb), hi = std::max(ea, eb);
+              const int n[4] = {m.sedge_node[2 * lo], m.sedge_node[2 * lo + 1],
+                                m.sedge_node[2 * hi], m.sedge_node[2 * hi + 1]};
+              const Real d = m.tri_half_thickness[m.sedge_tri[2 * lo]] +
+                             m.tri_half_thickness[m.sedge_tri[2 * hi]];
+              if (!pipe::subpair_within_reach(q, u, n, d, tol, dt, true)) continue;
+              if (rest.rest_neighbours_ee(lo, hi)) continue;
+              edges.push_back({lo, hi});
+            }
+        }
+      },
+      1);
+  for (long c = 0; c < nchunk; ++c) {
+    vt_.insert(vt_.end(), tt_vt_[size_t(c)].begin(), tt_vt_[size_t(c)].end());
+    edges_.insert(edges_.end(), tt_edges_[size_t(c)].begin(), tt_edges_[size_t(c)].end());
   }
   // a vertex-triangle pair keeps the part of the first element that brought it (stable sort,
   // first of each run kept)
@@ -174,7 +209,6 @@ void ContactPairFinder::find(
     ee_mu.push_back(m.part_mu(m.tri_part[m.sedge_tri[2 * a]], m.tri_part[m.sedge_tri[2 * b]]));
   }
   // a shell's own neighbours in the rest shape are no pair (pipe::Geometry::rest_neighbours_vt)
-  const pipe::Geometry rest = pipe::host_geometry(m);
   cull_far_subpairs(
       q, u, dt, m.contact.tolerance, out, keep_,
       [&](long k) {

@@ -53,6 +53,10 @@ class ContactPairFinder {
   std::vector<std::array<int, 3>> vt_;  // (vertex, triangle, part)
   std::vector<std::pair<int, int>> edges_, rod_shell_edges_;
   std::vector<unsigned char> keep_;  // which sub-pairs the culling keeps
+  // the triangle pairs' sub-pairs that the culling would keep, per chunk of kTtChunk candidates
+  static constexpr long kTtChunk = 4096;
+  std::vector<std::vector<std::array<int, 3>>> tt_vt_;
+  std::vector<std::vector<std::pair<int, int>>> tt_edges_;
 };
 
 }  // namespace slender::contact
