@@ -86,6 +86,16 @@ std::vector<Real> to_dense(const AmgCsr& M) {
   return d;
 }
 
+// the hierarchy of a matrix with at most `coarsest` rows on its last level (forced deep)
+AmgHierarchyHost hierarchy(const Matrix& mx, int coarsest) {
+  AmgOptions opt;
+  opt.coarsest = coarsest;
+  AmgHierarchyHost h;
+  std::string why;
+  EXPECT_TRUE(build_amg(mx.A, mx.block_row, mx.B, mx.k, opt, h, why)) << why;
+  return h;
+}
+
 Real dot(const std::vector<Real>& a, const std::vector<Real>& b) {
   Real s = 0;
   for (size_t i = 0; i < a.size(); ++i)
@@ -98,11 +108,7 @@ Real dot(const std::vector<Real>& a, const std::vector<Real>& b) {
 TEST(Amg, HierarchyIsGalerkin) {
   const Matrix mx = newton_matrix(plate(ShellBending::kMidEdge, 0.1, 0.01), 3);
   EXPECT_EQ(mx.k, 7);
-  AmgOptions opt;
-  opt.coarsest = 20;
-  AmgHierarchyHost h;
-  std::string why;
-  ASSERT_TRUE(build_amg(mx.A, mx.block_row, mx.B, mx.k, opt, h, why)) << why;
+  const AmgHierarchyHost h = hierarchy(mx, 20);
   ASSERT_GE(h.levels.size(), 3u);
   std::vector<Real> A = mx.dense;
   for (size_t l = 0; l + 1 < h.levels.size(); ++l) {
@@ -156,11 +162,7 @@ TEST(Amg, HierarchyIsGalerkin) {
 TEST(Amg, CycleIsSymmetricPositiveAndContracts) {
   const Matrix mx = newton_matrix(plate(ShellBending::kHinge, 0.1, 0.005), 3);
   EXPECT_EQ(mx.k, 6);
-  AmgOptions opt;
-  opt.coarsest = 30;
-  AmgHierarchyHost h;
-  std::string why;
-  ASSERT_TRUE(build_amg(mx.A, mx.block_row, mx.B, mx.k, opt, h, why)) << why;
+  const AmgHierarchyHost h = hierarchy(mx, 30);
   ASSERT_GE(h.levels.size(), 3u);
   stepper::AmgOn<HostExecutor> amg;
   amg.set(h);
