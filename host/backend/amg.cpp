@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "slender/core/parallel_for.h"
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -190,9 +192,8 @@ AmgCsr block_diagonal(const std::vector<int>& block_row, int bs, const std::vect
 // y = A x
 void product(const AmgCsr& A, const std::vector<Real>& x, std::vector<Real>& y) {
   y.resize(size_t(A.nrow));
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < A.nrow; ++r)
-    y[size_t(r)] = csr_row_dot(A.row_ptr.data(), A.col.data(), A.val.data(), x.data(), r);
+  parallel_for_host(A.nrow,
+                    CsrSpmv{A.row_ptr.data(), A.col.data(), A.val.data(), x.data(), y.data()});
 }
 
 // the blocks' inverses (bs x bs each, row-major); false where a block (at most bs rows) is not
@@ -234,11 +235,9 @@ void block_solve(const std::vector<int>& block_row,
                  const std::vector<Real>& inv,
                  const std::vector<Real>& x,
                  std::vector<Real>& y) {
-  const long nb = long(block_row.size()) - 1;
-  y.assign(x.size(), 0);
-#pragma omp parallel for schedule(static)
-  for (long b = 0; b < nb; ++b)
-    BlockSmooth{block_row.data(), bs, inv.data(), x.data(), y.data()}(b);
+  y.resize(x.size());
+  parallel_for_host(long(block_row.size()) - 1,
+                    BlockSmooth{block_row.data(), bs, inv.data(), x.data(), y.data()});
 }
 
 // the spectral radius of D^-1 A, by power iteration from a fixed start
@@ -419,9 +418,12 @@ bool build_amg(const AmgCsr& A0,
     why = "the matrix has a value that is not finite";
     return false;
   }
-  AmgCsr A = A0;
+  // this level's blocks and near-null space (n x k, row-major); the finest level's are the
+  // caller's, the coarser ones' are built below
   std::vector<int> block_row = block_row0;
-  std::vector<Real> B = near_null;  // the near-null space on this level (n x k, row-major)
+  const std::vector<Real>* B = &near_null;
+  std::vector<Real> coarse_B;
+  AmgCsr coarse_A;  // the next level's matrix, moved into its level
   // this level's largest block (3 on the finest, whose blocks' inverses the engine refreshes in
   // its own 3 x 3 layout)
   int bs = 3;
@@ -437,13 +439,14 @@ bool build_amg(const AmgCsr& A0,
   const Real theta = options.theta;
   const bool trace = options.trace;
   int coarsest = options.coarsest;
-  const double finest_nnz = double(A0.nnz());
   for (int level = 0;; ++level) {
     out.levels.emplace_back();
     AmgLevelHost& L = out.levels.back();
     L.block_row = block_row;
     L.bs = bs;
-    if (level > 0) L.A = A;
+    if (level > 0) L.A = std::move(coarse_A);
+    // this level's matrix: the caller's on the finest level, else the level's own
+    const AmgCsr& A = level > 0 ? L.A : A0;
     const int n = A.nrow;
     const bool last = n <= coarsest || level + 1 >= options.max_levels;
     if (last) {
@@ -514,7 +517,7 @@ bool build_amg(const AmgCsr& A0,
       Eigen::MatrixXd M(Eigen::Index(rows.size()), k);
       for (size_t i = 0; i < rows.size(); ++i)
         for (int c = 0; c < k; ++c)
-          M(Eigen::Index(i), c) = B[size_t(rows[i]) * size_t(k) + size_t(c)];
+          M(Eigen::Index(i), c) = (*B)[size_t(rows[i]) * size_t(k) + size_t(c)];
       Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(M);
       qr.setThreshold(1e-10);
       const Eigen::Index rank = qr.rank();
@@ -567,27 +570,26 @@ bool build_amg(const AmgCsr& A0,
     lap("smoothed P");
     L.R = transpose(P);
     // the coarse matrix R A P
-    const AmgCsr Ac = multiply(L.R, multiply(A, P));
+    coarse_A = multiply(L.R, multiply(A, P));
     lap("R A P");
     out.cycle_madds += 2 * double(bs) * double(bs) * double(block_row.size() - 1) +
-                       2 * (level == 0 ? finest_nnz : double(A.nnz())) + double(P.nnz()) +
-                       double(L.R.nnz()) + 2.0 * n;
+                       2 * double(A.nnz()) + double(P.nnz()) + double(L.R.nnz()) + 2.0 * n;
     const bool stalled = nc > n * 3 / 4;
     if (trace)
       std::fprintf(stderr, "amg level %d: %d rows, %ld nnz, rho %.3f, P nnz %ld -> %d rows\n",
-                   level, n, level == 0 ? A0.nnz() : A.nnz(), L.rho, P.nnz(), nc);
-    A = Ac;
-    block_row = next_block_row;
-    B = next_B;
+                   level, n, A.nnz(), L.rho, P.nnz(), nc);
+    block_row = std::move(next_block_row);
+    coarse_B = std::move(next_B);
+    B = &coarse_B;
     bs = next_bs;
     if (stalled) {
       // the next level is the coarsest, whatever its size (a dense inverse)
-      if (A.nrow > 4 * options.coarsest) {
-        why = "coarsening stalls at " + std::to_string(A.nrow) + " rows on level " +
+      if (coarse_A.nrow > 4 * options.coarsest) {
+        why = "coarsening stalls at " + std::to_string(coarse_A.nrow) + " rows on level " +
               std::to_string(level + 1);
         return false;
       }
-      coarsest = A.nrow;
+      coarsest = coarse_A.nrow;
     }
   }
   return true;

@@ -168,7 +168,7 @@ class SystemSolveOn {
         times.linear_iters += its;
         if (kind_ == LinearSolverKind::kAmg) amg_track(ok, its);
         if (ok) return true;
-        if (krylov_.trace()) krylov_.trace_failure(symmetric_, nfree_, krylov_.iterations() - it0);
+        if (krylov_.trace()) krylov_.trace_failure(symmetric_, nfree_, its);
       }
       // CG or BiCGSTAB cannot go on (an indefinite block, a breakdown, or too slow): the direct
       // path for this matrix, counted as a fallback (as the CPU counts it)
@@ -211,9 +211,6 @@ class SystemSolveOn {
     geometry_ = y;
     geometry_dofs_ = dofs;
   }
-
-  /// the multigrid's levels (0 before its first set-up or without kAmg)
-  int amg_levels() const { return amg_.levels(); }
 
  private:
   bool has_contact() const { return contact_ && contact_->nnz() > 0; }
@@ -383,12 +380,14 @@ class SystemSolveOn {
   KrylovOn<X> krylov_;  // CG and BiCGSTAB (engine/krylov.h)
   AmgOn<X> amg_;        // kAmg's preconditioner
   // its reuse: the solves since the last build, whether the last solve's hierarchy was built
-  // for its matrix, that solve's iterations, and whether the next set-up builds
+  // for its matrix, whether the next set-up builds, and the first solve's iterations after a
+  // build
   int amg_uses_ = 0;
-  const Real* geometry_ = nullptr;
-  int geometry_dofs_ = 0;
   bool amg_fresh_ = false, amg_stale_ = true;
   long amg_base_its_ = 0;
+  // the node positions whose rigid motions its coarse levels carry (set_geometry)
+  const Real* geometry_ = nullptr;
+  int geometry_dofs_ = 0;
   std::unique_ptr<contact::ContactJacobian<X>> contact_;
   Buffer<Red4> scratch_;  // the reductions' workspace
 };
