@@ -135,42 +135,6 @@ AmgCsr transpose(const AmgCsr& A) {
   return T;
 }
 
-// a A + b B (sorted rows; exact zeros dropped)
-AmgCsr add_scaled(const AmgCsr& A, Real a, const AmgCsr& B, Real b) {
-  AmgCsr C;
-  C.nrow = A.nrow;
-  C.ncol = A.ncol;
-  C.row_ptr.assign(size_t(A.nrow) + 1, 0);
-  // each row merged twice: counting, then filling
-  auto merge = [&](int r, int* col, Real* val) {
-    int i = A.row_ptr[size_t(r)], j = B.row_ptr[size_t(r)], k = 0;
-    const int ie = A.row_ptr[size_t(r) + 1], je = B.row_ptr[size_t(r) + 1];
-    while (i < ie || j < je) {
-      const int ci = i < ie ? A.col[size_t(i)] : INT_MAX, cj = j < je ? B.col[size_t(j)] : INT_MAX;
-      const int c = std::min(ci, cj);
-      const Real v =
-          (ci == c ? a * A.val[size_t(i++)] : 0) + (cj == c ? b * B.val[size_t(j++)] : 0);
-      if (v == 0) continue;
-      if (col) {
-        col[k] = c;
-        val[k] = v;
-      }
-      ++k;
-    }
-    return k;
-  };
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < A.nrow; ++r)
-    C.row_ptr[size_t(r) + 1] = merge(r, nullptr, nullptr);
-  std::partial_sum(C.row_ptr.begin(), C.row_ptr.end(), C.row_ptr.begin());
-  C.col.resize(size_t(C.row_ptr.back()));
-  C.val.resize(size_t(C.row_ptr.back()));
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < A.nrow; ++r)
-    merge(r, C.col.data() + C.row_ptr[size_t(r)], C.val.data() + C.row_ptr[size_t(r)]);
-  return C;
-}
-
 // the block-diagonal matrix of the blocks' bs x bs matrices (row-major)
 AmgCsr block_diagonal(const std::vector<int>& block_row, int bs, const std::vector<Real>& blocks) {
   AmgCsr D;
@@ -379,6 +343,41 @@ bool all_finite(const std::vector<Real>& v) {
 
 }  // namespace
 
+AmgCsr csr_add(const AmgCsr& A, Real a, const AmgCsr& B, Real b, bool keep_zeros) {
+  AmgCsr C;
+  C.nrow = A.nrow;
+  C.ncol = A.ncol;
+  C.row_ptr.assign(size_t(A.nrow) + 1, 0);
+  // each row merged twice: counting, then filling
+  auto merge = [&](int r, int* col, Real* val) {
+    int i = A.row_ptr[size_t(r)], j = B.row_ptr[size_t(r)], k = 0;
+    const int ie = A.row_ptr[size_t(r) + 1], je = B.row_ptr[size_t(r) + 1];
+    while (i < ie || j < je) {
+      const int ci = i < ie ? A.col[size_t(i)] : INT_MAX, cj = j < je ? B.col[size_t(j)] : INT_MAX;
+      const int c = std::min(ci, cj);
+      const Real v =
+          (ci == c ? a * A.val[size_t(i++)] : 0) + (cj == c ? b * B.val[size_t(j++)] : 0);
+      if (v == 0 && !keep_zeros) continue;
+      if (col) {
+        col[k] = c;
+        val[k] = v;
+      }
+      ++k;
+    }
+    return k;
+  };
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < A.nrow; ++r)
+    C.row_ptr[size_t(r) + 1] = merge(r, nullptr, nullptr);
+  std::partial_sum(C.row_ptr.begin(), C.row_ptr.end(), C.row_ptr.begin());
+  C.col.resize(size_t(C.row_ptr.back()));
+  C.val.resize(size_t(C.row_ptr.back()));
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < A.nrow; ++r)
+    merge(r, C.col.data() + C.row_ptr[size_t(r)], C.val.data() + C.row_ptr[size_t(r)]);
+  return C;
+}
+
 int rigid_near_null(const std::vector<int>& free_dof,
                     const std::vector<Real>& y,
                     std::vector<Real>& B) {
@@ -565,7 +564,7 @@ bool build_amg(const AmgCsr& A0,
     }
     // smoothed: P = P0 - w D^-1 A P0
     lap("tentative P");
-    L.P = add_scaled(P0, 1, multiply(block_diagonal(block_row, bs, inv), multiply(A, P0)), -w);
+    L.P = csr_add(P0, 1, multiply(block_diagonal(block_row, bs, inv), multiply(A, P0)), -w);
     const AmgCsr& P = L.P;
     lap("smoothed P");
     L.R = transpose(P);

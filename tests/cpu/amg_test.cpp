@@ -105,6 +105,26 @@ Real dot(const std::vector<Real>& a, const std::vector<Real>& b) {
 
 // the hierarchy of a mid-edge plate's matrix (position and xi rows: k = 7), forced to several
 // levels: R is P's transpose and each coarse matrix is P^T A P, to 1e-12 of its largest entry
+// csr_add, which the engine also uses to merge its static and contact matrices: the sum's
+// pattern is the union of the two, sorted, with the exact zeros of the sum kept or dropped
+TEST(Amg, CsrAddMergesSortedPatterns) {
+  AmgCsr a, b;
+  a.nrow = a.ncol = b.nrow = b.ncol = 3;
+  a.row_ptr = {0, 2, 3, 3};  // rows {0: c0 1, c2 2}, {1: c1 3}, {2: -}
+  a.col = {0, 2, 1};
+  a.val = {1, 2, 3};
+  b.row_ptr = {0, 1, 2, 4};  // rows {0: c1 5}, {1: c1 1.5}, {2: c0 7, c2 8}
+  b.col = {1, 1, 0, 2};
+  b.val = {5, 1.5, 7, 8};
+  const AmgCsr kept = csr_add(a, 1, b, -2, true);
+  EXPECT_EQ(kept.row_ptr, (std::vector<int>{0, 3, 4, 6}));
+  EXPECT_EQ(kept.col, (std::vector<int>{0, 1, 2, 1, 0, 2}));
+  EXPECT_EQ(kept.val, (std::vector<Real>{1, -10, 2, 0, -14, -16}));
+  const AmgCsr dropped = csr_add(a, 1, b, -2);
+  EXPECT_EQ(dropped.row_ptr, (std::vector<int>{0, 3, 3, 5}));
+  EXPECT_EQ(dropped.col, (std::vector<int>{0, 1, 2, 0, 2}));
+}
+
 TEST(Amg, HierarchyIsGalerkin) {
   const Matrix mx = newton_matrix(plate(ShellBending::kMidEdge, 0.1, 0.01), 3);
   EXPECT_EQ(mx.k, 7);

@@ -65,6 +65,11 @@ struct AmgCsr {
   long nnz() const { return long(col.size()); }
 };
 
+/// a A + b B for two CSR matrices of one shape with sorted rows (the result's rows sorted too);
+/// entries that sum to exactly zero are dropped, unless keep_zeros (then the pattern is the union
+/// of the two patterns)
+AmgCsr csr_add(const AmgCsr& A, Real a, const AmgCsr& B, Real b, bool keep_zeros = false);
+
 /// one level of the hierarchy on the host: its matrix (empty on the finest level, whose matrix
 /// is the caller's), its blocks and their smoother (w_s D^-1, bs x bs per block, row-major),
 /// and the prolongation to it from the next coarser level (P) with its transpose (R)

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -198,7 +197,7 @@ class SystemSolveOn {
       for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
         jacobian[size_t(r) * n + p.col[k]] += val[k];
     if (has_contact()) {
-      const HostCsr c = contact_csr_on_host();
+      const AmgCsr c = contact_csr_on_host();
       for (int r = 0; r < n; ++r)
         for (int k = c.row_ptr[r]; k < c.row_ptr[r + 1]; ++k)
           jacobian[size_t(r) * n + c.col[k]] += c.val[k];
@@ -225,14 +224,13 @@ class SystemSolveOn {
   }
 
   // J_c, which the executor assembles (the iterative path), copied to the host
-  struct HostCsr {
-    std::vector<int> row_ptr, col;
-    std::vector<Real> val;
-  };
-  HostCsr contact_csr_on_host() const {
+  AmgCsr contact_csr_on_host() const {
     const auto& cj = *contact_;
-    HostCsr c{std::vector<int>(size_t(nfree_) + 1), std::vector<int>(size_t(cj.nnz())),
-              std::vector<Real>(size_t(cj.nnz()))};
+    AmgCsr c;
+    c.nrow = c.ncol = nfree_;
+    c.row_ptr.resize(size_t(nfree_) + 1);
+    c.col.resize(size_t(cj.nnz()));
+    c.val.resize(size_t(cj.nnz()));
     X::to_host(c.row_ptr.data(), cj.row_ptr(), c.row_ptr.size());
     X::to_host(c.col.data(), cj.col(), c.col.size());
     X::to_host(c.val.data(), cj.val(), c.val.size());
@@ -242,7 +240,7 @@ class SystemSolveOn {
   // the iterative path's fallback with contact: the static and contact matrices merged on the
   // host (rare: CG met an indefinite block or did not converge), factorized by the direct solver
   bool merged_direct_solve(const Real* f, Real* dx) {
-    const HostCsr m = merged_on_host();
+    const AmgCsr m = merged_on_host();
     const std::unique_ptr<DirectSolver> solver = make_direct(m.row_ptr, m.col);
     Buffer<Real> dval;
     dval.upload(m.val);
@@ -293,12 +291,7 @@ class SystemSolveOn {
   // the multigrid hierarchy for the current matrix (static and contact parts merged), built on
   // the host; false (the direct fallback follows) where it cannot be built
   bool amg_setup() {
-    HostCsr m = merged_on_host();
-    AmgCsr a;
-    a.nrow = a.ncol = nfree_;
-    a.row_ptr = std::move(m.row_ptr);
-    a.col = std::move(m.col);
-    a.val = std::move(m.val);
+    const AmgCsr a = merged_on_host();
     std::vector<int> block_row;
     block_row_.download(block_row);
     std::vector<Real> y(static_cast<size_t>(geometry_dofs_)), B;
@@ -316,34 +309,16 @@ class SystemSolveOn {
     return true;
   }
 
-  // J (static and contact parts) on the host, one CSR
-  HostCsr merged_on_host() {
-    HostCsr out;
-    std::vector<Real> vs(static_cast<size_t>(nnz_));
-    X::to_host(vs.data(), values(), vs.size());
-    if (!has_contact()) {
-      out.row_ptr = plan_->row_ptr;
-      out.col = plan_->col;
-      out.val = std::move(vs);
-      return out;
-    }
-    const HostCsr c = contact_csr_on_host();
-    const int n = nfree_;
-    out.row_ptr.reserve(size_t(n) + 1);
-    out.row_ptr.push_back(0);
-    for (int r = 0; r < n; ++r) {
-      int i = plan_->row_ptr[r], j = c.row_ptr[r];
-      const int ie = plan_->row_ptr[r + 1], je = c.row_ptr[r + 1];
-      while (i < ie || j < je) {
-        const int ci = i < ie ? plan_->col[i] : INT_MAX, cjn = j < je ? c.col[j] : INT_MAX;
-        out.col.push_back(std::min(ci, cjn));
-        out.val.push_back((ci <= cjn ? vs[i] : 0) + (cjn <= ci ? c.val[j] : 0));
-        if (ci <= cjn) ++i;
-        if (cjn <= ci) ++j;
-      }
-      out.row_ptr.push_back(int(out.col.size()));
-    }
-    return out;
+  // J (static and contact parts) on the host, one CSR (the union of the two patterns)
+  AmgCsr merged_on_host() {
+    AmgCsr out;
+    out.nrow = out.ncol = nfree_;
+    out.row_ptr = plan_->row_ptr;
+    out.col = plan_->col;
+    out.val.resize(static_cast<size_t>(nnz_));
+    X::to_host(out.val.data(), values(), out.val.size());
+    if (!has_contact()) return out;
+    return csr_add(out, 1, contact_csr_on_host(), 1, /*keep_zeros=*/true);
   }
 
   // out = P^-1 in (block Jacobi, or the multigrid's V-cycle)
