@@ -285,17 +285,18 @@ TEST(Pipeline, AFineSheetAtRestFeelsNoContactOfItsOwn) {
   }
 }
 
-// The culling's shortcut, the gap between the two primitives' bounding boxes, is a lower bound
-// of their distance, and with it the verdict is the exact distance's on every sub-pair: random
+// The culling's shortcuts, the gap between the two primitives' bounding boxes (a lower bound of
+// their distance) and their nodes' smallest distance (an upper bound), leave the verdict the
+// exact distance's on every sub-pair: random
 // point-triangle and edge-edge configurations (general, coplanar, parallel, touching, an end or
 // a vertex exactly beyond the other primitive along an axis), each tested at reaches just
 // below, at and just above its distance, and at random reaches.
-TEST(Pipeline, TheBoxGapBoundsTheDistanceAndLeavesTheVerdict) {
+TEST(Pipeline, TheBoundsOfTheDistanceLeaveTheVerdict) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<Real> uni(-1, 1);
   const int n[4] = {0, 1, 2, 3};
   const std::vector<Real> u(12, 0);
-  long checked = 0, settled_by_box = 0;
+  long checked = 0, settled_by_box = 0, settled_by_nodes = 0;
   for (int trial = 0; trial < 20000; ++trial) {
     std::vector<Real> x(12);
     for (Real& v : x)
@@ -319,7 +320,9 @@ TEST(Pipeline, TheBoxGapBoundsTheDistanceAndLeavesTheVerdict) {
       const Real dist = pipe::subpair_distance(x.data(), n, ee);
       const Real gap = pipe::subpair_box_gap(x.data(), n, ee);
       ASSERT_TRUE(std::isfinite(dist));
+      const Real near = pipe::subpair_node_distance(x.data(), n, ee);
       ASSERT_LE(gap, dist * (1 + 1e-12) + 1e-300) << "trial " << trial << " ee " << ee;
+      ASSERT_LE(dist, near * (1 + 1e-12)) << "trial " << trial << " ee " << ee;
       const Real reaches[] = {dist * (1 - 1e-9), dist, dist * (1 + 1e-9), std::fabs(uni(rng))};
       for (Real reach : reaches) {
         // d = reach, no tolerance, no motion: the reach is d
@@ -328,11 +331,13 @@ TEST(Pipeline, TheBoxGapBoundsTheDistanceAndLeavesTheVerdict) {
             << "trial " << trial << " ee " << ee << " reach " << reach << " dist " << dist;
         ++checked;
         if (gap * (1 - 1e-12) >= reach) ++settled_by_box;
+        if (gap * (1 - 1e-12) < reach && near * (1 + 1e-9) < reach) ++settled_by_nodes;
       }
     }
   }
-  // the shortcut must settle a good share of the random sub-pairs, or it is no shortcut
+  // each shortcut must settle a good share of the random sub-pairs, or it is no shortcut
   EXPECT_GT(settled_by_box, checked / 10) << settled_by_box << " of " << checked;
+  EXPECT_GT(settled_by_nodes, checked / 20) << settled_by_nodes << " of " << checked;
 }
 
 // a non-finite position is an error naming the cause, not a silent empty list
