@@ -208,6 +208,49 @@ TEST(Pipeline, AShellsRestNeighboursAreNoPairsButItsFoldsAre) {
   EXPECT_GT(expect_same(*m, pipe, q, u, dt, "folded"), 100);
 }
 
+// On a fine sheet with an irregular rest shape (its nodes moved in its plane by up to 0.3 of an
+// edge, so that no symmetry of the mesh makes a pair's verdicts alike), the host finder's lists
+// equal the pipeline's:
+// - shrunk in its plane by a fifth, at rest: the pairs just beyond contact range at rest (no
+//   rest neighbours) come within it, beside the rest neighbours that stay within it;
+// - crumpled at random (nodes moved by up to 0.6 of an edge, velocities of up to an edge per
+//   step): most pairs near at rest come within reach.
+TEST(Pipeline, AnIrregularFineSheetGivesTheSameListsShrunkOrCrumpled) {
+  SceneBuilder b;
+  const int mat = b.material("cloth", 300, 1e6, 0.3);
+  const int sheet = b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.06, 0, 0), vec3(0, 0.02, 0),
+                                      0.002, false, mat, 0.003);
+  std::mt19937 jitter(3);
+  std::uniform_real_distribution<Real> offset(-0.0006, 0.0006);
+  for (auto& x : b.part(sheet).nodes) {
+    x[0] += offset(jitter);
+    x[1] += offset(jitter);
+  }
+  ContactSpec c;
+  c.enabled = true;
+  c.tolerance = 1e-3;
+  b.contact(c);
+  b.integrator().dt = 1e-3;
+  const auto fine = build_model(b.build());
+  const Real dt = fine->scene.integrator.dt;
+  Pipeline pipe(*fine);
+  Simulator sim(fine);
+  std::vector<Real> q = sim.state().q, u(sim.state().u.size(), 0.0);
+  for (int i = 0; i < fine->nnode; ++i)
+    for (int k = 0; k < 2; ++k)
+      q[3 * size_t(i) + size_t(k)] *= 0.8;
+  EXPECT_GT(expect_same(*fine, pipe, q, u, dt, "fine sheet shrunk"), 100);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<Real> unit(-1, 1);
+  const Real h = typical_edge(*fine);
+  q = sim.state().q;
+  for (int i = 0; i < 3 * fine->nnode; ++i) {
+    q[i] += 0.6 * h * unit(rng);
+    u[i] = (h / dt) * unit(rng);
+  }
+  EXPECT_GT(expect_same(*fine, pipe, q, u, dt, "fine sheet crumpled"), 100);
+}
+
 // The pair search covers each element's own motion over the step, not the fastest node's
 // everywhere: a sheet moving fast as a whole gains no pairs (and, moving along its normal, no
 // candidates either: its boxes grow along the motion only), while the halves of a fold 8 mm
