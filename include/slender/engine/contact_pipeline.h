@@ -117,6 +117,64 @@ SLENDER_HD inline Real subpair_distance_to(const Real* x, const int n[4], bool e
   return subpair_distance(x, n, ee);
 }
 
+/// a lower bound of the distance between two triangles (nodes ta and tb at positions x): the
+/// largest gap between their projections on eight axes, each triangle's normal and the normals
+/// of its edges in its plane (0 where they overlap on all, or a triangle is degenerate). Both
+/// triangles are projected on each axis as computed, so that a rounded axis still gives a
+/// bound. In a flat cloth, neighbours whose boxes overlap are mostly separated along an edge's
+/// normal.
+SLENDER_HD inline Real triangle_pair_gap(const Real* x, const int ta[3], const int tb[3]) {
+  Real p[6][3];  // the six nodes, relative to ta's first (smaller numbers, smaller rounding)
+  for (int c = 0; c < 3; ++c) {
+    const Real o = x[3 * ta[0] + c];
+    for (int a = 0; a < 3; ++a) {
+      p[a][c] = x[3 * ta[a] + c] - o;
+      p[3 + a][c] = x[3 * tb[a] + c] - o;
+    }
+  }
+  Real best = 0;
+  for (int side = 0; side < 2; ++side) {
+    const Real(*t)[3] = p + 3 * side;  // this triangle's nodes; the other's: p + 3 (1 - side)
+    const Real(*o)[3] = p + 3 * (1 - side);
+    Real e[3][3], n[3];
+    for (int i = 0; i < 3; ++i)
+      for (int c = 0; c < 3; ++c)
+        e[i][c] = t[(i + 1) % 3][c] - t[i][c];
+    n[0] = e[0][1] * e[2][2] - e[0][2] * e[2][1];
+    n[1] = e[0][2] * e[2][0] - e[0][0] * e[2][2];
+    n[2] = e[0][0] * e[2][1] - e[0][1] * e[2][0];
+    const Real nn = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+    if (!(nn > 0)) continue;  // degenerate (or not finite): no bound from this triangle
+    for (int axis = 0; axis < 4; ++axis) {
+      Real m[3];
+      if (axis == 3) {
+        m[0] = n[0], m[1] = n[1], m[2] = n[2];
+      } else {  // edge `axis`'s outward normal in the plane: e x n (up to orientation)
+        const Real* ei = e[axis];
+        m[0] = ei[1] * n[2] - ei[2] * n[1];
+        m[1] = ei[2] * n[0] - ei[0] * n[2];
+        m[2] = ei[0] * n[1] - ei[1] * n[0];
+      }
+      Real tlo = 0, thi = 0, olo = 0, ohi = 0;
+      for (int a = 0; a < 3; ++a) {
+        const Real pt = m[0] * t[a][0] + m[1] * t[a][1] + m[2] * t[a][2];
+        const Real po = m[0] * o[a][0] + m[1] * o[a][1] + m[2] * o[a][2];
+        tlo = a == 0 || pt < tlo ? pt : tlo;
+        thi = a == 0 || pt > thi ? pt : thi;
+        olo = a == 0 || po < olo ? po : olo;
+        ohi = a == 0 || po > ohi ? po : ohi;
+      }
+      const Real g = olo - thi > tlo - ohi ? olo - thi : tlo - ohi;
+      if (g > 0) {
+        const Real mm = m[0] * m[0] + m[1] * m[1] + m[2] * m[2];
+        const Real gap = g / ::sqrt(mm);
+        best = gap > best ? gap : best;
+      }
+    }
+  }
+  return best;
+}
+
 /// whether a sub-pair of contact distance d (nodes n at x, velocities u) may come within range
 /// during a step of size dt: its distance now below d plus the tolerance plus how much closer
 /// its nodes may come (subpair_approach); a NaN distance keeps the pair. The one culling test of
