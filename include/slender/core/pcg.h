@@ -20,34 +20,40 @@ constexpr Real kKrylovRelTol = 1e-12;
 /// 5000 (the vectorized batch allows more: vec_pcg_max_iters).
 inline int krylov_max_iterations(int n) { return n < 100 ? 100 : (n > 5000 ? 5000 : n); }
 
-/// row r of A times x
+/// row r of A times x (A's values of type V: Real, or float where a preconditioner's matrices
+/// are kept in single precision; the sum is in Real)
+template <class V>
 SLENDER_HD inline Real csr_row_dot(
-    const int* row_ptr, const int* col, const Real* val, const Real* x, long r) {
+    const int* row_ptr, const int* col, const V* val, const Real* x, long r) {
   Real s = 0;
   for (int j = row_ptr[r]; j < row_ptr[r + 1]; ++j)
-    s += val[j] * x[col[j]];
+    s += Real(val[j]) * x[col[j]];
   return s;
 }
 
 /// y = A x for one CSR row per index.
-struct CsrSpmv {
+template <class V>
+struct CsrSpmvOf {
   const int* row_ptr;  // (n + 1)
   const int* col;      // (nnz)
-  const Real* val;     // (nnz)
+  const V* val;        // (nnz)
   const Real* x;       // (n)
   Real* y;             // (n)
   SLENDER_HD void operator()(long r) const { y[r] = csr_row_dot(row_ptr, col, val, x, r); }
 };
+using CsrSpmv = CsrSpmvOf<Real>;
 
 /// y += A x for one CSR row per index (a second matrix of a sum A1 + A2).
-struct CsrSpmvAdd {
+template <class V>
+struct CsrSpmvAddOf {
   const int* row_ptr;
   const int* col;
-  const Real* val;
+  const V* val;
   const Real* x;
   Real* y;
   SLENDER_HD void operator()(long r) const { y[r] += csr_row_dot(row_ptr, col, val, x, r); }
 };
+using CsrSpmvAdd = CsrSpmvAddOf<Real>;
 
 /// a[i][c] += the CSR entries of rows r0 .. r0 + m - 1 in columns r0 .. r0 + m - 1
 SLENDER_HD inline void add_diagonal_block(

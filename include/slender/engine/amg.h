@@ -24,7 +24,7 @@
 // each coarse correction (w_s = 4 / (3 rho) on every level). It is symmetric, so that CG may
 // use it; BiCGSTAB uses it as well. The cycle runs on the executor's loops (CSR products,
 // block products, a dense product on the coarsest level): the same code on the CPU and the GPU.
-// Its transfer and coarse matrices hold float values (AmgCsrProduct: half the bytes of their
+// Its transfer and coarse matrices hold float values (CsrSpmvOf<float>: half the bytes of their
 // values, the sums in Real); the smoothers, the coarsest inverse and the finest matrix stay Real.
 // The engine reuses a hierarchy for later matrices (kAmgReuse, kAmgStale): the finest level's
 // matrix and smoother are always the current ones, so that a stale hierarchy costs iterations,
@@ -147,28 +147,6 @@ struct BlockSmoothOf {
 using BlockSmooth = BlockSmoothOf<false>;
 using BlockSmoothAdd = BlockSmoothOf<true>;
 
-/// y = M x (kAdd: y += M x) for one row per index, M a CSR matrix with float values (the
-/// multigrid's transfer and coarse matrices: half the memory traffic of doubles; the sums are in
-/// Real)
-template <bool kAdd>
-struct AmgCsrProduct {
-  const int* row_ptr;
-  const int* col;
-  const float* val;
-  const Real* x;
-  Real* y;
-  SLENDER_HD void operator()(long r) const {
-    Real s = 0;
-    for (int j = row_ptr[r]; j < row_ptr[r + 1]; ++j)
-      s += Real(val[j]) * x[col[j]];
-    if (kAdd) {
-      y[r] += s;
-    } else {
-      y[r] = s;
-    }
-  }
-};
-
 /// y = s x
 struct ScaledCopy {
   const Real* x;
@@ -264,10 +242,10 @@ class AmgOn {
     d.val.upload(std::vector<float>(s.val.begin(), s.val.end()));
   }
   static void multiply(const DeviceCsr& M, const Real* x, Real* y) {
-    X::for_each(M.nrow, AmgCsrProduct<false>{M.row_ptr.data(), M.col.data(), M.val.data(), x, y});
+    X::for_each(M.nrow, CsrSpmvOf<float>{M.row_ptr.data(), M.col.data(), M.val.data(), x, y});
   }
   static void multiply_add(const DeviceCsr& M, const Real* x, Real* y) {
-    X::for_each(M.nrow, AmgCsrProduct<true>{M.row_ptr.data(), M.col.data(), M.val.data(), x, y});
+    X::for_each(M.nrow, CsrSpmvAddOf<float>{M.row_ptr.data(), M.col.data(), M.val.data(), x, y});
   }
 
   template <class Finest>
