@@ -150,28 +150,27 @@ void ContactPairFinder::find(
         const long end = std::min(cp.ntt, (c + 1) * kTtChunk);
         for (long k = c * kTtChunk; k < end; ++k) {
           const int ta = cp.tt_pair[2 * k], tb = cp.tt_pair[2 * k + 1];
-          const int* na = &m.tri_node[3 * ta];
-          const int* nb = &m.tri_node[3 * tb];
-          {
-            // the six nodes' velocities' box: its diagonal bounds any two nodes' relative speed
-            Real s2 = 0;
-            for (int c = 0; c < 3; ++c) {
-              Real lo = u[3 * na[0] + c], hi = lo;
-              for (int a = 0; a < 6; ++a) {
-                const Real w = u[3 * (a < 3 ? na[a] : nb[a - 3]) + c];
-                lo = w < lo ? w : lo;
-                hi = w > hi ? w : hi;
-              }
-              s2 += (hi - lo) * (hi - lo);
+          const int* tri_a = &m.tri_node[3 * ta];
+          const int* tri_b = &m.tri_node[3 * tb];
+          // the six nodes' velocities' box: its diagonal bounds any two nodes' relative speed
+          Real s2 = 0;
+          for (int dim = 0; dim < 3; ++dim) {
+            Real lo = u[3 * tri_a[0] + dim], hi = lo;
+            for (int a = 1; a < 6; ++a) {
+              const Real w = u[3 * (a < 3 ? tri_a[a] : tri_b[a - 3]) + dim];
+              lo = w < lo ? w : lo;
+              hi = w > hi ? w : hi;
             }
-            const Real reach = max_d + (tol + kStepSweep * dt * std::sqrt(s2));
-            if (pipe::triangle_pair_gap(q, na, nb) >= reach * (1 + Real(1e-9))) continue;
+            s2 += (hi - lo) * (hi - lo);
           }
+          const Real reach = max_d + (tol + kStepSweep * dt * std::sqrt(s2));
+          if (pipe::triangle_pair_gap(q, tri_a, tri_b) >= reach * (1 + Real(1e-9))) continue;
           for (int side = 0; side < 2; ++side) {
             const int t = side ? tb : ta, o = side ? ta : tb;
-            const int* on = &m.tri_node[3 * o];
+            const int* tn = side ? tri_b : tri_a;
+            const int* on = side ? tri_a : tri_b;
             for (int a = 0; a < 3; ++a) {
-              const int v = m.tri_node[3 * t + a];
+              const int v = tn[a];
               if (v == on[0] || v == on[1] || v == on[2]) continue;
               const int n[4] = {v, on[0], on[1], on[2]};
               const Real d = m.node_contact_radius[v] + m.tri_half_thickness[o];

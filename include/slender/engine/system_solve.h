@@ -189,19 +189,11 @@ class SystemSolveOn {
   /// J (nfree x nfree, row-major) on the host, the contact part included: from the last assemble
   void dense_on_host(std::vector<Real>& jacobian) {
     const int n = nfree_;
-    const AssemblyPlan& p = *plan_;
+    const AmgCsr m = merged_on_host();
     jacobian.assign(size_t(n) * size_t(n), 0);
-    std::vector<Real> val(static_cast<size_t>(nnz_));
-    X::to_host(val.data(), values(), val.size());
     for (int r = 0; r < n; ++r)
-      for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
-        jacobian[size_t(r) * n + p.col[k]] += val[k];
-    if (has_contact()) {
-      const AmgCsr c = contact_csr_on_host();
-      for (int r = 0; r < n; ++r)
-        for (int k = c.row_ptr[r]; k < c.row_ptr[r + 1]; ++k)
-          jacobian[size_t(r) * n + c.col[k]] += c.val[k];
-    }
+      for (int k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k)
+        jacobian[size_t(r) * n + m.col[k]] += m.val[k];
   }
 
   /// the node positions (X's memory, the first `dofs` of the DOF vector) whose rigid motions the
