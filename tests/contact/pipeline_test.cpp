@@ -330,10 +330,10 @@ TEST(Pipeline, AFineSheetAtRestFeelsNoContactOfItsOwn) {
 
 // The culling's shortcuts, the gap between the two primitives' bounding boxes (a lower bound of
 // their distance) and their nodes' smallest distance (an upper bound), leave the verdict the
-// exact distance's on every sub-pair: random
-// point-triangle and edge-edge configurations (general, coplanar, parallel, touching, an end or
-// a vertex exactly beyond the other primitive along an axis), each tested at reaches just
-// below, at and just above its distance, and at random reaches.
+// exact distance's on every sub-pair: random point-triangle and edge-edge configurations
+// (general, coplanar, parallel, touching, an end or a vertex exactly beyond the other primitive
+// along an axis), each tested at reaches just below, at and just above its distance, and at
+// random reaches.
 TEST(Pipeline, TheBoundsOfTheDistanceLeaveTheVerdict) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<Real> uni(-1, 1);

@@ -103,8 +103,6 @@ Real dot(const std::vector<Real>& a, const std::vector<Real>& b) {
   return s;
 }
 
-// the hierarchy of a mid-edge plate's matrix (position and xi rows: k = 7), forced to several
-// levels: R is P's transpose and each coarse matrix is P^T A P, to 1e-12 of its largest entry
 // csr_add, which the engine also uses to merge its static and contact matrices: the sum's
 // pattern is the union of the two, sorted, with the exact zeros of the sum kept or dropped
 TEST(Amg, CsrAddMergesSortedPatterns) {
@@ -125,6 +123,8 @@ TEST(Amg, CsrAddMergesSortedPatterns) {
   EXPECT_EQ(dropped.col, (std::vector<int>{0, 1, 2, 0, 2}));
 }
 
+// the hierarchy of a mid-edge plate's matrix (position and xi rows: k = 7), forced to several
+// levels: R is P's transpose and each coarse matrix is P^T A P, to 1e-12 of its largest entry
 TEST(Amg, HierarchyIsGalerkin) {
   const Matrix mx = newton_matrix(plate(ShellBending::kMidEdge, 0.1, 0.01), 3);
   EXPECT_EQ(mx.k, 7);
