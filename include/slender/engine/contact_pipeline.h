@@ -97,18 +97,21 @@ SLENDER_HD inline Real subpair_node_distance(const Real* x, const int n[4], bool
         const Real d = x[3 * n[a] + c] - x[3 * n[b] + c];
         s += d * d;
       }
-      if (best < 0 || s < best) best = s;  // a NaN distance stays NaN (s < best is false)
+      if (best < 0 || s < best) best = s;
     }
   return ::sqrt(best);
 }
 
-/// a sub-pair's distance at x as far as a comparison with `range` needs it (NaN stays NaN):
+/// a sub-pair's distance at x as far as a comparison with `range` needs it:
 /// - the boxes' gap, where that alone is beyond the range by more than rounding (a relative
 ///   1e-12; the distance is at least the gap);
 /// - the nodes' smallest distance, where that is within the range by more than rounding (a
 ///   relative 1e-9; the distance is at most that);
 /// - else the distance itself.
-/// Most sub-pairs, far or near, are settled without their distance.
+/// Most sub-pairs, far or near, are settled without their distance. The positions must be
+/// finite (the finders refuse others before culling; the model checks its rest shape): the
+/// two bounds skip a NaN coordinate in their comparisons, and may settle a sub-pair whose
+/// distance would be NaN.
 SLENDER_HD inline Real subpair_distance_to(const Real* x, const int n[4], bool ee, Real range) {
   const Real gap = subpair_box_gap(x, n, ee);
   if (gap * (1 - Real(1e-12)) >= range) return gap;
