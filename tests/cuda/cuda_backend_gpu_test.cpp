@@ -143,7 +143,9 @@ TEST(CudaBatch, ResetMatchesTheCpuEngine) {
 // the factorizations on a warp per environment (lanes cooperating over each column) and on a
 // thread per environment give the same bits (SLENDER_BATCH_LANES picks the form): the banded LU
 // (snake with waves), the dense Cholesky (a mid-edge plate with a rod) and the dense LU (the
-// same with drag)
+// same with drag). The banded LU on warps is the one in global memory: SLENDER_BATCH_STAGED=0,
+// since at this B the default stages it in shared memory (StagedBandSolveGivesTheSameBits
+// compares that form)
 TEST(CudaBatch, FactorizationsOnWarpsAndOnThreadsGiveTheSameBits) {
   SLENDER_REQUIRE_GPU();
   // steps: a dense factorization (n about 250) on one thread per environment takes about a
@@ -166,9 +168,11 @@ TEST(CudaBatch, FactorizationsOnWarpsAndOnThreadsGiveTheSameBits) {
     std::vector<Real> x[2];
     for (int lanes = 0; lanes < 2; ++lanes) {
       setenv("SLENDER_BATCH_LANES", lanes ? "1" : "0", 1);
+      setenv("SLENDER_BATCH_STAGED", "0", 1);
       BatchedSimulator gpu(c.m, B, m.scene.integrator, LinearSolverKind::kAuto,
                            BatchEngine::kVectorized, BackendKind::kCuda);
       unsetenv("SLENDER_BATCH_LANES");
+      unsetenv("SLENDER_BATCH_STAGED");
       EXPECT_EQ(gpu.solver_name(), std::string(c.solver) + (lanes ? "-lanes" : ""));
       for (int e = 0; e < B; ++e) {
         EnvParams p;
@@ -288,7 +292,7 @@ TEST(CudaBatch, ActionsFromDeviceMemoryEqualActionsFromTheHost) {
 // the device against the CPU's vectorized batch (which equals the per-environment engine bit for
 // bit), 1e-9
 TEST(CudaBatch, DampingPerPartMatchesTheCpuEngine) {
-  SLENDER_REQUIRE_GPU();
+  const bool gpu = test::cuda_device_present();  // (the CPU half runs without one)
   for (const char* key : {"stiffness_proportional", "mass_proportional"}) {
     SCOPED_TRACE(key);
     const bool beta = std::string(key) == "stiffness_proportional";
@@ -297,7 +301,7 @@ TEST(CudaBatch, DampingPerPartMatchesTheCpuEngine) {
         ""));
     const int B = 4;
     std::vector<Real> x[2];
-    for (int dev = 0; dev < 2; ++dev) {
+    for (int dev = 0; dev < (gpu ? 2 : 1); ++dev) {
       BatchedSimulator b(m, B, m->scene.integrator, LinearSolverKind::kAuto,
                          BatchEngine::kVectorized, dev ? BackendKind::kCuda : BackendKind::kCpu);
       EnvParams p;
@@ -318,16 +322,21 @@ TEST(CudaBatch, DampingPerPartMatchesTheCpuEngine) {
       x[dev].resize(size_t(B) * 3 * m->nnode);
       b.positions(x[dev].data());
     }
-    EXPECT_LE(max_relative_difference(x[0], x[1]), 1e-9);
+    if (gpu) {
+      EXPECT_LE(max_relative_difference(x[0], x[1]), 1e-9);
+    }
   }
+  if (!gpu) GTEST_SKIP() << "no CUDA device (the CPU half ran and converged)";
 }
 
 // the vectorized batch's Kelvin-Voigt damping on the device against the CPU's vectorized batch
 // (which equals the per-environment engine bit for bit), 1e-9: two rods with their own eta under
-// implicit Euler (z = y) and the midpoint rule (z and its frames of their own), and the scene's
-// fingers and hinge flap (midpoint)
+// implicit Euler (z = y) and the midpoint rule (z and its frames of their own) at 1 ms, as in
+// the CPU's test (at the scene's 10 ms the midpoint rule's Newton iterations on these thin rods
+// do not converge, on the CPU either), and the scene's fingers and hinge flap (midpoint, its
+// own step)
 TEST(CudaBatch, KelvinVoigtMatchesTheCpuEngine) {
-  SLENDER_REQUIRE_GPU();
+  const bool gpu = test::cuda_device_present();  // (the CPU half runs without one)
   const auto rods = build_model(
       read_scene_text(test::two_rods_with_damping("kelvin_voigt", "3e4", "1e4"), "kv.json", ""));
   const auto beams = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/viscoelastic_beams.json");
@@ -344,10 +353,11 @@ TEST(CudaBatch, KelvinVoigtMatchesTheCpuEngine) {
                  " nodes");
     ASSERT_TRUE(c.m->kelvin_voigt);
     IntegratorSpec spec = c.m->scene.integrator;
+    if (c.m == rods && c.kind != IntegratorKind::kImplicitEuler) spec.dt = 1e-3;
     spec.kind = c.kind;
     const int B = 3;
     std::vector<Real> x[2];
-    for (int dev = 0; dev < 2; ++dev) {
+    for (int dev = 0; dev < (gpu ? 2 : 1); ++dev) {
       BatchedSimulator b(c.m, B, spec, LinearSolverKind::kAuto, BatchEngine::kVectorized,
                          dev ? BackendKind::kCuda : BackendKind::kCpu);
       EnvParams p;
@@ -366,8 +376,11 @@ TEST(CudaBatch, KelvinVoigtMatchesTheCpuEngine) {
       x[dev].resize(size_t(B) * 3 * c.m->nnode);
       b.positions(x[dev].data());
     }
-    EXPECT_LE(max_relative_difference(x[0], x[1]), 1e-9);
+    if (gpu) {
+      EXPECT_LE(max_relative_difference(x[0], x[1]), 1e-9);
+    }
   }
+  if (!gpu) GTEST_SKIP() << "no CUDA device (the CPU half ran and converged)";
 }
 
 TEST(CudaBatch, TwoVectorizedRunsAreBitIdentical) {

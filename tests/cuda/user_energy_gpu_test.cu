@@ -2,7 +2,7 @@
 // compiled by nvcc, as a user's file would be, so the adaptors launch their own kernels. A
 // ribbon with Sadowsky's energy and a spring across it (LocalStencilEnergy, whose stencils are
 // copied to the device) against the CPU backend: the state within 1e-9 relative after 40 steps
-// and the same Newton iteration counts. Skipped without a device.
+// and the same Newton iteration counts. The CPU half runs without a device too.
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -28,7 +28,6 @@ namespace {
 using test::NodeSpring;
 
 TEST(CudaUserEnergy, SadowskyRibbonAndASpringMatchTheCpu) {
-  SLENDER_REQUIRE_GPU();
   const int nodes = 31;
   SceneBuilder b;
   const int mat = b.material("m", 1200, 2e6, 0.5);
@@ -38,6 +37,9 @@ TEST(CudaUserEnergy, SadowskyRibbonAndASpringMatchTheCpu) {
   b.gravity(vec3(0, -3, -9.81));
   b.integrator().dt = 2e-3;
   const auto base = build_model(b.build());
+  // a soft spring, pulling a quarter of the ribbon's weight at the start: a hundred times the
+  // weight (2 N/m) buckled the ribbon into twist near zero curvature, where Sadowsky's energy has
+  // no twist stiffness, and Newton's iterations stalled on the CPU as on the GPU
   const int n0 = 4, n1 = nodes - 1;
   const std::vector<std::array<int, 6>> dofs = {
       {3 * n0, 3 * n0 + 1, 3 * n0 + 2, 3 * n1, 3 * n1 + 1, 3 * n1 + 2}};
@@ -45,13 +47,21 @@ TEST(CudaUserEnergy, SadowskyRibbonAndASpringMatchTheCpu) {
       with_energies(base, {std::make_shared<BendTwistStrainEnergy<examples::SadowskyRibbon>>(
                                "Sadowsky", examples::SadowskyRibbon{1e-6}),
                            std::make_shared<LocalStencilEnergy<NodeSpring>>(
-                               "spring", dofs, std::vector<NodeSpring::Params>{{2.0}})});
+                               "spring", dofs, std::vector<NodeSpring::Params>{{0.005}})});
+  // the CPU first, with or without a device (CI checks that the set-up converges)
   Simulator cpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCpu);
+  std::vector<int> iterations;
+  for (int s = 0; s < 40; ++s) {
+    const StepReport rc = cpu.step();
+    ASSERT_TRUE(rc.ok()) << "CPU, step " << s << ": " << to_string(rc.status);
+    iterations.push_back(rc.iterations);
+  }
+  if (!test::cuda_device_present()) GTEST_SKIP() << "no CUDA device (the CPU half ran)";
   Simulator gpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
   for (int s = 0; s < 40; ++s) {
-    const StepReport rc = cpu.step(), rg = gpu.step();
-    ASSERT_TRUE(rc.ok() && rg.ok()) << "step " << s;
-    EXPECT_EQ(rc.iterations, rg.iterations) << "step " << s;
+    const StepReport rg = gpu.step();
+    ASSERT_TRUE(rg.ok()) << "CUDA, step " << s << ": " << to_string(rg.status);
+    EXPECT_EQ(rg.iterations, iterations[size_t(s)]) << "step " << s;
   }
   const std::vector<Real>& qc = cpu.state().q;
   const std::vector<Real>& qg = gpu.state().q;
