@@ -5,12 +5,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
 #include "slender/core/small.h"
 
 namespace slender::test {
+
+/// SLENDER_TEST_MAX_STEPS=N caps the step counts of the tests that ask (capped_steps) at N, each
+/// at least 1: under compute-sanitizer a step costs seconds, and the sanitizer's verdict is then
+/// what counts (a test leaves out its checks that need the full run where steps_capped())
+inline int max_test_steps() {
+  static const int n = [] {
+    const char* s = std::getenv("SLENDER_TEST_MAX_STEPS");
+    return s != nullptr && std::atoi(s) > 0 ? std::atoi(s) : 0;
+  }();
+  return n;
+}
+inline bool steps_capped() { return max_test_steps() > 0; }
+inline int capped_steps(int n) { return steps_capped() ? std::min(n, max_test_steps()) : n; }
 
 /// central differences with h = 1e-6 max(1, |x|) carry O(h^2) truncation and O(eps/h) round-off
 /// error, both far below 1e-6 relative for smooth energies

@@ -29,6 +29,7 @@
 #include "slender/compare.h"
 #include "slender/engine/amg.h"
 #include "slender/simulator.h"
+#include "test_util.h"
 
 namespace slender {
 namespace {
@@ -79,18 +80,10 @@ std::shared_ptr<const Model> load(const std::string& path) {
   return build_model(sc);
 }
 
-// SLENDER_TEST_MAX_STEPS=N caps every case's step count at N (each at least 1): under
-// compute-sanitizer a step costs seconds, and the sanitizer's verdict is then what counts (the
-// checks that something happened over the full run, a dashpot or a fallback, are left out)
-int max_steps() {
-  static const int n = [] {
-    const char* s = std::getenv("SLENDER_TEST_MAX_STEPS");
-    return s != nullptr && std::atoi(s) > 0 ? std::atoi(s) : 0;
-  }();
-  return n;
-}
-bool capped() { return max_steps() > 0; }
-int steps(int n) { return capped() ? std::min(n, max_steps()) : n; }
+// SLENDER_TEST_MAX_STEPS caps every case's step count (test::capped_steps): the checks that
+// something happened over the full run, a dashpot or a fallback, are then left out
+bool capped() { return test::steps_capped(); }
+int steps(int n) { return test::capped_steps(n); }
 
 TEST_P(DeviceStepper, EverySceneMatchesTheCpuOver50Steps) {
   if (against_itself()) GTEST_SKIP() << "the host executor is the CPU backend";

@@ -22,6 +22,7 @@
 #include "slender/info.h"
 #include "slender/simulator.h"
 #include "slender/stencils/user_energy.h"
+#include "test_util.h"
 
 namespace slender {
 namespace {
@@ -145,7 +146,7 @@ TEST(CudaBatch, ResetMatchesTheCpuEngine) {
 // (snake with waves), the dense Cholesky (a mid-edge plate with a rod) and the dense LU (the
 // same with drag). The banded LU on warps is the one in global memory: SLENDER_BATCH_STAGED=0,
 // since at this B the default stages it in shared memory (StagedBandSolveGivesTheSameBits
-// compares that form)
+// compares that form). SLENDER_TEST_MAX_STEPS caps the steps here and there (the sanitizers).
 TEST(CudaBatch, FactorizationsOnWarpsAndOnThreadsGiveTheSameBits) {
   SLENDER_REQUIRE_GPU();
   // steps: a dense factorization (n about 250) on one thread per environment takes about a
@@ -181,7 +182,8 @@ TEST(CudaBatch, FactorizationsOnWarpsAndOnThreadsGiveTheSameBits) {
       }
       std::vector<Real> kappa(2 * size_t(B) * nb, 0);
       const auto t0 = std::chrono::steady_clock::now();
-      for (int k = 0; k < c.steps; ++k) {
+      const int steps = test::capped_steps(c.steps);
+      for (int k = 0; k < steps; ++k) {
         if (waves) {
           for (int e = 0; e < B; ++e)
             for (int j = 0; j < nb; ++j)
@@ -194,7 +196,7 @@ TEST(CudaBatch, FactorizationsOnWarpsAndOnThreadsGiveTheSameBits) {
       }
       x[lanes].resize(size_t(B) * 3 * m.nnode);
       gpu.positions(x[lanes].data());
-      std::printf("%s, %s: %d steps in %.2f s\n", c.name, gpu.solver_name().c_str(), c.steps,
+      std::printf("%s, %s: %d steps in %.2f s\n", c.name, gpu.solver_name().c_str(), steps,
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     EXPECT_EQ(x[0], x[1]);
@@ -207,7 +209,7 @@ TEST(CudaBatch, FactorizationsOnWarpsAndOnThreadsGiveTheSameBits) {
 TEST(CudaBatch, StagedBandSolveGivesTheSameBits) {
   SLENDER_REQUIRE_GPU();
   const auto m = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json");
-  const int B = 96, nb = m->nbend, steps = 20;
+  const int B = 96, nb = m->nbend, steps = test::capped_steps(20);
   const char* forms[3][3] = {
       {"0", "0", "banded-lu"}, {"1", "0", "banded-lu-lanes"}, {"1", "1", "banded-lu-lanes-staged"}};
   std::vector<Real> x[3];
