@@ -36,6 +36,10 @@
 #                                   one engine), S9 at 20k through the fold, at 200k with block
 #                                   Jacobi and the multigrid, at 670k with the multigrid, S8 with
 #                                   its defaults and ncu, racecheck's leftovers
+#   scripts/gpu_check.sh ninth      after run 13: the three GPU tests whose set-ups run 13 found
+#                                   faulty, the GPU suite, S9 at 20k into the fold and at 670k
+#                                   with block Jacobi and with the multigrid over 4 steps, the
+#                                   sanitizers still owed
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -630,6 +634,9 @@ stage_sixth() {
       echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
     done
     echo "memcheck $ct *DeviceStepper.NonSymmetricJacobiansTakeBicgstab/Cuda NonSymmetric"
+    for tool in memcheck racecheck; do
+      echo "$tool $gt CudaBatch.FactorizationsOnWarps*:CudaBatch.StagedBandSolve* Factorizations"
+    done
   } | sanitizer_queue "${GPU_SANITIZE_JOBS:-3}"
   wait
   run_summary "$logs" sixth $((${GPU_DEADLINE_SECS:-480} - deadline + $(date +%s)))
@@ -815,15 +822,20 @@ stage_eighth() {
   fi
   # is Ray on the machine (issue 22 would measure the GPU batch inside an actor)?
   mark "Ray here: $(python3 -c 'import ray; print(ray.__version__)' 2>&1 | tail -1 | cut -c1-100)"
-  # 4. racecheck's leftovers, two at a time, until the deadline
+  # 4. memcheck on the multigrid case, racecheck's leftovers, both tools on the batch's
+  # factorizations, two at a time, until the deadline
   export sanitizer logs deadline SLENDER_TEST_MAX_STEPS=3
   {
+    echo "memcheck $ct *DeviceStepper.AmgAndCholeskyGiveTheSameNewtonIterates/Cuda Amg"
     for t in SolverNamesTellTheExecutor TwoRunsAreBitIdentical LinearFallbacksAreCountedAsOnTheCpu \
       PcgAndCholeskyGiveTheSameNewtonIterates NonSymmetricJacobiansTakeBicgstab \
       HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone EverySceneMatchesTheCpuOver50Steps; do
       echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
     done
     echo "memcheck $ct *DeviceStepper.NonSymmetricJacobiansTakeBicgstab/Cuda NonSymmetric"
+    for tool in memcheck racecheck; do
+      echo "$tool $gt CudaBatch.FactorizationsOnWarps*:CudaBatch.StagedBandSolve* Factorizations"
+    done
   } | sanitizer_queue "${GPU_SANITIZE_JOBS:-2}" 15
   mark "sanitizers done"
   {
@@ -834,6 +846,65 @@ stage_eighth() {
   } > "$out/tables.md" 2>&1
   run_summary "$logs" eighth $(($(date +%s) - t0))
   cut -c1-220 "$out/tables.md" | head -120
+}
+
+# the next run (after run 13): the whole GPU suite (the three tests whose own set-ups run 13
+# found faulty, fixed in eac8d23 and a3b48d3, among them); S9 at 20k on into the fold (contact
+# active from about step 380 at 2k), and at 670k (10^6 DOF) with block Jacobi beside the
+# multigrid over 4 steps, its hierarchy built once and reused; then the sanitizers still owed,
+# two at a time until the deadline, the shared-memory kernels' racecheck first. The marks go
+# to marks.txt as well (the call's output keeps only its tail).
+stage_ninth() {
+  local cb="$build/bench/slender_cloth_bench"
+  local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests" logs=/tmp/gpu-ninth
+  local deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-540}))
+  left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
+  cap() { local l; l="$(left)"; echo $(($1 < l ? $1 : l)); }
+  rm -rf "$logs" && mkdir -p "$logs"
+  device_header "$logs"
+  local t0; t0=$(date +%s)
+  mark() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$logs/marks.txt"; }
+  # 1. the GPU suite (31 tests, 15 s in run 13)
+  timeout -k 5 "$(cap 90)" stdbuf -oL "$gt" > "$logs/gpu-suite.log" 2>&1
+  mark "gpu_tests (all): rc $?; $(gtest_counts "$logs/gpu-suite.log")"
+  # 2. S9: 20k into the fold (run 13 reached step 339 of 450 in 150 s, no contact yet), then
+  # 670k with block Jacobi (2 steps) and with the multigrid (4 steps: one build, reused)
+  timeout -k 5 "$(cap 230)" stdbuf -oL "$cb" --backend cuda --sizes 20k --steps 520 --repeats 1 \
+    --max-seconds 215 --probe-every 20 --markdown "$logs/s9_cuda_20k.md" > "$logs/s9_cuda_20k.log" 2>&1
+  mark "S9 cuda 20k: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_20k.log" | cut -c1-200)"
+  local solver steps
+  for solver in pcg amg; do
+    steps=2 && [ $solver = amg ] && steps=4
+    timeout -k 5 "$(cap 75)" stdbuf -oL "$cb" --backend cuda --sizes 670k --steps $steps --repeats 1 \
+      --probe-every 0 --solver $solver --markdown "$logs/s9_cuda_670k_$solver.md" \
+      > "$logs/s9_cuda_670k_$solver.log" 2>&1
+    mark "S9 cuda 670k $solver: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_670k_$solver.log" | cut -c1-200)"
+  done
+  mark "Ray here: $(python3 -c 'import ray; print(ray.__version__)' 2>&1 | tail -1 | cut -c1-100)"
+  # 3. the sanitizers, two at a time: racecheck on the kernels with shared memory of our own
+  # (the staged banded solve) and memcheck on the factorization forms first, at 3 steps
+  export sanitizer logs deadline SLENDER_TEST_MAX_STEPS=3
+  {
+    echo "racecheck $gt CudaBatch.StagedBandSolve* Staged"
+    echo "memcheck $gt CudaBatch.FactorizationsOnWarps*:CudaBatch.StagedBandSolve* Factorizations"
+    echo "memcheck $gt CudaBatch.KelvinVoigt*:CudaUserEnergy.* KvUser"
+    echo "memcheck $ct *DeviceStepper.NonSymmetricJacobiansTakeBicgstab/Cuda NonSymmetric"
+    for t in TwoRunsAreBitIdentical PcgAndCholeskyGiveTheSameNewtonIterates \
+      NonSymmetricJacobiansTakeBicgstab LinearFallbacksAreCountedAsOnTheCpu \
+      HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone EverySceneMatchesTheCpuOver50Steps; do
+      echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
+    done
+    echo "racecheck $gt CudaBatch.FactorizationsOnWarps* Factorizations"
+  } | sanitizer_queue "${GPU_SANITIZE_JOBS:-2}" 20
+  mark "sanitizers done"
+  {
+    for f in "$logs"/s9_*.md; do
+      [ -f "$f" ] && { echo "## $(basename "$f")"; grep -E '^\||rror' "$f"; }
+    done
+  } > "$out/tables.md" 2>&1
+  run_summary "$logs" ninth $(($(date +%s) - t0))
+  cat "$logs/marks.txt"
+  cut -c1-220 "$out/tables.md" | head -60
 }
 
 case "${1:-all}" in
@@ -856,6 +927,7 @@ case "${1:-all}" in
   s9b) stage_s9b ;;
   seventh) stage_seventh ;;
   eighth) stage_eighth ;;
+  ninth) stage_ninth ;;
   all) stage_build && stage_test && stage_sanitize && stage_sanitize2 && stage_bench && stage_s9 && stage_s9cpu ;;
   *) echo "usage: $0 build|first|test|sanitize|sanitize2|sanitize3|bench|s9|s9cpu|all" >&2; exit 2 ;;
 esac
