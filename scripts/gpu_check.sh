@@ -890,8 +890,9 @@ stage_ninth() {
     echo "memcheck $gt CudaBatch.KelvinVoigt*:CudaUserEnergy.* KvUser"
     echo "memcheck $ct *DeviceStepper.NonSymmetricJacobiansTakeBicgstab/Cuda NonSymmetric"
     for t in TwoRunsAreBitIdentical PcgAndCholeskyGiveTheSameNewtonIterates \
-      NonSymmetricJacobiansTakeBicgstab LinearFallbacksAreCountedAsOnTheCpu \
-      HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone EverySceneMatchesTheCpuOver50Steps; do
+      AmgAndCholeskyGiveTheSameNewtonIterates NonSymmetricJacobiansTakeBicgstab \
+      LinearFallbacksAreCountedAsOnTheCpu HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone \
+      EverySceneMatchesTheCpuOver50Steps; do
       echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
     done
     echo "racecheck $gt CudaBatch.FactorizationsOnWarps* Factorizations"
