@@ -73,43 +73,37 @@ AmgCsr multiply(const AmgCsr& A, const AmgCsr& B) {
   std::partial_sum(C.row_ptr.begin(), C.row_ptr.end(), C.row_ptr.begin());
   C.col.resize(size_t(C.row_ptr.back()));
   C.val.resize(size_t(C.row_ptr.back()));
-  // numeric: accumulate into a dense row (`where`: the entry's slot in this row)
+  // numeric: each row's sums in a dense accumulator (`seen`: the rows whose column j is in
+  // `sum`), its columns listed, sorted, then written with their sums (the sums in the order of
+  // the products, whatever the columns' order)
+  std::vector<std::vector<Real>> sums(static_cast<size_t>(nt));
 #pragma omp parallel
   {
-    std::vector<int>& where = marks[size_t(thread_id())];
-    where.assign(size_t(B.ncol), -1);
+    std::vector<int>& seen = marks[size_t(thread_id())];
+    seen.assign(size_t(B.ncol), -1);
+    std::vector<Real>& sum = sums[size_t(thread_id())];
+    sum.resize(size_t(B.ncol));
 #pragma omp for schedule(dynamic, 256)
     for (int i = 0; i < A.nrow; ++i) {
-      const int begin = C.row_ptr[size_t(i)];
-      int end = begin;
+      int* col = C.col.data() + C.row_ptr[size_t(i)];
+      int count = 0;
       for (int a = A.row_ptr[size_t(i)]; a < A.row_ptr[size_t(i) + 1]; ++a) {
         const int k = A.col[size_t(a)];
         const Real v = A.val[size_t(a)];
         for (int b = B.row_ptr[size_t(k)]; b < B.row_ptr[size_t(k) + 1]; ++b) {
           const int j = B.col[size_t(b)];
-          if (where[size_t(j)] < begin) {
-            where[size_t(j)] = end;
-            C.col[size_t(end)] = j;
-            C.val[size_t(end)] = 0;
-            ++end;
+          if (seen[size_t(j)] != i) {
+            seen[size_t(j)] = i;
+            col[count++] = j;
+            sum[size_t(j)] = 0;
           }
-          C.val[size_t(where[size_t(j)])] += v * B.val[size_t(b)];
+          sum[size_t(j)] += v * B.val[size_t(b)];
         }
       }
-      // sort the row by column
-      std::vector<std::pair<int, Real>> row;
-      row.reserve(size_t(end - begin));
-      for (int e = begin; e < end; ++e)
-        row.emplace_back(C.col[size_t(e)], C.val[size_t(e)]);
-      std::sort(row.begin(), row.end(),
-                [](const std::pair<int, Real>& x, const std::pair<int, Real>& y) {
-                  return x.first < y.first;
-                });
-      for (int e = begin; e < end; ++e) {
-        C.col[size_t(e)] = row[size_t(e - begin)].first;
-        C.val[size_t(e)] = row[size_t(e - begin)].second;
-        where[size_t(C.col[size_t(e)])] = -1;
-      }
+      std::sort(col, col + count);
+      Real* val = C.val.data() + C.row_ptr[size_t(i)];
+      for (int e = 0; e < count; ++e)
+        val[e] = sum[size_t(col[e])];
     }
   }
   return C;
