@@ -766,6 +766,20 @@ stage_seventh() {
   cut -c1-220 "$out/tables.md" | head -150
 }
 
+# the clock of a stage that runs until a deadline (eighth, ninth; their locals deadline, t0 and
+# logs): stage_clock starts it (GPU_DEADLINE_SECS from now) and makes the log folder; left: the
+# seconds to the deadline (at least 5); cap S: S or what is left, the smaller; mark: a line with
+# the seconds since the start, kept in marks.txt as well (the call's output keeps only its tail)
+stage_clock() {
+  deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-540}))
+  rm -rf "$logs" && mkdir -p "$logs"
+  device_header "$logs"
+  t0=$(date +%s)
+}
+left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
+cap() { local l; l="$(left)"; echo $(($1 < l ? $1 : l)); }
+mark() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$logs/marks.txt"; }
+
 # the next run (after run 12): S9 at 20k through the fold with the pair search that follows each
 # element's motion, and at 670k (10^6 DOF, the model built once) with its Newton iteration timed;
 # S8 with the measured defaults (staged up to 2,048, warps up to 8,192) and ncu on its heavy
@@ -774,13 +788,8 @@ stage_seventh() {
 stage_eighth() {
   local bb="$build/bench/slender_batch_bench" cb="$build/bench/slender_cloth_bench"
   local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests" logs=/tmp/gpu-eighth
-  local deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-540}))
-  left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
-  cap() { local l; l="$(left)"; echo $(($1 < l ? $1 : l)); }
-  rm -rf "$logs" && mkdir -p "$logs"
-  device_header "$logs"
-  local t0; t0=$(date +%s)
-  mark() { echo "[$(($(date +%s) - t0)) s] $*"; }
+  local deadline t0
+  stage_clock
   # 1. correctness of the code since run 12 first: the whole GPU suite (the one engine, its
   # batch, the families' tables, the contact pipeline, the caller's energies), then the engine
   # as the CUDA Simulator's stepper (V8 over every scene among its cases)
@@ -852,18 +861,12 @@ stage_eighth() {
 # found faulty, fixed in eac8d23 and a3b48d3, among them); S9 at 20k on into the fold (contact
 # active from about step 380 at 2k), and at 670k (10^6 DOF) with block Jacobi beside the
 # multigrid over 4 steps, its hierarchy built once and reused; then the sanitizers still owed,
-# two at a time until the deadline, the shared-memory kernels' racecheck first. The marks go
-# to marks.txt as well (the call's output keeps only its tail).
+# two at a time until the deadline, the shared-memory kernels' racecheck first.
 stage_ninth() {
   local cb="$build/bench/slender_cloth_bench"
   local gt="$build/tests/gpu_tests" ct="$build/tests/cpu_backend_tests" logs=/tmp/gpu-ninth
-  local deadline=$(($(date +%s) + ${GPU_DEADLINE_SECS:-540}))
-  left() { local l=$((deadline - $(date +%s))); echo $((l > 5 ? l : 5)); }
-  cap() { local l; l="$(left)"; echo $(($1 < l ? $1 : l)); }
-  rm -rf "$logs" && mkdir -p "$logs"
-  device_header "$logs"
-  local t0; t0=$(date +%s)
-  mark() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$logs/marks.txt"; }
+  local deadline t0
+  stage_clock
   # 1. the GPU suite (31 tests, 15 s in run 13)
   timeout -k 5 "$(cap 90)" stdbuf -oL "$gt" > "$logs/gpu-suite.log" 2>&1
   mark "gpu_tests (all): rc $?; $(gtest_counts "$logs/gpu-suite.log")"
