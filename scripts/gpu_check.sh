@@ -873,15 +873,16 @@ stage_ninth() {
   # 2. S9: 20k into the fold (run 13 reached step 339 of 450 in 150 s, no contact yet), then
   # 670k with block Jacobi (2 steps) and with the multigrid (4 steps: one build, reused)
   timeout -k 5 "$(cap 230)" stdbuf -oL "$cb" --backend cuda --sizes 20k --steps 520 --repeats 1 \
-    --max-seconds 215 --probe-every 20 --markdown "$logs/s9_cuda_20k.md" > "$logs/s9_cuda_20k.log" 2>&1
+    --max-seconds 215 --probe-every 20 --markdown "$logs/s9_cuda_20k.md" \
+    > "$logs/s9_cuda_20k.log" 2>&1
   mark "S9 cuda 20k: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_20k.log" | cut -c1-200)"
-  local solver steps
+  local solver steps log
   for solver in pcg amg; do
     steps=2 && [ $solver = amg ] && steps=4
-    timeout -k 5 "$(cap 75)" stdbuf -oL "$cb" --backend cuda --sizes 670k --steps $steps --repeats 1 \
-      --probe-every 0 --solver $solver --markdown "$logs/s9_cuda_670k_$solver.md" \
-      > "$logs/s9_cuda_670k_$solver.log" 2>&1
-    mark "S9 cuda 670k $solver: rc $?; $(grep -m1 'run 1/1' "$logs/s9_cuda_670k_$solver.log" | cut -c1-200)"
+    log="$logs/s9_cuda_670k_$solver"
+    timeout -k 5 "$(cap 75)" stdbuf -oL "$cb" --backend cuda --sizes 670k --steps $steps \
+      --repeats 1 --probe-every 0 --solver $solver --markdown "$log.md" > "$log.log" 2>&1
+    mark "S9 cuda 670k $solver: rc $?; $(grep -m1 'run 1/1' "$log.log" | cut -c1-200)"
   done
   mark "Ray here: $(python3 -c 'import ray; print(ray.__version__)' 2>&1 | tail -1 | cut -c1-100)"
   # 3. the sanitizers, two at a time: racecheck on the kernels with shared memory of our own
