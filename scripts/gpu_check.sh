@@ -38,8 +38,8 @@
 #                                   its defaults and ncu, racecheck's leftovers
 #   scripts/gpu_check.sh ninth      after run 13: the three GPU tests whose set-ups run 13 found
 #                                   faulty, the GPU suite, S9 at 20k into the fold and at 670k
-#                                   with block Jacobi and with the multigrid over 4 steps, the
-#                                   sanitizers still owed
+#                                   with block Jacobi and with the multigrid over 4 steps, S8
+#                                   under nsys, the sanitizers still owed
 # Each stage prints a one-line verdict; the logs hold the details.
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -885,7 +885,21 @@ stage_ninth() {
     mark "S9 cuda 670k $solver: rc $?; $(grep -m1 'run 1/1' "$log.log" | cut -c1-200)"
   done
   mark "Ray here: $(python3 -c 'import ray; print(ray.__version__)' 2>&1 | tail -1 | cut -c1-100)"
-  # 3. the sanitizers, two at a time: racecheck on the kernels with shared memory of our own
+  # 3. S8 at 4096 under nsys, where the machine has it: the CUDA API's time per call and the
+  # kernels' summary, for the 40 % of run 13's step that ncu's kernel times leave out (the
+  # report itself stays outside the logs)
+  local nsys_bin
+  nsys_bin="$(command -v nsys || ls /usr/local/cuda/bin/nsys \
+    /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)"
+  if [ -n "$nsys_bin" ]; then
+    timeout -k 5 "$(cap 60)" "$nsys_bin" profile -o /tmp/s8_nsys --force-overwrite true \
+      --stats=true "$build/bench/slender_batch_bench" --engine vectorized --backend cuda \
+      --sizes 4096 --steps 5 --repeats 1 > "$logs/s8_nsys.txt" 2>&1
+    mark "S8 nsys: rc $?"
+  else
+    mark "S8 nsys: no nsys on this machine"
+  fi
+  # 4. the sanitizers, two at a time: racecheck on the kernels with shared memory of our own
   # (the staged banded solve) and memcheck on the factorization forms first, at 3 steps
   export sanitizer logs deadline SLENDER_TEST_MAX_STEPS=3
   {
@@ -906,6 +920,7 @@ stage_ninth() {
     for f in "$logs"/s9_*.md; do
       [ -f "$f" ] && { echo "## $(basename "$f")"; grep -E '^\||rror' "$f"; }
     done
+    echo "## nsys"; grep -A14 -E 'cuda_api_sum|cuda_gpu_kern_sum' "$logs/s8_nsys.txt" 2>/dev/null
   } > "$out/tables.md" 2>&1
   run_summary "$logs" ninth $(($(date +%s) - t0))
   cat "$logs/marks.txt"
