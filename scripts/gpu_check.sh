@@ -634,9 +634,6 @@ stage_sixth() {
       echo "racecheck $ct *DeviceStepper.$t/Cuda $t"
     done
     echo "memcheck $ct *DeviceStepper.NonSymmetricJacobiansTakeBicgstab/Cuda NonSymmetric"
-    for tool in memcheck racecheck; do
-      echo "$tool $gt CudaBatch.FactorizationsOnWarps*:CudaBatch.StagedBandSolve* Factorizations"
-    done
   } | sanitizer_queue "${GPU_SANITIZE_JOBS:-3}"
   wait
   run_summary "$logs" sixth $((${GPU_DEADLINE_SECS:-480} - deadline + $(date +%s)))
