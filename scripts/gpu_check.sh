@@ -946,5 +946,10 @@ case "${1:-all}" in
   eighth) stage_eighth ;;
   ninth) stage_ninth ;;
   all) stage_build && stage_test && stage_sanitize && stage_sanitize2 && stage_bench && stage_s9 && stage_s9cpu ;;
-  *) echo "usage: $0 build|first|test|sanitize|sanitize2|sanitize3|bench|s9|s9cpu|all" >&2; exit 2 ;;
+  *)
+    stages="build|test|sanitize|sanitize2|sanitize3|sanitize4|bench|s9|s9cpu|s9b|s8prof"
+    stages="$stages|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|all"
+    echo "usage: $0 $stages" >&2
+    exit 2
+    ;;
 esac
