@@ -36,7 +36,7 @@ std::vector<std::string> default_scenes() {
   const std::string b = SLENDER_BENCH_SCENES_DIR, a = SLENDER_BENCH_APP_SCENES_DIR;
   return {b + "/s1_cantilever_e1e5.json",
           b + "/s2_cantilever_e1e7.json",
-          b + "/s3_helix_e1e7_newmark.json",
+          b + "/s3_helix_e1e7.json",
           b + "/s4_helix_e1e9.json",
           b + "/s6_cantilever101_e1e6.json",
           b + "/s7_steel_rod.json",

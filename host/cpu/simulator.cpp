@@ -181,6 +181,14 @@ struct Simulator::Impl {
     ev.u_hat = u_hat.data();
     ev.c_u = 0;
     ev.sedge_tau0 = state.sedge_tau0.data();
+    if (contact_secant_off) {
+      // the contact forces left out (Newmark's start: its stored acceleration keeps the
+      // energy-consistent contact's impulses out, core/integrator.h)
+      ev.q_start = q;
+      ev.contact_a = 2;
+      ev.contact_w = 0;
+      ev.contact_hm = 1;
+    }
     if (!model->signals.empty()) {  // the families' time functions at the state's time
       signal_h.resize(kMaxSignals);
       eval_signals(*model, state.time, load_factor_at(spec, state.time), signal_h.data());
@@ -189,6 +197,8 @@ struct Simulator::Impl {
     return ev;
   }
   mutable std::vector<Real> signal_h;  // eval_view's signals
+  // eval_view leaves out the contact normal forces (Newmark's start)
+  bool contact_secant_off = false;
 
   // the natural shape at time t: the rest values plus every actuation's contribution (they
   // add up where several drive one spring), then the callback
@@ -432,7 +442,9 @@ struct Simulator::Impl {
     apply_actuation(0);
     q_hat = state.q;
     u_hat = state.u;
+    contact_secant_off = contact_step_coeffs(spec, spec.dt).a > 0;
     eval_stencils_at_state(kGrad);
+    contact_secant_off = false;
     std::fill(q_hat.begin(), q_hat.end(), 0);
     std::fill(u_hat.begin(), u_hat.end(), 0);
     std::vector<Real> dof_r(m.ndof), dof_J(m.ndof), dof_phi(m.ndof), f(p.nfree);

@@ -928,8 +928,8 @@ void SceneReader::read_forces(const JsonObject& f) {
 }
 
 void SceneReader::read_integrator(const JsonObject& g) {
-  g.allow_only(
-      {"type", "dt", "duration", "beta", "gamma", "adaptive", "min_dt", "two_d", "newton"});
+  g.allow_only({"type", "dt", "duration", "beta", "gamma", "adaptive", "min_dt", "two_d",
+                "energy_consistent", "newton"});
   IntegratorSpec& out = s_.integrator;
   out.loc = loc(g.value(), g.path());
   const std::string type = g.string_or("type", "implicit_euler");
@@ -956,6 +956,7 @@ void SceneReader::read_integrator(const JsonObject& g) {
   out.adaptive = g.boolean_or("adaptive", out.adaptive);
   out.min_dt = g.number_or("min_dt", out.min_dt);
   out.two_d = g.boolean_or("two_d", out.two_d);
+  out.energy_consistent = g.boolean_or("energy_consistent", out.energy_consistent);
   if (g.has("newton")) {
     const JsonObject n = g.object("newton");
     n.allow_only({"max_iters", "abs_tol", "rel_tol", "step_tol", "line_search"});

@@ -85,7 +85,13 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                      in.u_hat.data(),
                      c_u,
                      in.tau0.data(),
-                     nullptr};
+                     nullptr,
+                     nullptr,
+                     0,
+                     0,
+                     0,
+                     0,
+                     0};
   in.dev = EvalView{1,
                     in.dq.data(),
                     in.dd1.data(),
@@ -98,7 +104,13 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                     in.du_hat.data(),
                     c_u,
                     in.dtau0.data(),
-                    nullptr};
+                    nullptr,
+                    nullptr,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0};
 }
 
 /// The local-result pools of every family (the plan's layout), host and device.

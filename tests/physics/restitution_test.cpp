@@ -109,8 +109,11 @@ TEST(Restitution, EnergyNeverGrowsOverTwentyBounces) {
   }
 }
 
-// the first rebound at e = 0.9 on the midpoint rule as dt halves: the changes shrink, towards
-// e^2 h
+// the first rebound at e = 0.9 on the midpoint rule as dt halves, towards e^2 h: within 2 % at
+// every dt (the impact's phase against the steps makes the error of one dt oscillate rather
+// than shrink monotonically: measured 1.014, 0.990, 1.013, 1.010, 0.9994 with the
+// energy-consistent contact forces, 0.931, 1.023, 0.998, 1.009, 0.9989 with the pointwise ones),
+// within 0.2 % at the finest
 TEST(Restitution, RefiningDtConverges) {
   std::vector<Real> r;
   for (Real dt : {8e-4, 4e-4, 2e-4, 1e-4, 5e-5}) {
@@ -118,10 +121,9 @@ TEST(Restitution, RefiningDtConverges) {
     ASSERT_EQ(p.size(), 1u) << dt;
     r.push_back(p[0] / (0.81 * kH));
     std::printf("midpoint, e = 0.9, dt %.0e: rebound %.5f e^2 h\n", dt, r.back());
+    EXPECT_NEAR(r.back(), 1, 0.02) << dt;
   }
-  for (size_t k = 2; k < r.size(); ++k)
-    EXPECT_LT(std::fabs(r[k] - r[k - 1]), std::fabs(r[k - 1] - r[k - 2]) + 1e-4) << k;
-  EXPECT_NEAR(r.back(), 1, 0.02);
+  EXPECT_NEAR(r.back(), 1, 0.002);
 }
 
 // the case: a rod of six nodes dropped 10 mm with the automatic stiffness and no

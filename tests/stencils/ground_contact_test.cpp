@@ -198,6 +198,61 @@ TEST_P(GroundContactTest, JacobianMatchesCentralDifferences) {
   }
 }
 
+// the step's secant (contact_discrete_gradient.h), the stencil at the step's midpoint, on both
+// shapes, with and without friction: the Jacobian is the derivative of the gradient with the
+// step's start held
+TEST_P(GroundContactTest, SecantJacobianMatchesCentralDifferences) {
+  for (int shape = 0; shape < 2; ++shape) {
+    SCOPED_TRACE(shape == 0 ? "plane" : "wavy");
+    GroundContact::Params p = random_params(rng, random_ground(shape));
+    const Vec3 x = place_node(p.ground, rng, uniform(rng, -1, 2) * p.delta);
+    set_velocity(p, rng, x, random_velocity(p, rng, x, Slip::kSliding));
+    const Vec3 x0 = x + test::random_vec3(rng, 0.3 * p.delta);
+    Vec3 gd;
+    Mat3 hd;
+    p.step.a = 2;
+    p.step.D0 = ground_distance(p.ground, x0, gd, hd);
+    EXPECT_LT(jacobian_fd_error(p, x), kFdRelTol);
+    GroundContact::Params q = p;
+    q.mu = 0;
+    EXPECT_LT(jacobian_fd_error(q, x), kFdRelTol);
+  }
+}
+
+// on a plane the secant's work over the step x0 -> 2 x - x0 (x its midpoint) is the penalty's
+// change exactly, for steps from 1e-9 to 3 ramp widths through it; at rest (x0 = x) it is the
+// pointwise force
+TEST_P(GroundContactTest, SecantWorkIsThePenaltysChangeOnAPlane) {
+  GroundContact::Params p = random_params(rng, random_plane(rng));
+  p.mu = 0;
+  const Real k1 = 15 / p.delta;
+  auto phi = [&](const Vec3& y) {
+    Vec3 gd;
+    Mat3 hd;
+    return detail::ground_penalty(ground_distance(p.ground, y, gd, hd), k1, p.k_c, nullptr,
+                                  nullptr);
+  };
+  Vec3 gd;
+  Mat3 hd;
+  p.step.a = 2;
+  for (Real gap0 : {Real(-0.5), Real(0.3), Real(2)}) {
+    for (Real move : {Real(1e-9), Real(0.01), Real(0.7), Real(3)}) {
+      const Vec3 x0 = place_node(p.ground, rng, gap0 * p.delta);
+      const Vec3 dx = move * p.delta * (test::random_vec3(rng) - 1.5 * p.ground.n);
+      p.step.D0 = ground_distance(p.ground, x0, gd, hd);
+      const Vec3 g = grad_of(p, x0 + Real(0.5) * dx);
+      const Real dphi = phi(x0 + dx) - phi(x0);
+      EXPECT_NEAR(dot(g, dx), dphi, 1e-10 * (std::fabs(dphi) + p.k_c * p.delta * p.delta))
+          << gap0 << " " << move;
+    }
+  }
+  const Vec3 x = place_node(p.ground, rng, 0.2 * p.delta);
+  GroundContact::Params q = p;
+  q.step = ContactStep{};
+  p.step.D0 = ground_distance(p.ground, x, gd, hd);
+  EXPECT_LT(test::rel_err(grad_of(p, x), grad_of(q, x)), 1e-14);
+}
+
 TEST_P(GroundContactTest, GradientMatchesCentralDifferences) {
   // without friction g is the gradient of E, and H its (symmetric) Hessian
   for (int shape = 0; shape < 2; ++shape) {

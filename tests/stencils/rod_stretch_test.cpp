@@ -76,7 +76,76 @@ TEST_P(RodStretchTest, RestStateHasZeroEnergyAndGradient) {
   EXPECT_LT(norm(r.g), 1e-12 * p.EA);
 }
 
+// the midpoint rule's energy-momentum secant (rod_stretch_em_eval): x the step's midpoint, x0
+// its start, the end 2 x - x0 moved by a random rotation and stretch
+class RodStretchSecantTest : public RodStretchTest {
+ protected:
+  Vec<6> start(Real scale) const {
+    std::mt19937_64 rng(GetParam() + 1000);
+    Vec<6> x0;
+    for (int i = 0; i < 6; ++i)
+      x0[i] = x[i] + scale * std::uniform_real_distribution<Real>(-1, 1)(rng);
+    return x0;
+  }
+  LocalEval<6> secant(const Vec<6>& y, const Vec<6>& x0, unsigned want = kGradHess) const {
+    LocalEval<6> r;
+    rod_stretch_em_eval(y, x0, p, want, r);
+    return r;
+  }
+};
+
+TEST_P(RodStretchSecantTest, WorkOverTheStepIsTheChangeOfEnergy) {
+  // exact for any law and step: g . (x1 - x0) = E(x1) - E(x0) to round-off
+  for (Real scale : {1e-6, 1e-3, 0.3}) {
+    const Vec<6> x0 = start(scale);
+    const Vec<6> x1 = 2 * x - x0;
+    const LocalEval<6> r = secant(x, x0);
+    const Real work = dot(r.g, x1 - x0), dE = energy(x1) - energy(x0);
+    EXPECT_NEAR(work, dE, 1e-9 * (std::fabs(energy(x1)) + std::fabs(energy(x0)) + 1e-30)) << scale;
+  }
+}
+
+TEST_P(RodStretchSecantTest, IsCentralAndTendsToTheMidpointForce) {
+  const Vec<6> x0 = start(0.05);
+  const LocalEval<6> r = secant(x, x0);
+  // central: no net force, no torque (momentum and angular momentum kept)
+  const Vec3 f0 = r.g.segment<3>(0), f1 = r.g.segment<3>(3);
+  EXPECT_LT(norm(f0 + f1), 1e-12 * norm(f0));
+  EXPECT_LT(norm(cross(x.segment<3>(3) - x.segment<3>(0), f1)), 1e-12 * norm(f0) * norm(x));
+  // a step that does not move: the pointwise force, through the midpoint branch
+  EXPECT_LT(test::rel_err(secant(x, x, kGrad).g, grad(x)), 1e-12);
+  EXPECT_LT(test::rel_err(secant(x, start(1e-9), kGrad).g, grad(x)), 1e-7);
+}
+
+TEST_P(RodStretchSecantTest, JacobianMatchesCentralDifferences) {
+  // the exact Jacobian (not symmetric once the step moves the edge), with the start held
+  for (Real scale : {1e-9, 0.05}) {
+    const Vec<6> x0 = start(scale);
+    const LocalEval<6> r = secant(x, x0);
+    const Mat<6, 6> fd =
+        test::fd_jacobian<6>([&](const Vec<6>& y) { return secant(y, x0, kGrad).g; }, x);
+    EXPECT_LT(test::rel_err(r.H, fd), kFdRelTol) << scale;
+  }
+}
+
+TEST(RodStretchSecant, DegenerateInputStaysFinite) {
+  for (Real l : {0.0, 1e-15}) {
+    Vec<6> x = Vec<6>::zero(), x0 = Vec<6>::zero();
+    x[3] = 1;
+    x0[3] = 2 - l;  // the end's edge of length l
+    LocalEval<6> r;
+    rod_stretch_em_eval(x, x0, RodStretch::Params{1.0, 1.0}, kGradHess, r);
+    EXPECT_TRUE(std::isfinite(r.E));
+    for (int i = 0; i < 6; ++i)
+      EXPECT_TRUE(std::isfinite(r.g[i]));
+    for (int i = 0; i < 36; ++i)
+      EXPECT_TRUE(std::isfinite(r.H.a[i]));
+    EXPECT_TRUE(r.flags & kDegenerate);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, RodStretchTest, ::testing::Range(1, 41));
+INSTANTIATE_TEST_SUITE_P(Seeds, RodStretchSecantTest, ::testing::Range(1, 21));
 
 // the Ogden laws: at small strain the tension is the Hookean EA eps (the stiffness EA at
 // lambda = 1); the neo-Hookean law is alpha = 2: W = EA / 6 (lambda^2 + 2 / lambda - 3) per rest

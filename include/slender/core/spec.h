@@ -36,6 +36,13 @@ struct IntegratorSpec {
   bool adaptive = false;  ///< halve dt when a step fails (down to min_dt), regrow after
   Real min_dt = 0;        ///< smallest dt of adaptive stepping [s]; 0 = dt / 1024
   bool two_d = false;     ///< motion restricted to the x-z plane (y and twist fixed)
+  /// energy-consistent forces: the implicit midpoint rule's and Newmark's normal contact forces
+  /// (ground and bodies) as the secant of their penalty energy over the step, so that impacts
+  /// create no energy (stencils/contact_discrete_gradient.h), and the midpoint rule's
+  /// stretching forces as the secant of their energy in l^2 (stencils/rod_stretch.h), which
+  /// keeps stiff springs from pumping energy into the motion; false: every force at the step's
+  /// unknown (pointwise), as before 2026-11-28
+  bool energy_consistent = true;
   NewtonSpec newton;
   SourceLoc loc = {};  ///< the "integrator" block
 };

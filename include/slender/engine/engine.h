@@ -107,6 +107,16 @@ struct EvalGround {
   }
 };
 
+/// out[e, free_dof[r]] = -f[e, r]: the negated free residual rows into per-DOF slots
+struct NegScatterFree {
+  int nfree, ndof;
+  const int* free_dof;
+  const Real* f;  // (nenv x nfree)
+  Real* out;      // (nenv x ndof)
+  SLENDER_HD void at(long e, long r) const { out[e * ndof + free_dof[r]] = -f[e * nfree + r]; }
+  SLENDER_HD void operator()(long i) const { at(i / nfree, i % nfree); }
+};
+
 /// out[e, free_dof[r]] -= alpha[e] dx[e, r] (out holds the step's start)
 struct NewtonStep {
   int nfree, ndof;
@@ -304,14 +314,16 @@ class Engine {
     X::upload(mu_, mu_h_.data(), B);
     friction_.assign(B, m.friction() ? 1 : 0);
     warn_.assign(3 * B, 0);
+    // the midpoint rule's and Newmark's energy-consistent contact forces (where there is contact)
+    contact_on_ = m.ground.enabled || m.contact.enabled;
     // the solve policy and the model's plan
     if (policy == EngineSolve::kSystem)
       system_ = std::make_unique<stepper::SystemSolveOn<X>>(
-          solver, !m.nonsymmetric() && solver != LinearSolverKind::kSparseLu);
+          solver, !nonsymmetric(m, spec) && solver != LinearSolverKind::kSparseLu);
     use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
     if (policy == EngineSolve::kBatched)
-      batched_ =
-          std::make_unique<VectorLinearSolve<X>>(*plan_, m.ndof, nenv, solver, !m.nonsymmetric());
+      batched_ = std::make_unique<VectorLinearSolve<X>>(*plan_, m.ndof, nenv, solver,
+                                                        !nonsymmetric(m, spec));
     if (m.contact.enabled) {
       contacts_ = std::make_unique<ContactFinder>(m);
       // the iterative path keeps the model's plan and assembles the contact part on its own
@@ -438,7 +450,7 @@ class Engine {
     const bool fr = m.friction() || (m.ground.enabled && p.ground_friction > 0);
     if (fr) {
       if (system_) system_->make_nonsymmetric();
-      if (batched_ && !m.nonsymmetric()) batched_->set_nonsymmetric(e);
+      if (batched_ && !nonsymmetric(m, spec_)) batched_->set_nonsymmetric(e);
     }
     friction_[e] = fr ? 1 : 0;
     mu_h_[e] = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
@@ -729,8 +741,10 @@ class Engine {
     evaluate(y_.data(), r, phi, true);
     std::vector<long> ls_warn(B, 0);
     // the line search goes by the residual where the forces have no potential
+    // (and where contact or stretching forces are the step's secants, whose potential is not
+    // evaluated)
     EnvMask no_potential = friction_;
-    if (force_)
+    if (force_ || contact_step().a > 0 || stretch_secant_on(spec_))
       for (unsigned char& v : no_potential)
         v = 1;
     const EnvMask done = newton_iterations(
@@ -778,6 +792,18 @@ class Engine {
     ev.q_hat = q_hat_.data();
     ev.u_hat = u_hat_.data();
     ev.c_u = c_.c_u;
+    const ContactStepCoeffs cs = contact_step();
+    if (cs.a > 0) {  // the secant normal contact forces from the step's start
+      ev.q_start = q_.data();
+      ev.contact_a = cs.a;
+      ev.contact_w = contact_secant_off_ ? 0 : cs.w;
+      ev.contact_hm = cs.hm;
+      ev.contact_cu = cs.cu;
+    }
+    if (stretch_secant_on(spec_)) {  // the energy-momentum stretching from the step's start
+      ev.q_start = q_.data();
+      ev.stretch_secant = 1;
+    }
     return ev;
   }
 
@@ -1171,20 +1197,58 @@ class Engine {
     se_.copy(y_.data(), y_trial_.data(), m.ndof);
   }
 
+  // whether the Jacobian is not symmetric: the model's forces, or the midpoint rule's
+  // energy-momentum stretching of rods (stencils/rod_stretch.h)
+  static bool nonsymmetric(const Model& m, const IntegratorSpec& spec) {
+    return m.nonsymmetric() || (stretch_secant_on(spec) && m.nedge > 0);
+  }
+
   // ---- the end of the converged steps ----------------------------------------------------------
+
+  // Newmark's energy-consistent contact (core/integrator.h, contact_step_coeffs): the contact
+  // forces w F of the converged steps (the active environments), per DOF, for the finalize to
+  // keep their impulse out of the stored acceleration. They are the residual's contact part: the
+  // residual without it at y is r0 = c_m M (y - q_hat) + grad E - F, and with it r0 + w F = 0 to
+  // Newton's tolerance, so w F = -r0 on the free DOFs (exact to the tolerance the step converged
+  // to, as the stored acceleration c_m (y - q_hat) itself).
+  void newmark_contact_force(FinalizeStep& fin) {
+    const Model& m = *model_;
+    std::vector<Real> r(nenv_), phi(nenv_);
+    contact_secant_off_ = true;
+    evaluate(y_.data(), r, phi, false);
+    contact_secant_off_ = false;
+    contact_force_.resize(size_t(nenv_) * size_t(m.ndof));
+    se_.copy(contact_force_.data(), zero_dofs(), m.ndof);
+    se_.run(
+        pd_.nfree,
+        vec::NegScatterFree{pd_.nfree, m.ndof, free_dof_.data(), f_.data(), contact_force_.data()},
+        kParallelGrain);
+    fin.contact_force = contact_force_.data();
+    fin.contact_u = dt_ * (spec_.gamma - 2 * spec_.beta);
+    fin.env = scaled_ ? params_.data() : nullptr;
+  }
+  // nenv x ndof zeros (a source for copies)
+  const Real* zero_dofs() {
+    const size_t n = size_t(nenv_) * size_t(model_->ndof);
+    if (zeros_.size() != n) {
+      zeros_.resize(n);
+      zeros_.fill_zero();
+    }
+    return zeros_.data();
+  }
 
   void finalize(const std::vector<unsigned char>& done, VectorStepResult& res) {
     const int B = nenv_;
     if (std::none_of(done.begin(), done.end(), [](unsigned char v) { return v != 0; })) return;
     active_h_ = done;
     push_active();
+    FinalizeStep fin{spec_.kind,        dt_,           c_.c_m,        c_.c_u,
+                     y_.data(),         q_hat_.data(), u_hat_.data(), dof_mass_.data(),
+                     dof_fixed_.data(), q_.data(),     u_.data(),     a_.data(),
+                     env_stride(),      step_slot_,    step_target_,  step_target_stride_};
+    if (spec_.kind == IntegratorKind::kNewmark && contact_step().a > 0) newmark_contact_force(fin);
     // the state, and the frames of the new configuration as the next step's start
-    se_.end_step(
-        mv_,
-        FinalizeStep{spec_.kind, dt_, c_.c_m, c_.c_u, y_.data(), q_hat_.data(), u_hat_.data(),
-                     dof_mass_.data(), dof_fixed_.data(), q_.data(), u_.data(), a_.data(),
-                     env_stride(), step_slot_, step_target_, step_target_stride_},
-        frames(), tau0_.data(), /*midedge=*/true);
+    se_.end_step(mv_, fin, frames(), tau0_.data(), /*midedge=*/true);
     if (pd_.energy_pool > 0) {
       std::vector<Red4>& s = sums_;
       s.resize(size_t(B));
@@ -1217,6 +1281,15 @@ class Engine {
   std::unique_ptr<VectorLinearSolve<X>> batched_;
   std::unique_ptr<stepper::SystemSolveOn<X>> system_;
   StepCoeffs c_;
+  // the energy-consistent contact forces of this step (none: a = 0), where there is contact;
+  // the contact's weight set to 0 for one evaluation (Newmark's finalize), the per-DOF contact
+  // forces and zeros
+  ContactStepCoeffs contact_step() const {
+    return contact_on_ ? contact_step_coeffs(spec_, dt_) : ContactStepCoeffs{};
+  }
+  bool contact_on_ = false;
+  bool contact_secant_off_ = false;
+  Buffer<Real> contact_force_, zeros_;
   Real dt_ = 0;  // this step's
   PhaseTimes* times_ = nullptr;
   bool phase_timing_ = false;

@@ -314,6 +314,8 @@ class StepEval {
       const ModelView& mv, const EnvPools& p, const StepFrames& fr, EvalView ev, Real dt) {
     const Model& m = *m_;
     const Real w = ev.c_u * dt;
+    // (the damping's stencils at z are pointwise: no energy-momentum secant from the step's start)
+    ev.stretch_secant = 0;
     if (w != 1) {
       // z = q_a + w (y - q_a) and its frames (implicit Euler: z = y, whose frames are at hand)
       Real* z = kv_z_.data();

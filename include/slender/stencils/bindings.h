@@ -72,7 +72,81 @@ struct EvalView {
   // the model's signals at the evaluation time, kMaxSignals per env (eval_signals), or null
   // when the model has none
   const Real* signal;
+  // the step's energy-consistent contact (contact_discrete_gradient.h; core/integrator.h,
+  // contact_step_coeffs): the configuration at the step's start (nenv x ndof; null: pointwise
+  // contact forces), the secant's a (2; 0: off), the residual's weight on the contact stencils
+  // (contact_w), where they are evaluated (x = x0 + contact_hm (y - x0), the step's midpoint)
+  // and, when contact_hm != 1 (Newmark), du/dx of the step's mean velocity c (x - x0) there
+  // (contact_cu = 1 / (hm dt))
+  const Real* q_start;
+  Real contact_a, contact_w, contact_hm, contact_cu;
+  // the rods' stretching stencils as the energy-momentum secant from q_start (rod_stretch.h):
+  // 1, or 0
+  int stretch_secant;
 };
+
+/// The integrator's view of one contact stencil within a step: the configuration it is
+/// evaluated at (x, N / 3 nodes), the node velocities there and du/dx, the step's start and the
+/// weights of its results (contact_discrete_gradient.h). Pointwise (outside the energy-consistent
+/// form): x = y, u = u_hat + c_u (y - q_hat), no weights. The midpoint rule: the same, with the
+/// secant's step. Newmark: x = x0 + hm (y - x0), u the step's mean velocity c (x - x0), g and E
+/// weighted by w and H by w hm.
+template <int N>
+struct ContactView {
+  Vec<N> x, u, x0;
+  Real c_u = 0;
+  bool moving = false;  // velocities are known (a step's offsets are set)
+  bool secant = false;  // the step's secant applies (x0 set)
+  bool scaled = false;  // g, E by w and H by w hm
+  Real w = 1, hm = 1;
+  /// from the nodes' DOFs (dof[a] the first of node a) of environment env
+  SLENDER_HD void gather(const EvalView& s, long base, const int* dof, unsigned want) {
+    constexpr int K = N / 3;
+    for (int a = 0; a < K; ++a)
+      for (int i = 0; i < 3; ++i)
+        x[3 * a + i] = s.q[base + dof[a] + i];
+    moving = s.q_hat && s.u_hat;
+    c_u = s.c_u;
+    if (moving)
+      for (int a = 0; a < K; ++a)
+        for (int i = 0; i < 3; ++i) {
+          const long k = base + dof[a] + i;
+          u[3 * a + i] = s.u_hat[k] + s.c_u * (x[3 * a + i] - s.q_hat[k]);
+        }
+    secant = s.q_start && s.contact_a > 0 && want != kEnergy;
+    if (!secant) return;
+    for (int a = 0; a < K; ++a)
+      for (int i = 0; i < 3; ++i)
+        x0[3 * a + i] = s.q_start[base + dof[a] + i];
+    w = s.contact_w;
+    hm = s.contact_hm;
+    scaled = w != 1 || hm != 1;
+    if (hm == 1) return;
+    // Newmark: the step's midpoint, where the mean velocity is c (x - x0)
+    c_u = s.contact_cu;
+    for (int i = 0; i < N; ++i) {
+      x[i] = x0[i] + hm * (x[i] - x0[i]);
+      u[i] = c_u * (x[i] - x0[i]);
+    }
+    moving = true;
+  }
+  /// the results' weights
+  template <int D>
+  SLENDER_HD void weigh(unsigned want, LocalEval<D>& r) const {
+    if (!scaled) return;
+    r.E *= w;
+    r.g *= w;
+    if (want & kHess) r.H *= w * hm;
+  }
+};
+
+/// the step of a contact stencil whose distance at the step's start is D0
+SLENDER_HD inline ContactStep contact_step_of(const EvalView& s, Real D0) {
+  ContactStep st;
+  st.a = s.contact_a;
+  st.D0 = D0;
+  return st;
+}
 
 /// Where one family's local results go: fixed offsets (env, k), no accumulation.
 template <int D>
@@ -131,6 +205,12 @@ struct RodStretchBinding {
     Vec<6> x;
     detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
     const RodStretch::Params p{m.edge_EA[k], m.edge_l_bar[k], m.edge_stretch_alpha[k]};
+    // the midpoint rule's energy-momentum stretching (rod_stretch.h)
+    if (s.q_start && s.stretch_secant && want != kEnergy) {
+      Vec<6> x0;
+      detail::gather_positions<2>(s.q_start + long(env) * m.ndof, m.edge_node + 2 * k, x0);
+      return rod_stretch_em_eval(x, x0, p, want, r);
+    }
     rod_stretch_eval(x, p, want, r);
   }
 };
@@ -331,16 +411,22 @@ struct GroundBinding {
                                             Real mu,
                                             LocalEval<3>& r,
                                             Real mass_scale) {
-    const long base = long(env) * m.ndof + 3 * k;
+    const long base = long(env) * m.ndof;
     GroundContact::Params p = m.ground;
     p.mu = mu;
-    Vec3 x;
+    const int dof = 3 * int(k);
+    ContactView<3> cv;
+    cv.gather(s, base, &dof, want);
+    // the integrator's offsets as the stencil reads them, u = u_hat + c_u (x - q_hat): the
+    // step's own, or under Newmark's form q_hat = x0, u_hat = 0 (the mean velocity; the
+    // dashpot's start q_hat - u_hat / c_u is then x0)
+    const Vec3 x = cv.x;
+    const bool mid = cv.secant && cv.hm != 1;
+    p.c_u = cv.c_u;
     for (int i = 0; i < 3; ++i) {
-      x[i] = s.q[base + i];
-      p.q_hat[i] = s.q_hat ? s.q_hat[base + i] : 0;
-      p.u_hat[i] = s.u_hat ? s.u_hat[base + i] : 0;
+      p.q_hat[i] = mid ? cv.x0[i] : s.q_hat ? s.q_hat[base + dof + i] : 0;
+      p.u_hat[i] = mid ? 0 : s.u_hat ? s.u_hat[base + dof + i] : 0;
     }
-    p.c_u = s.c_u;
     // the node's mass (the dashpot and the automatic stiffness); the dashpot also needs the
     // step's offsets (none outside a step)
     p.mass = m.node_mass ? m.node_mass[k] * mass_scale : 0;
@@ -352,64 +438,30 @@ struct GroundBinding {
     } else {
       p.ground.offset += rad;
     }
+    // the step's secant normal force needs the distance at the step's start
+    if (cv.secant) {
+      Vec3 gd;
+      Mat3 hd;
+      p.step = contact_step_of(s, ground_distance(p.ground, cv.x0, gd, hd));
+    }
     ground_contact_eval(x, p, want, r);
+    cv.weigh(want, r);
   }
 };
 
 namespace detail {
 
-/// the pair friction of a 4-node contact stencil: node velocities from the integrator's offsets
-/// (u = u_hat + c_u (x - q_hat)); false when the pair has no friction or there is no motion
-SLENDER_HD inline bool contact_friction(const ModelView& m,
-                                        const EvalView& s,
-                                        int env,
-                                        const int* node,
-                                        const Vec<12>& x,
-                                        Real mu,
-                                        ImcFriction& f) {
-  if (!(mu > 0) || !s.u_hat || !s.q_hat) return false;
-  f.mu = mu;
-  f.nu = m.contact_nu;
-  f.c_u = s.c_u;
-  const long base = long(env) * m.ndof;
-  for (int a = 0; a < 4; ++a)
-    for (int i = 0; i < 3; ++i) {
-      const long dof = base + 3 * node[a] + i;
-      f.u[a][i] = s.u_hat[dof] + s.c_u * (x[3 * a + i] - s.q_hat[dof]);
-    }
-  f.u[4] = Vec3::zero();
-  return true;
-}
-
-/// one 4-node contact pair (nodes `node`, contact distance d, friction coefficient mu) of
-/// either kind: the distance functor picks edge-edge or point-triangle
+/// the normal dashpot of a 4-node contact pair (contact_damping.h): its normal, activation and
+/// reduced mass at xl (the step's start), the node velocities u at the pair's x and du/dx c_u
 template <class Distance>
-SLENDER_HD inline void contact_pair_eval(const ModelView& m,
-                                         const EvalView& s,
-                                         int env,
-                                         const int* node,
-                                         Real d,
-                                         Real mu,
-                                         unsigned want,
-                                         LocalEval<12>& r) {
-  Vec<12> x;
-  gather_positions<4>(s.q + long(env) * m.ndof, node, x);
-  r.g.set_zero();  // out of range the stencil returns early; keep every path defined
-  ImcFriction f;
-  const bool fr = contact_friction(m, s, env, node, x, mu, f);
-  imc_eval<12, Distance>(x, ImcParams{m.contact_k, d, m.contact_delta}, want, r, nullptr,
-                         fr ? &f : nullptr);
-  if (!(m.contact_zeta > 0) || !(s.c_u > 0) || !s.u_hat || !s.q_hat || !m.node_mass) return;
-  // the normal dashpot (contact_damping.h): normal, activation and reduced mass at the step's
-  // start x_lag = q_hat - u_hat / c_u
-  const long base = long(env) * m.ndof;
-  Vec<12> xl, u;
-  for (int a = 0; a < 4; ++a)
-    for (int i = 0; i < 3; ++i) {
-      const long dof = base + 3 * node[a] + i;
-      xl[3 * a + i] = s.q_hat[dof] - s.u_hat[dof] / s.c_u;
-      u[3 * a + i] = s.u_hat[dof] + s.c_u * (x[3 * a + i] - s.q_hat[dof]);
-    }
+SLENDER_HD inline void add_pair_dashpot(const ModelView& m,
+                                        const int* node,
+                                        Real d,
+                                        const Vec<12>& xl,
+                                        const Vec<12>& u,
+                                        Real c_u,
+                                        unsigned want,
+                                        LocalEval<12>& r) {
   Distance dist;
   ContactDistance cl;
   dist(xl, kEnergy, cl, nullptr, nullptr);
@@ -428,7 +480,66 @@ SLENDER_HD inline void contact_pair_eval(const ModelView& m,
   const Real K1 = 15 / m.contact_delta;
   const Real c =
       2 * m.contact_zeta * ::sqrt(2 * m.contact_k / inv_m) * contact_logistic(K1 * (d - cl.delta));
-  add_contact_damping<12>(w, c, u, s.c_u, want, r);
+  add_contact_damping<12>(w, c, u, c_u, want, r);
+}
+
+/// one 4-node contact pair (nodes `node`, contact distance d, friction coefficient mu) of
+/// either kind: the distance functor picks edge-edge or point-triangle; in the integrator's view
+/// of the step (ContactView: the step's midpoint and mean velocity under the energy-consistent
+/// forms)
+template <class Distance>
+SLENDER_HD inline void contact_pair_eval(const ModelView& m,
+                                         const EvalView& s,
+                                         int env,
+                                         const int* node,
+                                         Real d,
+                                         Real mu,
+                                         unsigned want,
+                                         LocalEval<12>& r) {
+  const long base = long(env) * m.ndof;
+  int dof[4];
+  for (int a = 0; a < 4; ++a)
+    dof[a] = 3 * node[a];
+  ContactView<12> cv;
+  cv.gather(s, base, dof, want);
+  r.g.set_zero();  // out of range the stencil returns early; keep every path defined
+  // friction: the node velocities at x
+  ImcFriction f;
+  const bool fr = mu > 0 && cv.moving;
+  if (fr) {
+    f.mu = mu;
+    f.nu = m.contact_nu;
+    f.c_u = cv.c_u;
+    for (int a = 0; a < 4; ++a)
+      f.u[a] = cv.u.template segment<3>(3 * a);
+    f.u[4] = Vec3::zero();
+  }
+  // the step's secant normal force needs the distance at the step's start
+  ContactStep step;
+  if (cv.secant) {
+    Distance dist0;
+    ContactDistance c0;
+    dist0(cv.x0, kEnergy, c0, nullptr, nullptr);
+    step = contact_step_of(s, c0.delta);
+  }
+  imc_eval<12, Distance>(cv.x, ImcParams{m.contact_k, d, m.contact_delta}, want, r, nullptr,
+                         fr ? &f : nullptr, &step);
+  if (m.contact_zeta > 0 && cv.c_u > 0 && cv.moving && s.q_hat && m.node_mass) {
+    // the normal dashpot (contact_damping.h): normal, activation and reduced mass at the step's
+    // start x_lag (q_hat - u_hat / c_u; Newmark's form: x0)
+    Vec<12> xl;
+    if (cv.secant && cv.hm != 1) {
+      xl = cv.x0;
+    } else {
+      for (int a = 0; a < 4; ++a)
+        for (int i = 0; i < 3; ++i) {
+          const long k = base + dof[a] + i;
+          xl[3 * a + i] = s.q_hat[k] - s.u_hat[k] / s.c_u;
+        }
+    }
+    add_pair_dashpot<Distance>(m, node, d, xl, cv.u, cv.c_u, want, r);
+  }
+  cv.weigh(want, r);
 }
 
 }  // namespace detail

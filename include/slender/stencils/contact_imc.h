@@ -44,6 +44,11 @@
 // The friction Jacobian is not symmetric; E is the normal energy only. Friction vanishes with
 // E' (out of range) and for touching pairs (no normal).
 //
+// Within a step of the midpoint rule or Newmark (a ContactStep on, contact_discrete_gradient.h)
+// E' and E'' give way to the secant of E over the step and its derivative, and the friction
+// takes the secant as its normal force (the caller evaluates the pair at the step's midpoint;
+// bindings.h).
+//
 // Stencils (local DOFs, node positions [m], as contact_distance.h):
 //   imc_edge_edge_eval      (12): [a0, a1, b0, b1]
 //   imc_point_triangle_eval (12): [p, t0, t1, t2]
@@ -57,6 +62,7 @@
 // are reported also for pairs out of range, which matters for kContactCrossing.
 
 #include "slender/core/types.h"
+#include "slender/stencils/contact_discrete_gradient.h"
 #include "slender/stencils/contact_distance.h"
 #include "slender/stencils/friction_smooth.h"
 
@@ -92,6 +98,12 @@ SLENDER_HD inline Real imc_energy(Real Delta,
   if (d2E) *d2E = 2 * p.k_c * (sig * sig + (t > 0 ? sp * t / ((1 + t) * (1 + t)) : 0));
   return p.k_c * s * s;
 }
+
+/// imc_energy as a function of Delta alone (for contact_secant)
+struct ImcEnergyFn {
+  ImcParams p;
+  SLENDER_HD Real operator()(Real D, Real* d1, Real* d2) const { return imc_energy(D, p, d1, d2); }
+};
 
 /// Coulomb friction of one IMC pair (eq. 23): off when mu is 0 or the pointer is null.
 struct ImcFriction {
@@ -184,14 +196,20 @@ SLENDER_HD inline void imc_friction_add(const Vec<N>& x,
   }
 }
 
-// the pair is out of range: E = 0 and zero derivatives, no derivative work; else false
+// the pair is out of range: E = 0 and zero derivatives, no derivative work; else false. With
+// a step's secant (step on) the pair is out of range when it is at both ends of the step.
 template <int N>
 SLENDER_HD inline bool imc_out_of_range(const ContactDistance& cd,
                                         const ImcParams& p,
+                                        const ContactStep* step,
                                         unsigned want,
                                         LocalEval<N>& out) {
   out.flags = cd.flags;
-  if (!(cd.delta >= p.d + p.delta)) return false;
+  const Real reach = p.d + p.delta;
+  if (!(cd.delta >= reach)) return false;
+  if (step && step->on() && want != kEnergy &&
+      !(step->D0 >= reach && step->D0 + step->a * (cd.delta - step->D0) >= reach))
+    return false;
   out.E = 0;
   if (want != kEnergy) out.g.set_zero();
   if (want & kHess) out.H.set_zero();
@@ -199,12 +217,15 @@ SLENDER_HD inline bool imc_out_of_range(const ContactDistance& cd,
 }
 
 // E, g = E' grad Delta and H = E'' grad Delta grad Delta^T + E' Hess Delta (upper triangle
-// mirrored, so that H is symmetric to the bit)
+// mirrored, so that H is symmetric to the bit); with a step's secant (step on) E' and E'' are
+// the secant psi and dpsi / dDelta (contact_discrete_gradient.h), and the friction takes the
+// secant as its normal force
 template <int N>
 SLENDER_HD inline void imc_compose(const Vec<N>& x,
                                    const ContactDistance& cd,
                                    const ImcParams& p,
                                    const ImcFriction* fr,
+                                   const ContactStep* step,
                                    unsigned want,
                                    const Vec<N>& gD,
                                    const Mat<N, N>& HD,
@@ -215,6 +236,7 @@ SLENDER_HD inline void imc_compose(const Vec<N>& x,
   // touching: the distance has no gradient, so neither has E here
   if (cd.flags & kContactTouching) out.flags |= kDegenerate;
   if (want == kEnergy) return;
+  if (step && step->on()) contact_secant(ImcEnergyFn{p}, *step, cd.delta, p.delta, e1, e2);
   out.g = e1 * gD;
   if (want & kHess) {
     for (int i = 0; i < N; ++i)
@@ -262,16 +284,17 @@ SLENDER_HD inline void imc_eval(const Vec<N>& x,
                                 unsigned want,
                                 LocalEval<N>& out,
                                 ContactDistance* info,
-                                const ImcFriction* fr) {
+                                const ImcFriction* fr,
+                                const ContactStep* step = nullptr) {
   Distance dist;
   ContactDistance cd;
   dist(x, kEnergy, cd, nullptr, nullptr);
   if (info) *info = cd;
-  if (imc_out_of_range(cd, p, want, out)) return;
+  if (imc_out_of_range(cd, p, step, want, out)) return;
   Vec<N> gD = Vec<N>::zero();
   Mat<N, N> HD;
   if (want != kEnergy) dist(x, imc_distance_want(want), cd, &gD, &HD);
-  imc_compose(x, cd, p, fr, want, gD, HD, out);
+  imc_compose(x, cd, p, fr, step, want, gD, HD, out);
 }
 
 }  // namespace detail

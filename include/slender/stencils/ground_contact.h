@@ -52,9 +52,14 @@
 //   (zeta > 0, c_u > 0: contact_damping.h; its gradient and Hessian are in g and H); friction
 //   has no potential and adds nothing to it.
 // Far above the ground (z < about -745) every exponential underflows and g = H = 0 exactly.
+//
+// Within a step of the midpoint rule or Newmark (p.step on, contact_discrete_gradient.h) E' and
+// E'' give way to the secant of E over the step and its derivative, and the friction takes the
+// secant as its normal force (the binding evaluates the node at the step's midpoint).
 
 #include "slender/core/types.h"
 #include "slender/stencils/contact_damping.h"
+#include "slender/stencils/contact_discrete_gradient.h"
 #include "slender/stencils/friction_smooth.h"
 
 namespace slender {
@@ -91,6 +96,7 @@ struct GroundContact {
     Real zeta;     ///< damping ratio of the normal dashpot (contact_damping.h), 0 = none
     Real mass;     ///< the node's mass [kg] (dashpot, automatic stiffness)
     bool dashpot;  ///< the step's offsets are set (the dashpot needs them)
+    ContactStep step;  ///< the step's energy-consistent normal force (off: pointwise)
   };
 };
 
@@ -150,6 +156,30 @@ SLENDER_HD inline Real ground_distance(const Ground& gr, const Vec3& x, Vec3& gr
 
 namespace detail {
 
+/// the normal penalty E(Delta) = k_c s^2 (s = softplus(-K1 Delta) / K1) and, where d1 (d2) is
+/// not null, E' (E'')
+SLENDER_HD inline Real ground_penalty(Real D, Real K1, Real k_c, Real* d1, Real* d2) {
+  // stable softplus and logistic of z = -K1 Delta, t = exp(-|z|) in [0, 1]
+  const Real z = -K1 * D;
+  const Real t = ::exp(-::fabs(z));
+  const Real sp = (z > 0 ? z : 0) + ::log1p(t);
+  const Real sig = z > 0 ? 1 / (1 + t) : t / (1 + t);
+  const Real s = sp / K1;
+  // E' = dE/dDelta <= 0 and E'' = d2E/dDelta2, with sigma (1 - sigma) = t / (1 + t)^2
+  if (d1) *d1 = -2 * k_c * s * sig;
+  // (t > 0 guards inf * 0 when an overflowing z = +inf makes sp infinite)
+  if (d2) *d2 = 2 * k_c * (sig * sig + (t > 0 ? sp * t / ((1 + t) * (1 + t)) : 0));
+  return k_c * s * s;
+}
+
+/// ground_penalty as a function of Delta alone (for contact_secant)
+struct GroundPenaltyFn {
+  Real K1, k_c;
+  SLENDER_HD Real operator()(Real D, Real* d1, Real* d2) const {
+    return ground_penalty(D, K1, k_c, d1, d2);
+  }
+};
+
 /// the penalty and friction parts of ground_contact_eval, with the stiffness k_c in use
 SLENDER_HD inline void ground_penalty_friction_eval(
     const Vec3& x, const GroundContact::Params& p, Real k_c, unsigned want, LocalEval<3>& out) {
@@ -157,21 +187,13 @@ SLENDER_HD inline void ground_penalty_friction_eval(
   Vec3 dD;
   Mat3 HD;
   const Real D = ground_distance(p.ground, x, dD, HD);
-
-  // stable softplus and logistic of z = -K1 Delta, t = exp(-|z|) in [0, 1]
   const Real K1 = 15 / p.delta;
-  const Real z = -K1 * D;
-  const Real t = ::exp(-::fabs(z));
-  const Real sp = (z > 0 ? z : 0) + ::log1p(t);
-  const Real sig = z > 0 ? 1 / (1 + t) : t / (1 + t);
-  const Real s = sp / K1;
-  out.E = k_c * s * s;
+  // e1, e2: the normal force's E' and dE'/dDelta, pointwise or the step's secant
+  // (contact_discrete_gradient.h)
+  Real e1, e2;
+  out.E = ground_penalty(D, K1, k_c, &e1, &e2);
   if (want == kEnergy) return;
-
-  // E' = dE/dDelta <= 0 and E'' = d2E/dDelta2, with sigma (1 - sigma) = t / (1 + t)^2
-  const Real e1 = -2 * k_c * s * sig;
-  // (t > 0 guards inf * 0 when an overflowing z = +inf makes sp infinite)
-  const Real e2 = 2 * k_c * (sig * sig + (t > 0 ? sp * t / ((1 + t) * (1 + t)) : 0));
+  if (p.step.on()) contact_secant(GroundPenaltyFn{K1, k_c}, p.step, D, p.delta, e1, e2);
   out.g.set_zero();
   out.H.set_zero();
   // out of reach: return before the geometry (huge far above a wavy ground) meets a zero
