@@ -67,6 +67,7 @@ std::shared_ptr<const slender::Model> plate_model(slender::ShellBending bending)
   const int mat = b.material("m", 1000, 1e6, 0.3);
   const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.0125,
                                   true, mat, 1e-3, bending);
+  b.membrane(s, slender::MembraneModel::kSprings);
   const slender::PartSpec& part = b.part(s);
   for (int i = 0; i < int(part.nodes.size()); ++i)
     if (part.nodes[i][0] <= 1e-12) b.fix_node(s, i);

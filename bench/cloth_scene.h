@@ -35,6 +35,7 @@ inline SceneSpec make_scene(int rings, Real E) {
   const int mat = b.material("cloth", kRho, E, kNu);
   const int s = b.disk_shell("cloth", vec3(0, 0, kHeight), vec3(0.08, 0.05, 1), kRadius,
                              kRadius / rings, mat, kThick);
+  b.membrane(s, slender::MembraneModel::kSprings);
   for (int n = 0; n <= 6; ++n)  // the centre and its first ring
     b.fix_node(s, n);
   ContactSpec c;

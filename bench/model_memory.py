@@ -61,7 +61,7 @@ def sheet(folder, nodes):
             for i in range(n - 1):
                 a = j * n + i + 1
                 f.write(f"f {a} {a + 1} {a + n + 1}\nf {a} {a + n + 1} {a + n}\n")
-    part = {"name": "s", "material": "m", "thickness": 1e-3,
+    part = {"name": "s", "material": "m", "thickness": 1e-3, "membrane": "springs",
             "mesh": {"type": "file", "path": os.path.basename(obj)}}
     return write_scene(folder, f"sheet{nodes}", "shells", part, 0.3)
 

@@ -129,6 +129,7 @@ slender::SceneSpec make_scene(const Mesh& mesh, slender::ShellBending bending, c
   const int s = b.rectangle_shell("plate", slender::vec3(0, 0, 0), slender::vec3(kSide, 0, 0),
                                   slender::vec3(0, kSide, 0), mesh.edge, /*structured=*/false, mat,
                                   kThick, bending);
+  b.membrane(s, slender::MembraneModel::kSprings);
   const std::vector<slender::Vec3> nodes = b.part(s).nodes;  // copy: fix_node may touch parts
   const Real ymax = (kClampRows - 1) * kSide / mesh.nv + 1e-9;
   for (int i = 0; i < int(nodes.size()); ++i)

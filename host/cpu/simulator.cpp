@@ -666,13 +666,14 @@ Energies Simulator::energies() const {
   for (size_t i = 0; i < m.user_energies.size(); ++i)
     for (long k = 0, n = m.user_energies[i]->count(s.mv); k < n; ++k)
       en.user += s.e_pool[size_t(p.user_e_off[i] + k)];
-  // the shells' membrane (stretch) and bending (hinge, mid-edge) energies, after the rods'; the
-  // potentials of the families with their own tables (load)
+  // the shells' membrane (stretch: the springs and the constant-strain triangles) and bending
+  // (hinge, mid-edge) energies, after the rods'; the potentials of the families with their own
+  // tables (load)
   for_each_family([&](auto b, Family f, long) {
-    Real* to = f == kFamShellStretch                ? &en.stretch
-               : f == kFamHinge || f == kFamMidEdge ? &en.bend
-               : !m.tables[size_t(f)].name.empty()  ? &en.load
-                                                    : nullptr;
+    Real* to = f == kFamShellStretch || f == kFamMembrane ? &en.stretch
+               : f == kFamHinge || f == kFamMidEdge       ? &en.bend
+               : !m.tables[size_t(f)].name.empty()        ? &en.load
+                                                          : nullptr;
     if (to)
       for (long k = 0, n = b.count(s.mv); k < n; ++k)
         *to += s.e_pool[size_t(p.e_off[f] + k)];

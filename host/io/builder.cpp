@@ -341,6 +341,11 @@ SceneBuilder& SceneBuilder::stretch_spring(int part, int edge, Real EA) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::membrane(int part, MembraneModel model) {
+  this->part(part).membrane = model;
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::bend_spring(int part, int node, Real EI1, Real EI2, Real GJ) {
   this->part(part).bend_springs.push_back(BendSpringOverride{node, EI1, EI2, GJ, SourceLoc{}});
   return *this;
@@ -612,6 +617,20 @@ void check_part_properties(const Checker& c, const PartSpec& p, const std::strin
     c.fail(p.loc, at, ".material",
            "material index " + std::to_string(p.material) + " out of range (the scene has " +
                std::to_string(c.s.materials.size()) + " materials)");
+  }
+  // the neo-Hookean membrane's plane-stress reduction needs lambda >= 0 (nu in [0, 0.5]); the
+  // springs and St Venant-Kirchhoff take every nu the material may have
+  if (!p.triangles.empty() && p.membrane == MembraneModel::kNeoHookean) {
+    const Material& mat = c.s.materials[size_t(p.material)];
+    if (!(mat.poisson_ratio >= 0)) {
+      c.fail(p.loc, at, ".membrane",
+             "the neo_hookean membrane needs a Poisson ratio in [0, 0.5]; material '" + mat.name +
+                 "' has " + Checker::num(mat.poisson_ratio) + " (use stvk or springs)");
+    }
+  }
+  if (p.membrane != MembraneModel::kSprings && p.membrane != MembraneModel::kStvk &&
+      p.membrane != MembraneModel::kNeoHookean) {
+    c.fail(p.loc, at, ".membrane", "unknown membrane model " + std::to_string(int(p.membrane)));
   }
   // a cross-section for rod edges; a shell of triangles only needs none
   const bool circle = p.section.kind == CrossSection::Kind::kCircle;

@@ -305,7 +305,7 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "file", "nodes", "edges",
                 "triangles", "stiffness", "frame_normal", "initial_velocity", "springs",
-                "thickness", "bending", "contact_thickness", "damping", "stretching",
+                "thickness", "bending", "membrane", "contact_thickness", "damping", "stretching",
                 "youngs_modulus"});
   PartSpec p;
   read_common(o, p);
@@ -334,10 +334,11 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   // triangles make the network a rod + shell structure (validate_scene asks for the
   // thickness); without triangles there is no shell to describe
   if (p.triangles.empty() &&
-      (o.has("thickness") || o.has("bending") || o.has("contact_thickness"))) {
-    const char* key = o.has("thickness") ? "thickness"
-                      : o.has("bending") ? "bending"
-                                         : "contact_thickness";
+      (o.has("thickness") || o.has("bending") || o.has("membrane") || o.has("contact_thickness"))) {
+    const char* key = o.has("thickness")  ? "thickness"
+                      : o.has("bending")  ? "bending"
+                      : o.has("membrane") ? "membrane"
+                                          : "contact_thickness";
     o.fail(key, o.has("file") ? "only for geometry files with *Triangles (this one has none)"
                               : "only for networks with \"triangles\" (this one has none)");
   }
@@ -346,7 +347,9 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   read_initial_velocity(o, int(s_.parts.size()) - 1);
 }
 
-// "thickness" (validate_scene checks it) and "bending": "hinge" (default) or "mid_edge"
+// "thickness" (validate_scene checks it), "bending": "hinge" (default) or "mid_edge", and
+// "membrane": "neo_hookean" (default), "stvk" or "springs" (validate_scene checks the material's
+// Poisson ratio against the law)
 void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
   p.thickness = o.number_or("thickness", 0);
   p.contact_thickness = o.number_or("contact_thickness", 0);
@@ -358,12 +361,24 @@ void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
   } else {
     o.fail("bending", "unknown bending model '" + bending + "' (expected hinge or mid_edge)");
   }
+  const std::string membrane = o.string_or("membrane", "neo_hookean");
+  if (membrane == "neo_hookean") {
+    p.membrane = MembraneModel::kNeoHookean;
+  } else if (membrane == "stvk") {
+    p.membrane = MembraneModel::kStvk;
+  } else if (membrane == "springs") {
+    p.membrane = MembraneModel::kSprings;
+  } else {
+    o.fail("membrane",
+           "unknown membrane model '" + membrane + "' (expected neo_hookean, stvk or springs)");
+  }
 }
 
 void SceneReader::read_shell(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
-  o.allow_only({"name", "material", "thickness", "bending", "mesh", "radius", "cross_section",
-                "initial_velocity", "contact_thickness", "damping", "youngs_modulus"});
+  o.allow_only({"name", "material", "thickness", "bending", "membrane", "mesh", "radius",
+                "cross_section", "initial_velocity", "contact_thickness", "damping",
+                "youngs_modulus"});
   PartSpec p;
   read_identity(o, p);
   o.require("thickness");

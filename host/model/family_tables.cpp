@@ -1,5 +1,6 @@
 // The families' own tables (stencils/family_table.h): their scene entries checked against the
-// fields each family declares, built into Model::tables, and the model's signals.
+// fields each family declares, built into Model::tables, the tables the parts fill (the shell
+// membrane's), and the model's signals.
 
 #include <cmath>
 #include <iterator>
@@ -95,6 +96,15 @@ void build_family_tables(Model& m) {
   }
   for_each_family([&](auto b, Family f, long) {
     using B = decltype(b);
+    if constexpr (HasModelTable<B>::value) {  // rows from the parts: no entries to check
+      FamilyTable& t = m.tables[f];
+      t = FamilyTable{};
+      t.name = B::kTableName;
+      t.ni = B::kInts;
+      t.nr = B::kReals;
+      t.symmetric = B::kSymmetric;
+      B::build(m, t);
+    }
     if constexpr (HasFamilyTable<B>::value) {
       FamilyTable& t = m.tables[f];
       t = FamilyTable{};

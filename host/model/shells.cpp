@@ -10,6 +10,7 @@
 #include "slender/core/error.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/shell_hinge.h"
+#include "slender/stencils/shell_membrane.h"
 
 namespace slender {
 
@@ -98,12 +99,19 @@ void build_shells(Model& m) {
   // modulus 2 k / sqrt(3) of a lattice of spring constant k = sqrt(3)/2 E h) and the Poisson
   // ratio 1/3, whatever the material's nu. On a grid of right triangles the same shares give
   // E h along the grid's axes (with Poisson ratio 0). Seed 000's per-edge constant, a single
-  // share, gives half of that (E h / 2); tests/physics/membrane_test.cpp pulls both meshes
+  // share, gives half of that (E h / 2); tests/physics/membrane_test.cpp pulls both meshes.
+  // Only the triangles of "springs" parts give shares: the others' membrane is a
+  // constant-strain triangle (stencils/shell_membrane.h, built with the family tables), and an
+  // edge of theirs alone keeps a spring of stiffness 0
+  static_assert(int(MembraneModel::kStvk) == ShellMembrane::kStvk &&
+                    int(MembraneModel::kNeoHookean) == ShellMembrane::kNeoHookean,
+                "the membrane family's laws are the scene's membrane models");
   m.sedge_EA.assign(m.nsedge, 0);
   for (int e = 0; e < m.nsedge; ++e) {
     Real k = 0;
     for (int t : edge_tris[e])
-      k += tri_E[t] * tri_h[t] * m.tri_area_bar[t];
+      if (scene.parts[m.tri_part[t]].membrane == MembraneModel::kSprings)
+        k += tri_E[t] * tri_h[t] * m.tri_area_bar[t];
     m.sedge_EA[e] = k / m.sedge_l_bar[e];
   }
 

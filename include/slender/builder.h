@@ -125,6 +125,9 @@ class SceneBuilder {
   /// direct access to a part, e.g. to set stiffness overrides or natural curvature
   PartSpec& part(int index);
 
+  /// a shell part's membrane model (PartSpec::membrane; default neo-Hookean, the papers'
+  /// scenes use MembraneModel::kSprings)
+  SceneBuilder& membrane(int part, MembraneModel model);
   /// stiffness of one stretching spring (part edge) [N]
   SceneBuilder& stretch_spring(int part, int edge, Real EA);
   /// stiffnesses of the bend-twist springs centred at a part node [N m^2]; negative = keep

@@ -63,6 +63,17 @@ enum class ShellBending {
   kMidEdge,  ///< discrete shape operator with mid-edge normals (eqs. 18-20), one xi DOF per edge
 };
 
+/// How a shell resists stretching (its membrane): docs/numerics.md "Shell membrane".
+enum class MembraneModel {
+  /// a spring on every triangle edge (seed 000 eq. 10, the papers' model): the stiffness E h of
+  /// the material, but the lattice's own Poisson ratio (1/3 on an equilateral mesh)
+  kSprings = 0,
+  /// constant-strain triangles, St Venant-Kirchhoff in plane stress (the material's E and nu)
+  kStvk = 1,
+  /// constant-strain triangles, compressible neo-Hookean in plane stress (E and nu in [0, 0.5])
+  kNeoHookean = 2,
+};
+
 /// Time dependence of a point load: F(t) = force * s(t).
 struct TimeFunction {
   enum class Kind { kConstant, kSine, kRamp, kTable, kSma };
@@ -107,6 +118,9 @@ struct PartSpec {
   /// sheets), a shell and the ground at half of it; Py-DiSMech's contact distance is 2 h
   Real contact_thickness = 0;
   ShellBending bending = ShellBending::kHinge;  ///< shell bending model
+  /// shell membrane model; the default for new scenes is the neo-Hookean triangle (the papers'
+  /// scenes name "springs")
+  MembraneModel membrane = MembraneModel::kNeoHookean;
   /// the stretching law of the part's rod edges: Hookean (default), neo-Hookean or the one-term
   /// Ogden law of exponent alpha (seed 004, eq. 12); `scale` multiplies the axial stiffness EA
   /// (Bartholdt's c_e), which is the law's stiffness at small strain

@@ -121,9 +121,11 @@ TEST(Clearance, ProbeMatchesBruteForceOnStackedSheets) {
   SceneBuilder b;
   const int mat = b.material("m", 1000, 1e7, 0.3);
   b.rectangle_shell("low", vec3(0, 0, lift), vec3(0.2, 0, 0), vec3(0, 0.1, 0), 0.02, false, mat, h);
+  b.membrane(int(b.spec().parts.size()) - 1, MembraneModel::kSprings);
   // the top sheet is turned and tilted a little, so that its distance varies over the pairs
   b.rectangle_shell("top", vec3(0.02, 0.01, lift + gap), vec3(0.15, 0.03, 0.004),
                     vec3(-0.02, 0.08, 0.001), 0.02, false, mat, h);
+  b.membrane(int(b.spec().parts.size()) - 1, MembraneModel::kSprings);
   GroundSpec g;
   g.enabled = true;
   b.ground(g);

@@ -26,6 +26,7 @@ inline std::shared_ptr<const Model> fine_sheet(bool gravity) {
   const int mat = b.material("cloth", 300, 1e6, 0.3);
   b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.06, 0, 0), vec3(0, 0.02, 0), 0.002, false,
                     mat, 0.003);
+  b.membrane(int(b.spec().parts.size()) - 1, MembraneModel::kSprings);
   ContactSpec c;
   c.enabled = true;
   c.tolerance = 1e-3;

@@ -32,6 +32,7 @@ std::shared_ptr<const Model> plate(ShellBending bending, Real side, Real h) {
   const int mat = sb.material("m", 1000, 1e7, 0.3);
   const int p = sb.rectangle_shell("plate", vec3(0, 0, 0), vec3(side, 0, 0), vec3(0, side, 0), h,
                                    true, mat, 1e-3, bending);
+  sb.membrane(p, MembraneModel::kSprings);
   for (int i = 0; i < int(sb.part(p).nodes.size()); ++i)
     if (sb.part(p).nodes[i][0] < 1e-12) sb.fix_node(p, i);
   sb.gravity(vec3(0, 0, -9.8));

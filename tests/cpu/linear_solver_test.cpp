@@ -177,6 +177,7 @@ TEST(LinearSolver, PcgGivesNewtonTheDirectPathsIterates) {
   const int mat = sb.material("m", 1000, 1e7, 0.3);
   const int plate = sb.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0),
                                        0.01, true, mat, 1e-3, ShellBending::kMidEdge);
+  sb.membrane(plate, MembraneModel::kSprings);
   for (int i = 0; i < int(sb.part(plate).nodes.size()); ++i)
     if (sb.part(plate).nodes[i][0] < 1e-12) sb.fix_node(plate, i);
   sb.gravity(vec3(0, 0, -9.8));

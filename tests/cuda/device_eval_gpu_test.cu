@@ -178,6 +178,7 @@ void evaluate(
   n += eval_family<ShellStretchBinding>(kFamShellStretch, p, hv, dv, in, pools);
   n += eval_family<ShellHingeBinding>(kFamHinge, p, hv, dv, in, pools);
   n += eval_family<ShellMidEdgeBinding>(kFamMidEdge, p, hv, dv, in, pools);
+  n += eval_family<ShellMembraneBinding<kFamMembrane>>(kFamMembrane, p, hv, dv, in, pools);
   n += eval_family<ShellDragBinding>(kFamDrag, p, hv, dv, in, pools);
   n += eval_family<GroundBinding>(kFamGround, p, hv, dv, in, pools);
   host.stencils = dev.stencils = n;
@@ -319,6 +320,13 @@ TEST(DeviceEval, ShellsRodsAndDragMatchHost) {
 TEST(DeviceEval, MidEdgeShellWithJointAndDragMatchesHost) {
   SLENDER_REQUIRE_GPU();
   check_model(midedge_model(), 3);
+}
+
+TEST(DeviceEval, ConstantStrainMembranesMatchHost) {
+  SLENDER_REQUIRE_GPU();
+  const auto m = build_model(test::membrane_sheets());
+  ASSERT_EQ(m->tables[kFamMembrane].rows, m->ntri);
+  check_model(m, 6);
 }
 
 TEST(DeviceEval, ModelUploadHoldsEveryArray) {

@@ -10,6 +10,7 @@
 
 #include "cuda/gpu_test_util.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
 namespace slender {
@@ -62,6 +63,12 @@ struct PressureEval {
   ShellPressure::Params p;
   __host__ __device__ void operator()(const Vec<9>& x, LocalEval<9>& r) const {
     shell_pressure_eval(x, p, kGradHess, r);
+  }
+};
+struct MembraneEval {
+  ShellMembrane::Params p;
+  __host__ __device__ void operator()(const Vec<9>& x, LocalEval<9>& r) const {
+    shell_membrane_eval(x, p, kGradHess, r);
   }
 };
 struct GroundEval {
@@ -226,6 +233,21 @@ TEST(StencilGpu, PressureMatchesHost) {
     for (int k = 0; k < 9; ++k)
       xs[i][k] = h[i][k];
   compare_on_device<9>(xs, PressureEval{ShellPressure::Params{3e3, vec3(0.1, -0.2, 0.3)}});
+}
+
+// the constant-strain membrane, both laws, at the Poisson ratios of the neo-Hookean law's three
+// branches (nu = 0: no thickness change; 0.5: incompressible; between: Newton's method)
+TEST(StencilGpu, MembraneMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<9>> xs(256);
+  const std::vector<Vec<12>> h = random_hinges(13);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int k = 0; k < 9; ++k)
+      xs[i][k] = h[i][k];
+  for (int law : {int(ShellMembrane::kStvk), int(ShellMembrane::kNeoHookean)})
+    for (Real nu : {0.0, 0.3, 0.5})
+      compare_on_device<9>(xs,
+                           MembraneEval{ShellMembrane::Params{law, 2e6, nu, 1e-3, 1.1, 0.9, 0.2}});
 }
 
 TEST(StencilGpu, GroundContactMatchesHost) {

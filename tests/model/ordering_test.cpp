@@ -129,6 +129,7 @@ TEST(AssemblyPlan, IncrementalPlanEqualsFullRebuild) {
   const int mat = b.material("m", 1000, 1e6, 0.3);
   b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.2, 0, 0), vec3(0, 0.2, 0), 0.02, true, mat,
                     1e-3);
+  b.membrane(int(b.spec().parts.size()) - 1, MembraneModel::kSprings);
   b.straight_rod("rod", vec3(0, 0.05, 0.01), vec3(0.2, 0.05, 0.01), 12, mat,
                  SceneBuilder::circle(0.002));
   ContactSpec c;

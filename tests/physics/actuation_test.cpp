@@ -59,6 +59,7 @@ std::shared_ptr<const Model> folding_plate(Real angle,
   const int mat = b.material("m", 1000, 1e7, 0.3);
   const int s = b.rectangle_shell("plate", vec3(-0.05, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.04, 0),
                                   0.01, true, mat, 1e-3);
+  b.membrane(s, MembraneModel::kSprings);
   const PartSpec& p = b.part(s);
   for (int i = 0; i < int(p.nodes.size()); ++i)
     if (p.nodes[i][0] < -0.04) b.fix_node(s, i);

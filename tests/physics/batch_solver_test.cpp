@@ -40,6 +40,7 @@ std::shared_ptr<const Model> plate_model(ShellBending bending, Real edge = 0.02)
   const int mat = b.material("m", 1000, 1e6, 0.3);
   const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), edge,
                                   true, mat, 1e-3, bending);
+  b.membrane(s, MembraneModel::kSprings);
   const PartSpec& part = b.part(s);
   for (int i = 0; i < int(part.nodes.size()); ++i)
     if (part.nodes[i][0] <= 1e-12) b.fix_node(s, i);
@@ -765,6 +766,7 @@ TEST(VectorSolvers, UnsupportedRequestsAreClearErrors) {
   const int mat = b.material("m", 1000, 1e6, 0.3);
   const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.2, 0, 0), vec3(0, 0.2, 0), 0.01,
                                   true, mat, 1e-3);
+  b.membrane(s, MembraneModel::kSprings);
   b.fix_node(s, 0).fix_node(s, 1);
   const auto big = build_model(b.build());
   ASSERT_GT(big->plan.nfree, 1024);

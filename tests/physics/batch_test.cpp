@@ -482,6 +482,7 @@ TEST(VectorBatch, UnsupportedModelsAndOptionsAreClearErrors) {
   const int smat = sb.material("m", 1000, 1e6, 0.3);
   sb.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.02, true, smat,
                      1e-3);
+  sb.membrane(int(sb.spec().parts.size()) - 1, MembraneModel::kSprings);
   const auto shells = build_model(sb.build());
   BatchedSimulator plates(shells, 2, shells->scene.integrator, LinearSolverKind::kAuto,
                           BatchEngine::kVectorized);

@@ -136,6 +136,7 @@ TEST(ShellContact, RodAndPlateLandOnAClampedPlate) {
   const int mat = b.material("m", 1000, 1e7, 0.3);
   const int floor = b.rectangle_shell("floor", vec3(-0.05, -0.05, 0), vec3(0.1, 0, 0),
                                       vec3(0, 0.1, 0), 0.01, true, mat, h);
+  b.membrane(floor, MembraneModel::kSprings);
   const PartSpec& fp = b.part(floor);
   for (int i = 0; i < int(fp.nodes.size()); ++i) {
     const Vec3& p = fp.nodes[i];
@@ -147,6 +148,7 @@ TEST(ShellContact, RodAndPlateLandOnAClampedPlate) {
   // the tile is turned against the floor's grid (aligned grids make every edge pair parallel)
   const int tile = b.rectangle_shell("tile", vec3(-0.02, -0.03, 0.006), vec3(0.028, 0.01, 0),
                                      vec3(-0.007, 0.019, 0), 0.01, true, mat, h);
+  b.membrane(tile, MembraneModel::kSprings);
   ContactSpec c;
   c.tolerance = tol;
   b.contact(c);

@@ -124,12 +124,14 @@ TEST(ContactFriction, TileAndRodSlideOnAFixedPlate) {
   const int mat = b.material("m", 1000, 1e8, 0.3);
   const int plate = b.rectangle_shell("plate", vec3(-0.06, -0.1, 0), vec3(0.12, 0, 0),
                                       vec3(0, 0.2, 0), 0.02, true, mat, h);
+  b.membrane(plate, MembraneModel::kSprings);
   for (int i = 0; i < int(b.part(plate).nodes.size()); ++i)
     b.fix_node(plate, i);
   // the tile is turned against the plate's grid; both start inside the contact layer
   const Real z = h + 0.2 * tol;
   const int tile = b.rectangle_shell("tile", vec3(-0.045, -0.07, z), vec3(0.03, 0.008, 0),
                                      vec3(-0.008, 0.03, 0), 0.015, true, mat, h);
+  b.membrane(tile, MembraneModel::kSprings);
   const int rod = b.straight_rod("rod", vec3(0.02, -0.08, h / 2 + 1e-3 + 0.2 * tol),
                                  vec3(0.03, -0.03, h / 2 + 1e-3 + 0.2 * tol), 11, mat,
                                  SceneBuilder::circle(1e-3));

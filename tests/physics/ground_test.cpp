@@ -173,6 +173,7 @@ RestRun rest_on_ground(IntegratorKind kind, bool shell, Real contact_thickness =
     rest = 0.5 * (contact_thickness > 0 ? contact_thickness : kHs);
     const int s = b.rectangle_shell("plate", vec3(0, 0, rest), vec3(0.1, 0, 0), vec3(0, 0.1, 0),
                                     0.01, true, mat, kHs);
+    b.membrane(s, MembraneModel::kSprings);
     b.part(s).contact_thickness = contact_thickness;
   } else {
     rest = kR;

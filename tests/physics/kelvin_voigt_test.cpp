@@ -46,6 +46,7 @@ Plate plate(ShellBending bending, Real eta, Real dt) {
   const int mat = p.b.material("m", kRho, kE, 0.3);
   const int part = p.b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.06, 0, 0), vec3(0, 0.02, 0),
                                        0.01, /*structured=*/true, mat, 1e-3, bending);
+  p.b.membrane(part, MembraneModel::kSprings);
   const auto free = build_model(p.b.build());
   std::vector<int> clamp;
   Real far = -1;

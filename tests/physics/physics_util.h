@@ -149,6 +149,7 @@ inline std::shared_ptr<const Model> plate_with_post(ShellBending bending) {
   const int mat = b.material("m", 1000, 1e6, 0.3);
   const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0),
                                       0.01, false, mat, 1e-3, bending);
+  b.membrane(plate, MembraneModel::kSprings);
   const Vec3 c = b.part(plate).nodes.back();
   const int rod =
       b.straight_rod("post", c, c + vec3(0.01, 0.005, 0.02), 5, mat, SceneBuilder::circle(1e-3));

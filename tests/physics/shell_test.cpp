@@ -32,6 +32,7 @@ Real strip_tip_deflection(
   const int mat = b.material("m", kRho, E, 0.5);
   const int s = b.rectangle_shell("strip", vec3(-clamp, 0, 0), vec3(kL + clamp, 0, 0),
                                   vec3(0, kW, 0), edge, structured, mat, kH, bending);
+  b.membrane(s, MembraneModel::kSprings);
   const PartSpec& part = b.part(s);
   for (int i = 0; i < int(part.nodes.size()); ++i)
     if (part.nodes[i][0] <= 1e-12) b.fix_node(s, i);
@@ -74,6 +75,7 @@ TEST(ShellCantilever, MidEdgeClampOnOneRowOfNodes) {
     const int mat = b.material("m", kRho, kE, 0.5);
     const int s = b.rectangle_shell("strip", vec3(0, 0, 0), vec3(kL, 0, 0), vec3(0, kW, 0), 1.25e-3,
                                     true, mat, kH, ShellBending::kMidEdge);
+    b.membrane(s, MembraneModel::kSprings);
     std::vector<int> row;
     for (int i = 0; i < int(b.part(s).nodes.size()); ++i)
       if (b.part(s).nodes[i][0] <= 1e-12) row.push_back(i);
@@ -167,6 +169,7 @@ TEST(ShellHingeCalibration, CylinderEnergyMatchesPlateRigidity) {
   SceneBuilder b;
   const int mat = b.material("m", 1, E, 0.0);
   b.rectangle_shell("p", vec3(0, 0, 0), vec3(1, 0, 0), vec3(0, 1, 0), 0.0125, false, mat, h);
+  b.membrane(int(b.spec().parts.size()) - 1, MembraneModel::kSprings);
   const auto m = build_model(b.build());
   Real energy = 0, area = 0;
   for (int t = 0; t < m->ntri; ++t)
@@ -197,6 +200,7 @@ TEST(ShellPlate, SimplySupportedPlateConvergesUnderRefinement) {
     const int mat = b.material("m", rho, E, nu);
     const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(a, 0, 0), vec3(0, a, 0), edge,
                                     true, mat, h, ShellBending::kMidEdge);
+    b.membrane(s, MembraneModel::kSprings);
     const PartSpec& part = b.part(s);
     int centre = -1;
     for (int i = 0; i < int(part.nodes.size()); ++i) {
@@ -231,6 +235,7 @@ TEST(ShellForces, BuoyancyScalesTheWeight) {
     SceneBuilder b;
     const int mat = b.material("m", 1000, 1e7, 0.3);
     b.rectangle_shell("p", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.02, false, mat, 1e-3);
+    b.membrane(int(b.spec().parts.size()) - 1, MembraneModel::kSprings);
     b.gravity(vec3(0, 0, -kG));
     b.spec().forces.buoyancy_density = ratio * 1000;
     b.integrator().dt = 0.01;
@@ -253,6 +258,7 @@ TEST(ShellForces, ViscousDragGivesTheTerminalVelocity) {
   SceneBuilder b;
   const int mat = b.material("m", 1000, 1e9, 0.3);
   b.rectangle_shell("p", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.02, false, mat, 1e-3);
+  b.membrane(int(b.spec().parts.size()) - 1, MembraneModel::kSprings);
   b.gravity(vec3(0, 0, -kG));
   b.viscosity(eta);
   b.integrator().dt = 0.01;
@@ -280,6 +286,7 @@ TEST(ShellForces, DragGivesTheTerminalVelocity) {
   SceneBuilder b;
   const int mat = b.material("m", rho, 1e8, 0.3);
   b.rectangle_shell("p", vec3(0, 0, 0), vec3(side, 0, 0), vec3(0, side, 0), 0.025, false, mat, h);
+  b.membrane(int(b.spec().parts.size()) - 1, MembraneModel::kSprings);
   b.gravity(vec3(0, 0, -kG));
   b.spec().forces.drag_density = rho_air;
   b.spec().forces.drag_coefficient = CD;
@@ -306,6 +313,7 @@ TEST(RodShellJoint, TransmitsATipLoadInStaticEquilibrium) {
   const int steel = b.material("steel", 7800, 2e11, 0.3);
   const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.05, 0),
                                       0.0125, true, steel, 1e-3);
+  b.membrane(plate, MembraneModel::kSprings);
   const PartSpec& pp = b.part(plate);
   int corner = -1;
   for (int i = 0; i < int(pp.nodes.size()); ++i) {
@@ -380,6 +388,7 @@ TEST(ShellOutput, VtkHasTrianglesAndEnergyDensity) {
   const int mat = b.material("m", 1000, 1e6, 0.3);
   const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0), 0.01,
                                   false, mat, 1e-3, ShellBending::kMidEdge);
+  b.membrane(s, MembraneModel::kSprings);
   b.fix_node(s, 0).fix_node(s, 1).fix_node(s, 2);
   b.gravity(vec3(0, 0, -9.8));
   b.integrator().dt = 0.01;

@@ -282,3 +282,26 @@ def test_a_pressure_inflates_a_closed_shell_from_the_builder():
     b.family("pressure", part="skin", pressure=1, presure=2)
     with pytest.raises(ValueError, match=r"forces.pressure\[1\].presure: unknown field"):
         b.build()
+
+
+def test_a_shell_chooses_its_membrane():
+    # the shell methods' membrane= (the JSON key "membrane"): the constant-strain triangles'
+    # table holds the neo-Hookean (2) and St Venant-Kirchhoff (1) triangles, the springs none
+    nodes = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0.1, 0.1, 0]])
+    tris = np.array([[0, 1, 2], [1, 3, 2]])
+    b = slender.SceneBuilder("membranes")
+    m = b.material("rubber", density=1100, youngs_modulus=1e6, poisson_ratio=0.5)
+    b.mesh_shell("default", nodes=nodes, triangles=tris, material=m, thickness=1e-3)
+    b.mesh_shell("stvk", nodes=nodes + [0, 0, 0.1], triangles=tris, material=m, thickness=1e-3,
+                 membrane="stvk")
+    b.rectangle_shell("springs", u=[0.1, 0, 0], v=[0, 0.1, 0], edge_length=0.05, material=m,
+                      thickness=1e-3, origin=[0, 0, 0.2], membrane="springs")
+    assert b.to_dict()["shells"][1]["membrane"] == "stvk"
+    assert "membrane" not in b.to_dict()["shells"][0]
+    model = b.build()
+    rows = model.arrays()["membrane_int"]
+    assert rows.shape == (4, 4) and list(rows[:, 3]) == [2, 2, 1, 1]
+    np.testing.assert_array_equal(model.arrays()["membrane_real"][:, :3], [[1e6, 0.5, 1e-3]] * 4)
+    d = b.to_dict()
+    d["shells"][0]["membrane"] = "rubber"
+    assert "shells[0].membrane: unknown membrane model 'rubber'" in error_of(d)

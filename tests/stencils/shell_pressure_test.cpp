@@ -125,6 +125,7 @@ SceneBuilder inflated_icosahedron(IntegratorKind kind, TimeFunction time = {}) {
   SceneBuilder b;
   const int mat = b.material("rubber", 1100, kE, 0.45);
   const int s = b.mesh_shell("balloon", ico.nodes, ico.tris, mat, kH);
+  b.membrane(s, MembraneModel::kSprings);
   // (0, +-1, +-f): x = 0; (+-f, 0, +-1): y = 0; (+-1, +-f, 0): z = 0; three of each
   for (int n : {4, 5, 6})
     b.fix_dofs(s, n, true, false, false);
@@ -301,6 +302,7 @@ TEST(ShellPressureScene, AnOpenShellWithAFixedRimIsAMembrane) {
   const int mat = b.material("m", 1000, 1e6, 0.4);
   const int s = b.rectangle_shell("sheet", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.025,
                                   true, mat, 1e-3, ShellBending::kHinge);
+  b.membrane(s, MembraneModel::kSprings);
   const std::vector<Vec3> nodes = b.part(s).nodes;
   int centre = -1;
   for (int i = 0; i < int(nodes.size()); ++i) {

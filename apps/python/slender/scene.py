@@ -161,55 +161,58 @@ class SceneBuilder:
         return self._part("rods", name, material, section, {"shape": shape}, extra)
 
     def network(self, name, nodes, edges, material, section, triangles=None, thickness=None,
-                bending=None, **extra):
+                bending=None, membrane=None, **extra):
         """Nodes (n x 3) joined by rod edges (m x 2, 0-based); with triangles (k x 3) and a
         thickness, a rod + shell structure."""
         fields = {"nodes": nodes, "edges": edges, "triangles": triangles,
-                  "thickness": thickness, "bending": bending}
+                  "thickness": thickness, "bending": bending, "membrane": membrane}
         return self._part("networks", name, material, section, fields, extra)
 
     def geometry_file(self, name, path, material, section, **extra):
         """A network from a MAT-DiSMech geometry file."""
         return self._part("networks", name, material, section, {"file": path}, extra)
 
-    def _shell(self, name, mesh, material, thickness, bending, extra):
-        fields = {"thickness": thickness, "bending": bending, "mesh": mesh}
+    def _shell(self, name, mesh, material, thickness, bending, membrane, extra):
+        # membrane: "neo_hookean" (the reader's default when None), "stvk" or "springs"
+        fields = {"thickness": thickness, "bending": bending, "membrane": membrane, "mesh": mesh}
         return self._part("shells", name, material, None, fields, extra)
 
-    def mesh_shell(self, name, nodes, triangles, material, thickness, bending="hinge", **extra):
+    def mesh_shell(self, name, nodes, triangles, material, thickness, bending="hinge",
+                   membrane=None, **extra):
         """A shell of these nodes (n x 3) and triangles (k x 3, 0-based, counterclockwise about
         the normal)."""
         mesh = {"type": "mesh", "nodes": nodes, "triangles": triangles}
-        return self._shell(name, mesh, material, thickness, bending, extra)
+        return self._shell(name, mesh, material, thickness, bending, membrane, extra)
 
     def rectangle_shell(self, name, u, v, edge_length, material, thickness, origin=(0, 0, 0),
-                        structured=True, bending="hinge", **extra):
+                        structured=True, bending="hinge", membrane=None, **extra):
         mesh = {"type": "rectangle", "origin": origin, "u": u, "v": v,
                 "edge_length": edge_length, "structured": bool(structured)}
-        return self._shell(name, mesh, material, thickness, bending, extra)
+        return self._shell(name, mesh, material, thickness, bending, membrane, extra)
 
     def disk_shell(self, name, normal, radius, edge_length, material, thickness,
-                   center=(0, 0, 0), bending="hinge", **extra):
+                   center=(0, 0, 0), bending="hinge", membrane=None, **extra):
         mesh = {"type": "disk", "center": center, "normal": normal, "radius": radius,
                 "edge_length": edge_length}
-        return self._shell(name, mesh, material, thickness, bending, extra)
+        return self._shell(name, mesh, material, thickness, bending, membrane, extra)
 
     def hexagon_shell(self, name, normal, side, edge_length, material, thickness,
-                      center=(0, 0, 0), bending="hinge", **extra):
+                      center=(0, 0, 0), bending="hinge", membrane=None, **extra):
         mesh = {"type": "hexagon", "center": center, "normal": normal, "side": side,
                 "edge_length": edge_length}
-        return self._shell(name, mesh, material, thickness, bending, extra)
+        return self._shell(name, mesh, material, thickness, bending, membrane, extra)
 
     def hemisphere_shell(self, name, axis, radius, edge_length, material, thickness,
-                         center=(0, 0, 0), bending="hinge", **extra):
+                         center=(0, 0, 0), bending="hinge", membrane=None, **extra):
         mesh = {"type": "hemisphere", "center": center, "axis": axis, "radius": radius,
                 "edge_length": edge_length}
-        return self._shell(name, mesh, material, thickness, bending, extra)
+        return self._shell(name, mesh, material, thickness, bending, membrane, extra)
 
-    def mesh_file_shell(self, name, path, material, thickness, bending="hinge", **extra):
+    def mesh_file_shell(self, name, path, material, thickness, bending="hinge", membrane=None,
+                        **extra):
         """A shell from an .obj, .ply or MAT-DiSMech .txt mesh file."""
         return self._shell(name, {"type": "file", "path": path}, material, thickness, bending,
-                           extra)
+                           membrane, extra)
 
     # ---- joints and boundary conditions --------------------------------------------------
     def joint(self, *nodes):

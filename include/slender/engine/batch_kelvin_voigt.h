@@ -40,6 +40,7 @@ SLENDER_HD inline KvAnchors env_kv_anchors(const ModelView& m, KvAnchors a, long
   a.twist += env * m.nbend;
   a.phi += env * m.nhinge;
   a.lambda += env * 9 * m.nmid;
+  a.membrane += env * a.membrane_len;
   return a;  // (zero: shared)
 }
 
@@ -110,6 +111,21 @@ struct EnvKvAnchorMidEdge {
   SLENDER_HD void operator()(long t) const {
     const long env = t / m.nmid, k = t % m.nmid;
     KvAnchorMidEdge{m, env_eval_view(m, ev, env), tau, lambda + env * 9 * m.nmid, scale.at(env)}(k);
+  }
+};
+
+/// KvAnchorMembrane<B> on every environment: n triangles per environment
+template <class B>
+struct EnvKvAnchorMembrane {
+  ModelView m;
+  long n;
+  const Real* q_a;  // (nenv x ndof)
+  const Real* tau;  // (nnode)
+  Real* rows;       // (nenv x n x kReals)
+  KvScales scale;
+  SLENDER_HD void operator()(long t) const {
+    const long env = t / n, k = t % n;
+    KvAnchorMembrane<B>{m, q_a + env * m.ndof, tau, rows + env * n * B::kReals, scale.at(env)}(k);
   }
 };
 

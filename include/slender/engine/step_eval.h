@@ -149,6 +149,8 @@ struct FirstEnv {
 /// damping terms' own arrays.
 template <class X>
 class StepEval {
+  using MembraneBinding = ShellMembraneBinding<kFamMembrane>;
+
  public:
   template <class T>
   using Buffer = typename X::template Buffer<T>;
@@ -179,7 +181,7 @@ class StepEval {
       kv_d1_.resize(B * 3 * size_t(m.nedge));
       kv_t_.resize(B * 3 * size_t(m.nedge));
       kv_ref_.resize(B * size_t(m.nbend));
-      kv_anchor_.resize(m, B);
+      kv_anchor_.resize(m, B, m.tables[kFamMembrane].rows * long(MembraneBinding::kReals));
     }
   }
 
@@ -306,6 +308,11 @@ class StepEval {
     run(m.nmid,
         vec::EnvKvAnchorMidEdge{mv, ev, tau, kv_anchor_.lambda.data(), kv_scales(kFamMidEdge)},
         kParallelGrainHeavy);
+    const long nmem = MembraneBinding::count(mv);
+    run(nmem,
+        vec::EnvKvAnchorMembrane<MembraneBinding>{mv, nmem, qa, tau, kv_anchor_.membrane.data(),
+                                                  kv_scales(kFamMembrane)},
+        kParallelGrainMedium);
   }
 
   /// the Kelvin-Voigt potential of every elastic stencil added to its pools' entries at the

@@ -9,6 +9,7 @@
 
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
 namespace slender {
@@ -21,6 +22,7 @@ enum Family : int {
   kFamShellStretch,     ///< shell edges: stretching (the rod stretching stencil)
   kFamHinge,            ///< shell hinges: dihedral-angle bending
   kFamMidEdge,          ///< shell triangles: mid-edge normal bending
+  kFamMembrane,         ///< shell triangles: constant-strain membrane (table from the parts)
   kFamDrag,             ///< shell triangles: aerodynamic drag (non-symmetric)
   kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
   kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
@@ -52,6 +54,7 @@ void for_each_family(V&& v) {
   v(ShellStretchBinding{}, kFamShellStretch, kParallelGrainMedium);
   v(ShellHingeBinding{}, kFamHinge, kParallelGrainHeavy);
   v(ShellMidEdgeBinding{}, kFamMidEdge, kParallelGrainHeavy);
+  v(ShellMembraneBinding<kFamMembrane>{}, kFamMembrane, kParallelGrainHeavy);
   v(ShellDragBinding{}, kFamDrag, kParallelGrainMedium);
   v(GroundBinding{}, kFamGround, kParallelGrainMedium);
   v(RodRftBinding{}, kFamRft, kParallelGrainMedium);
@@ -61,11 +64,18 @@ void for_each_family(V&& v) {
 }
 
 /// Whether a family's binding keeps its own table and scene field (stencils/family_table.h):
-/// B::kSceneField, B::kFields, B::kInts, B::kReals and B::build.
+/// B::kSceneField, B::kFields, B::kInts, B::kReals and B::build(model, input, table).
 template <class B, class = void>
 struct HasFamilyTable : std::false_type {};
 template <class B>
 struct HasFamilyTable<B, std::void_t<decltype(B::kSceneField)>> : std::true_type {};
+/// Whether a family's binding keeps its own table filled from the model's parts, without a
+/// scene field of its own (the parts' fields choose it): B::kTableName, B::kInts, B::kReals
+/// and B::build(model, table).
+template <class B, class = void>
+struct HasModelTable : std::false_type {};
+template <class B>
+struct HasModelTable<B, std::void_t<decltype(B::kTableName)>> : std::true_type {};
 
 /// for_each_family over the elastic families only (kFamElasticBegin .. kFamElasticEnd)
 template <class V>

@@ -2,8 +2,9 @@
 
 // Kelvin-Voigt strain-rate damping (Bartholdt et al., seed 004, eqs. 13-15): beside each elastic
 // stress E eps a viscous one eta d(eps)/dt, on the strains of every elastic stencil (rod
-// stretching, bending and twisting; shell stretching, hinge and mid-edge bending). With the
-// retardation time tau = eta / E, a stencil whose elastic energy is k/2 (eps - eps_bar)^2 feels
+// stretching, bending and twisting; shell stretching, springs or triangles, hinge and mid-edge
+// bending). With the retardation time tau = eta / E, a stencil whose elastic energy is
+// k/2 (eps - eps_bar)^2 feels
 //   F = -tau k (d eps / dq)^T d(eps)/dt.
 // In a step the integrator's velocity of the iterate y is u(y) = u_hat + c_u (y - q_hat), which
 // vanishes at the anchor q_a = q_hat - u_hat / c_u (the step's start for implicit Euler and the
@@ -27,25 +28,32 @@
 // result to the family's pools. Stretching is the one law not quadratic in the strain as stored
 // (the rest length sits in the binding's strain, and an Ogden law is not quadratic at all): its
 // anchor is the length l_a at q_a, evaluated as a Hookean edge of rest length l_a, whose energy
-// EA/2 (l - l_a)^2 / l_a the scale l_a / l_bar turns into EA l_bar/2 (eps - eps_a)^2. Host and
+// EA/2 (l - l_a)^2 / l_a the scale l_a / l_bar turns into EA l_bar/2 (eps - eps_a)^2. The
+// constant-strain membrane's natural shape is its rest metric: its anchor is the triangle's
+// metric at q_a (its own law, measured from the shape at q_a over that shape's area). Host and
 // device code: one stencil per index.
 
 #include <type_traits>
 
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/part_scale.h"
+#include "slender/stencils/shell_membrane.h"
 
 namespace slender {
 
 /// A family's Kelvin-Voigt anchors at the step's start: where they live (null: none of that
 /// kind) and each stencil's scale, tau (times l_a / l_bar for stretching; 0: not damped).
 struct KvAnchors {
-  Real* edge_len = nullptr;    // rod edges' lengths at q_a                  (nedge)
-  Real* sedge_len = nullptr;   // shell edges' lengths at q_a                (nsedge)
-  Real* kappa = nullptr;       // bend-twist springs' curvatures at q_a      (nbend x 2)
-  Real* twist = nullptr;       // ... twists at q_a                          (nbend)
-  Real* phi = nullptr;         // hinges' angles at q_a                      (nhinge)
-  Real* lambda = nullptr;      // mid-edge triangles' shape operators at q_a (nmid x 9)
+  Real* edge_len = nullptr;   // rod edges' lengths at q_a                  (nedge)
+  Real* sedge_len = nullptr;  // shell edges' lengths at q_a                (nsedge)
+  Real* kappa = nullptr;      // bend-twist springs' curvatures at q_a      (nbend x 2)
+  Real* twist = nullptr;      // ... twists at q_a                          (nbend)
+  Real* phi = nullptr;        // hinges' angles at q_a                      (nhinge)
+  Real* lambda = nullptr;     // mid-edge triangles' shape operators at q_a (nmid x 9)
+  /// membrane triangles' rows with the rest metric replaced by the metric at q_a (their table's
+  /// reals, rows x kReals: membrane_len per environment)
+  Real* membrane = nullptr;
+  long membrane_len = 0;
   const Real* zero = nullptr;  // zeros, one per rod edge (the Hookean law's alpha)
 };
 
@@ -54,15 +62,19 @@ struct KvAnchors {
 /// zero per rod edge, shared)
 template <class Buf>
 struct KvAnchorStore {
-  Buf edge_len, sedge_len, kappa, twist, phi, lambda, zero;
+  Buf edge_len, sedge_len, kappa, twist, phi, lambda, membrane, zero;
+  long membrane_len = 0;
+  /// for model m's counts and nenv environments; membrane_len: the membrane table's reals
   template <class M>
-  void resize(const M& m, size_t nenv) {
+  void resize(const M& m, size_t nenv, long membrane_reals) {
     edge_len.resize(nenv * size_t(m.nedge));
     sedge_len.resize(nenv * size_t(m.nsedge));
     kappa.resize(nenv * 2 * size_t(m.nbend));
     twist.resize(nenv * size_t(m.nbend));
     phi.resize(nenv * size_t(m.nhinge));
     lambda.resize(nenv * 9 * size_t(m.nmid));
+    membrane_len = membrane_reals;
+    membrane.resize(nenv * size_t(membrane_reals));
   }
   KvAnchors view() {
     KvAnchors a;
@@ -72,6 +84,8 @@ struct KvAnchorStore {
     a.twist = twist.data();
     a.phi = phi.data();
     a.lambda = lambda.data();
+    a.membrane = membrane.data();
+    a.membrane_len = membrane_len;
     a.zero = zero.data();
     return a;
   }
@@ -88,6 +102,8 @@ SLENDER_HD inline ModelView kv_model_view(ModelView m, const KvAnchors& a) {
     m.sedge_l_bar = a.sedge_len;
   } else if constexpr (std::is_same_v<B, ShellMidEdgeBinding>) {
     m.mid_lambda_bar = a.lambda;
+  } else if constexpr (IsShellMembraneBinding<B>::value) {
+    m.table[B::kFamily].r = a.membrane;
   }
   return m;
 }
@@ -186,6 +202,30 @@ struct KvAnchorMidEdge {
       lambda[9 * k + i] = L.a[i];
     int idx[12];
     scale[k] = (r.flags & kDegenerate) ? 0 : tau[stencil_part_node<ShellMidEdgeBinding>(m, k, idx)];
+  }
+};
+
+/// Membrane triangles (binding B, ShellMembraneBinding): the row with the metric at q_a as its
+/// rest metric, scale tau (0 for a triangle squashed at q_a).
+template <class B>
+struct KvAnchorMembrane {
+  ModelView m;
+  const Real* q_a;  // (ndof)
+  const Real* tau;  // per node (nnode)
+  Real* rows;       // (rows x kReals)
+  Real* scale;      // (rows)
+  SLENDER_HD void operator()(long k) const {
+    const FamilyTableView& t = m.table[B::kFamily];
+    const Real* r = t.r + B::kReals * k;
+    Real* out = rows + B::kReals * k;
+    for (int i = 0; i < B::kReals; ++i)
+      out[i] = r[i];
+    Vec<9> x;
+    detail::gather_positions<3>(q_a, t.i + B::kInts * k, x);
+    shell_membrane_metric(x, out[3], out[4], out[5]);
+    const Real D = out[3] * out[4] - out[5] * out[5], D_bar = r[3] * r[4] - r[5] * r[5];
+    int idx[9];
+    scale[k] = D > kMembraneMinAreaRatio2 * D_bar ? tau[stencil_part_node<B>(m, k, idx)] : 0;
   }
 };
 

@@ -1,0 +1,279 @@
+#pragma once
+
+// The membrane of a shell triangle with the material's Young's modulus E and Poisson ratio nu:
+// a constant-strain triangle (CST), whose in-plane stretch is uniform over the triangle.
+//
+// Kinematics. With the edges e1 = x1 - x0 and e2 = x2 - x0, the triangle's metric is the 2 x 2
+// matrix M = [e_a . e_b] (its entries m11 = |e1|^2, m22 = |e2|^2, m12 = e1 . e2), and G that
+// of its rest shape (the initial shape). The right Cauchy-Green tensor of the in-plane
+// deformation, C = F^T F, has the invariants
+//   I = tr C = tr(G^-1 M) = (g22 m11 - 2 g12 m12 + g11 m22) / det G,
+//   d = det C = det M / det G = (A / A_bar)^2,
+// so the rest shape enters through the three numbers g11, g22, g12 alone (no rest frame), and
+// the energy of the triangle is
+//   E = h A_bar W(I, d),   A_bar = sqrt(det G) / 2,
+// W the energy per volume of a plane-stress law. Two laws:
+//
+// St Venant-Kirchhoff (a quadratic in the Green strain S_G = (C - 1) / 2; Ciarlet, Mathematical
+// Elasticity I, 1988, the St Venant-Kirchhoff material; on cloth triangles Volino,
+// Magnenat-Thalmann and Faure, ACM TOG 28(4), 2009): with the shear modulus
+// mu = E / (2 (1 + nu)) and the plane-stress Lame constant lambda_ps = E nu / (1 - nu^2) (the
+// 3-D law with the normal stress eliminated, exact because it is quadratic),
+//   W = mu tr(S_G^2) + lambda_ps / 2 (tr S_G)^2
+//     = mu / 4 (I^2 - 2 I + 2 - 2 d) + lambda_ps / 8 (I - 2)^2.
+//
+// Compressible neo-Hookean in plane stress: the 3-D law
+//   W3 = mu / 2 (I1 - 3) - mu ln J + lambda / 2 (ln J)^2,  lambda = E nu / ((1 + nu)(1 - 2 nu)),
+// with the thickness stretch lambda3 (s = lambda3^2) chosen so that the normal stress vanishes
+// (the plane-stress reduction of a hyperelastic law; Bonet and Wood, Nonlinear Continuum
+// Mechanics for Finite Element Analysis, 2nd ed. 2008, hyperelasticity in plane stress).
+// With I1 = I + s and ln J = l = ln(d s) / 2, dW3/ds = 0 is mu (s - 1) + lambda l = 0, or with
+// a = mu / (mu + lambda / 2) = (1 - 2 nu) / (1 - nu) in [0, 1]:
+//   a (s - 1) + (1 - a) ln(d s) = 0,
+// one root s(d) (solved by Newton's method in ln s, a convex increasing function of it). Then
+//   W = mu / 2 (I + s - 3 - (s + 1) l),
+// and, s being stationary, dW/dI = mu / 2, dW/dd = -mu s / (2 d),
+//   d2W/dd2 = mu s / (2 d^2) (1 + (1 - a) / (a s + 1 - a)).
+// nu = 0.5 (a = 0) is the incompressible membrane s = 1 / d, W = mu / 2 (I + 1 / d - 3); nu = 0
+// (a = 1) keeps s = 1. The law needs nu in [0, 0.5].
+//
+// Both laws linearize to the plane-stress Hooke law of E and nu: a sheet in uniaxial tension
+// has the stiffness E h and contracts laterally by nu; a sphere under pressure p grows by
+// p r^2 (1 - nu) / (2 E h). (The edge springs, the papers' membrane, have nu = 1/3 on an
+// equilateral lattice whatever the material's: host/model/shells.cpp.)
+//
+// Derivatives: with W(m11, m22, m12) through I and d, the gradient in the edges is
+//   dE/de1 = h A_bar (2 W_11 e1 + W_12 e2),  dE/de2 = h A_bar (2 W_22 e2 + W_12 e1)
+// (W_ab = dW/dm_ab), and the Hessian h A_bar (sum_kl W_kl n_k n_l^T + sum_k W_k d2m_k), with
+// n_k = dm_k/d(e1, e2); dE/dx0 = -(dE/de1 + dE/de2). All exact; E is invariant under rigid
+// motions (it depends on the edges' dot products only).
+//
+// Degenerate triangles: a rest shape without area gives zeros and kDegenerate (the model
+// builder rejects such triangles); a triangle squashed to d <= kMembraneMinAreaRatio2 is flagged
+// kDegenerate, St Venant-Kirchhoff keeping its exact (finite) values, neo-Hookean taking d at
+// that floor (finite, large; its gradient then only through I).
+//
+// One stencil per triangle, local DOFs (9): [x0, x1, x2], node positions [m], in the triangle's
+// node order.
+
+#include <type_traits>
+
+#include "slender/core/types.h"
+#include "slender/stencils/bindings.h"
+#include "slender/stencils/family_table.h"
+
+namespace slender {
+
+/// (A / A_bar)^2 below which a triangle counts as squashed (kDegenerate): area ratio 1e-6
+constexpr Real kMembraneMinAreaRatio2 = 1e-12;
+
+struct ShellMembrane {
+  static constexpr int kNodes = 3;
+  static constexpr int kDofs = 9;
+  /// the laws (the values of MembraneModel, scene.h, for the triangles this stencil takes)
+  enum Law : int { kStvk = 1, kNeoHookean = 2 };
+  struct Params {
+    int law;             ///< kStvk or kNeoHookean
+    Real E;              ///< Young's modulus [Pa]
+    Real nu;             ///< Poisson ratio [-]: (-1, 0.5] (St Venant-Kirchhoff), [0, 0.5]
+    Real h;              ///< thickness [m]
+    Real g11, g22, g12;  ///< rest metric |e1|^2, |e2|^2, e1 . e2 [m^2]
+  };
+};
+
+/// the metric m11 = |e1|^2, m22 = |e2|^2, m12 = e1 . e2 of the triangle x = [x0, x1, x2]
+SLENDER_HD inline void shell_membrane_metric(const Vec<9>& x, Real& m11, Real& m22, Real& m12) {
+  const Vec3 e1 = x.segment<3>(3) - x.segment<3>(0), e2 = x.segment<3>(6) - x.segment<3>(0);
+  m11 = dot(e1, e1);
+  m22 = dot(e2, e2);
+  m12 = dot(e1, e2);
+}
+
+/// ln s of the plane-stress thickness stretch s = lambda3^2: the root of
+/// a (s - 1) + (1 - a) ln(d s) = 0 (a in [0, 1], d > 0)
+SLENDER_HD inline Real shell_membrane_log_thickness_stretch(Real d, Real a) {
+  const Real ld = ::log(d);
+  // the linearized root, exact for a = 0 (s = 1 / d) and a = 1 (s = 1)
+  Real t = -(1 - a) * ld;
+  if (a == 0 || a == 1) return t;
+  // Newton's method on a convex increasing function of t: after at most one step past the root
+  // it approaches it from above, monotonically
+  for (int it = 0; it < 100; ++it) {
+    const Real es = ::exp(t);
+    const Real step = (a * (es - 1) + (1 - a) * (ld + t)) / (a * es + 1 - a);
+    t -= step;
+    if (!(::fabs(step) > 1e-15 * (1 + ::fabs(t)))) break;
+  }
+  return t;
+}
+
+/// Energy and, on request, gradient and Hessian of one membrane triangle.
+SLENDER_HD inline void shell_membrane_eval(const Vec<9>& x,
+                                           const ShellMembrane::Params& p,
+                                           unsigned want,
+                                           LocalEval<9>& out) {
+  out.flags = 0;
+  const Real D = p.g11 * p.g22 - p.g12 * p.g12;  // det G = (2 A_bar)^2
+  if (!(D > 0)) {
+    // no rest area: nothing to measure the stretch against
+    out.E = 0;
+    out.g.set_zero();
+    out.H.set_zero();
+    out.flags |= kDegenerate;
+    return;
+  }
+  const Vec3 e1 = x.segment<3>(3) - x.segment<3>(0), e2 = x.segment<3>(6) - x.segment<3>(0);
+  const Real m11 = dot(e1, e1), m22 = dot(e2, e2), m12 = dot(e1, e2);
+  const Real V = p.h * Real(0.5) * ::sqrt(D);  // h A_bar
+  const Real I = (p.g22 * m11 - 2 * p.g12 * m12 + p.g11 * m22) / D;
+  Real d = (m11 * m22 - m12 * m12) / D;
+  const Real mu = p.E / (2 * (1 + p.nu));
+
+  // W(I, d) and its derivatives W_I, W_d, W_II, W_dd (W_Id = 0 for both laws)
+  Real W, WI, Wd, WII, Wdd;
+  const bool squashed = !(d > kMembraneMinAreaRatio2);
+  if (squashed) out.flags |= kDegenerate;
+  if (p.law == ShellMembrane::kStvk) {
+    const Real lam = p.E * p.nu / (1 - p.nu * p.nu);
+    W = mu / 4 * (I * I - 2 * I + 2 - 2 * d) + lam / 8 * (I - 2) * (I - 2);
+    WI = mu / 2 * (I - 1) + lam / 4 * (I - 2);
+    Wd = -mu / 2;
+    WII = mu / 2 + lam / 4;
+    Wdd = 0;
+  } else {
+    if (squashed) d = kMembraneMinAreaRatio2;
+    const Real a = (1 - 2 * p.nu) / (1 - p.nu);
+    const Real t = shell_membrane_log_thickness_stretch(d, a);
+    const Real s = ::exp(t), l = Real(0.5) * (::log(d) + t);
+    W = mu / 2 * (I + s - 3 - (s + 1) * l);
+    WI = mu / 2;
+    WII = 0;
+    // at the floor the energy no longer depends on d
+    Wd = squashed ? 0 : -mu * s / (2 * d);
+    Wdd = squashed ? 0 : mu * s / (2 * d * d) * (1 + (1 - a) / (a * s + 1 - a));
+  }
+  out.E = V * W;
+  if (want == kEnergy) return;
+
+  // W_k = dW/dm_k for m = (m11, m22, m12), through dI/dm and dd/dm
+  const Real Im[3] = {p.g22 / D, p.g11 / D, -2 * p.g12 / D};
+  const Real dm[3] = {m22 / D, m11 / D, -2 * m12 / D};
+  Real Wm[3];
+  for (int k = 0; k < 3; ++k)
+    Wm[k] = WI * Im[k] + Wd * dm[k];
+  const Vec3 g1 = V * (2 * Wm[0] * e1 + Wm[2] * e2);
+  const Vec3 g2 = V * (2 * Wm[1] * e2 + Wm[2] * e1);
+  out.g.set_segment(0, -(g1 + g2));
+  out.g.set_segment(3, g1);
+  out.g.set_segment(6, g2);
+  if (!(want & kHess)) return;
+
+  // d2W/dm_k dm_l: the laws' second derivatives and d2d/dm11 dm22 = 1 / D, d2d/dm12^2 = -2 / D
+  Real Wmm[3][3];
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 3; ++j)
+      Wmm[k][j] = WII * Im[k] * Im[j] + Wdd * dm[k] * dm[j];
+  Wmm[0][1] += Wd / D;
+  Wmm[1][0] += Wd / D;
+  Wmm[2][2] += -2 * Wd / D;
+  // n_k = dm_k / d(e1, e2): (2 e1, 0), (0, 2 e2), (e2, e1)
+  Vec<6> n[3];
+  n[0].set_segment(0, 2 * e1);
+  n[0].set_segment(3, Vec3::zero());
+  n[1].set_segment(0, Vec3::zero());
+  n[1].set_segment(3, 2 * e2);
+  n[2].set_segment(0, e2);
+  n[2].set_segment(3, e1);
+  Mat<6, 6> He = Mat<6, 6>::zero();
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c)
+          He(r, c) += Wmm[k][j] * n[k][r] * n[j][c];
+  // W_k d2m_k / d(e1, e2)^2: 2 W_11 on (e1, e1), 2 W_22 on (e2, e2), W_12 on (e1, e2), (e2, e1)
+  for (int i = 0; i < 3; ++i) {
+    He(i, i) += 2 * Wm[0];
+    He(3 + i, 3 + i) += 2 * Wm[1];
+    He(i, 3 + i) += Wm[2];
+    He(3 + i, i) += Wm[2];
+  }
+  // x = (x0, x1, x2) with e1 = x1 - x0, e2 = x2 - x0: H = T He T^T
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const Real h11 = V * He(i, j), h12 = V * He(i, 3 + j);
+      const Real h21 = V * He(3 + i, j), h22 = V * He(3 + i, 3 + j);
+      out.H(3 + i, 3 + j) = h11;
+      out.H(3 + i, 6 + j) = h12;
+      out.H(6 + i, 3 + j) = h21;
+      out.H(6 + i, 6 + j) = h22;
+      out.H(i, 3 + j) = -(h11 + h21);
+      out.H(3 + i, j) = -(h11 + h12);
+      out.H(i, 6 + j) = -(h12 + h22);
+      out.H(6 + i, j) = -(h21 + h22);
+      out.H(i, j) = h11 + h12 + h21 + h22;
+    }
+}
+
+/// The membrane family F (families.h): one row per triangle of the shell parts whose
+/// "membrane" is a constant-strain law (PartSpec::membrane),
+///   ints [n0, n1, n2, law], reals [E, nu, h, g11, g22, g12],
+/// the law ShellMembrane::Law, the rest metric that of the triangle's initial shape. The rows
+/// come from the parts (no scene field of its own: kTableName names the table).
+template <int F>
+struct ShellMembraneBinding {
+  using S = ShellMembrane;
+  static constexpr int kFamily = F;
+  static constexpr int kDofs = 9;
+  static constexpr int kInts = 4, kReals = 6;
+  static constexpr bool kSymmetric = true;  // an energy's Hessian
+  static constexpr const char* kTableName = "membrane";
+
+  SLENDER_HD static long count(const ModelView& m) { return m.table[F].rows; }
+  SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
+    detail::position_dofs<3>(m.table[F].i + kInts * k, out);
+  }
+  /// the row's parameters
+  SLENDER_HD static ShellMembrane::Params params(const ModelView& m, long k) {
+    const int* row = m.table[F].i + kInts * k;
+    const Real* r = m.table[F].r + kReals * k;
+    return ShellMembrane::Params{row[3], r[0], r[1], r[2], r[3], r[4], r[5]};
+  }
+  SLENDER_HD static void eval(
+      const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<9>& r) {
+    Vec<9> x;
+    detail::gather_positions<3>(s.q + long(env) * m.ndof, m.table[F].i + kInts * k, x);
+    shell_membrane_eval(x, params(m, k), want, r);
+  }
+
+  /// The rows of model `m` (a Model whose shells are built): every triangle of a part whose
+  /// membrane is a constant-strain law, in triangle order, its rest metric from the initial
+  /// positions.
+  template <class Model>
+  static void build(const Model& m, FamilyTable& table) {
+    for (int t = 0; t < m.ntri; ++t) {
+      const auto& part = m.scene.parts[size_t(m.tri_part[t])];
+      const int law = int(part.membrane);
+      if (law != ShellMembrane::kStvk && law != ShellMembrane::kNeoHookean) continue;
+      const auto& mat = m.scene.materials[size_t(part.material)];
+      Vec<9> x;
+      for (int a = 0; a < 3; ++a)
+        for (int i = 0; i < 3; ++i)
+          x[3 * a + i] = m.node_x0[3 * size_t(m.tri_node[3 * t + a]) + i];
+      Real g11, g22, g12;
+      shell_membrane_metric(x, g11, g22, g12);
+      const int ints[kInts] = {m.tri_node[3 * t], m.tri_node[3 * t + 1], m.tri_node[3 * t + 2],
+                               law};
+      const Real reals[kReals] = {
+          mat.youngs_modulus, mat.poisson_ratio, part.thickness, g11, g22, g12};
+      table.add(ints, reals);
+    }
+  }
+};
+
+/// whether binding B is the membrane's (its Kelvin-Voigt anchors are rest metrics)
+template <class B>
+struct IsShellMembraneBinding : std::false_type {};
+template <int F>
+struct IsShellMembraneBinding<ShellMembraneBinding<F>> : std::true_type {};
+
+}  // namespace slender
