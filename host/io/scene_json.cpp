@@ -763,7 +763,7 @@ TimeFunction SceneReader::read_time(const JsonObject& t) const {
 void SceneReader::read_actuation(const JsonValue& list) {
   for (size_t i = 0; i < list.array.size(); ++i) {
     const JsonObject o(list.array[i], file_, "actuation[" + std::to_string(i) + "]");
-    o.allow_only({"target", "part", "amplitude", "ramp_in", "time", "select", "wave"});
+    o.allow_only({"target", "part", "amplitude", "ramp_in", "time", "select", "wave", "direction"});
     ActuationSpec a;
     a.loc = loc(o.value(), o.path());
     const std::string target = o.string("target");
@@ -775,9 +775,23 @@ void SceneReader::read_actuation(const JsonValue& list) {
       a.target = ActuationSpec::Target::kRodCurvature2;
     } else if (target == "rod_twist") {
       a.target = ActuationSpec::Target::kRodTwist;
+    } else if (target == "midedge_curvature") {
+      a.target = ActuationSpec::Target::kMidEdgeCurvature;
     } else {
       o.fail("target", "unknown target '" + target +
-                           "' (expected hinge_angle, rod_curvature1, rod_curvature2, rod_twist)");
+                           "' (expected hinge_angle, midedge_curvature, rod_curvature1, "
+                           "rod_curvature2, rod_twist)");
+    }
+    if (o.has("direction")) {
+      if (a.target != ActuationSpec::Target::kMidEdgeCurvature) {
+        o.fail("direction", "only for target midedge_curvature");
+      }
+      a.direction = o.vec3("direction");
+      if (norm(a.direction) == 0) {
+        o.fail("direction",
+               "must not be zero (leave it out for the same curvature in every "
+               "direction)");
+      }
     }
     a.part = part_of(o);
     a.amplitude = o.number("amplitude");

@@ -10,6 +10,7 @@
 #include "slender/core/error.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/shell_hinge.h"
+#include "slender/stencils/shell_midedge.h"
 
 namespace slender {
 
@@ -143,6 +144,7 @@ void build_shells(Model& m) {
 void build_midedge(Model& m) {
   const SceneSpec& scene = m.scene;
   m.sedge_xi.assign(m.nsedge, -1);
+  m.sedge_frame_fixed.assign(m.nsedge, 0);  // the clamps set theirs with the fixed DOFs
   for (int t = 0; t < m.ntri; ++t) {
     const PartSpec& part = scene.parts[m.tri_part[t]];
     if (part.bending != ShellBending::kMidEdge) continue;
@@ -168,7 +170,7 @@ void init_midedge_rest_shape(Model& m) {
   std::vector<Real> q(m.ndof, 0);
   std::copy(m.node_x0.begin(), m.node_x0.end(), q.begin());
   const ModelView mv = host_view(m);
-  const MidEdgeFrames frames{mv, q.data(), m.sedge_tau0_0.data()};
+  const MidEdgeFrames frames{mv, q.data(), m.sedge_tau0_0.data(), /*refresh_fixed=*/true};
   for (long e = 0; e < m.nsedge; ++e)
     frames(e);
   // the natural shape operator of each triangle: its initial shape with all xi = 0 (the
@@ -193,6 +195,38 @@ void init_midedge_rest_shape(Model& m) {
     for (int i = 0; i < 9; ++i)
       m.mid_lambda_bar[9 * k + i] = L.a[i];
   }
+}
+
+bool midedge_unit_curvature(const Model& m, int k, const Vec3& direction, Real c[3]) {
+  const int t = m.mid_tri[k];
+  Vec<9> x;
+  for (int a = 0; a < 3; ++a)
+    x.set_segment(3 * a, node_at(m, m.tri_node[3 * t + a]));
+  Mat3 K = Mat3::identity();
+  if (norm(direction) > 0) {
+    // the direction's part in the triangle's plane, made unit
+    const Vec3 n = cross(x.segment<3>(3) - x.segment<3>(0), x.segment<3>(6) - x.segment<3>(0));
+    const Vec3 d = direction - dot(direction, n) / dot(n, n) * n;
+    if (!(norm(d) > 1e-6 * norm(direction))) {
+      c[0] = c[1] = c[2] = 0;
+      return false;
+    }
+    K = (1 / dot(d, d)) * outer(d, d);
+  }
+  return shell_midedge_curvature_components(x, K, c);
+}
+
+std::vector<Real> midedge_curvature_components(const Model& m, const Vec3& direction) {
+  SLENDER_CHECK(
+      std::isfinite(direction[0]) && std::isfinite(direction[1]) && std::isfinite(direction[2]),
+      "midedge_curvature_components: the direction must be finite");
+  std::vector<Real> out(3 * size_t(m.nmid));
+  for (int k = 0; k < m.nmid; ++k)
+    SLENDER_CHECK(midedge_unit_curvature(m, k, direction, out.data() + 3 * size_t(k)),
+                  "midedge_curvature_components: the direction (", direction[0], ", ", direction[1],
+                  ", ", direction[2], ") is normal to mid-edge triangle ", k, " (shell triangle ",
+                  m.mid_tri[k], ")");
+  return out;
 }
 
 void add_rod_shell_joint_edges(Model& m,

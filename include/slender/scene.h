@@ -319,6 +319,8 @@ struct ActuationSpec {
     kRodCurvature1,  ///< natural curvature kappa1 of rod bend-twist springs [1/m]
     kRodCurvature2,  ///< natural curvature kappa2 [1/m]
     kRodTwist,       ///< natural twist [rad/m]
+    /// natural curvature of mid-edge shell triangles [1/m] (NaturalShape::mid_kappa_bar)
+    kMidEdgeCurvature,
   };
   Target target = Target::kHingeAngle;
   int part = -1;  ///< the part whose springs are driven
@@ -329,8 +331,13 @@ struct ActuationSpec {
   Vec3 select_normal = Vec3{{0, 0, 0}};
   Real select_tolerance = 1e-9;  ///< [m]
   Real amplitude = 1;            ///< [rad] for hinges, [1/m] for curvature, [rad/m] for twist
-  Real ramp_in = 0;              ///< the drive grows linearly from 0 over this time [s]; 0 = none
-  TimeFunction time;             ///< s(t)
+  /// kMidEdgeCurvature: the direction of bending (world frame, taken in each triangle's rest
+  /// plane), the natural curvature being amplitude d d^T; zero: the same curvature in every
+  /// direction (a dome). Positive curls the shell away from its normal (as a sphere whose
+  /// normal points out)
+  Vec3 direction = Vec3{{0, 0, 0}};
+  Real ramp_in = 0;   ///< the drive grows linearly from 0 over this time [s]; 0 = none
+  TimeFunction time;  ///< s(t)
   Vec3 wave_origin = Vec3{{0, 0, 0}};     ///< a sine's phase grows from here
   Vec3 wave_direction = Vec3{{0, 0, 0}};  ///< along this (unit) direction
   Real phase_per_length = 0;              ///< by this much [rad/m]
