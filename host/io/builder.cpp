@@ -633,6 +633,10 @@ void check_part_properties(const Checker& c, const PartSpec& p, const std::strin
         p.loc, at, ".thickness",
         "a part with triangles (a shell) needs a thickness > 0, got " + Checker::num(p.thickness));
   }
+  if (p.hinge_stiffness != HingeStiffness::kPapers &&
+      (p.triangles.empty() || p.bending != ShellBending::kHinge)) {
+    c.fail(p.loc, at, ".hinge_stiffness", "only for shells with hinge bending");
+  }
   if (p.triangles.empty() && p.thickness != 0) {
     c.fail(p.loc, at, ".thickness", "only parts with triangles (shells) have a thickness");
   }

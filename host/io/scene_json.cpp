@@ -305,8 +305,8 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "file", "nodes", "edges",
                 "triangles", "stiffness", "frame_normal", "initial_velocity", "springs",
-                "thickness", "bending", "contact_thickness", "damping", "stretching",
-                "youngs_modulus"});
+                "thickness", "bending", "hinge_stiffness", "contact_thickness", "damping",
+                "stretching", "youngs_modulus"});
   PartSpec p;
   read_common(o, p);
   p.is_rod = false;
@@ -333,11 +333,12 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
 
   // triangles make the network a rod + shell structure (validate_scene asks for the
   // thickness); without triangles there is no shell to describe
-  if (p.triangles.empty() &&
-      (o.has("thickness") || o.has("bending") || o.has("contact_thickness"))) {
-    const char* key = o.has("thickness") ? "thickness"
-                      : o.has("bending") ? "bending"
-                                         : "contact_thickness";
+  if (p.triangles.empty() && (o.has("thickness") || o.has("bending") || o.has("hinge_stiffness") ||
+                              o.has("contact_thickness"))) {
+    const char* key = o.has("thickness")         ? "thickness"
+                      : o.has("bending")         ? "bending"
+                      : o.has("hinge_stiffness") ? "hinge_stiffness"
+                                                 : "contact_thickness";
     o.fail(key, o.has("file") ? "only for geometry files with *Triangles (this one has none)"
                               : "only for networks with \"triangles\" (this one has none)");
   }
@@ -346,7 +347,8 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   read_initial_velocity(o, int(s_.parts.size()) - 1);
 }
 
-// "thickness" (validate_scene checks it) and "bending": "hinge" (default) or "mid_edge"
+// "thickness" (validate_scene checks it), "bending": "hinge" (default) or "mid_edge", and for
+// hinges "hinge_stiffness": "papers" (default) or "geometric"
 void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
   p.thickness = o.number_or("thickness", 0);
   p.contact_thickness = o.number_or("contact_thickness", 0);
@@ -358,12 +360,27 @@ void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
   } else {
     o.fail("bending", "unknown bending model '" + bending + "' (expected hinge or mid_edge)");
   }
+  if (o.has("hinge_stiffness")) {
+    if (p.bending != ShellBending::kHinge) {
+      o.fail("hinge_stiffness", "only for \"bending\": \"hinge\" (this part bends by mid_edge)");
+    }
+    const std::string k = o.string("hinge_stiffness");
+    if (k == "papers") {
+      p.hinge_stiffness = HingeStiffness::kPapers;
+    } else if (k == "geometric") {
+      p.hinge_stiffness = HingeStiffness::kGeometric;
+    } else {
+      o.fail("hinge_stiffness",
+             "unknown hinge stiffness '" + k + "' (expected papers or geometric)");
+    }
+  }
 }
 
 void SceneReader::read_shell(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
-  o.allow_only({"name", "material", "thickness", "bending", "mesh", "radius", "cross_section",
-                "initial_velocity", "contact_thickness", "damping", "youngs_modulus"});
+  o.allow_only({"name", "material", "thickness", "bending", "hinge_stiffness", "mesh", "radius",
+                "cross_section", "initial_velocity", "contact_thickness", "damping",
+                "youngs_modulus"});
   PartSpec p;
   read_identity(o, p);
   o.require("thickness");

@@ -20,6 +20,52 @@ Vec3 node_at(const Model& m, int n) {
   return vec3(m.node_x0[3 * n], m.node_x0[3 * n + 1], m.node_x0[3 * n + 2]);
 }
 
+// The stiffness k_b of the hinge at shell edge e between triangles tA and tB, for
+// E = 1/2 k_b (phi - phi_bar)^2 (docs/numerics.md, "Hinge stiffness"); each triangle adds its
+// part's share.
+// - papers: 1/2 (2 / sqrt 3) E h^3 / 12 per triangle, so k_b = (2 / sqrt 3) E h^3 / 12: on an
+//   equilateral mesh the plate rigidity E h^3 / 12 (Savin et al. 2011). Seed 000's eq. 17 quotes
+//   1 / sqrt(3) together with the factor 1/2, which halves the rigidity.
+// - geometric: D_t A_t l_bar^2 / (A_A + A_B)^2 per triangle, so that two of one part give
+//   k_b = D_h l_bar^2 / (A_A + A_B) (Grinspun et al. 2003's |e|^2 / A weighting). For a
+//   deformation w = 1/2 p^T K p the dihedral angle of a hinge with wing heights h_A, h_B is
+//   1/2 (h_A + h_B) K_mm plus terms in K_tm and K_tt that the mesh adds (numerics.md); on an
+//   equilateral lattice, on a cylinder of curvature kappa, the three edge directions' hinges
+//   then store exactly 1/2 D_h kappa^2 per area (any direction), as on a grid of right
+//   triangles bent about an axis. The lattice acts as a plate of Poisson ratio -1/3 whatever
+//   the material's, so a free strip bends with D_h (1 - 1/9): D_h = E h^3 / (12 (1 - 1/9))
+//   makes that E h^3 / 12, Euler-Bernoulli's E I per width.
+Real hinge_stiffness(const SceneSpec& scene,
+                     const Model& m,
+                     const std::vector<Real>& tri_E,
+                     const std::vector<Real>& tri_h,
+                     int tA,
+                     int tB,
+                     int e) {
+  const HingeStiffness kA = scene.parts[m.tri_part[tA]].hinge_stiffness;
+  const HingeStiffness kB = scene.parts[m.tri_part[tB]].hinge_stiffness;
+  if (kA == HingeStiffness::kPapers && kB == HingeStiffness::kPapers) {
+    // (the expression of the models before the geometric option, to the last bit)
+    Real kb = 0;
+    for (int t : {tA, tB})
+      kb += tri_E[t] * tri_h[t] * tri_h[t] * tri_h[t];
+    return kb / 2 * 2 / (12 * std::sqrt(Real(3)));
+  }
+  const Real l2 = m.sedge_l_bar[e] * m.sedge_l_bar[e];
+  const Real area = m.tri_area_bar[tA] + m.tri_area_bar[tB];
+  Real kb = 0;
+  for (int t : {tA, tB}) {
+    const Real Eh3 = tri_E[t] * tri_h[t] * tri_h[t] * tri_h[t];
+    if (scene.parts[m.tri_part[t]].hinge_stiffness == HingeStiffness::kPapers) {
+      kb += Eh3 / (12 * std::sqrt(Real(3)));
+    } else {
+      const Real D_h = Eh3 / (12 * (1 - Real(1) / 9));
+      kb += D_h * m.tri_area_bar[t] * l2 / (area * area);
+    }
+  }
+  return kb;
+}
+
 }  // namespace
 
 void build_shells(Model& m) {
@@ -124,15 +170,7 @@ void build_shells(Model& m) {
     const int x2 = m.tri_node[3 * tA + kA], x3 = m.tri_node[3 * tB + kB];
     m.hinge_node.insert(m.hinge_node.end(), {x0, x1, x2, x3});
     m.hinge_sedge.push_back(e);
-    // k_b = 2 / sqrt(3) E h^3 / 12 for E = 1/2 k_b (phi - phi_bar)^2: on an equilateral mesh
-    // this gives the plate rigidity E h^3 / 12 (Savin et al. 2011). Seed 000's eq. 17 quotes
-    // 1 / sqrt(3) together with the factor 1/2, which halves the rigidity; tests/physics checks
-    // the energy of a mesh wrapped on a cylinder against the continuum. Averaged over the two
-    // triangles.
-    Real kb = 0;
-    for (int t : {tA, tB})
-      kb += tri_E[t] * tri_h[t] * tri_h[t] * tri_h[t];
-    m.hinge_kb.push_back(kb / 2 * 2 / (12 * std::sqrt(Real(3))));
+    m.hinge_kb.push_back(hinge_stiffness(scene, m, tri_E, tri_h, tA, tB, e));
     Vec<12> x;
     for (int a = 0; a < 4; ++a)
       x.set_segment(3 * a, node_at(m, m.hinge_node[4 * m.nhinge + a]));

@@ -63,6 +63,17 @@ enum class ShellBending {
   kMidEdge,  ///< discrete shape operator with mid-edge normals (eqs. 18-20), one xi DOF per edge
 };
 
+/// How the hinges of a hinge-bending shell get their stiffness k_b (docs/numerics.md).
+enum class HingeStiffness {
+  /// k_b = (2 / sqrt 3) E h^3 / 12 on every hinge: seed 000's eq. 17 with its rigidity doubled,
+  /// the plate rigidity E h^3 / 12 on an equilateral mesh (the default, as before 2026-11-28)
+  kPapers,
+  /// k_b = D_h l_bar^2 / (A_1 + A_2) from the hinge's edge and its two triangles' rest areas
+  /// (the discrete-shells weighting), D_h = E h^3 / (12 (1 - 1/9)): free strips bend with E I
+  /// on a lattice whatever the mesh size; exact cylindrical bending at D_h on any lattice
+  kGeometric,
+};
+
 /// Time dependence of a point load: F(t) = force * s(t).
 struct TimeFunction {
   enum class Kind { kConstant, kSine, kRamp, kTable, kSma };
@@ -107,6 +118,8 @@ struct PartSpec {
   /// sheets), a shell and the ground at half of it; Py-DiSMech's contact distance is 2 h
   Real contact_thickness = 0;
   ShellBending bending = ShellBending::kHinge;  ///< shell bending model
+  /// the hinges' stiffness (hinge bending only)
+  HingeStiffness hinge_stiffness = HingeStiffness::kPapers;
   /// the stretching law of the part's rod edges: Hookean (default), neo-Hookean or the one-term
   /// Ogden law of exponent alpha (seed 004, eq. 12); `scale` multiplies the axial stiffness EA
   /// (Bartholdt's c_e), which is the law's stiffness at small strain
