@@ -34,7 +34,7 @@ struct BatchedSimulator::Impl {
 
   // per-environment engine
   std::vector<std::unique_ptr<Simulator>> envs;
-  std::vector<Real> kappa, tau, phi, force;  // actions (env-major), empty when not set
+  std::vector<Real> kappa, tau, phi, mid, force;  // actions (env-major), empty when not set
   State initial;
 
   // vectorized engine, with a host copy of the state for observations
@@ -55,6 +55,9 @@ struct BatchedSimulator::Impl {
       if (!phi.empty())
         std::memcpy(shape.hinge_phi_bar, phi.data() + size_t(e) * m.nhinge,
                     size_t(m.nhinge) * sizeof(Real));
+      if (!mid.empty())
+        std::memcpy(shape.mid_kappa_bar, mid.data() + 3 * size_t(e) * m.nmid,
+                    3 * size_t(m.nmid) * sizeof(Real));
     });
   }
   void check_env(int e) const {
@@ -182,6 +185,13 @@ void BatchedSimulator::set_natural_hinge_angle(const Real* phi, ArrayPlace where
       "natural hinge angle", [&](const Real* v, bool e) { s.vec->set_natural_hinge_angle(v, e); },
       s.phi);
 }
+void BatchedSimulator::set_natural_midedge_curvature(const Real* c, ArrayPlace where) {
+  Impl& s = *impl_;
+  natural_action(
+      c, 3 * size_t(nenv()) * s.model->nmid, where, backend(), s.vec != nullptr,
+      "natural mid-edge curvature",
+      [&](const Real* v, bool e) { s.vec->set_natural_midedge_curvature(v, e); }, s.mid);
+}
 void BatchedSimulator::set_external_forces(const Real* f) {
   Impl& s = *impl_;
   check_finite_action(f, 3 * size_t(nenv()) * s.model->nnode, "external force");
@@ -224,6 +234,7 @@ void BatchedSimulator::clear_actions() {
   s.kappa.clear();
   s.tau.clear();
   s.phi.clear();
+  s.mid.clear();
   for (auto& env : s.envs) {
     env->set_external_forces({});
     env->set_fixed_targets({});

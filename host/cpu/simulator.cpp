@@ -119,7 +119,7 @@ struct Simulator::Impl {
   }
   bool parts_scaled() const { return !model->youngs_time_part.empty() || part_factor_used; }
   // the natural shape at the evaluation time: rest values with actuation applied
-  std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar;
+  std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar, nat_mid_kappa;
   ActuationCallback actuation_callback;
   bool natural_touched = false;  // a callback ran since the natural values were the rest values
   UserForce force;               // the caller's force (the engine has its own copy)
@@ -159,6 +159,7 @@ struct Simulator::Impl {
     nat_kappa_bar = md.bend_kappa_bar;
     nat_tau_bar = md.bend_tau_bar;
     nat_phi_bar = md.hinge_phi_bar;
+    nat_mid_kappa.assign(3 * size_t(md.nmid), 0);
   }
 
   // the host copy of the state, current
@@ -176,6 +177,7 @@ struct Simulator::Impl {
     ev.bend_kappa_bar = nat_kappa_bar.data();
     ev.bend_tau_bar = nat_tau_bar.data();
     ev.hinge_phi_bar = nat_phi_bar.data();
+    ev.mid_kappa_bar = nat_mid_kappa.data();
     ev.natural_per_env = 0;
     ev.q_hat = q_hat.data();
     ev.u_hat = u_hat.data();
@@ -210,6 +212,7 @@ struct Simulator::Impl {
       nat_kappa_bar = m.bend_kappa_bar;
       nat_tau_bar = m.bend_tau_bar;
       nat_phi_bar = m.hinge_phi_bar;
+      std::fill(nat_mid_kappa.begin(), nat_mid_kappa.end(), Real(0));
       natural_touched = false;
     }
     for (const ActuatedSpring& a : m.actuated) {
@@ -221,8 +224,11 @@ struct Simulator::Impl {
         case 2:
           nat_tau_bar[a.index] = m.bend_tau_bar[a.index];
           break;
-        default:
+        case 3:
           nat_phi_bar[a.index] = m.hinge_phi_bar[a.index];
+          break;
+        default:  // a mid-edge curvature component, 0 at rest
+          nat_mid_kappa[3 * a.index + a.component - 4] = 0;
           break;
       }
     }
@@ -238,14 +244,22 @@ struct Simulator::Impl {
         case 2:
           nat_tau_bar[a.index] += v;
           break;
-        default:
+        case 3:
           nat_phi_bar[a.index] += v;
+          break;
+        default:
+          nat_mid_kappa[3 * a.index + a.component - 4] += v;
           break;
       }
     }
     if (actuation_callback) {
-      NaturalShape shape{nat_kappa_bar.data(), nat_tau_bar.data(), nat_phi_bar.data(), m.nbend,
-                         m.nhinge};
+      NaturalShape shape{nat_kappa_bar.data(),
+                         nat_tau_bar.data(),
+                         nat_phi_bar.data(),
+                         m.nbend,
+                         m.nhinge,
+                         nat_mid_kappa.data(),
+                         m.nmid};
       actuation_callback(t, shape);
       natural_touched = true;
     }
@@ -393,6 +407,7 @@ struct Simulator::Impl {
       in.bend_kappa_bar = nat_kappa_bar.data();
       in.bend_tau_bar = nat_tau_bar.data();
       in.hinge_phi_bar = nat_phi_bar.data();
+      in.mid_kappa_bar = nat_mid_kappa.data();
     }
     if (parts_scaled()) {
       part_scale = part_scales_at(in.c.t_eval);

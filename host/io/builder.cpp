@@ -652,6 +652,10 @@ void check_part_properties(const Checker& c, const PartSpec& p, const std::strin
         p.loc, at, ".thickness",
         "a part with triangles (a shell) needs a thickness > 0, got " + Checker::num(p.thickness));
   }
+  if (p.hinge_stiffness != HingeStiffness::kPapers &&
+      (p.triangles.empty() || p.bending != ShellBending::kHinge)) {
+    c.fail(p.loc, at, ".hinge_stiffness", "only for shells with hinge bending");
+  }
   if (p.triangles.empty() && p.thickness != 0) {
     c.fail(p.loc, at, ".thickness", "only parts with triangles (shells) have a thickness");
   }
@@ -1143,7 +1147,7 @@ void check_actuation(const Checker& c) {
     c.part_of(a.part, a.loc, at);
     if (!is_finite(a.amplitude)) c.fail(a.loc, at, ".amplitude", "not finite");
     if (!finite3(a.select_point) || !finite3(a.select_normal) || !finite3(a.wave_origin) ||
-        !finite3(a.wave_direction) || !is_finite(a.phase_per_length)) {
+        !finite3(a.wave_direction) || !is_finite(a.phase_per_length) || !finite3(a.direction)) {
       c.fail(a.loc, at, "", "selection and wave values must be finite");
     }
     c.non_negative(a.select_tolerance, a.loc, at, ".select.tolerance");
@@ -1151,11 +1155,34 @@ void check_actuation(const Checker& c) {
     check_time_function(c, a.time, a.loc, at);
     const PartSpec& p = c.s.parts[size_t(a.part)];
     const bool hinge = a.target == ActuationSpec::Target::kHingeAngle;
-    if (hinge && p.triangles.empty()) {
-      c.fail(a.loc, at, ".target", "hinge_angle needs a shell part; '" + p.name + "' has none");
+    const bool mid = a.target == ActuationSpec::Target::kMidEdgeCurvature;
+    const char* shell_bending = p.bending == ShellBending::kHinge ? "hinge" : "mid_edge";
+    if ((hinge || mid) && p.triangles.empty()) {
+      c.fail(a.loc, at, ".target",
+             std::string(hinge ? "hinge_angle" : "midedge_curvature") + " needs a shell part; '" +
+                 p.name + "' has no triangles");
     }
-    if (!hinge && p.edges.empty()) {
+    if (hinge && p.bending != ShellBending::kHinge) {
+      c.fail(a.loc, at, ".target",
+             "hinge_angle drives hinges, but shell part '" + p.name + "' bends by \"" +
+                 shell_bending +
+                 "\" (its springs are mid-edge triangles: target "
+                 "midedge_curvature)");
+    }
+    if (mid && p.bending != ShellBending::kMidEdge) {
+      c.fail(a.loc, at, ".target",
+             "midedge_curvature drives mid-edge triangles, but shell part '" + p.name +
+                 "' bends by \"" + shell_bending +
+                 "\" (its springs are hinges: target "
+                 "hinge_angle, or \"bending\": \"mid_edge\")");
+    }
+    if (!hinge && !mid && p.edges.empty()) {
       c.fail(a.loc, at, ".target", "rod targets need rod edges; '" + p.name + "' has none");
+    }
+    if (!mid && a.direction[0] * a.direction[0] + a.direction[1] * a.direction[1] +
+                        a.direction[2] * a.direction[2] >
+                    0) {
+      c.fail(a.loc, at, ".direction", "only for target midedge_curvature");
     }
   }
 }

@@ -305,8 +305,8 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "file", "nodes", "edges",
                 "triangles", "stiffness", "frame_normal", "initial_velocity", "springs",
-                "thickness", "bending", "membrane", "contact_thickness", "damping", "stretching",
-                "youngs_modulus"});
+                "thickness", "bending", "membrane", "hinge_stiffness", "contact_thickness",
+                "damping", "stretching", "youngs_modulus"});
   PartSpec p;
   read_common(o, p);
   p.is_rod = false;
@@ -333,12 +333,13 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
 
   // triangles make the network a rod + shell structure (validate_scene asks for the
   // thickness); without triangles there is no shell to describe
-  if (p.triangles.empty() &&
-      (o.has("thickness") || o.has("bending") || o.has("membrane") || o.has("contact_thickness"))) {
-    const char* key = o.has("thickness")  ? "thickness"
-                      : o.has("bending")  ? "bending"
-                      : o.has("membrane") ? "membrane"
-                                          : "contact_thickness";
+  if (p.triangles.empty() && (o.has("thickness") || o.has("bending") || o.has("membrane") ||
+                              o.has("hinge_stiffness") || o.has("contact_thickness"))) {
+    const char* key = o.has("thickness")         ? "thickness"
+                      : o.has("bending")         ? "bending"
+                      : o.has("membrane")        ? "membrane"
+                      : o.has("hinge_stiffness") ? "hinge_stiffness"
+                                                 : "contact_thickness";
     o.fail(key, o.has("file") ? "only for geometry files with *Triangles (this one has none)"
                               : "only for networks with \"triangles\" (this one has none)");
   }
@@ -347,9 +348,10 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   read_initial_velocity(o, int(s_.parts.size()) - 1);
 }
 
-// "thickness" (validate_scene checks it), "bending": "hinge" (default) or "mid_edge", and
-// "membrane": "neo_hookean" (default), "stvk" or "springs" (validate_scene checks the material's
-// Poisson ratio against the law)
+// "thickness" (validate_scene checks it), "bending": "hinge" (default) or "mid_edge", for
+// hinges "hinge_stiffness": "papers" (default) or "geometric", and "membrane": "neo_hookean"
+// (default), "stvk" or "springs" (validate_scene checks the material's Poisson ratio against
+// the law)
 void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
   p.thickness = o.number_or("thickness", 0);
   p.contact_thickness = o.number_or("contact_thickness", 0);
@@ -372,11 +374,26 @@ void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
     o.fail("membrane",
            "unknown membrane model '" + membrane + "' (expected neo_hookean, stvk or springs)");
   }
+  if (o.has("hinge_stiffness")) {
+    if (p.bending != ShellBending::kHinge) {
+      o.fail("hinge_stiffness", "only for \"bending\": \"hinge\" (this part bends by mid_edge)");
+    }
+    const std::string k = o.string("hinge_stiffness");
+    if (k == "papers") {
+      p.hinge_stiffness = HingeStiffness::kPapers;
+    } else if (k == "geometric") {
+      p.hinge_stiffness = HingeStiffness::kGeometric;
+    } else {
+      o.fail("hinge_stiffness",
+             "unknown hinge stiffness '" + k + "' (expected papers or geometric)");
+    }
+  }
 }
 
 void SceneReader::read_shell(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
-  o.allow_only({"name", "material", "thickness", "bending", "membrane", "mesh", "radius",
+  o.allow_only({"name", "material", "thickness", "bending", "membrane", "hinge_stiffness", "mesh",
+                "radius",
                 "cross_section", "initial_velocity", "contact_thickness", "damping",
                 "youngs_modulus"});
   PartSpec p;
@@ -778,7 +795,7 @@ TimeFunction SceneReader::read_time(const JsonObject& t) const {
 void SceneReader::read_actuation(const JsonValue& list) {
   for (size_t i = 0; i < list.array.size(); ++i) {
     const JsonObject o(list.array[i], file_, "actuation[" + std::to_string(i) + "]");
-    o.allow_only({"target", "part", "amplitude", "ramp_in", "time", "select", "wave"});
+    o.allow_only({"target", "part", "amplitude", "ramp_in", "time", "select", "wave", "direction"});
     ActuationSpec a;
     a.loc = loc(o.value(), o.path());
     const std::string target = o.string("target");
@@ -790,9 +807,23 @@ void SceneReader::read_actuation(const JsonValue& list) {
       a.target = ActuationSpec::Target::kRodCurvature2;
     } else if (target == "rod_twist") {
       a.target = ActuationSpec::Target::kRodTwist;
+    } else if (target == "midedge_curvature") {
+      a.target = ActuationSpec::Target::kMidEdgeCurvature;
     } else {
       o.fail("target", "unknown target '" + target +
-                           "' (expected hinge_angle, rod_curvature1, rod_curvature2, rod_twist)");
+                           "' (expected hinge_angle, midedge_curvature, rod_curvature1, "
+                           "rod_curvature2, rod_twist)");
+    }
+    if (o.has("direction")) {
+      if (a.target != ActuationSpec::Target::kMidEdgeCurvature) {
+        o.fail("direction", "only for target midedge_curvature");
+      }
+      a.direction = o.vec3("direction");
+      if (norm(a.direction) == 0) {
+        o.fail("direction",
+               "must not be zero (leave it out for the same curvature in every "
+               "direction)");
+      }
     }
     a.part = part_of(o);
     a.amplitude = o.number("amplitude");

@@ -229,6 +229,64 @@ void apply_spring_overrides(Model& m) {
   }
 }
 
+// the scene's name of an actuation target, and the springs it drives
+std::string target_name(ActuationSpec::Target t) {
+  switch (t) {
+    case ActuationSpec::Target::kHingeAngle:
+      return "hinge_angle";
+    case ActuationSpec::Target::kRodCurvature1:
+      return "rod_curvature1";
+    case ActuationSpec::Target::kRodCurvature2:
+      return "rod_curvature2";
+    case ActuationSpec::Target::kRodTwist:
+      return "rod_twist";
+    case ActuationSpec::Target::kMidEdgeCurvature:
+      return "midedge_curvature";
+  }
+  return "";
+}
+std::string spring_kind(ActuationSpec::Target t) {
+  switch (t) {
+    case ActuationSpec::Target::kHingeAngle:
+      return "hinges (interior edges of a hinge-bending shell)";
+    case ActuationSpec::Target::kMidEdgeCurvature:
+      return "mid-edge triangles (of a mid_edge-bending shell)";
+    default:
+      return "bend-twist springs (interior nodes of a rod)";
+  }
+}
+
+// the global id of a part's first shell triangle (triangles are numbered part by part)
+int first_triangle(const Model& m, int part) {
+  for (int t = 0; t < m.ntri; ++t)
+    if (m.tri_part[t] == part) return t;
+  return 0;
+}
+
+// which springs a part has, for an actuation that names the wrong kind
+std::string part_springs(const Model& m, int part) {
+  int hinges = 0, mids = 0, bends = 0;
+  for (int k = 0; k < m.nhinge; ++k)
+    if (m.node_part[m.hinge_node[4 * k]] == part || m.node_part[m.hinge_node[4 * k + 1]] == part)
+      ++hinges;
+  for (int k = 0; k < m.nmid; ++k)
+    if (m.tri_part[m.mid_tri[k]] == part) ++mids;
+  for (int k = 0; k < m.nbend; ++k)
+    if (m.edge_part[m.bend_edge[2 * k]] == part) ++bends;
+  std::vector<std::string> kinds;
+  if (hinges) kinds.push_back(std::to_string(hinges) + " hinges (target hinge_angle)");
+  if (mids)
+    kinds.push_back(std::to_string(mids) + " mid-edge triangles (target midedge_curvature)");
+  if (bends)
+    kinds.push_back(std::to_string(bends) +
+                    " bend-twist springs (targets rod_curvature1, rod_curvature2, rod_twist)");
+  if (kinds.empty()) return "it has no spring that actuation drives";
+  std::string s = "it has ";
+  for (size_t i = 0; i < kinds.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == kinds.size() ? " and " : ", ") + kinds[i];
+  return s;
+}
+
 // the springs each actuation drives, with their scale and spatial phase
 void resolve_actuation(Model& m) {
   for (size_t a = 0; a < m.scene.actuation.size(); ++a) {
@@ -244,12 +302,33 @@ void resolve_actuation(Model& m) {
       return act.phase_per_length * dot(c - act.wave_origin, dir);
     };
     const int before = int(m.actuated.size());
+    int of_part = 0;  // the part's springs of the target's kind, selected or not
     if (act.target == ActuationSpec::Target::kHingeAngle) {
       for (int k = 0; k < m.nhinge; ++k) {
         const int n0 = m.hinge_node[4 * k], n1 = m.hinge_node[4 * k + 1];
         if (m.node_part[n0] != act.part && m.node_part[n1] != act.part) continue;
+        ++of_part;
         const Vec3 c = 0.5 * (node_pos(m, n0) + node_pos(m, n1));
         if (selected(c)) m.actuated.push_back({int(a), k, 3, 1, phase_at(c)});
+      }
+    } else if (act.target == ActuationSpec::Target::kMidEdgeCurvature) {
+      for (int k = 0; k < m.nmid; ++k) {
+        const int t = m.mid_tri[k];
+        if (m.tri_part[t] != act.part) continue;
+        ++of_part;
+        Vec3 c = vec3(0, 0, 0);
+        for (int i = 0; i < 3; ++i)
+          c += node_pos(m, m.tri_node[3 * t + i]) / 3;
+        if (!selected(c)) continue;
+        Real comp[3];
+        if (!midedge_unit_curvature(m, k, act.direction, comp)) {
+          throw InputError(act.loc.file, act.loc.line, act.loc.field + ".direction",
+                           "the direction is normal to triangle " +
+                               std::to_string(t - first_triangle(m, act.part)) + " of part '" +
+                               m.part_name[act.part] + "' (it must lie in the shell)");
+        }
+        for (int i = 0; i < 3; ++i)
+          m.actuated.push_back({int(a), k, 4 + i, comp[i], phase_at(c)});
       }
     } else {
       const int comp = act.target == ActuationSpec::Target::kRodCurvature1   ? 0
@@ -257,13 +336,24 @@ void resolve_actuation(Model& m) {
                                                                              : 2;
       for (int k = 0; k < m.nbend; ++k) {
         if (m.edge_part[m.bend_edge[2 * k]] != act.part) continue;
+        ++of_part;
         const Vec3 c = node_pos(m, m.bend_node[3 * k + 1]);
         if (selected(c)) m.actuated.push_back({int(a), k, comp, m.bend_dl[k], phase_at(c)});
       }
     }
     if (int(m.actuated.size()) == before) {
-      throw InputError(act.loc.file, act.loc.line, act.loc.field,
-                       "the actuation selects no spring of its part");
+      const std::string part = "part '" + m.part_name[act.part] + "'";
+      if (of_part > 0) {
+        throw InputError(act.loc.file, act.loc.line, act.loc.field + ".select",
+                         "the selection (the plane through the point with this normal, within "
+                         "the tolerance) takes none of the " +
+                             std::to_string(of_part) + " " + spring_kind(act.target) + " of " +
+                             part);
+      }
+      throw InputError(act.loc.file, act.loc.line, act.loc.field + ".target",
+                       "target '" + target_name(act.target) + "' drives " +
+                           spring_kind(act.target) + ", and " + part + " has none; " +
+                           part_springs(m, act.part));
     }
   }
 }
@@ -603,7 +693,10 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     for (int e = 0; e < m.nsedge; ++e) {
       if (!nodes.count(m.sedge_node[2 * e]) || !nodes.count(m.sedge_node[2 * e + 1])) continue;
       ++joined;
-      if (m.sedge_xi[e] >= 0) m.dof_fixed[m.xi_dof(e)] = 1;
+      if (m.sedge_xi[e] >= 0) {
+        m.dof_fixed[m.xi_dof(e)] = 1;
+        m.sedge_frame_fixed[e] = 1;  // its mid-edge normal held in place (MidEdgeFrames)
+      }
     }
     if (joined == 0) {
       const SourceLoc& loc = group.front().loc;

@@ -36,6 +36,10 @@ void build_midedge(Model& m);
 /// The initial mid-edge frames and every mid-edge triangle's natural shape operator (needs the
 /// DOF count and the model view).
 void init_midedge_rest_shape(Model& m);
+/// The actuation components of a unit curvature along `direction` (zero: every direction) on
+/// mid-edge stencil k (shell_midedge_curvature_components at the rest shape); false when the
+/// direction is normal to its triangle.
+bool midedge_unit_curvature(const Model& m, int k, const Vec3& direction, Real c[3]);
 /// Rod-shell joints (seed 000 §3.4): at a node shared by rod edges and triangles, every edge of
 /// those triangles becomes a rod edge too (frames and a twist DOF, no stretching stiffness of
 /// its own: the shell's spring stretches it), so that bend-twist springs couple the rod and the

@@ -11,6 +11,7 @@
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/shell_hinge.h"
 #include "slender/stencils/shell_membrane.h"
+#include "slender/stencils/shell_midedge.h"
 
 namespace slender {
 
@@ -18,6 +19,52 @@ namespace {
 
 Vec3 node_at(const Model& m, int n) {
   return vec3(m.node_x0[3 * n], m.node_x0[3 * n + 1], m.node_x0[3 * n + 2]);
+}
+
+// The stiffness k_b of the hinge at shell edge e between triangles tA and tB, for
+// E = 1/2 k_b (phi - phi_bar)^2 (docs/numerics.md, "Hinge stiffness"); each triangle adds its
+// part's share.
+// - papers: 1/2 (2 / sqrt 3) E h^3 / 12 per triangle, so k_b = (2 / sqrt 3) E h^3 / 12: on an
+//   equilateral mesh the plate rigidity E h^3 / 12 (Savin et al. 2011). Seed 000's eq. 17 quotes
+//   1 / sqrt(3) together with the factor 1/2, which halves the rigidity.
+// - geometric: D_t A_t l_bar^2 / (A_A + A_B)^2 per triangle, so that two of one part give
+//   k_b = D_h l_bar^2 / (A_A + A_B) (Grinspun et al. 2003's |e|^2 / A weighting). For a
+//   deformation w = 1/2 p^T K p the dihedral angle of a hinge with wing heights h_A, h_B is
+//   1/2 (h_A + h_B) K_mm plus terms in K_tm and K_tt that the mesh adds (numerics.md); on an
+//   equilateral lattice, on a cylinder of curvature kappa, the three edge directions' hinges
+//   then store exactly 1/2 D_h kappa^2 per area (any direction), as on a grid of right
+//   triangles bent about an axis. The lattice acts as a plate of Poisson ratio -1/3 whatever
+//   the material's, so a free strip bends with D_h (1 - 1/9): D_h = E h^3 / (12 (1 - 1/9))
+//   makes that E h^3 / 12, Euler-Bernoulli's E I per width.
+Real hinge_stiffness(const SceneSpec& scene,
+                     const Model& m,
+                     const std::vector<Real>& tri_E,
+                     const std::vector<Real>& tri_h,
+                     int tA,
+                     int tB,
+                     int e) {
+  const HingeStiffness kA = scene.parts[m.tri_part[tA]].hinge_stiffness;
+  const HingeStiffness kB = scene.parts[m.tri_part[tB]].hinge_stiffness;
+  if (kA == HingeStiffness::kPapers && kB == HingeStiffness::kPapers) {
+    // (the expression of the models before the geometric option, to the last bit)
+    Real kb = 0;
+    for (int t : {tA, tB})
+      kb += tri_E[t] * tri_h[t] * tri_h[t] * tri_h[t];
+    return kb / 2 * 2 / (12 * std::sqrt(Real(3)));
+  }
+  const Real l2 = m.sedge_l_bar[e] * m.sedge_l_bar[e];
+  const Real area = m.tri_area_bar[tA] + m.tri_area_bar[tB];
+  Real kb = 0;
+  for (int t : {tA, tB}) {
+    const Real Eh3 = tri_E[t] * tri_h[t] * tri_h[t] * tri_h[t];
+    if (scene.parts[m.tri_part[t]].hinge_stiffness == HingeStiffness::kPapers) {
+      kb += Eh3 / (12 * std::sqrt(Real(3)));
+    } else {
+      const Real D_h = Eh3 / (12 * (1 - Real(1) / 9));
+      kb += D_h * m.tri_area_bar[t] * l2 / (area * area);
+    }
+  }
+  return kb;
 }
 
 }  // namespace
@@ -131,15 +178,7 @@ void build_shells(Model& m) {
     const int x2 = m.tri_node[3 * tA + kA], x3 = m.tri_node[3 * tB + kB];
     m.hinge_node.insert(m.hinge_node.end(), {x0, x1, x2, x3});
     m.hinge_sedge.push_back(e);
-    // k_b = 2 / sqrt(3) E h^3 / 12 for E = 1/2 k_b (phi - phi_bar)^2: on an equilateral mesh
-    // this gives the plate rigidity E h^3 / 12 (Savin et al. 2011). Seed 000's eq. 17 quotes
-    // 1 / sqrt(3) together with the factor 1/2, which halves the rigidity; tests/physics checks
-    // the energy of a mesh wrapped on a cylinder against the continuum. Averaged over the two
-    // triangles.
-    Real kb = 0;
-    for (int t : {tA, tB})
-      kb += tri_E[t] * tri_h[t] * tri_h[t] * tri_h[t];
-    m.hinge_kb.push_back(kb / 2 * 2 / (12 * std::sqrt(Real(3))));
+    m.hinge_kb.push_back(hinge_stiffness(scene, m, tri_E, tri_h, tA, tB, e));
     Vec<12> x;
     for (int a = 0; a < 4; ++a)
       x.set_segment(3 * a, node_at(m, m.hinge_node[4 * m.nhinge + a]));
@@ -151,6 +190,7 @@ void build_shells(Model& m) {
 void build_midedge(Model& m) {
   const SceneSpec& scene = m.scene;
   m.sedge_xi.assign(m.nsedge, -1);
+  m.sedge_frame_fixed.assign(m.nsedge, 0);  // the clamps set theirs with the fixed DOFs
   for (int t = 0; t < m.ntri; ++t) {
     const PartSpec& part = scene.parts[m.tri_part[t]];
     if (part.bending != ShellBending::kMidEdge) continue;
@@ -176,7 +216,7 @@ void init_midedge_rest_shape(Model& m) {
   std::vector<Real> q(m.ndof, 0);
   std::copy(m.node_x0.begin(), m.node_x0.end(), q.begin());
   const ModelView mv = host_view(m);
-  const MidEdgeFrames frames{mv, q.data(), m.sedge_tau0_0.data()};
+  const MidEdgeFrames frames{mv, q.data(), m.sedge_tau0_0.data(), /*refresh_fixed=*/true};
   for (long e = 0; e < m.nsedge; ++e)
     frames(e);
   // the natural shape operator of each triangle: its initial shape with all xi = 0 (the
@@ -201,6 +241,38 @@ void init_midedge_rest_shape(Model& m) {
     for (int i = 0; i < 9; ++i)
       m.mid_lambda_bar[9 * k + i] = L.a[i];
   }
+}
+
+bool midedge_unit_curvature(const Model& m, int k, const Vec3& direction, Real c[3]) {
+  const int t = m.mid_tri[k];
+  Vec<9> x;
+  for (int a = 0; a < 3; ++a)
+    x.set_segment(3 * a, node_at(m, m.tri_node[3 * t + a]));
+  Mat3 K = Mat3::identity();
+  if (norm(direction) > 0) {
+    // the direction's part in the triangle's plane, made unit
+    const Vec3 n = cross(x.segment<3>(3) - x.segment<3>(0), x.segment<3>(6) - x.segment<3>(0));
+    const Vec3 d = direction - dot(direction, n) / dot(n, n) * n;
+    if (!(norm(d) > 1e-6 * norm(direction))) {
+      c[0] = c[1] = c[2] = 0;
+      return false;
+    }
+    K = (1 / dot(d, d)) * outer(d, d);
+  }
+  return shell_midedge_curvature_components(x, K, c);
+}
+
+std::vector<Real> midedge_curvature_components(const Model& m, const Vec3& direction) {
+  SLENDER_CHECK(
+      std::isfinite(direction[0]) && std::isfinite(direction[1]) && std::isfinite(direction[2]),
+      "midedge_curvature_components: the direction must be finite");
+  std::vector<Real> out(3 * size_t(m.nmid));
+  for (int k = 0; k < m.nmid; ++k)
+    SLENDER_CHECK(midedge_unit_curvature(m, k, direction, out.data() + 3 * size_t(k)),
+                  "midedge_curvature_components: the direction (", direction[0], ", ", direction[1],
+                  ", ", direction[2], ") is normal to mid-edge triangle ", k, " (shell triangle ",
+                  m.mid_tri[k], ")");
+  return out;
 }
 
 void add_rod_shell_joint_edges(Model& m,

@@ -363,6 +363,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("ndof", &Model::ndof)
       .def_readonly("ntri", &Model::ntri)
       .def_readonly("nhinge", &Model::nhinge)
+      .def_readonly("nmid", &Model::nmid)
       .def_readonly("npart", &Model::npart)
       .def_property_readonly(
           "part_names",
@@ -415,6 +416,25 @@ PYBIND11_MODULE(_core, m) {
           "every per-element array of the model by name (include/slender/stencils/model_arrays.h), "
           "as read-only numpy views of shape (count,) or (count, width), and the tables of the "
           "families that keep their own (<field>_int, <field>_real)")
+      .def(
+          "midedge_curvature_components",
+          [](const Model& md, py::object direction) {
+            Vec3 d = Vec3::zero();
+            if (!direction.is_none()) {
+              const auto v = direction.cast<std::vector<double>>();
+              if (v.size() != 3) throw InputError("<python>", 0, "direction", "expected 3 numbers");
+              d = vec3(v[0], v[1], v[2]);
+            }
+            const std::vector<Real> c = midedge_curvature_components(md, d);
+            py::array_t<double> a({py::ssize_t(md.nmid), py::ssize_t(3)});
+            std::copy(c.begin(), c.end(), a.mutable_data());
+            return a;
+          },
+          py::arg("direction") = py::none(),
+          "the actuation components of a unit natural curvature on every mid-edge triangle "
+          "(nmid x 3, the layout of set_natural_midedge_curvature): bending along direction "
+          "(taken in each triangle's rest plane), or the same in every direction (a dome) when "
+          "None; multiply by a curvature [1/m] (positive curls the shell away from its normal)")
       .def("info", [](const Model& md) { return model_info(md); })
       .def("__repr__", [](const Model& md) {
         return "<slender.Model '" + md.scene.name + "': " + std::to_string(md.nnode) + " nodes, " +
@@ -750,6 +770,15 @@ PYBIND11_MODULE(_core, m) {
           },
           "natural hinge angles (num_envs x nhinge) [rad]; a host or a CUDA array, as "
           "set_natural_curvature")
+      .def(
+          "set_natural_midedge_curvature",
+          [](PyBatch& b, const py::object& o) {
+            natural_action(b, o, {b.model->nmid, 3}, "natural_midedge_curvature",
+                           &BatchedSimulator::set_natural_midedge_curvature);
+          },
+          "actuated natural curvature of the mid-edge triangles (num_envs x nmid x 3) [1/m], "
+          "components as Model.midedge_curvature_components gives them (0: the rest shape); a "
+          "host or a CUDA array, as set_natural_curvature")
       .def("set_external_forces",
            [](PyBatch& b, const py::object& o) {
              const Array a = real_array(o, "external_forces");

@@ -71,6 +71,10 @@ class BatchedSimulator {
   void set_natural_twist(const Real* tau, ArrayPlace where = ArrayPlace::kHost);
   /// natural hinge angles (nenv x nhinge) [rad]
   void set_natural_hinge_angle(const Real* phi, ArrayPlace where = ArrayPlace::kHost);
+  /// actuated natural curvature of the mid-edge triangles (nenv x nmid x 3), the components
+  /// along each triangle's edge normals [1/m] (midedge_curvature_components gives them for a
+  /// curvature tensor; 0 is the rest shape)
+  void set_natural_midedge_curvature(const Real* c, ArrayPlace where = ArrayPlace::kHost);
   /// external forces on the nodes (nenv x nnode x 3) [N]
   void set_external_forces(const Real* f);
   /// prescribed motion of the fixed DOFs (nenv x nfixed, Model::fixed_dof order): each

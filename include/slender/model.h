@@ -72,8 +72,10 @@ Real input_number(const Model& m, const FamilyInput& in, const char* field, Real
 struct ActuatedSpring {
   int actuation;  ///< index into scene.actuation
   int index;      ///< hinge, or bend-twist stencil
-  int component;  ///< 0, 1: kappa1, kappa2; 2: twist; 3: hinge angle
-  Real scale;     ///< converts the amplitude to the stencil's value (Voronoi length or 1)
+  int component;  ///< 0, 1: kappa1, kappa2; 2: twist; 3: hinge angle; 4 + k: the mid-edge
+                  ///< triangle's curvature component k
+  Real scale;     ///< converts the amplitude to the stencil's value (Voronoi length, 1, or the
+                  ///< component of a unit curvature)
   Real phase;     ///< a sine's spatial phase [rad]
 };
 
@@ -228,6 +230,14 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene);
 /// DOF is outside the model's DOFs.
 std::shared_ptr<const Model> with_energies(const std::shared_ptr<const Model>& model,
                                            std::vector<std::shared_ptr<const UserEnergy>> energies);
+
+/// The actuation components of a unit natural curvature on every mid-edge triangle (nmid x 3,
+/// the layout of NaturalShape::mid_kappa_bar and BatchedSimulator::set_natural_midedge_curvature):
+/// bending along `direction` (world frame, taken in each triangle's rest plane: K = d d^T with d
+/// the unit in-plane direction), or, for a zero direction, the same in every direction (K = the
+/// plane's identity: a dome). Multiply by a curvature [1/m]; positive curls a triangle away from
+/// its normal. Throws Error when the direction is normal to a triangle.
+std::vector<Real> midedge_curvature_components(const Model& m, const Vec3& direction);
 
 /// Which of the model's listed arrays (stencils/model_arrays.h) do not hold count x width
 /// values, and what they hold, comma-separated; empty when all fit.

@@ -74,6 +74,17 @@ enum class MembraneModel {
   kNeoHookean = 2,
 };
 
+/// How the hinges of a hinge-bending shell get their stiffness k_b (docs/numerics.md).
+enum class HingeStiffness {
+  /// k_b = (2 / sqrt 3) E h^3 / 12 on every hinge: seed 000's eq. 17 with its rigidity doubled,
+  /// the plate rigidity E h^3 / 12 on an equilateral mesh (the default, as before 2026-11-28)
+  kPapers,
+  /// k_b = D_h l_bar^2 / (A_1 + A_2) from the hinge's edge and its two triangles' rest areas
+  /// (the discrete-shells weighting), D_h = E h^3 / (12 (1 - 1/9)): free strips bend with E I
+  /// on a lattice whatever the mesh size; exact cylindrical bending at D_h on any lattice
+  kGeometric,
+};
+
 /// Time dependence of a point load: F(t) = force * s(t).
 struct TimeFunction {
   enum class Kind { kConstant, kSine, kRamp, kTable, kSma };
@@ -121,6 +132,8 @@ struct PartSpec {
   /// shell membrane model; the default for new scenes is the neo-Hookean triangle (the papers'
   /// scenes name "springs")
   MembraneModel membrane = MembraneModel::kNeoHookean;
+  /// the hinges' stiffness (hinge bending only)
+  HingeStiffness hinge_stiffness = HingeStiffness::kPapers;
   /// the stretching law of the part's rod edges: Hookean (default), neo-Hookean or the one-term
   /// Ogden law of exponent alpha (seed 004, eq. 12); `scale` multiplies the axial stiffness EA
   /// (Bartholdt's c_e), which is the law's stiffness at small strain
@@ -333,6 +346,8 @@ struct ActuationSpec {
     kRodCurvature1,  ///< natural curvature kappa1 of rod bend-twist springs [1/m]
     kRodCurvature2,  ///< natural curvature kappa2 [1/m]
     kRodTwist,       ///< natural twist [rad/m]
+    /// natural curvature of mid-edge shell triangles [1/m] (NaturalShape::mid_kappa_bar)
+    kMidEdgeCurvature,
   };
   Target target = Target::kHingeAngle;
   int part = -1;  ///< the part whose springs are driven
@@ -343,8 +358,13 @@ struct ActuationSpec {
   Vec3 select_normal = Vec3{{0, 0, 0}};
   Real select_tolerance = 1e-9;  ///< [m]
   Real amplitude = 1;            ///< [rad] for hinges, [1/m] for curvature, [rad/m] for twist
-  Real ramp_in = 0;              ///< the drive grows linearly from 0 over this time [s]; 0 = none
-  TimeFunction time;             ///< s(t)
+  /// kMidEdgeCurvature: the direction of bending (world frame, taken in each triangle's rest
+  /// plane), the natural curvature being amplitude d d^T; zero: the same curvature in every
+  /// direction (a dome). Positive curls the shell away from its normal (as a sphere whose
+  /// normal points out)
+  Vec3 direction = Vec3{{0, 0, 0}};
+  Real ramp_in = 0;   ///< the drive grows linearly from 0 over this time [s]; 0 = none
+  TimeFunction time;  ///< s(t)
   Vec3 wave_origin = Vec3{{0, 0, 0}};     ///< a sine's phase grows from here
   Vec3 wave_direction = Vec3{{0, 0, 0}};  ///< along this (unit) direction
   Real phase_per_length = 0;              ///< by this much [rad/m]

@@ -34,6 +34,11 @@ struct NaturalShape {
   Real* bend_tau_bar;    ///< natural twists [rad]                          (nbend)
   Real* hinge_phi_bar;   ///< natural hinge angles [rad]                    (nhinge)
   int nbend, nhinge;
+  /// actuated natural curvature of the mid-edge triangles, components along each triangle's
+  /// edge normals [1/m] (nmid x 3; 0 at rest): midedge_curvature_components gives them for a
+  /// curvature tensor
+  Real* mid_kappa_bar;
+  int nmid;
 };
 /// Called with the evaluation time t [s] (t + dt/2 for the midpoint rule) before every step.
 using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;

@@ -385,6 +385,51 @@ TEST(CudaBatch, KelvinVoigtMatchesTheCpuEngine) {
   if (!gpu) GTEST_SKIP() << "no CUDA device (the CPU half ran and converged)";
 }
 
+// issue 53: the mid-edge shells' natural curvature as an action on the device against the CPU's
+// vectorized batch, 1e-9: the PneuNet-like finger (apps/scenes/pneunet_curl.json, without its
+// scene actuation), each environment raising its own curvature over the first steps (from the
+// host, then from device memory); its clamped edges keep their frames (sedge_frame_fixed)
+TEST(CudaBatch, MidEdgeCurvatureActionsMatchTheCpuEngine) {
+  SLENDER_REQUIRE_GPU();
+  SceneSpec sc =
+      read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/pneunet_curl.json");
+  sc.backend = BackendKind::kCpu;
+  sc.actuation.clear();
+  const auto m = build_model(sc);
+  const std::vector<Real> unit = midedge_curvature_components(*m, vec3(1, 0, 0));
+  const int B = 3;
+  const size_t n = size_t(B) * unit.size();
+  Real* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, n * sizeof(Real)), cudaSuccess);
+  std::vector<Real> x[2];
+  for (int on_gpu = 0; on_gpu < 2; ++on_gpu) {
+    BatchedSimulator b(m, B, m->scene.integrator, LinearSolverKind::kAuto, BatchEngine::kVectorized,
+                       on_gpu ? BackendKind::kCuda : BackendKind::kCpu);
+    std::vector<Real> c(n);
+    for (int k = 0; k < 20; ++k) {
+      const Real ramp = std::min(Real(1), Real(k + 1) / 10);
+      for (int e = 0; e < B; ++e)
+        for (size_t i = 0; i < unit.size(); ++i)
+          c[e * unit.size() + i] = -10.0 * e * ramp * unit[i];
+      if (on_gpu && k >= 10) {  // the second half from device memory
+        ASSERT_EQ(cudaMemcpy(dev, c.data(), n * sizeof(Real), cudaMemcpyHostToDevice), cudaSuccess);
+        b.set_natural_midedge_curvature(dev, BatchedSimulator::ArrayPlace::kEngine);
+      } else {
+        b.set_natural_midedge_curvature(c.data());
+      }
+      for (StepStatus st : b.step())
+        ASSERT_EQ(st, StepStatus::kConverged);
+    }
+    x[on_gpu].resize(size_t(B) * 3 * m->nnode);
+    b.positions(x[on_gpu].data());
+  }
+  cudaFree(dev);
+  // the fingers curled apart: environment 2's tip well above environment 0's
+  const size_t tip = 3 * size_t(m->nnode - 1) + 2;
+  EXPECT_GT(x[0][2 * 3 * size_t(m->nnode) + tip], x[0][tip] + 0.02);
+  EXPECT_LE(max_relative_difference(x[0], x[1]), 1e-9);
+}
+
 TEST(CudaBatch, TwoVectorizedRunsAreBitIdentical) {
   SLENDER_REQUIRE_GPU();
   const auto m = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json");

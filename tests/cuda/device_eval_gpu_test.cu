@@ -42,8 +42,8 @@ Real rel_diff(const std::vector<Real>& a, const std::vector<Real>& b) {
 
 /// The host inputs of one evaluation and their device copies.
 struct Inputs {
-  std::vector<Real> q, d1, ref, kappa, tau, phi, q_hat, u_hat, tau0;
-  DeviceBuffer<Real> dq, dd1, dref, dkappa, dtau, dphi, dq_hat, du_hat, dtau0;
+  std::vector<Real> q, d1, ref, kappa, tau, phi, mid, q_hat, u_hat, tau0;
+  DeviceBuffer<Real> dq, dd1, dref, dkappa, dtau, dphi, dmid, dq_hat, du_hat, dtau0;
   EvalView host{}, dev{};
 };
 
@@ -58,6 +58,9 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
   in.kappa = m.bend_kappa_bar;
   in.tau = m.bend_tau_bar;
   in.phi = m.hinge_phi_bar;
+  in.mid.resize(3 * size_t(m.nmid));  // an actuated mid-edge curvature [1/m]
+  for (Real& v : in.mid)
+    v = 5 * u(rng);
   in.q_hat = initial_state(m).q;
   in.u_hat.resize(m.ndof);
   for (Real& v : in.u_hat)
@@ -69,6 +72,7 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
   in.dkappa.upload(in.kappa);
   in.dtau.upload(in.tau);
   in.dphi.upload(in.phi);
+  in.dmid.upload(in.mid);
   in.dq_hat.upload(in.q_hat);
   in.du_hat.upload(in.u_hat);
   in.dtau0.upload(in.tau0);
@@ -80,6 +84,7 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                      in.kappa.data(),
                      in.tau.data(),
                      in.phi.data(),
+                     in.mid.data(),
                      0,
                      in.q_hat.data(),
                      in.u_hat.data(),
@@ -99,6 +104,7 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                     in.dkappa.data(),
                     in.dtau.data(),
                     in.dphi.data(),
+                    in.dmid.data(),
                     0,
                     in.dq_hat.data(),
                     in.du_hat.data(),

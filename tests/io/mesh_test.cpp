@@ -753,6 +753,33 @@ TEST(ShellJson, ErrorsNameTheShellAndKey) {
                      "shells[0].mesh.path", "cannot open file 'nope.obj'");
 }
 
+// "hinge_stiffness": papers (the default) or geometric, for hinge bending only (issue 53)
+TEST(ShellJson, HingeStiffnessIsReadAndChecked) {
+  const std::string h = ", \"thickness\": 1e-3";
+  EXPECT_EQ(read_scene_text(shell_scene(h, kDisk), "s.json", "").parts[0].hinge_stiffness,
+            HingeStiffness::kPapers);
+  EXPECT_EQ(
+      read_scene_text(shell_scene(h + ", \"hinge_stiffness\": \"geometric\"", kDisk), "s.json", "")
+          .parts[0]
+          .hinge_stiffness,
+      HingeStiffness::kGeometric);
+  expect_scene_error(shell_scene(h + ", \"hinge_stiffness\": \"uniform\"", kDisk), "s.json", 4,
+                     "shells[0].hinge_stiffness",
+                     "unknown hinge stiffness 'uniform' (expected papers or geometric)");
+  expect_scene_error(
+      shell_scene(h + ", \"bending\": \"mid_edge\", \"hinge_stiffness\": \"geometric\"", kDisk),
+      "s.json", 4, "shells[0].hinge_stiffness", "only for \"bending\": \"hinge\"");
+  // and the builder's parts are checked the same way
+  int m = 0;
+  SceneBuilder b = builder_with_material(m);
+  const int i =
+      b.disk_shell("d", vec3(0, 0, 0), vec3(0, 0, 1), 1, 0.5, m, 1e-3, ShellBending::kMidEdge);
+  b.part(i).hinge_stiffness = HingeStiffness::kGeometric;
+  const InputError e = catch_input_error([&] { b.build(); });
+  EXPECT_NE(e.message().find("only for shells with hinge bending"), std::string::npos)
+      << e.message();
+}
+
 TEST(ShellJson, MeshFileErrors) {
   TempDir dir;
   const std::string h = ", \"thickness\": 1e-3";

@@ -168,6 +168,92 @@ TEST(Actuation, TravellingWaveHasThePrescribedPhases) {
   }
 }
 
+// ---- mid-edge shells: the actuated natural curvature ----------------------------------------
+
+constexpr Real kStripL = 0.1, kStripW = 0.01;
+
+// a mid-edge strip along x clamped at x = 0 (its row of nodes and their edges' xi), without
+// gravity, driven to the natural curvature `k` along x by a ramp over the static run (or, with
+// `scene` false, by nothing: the caller's callback)
+std::shared_ptr<const Model> curling_strip(Real k, bool scene, int steps, bool grid = true) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.3);
+  const int s = b.rectangle_shell("strip", vec3(0, 0, 0), vec3(kStripL, 0, 0), vec3(0, kStripW, 0),
+                                  5e-3, grid, mat, 1e-3, ShellBending::kMidEdge);
+  std::vector<int> row;
+  for (int i = 0; i < int(b.part(s).nodes.size()); ++i)
+    if (b.part(s).nodes[i][0] <= 1e-12) row.push_back(i);
+  b.fix_shell_edges(s, row);
+  if (scene) {
+    ActuationSpec a;
+    a.target = ActuationSpec::Target::kMidEdgeCurvature;
+    a.part = s;
+    a.amplitude = k;
+    a.direction = vec3(2, 0, 0);  // made unit in each triangle's plane
+    a.time.kind = TimeFunction::Kind::kRamp;
+    a.time.ramp_time = 1;
+    b.actuate(a);
+  }
+  b.integrator().kind = IntegratorKind::kStatic;
+  b.integrator().dt = 1.0 / steps;
+  b.integrator().duration = 1;
+  return build_model(b.build());
+}
+
+// the largest distance of a node from the arc of curvature k through the clamp (positive k
+// curls the strip away from its normal +z: node (s, y) goes to (sin(k s) / k, y,
+// -(1 - cos(k s)) / k))
+Real arc_error(const Model& m, const State& st, Real k) {
+  Real worst = 0;
+  for (int n = 0; n < m.nnode; ++n) {
+    const Real s = m.node_x0[3 * n], y = m.node_x0[3 * n + 1];
+    const Vec3 arc = vec3(std::sin(k * s) / k, y, -(1 - std::cos(k * s)) / k);
+    worst = std::max(worst, norm(test::node_position(st, n) - arc));
+  }
+  return worst;
+}
+
+// A strip driven to the natural curvature k curls into the arc of curvature k (a quarter
+// circle here), half of it half way through the ramp: the time function drives it. Bending a
+// flat strip to a cylinder is an isometry and Lambda_act turns with each triangle, so nothing
+// resists but the mesh's discretization of the cylinder (two triangles across the strip);
+// the tolerance is 0.1 % of L.
+TEST(Actuation, MidEdgeCurvatureCurlsAStripIntoTheArc) {
+  const Real k = kPi / (2 * kStripL);
+  const auto m = curling_strip(k, true, 10);
+  EXPECT_EQ(int(m->actuated.size()), 3 * m->nmid);
+  Simulator sim(m);
+  ASSERT_TRUE(test::run_steps(sim, 5));
+  const Real half = arc_error(*m, sim.state(), k / 2);
+  ASSERT_TRUE(test::run_steps(sim, 5));
+  const Real full = arc_error(*m, sim.state(), k);
+  std::printf(
+      "mid-edge strip driven to k L = pi/2: largest distance from the arc %.2e L (half "
+      "way, k / 2: %.2e L)\n",
+      full / kStripL, half / kStripL);
+  EXPECT_LT(full, 1e-3 * kStripL);  // measured 4.9e-4 L
+  EXPECT_LT(half, 1e-3 * kStripL);  // measured 8.5e-5 L
+  // the tip really turned: a quarter circle ends at (1/k, -1/k)
+  EXPECT_GT(arc_error(*m, sim.state(), k / 2), 0.05 * kStripL);
+}
+
+// the callback's mid_kappa_bar is the same input as the scene's actuation, bit for bit
+TEST(Actuation, MidEdgeCallbackActsLikeTheSceneActuation) {
+  const Real k = 4;
+  const auto a = curling_strip(k, true, 4);
+  const auto b = curling_strip(k, false, 4);
+  const std::vector<Real> unit = midedge_curvature_components(*b, vec3(1, 0, 0));
+  Simulator sa(a), sb(b);
+  sb.set_actuation([&](Real t, NaturalShape& shape) {
+    ASSERT_EQ(shape.nmid, b->nmid);
+    for (int i = 0; i < 3 * shape.nmid; ++i)
+      shape.mid_kappa_bar[i] = std::min(t, Real(1)) * k * unit[i];
+  });
+  ASSERT_TRUE(test::run_steps(sa, 4));
+  ASSERT_TRUE(test::run_steps(sb, 4));
+  EXPECT_EQ(sa.state().q, sb.state().q);
+}
+
 TEST(Actuation, SelectionThatDrivesNothingIsAnInputError) {
   const std::string text = R"({
   "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.3}],
@@ -184,7 +270,45 @@ TEST(Actuation, SelectionThatDrivesNothingIsAnInputError) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), "a.json");
     EXPECT_EQ(e.line(), 5);
-    EXPECT_NE(std::string(e.what()).find("selects no spring"), std::string::npos);
+    EXPECT_EQ(e.field(), "actuation[0].select");
+    EXPECT_NE(std::string(e.what()).find("takes none of the 3 bend-twist springs"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// an actuation of the wrong kind for its part says which kinds the part has (issue 53: a
+// mid-edge shell driven by hinge_angle used to hear only that nothing was selected)
+TEST(Actuation, WrongKindOfSpringNamesThePartsKinds) {
+  auto scene = [](const std::string& bending, const std::string& target) {
+    return R"({
+  "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.3}],
+  "shells": [{"name": "sheet", "material": "m", "thickness": 1e-3, "bending": ")" +
+           bending + R"(",
+              "mesh": {"type": "rectangle", "u": [0.1, 0, 0], "v": [0, 0.02, 0],
+                       "edge_length": 0.01}}],
+  "actuation": [{"target": ")" +
+           target + R"(", "part": "sheet", "amplitude": 1}]
+})";
+  };
+  struct Case {
+    std::string bending, target, want;
+  } cases[] = {
+      {"mid_edge", "hinge_angle", "its springs are mid-edge triangles: target midedge_curvature"},
+      {"hinge", "midedge_curvature", "its springs are hinges: target hinge_angle"},
+      {"mid_edge", "rod_twist", "rod targets need rod edges; 'sheet' has none"},
+  };
+  for (const Case& c : cases) {
+    try {
+      build_model(read_scene_text(scene(c.bending, c.target), "a.json", "."));
+      FAIL() << c.target << " on a " << c.bending << " shell was accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), "a.json");
+      EXPECT_EQ(e.line(), 6);
+      EXPECT_EQ(e.field(), "actuation[0].target");
+      EXPECT_NE(std::string(e.what()).find(c.want), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("'sheet'"), std::string::npos) << e.what();
+    }
   }
 }
 

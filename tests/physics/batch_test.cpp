@@ -134,6 +134,60 @@ TEST(Batch, NaturalCurvatureActionsMatchSingleRuns) {
   EXPECT_NE(batch.state(0).q, batch.state(4).q);
 }
 
+// a mid-edge strip clamped at one end, each environment driven to its own natural curvature
+// (BatchedSimulator::set_natural_midedge_curvature, constant): each equals a single simulator
+// whose actuation callback sets the same values, on both engines (the vectorized one against
+// singles on the banded LU it picks itself)
+TEST(Batch, MidEdgeCurvatureActionsMatchSingleRuns) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.3);
+  const int s = b.rectangle_shell("strip", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.01, 0), 5e-3,
+                                  true, mat, 1e-3, ShellBending::kMidEdge);
+  std::vector<int> row;
+  for (int i = 0; i < int(b.part(s).nodes.size()); ++i)
+    if (b.part(s).nodes[i][0] <= 1e-12) row.push_back(i);
+  b.fix_shell_edges(s, row);
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 2e-3;
+  const auto m = build_model(b.build());
+  const int B = 3;
+  const std::vector<Real> unit = midedge_curvature_components(*m, vec3(1, 0, 0));
+  ASSERT_EQ(unit.size(), 3 * size_t(m->nmid));
+  std::vector<Real> c(size_t(B) * unit.size());
+  for (int e = 0; e < B; ++e)
+    for (size_t i = 0; i < unit.size(); ++i)
+      c[e * unit.size() + i] = (e - 1) * 5.0 * unit[i];  // -5, 0 and 5 1/m
+  for (BatchEngine engine : {BatchEngine::kPerEnvironment, BatchEngine::kVectorized}) {
+    const bool vec = engine == BatchEngine::kVectorized;
+    SCOPED_TRACE(vec ? "vectorized" : "per-environment");
+    BatchedSimulator batch(m, B, m->scene.integrator, LinearSolverKind::kAuto, engine);
+    batch.set_natural_midedge_curvature(c.data());
+    for (int k = 0; k < 5; ++k)
+      for (StepStatus st : batch.step())
+        ASSERT_EQ(st, StepStatus::kConverged);
+    for (int e = 0; e < B; ++e) {
+      Simulator single(m, m->scene.integrator,
+                       vec ? LinearSolverKind::kBanded : LinearSolverKind::kAuto);
+      single.set_actuation([&, e](Real, NaturalShape& sh) {
+        for (size_t i = 0; i < unit.size(); ++i)
+          sh.mid_kappa_bar[i] = c[e * unit.size() + i];
+      });
+      for (int k = 0; k < 5; ++k)
+        ASSERT_TRUE(single.step().ok());
+      EXPECT_EQ(single.state().q, batch.state(e).q) << "env " << e;
+    }
+    // the environments curled differently: the tips of -5 and 5 1/m on either side
+    const int tip = m->nnode - 1;
+    EXPECT_GT(batch.state(0).q[3 * tip + 2], 1e-4);
+    EXPECT_EQ(batch.state(1).q[3 * tip + 2], 0);
+    EXPECT_LT(batch.state(2).q[3 * tip + 2], -1e-4);
+    // a value that is not finite is refused
+    std::vector<Real> bad = c;
+    bad[4] = NAN;
+    EXPECT_THROW(batch.set_natural_midedge_curvature(bad.data()), Error);
+  }
+}
+
 // issue 18, fault 3: an action cleared and a reset leave no trace (the per-environment engine
 // kept the last natural curvatures once its callback stopped setting them), and a non-finite
 // action is refused before it can fail every later step; on both engines

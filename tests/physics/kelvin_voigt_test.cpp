@@ -108,14 +108,16 @@ TEST(KelvinVoigt, AClampedPlatesFirstModeDecaysAtTheViscoelasticRate) {
       EXPECT_LT(std::fabs(free.zeta), 1e-4) << name;
       EXPECT_NEAR(d.zeta, zeta, 0.03 * zeta) << name;
     } else {
-      // The mid-edge model refreshes its edge frames tau0 at every step, which changes what
-      // its xi DOFs mean: the undamped plate loses energy on its own (zeta about 4e-3 here), and
-      // the shape change the damping sees includes the refresh. Its damping ratio comes out
-      // above the viscoelastic one (about 1.6 times here, docs/scene_format.md): bounded here
-      // so that a change shows.
-      const Real extra = d.zeta - free.zeta;
-      EXPECT_GT(extra, zeta) << name;
-      EXPECT_LT(extra, 2 * zeta) << name;
+      // Until 2026-11-28 the clamp's edges refreshed their mid-edge frames from the turning
+      // triangles next to them, so the clamp let the plate turn step by step: it lost energy on
+      // its own (zeta 4.4e-3) and was damped 1.6 times the law's rate at 33 rad/s. With the
+      // clamped edges' frames held (MidEdgeFrames) the damped plate rings at its linearized
+      // first frequency (39.08 rad/s with the xi condensed out) and decays at tau omega / 2
+      // (measured within 0.3 %). The undamped midpoint run keeps a small loss of its own
+      // (7.5e-4) and a higher apparent frequency (45.6 rad/s): its massless xi are only
+      // balanced at the step's midpoint.
+      EXPECT_LT(std::fabs(free.zeta), 2e-3) << name;
+      EXPECT_NEAR(d.zeta, zeta, 0.03 * zeta) << name;
     }
   }
 }

@@ -109,7 +109,7 @@ TEST(Scenes, EverySceneLoadsAndBuilds) {
        {"showcase.json", "manta_ray.json", "parachute.json", "parachute_matdismech.json",
         "jellyfish.json", "rod_drop.json", "rod_drop_stiff.json", "spider_incline.json",
         "plate_contact.json", "gripper.json", "rolling_ribbon.json", "shell_fold.json",
-        "cloth_drop.json", "rod_twist.json", "rubber_balloon.json"})
+        "cloth_drop.json", "rod_twist.json", "rubber_balloon.json", "pneunet_curl.json"})
     EXPECT_TRUE(seen.count(want)) << want << " is missing from apps/scenes/";
 }
 

@@ -45,7 +45,8 @@ def waves(n, nbend, k):
 @pytest.mark.parametrize("engine", ["per-env", "vectorized"])
 def test_a_cuda_array_for_a_cpu_batch_is_a_clear_error(model, engine):
     b = slender.BatchedSimulator(model, 2, engine=engine)
-    for name in ("set_natural_curvature", "set_natural_twist", "set_natural_hinge_angle"):
+    for name in ("set_natural_curvature", "set_natural_twist", "set_natural_hinge_angle",
+                 "set_natural_midedge_curvature"):
         with pytest.raises(ValueError, match="a CUDA array for a batch on the CPU backend"):
             getattr(b, name)(FakeCudaArray())
 

@@ -437,3 +437,40 @@ def test_run_is_the_programs_loop_with_its_outputs(tmp_path):
     assert res["ok"] and res["steps"] == 5 and res["files"] == []
     with pytest.raises(ValueError, match="dt"):
         slender.Simulator(model).run(dt=0.0, write_outputs=False)
+
+
+MIDEDGE_STRIP = {
+    "name": "midedge_strip",
+    "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e7, "poisson_ratio": 0.3}],
+    "shells": [{"name": "strip", "material": "m", "thickness": 1e-3, "bending": "mid_edge",
+                "mesh": {"type": "rectangle", "u": [0.1, 0, 0], "v": [0, 0.01, 0],
+                         "edge_length": 5e-3}}],
+    # the grid's nodes at x = 0 (20 cells along, 2 across): the clamp holds them and their xi
+    "boundary": {"fixed_edges": [{"part": "strip", "nodes": [0, 21, 42]}]},
+    "integrator": {"type": "implicit_euler", "dt": 2e-3, "duration": 0.1},
+}
+
+
+def test_midedge_curvature_actions_curl_a_strip():
+    # per-environment natural curvature of a mid-edge shell: the components of a unit curvature
+    # along x scaled per environment curl the strip down (positive: away from the normal +z), not
+    # at all, or up; both engines agree (to round-off: their linear solvers differ); a wrong
+    # shape is a ValueError
+    model = slender.build_model(MIDEDGE_STRIP)
+    assert model.nmid == model.ntri == 80
+    unit = model.midedge_curvature_components([1, 0, 0])
+    assert unit.shape == (model.nmid, 3)
+    dome = model.midedge_curvature_components()  # the same curvature in every direction
+    assert not np.allclose(dome, unit)
+    c = np.stack([5.0 * unit, 0 * unit, -5.0 * unit])
+    tips = []
+    for engine in ("per-env", "vectorized"):
+        b = slender.BatchedSimulator(model, 3, engine=engine)
+        b.set_natural_midedge_curvature(c)
+        for _ in range(5):
+            assert np.all(b.step() == 0)
+        tips.append(b.positions()[:, -1, 2].copy())
+        with pytest.raises(ValueError, match="natural_midedge_curvature"):
+            b.set_natural_midedge_curvature(np.zeros((3, model.nmid)))
+    np.testing.assert_allclose(tips[0], tips[1], rtol=1e-9, atol=1e-15)
+    assert tips[0][0] < -1e-4 and tips[0][1] == 0 and tips[0][2] > 1e-4

@@ -252,6 +252,95 @@ TEST_P(ShellMidedgeTest, StoredEdgeOrientationIsImmaterial) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ShellMidedgeTest, ::testing::Range(1, 21));
 
+// ---- actuation: the natural curvature kappa_bar that turns with the triangle ----------------
+
+Config actuated_config(std::mt19937_64& rng) {
+  Config c = random_config(rng);
+  std::uniform_real_distribution<Real> sym(-1, 1);
+  for (int k = 0; k < 3; ++k)
+    c.p.kappa_bar[k] = 2 * sym(rng);
+  return c;
+}
+
+// a rotation by `angle` about the unit axis a (Rodrigues)
+Mat3 rotation(const Vec3& a, Real angle) {
+  const Mat3 K = skew(a);
+  return Mat3::identity() + std::sin(angle) * K + (1 - std::cos(angle)) * (K * K);
+}
+
+class ShellMidedgeActuationTest : public ::testing::TestWithParam<int> {};
+
+// the shift B^k -> B^k - kappa_bar / l_bar^2 keeps the derivatives exact
+TEST_P(ShellMidedgeActuationTest, DerivativesMatchCentralDifferences) {
+  std::mt19937_64 rng(GetParam());
+  const Config c = actuated_config(rng);
+  LocalEval<12> r;
+  shell_midedge_eval(c.x, c.p, kGradHess, r);
+  const Vec<12> fd = test::fd_gradient<12>([&](const Vec<12>& y) { return energy(c, y); }, c.x);
+  EXPECT_LT(test::rel_err(r.g, fd), kFdRelTol);
+  const Mat<12, 12> fh = test::fd_jacobian<12>([&](const Vec<12>& y) { return grad(c, y); }, c.x);
+  EXPECT_LT(test::rel_err(r.H, fh), kFdRelTol);
+}
+
+// with Lambda_bar = 0 the energy compares Lambda with Lambda_act, both built from the current
+// edges: turning the triangle (and its frozen tau0) leaves it unchanged, where a natural
+// curvature fixed in the world frame would not
+TEST_P(ShellMidedgeActuationTest, NaturalCurvatureTurnsWithTheTriangle) {
+  std::mt19937_64 rng(GetParam());
+  Config c = actuated_config(rng);
+  c.p.Lambda_bar = Mat3::zero();
+  const Real e0 = energy(c, c.x);
+  const Mat3 R = rotation(unit(test::random_vec3(rng)), 1.3);
+  Config t = c;
+  for (int a = 0; a < 3; ++a) {
+    t.x.set_segment(3 * a, R * node(c.x, a));
+    t.p.tau0[a] = R * c.p.tau0[a];
+  }
+  EXPECT_NEAR(energy(t, t.x), e0, 1e-12 * e0);
+  // and the actuation is felt: the energy differs from the unactuated one
+  Config none = c;
+  for (int k = 0; k < 3; ++k)
+    none.p.kappa_bar[k] = 0;
+  EXPECT_GT(std::fabs(energy(none, c.x) - e0), 1e-3 * e0);
+}
+
+// shell_midedge_curvature_components: sum_k c_k t_hat^k t_hat^kT rebuilds P K P, and a flat
+// triangle whose mid-edge normals are its normal (Lambda = 0) reads Lambda - Lambda_act = -P K P
+TEST_P(ShellMidedgeActuationTest, ComponentsRebuildTheCurvatureTensor) {
+  std::mt19937_64 rng(GetParam());
+  Config c = random_config(rng);
+  std::uniform_real_distribution<Real> sym(-1, 1);
+  Mat3 K;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j <= i; ++j)
+      K(i, j) = K(j, i) = 3 * sym(rng);
+  Vec<9> x9;
+  for (int i = 0; i < 9; ++i)
+    x9[i] = c.x[i];
+  Real comp[3];
+  ASSERT_TRUE(shell_midedge_curvature_components(x9, K, comp));
+  const Vec3 n = tri_normal(c.x);
+  const Mat3 P = Mat3::identity() - outer(n, n);
+  const Mat3 PKP = P * K * P;
+  Mat3 sum = Mat3::zero();
+  for (int k = 0; k < 3; ++k) {
+    const Vec3 th = unit(cross(edge(c.x, k), n));
+    sum += comp[k] * outer(th, th);
+  }
+  EXPECT_LT(test::rel_err(sum, PKP), 1e-12);
+  // at rest lengths, xi making a = s xi - n . tau vanish (mid-edge normals along n)
+  for (int k = 0; k < 3; ++k) {
+    c.p.l_bar[k] = norm(edge(c.x, k));
+    c.x[9 + k] = c.p.s[k] * dot(n, c.p.s[k] * c.p.tau0[k]);
+    c.p.kappa_bar[k] = comp[k];
+  }
+  Mat3 L;
+  ASSERT_EQ(shell_midedge_shape_operator(c.x, c.p, L), 0u);
+  EXPECT_LT(test::rel_err(L, -1.0 * PKP), 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, ShellMidedgeActuationTest, ::testing::Range(1, 11));
+
 // ---- physics: a flat triangle in the tangent plane of a curved surface ----------------------
 //
 // The triangle's centroid p0 lies on the surface, its normal is the surface normal n0 there

@@ -325,8 +325,9 @@ class SceneBuilder:
         return self
 
     def actuate(self, target, part, amplitude, time, **extra):
-        """A natural shape driven in time (target: hinge_angle, rod_curvature1, rod_curvature2,
-        rod_twist); select, wave and ramp_in as keywords."""
+        """A natural shape driven in time (target: hinge_angle, midedge_curvature,
+        rod_curvature1, rod_curvature2, rod_twist); select, wave, ramp_in and (for
+        midedge_curvature) direction as keywords."""
         self._d.setdefault("actuation", []).append(
             {"target": target, "part": part, "amplitude": amplitude, "time": time, **extra})
         return self

@@ -24,6 +24,7 @@ SLENDER_HD inline EvalView env_eval_view(const ModelView& m, EvalView ev, long e
   ev.bend_kappa_bar += nat * 2 * m.nbend;
   ev.bend_tau_bar += nat * m.nbend;
   ev.hinge_phi_bar += nat * m.nhinge;
+  if (ev.mid_kappa_bar) ev.mid_kappa_bar += nat * 3 * m.nmid;
   ev.natural_per_env = 0;
   if (ev.q_hat) ev.q_hat += env * m.ndof;
   if (ev.u_hat) ev.u_hat += env * m.ndof;

@@ -297,6 +297,7 @@ class Engine {
     kappa_.resize(B * 2 * m.nbend);
     tau_.resize(B * m.nbend);
     phi_.resize(B * m.nhinge);
+    mid_kappa_.resize(B * 3 * m.nmid);
     tau0_.resize(B * 3 * m.nsedge);
     if (!m.signals.empty()) {  // the signals at t = 0 until a step sets each environment's
       std::vector<Real> sv(B * kMaxSignals);
@@ -353,6 +354,7 @@ class Engine {
     for (int e = 0; e < nenv_; ++e)
       std::copy(m.hinge_phi_bar.begin(), m.hinge_phi_bar.end(), h.begin() + e * m.nhinge);
     X::upload(phi_, h.data(), h.size());
+    mid_kappa_.fill_zero();
   }
   /// natural curvatures (nenv x nbend x 2), from the host or, with `in_executor`, from the
   /// executor's own memory (a device array on the GPU: copied there, checked there)
@@ -366,6 +368,11 @@ class Engine {
   /// natural hinge angles (nenv x nhinge) [rad]
   void set_natural_hinge_angle(const Real* phi, bool in_executor = false) {
     set_action(phi_, phi, long(model_->nhinge), in_executor, "natural hinge angle");
+  }
+  /// actuated natural curvatures of the mid-edge triangles (nenv x nmid x 3), the components
+  /// kappa_bar of stencils/shell_midedge.h [1/m]; zero is the rest shape
+  void set_natural_midedge_curvature(const Real* c, bool in_executor = false) {
+    set_action(mid_kappa_, c, 3 * long(model_->nmid), in_executor, "natural mid-edge curvature");
   }
   /// the linear solver in use (batch_solve.h's or system_solve.h's names)
   std::string solver_name() const { return system_ ? system_->name() : batched_->name(); }
@@ -691,6 +698,7 @@ class Engine {
       X::upload(kappa_, in.bend_kappa_bar, 2 * size_t(m.nbend));
       X::upload(tau_, in.bend_tau_bar, size_t(m.nbend));
       X::upload(phi_, in.hinge_phi_bar, size_t(m.nhinge));
+      if (in.mid_kappa_bar) X::upload(mid_kappa_, in.mid_kappa_bar, 3 * size_t(m.nmid));
     }
     if (in.loads_changed) X::upload(f_time_, in.f_time, size_t(m.ndof));
     if (in.part_scale_changed && in.part_scale) se_.set_part_scales(in.part_scale);
@@ -779,6 +787,7 @@ class Engine {
     ev.bend_kappa_bar = kappa_.data();
     ev.bend_tau_bar = tau_.data();
     ev.hinge_phi_bar = phi_.data();
+    ev.mid_kappa_bar = mid_kappa_.data();
     ev.natural_per_env = 1;
     ev.sedge_tau0 = tau0_.data();
     ev.signal = signal_.size() ? signal_.data() : nullptr;
@@ -1326,7 +1335,7 @@ class Engine {
   // state and workspace
   Buffer<Real> q_, u_, a_, y_, y_trial_, q_hat_, u_hat_, f_time_, dof_r_, dof_J_, dof_phi_;
   Buffer<Real> f_, dx_;
-  Buffer<Real> d1_, t_, d1_cur_, t_cur_, ref_, ref_cur_, kappa_, tau_, phi_, tau0_;
+  Buffer<Real> d1_, t_, d1_cur_, t_cur_, ref_, ref_cur_, kappa_, tau_, phi_, mid_kappa_, tau0_;
   Buffer<Real> signal_;  // the model's signals at each environment's evaluation time (nenv x 8)
   Buffer<Real> e_pool_, g_pool_, h_pool_;
   Buffer<unsigned> flags_;

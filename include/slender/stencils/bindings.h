@@ -64,6 +64,9 @@ struct EvalView {
   const Real* bend_kappa_bar;  // natural curvatures                     (· x nbend x 2)
   const Real* bend_tau_bar;    // natural twists                         (· x nbend)
   const Real* hinge_phi_bar;   // natural hinge angles                   (· x nhinge)
+  // actuated natural curvature of the mid-edge triangles, the components kappa_bar of
+  // shell_midedge.h [1/m] (· x nmid x 3); null: none
+  const Real* mid_kappa_bar;
   int natural_per_env;
   const Real* q_hat;       // the integrator's position offsets (nenv x ndof), may be null
   const Real* u_hat;       // the integrator's velocity offsets (nenv x ndof), may be null
@@ -353,20 +356,30 @@ struct ShellMidEdgeBinding {
       p.Lambda_bar.a[i] = m.mid_lambda_bar[9 * k + i];
     p.kb = m.mid_kb[k];
     p.nu = m.mid_nu[k];
+    if (s.mid_kappa_bar) {
+      const Real* c = s.mid_kappa_bar + (long(env) * s.natural_per_env * m.nmid + k) * 3;
+      for (int a = 0; a < 3; ++a)
+        p.kappa_bar[a] = c[a];
+    }
     shell_midedge_eval(x, p, want, r, Lambda);
   }
 };
 
 /// The mid-edge frame vector tau0 = n_avg x e_hat of every shell edge with a xi DOF, for the
-/// configuration q (refreshed at the start of each step): one (env, shell edge) per index.
+/// configuration q (refreshed at the start of each step): one (env, shell edge) per index. A
+/// clamped edge (its xi fixed, sedge_frame_fixed) keeps the tau0 it has, its initial one: its
+/// fixed xi = n^m . tau0 then holds the mid-edge normal in place, where a tau0 refreshed from
+/// the turning triangle next to it would let the normal turn along, step by step.
 struct MidEdgeFrames {
   ModelView m;
-  const Real* q;  // (nenv x ndof)
-  Real* tau0;     // (nenv x nsedge x 3)
+  const Real* q;               // (nenv x ndof)
+  Real* tau0;                  // (nenv x nsedge x 3)
+  bool refresh_fixed = false;  // also the clamped edges' (the model's initial frames)
   SLENDER_HD void operator()(long i) const {
     const int env = int(i / m.nsedge);
     const long e = i % m.nsedge;
     if (m.sedge_xi[e] < 0) return;
+    if (!refresh_fixed && m.sedge_frame_fixed[e]) return;
     const Real* qe = q + long(env) * m.ndof;
     auto pos = [qe](int n) { return vec3(qe[3 * n], qe[3 * n + 1], qe[3 * n + 2]); };
     Vec3 n_avg = vec3(0, 0, 0);

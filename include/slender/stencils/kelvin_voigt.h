@@ -109,7 +109,9 @@ SLENDER_HD inline ModelView kv_model_view(ModelView m, const KvAnchors& a) {
 }
 
 /// The evaluation view of the Kelvin-Voigt term: the natural curvatures, twists and hinge
-/// angles replaced by the anchors (one set: a single environment).
+/// angles replaced by the anchors (one set: a single environment). The mid-edge triangles'
+/// actuated curvature stays: their anchor (KvAnchorMidEdge) is the shape operator less it, at
+/// the same actuation, so the damping sees the strain rate and not the drive.
 SLENDER_HD inline EvalView kv_eval_view(EvalView ev, const KvAnchors& a) {
   ev.bend_kappa_bar = a.kappa;
   ev.bend_tau_bar = a.twist;

@@ -44,8 +44,11 @@
   X(Real, sedge_EA, m.nsedge, 1, "stretching stiffness, the sum of E h A / l_bar [N]")          \
   X(int, sedge_tri, m.nsedge, 2, "triangles on each shell edge, -1 = none")                     \
   X(int, sedge_xi, m.nsedge, 1, "xi DOF of each shell edge from 3 nnode + nedge, or -1")        \
+  X(int, sedge_frame_fixed, m.nsedge, 1,                                                        \
+    "1 where the edge's mid-edge frame tau0 keeps its initial value: its xi is fixed (a clamp)") \
   X(int, hinge_node, m.nhinge, 4, "x0, x1 (the edge), x2, x3 (the opposite vertices)")          \
-  X(Real, hinge_kb, m.nhinge, 1, "bending stiffness E h^3 / (6 sqrt 3) [N m]")                  \
+  X(Real, hinge_kb, m.nhinge, 1,                                                                \
+    "bending stiffness: E h^3 / (6 sqrt 3), or D_h l_bar^2 / (A_1 + A_2) (geometric) [N m]")   \
   X(Real, hinge_phi_bar, m.nhinge, 1, "natural dihedral angle [rad]")                           \
   X(int, mid_tri, m.nmid, 1, "triangle of each mid-edge stencil")                               \
   X(Real, mid_sign, m.nmid, 3, "+1 if the stored edge runs as e^k")                             \

@@ -30,6 +30,16 @@
 // - Lambda_bar is a world-frame symmetric 3 x 3 tensor (shell_midedge_shape_operator of the
 //   natural shape). Tr((Lambda - Lambda_bar)^2) compares world-frame tensors, so E is not
 //   invariant under rigid rotations (as in the paper; tau0 is frozen too), only translations.
+// - Actuation (Slender's addition): kappa_bar[k] [1/m] are components of a natural curvature
+//   that turns with the triangle, Lambda_act = sum_k kappa_bar[k] t^k (x) t^k / l_bar^k^2, which
+//   is subtracted from Lambda: E compares Lambda - Lambda_act with Lambda_bar. In the rest
+//   shape t^k / l_bar^k is the unit in-plane edge normal t_hat^k, so kappa_bar holds the
+//   coordinates of a natural curvature tensor K in the basis t_hat^k (x) t_hat^k
+//   (shell_midedge_curvature_components computes them for a given K); being built from the
+//   current t^k, Lambda_act follows the triangle through any rotation, so a strip driven by
+//   K = kappa d d^T curls into an arc of curvature kappa however far it turns. In the terms
+//   below it is a constant shift B^k -> B^k - kappa_bar[k] / l_bar^k^2, which leaves every
+//   derivative of B^k as it is.
 //
 // Derivatives. Appendix A differentiates only f^k = n . tau^k and freezes c^k and t^k ("the
 // triangle keeps its shape"). Here everything is differentiated (n, t^k, |e^k| and
@@ -62,6 +72,8 @@ struct ShellMidedge {
     Mat3 Lambda_bar;  ///< natural shape operator, world frame, symmetric [1/m]
     Real kb;          ///< bending stiffness Y h^3 / (24 (1 - nu^2)) [N m]
     Real nu;          ///< Poisson ratio [-]
+    /// actuated natural curvature, components along t^k (x) t^k / l_bar^k^2 [1/m] (header)
+    Real kappa_bar[3] = {0, 0, 0};
   };
 };
 
@@ -84,7 +96,7 @@ struct MidedgeGeometry {
   Vec3 m[3];    // tau^k x e^k, so that t_hat . tau = n . m / l
   Real a[3];    // s xi - n . tau
   Real d[3];    // A_bar l_bar n . m
-  Real B[3];    // a l / d: Lambda = sum_k B^k t^k t^kT
+  Real B[3];    // a l / d - kappa_bar / l_bar^2: Lambda - Lambda_act = sum_k B^k t^k t^kT
 };
 
 // false for a zero-length edge, a triangle without area or a tau0 along the normal
@@ -111,7 +123,7 @@ SLENDER_HD inline bool midedge_geometry(const Vec<12>& x,
     if (!(::fabs(nm) > kMidedgeTinyCos * geo.l[k] * norm(geo.tau[k]))) return false;
     geo.a[k] = p.s[k] * x[9 + k] - dot(geo.n, geo.tau[k]);
     geo.d[k] = p.A_bar * p.l_bar[k] * nm;
-    geo.B[k] = geo.a[k] * geo.l[k] / geo.d[k];
+    geo.B[k] = geo.a[k] * geo.l[k] / geo.d[k] - p.kappa_bar[k] / (p.l_bar[k] * p.l_bar[k]);
   }
   return true;
 }
@@ -288,9 +300,57 @@ SLENDER_HD inline void midedge_add_normal_hess(
 
 }  // namespace detail
 
-/// Shape operator Lambda of eq. (19) (world frame, symmetric, [1/m]) at the local DOFs x; the
-/// natural Lambda_bar is this of the natural shape (p.Lambda_bar, kb and nu are not read).
-/// Returns EvalFlag bits: kDegenerate (and Lambda = 0) where shell_midedge_eval would be.
+/// The actuation components of a natural curvature K (world frame, symmetric [1/m]) on the
+/// triangle of nodes x (its rest shape): c[k] with sum_k c[k] t_hat^k (x) t_hat^k = P K P, P the
+/// projector on the triangle's plane and t_hat^k its unit in-plane edge normals. Taking
+/// t_hat^i . (.) t_hat^i of both sides gives the 3 x 3 system sum_j (t_hat^i . t_hat^j)^2 c[j] =
+/// t_hat^i . K t_hat^i, whose matrix is the Gram matrix of the three rank-one tensors (positive
+/// definite for any triangle with area: no two edges are parallel). False, and c = 0, for a
+/// triangle without a normal.
+SLENDER_HD inline bool shell_midedge_curvature_components(const Vec<9>& x,
+                                                          const Mat3& K,
+                                                          Real c[3]) {
+  c[0] = c[1] = c[2] = 0;
+  const Vec3 xs[3] = {x.segment<3>(0), x.segment<3>(3), x.segment<3>(6)};
+  Vec3 e[3];
+  Real l_max = 0;
+  for (int k = 0; k < 3; ++k) {
+    e[k] = xs[(k + 2) % 3] - xs[(k + 1) % 3];
+    const Real l = norm(e[k]);
+    if (!(l > kTinyLength)) return false;
+    l_max = l > l_max ? l : l_max;
+  }
+  const Vec3 N = cross(e[2], e[0]);
+  if (!(norm(N) > detail::kMidedgeTinySine * l_max * l_max)) return false;
+  const Vec3 n = N / norm(N);
+  Vec3 t[3];
+  for (int k = 0; k < 3; ++k) {
+    t[k] = cross(e[k], n);
+    t[k] = t[k] / norm(t[k]);
+  }
+  Mat3 G;
+  Vec3 r;
+  for (int i = 0; i < 3; ++i) {
+    r[i] = dot(t[i], K * t[i]);
+    for (int j = 0; j < 3; ++j) {
+      const Real tt = dot(t[i], t[j]);
+      G(i, j) = tt * tt;
+    }
+  }
+  // Cramer's rule: det(G) = a . (b x d) with the columns a, b, d of G
+  const Vec3 g0 = vec3(G(0, 0), G(1, 0), G(2, 0)), g1 = vec3(G(0, 1), G(1, 1), G(2, 1)),
+             g2 = vec3(G(0, 2), G(1, 2), G(2, 2));
+  const Real det = dot(g0, cross(g1, g2));
+  c[0] = dot(r, cross(g1, g2)) / det;
+  c[1] = dot(g0, cross(r, g2)) / det;
+  c[2] = dot(g0, cross(g1, r)) / det;
+  return true;
+}
+
+/// Shape operator Lambda of eq. (19) (world frame, symmetric, [1/m]) at the local DOFs x, less
+/// the actuated Lambda_act of p.kappa_bar (none when zero); the natural Lambda_bar is this of
+/// the natural shape (p.Lambda_bar, kb and nu are not read). Returns EvalFlag bits:
+/// kDegenerate (and Lambda = 0) where shell_midedge_eval would be.
 SLENDER_HD inline unsigned shell_midedge_shape_operator(const Vec<12>& x,
                                                         const ShellMidedge::Params& p,
                                                         Mat3& Lambda) {
@@ -304,7 +364,8 @@ SLENDER_HD inline unsigned shell_midedge_shape_operator(const Vec<12>& x,
 }
 
 /// Energy and, on request, gradient and Hessian of one mid-edge bending stencil; `Lambda`,
-/// when given, receives the shape operator.
+/// when given, receives the shape operator less the actuated Lambda_act (what E compares with
+/// Lambda_bar).
 SLENDER_HD inline void shell_midedge_eval(const Vec<12>& x,
                                           const ShellMidedge::Params& p,
                                           unsigned want,
