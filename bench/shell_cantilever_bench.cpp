@@ -50,6 +50,7 @@ Tip strip_tip(Real edge, bool grid, Model3 kind, Real E, int steps) {
       kind == Model3::kMidEdge ? ShellBending::kMidEdge : ShellBending::kHinge;
   const int s = b.rectangle_shell("strip", vec3(-kClamp, 0, 0), vec3(kL + kClamp, 0, 0),
                                   vec3(0, kW, 0), edge, grid, mat, kH, bending);
+  b.membrane(s, MembraneModel::kSprings);  // the papers' membrane, as MAT-DiSMech's Fig. 8
   if (kind == Model3::kHingeGeometric) b.part(s).hinge_stiffness = HingeStiffness::kGeometric;
   const PartSpec& part = b.part(s);
   for (int i = 0; i < int(part.nodes.size()); ++i)
