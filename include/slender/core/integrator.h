@@ -87,7 +87,8 @@ inline bool line_search_accepts(const NewtonSpec& n,
 }
 
 /// The predictor q_hat, u_hat of one DOF per index; fixed DOFs stay where they are. With
-/// stride = ndof the arrays hold several environments (env-major) and `fixed` is the model's.
+/// stride = ndof the arrays hold several environments (env-major) and `fixed` is the model's,
+/// or each environment's own with fixed_per_env.
 struct Predict {
   IntegratorKind kind;
   Real dt, beta, gamma;
@@ -103,6 +104,8 @@ struct Predict {
   const int* motion_slot = nullptr;  // (ndof)
   const Real* target = nullptr;      // (nenv x target_stride)
   long target_stride = 0;
+  // `fixed` per environment (nenv x ndof, env-major as q) rather than the model's (ndof)
+  bool fixed_per_env = false;
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     Real qh = q[i], uh = u[i];
@@ -121,7 +124,7 @@ struct Predict {
         uh = 0;
         break;
     }
-    if (fixed[k]) {
+    if (fixed[fixed_per_env ? i : k]) {
       qh = q[i];
       uh = 0;
       if (motion_slot && motion_slot[k] >= 0) {
@@ -162,6 +165,7 @@ struct FinalizeStep {
   const int* motion_slot = nullptr;  // (ndof)
   const Real* target = nullptr;      // (nenv x target_stride)
   long target_stride = 0;
+  bool fixed_per_env = false;  // as for Predict
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     const Real un = u[i];
@@ -197,7 +201,7 @@ struct FinalizeStep {
         qn = y[i];
         break;
     }
-    if (fixed[k]) {
+    if (fixed[fixed_per_env ? i : k]) {
       un1 = an1 = 0;
       if (motion_slot && motion_slot[k] >= 0) {
         const Real x1 = target[(stride ? i / stride : 0) * target_stride + motion_slot[k]];

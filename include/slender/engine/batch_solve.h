@@ -198,8 +198,18 @@ struct GatherJacobian {
   const Real* h_pool;   // (nenv x hess_pool)
   const Real* dof_J;    // (nenv x ndof)
   Real* out;            // (nenv x stride)
+  // DOFs an environment holds though the pattern has them (another environment's are free):
+  // their rows and columns are the identity's (null: none is held)
+  const unsigned char* fixed = nullptr;  // (nenv x ndof)
+  const int* slot_row_dof = nullptr;     // the DOF of each slot's row (nnz)
+  const int* slot_col_dof = nullptr;     // the DOF of each slot's column (nnz)
   /// environment e's Jacobian entry of the slot (the staged band solve sums it the same way)
   SLENDER_HD Real slot_sum(long e, long slot) const {
+    if (fixed) {
+      const unsigned char* fe = fixed + e * ndof;
+      const int r = slot_row_dof[slot], c = slot_col_dof[slot];
+      if (fe[r] || fe[c]) return r == c ? Real(1) : Real(0);
+    }
     const Real* h = h_pool + e * hess_pool;
     Real s = 0;
     for (int j = slot_src_adr[slot]; j < slot_src_adr[slot + 1]; ++j)
@@ -212,6 +222,19 @@ struct GatherJacobian {
     out[interleave ? k * nenv + e : e * stride + k] = slot_sum(e, slot);
   }
   SLENDER_HD void operator()(long i) const { at(i / nnz, i % nnz); }
+};
+
+/// f[e][r] = 0 where environment e holds free row r's DOF (the residual of a DOF that the
+/// pattern has but the environment holds: GatherJacobian's identity row)
+struct ZeroHeld {
+  int nfree, ndof;
+  const int* free_dof;         // (nfree)
+  const unsigned char* fixed;  // (nenv x ndof)
+  Real* f;                     // (nenv x nfree)
+  SLENDER_HD void at(long e, long r) const {
+    if (fixed[e * ndof + free_dof[r]]) f[e * nfree + r] = 0;
+  }
+  SLENDER_HD void operator()(long i) const { at(i / nfree, i % nfree); }
 };
 
 /// A column-stepped solve (BandSolve, DenseSolve) of environment e on one thread: begin, every
@@ -458,13 +481,22 @@ class VectorLinearSolve {
       : n_(plan.nfree), nnz_(plan.nnz()), ndof_(ndof), nenv_(nenv), hess_pool_(plan.hess_pool) {
     if (n_ > 0) layout_ = band_layout(n_, plan.row_ptr, plan.col);
     kind_ = choose_vector_solver(requested, n_, layout_.w, nenv, symmetric);
-    // the DOF of each diagonal slot, whose per-DOF term the gather adds
-    std::vector<int> slot_dof(plan.col.size(), -1);
-    for (int r = 0; r < n_; ++r)
+    // the DOF of each diagonal slot, whose per-DOF term the gather adds; the DOFs of each
+    // slot's row and column (for environments that hold some of the pattern's DOFs)
+    std::vector<int> slot_dof(plan.col.size(), -1), row_dof(plan.col.size()),
+        col_dof(plan.col.size());
+    for (int r = 0; r < n_; ++r) {
       slot_dof[plan.diag_slot[r]] = plan.free_dof[r];
+      for (int s = plan.row_ptr[r]; s < plan.row_ptr[r + 1]; ++s) {
+        row_dof[s] = plan.free_dof[r];
+        col_dof[s] = plan.free_dof[plan.col[s]];
+      }
+    }
     up(plan.slot_src_adr, slot_src_adr_);
     up(plan.slot_src, slot_src_);
     up(slot_dof, slot_dof_);
+    up(row_dof, slot_row_dof_);
+    up(col_dof, slot_col_dof_);
     const size_t B = size_t(nenv);
     ok_.resize(B);
     mask_.resize(B);
@@ -519,6 +551,10 @@ class VectorLinearSolve {
     return lanes_ ? base + "-lanes" : base;
   }
 
+  /// each environment's held DOFs (nenv x ndof, on the executor) where some environment holds
+  /// a DOF of the pattern: its rows and columns are the identity's; null: none does
+  void set_fixed(const unsigned char* fixed) { fixed_ = fixed; }
+
   /// environment e's Jacobian is not symmetric (its own ground friction): LU from now on; the
   /// pcg solver cannot take it (throws)
   void set_nonsymmetric(int e) {
@@ -570,11 +606,8 @@ class VectorLinearSolve {
         if constexpr (X::kStagedColumns) {
           if (staged_) {
             X::for_each_env_columns_staged(
-                B, vec::BandGatherSolve{
-                       bs,
-                       vec::GatherJacobian{nnz_, ndof_, B, false, hess_pool_, layout_.band_size,
-                                           slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
-                                           pos_.data(), h_pool, dof_J, nullptr}});
+                B, vec::BandGatherSolve{bs, gatherer(false, layout_.band_size, pos_.data(), h_pool,
+                                                     dof_J, nullptr)});
           }
         }
         if (!staged_) {
@@ -634,12 +667,38 @@ class VectorLinearSolve {
       each(long(nenv_) * stride, vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
     else if (matrices)
       each(long(nenv_) * stride, vec::Masked<vec::Zero>{vec::Zero{out.data()}, active, stride});
-    each(long(nenv_) * nnz_,
-         vec::Masked<vec::GatherJacobian>{
-             vec::GatherJacobian{nnz_, ndof_, nenv_, interleave, hess_pool_, stride,
-                                 slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
-                                 matrices ? pos_.data() : nullptr, h_pool, dof_J, out.data()},
-             active, nnz_});
+    each(long(nenv_) * nnz_, vec::Masked<vec::GatherJacobian>{
+                                 gatherer(interleave, stride, matrices ? pos_.data() : nullptr,
+                                          h_pool, dof_J, out.data()),
+                                 active, nnz_});
+  }
+
+  // the gather of every environment's Jacobian entries (GatherJacobian) into out
+  vec::GatherJacobian gatherer(bool interleave,
+                               long stride,
+                               const int* pos,
+                               const Real* h_pool,
+                               const Real* dof_J,
+                               Real* out) const {
+    vec::GatherJacobian g{nnz_,
+                          ndof_,
+                          nenv_,
+                          interleave,
+                          hess_pool_,
+                          stride,
+                          slot_src_adr_.data(),
+                          slot_src_.data(),
+                          slot_dof_.data(),
+                          pos,
+                          h_pool,
+                          dof_J,
+                          out};
+    if (fixed_) {
+      g.fixed = fixed_;
+      g.slot_row_dof = slot_row_dof_.data();
+      g.slot_col_dof = slot_col_dof_.data();
+    }
+    return g;
   }
 
   void dense_solve(const std::vector<unsigned char>& active_h,
@@ -687,7 +746,8 @@ class VectorLinearSolve {
   bool lanes_ = false;   // banded or dense factorizations on groups of cooperating lanes
   bool staged_ = false;  // the banded one staged (vec::BandGatherSolve)
   BandLayout layout_;
-  Buffer<int> slot_src_adr_, slot_src_, slot_dof_, pos_;
+  Buffer<int> slot_src_adr_, slot_src_, slot_dof_, pos_, slot_row_dof_, slot_col_dof_;
+  const unsigned char* fixed_ = nullptr;  // set_fixed's
   Buffer<unsigned char> ok_, mask_, chol_, lu_only_;
   std::vector<unsigned char> mask_h_, chol_h_;
   // banded
