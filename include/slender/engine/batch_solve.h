@@ -199,17 +199,21 @@ struct GatherJacobian {
   const Real* dof_J;    // (nenv x ndof)
   Real* out;            // (nenv x stride)
   // DOFs an environment holds though the pattern has them (another environment's are free):
-  // their rows and columns are the identity's (null: none is held)
+  // their rows and columns are the identity's, set by a pass after the sums (HoldSlots; null:
+  // none is held, and the gather is what it was before DOFs could be held)
   const unsigned char* fixed = nullptr;  // (nenv x ndof)
   const int* slot_row_dof = nullptr;     // the DOF of each slot's row (nnz)
   const int* slot_col_dof = nullptr;     // the DOF of each slot's column (nnz)
+  /// whether environment e holds the slot's row or column DOF (then its entry is the
+  /// identity's: `v`); fixed must be set
+  SLENDER_HD bool held(long e, long slot, Real& v) const {
+    const unsigned char* fe = fixed + e * ndof;
+    const int r = slot_row_dof[slot], c = slot_col_dof[slot];
+    v = r == c ? Real(1) : Real(0);
+    return fe[r] || fe[c];
+  }
   /// environment e's Jacobian entry of the slot (the staged band solve sums it the same way)
   SLENDER_HD Real slot_sum(long e, long slot) const {
-    if (fixed) {
-      const unsigned char* fe = fixed + e * ndof;
-      const int r = slot_row_dof[slot], c = slot_col_dof[slot];
-      if (fe[r] || fe[c]) return r == c ? Real(1) : Real(0);
-    }
     const Real* h = h_pool + e * hess_pool;
     Real s = 0;
     for (int j = slot_src_adr[slot]; j < slot_src_adr[slot + 1]; ++j)
@@ -222,6 +226,19 @@ struct GatherJacobian {
     out[interleave ? k * nenv + e : e * stride + k] = slot_sum(e, slot);
   }
   SLENDER_HD void operator()(long i) const { at(i / nnz, i % nnz); }
+};
+
+/// the identity's entries in the rows and columns of the DOFs each environment holds (after
+/// GatherJacobian's sums into the same out; g.fixed set): one (environment, slot) per index
+struct HoldSlots {
+  GatherJacobian g;
+  SLENDER_HD void at(long e, long slot) const {
+    Real v;
+    if (!g.held(e, slot, v)) return;
+    const long k = g.pos ? g.pos[slot] : slot;
+    g.out[g.interleave ? k * g.nenv + e : e * g.stride + k] = v;
+  }
+  SLENDER_HD void operator()(long i) const { at(i / g.nnz, i % g.nnz); }
 };
 
 /// f[e][r] = 0 where environment e holds free row r's DOF (the residual of a DOF that the
@@ -335,15 +352,21 @@ struct BandGatherSolve {
 
   SLENDER_HD bool wanted(long e) const { return solve.wanted(e); }
   SLENDER_HD long stage_size() const { return solve.band_size + solve.n; }
-  SLENDER_HD int stage_phases() const { return 2; }
-  /// phase 0: the band zero; phase 1: every slot's entry in its place (each lane its own slots)
+  SLENDER_HD int stage_phases() const { return gather.fixed ? 3 : 2; }
+  /// phase 0: the band zero; phase 1: every slot's entry in its place (each lane its own
+  /// slots); phase 2 (where the environments hold DOFs of the pattern): the identity's entries
+  /// in their rows and columns
   SLENDER_HD void stage(long e, Real* s, int phase, int lane, int nlanes) const {
     if (phase == 0) {
       for (long i = lane; i < solve.band_size; i += nlanes)
         s[i] = 0;
-    } else {
+    } else if (phase == 1) {
       for (long slot = lane; slot < gather.nnz; slot += nlanes)
         s[gather.pos[slot]] = gather.slot_sum(e, slot);
+    } else {
+      Real v;
+      for (long slot = lane; slot < gather.nnz; slot += nlanes)
+        if (gather.held(e, slot, v)) s[gather.pos[slot]] = v;
     }
   }
   SLENDER_HD Real begin_staged(const Real* s) const {
@@ -667,10 +690,12 @@ class VectorLinearSolve {
       each(long(nenv_) * stride, vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
     else if (matrices)
       each(long(nenv_) * stride, vec::Masked<vec::Zero>{vec::Zero{out.data()}, active, stride});
-    each(long(nenv_) * nnz_, vec::Masked<vec::GatherJacobian>{
-                                 gatherer(interleave, stride, matrices ? pos_.data() : nullptr,
-                                          h_pool, dof_J, out.data()),
-                                 active, nnz_});
+    const vec::GatherJacobian g =
+        gatherer(interleave, stride, matrices ? pos_.data() : nullptr, h_pool, dof_J, out.data());
+    each(long(nenv_) * nnz_, vec::Masked<vec::GatherJacobian>{g, active, nnz_});
+    // the identity's rows and columns where an environment holds a DOF of the pattern
+    if (fixed_)
+      each(long(nenv_) * nnz_, vec::Masked<vec::HoldSlots>{vec::HoldSlots{g}, active, nnz_});
   }
 
   // the gather of every environment's Jacobian entries (GatherJacobian) into out
