@@ -133,10 +133,9 @@ void resolve_boundary_events(Model& m) {
   std::vector<unsigned char> mark(size_t(m.ndof));
   for (size_t i : order) {
     const BoundaryEvent& ev = scene.events[i];
-    const std::string at =
-        "boundary.events[" + std::to_string(i) + "]." + (ev.release ? "release." : "fix.");
+    const std::string at = "boundary.events[" + std::to_string(i) + "]";
     std::fill(mark.begin(), mark.end(), 0);
-    mark_selection(m, ev.select, at, mark);
+    mark_selection(m, ev.select, at + (ev.release ? ".release." : ".fix."), mark);
     for (int d = 0; d < m.ndof; ++d) {
       if (!mark[size_t(d)]) continue;
       // a released clamp or plane would leave the ghost or the plane's DOFs behind; a moved

@@ -464,6 +464,24 @@ TEST(BadInput, BoundaryEvents) {
   EXPECT_EQ(e.field(), "boundary.events[0]") << e.what();
   EXPECT_NE(e.message().find("fixes node 0 (z), which a motion moves"), std::string::npos)
       << e.what();
+  // a scene made in code: the errors name the event by its index
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.3);
+  const int rod = b.straight_rod("r", vec3(0, 0, 0), vec3(0.1, 0, 0), 5, mat, b.circle(1e-3));
+  b.clamp(rod, 0);
+  BoundaryEvent ev;
+  ev.time = 0.1;
+  ev.release = true;
+  ev.select.nodes.push_back(NodeRef{rod, 0, {}});
+  b.event(ev);
+  const SceneSpec code = b.build();
+  e = catch_input_error([&] { build_model(code); });
+  EXPECT_EQ(e.field(), "boundary.events[0]") << e.what();
+  EXPECT_NE(e.message().find("a clamp at a node holds it"), std::string::npos) << e.what();
+  ev.time = -0.5;
+  b.spec().events[0] = ev;
+  e = catch_input_error([&] { b.build(); });
+  EXPECT_EQ(e.field(), "boundary.events[0].time") << e.what();
 }
 
 // initial twist angles and velocities: one number per rod edge, or {"uniform": v}
