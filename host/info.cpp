@@ -132,9 +132,13 @@ std::string model_info(const Model& m) {
   int nfixed = 0;
   for (unsigned char f : m.dof_fixed)
     nfixed += f ? 1 : 0;
+  const size_t nevent = m.event_time.size();
   line(os, "DOFs",
        std::to_string(m.ndof) + " total, " + std::to_string(m.plan.nfree) + " free, " +
-           std::to_string(nfixed) + " fixed");
+           std::to_string(nfixed) + " fixed" +
+           (nevent ? " at t = 0 (" + std::to_string(nevent) + " boundary event" +
+                         (nevent > 1 ? "s change" : " changes") + " them)"
+                   : ""));
 
   Real mass = 0;
   for (Real w : m.node_mass)

@@ -60,6 +60,8 @@ struct BatchedSimulator::Impl {
                     3 * size_t(m.nmid) * sizeof(Real));
     });
   }
+  // the twists (velocity: their velocities) of every environment from v (nenv x nedge)
+  void set_twists(const Real* v, bool velocity);
   void check_env(int e) const {
     SLENDER_CHECK(e >= 0 && e < nenv, "environment ", e, " out of range [0, ", nenv, ")");
   }
@@ -242,6 +244,46 @@ void BatchedSimulator::clear_actions() {
   }
 }
 
+void BatchedSimulator::fix_dofs(int env, const std::vector<int>& dofs) {
+  Impl& s = *impl_;
+  s.check_env(env);
+  if (!s.vec) return s.envs[env]->fix_dofs(dofs);
+  s.vec->fix_dofs(env, dofs, true);
+  s.host_stale = true;
+}
+void BatchedSimulator::release_dofs(int env, const std::vector<int>& dofs) {
+  Impl& s = *impl_;
+  s.check_env(env);
+  if (!s.vec) return s.envs[env]->release_dofs(dofs);
+  s.vec->fix_dofs(env, dofs, false);
+}
+std::vector<unsigned char> BatchedSimulator::dof_fixed(int env) const {
+  const Impl& s = *impl_;
+  s.check_env(env);
+  if (!s.vec) return s.envs[env]->dof_fixed();
+  const unsigned char* f = s.vec->fixed(env);
+  return std::vector<unsigned char>(f, f + s.model->ndof);
+}
+
+void BatchedSimulator::Impl::set_twists(const Real* v, bool velocity) {
+  const size_t ne = size_t(model->nedge);
+  check_finite_action(v, size_t(nenv) * ne, velocity ? "twist velocity" : "twist angle");
+  for (int e = 0; e < nenv; ++e) {
+    const Real* ve = v + size_t(e) * ne;
+    if (vec) {
+      vec->set_twists(e, ve, velocity);
+    } else if (velocity) {
+      envs[size_t(e)]->set_twist_velocities(std::vector<Real>(ve, ve + ne));
+    } else {
+      envs[size_t(e)]->set_twist_angles(std::vector<Real>(ve, ve + ne));
+    }
+  }
+  host_stale = true;
+}
+
+void BatchedSimulator::set_twist_angles(const Real* theta) { impl_->set_twists(theta, false); }
+void BatchedSimulator::set_twist_velocities(const Real* omega) { impl_->set_twists(omega, true); }
+
 void BatchedSimulator::set_params(int env, const EnvParams& p) {
   impl_->check_env(env);
   if (impl_->vec) return impl_->vec->set_params(env, p);
@@ -348,6 +390,26 @@ void BatchedSimulator::curvatures(Real* out) const {
     const std::vector<Real> k = s.envs[e]->bend_strains();
     std::copy(k.begin(), k.end(), out + e * n);
   }
+}
+void BatchedSimulator::strains(StrainKind kind, Real* out) const {
+  Impl& s = *impl_;
+  if (s.vec) return s.vec->strains(kind, out);  // every environment at once, one download
+  for (int e = 0; e < nenv(); ++e) {
+    const std::vector<Real> k = s.envs[e]->strains(kind);
+    std::copy(k.begin(), k.end(), out + size_t(e) * k.size());
+  }
+}
+void BatchedSimulator::twist_angles(Real* out) const {
+  Impl& s = *impl_;
+  const Model& m = *s.model;
+  for (int e = 0; e < nenv(); ++e)
+    std::copy(s.env_q(e) + 3 * m.nnode, s.env_q(e) + m.ndof - m.nxi, out + size_t(e) * m.nedge);
+}
+void BatchedSimulator::twist_velocities(Real* out) const {
+  Impl& s = *impl_;
+  const Model& m = *s.model;
+  for (int e = 0; e < nenv(); ++e)
+    std::copy(s.env_u(e) + 3 * m.nnode, s.env_u(e) + m.ndof - m.nxi, out + size_t(e) * m.nedge);
 }
 void BatchedSimulator::ground_contacts(unsigned char* out) const {
   Impl& s = *impl_;

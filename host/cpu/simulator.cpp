@@ -20,6 +20,7 @@
 #include "slender/core/parallel_for.h"
 #include "slender/engine/assemble.h"
 #include "slender/engine/device_stepper.h"
+#include "slender/engine/strains.h"
 #include "slender/engine/user_force.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
@@ -100,6 +101,12 @@ struct Simulator::Impl {
   std::shared_ptr<const AssemblyPlan> plan_now;
   AssemblyPlanCache plan_cache;  // the static families' sorted contributions
   const AssemblyPlan& plan() const { return *plan_now; }
+  // the held DOFs: the state's (State::dof_fixed); the set the plans were built for (empty: the
+  // model's) and the plan of that set without contact pairs
+  std::vector<unsigned char> plan_fixed;
+  std::shared_ptr<const AssemblyPlan> fixed_plan;
+  bool fixed_dirty = false;  // the state's set is not the plans' (they follow at the next step)
+  const unsigned char* fixed_now() const { return state_fixed(*model, state); }
 
   // the step's inputs, computed on the host
   std::vector<Real> f_time;
@@ -153,6 +160,7 @@ struct Simulator::Impl {
     if (!on_cuda) engine->set_phase_timing(true);
     env_mass = md.dof_mass;
     plan_now = std::shared_ptr<const AssemblyPlan>(model, &md.plan);
+    fixed_plan = plan_now;
     f_time.resize(md.ndof);
     q_hat.assign(md.ndof, 0);
     u_hat.assign(md.ndof, 0);
@@ -383,7 +391,7 @@ struct Simulator::Impl {
     // a new object (the engine reads the one it holds in place until it takes this one); a
     // plan kept for reuse would cost as much memory again (20 MiB on the gripper)
     auto next = std::make_shared<AssemblyPlan>();
-    build_assembly_plan(*model, mv, *next, plan_cache);
+    build_assembly_plan(*model, mv, *next, plan_cache, fixed_now());
     plan_now = std::move(next);
     ++plan_version;
   }
@@ -393,10 +401,30 @@ struct Simulator::Impl {
   DeviceStepInputs inputs(Real dt) {
     const Model& m = *model;
     DeviceStepInputs in;
+    // the plans of a new set of held DOFs
+    const bool refixed = fixed_dirty;
+    if (refixed) {
+      fixed_dirty = false;
+      plan_fixed = state.dof_fixed;
+      fixed_plan = assembly_plan_for(model, fixed_now());
+      if (!m.contact.enabled) {
+        plan_now = fixed_plan;
+        ++plan_version;
+      }
+    }
     if (m.contact.enabled) {
-      update_contacts(dt, true);  // by the engine; the host state stays as stale as it was
-      // the host's plan, unless the engine assembles the contact part itself (its PCG path)
+      update_contacts(dt, true);       // by the engine; the host state stays as stale as it was
+      if (refixed) adopt_pair_plan();  // the pairs' plan on the new set's free rows
+      // the host's plan, unless the engine assembles the contact part itself (its PCG path:
+      // then the plan of the held DOFs, when they changed)
       in.plan_changed = !engine->assembles_contact() && plan_version != engine_plan_version;
+      in.plan = plan_now;
+      if (refixed && engine->assembles_contact()) {
+        in.plan_changed = true;
+        in.plan = fixed_plan;
+      }
+    } else if (plan_version != engine_plan_version) {
+      in.plan_changed = true;
       in.plan = plan_now;
     }
     in.dt = dt;
@@ -428,10 +456,46 @@ struct Simulator::Impl {
     return in;
   }
 
+  // the state's held DOFs changed: the engine takes them now and stops `stop` (their velocity
+  // and acceleration 0, here too where the host copy is current); the plans follow at the next
+  // step when the set is not theirs
+  void fixed_changed(const std::vector<int>& stop) {
+    engine->set_fixed(fixed_now(), stop);
+    if (!host_stale)
+      for (int d : stop)
+        state.u[size_t(d)] = state.a[size_t(d)] = 0;
+    fixed_dirty = state.dof_fixed != plan_fixed;
+  }
+
+  // fixes or releases DOFs now (set_dofs_fixed's checks, before anything changes)
+  void change_fixed(const std::vector<int>& dofs, bool fix) {
+    const Model& m = *model;
+    std::vector<unsigned char> f(fixed_now(), fixed_now() + m.ndof);
+    std::vector<int> stop;
+    set_dofs_fixed(m, dofs, fix, f.data(), &stop);
+    set_state_fixed(m, f.data(), state);
+    fixed_changed(stop);
+  }
+
+  // the scene's boundary events due before a step of size dt from the state
+  void apply_events(Real dt) {
+    const Model& m = *model;
+    const int done = state.events_done;
+    if (done >= int(m.event_time.size()) || m.event_time[size_t(done)] > state.time + 1e-6 * dt)
+      return;
+    std::vector<unsigned char> f(fixed_now(), fixed_now() + m.ndof);
+    std::vector<int> stop;
+    apply_boundary_events(m, state.time, dt, state.events_done, f.data(), &stop);
+    set_state_fixed(m, f.data(), state);
+    fixed_changed(stop);
+  }
+
   // one step: the host prepares what is cheap here (actuation, point loads, the assembly plan
-  // when the contact pairs the engine found changed) and the engine runs the Newton step
+  // when the contact pairs the engine found or the held DOFs changed) and the engine runs the
+  // Newton step
   StepReport step(Real dt) {
     SLENDER_CHECK(dt > 0 && std::isfinite(dt), "time step must be positive, got ", dt);
+    apply_events(dt);
     const DeviceStepInputs in = inputs(dt);
     DeviceStepWarnings warn;
     const StepReport rep = engine->step(in, times, warn);
@@ -445,6 +509,20 @@ struct Simulator::Impl {
       host_stale = true;
     }
     return rep;
+  }
+
+  // the twist angles (velocity: their velocities) of every rod edge become v (nedge) now
+  void set_twists(const std::vector<Real>& v, bool velocity) {
+    const Model& m = *model;
+    const char* what = velocity ? "twist velocities" : "twist angles";
+    SLENDER_CHECK(v.size() == size_t(m.nedge), what, " need ", m.nedge,
+                  " values (one per rod edge), got ", v.size());
+    for (size_t k = 0; k < v.size(); ++k)
+      SLENDER_CHECK(std::isfinite(v[k]), what, ": the value of edge ", k, " is not finite (", v[k],
+                    ")");
+    sync_host();
+    std::copy(v.begin(), v.end(), (velocity ? state.u : state.q).begin() + 3 * m.nnode);
+    engine->upload_state(state);
   }
 
   // M a0 = F(q0, u0) - grad E(q0) on the free DOFs: Newmark's consistent initial acceleration
@@ -582,11 +660,56 @@ void Simulator::residual(Real dt,
 }
 
 void Simulator::set_state(const State& s) {
-  const Model& m = *impl_->model;
+  Impl& si = *impl_;
+  const Model& m = *si.model;
   SLENDER_CHECK(s.nenv == 1 && state_fits(m, s), "state does not match the model's sizes");
-  impl_->state = s;
-  impl_->host_stale = false;
-  impl_->engine->upload_state(s);
+  si.state = s;
+  set_state_fixed(m, state_fixed(m, s), si.state);  // (0 or 1, empty for the model's set)
+  si.host_stale = false;
+  si.engine->upload_state(s);
+  si.fixed_changed({});
+}
+
+void Simulator::fix_dofs(const std::vector<int>& dofs) { impl_->change_fixed(dofs, true); }
+void Simulator::release_dofs(const std::vector<int>& dofs) { impl_->change_fixed(dofs, false); }
+
+namespace {
+// the DOFs of the given nodes' positions
+std::vector<int> node_dofs(const Model& m, const std::vector<int>& nodes) {
+  std::vector<int> dofs;
+  for (int n : nodes) {
+    SLENDER_CHECK(n >= 0 && n < m.nnode, "node ", n, " out of range [0, ", m.nnode, ")");
+    for (int c = 0; c < 3; ++c)
+      dofs.push_back(3 * n + c);
+  }
+  return dofs;
+}
+}  // namespace
+
+void Simulator::fix_nodes(const std::vector<int>& nodes) {
+  fix_dofs(node_dofs(*impl_->model, nodes));
+}
+void Simulator::release_nodes(const std::vector<int>& nodes) {
+  release_dofs(node_dofs(*impl_->model, nodes));
+}
+std::vector<unsigned char> Simulator::dof_fixed() const {
+  const unsigned char* f = impl_->fixed_now();
+  return std::vector<unsigned char>(f, f + impl_->model->ndof);
+}
+
+void Simulator::set_twist_angles(const std::vector<Real>& theta) {
+  impl_->set_twists(theta, false);
+}
+void Simulator::set_twist_velocities(const std::vector<Real>& omega) {
+  impl_->set_twists(omega, true);
+}
+
+std::vector<Real> Simulator::strains(StrainKind kind) const {
+  Impl& s = *impl_;
+  const long n = strain_count(s.mv, kind) * strain_width(kind);
+  std::vector<Real> out(static_cast<size_t>(n));
+  if (n > 0) s.engine->strains(kind, out.data());
+  return out;
 }
 
 namespace {
@@ -645,8 +768,9 @@ std::vector<Real> Simulator::reactions() const {
     for (int i = 0; i < m.ndof; ++i)
       g[i] -= s.force.force[i];
   }
+  const unsigned char* fixed = s.fixed_now();
   for (int i = 0; i < m.ndof; ++i)
-    if (!m.dof_fixed[i]) g[i] = 0;
+    if (!fixed[i]) g[i] = 0;
   return g;
 }
 
@@ -721,24 +845,7 @@ std::vector<Real> Simulator::shell_bending_energy_density() const {
   return out;
 }
 
-std::vector<Real> Simulator::bend_strains() const {
-  Impl& s = *impl_;
-  s.sync_host();
-  const Model& m = *s.model;
-  s.apply_actuation(s.state.time);
-  const EvalView ev = s.eval_view(s.state.q.data());
-  std::vector<Real> out(3 * size_t(m.nbend));
-  for (int k = 0; k < m.nbend; ++k) {
-    LocalEval<11> r;
-    RodBendTwist::Strains st;
-    RodBendTwistBinding::eval(s.mv, ev, 0, k, kEnergy, r, &st);
-    // strains are reported in the stencil's own orientation
-    out[3 * k] = st.kappa1;
-    out[3 * k + 1] = st.kappa2;
-    out[3 * k + 2] = st.tau;
-  }
-  return out;
-}
+std::vector<Real> Simulator::bend_strains() const { return strains(StrainKind::kBendTwist); }
 
 std::vector<Real> Simulator::material_frames() const {
   impl_->sync_host();

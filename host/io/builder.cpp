@@ -399,6 +399,23 @@ SceneBuilder& SceneBuilder::motion(MotionSpec m) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::event(BoundaryEvent e) {
+  spec_.events.push_back(std::move(e));
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::initial_twist(int part,
+                                          std::vector<Real> angle,
+                                          std::vector<Real> velocity) {
+  PartSpec& p = this->part(part);
+  // one value: every edge of the part
+  if (angle.size() == 1) angle.assign(p.edges.size(), angle[0]);
+  if (velocity.size() == 1) velocity.assign(p.edges.size(), velocity[0]);
+  p.initial_twist_angle = std::move(angle);
+  p.initial_twist_velocity = std::move(velocity);
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::gravity(Vec3 g) {
   spec_.forces.gravity = g;
   return *this;
@@ -802,6 +819,25 @@ void check_part_natural_shape(const Checker& c, const PartSpec& p, const std::st
   }
 }
 
+// initial twist angle and velocity: one finite value per rod edge of the part
+void check_part_initial_twist(const Checker& c, const PartSpec& p, const std::string& at) {
+  auto check = [&](const std::vector<Real>& v, const char* key) {
+    if (v.empty()) return;
+    if (p.edges.empty()) {
+      c.fail(p.loc, at, key, "the part has no rod edges (a twist belongs to a rod edge)");
+    }
+    if (v.size() != p.edges.size()) {
+      c.fail(p.loc, at, key,
+             "has " + std::to_string(v.size()) + " entries, the part " +
+                 std::to_string(p.edges.size()) + " rod edges");
+    }
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!is_finite(v[i])) c.fail(p.loc, at, key, "entry " + std::to_string(i) + " not finite");
+  };
+  check(p.initial_twist_angle, ".initial_twist_angle");
+  check(p.initial_twist_velocity, ".initial_twist_velocity");
+}
+
 // a node on no rod edge and no triangle has no mass and nothing holds it (the first step's
 // solve would fail): an input error, unless a joint merges it into another part's node
 void check_part_lone_nodes(const Checker& c, int part, const std::string& at) {
@@ -853,6 +889,7 @@ void check_parts(const Checker& c) {
     check_part_properties(c, p, at);
     check_part_geometry(c, p, at);
     check_part_natural_shape(c, p, at);
+    check_part_initial_twist(c, p, at);
     check_part_lone_nodes(c, int(i), at);
     if (p.youngs_in_time) check_time_function(c, p.youngs_time, p.loc, at + ".youngs_modulus");
   }
@@ -881,16 +918,18 @@ void check_joints(const Checker& c) {
   }
 }
 
-void check_boundary(const Checker& c) {
-  const SceneSpec& s = c.s;
-  for (size_t i = 0; i < s.fixed_nodes.size(); ++i) {
-    c.node(s.fixed_nodes[i], Checker::indexed("fixed_nodes", i));
+// the references of a DOF selection (the boundary block's, prefix "", or an event's); a shell
+// group counts after the rod edges in "fixed_edges" (the reader keeps them apart)
+void check_selection(const Checker& c, const DofSelection& sel, const std::string& prefix) {
+  auto at = [&](const char* key, size_t i) { return prefix + Checker::indexed(key, i); };
+  for (size_t i = 0; i < sel.nodes.size(); ++i) {
+    c.node(sel.nodes[i], at("fixed_nodes", i));
   }
-  for (size_t i = 0; i < s.fixed_edges.size(); ++i) {
-    const EdgeRef& r = s.fixed_edges[i];
-    const PartSpec* p = c.part_of(r.part, r.loc, Checker::indexed("fixed_edges", i));
+  for (size_t i = 0; i < sel.edges.size(); ++i) {
+    const EdgeRef& r = sel.edges[i];
+    const PartSpec* p = c.part_of(r.part, r.loc, at("fixed_edges", i));
     if (p->edges.empty() && !p->triangles.empty()) {
-      c.fail(r.loc, Checker::indexed("fixed_edges", i), "",
+      c.fail(r.loc, at("fixed_edges", i), "",
              "part '" + p->name +
                  "' is a shell, which has no rod edges: clamp its edges by their nodes, "
                  "{\"part\": \"" +
@@ -898,8 +937,44 @@ void check_boundary(const Checker& c) {
                  "\", \"nodes\": [...]} (fixes the nodes and the "
                  "mid-edge normals of the edges between them)");
     }
-    c.edge(r, Checker::indexed("fixed_edges", i));
+    c.edge(r, at("fixed_edges", i));
   }
+  for (size_t i = 0; i < sel.shell_edges.size(); ++i) {
+    const std::vector<NodeRef>& group = sel.shell_edges[i];
+    const std::string gat = at("fixed_edges", sel.edges.size() + i);
+    if (group.empty()) c.fail({}, gat, "", "a shell clamp needs nodes");
+    for (const NodeRef& r : group) {
+      const PartSpec* p = c.part_of(r.part, r.loc, gat);
+      if (p->triangles.empty()) {
+        c.fail(r.loc, gat, "",
+               "part '" + p->name +
+                   "' has no shell triangles: fixed_edges by \"nodes\" clamps "
+                   "shell edges; give a rod's edges as \"edges\"");
+      }
+      c.node(r, gat);
+    }
+  }
+  for (size_t i = 0; i < sel.twist.size(); ++i) {
+    c.edge(sel.twist[i], at("fixed_twist", i));
+  }
+  for (size_t i = 0; i < sel.dofs.size(); ++i) {
+    const FixedDofSpec& f = sel.dofs[i];
+    c.node(f.node, at("fixed_dofs", i));
+    if (!f.fix[0] && !f.fix[1] && !f.fix[2]) {
+      c.fail(f.node.loc, at("fixed_dofs", i), "", "no component is fixed");
+    }
+  }
+}
+
+void check_boundary(const Checker& c) {
+  const SceneSpec& s = c.s;
+  DofSelection fixed;
+  fixed.nodes = s.fixed_nodes;
+  fixed.edges = s.fixed_edges;
+  fixed.shell_edges = s.fixed_shell_edges;
+  fixed.twist = s.fixed_twist;
+  fixed.dofs = s.fixed_dofs;
+  check_selection(c, fixed, "");
   // a clamp at a node: a rod's end, on exactly one edge of its part
   for (size_t i = 0; i < s.clamps.size(); ++i) {
     const NodeRef& r = s.clamps[i];
@@ -916,31 +991,14 @@ void check_boundary(const Checker& c) {
                  " of its rod edges, not one (fixed_edges clamps an edge anywhere)");
     }
   }
-  for (size_t i = 0; i < s.fixed_shell_edges.size(); ++i) {
-    const std::vector<NodeRef>& group = s.fixed_shell_edges[i];
-    const std::string at = Checker::indexed("fixed_edges", s.fixed_edges.size() + i);
-    if (group.empty()) c.fail({}, at, "", "a shell clamp needs nodes");
-    for (const NodeRef& r : group) {
-      const PartSpec* p = c.part_of(r.part, r.loc, at);
-      if (p->triangles.empty()) {
-        c.fail(r.loc, at, "",
-               "part '" + p->name +
-                   "' has no shell triangles: fixed_edges by \"nodes\" clamps "
-                   "shell edges; give a rod's edges as \"edges\"");
-      }
-      c.node(r, at);
-    }
-  }
-  for (size_t i = 0; i < s.fixed_twist.size(); ++i) {
-    c.edge(s.fixed_twist[i], Checker::indexed("fixed_twist", i));
-  }
-  for (size_t i = 0; i < s.fixed_dofs.size(); ++i) {
-    const FixedDofSpec& f = s.fixed_dofs[i];
-    const std::string at = Checker::indexed("fixed_dofs", i);
-    c.node(f.node, at);
-    if (!f.fix[0] && !f.fix[1] && !f.fix[2]) {
-      c.fail(f.node.loc, at, "", "no component is fixed");
-    }
+  // boundary events: a time from 0 on and a selection
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    const BoundaryEvent& ev = s.events[i];
+    const std::string at = Checker::indexed("boundary.events", i);
+    c.non_negative(ev.time, ev.loc, at, ".time");
+    const std::string key = ev.release ? ".release" : ".fix";
+    if (ev.select.empty()) c.fail(ev.loc, at, key, "selects no DOFs");
+    check_selection(c, ev.select, at + key + ".");
   }
   for (size_t i = 0; i < s.motions.size(); ++i) {
     const MotionSpec& mo = s.motions[i];

@@ -73,12 +73,14 @@ class SceneReader {
   void read_shape(const JsonObject& shape, PartSpec& p);
   void read_natural_shape(const JsonObject& o, PartSpec& p, bool closed);
   void read_initial_velocity(const JsonObject& o, int part);
+  void read_initial_twist(const JsonObject& o, PartSpec& p) const;
   void add_part(const JsonObject& o, PartSpec p);
 
   int part_of(const JsonObject& o) const;
   NodeRef node_ref(const JsonObject& o, const std::string& key) const;
   std::vector<NodeRef> node_list(const JsonObject& o, const std::string& key) const;
   void read_joints(const JsonObject& root);
+  void read_selection(const JsonObject& b, DofSelection& sel) const;
   void read_boundary(const JsonObject& b);
   void read_forces(const JsonObject& f);
   void read_actuation(const JsonValue& list);
@@ -292,21 +294,40 @@ void SceneReader::read_rod(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "radius", "cross_section", "shape", "stiffness", "frame_normal",
                 "natural_curvature", "natural_twist", "initial_velocity", "springs", "damping",
-                "stretching", "youngs_modulus"});
+                "stretching", "youngs_modulus", "initial_twist_angle", "initial_twist_velocity"});
   PartSpec p;
   read_common(o, p);
   read_shape(o.object("shape"), p);
   read_natural_shape(o, p, p.edges.size() == p.nodes.size());
+  read_initial_twist(o, p);
   add_part(o, std::move(p));
   read_initial_velocity(o, int(s_.parts.size()) - 1);
 }
 
 void SceneReader::read_network(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
-  o.allow_only({"name", "material", "radius", "cross_section", "file", "nodes", "edges",
-                "triangles", "stiffness", "frame_normal", "initial_velocity", "springs",
-                "thickness", "bending", "membrane", "hinge_stiffness", "contact_thickness",
-                "damping", "stretching", "youngs_modulus"});
+  o.allow_only({"name",
+                "material",
+                "radius",
+                "cross_section",
+                "file",
+                "nodes",
+                "edges",
+                "triangles",
+                "stiffness",
+                "frame_normal",
+                "initial_velocity",
+                "springs",
+                "thickness",
+                "bending",
+                "membrane",
+                "hinge_stiffness",
+                "contact_thickness",
+                "damping",
+                "stretching",
+                "youngs_modulus",
+                "initial_twist_angle",
+                "initial_twist_velocity"});
   PartSpec p;
   read_common(o, p);
   p.is_rod = false;
@@ -344,6 +365,7 @@ void SceneReader::read_network(const JsonValue& v, const std::string& path) {
                               : "only for networks with \"triangles\" (this one has none)");
   }
   read_shell_properties(o, p);
+  read_initial_twist(o, p);
   add_part(o, std::move(p));
   read_initial_velocity(o, int(s_.parts.size()) - 1);
 }
@@ -582,6 +604,33 @@ void SceneReader::read_natural_shape(const JsonObject& o, PartSpec& p, bool clos
   }
 }
 
+// the initial twist angle and velocity of the part's rod edges: {"uniform": v}, or one number
+// per edge
+void SceneReader::read_initial_twist(const JsonObject& o, PartSpec& p) const {
+  auto read = [&](const char* key, std::vector<Real>& out) {
+    const JsonValue* t = o.find(key);
+    if (!t) return;
+    const std::string path = o.path_of(key);
+    if (p.edges.empty()) o.fail(key, "the part has no rod edges (a twist belongs to a rod edge)");
+    if (t->is_object()) {
+      const JsonObject u(*t, file_, path);
+      u.allow_only({"uniform"});
+      out.assign(p.edges.size(), u.number("uniform"));
+      return;
+    }
+    const JsonValue& list = json_array(*t, file_, path);
+    if (list.array.size() != p.edges.size()) {
+      o.fail(key, "has " + std::to_string(list.array.size()) + " entries, the part " +
+                      std::to_string(p.edges.size()) + " rod edges (one per edge, or " +
+                      "{\"uniform\": value})");
+    }
+    for (size_t i = 0; i < list.array.size(); ++i)
+      out.push_back(json_number(list.array[i], file_, indexed(path, i)));
+  };
+  read("initial_twist_angle", p.initial_twist_angle);
+  read("initial_twist_velocity", p.initial_twist_velocity);
+}
+
 // one (node, velocity) pair per node of the part: uniform, or one file row per node
 void SceneReader::read_initial_velocity(const JsonObject& o, int part) {
   const JsonValue* v = o.find("initial_velocity");
@@ -657,8 +706,9 @@ void SceneReader::read_joints(const JsonObject& root) {
   }
 }
 
-void SceneReader::read_boundary(const JsonObject& b) {
-  b.allow_only({"fixed_nodes", "fixed_edges", "clamps", "fixed_twist", "fixed_dofs", "motions"});
+// the DOF selections of the boundary block and of its events: fixed_nodes, fixed_edges,
+// fixed_twist, fixed_dofs
+void SceneReader::read_selection(const JsonObject& b, DofSelection& sel) const {
   auto each = [&](const char* key, auto&& f) {
     if (!b.has(key)) return;
     const JsonValue& list = b.array(key);
@@ -669,7 +719,7 @@ void SceneReader::read_boundary(const JsonObject& b) {
   each("fixed_nodes", [&](const JsonObject& o) {
     o.allow_only({"part", "nodes"});
     for (const NodeRef& r : node_list(o, "nodes")) {
-      s_.fixed_nodes.push_back(r);
+      sel.nodes.push_back(r);
     }
   });
   // rod edges by index ("edges": both nodes and the twist), or shell edges by their nodes
@@ -681,22 +731,17 @@ void SceneReader::read_boundary(const JsonObject& b) {
              "give either \"edges\" (a rod's edges) or \"nodes\" (a shell's clamped nodes)");
     }
     if (o.has("nodes")) {
-      s_.fixed_shell_edges.push_back(node_list(o, "nodes"));
+      sel.shell_edges.push_back(node_list(o, "nodes"));
       return;
     }
     for (const NodeRef& r : node_list(o, "edges")) {
-      s_.fixed_edges.push_back({r.part, r.index, r.loc});
+      sel.edges.push_back({r.part, r.index, r.loc});
     }
-  });
-  // a rod end built in at the node itself
-  each("clamps", [&](const JsonObject& o) {
-    o.allow_only({"part", "node"});
-    s_.clamps.push_back(node_ref(o, "node"));
   });
   each("fixed_twist", [&](const JsonObject& o) {
     o.allow_only({"part", "edges"});
     for (const NodeRef& r : node_list(o, "edges")) {
-      s_.fixed_twist.push_back({r.part, r.index, r.loc});
+      sel.twist.push_back({r.part, r.index, r.loc});
     }
   });
   each("fixed_dofs", [&](const JsonObject& o) {
@@ -715,7 +760,58 @@ void SceneReader::read_boundary(const JsonObject& b) {
     if (c.empty()) {
       o.fail("components", "expected a non-empty subset of \"xyz\"");
     }
-    s_.fixed_dofs.push_back(f);
+    sel.dofs.push_back(f);
+  });
+}
+
+void SceneReader::read_boundary(const JsonObject& b) {
+  b.allow_only(
+      {"fixed_nodes", "fixed_edges", "clamps", "fixed_twist", "fixed_dofs", "motions", "events"});
+  auto each = [&](const char* key, auto&& f) {
+    if (!b.has(key)) return;
+    const JsonValue& list = b.array(key);
+    for (size_t i = 0; i < list.array.size(); ++i) {
+      f(JsonObject(list.array[i], file_, indexed(b.path_of(key), i)));
+    }
+  };
+  DofSelection fixed;
+  read_selection(b, fixed);
+  s_.fixed_nodes = std::move(fixed.nodes);
+  s_.fixed_edges = std::move(fixed.edges);
+  s_.fixed_shell_edges = std::move(fixed.shell_edges);
+  s_.fixed_twist = std::move(fixed.twist);
+  s_.fixed_dofs = std::move(fixed.dofs);
+  // a rod end built in at the node itself
+  each("clamps", [&](const JsonObject& o) {
+    o.allow_only({"part", "node"});
+    s_.clamps.push_back(node_ref(o, "node"));
+  });
+  // changes of the fixed DOFs in time: {"time", "fix" or "release": a selection}
+  each("events", [&](const JsonObject& o) {
+    o.allow_only({"time", "fix", "release"});
+    BoundaryEvent ev;
+    ev.loc = loc(o.value(), o.path());
+    ev.time = o.number("time");
+    if (o.has("fix") == o.has("release")) {
+      o.fail(o.has("fix") ? "release" : "fix",
+             "an event either fixes (\"fix\": {...}) or releases (\"release\": {...}) DOFs");
+    }
+    ev.release = o.has("release");
+    const char* key = ev.release ? "release" : "fix";
+    const JsonObject sel = o.object(key);
+    if (sel.has("clamps")) {
+      sel.fail("clamps",
+               "a clamp at a node (its ghost edge) does not let go; clamp the rod's end edge with "
+               "fixed_edges to fix and release it");
+    }
+    sel.allow_only({"fixed_nodes", "fixed_edges", "fixed_twist", "fixed_dofs"});
+    read_selection(sel, ev.select);
+    if (ev.select.empty()) {
+      o.fail(key,
+             "selects no DOFs (give fixed_nodes, fixed_edges, fixed_twist or fixed_dofs "
+             "entries)");
+    }
+    s_.events.push_back(std::move(ev));
   });
   // prescribed motion of fixed nodes and twists: {"part", "nodes", "edges", "translation",
   // "twist", "time"}

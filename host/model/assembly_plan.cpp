@@ -104,12 +104,13 @@ void build_assembly_plan(Model& m) { build_assembly_plan(m, host_view(m), m.plan
 
 namespace {
 
-// free DOF numbering
-void number_free_dofs(const Model& m, AssemblyPlan& p) {
+// free DOF numbering (fixed: the held DOFs, ndof; null: the model's)
+void number_free_dofs(const Model& m, AssemblyPlan& p, const unsigned char* fixed) {
+  if (!fixed) fixed = m.dof_fixed.data();
   p.dof_free.assign(m.ndof, -1);
   p.free_dof.clear();
   for (int i = 0; i < m.ndof; ++i) {
-    if (m.dof_fixed[i]) continue;
+    if (fixed[i]) continue;
     p.dof_free[i] = int(p.free_dof.size());
     p.free_dof.push_back(i);
   }
@@ -276,8 +277,11 @@ void sort_row(Entry* b, Entry* e) {
 
 }  // namespace
 
-void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
-  number_free_dofs(m, p);
+void build_assembly_plan(const Model& m,
+                         const ModelView& mv,
+                         AssemblyPlan& p,
+                         const unsigned char* fixed) {
+  number_free_dofs(m, p, fixed);
   const int nfree = p.nfree;
   // pass 1: each row's counts
   std::vector<long> hadr(size_t(nfree) + 1, 0);
@@ -344,9 +348,21 @@ void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p) {
 void build_assembly_plan(const Model& m,
                          const ModelView& mv,
                          AssemblyPlan& p,
-                         AssemblyPlanCache& cache) {
+                         AssemblyPlanCache& cache,
+                         const unsigned char* fixed) {
+  // the static part again for another set of held DOFs
+  const bool model_set = !fixed || std::equal(m.dof_fixed.begin(), m.dof_fixed.end(), fixed);
+  const bool same =
+      model_set ? cache.fixed.empty()
+                : !cache.fixed.empty() && std::equal(cache.fixed.begin(), cache.fixed.end(), fixed);
+  if (!same) cache.ready = false;
   if (!cache.ready) {
-    number_free_dofs(m, cache.base);
+    if (model_set) {
+      cache.fixed.clear();
+    } else {
+      cache.fixed.assign(fixed, fixed + m.ndof);
+    }
+    number_free_dofs(m, cache.base, model_set ? nullptr : fixed);
     cache.hs.clear();
     cache.gs.clear();
     collect_static(cache.base, m, mv, cache.hs, cache.gs);

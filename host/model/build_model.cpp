@@ -457,7 +457,8 @@ size_t Model::memory_bytes() const {
 #undef SLENDER_ADD_BYTES
   add(part_node), add(part_edge), add(part_bend), add(contact_mu);
   add(motion_dof), add(motion_of), add(motion_base), add(motion_amount), add(dof_motion_slot);
-  add(fixed_dof), add(dof_fixed_slot);
+  add(fixed_dof), add(dof_fixed_slot), add(dof_locked), add(edge_theta0);
+  add(event_time), add(event_release), add(event_dof_adr), add(event_dof);
   for (const FamilyTable& t : tables)
     add(t.i), add(t.r);
   add(plan.dof_free), add(plan.free_dof), add(plan.row_ptr), add(plan.col), add(plan.diag_slot);
@@ -667,71 +668,28 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     for (int c = 0; c < 3; ++c)
       m.dof_u0[3 * n + c] = iv.second[c];
   }
+  // initial twist angles and velocities of the parts' rod edges
+  m.edge_theta0.assign(size_t(m.nedge), 0);
+  for (int p = 0; p < m.npart; ++p) {
+    const PartSpec& part = scene.parts[size_t(p)];
+    for (int k = 0; k < m.part_edge_adr[p + 1] - m.part_edge_adr[p]; ++k) {
+      const int e = m.part_edge[size_t(m.part_edge_adr[p] + k)];
+      if (!part.initial_twist_angle.empty())
+        m.edge_theta0[size_t(e)] = part.initial_twist_angle[size_t(k)];
+      if (!part.initial_twist_velocity.empty())
+        m.dof_u0[size_t(m.edge_dof(e))] = part.initial_twist_velocity[size_t(k)];
+    }
+  }
 
-  // fixed DOFs
-  m.dof_fixed.assign(m.ndof, 0);
-  auto fix_node = [&m](int n) {
-    for (int c = 0; c < 3; ++c)
-      m.dof_fixed[3 * n + c] = 1;
-  };
-  for (const NodeRef& r : scene.fixed_nodes)
-    fix_node(m.resolve_node(r));
-  for (const EdgeRef& r : scene.fixed_edges) {
-    const int e = m.resolve_edge(r);
-    fix_node(m.edge_node[2 * e]);
-    fix_node(m.edge_node[2 * e + 1]);
-    m.dof_fixed[m.edge_dof(e)] = 1;
-  }
-  for (const std::vector<NodeRef>& group : scene.fixed_shell_edges) {
-    std::set<int> nodes;
-    for (const NodeRef& r : group) {
-      const int n = m.resolve_node(r);
-      fix_node(n);
-      nodes.insert(n);
-    }
-    int joined = 0;
-    for (int e = 0; e < m.nsedge; ++e) {
-      if (!nodes.count(m.sedge_node[2 * e]) || !nodes.count(m.sedge_node[2 * e + 1])) continue;
-      ++joined;
-      if (m.sedge_xi[e] >= 0) {
-        m.dof_fixed[m.xi_dof(e)] = 1;
-        m.sedge_frame_fixed[e] = 1;  // its mid-edge normal held in place (MidEdgeFrames)
-      }
-    }
-    if (joined == 0) {
-      const SourceLoc& loc = group.front().loc;
-      throw InputError(loc.file.empty() ? scene.file : loc.file, loc.line,
-                       loc.field.empty() ? "boundary.fixed_edges" : loc.field,
-                       "no shell edge joins two of these " + std::to_string(nodes.size()) +
-                           " nodes: a clamp lists the nodes along the clamped edge");
-    }
-  }
+  // fixed DOFs: the boundary block's, and a clamp's node, ghost node and ghost twist
+  std::vector<int> clamp_dofs;
   for (const Clamp& c : clamps) {
-    fix_node(m.edge_node[2 * c.ghost_edge]);
-    fix_node(c.node);
-    m.dof_fixed[m.edge_dof(c.ghost_edge)] = 1;
+    for (const int n : {m.edge_node[2 * c.ghost_edge], c.node})
+      for (int k = 0; k < 3; ++k)
+        clamp_dofs.push_back(3 * n + k);
+    clamp_dofs.push_back(m.edge_dof(c.ghost_edge));
   }
-  for (const EdgeRef& r : scene.fixed_twist)
-    m.dof_fixed[m.edge_dof(m.resolve_edge(r))] = 1;
-  for (const FixedDofSpec& f : scene.fixed_dofs) {
-    const int n = m.resolve_node(f.node);
-    for (int c = 0; c < 3; ++c)
-      if (f.fix[c]) m.dof_fixed[3 * n + c] = 1;
-  }
-  if (scene.integrator.two_d) {
-    // motion in the x-z plane: y and every twist held
-    for (int n = 0; n < m.nnode; ++n)
-      m.dof_fixed[3 * n + 1] = 1;
-    for (int e = 0; e < m.nedge; ++e)
-      m.dof_fixed[m.edge_dof(e)] = 1;
-  }
-
-  m.dof_fixed_slot.assign(m.ndof, -1);
-  for (int i = 0; i < m.ndof; ++i)
-    if (m.dof_fixed[i]) {
-      m.dof_fixed_slot[i] = int(m.fixed_dof.size());
-      m.fixed_dof.push_back(i);
-    }
+  build_fixed_dofs(m, clamp_dofs);
   resolve_motions(m);
   // a clamp's ghost stays where it is: a motion of its node would bend the rod about it
   for (size_t i = 0; i < clamps.size(); ++i)
@@ -744,6 +702,8 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
                         "a motion moves this clamped node, but a clamp at a node does not "
                         "move (a moving clamp: fixed_edges with a motion)");
       }
+  // the fixed set's changes in time
+  resolve_boundary_events(m);
 
   // loads
   m.gravity = scene.forces.gravity;
@@ -920,7 +880,21 @@ bool state_fits(const Model& m, const State& s) {
   fits = fits && s.name.size() == size_t(count) * (width);
   SLENDER_STATE_ARRAYS(SLENDER_STATE_FITS)
 #undef SLENDER_STATE_FITS
-  return fits;
+  return fits && (s.dof_fixed.empty() || s.dof_fixed.size() == size_t(m.ndof)) &&
+         s.events_done >= 0 && s.events_done <= int(m.event_time.size());
+}
+
+const unsigned char* state_fixed(const Model& m, const State& s) {
+  return s.dof_fixed.empty() ? m.dof_fixed.data() : s.dof_fixed.data();
+}
+
+void set_state_fixed(const Model& m, const unsigned char* fixed, State& s) {
+  // (fixed may point into s.dof_fixed itself)
+  std::vector<unsigned char> v(size_t(m.ndof));
+  for (int i = 0; i < m.ndof; ++i)
+    v[size_t(i)] = fixed[i] ? 1 : 0;
+  if (v == m.dof_fixed) v.clear();
+  s.dof_fixed.swap(v);
 }
 
 std::string model_arrays_misfit(const Model& m) {
@@ -947,6 +921,7 @@ State initial_state(const Model& m) {
   s.ndof = m.ndof;
   s.q.assign(m.ndof, 0);
   std::copy(m.node_x0.begin(), m.node_x0.end(), s.q.begin());
+  std::copy(m.edge_theta0.begin(), m.edge_theta0.end(), s.q.begin() + 3 * m.nnode);
   s.u = m.dof_u0;
   s.a.assign(m.ndof, 0);
   s.edge_d1 = m.edge_d1_0;

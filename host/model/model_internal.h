@@ -49,10 +49,22 @@ void add_rod_shell_joint_edges(Model& m,
                                std::vector<Real>& edge_EI1,
                                std::vector<Real>& edge_EI2,
                                std::vector<Real>& edge_GJ);
+/// The DOFs fixed at t = 0 (Model::dof_fixed, fixed_dof, dof_fixed_slot) from the scene's
+/// boundary block, the clamps' DOFs `clamp_dofs` and two_d, and the DOFs that stay fixed
+/// (Model::dof_locked). Throws InputError for a shell clamp whose nodes join no shell edge.
+void build_fixed_dofs(Model& m, const std::vector<int>& clamp_dofs);
+/// The scene's boundary events as Model::event_* (after the motions are resolved); throws
+/// InputError for an event that releases a DOF that stays fixed or fixes a moved DOF.
+void resolve_boundary_events(Model& m);
+
 /// Free-DOF CSR pattern and the gather lists of the assembly.
 void build_assembly_plan(Model& m);
-/// The same for the families of a view (a simulator's view adds this step's contact pairs).
-void build_assembly_plan(const Model& m, const ModelView& mv, AssemblyPlan& p);
+/// The same for the families of a view (a simulator's view adds this step's contact pairs),
+/// with the DOFs flagged in `fixed` held (ndof; null: the model's dof_fixed).
+void build_assembly_plan(const Model& m,
+                         const ModelView& mv,
+                         AssemblyPlan& p,
+                         const unsigned char* fixed = nullptr);
 
 /// One Jacobian or gradient contribution: key row * nfree + col (slots) or row (gradients), the
 /// index of its source in the local pool (-1: a diagonal slot's placeholder).
@@ -67,14 +79,17 @@ struct PlanContribution {
 /// the contact pairs), built at the first call and merged with each step's contact pairs.
 struct AssemblyPlanCache {
   bool ready = false;
-  AssemblyPlan base;  // free DOFs and the pool layout of those families
+  std::vector<unsigned char> fixed;  // the held DOFs `base` was built for (empty: the model's)
+  AssemblyPlan base;                 // free DOFs and the pool layout of those families
   std::vector<PlanContribution> hs, gs, contact_hs, contact_gs, merged_hs, merged_gs, tmp;
 };
 /// The plan of a view, reusing the static families' sorted contributions: the same plan as
-/// build_assembly_plan(m, mv, p), in time linear in the static part.
+/// build_assembly_plan(m, mv, p, fixed), in time linear in the static part (the cache is built
+/// again when `fixed` differs from the set it was built for).
 void build_assembly_plan(const Model& m,
                          const ModelView& mv,
                          AssemblyPlan& p,
-                         AssemblyPlanCache& cache);
+                         AssemblyPlanCache& cache,
+                         const unsigned char* fixed = nullptr);
 
 }  // namespace slender

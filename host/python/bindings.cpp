@@ -231,6 +231,117 @@ EnvParams make_params(double youngs_scale,
   return p;
 }
 
+// DOF indices from Python (a list or an array of integers), each in range and, to release,
+// one that may be released (Model::dof_locked); ValueError naming `what` otherwise
+std::vector<int> dof_list(const Model& m, const py::object& o, const char* what, bool release) {
+  std::vector<int> dofs;
+  try {
+    dofs = o.cast<std::vector<int>>();
+  } catch (const py::cast_error&) {
+    throw InputError("<python>", 0, what, "expected a list or array of integer DOF indices");
+  }
+  for (int d : dofs) {
+    if (d < 0 || d >= m.ndof)
+      throw InputError(
+          "<python>", 0, what,
+          "DOF " + std::to_string(d) + " out of range [0, " + std::to_string(m.ndof) + ")");
+    if (release && m.dof_locked[size_t(d)])
+      throw InputError(
+          "<python>", 0, what,
+          "DOF " + std::to_string(d) + " cannot be released: a clamp at a node or two_d holds it");
+  }
+  return dofs;
+}
+
+// the DOFs of the positions of nodes given from Python (global node indices)
+std::vector<int> node_dof_list(const Model& m,
+                               const py::object& o,
+                               const char* what,
+                               bool release) {
+  std::vector<int> nodes;
+  try {
+    nodes = o.cast<std::vector<int>>();
+  } catch (const py::cast_error&) {
+    throw InputError("<python>", 0, what, "expected a list or array of integer node indices");
+  }
+  py::list dofs;
+  for (int n : nodes) {
+    if (n < 0 || n >= m.nnode)
+      throw InputError(
+          "<python>", 0, what,
+          "node " + std::to_string(n) + " out of range [0, " + std::to_string(m.nnode) + ")");
+    for (int c = 0; c < 3; ++c)
+      dofs.append(3 * n + c);
+  }
+  return dof_list(m, dofs, what, release);
+}
+
+// the indices of the flagged DOFs (a held-DOF mask), ascending
+py::array_t<int> flagged(const std::vector<unsigned char>& mask) {
+  std::vector<int> idx;
+  for (size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) idx.push_back(int(i));
+  py::array_t<int> a(py::ssize_t(idx.size()));
+  std::copy(idx.begin(), idx.end(), a.mutable_data());
+  return a;
+}
+
+// a strain kind's values as an array: (count,) or (count, 3) or (count, 3, 3), with a leading
+// num_envs when nenv > 0
+py::array strain_array(const std::vector<double>& v, long count, StrainKind kind, int nenv) {
+  std::vector<py::ssize_t> shape;
+  if (nenv > 0) shape.push_back(nenv);
+  shape.push_back(count);
+  if (kind == StrainKind::kBendTwist) shape.push_back(3);
+  if (kind == StrainKind::kShapeOperator) shape.insert(shape.end(), {3, 3});
+  py::array_t<double> a(shape);
+  std::copy(v.begin(), v.end(), a.mutable_data());
+  return a;
+}
+
+// every strain kind by name ("stretch", "bend_twist", "hinge_angle", "shape_operator") from
+// get(kind, count) (nenv 0: one simulator)
+template <class Get>
+py::dict strain_dict(const Model& m, int nenv, const Get& get) {
+  const std::pair<const char*, StrainKind> kinds[] = {
+      {"stretch", StrainKind::kStretch},
+      {"bend_twist", StrainKind::kBendTwist},
+      {"hinge_angle", StrainKind::kHingeAngle},
+      {"shape_operator", StrainKind::kShapeOperator}};
+  py::dict d;
+  for (const auto& [name, kind] : kinds) {
+    const long count = kind == StrainKind::kStretch      ? m.nedge
+                       : kind == StrainKind::kBendTwist  ? m.nbend
+                       : kind == StrainKind::kHingeAngle ? m.nhinge
+                                                         : m.nmid;
+    d[name] = strain_array(get(kind), count, kind, nenv);
+  }
+  return d;
+}
+
+// the global indices of a part's nodes or rod edges (part: its name or index)
+py::array_t<int> part_items(const Model& md, const py::object& part, bool edges) {
+  int p = -1;
+  if (py::isinstance<py::str>(part)) {
+    const std::string name = part.cast<std::string>();
+    for (int k = 0; k < md.npart; ++k)
+      if (md.part_name[size_t(k)] == name) p = k;
+    if (p < 0) throw InputError("<python>", 0, "part", "unknown part '" + name + "'");
+  } else {
+    p = part.cast<int>();
+    if (p < 0 || p >= md.npart)
+      throw InputError(
+          "<python>", 0, "part",
+          "part " + std::to_string(p) + " out of range [0, " + std::to_string(md.npart) + ")");
+  }
+  const std::vector<int>& adr = edges ? md.part_edge_adr : md.part_node_adr;
+  const std::vector<int>& item = edges ? md.part_edge : md.part_node;
+  const int n = adr[size_t(p) + 1] - adr[size_t(p)];
+  py::array_t<int> a(n);
+  std::copy(item.begin() + adr[size_t(p)], item.begin() + adr[size_t(p) + 1], a.mutable_data());
+  return a;
+}
+
 }  // namespace
 
 // An action given as an array on a CUDA device (a torch tensor, a CuPy array: anything with
@@ -374,6 +485,17 @@ PYBIND11_MODULE(_core, m) {
             return names;
           },
           "the parts' names, in part index order")
+      .def_readonly("nmid", &Model::nmid)
+      .def(
+          "part_nodes",
+          [](const Model& md, py::object part) { return part_items(md, part, false); },
+          py::arg("part"),
+          "the global indices of a part's nodes (part: its name or index), in the part's order "
+          "(node i's coordinate c is DOF 3 i + c)")
+      .def(
+          "part_edges", [](const Model& md, py::object part) { return part_items(md, part, true); },
+          py::arg("part"),
+          "the global indices of a part's rod edges (edge j's twist is DOF 3 nnode + j)")
       .def_property_readonly("nfree", [](const Model& md) { return md.plan.nfree; })
       .def_property_readonly("dt", [](const Model& md) { return md.scene.integrator.dt; })
       .def_property_readonly("duration",
@@ -627,6 +749,84 @@ PYBIND11_MODULE(_core, m) {
           "prescribed motion: every fixed DOF's value at the end of each following step "
           "(Model.fixed_dofs order); None goes back to the scene's motions")
       .def(
+          "fix_dofs",
+          [](Simulator& s, py::object dofs) {
+            s.fix_dofs(dof_list(s.model(), dofs, "fix_dofs", false));
+          },
+          py::arg("dofs"),
+          "fixes DOFs now (node i's coordinate c is DOF 3 i + c, edge j's twist 3 nnode + j): "
+          "each holds where it is from here on, its velocity set to 0")
+      .def(
+          "release_dofs",
+          [](Simulator& s, py::object dofs) {
+            s.release_dofs(dof_list(s.model(), dofs, "release_dofs", true));
+          },
+          py::arg("dofs"), "releases DOFs now: each moves on freely with the velocity it has")
+      .def(
+          "fix_nodes",
+          [](Simulator& s, py::object nodes) {
+            s.fix_dofs(node_dof_list(s.model(), nodes, "fix_nodes", false));
+          },
+          py::arg("nodes"), "fix_dofs of the three coordinates of each node (global indices)")
+      .def(
+          "release_nodes",
+          [](Simulator& s, py::object nodes) {
+            s.release_dofs(node_dof_list(s.model(), nodes, "release_nodes", true));
+          },
+          py::arg("nodes"), "release_dofs of the three coordinates of each node")
+      .def_property_readonly(
+          "fixed_dofs", [](const Simulator& s) { return flagged(s.dof_fixed()); },
+          "the DOFs held now, ascending (Model.fixed_dofs as the scene's events and the fix / "
+          "release calls changed them)")
+      .def_property_readonly(
+          "twist_angles",
+          [](const Simulator& s) {
+            const Model& md = s.model();
+            py::array_t<double> a(md.nedge);
+            std::copy(s.state().q.begin() + 3 * md.nnode,
+                      s.state().q.begin() + 3 * md.nnode + md.nedge, a.mutable_data());
+            return a;
+          },
+          "the twist angle theta of every rod edge (nedge) [rad]")
+      .def_property_readonly(
+          "twist_velocities",
+          [](const Simulator& s) {
+            const Model& md = s.model();
+            py::array_t<double> a(md.nedge);
+            std::copy(s.state().u.begin() + 3 * md.nnode,
+                      s.state().u.begin() + 3 * md.nnode + md.nedge, a.mutable_data());
+            return a;
+          },
+          "the twist velocity omega of every rod edge (nedge) [rad/s]")
+      .def(
+          "set_twist_angles",
+          [](Simulator& s, const py::object& o) {
+            const Array a = real_array(o, "twist_angles");
+            const double* p = checked(a, {s.model().nedge}, "twist_angles");
+            s.set_twist_angles(std::vector<double>(p, p + s.model().nedge));
+          },
+          py::arg("theta"),
+          "the twist angles of every rod edge (nedge) [rad] become theta now (the rest of the "
+          "state stays)")
+      .def(
+          "set_twist_velocities",
+          [](Simulator& s, const py::object& o) {
+            const Array a = real_array(o, "twist_velocities");
+            const double* p = checked(a, {s.model().nedge}, "twist_velocities");
+            s.set_twist_velocities(std::vector<double>(p, p + s.model().nedge));
+          },
+          py::arg("omega"),
+          "the twist velocities of every rod edge (nedge) [rad/s] become omega now")
+      .def(
+          "strains",
+          [](const Simulator& s) {
+            return strain_dict(s.model(), 0, [&](StrainKind k) { return s.strains(k); });
+          },
+          "the strains of the current state by name: 'stretch' l / l_bar - 1 per rod edge "
+          "(nedge,), 'bend_twist' kappa1, kappa2, tau per bend-twist stencil (nbend, 3), "
+          "'hinge_angle' per hinge [rad] (nhinge,), 'shape_operator' the mid-edge shape "
+          "operator per mid-edge triangle [1/m] (nmid, 3, 3)")
+      .def(
           "run",
           [](Simulator& s, py::object out_dir, py::object duration, py::object dt, py::object every,
              bool write_outputs) {
@@ -794,6 +994,83 @@ PYBIND11_MODULE(_core, m) {
           },
           "prescribed motion: each environment's fixed-DOF values at the end of each following "
           "step (num_envs x len(Model.fixed_dofs)); clear_actions goes back to the scene's")
+      .def(
+          "fix_dofs",
+          [](PyBatch& b, int env, py::object dofs) {
+            b.batch->fix_dofs(env, dof_list(*b.model, dofs, "fix_dofs", false));
+          },
+          py::arg("env"), py::arg("dofs"),
+          "fixes DOFs of environment env now (Simulator.fix_dofs); the others keep theirs")
+      .def(
+          "release_dofs",
+          [](PyBatch& b, int env, py::object dofs) {
+            b.batch->release_dofs(env, dof_list(*b.model, dofs, "release_dofs", true));
+          },
+          py::arg("env"), py::arg("dofs"), "releases DOFs of environment env now")
+      .def(
+          "fix_nodes",
+          [](PyBatch& b, int env, py::object nodes) {
+            b.batch->fix_dofs(env, node_dof_list(*b.model, nodes, "fix_nodes", false));
+          },
+          py::arg("env"), py::arg("nodes"), "fixes nodes of environment env now (global indices)")
+      .def(
+          "release_nodes",
+          [](PyBatch& b, int env, py::object nodes) {
+            b.batch->release_dofs(env, node_dof_list(*b.model, nodes, "release_nodes", true));
+          },
+          py::arg("env"), py::arg("nodes"), "releases nodes of environment env now")
+      .def(
+          "fixed_dofs", [](const PyBatch& b, int env) { return flagged(b.batch->dof_fixed(env)); },
+          py::arg("env"), "the DOFs environment env holds now, ascending")
+      .def(
+          "set_twist_angles",
+          [](PyBatch& b, const py::object& o) {
+            const Array a = real_array(o, "twist_angles");
+            b.batch->set_twist_angles(
+                checked(a, {b.batch->nenv(), b.model->nedge}, "twist_angles"));
+          },
+          py::arg("theta"), "every environment's rod-edge twist angles (num_envs x nedge) [rad]")
+      .def(
+          "set_twist_velocities",
+          [](PyBatch& b, const py::object& o) {
+            const Array a = real_array(o, "twist_velocities");
+            b.batch->set_twist_velocities(
+                checked(a, {b.batch->nenv(), b.model->nedge}, "twist_velocities"));
+          },
+          py::arg("omega"),
+          "every environment's rod-edge twist velocities (num_envs x nedge) [rad/s]")
+      .def(
+          "twist_angles",
+          [](const PyBatch& b) {
+            py::array_t<double> a({py::ssize_t(b.batch->nenv()), py::ssize_t(b.model->nedge)});
+            b.batch->twist_angles(a.mutable_data());
+            return a;
+          },
+          "the twist angle of every environment's rod edges (num_envs, nedge) [rad]")
+      .def(
+          "twist_velocities",
+          [](const PyBatch& b) {
+            py::array_t<double> a({py::ssize_t(b.batch->nenv()), py::ssize_t(b.model->nedge)});
+            b.batch->twist_velocities(a.mutable_data());
+            return a;
+          },
+          "the twist velocity of every environment's rod edges (num_envs, nedge) [rad/s]")
+      .def(
+          "strains",
+          [](const PyBatch& b) {
+            const int B = b.batch->nenv();
+            return strain_dict(*b.model, B, [&](StrainKind k) {
+              const Model& m = *b.model;
+              const long n = k == StrainKind::kStretch      ? m.nedge
+                             : k == StrainKind::kBendTwist  ? 3L * m.nbend
+                             : k == StrainKind::kHingeAngle ? m.nhinge
+                                                            : 9L * m.nmid;
+              std::vector<double> v(size_t(B) * size_t(n));
+              if (!v.empty()) b.batch->strains(k, v.data());
+              return v;
+            });
+          },
+          "every environment's strains by name, as Simulator.strains with a leading num_envs")
       .def(
           "set_part_youngs_scale",
           [](PyBatch& b, const py::object& o) {

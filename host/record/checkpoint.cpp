@@ -1,7 +1,9 @@
 // Checkpoint files (include/slender/checkpoint.h). Layout, little-endian as the machine writes
 // it: the magic "SLENDERCK", a format version, the model's fingerprint, the state's counts, the
 // time, step and warning counters, the run cursor, then each State array as (length, doubles),
-// in the order of SLENDER_STATE_ARRAYS.
+// in the order of SLENDER_STATE_ARRAYS; from format 2 on, the held DOFs (length 0: the model's,
+// or ndof bytes) and the count of boundary events applied (int32). Format 1 files (before the
+// held DOFs could change) read with the model's set and no event applied.
 
 #include "slender/checkpoint.h"
 
@@ -17,7 +19,7 @@ namespace slender {
 namespace {
 
 constexpr char kMagic[10] = "SLENDERCK";  // with its terminating zero: 10 bytes
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 struct Fnv {
   std::uint64_t h = 1469598103934665603ull;
@@ -128,6 +130,8 @@ void write_state(const Model& m,
 #define SLENDER_WRITE_ARRAY(type, name, count, width, doc) w.vec(s.name);
   SLENDER_STATE_ARRAYS(SLENDER_WRITE_ARRAY)
 #undef SLENDER_WRITE_ARRAY
+  w.vec(s.dof_fixed);
+  w.put(std::int32_t(s.events_done));
   close_and_rename(f, part, path, !w.ok());
 }
 
@@ -145,9 +149,9 @@ RunCursor read_state(const Model& m, State& s, const std::string& path) {
       std::memcmp(magic, kMagic, sizeof kMagic) != 0)
     throw InputError(path, 0, "", "not a Slender checkpoint");
   const auto version = r.get<std::uint32_t>("version");
-  if (version != kVersion)
+  if (version != kVersion && version != 1)
     throw InputError(path, 0, "version",
-                     "checkpoint format " + std::to_string(version) + ", this build reads " +
+                     "checkpoint format " + std::to_string(version) + ", this build reads 1 to " +
                          std::to_string(kVersion));
   if (r.get<std::uint64_t>("model") != model_fingerprint(m))
     throw InputError(path, 0, "model",
@@ -169,6 +173,24 @@ RunCursor read_state(const Model& m, State& s, const std::string& path) {
   r.vec(s.name, size_t(count) * size_t(width), #name);
   SLENDER_STATE_ARRAYS(SLENDER_READ_ARRAY)
 #undef SLENDER_READ_ARRAY
+  s.dof_fixed.clear();
+  s.events_done = 0;
+  if (version >= 2) {
+    // the held DOFs: none stored (the model's set) or one byte per DOF
+    const std::uint64_t n = r.get<std::uint64_t>("dof_fixed");
+    if (n != 0 && n != std::uint64_t(m.ndof))
+      throw InputError(path, 0, "dof_fixed",
+                       "the checkpoint holds " + std::to_string(n) + " held-DOF flags, the model " +
+                           std::to_string(m.ndof) + " DOFs");
+    s.dof_fixed.resize(size_t(n));
+    r.raw(s.dof_fixed.data(), s.dof_fixed.size(), "dof_fixed");
+    s.events_done = r.get<std::int32_t>("events_done");
+    if (s.events_done < 0 || s.events_done > int(m.event_time.size()))
+      throw InputError(path, 0, "events_done",
+                       "the checkpoint has applied " + std::to_string(s.events_done) +
+                           " boundary events, the scene has " +
+                           std::to_string(m.event_time.size()));
+  }
   if (std::fgetc(f) != EOF)
     throw InputError(path, 0, "", "the checkpoint has more bytes than its arrays");
   return c;

@@ -89,6 +89,23 @@ class BatchedSimulator {
   /// back to the scene's natural shape, actuation, loads, motions and part moduli
   void clear_actions();
 
+  // ---- boundary conditions and twists of one environment, now ---------------------------------
+  /// fixes (release: frees) DOFs of environment env now, as Simulator::fix_dofs and
+  /// release_dofs do (a fixed DOF stops and holds where it is, a released one keeps its
+  /// velocity); the scene's boundary events act on each environment at its own time. The
+  /// vectorized engine steps environments that hold different DOFs with one pattern: that of
+  /// every DOF some environment leaves free, each environment's held DOFs in it taking the
+  /// identity's rows and columns (its solution there is 0); throws slender::Error as
+  /// Simulator::release_dofs
+  void fix_dofs(int env, const std::vector<int>& dofs);
+  void release_dofs(int env, const std::vector<int>& dofs);
+  /// environment env's held DOFs (ndof, 1 = fixed)
+  std::vector<unsigned char> dof_fixed(int env) const;
+  /// the twist angles [rad] (velocities: [rad/s]) of every environment's rod edges
+  /// (nenv x nedge) become the given values now
+  void set_twist_angles(const Real* theta);
+  void set_twist_velocities(const Real* omega);
+
   /// physical parameters of one environment (randomization)
   void set_params(int env, const EnvParams& p);
   const EnvParams& params(int env) const;
@@ -112,6 +129,10 @@ class BatchedSimulator {
   void positions(Real* out) const;   ///< node positions (nenv x nnode x 3) [m]
   void velocities(Real* out) const;  ///< node velocities (nenv x nnode x 3) [m/s]
   void curvatures(Real* out) const;  ///< kappa1, kappa2, tau per bend stencil (nenv x nbend x 3)
+  /// the strains of one kind of every environment (nenv x count x width, Simulator::strains)
+  void strains(StrainKind kind, Real* out) const;
+  void twist_angles(Real* out) const;      ///< theta of every rod edge (nenv x nedge) [rad]
+  void twist_velocities(Real* out) const;  ///< omega of every rod edge (nenv x nedge) [rad/s]
   /// 1 where a node is within the ground's contact distance (nenv x nnode); 0 without a ground
   void ground_contacts(unsigned char* out) const;
   /// simulated time of each environment [s] (nenv)

@@ -148,6 +148,8 @@ class SceneBuilder {
   SceneBuilder& fix_dofs(int part, int index, bool x, bool y, bool z);
   /// prescribed motion of fixed nodes and twists (see MotionSpec)
   SceneBuilder& motion(MotionSpec m);
+  /// a change of the fixed DOFs at a time: the selection fixed or released (see BoundaryEvent)
+  SceneBuilder& event(BoundaryEvent e);
 
   SceneBuilder& gravity(Vec3 g);
   SceneBuilder& point_load(int part, int index, Vec3 force, TimeFunction time = {});
@@ -177,6 +179,9 @@ class SceneBuilder {
   /// across (normal) the rod [N s/m^2]
   SceneBuilder& resistive_force(Real tangential, Real normal);
   SceneBuilder& initial_velocity(int part, int index, Vec3 v);
+  /// the initial twist angle theta [rad] and velocity omega [rad/s] of every rod edge of a part
+  /// (one value each, or one per part edge; empty: 0), see PartSpec::initial_twist_angle
+  SceneBuilder& initial_twist(int part, std::vector<Real> angle, std::vector<Real> velocity = {});
 
   IntegratorSpec& integrator() { return spec_.integrator; }
   OutputSpec& output() { return spec_.output; }

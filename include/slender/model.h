@@ -39,6 +39,21 @@ std::vector<Real> part_youngs_scales(const Model& m, Real t);
 struct Model;
 /// The values of the DOFs the scene's motions move (Model::motion_dof) at time t (nmoved).
 void motion_targets(const Model& m, Real t, Real* out);
+/// The scene's boundary events (Model::event_*) due before a step of size dt from time t,
+/// applied in order to the held-DOF mask `fixed` (ndof): those after the first `done` with
+/// event_time <= t + 1e-6 dt. `done` counts them on; the DOFs they leave fixed that were not are
+/// appended to `stopped` (when given): their velocity is to be set to zero. Returns whether any
+/// event was due.
+bool apply_boundary_events(
+    const Model& m, Real t, Real dt, int& done, unsigned char* fixed, std::vector<int>* stopped);
+/// Fixes (fix = true) or releases the given DOFs in the held-DOF mask `fixed` (ndof); the DOFs
+/// that become fixed are appended to `stopped` (when given). Throws slender::Error for a DOF out
+/// of range or a release of a DOF that cannot be released (Model::dof_locked).
+void set_dofs_fixed(const Model& m,
+                    const std::vector<int>& dofs,
+                    bool fix,
+                    unsigned char* fixed,
+                    std::vector<int>* stopped);
 /// Adds every point load at time t, times `factor` (a static step's load factor), to f (ndof):
 /// f[3 node + k] += (factor F(t)) force[k], the loads in the model's order. The one evaluation of
 /// the point loads of every engine's step.
@@ -189,6 +204,20 @@ struct Model {
   std::vector<int> dof_motion_slot;       ///< index in motion_dof of each DOF, -1 if unmoved (ndof)
   std::vector<int> fixed_dof;             ///< the fixed DOFs, ascending (nfixed)
   std::vector<int> dof_fixed_slot;        ///< index in fixed_dof of each DOF, -1 if free (ndof)
+  // the DOFs fixed at t = 0 are dof_fixed; which are fixed later is the state's (State::
+  // dof_fixed), changed by the scene's boundary events and the front ends' fix / release calls
+  /// 1 where a DOF cannot be released: a clamp at a node holds it (the ghost node and edge and
+  /// the clamped node), or two_d does (every y and twist)   (ndof)
+  std::vector<unsigned char> dof_locked;
+  // the scene's boundary events (boundary.events) by time (in the scene's order at one time):
+  // each one's time, whether it releases (else fixes) its DOFs, and its DOFs, ascending
+  std::vector<Real> event_time;              ///< [s] (nevent)
+  std::vector<unsigned char> event_release;  ///< (nevent)
+  std::vector<int> event_dof_adr;  ///< first entry of each event in event_dof (nevent + 1)
+  std::vector<int> event_dof;      ///< the events' DOFs
+  /// the initial twist angle of each rod edge [rad] (nedge): the twist DOFs of the initial state
+  /// (PartSpec::initial_twist_angle; its velocity is in dof_u0)
+  std::vector<Real> edge_theta0;
 
   // parts, for output and for resolving references
   std::vector<std::string> part_name;  ///< (npart)
@@ -217,6 +246,12 @@ struct Model {
   /// bytes held by the model's arrays
   size_t memory_bytes() const;
 };
+
+/// The assembly plan (without contact pairs) of the model with the DOFs flagged in `fixed`
+/// (ndof) held: the model's own plan (shared with it) when `fixed` is the model's set, else one
+/// built for it.
+std::shared_ptr<const AssemblyPlan> assembly_plan_for(const std::shared_ptr<const Model>& m,
+                                                      const unsigned char* fixed);
 
 /// Builds the model from a validated scene: merges joints, creates stencils with their
 /// orientation signs, reference frames, stiffnesses, masses, fixed DOFs and the assembly plan.

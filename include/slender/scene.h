@@ -122,6 +122,12 @@ struct PartSpec {
   std::vector<std::array<Real, 2>> natural_curvature;
   /// optional natural twist per interior node [rad/m]; empty = from the initial shape
   std::vector<Real> natural_twist;
+  /// optional initial twist angle theta of each rod edge of the part (its twist DOF at t = 0)
+  /// [rad]; empty = 0. The natural shape stays that of theta = 0: a non-zero theta twists the
+  /// rod against it (rods and networks)
+  std::vector<Real> initial_twist_angle;
+  /// optional initial twist velocity omega = d theta / dt of each rod edge [rad/s]; empty = 0
+  std::vector<Real> initial_twist_velocity;
   bool is_rod = true;  ///< generated rod (edges consecutive) vs network from a file
   Real thickness = 0;  ///< shell thickness h [m]; required (> 0) when the part has triangles
   /// the shell's thickness for contact [m] (> 0), or 0: the thickness h. Two shells touch when
@@ -197,6 +203,31 @@ struct MotionSpec {
   Vec3 translation = Vec3{{0, 0, 0}};  ///< [m]
   Real twist = 0;                      ///< [rad]
   TimeFunction time;                   ///< s(t)
+  SourceLoc loc;
+};
+
+/// DOFs named as the boundary block names them (fixed_nodes, fixed_edges, fixed_twist,
+/// fixed_dofs): what a boundary event fixes or releases.
+struct DofSelection {
+  std::vector<NodeRef> nodes;  ///< positions (fixed_nodes)
+  std::vector<EdgeRef> edges;  ///< both nodes and the twist (fixed_edges by "edges")
+  /// shell edges by their nodes: the nodes and the mid-edge xi of every shell edge joining two
+  /// of them (fixed_edges by "nodes")
+  std::vector<std::vector<NodeRef>> shell_edges;
+  std::vector<EdgeRef> twist;      ///< the twist only (fixed_twist)
+  std::vector<FixedDofSpec> dofs;  ///< some of x, y, z (fixed_dofs)
+  bool empty() const {
+    return nodes.empty() && edges.empty() && shell_edges.empty() && twist.empty() && dofs.empty();
+  }
+};
+
+/// A change of the boundary conditions at a time (boundary.events): before the first step that
+/// starts at or after `time`, the selected DOFs are fixed (each held where it is then, its
+/// velocity set to zero) or released (free from then on, with the velocity it has).
+struct BoundaryEvent {
+  Real time = 0;         ///< [s], >= 0
+  bool release = false;  ///< false: fix, true: release
+  DofSelection select;
   SourceLoc loc;
 };
 
@@ -391,6 +422,8 @@ struct SceneSpec {
   std::vector<EdgeRef> fixed_twist;  ///< the twist only
   std::vector<FixedDofSpec> fixed_dofs;
   std::vector<MotionSpec> motions;  ///< prescribed motion of fixed nodes and twists
+  /// changes of the fixed DOFs during the run (grasp and release), in the order given
+  std::vector<BoundaryEvent> events;
   ForcesSpec forces;
   /// initial node velocities: per (node, velocity) pair; nodes not named start at rest
   std::vector<std::pair<NodeRef, Vec3>> initial_velocities;

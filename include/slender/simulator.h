@@ -80,6 +80,31 @@ class Simulator {
   /// motions (or, without any, fixed DOFs stay where they are). Throws slender::Error on a
   /// wrong size or a value that is not finite.
   void set_fixed_targets(std::vector<Real> values);
+  /// fixes DOFs now (node i's coordinate c is DOF 3 i + c, edge j's twist 3 nnode + j, a shell
+  /// edge's mid-edge xi after the twists): each holds where it is from here on, its velocity
+  /// and acceleration set to 0, unless a prescribed motion moves it (one of the model's fixed
+  /// DOFs, by the scene's motions or set_fixed_targets). Fixing a held DOF changes nothing. The
+  /// Jacobian's pattern and ordering follow from the next step on. Throws slender::Error for a
+  /// DOF out of range (and then nothing changes).
+  void fix_dofs(const std::vector<int>& dofs);
+  /// releases DOFs now: each moves freely from here on, starting with the velocity it has (a
+  /// held DOF's is 0, a moved one's that of its motion over the last step: a gripper that lets
+  /// go leaves the body moving as it moved), so that no impulse acts at the release. Releasing
+  /// a free DOF changes nothing. Throws slender::Error for a DOF out of range or one that stays
+  /// fixed (Model::dof_locked: a clamp at a node, two_d).
+  void release_dofs(const std::vector<int>& dofs);
+  /// fix_dofs / release_dofs of the three coordinates of each node (global node indices)
+  void fix_nodes(const std::vector<int>& nodes);
+  void release_nodes(const std::vector<int>& nodes);
+  /// the DOFs held now (ndof, 1 = fixed): the model's, as the scene's boundary events and the
+  /// calls above changed them (State::dof_fixed)
+  std::vector<unsigned char> dof_fixed() const;
+  /// the twist angles theta of every rod edge [rad] (nedge) become `theta` now (the rest of the
+  /// state stays; a held twist is held at its new angle). Throws slender::Error on a wrong size
+  /// or a value that is not finite.
+  void set_twist_angles(const std::vector<Real>& theta);
+  /// the twist velocities omega = d theta / dt of every rod edge [rad/s] (nedge), as above
+  void set_twist_velocities(const std::vector<Real>& omega);
   /// each part's Young's modulus times a factor (npart, > 0 and finite), from the next step on
   /// until changed: every stiffness of the part's elastic stencils, on top of the part's modulus
   /// in time and set_params' youngs_scale (Kelvin-Voigt viscosity and Rayleigh beta K stay as
@@ -109,6 +134,9 @@ class Simulator {
   Energies energies() const;
   /// material curvatures and twist (kappa1, kappa2, tau) of every bend stencil (nbend x 3)
   std::vector<Real> bend_strains() const;
+  /// the strains of one kind at the current state (core/status.h's StrainKind: count x width
+  /// values), evaluated by the engine where the state lives
+  std::vector<Real> strains(StrainKind kind) const;
   /// shell bending energy per rest area of every triangle at the current state [J/m^2] (ntri):
   /// a mid-edge triangle's own energy, or half of each adjacent hinge's
   std::vector<Real> shell_bending_energy_density() const;

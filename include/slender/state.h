@@ -21,6 +21,12 @@ struct State {
   // list in include/slender/stencils/model_arrays.h
   SLENDER_STATE_ARRAYS(SLENDER_ARRAY_MEMBER)
 
+  /// the DOFs held now (ndof, 1 = fixed) where they differ from the model's (Model::dof_fixed):
+  /// a boundary event or a fix / release call changed them; empty = the model's set
+  std::vector<unsigned char> dof_fixed;
+  /// how many of the scene's boundary events (Model::event_time, in order) have been applied
+  int events_done = 0;
+
   // warning counters (as MuJoCo keeps them): they never stop a run, but a run reports them
   long warn_degenerate = 0;       ///< stencils evaluated on a zero-length edge
   long warn_linear_fallback = 0;  ///< factorizations that fell back to sparse LU
@@ -31,7 +37,13 @@ struct State {
 /// initial reference frames.
 State initial_state(const Model& m);
 
-/// Whether a state's arrays (one environment's) have the model's sizes.
+/// Whether a state's arrays (one environment's) have the model's sizes (dof_fixed: empty or
+/// ndof) and its count of applied events is within the model's.
 bool state_fits(const Model& m, const State& s);
+
+/// The held DOFs of a state (ndof): its own set, or the model's.
+const unsigned char* state_fixed(const Model& m, const State& s);
+/// Stores the held DOFs `fixed` (ndof) in s: empty where they are the model's set.
+void set_state_fixed(const Model& m, const unsigned char* fixed, State& s);
 
 }  // namespace slender

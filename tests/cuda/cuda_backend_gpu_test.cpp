@@ -477,5 +477,81 @@ TEST(CudaUserEnergy, AnEnergyBuiltForTheHostIsRefusedOnTheDevice) {
   EXPECT_EQ(gpu.state().q, q0);
 }
 
+// held DOFs per environment on the device (issue 53): a cantilever whose environments fix and
+// release their own DOFs (env 1 pins its middle at step 5, env 2 lets go of its clamp at step
+// 8 and clamps it again at step 20, every environment catches node 15 by the scene's event at
+// t = 0.012 s), the vectorized batch on the GPU against the same engine on the CPU (which
+// matches single runs, tests/physics/boundary_events_test.cpp); then every strain kind of a
+// mid-edge plate with a rod, the device's reduction against the CPU's
+TEST(CudaBatch, HeldDofsPerEnvironmentAndStrainsMatchTheCpuEngine) {
+  SLENDER_REQUIRE_GPU();
+  SceneBuilder b;
+  const int mat = b.material("m", 1200, 5e6, 0.4);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0, 0.05), 21, mat, SceneBuilder::circle(0.002));
+  b.fix_edge(rod, 0);
+  BoundaryEvent ev;
+  ev.time = 0.012;
+  ev.select.nodes.push_back(NodeRef{rod, 15, {}});
+  b.event(ev);
+  b.gravity(vec3(0, 0, -9.81));
+  b.integrator().dt = 1e-3;
+  const auto m = build_model(b.build());
+  const std::vector<int> clamp = {0, 1, 2, 3, 4, 5, 3 * m->nnode};
+  const int B = 3;
+  BatchedSimulator vcpu(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                        BatchEngine::kVectorized, BackendKind::kCpu);
+  BatchedSimulator vgpu(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                        BatchEngine::kVectorized, BackendKind::kCuda);
+  for (int k = 0; k < 30; ++k) {
+    for (BatchedSimulator* bs : {&vcpu, &vgpu}) {
+      if (k == 5) bs->fix_dofs(1, {30, 31, 32});
+      if (k == 8) bs->release_dofs(2, clamp);
+      if (k == 20) bs->fix_dofs(2, clamp);
+    }
+    const std::vector<StepStatus> a = vcpu.step(), g = vgpu.step();
+    for (int e = 0; e < B; ++e) {
+      ASSERT_EQ(a[e], StepStatus::kConverged);
+      ASSERT_EQ(g[e], StepStatus::kConverged) << "env " << e << " step " << k;
+    }
+  }
+  for (int e = 0; e < B; ++e)
+    EXPECT_EQ(vcpu.dof_fixed(e), vgpu.dof_fixed(e)) << "env " << e;
+  std::vector<Real> xa(size_t(B) * 3 * m->nnode), xb(xa.size());
+  vcpu.positions(xa.data());
+  vgpu.positions(xb.data());
+  EXPECT_LE(max_relative_difference(xa, xb), 1e-9);
+  // one Simulator on the device: env 2's release and clamp again (a new plan, the device
+  // solver's analysis again, then the model's plan back) against the CPU's
+  Simulator scpu(m, m->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCpu);
+  Simulator sgpu(m, m->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
+  for (int k = 0; k < 30; ++k) {
+    for (Simulator* s : {&scpu, &sgpu}) {
+      if (k == 8) s->release_dofs(clamp);
+      if (k == 20) s->fix_dofs(clamp);
+    }
+    ASSERT_TRUE(scpu.step().ok());
+    ASSERT_TRUE(sgpu.step().ok()) << "step " << k;
+  }
+  EXPECT_EQ(scpu.dof_fixed(), sgpu.dof_fixed());
+  EXPECT_LE(max_relative_difference(scpu.state().q, sgpu.state().q), 1e-9);
+  // strains on the device: a mid-edge plate with a rod after a few steps, one environment
+  const auto pm = build_model(test::midedge_plate_with_rod(false, true));
+  Simulator cpu(pm, pm->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCpu);
+  Simulator gpu(pm, pm->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
+  for (int k = 0; k < 5; ++k) {
+    ASSERT_TRUE(cpu.step().ok());
+    ASSERT_TRUE(gpu.step().ok());
+  }
+  for (const StrainKind kind : {StrainKind::kStretch, StrainKind::kBendTwist,
+                                StrainKind::kHingeAngle, StrainKind::kShapeOperator}) {
+    const std::vector<Real> sa = cpu.strains(kind), sg = gpu.strains(kind);
+    ASSERT_EQ(sa.size(), sg.size());
+    if (!sa.empty()) {
+      EXPECT_LE(max_relative_difference(sa, sg), 1e-9) << int(kind);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace slender

@@ -10,6 +10,7 @@
 #include "io_test_util.h"
 #include "slender/builder.h"
 #include "slender/model.h"
+#include "slender/state.h"
 
 namespace slender {
 namespace {
@@ -403,6 +404,103 @@ TEST(BadInput, Motions) {
   expect_error(motions("{\"part\": \"beam\", \"nodes\": [0], \"translation\": [0, 0, 1],\n"
                        "\"speed\": 3}"),
                "\"speed\"", "boundary.motions[0].speed", "");
+}
+
+// boundary events: a time from 0 on, one of fix and release, a selection the boundary block's
+// keys give (no clamps), and, when the model is built, no release of a DOF a clamp at a node
+// holds and no fix of a moved DOF; the valid events resolve to their DOFs in time order
+TEST(BadInput, BoundaryEvents) {
+  const std::string fixed = "\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}]";
+  auto events = [&](const std::string& list, const std::string& more = "") {
+    return with(fixed, fixed + more + ",\n    \"events\": [" + list + "]");
+  };
+  auto model_error = [](const std::string& text) {
+    return catch_input_error([&] { build_model(read_scene_text(text, kFile, "")); });
+  };
+  const std::string ok = events(
+      "{\"time\": 0.5, \"release\": {\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [1]}]}},\n"
+      "{\"time\": 0.2, \"fix\": {\"fixed_dofs\": [{\"part\": \"beam\", \"node\": -1, "
+      "\"components\": \"z\"}],\n \"fixed_twist\": [{\"part\": \"beam\", \"edges\": [2]}]}}");
+  const auto m = build_model(read_scene_text(ok, kFile, ""));
+  EXPECT_EQ(m->event_time, (std::vector<Real>{0.2, 0.5}));  // by time
+  EXPECT_EQ(m->event_release, (std::vector<unsigned char>{0, 1}));
+  EXPECT_EQ(m->event_dof_adr, (std::vector<int>{0, 2, 5}));
+  EXPECT_EQ(m->event_dof, (std::vector<int>{3 * 50 + 2, 3 * 51 + 2, 3, 4, 5}));
+  // the reader's errors
+  expect_error(events("{\"time\": 1,\n \"fix\": {}, \"release\": {}}"), "\"fix\"",
+               "boundary.events[0].release", "either fixes");
+  expect_error(events("{\"time\": 1}"), "\"time\"", "boundary.events[0].fix", "either fixes");
+  expect_error(events("{\"release\": {\"fixed_nodes\": []}}"), "\"release\"",
+               "boundary.events[0].time", "");
+  expect_error(events("{\"time\": 1,\n \"release\": {}}"), "\"release\"",
+               "boundary.events[0].release", "selects no DOFs");
+  expect_error(
+      events("{\"time\": 1, \"release\": {\n\"clamps\": [{\"part\": \"beam\", \"node\": 0}]}}"),
+      "\"clamps\"", "boundary.events[0].release.clamps", "does not let go");
+  expect_error(events("{\"time\": 1, \"fix\": {\"motions\": []}}"), "\"motions\"",
+               "boundary.events[0].fix.motions", "unknown field");
+  expect_error(
+      events("{\"time\": 1, \"fix\": {\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [\n"
+             "60]}]}}"),
+      "60]", "boundary.events[0].fix.fixed_nodes[0].nodes[0]", "out of range");
+  expect_error(events("{\"time\": -1,\n \"fix\": {\"fixed_nodes\": [{\"part\": \"beam\", "
+                      "\"nodes\": [3]}]}}"),
+               "\"time\": -1", "boundary.events[0].time", "must be >= 0");
+  // the model's: a release of the clamped node of a clamp at a node; a fix of a moved DOF
+  const std::string clamp = events(
+      "{\"time\": 1, \"release\": {\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [-1]}]}}",
+      ",\n    \"clamps\": [{\"part\": \"beam\", \"node\": -1}]");
+  InputError e = model_error(clamp);
+  EXPECT_EQ(e.file(), kFile);
+  EXPECT_EQ(e.line(), line_of(clamp, "{\"time\": 1")) << e.what();
+  EXPECT_EQ(e.field(), "boundary.events[0]") << e.what();
+  EXPECT_NE(e.message().find("releases node 50 (x), but a clamp at a node holds it"),
+            std::string::npos)
+      << e.what();
+  const std::string moved = events(
+      "{\"time\": 1, \"fix\": {\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0]}]}}",
+      ",\n    \"motions\": [{\"part\": \"beam\", \"nodes\": [0], \"translation\": [0, 0, 1]}]");
+  e = model_error(moved);
+  EXPECT_EQ(e.field(), "boundary.events[0]") << e.what();
+  EXPECT_NE(e.message().find("fixes node 0 (z), which a motion moves"), std::string::npos)
+      << e.what();
+  // a scene made in code: the errors name the event by its index
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.3);
+  const int rod = b.straight_rod("r", vec3(0, 0, 0), vec3(0.1, 0, 0), 5, mat, b.circle(1e-3));
+  b.clamp(rod, 0);
+  BoundaryEvent ev;
+  ev.time = 0.1;
+  ev.release = true;
+  ev.select.nodes.push_back(NodeRef{rod, 0, {}});
+  b.event(ev);
+  const SceneSpec code = b.build();
+  e = catch_input_error([&] { build_model(code); });
+  EXPECT_EQ(e.field(), "boundary.events[0]") << e.what();
+  EXPECT_NE(e.message().find("a clamp at a node holds it"), std::string::npos) << e.what();
+  ev.time = -0.5;
+  b.spec().events[0] = ev;
+  e = catch_input_error([&] { b.build(); });
+  EXPECT_EQ(e.field(), "boundary.events[0].time") << e.what();
+}
+
+// initial twist angles and velocities: one number per rod edge, or {"uniform": v}
+TEST(BadInput, InitialTwist) {
+  const std::string rod = "\"radius\": 0.001,";
+  auto twist = [&](const std::string& field) { return with(rod, rod + "\n" + field + ","); };
+  const auto m = build_model(read_scene_text(twist("\"initial_twist_angle\": {\"uniform\": 0.25}, "
+                                                   "\"initial_twist_velocity\": {\"uniform\": 2}"),
+                                             kFile, ""));
+  EXPECT_EQ(m->edge_theta0, std::vector<Real>(50, 0.25));
+  const State s = initial_state(*m);
+  EXPECT_EQ(s.q[3 * 51 + 7], 0.25);
+  EXPECT_EQ(s.u[3 * 51 + 7], 2.0);
+  expect_error(twist("\"initial_twist_angle\": [0, 1]"), "initial_twist_angle",
+               "rods[0].initial_twist_angle", "has 2 entries, the part 50 rod edges");
+  expect_error(twist("\"initial_twist_velocity\": {\"uniform\": \"fast\"}"),
+               "initial_twist_velocity", "rods[0].initial_twist_velocity.uniform", "");
+  expect_error(twist("\"initial_twist_angle\": {\"all\": 1}"), "initial_twist_angle",
+               "rods[0].initial_twist_angle.all", "unknown field");
 }
 
 TEST(BadInput, ForcesTimeFunctionsIntegratorOutput) {

@@ -474,3 +474,91 @@ def test_midedge_curvature_actions_curl_a_strip():
             b.set_natural_midedge_curvature(np.zeros((3, model.nmid)))
     np.testing.assert_allclose(tips[0], tips[1], rtol=1e-9, atol=1e-15)
     assert tips[0][0] < -1e-4 and tips[0][1] == 0 and tips[0][2] > 1e-4
+
+
+ROD_PIN = os.path.join(ROOT, "apps", "scenes", "rod_pin.json")
+
+
+def test_fix_release_and_twists_from_python():
+    """fix / release on a simulator and per environment of a batch (the other environments
+    untouched), twist angles and velocities set and read, bad indices as ValueError."""
+    model = slender.load_model(ROD_PIN)
+    mid = int(model.part_nodes("rod")[30])
+    assert model.part_nodes(0)[30] == mid and len(model.part_edges("rod")) == model.nedge
+    sim = slender.Simulator(model)
+    for _ in range(10):
+        sim.step()
+    sim.fix_nodes([mid])
+    np.testing.assert_array_equal(sim.fixed_dofs, [3 * mid, 3 * mid + 1, 3 * mid + 2])
+    held = sim.positions[mid].copy()
+    assert np.all(sim.velocities[mid] == 0)
+    for _ in range(10):
+        sim.step()
+    np.testing.assert_array_equal(sim.positions[mid], held)
+    sim.release_dofs([3 * mid, 3 * mid + 1, 3 * mid + 2])
+    assert len(sim.fixed_dofs) == 0
+    theta = 0.01 * np.arange(model.nedge)
+    sim.set_twist_angles(theta)
+    sim.set_twist_velocities(2 * theta)
+    np.testing.assert_array_equal(sim.twist_angles, theta)
+    np.testing.assert_array_equal(sim.twist_velocities, 2 * theta)
+    for bad in ([model.ndof], [-1]):
+        with pytest.raises(ValueError, match="out of range"):
+            sim.fix_dofs(bad)
+    with pytest.raises(ValueError, match="twist_angles"):
+        sim.set_twist_angles(np.zeros(3))
+    for engine in ("per-env", "vectorized"):
+        b = slender.BatchedSimulator(model, 3, engine=engine)
+        b.fix_nodes(1, [mid])
+        b.step()
+        assert list(b.fixed_dofs(1)) == [3 * mid, 3 * mid + 1, 3 * mid + 2]
+        assert len(b.fixed_dofs(0)) == 0 and len(b.fixed_dofs(2)) == 0
+        x = b.positions()
+        assert x[1, mid, 2] == 0.0 and x[0, mid, 2] < 0  # env 1 caught at the start
+        th = np.tile(theta, (3, 1)) * np.arange(1, 4)[:, None]
+        b.set_twist_angles(th)
+        np.testing.assert_array_equal(b.twist_angles(), th)
+        b.set_twist_velocities(th)
+        np.testing.assert_array_equal(b.twist_velocities(), th)
+        b.release_nodes(1, [mid])
+        assert len(b.fixed_dofs(1)) == 0
+        with pytest.raises(ValueError, match="out of range"):
+            b.fix_nodes(0, [model.nnode])
+
+
+def test_strains_from_python():
+    """every strain by name with its shape; a uniform twist shows in every bend's tau, the
+    simulator's and the batch's alike"""
+    model = slender.load_model(ROD_PIN)
+    sim = slender.Simulator(model)
+    sim.set_twist_angles(0.05 * np.arange(model.nedge))
+    s = sim.strains()
+    assert s["stretch"].shape == (model.nedge,)
+    assert s["bend_twist"].shape == (model.nbend, 3)
+    assert s["hinge_angle"].shape == (0,) and s["shape_operator"].shape == (0, 3, 3)
+    np.testing.assert_allclose(np.abs(s["bend_twist"][:, 2]), 0.05, rtol=1e-12)
+    np.testing.assert_allclose(s["stretch"], 0, atol=1e-14)
+    b = slender.BatchedSimulator(model, 2, engine="vectorized")
+    b.set_twist_angles(np.tile(0.05 * np.arange(model.nedge), (2, 1)))
+    sb = b.strains()
+    assert sb["bend_twist"].shape == (2, model.nbend, 3)
+    np.testing.assert_array_equal(sb["bend_twist"][1], s["bend_twist"])
+
+
+def test_scene_builder_events_and_initial_twist():
+    """the Python SceneBuilder writes boundary events and initial twists the reader takes"""
+    b = slender.SceneBuilder("pin")
+    b.material("rubber", 1100, 5e6, 0.5)
+    b.straight_rod("rod", (0, 0, 0), (0.1, 0, 0), 11, "rubber", b.circle(0.002))
+    b.initial_twist("rod", angle=0.2, velocity=[1.0] * 10)
+    b.event(0.003, fix={"fixed_nodes": [{"part": "rod", "nodes": [5]}]})
+    b.gravity((0, 0, -9.81)).integrator(dt=1e-3)
+    model = b.build()
+    sim = slender.Simulator(model)
+    np.testing.assert_array_equal(sim.twist_angles, 0.2)
+    np.testing.assert_array_equal(sim.twist_velocities, 1.0)
+    for _ in range(3):
+        sim.step()
+    assert len(sim.fixed_dofs) == 0
+    sim.step()
+    assert list(sim.fixed_dofs) == [15, 16, 17]

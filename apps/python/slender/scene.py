@@ -260,6 +260,18 @@ class SceneBuilder:
                 m[k] = list(np.atleast_1d(v)) if k in ("nodes", "edges") else v
         return self._boundary("motions", m)
 
+    def event(self, time, fix=None, release=None):
+        """A boundary event (docs/scene_format.md, "Boundary events"): at `time` [s] the DOFs
+        a selection names are fixed (fix=...: held where they are) or released (release=...: on
+        with their velocity). A selection is a dict with the boundary block's keys, e.g.
+        {"fixed_nodes": [{"part": "rod", "nodes": [30]}]}."""
+        e = {"time": time}
+        if fix is not None:
+            e["fix"] = fix
+        if release is not None:
+            e["release"] = release
+        return self._boundary("events", e)
+
     # ---- forces, contact, actuation ------------------------------------------------------
     def _forces(self, key, value):
         self._d.setdefault("forces", {})[key] = value
@@ -340,6 +352,19 @@ class SceneBuilder:
                     p["initial_velocity"] = velocity
                     return self
         raise ValueError(f"initial_velocity: no part named '{part}'")
+
+    def initial_twist(self, part, angle=None, velocity=None):
+        """Initial twist angles [rad] and their velocities [rad/s] of a rod's or network's
+        edges: one value for all, or one per edge."""
+        for group in ("rods", "networks"):
+            for p in self._d.get(group, []):
+                if p["name"] == part:
+                    for key, v in (("initial_twist_angle", angle),
+                                   ("initial_twist_velocity", velocity)):
+                        if v is not None:
+                            p[key] = {"uniform": v} if np.ndim(v) == 0 else list(v)
+                    return self
+        raise ValueError(f"initial_twist: no part named '{part}'")
 
     # ---- integrator and output -----------------------------------------------------------
     def integrator(self, **settings):

@@ -136,7 +136,8 @@ inline bool line_search_accepts(const NewtonSpec& n,
 }
 
 /// The predictor q_hat, u_hat of one DOF per index; fixed DOFs stay where they are. With
-/// stride = ndof the arrays hold several environments (env-major) and `fixed` is the model's.
+/// stride = ndof the arrays hold several environments (env-major) and `fixed` is the model's,
+/// or each environment's own with fixed_per_env.
 struct Predict {
   IntegratorKind kind;
   Real dt, beta, gamma;
@@ -152,6 +153,8 @@ struct Predict {
   const int* motion_slot = nullptr;  // (ndof)
   const Real* target = nullptr;      // (nenv x target_stride)
   long target_stride = 0;
+  // `fixed` per environment (nenv x ndof, env-major as q) rather than the model's (ndof)
+  bool fixed_per_env = false;
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     Real qh = q[i], uh = u[i];
@@ -170,7 +173,7 @@ struct Predict {
         uh = 0;
         break;
     }
-    if (fixed[k]) {
+    if (fixed[fixed_per_env ? i : k]) {
       qh = q[i];
       uh = 0;
       if (motion_slot && motion_slot[k] >= 0) {
@@ -219,6 +222,7 @@ struct FinalizeStep {
   Real contact_u = 0;  // dt (gamma - 2 beta)
   // each environment's density scale at env[5 e] (DofTerms' env), or null: the masses as given
   const Real* env = nullptr;
+  bool fixed_per_env = false;  // as for Predict
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     const Real un = u[i];
@@ -260,7 +264,7 @@ struct FinalizeStep {
         qn = y[i];
         break;
     }
-    if (fixed[k]) {
+    if (fixed[fixed_per_env ? i : k]) {
       un1 = an1 = 0;
       if (motion_slot && motion_slot[k] >= 0) {
         const Real x1 = target[(stride ? i / stride : 0) * target_stride + motion_slot[k]];

@@ -71,4 +71,13 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind);
 /// The names linear_solver_from_name accepts, comma-separated (for error messages).
 const char* linear_solver_names();
 
+/// The strains a simulator reports of its current state, each per element of its kind:
+/// kStretch the axial strain l / l_bar - 1 of every rod edge [-] (nedge); kBendTwist the
+/// material curvatures kappa1, kappa2 [-] (discrete: 2 tan(phi / 2) of the turning angle phi)
+/// and the twist tau [rad] of every bend-twist stencil in its own orientation (nbend x 3);
+/// kHingeAngle the signed dihedral angle of every hinge [rad] (nhinge); kShapeOperator the
+/// mid-edge shape operator Lambda of every mid-edge triangle, a symmetric world-frame 3 x 3
+/// tensor [1/m], row-major (nmid x 3 x 3).
+enum class StrainKind { kStretch, kBendTwist, kHingeAngle, kShapeOperator };
+
 }  // namespace slender

@@ -38,6 +38,15 @@ class VectorEngine {
   virtual void get_state(int env, State& s) = 0;
   /// every environment's bend-twist strains (nenv x nbend x 3), computed on the executor
   virtual void bend_strains(Real* out) = 0;
+  /// every environment's strains of one kind (nenv x count x width), computed on the executor
+  virtual void strains(StrainKind kind, Real* out) = 0;
+  /// fixes (fix) or releases DOFs of environment env from its next step on (Engine::fix_dofs)
+  virtual void fix_dofs(int env, const std::vector<int>& dofs, bool fix) = 0;
+  /// environment env's held DOFs (ndof, host)
+  virtual const unsigned char* fixed(int env) const = 0;
+  /// the twist angles (velocity: their velocities) of environment env's edges [rad, rad/s]
+  /// become `v` (nedge) now
+  virtual void set_twists(int env, const Real* v, bool velocity) = 0;
   virtual VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) = 0;
   /// q and u of every environment (nenv x ndof each)
   virtual void download_qu(std::vector<Real>& q, std::vector<Real>& u) = 0;
@@ -129,6 +138,21 @@ class VectorEngineOf final : public VectorEngine {
   void bend_strains(Real* out) override {
     const typename X::OnDevice on(device_);
     nt_.bend_strains(out);
+  }
+  void strains(StrainKind kind, Real* out) override {
+    const typename X::OnDevice on(device_);
+    nt_.strains(kind, out);
+  }
+  void fix_dofs(int env, const std::vector<int>& dofs, bool fix) override {
+    const typename X::OnDevice on(device_);
+    nt_.fix_dofs(env, dofs, fix);
+    X::sync();
+  }
+  const unsigned char* fixed(int env) const override { return nt_.fixed(env); }
+  void set_twists(int env, const Real* v, bool velocity) override {
+    const typename X::OnDevice on(device_);
+    nt_.set_twists(env, v, velocity);
+    X::sync();
   }
   VectorStepResult step(Real dt, const std::vector<unsigned char>& mask) override {
     const typename X::OnDevice on(device_);

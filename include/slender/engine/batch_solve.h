@@ -198,6 +198,20 @@ struct GatherJacobian {
   const Real* h_pool;   // (nenv x hess_pool)
   const Real* dof_J;    // (nenv x ndof)
   Real* out;            // (nenv x stride)
+  // DOFs an environment holds though the pattern has them (another environment's are free):
+  // their rows and columns are the identity's, set by a pass after the sums (HoldSlots; null:
+  // none is held, and the gather is what it was before DOFs could be held)
+  const unsigned char* fixed = nullptr;  // (nenv x ndof)
+  const int* slot_row_dof = nullptr;     // the DOF of each slot's row (nnz)
+  const int* slot_col_dof = nullptr;     // the DOF of each slot's column (nnz)
+  /// whether environment e holds the slot's row or column DOF (then its entry is the
+  /// identity's: `v`); fixed must be set
+  SLENDER_HD bool held(long e, long slot, Real& v) const {
+    const unsigned char* fe = fixed + e * ndof;
+    const int r = slot_row_dof[slot], c = slot_col_dof[slot];
+    v = r == c ? Real(1) : Real(0);
+    return fe[r] || fe[c];
+  }
   /// environment e's Jacobian entry of the slot (the staged band solve sums it the same way)
   SLENDER_HD Real slot_sum(long e, long slot) const {
     const Real* h = h_pool + e * hess_pool;
@@ -212,6 +226,32 @@ struct GatherJacobian {
     out[interleave ? k * nenv + e : e * stride + k] = slot_sum(e, slot);
   }
   SLENDER_HD void operator()(long i) const { at(i / nnz, i % nnz); }
+};
+
+/// the identity's entries in the rows and columns of the DOFs each environment holds (after
+/// GatherJacobian's sums into the same out; g.fixed set): one (environment, slot) per index
+struct HoldSlots {
+  GatherJacobian g;
+  SLENDER_HD void at(long e, long slot) const {
+    Real v;
+    if (!g.held(e, slot, v)) return;
+    const long k = g.pos ? g.pos[slot] : slot;
+    g.out[g.interleave ? k * g.nenv + e : e * g.stride + k] = v;
+  }
+  SLENDER_HD void operator()(long i) const { at(i / g.nnz, i % g.nnz); }
+};
+
+/// f[e][r] = 0 where environment e holds free row r's DOF (the residual of a DOF that the
+/// pattern has but the environment holds: GatherJacobian's identity row)
+struct ZeroHeld {
+  int nfree, ndof;
+  const int* free_dof;         // (nfree)
+  const unsigned char* fixed;  // (nenv x ndof)
+  Real* f;                     // (nenv x nfree)
+  SLENDER_HD void at(long e, long r) const {
+    if (fixed[e * ndof + free_dof[r]]) f[e * nfree + r] = 0;
+  }
+  SLENDER_HD void operator()(long i) const { at(i / nfree, i % nfree); }
 };
 
 /// A column-stepped solve (BandSolve, DenseSolve) of environment e on one thread: begin, every
@@ -312,15 +352,21 @@ struct BandGatherSolve {
 
   SLENDER_HD bool wanted(long e) const { return solve.wanted(e); }
   SLENDER_HD long stage_size() const { return solve.band_size + solve.n; }
-  SLENDER_HD int stage_phases() const { return 2; }
-  /// phase 0: the band zero; phase 1: every slot's entry in its place (each lane its own slots)
+  SLENDER_HD int stage_phases() const { return gather.fixed ? 3 : 2; }
+  /// phase 0: the band zero; phase 1: every slot's entry in its place (each lane its own
+  /// slots); phase 2 (where the environments hold DOFs of the pattern): the identity's entries
+  /// in their rows and columns
   SLENDER_HD void stage(long e, Real* s, int phase, int lane, int nlanes) const {
     if (phase == 0) {
       for (long i = lane; i < solve.band_size; i += nlanes)
         s[i] = 0;
-    } else {
+    } else if (phase == 1) {
       for (long slot = lane; slot < gather.nnz; slot += nlanes)
         s[gather.pos[slot]] = gather.slot_sum(e, slot);
+    } else {
+      Real v;
+      for (long slot = lane; slot < gather.nnz; slot += nlanes)
+        if (gather.held(e, slot, v)) s[gather.pos[slot]] = v;
     }
   }
   SLENDER_HD Real begin_staged(const Real* s) const {
@@ -458,13 +504,22 @@ class VectorLinearSolve {
       : n_(plan.nfree), nnz_(plan.nnz()), ndof_(ndof), nenv_(nenv), hess_pool_(plan.hess_pool) {
     if (n_ > 0) layout_ = band_layout(n_, plan.row_ptr, plan.col);
     kind_ = choose_vector_solver(requested, n_, layout_.w, nenv, symmetric);
-    // the DOF of each diagonal slot, whose per-DOF term the gather adds
-    std::vector<int> slot_dof(plan.col.size(), -1);
-    for (int r = 0; r < n_; ++r)
+    // the DOF of each diagonal slot, whose per-DOF term the gather adds; the DOFs of each
+    // slot's row and column (for environments that hold some of the pattern's DOFs)
+    std::vector<int> slot_dof(plan.col.size(), -1), row_dof(plan.col.size()),
+        col_dof(plan.col.size());
+    for (int r = 0; r < n_; ++r) {
       slot_dof[plan.diag_slot[r]] = plan.free_dof[r];
+      for (int s = plan.row_ptr[r]; s < plan.row_ptr[r + 1]; ++s) {
+        row_dof[s] = plan.free_dof[r];
+        col_dof[s] = plan.free_dof[plan.col[s]];
+      }
+    }
     up(plan.slot_src_adr, slot_src_adr_);
     up(plan.slot_src, slot_src_);
     up(slot_dof, slot_dof_);
+    up(row_dof, slot_row_dof_);
+    up(col_dof, slot_col_dof_);
     const size_t B = size_t(nenv);
     ok_.resize(B);
     mask_.resize(B);
@@ -519,6 +574,10 @@ class VectorLinearSolve {
     return lanes_ ? base + "-lanes" : base;
   }
 
+  /// each environment's held DOFs (nenv x ndof, on the executor) where some environment holds
+  /// a DOF of the pattern: its rows and columns are the identity's; null: none does
+  void set_fixed(const unsigned char* fixed) { fixed_ = fixed; }
+
   /// environment e's Jacobian is not symmetric (its own ground friction): LU from now on; the
   /// pcg solver cannot take it (throws)
   void set_nonsymmetric(int e) {
@@ -570,11 +629,8 @@ class VectorLinearSolve {
         if constexpr (X::kStagedColumns) {
           if (staged_) {
             X::for_each_env_columns_staged(
-                B, vec::BandGatherSolve{
-                       bs,
-                       vec::GatherJacobian{nnz_, ndof_, B, false, hess_pool_, layout_.band_size,
-                                           slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
-                                           pos_.data(), h_pool, dof_J, nullptr}});
+                B, vec::BandGatherSolve{bs, gatherer(false, layout_.band_size, pos_.data(), h_pool,
+                                                     dof_J, nullptr)});
           }
         }
         if (!staged_) {
@@ -634,12 +690,40 @@ class VectorLinearSolve {
       each(long(nenv_) * stride, vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
     else if (matrices)
       each(long(nenv_) * stride, vec::Masked<vec::Zero>{vec::Zero{out.data()}, active, stride});
-    each(long(nenv_) * nnz_,
-         vec::Masked<vec::GatherJacobian>{
-             vec::GatherJacobian{nnz_, ndof_, nenv_, interleave, hess_pool_, stride,
-                                 slot_src_adr_.data(), slot_src_.data(), slot_dof_.data(),
-                                 matrices ? pos_.data() : nullptr, h_pool, dof_J, out.data()},
-             active, nnz_});
+    const vec::GatherJacobian g =
+        gatherer(interleave, stride, matrices ? pos_.data() : nullptr, h_pool, dof_J, out.data());
+    each(long(nenv_) * nnz_, vec::Masked<vec::GatherJacobian>{g, active, nnz_});
+    // the identity's rows and columns where an environment holds a DOF of the pattern
+    if (fixed_)
+      each(long(nenv_) * nnz_, vec::Masked<vec::HoldSlots>{vec::HoldSlots{g}, active, nnz_});
+  }
+
+  // the gather of every environment's Jacobian entries (GatherJacobian) into out
+  vec::GatherJacobian gatherer(bool interleave,
+                               long stride,
+                               const int* pos,
+                               const Real* h_pool,
+                               const Real* dof_J,
+                               Real* out) const {
+    vec::GatherJacobian g{nnz_,
+                          ndof_,
+                          nenv_,
+                          interleave,
+                          hess_pool_,
+                          stride,
+                          slot_src_adr_.data(),
+                          slot_src_.data(),
+                          slot_dof_.data(),
+                          pos,
+                          h_pool,
+                          dof_J,
+                          out};
+    if (fixed_) {
+      g.fixed = fixed_;
+      g.slot_row_dof = slot_row_dof_.data();
+      g.slot_col_dof = slot_col_dof_.data();
+    }
+    return g;
   }
 
   void dense_solve(const std::vector<unsigned char>& active_h,
@@ -687,7 +771,8 @@ class VectorLinearSolve {
   bool lanes_ = false;   // banded or dense factorizations on groups of cooperating lanes
   bool staged_ = false;  // the banded one staged (vec::BandGatherSolve)
   BandLayout layout_;
-  Buffer<int> slot_src_adr_, slot_src_, slot_dof_, pos_;
+  Buffer<int> slot_src_adr_, slot_src_, slot_dof_, pos_, slot_row_dof_, slot_col_dof_;
+  const unsigned char* fixed_ = nullptr;  // set_fixed's
   Buffer<unsigned char> ok_, mask_, chol_, lu_only_;
   std::vector<unsigned char> mask_h_, chol_h_;
   // banded

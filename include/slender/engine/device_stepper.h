@@ -50,7 +50,9 @@ struct DeviceStepInputs {
   bool target_fixed = false;
   // the plan that includes this step's contact pairs (those of the last find_contacts), uploaded
   // and analysed when `plan_changed` (an executor whose memory the host reads keeps it, shared,
-  // and reads it in place: the owner builds a new plan rather than change this one)
+  // and reads it in place: the owner builds a new plan rather than change this one); after a
+  // change of the held DOFs (set_fixed), the plan of the new set (without the pairs where the
+  // stepper assembles the contact part itself)
   bool plan_changed = false;
   std::shared_ptr<const AssemblyPlan> plan;
 };
@@ -92,6 +94,13 @@ class DeviceStepper {
   /// the device state becomes s (every array of State, one env); the owner calls it once before
   /// the first step (the Simulator, with its initial state)
   virtual void upload_state(const State& s) = 0;
+  /// the held DOFs from the next step on (ndof, host, 0 or 1; null: the model's set), and the
+  /// DOFs whose velocity and acceleration become 0 now (those a fix newly holds); the plan of
+  /// the new set comes with the next step's inputs (DeviceStepInputs::plan)
+  virtual void set_fixed(const unsigned char* fixed, const std::vector<int>& stop) = 0;
+  /// the strains of one kind (core/status.h's StrainKind) of the device state into out (host;
+  /// count x width values, engine/strains.h)
+  virtual void strains(StrainKind kind, Real* out) = 0;
   /// the host copy: q, u, a, frames, reference twists, mid-edge frame vectors of `s` are
   /// overwritten (time, step and counters are the host's)
   virtual void download_state(State& s) = 0;

@@ -27,7 +27,10 @@
 //   (stencils/user_energy.h) and, on host executors, the caller's force callback.
 // - The batch (kBatched) computes each environment's inputs at its own time: point loads and
 //   forces, the scene's motions or the caller's fixed targets, parts' moduli in time, signals,
-//   per-environment natural shapes and physical parameters.
+//   per-environment natural shapes and physical parameters, the scene's boundary events.
+// - Which DOFs are held is state (State::dof_fixed), per environment: the front end's plan
+//   follows one environment's set (kSystem); the batch keeps one pattern of every DOF some
+//   environment leaves free, an environment's held DOFs in it taking identity rows.
 
 #include <algorithm>
 #include <array>
@@ -54,6 +57,7 @@
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/model_view.h"
 #include "slender/engine/step_eval.h"
+#include "slender/engine/strains.h"
 #include "slender/engine/system_solve.h"
 #include "slender/engine/user_force.h"
 #include "slender/model.h"
@@ -67,24 +71,6 @@
 namespace slender {
 
 namespace vec {
-
-/// the bend-twist strains (kappa1, kappa2, tau in the stencil's orientation, as
-/// Simulator::bend_strains reports them) of the state: one (environment, stencil) per index
-struct BendStrains {
-  ModelView m;
-  EvalView s;
-  Real* out;  // (nenv x nbend x 3)
-  SLENDER_HD void operator()(long i) const {
-    const int env = int(i / m.nbend);
-    const long k = i % m.nbend;
-    LocalEval<11> r;
-    RodBendTwist::Strains st;
-    RodBendTwistBinding::eval(m, s, env, k, kEnergy, r, &st);
-    out[3 * i] = st.kappa1;
-    out[3 * i + 1] = st.kappa2;
-    out[3 * i + 2] = st.tau;
-  }
-};
 
 /// ground contact and friction with each environment's own friction coefficient and density
 /// scale: one (environment, node) per index (EvalStencils<GroundBinding> with mu per
@@ -128,6 +114,19 @@ struct NewtonStep {
     out[e * ndof + free_dof[r]] -= alpha[e] * dx[e * nfree + r];
   }
   SLENDER_HD void operator()(long i) const { at(i / nfree, i % nfree); }
+};
+
+/// u = a = 0 at (environment, DOF) pairs: the DOFs a fix stops, one pair per index
+struct StopDofs {
+  long ndof;
+  const int* env_dof;  // (n x 2)
+  Real* u;             // (nenv x ndof)
+  Real* a;             // (nenv x ndof)
+  SLENDER_HD void operator()(long j) const {
+    const long i = long(env_dof[2 * j]) * ndof + env_dof[2 * j + 1];
+    u[i] = 0;
+    a[i] = 0;
+  }
 };
 
 /// per environment: s0 the stencils' energies, s1 the per-DOF potentials (each in index order;
@@ -252,6 +251,7 @@ class Engine {
       : model_(std::move(model)),
         spec_(spec),
         nenv_(nenv),
+        solver_(solver),
         model_arrays_(*model_),
         se_(*model_, nenv) {
     const Model& m = *model_;
@@ -317,6 +317,7 @@ class Engine {
     warn_.assign(3 * B, 0);
     // the midpoint rule's and Newmark's energy-consistent contact forces (where there is contact)
     contact_on_ = m.ground.enabled || m.contact.enabled;
+    events_done_.assign(B, 0);
     // the solve policy and the model's plan
     if (policy == EngineSolve::kSystem)
       system_ = std::make_unique<stepper::SystemSolveOn<X>>(
@@ -390,6 +391,54 @@ class Engine {
     user_targets_ = true;
   }
   void clear_fixed_targets() { user_targets_ = false; }
+  /// environment e's held DOFs from the next step on (ndof, host, 0 or 1; null: the model's
+  /// set), the state left as it is (a State's own set)
+  void set_fixed(int e, const unsigned char* fixed) {
+    const Model& m = *model_;
+    SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
+    if (!fixed) fixed = m.dof_fixed.data();
+    const unsigned char* now = this->fixed(e);
+    if (std::equal(now, now + m.ndof, fixed)) return;
+    ensure_fixed();
+    std::copy(fixed, fixed + m.ndof, fixed_h_.begin() + size_t(e) * m.ndof);
+    fixed_stale_ = true;
+  }
+  /// fixes (fix = true) or releases DOFs of environment e (set_dofs_fixed's checks) from the
+  /// next step on: a DOF it newly holds stops now (velocity and acceleration 0) and stays where
+  /// it is; a released one keeps its velocity
+  void fix_dofs(int e, const std::vector<int>& dofs, bool fix) {
+    SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
+    ensure_fixed();
+    std::vector<int> stopped;
+    set_dofs_fixed(*model_, dofs, fix, fixed_h_.data() + size_t(e) * model_->ndof, &stopped);
+    stop(e, stopped);
+    fixed_stale_ = true;
+  }
+  /// the velocity and acceleration of environment e's DOFs `dofs` become 0 now
+  void stop(int e, const std::vector<int>& dofs) {
+    if (dofs.empty()) return;
+    stop_h_.clear();
+    for (int d : dofs)
+      stop_h_.insert(stop_h_.end(), {e, d});
+    X::upload(stop_, stop_h_.data(), stop_h_.size());
+    each(long(dofs.size()), vec::StopDofs{model_->ndof, stop_.data(), u_.data(), a_.data()});
+  }
+  /// the twist angles of environment e's rod edges [rad] (velocity: their velocities
+  /// [rad/s]) become v (nedge, host) now; the rest of the state stays
+  void set_twists(int e, const Real* v, bool velocity) {
+    const Model& m = *model_;
+    SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
+    for (int k = 0; k < m.nedge; ++k)
+      SLENDER_CHECK(std::isfinite(v[k]), velocity ? "twist velocity" : "twist angle", " of edge ",
+                    k, " is not finite (", v[k], ")");
+    if (m.nedge > 0)
+      X::upload_at(velocity ? u_ : q_, size_t(e) * m.ndof + 3 * size_t(m.nnode), v,
+                   size_t(m.nedge));
+  }
+  /// environment e's held DOFs (ndof, host)
+  const unsigned char* fixed(int e) const {
+    return fixed_h_.empty() ? model_->dof_fixed.data() : fixed_h_.data() + size_t(e) * model_->ndof;
+  }
   /// each environment's factor of each part's Young's modulus (nenv x npart; checked by the
   /// caller); they multiply the parts' moduli in time from the next step on
   void set_part_youngs_scale(const Real* s) {
@@ -511,18 +560,19 @@ class Engine {
     for (int e = 0; e < nenv_; ++e)
       if (mask[e]) set_counters(e, s);
   }
-  /// every environment's bend-twist strains (nenv x nbend x 3) into out (host): one loop on
-  /// the executor and one download
-  void bend_strains(Real* out) {
-    const Model& m = *model_;
-    const long n = long(nenv_) * m.nbend;
-    if (n == 0) return;
+  /// every environment's strains of one kind (nenv x count x width, engine/strains.h) into out
+  /// (host): one loop on the executor and one download
+  void strains(StrainKind kind, Real* out) {
+    const long n = strain_count(mv_, kind), w = strain_width(kind), total = long(nenv_) * n;
+    if (total == 0) return;
     // the state's frames are those of its configuration
     const EvalView ev = eval_view(q_.data(), d1_.data(), ref_.data());
-    strains_.resize(size_t(3 * n));
-    each(n, vec::BendStrains{mv_, ev, strains_.data()});
-    X::download_at(strains_, 0, out, size_t(3 * n));
+    strains_.resize(size_t(total * w));
+    each(total, vec::Strains{mv_, ev, kind, n, strains_.data()});
+    X::download_at(strains_, 0, out, size_t(total * w));
   }
+  /// every environment's bend-twist strains (nenv x nbend x 3)
+  void bend_strains(Real* out) { strains(StrainKind::kBendTwist, out); }
   /// environment e's arrays into s (time, step and counters left as they are)
   void get_arrays(int e, State& s) const {
     for (const auto& p : state_parts(*this, s))
@@ -536,6 +586,8 @@ class Engine {
     s.warn_degenerate = warn_[3 * e];
     s.warn_linear_fallback = warn_[3 * e + 1];
     s.warn_line_search = warn_[3 * e + 2];
+    set_state_fixed(*model_, fixed(e), s);
+    s.events_done = events_done_[e];
   }
   const Buffer<Real>& q() const { return q_; }
   const Buffer<Real>& u() const { return u_; }
@@ -553,6 +605,10 @@ class Engine {
     if (!mask.empty()) want = mask;
     c_ = step_coeffs(spec_, 0, dt);  // c_m, c_u: the same at every time
     dt_ = dt;
+    // the scene's boundary events due at each environment's time, and the held DOFs where the
+    // executor and the plan follow them
+    if (!m.event_time.empty()) apply_events(want, dt);
+    if (fixed_stale_) refresh_fixed();
     // point loads and forces at each environment's evaluation time; without any, the loads stay
     // zero on the executor (no transfer of nenv x ndof zeros every step)
     const bool loads = !m.point_loads.empty() || !forces_.empty();
@@ -693,6 +749,7 @@ class Engine {
   // part scales, prescribed motion, the coefficients and the signals at the evaluation time
   void take_inputs(const DeviceStepInputs& in) {
     const Model& m = *model_;
+    if (fixed_stale_) refresh_fixed();  // (the plan of the held DOFs comes with the inputs)
     if (in.plan_changed && in.plan) use_plan(in.plan);
     if (in.natural_changed) {
       X::upload(kappa_, in.bend_kappa_bar, 2 * size_t(m.nbend));
@@ -725,10 +782,11 @@ class Engine {
   // start of the step: the elastic Hessians at q, the Kelvin-Voigt anchors
   void predict() {
     const Model& m = *model_;
-    each(long(nenv_) * m.ndof,
-         Predict{spec_.kind, dt_, spec_.beta, spec_.gamma, q_.data(), u_.data(), a_.data(),
-                 dof_fixed_.data(), q_hat_.data(), u_hat_.data(), env_stride(), step_slot_,
-                 step_target_, step_target_stride_});
+    Predict pr{spec_.kind,   dt_,        spec_.beta,   spec_.gamma,        q_.data(),
+               u_.data(),    a_.data(),  fixed_ptr(),  q_hat_.data(),      u_hat_.data(),
+               env_stride(), step_slot_, step_target_, step_target_stride_};
+    pr.fixed_per_env = fixed_per_env_;
+    each(long(nenv_) * m.ndof, pr);
     if (m.stiffness_damping)
       se_.keep_start_stiffness(mv_, pools(), frames(), step_eval_view(q_.data()));
     if (m.kelvin_voigt && c_.c_u > 0) se_.keep_kv_anchors(mv_, frames(), step_eval_view(nullptr));
@@ -849,6 +907,8 @@ class Engine {
     warn_[3 * e] = s.warn_degenerate;
     warn_[3 * e + 1] = s.warn_linear_fallback;
     warn_[3 * e + 2] = s.warn_line_search;
+    events_done_[e] = s.events_done;
+    set_fixed(e, state_fixed(*model_, s));
   }
 
   // every environment with the model's parameters (before the first set_params)
@@ -887,6 +947,83 @@ class Engine {
     dx_.resize(B * size_t(p.nfree));
     plan_ = plan;
     if (system_) system_->use_plan(std::move(plan));
+    // the contact part the engine assembles on the new plan's free rows (a new set of held DOFs)
+    if (contact_jacobian_) {
+      contact_jacobian_ = system_->contact_part(*plan_, model_->ndof, /*renew=*/true);
+      contact_jacobian_->build(mv_);
+    }
+  }
+
+  // ---- held DOFs --------------------------------------------------------------------------------
+
+  // the held DOFs the step's functors read: each environment's where any differs from the
+  // model's, else the model's
+  const unsigned char* fixed_ptr() const {
+    return fixed_per_env_ ? fixed_env_.data() : dof_fixed_.data();
+  }
+
+  // a host copy of every environment's held DOFs (before the first change)
+  void ensure_fixed() {
+    if (!fixed_h_.empty()) return;
+    const Model& m = *model_;
+    fixed_h_.resize(size_t(nenv_) * m.ndof);
+    for (int e = 0; e < nenv_; ++e)
+      std::copy(m.dof_fixed.begin(), m.dof_fixed.end(), fixed_h_.begin() + size_t(e) * m.ndof);
+  }
+
+  // the scene's boundary events due before a step of size dt of each environment in `want`
+  void apply_events(const EnvMask& want, Real dt) {
+    const Model& m = *model_;
+    std::vector<int> stopped;
+    for (int e = 0; e < nenv_; ++e) {
+      const int done = events_done_[e];
+      if (!want[e] || done >= int(m.event_time.size()) ||
+          m.event_time[size_t(done)] > time_[e] + 1e-6 * dt)
+        continue;
+      ensure_fixed();
+      stopped.clear();
+      apply_boundary_events(m, time_[e], dt, events_done_[e], fixed_h_.data() + size_t(e) * m.ndof,
+                            &stopped);
+      stop(e, stopped);
+      fixed_stale_ = true;
+    }
+  }
+
+  // the held DOFs on the executor after a change; the batch's plan covers every DOF that some
+  // environment leaves free (the environments that hold one of them take the identity's row
+  // and column there), and is the model's where every environment holds the model's set (one
+  // environment: the front end's plan follows its set)
+  void refresh_fixed() {
+    fixed_stale_ = false;
+    const Model& m = *model_;
+    const size_t nd = size_t(m.ndof), B = size_t(nenv_);
+    bool model_set = true;
+    for (size_t e = 0; e < B && model_set; ++e)
+      model_set =
+          std::equal(m.dof_fixed.begin(), m.dof_fixed.end(), fixed_h_.begin() + long(e * nd));
+    fixed_per_env_ = !model_set;
+    if (fixed_per_env_) X::upload(fixed_env_, fixed_h_.data(), fixed_h_.size());
+    if (system_) return;
+    std::vector<unsigned char> all(nd, 1);
+    for (size_t e = 0; e < B; ++e)
+      for (size_t i = 0; i < nd; ++i)
+        all[i] = all[i] && fixed_h_[e * nd + i];
+    bool same = true;
+    for (size_t i = 0; i < nd && same; ++i)
+      same = (plan_->dof_free[i] < 0) == (all[i] != 0);
+    if (!same) {
+      use_plan(assembly_plan_for(model_, all.data()));
+      batched_ =
+          std::make_unique<VectorLinearSolve<X>>(*plan_, m.ndof, nenv_, solver_, !m.nonsymmetric());
+      for (int e = 0; e < nenv_; ++e)
+        if (friction_[e] && !m.nonsymmetric()) batched_->set_nonsymmetric(e);
+      fallback_.reset();
+    }
+    held_ = false;
+    for (size_t e = 0; e < B && !held_; ++e)
+      for (int r = 0; r < plan_->nfree && !held_; ++r)
+        held_ = fixed_h_[e * nd + size_t(plan_->free_dof[r])] != 0;
+    batched_->set_fixed(held_ ? fixed_env_.data() : nullptr);
   }
 
   // the view reads the pipeline's current lists (valid until its next find)
@@ -1043,6 +1180,11 @@ class Engine {
     se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
                                              g_pool_.data(), dof_r_.data(), f_.data(), pd_.nfree,
                                              m.ndof, pd_.grad_pool});
+    // the rows of DOFs an environment holds though the pattern has them: no residual
+    if (held_)
+      se_.run(pd_.nfree,
+              vec::ZeroHeld{pd_.nfree, m.ndof, free_dof_.data(), fixed_env_.data(), f_.data()},
+              kParallelGrain);
     if (system_) {
       system_->add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
       if (hess) {
@@ -1176,6 +1318,13 @@ class Engine {
     const AddDiagonal diag{p.diag_slot.data(), p.free_dof.data(), fb_dofJ_.data(), val};
     for (int r = 0; r < p.nfree; ++r)
       diag(r);
+    // the identity's rows and columns where e holds a DOF of the pattern (as the batched gather)
+    if (held_) {
+      const unsigned char* fe = fixed(e);
+      for (int r = 0; r < p.nfree; ++r)
+        for (int sl = p.row_ptr[r]; sl < p.row_ptr[r + 1]; ++sl)
+          if (fe[p.free_dof[r]] || fe[p.free_dof[p.col[sl]]]) val[sl] = p.col[sl] == r ? 1 : 0;
+    }
     if (!fallback_->factorize() || !fallback_->solve(fb_f_.data(), fb_dx_.data())) return false;
     X::upload_at(dx_, size_t(e) * p.nfree, fb_dx_.data(), size_t(p.nfree));
     return true;
@@ -1251,10 +1400,11 @@ class Engine {
     if (std::none_of(done.begin(), done.end(), [](unsigned char v) { return v != 0; })) return;
     active_h_ = done;
     push_active();
-    FinalizeStep fin{spec_.kind,        dt_,           c_.c_m,        c_.c_u,
-                     y_.data(),         q_hat_.data(), u_hat_.data(), dof_mass_.data(),
-                     dof_fixed_.data(), q_.data(),     u_.data(),     a_.data(),
-                     env_stride(),      step_slot_,    step_target_,  step_target_stride_};
+    FinalizeStep fin{spec_.kind,   dt_,           c_.c_m,        c_.c_u,
+                     y_.data(),    q_hat_.data(), u_hat_.data(), dof_mass_.data(),
+                     fixed_ptr(),  q_.data(),     u_.data(),     a_.data(),
+                     env_stride(), step_slot_,    step_target_,  step_target_stride_};
+    fin.fixed_per_env = fixed_per_env_;
     if (spec_.kind == IntegratorKind::kNewmark && contact_step().a > 0) newmark_contact_force(fin);
     // the state, and the frames of the new configuration as the next step's start
     se_.end_step(mv_, fin, frames(), tau0_.data(), /*midedge=*/true);
@@ -1280,6 +1430,8 @@ class Engine {
   std::shared_ptr<const Model> model_;
   IntegratorSpec spec_;
   int nenv_;
+  LinearSolverKind solver_;             // the caller's choice (the batched solve's, again for a
+                                        // new plan)
   typename X::ModelData model_arrays_;  // after model_: built from it
   ModelView mv_{};                      // the model's view plus this step's contact pairs
   StepEval<X> se_;                      // the step's stencil evaluation, scales and damping terms
@@ -1331,6 +1483,16 @@ class Engine {
   bool parts_scaled_ = false;
   bool part_scale_stale_ = false;  // the caller's factors changed since the last upload
   Const<unsigned char> dof_fixed_;
+  // the held DOFs (State::dof_fixed): each environment's on the host (nenv x ndof; empty:
+  // every environment's are the model's), on the executor where any differs from the model's
+  // (fixed_env_), whether that copy is behind the host's, and whether some environment holds a
+  // DOF of the plan's pattern (its rows are the identity's); the scene's events applied
+  std::vector<unsigned char> fixed_h_;
+  Buffer<unsigned char> fixed_env_;
+  bool fixed_per_env_ = false, fixed_stale_ = false, held_ = false;
+  std::vector<int> events_done_;
+  std::vector<int> stop_h_;  // (environment, DOF) pairs a fix stops
+  Buffer<int> stop_;
   Const<int> free_dof_, row_src_adr_, row_src_;
   // state and workspace
   Buffer<Real> q_, u_, a_, y_, y_trial_, q_hat_, u_hat_, f_time_, dof_r_, dof_J_, dof_phi_;

@@ -54,6 +54,15 @@ class StepperOn final : public DeviceStepper {
     const typename X::OnDevice on(device_);
     engine_.get_arrays(0, s);
   }
+  void set_fixed(const unsigned char* fixed, const std::vector<int>& stop) override {
+    const typename X::OnDevice on(device_);
+    engine_.set_fixed(0, fixed);
+    engine_.stop(0, stop);
+  }
+  void strains(StrainKind kind, Real* out) override {
+    const typename X::OnDevice on(device_);
+    engine_.strains(kind, out);
+  }
   std::string solver_name() const override { return engine_.solver_name(); }
   void set_phase_timing(bool on) override { engine_.set_phase_timing(on); }
   void set_params(const EnvParams& p) override {

@@ -88,10 +88,13 @@ class SystemSolveOn {
   }
 
   /// the contact part of J, assembled on X (the iterative path with contact between bodies;
-  /// `plan`: the model's, whose free rows it uses); null on the direct path, where the caller's
-  /// merged plans carry the contact pairs
-  contact::ContactJacobian<X>* contact_part(const AssemblyPlan& plan, int ndof) {
-    if (iterative_ && !contact_)
+  /// `plan`: the one in use, whose free rows it uses); null on the direct path, where the
+  /// caller's merged plans carry the contact pairs; `renew`: a new one for a plan of other free
+  /// rows (another set of held DOFs)
+  contact::ContactJacobian<X>* contact_part(const AssemblyPlan& plan,
+                                            int ndof,
+                                            bool renew = false) {
+    if (iterative_ && (!contact_ || renew))
       contact_ = std::make_unique<contact::ContactJacobian<X>>(plan, ndof);
     return contact_.get();
   }

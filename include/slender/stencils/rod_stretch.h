@@ -40,6 +40,12 @@ SLENDER_HD inline Real rod_stretch_energy(Real l, const RodStretch::Params& p, R
   return p.l_bar * C * (la + 2 * lb - 3);
 }
 
+/// The axial strain l / l_bar - 1 of one edge at the local DOFs x [-].
+SLENDER_HD inline Real rod_stretch_strain(const Vec<6>& x, Real l_bar) {
+  const Vec3 e = x.segment<3>(3) - x.segment<3>(0);
+  return norm(e) / l_bar - 1;
+}
+
 /// Energy and, on request, gradient and Hessian of one stretching stencil.
 SLENDER_HD inline void rod_stretch_eval(const Vec<6>& x,
                                         const RodStretch::Params& p,
