@@ -415,8 +415,7 @@ void SceneReader::read_shell_properties(const JsonObject& o, PartSpec& p) {
 void SceneReader::read_shell(const JsonValue& v, const std::string& path) {
   const JsonObject o(v, file_, path);
   o.allow_only({"name", "material", "thickness", "bending", "membrane", "hinge_stiffness", "mesh",
-                "radius",
-                "cross_section", "initial_velocity", "contact_thickness", "damping",
+                "radius", "cross_section", "initial_velocity", "contact_thickness", "damping",
                 "youngs_modulus"});
   PartSpec p;
   read_identity(o, p);
