@@ -1,11 +1,12 @@
-// Impacts that create no energy (BENCHMARKS.md V12): bodies dropped on the ground, and a rod
-// dropped on a clamped plate (contact between bodies), under the implicit midpoint rule and
-// Newmark (beta = 1/4, gamma = 1/2), at time steps from 0.1 to 10 ms with the impact spanning
-// from many steps to less than one. Their normal contact forces are the secants of the penalty
-// energy over each step (stencils/contact_discrete_gradient.h), so that the contact's work over
-// a step is the change of its energy. The dissipative Newmark (gamma = 0.55) keeps its pointwise
-// forces, under which a drop on the ground loses energy (measured: 0.4 to 28 %); on the plate it
-// may gain (measured: +42 % at 5 ms), which docs/numerics.md says.
+// Impacts that create no energy (BENCHMARKS.md V12): bodies dropped on the ground (a flat rod, a
+// ring standing on its edge, a flat plate), and a rod dropped on a clamped plate (contact between
+// bodies), under the implicit midpoint rule and Newmark (beta = 1/4, gamma = 1/2), at time steps
+// from 0.1 to 10 ms with the impact spanning from many steps to less than one. Their normal contact
+// forces are the secants of the penalty energy over each step
+// (stencils/contact_discrete_gradient.h), so that the contact's work over a step is the change of
+// its energy. The dissipative Newmark (gamma = 0.55) keeps its pointwise forces, under which a drop
+// on the ground loses energy (measured: 0.4 to 28 %); on the plate it may gain (measured: +42 % at
+// 5 ms), which docs/numerics.md says.
 //
 // Measured: the mechanical energy (kinetic, gravity, elastic) at every step where the dropped
 // body is out of the contact's reach (so that the penalty stores nothing), from the first such
@@ -37,6 +38,9 @@ constexpr Real kG = 9.8, kH = 0.01, kDelta = 5e-4;
 // the drop starts kStart above the contact's reach at the speed of a fall from kH
 constexpr Real kStart = 1e-3;
 constexpr Real kGain = 1e-5, kKeep = 0.02;
+// the standing ring's impact excites its bending, whose forces stay pointwise (measured: at most
+// +2.4e-5 of m g h, Newmark at 10 ms; the pointwise contact forces gave up to +7.7 %)
+constexpr Real kGainBending = 1e-4;
 // the dissipative Newmark loses up to this much at an impact (measured: 0.28 at 10 ms)
 constexpr Real kKeepDamped = 0.4;
 
@@ -79,9 +83,10 @@ std::shared_ptr<const Model> drop_model(Body body, const Case& c, Real dt, bool 
     std::vector<Vec3> nodes;
     const int n = 12;
     const Real R = 0.01;
+    // standing in the x-z plane on its lowest node: the impact rings its bending modes
     for (int i = 0; i < n; ++i) {
-      const Real a = 2 * kPi * i / n;
-      nodes.push_back(vec3(R * std::cos(a), R * std::sin(a), r + z0));
+      const Real a = 2 * kPi * i / n - kPi / 2;
+      nodes.push_back(vec3(R * std::cos(a), 0, R + R * std::sin(a) + r + z0));
     }
     b.polyline_rod("ring", nodes, mat, SceneBuilder::circle(r), /*closed=*/true);
   } else if (body == Body::kPlate) {
@@ -188,10 +193,14 @@ DropResult drop(Body body, const Case& c, Real dt, bool conserve = true) {
 }
 
 // the energy is measured from the gravity potential's zero: its scale is the drop's m g h
-void expect_kept(const DropResult& r, Real scale, const std::string& what, Real keep = kKeep) {
+void expect_kept(const DropResult& r,
+                 Real scale,
+                 const std::string& what,
+                 Real keep = kKeep,
+                 Real gain = kGain) {
   ASSERT_FALSE(r.failed) << what << ": " << r.what;
   ASSERT_GT(r.after, 0) << what << ": never out of contact after the impact";
-  EXPECT_LE(r.e_max - r.e0, kGain * scale) << what << ": the impact created energy";
+  EXPECT_LE(r.e_max - r.e0, gain * scale) << what << ": the impact created energy";
   EXPECT_GE(r.e_min - r.e0, -keep * scale) << what << ": the impact lost energy";
 }
 
@@ -212,7 +221,8 @@ TEST(ImpactEnergy, DropsOnTheGroundNeverGainEnergyAtAnyStep) {
       for (Real dt : {1e-4, 1e-3, 2.5e-3, 5e-3, 1e-2}) {
         const std::string what =
             std::string(body_name(body)) + ", " + c.name + ", dt = " + std::to_string(dt);
-        expect_kept(drop(body, c, dt), scale, what, c.gamma > 0.5 ? kKeepDamped : kKeep);
+        expect_kept(drop(body, c, dt), scale, what, c.gamma > 0.5 ? kKeepDamped : kKeep,
+                    body == Body::kRing ? kGainBending : kGain);
       }
   }
 }
