@@ -23,8 +23,8 @@ A marker on the line right before a fence changes how its block is treated:
     <!-- docs-test: parse-only (reason) -->    JSON that parses but is not loaded as a scene
     <!-- docs-test: save (NAME) -->             the block is also written to NAME in the page's
                                                folder, for the blocks after it (a scene file)
-README.md and docs/rl.md are edited elsewhere, so their few exceptions are listed in EXCEPTIONS
-below, matched by a text the block or the command line contains.
+docs/rl.md is edited elsewhere, so its few exceptions are listed in EXCEPTIONS below, matched by
+a text the block or the command line contains.
 
 `python3 tests/python/test_docs.py` prints, without running anything, each page's blocks and
 how each one is treated.
@@ -71,14 +71,9 @@ TIMEOUT_S = 120  # one block; the whole file takes well under a minute
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(skip|parse-only|save)\s*(?:\((.*)\))?\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 
-# pages this task does not edit (README.md's other sections, docs/rl.md are written elsewhere):
-# their exceptions, by a text the block or the command line contains
+# pages whose exceptions are kept here rather than in markers (docs/rl.md is written elsewhere),
+# by a text the block or the command line contains
 EXCEPTIONS = {
-    "README.md": {
-        "nodes=xyz": "fragment: xyz and pairs are made in apps/examples/net_in_code.py",
-        "apps/examples/snake_cem.py": "trains for minutes; test_slender.py runs a short CEM",
-        "apps/examples/snake_ppo.py": "trains for minutes; test_rl.py runs PPO",
-    },
     "docs/rl.md": {
         "apps/examples/snake_ppo.py": "trains for minutes; test_rl.py runs PPO",
         "PPO(": "trains PPO; test_rl.py does",
