@@ -204,7 +204,7 @@ constexpr Real kMaxCoordinate = 1e50;
 /// stiffnesses, lengths and areas finite and positive.)
 void validate_scene(const SceneSpec& s);
 
-/// Reads a scene from a JSON file (see README "Scene format"); relative paths inside resolve
+/// Reads a scene from a JSON file (see docs/scene_format.md); relative paths inside resolve
 /// against the scene's folder. Throws InputError on any problem.
 SceneSpec read_scene_file(const std::string& path);
 /// Same, from JSON text; `file` names the source in messages and `base_dir` resolves paths.

@@ -1,5 +1,5 @@
-// The layers of the source tree, as README's layout table states them, checked on every quoted
-// #include of the tree:
+// The layers of the source tree, as the layout table of docs/backends.md states them, checked on
+// every quoted #include of the tree:
 // - include/slender/core/ is the bottom layer: it includes only core/;
 // - include/slender/stencils/ includes only core/ and stencils/;
 // - include/slender/engine/ (the executor-generic engines that run on the host and on the GPU)

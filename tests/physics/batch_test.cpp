@@ -377,7 +377,7 @@ TEST(VectorBatch, SnakeWavesMatchSingleRuns) {
     IntegratorSpec spec = base->scene.integrator;
     spec.kind = kind;
     // Newmark with numerical damping (gamma 0.6): the undamped rule gains energy in this
-    // whipping snake (README: the midpoint rule's instability)
+    // whipping snake (docs/numerics.md: the midpoint rule's instability)
     spec.gamma = 0.6;
     spec.beta = 0.3025;
     const int B = 6, steps = 30;

@@ -388,7 +388,8 @@ TEST(ShellForces, DragGivesTheTerminalVelocity) {
 // a rod standing on a clamped plate carries a tip load into it: the supports' reactions balance
 // the load and the weights, and the plate deflects. The equilibrium is reached by damped
 // dynamics: in a static solve the twist DOFs of the joint's augmented triangle edges have a
-// nearly singular mode (no inertia regularizes it; see the README's notes on joints).
+// nearly singular mode (no inertia regularizes it; see docs/numerics.md, "Joints in static
+// solves").
 TEST(RodShellJoint, TransmitsATipLoadInStaticEquilibrium) {
   SceneBuilder b;
   const int steel = b.material("steel", 7800, 2e11, 0.3);
