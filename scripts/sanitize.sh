@@ -1,29 +1,26 @@
 #!/usr/bin/env bash
 # Builds the library and the CPU test suites with clang, AddressSanitizer and
-# UndefinedBehaviorSanitizer (leak checking on) into build-san/, and runs the suites under them,
-# leaving out the long tests listed in scripts/sanitize_skip.txt (each says why). Fails on any
-# test failure or sanitizer report. CUDA, Python and OpenMP are off in this build: the GPU code
-# is checked by compute-sanitizer on a device (scripts/gpu_check.sh), and the host's OpenMP
-# runtime is not built for ASan (its own internals would report).
-# usage: scripts/sanitize.sh [extra ctest arguments]
+# UndefinedBehaviorSanitizer (leak checking on) into build-san/ (scripts/instrumented_build.sh,
+# the tree the fuzz targets use too), and runs the suites under them, leaving out the long tests
+# listed in scripts/sanitize_skip.txt (each says why). Fails on any test failure or sanitizer
+# report.
+# usage: scripts/sanitize.sh [--all]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-source "$root/scripts/clang_setup.sh"
-
-flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1" \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON -DSLENDER_WITH_CUDA=OFF -DSLENDER_WITH_PYTHON=OFF \
-  -DSLENDER_BUILD_BENCH=OFF >/dev/null
-cmake --build build-san -j "$(nproc)"
+# the instrumented tree build-san/, shared with scripts/fuzz.sh
+source "$root/scripts/instrumented_build.sh"
 
 # each suite's executable once (a process per test would spend most of the time starting up
-# under the sanitizers), two at a time, with the left-out tests as a negative gtest filter; then
-# the command-line tests, which ctest runs as scripts
-skip="$(grep -v '^#' scripts/sanitize_skip.txt | grep -v '^$' | paste -sd':')"
+# under the sanitizers), two at a time, with the left-out tests as a negative gtest filter: the
+# long ones (scripts/sanitize_skip.txt) and the suites whose library lines the others execute
+# (scripts/sanitize_skip_covered.txt, written by scripts/sanitizer_subset.py; --all runs them
+# too); then the command-line tests, which ctest runs as scripts
+lists=(scripts/sanitize_skip.txt)
+if [ "${1:-}" != "--all" ] && [ -f scripts/sanitize_skip_covered.txt ]; then
+  lists+=(scripts/sanitize_skip_covered.txt)
+fi
+skip="$(cat "${lists[@]}" | grep -v '^#' | grep -v '^$' | paste -sd':')"
 export ASAN_OPTIONS="detect_leaks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export OMP_NUM_THREADS=1
@@ -55,8 +52,8 @@ for log in "$logs"/*_tests.log; do
   n="$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)"
   passed=$((passed + ${n:-0}))
 done
-echo "sanitize (ASan + UBSan): ${#suites[@]} suites, ${passed} tests passed," \
-  "$(grep -v '^#' scripts/sanitize_skip.txt | grep -vc '^$') long ones left out, the command-line" \
+echo "sanitize (ASan + UBSan): ${#suites[@]} executables, ${passed} tests passed," \
+  "$(cat "${lists[@]}" | grep -v '^#' | grep -vc '^$') tests and suites left out, the command-line" \
   "tests $( [ "$(cat "$logs/cli.rc")" = 0 ] && echo passed || echo FAILED);" \
   "$(( $(date +%s) - start )) s"
 exit $status

@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs the whole test suite (GPU suites skip where no device is visible),
 # then the fuzz targets of the input readers for a fixed number of inputs (scripts/fuzz.sh) and
-# the CPU suites under ASan and UBSan (scripts/sanitize.sh).
+# the CPU suites under ASan and UBSan (scripts/sanitize.sh), which share one instrumented build
+# (scripts/instrumented_build.sh). Prints each phase's wall time at the end.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/scripts/build.sh"
-(cd "$root/build" && ctest --output-on-failure -j "$(nproc)")
-# the input readers under libFuzzer, ASan and UBSan: a fixed seed and count (issue 18)
-"$root/scripts/fuzz.sh" --ci
+phases=()
+t0=$(date +%s)
+phase() {  # phase NAME COMMAND...: runs it and keeps its wall time
+  local name="$1" start
+  shift
+  start=$(date +%s)
+  "$@"
+  phases+=("$name $(($(date +%s) - start)) s")
+}
+phase "set-up and build" "$root/scripts/build.sh"
+phase "ctest" sh -c "cd '$root/build' && ctest --output-on-failure -j $(nproc)"
+# the input readers under libFuzzer, ASan and UBSan: a fixed seed and count (issue 18); its
+# instrumented build is the sanitizer suites' too
+phase "fuzz (instrumented build included)" "$root/scripts/fuzz.sh" --ci
 # the CPU suites under ASan and UBSan, the longest tests left out (scripts/sanitize_skip.txt)
-"$root/scripts/sanitize.sh"
+phase "sanitizers" "$root/scripts/sanitize.sh"
+echo "test.sh: $(printf '%s; ' "${phases[@]}")total $(($(date +%s) - t0)) s"

@@ -16,14 +16,6 @@ namespace slender {
 
 namespace {
 
-// generated rods larger than this are surely a typo, and would exhaust memory (the fuzz build
-// lowers it: scripts/fuzz.sh)
-#ifdef SLENDER_FUZZ_MAX_NODES
-constexpr int kMaxRodNodes = SLENDER_FUZZ_MAX_NODES;
-#else
-constexpr int kMaxRodNodes = 10000000;
-#endif
-
 // misuse of a builder method, reported at once (no file, no line)
 [[noreturn]] void misuse(const std::string& field, const std::string& message) {
   throw InputError("", 0, field, message);
@@ -42,8 +34,9 @@ PartSpec new_part(std::string name, int material, const CrossSection& cs, bool i
 
 // rod edges (0,1), (1,2), ..., and (n-1, 0) when closed
 void check_node_count(const char* field, double n) {
-  if (n > kMaxRodNodes) {
-    misuse(field, "too many nodes (at most " + std::to_string(kMaxRodNodes) + ")");
+  // generated rods larger than this are surely a typo, and would exhaust memory (io/mesh.h)
+  if (n > double(max_generated_nodes())) {
+    misuse(field, "too many nodes (at most " + std::to_string(max_generated_nodes()) + ")");
   }
 }
 

@@ -14,14 +14,7 @@ namespace slender {
 
 namespace {
 
-// generated meshes larger than this are surely a typo (an edge length in the wrong unit), and
-// would exhaust memory; the same limit as generated rods (the fuzz build lowers both, so that
-// one input's work stays small: scripts/fuzz.sh)
-#ifdef SLENDER_FUZZ_MAX_NODES
-constexpr double kMaxShellNodes = SLENDER_FUZZ_MAX_NODES;
-#else
-constexpr double kMaxShellNodes = 1e7;
-#endif
+long g_max_generated_nodes = 10000000;
 
 [[noreturn]] void misuse(const std::string& field, const std::string& message) {
   throw InputError("", 0, field, message);
@@ -45,9 +38,10 @@ void check_length(Real x, const std::string& field) {
 }
 
 void check_count(double nodes, const std::string& method) {
-  if (nodes > kMaxShellNodes) {
+  if (nodes > double(max_generated_nodes())) {
     misuse(method + ".edge_length", "too many nodes (about " + std::to_string(nodes) +
-                                        ", at most 10000000): is the edge length in metres?");
+                                        ", at most " + std::to_string(max_generated_nodes()) +
+                                        "): is the edge length in metres?");
   }
 }
 
@@ -155,6 +149,9 @@ PlaneAxes plane_axes(const Vec3& n) {
 }
 
 }  // namespace
+
+long max_generated_nodes() { return g_max_generated_nodes; }
+void set_max_generated_nodes(long n) { g_max_generated_nodes = n; }
 
 Vec3 unit_normal_to(const Vec3& a) {
   int k = 0;

@@ -16,6 +16,13 @@
 
 namespace slender {
 
+/// The most nodes a generated rod or shell mesh may have: 10^7 (more is surely a typo, an edge
+/// length in the wrong unit, and would exhaust memory). The fuzz targets lower it (tests/fuzz:
+/// a scene of a few bytes may ask for a mesh of millions of nodes, valid but slow), so that the
+/// library they link is the one the sanitizer suites run (scripts/sanitize.sh).
+long max_generated_nodes();
+void set_max_generated_nodes(long n);
+
 /// Parallelogram origin + s u + t v, s, t in [0, 1]; normal u x v. Structured: a grid of
 /// nu x nv cells (nu = max(1, round(|u| / L)), nv likewise), node j (nu + 1) + i at
 /// origin + i/nu u + j/nv v, each cell split along its shorter diagonal (the same one in every

@@ -12,9 +12,18 @@
 #include <exception>
 #include <string>
 
+#include "io/mesh.h"
 #include "slender/core/error.h"
 
 namespace slender::fuzz {
+
+/// generated rods and meshes of at most 20,000 nodes (10^7 otherwise): a scene of a few bytes
+/// may ask for a mesh of millions of nodes, which is valid and takes its time, not a finding.
+/// Set before the first input, as each target's process starts.
+inline const bool kNodeLimitSet = [] {
+  slender::set_max_generated_nodes(20000);
+  return true;
+}();
 
 /// the input as a file the readers open by path (one per process, rewritten for each input)
 inline std::string write_input(const uint8_t* data, size_t size, const char* extension) {
