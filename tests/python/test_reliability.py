@@ -34,7 +34,8 @@ def test_a_nan_state_is_not_loaded_into_an_environment(model, tmp_path):
     b.step()
     path = str(tmp_path / "env.slck")
     b.save(1, path)
-    data = bytearray(open(path, "rb").read())
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
     # the coordinate of largest size (its bytes unique in the file) made NaN, and the checksum
     # made right again: the file is intact but its state is not finite
     x = b.positions()[1].ravel()
@@ -42,7 +43,8 @@ def test_a_nan_state_is_not_loaded_into_an_environment(model, tmp_path):
     at = data.index(x0, HEADER)
     data[at:at + 8] = struct.pack("<d", float("nan"))
     data[14:22] = struct.pack("<Q", fnv1a(bytes(data[HEADER:])))
-    open(path, "wb").write(bytes(data))
+    with open(path, "wb") as f:
+        f.write(bytes(data))
     before = b.positions().copy()
     with pytest.raises(ValueError, match=r"q.*not finite"):
         b.load(2, path)
