@@ -266,8 +266,12 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       good_in_row = opt.resume->good_in_row;
     }
     int last_iters = 0;  // Newton iterations of the last good step
-    // the model's fingerprint for the checkpoints, once (it reads every array of the model)
-    const std::uint64_t fingerprint = opt.checkpoint_every > 0 ? model_fingerprint(m) : 0;
+    // the scene's fingerprint for the checkpoints, once (it reads every array of the model),
+    // with the dt this run steps with (its files are read back by a simulator of that dt)
+    IntegratorSpec run_in = in;
+    run_in.dt = dt;
+    const SceneFingerprint fingerprint =
+        opt.checkpoint_every > 0 ? scene_fingerprint(m, run_in) : SceneFingerprint{};
     while (true) {
       const Real t = sim.time();
       const Real left = t_end - t;
@@ -316,7 +320,7 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       if (csv || vtk) rec.record(sim, res.steps, rep.iterations, csv, vtk);
       if (opt.checkpoint_every > 0 && res.steps % opt.checkpoint_every == 0)
         save_checkpoint(sim, opt.checkpoint_path, RunCursor{res.steps, h_cur, good_in_row, t_end},
-                        fingerprint);
+                        &fingerprint);
       if (opt.progress) progress.update(sim.time() - t0, res.steps);
     }
     if (opt.progress) progress.finish();

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <sstream>
 
 #include "model/model_internal.h"
 #include "slender/batch.h"
@@ -129,6 +130,7 @@ BatchedSimulator::~BatchedSimulator() = default;
 
 int BatchedSimulator::nenv() const { return impl_->nenv; }
 const Model& BatchedSimulator::model() const { return *impl_->model; }
+const IntegratorSpec& BatchedSimulator::integrator() const { return impl_->spec; }
 BatchEngine BatchedSimulator::engine() const { return impl_->engine; }
 BackendKind BatchedSimulator::backend() const { return impl_->backend; }
 std::string BatchedSimulator::solver_name() const {
@@ -137,9 +139,34 @@ std::string BatchedSimulator::solver_name() const {
 
 namespace {
 // an action's values must be finite: a NaN would fail every step of its environment
-void check_finite_action(const Real* v, size_t n, const char* what) {
+// (n = nenv x per values: the message names the environment and the index in it)
+void check_finite_action(const Real* v, size_t n, const char* what, size_t per = 0) {
   for (size_t i = 0; i < n; ++i)
-    SLENDER_CHECK(std::isfinite(v[i]), what, " value ", i, " is not finite (", v[i], ")");
+    if (!std::isfinite(v[i])) {
+      std::ostringstream o;
+      o << what << ": ";
+      if (per > 0)
+        o << "environment " << i / per << ", value " << i % per;
+      else
+        o << "value " << i;
+      o << " is " << v[i] << ": actions must be finite";
+      throw Error(o.str());
+    }
+}
+
+// natural curvatures (nenv x nbend x 2): finite, and no turn beyond kMaxNaturalTurn
+void check_natural_curvature(const Real* v, size_t nenv, size_t nbend) {
+  check_finite_action(v, 2 * nenv * nbend, "natural curvature", 2 * nbend);
+  const Real kmax = max_natural_kappa_bar();
+  for (size_t i = 0; i < nenv * nbend; ++i)
+    if (!(std::hypot(v[2 * i], v[2 * i + 1]) <= kmax)) {
+      std::ostringstream o;
+      o << "natural curvature: environment " << i / nbend << ", stencil " << i % nbend << " has ("
+        << v[2 * i] << ", " << v[2 * i + 1]
+        << "): a stencil's natural curvature must have a norm of at most " << kmax
+        << " (a turn of the rod by 0.9 pi at its node; docs/failures.md)";
+      throw Error(o.str());
+    }
 }
 
 // a natural-shape action of n values: from the engine's memory (the CUDA backend) the vectorized
@@ -169,6 +196,8 @@ void natural_action(const Real* v,
 
 void BatchedSimulator::set_natural_curvature(const Real* kappa, ArrayPlace where) {
   Impl& s = *impl_;
+  if (where == ArrayPlace::kHost || backend() == BackendKind::kCpu)
+    check_natural_curvature(kappa, size_t(nenv()), size_t(s.model->nbend));
   natural_action(
       kappa, 2 * size_t(nenv()) * s.model->nbend, where, backend(), s.vec != nullptr,
       "natural curvature", [&](const Real* v, bool e) { s.vec->set_natural_curvature(v, e); },
@@ -317,6 +346,7 @@ void BatchedSimulator::reset(const std::vector<unsigned char>& mask, const State
 void BatchedSimulator::set_state(int env, const State& st) {
   Impl& s = *impl_;
   s.check_env(env);
+  check_state_finite(st, "environment " + std::to_string(env) + "'s state");
   if (s.vec) {
     s.vec->set_state(env, st);
     s.host_stale = true;

@@ -270,6 +270,17 @@ struct Simulator::Impl {
                          m.nmid};
       actuation_callback(t, shape);
       natural_touched = true;
+      // what the callback set: finite, and no turn of the rod beyond kMaxNaturalTurn
+      const Real kmax = max_natural_kappa_bar();
+      for (int b = 0; b < m.nbend; ++b) {
+        const Real k1 = nat_kappa_bar[2 * b], k2 = nat_kappa_bar[2 * b + 1];
+        if (!(std::hypot(k1, k2) <= kmax))
+          throw Error("natural curvature set by the actuation callback at t = " +
+                      std::to_string(t) + " s: stencil " + std::to_string(b) + " has (" +
+                      std::to_string(k1) + ", " + std::to_string(k2) +
+                      "); a stencil's natural curvature must be finite with a norm of at most " +
+                      std::to_string(kmax) + " (a turn of 0.9 pi at the node)");
+      }
     }
   }
 
@@ -602,6 +613,11 @@ void Simulator::set_external_forces(std::vector<Real> forces) {
   const Model& m = *impl_->model;
   SLENDER_CHECK(forces.empty() || forces.size() == 3 * size_t(m.nnode), "external forces need ",
                 3 * m.nnode, " values (nnode x 3), got ", forces.size());
+  for (size_t i = 0; i < forces.size(); ++i)
+    if (!std::isfinite(forces[i]))
+      throw Error("external force on node " + std::to_string(i / 3) + ", component " +
+                  std::to_string(i % 3) + " is " + std::to_string(forces[i]) +
+                  ": forces must be finite");
   impl_->external_forces = std::move(forces);
   impl_->loads_dirty = true;
 }
@@ -663,6 +679,7 @@ void Simulator::set_state(const State& s) {
   Impl& si = *impl_;
   const Model& m = *si.model;
   SLENDER_CHECK(s.nenv == 1 && state_fits(m, s), "state does not match the model's sizes");
+  check_state_finite(s, "state");
   si.state = s;
   set_state_fixed(m, state_fixed(m, s), si.state);  // (0 or 1, empty for the model's set)
   si.host_stale = false;

@@ -7,10 +7,12 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include "io/mesh.h"
 #include "slender/core/error.h"
+#include "slender/model.h"
 
 namespace slender {
 
@@ -667,7 +669,10 @@ void check_part_properties(const Checker& c, const PartSpec& p, const std::strin
     c.fail(p.loc, at, ".hinge_stiffness", "only for shells with hinge bending");
   }
   if (p.triangles.empty() && p.thickness != 0) {
-    c.fail(p.loc, at, ".thickness", "only parts with triangles (shells) have a thickness");
+    c.fail(p.loc, at, ".thickness",
+           p.edges.empty() ? "the part has no triangles (a shell's mesh needs at least one), so "
+                             "it takes no thickness"
+                           : "only parts with triangles (shells) have a thickness");
   }
   if (!is_finite(p.contact_thickness) || p.contact_thickness < 0) {
     c.fail(p.loc, at, ".contact_thickness",
@@ -794,9 +799,28 @@ void check_part_natural_shape(const Checker& c, const PartSpec& p, const std::st
       c.fail(p.loc, at, ".natural_curvature",
              "has " + std::to_string(p.natural_curvature.size()) + want);
     }
-    for (const auto& k : p.natural_curvature) {
+    for (size_t i = 0; i < p.natural_curvature.size(); ++i) {
+      const auto& k = p.natural_curvature[i];
+      const std::string field = ".natural_curvature[" + std::to_string(i) + "]";
       if (!is_finite(k[0]) || !is_finite(k[1])) {
-        c.fail(p.loc, at, ".natural_curvature", "not finite");
+        c.fail(p.loc, at, field, "not finite");
+      }
+      // the turn of the rod at the interior node: |kappa| times its Voronoi length
+      const size_t node = closed ? i : i + 1;
+      const Vec3& x = p.nodes[node];
+      const Vec3& a = p.nodes[(node + n - 1) % n];
+      const Vec3& b = p.nodes[(node + 1) % n];
+      const Real dl = 0.5 * (std::hypot(x[0] - a[0], x[1] - a[1], x[2] - a[2]) +
+                             std::hypot(b[0] - x[0], b[1] - x[1], b[2] - x[2]));
+      const Real kn = std::hypot(k[0], k[1]);
+      if (!(kn * dl <= kMaxNaturalTurn)) {
+        std::ostringstream o;
+        o << "(" << k[0] << ", " << k[1] << ") 1/m turns the rod by |kappa| dl = " << kn * dl
+          << " rad at node " << node << " (Voronoi length dl = " << dl
+          << " m): at most 0.9 pi = " << kMaxNaturalTurn
+          << " rad (|kappa| <= " << kMaxNaturalTurn / dl
+          << " 1/m here; at pi the rod folds back on itself)";
+        c.fail(p.loc, at, field, o.str());
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/input_file.h"
 #include "io/text_rows.h"
 #include "slender/builder.h"
 #include "slender/core/error.h"
@@ -110,6 +111,7 @@ double parse_real_field(const std::string& token,
 }
 
 std::vector<std::vector<double>> read_number_table(const std::string& path, int columns) {
+  check_input_file(path, kMaxGeometryFileBytes, "file");
   std::ifstream in(path);
   if (!in) {
     throw InputError(path, 0, "", "cannot open file");
@@ -157,6 +159,7 @@ std::vector<Vec3> read_vector_file(const std::string& path) {
 }
 
 GeometryFile read_geometry_file(const std::string& path) {
+  check_input_file(path, kMaxGeometryFileBytes, "geometry file");
   std::ifstream in(path);
   if (!in) {
     throw InputError(path, 0, "", "cannot open geometry file");
@@ -367,6 +370,7 @@ bool obj_statement(std::istream& in, std::string& text, int& line, int& first) {
 }
 
 GeometryFile read_obj_file(const std::string& path) {
+  check_input_file(path, kMaxGeometryFileBytes, "mesh file");
   std::ifstream in(path);
   if (!in) {
     throw InputError(path, 0, "", "cannot open mesh file");
@@ -668,6 +672,7 @@ int ply_index(double x, long long n, const std::string& path, int line, const ch
 }
 
 GeometryFile read_ply_file(const std::string& path) {
+  check_input_file(path, kMaxGeometryFileBytes, "mesh file");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw InputError(path, 0, "", "cannot open mesh file");

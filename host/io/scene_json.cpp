@@ -5,9 +5,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <utility>
 
+#include "io/input_file.h"
 #include "io/json.h"
 #include "io/text_rows.h"
 #include "slender/builder.h"
@@ -50,7 +52,17 @@ class SceneReader {
       p = std::filesystem::path(base_dir_) / p;
     }
     const std::string resolved = p.string();
-    if (given.empty() || !std::ifstream(resolved)) {
+    std::error_code ec;
+    if (given.empty() || !std::filesystem::exists(resolved, ec)) {
+      o.fail(key, "cannot open file '" + given + "' (looked for '" + resolved + "')");
+    }
+    // a regular file within the readers' limit (a FIFO is not opened: it would block)
+    try {
+      check_input_file(resolved, kMaxGeometryFileBytes, "the file");
+    } catch (const InputError& e) {
+      o.fail(key, "'" + given + "': " + e.message());
+    }
+    if (!std::ifstream(resolved)) {
       o.fail(key, "cannot open file '" + given + "' (looked for '" + resolved + "')");
     }
     return resolved;
@@ -464,6 +476,9 @@ void SceneReader::read_mesh(const JsonObject& mesh, PartSpec& p) {
     } else if (type == "mesh") {
       // given in place: "nodes" ([x, y, z] each) and "triangles" (0-based node indices)
       mesh.allow_only({"type", "nodes", "triangles"});
+      if (const JsonValue* t = mesh.find("triangles"); t && t->is_array() && t->array.empty()) {
+        mesh.fail("triangles", "the mesh has no triangles (a shell needs at least one)");
+      }
       b.mesh_shell(p.name, points(mesh, "nodes"), index_rows<3>(mesh, "triangles"), 0, p.thickness,
                    p.bending);
     } else {
@@ -1239,6 +1254,8 @@ SceneSpec read_scene_text(const std::string& text,
 }
 
 SceneSpec read_scene_file(const std::string& path) {
+  // a regular file (the size limit follows, with its own message)
+  check_input_file(path, std::numeric_limits<long long>::max(), "scene file");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) {
     throw InputError(path, 0, "", "cannot open scene file");

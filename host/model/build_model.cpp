@@ -874,6 +874,20 @@ std::shared_ptr<const Model> with_energies(
   return mp;
 }
 
+void check_state_finite(const State& s, const std::string& who) {
+  auto bad = [&](const std::string& what, Real v) {
+    std::ostringstream o;
+    o << who << ": " << what << " is " << v << ": a state's values must be finite";
+    throw Error(o.str());
+  };
+  if (!std::isfinite(s.time)) bad("the time", s.time);
+#define SLENDER_FINITE_ARRAY(type, name, count, width, doc) \
+  for (size_t i = 0; i < s.name.size(); ++i)                \
+    if (!std::isfinite(s.name[i])) bad(#name "[" + std::to_string(i) + "]", s.name[i]);
+  SLENDER_STATE_ARRAYS(SLENDER_FINITE_ARRAY)
+#undef SLENDER_FINITE_ARRAY
+}
+
 bool state_fits(const Model& m, const State& s) {
   bool fits = true;
 #define SLENDER_STATE_FITS(type, name, count, width, doc) \

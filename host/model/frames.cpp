@@ -261,4 +261,6 @@ void init_natural_strains(Model& m) {
   }
 }
 
+Real max_natural_kappa_bar() { return 2 * std::tan(kMaxNaturalTurn / 2); }
+
 }  // namespace slender

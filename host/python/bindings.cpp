@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -106,6 +107,32 @@ const double* checked(const Array& a, std::vector<py::ssize_t> shape, const char
                          ", got " + shape_text(a.shape(), long(a.ndim())));
   }
   return a.data();
+}
+
+// a failed SLENDER_CHECK's message without what is for C++ debugging: "FILE:LINE: check failed
+// (CONDITION): message" becomes "message" (the condition's parentheses balanced); any other
+// message as it is
+std::string without_check_text(const std::string& what) {
+  const std::string mark = ": check failed (";
+  const size_t at = what.find(mark);
+  if (at == std::string::npos) return what;
+  int depth = 1;
+  size_t i = at + mark.size();
+  for (; i < what.size() && depth > 0; ++i)
+    depth += what[i] == '(' ? 1 : what[i] == ')' ? -1 : 0;
+  if (depth != 0 || what.compare(i, 2, ": ") != 0) return what;
+  return what.substr(i + 2);
+}
+
+// refuses a NaN or infinite value among n values (rows of `width`), naming the argument, the
+// row (`row`: "node", "environment", ...) and the column
+void check_finite(const double* v, size_t n, size_t width, const char* what, const char* row) {
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i]))
+      throw InputError("<python>", 0, what,
+                       std::string(row) + " " + std::to_string(i / width) + ", component " +
+                           std::to_string(i % width) + " is " + std::to_string(v[i]) +
+                           ": give finite values");
 }
 
 // ---- DLPack (the data-interchange protocol of array libraries) -----------------------------
@@ -462,7 +489,7 @@ PYBIND11_MODULE(_core, m) {
     } catch (const InputError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const Error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      PyErr_SetString(PyExc_RuntimeError, without_check_text(e.what()).c_str());
     }
   });
 
@@ -721,6 +748,7 @@ PYBIND11_MODULE(_core, m) {
              const Array f = real_array(o, "forces");
              const Model& md = s.model();
              const double* p = checked(f, {md.nnode, 3}, "forces");
+             check_finite(p, 3 * size_t(md.nnode), 3, "forces", "node");
              s.set_external_forces(std::vector<double>(p, p + 3 * md.nnode));
            })
       .def(
@@ -926,15 +954,36 @@ PYBIND11_MODULE(_core, m) {
           [](PyBatch& b, py::object mask, py::object from_env) {
             std::vector<unsigned char> mk;
             if (!mask.is_none()) {
-              auto m = mask.cast<py::array_t<bool, py::array::c_style | py::array::forcecast>>();
-              if (m.ndim() != 1 || m.shape(0) != b.batch->nenv()) {
+              // booleans, or integers 0 and 1; floats (whose NaN would count as True) refused
+              const py::array a = py::array::ensure(mask);
+              const char kind = a ? a.dtype().kind() : '?';
+              if (kind != 'b' && kind != 'i' && kind != 'u')
+                throw py::type_error("reset: mask must be booleans (or integers 0 and 1), got " +
+                                     (a ? "an array of dtype " + std::string(py::str(a.dtype()))
+                                        : std::string(Py_TYPE(mask.ptr())->tp_name)));
+              if (a.ndim() != 1 || a.shape(0) != b.batch->nenv()) {
                 throw InputError("<python>", 0, "mask",
                                  "expected " + std::to_string(b.batch->nenv()) + " booleans");
               }
-              mk.assign(m.data(), m.data() + m.shape(0));
+              const auto ints =
+                  a.cast<py::array_t<long long, py::array::c_style | py::array::forcecast>>();
+              for (py::ssize_t e = 0; e < ints.shape(0); ++e) {
+                const long long v = ints.data()[e];
+                if (v != 0 && v != 1)
+                  throw InputError("<python>", 0, "mask",
+                                   "environment " + std::to_string(e) + "'s entry is " +
+                                       std::to_string(v) + ": give booleans or 0 and 1");
+                mk.push_back(static_cast<unsigned char>(v));
+              }
             }
             if (from_env.is_none()) return b.batch->reset(mk);
-            const int k = from_env.cast<int>();
+            // an environment index: an int (or numpy integer), not a float or a bool
+            if (py::isinstance<py::bool_>(from_env) || !PyIndex_Check(from_env.ptr()))
+              throw py::type_error("reset: from_env must be an environment index (an int), got " +
+                                   std::string(Py_TYPE(from_env.ptr())->tp_name) + " " +
+                                   std::string(py::repr(from_env)));
+            const long long k =
+                py::reinterpret_steal<py::int_>(PyNumber_Index(from_env.ptr())).cast<long long>();
             if (k < 0 || k >= b.batch->nenv())
               throw InputError("<python>", 0, "from_env",
                                "environment " + std::to_string(k) + " out of range (0.." +

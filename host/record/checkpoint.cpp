@@ -1,16 +1,20 @@
 // Checkpoint files (include/slender/checkpoint.h). Layout, little-endian as the machine writes
-// it: the magic "SLENDERCK", a format version, the model's fingerprint, the state's counts, the
-// time, step and warning counters, the run cursor, then each State array as (length, doubles),
-// in the order of SLENDER_STATE_ARRAYS; from format 2 on, the held DOFs (length 0: the model's,
-// or ndof bytes) and the count of boundary events applied (int32). Format 1 files (before the
-// held DOFs could change) read with the model's set and no event applied.
+// it: the magic "SLENDERCK", a format version (3), a 64-bit FNV-1a checksum of every byte after
+// it (the payload), then the payload: the scene's fingerprint (its named parts, each a name and
+// a 64-bit hash), the state's counts, the time, step and warning counters, the run cursor, each
+// State array as (length, doubles) in the order of SLENDER_STATE_ARRAYS, the held DOFs (length
+// 0: the model's, or ndof bytes) and the count of boundary events applied (int32). Formats 1
+// and 2 (before the checksum and the scene's fingerprint) are refused: they cannot be verified.
 
 #include "slender/checkpoint.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "io/input_file.h"
 #include "record/part_file.h"
 #include "slender/core/error.h"
 
@@ -19,7 +23,9 @@ namespace slender {
 namespace {
 
 constexpr char kMagic[10] = "SLENDERCK";  // with its terminating zero: 10 bytes
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
+// a run cursor's end is at most this many nominal steps after its time
+constexpr Real kMaxStepsLeft = 1e9;
 
 struct Fnv {
   std::uint64_t h = 1469598103934665603ull;
@@ -36,41 +42,74 @@ struct Fnv {
     bytes(&n, sizeof n);
     if (!v.empty()) bytes(v.data(), v.size() * sizeof(T));
   }
+  // one value (arithmetic, bool or enum) by its bytes
+  template <class T>
+  Fnv& operator()(const T& v) {
+    bytes(&v, sizeof v);
+    return *this;
+  }
+  Fnv& operator()(const Vec3& v) {
+    for (int k = 0; k < 3; ++k) {
+      const Real x = v[k];
+      bytes(&x, sizeof x);
+    }
+    return *this;
+  }
+  Fnv& operator()(const TimeFunction& f) {
+    (*this)(f.kind)(f.frequency)(f.amplitude)(f.phase)(f.offset)(f.ramp_time);
+    const std::uint64_t n = f.table.size();
+    bytes(&n, sizeof n);
+    for (const auto& row : f.table)
+      (*this)(row[0])(row[1]);
+    return (*this)(f.sma_n)(f.sma_tau)(f.sma_t_bar)(f.sma_t0)(f.sma_start)(f.sma_period);
+  }
 };
 
 class Writer {
  public:
-  explicit Writer(std::FILE* f) : f_(f) {}
   void raw(const void* p, size_t n) {
-    if (n > 0 && std::fwrite(p, 1, n, f_) != n) ok_ = false;
+    const char* c = static_cast<const char*>(p);
+    buf_.insert(buf_.end(), c, c + n);
   }
   template <class T>
   void put(const T& v) {
     raw(&v, sizeof v);
+  }
+  void str(const std::string& v) {
+    put(std::uint32_t(v.size()));
+    raw(v.data(), v.size());
   }
   template <class T>
   void vec(const std::vector<T>& v) {
     put(std::uint64_t(v.size()));
     raw(v.data(), v.size() * sizeof(T));
   }
-  bool ok() const { return ok_; }
+  const std::string& bytes() const { return buf_; }
 
  private:
-  std::FILE* f_;
-  bool ok_ = true;
+  std::string buf_;
 };
 
 class Reader {
  public:
-  Reader(std::FILE* f, const std::string& path) : f_(f), path_(path) {}
+  Reader(const std::string& data, size_t pos, const std::string& path)
+      : data_(data), pos_(pos), path_(path) {}
   void raw(void* p, size_t n, const char* what) {
-    if (n > 0 && std::fread(p, 1, n, f_) != n)
-      throw InputError(path_, 0, what, "the checkpoint is cut short");
+    if (n > data_.size() - pos_) throw InputError(path_, 0, what, "the checkpoint is cut short");
+    if (n > 0) std::memcpy(p, data_.data() + pos_, n);
+    pos_ += n;
   }
   template <class T>
   T get(const char* what) {
     T v{};
     raw(&v, sizeof v, what);
+    return v;
+  }
+  std::string str(const char* what) {
+    const std::uint32_t n = get<std::uint32_t>(what);
+    if (n > data_.size() - pos_) throw InputError(path_, 0, what, "the checkpoint is cut short");
+    std::string v = data_.substr(pos_, n);
+    pos_ += n;
     return v;
   }
   template <class T>
@@ -83,11 +122,25 @@ class Reader {
     v.resize(size_t(n));
     raw(v.data(), v.size() * sizeof(T), what);
   }
+  bool at_end() const { return pos_ == data_.size(); }
 
  private:
-  std::FILE* f_;
+  const std::string& data_;
+  size_t pos_;
   const std::string& path_;
 };
+
+std::uint64_t checksum(const char* p, size_t n) {
+  Fnv f;
+  f.bytes(p, n);
+  return f.h;
+}
+
+std::string num(Real v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
 
 }  // namespace
 
@@ -104,19 +157,93 @@ std::uint64_t model_fingerprint(const Model& m) {
   return f.h;
 }
 
+SceneFingerprint scene_fingerprint(const Model& m, const IntegratorSpec& in) {
+  SceneFingerprint fp;
+  auto add = [&](const char* name, const Fnv& f) { fp.parts.emplace_back(name, f.h); };
+  Fnv arrays;
+  arrays.h = model_fingerprint(m);
+  add("model (topology, rest shape, masses, stiffnesses, fixed DOFs)", arrays);
+  add("gravity", Fnv()(m.gravity));
+  add("damping", Fnv()(m.viscosity)(m.mass_damping)(m.stiffness_damping)(m.kelvin_voigt)(
+                     m.mass_damping_per_part));
+  add("buoyancy and drag", Fnv()(m.buoyancy_density)(m.drag_density)(m.drag_coefficient)(
+                               m.rft_tangential)(m.rft_normal));
+  {
+    const GroundSpec& g = m.ground;
+    Fnv f;
+    f(g.enabled)(g.wavy)(g.point)(g.normal)(g.amplitude)(g.length_x)(g.length_y)(g.phase_x)(
+        g.phase_y)(g.offset)(g.stiffness)(g.contact_distance)(g.slip_velocity)(g.restitution)(
+        m.ground_stiffness)(m.ground_stiffness_per_kg);
+    add("ground", f);
+    add("ground friction", Fnv()(g.friction));
+  }
+  {
+    const ContactSpec& c = m.contact;
+    add("contact", Fnv()(c.enabled)(c.stiffness)(c.tolerance)(c.restitution)(m.contact_stiffness));
+    Fnv f;
+    f(c.friction)(c.slip_velocity)(m.nmaterial);
+    f.vec(m.contact_mu);
+    add("contact friction", f);
+  }
+  {
+    Fnv f;
+    for (const PointLoad& l : m.point_loads)
+      f(l.node)(l.force)(l.time);
+    for (const TimeFunction& t : m.signals)
+      f(t);
+    f.vec(m.youngs_time_part);
+    for (const TimeFunction& t : m.youngs_time)
+      f(t);
+    add("loads and time functions", f);
+  }
+  {
+    Fnv f;
+    for (const TimeFunction& t : m.motion_time)
+      f(t);
+    f.vec(m.motion_dof), f.vec(m.motion_of), f.vec(m.motion_base), f.vec(m.motion_amount);
+    add("motions", f);
+  }
+  {
+    Fnv f;
+    f.vec(m.event_time), f.vec(m.event_release), f.vec(m.event_dof_adr), f.vec(m.event_dof);
+    add("boundary events", f);
+  }
+  {
+    Fnv f;
+    for (const ActuatedSpring& a : m.actuated)
+      f(a.actuation)(a.index)(a.component)(a.scale)(a.phase);
+    for (const ActuationSpec& a : m.scene.actuation)
+      f(a.target)(a.part)(a.amplitude)(a.direction)(a.ramp_in)(a.time)(a.phase_per_length);
+    add("actuation", f);
+  }
+  {
+    const NewtonSpec& n = in.newton;
+    Fnv f;
+    f(in.kind)(in.beta)(in.gamma)(in.adaptive)(in.min_dt)(in.two_d)(in.energy_consistent);
+    f(n.max_iters)(n.abs_tol)(n.rel_tol)(n.step_tol)(n.line_search);
+    add("integrator", f);
+  }
+  add("dt", Fnv()(in.dt));
+  add("user energies", Fnv()(std::uint64_t(m.user_energies.size())));
+  return fp;
+}
+
 namespace {
 
 void write_state(const Model& m,
+                 const IntegratorSpec& in,
                  const State& s,
                  const std::string& path,
                  const RunCursor& cursor,
-                 std::uint64_t fingerprint) {
-  const std::string part = path + ".part";
-  std::FILE* f = open_part(part, "wb");
-  Writer w(f);
-  w.raw(kMagic, sizeof kMagic);
-  w.put(kVersion);
-  w.put(fingerprint != 0 ? fingerprint : model_fingerprint(m));
+                 const SceneFingerprint* fingerprint) {
+  Writer w;
+  const SceneFingerprint own = fingerprint ? SceneFingerprint{} : scene_fingerprint(m, in);
+  const SceneFingerprint& fp = fingerprint ? *fingerprint : own;
+  w.put(std::uint32_t(fp.parts.size()));
+  for (const auto& [name, hash] : fp.parts) {
+    w.str(name);
+    w.put(hash);
+  }
   w.put(std::int64_t(s.ndof));
   w.put(s.time);
   w.put(std::int64_t(s.step));
@@ -132,31 +259,73 @@ void write_state(const Model& m,
 #undef SLENDER_WRITE_ARRAY
   w.vec(s.dof_fixed);
   w.put(std::int32_t(s.events_done));
-  close_and_rename(f, part, path, !w.ok());
+
+  const std::string part = path + ".part";
+  std::FILE* f = open_part(part, "wb");
+  const std::string& payload = w.bytes();
+  const std::uint64_t sum = checksum(payload.data(), payload.size());
+  bool bad = std::fwrite(kMagic, 1, sizeof kMagic, f) != sizeof kMagic;
+  bad = bad || std::fwrite(&kVersion, sizeof kVersion, 1, f) != 1;
+  bad = bad || std::fwrite(&sum, sizeof sum, 1, f) != 1;
+  bad = bad || std::fwrite(payload.data(), 1, payload.size(), f) != payload.size();
+  close_and_rename(f, part, path, bad);
 }
 
-// reads `path` into s (sized for the model m) and returns the cursor
-RunCursor read_state(const Model& m, State& s, const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw InputError(path, 0, "", "cannot open checkpoint file");
-  struct Closer {
-    std::FILE* f;
-    ~Closer() { std::fclose(f); }
-  } closer{f};
-  Reader r(f, path);
-  char magic[sizeof kMagic] = {};
-  if (std::fread(magic, 1, sizeof magic, f) != sizeof magic ||
-      std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+// reads `path` into s (sized for the model m, run with integrator `in`) and returns the cursor
+RunCursor read_state(const Model& m, const IntegratorSpec& in, State& s, const std::string& path) {
+  const long long size = check_input_file(path, kMaxCheckpointFileBytes, "checkpoint file");
+  std::string data(size_t(size), '\0');
+  {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw InputError(path, 0, "", "cannot open checkpoint file");
+    const size_t got = std::fread(data.data(), 1, data.size(), f);
+    std::fclose(f);
+    data.resize(got);
+  }
+  const size_t header = sizeof kMagic + sizeof(std::uint32_t) + sizeof(std::uint64_t);
+  if (data.size() < sizeof kMagic || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0)
     throw InputError(path, 0, "", "not a Slender checkpoint");
-  const auto version = r.get<std::uint32_t>("version");
-  if (version != kVersion && version != 1)
+  Reader head(data, sizeof kMagic, path);
+  const auto version = head.get<std::uint32_t>("version");
+  if (version == 1 || version == 2)
     throw InputError(path, 0, "version",
-                     "checkpoint format " + std::to_string(version) + ", this build reads 1 to " +
+                     "checkpoint format " + std::to_string(version) +
+                         " (before checksums and scene fingerprints, format 3) cannot be "
+                         "verified and is not read: run again from the scene");
+  if (version != kVersion)
+    throw InputError(path, 0, "version",
+                     "checkpoint format " + std::to_string(version) + ", this build reads " +
                          std::to_string(kVersion));
-  if (r.get<std::uint64_t>("model") != model_fingerprint(m))
-    throw InputError(path, 0, "model",
-                     "the checkpoint was written for another model (its arrays differ from "
-                     "this scene's)");
+  const auto sum = head.get<std::uint64_t>("checksum");
+  if (checksum(data.data() + header, data.size() - header) != sum)
+    throw InputError(path, 0, "checksum",
+                     "the checkpoint is damaged or cut short: the checksum of its " +
+                         std::to_string(data.size() - header) +
+                         " bytes of data does not match the one it was written with");
+  Reader r(data, header, path);
+
+  // the scene's fingerprint: every part that differs is named
+  const SceneFingerprint own = scene_fingerprint(m, in);
+  const std::uint32_t nparts = r.get<std::uint32_t>("fingerprint");
+  std::vector<std::pair<std::string, std::uint64_t>> theirs;
+  for (std::uint32_t k = 0; k < nparts && k < 1024; ++k) {
+    std::string name = r.str("fingerprint");
+    const auto hash = r.get<std::uint64_t>("fingerprint");
+    theirs.emplace_back(std::move(name), hash);
+  }
+  std::string differ;
+  for (const auto& [name, hash] : own.parts) {
+    bool same = false;
+    for (const auto& t : theirs)
+      if (t.first == name) same = t.second == hash;
+    if (!same) differ += (differ.empty() ? "" : ", ") + name;
+  }
+  if (!differ.empty() || theirs.size() != own.parts.size())
+    throw InputError(path, 0, "fingerprint",
+                     "the checkpoint was written for another model or other settings: its " +
+                         (differ.empty() ? std::string("fingerprint's parts") : differ) +
+                         " differ from this simulator's");
+
   if (r.get<std::int64_t>("ndof") != m.ndof)
     throw InputError(path, 0, "ndof", "the checkpoint's DOF count is not the model's");
   s.time = r.get<Real>("time");
@@ -173,26 +342,57 @@ RunCursor read_state(const Model& m, State& s, const std::string& path) {
   r.vec(s.name, size_t(count) * size_t(width), #name);
   SLENDER_STATE_ARRAYS(SLENDER_READ_ARRAY)
 #undef SLENDER_READ_ARRAY
-  s.dof_fixed.clear();
-  s.events_done = 0;
-  if (version >= 2) {
-    // the held DOFs: none stored (the model's set) or one byte per DOF
-    const std::uint64_t n = r.get<std::uint64_t>("dof_fixed");
-    if (n != 0 && n != std::uint64_t(m.ndof))
-      throw InputError(path, 0, "dof_fixed",
-                       "the checkpoint holds " + std::to_string(n) + " held-DOF flags, the model " +
-                           std::to_string(m.ndof) + " DOFs");
-    s.dof_fixed.resize(size_t(n));
-    r.raw(s.dof_fixed.data(), s.dof_fixed.size(), "dof_fixed");
-    s.events_done = r.get<std::int32_t>("events_done");
-    if (s.events_done < 0 || s.events_done > int(m.event_time.size()))
-      throw InputError(path, 0, "events_done",
-                       "the checkpoint has applied " + std::to_string(s.events_done) +
-                           " boundary events, the scene has " +
-                           std::to_string(m.event_time.size()));
+  // the held DOFs: none stored (the model's set) or one byte per DOF
+  const std::uint64_t n = r.get<std::uint64_t>("dof_fixed");
+  if (n != 0 && n != std::uint64_t(m.ndof))
+    throw InputError(path, 0, "dof_fixed",
+                     "the checkpoint holds " + std::to_string(n) + " held-DOF flags, the model " +
+                         std::to_string(m.ndof) + " DOFs");
+  s.dof_fixed.resize(size_t(n));
+  r.raw(s.dof_fixed.data(), s.dof_fixed.size(), "dof_fixed");
+  s.events_done = r.get<std::int32_t>("events_done");
+  if (s.events_done < 0 || s.events_done > int(m.event_time.size()))
+    throw InputError(path, 0, "events_done",
+                     "the checkpoint has applied " + std::to_string(s.events_done) +
+                         " boundary events, the scene has " + std::to_string(m.event_time.size()));
+  if (!r.at_end()) throw InputError(path, 0, "", "the checkpoint has more bytes than its arrays");
+
+  // the values: counters, the cursor and every array
+  if (s.step < 0 || s.warn_degenerate < 0 || s.warn_linear_fallback < 0 || s.warn_line_search < 0)
+    throw InputError(path, 0, "step", "the checkpoint's step or warning counts are negative");
+#define SLENDER_CHECK_ARRAY(type, name, count, width, doc)                              \
+  for (size_t i = 0; i < s.name.size(); ++i)                                            \
+    if (!std::isfinite(s.name[i]))                                                      \
+      throw InputError(path, 0, #name,                                                  \
+                       "value " + std::to_string(i) + " of the state's " #name " is " + \
+                           num(s.name[i]) + ": the checkpoint holds a state that is not finite");
+  SLENDER_STATE_ARRAYS(SLENDER_CHECK_ARRAY)
+#undef SLENDER_CHECK_ARRAY
+  if (!(std::isfinite(s.time) && s.time >= 0))
+    throw InputError(path, 0, "time",
+                     "the checkpoint's time " + num(s.time) + " s is not a time of 0 s or more");
+  if (c.steps < 0 || c.good_in_row < 0)
+    throw InputError(path, 0, "cursor", "the run cursor's step counts are negative");
+  const Real min_dt = in.min_dt > 0 ? in.min_dt : in.dt / 1024;
+  if (!(std::isfinite(c.h_cur) && (c.h_cur == 0 || (c.h_cur > 0 && c.h_cur <= in.dt * (1 + 1e-12) &&
+                                                    c.h_cur >= min_dt * (1 - 1e-12)))))
+    throw InputError(path, 0, "cursor",
+                     "the run cursor's step size " + num(c.h_cur) + " s is not within [" +
+                         num(min_dt) + ", " + num(in.dt) + "] s (min_dt to dt)");
+  if (c.t_end >= 0 || !std::isfinite(c.t_end)) {
+    // a run's checkpoint: its end is the scene's duration, or a --duration it was taken to
+    const Real land = 1e-6 * in.dt;
+    if (!(std::isfinite(c.t_end) && s.time <= c.t_end + land &&
+          (c.t_end - s.time) <= kMaxStepsLeft * in.dt))
+      throw InputError(path, 0, "cursor",
+                       "the run cursor's end time " + num(c.t_end) + " s is not a finite time at " +
+                           "or after the checkpoint's time " + num(s.time) + " s and within " +
+                           num(kMaxStepsLeft) + " steps of dt = " + num(in.dt) + " s of it");
+  } else if (c.t_end != -1) {
+    throw InputError(path, 0, "cursor",
+                     "the run cursor's end time " + num(c.t_end) +
+                         " s is neither -1 (none) nor a " + "time of 0 s or more");
   }
-  if (std::fgetc(f) != EOF)
-    throw InputError(path, 0, "", "the checkpoint has more bytes than its arrays");
   return c;
 }
 
@@ -201,13 +401,13 @@ RunCursor read_state(const Model& m, State& s, const std::string& path) {
 void save_checkpoint(const Simulator& sim,
                      const std::string& path,
                      const RunCursor& cursor,
-                     std::uint64_t fingerprint) {
-  write_state(sim.model(), sim.state(), path, cursor, fingerprint);
+                     const SceneFingerprint* fingerprint) {
+  write_state(sim.model(), sim.integrator(), sim.state(), path, cursor, fingerprint);
 }
 
 RunCursor load_checkpoint(Simulator& sim, const std::string& path) {
   State s = sim.state();
-  const RunCursor c = read_state(sim.model(), s, path);
+  const RunCursor c = read_state(sim.model(), sim.integrator(), s, path);
   sim.set_state(s);
   return c;
 }
@@ -215,14 +415,14 @@ RunCursor load_checkpoint(Simulator& sim, const std::string& path) {
 void save_checkpoint(const BatchedSimulator& batch,
                      int env,
                      const std::string& path,
-                     std::uint64_t fingerprint) {
+                     const SceneFingerprint* fingerprint) {
   // batch.state(env) refuses an environment out of range
-  write_state(batch.model(), batch.state(env), path, RunCursor{}, fingerprint);
+  write_state(batch.model(), batch.integrator(), batch.state(env), path, RunCursor{}, fingerprint);
 }
 
 void load_checkpoint(BatchedSimulator& batch, int env, const std::string& path) {
   State s = batch.state(env);  // refuses an environment out of range
-  read_state(batch.model(), s, path);
+  read_state(batch.model(), batch.integrator(), s, path);
   batch.set_state(env, s);
 }
 

@@ -50,6 +50,8 @@ class BatchedSimulator {
 
   int nenv() const;
   const Model& model() const;
+  /// the integrator the environments step with
+  const IntegratorSpec& integrator() const;
   BatchEngine engine() const;
   BackendKind backend() const;
   /// the linear solver in use: the vectorized engine's batched solver ("banded-lu",

@@ -83,6 +83,16 @@ Real input_number(const Model& m, const FamilyInput& in, const char* field, Real
                               const char* field,
                               const std::string& message);
 
+/// The largest natural turning angle of a rod at a node [rad]: 0.9 pi. A scene's natural
+/// curvature kappa [1/m] turns the rod by |kappa| dl at an interior node (dl: the node's Voronoi
+/// length, the mean of its two edges' lengths); a bend-twist stencil's discrete natural
+/// curvature (kappa1, kappa2), as the batch's actions and the actuation callbacks give it, by
+/// phi = 2 atan(|kappa| / 2). At pi the rod folds back on itself: a natural shape near it is no
+/// rod's, and its steps do not converge. Larger values are refused up front.
+constexpr Real kMaxNaturalTurn = Real(0.9) * Real(3.14159265358979323846);
+/// The largest norm of a stencil's discrete natural curvature: 2 tan(kMaxNaturalTurn / 2), 12.6.
+Real max_natural_kappa_bar();
+
 /// One driven natural value: spring `index` of a family, rest value, spatial phase.
 struct ActuatedSpring {
   int actuation;  ///< index into scene.actuation

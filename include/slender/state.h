@@ -3,6 +3,7 @@
 // State: everything that changes in time, per environment (env-major: q[env * ndof + i]).
 // B = 1 is a single scene; the batched issue widens nenv.
 
+#include <string>
 #include <vector>
 
 #include "slender/core/hd.h"
@@ -40,6 +41,9 @@ State initial_state(const Model& m);
 /// Whether a state's arrays (one environment's) have the model's sizes (dof_fixed: empty or
 /// ndof) and its count of applied events is within the model's.
 bool state_fits(const Model& m, const State& s);
+/// Throws slender::Error naming `who` (such as "state" or "environment 2's state"), the array
+/// and the index of the first value of s (its time, then its arrays) that is NaN or infinite.
+void check_state_finite(const State& s, const std::string& who);
 
 /// The held DOFs of a state (ndof): its own set, or the model's.
 const unsigned char* state_fixed(const Model& m, const State& s);

@@ -1,12 +1,15 @@
 // Bad scenes: each must fail with an InputError that names the file, the line and the field.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <random>
 #include <string>
 
+#include "io/input_file.h"
 #include "io/json.h"
+#include "io/text_rows.h"
 #include "io_test_util.h"
 #include "slender/builder.h"
 #include "slender/model.h"
@@ -323,6 +326,22 @@ TEST(BadInput, CrossSectionAndNaturalShape) {
       "uniform", "rods[0].natural_curvature.uniform", "expected an array of 2 numbers");
 }
 
+// issue 49, item 5: a natural curvature that would turn the rod by more than 0.9 pi at a node
+// (|kappa| dl; here dl = 0.1 m / 50 = 2 mm, so |kappa| <= 0.9 pi / 2 mm = 1413.7 1/m) is
+// refused up front, the entry named: -1e308 before, ran 38 s into a failed step
+TEST(BadInput, AnAbsurdNaturalCurvatureIsRefused) {
+  auto curved = [](const std::string& k) {
+    return with("\"radius\": 0.001,",
+                "\"radius\": 0.001, \"natural_curvature\": {\"uniform\": [" + k + "]},");
+  };
+  expect_error(curved("-1e308, 0"), "\"name\": \"beam\"", "rods[0].natural_curvature[0]",
+               "turns the rod by |kappa| dl = 2e+305 rad at node 1");
+  expect_error(curved("0, 1500"), "\"name\": \"beam\"", "rods[0].natural_curvature[0]",
+               "at most 0.9 pi = 2.82743 rad (|kappa| <= 1413.72 1/m here");
+  EXPECT_NO_THROW(read_scene_text(curved("1000, 990"), kFile, ""));  // |kappa| = 1407.2
+  EXPECT_NO_THROW(read_scene_text(curved("0, 1400"), kFile, ""));
+}
+
 TEST(BadInput, InitialVelocityFileMustMatchTheNodeCount) {
   TempDir dir;
   const std::string text =
@@ -629,6 +648,50 @@ TEST(BadInput, AnOversizedSceneFileIsRefusedBeforeItIsRead) {
   EXPECT_EQ(e.file(), path);
   EXPECT_NE(e.message().find("larger than the 64 MiB a scene file may be"), std::string::npos)
       << e.message();
+}
+
+// issue 49, item 8: a device (/dev/zero, read until memory ran out) or a FIFO (blocked for ever)
+// given as a scene, geometry, mesh or number file is refused before it is opened, and a file
+// beyond the readers' limit (kMaxGeometryFileBytes, 1 GiB; a sparse file: no disk written)
+// before it is read; each error names the file
+TEST(BadInput, NonRegularAndOversizedFilesAreRefused) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/pipe.obj";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string fifo_ply = dir.path() + "/pipe.ply";
+  ASSERT_EQ(::mkfifo(fifo_ply.c_str(), 0600), 0);
+  auto refused = [](const std::string& path, const char* kind, auto read) {
+    const InputError e = catch_input_error(read);
+    EXPECT_EQ(e.file(), path);
+    EXPECT_NE(e.message().find(kind), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("not a regular file"), std::string::npos) << e.what();
+  };
+  for (const std::string& p : {fifo, std::string("/dev/zero")}) {
+    const char* kind = p == fifo ? "a FIFO" : "a character device";
+    refused(p, kind, [&] { read_scene_file(p); });
+    refused(p, kind, [&] { read_geometry_file(p); });
+    refused(p, kind, [&] { read_number_table(p, 3); });
+  }
+  refused(fifo, "a FIFO", [&] { read_mesh_file(fifo); });
+  refused(fifo_ply, "a FIFO", [&] { read_mesh_file(fifo_ply); });
+  // named by a scene: the scene's line and field, the file
+  const std::string scene = dir.write(
+      "net.json",
+      R"({"materials": [{"name": "m", "density": 1, "youngs_modulus": 1, "poisson_ratio": 0}],
+          "networks": [{"name": "n", "material": "m", "radius": 1, "file": "pipe.obj"}]})");
+  const InputError e = catch_input_error([&] { read_scene_file(scene); });
+  EXPECT_EQ(e.file(), scene);
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "networks[0].file");
+  EXPECT_NE(e.message().find("'pipe.obj': the file is a FIFO"), std::string::npos) << e.what();
+  // too long
+  const std::string huge = dir.write("huge.obj", "v 0 0 0\n");
+  std::filesystem::resize_file(huge, std::uintmax_t(kMaxGeometryFileBytes) + 1);
+  const InputError h = catch_input_error([&] { read_mesh_file(huge); });
+  EXPECT_EQ(h.file(), huge);
+  EXPECT_NE(h.message().find("mesh file of 1073741825 bytes is larger than the 1024 MiB"),
+            std::string::npos)
+      << h.what();
 }
 
 TEST(BadInput, RandomMutationsOfASceneOnlyEverThrowInputError) {

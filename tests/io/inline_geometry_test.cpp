@@ -130,6 +130,11 @@ TEST(InlineGeometry, BadEntriesNameTheirField) {
   expect_error(scene(kNet, R"("type": "mesh", "nodes": [[0, 0, 1], [0.1, 0, 1], [0, 0.1, 1]],
     "triangles": [[0, 1]])"),
                "shells[0].mesh.triangles[0]", "expected 3 node indices, got 2");
+  // a mesh with no triangles is told so (issue 49, item 10: it was told that only shells have a
+  // thickness)
+  expect_error(scene(kNet, R"("type": "mesh", "nodes": [[0, 0, 1], [0.1, 0, 1], [0, 0.1, 1]],
+    "triangles": [])"),
+               "shells[0].mesh.triangles", "the mesh has no triangles");
   // an index that is not an integer; a point that is not three numbers
   expect_error(scene(R"("nodes": [[0, 0, 0], [0.1, 0, 0]], "edges": [[0, 1.5]])", kMesh),
                "networks[0].edges[0][1]", "integer");

@@ -120,7 +120,7 @@ TEST_F(FullScene, ClosedRingHelixAndFileRod) {
   ASSERT_EQ(ring.nodes.size(), 4u);
   expect_chain(ring, true);
   ASSERT_EQ(ring.natural_curvature.size(), 4u);
-  EXPECT_EQ(ring.natural_curvature[2][0], 3);
+  EXPECT_EQ(ring.natural_curvature[2][0], 2.5);  // (a turn of 2.5 rad: below 0.9 pi)
 
   const PartSpec& spring = s().parts[3];
   ASSERT_EQ(spring.nodes.size(), 101u);

@@ -73,7 +73,8 @@ def test_a_torch_cpu_tensor_takes_the_host_path(model):
         b.set_natural_curvature(torch.from_numpy(kappa.copy()))
         assert (a.step() == 0).all() and (b.step() == 0).all()
     np.testing.assert_array_equal(a.positions(), b.positions())
-    with pytest.raises(RuntimeError, match="natural curvature value 204 is not finite"):
+    # (value 204 of the whole array: environment 1's value 6 of its 2 x 99)
+    with pytest.raises(RuntimeError, match="natural curvature: environment 1, value 6 is nan"):
         bad = torch.zeros((2, model.nbend, 2), dtype=torch.float64)
         bad[1, 3, 0] = float("nan")
         b.set_natural_curvature(bad)

@@ -161,9 +161,9 @@ def test_errors_inside_a_shard_name_it(cluster):
             env.step(np.zeros((3, 3)))  # refused before any remote call; the env still works
         a = np.tile([10.0, 0.5, -1.0], (4, 1))
         env.step(a)
-        a[3, 0] = np.nan  # environment 3, in shard 1: the batch refuses a non-finite action
+        a[3, 0] = np.nan  # environment 3, in shard 1 (its environment 1): refused by the env
         with pytest.raises(sd.ShardError, match=r"shard 1 \(environments 2\.\.3\): step\(\) "
-                                                r"raised RuntimeError"):
+                                                r"raised ValueError: actions: environment 1"):
             env.step(a)
     # an environment that cannot be made: the error names the shard and the cause
     with pytest.raises(sd.ShardError, match=r"shard 0 \(environments 0\.\.1\): its environment "

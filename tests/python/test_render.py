@@ -320,3 +320,18 @@ def test_ground_and_camera_parsing(tmp_path):
     assert render.Camera.parse("fit").azimuth is None
     with pytest.raises(render.RenderError, match="distance must be > 0"):
         render.Camera.parse("30,20,-1")
+
+
+def test_plot_takes_a_folder_whose_name_is_not_utf8(rod_run, tmp_path):
+    # issue 49, item 10: a byte that is not UTF-8 in the run folder's name (kept by Python as a
+    # lone surrogate) ended `slender plot` in a matplotlib traceback; the title shows U+FFFD
+    odd = os.fsdecode(os.path.join(os.fsencode(str(tmp_path)), b"run\xff"))
+    shutil.copytree(rod_run, odd)
+    written = plot.plot_run(odd, out=str(tmp_path / "plots"))
+    assert len(written) == 3 and all(os.path.getsize(p) > 0 for p in written)
+    # the command line, its plots under the folder (its printed paths are the folder's bytes)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    res = subprocess.run([sys.executable, "-m", "slender.plot", odd], capture_output=True,
+                         env=env, timeout=120)
+    assert res.returncode == 0, res.stderr.decode(errors="replace")
+    assert res.stdout.split(b"\n")[0].startswith(os.fsencode(odd))

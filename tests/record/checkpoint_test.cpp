@@ -8,14 +8,17 @@
 #include "slender/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "record_test_util.h"
 #include "slender/batch.h"
@@ -143,27 +146,132 @@ TEST(Checkpoint, HeldDofsAndEventsResumeInTheSameBits) {
     EXPECT_EQ(resumed.state().q, whole.state().q) << path;
     EXPECT_EQ(resumed.state().u, whole.state().u) << path;
   }
-  // format 1: version 1, without the trailing held DOFs (8 bytes of length) and event count
-  // (4 bytes); the file from before the event reads as it was written
+  // formats 1 and 2 (without checksum and scene fingerprint) are refused, the format named
   {
     std::fstream f(early, std::ios::in | std::ios::out | std::ios::binary);
-    const std::uint32_t v1 = 1;
+    const std::uint32_t v2 = 2;
     f.seekp(10);
-    f.write(reinterpret_cast<const char*>(&v1), sizeof v1);
+    f.write(reinterpret_cast<const char*>(&v2), sizeof v2);
   }
-  std::filesystem::resize_file(early, std::filesystem::file_size(early) - 12);
   Simulator old(model);
-  old.fix_nodes({5});  // (replaced by the file's: the model's set)
-  load_checkpoint(old, early);
-  EXPECT_EQ(old.state().step, 10);
-  EXPECT_TRUE(old.state().dof_fixed.empty());
-  EXPECT_EQ(old.state().events_done, 0);
-  for (int k = 10; k < 20; ++k)
-    ASSERT_TRUE(old.step().ok());
-  Simulator ref(model);
-  for (int k = 0; k < 20; ++k)
-    ASSERT_TRUE(ref.step().ok());
-  EXPECT_EQ(old.state().q, ref.state().q);
+  try {
+    load_checkpoint(old, early);
+    ADD_FAILURE() << "a format 2 checkpoint was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "version");
+    EXPECT_NE(e.message().find("format 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(old.state().step, 0);
+}
+
+std::string message_of(Simulator& sim, const std::string& path) {
+  try {
+    load_checkpoint(sim, path);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), path);
+    return e.message();
+  }
+  return "(taken)";
+}
+
+// a checkpoint cannot lie (issue 49, item 3): one coordinate changed by 1 cm in the file is
+// caught by the checksum; the same model with another gravity, ground friction, integrator or
+// dt is refused with what differs named; a cursor whose end is 1e300 s or whose time is
+// -1000 s, and a NaN in the state, are refused though the file is intact
+TEST(Checkpoint, DamageOtherSettingsAndBadCursorsAreRefused) {
+  ScratchDir dir;
+  SceneSpec sc = read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/rod_drop.json");
+  sc.backend = BackendKind::kCpu;
+  ASSERT_TRUE(sc.forces.ground.enabled);
+  const auto model = build_model(sc);
+  Simulator sim(model);
+  for (int k = 0; k < 3; ++k)
+    ASSERT_TRUE(sim.step().ok());
+  const std::string path = (dir.path() / "a.slck").string();
+  save_checkpoint(sim, path);
+  {
+    Simulator same(model);  // the intact file loads
+    load_checkpoint(same, path);
+    EXPECT_EQ(same.state().q, sim.state().q);
+  }
+  // damage: node 1's z raised by 1 cm where it is in the file
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const Real z = sim.state().q[5];
+    const size_t at = bytes.find(std::string(reinterpret_cast<const char*>(&z), sizeof z));
+    ASSERT_NE(at, std::string::npos);
+    const Real moved = z + 0.01;
+    bytes.replace(at, sizeof moved, reinterpret_cast<const char*>(&moved), sizeof moved);
+    const std::string damaged = (dir.path() / "damaged.slck").string();
+    std::ofstream(damaged, std::ios::binary) << bytes;
+    Simulator fresh(model);
+    EXPECT_NE(message_of(fresh, damaged).find("damaged"), std::string::npos);
+    EXPECT_EQ(fresh.state().step, 0);
+  }
+  // other settings, each named
+  auto other = [&](SceneSpec changed, const char* part) {
+    Simulator o(build_model(changed));
+    const std::string msg = message_of(o, path);
+    EXPECT_NE(msg.find(part), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("model ("), std::string::npos) << msg;  // the arrays are the same
+  };
+  SceneSpec g = sc;
+  g.forces.gravity[2] = -1.62;
+  other(g, "gravity");
+  SceneSpec mu = sc;
+  mu.forces.ground.friction += 0.1;
+  other(mu, "ground friction");
+  for (const auto& [kind, dt, part] :
+       {std::tuple{IntegratorKind::kNewmark, sc.integrator.dt, "integrator"},
+        std::tuple{sc.integrator.kind, sc.integrator.dt / 2, "dt"}}) {
+    IntegratorSpec in = sc.integrator;
+    in.kind = kind;
+    in.dt = dt;
+    Simulator o(model, in);
+    const std::string msg = message_of(o, path);
+    EXPECT_NE(msg.find(std::string("its ") + part + " differ"), std::string::npos) << msg;
+  }
+  // cursors outside the run, in intact files
+  {
+    const std::string far = (dir.path() / "far.slck").string();
+    save_checkpoint(sim, far, RunCursor{3, 0, 0, 1e300});
+    Simulator o(model);
+    EXPECT_NE(message_of(o, far).find("end time 1e+300"), std::string::npos);
+    save_checkpoint(sim, far, RunCursor{3, 0, 0, 0.5 * sim.time()});  // ends before its time
+    EXPECT_NE(message_of(o, far).find("end time"), std::string::npos);
+    State s = sim.state();
+    s.time = -1000;
+    Simulator back(model);
+    back.set_state(s);
+    save_checkpoint(back, far, RunCursor{3, 0, 0, 1.0});
+    EXPECT_NE(message_of(o, far).find("time -1000"), std::string::npos);
+    EXPECT_EQ(o.state().step, 0);
+  }
+  // a FIFO is not opened (it would block); a NaN state is not set into a Simulator or into an
+  // environment of a batch (issue 49, item 4)
+  const std::string fifo = (dir.path() / "pipe.slck").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(message_of(sim, fifo).find("a FIFO"), std::string::npos);
+  State nan = sim.state();
+  nan.q[4] = std::nan("");
+  try {
+    sim.set_state(nan);
+    ADD_FAILURE() << "a NaN state was set";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("state: q[4] is nan"), std::string::npos) << e.what();
+  }
+  for (const BatchEngine engine : {BatchEngine::kPerEnvironment, BatchEngine::kVectorized}) {
+    BatchedSimulator b(model, 2, sc.integrator, LinearSolverKind::kAuto, engine);
+    try {
+      b.set_state(1, nan);
+      ADD_FAILURE() << "a NaN state was set into environment 1";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("environment 1's state: q[4] is nan"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(b.state(1).q, b.state(0).q);
+  }
 }
 
 // environment 1 of three, each with its own natural curvature (so that they differ), saved at

@@ -23,8 +23,13 @@ from ._core import (  # noqa: F401
     cuda_device_count,
     load_model,
 )
-from .envs import Box, SingleEnv, VectorEnv  # noqa: F401
-from .scene import SceneBuilder, build_model  # noqa: F401
+from ._threads import guard as _guard
+
+_guard(Simulator)  # one lock per simulator object: safe under threads (docs/python.md)
+_guard(BatchedSimulator)
+
+from .envs import Box, SingleEnv, VectorEnv  # noqa: E402, F401
+from .scene import SceneBuilder, build_model  # noqa: E402, F401
 
 try:  # slender/Snake-v0 for gymnasium.make and make_vec (docs/rl.md), when Gymnasium is there
     from .rl import register as _register

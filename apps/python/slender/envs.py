@@ -48,6 +48,15 @@ __all__ = ["Box", "VectorEnv", "SingleEnv", "AutoresetMode", "HAVE_GYMNASIUM"]
 HAVE_GYMNASIUM = _GymBox is not None
 
 
+def check_finite_actions(actions):
+    """Raises ValueError naming the first environment and component of `actions` (num_envs,
+    ...) that is NaN or infinite: such an action would leave no valid state behind."""
+    bad = ~np.isfinite(actions)
+    if bad.any():
+        env, *comp = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"actions: environment {env}, component {tuple(comp)} is "
+                         f"{actions[(env, *comp)]}: actions must be finite")
+
 class _Box:
     """Bounds, shape and dtype of a continuous space (as gymnasium.spaces.Box)."""
 
@@ -190,6 +199,7 @@ class VectorEnv(_VectorEnvBase):
         if actions.shape != tuple(self.action_space.shape):
             raise ValueError(f"actions of shape {actions.shape}, expected "
                              f"{tuple(self.action_space.shape)}")
+        check_finite_actions(actions)  # before anything (a phase, say) moves on
         before = self.snapshot()
         failed = np.zeros(self.num_envs, dtype=bool)
         for k in range(self.substeps):

@@ -102,6 +102,13 @@ def _save(fig, path):
     return path
 
 
+def _run_name(csv_path):
+    """The name of the run's folder for a title: bytes that are not UTF-8 (which Python keeps as
+    lone surrogates, and matplotlib cannot draw) shown as U+FFFD."""
+    name = os.path.basename(os.path.dirname(os.path.abspath(csv_path)))
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def plot_energies(csv_path, png_path, size=DEFAULT_SIZE):
     """energies.csv as a PNG: all energies in one panel, then one panel per column."""
     header, data = read_table(csv_path)
@@ -133,7 +140,7 @@ def plot_energies(csv_path, png_path, size=DEFAULT_SIZE):
         ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("time [s]", fontsize=8)
-    fig.suptitle(os.path.basename(os.path.dirname(os.path.abspath(csv_path))) +
+    fig.suptitle(_run_name(csv_path) +
                  ": energies.csv", fontsize=11)
     fig.tight_layout()
     return _save(fig, png_path)
@@ -174,7 +181,7 @@ def plot_nodes(csv_path, out_dir, size=DEFAULT_SIZE):
             ax.grid(alpha=0.3)
             ax.tick_params(labelsize=8)
         axes[-1].set_xlabel("time [s]", fontsize=9)
-        fig.suptitle(f"{os.path.basename(os.path.dirname(os.path.abspath(csv_path)))}: "
+        fig.suptitle(f"{_run_name(csv_path)}: "
                      f"node {key}", fontsize=11)
         fig.tight_layout()
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key)
@@ -235,7 +242,10 @@ def main(argv=None):
     except PlotError as e:
         print(f"slender.plot: error: {e}", file=sys.stderr)
         return 2
-    print("\n".join(paths))
+    # the paths as the file system's bytes (a name that is not UTF-8 printed as it is)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(b"".join(os.fsencode(path) + b"\n" for path in paths))
+    sys.stdout.buffer.flush()
     return 0
 
 

@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from . import _core
-from .envs import Box, SingleEnv, VectorEnv
+from .envs import Box, SingleEnv, VectorEnv, check_finite_actions
 
 #: the scene file of the snake
 SCENE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "snake.json")
@@ -176,9 +176,12 @@ class SnakeCrawlVectorEnv(SnakeVectorEnv):
         when an episode ended (docs/rl.md; not yet run on a GPU)."""
         import torch
 
-        a = torch.as_tensor(actions).to(torch.float64).clamp(-1.0, 1.0)
+        a = torch.as_tensor(actions).to(torch.float64)
         if tuple(a.shape) != (self.num_envs, 2):
             raise ValueError(f"actions of shape {tuple(a.shape)}, expected ({self.num_envs}, 2)")
+        if not bool(torch.isfinite(a).all()):  # before the phase moves on
+            check_finite_actions(a.cpu().numpy())
+        a = a.clamp(-1.0, 1.0)
         dev = a.device
         amp = self.amplitude_max * 0.5 * (a[:, 0] + 1.0)
         freq = self.frequency_max * a[:, 1]
