@@ -42,7 +42,7 @@ def skip_list():
 def list_suites(exe):
     """{suite: [test, ...]} of a test executable, in its order"""
     out = subprocess.run([exe, "--gtest_list_tests"], capture_output=True, text=True,
-                         check=True).stdout
+                         check=True, env=dict(os.environ, LLVM_PROFILE_FILE=os.devnull)).stdout
     suites, current = {}, None
     for line in out.splitlines():
         if not line.strip() or line.startswith("Running main"):
