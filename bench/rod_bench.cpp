@@ -431,12 +431,13 @@ int main(int argc, char** argv) {
                "evaluations, which frames/eval/assemble count too; other = wall - frames - eval "
                "- assemble - factor - solve):\n";
   print_text(std::cout, p);
-  std::cout << "\nanchors: S1-S4 DisMech C++ on the project's reference machine (single core, "
-               "implicit midpoint, MKL Pardiso), not re-run here; S1-2d and S2-2d half of S1 and S2's "
-               "(DisMech's 2D runs cost about half of its 3D ones, issue 53), not measured; "
-               "S6 Py-DiSMech paper "
-               "(Ryzen 9 9950X); S7 Cosserat shooting method paper, per 10 ms step. "
-               "anchor/median > 1 means Slender is faster.\n";
+  std::cout
+      << "\nanchors: S1-S4 DisMech C++ on the project's reference machine (single core, "
+         "implicit midpoint, MKL Pardiso), not re-run here; S1-2d and S2-2d half of S1 and S2's "
+         "(DisMech's 2D runs cost about half of its 3D ones, issue 53), not measured; "
+         "S6 Py-DiSMech paper "
+         "(Ryzen 9 9950X); S7 Cosserat shooting method paper, per 10 ms step. "
+         "anchor/median > 1 means Slender is faster.\n";
 
   if (!o.markdown.empty()) {
     std::ofstream md =
