@@ -80,6 +80,7 @@ ModelView host_view(const Model& m) {
   v.rft_tangential = m.rft_tangential;
   v.rft_normal = m.rft_normal;
   v.ground_on = m.ground.enabled ? 1 : 0;
+  v.two_d = m.scene.integrator.two_d ? 1 : 0;
   v.ground = ground_params(m);
   v.npair = 0;  // contact pairs: a simulator's, none in a model's view
   v.pair_node = nullptr;

@@ -276,6 +276,73 @@ TEST_P(RodBendTwistTest, TheRodsEnergyIsTheQuadraticStrainEnergy) {
     EXPECT_EQ(r2.g[i], 2 * r.g[i]);
 }
 
+// a random stencil in a plane y = const (the 2D mode's): in-plane edges of comparable length,
+// frames and twist angles as random as in 3D (the curvature reads their y components)
+Config random_planar_config(std::mt19937_64& rng, bool natural_strains) {
+  Config c = random_config(rng, natural_strains);
+  std::uniform_real_distribution<Real> u(0.5, 2.0), w(-0.6, 0.6);
+  const Real y = w(rng);
+  const Vec3 x0 = vec3(w(rng), y, w(rng));
+  const Vec3 x1 = x0 + vec3(u(rng) + w(rng), 0, w(rng));
+  const Vec3 x2 = x1 + vec3(u(rng) + w(rng), 0, w(rng));
+  c.x.set_segment(0, x0);
+  c.x.set_segment(3, x1);
+  c.x.set_segment(6, x2);
+  const Vec3 t0 = (x1 - x0) / norm(x1 - x0), t1 = (x2 - x1) / norm(x2 - x1);
+  c.p.d1_0 = test::random_normal(rng, t0);
+  c.p.d1_1 = test::random_normal(rng, t1);
+  c.p.ref_twist = reference_twist(c.p.d1_0, t0, c.p.d1_1, t1, 0);
+  return c;
+}
+
+// The 2D mode's Hessian (in_plane: the x-z block where the stencil lies in a plane y = const)
+// is the x-z block of the whole Hessian, which the tests above check against differences, to
+// round-off (the same closed form summed in another order: 1e-12 of the Hessian's size), and
+// zero elsewhere; energy and gradient are the whole path's, to the bit. Every energy of the
+// strains: the rod's own, one coupling all three strains (the twist's terms have no x-z block)
+// and the Sadowsky ribbon.
+template <class Energy>
+void check_in_plane(const Energy& energy, std::mt19937_64& rng, const char* what) {
+  for (bool natural : {false, true}) {
+    const Config c = random_planar_config(rng, natural);
+    Config d = c;
+    d.p.in_plane = 1;
+    LocalEval<11> whole, planar;
+    rod_bend_twist_eval_with(c.x, c.p, energy, kGradHess, whole);
+    rod_bend_twist_eval_with(d.x, d.p, energy, kGradHess, planar);
+    EXPECT_EQ(planar.E, whole.E) << what;
+    for (int i = 0; i < 11; ++i)
+      EXPECT_EQ(planar.g[i], whole.g[i]) << what << ", entry " << i;
+    const Real scale = test::frobenius(whole.H);
+    auto in_plane = [](int i) { return i < 9 && i % 3 != 1; };
+    for (int i = 0; i < 11; ++i)
+      for (int j = 0; j < 11; ++j) {
+        if (in_plane(i) && in_plane(j)) {
+          EXPECT_NEAR(planar.H(i, j), whole.H(i, j), 1e-12 * scale)
+              << what << ", natural " << natural << ", entry (" << i << ", " << j << ")";
+        } else {
+          EXPECT_EQ(planar.H(i, j), 0) << what << ", entry (" << i << ", " << j << ")";
+        }
+      }
+    // out of the plane (edges with a y component) the whole Hessian, to the bit
+    Config e = d;
+    e.x[7] += 0.1;
+    LocalEval<11> off, off_whole;
+    rod_bend_twist_eval_with(e.x, e.p, energy, kGradHess, off);
+    e.p.in_plane = 0;
+    rod_bend_twist_eval_with(e.x, e.p, energy, kGradHess, off_whole);
+    for (int i = 0; i < 121; ++i)
+      EXPECT_EQ(off.H.a[i], off_whole.H.a[i]) << what << ", out of the plane, entry " << i;
+  }
+}
+
+TEST_P(RodBendTwistTest, InPlaneHessianIsTheWholeOnesXzBlock) {
+  std::mt19937_64 rng(GetParam());
+  check_in_plane(RodElasticStrainEnergy{}, rng, "rod");
+  check_in_plane(CoupledStrainEnergy{}, rng, "coupled polynomial");
+  check_in_plane(examples::SadowskyRibbon{0.3}, rng, "Sadowsky ribbon");
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, RodBendTwistTest, ::testing::Range(1, 21));
 
 TEST(RodBendTwist, DegenerateInputStaysFinite) {

@@ -251,10 +251,13 @@ class StepEval {
 
   /// the elastic families at the step's start (the view's configuration, whose frames go to the
   /// step's current ones), scaled, their Hessians kept for the step's Rayleigh stiffness damping
-  void keep_start_stiffness(const ModelView& mv,
+  /// (whole: beta K u reads the held DOFs' columns too, where a motion moves them)
+  void keep_start_stiffness(const ModelView& view,
                             const EnvPools& p,
                             const StepFrames& fr,
                             const EvalView& ev) {
+    ModelView mv = view;
+    mv.two_d = 0;
     frames_at(mv, fr, ev.q);
     for_each_elastic_family([&](auto binding, Family f, long grain) {
       eval_family<decltype(binding)>(mv, p, f, ev, kGradHess, grain);

@@ -34,6 +34,9 @@ struct ModelView {
   Real drag_coefficient;                // C_D [-]
   Real rft_tangential, rft_normal;      // RFT drag per length [N s/m^2], both 0 = none
   int ground_on;                        // 1 if a ground is present
+  // 1 in the 2D mode (integrator.two_d: every y and twist DOF held for good): the rods'
+  // stencils give only the x-z block of their Hessians where they lie in a plane y = const
+  int two_d;
   GroundContact::Params ground;  // the ground and its contact parameters (u_hat, q_hat unset)
   // contact: this step's edge-edge pairs (set by a simulator; none in a model's view)
   int npair;
@@ -623,6 +626,7 @@ struct RodBendTwistBinding {
     p.kappa2_bar = kb[2 * k + 1];
     p.tau_bar = s.bend_tau_bar[nat + k];
     p.frame_offset = m.bend_frame_offset[k];
+    p.in_plane = m.two_d;
   }
   SLENDER_HD static void eval(const ModelView& m,
                               const EvalView& s,

@@ -47,6 +47,10 @@ struct RodBendTwist {
     Real kappa1_bar, kappa2_bar;  ///< natural curvatures [-]
     Real tau_bar;                 ///< natural twist [rad]
     Real frame_offset;            ///< edge 1's frame is turned back by this for curvature [rad]
+    /// 1: only the x-z block of the Hessian is wanted (the 2D mode holds every y and twist DOF),
+    /// so where both edges lie in a plane y = const the Hessian is the planar one and zero in
+    /// the rows and columns of y and the twists (see rod_bend_twist_eval_with)
+    int in_plane = 0;
   };
   struct Strains {
     Real kappa1, kappa2, tau;
@@ -116,6 +120,64 @@ SLENDER_HD inline Mat<6, 6> kb_dot_hess(const Vec3& w,
   H += (-2 * wc / (D * D)) * D2;
   add_outer(H, dD, 4 * wc / (D * D * D));
   return H;
+}
+
+// The Hessian's x-z block where both edges lie in a plane y = const (e0.y = e1.y = 0): there
+// kappa b = kappa y_hat with kappa = 2 c / D, c = (e0 x e1).y, and kappa b's x and z components
+// vanish on every in-plane motion, so that (differentiating the general terms below) the frame
+// rotation and twist terms have no x-z block and
+//   grad kappa1 = 1/2 M2.y grad kappa,  grad kappa2 = -1/2 M1.y grad kappa,
+//   H = 1/2 (a1 M2.y - a2 M1.y) Hess kappa + c2 grad kappa grad kappa^T,
+//   c2 = 1/4 (d2E11 M2.y^2 - 2 d2E12 M1.y M2.y + d2E22 M1.y^2),
+// with a = dE/ds; the strains' derivatives in the reduced in-plane coordinates
+// r = (e0.x, e0.z, e1.x, e1.z), expanded to the nodes' x and z (the other entries zero).
+SLENDER_HD inline void planar_hessian(
+    const Vec3& e0, const Vec3& e1, Real l0, Real l1, Real D, Real s1, Real s2, Mat<11, 11>& H) {
+  const Real c = e0[2] * e1[0] - e0[0] * e1[2];
+  const Real dc[4] = {-e1[2], e1[0], e0[2], -e0[0]};
+  const Real t0[2] = {e0[0] / l0, e0[2] / l0}, t1[2] = {e1[0] / l1, e1[2] / l1};
+  const Real dD[4] = {l1 * t0[0] + e1[0], l1 * t0[1] + e1[2], l0 * t1[0] + e0[0],
+                      l0 * t1[1] + e0[2]};
+  // Hess D: (l1 / l0)(I - t0 t0^T), (l0 / l1)(I - t1 t1^T), I + t0 t1^T and its transpose
+  Real D2[4][4];
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) {
+      const Real id = i == j ? Real(1) : Real(0);
+      D2[i][j] = l1 / l0 * (id - t0[i] * t0[j]);
+      D2[2 + i][2 + j] = l0 / l1 * (id - t1[i] * t1[j]);
+      D2[i][2 + j] = id + t0[i] * t1[j];
+      D2[2 + j][i] = D2[i][2 + j];
+    }
+  const Real kappa = 2 * c / D;
+  Real dk[4];
+  for (int i = 0; i < 4; ++i)
+    dk[i] = 2 * dc[i] / D - kappa * dD[i] / D;
+  // Hess kappa = 2/D Hess c - 2/D^2 (dc dD^T + dD dc^T) - 2c/D^2 Hess D + 4c/D^3 dD dD^T, with
+  // Hess c: d2c/de0z de1x = 1, d2c/de0x de1z = -1
+  Real Hr[4][4];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      Hr[i][j] = s1 * (-2 / (D * D) * (dc[i] * dD[j] + dD[i] * dc[j]) - 2 * c / (D * D) * D2[i][j] +
+                       4 * c / (D * D * D) * dD[i] * dD[j]) +
+                 s2 * dk[i] * dk[j];
+  Hr[1][2] += s1 * 2 / D;
+  Hr[2][1] += s1 * 2 / D;
+  Hr[0][3] -= s1 * 2 / D;
+  Hr[3][0] -= s1 * 2 / D;
+  // e0 = x1 - x0, e1 = x2 - x1: node n's coefficient in edge a is s[a][n]
+  const Real s[2][3] = {{-1, 1, 0}, {0, -1, 1}};
+  const int comp[2] = {0, 2};
+  H.set_zero();
+  for (int n = 0; n < 3; ++n)
+    for (int m = 0; m < 3; ++m)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          Real v = 0;
+          for (int a = 0; a < 2; ++a)
+            for (int b = 0; b < 2; ++b)
+              v += s[a][n] * s[b][m] * Hr[2 * a + i][2 * b + j];
+          H(3 * n + comp[i], 3 * m + comp[j]) = v;
+        }
 }
 
 // expand a reduced (e0, e1, theta0, theta1) gradient to the 11 local DOFs
@@ -228,6 +290,15 @@ SLENDER_HD inline void rod_bend_twist_eval_with(const Vec<11>& x,
   const Vec<8> gr = se.dE[0] * gk1 + se.dE[1] * gk2 + se.dE[2] * gt;
   detail::expand_grad(gr, out.g);
   if (!(want & kHess)) return;
+
+  if (p.in_plane && e0[1] == 0 && e1[1] == 0) {
+    const Real M1y = M1[1], M2y = M2[1];
+    const Real s1 = Real(0.5) * (se.dE[0] * M2y - se.dE[1] * M1y);
+    const Real s2 = Real(0.25) * (se.d2E[0][0] * M2y * M2y - 2 * se.d2E[0][1] * M1y * M2y +
+                                  se.d2E[1][1] * M1y * M1y);
+    detail::planar_hessian(e0, e1, l0, l1, D, s1, s2, out.H);
+    return;
+  }
 
   // second derivative of D = l0 l1 + e0 . e1
   Mat<6, 6> D2 = Mat<6, 6>::zero();
