@@ -53,6 +53,8 @@ constexpr auto kSpin = std::chrono::microseconds(20);
 
 std::atomic<int> g_threads_set{0};  // set_host_threads; 0: the default
 std::atomic<long> g_pool_loops{0};  // loops handed to pool threads
+std::atomic<long> g_backoffs{0};    // loops that did not pay (see Pool::run)
+std::atomic<int> g_resets{0};       // set_host_threads calls: a new setting, measured afresh
 
 // SLENDER_THREADS, read once: 0 where unset or empty
 int env_threads() {
@@ -88,12 +90,14 @@ struct Job {
   std::exception_ptr error;  // the first exception (written by the thread that set `failed`)
   int seats = 0;             // pool threads that may still join (under Pool::m)
 
-  // take and run chunks while there are any; true if this thread finished the last one
-  bool work(int slot) {
+  // take and run chunks while there are any (counted in *ran); true if this thread finished the
+  // last one
+  bool work(int slot, long* ran = nullptr) {
     bool last = false;
     for (;;) {
       const long c = next.fetch_add(1, std::memory_order_relaxed);
       if (c >= nchunk) return last;
+      if (ran) ++*ran;
       if (!failed.load(std::memory_order_relaxed)) {
         try {
           const long b = c * chunk;
@@ -121,6 +125,16 @@ class Pool {
       std::atomic<bool>& b;
       ~Release() { b.store(false, std::memory_order_release); }
     } release{busy_};
+    // (the members below are the busy holder's alone)
+    if (const int r = g_resets.load(std::memory_order_relaxed); r != resets_seen_) {
+      resets_seen_ = r;
+      skip_ = backoff_ = 0;
+    }
+    if (skip_ > 0) {  // recent loops did not pay: on the caller alone for a while
+      --skip_;
+      body(ctx, 0, n, 0);
+      return;
+    }
 
     auto job = std::make_shared<Job>();
     job->body = body;
@@ -140,7 +154,11 @@ class Pool {
       }
       cv_work_.notify_all();
     }
-    job->work(0);
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    long mine = 0;
+    job->work(0, &mine);
+    const auto t1 = Clock::now();
     if (helpers > 0) {
       {
         // no pool thread joins from now on: they would find no chunk
@@ -157,6 +175,22 @@ class Pool {
           cv_done_.wait(lk,
                         [&] { return job->done.load(std::memory_order_acquire) >= job->nchunk; });
           break;
+        }
+      }
+      // Did the loop pay? The caller alone would have taken about its own chunks' time per
+      // chunk times all the chunks. A loop that took longer (a pool thread the operating system
+      // stopped while it held a chunk: other jobs want the cores) sends the next loops to the
+      // caller alone, 16 of them and twice as many each time it happens again (up to 4,096),
+      // then the pool is tried again; a loop that paid halves that count.
+      if (mine > 0 && mine < job->nchunk) {
+        const double alone =
+            std::chrono::duration<double>(t1 - t0).count() * double(job->nchunk) / double(mine);
+        if (std::chrono::duration<double>(Clock::now() - t0).count() > alone) {
+          backoff_ = std::min(kMaxBackoff, std::max(kMinBackoff, 2 * backoff_));
+          skip_ = backoff_;
+          g_backoffs.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          backoff_ /= 2;
         }
       }
     }
@@ -215,7 +249,9 @@ class Pool {
     }
   }
 
+  static constexpr int kMinBackoff = 16, kMaxBackoff = 4096;
   std::atomic<bool> busy_{false};
+  int skip_ = 0, backoff_ = 0, resets_seen_ = 0;
   std::atomic<std::uint64_t> gen_{0};  // counts the loops handed to the pool
   std::mutex m_;
   std::condition_variable cv_work_, cv_done_;
@@ -267,6 +303,7 @@ void set_host_threads(int n) {
                                 " is not a thread count (1 to " + std::to_string(kMaxThreads) +
                                 ", or 0 for the default)");
   g_threads_set.store(n, std::memory_order_relaxed);
+  g_resets.fetch_add(1, std::memory_order_relaxed);
 }
 
 int host_threads_for(long n, long grain) {
@@ -277,6 +314,8 @@ int host_threads_for(long n, long grain) {
 namespace detail {
 
 long host_pool_loops() { return g_pool_loops.load(std::memory_order_relaxed); }
+
+long host_pool_backoffs() { return g_backoffs.load(std::memory_order_relaxed); }
 
 double host_pool_cpu_seconds() { return pool().cpu_seconds(); }
 

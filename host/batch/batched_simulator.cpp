@@ -101,6 +101,7 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
     : impl_(std::make_unique<Impl>()) {
   SLENDER_CHECK(model != nullptr, "BatchedSimulator needs a model");
   SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
+  host_threads();  // a bad SLENDER_THREADS is reported here, not at the first large loop
   Impl& s = *impl_;
   s.model = std::move(model);
   s.spec = integrator;

@@ -92,6 +92,30 @@ TEST(HostThreads, IdlePoolThreadsSleep) {
   EXPECT_LT(detail::host_pool_cpu_seconds() - cpu0, 5e-3);
 }
 
+TEST(HostThreads, ALoopThatDidNotPaySendsTheNextToTheCaller) {
+  const Threads two(2);  // (a new setting: no back-off from earlier loops)
+  // a pool thread's chunks take 50 ms, the caller's 1 ms: the loop ends later than the caller
+  // alone would have (16 chunks, 16 to 32 ms)
+  std::atomic<int> helped{0};
+  const long backoffs = detail::host_pool_backoffs();
+  parallel_chunks_host(
+      16,
+      [&](long, long, int slot) {
+        if (slot != 0) ++helped;
+        std::this_thread::sleep_for(std::chrono::milliseconds(slot == 0 ? 1 : 50));
+      },
+      1, 2);
+  if (helped.load() == 0) GTEST_SKIP() << "the pool thread did not join (a loaded machine)";
+  EXPECT_EQ(detail::host_pool_backoffs(), backoffs + 1);
+  // the next loop runs on the caller alone
+  const long loops = detail::host_pool_loops();
+  std::atomic<long> sum{0};
+  parallel_for_host(
+      64, [&](long i) { sum += i; }, 1);
+  EXPECT_EQ(sum.load(), 64 * 63 / 2);
+  EXPECT_EQ(detail::host_pool_loops(), loops);
+}
+
 std::shared_ptr<const Model> load(const std::string& path) {
   SceneSpec sc = read_scene_file(path);
   sc.backend = BackendKind::kCpu;

@@ -9,8 +9,10 @@
 // are handed out in chunks as threads ask for them: a pool thread that the operating system has
 // not scheduled yet (another job holds its core) holds no work, and the caller does not wait for
 // it. Idle pool threads sleep after a few microseconds (no long active spin, which on a busy
-// machine steals the core from the caller). Every item writes its own outputs, so the results
-// are the same bits whatever the number of threads.
+// machine steals the core from the caller). A loop that took longer than its caller alone would
+// have (a pool thread stopped while it held a chunk) sends the next loops to the caller alone
+// for a while (16 loops, doubling while it happens again, up to 4,096). Every item writes its own
+// outputs, so the results are the same bits whatever the number of threads.
 
 namespace slender {
 
@@ -51,6 +53,9 @@ void run_host_chunks(long n, long chunk, int threads, ChunkBody body, const void
 long host_chunk(long n, long grain, int threads);
 /// the loops handed to the pool's threads so far, in this process (for tests and benches)
 long host_pool_loops();
+/// the loops on the pool that took longer than their caller alone would have, so far (each sends
+/// the next loops to their callers alone for a while; for tests and benches)
+long host_pool_backoffs();
 /// the CPU time the pool's threads have taken so far, in seconds (for tests and benches)
 double host_pool_cpu_seconds();
 }  // namespace detail
