@@ -6,6 +6,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -17,28 +18,16 @@
 
 #include "slender/core/parallel_for.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 namespace slender {
 
 namespace {
 
-int thread_count() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-
-int thread_id() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
+// per-thread scratch: sized on a thread's first chunk
+template <class T>
+std::vector<T>& scratch(std::vector<std::vector<T>>& per_slot, int slot, size_t n, T fill) {
+  std::vector<T>& v = per_slot[size_t(slot)];
+  if (v.size() != n) v.assign(n, fill);
+  return v;
 }
 
 // C = A B (columns sorted within each row)
@@ -47,29 +36,29 @@ AmgCsr multiply(const AmgCsr& A, const AmgCsr& B) {
   C.nrow = A.nrow;
   C.ncol = B.ncol;
   C.row_ptr.assign(size_t(A.nrow) + 1, 0);
-  const int nt = thread_count();
+  const int nt = host_threads();
   std::vector<std::vector<int>> marks(static_cast<size_t>(nt));
   // symbolic: each row's column count
-#pragma omp parallel
-  {
-    std::vector<int>& mark = marks[size_t(thread_id())];
-    mark.assign(size_t(B.ncol), -1);
-#pragma omp for schedule(dynamic, 256)
-    for (int i = 0; i < A.nrow; ++i) {
-      int count = 0;
-      for (int a = A.row_ptr[size_t(i)]; a < A.row_ptr[size_t(i) + 1]; ++a) {
-        const int k = A.col[size_t(a)];
-        for (int b = B.row_ptr[size_t(k)]; b < B.row_ptr[size_t(k) + 1]; ++b) {
-          const int j = B.col[size_t(b)];
-          if (mark[size_t(j)] != i) {
-            mark[size_t(j)] = i;
-            ++count;
+  parallel_chunks_host(
+      A.nrow,
+      [&](long begin, long end, int slot) {
+        std::vector<int>& mark = scratch(marks, slot, size_t(B.ncol), -1);
+        for (int i = int(begin); i < int(end); ++i) {
+          int count = 0;
+          for (int a = A.row_ptr[size_t(i)]; a < A.row_ptr[size_t(i) + 1]; ++a) {
+            const int k = A.col[size_t(a)];
+            for (int b = B.row_ptr[size_t(k)]; b < B.row_ptr[size_t(k) + 1]; ++b) {
+              const int j = B.col[size_t(b)];
+              if (mark[size_t(j)] != i) {
+                mark[size_t(j)] = i;
+                ++count;
+              }
+            }
           }
+          C.row_ptr[size_t(i) + 1] = count;
         }
-      }
-      C.row_ptr[size_t(i) + 1] = count;
-    }
-  }
+      },
+      kParallelGrainHeavy, nt);
   std::partial_sum(C.row_ptr.begin(), C.row_ptr.end(), C.row_ptr.begin());
   C.col.resize(size_t(C.row_ptr.back()));
   C.val.resize(size_t(C.row_ptr.back()));
@@ -77,35 +66,35 @@ AmgCsr multiply(const AmgCsr& A, const AmgCsr& B) {
   // `sum`), its columns listed, sorted, then written with their sums (the sums in the order of
   // the products, whatever the columns' order)
   std::vector<std::vector<Real>> sums(static_cast<size_t>(nt));
-#pragma omp parallel
-  {
-    std::vector<int>& seen = marks[size_t(thread_id())];
-    seen.assign(size_t(B.ncol), -1);
-    std::vector<Real>& sum = sums[size_t(thread_id())];
-    sum.resize(size_t(B.ncol));
-#pragma omp for schedule(dynamic, 256)
-    for (int i = 0; i < A.nrow; ++i) {
-      int* col = C.col.data() + C.row_ptr[size_t(i)];
-      int count = 0;
-      for (int a = A.row_ptr[size_t(i)]; a < A.row_ptr[size_t(i) + 1]; ++a) {
-        const int k = A.col[size_t(a)];
-        const Real v = A.val[size_t(a)];
-        for (int b = B.row_ptr[size_t(k)]; b < B.row_ptr[size_t(k) + 1]; ++b) {
-          const int j = B.col[size_t(b)];
-          if (seen[size_t(j)] != i) {
-            seen[size_t(j)] = i;
-            col[count++] = j;
-            sum[size_t(j)] = 0;
+  marks.assign(size_t(nt), {});  // (the symbolic pass's marks are row numbers)
+  parallel_chunks_host(
+      A.nrow,
+      [&](long begin, long end, int slot) {
+        std::vector<int>& seen = scratch(marks, slot, size_t(B.ncol), -1);
+        std::vector<Real>& sum = scratch(sums, slot, size_t(B.ncol), Real(0));
+        for (int i = int(begin); i < int(end); ++i) {
+          int* col = C.col.data() + C.row_ptr[size_t(i)];
+          int count = 0;
+          for (int a = A.row_ptr[size_t(i)]; a < A.row_ptr[size_t(i) + 1]; ++a) {
+            const int k = A.col[size_t(a)];
+            const Real v = A.val[size_t(a)];
+            for (int b = B.row_ptr[size_t(k)]; b < B.row_ptr[size_t(k) + 1]; ++b) {
+              const int j = B.col[size_t(b)];
+              if (seen[size_t(j)] != i) {
+                seen[size_t(j)] = i;
+                col[count++] = j;
+                sum[size_t(j)] = 0;
+              }
+              sum[size_t(j)] += v * B.val[size_t(b)];
+            }
           }
-          sum[size_t(j)] += v * B.val[size_t(b)];
+          std::sort(col, col + count);
+          Real* val = C.val.data() + C.row_ptr[size_t(i)];
+          for (int e = 0; e < count; ++e)
+            val[e] = sum[size_t(col[e])];
         }
-      }
-      std::sort(col, col + count);
-      Real* val = C.val.data() + C.row_ptr[size_t(i)];
-      for (int e = 0; e < count; ++e)
-        val[e] = sum[size_t(col[e])];
-    }
-  }
+      },
+      kParallelGrainHeavy, nt);
   return C;
 }
 
@@ -163,28 +152,30 @@ bool invert_blocks(const AmgCsr& A,
   const long nb = long(block_row.size()) - 1;
   const size_t stride = size_t(bs) * size_t(bs);
   inv.assign(stride * size_t(nb), 0);
-  int bad = 0;
-#pragma omp parallel for schedule(static) reduction(+ : bad)
-  for (long b = 0; b < nb; ++b) {
-    const int r0 = block_row[size_t(b)], m = block_row[size_t(b) + 1] - r0;
-    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(m, m);
-    for (int i = 0; i < m; ++i)
-      for (int e = A.row_ptr[size_t(r0 + i)]; e < A.row_ptr[size_t(r0 + i) + 1]; ++e) {
-        const int c = A.col[size_t(e)] - r0;
-        if (c >= 0 && c < m) a(i, c) += A.val[size_t(e)];
-      }
-    const Eigen::MatrixXd sym = 0.5 * (a + a.transpose());
-    const Eigen::LLT<Eigen::MatrixXd> llt(sym);
-    if (llt.info() != Eigen::Success) {
-      ++bad;
-      continue;
-    }
-    const Eigen::MatrixXd ai = llt.solve(Eigen::MatrixXd::Identity(m, m));
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < m; ++j)
-        inv[stride * size_t(b) + size_t(i * bs + j)] = ai(i, j);
-  }
-  return bad == 0;
+  std::atomic<int> bad{0};
+  parallel_for_host(
+      nb,
+      [&](long b) {
+        const int r0 = block_row[size_t(b)], m = block_row[size_t(b) + 1] - r0;
+        Eigen::MatrixXd a = Eigen::MatrixXd::Zero(m, m);
+        for (int i = 0; i < m; ++i)
+          for (int e = A.row_ptr[size_t(r0 + i)]; e < A.row_ptr[size_t(r0 + i) + 1]; ++e) {
+            const int c = A.col[size_t(e)] - r0;
+            if (c >= 0 && c < m) a(i, c) += A.val[size_t(e)];
+          }
+        const Eigen::MatrixXd sym = 0.5 * (a + a.transpose());
+        const Eigen::LLT<Eigen::MatrixXd> llt(sym);
+        if (llt.info() != Eigen::Success) {
+          bad.fetch_add(1, std::memory_order_relaxed);
+          return;
+        }
+        const Eigen::MatrixXd ai = llt.solve(Eigen::MatrixXd::Identity(m, m));
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < m; ++j)
+            inv[stride * size_t(b) + size_t(i * bs + j)] = ai(i, j);
+      },
+      kParallelGrainHeavy);
+  return bad.load() == 0;
 }
 
 // y = D^-1 x with the blocks' inverses
@@ -240,31 +231,32 @@ Aggregation aggregate(const AmgCsr& A, const std::vector<int>& block_row, Real t
   // |A_II|_F^2 and the squared block norms of each block row
   std::vector<Real> diag(static_cast<size_t>(nb), 0);
   std::vector<std::vector<std::pair<int, Real>>> coupling(static_cast<size_t>(nb));
-  const int nt = thread_count();
+  const int nt = host_threads();
   std::vector<std::vector<int>> marks(static_cast<size_t>(nt));
-#pragma omp parallel
-  {
-    std::vector<int>& where = marks[size_t(thread_id())];
-    where.assign(size_t(nb), -1);
-#pragma omp for schedule(dynamic, 256)
-    for (int b = 0; b < nb; ++b) {
-      std::vector<std::pair<int, Real>>& row = coupling[size_t(b)];
-      for (int r = block_row[size_t(b)]; r < block_row[size_t(b) + 1]; ++r)
-        for (int e = A.row_ptr[size_t(r)]; e < A.row_ptr[size_t(r) + 1]; ++e) {
-          const int J = block_of[size_t(A.col[size_t(e)])];
-          const Real v = A.val[size_t(e)];
-          if (where[size_t(J)] < 0) {
-            where[size_t(J)] = int(row.size());
-            row.emplace_back(J, 0);
+  parallel_chunks_host(
+      nb,
+      [&](long begin, long end, int slot) {
+        std::vector<int>& where =
+            scratch(marks, slot, size_t(nb), -1);  // (-1 again after each row)
+        for (int b = int(begin); b < int(end); ++b) {
+          std::vector<std::pair<int, Real>>& row = coupling[size_t(b)];
+          for (int r = block_row[size_t(b)]; r < block_row[size_t(b) + 1]; ++r)
+            for (int e = A.row_ptr[size_t(r)]; e < A.row_ptr[size_t(r) + 1]; ++e) {
+              const int J = block_of[size_t(A.col[size_t(e)])];
+              const Real v = A.val[size_t(e)];
+              if (where[size_t(J)] < 0) {
+                where[size_t(J)] = int(row.size());
+                row.emplace_back(J, 0);
+              }
+              row[size_t(where[size_t(J)])].second += v * v;
+            }
+          for (const auto& c : row) {
+            where[size_t(c.first)] = -1;
+            if (c.first == b) diag[size_t(b)] = c.second;
           }
-          row[size_t(where[size_t(J)])].second += v * v;
         }
-      for (const auto& c : row) {
-        where[size_t(c.first)] = -1;
-        if (c.first == b) diag[size_t(b)] = c.second;
-      }
-    }
-  }
+      },
+      kParallelGrainHeavy, nt);
   // the strong graph, symmetrized, with each edge's strength
   std::vector<std::vector<std::pair<int, Real>>> strong(static_cast<size_t>(nb));
   for (int b = 0; b < nb; ++b)
@@ -360,15 +352,18 @@ AmgCsr csr_add(const AmgCsr& A, Real a, const AmgCsr& B, Real b, bool keep_zeros
     }
     return k;
   };
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < A.nrow; ++r)
-    C.row_ptr[size_t(r) + 1] = merge(r, nullptr, nullptr);
+  parallel_for_host(
+      A.nrow, [&](long r) { C.row_ptr[size_t(r) + 1] = merge(int(r), nullptr, nullptr); },
+      kParallelGrainMedium);
   std::partial_sum(C.row_ptr.begin(), C.row_ptr.end(), C.row_ptr.begin());
   C.col.resize(size_t(C.row_ptr.back()));
   C.val.resize(size_t(C.row_ptr.back()));
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < A.nrow; ++r)
-    merge(r, C.col.data() + C.row_ptr[size_t(r)], C.val.data() + C.row_ptr[size_t(r)]);
+  parallel_for_host(
+      A.nrow,
+      [&](long r) {
+        merge(int(r), C.col.data() + C.row_ptr[size_t(r)], C.val.data() + C.row_ptr[size_t(r)]);
+      },
+      kParallelGrainMedium);
   return C;
 }
 
@@ -504,21 +499,25 @@ bool build_amg(const AmgCsr& A0,
       Eigen::MatrixXd Q, R;  // (rows x rank), (rank x k)
     };
     std::vector<Local> local(static_cast<size_t>(g.count));
-#pragma omp parallel for schedule(dynamic, 64)
-    for (int a = 0; a < g.count; ++a) {
-      const std::vector<int>& rows = rows_of[size_t(a)];
-      Eigen::MatrixXd M(Eigen::Index(rows.size()), k);
-      for (size_t i = 0; i < rows.size(); ++i)
-        for (int c = 0; c < k; ++c)
-          M(Eigen::Index(i), c) = (*B)[size_t(rows[i]) * size_t(k) + size_t(c)];
-      Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(M);
-      qr.setThreshold(1e-10);
-      const Eigen::Index rank = qr.rank();
-      const Eigen::MatrixXd Qfull = qr.householderQ() * Eigen::MatrixXd::Identity(M.rows(), rank);
-      const Eigen::MatrixXd Rp = qr.matrixR().topRows(rank).triangularView<Eigen::Upper>();
-      local[size_t(a)].Q = Qfull;
-      local[size_t(a)].R = Rp * qr.colsPermutation().transpose();
-    }
+    // (a small QR each: one thread per 64)
+    parallel_for_host(
+        g.count,
+        [&](long a) {
+          const std::vector<int>& rows = rows_of[size_t(a)];
+          Eigen::MatrixXd M(Eigen::Index(rows.size()), k);
+          for (size_t i = 0; i < rows.size(); ++i)
+            for (int c = 0; c < k; ++c)
+              M(Eigen::Index(i), c) = (*B)[size_t(rows[i]) * size_t(k) + size_t(c)];
+          Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(M);
+          qr.setThreshold(1e-10);
+          const Eigen::Index rank = qr.rank();
+          const Eigen::MatrixXd Qfull =
+              qr.householderQ() * Eigen::MatrixXd::Identity(M.rows(), rank);
+          const Eigen::MatrixXd Rp = qr.matrixR().topRows(rank).triangularView<Eigen::Upper>();
+          local[size_t(a)].Q = Qfull;
+          local[size_t(a)].R = Rp * qr.colsPermutation().transpose();
+        },
+        64);
     std::vector<int> next_block_row{0}, first_col(static_cast<size_t>(g.count));
     int nc = 0, next_bs = 0;
     for (int a = 0; a < g.count; ++a) {

@@ -103,10 +103,10 @@ struct HostExecutor {
   static void for_each(long n, const F& f, long grain = kParallelGrain) {
     parallel_for_host(n, f, grain);
   }
-  // one heavy item per environment (a factorization): threaded from two environments on
+  // one heavy item per environment (a factorization): one thread per environment
   template <class F>
   static void for_each_env(long n, const F& f) {
-    parallel_for_host(n, f, 2);
+    parallel_for_host(n, f, 1);
   }
   // one thread per environment's factorization (no groups of cooperating lanes)
   static constexpr int kLanes = 1;
@@ -141,9 +141,8 @@ struct HostExecutor {
         one(e);
       return;
     }
-#pragma omp parallel for schedule(static)
-    for (int e = 0; e < nenv; ++e)
-      one(e);
+    // one thread per kParallelGrainMedium items
+    parallel_for_host(nenv, one, std::max(1L, kParallelGrainMedium / std::max(1L, len)));
   }
   template <class F>
   static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {

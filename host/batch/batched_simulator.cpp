@@ -1,6 +1,6 @@
 // BatchedSimulator: two engines.
 // - per environment (CPU): one Simulator per environment over the shared Model (the model's
-//   arrays are not copied), stepped in parallel with OpenMP across environments; each
+//   arrays are not copied), stepped in parallel on the host's threads across environments; each
 //   environment runs its own Newton iteration single-threaded, so that the cores are busy with
 //   whole environments rather than with small loops;
 // - vectorized (CPU or CUDA): the engine (include/slender/engine/engine.h) with B environments,
@@ -17,6 +17,7 @@
 #include "model/model_internal.h"
 #include "slender/batch.h"
 #include "slender/core/error.h"
+#include "slender/core/parallel_for.h"
 #include "slender/engine/batch_engine.h"
 #include "slender/stencils/ground_contact.h"
 
@@ -101,6 +102,7 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
     : impl_(std::make_unique<Impl>()) {
   SLENDER_CHECK(model != nullptr, "BatchedSimulator needs a model");
   SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
+  host_threads();  // a bad SLENDER_THREADS is reported here, not at the first large loop
   Impl& s = *impl_;
   s.model = std::move(model);
   s.spec = integrator;
@@ -382,17 +384,20 @@ const std::vector<StepStatus>& BatchedSimulator::step() {
     return s.status;
   }
   std::vector<std::exception_ptr> errors(n);
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int e = 0; e < n; ++e) {
-    try {
-      s.reports[e] = s.envs[e]->step();
-    } catch (...) {
-      errors[e] = std::current_exception();
-      s.reports[e] = StepReport{};
-      s.reports[e].status = StepStatus::kNonFinite;
-    }
-    s.status[e] = s.reports[e].status;
-  }
+  // one thread per environment at most (their own loops inside then run on one thread each)
+  parallel_for_host(
+      n,
+      [&](long e) {
+        try {
+          s.reports[e] = s.envs[e]->step();
+        } catch (...) {
+          errors[e] = std::current_exception();
+          s.reports[e] = StepReport{};
+          s.reports[e].status = StepStatus::kNonFinite;
+        }
+        s.status[e] = s.reports[e].status;
+      },
+      1);
   // an exception is a broken contract (not a failed step): the first one is rethrown
   for (int e = 0; e < n; ++e)
     if (errors[e]) std::rethrow_exception(errors[e]);

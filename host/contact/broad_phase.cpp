@@ -25,7 +25,7 @@ constexpr int kBlockBits = 2;
 constexpr int kBlockCellBits = 3 * kBlockBits;
 // elements whose box size sets the automatic cell size
 constexpr int kMedianSample = 4096;
-// elements per OpenMP work item over the buckets, and the most such items
+// elements per work item of the threaded loop over the buckets, and the most such items
 constexpr int kChunkElems = 1024;
 constexpr int kMaxChunks = 256;
 
@@ -452,11 +452,14 @@ CandidatePairs BroadPhase::find_pairs(const BroadPhaseInput& in, const BroadPhas
     nchunk_ = std::min(kMaxChunks, (nelem_ + kChunkElems - 1) / kChunkElems);
     const int nitem = nchunk_ + int(large_.size());
     if (int(chunk_.size()) < nitem) chunk_.resize(std::size_t(nitem));
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(dynamic, 1) if (nitem > 1 && nelem_ >= kParallelGrain)
-#endif
-    for (int c = 0; c < nitem; ++c)
-      query_chunk(c);
+    // threaded (one thread per work item at most) from kParallelGrain elements
+    if (nelem_ >= kParallelGrain) {
+      parallel_for_host(
+          nitem, [this](long c) { query_chunk(int(c)); }, 1);
+    } else {
+      for (int c = 0; c < nitem; ++c)
+        query_chunk(c);
+    }
     sort_pairs();
   }
   in_ = BroadPhaseInput{};

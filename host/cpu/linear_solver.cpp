@@ -1,8 +1,11 @@
 #include "slender/engine/linear_solver.h"
 
+#include <dlfcn.h>
+
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -10,6 +13,7 @@
 #include "slender/config.h"
 #include "slender/core/banded.h"
 #include "slender/core/error.h"
+#include "slender/core/parallel_for.h"
 #include "slender/engine/ordering.h"
 #ifdef SLENDER_HAVE_CHOLMOD
 #include <Eigen/CholmodSupport>
@@ -25,22 +29,58 @@ namespace slender::cpu {
 
 namespace {
 
-// CHOLMOD's supernodal factorization runs some of its loops on a team of 4 OpenMP threads of
-// its own (a number compiled into the library), whatever OMP_NUM_THREADS says, and its threads
-// spin while they wait. On a machine with fewer cores than that, or under OMP_NUM_THREADS=1,
-// they take turns on the same cores. Dynamic teams, for the call only, let OpenMP cap the team
-// at the threads it may use (OMP_NUM_THREADS, the cores, the load). Those loops write disjoint
-// entries, so the factor is the same whatever the team.
-class CapCholmodTeams {
+// The threads of the libraries under the direct solvers, for the call only: one below
+// kBlasThreadsFrom unknowns, Slender's host_threads() (set_host_threads, SLENDER_THREADS,
+// OMP_NUM_THREADS) from there. The dense blocks of a smaller matrix's factor are too small to
+// share, and both libraries keep their threads spinning after a threaded call (libgomp for
+// milliseconds, OpenBLAS yielding for about 0.1 s), which on a busy machine takes the cores from
+// the work.
+// - CHOLMOD's supernodal factorization runs some of its loops on a team of 4 OpenMP threads of
+//   its own (a number compiled into the library), whatever OMP_NUM_THREADS says. Dynamic teams
+//   let OpenMP cap the team at the threads it may use (the count set here, the cores, the
+//   load). Those loops write disjoint entries, so the factor is the same whatever the team.
+// - The BLAS under CHOLMOD and UMFPACK: OpenBLAS, where it is the system's BLAS (found at run
+//   time, nothing to link), never above its own count (OPENBLAS_NUM_THREADS, or the cores).
+class CapLibraryThreads {
  public:
+  // (a judgement, not a measured crossover: the 2k and 20k cloths of S9, 3k and 30k unknowns,
+  // factor on one BLAS thread; the 200k cloth, 300k unknowns, on all)
+  static constexpr int kBlasThreadsFrom = 100000;
+
+  explicit CapLibraryThreads(int nunknown) {
+    const int n = nunknown >= kBlasThreadsFrom ? host_threads() : 1;
+    cap_blas(n);
 #if defined(_OPENMP)
-  CapCholmodTeams() : was_(omp_get_dynamic()) { omp_set_dynamic(1); }
-  ~CapCholmodTeams() { omp_set_dynamic(was_); }
+    was_dynamic_ = omp_get_dynamic();
+    was_threads_ = omp_get_max_threads();
+    omp_set_dynamic(1);
+    omp_set_num_threads(n);
+#endif
+  }
+  ~CapLibraryThreads() {
+#if defined(_OPENMP)
+    omp_set_num_threads(was_threads_);
+    omp_set_dynamic(was_dynamic_);
+#endif
+  }
+  CapLibraryThreads(const CapLibraryThreads&) = delete;
+  CapLibraryThreads& operator=(const CapLibraryThreads&) = delete;
 
  private:
-  int was_;
-#else
-  CapCholmodTeams() {}  // (a user-provided constructor: no unused-variable warning without OpenMP)
+  // OpenBLAS's threads: min(its own count at the first call, n)
+  static void cap_blas(int n) {
+    using Get = int (*)();
+    using Set = void (*)(int);
+    static const Get get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    static const Set set = reinterpret_cast<Set>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    if (!get || !set) return;
+    static const int own = get();
+    const int want = std::max(1, std::min(own, n));
+    if (get() != want) set(want);
+  }
+#if defined(_OPENMP)
+  int was_dynamic_ = 0;
+  int was_threads_ = 1;
 #endif
 };
 
@@ -73,6 +113,7 @@ struct LinearSolver::Impl {
       }
     }
     if (umf_numeric) umfpack_di_free_numeric(&umf_numeric);
+    const CapLibraryThreads cap(n);
     const int status = umfpack_di_numeric(A.outerIndexPtr(), A.innerIndexPtr(), A.valuePtr(),
                                           umf_symbolic, &umf_numeric, umf_control, nullptr);
     return status == UMFPACK_OK;  // a singular matrix (a warning to UMFPACK) fails here
@@ -141,7 +182,7 @@ bool LinearSolver::Impl::direct_factorize() {
       }
       direct_analyzed = true;
       {
-        const CapCholmodTeams cap;
+        const CapLibraryThreads cap(n);
         cholmod.factorize(A);
       }
       ok = cholmod.info() == Eigen::Success;

@@ -577,6 +577,7 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
                      LinearSolverKind solver,
                      BackendKind backend) {
   SLENDER_CHECK(model != nullptr, "Simulator needs a model");
+  host_threads();  // a bad SLENDER_THREADS is reported here, not at the first large loop
   impl_ = std::make_unique<Impl>(std::move(model), integrator, solver, backend);
   if (impl_->spec.kind == IntegratorKind::kNewmark) impl_->newmark_start();
   impl_->engine->upload_state(impl_->state);

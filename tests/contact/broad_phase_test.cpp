@@ -22,10 +22,6 @@
 #include "slender/core/error.h"
 #include "slender/core/parallel_for.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 // every allocation of the test program is counted, so that a test can check that a call made
 // none (the aligned forms too: the broad phase's boxes are cache-line aligned)
 namespace {
@@ -453,15 +449,12 @@ TEST(BroadPhase, SameOutputTwiceAndAcrossWorkspaces) {
   const PairSets first = hash_pairs(soup, opt, &bp);
   EXPECT_EQ(hash_pairs(soup, opt, &bp), first);
   EXPECT_EQ(hash_pairs(soup, opt), first);
-#ifdef _OPENMP
   // the thread count does not change the output
-  const int nthread = omp_get_max_threads();
   for (int t : {1, 2, 3}) {
-    omp_set_num_threads(t);
+    set_host_threads(t);
     EXPECT_EQ(hash_pairs(soup, opt, &bp), first) << t << " threads";
   }
-  omp_set_num_threads(nthread);
-#endif
+  set_host_threads(0);
 }
 
 TEST(BroadPhase, PermutedInputGivesTheSamePairs) {

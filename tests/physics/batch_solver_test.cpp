@@ -22,11 +22,9 @@
 #include "slender/builder.h"
 #include "slender/compare.h"
 #include "slender/core/error.h"
+#include "slender/core/parallel_for.h"
 #include "slender/engine/batch_engine.h"
 #include "test_util.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace slender {
 namespace {
@@ -637,12 +635,7 @@ TEST(VectorSolvers, RepeatRunsAreBitIdentical) {
   for (const LinearSolverKind kind : {LinearSolverKind::kDense, LinearSolverKind::kPcg}) {
     std::vector<std::vector<Real>> runs;
     for (int threads : {1, 2}) {
-#ifdef _OPENMP
-      const int before = omp_get_max_threads();
-      omp_set_num_threads(threads);
-#else
-      (void)threads;
-#endif
+      set_host_threads(threads);
       BatchedSimulator batch = vectorized(m, B, kind);
       for (int e = 0; e < B; ++e) {
         EnvParams p;
@@ -658,9 +651,7 @@ TEST(VectorSolvers, RepeatRunsAreBitIdentical) {
         q.insert(q.end(), qe.begin(), qe.end());
       }
       runs.push_back(q);
-#ifdef _OPENMP
-      omp_set_num_threads(before);
-#endif
+      set_host_threads(0);
     }
     EXPECT_EQ(runs[0], runs[1]) << (kind == LinearSolverKind::kPcg ? "pcg" : "dense");
   }

@@ -383,9 +383,7 @@ class StepEval {
   template <class F>
   void run(long per_env, const F& f, long grain) const {
     if (per_env <= 0) return;
-    if (act_)
-      return vec::each_masked<X>(nenv_ * per_env, vec::Masked<F>{f, act_, per_env},
-                                 kParallelGrainHeavy);
+    if (act_) return vec::each_masked<X>(nenv_ * per_env, vec::Masked<F>{f, act_, per_env}, grain);
     if constexpr (vec::HasAt<F>::value) {
       if (nenv_ == 1) return X::for_each(per_env, vec::FirstEnv<F>{f}, grain);
     }
