@@ -57,6 +57,21 @@ inline Vec3 random_vec3(std::mt19937_64& rng, Real scale = 1) {
   return Vec3{{scale * u(rng), scale * u(rng), scale * u(rng)}};
 }
 
+/// a random rotation matrix, from a random unit quaternion
+inline Mat3 random_rotation(std::mt19937_64& rng) {
+  std::normal_distribution<Real> nd(0, 1);
+  Real q[4], n = 0;
+  for (Real& c : q) {
+    c = nd(rng);
+    n += c * c;
+  }
+  n = std::sqrt(n);
+  const Real w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
+  return Mat3{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+               2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+               2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}};
+}
+
 /// a unit vector normal to unit t, random
 inline Vec3 random_normal(std::mt19937_64& rng, const Vec3& t) {
   for (;;) {

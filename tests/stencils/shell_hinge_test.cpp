@@ -12,22 +12,6 @@ namespace {
 
 using test::kFdRelTol;
 
-// a random rotation matrix from a random unit quaternion
-Mat3 random_rotation(std::mt19937_64& rng) {
-  std::normal_distribution<Real> nd(0, 1);
-  Real q[4];
-  Real n = 0;
-  for (Real& c : q) {
-    c = nd(rng);
-    n += c * c;
-  }
-  n = std::sqrt(n);
-  const Real w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
-  return Mat3{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-               2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-               2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}};
-}
-
 // A hinge with a known dihedral angle theta: the edge lies on the local x axis, wing A in the
 // plane z = 0 on the +y side (normal +z), and wing B starts on the -y side and is turned by
 // theta about +x. The whole hinge is then rotated by Q and moved by c.
@@ -54,7 +38,7 @@ Config random_config(std::mt19937_64& rng) {
   Config c;
   const Real l = u(rng), sA = s(rng), hA = u(rng), sB = s(rng), hB = u(rng);
   c.theta = sign(rng) ? ang(rng) : -ang(rng);
-  const Mat3 Q = random_rotation(rng);
+  const Mat3 Q = test::random_rotation(rng);
   c.x = folded_hinge(l, sA, hA, sB, hB, c.theta, Q, test::random_vec3(rng, 2));
   c.p = ShellHinge::Params{u(rng), bar(rng)};
   return c;
@@ -129,7 +113,7 @@ TEST_P(ShellHingeTest, RigidMotionInvariance) {
   EXPECT_LT(norm(torque), 1e-12 * scale);
   // and the energy itself is unchanged by a rigid motion
   std::mt19937_64 rng(GetParam() + 1000);
-  const Mat3 Q = random_rotation(rng);
+  const Mat3 Q = test::random_rotation(rng);
   const Vec3 d = test::random_vec3(rng, 3);
   Vec<12> y;
   for (int n = 0; n < 4; ++n)

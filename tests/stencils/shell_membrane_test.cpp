@@ -27,21 +27,6 @@ LocalEval<9> eval(const Vec<9>& x, const ShellMembrane::Params& p, unsigned want
   return r;
 }
 
-// a random rotation matrix from a random unit quaternion
-Mat3 random_rotation(std::mt19937_64& rng) {
-  std::normal_distribution<Real> nd(0, 1);
-  Real q[4], n = 0;
-  for (Real& c : q) {
-    c = nd(rng);
-    n += c * c;
-  }
-  n = std::sqrt(n);
-  const Real w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
-  return Mat3{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-               2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-               2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}};
-}
-
 // the rest metric of triangle x
 void set_rest(ShellMembrane::Params& p, const Vec<9>& x) {
   shell_membrane_metric(x, p.g11, p.g22, p.g12);
@@ -69,7 +54,7 @@ Config random_config(int seed, int law) {
   Config c;
   const Real a = u(rng), b = u(rng), skew = std::uniform_real_distribution<Real>(-0.6, 0.6)(rng);
   const Vec3 local[3] = {vec3(0, 0, 0), vec3(a, 0, 0), vec3(skew * a, b, 0)};
-  const Mat3 Q0 = random_rotation(rng);
+  const Mat3 Q0 = test::random_rotation(rng);
   const Vec3 d0 = test::random_vec3(rng, 2);
   for (int n = 0; n < 3; ++n)
     c.x_bar.set_segment(3 * n, Q0 * local[n] + d0);
@@ -80,7 +65,7 @@ Config random_config(int seed, int law) {
     y.set_segment(3 * n, vec3(s1 * X[0] + g * X[1], s2 * X[1], 0));
   }
   y[8] += 0.2 * b;  // x2 off the plane
-  c.x = moved(y, random_rotation(rng), test::random_vec3(rng, 2));
+  c.x = moved(y, test::random_rotation(rng), test::random_vec3(rng, 2));
   c.p.law = law;
   c.p.E = u(rng);
   c.p.nu = seed % 5 == 0 ? 0.0 : seed % 5 == 1 ? 0.5 : nu(rng);
@@ -129,7 +114,7 @@ TEST_P(ShellMembraneStencilTest, RestStateHasZeroEnergyAndGradient) {
     const Config c = random_config(GetParam(), law);
     // the rest shape anywhere, turned any way, is at rest
     std::mt19937_64 rng(GetParam() + 500);
-    const Vec<9> x = moved(c.x_bar, random_rotation(rng), test::random_vec3(rng, 3));
+    const Vec<9> x = moved(c.x_bar, test::random_rotation(rng), test::random_vec3(rng, 3));
     const LocalEval<9> r = eval(x, c.p, kGradHess);
     const Real k = c.p.E * c.p.h;  // the force scale of a unit-size triangle
     EXPECT_LT(std::fabs(r.E), 1e-14 * k) << law_name(law);
@@ -162,7 +147,7 @@ TEST_P(ShellMembraneStencilTest, RigidMotionInvariance) {
     EXPECT_LT(norm(torque), 1e-13 * scale) << law_name(law);
     // and the energy itself is unchanged by a rigid motion
     std::mt19937_64 rng(GetParam() + 1000);
-    const Vec<9> y = moved(c.x, random_rotation(rng), test::random_vec3(rng, 3));
+    const Vec<9> y = moved(c.x, test::random_rotation(rng), test::random_vec3(rng, 3));
     EXPECT_NEAR(eval(y, c.p, kEnergy).E, r.E, 1e-12 * (1 + std::fabs(r.E))) << law_name(law);
   }
 }
