@@ -98,18 +98,6 @@ inline ContactStepCoeffs contact_step_coeffs(const IntegratorSpec& spec, Real dt
 inline bool stretch_secant_on(const IntegratorSpec& spec) {
   return spec.energy_consistent && spec.kind == IntegratorKind::kImplicitMidpoint;
 }
-inline ContactStepCoeffs contact_step_coeffs(const IntegratorSpec& spec) {
-  ContactStepCoeffs c;
-  if (!spec.energy_consistent) return c;
-  if (spec.kind == IntegratorKind::kImplicitMidpoint) {
-    c.a = 2;
-  } else if (spec.kind == IntegratorKind::kNewmark && spec.beta == 0.25 && spec.gamma == 0.5) {
-    c.a = 2;
-    c.w = 1 / (2 * spec.beta);
-    c.hm = 0.5;
-  }
-  return c;
-}
 
 /// Newton's convergence test on the free-DOF residual norm r (r0: the first iteration's).
 inline bool newton_converged(const NewtonSpec& n, Real r, Real r0, int iters) {
