@@ -985,13 +985,7 @@ void check_selection(const Checker& c, const DofSelection& sel, const std::strin
 
 void check_boundary(const Checker& c) {
   const SceneSpec& s = c.s;
-  DofSelection fixed;
-  fixed.nodes = s.fixed_nodes;
-  fixed.edges = s.fixed_edges;
-  fixed.shell_edges = s.fixed_shell_edges;
-  fixed.twist = s.fixed_twist;
-  fixed.dofs = s.fixed_dofs;
-  check_selection(c, fixed, "");
+  check_selection(c, s.fixed_selection(), "");
   // a clamp at a node: a rod's end, on exactly one edge of its part
   for (size_t i = 0; i < s.clamps.size(); ++i) {
     const NodeRef& r = s.clamps[i];

@@ -90,13 +90,7 @@ std::string lock_reason(const Model& m, int d) {
 void build_fixed_dofs(Model& m, const std::vector<int>& clamp_dofs) {
   const SceneSpec& scene = m.scene;
   m.dof_fixed.assign(size_t(m.ndof), 0);
-  DofSelection fixed;
-  fixed.nodes = scene.fixed_nodes;
-  fixed.edges = scene.fixed_edges;
-  fixed.shell_edges = scene.fixed_shell_edges;
-  fixed.twist = scene.fixed_twist;
-  fixed.dofs = scene.fixed_dofs;
-  mark_selection(m, fixed, "boundary.", m.dof_fixed);
+  mark_selection(m, scene.fixed_selection(), "boundary.", m.dof_fixed);
   // a clamped shell edge (its xi fixed at t = 0) keeps its initial mid-edge frame
   // (MidEdgeFrames): refreshed from the turning triangle next to it, a fixed xi let the clamp
   // give way step by step

@@ -424,6 +424,17 @@ struct SceneSpec {
   std::vector<MotionSpec> motions;  ///< prescribed motion of fixed nodes and twists
   /// changes of the fixed DOFs during the run (grasp and release), in the order given
   std::vector<BoundaryEvent> events;
+  /// the DOFs fixed from the start (fixed_nodes, fixed_edges, fixed_shell_edges, fixed_twist,
+  /// fixed_dofs) as one selection, as a boundary event names its own
+  DofSelection fixed_selection() const {
+    DofSelection sel;
+    sel.nodes = fixed_nodes;
+    sel.edges = fixed_edges;
+    sel.shell_edges = fixed_shell_edges;
+    sel.twist = fixed_twist;
+    sel.dofs = fixed_dofs;
+    return sel;
+  }
   ForcesSpec forces;
   /// initial node velocities: per (node, velocity) pair; nodes not named start at rest
   std::vector<std::pair<NodeRef, Vec3>> initial_velocities;
