@@ -1254,14 +1254,14 @@ SceneSpec read_scene_text(const std::string& text,
 }
 
 SceneSpec read_scene_file(const std::string& path) {
-  // a regular file (the size limit follows, with its own message)
-  check_input_file(path, std::numeric_limits<long long>::max(), "scene file");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  // a regular file, and its size before anything is read into memory (the limit with its own
+  // message)
+  const long long size =
+      check_input_file(path, std::numeric_limits<long long>::max(), "scene file");
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw InputError(path, 0, "", "cannot open scene file");
   }
-  // the size before anything is read into memory
-  const std::streamoff size = in.tellg();
   if (size > kMaxSceneFileBytes) {
     throw InputError(path, 0, "",
                      "scene file of " + std::to_string(size) + " bytes is larger than the " +
@@ -1269,7 +1269,6 @@ SceneSpec read_scene_file(const std::string& path) {
                          " MiB a scene file may be (large geometry belongs in OBJ, PLY or text "
                          "files that the scene names)");
   }
-  in.seekg(0);
   std::ostringstream text;
   text << in.rdbuf();
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
