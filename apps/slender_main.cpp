@@ -51,11 +51,16 @@ constexpr int kExitRunFailed = 3;
 constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report an interrupted program
 
 // SIGINT (Ctrl-C) and SIGTERM during a run: the run stops after the step in progress and
-// completes its outputs; a second signal ends the program at once (the default action)
+// completes its outputs. A second signal does the same (`timeout -s INT` signals the program
+// and then its process group, so it arrives twice); a third ends the program at once (the
+// default action), leaving the unfinished files under their .part names
 volatile std::sig_atomic_t g_interrupt = 0;
 extern "C" void on_interrupt(int sig) {
-  g_interrupt = 1;
-  std::signal(sig, SIG_DFL);
+  g_interrupt = g_interrupt + 1;
+  if (g_interrupt >= 3) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
 }
 
 struct RunArgs {
@@ -252,9 +257,9 @@ int cmd_run(const RunArgs& a) {
   }
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
+  // (the handlers stay: a signal that arrives late, after the outputs are complete, must not
+  // end the program before it reports them)
   const RunResult r = run_simulation(sim, opt, log);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
   if (r.interrupted) {
     std::cerr << "slender: " << r.message << '\n';
     for (const std::string& f : r.files)

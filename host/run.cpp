@@ -96,7 +96,8 @@ struct Recording {
     }
   }
 
-  void setup(const Model& m, const std::string& out_dir) {
+  // the recorders the scene asks for, their paths checked
+  void make(const Model& m, const std::string& out_dir) {
     const OutputSpec& o = m.scene.output;
     if (o.vtk) {
       recorders.push_back(make_vtk_recorder(m.scene.name));
@@ -126,8 +127,42 @@ struct Recording {
       for (std::string& p : r->outputs(m, out_dir))
         paths.push_back(std::move(p));
     check_paths(paths);
+  }
+
+  // new files in out_dir
+  void setup(const Model& m, const std::string& out_dir) {
+    make(m, out_dir);
     for (auto& r : recorders)
       r->begin(m, out_dir);
+  }
+
+  // whether out_dir holds any of the files (or their temporary ones) this run would write:
+  // the outputs of the run a checkpoint came from, which a resumed run continues
+  static bool present(const Model& m, const std::string& out_dir) {
+    Recording probe;
+    probe.make(m, out_dir);
+    for (const auto& r : probe.recorders) {
+      for (const std::string& p : r->outputs(m, out_dir)) {
+        std::error_code ec;
+        if (std::filesystem::exists(p, ec) || std::filesystem::exists(p + ".part", ec)) return true;
+      }
+    }
+    return false;
+  }
+
+  // the files in out_dir continued from a checkpoint's marks
+  void resume(const Model& m, const std::string& out_dir, const std::vector<OutputMark>& marks) {
+    make(m, out_dir);
+    for (auto& r : recorders)
+      r->resume(m, out_dir, marks);
+  }
+
+  std::vector<OutputMark> marks() const {
+    std::vector<OutputMark> all;
+    for (const auto& r : recorders)
+      for (OutputMark& k : r->marks())
+        all.push_back(std::move(k));
+    return all;
   }
 
   // the state of `step` to the CSV recorders (csv), the VTK series (vtk) or both
@@ -242,14 +277,33 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
   const auto wall0 = std::chrono::steady_clock::now();
   Recording rec;
   bool failed = false;
+  bool continued = false;  // the outputs of the checkpoint's run continued in place
   try {
     if (opt.write_outputs) {
       std::error_code ec;
       std::filesystem::create_directories(out_dir, ec);
       if (ec) throw Error("cannot create the output folder '" + out_dir + "': " + ec.message());
-      rec.setup(m, out_dir);
+      // a resumed run whose folder holds its run's outputs continues them, as if that run had
+      // not stopped; elsewhere it begins new ones at its first state
+      if (opt.resume && Recording::present(m, out_dir)) {
+        if (opt.resume->outputs.empty()) {
+          throw Error("the output folder '" + out_dir +
+                      "' holds outputs, and the checkpoint does not say how far its run had "
+                      "written them (a run without outputs, or a checkpoint of format 3): "
+                      "resume into another folder");
+        }
+        rec.resume(m, out_dir, opt.resume->outputs);
+        continued = true;
+      } else {
+        rec.setup(m, out_dir);
+      }
     }
-    rec.record(sim, res.steps, 0);
+    // a continued run's files hold what its run had recorded up to the checkpoint's step
+    if (continued) {
+      rec.last_step = res.steps;
+    } else {
+      rec.record(sim, res.steps, 0);
+    }
 
     Progress progress;
     if (opt.progress) progress.start(duration);
@@ -319,8 +373,8 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       const bool vtk = vtk_every > 0 && res.steps % vtk_every == 0;
       if (csv || vtk) rec.record(sim, res.steps, rep.iterations, csv, vtk);
       if (opt.checkpoint_every > 0 && res.steps % opt.checkpoint_every == 0)
-        save_checkpoint(sim, opt.checkpoint_path, RunCursor{res.steps, h_cur, good_in_row, t_end},
-                        &fingerprint);
+        save_checkpoint(sim, opt.checkpoint_path,
+                        RunCursor{res.steps, h_cur, good_in_row, t_end, rec.marks()}, &fingerprint);
       if (opt.progress) progress.update(sim.time() - t0, res.steps);
     }
     if (opt.progress) progress.finish();

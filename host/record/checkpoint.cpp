@@ -1,7 +1,8 @@
 // Checkpoint files (include/slender/checkpoint.h). Layout, little-endian as the machine writes
-// it: the magic "SLENDERCK", a format version (3), a 64-bit FNV-1a checksum of every byte after
+// it: the magic "SLENDERCK", a format version (4), a 64-bit FNV-1a checksum of every byte after
 // it (the payload), then the payload: the scene's fingerprint (its named parts, each a name and
-// a 64-bit hash), the state's counts, the time, step and warning counters, the run cursor, each
+// a 64-bit hash), the state's counts, the time, step and warning counters, the run cursor (its
+// outputs' marks as a count, then a name and a 64-bit count each; format 3 has none), each
 // State array as (length, doubles) in the order of SLENDER_STATE_ARRAYS, the held DOFs (length
 // 0: the model's, or ndof bytes) and the count of boundary events applied (int32). Formats 1
 // and 2 (before the checksum and the scene's fingerprint) are refused: they cannot be verified.
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/input_file.h"
@@ -23,7 +25,11 @@ namespace slender {
 namespace {
 
 constexpr char kMagic[10] = "SLENDERCK";  // with its terminating zero: 10 bytes
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;
+// format 3 is format 4 without the outputs' marks: read, with none
+constexpr std::uint32_t kVersionWithoutMarks = 3;
+// the most output marks a checkpoint may hold (a run has a few recorders of one or two files)
+constexpr std::uint32_t kMaxMarks = 64;
 // a run cursor's end is at most this many nominal steps after its time
 constexpr Real kMaxStepsLeft = 1e9;
 
@@ -254,6 +260,11 @@ void write_state(const Model& m,
   w.put(cursor.h_cur);
   w.put(std::int32_t(cursor.good_in_row));
   w.put(cursor.t_end);
+  w.put(std::uint32_t(cursor.outputs.size()));
+  for (const OutputMark& k : cursor.outputs) {
+    w.str(k.name);
+    w.put(k.count);
+  }
 #define SLENDER_WRITE_ARRAY(type, name, count, width, doc) w.vec(s.name);
   SLENDER_STATE_ARRAYS(SLENDER_WRITE_ARRAY)
 #undef SLENDER_WRITE_ARRAY
@@ -292,10 +303,10 @@ RunCursor read_state(const Model& m, const IntegratorSpec& in, State& s, const s
                      "checkpoint format " + std::to_string(version) +
                          " (before checksums and scene fingerprints, format 3) cannot be "
                          "verified and is not read: run again from the scene");
-  if (version != kVersion)
+  if (version != kVersion && version != kVersionWithoutMarks)
     throw InputError(path, 0, "version",
                      "checkpoint format " + std::to_string(version) + ", this build reads " +
-                         std::to_string(kVersion));
+                         std::to_string(kVersionWithoutMarks) + " and " + std::to_string(kVersion));
   const auto sum = head.get<std::uint64_t>("checksum");
   if (checksum(data.data() + header, data.size() - header) != sum)
     throw InputError(path, 0, "checksum",
@@ -338,6 +349,21 @@ RunCursor read_state(const Model& m, const IntegratorSpec& in, State& s, const s
   c.h_cur = r.get<Real>("cursor");
   c.good_in_row = r.get<std::int32_t>("cursor");
   c.t_end = r.get<Real>("cursor");
+  if (version >= kVersion) {
+    // the names are only compared with the recorders' own, never opened
+    const auto nmarks = r.get<std::uint32_t>("outputs");
+    if (nmarks > kMaxMarks)
+      throw InputError(path, 0, "outputs",
+                       "the checkpoint names " + std::to_string(nmarks) +
+                           " output files, more than the " + std::to_string(kMaxMarks) +
+                           " a run writes");
+    for (std::uint32_t k = 0; k < nmarks; ++k) {
+      OutputMark mark;
+      mark.name = r.str("outputs");
+      mark.count = r.get<std::uint64_t>("outputs");
+      c.outputs.push_back(std::move(mark));
+    }
+  }
 #define SLENDER_READ_ARRAY(type, name, count, width, doc) \
   r.vec(s.name, size_t(count) * size_t(width), #name);
   SLENDER_STATE_ARRAYS(SLENDER_READ_ARRAY)

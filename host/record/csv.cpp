@@ -1,8 +1,10 @@
 // CSV recorders: nodes.csv (positions and velocities of chosen nodes) and energies.csv. Each file
 // is written as NAME.csv.part while the run goes on, flushed after every row, and renamed to its
 // final name by end(), so a run that stops early never leaves a truncated file under that name.
+// A resumed run continues the file from the byte its checkpoint noted (resume()).
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -30,22 +32,34 @@ class CsvFile {
     if (f_) std::fclose(f_);
   }
 
-  void open(const std::string& out_dir, const std::string& name) {
+  // a new file that begins with `head`
+  void open(const std::string& out_dir, const std::string& name, const std::string& head) {
     close_quietly();
-    final_ = (fs::path(out_dir) / name).string();
-    part_ = final_ + ".part";
+    name_paths(out_dir, name);
     f_ = open_part(part_);
+    std::fputs(head.c_str(), f_);
+    push();
+  }
+
+  // the file an earlier run left, continued from its first `bytes` (part_file.h)
+  void reopen(const std::string& out_dir,
+              const std::string& name,
+              const std::string& head,
+              std::uint64_t bytes) {
+    close_quietly();
+    name_paths(out_dir, name);
+    f_ = continue_part(part_, final_, bytes, head);
+    bytes_ = bytes;
   }
 
   bool is_open() const { return f_ != nullptr; }
   std::FILE* get() { return f_; }
+  std::uint64_t bytes() const { return bytes_; }
 
   // ends the current row and pushes it to disk
   void end_row() {
     std::fputc('\n', f_);
-    if (std::fflush(f_) != 0) {
-      throw Error("cannot write '" + part_ + "': " + std::strerror(errno));
-    }
+    push();
   }
 
   // closes the file and gives it its final name; returns that name (on an error the temporary
@@ -66,6 +80,18 @@ class CsvFile {
   }
 
  private:
+  void name_paths(const std::string& out_dir, const std::string& name) {
+    final_ = (fs::path(out_dir) / name).string();
+    part_ = final_ + ".part";
+  }
+
+  // what was written goes to disk, and its length is noted
+  void push() {
+    const long at = std::fflush(f_) == 0 ? std::ftell(f_) : -1;
+    if (at < 0) throw Error("cannot write '" + part_ + "': " + std::strerror(errno));
+    bytes_ = std::uint64_t(at);
+  }
+
   void close_quietly() {
     if (f_) std::fclose(f_);
     f_ = nullptr;
@@ -73,6 +99,7 @@ class CsvFile {
 
   std::FILE* f_ = nullptr;
   std::string part_, final_;
+  std::uint64_t bytes_ = 0;  // written so far
 };
 
 // full double precision, so that a CSV row reproduces the state bit for bit
@@ -81,6 +108,29 @@ void put_real(std::FILE* f, Real v) { std::fprintf(f, ",%.17g", v); }
 // a recorder that writes one CSV file, renamed into place by end()
 class CsvRecorder : public Recorder {
  public:
+  explicit CsvRecorder(std::string name) : name_(std::move(name)) {}
+  std::vector<std::string> outputs(const Model&, const std::string& out_dir) const override {
+    return {(fs::path(out_dir) / name_).string()};
+  }
+  void begin(const Model& m, const std::string& out_dir) override {
+    file_.open(out_dir, name_, header(m) + "\n");
+  }
+  void resume(const Model& m,
+              const std::string& out_dir,
+              const std::vector<OutputMark>& marks) override {
+    for (const OutputMark& k : marks) {
+      if (k.name == name_) {
+        file_.reopen(out_dir, name_, header(m) + "\n", k.count);
+        return;
+      }
+    }
+    throw Error("cannot continue '" + (fs::path(out_dir) / name_).string() +
+                "': the checkpoint's run did not record it");
+  }
+  std::vector<OutputMark> marks() const override {
+    if (!file_.is_open()) return {};
+    return {OutputMark{name_, file_.bytes()}};
+  }
   std::vector<std::string> end() override {
     std::string path = file_.finish();
     if (path.empty()) return {};
@@ -89,36 +139,36 @@ class CsvRecorder : public Recorder {
   void abort() noexcept override { file_.discard(); }
 
  protected:
+  // the header row (without its line end); checks the model
+  virtual std::string header(const Model& m) const = 0;
+
   CsvFile file_;
+
+ private:
+  std::string name_;  // the file's name in the output folder
 };
 
 class NodeCsvRecorder : public CsvRecorder {
  public:
   NodeCsvRecorder(std::vector<int> nodes, std::vector<std::string> labels)
-      : nodes_(std::move(nodes)), labels_(std::move(labels)) {
+      : CsvRecorder("nodes.csv"), nodes_(std::move(nodes)), labels_(std::move(labels)) {
     SLENDER_CHECK(labels_.empty() || labels_.size() == nodes_.size(), "nodes.csv: ", labels_.size(),
                   " labels for ", nodes_.size(), " nodes");
     if (labels_.empty())
       for (int n : nodes_)
         labels_.push_back("n" + std::to_string(n));
   }
-  std::vector<std::string> outputs(const Model&, const std::string& out_dir) const override {
-    return {(fs::path(out_dir) / "nodes.csv").string()};
-  }
-
-  void begin(const Model& m, const std::string& out_dir) override {
+  std::string header(const Model& m) const override {
     for (int n : nodes_) {
       SLENDER_CHECK(n >= 0 && n < m.nnode, "node ", n, " out of range (", m.nnode, " nodes)");
     }
-    file_.open(out_dir, "nodes.csv");
-    std::FILE* f = file_.get();
-    std::fputs("time", f);
+    std::string h = "time";
     static const char* const kColumns[6] = {"x", "y", "z", "vx", "vy", "vz"};
     for (const std::string& label : labels_) {
       for (const char* c : kColumns)
-        std::fprintf(f, ",%s_%s", label.c_str(), c);
+        h += "," + label + "_" + c;
     }
-    file_.end_row();
+    return h;
   }
 
   void record(const RecordFrame& fr) override {
@@ -146,13 +196,9 @@ class NodeCsvRecorder : public CsvRecorder {
 
 class EnergyCsvRecorder : public CsvRecorder {
  public:
-  std::vector<std::string> outputs(const Model&, const std::string& out_dir) const override {
-    return {(fs::path(out_dir) / "energies.csv").string()};
-  }
-  void begin(const Model&, const std::string& out_dir) override {
-    file_.open(out_dir, "energies.csv");
-    std::fputs("time,kinetic,stretch,bend,twist,gravity,total,newton_iters", file_.get());
-    file_.end_row();
+  EnergyCsvRecorder() : CsvRecorder("energies.csv") {}
+  std::string header(const Model&) const override {
+    return "time,kinetic,stretch,bend,twist,gravity,total,newton_iters";
   }
 
   void record(const RecordFrame& fr) override {

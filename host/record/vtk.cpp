@@ -1,15 +1,20 @@
 // VTK recorder: one XML PolyData file (.vtp, ASCII) per record under frames/, and a .pvd
 // collection that lists them with their times, for ParaView. Rods are polylines: each run of
 // consecutive edges of a part (edge k ends where edge k + 1 starts) becomes one cell, so a tube
-// filter draws a rod without seams. Every file is written under a temporary name and renamed.
+// filter draws a rod without seams. Every file is written under a temporary name and renamed;
+// the .pvd gets its line as each frame is written (NAME.pvd.part, flushed) and its closing lines
+// from end(), so that a resumed run continues it from the byte its checkpoint noted.
 //
 // point data: velocity (3), radius, curvature |(kappa1, kappa2)|, twist tau, twist_angle
 // cell data:  part
 // field data: TimeValue, step, edge_twist_angle (nedge, exact per-edge theta)
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -80,38 +85,76 @@ void write_field(std::FILE* f, const char* name, const std::vector<Real>& v) {
 class VtkRecorder : public Recorder {
  public:
   explicit VtkRecorder(const std::string& name) : name_(sanitize_name(name)) {}
+  VtkRecorder(const VtkRecorder&) = delete;
+  VtkRecorder& operator=(const VtkRecorder&) = delete;
+  // an unfinished series keeps its .part name
+  ~VtkRecorder() override {
+    if (pvd_) std::fclose(pvd_);
+  }
 
   // the series and its first frame (every frame's name has the same length up to a million)
   std::vector<std::string> outputs(const Model&, const std::string& out_dir) const override {
     return {(fs::path(out_dir) / (name_ + ".pvd")).string(),
-            (fs::path(out_dir) / "frames" / (name_ + "_000000.vtp")).string()};
+            (fs::path(out_dir) / "frames" / frame_name(0)).string()};
   }
-  // every file is written whole and renamed at once: nothing is left unfinished
-  void abort() noexcept override { begun_ = false; }
+  // the frames are written whole and renamed at once; the unfinished series is removed
+  void abort() noexcept override {
+    if (pvd_) discard_part(pvd_, pvd_part());
+    pvd_ = nullptr;
+  }
 
   void begin(const Model& m, const std::string& out_dir) override {
-    out_dir_ = out_dir;
-    frames_.clear();
-    std::error_code ec;
-    fs::create_directories(fs::path(out_dir) / "frames", ec);
-    if (ec) throw Error("cannot create '" + out_dir + "/frames': " + ec.message());
-    build_cells(m);
-    build_node_radius(m);
-    begun_ = true;
+    start(m, out_dir);
+    pvd_ = open_part(pvd_part());
+    std::fputs(kPvdHead, pvd_);
+    push_pvd();
+    nframes_ = 0;
+    continued_ = false;
+  }
+
+  void resume(const Model& m,
+              const std::string& out_dir,
+              const std::vector<OutputMark>& marks) override {
+    start(m, out_dir);
+    const OutputMark* pvd = nullptr;
+    const OutputMark* frames = nullptr;
+    for (const OutputMark& k : marks) {
+      if (k.name == name_ + ".pvd") pvd = &k;
+      if (k.name == "frames/" + name_) frames = &k;
+    }
+    if (!pvd || !frames || frames->count > kMaxFrames) {
+      throw Error("cannot continue '" + pvd_final() + "': the checkpoint's run did not record it");
+    }
+    // the frames up to the mark are there (the ones after it, of the run that went on past the
+    // checkpoint, are written again or, past the resumed run's last, removed by end())
+    for (std::uint64_t i = 0; i < frames->count; ++i) {
+      std::error_code ec;
+      if (!fs::is_regular_file(frame_path(i), ec)) {
+        throw Error("cannot continue '" + pvd_final() + "': its frame '" + frame_path(i) +
+                    "' is not there, so the folder does not hold the outputs of the "
+                    "checkpoint's run");
+      }
+    }
+    pvd_ = continue_part(pvd_part(), pvd_final(), pvd->count, kPvdHead);
+    pvd_bytes_ = pvd->count;
+    nframes_ = frames->count;
+    continued_ = true;
+  }
+
+  std::vector<OutputMark> marks() const override {
+    if (!pvd_) return {};
+    return {OutputMark{name_ + ".pvd", pvd_bytes_}, OutputMark{"frames/" + name_, nframes_}};
   }
 
   void record(const RecordFrame& fr) override {
-    if (!begun_) return;
+    if (!pvd_) return;
     SLENDER_CHECK(fr.model != nullptr && fr.state != nullptr, "record frame without a model");
     const Model& m = *fr.model;
     const State& s = *fr.state;
     SLENDER_CHECK(int(s.q.size()) >= m.ndof && m.ndof >= 3 * m.nnode + m.nedge, "state has ",
                   s.q.size(), " DOFs, model ", m.ndof);
 
-    char index[16];
-    std::snprintf(index, sizeof index, "%06d", int(frames_.size()));
-    const std::string rel = "frames/" + name_ + "_" + index + ".vtp";
-    const std::string path = (fs::path(out_dir_) / rel).string();
+    const std::string path = frame_path(nframes_);
     const std::string part = path + ".part";
     std::FILE* f = open_part(part);
     try {
@@ -121,25 +164,27 @@ class VtkRecorder : public Recorder {
       throw;
     }
     close_and_rename(f, part, path);
-    frames_.emplace_back(fr.time, rel);
+    // the frame's line in the series
+    std::fprintf(pvd_,
+                 "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"frames/%s\"/>\n",
+                 fr.time, frame_name(nframes_).c_str());
+    push_pvd();
+    ++nframes_;
   }
 
   std::vector<std::string> end() override {
-    if (!begun_) return {};
-    begun_ = false;
-    const std::string path = (fs::path(out_dir_) / (name_ + ".pvd")).string();
-    const std::string part = path + ".part";
-    std::FILE* f = open_part(part);
-    std::fputs("<?xml version=\"1.0\"?>\n", f);
-    std::fputs("<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n", f);
-    std::fputs("  <Collection>\n", f);
-    for (const auto& [t, rel] : frames_) {
-      std::fprintf(f, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s\"/>\n", t,
-                   rel.c_str());
-    }
+    if (!pvd_) return {};
+    std::FILE* f = pvd_;
+    pvd_ = nullptr;
     std::fputs("  </Collection>\n</VTKFile>\n", f);
-    close_and_rename(f, part, path);
-    return {path};
+    close_and_rename(f, pvd_part(), pvd_final());
+    // a continued series: the frames its earlier run wrote past the resumed run's last
+    for (std::uint64_t i = nframes_; continued_ && i < kMaxFrames; ++i) {
+      std::error_code ec;
+      if (!fs::remove(frame_path(i), ec)) break;
+    }
+    continued_ = false;
+    return {pvd_final()};
   }
 
  private:
@@ -287,12 +332,49 @@ class VtkRecorder : public Recorder {
     std::fputs("    </Piece>\n  </PolyData>\n</VTKFile>\n", f);
   }
 
+  static constexpr const char* kPvdHead =
+      "<?xml version=\"1.0\"?>\n"
+      "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+      "  <Collection>\n";
+  static constexpr std::uint64_t kMaxFrames = 1000000000;  // frame names have room for more
+
+  // what begin() and resume() share: the folder and the cells
+  void start(const Model& m, const std::string& out_dir) {
+    abort();
+    out_dir_ = out_dir;
+    std::error_code ec;
+    fs::create_directories(fs::path(out_dir) / "frames", ec);
+    if (ec) throw Error("cannot create '" + out_dir + "/frames': " + ec.message());
+    build_cells(m);
+    build_node_radius(m);
+  }
+
+  std::string frame_name(std::uint64_t i) const {
+    char index[24];
+    std::snprintf(index, sizeof index, "%06llu", static_cast<unsigned long long>(i));
+    return name_ + "_" + index + ".vtp";
+  }
+  std::string frame_path(std::uint64_t i) const {
+    return (fs::path(out_dir_) / "frames" / frame_name(i)).string();
+  }
+  std::string pvd_final() const { return (fs::path(out_dir_) / (name_ + ".pvd")).string(); }
+  std::string pvd_part() const { return pvd_final() + ".part"; }
+
+  // the series' lines so far to disk, and their length noted
+  void push_pvd() {
+    const long at = std::fflush(pvd_) == 0 ? std::ftell(pvd_) : -1;
+    if (at < 0) throw Error("cannot write '" + pvd_part() + "': " + std::strerror(errno));
+    pvd_bytes_ = std::uint64_t(at);
+  }
+
   std::string name_;
   std::string out_dir_;
-  bool begun_ = false;
-  std::vector<std::pair<Real, std::string>> frames_;  // time and relative path of each record
-  std::vector<int> conn_;                             // polyline node ids, concatenated
-  std::vector<int> offsets_;                          // end of each cell in conn_           (ncell)
+  std::FILE* pvd_ = nullptr;       // the series, NAME.pvd.part, while the run goes on
+  std::uint64_t pvd_bytes_ = 0;    // its length after the last frame's line
+  std::uint64_t nframes_ = 0;      // frames written
+  bool continued_ = false;         // resumed from a checkpoint's marks
+  std::vector<int> conn_;          // polyline node ids, concatenated
+  std::vector<int> offsets_;       // end of each cell in conn_           (ncell)
   std::vector<int> cell_part_;     // part of each cell, -1 for stray edges (ncell)
   std::vector<Real> node_radius_;  // (nnode)
 };

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "slender/batch.h"
+#include "slender/record.h"
 #include "slender/simulator.h"
 
 namespace slender {
@@ -27,6 +28,9 @@ struct RunCursor {
   Real h_cur = 0;       ///< the adaptive step size in use (0: the nominal dt)
   int good_in_row = 0;  ///< good steps since h_cur last changed
   Real t_end = -1;      ///< the run's end time [s] (< 0: unknown)
+  /// how far the run had written each output file at this step (empty: no outputs), so that a
+  /// run resumed into the same folder continues them (record.h)
+  std::vector<OutputMark> outputs;
 };
 
 /// A 64-bit fingerprint of every array and count of the model (FNV-1a over their bytes).

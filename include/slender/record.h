@@ -6,6 +6,7 @@
 // was recorded (a step that failed, an interrupt), abort() removes what is unfinished (an
 // error while writing).
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,13 +27,32 @@ struct RecordFrame {
   int newton_iters = 0;                    ///< of the step that led here
 };
 
+/// How far one of a recorder's files had been written at some step: its name relative to the
+/// output folder and a count (bytes of a file, or frames of a series). A checkpoint keeps the
+/// marks of its step, so that a run resumed into the same folder continues the files exactly
+/// where that step left them.
+struct OutputMark {
+  std::string name;
+  std::uint64_t count = 0;
+};
+
 class Recorder {
  public:
   virtual ~Recorder() = default;
   /// the paths it will write in out_dir (for the run's check of them before the first step)
   virtual std::vector<std::string> outputs(const Model& m, const std::string& out_dir) const = 0;
   virtual void begin(const Model& m, const std::string& out_dir) = 0;
+  /// instead of begin(): continues the files that an earlier run of the same scene left in
+  /// out_dir (under their final or their temporary name), cut back to `marks` (a checkpoint's),
+  /// and removes what that run wrote after them. Throws Error naming the file when one is
+  /// missing, shorter than its mark, begins otherwise than this recorder's file would, or has
+  /// no mark
+  virtual void resume(const Model& m,
+                      const std::string& out_dir,
+                      const std::vector<OutputMark>& marks) = 0;
   virtual void record(const RecordFrame& f) = 0;
+  /// how far its files have been written (after the last record)
+  virtual std::vector<OutputMark> marks() const = 0;
   /// closes files; returns the paths written, for the summary
   virtual std::vector<std::string> end() = 0;
   /// after an error: closes and removes every unfinished (temporary) file; never throws
@@ -46,7 +66,8 @@ std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes,
                                                  std::vector<std::string> labels = {});
 /// energies.csv: time, kinetic, stretch, bend, twist, gravity, total, newton_iters
 std::unique_ptr<Recorder> make_energy_csv_recorder();
-/// frames/NAME_NNNNNN.vtp per record plus NAME.pvd: rods as polylines with radius, velocity,
+/// frames/NAME_NNNNNN.vtp per record plus NAME.pvd (its lines written as the frames come, the
+/// closing ones by end()): rods as polylines with radius, velocity,
 /// curvature and twist as point data
 std::unique_ptr<Recorder> make_vtk_recorder(const std::string& name);
 

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -76,6 +77,87 @@ TEST(Checkpoint, AResumedRunEndsInTheSameBits) {
   EXPECT_EQ(resumed.state().edge_d1, whole.state().edge_d1);
   EXPECT_EQ(resumed.state().bend_ref_twist, whole.state().bend_ref_twist);
   EXPECT_FALSE(std::filesystem::exists(o.checkpoint_path + ".part"));
+}
+
+// every file of a run's folder but its checkpoint, by its path inside it, and its bytes
+std::map<std::string, std::string> folder_bytes(const std::filesystem::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename() != "checkpoint.slck")
+      files[std::filesystem::relative(e.path(), dir).string()] = test::read_text(e.path());
+  return files;
+}
+
+// Issue 49, case 6: a run resumed into its own folder continues its files from the checkpoint:
+// nodes.csv, energies.csv, the frames and the .pvd end byte for byte as the uninterrupted run's,
+// whether the stopped run completed its files (an interrupt, or a shorter run) or was killed
+// (only the .part files there); a folder without its run's files, or with other ones, is refused
+TEST(Checkpoint, ARunResumedIntoItsOwnFolderWritesTheUninterruptedRunsFiles) {
+  ScratchDir dir;
+  const auto model = scene_model("rod_drop.json", 40);
+  std::ostringstream log;
+  RunOptions o;
+  o.progress = false;
+  o.every = 4;
+  o.checkpoint_every = 15;
+  auto run_to = [&](const std::string& sub, Real duration, const RunCursor* resume) {
+    Simulator sim(model);
+    RunOptions r = o;
+    r.out_dir = (dir.path() / sub).string();
+    r.checkpoint_path = (dir.path() / sub / "checkpoint.slck").string();
+    r.duration = duration;
+    // resumed: from the folder's checkpoint, to resume->t_end
+    RunCursor c;
+    if (resume) {
+      c = load_checkpoint(sim, r.checkpoint_path);
+      c.t_end = resume->t_end;
+      r.resume = &c;
+    }
+    const RunResult res = run_simulation(sim, r, log);
+    EXPECT_TRUE(res.ok) << res.message;
+    return res;
+  };
+  const Real t_whole = model->scene.integrator.duration;
+  run_to("whole", -1, nullptr);
+  const auto whole = folder_bytes(dir.path() / "whole");
+  ASSERT_EQ(whole.size(), 14u);  // 2 CSV files, the .pvd, 11 frames (steps 0, 4, ..., 40)
+  RunCursor to_end;
+  to_end.t_end = t_whole;
+
+  // stopped at step 34 with its files complete (the last state recorded, frames past the
+  // step-30 checkpoint), then resumed in place
+  run_to("stopped", 34 * model->scene.integrator.dt, nullptr);
+  EXPECT_NE(folder_bytes(dir.path() / "stopped"), whole);
+  run_to("stopped", -1, &to_end);
+  EXPECT_EQ(folder_bytes(dir.path() / "stopped"), whole);
+
+  // killed at step 34: the files under their temporary names only
+  run_to("killed", 34 * model->scene.integrator.dt, nullptr);
+  for (const char* f : {"energies.csv", "nodes.csv", "rod_drop.pvd"}) {
+    const auto p = dir.path() / "killed" / f;
+    std::filesystem::rename(p, p.string() + ".part");
+  }
+  run_to("killed", -1, &to_end);
+  EXPECT_EQ(folder_bytes(dir.path() / "killed"), whole);
+
+  // the folder of another run (other columns in nodes.csv): refused, the files left as they were
+  run_to("other", 34 * model->scene.integrator.dt, nullptr);
+  {
+    std::ofstream(dir.path() / "other" / "nodes.csv") << "time,a_x\n0,1\n";
+    const auto before = folder_bytes(dir.path() / "other");
+    Simulator sim(model);
+    RunCursor c = load_checkpoint(sim, (dir.path() / "other" / "checkpoint.slck").string());
+    RunOptions r = o;
+    r.out_dir = (dir.path() / "other").string();
+    r.resume = &c;
+    try {
+      run_simulation(sim, r, log);
+      ADD_FAILURE() << "a folder with another nodes.csv was continued";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("nodes.csv"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(folder_bytes(dir.path() / "other"), before);
+  }
 }
 
 TEST(Checkpoint, ForeignTruncatedAndNonCheckpointFilesAreRefused) {
@@ -235,16 +317,16 @@ TEST(Checkpoint, DamageOtherSettingsAndBadCursorsAreRefused) {
   // cursors outside the run, in intact files
   {
     const std::string far = (dir.path() / "far.slck").string();
-    save_checkpoint(sim, far, RunCursor{3, 0, 0, 1e300});
+    save_checkpoint(sim, far, RunCursor{3, 0, 0, 1e300, {}});
     Simulator o(model);
     EXPECT_NE(message_of(o, far).find("end time 1e+300"), std::string::npos);
-    save_checkpoint(sim, far, RunCursor{3, 0, 0, 0.5 * sim.time()});  // ends before its time
+    save_checkpoint(sim, far, RunCursor{3, 0, 0, 0.5 * sim.time(), {}});  // ends before its time
     EXPECT_NE(message_of(o, far).find("end time"), std::string::npos);
     State s = sim.state();
     s.time = -1000;
     Simulator back(model);
     back.set_state(s);
-    save_checkpoint(back, far, RunCursor{3, 0, 0, 1.0});
+    save_checkpoint(back, far, RunCursor{3, 0, 0, 1.0, {}});
     EXPECT_NE(message_of(o, far).find("time -1000"), std::string::npos);
     EXPECT_EQ(o.state().step, 0);
   }

@@ -65,8 +65,8 @@ TEST(VtkRecorder, WritesOneWellFormedFramePerRecordAndASeries) {
   const State s1 = make_state(m, 0.5, 0.25);
   rec->record(frame(m, s0, 0, {0, 0, 0}));
   rec->record(frame(m, s1, 50, {0.3, 0.4, -0.7}));
-  // frames appear whole, the series only at the end
-  EXPECT_TRUE(files_ending(dir.path(), ".part").empty());
+  // frames appear whole, the series under its temporary name until the end
+  EXPECT_EQ(files_ending(dir.path(), ".part"), std::vector<std::string>{"rod_test.pvd.part"});
   EXPECT_TRUE(fs::exists(dir.path() / "frames" / "rod_test_000000.vtp"));
   EXPECT_TRUE(fs::exists(dir.path() / "frames" / "rod_test_000001.vtp"));
   EXPECT_FALSE(fs::exists(dir.path() / "rod_test.pvd"));
@@ -214,15 +214,23 @@ TEST(VtkRecorder, MissingStrainsGiveZeroCurvature) {
   EXPECT_EQ(array_values(*doc, "curvature"), (std::vector<double>{0, 0, 0}));
 }
 
-TEST(VtkRecorder, AbandonedRecorderLeavesNoSeries) {
+// a recorder dropped without end() (a killed run) leaves its series under the temporary name,
+// which a resumed run continues; abort() (an error) removes it
+TEST(VtkRecorder, AbandonedRecorderLeavesItsSeriesUnfinished) {
   ScratchDir dir;
   const Model m = make_rod_model();
+  const State s = make_state(m, 0.0, 0.0);
   {
     auto rec = make_vtk_recorder("rod");
     rec->begin(m, dir.str());
-    const State s = make_state(m, 0.0, 0.0);
     rec->record(frame(m, s, 0, {}));
   }
+  EXPECT_FALSE(fs::exists(dir.path() / "rod.pvd"));
+  EXPECT_TRUE(fs::exists(dir.path() / "rod.pvd.part"));
+  auto rec = make_vtk_recorder("rod");
+  rec->begin(m, dir.str());
+  rec->record(frame(m, s, 0, {}));
+  rec->abort();
   EXPECT_FALSE(fs::exists(dir.path() / "rod.pvd"));
   EXPECT_TRUE(files_ending(dir.path(), ".part").empty());
 }

@@ -1,0 +1,55 @@
+#!/bin/bash
+# Issue 49, cases 6 and 7: `timeout -s INT` delivers SIGINT twice (to the program, then to its
+# process group); the run still stops after the step in progress with exit code 130 and
+# complete outputs (no .part file, the .pvd series there). Resumed into its own folder from its
+# checkpoint, the run then ends with every file, the frames, the .pvd and the last checkpoint
+# included, byte for byte as the run that was not interrupted.
+# usage: resume_in_place_test.sh SLENDER_BINARY SCENE OUT_DIR
+set -u
+bin=$1
+scene=$2
+out=$3
+rm -rf "$out"
+mkdir -p "$out"
+args=(--duration 2 --every 5 --checkpoint-every 40 -q)
+fail=0
+"$bin" run "$scene" "${args[@]}" --out "$out/whole" || { echo "the whole run failed"; exit 1; }
+
+# stopped by timeout's two signals, later and later until a stop lands after a checkpoint
+stopped=0
+for t in 0.5 1 2 4 8; do
+  rm -rf "$out/stopped"
+  timeout --preserve-status -s INT "$t" "$bin" run "$scene" "${args[@]}" --out "$out/stopped" \
+    2> "$out/stopped.err"
+  code=$?
+  if [ "$code" -eq 0 ]; then
+    echo "the run ended within ${t} s, before the signal"
+    break
+  fi
+  if [ "$code" -ne 130 ]; then
+    echo "stopped after ${t} s: exit code $code, expected 130: $(cat "$out/stopped.err")"
+    fail=1
+    break
+  fi
+  grep -q "interrupted after" "$out/stopped.err" || { echo "no message: $(cat "$out/stopped.err")"; fail=1; }
+  parts=$(find "$out/stopped" -name '*.part' | wc -l)
+  [ "$parts" -eq 0 ] || { echo "$parts .part files left after two signals"; fail=1; }
+  ls "$out/stopped"/*.pvd > /dev/null 2>&1 || { echo "no .pvd series after two signals"; fail=1; }
+  if [ -f "$out/stopped/checkpoint.slck" ]; then
+    stopped=1
+    echo "stopped after ${t} s: $(head -c 200 "$out/stopped.err" | tr '\n' ' ')"
+    break
+  fi
+done
+[ "$fail" -eq 0 ] || exit 1
+
+# resumed into its own folder
+"$bin" run "$scene" "${args[@]}" --out "$out/stopped" --resume "$out/stopped/checkpoint.slck" \
+  2> "$out/resumed.err" || { echo "the resumed run failed: $(cat "$out/resumed.err")"; exit 1; }
+if ! diff -r "$out/whole" "$out/stopped" > "$out/diff.txt"; then
+  echo "the folder of the resumed run differs from the whole run's:"
+  head -20 "$out/diff.txt"
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "resumed in place (stopped: $stopped): $(find "$out/whole" -type f | wc -l) files identical"
+exit $fail
