@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets of the input readers (tests/fuzz: the JSON scene reader, geometry text
-# and number tables, OBJ, PLY) with clang, libFuzzer, ASan and UBSan into build-san/
+# and number tables, OBJ, PLY, checkpoints) with clang, libFuzzer, ASan and UBSan into build-san/
 # (scripts/instrumented_build.sh, the tree the sanitizer suites use too), and runs
 # each from a seed corpus of the example scenes and test files: for SECONDS each (a campaign,
 # random seeds), or with --ci for a fixed number of inputs from a fixed seed (the same inputs on
@@ -29,11 +29,23 @@ cp apps/scenes/*.json bench/scenes/*.json tests/data/*.json "$work/scene_json/" 
 cp tests/data/*.txt "$work/geometry/" 2>/dev/null || true
 cp tests/data/*.obj apps/scenes/*.obj "$work/obj/" 2>/dev/null || true
 cp tests/data/*.ply "$work/ply/" 2>/dev/null || true
+# checkpoints of rod_drop.json (the fuzz target's model), with and without the outputs' marks:
+# each as a whole file (a first byte 0) and as a payload the target puts a valid header on (1)
+mkdir -p "$work/checkpoint"
+for out in with-outputs no-output; do
+  flag=()
+  [ "$out" = no-output ] && flag=(--no-output)
+  ASAN_OPTIONS=detect_leaks=0 build-san/slender run apps/scenes/rod_drop.json --duration 0.02 \
+    --checkpoint-every 10 --out "build-san/fuzz/$out" -q "${flag[@]}"
+  ck="build-san/fuzz/$out/checkpoint.slck"
+  { printf '\000'; cat "$ck"; } > "$work/checkpoint/$out-file"
+  { printf '\001'; tail -c +23 "$ck"; } > "$work/checkpoint/$out-payload"
+done
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
-for target in scene_json geometry obj ply; do
+for target in scene_json geometry obj ply checkpoint; do
   log="build-san/fuzz/fuzz_${target}.log"
   if "build-san/tests/fuzz/fuzz_${target}" "$work/$target" "${limit[@]}" \
       -timeout=2 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 -print_final_stats=1 \
