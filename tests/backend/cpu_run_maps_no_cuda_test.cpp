@@ -14,6 +14,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // the lines of /proc/self/maps that name a CUDA library or the module
 std::string cuda_mappings() {
@@ -47,5 +48,6 @@ TEST(CudaModule, ACpuRunMapsNoCudaLibrary) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

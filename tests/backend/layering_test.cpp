@@ -18,6 +18,7 @@
 #include <vector>
 
 namespace {
+namespace SLENDER_UNITY_ID {
 
 namespace fs = std::filesystem;
 
@@ -117,4 +118,5 @@ TEST(Layering, KernelsIncludeOnlyThePublicTreeAndTheirOwnFiles) {
                            << lines(bad);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace

@@ -66,6 +66,7 @@ void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept 
 
 namespace slender::contact {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 /// a soup of rod edges and shell triangles in flat arrays, as BroadPhaseInput reads them
 struct Soup {
@@ -579,5 +580,6 @@ TEST(BroadPhase, BrokenContractsThrow) {
   EXPECT_EQ(to_sets(bp.find_pairs(soup.input(), opt)), naive_pairs(soup, opt.inflation));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender::contact

@@ -18,6 +18,7 @@
 
 namespace slender::contact {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // smallest distance between points of the two triangles on a barycentric grid of n steps (an
 // upper bound of the true distance, within the grid spacing of it)
@@ -178,5 +179,6 @@ TEST(Clearance, ProbeMatchesBruteForceOnStackedSheets) {
   EXPECT_GT(c2.crossing, 0);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender::contact

@@ -23,6 +23,7 @@
 
 namespace slender::contact {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 struct Case {
   std::shared_ptr<const Model> m;
@@ -144,5 +145,6 @@ INSTANTIATE_TEST_SUITE_P(Scenes,
                            return s.substr(0, s.find('.'));
                          });
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender::contact

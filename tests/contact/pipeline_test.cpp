@@ -23,6 +23,7 @@
 
 namespace slender::contact {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using Pipeline = ContactPipeline<HostExecutor>;
 
@@ -448,5 +449,6 @@ TEST(Pipeline, NonFinitePositionIsAnError) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender::contact

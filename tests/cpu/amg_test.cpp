@@ -25,6 +25,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // a clamped square plate (side `side` m, edges `h` m, 1 mm, E = 1e7 Pa) under gravity
 std::shared_ptr<const Model> plate(ShellBending bending, Real side, Real h) {
@@ -324,5 +325,6 @@ TEST(Amg, VectorizedBatchRefusesIt) {
       "solves by");
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -17,6 +17,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 std::shared_ptr<const Model> small_rod(BackendKind backend = BackendKind::kCpu) {
   SceneBuilder b;
@@ -112,5 +113,6 @@ TEST(CompareBackends, MaxRelativeDifference) {
   EXPECT_TRUE(std::isinf(max_relative_difference({0, 0}, {0, 1})));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

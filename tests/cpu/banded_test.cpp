@@ -19,6 +19,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 TEST(BandedLu, SolvesRandomNonSymmetricBandedSystems) {
   std::mt19937 rng(5);
@@ -161,5 +162,6 @@ TEST(BandedLu, AutoDoesNotChooseTheBandForAShellPlate) {
   EXPECT_NE(ls.name(), "banded-lu");
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -16,6 +16,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // a random symmetric positive definite matrix (B^T B + n I) and a random non-symmetric one
 // whose columns need row swaps (small diagonal)
@@ -135,5 +136,6 @@ TEST(DenseSolve, CooperativeLanesGiveTheSameBits) {
   EXPECT_FALSE(cooperative_lu(l2, 2, p2, 4));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -32,6 +32,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 enum class Executor { kHost, kCuda };
 
@@ -463,5 +464,6 @@ INSTANTIATE_TEST_SUITE_P(Executors,
                            return i.param == Executor::kHost ? "Host" : "Cuda";
                          });
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -21,6 +21,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // sets the host's threads for a scope, then back to the default
 struct Threads {
@@ -164,5 +165,6 @@ TEST(HostThreads, SameBitsOnOneAndTwoThreads) {
   EXPECT_NE(q[0], initial_state(*model).q);  // (the rod moved)
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

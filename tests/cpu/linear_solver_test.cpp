@@ -15,6 +15,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // a 1D Laplacian-like tridiagonal pattern with diagonal d and off-diagonal -1
 AssemblyPlan tridiagonal_plan(int n) {
@@ -201,5 +202,6 @@ TEST(LinearSolver, PcgGivesNewtonTheDirectPathsIterates) {
   EXPECT_EQ(cg.state().warn_linear_fallback, 0);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -26,6 +26,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 std::shared_ptr<const Model> load(const std::string& path) {
   SceneSpec sc = read_scene_file(path);
@@ -553,5 +554,6 @@ TEST(CudaBatch, HeldDofsPerEnvironmentAndStrainsMatchTheCpuEngine) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

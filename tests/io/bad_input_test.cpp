@@ -17,6 +17,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::catch_input_error;
 using test::data_path;
@@ -784,11 +785,13 @@ TEST(BadInput, BuilderMisuseAndValidation) {
   EXPECT_EQ(catch_input_error([&] { b.build(); }).field(), "forces.point_loads[0].time.duration");
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // what a scene asks for is never silently ignored: a load along a fixed DOF would do nothing,
 // so it is refused at its line
@@ -807,5 +810,6 @@ TEST(BadInput, LoadsOnFixedDofsAreRefused) {
   EXPECT_NO_THROW(build_model(read_scene_text(free_load, kFile, "")));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -7,6 +7,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::catch_input_error;
 using test::data_path;
@@ -183,5 +184,6 @@ TEST(VectorFile, ErrorsNameTheLine) {
   EXPECT_EQ(e.message(), "cannot open file");
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -13,6 +13,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::catch_input_error;
 using test::data_path;
@@ -161,5 +162,6 @@ TEST(InlineGeometry, BadEntriesNameTheirField) {
   EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -9,6 +9,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::catch_input_error;
 
@@ -325,5 +326,6 @@ TEST(JsonObject, IntegersMustFitAnInt) {
   EXPECT_EQ(json_int(v.array[2], "", "x"), 100);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -17,6 +17,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::catch_input_error;
 using test::data_path;
@@ -858,6 +859,7 @@ TEST(ShellJson, AShellAloneIsAScene) {
   EXPECT_EQ(e.message(), "missing required field (a scene needs rods, networks or shells)");
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
 
@@ -865,6 +867,7 @@ TEST(ShellJson, AShellAloneIsAScene) {
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::catch_input_error;
 
@@ -949,11 +952,13 @@ TEST(ShellClamp, WrongFixedEdgesSayWhatToGive) {
   EXPECT_GT(apart.line(), 0);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::catch_input_error;
 
@@ -988,5 +993,6 @@ TEST(ShellContactThickness, SetsTheContactDistanceAndDefaultsToTheThickness) {
       << rod.what();
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -8,6 +8,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::catch_input_error;
 using test::data_path;
@@ -478,11 +479,13 @@ TEST(SceneRoundTrip, JsonAndBuilderMakeTheSameSpec) {
   EXPECT_EQ(js.forces.point_loads[0].force[2], bs.forces.point_loads[0].force[2]);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 TEST(SceneJsonForces, BuoyancyAndAerodynamicDrag) {
   const std::string base = R"({
@@ -510,5 +513,6 @@ TEST(SceneJsonForces, BuoyancyAndAerodynamicDrag) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -14,6 +14,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 SceneBuilder rod_scene(int nodes, Real length = 1, bool closed = false) {
   SceneBuilder b;
@@ -246,5 +247,6 @@ TEST(Model, ArraysFitTheirCountsAndAMisfitIsNamed) {
   EXPECT_FALSE(state_fits(m, s));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

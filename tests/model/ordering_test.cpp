@@ -17,6 +17,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 struct Csr {
   int n = 0;
@@ -114,6 +115,7 @@ TEST(Ordering, AmdCutsTheFillOfARodJacobian) {
   EXPECT_GT(natural, 10 * amd);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
 
@@ -121,6 +123,7 @@ TEST(Ordering, AmdCutsTheFillOfARodJacobian) {
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // the incremental plan (static families sorted once, contact pairs merged in per call) equals
 // the plan built from scratch, field by field, for changing pair sets
@@ -188,5 +191,6 @@ TEST(AssemblyPlan, IncrementalPlanEqualsFullRebuild) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -12,6 +12,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // a rod whose natural curvature is driven to k: with no load it becomes a regular polygon
 // arc, turning by phi = 2 atan(k dl / 2) at every node, so its end-to-end distance is
@@ -312,5 +313,6 @@ TEST(Actuation, WrongKindOfSpringNamesThePartsKinds) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

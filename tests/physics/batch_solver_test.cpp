@@ -28,6 +28,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kG = 9.8;
 
@@ -781,5 +782,6 @@ TEST(VectorSolvers, UnsupportedRequestsAreClearErrors) {
   test::expect_error([&] { vectorized(big, 2, LinearSolverKind::kBanded); }, "narrow band");
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

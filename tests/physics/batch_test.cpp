@@ -17,6 +17,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kG = 9.8;
 
@@ -327,11 +328,13 @@ TEST(Batch, ParametersEqualChangedModels) {
   EXPECT_THROW(batch.set_params(9, EnvParams{}), Error);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // ---- the vectorized engine (one masked Newton iteration over all environments) -------------
 
@@ -647,5 +650,6 @@ TEST(VectorBatch, ResetCopiesAStateIntoTheMaskedEnvironments) {
   EXPECT_GT(std::fabs(cv[3 * size_t(nb) * 4 + 3 * 50 + 1]), 1e-3);  // env 4 bent
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

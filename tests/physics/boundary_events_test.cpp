@@ -22,6 +22,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 std::shared_ptr<const Model> scene(const std::string& name,
                                    const std::function<void(SceneSpec&)>& edit = {}) {
@@ -369,5 +370,6 @@ TEST(BoundaryEvents, BadFixAndReleaseCallsAreErrors) {
   EXPECT_EQ(flat.dof_fixed()[0], 0);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

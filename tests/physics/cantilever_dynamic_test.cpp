@@ -15,6 +15,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr int kNodes = 201;
 constexpr Real kRadius = 0.02;  // [m]
@@ -129,5 +130,6 @@ TEST(CantileverDynamic, StiffRodImplicitMidpointFrequency) {
   EXPECT_NEAR(m.amp_last / m.amp_first, 1, kAmplitudeRelTol);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -17,6 +17,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kLength = 0.1;    // free length L [m]
 constexpr Real kRadius = 1e-3;   // [m]
@@ -111,5 +112,6 @@ TEST(CantileverStatic, EquilibriumDoesNotDependOnLoadSteps) {
   EXPECT_NEAR(g4, g8, kLoadPathRelTol);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -17,6 +17,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kLength = 0.1, kRadius = 1e-3, kDensity = 1200, kE = 2e9, kGravity = 9.8;
 constexpr int kEdges = 20;
@@ -123,5 +124,6 @@ TEST(Clamp, TheGhostLeavesThePartsIndicesAndTheSceneFormatNamesBadClamps) {
   EXPECT_EQ(test::catch_input_error([&] { b.build(); }).field(), "clamps[0].node");
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -13,6 +13,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kR = 0.005;  // rod radius [m]
 
@@ -178,5 +179,6 @@ TEST(ShellContact, RodAndPlateLandOnAClampedPlate) {
   EXPECT_LT(tile_low, h + 2 * tol);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -13,6 +13,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kLength = 0.1;   // free length L [m]
 constexpr Real kRadius = 1e-3;  // [m]
@@ -127,5 +128,6 @@ TEST(ForceCallback, AnEntryOutsideThePatternIsAnErrorAndTheStateStays) {
   EXPECT_TRUE(sim.step().ok());
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -14,6 +14,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kG = 9.8;
 constexpr Real kR = 0.005;  // rod radius [m]
@@ -221,5 +222,6 @@ TEST(ContactFriction, FrictionFromJson) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -12,6 +12,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kG = 9.8;
 
@@ -144,11 +145,13 @@ TEST(GroundFriction, GroundFromJson) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // Bodies placed at their documented resting height (rod nodes at z = r, a shell's at z = h / 2,
 // or half its contact thickness) stay down on every integrator: the ground's force ramp is
@@ -225,5 +228,6 @@ TEST(GroundRest, BodiesAtTheirRestingHeightStayDownOnEveryIntegrator) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

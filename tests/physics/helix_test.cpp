@@ -14,6 +14,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kDensity = 1273.52;  // [kg/m^3]
 constexpr Real kPoisson = 0.5;
@@ -163,5 +164,6 @@ INSTANTIATE_TEST_SUITE_P(V4,
                                                   : std::string("E1e7_r5mm");
                          });
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -18,6 +18,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kL = 0.1;  // [m]
 constexpr int kEdges = 8;
@@ -202,5 +203,6 @@ TEST(Hyperelastic, TheSceneNamesABadLaw) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -33,6 +33,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kG = 9.8, kH = 0.01, kDelta = 5e-4;
 // the drop starts kStart above the contact's reach at the speed of a fall from kH
@@ -253,5 +254,6 @@ TEST(ImpactEnergy, PointwiseContactForcesGainEnergyAtLargeSteps) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

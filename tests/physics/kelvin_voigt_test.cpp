@@ -26,6 +26,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using namespace test::beam;  // kLength, kRadius, kE, kRho, kEdges, kTip
 
@@ -424,5 +425,6 @@ TEST(KelvinVoigt, TheVectorizedBatchRunsTheScenesFingersAndFlapBitForBit) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

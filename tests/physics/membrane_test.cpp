@@ -28,6 +28,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 struct Membrane {
   Real stiffness;  ///< sigma_xx / eps_xx over E h
@@ -492,5 +493,6 @@ TEST(ShellMembrane, BadValuesAreNamedWithTheirLineAndField) {
   EXPECT_EQ(e.line(), 2);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

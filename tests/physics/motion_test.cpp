@@ -16,6 +16,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kPi = 3.14159265358979323846;
 
@@ -262,5 +263,6 @@ TEST(Motion, SceneMotionInTheVectorizedBatchFollowsEachEnvironmentsTime) {
   EXPECT_GT(max_relative_difference(full.state().q, vec.state(1).q), 1e-6);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

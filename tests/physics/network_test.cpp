@@ -18,6 +18,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr int kArmNodes = 6;      // nodes per arm, the centre included
 constexpr Real kArmLength = 0.1;  // [m]
@@ -231,5 +232,6 @@ TEST(StarNetwork, FrameSeedDoesNotChangeTheMotion) {
   EXPECT_NEAR(sa.energies().bend, sb.energies().bend, kSameStructureRelTol * sa.energies().bend);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

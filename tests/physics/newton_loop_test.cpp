@@ -13,6 +13,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 /// The kinds of one-unknown problems: the residual f(x), its derivative and the potential phi
 /// with phi' = f.
@@ -193,5 +194,6 @@ TEST(NewtonLoop, WithoutTheLineSearchAtanDiverges) {
             StepStatus::kConverged);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -22,6 +22,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 /// bit-identical vectors (NaN and signed zero included)
 template <class T>
@@ -449,5 +450,6 @@ TEST(Newton, ViscousDragGivesTerminalVelocity) {
   EXPECT_NEAR(v_tau / v_terminal, 1 - std::exp(-1.0), 0.02);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

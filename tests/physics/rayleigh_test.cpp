@@ -23,6 +23,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using namespace test::beam;  // kLength, kRadius, kE, kRho, kEdges, kTip
 
@@ -393,5 +394,6 @@ TEST(Rayleigh, TheVectorizedBatchRunsBeta) {
   EXPECT_GT(changed, 1e-3);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -22,6 +22,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kG = 9.8, kR = 1e-3, kH = 0.05, kDelta = 1e-5;
 
@@ -179,5 +180,6 @@ TEST(Restitution, RodOnRodImpactKeepsMomentumAndReversesByE) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -40,6 +40,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kG = 9.8;                 // [m/s^2]
 constexpr Real kTheta = 25 * kPi / 180;  // decline [rad]
@@ -479,5 +480,6 @@ TEST(RollingRibbon, SceneFileRolls) {
   EXPECT_NEAR(r.drop / (0.5 * h.accel * T * T), 1, 0.05);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

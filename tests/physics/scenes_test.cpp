@@ -22,6 +22,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 std::string scene_path(const std::string& name) {
   return std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name;
@@ -478,5 +479,6 @@ TEST(Scenes, RodAndTileRestOnTheClampedPlate) {
   EXPECT_LT(test::node_position(s, global_node(*m, floor, 60))[2], -2e-4);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

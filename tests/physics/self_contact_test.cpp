@@ -27,6 +27,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 std::string scene_path(const std::string& name) {
   return std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name;
@@ -191,5 +192,6 @@ TEST(ShellSelfContact, ClothFoldsOverItselfSofterFoldsMore) {
   EXPECT_LT(footprint(soft), footprint(stiff));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

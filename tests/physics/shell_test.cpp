@@ -17,6 +17,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kG = 9.8;
 
@@ -458,11 +459,13 @@ TEST(ShellNewton, JacobianMatchesCentralDifferences) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // the VTK frames carry the triangles, their bending energy density and the mid-edge xi
 TEST(ShellOutput, VtkHasTrianglesAndEnergyDensity) {
@@ -500,5 +503,6 @@ TEST(ShellOutput, VtkHasTrianglesAndEnergyDensity) {
   EXPECT_GT(largest, 0);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

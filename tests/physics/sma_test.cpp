@@ -20,6 +20,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // eq. 7 as the ratio kappa(t) / kappa0
 Real eq7(Real t, Real n, Real tau, Real t_bar, Real t0) {
@@ -368,5 +369,6 @@ TEST(Sma, BadParametersAreNamed) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -20,6 +20,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr Real kPi = 3.14159265358979323846;
 
@@ -224,5 +225,6 @@ TEST(Strains, ShapeOperatorOfASpheresMidEdgeNormals) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

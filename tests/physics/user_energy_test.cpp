@@ -22,6 +22,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 constexpr int kNodes = 21;
 
@@ -224,5 +225,6 @@ TEST(UserEnergy, BadStencilsAreErrorsThatNameThem) {
   expect_error([&] { with_energies(base, {nullptr}); }, "energy 0 is null");
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

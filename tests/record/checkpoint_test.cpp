@@ -29,6 +29,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::ScratchDir;
 
@@ -410,5 +411,6 @@ TEST(Checkpoint, OneEnvironmentOfABatchResumesInTheSameBits) {
   EXPECT_THROW(load_checkpoint(b, 0, foreign), InputError);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -10,6 +10,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 namespace fs = std::filesystem;
 using test::make_rod_model;
@@ -145,5 +146,6 @@ TEST(EnergyCsvRecorder, EndWithoutBeginWritesNothing) {
   EXPECT_TRUE(rec->end().empty());
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

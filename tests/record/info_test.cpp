@@ -8,6 +8,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
@@ -43,5 +44,6 @@ TEST(ModelInfo, StateBytesCountEveryPerEnvArray) {
   EXPECT_EQ(state_bytes_per_env(m), (33u + 12u + 1u) * sizeof(Real));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

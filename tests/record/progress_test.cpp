@@ -7,6 +7,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 // everything a Progress wrote to a temporary file
 std::string contents(std::FILE* f) {
@@ -104,5 +105,6 @@ TEST(Progress, PlainLinesAtMostEveryTenSeconds) {
   std::fclose(f);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

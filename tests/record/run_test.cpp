@@ -20,6 +20,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 namespace fs = std::filesystem;
 using test::files_ending;
@@ -359,5 +360,6 @@ TEST(RunSimulation, AnInterruptStopsTheRunWithCompleteOutputs) {
   EXPECT_EQ(read_lines(dir.path() / "nodes.csv").size(), 5u);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -10,6 +10,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 namespace fs = std::filesystem;
 using test::files_ending;
@@ -243,5 +244,6 @@ TEST(XmlReader, RejectsMalformedDocuments) {
   EXPECT_THROW(parse_xml("<a x=1/>"), std::runtime_error);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -14,6 +14,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::kFdRelTol;
 
@@ -702,5 +703,6 @@ TEST(ContactDistance, PointTriangleDistanceIsContinuousThroughFlat) {
   EXPECT_GT(flat, 10);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

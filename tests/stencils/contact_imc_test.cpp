@@ -16,6 +16,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::kFdRelTol;
 
@@ -780,5 +781,6 @@ TEST(ContactImcFriction, OffOutOfRangeAndWithoutCoefficient) {
   EXPECT_TRUE(all_zero(s.eval(x, far, kGradHess, nullptr, &f)));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -11,6 +11,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::kFdRelTol;
 
@@ -533,5 +534,6 @@ TEST(GroundContact, DegenerateInputStaysFinite) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

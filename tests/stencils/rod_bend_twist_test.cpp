@@ -17,6 +17,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::kFdHessRelTol;
 using test::kFdRelTol;
@@ -381,5 +382,6 @@ TEST(RodBendTwist, DegenerateInputStaysFinite) {
     EXPECT_TRUE(std::isfinite(r.H.a[i]));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -10,6 +10,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::kFdRelTol;
 
@@ -188,5 +189,6 @@ TEST(RodStretch, DegenerateInputStaysFinite) {
   }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -9,6 +9,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::kFdRelTol;
 
@@ -215,5 +216,6 @@ TEST(ShellHinge, DegenerateInputStaysFinite) {
     EXPECT_TRUE(std::isfinite(r.H.a[i]));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -14,6 +14,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::kFdRelTol;
 
@@ -266,5 +267,6 @@ TEST(ShellMembraneStencil, DegenerateInputStaysFinite) {
     }
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -13,6 +13,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::kFdRelTol;
 
@@ -596,5 +597,6 @@ TEST(ShellMidedge, DegenerateInputStaysFinite) {
     EXPECT_TRUE(std::isfinite(r.H.a[i]));
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

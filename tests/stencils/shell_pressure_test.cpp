@@ -23,6 +23,7 @@
 
 namespace slender {
 namespace {
+namespace SLENDER_UNITY_ID {
 
 using test::kFdRelTol;
 
@@ -321,5 +322,6 @@ TEST(ShellPressureScene, AnOpenShellWithAFixedRimIsAMembrane) {
   EXPECT_GT(sim.state().q[3 * size_t(centre) + 2], 1e-3);
 }
 
+}  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
