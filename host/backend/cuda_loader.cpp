@@ -114,6 +114,11 @@ void require_cuda_backend() {
   }
 }
 
+void cuda_device_memory(std::size_t& free_bytes, std::size_t& total_bytes) {
+  require_cuda_backend();
+  module().api->device_memory(&free_bytes, &total_bytes);
+}
+
 std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> model,
                                                  const IntegratorSpec& spec,
                                                  LinearSolverKind solver) {

@@ -25,6 +25,8 @@ std::unique_ptr<DeviceStepper> make_host_stepper(std::shared_ptr<const Model> mo
   return std::make_unique<stepper::StepperOn<HostExecutor>>(std::move(model), spec, solver);
 }
 
+size_t host_stepper_object_bytes() { return sizeof(stepper::StepperOn<HostExecutor>); }
+
 DeviceStepperMaker set_device_stepper_maker(DeviceStepperMaker maker) {
   return g_maker.exchange(maker);
 }

@@ -35,14 +35,8 @@ class HostDirectSolver {
     pattern.row_ptr = row_ptr;
     pattern.col = col;
     nnz_ = pattern.nnz();
-    // kPcg's and kAmg's direct path (CG could not go on) and kDense: the sparse direct kind
-    // (CHOLMOD or LDLT when symmetric, LU otherwise); a non-symmetric Jacobian needs LU (banded or
-    // sparse), between which kAuto chooses
-    if (kind == LinearSolverKind::kPcg || kind == LinearSolverKind::kAmg)
-      kind = LinearSolverKind::kDense;
-    if (!symmetric && kind != LinearSolverKind::kAuto && kind != LinearSolverKind::kBanded)
-      kind = LinearSolverKind::kSparseLu;
-    solver_ = std::make_unique<cpu::LinearSolver>(pattern, kind, symmetric);
+    solver_ = std::make_unique<cpu::LinearSolver>(pattern, cpu::direct_solver_kind(kind, symmetric),
+                                                  symmetric);
   }
   std::string name() const { return solver_->name(); }
   // val: the solver's own values (the stepper assembled there) or a copy's

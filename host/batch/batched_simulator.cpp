@@ -14,11 +14,15 @@
 #include <exception>
 #include <sstream>
 
+#include "backend/memory_budget.h"
 #include "model/model_internal.h"
+#include "slender/backend.h"
 #include "slender/batch.h"
 #include "slender/core/error.h"
 #include "slender/core/parallel_for.h"
 #include "slender/engine/batch_engine.h"
+#include "slender/engine/memory_tally.h"
+#include "slender/info.h"
 #include "slender/stencils/ground_contact.h"
 
 namespace slender {
@@ -103,6 +107,10 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
   SLENDER_CHECK(model != nullptr, "BatchedSimulator needs a model");
   SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
   host_threads();  // a bad SLENDER_THREADS is reported here, not at the first large loop
+  // the batch's memory, estimated and refused before anything is allocated
+  if (backend == BackendKind::kCuda) engine = BatchEngine::kVectorized;
+  require_memory(memory_estimate(*model, nenv, integrator, solver, engine, backend), nenv, engine,
+                 backend);
   Impl& s = *impl_;
   s.model = std::move(model);
   s.spec = integrator;
@@ -129,6 +137,90 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
 }
 
 BatchedSimulator::~BatchedSimulator() = default;
+
+BatchMemory BatchedSimulator::memory_estimate(const Model& m,
+                                              int nenv,
+                                              const IntegratorSpec& integrator,
+                                              LinearSolverKind solver,
+                                              BatchEngine engine,
+                                              BackendKind backend) {
+  SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
+  const bool cuda = backend == BackendKind::kCuda;
+  if (cuda) engine = BatchEngine::kVectorized;
+  // the batch's own arrays: per environment its statuses and reports, (the vectorized engine)
+  // the host copies of q and u and the state(env) answers; once the initial state
+  MemoryTally host;
+  host.env<StepStatus>(1);
+  host.env<StepReport>(1);
+  host.shared += double(state_bytes_per_env(m));
+  host.blocks += 7;
+  BatchMemory b;
+  if (engine == BatchEngine::kVectorized) {
+    MemoryTally exec;
+    tally_engine_memory(m, nenv, integrator, solver, /*batched=*/true, cuda, exec, host);
+    host.env<Real>(m.ndof);
+    host.env<Real>(m.ndof);
+    host.env<State>(1);
+    if (cuda) {
+      b.device_per_env = exec.per_env;
+      b.device_fixed = exec.shared;  // (the device allocator's blocks cost no host memory)
+    } else {
+      host.per_env += exec.per_env;
+      host.shared += exec.shared;
+      host.blocks += exec.blocks;
+    }
+  } else {
+    // one Simulator each, its pointer, actuation (a callback holding its environment) and
+    // natural-shape actions, and a step's exception slot
+    host.per_env += Simulator::memory_estimate(m, integrator, solver);
+    host.env<std::unique_ptr<Simulator>>(1);
+    host.per_env += MemoryTally::kHeapBlockBytes + 32;  // the callback's captures
+    host.env<Real>(2.0 * m.nbend);
+    host.env<Real>(m.nbend);
+    host.env<Real>(m.nhinge);
+    host.env<Real>(3.0 * m.nmid);
+    host.env<std::exception_ptr>(1);
+  }
+  b.host_per_env = host.per_env;
+  b.host_fixed = host.fixed();
+  return b;
+}
+
+void BatchedSimulator::require_memory(const BatchMemory& need,
+                                      long nenv,
+                                      BatchEngine engine,
+                                      BackendKind backend,
+                                      const std::string& field) {
+  const std::string what = "a batch of " + std::to_string(nenv) + " environments (the " +
+                           (engine == BatchEngine::kVectorized ? "vectorized" : "per-environment") +
+                           " engine)";
+  // the most environments that fit in `available` bytes of which `fixed` are taken once
+  auto most = [](double available, double fixed, double per_env) {
+    const double k = per_env > 0 ? std::floor((available - fixed) / per_env) : 0;
+    return k >= 1 ? "at most " + std::to_string(long(std::min(k, 2e18))) + " environments fit"
+                  : std::string("not even one environment fits");
+  };
+  slender::require_memory(
+      field, what, need.host(double(nenv)),
+      format_bytes(need.host_per_env) + " per environment and " + format_bytes(need.host_fixed) +
+          " once",
+      [&](double available) { return most(available, need.host_fixed, need.host_per_env); });
+  if (backend != BackendKind::kCuda) return;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cuda_device_memory(free_bytes, total_bytes);
+  const double dev = need.device(double(nenv));
+  if (dev <= double(free_bytes)) return;
+  AvailableMemory a;
+  a.bytes = free_bytes;
+  a.limit = "free on the CUDA device, of " + format_bytes(double(total_bytes));
+  throw MemoryLimitError(
+      field,
+      memory_refusal(field, what + " on the GPU", dev,
+                     format_bytes(need.device_per_env) + " per environment and " +
+                         format_bytes(need.device_fixed) + " once",
+                     a, most(double(free_bytes), need.device_fixed, need.device_per_env)),
+      dev, double(free_bytes));
+}
 
 int BatchedSimulator::nenv() const { return impl_->nenv; }
 const Model& BatchedSimulator::model() const { return *impl_->model; }

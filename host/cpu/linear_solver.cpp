@@ -214,10 +214,17 @@ bool LinearSolver::Impl::direct_solve(const Real* b, Real* x) {
   return xv.allFinite();
 }
 
-LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric)
-    : impl_(std::make_unique<Impl>()) {
-  Impl& s = *impl_;
-  s.n = plan.nfree;
+namespace {
+
+// the kind a request resolves to (kAuto: banded LU when the band is narrow, else the sparse
+// direct kind; kDense: the sparse direct kind) and the sparse direct kind behind it; `layout`
+// the band's, where banded LU is asked for or may be chosen
+LinearSolverKind resolve_kind(const AssemblyPlan& plan,
+                              LinearSolverKind kind,
+                              bool symmetric,
+                              LinearSolverKind& direct,
+                              BandLayout& layout) {
+  const int n = plan.nfree;
 #ifdef SLENDER_HAVE_CHOLMOD
   const LinearSolverKind cholesky = LinearSolverKind::kCholmod;
 #else
@@ -230,15 +237,43 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool
   const LinearSolverKind general = symmetric ? cholesky : LinearSolverKind::kSparseLu;
   // dense (the vectorized batch's): here the sparse direct factorization, the same exact solve
   if (kind == LinearSolverKind::kDense) kind = general;
-  // the banded layout, when banded LU is asked for or may be chosen
+  if ((kind == LinearSolverKind::kAuto || kind == LinearSolverKind::kBanded) && n > 1)
+    layout = band_layout(n, plan.row_ptr, plan.col);
+  if (kind == LinearSolverKind::kAuto)
+    kind = n > 1 && layout.w <= kBandedAutoMax ? LinearSolverKind::kBanded : general;
+  direct = kind == LinearSolverKind::kBanded ? general : kind;
+  return kind;
+}
+
+}  // namespace
+
+double LinearSolver::memory_bytes(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric) {
+  LinearSolverKind direct;
   BandLayout layout;
-  if ((kind == LinearSolverKind::kAuto || kind == LinearSolverKind::kBanded) && s.n > 1)
-    layout = band_layout(s.n, plan.row_ptr, plan.col);
-  if (kind == LinearSolverKind::kAuto) {
-    kind = s.n > 1 && layout.w <= kBandedAutoMax ? LinearSolverKind::kBanded : general;
-  }
-  s.kind = kind;
-  s.direct = kind == LinearSolverKind::kBanded ? general : kind;
+  kind = resolve_kind(plan, kind, symmetric, direct, layout);
+  const double n = plan.nfree, nnz = double(plan.nnz());
+  constexpr double kI = sizeof(int), kR = sizeof(Real);
+  // the object (the Eigen and CHOLMOD solvers' own structs in it) and the matrix, CSC
+  double b = sizeof(LinearSolver) + sizeof(Impl) + nnz * (kR + kI) + (n + 1) * kI;
+  if (kind == LinearSolverKind::kBanded && n > 1)  // the band, its right-hand side and maps
+    return b + double(layout.band_size) * kR + n * kR + nnz * kI + n * kI;
+  if (n == 0) return b;
+  // the factor L of a Cholesky in AMD order: its values and row indices, and per column its
+  // start, count, parent, permutation and inverse and the diagonal; the factorization's permuted
+  // copy of the matrix. LU holds L and U.
+  const PermutedPattern pp = fill_reducing_pattern(int(n), plan.row_ptr, plan.col);
+  const double lnz = double(cholesky_fill(int(n), pp.row_ptr, pp.col));
+  const double factors = direct == LinearSolverKind::kSparseLu ? 2 : 1;
+  return b + factors * lnz * (kR + kI) + n * (kR + 5 * kI) + nnz * (kR + kI);
+}
+
+LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.n = plan.nfree;
+  BandLayout layout;
+  s.kind = resolve_kind(plan, kind, symmetric, s.direct, layout);
+  kind = s.kind;
   if (kind == LinearSolverKind::kBanded && s.n > 1) {
     s.band_w = layout.w;
     s.band_order = std::move(layout.order);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "backend/host_executor.h"
 #include "contact/pairs.h"
 #include "model/model_internal.h"
 #include "slender/core/error.h"
@@ -20,8 +21,10 @@
 #include "slender/core/parallel_for.h"
 #include "slender/engine/assemble.h"
 #include "slender/engine/device_stepper.h"
+#include "slender/engine/memory_tally.h"
 #include "slender/engine/strains.h"
 #include "slender/engine/user_force.h"
+#include "slender/info.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/families.h"
 #include "slender/stencils/part_scale.h"
@@ -584,6 +587,82 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
 }
 
 Simulator::~Simulator() = default;
+
+double Simulator::memory_estimate(const Model& m,
+                                  const IntegratorSpec& spec,
+                                  LinearSolverKind solver) {
+  // one environment: everything the tally counts is this Simulator's
+  MemoryTally exec, host;
+  tally_engine_memory(m, 1, spec, solver, /*batched=*/false, /*device=*/false, exec, host);
+  const AssemblyPlan& p = m.plan;
+  const double nd = m.ndof, n = p.nfree;
+  // the system solve (engine/system_solve.h): on the host the direct path (X::kPcgAutoThreshold
+  // is never reached), whose solver holds the values, unless the caller asks for the Krylov one:
+  // its values, preconditioner blocks and vectors (BiCGSTAB's seven; kAmg's multigrid hierarchy
+  // is not counted); the Krylov workspace's reductions either way
+  const bool symmetric = !engine_nonsymmetric(m, spec) && solver != LinearSolverKind::kSparseLu;
+  const bool iterative = solver == LinearSolverKind::kPcg || solver == LinearSolverKind::kAmg;
+  if (iterative) {
+    long nblock = p.nfree > 0 ? 1 : 0;
+    for (int r = 1; r < p.nfree; ++r)
+      nblock += p.free_dof[r] / 3 != p.free_dof[r - 1] / 3 ? 1 : 0;
+    host.once<Real>(double(p.nnz()));
+    host.once<int>(nblock + 1.0);
+    host.once<Real>(9.0 * nblock);
+    host.once<unsigned char>(double(nblock));
+    for (int k = 0; k < 7; ++k)
+      host.once<Real>(n);
+  } else {
+    host.shared +=
+        cpu::LinearSolver::memory_bytes(p, cpu::direct_solver_kind(solver, symmetric), symmetric);
+    host.blocks += 4;
+  }
+  host.once<Red4>(double(stepper::KrylovOn<HostExecutor>::workspace_reductions()));
+  // the objects: this one, its Impl, the stepper with its engine
+  host.once<char>(sizeof(Simulator));
+  host.once<char>(sizeof(Impl));
+  host.once<char>(double(host_stepper_object_bytes()));
+  // the host's copy of the state (q, u, a, frames, twists, mid-edge frames, held DOFs)
+  host.shared += double(state_bytes_per_env(m));
+  host.blocks += 7;
+  host.once<unsigned char>(nd);
+  // DOF masses, loads, the query's predictor; the natural shape under actuation; part scales
+  // and factors; forces, fixed targets, motions; the queries' pools; the plans' held DOFs
+  for (int k = 0; k < 4; ++k)
+    host.once<Real>(nd);
+  for (double c : {2.0 * m.nbend, double(m.nbend), double(m.nhinge), 3.0 * m.nmid})
+    host.once<Real>(c);
+  if (m.npart > 0) {
+    host.once<Real>(m.npart);
+    host.once<Real>(m.npart);
+  }
+  host.once<Real>(3.0 * m.nnode);
+  host.once<Real>(double(m.fixed_dof.size()));
+  host.once<Real>(double(m.motion_dof.size()));
+  host.once<Real>(double(p.energy_pool));
+  host.once<unsigned>(double(p.energy_pool));
+  host.once<Real>(double(p.grad_pool));
+  host.once<unsigned char>(nd);
+  // contact between bodies on the direct path: the plan of each step's pairs, built from a
+  // cache of the static families' sorted contributions (theirs, the merged ones and the sort's
+  // scratch, Hessian and gradient sources; host/model/assembly_plan.cpp) and the plans
+  // themselves (the cache's base and the one in use), before any pair; the pairs add their own
+  // as they come. (The Krylov path assembles the contact part in the engine: no plans.)
+  if (m.contact.enabled && !iterative) {
+    for (int k = 0; k < 3; ++k)
+      host.once<PlanContribution>(double(p.hess_pool));
+    for (int k = 0; k < 2; ++k)
+      host.once<PlanContribution>(double(p.grad_pool));
+    const double plan_ints = double(p.dof_free.size() + p.free_dof.size() + p.row_ptr.size() +
+                                    p.col.size() + p.diag_slot.size() + p.slot_src_adr.size() +
+                                    p.slot_src.size() + p.row_src_adr.size() + p.row_src.size());
+    for (int k = 0; k < 2; ++k) {
+      host.shared += plan_ints * sizeof(int);
+      host.blocks += 9;
+    }
+  }
+  return exec.total(1) + host.total(1);
+}
 
 StepReport Simulator::step() { return impl_->step(impl_->spec.dt); }
 StepReport Simulator::step(Real dt) { return impl_->step(dt); }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/memory_budget.h"
 #include "slender/backend.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
@@ -227,6 +228,24 @@ struct PyBatch {
   std::vector<unsigned char> contact;
   std::vector<signed char> status;
 };
+
+BatchEngine batch_engine(const std::string& engine) {
+  if (engine == "vectorized") return BatchEngine::kVectorized;
+  if (engine != "per-env")
+    throw InputError("<python>", 0, "engine",
+                     "unknown engine '" + engine + "' (per-env or vectorized)");
+  return BatchEngine::kPerEnvironment;
+}
+
+// the memory of a batch and of its observation buffers (PyBatch's, per environment: positions,
+// velocities, curvatures, times, ground contacts, statuses)
+BatchMemory py_batch_memory(
+    const Model& md, int nenv, BatchEngine engine, BackendKind backend, LinearSolverKind solver) {
+  BatchMemory b =
+      BatchedSimulator::memory_estimate(md, nenv, md.scene.integrator, solver, engine, backend);
+  b.host_per_env += sizeof(double) * (6.0 * md.nnode + 3.0 * md.nbend + 1) + md.nnode + 1;
+  return b;
+}
 
 py::dict report_dict(const StepReport& r) {
   py::dict d;
@@ -482,12 +501,15 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("shape", [](const LiveView& v) { return v.shape; })
       .def_property_readonly("device", [](const LiveView& v) { return v.cuda ? "cuda" : "cpu"; });
 
-  // errors: InputError (bad scene or argument) -> ValueError, others -> RuntimeError
+  // errors: InputError (bad scene or argument) -> ValueError, MemoryLimitError (a request
+  // refused before it is allocated) -> MemoryError, others -> RuntimeError
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const InputError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const MemoryLimitError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const Error& e) {
       PyErr_SetString(PyExc_RuntimeError, without_check_text(e.what()).c_str());
     }
@@ -902,12 +924,13 @@ PYBIND11_MODULE(_core, m) {
   py::class_<PyBatch>(m, "BatchedSimulator")
       .def(py::init([](std::shared_ptr<Model> md, int nenv, const std::string& engine,
                        const std::string& backend, const std::string& solver) {
-             BatchEngine eng = BatchEngine::kPerEnvironment;
-             if (engine == "vectorized") {
-               eng = BatchEngine::kVectorized;
-             } else if (engine != "per-env") {
-               throw InputError("<python>", 0, "engine",
-                                "unknown engine '" + engine + "' (per-env or vectorized)");
+             const BatchEngine eng = batch_engine(engine);
+             // refused before anything is allocated when it would not fit (MemoryError)
+             if (nenv >= 1) {
+               const BackendKind bk = backend_kind(backend);
+               BatchedSimulator::require_memory(
+                   py_batch_memory(*md, nenv, eng, bk, solver_kind(solver)), nenv,
+                   bk == BackendKind::kCuda ? BatchEngine::kVectorized : eng, bk, "num_envs");
              }
              auto b = std::make_unique<PyBatch>();
              b->model = md;
@@ -920,7 +943,33 @@ PYBIND11_MODULE(_core, m) {
            "num_envs copies of the model; engine 'per-env' (every model, per-environment "
            "parameters) or 'vectorized' (rods, shells and rod-shell models without contact "
            "between bodies, one masked Newton iteration over all environments; solver 'auto', "
-           "'banded', 'dense' or 'pcg'); backend 'cuda' runs the vectorized engine on the GPU")
+           "'banded', 'dense' or 'pcg'); backend 'cuda' runs the vectorized engine on the GPU. "
+           "A batch whose estimated memory (memory_estimate) does not fit in the memory "
+           "available is a MemoryError, raised before anything is allocated")
+      .def_static(
+          "memory_estimate",
+          [](std::shared_ptr<Model> md, int nenv, const std::string& engine,
+             const std::string& backend, const std::string& solver) {
+            const BatchMemory b = py_batch_memory(*md, nenv, batch_engine(engine),
+                                                  backend_kind(backend), solver_kind(solver));
+            py::dict d;
+            d["host_per_env"] = b.host_per_env;
+            d["host_fixed"] = b.host_fixed;
+            d["host"] = b.host(nenv);
+            d["device_per_env"] = b.device_per_env;
+            d["device_fixed"] = b.device_fixed;
+            d["device"] = b.device(nenv);
+            d["available"] = double(available_memory_bytes());
+            return d;
+          },
+          py::arg("model"), py::arg("num_envs"), py::arg("engine") = "per-env",
+          py::arg("backend") = "cpu", py::arg("solver") = "auto",
+          "The memory [bytes] a BatchedSimulator of these arguments needs, estimated from the "
+          "sizes of the arrays its engine allocates, without allocating them: a dict of "
+          "host_per_env, host_fixed and host (the total), device_per_env, device_fixed and "
+          "device (the CUDA backend's GPU memory), and available (the host memory this process "
+          "may still allocate: MemAvailable, the cgroup's limit, RLIMIT_AS, or "
+          "SLENDER_MEMORY_LIMIT)")
       .def_property_readonly("engine",
                              [](const PyBatch& b) {
                                return b.batch->engine() == BatchEngine::kVectorized ? "vectorized"

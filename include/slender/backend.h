@@ -4,6 +4,7 @@
 // SLENDER_WITH_CUDA, as a module (libslender_cuda.so) loaded on the first call that needs it
 // (host/backend/cuda_loader.cpp): until then, and in a CPU run, no CUDA library is mapped.
 
+#include <cstddef>
 #include <string>
 
 namespace slender {
@@ -19,5 +20,8 @@ bool built_with_cuda();
 void require_cuda_backend();
 /// The CUDA device that holds device memory p (for DLPack); 0 in a build without CUDA.
 int cuda_device_of(const void* p);
+/// The free and total memory of the current CUDA device [bytes] (cudaMemGetInfo); throws
+/// slender::Error as require_cuda_backend where the backend cannot run.
+void cuda_device_memory(std::size_t& free_bytes, std::size_t& total_bytes);
 
 }  // namespace slender

@@ -32,11 +32,27 @@ enum class BatchEngine {
   kVectorized,
 };
 
+/// The memory a batch needs, estimated before anything is allocated
+/// (BatchedSimulator::memory_estimate) [bytes].
+struct BatchMemory {
+  double host_per_env = 0;    ///< host memory per environment
+  double host_fixed = 0;      ///< host memory once: shared arrays, the allocator's blocks
+  double device_per_env = 0;  ///< device memory per environment (the CUDA backend; else 0)
+  double device_fixed = 0;    ///< device memory once: the model's copy, shared arrays
+  double host(double nenv) const { return host_fixed + nenv * host_per_env; }
+  double device(double nenv) const { return device_fixed + nenv * device_per_env; }
+};
+
 class BatchedSimulator {
  public:
   /// nenv environments of `model`, all at its initial state, with the scene's integrator.
   /// `solver`: for the per-environment engine, each Simulator's; for the vectorized engine kAuto
-  /// (banded, else dense, else pcg), kBanded, kDense or kPcg (other kinds throw)
+  /// (banded, else dense, else pcg), kBanded, kDense or kPcg (other kinds throw). The batch's
+  /// memory is estimated first (memory_estimate): a batch that would not fit in the memory
+  /// available (host/backend/memory_budget.h: MemAvailable, the cgroup's limit, RLIMIT_AS, or
+  /// SLENDER_MEMORY_LIMIT; on the CUDA backend also the device's free memory) is refused with a
+  /// MemoryLimitError naming nenv, the estimate, the memory available and the most environments
+  /// that fit, before anything is allocated.
   BatchedSimulator(std::shared_ptr<const Model> model, int nenv);
   BatchedSimulator(std::shared_ptr<const Model> model,
                    int nenv,
@@ -45,6 +61,30 @@ class BatchedSimulator {
                    BatchEngine engine = BatchEngine::kPerEnvironment,
                    BackendKind backend = BackendKind::kCpu);
   ~BatchedSimulator();
+
+  /// the memory a batch of these arguments needs, estimated from the sizes of the arrays its
+  /// engine allocates (engine/memory_tally.h), without allocating them: per environment its
+  /// state and workspace (the vectorized engine's pools and batched band, dense or PCG storage;
+  /// the per-environment engine's Simulator with its Jacobian, factorization and host arrays),
+  /// and once what the environments share. It counts what the batch allocates as it is used
+  /// (parameters, actions, observations) too. Throws as the constructor does for a model or
+  /// solver the engine cannot take.
+  static BatchMemory memory_estimate(const Model& model,
+                                     int nenv,
+                                     const IntegratorSpec& integrator,
+                                     LinearSolverKind solver = LinearSolverKind::kAuto,
+                                     BatchEngine engine = BatchEngine::kPerEnvironment,
+                                     BackendKind backend = BackendKind::kCpu);
+  /// throws MemoryLimitError when nenv environments of `need` do not fit in the memory
+  /// available: the message names `field` (the caller's name for the count: "nenv", or
+  /// Python's "num_envs"), the estimate, the memory available and the most environments that
+  /// fit. The constructor calls it; a front end that adds memory of its own per environment
+  /// (the Python module's observation buffers) calls it first with that added.
+  static void require_memory(const BatchMemory& need,
+                             long nenv,
+                             BatchEngine engine,
+                             BackendKind backend,
+                             const std::string& field = "nenv");
   BatchedSimulator(const BatchedSimulator&) = delete;
   BatchedSimulator& operator=(const BatchedSimulator&) = delete;
 

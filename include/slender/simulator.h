@@ -56,6 +56,13 @@ class Simulator {
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
+  /// the bytes a Simulator of `model` on the CPU backend holds once it steps, estimated
+  /// without building it (engine/memory_tally.h): its engine's arrays, its linear solver's
+  /// (the band, or the sparse factor's fill from a symbolic factorization) and its own. A model
+  /// with contact between bodies holds the pairs it finds besides, which no estimate knows.
+  static double memory_estimate(const Model& model,
+                                const IntegratorSpec& integrator,
+                                LinearSolverKind solver = LinearSolverKind::kAuto);
 
   /// one step of the integrator's dt
   StepReport step();

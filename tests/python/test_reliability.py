@@ -1,10 +1,12 @@
 """Bad values refused up front (issue 49): a state that is not finite loaded into one
 environment, a reset mask of floats (a NaN would count as True), a from_env that is not an
-index, external forces with NaN or inf, and a NaN in the snake's action (before the phase moves
-on); each error names the argument."""
+index, external forces with NaN or inf, a NaN in the snake's action (before the phase moves
+on), and a batch too large for the memory (before anything is allocated); each error names the
+argument."""
 
 import os
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -192,3 +194,48 @@ def test_a_second_thread_waits_for_the_first(model):
     b.join(10)
     assert order[0] == ("callback reads time", 0.0)
     assert order[1] == "A done" and order[2] == ("B read time", s.time) and s.time > 0
+
+
+def gib_text(b):
+    """The size as the refusal writes it (host/backend/memory_budget.cpp, format_bytes)."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    u = 0
+    while b >= 1024 and u < 5:
+        b, u = b / 1024, u + 1
+    return f"{b:.0f} {units[u]}" if u == 0 or b >= 100 else f"{b:.1f} {units[u]}"
+
+
+def test_a_batch_too_large_for_the_memory_is_refused_up_front(model, monkeypatch):
+    # issue 49, item 2: BatchedSimulator(model, 10**6) had no check; under an 8 GiB limit the
+    # per-environment engine aborted ("cannot allocate memory for thread-local data", rc 127) and
+    # the vectorized one raised MemoryError after 29 s of allocation. Now the batch's memory is
+    # estimated first and a batch that does not fit is a MemoryError at once, naming num_envs,
+    # the estimate, the memory available and the most environments that fit.
+    monkeypatch.setenv("SLENDER_MEMORY_LIMIT", "8G")
+    for engine in ("per-env", "vectorized"):
+        est = slender.BatchedSimulator.memory_estimate(model, 10**6, engine=engine)
+        assert est["available"] == 8 * 2**30 and est["host"] > est["available"]
+        fit = int((est["available"] - est["host_fixed"]) // est["host_per_env"])
+        t0 = time.perf_counter()
+        with pytest.raises(MemoryError) as e:
+            slender.BatchedSimulator(model, 10**6, engine=engine)
+        assert time.perf_counter() - t0 < 1.0  # nothing allocated before the refusal
+        msg = str(e.value)
+        assert msg.startswith("num_envs: a batch of 1000000 environments"), msg
+        assert f"needs about {gib_text(est['host'])}" in msg, msg
+        assert "but 8.0 GiB of memory is available (SLENDER_MEMORY_LIMIT)" in msg, msg
+        assert f"at most {fit} environments fit" in msg, msg
+        assert 1000 < fit < 10**5  # (the snake: some 270-380 kB per environment)
+        slender.BatchedSimulator(model, 4, engine=engine).step()  # a batch that fits is built
+    monkeypatch.setenv("SLENDER_MEMORY_LIMIT", "8 GB")
+    with pytest.raises(ValueError, match="SLENDER_MEMORY_LIMIT: '8 GB' is not a memory size"):
+        slender.BatchedSimulator(model, 4)
+    # the machine's own limit (MemAvailable, the cgroup's, RLIMIT_AS) refuses it too
+    monkeypatch.delenv("SLENDER_MEMORY_LIMIT")
+    est = slender.BatchedSimulator.memory_estimate(model, 10**6)
+    if est["host"] <= est["available"]:
+        pytest.skip("10**6 snakes fit in this machine's memory")
+    t0 = time.perf_counter()
+    with pytest.raises(MemoryError, match=r"num_envs: .* of memory is available \("):
+        slender.BatchedSimulator(model, 10**6)
+    assert time.perf_counter() - t0 < 1.0

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace slender {
 
@@ -66,6 +67,23 @@ class InputError : public std::runtime_error {
   int line_;
   std::string field_;
   std::string message_;
+};
+
+/// A request refused before anything was allocated because its estimated memory does not fit
+/// in the memory available (host/backend/memory_budget.h): what() names the argument, the
+/// estimate and the memory available. From Python a MemoryError.
+class MemoryLimitError : public Error {
+ public:
+  MemoryLimitError(std::string field, const std::string& message, double needed, double available)
+      : Error(message), field_(std::move(field)), needed_(needed), available_(available) {}
+  /// the argument that asked for the memory ("num_envs")
+  const std::string& field() const { return field_; }
+  double needed_bytes() const { return needed_; }        ///< the estimate
+  double available_bytes() const { return available_; }  ///< the memory available
+
+ private:
+  std::string field_;
+  double needed_, available_;
 };
 
 namespace detail {

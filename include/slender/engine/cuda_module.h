@@ -6,6 +6,7 @@
 // slender_cuda_module(), which returns this table; the loader checks its version and layout
 // stamp, then forwards cuda_device_count(), make_cuda_stepper() and the rest to it.
 
+#include <cstddef>
 #include <memory>
 
 #include "slender/core/status.h"
@@ -16,7 +17,7 @@
 namespace slender {
 
 /// bumped whenever the table or a type it passes changes
-constexpr int kCudaModuleVersion = 1;
+constexpr int kCudaModuleVersion = 2;
 
 /// a stamp of the types the module and the library exchange: a module built against other
 /// headers is refused rather than trusted
@@ -37,6 +38,8 @@ struct CudaModule {
                                                       const IntegratorSpec& spec,
                                                       const State& initial,
                                                       LinearSolverKind solver);
+  /// the free and total memory of the current device [bytes] (cudaMemGetInfo)
+  void (*device_memory)(std::size_t* free_bytes, std::size_t* total_bytes);
 };
 
 /// the module's entry point (extern "C", looked up by name)

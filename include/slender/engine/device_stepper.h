@@ -122,6 +122,8 @@ std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> mo
 std::unique_ptr<DeviceStepper> make_host_stepper(std::shared_ptr<const Model> model,
                                                  const IntegratorSpec& spec,
                                                  LinearSolverKind solver);
+/// the bytes of the host stepper object itself, its arrays apart (Simulator::memory_estimate)
+size_t host_stepper_object_bytes();
 
 using DeviceStepperMaker = std::unique_ptr<DeviceStepper> (*)(std::shared_ptr<const Model>,
                                                               const IntegratorSpec&,

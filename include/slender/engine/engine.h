@@ -214,6 +214,28 @@ struct PlanDims {
   }
 };
 
+/// whether the engine's Jacobian is not symmetric: the model's forces (friction, drag,
+/// anisotropic RFT), or the midpoint rule's energy-momentum stretching of rods
+inline bool engine_nonsymmetric(const Model& m, const IntegratorSpec& spec) {
+  return m.nonsymmetric() || (stretch_secant_on(spec) && m.nedge > 0);
+}
+
+/// throws slender::Error, saying why, for a model or integrator the vectorized batch cannot run
+inline void check_batched_model(const Model& m, const IntegratorSpec& spec) {
+  SLENDER_CHECK(!m.contact.enabled,
+                "the vectorized batch runs models without contact between bodies (this scene "
+                "enables rod/shell contact); use the per-environment batch");
+  SLENDER_CHECK(m.user_energies.empty(),
+                "the vectorized batch runs the model's own stencil families; this model has "
+                "energies from the caller's code (use the per-environment batch)");
+  SLENDER_CHECK(m.actuated.empty(),
+                "the vectorized batch takes the natural shape from its actions; this scene "
+                "has its own actuation (use the per-environment batch)");
+  SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
+                "the vectorized batch steps in time; static load stepping needs the "
+                "per-environment batch");
+}
+
 /// How the engine solves its Newton systems.
 enum class EngineSolve {
   kBatched,  ///< every environment's at once (engine/batch_solve.h)
@@ -257,18 +279,7 @@ class Engine {
     const Model& m = *model_;
     SLENDER_CHECK(nenv >= 1, "a batch needs at least one environment, got ", nenv);
     if (policy == EngineSolve::kBatched) {
-      SLENDER_CHECK(!m.contact.enabled,
-                    "the vectorized batch runs models without contact between bodies (this scene "
-                    "enables rod/shell contact); use the per-environment batch");
-      SLENDER_CHECK(m.user_energies.empty(),
-                    "the vectorized batch runs the model's own stencil families; this model has "
-                    "energies from the caller's code (use the per-environment batch)");
-      SLENDER_CHECK(m.actuated.empty(),
-                    "the vectorized batch takes the natural shape from its actions; this scene "
-                    "has its own actuation (use the per-environment batch)");
-      SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
-                    "the vectorized batch steps in time; static load stepping needs the "
-                    "per-environment batch");
+      check_batched_model(m, spec);
     } else {
       SLENDER_CHECK(nenv == 1, "one system per Newton iteration: one environment, got ", nenv);
     }
@@ -283,6 +294,8 @@ class Engine {
     node_volume_.upload(m.node_volume);
     if (m.mass_damping_per_part) dof_alpha_.upload(m.dof_mass_damping);
     parts_scaled_ = !m.youngs_time_part.empty();  // each part's modulus in time
+    // (every array of the engine is tallied in engine/memory_tally.h too, from which a batch's
+    // memory is estimated before it is allocated: a new one belongs there as well)
     const size_t B = size_t(nenv), nd = size_t(m.ndof);
     for (Buffer<Real>* b :
          {&q_, &u_, &a_, &y_, &y_trial_, &q_hat_, &u_hat_, &f_time_, &dof_r_, &dof_J_, &dof_phi_})
@@ -1358,7 +1371,7 @@ class Engine {
   // whether the Jacobian is not symmetric: the model's forces, or the midpoint rule's
   // energy-momentum stretching of rods (stencils/rod_stretch.h)
   static bool nonsymmetric(const Model& m, const IntegratorSpec& spec) {
-    return m.nonsymmetric() || (stretch_secant_on(spec) && m.nedge > 0);
+    return engine_nonsymmetric(m, spec);
   }
 
   // ---- the end of the converged steps ----------------------------------------------------------

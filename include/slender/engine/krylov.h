@@ -261,6 +261,8 @@ class KrylovOn {
 
   /// the iterations of every solve so far
   long iterations() const { return iterations_; }
+  /// the reduction results the constructor allocates (memory estimates, engine/memory_tally.h)
+  static constexpr long workspace_reductions() { return kReducePartials + kNumSlots; }
 
   // SLENDER_KRYLOV_TRACE=1: a line on stderr for each Krylov solve that gives up (a diagnosis
   // aid for the device, where a debugger is not at hand)

@@ -25,8 +25,27 @@ namespace slender::cpu {
 /// the widest half-bandwidth for which kAuto chooses banded LU
 constexpr int kBandedAutoMax = 24;
 
+/// The kind of LinearSolver the executors' direct path builds for a request (HostDirectSolver):
+/// kPcg's and kAmg's direct path (CG could not go on) and kDense are the sparse direct kind, and a
+/// non-symmetric Jacobian needs LU (banded or sparse), between which kAuto chooses.
+inline LinearSolverKind direct_solver_kind(LinearSolverKind kind, bool symmetric) {
+  if (kind == LinearSolverKind::kPcg || kind == LinearSolverKind::kAmg)
+    kind = LinearSolverKind::kDense;
+  if (!symmetric && kind != LinearSolverKind::kAuto && kind != LinearSolverKind::kBanded)
+    kind = LinearSolverKind::kSparseLu;
+  return kind;
+}
+
 class LinearSolver {
  public:
+  /// the bytes a solver of this kind for `plan` holds once it has factorized, estimated without
+  /// building it: its values and pattern, and the band, or the sparse factor whose fill a
+  /// symbolic factorization in AMD order counts (the order of LDLT, and close to CHOLMOD's and
+  /// to UMFPACK's symmetric strategy on these structurally symmetric patterns; LU holds L and
+  /// U, twice the Cholesky factor's fill). The sparse direct path behind a band that meets a
+  /// pivot too small (rare) is not counted.
+  static double memory_bytes(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric);
+
   /// symmetric = false: the Jacobian is not symmetric (friction, drag), so the automatic choice
   /// and the fallbacks use LU
   LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric = true);
