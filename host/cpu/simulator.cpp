@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "backend/host_executor.h"
+#include "backend/memory_budget.h"
 #include "contact/pairs.h"
 #include "model/model_internal.h"
 #include "slender/core/error.h"
@@ -581,6 +582,22 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
                      BackendKind backend) {
   SLENDER_CHECK(model != nullptr, "Simulator needs a model");
   host_threads();  // a bad SLENDER_THREADS is reported here, not at the first large loop
+  // a model whose simulator would not fit is refused before anything is allocated (issue 49);
+  // on the CPU, where the estimate is of the host's arrays. The estimate (a symbolic
+  // factorization) is made only for a model of a MiB or more where the memory available is
+  // under 16 times the model's (a simulator takes 3 to 6 times its model's memory: a rod network,
+  // a grid of rods), so that small models and the batches' simulators pay nothing for it
+  const Model& m = *model;
+  const double model_bytes = double(m.memory_bytes());
+  if (backend == BackendKind::kCpu && model_bytes >= double(1 << 20) &&
+      double(available_memory_bytes()) < 16 * model_bytes + double(256 << 20)) {
+    require_memory("model",
+                   "a simulator of '" + m.scene.name + "' (" + std::to_string(m.ndof) + " DOFs, " +
+                       std::to_string(m.plan.nnz()) + " Jacobian nonzeros)",
+                   memory_estimate(m, integrator, solver),
+                   "its state, Jacobian, factorization and workspaces; the model itself holds " +
+                       format_bytes(model_bytes));
+  }
   impl_ = std::make_unique<Impl>(std::move(model), integrator, solver, backend);
   if (impl_->spec.kind == IntegratorKind::kNewmark) impl_->newmark_start();
   impl_->engine->upload_state(impl_->state);

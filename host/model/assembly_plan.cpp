@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "backend/memory_budget.h"
 #include "model/model_internal.h"
 #include "slender/core/error.h"
 #include "slender/stencils/user_energy.h"
@@ -295,6 +296,20 @@ void build_assembly_plan(const Model& m,
   }
   SLENDER_CHECK(p.row_src_adr[size_t(nfree)] <= INT_MAX,
                 "assembly plan: too many gradient sources for 32-bit indices");
+  // a plan that would not fit is refused before its entries are allocated (issue 49): the
+  // entries while they are sorted, and at most a column, a slot and a source per entry after
+  // (plans under a MiB are not checked)
+  const double entries = double(hadr[size_t(nfree)]);
+  const double plan_bytes = entries * double(sizeof(Entry) + 3 * sizeof(int)) +
+                            double(p.row_src_adr[size_t(nfree)]) * sizeof(int);
+  if (plan_bytes >= double(1 << 20)) {
+    require_memory(
+        "model",
+        "the Jacobian's assembly plan of '" + m.scene.name + "' (" + std::to_string(long(entries)) +
+            " local Hessian entries over " + std::to_string(nfree) + " free DOFs)",
+        plan_bytes,
+        "at most; the model's other arrays hold " + format_bytes(double(m.memory_bytes())));
+  }
   // pass 2: the entries into their rows, in generation order
   std::vector<Entry> ent(static_cast<size_t>(hadr[size_t(nfree)]));
   p.row_src.assign(size_t(p.row_src_adr[size_t(nfree)]), 0);

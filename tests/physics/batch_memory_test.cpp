@@ -195,6 +195,52 @@ TEST(BatchMemory, AMillionEnvironmentsAreRefusedAtOnce) {
   }
 }
 
+// Issue 49, case 9: a model whose arrays would not fit is refused before they are allocated, with
+// the numbers: its assembly plan while the model is built (an upper bound: the entries while
+// they are sorted, a column, a slot and a source per entry), and its simulator's state,
+// Jacobian and factorization (Simulator::memory_estimate) before the simulator is made
+TEST(ModelMemory, AModelThatWouldNotFitIsRefusedBeforeItsArrays) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.5);
+  b.straight_rod("rod", vec3(0, 0, 0), vec3(1, 0, 0), 4000, mat, SceneBuilder::circle(1e-3));
+  const SceneSpec sc = b.build();
+  const auto m = build_model(sc);
+  const double model = double(m->memory_bytes());
+  const double sim = Simulator::memory_estimate(*m, m->scene.integrator, LinearSolverKind::kAuto);
+  std::printf("a rod of 4000 edges: model %s, simulator %s\n", format_bytes(model).c_str(),
+              format_bytes(sim).c_str());
+  ASSERT_GT(model, double(1 << 20));  // large enough to be checked
+  {
+    const ScopedEnv limit("SLENDER_MEMORY_LIMIT", "1M");
+    try {
+      build_model(sc);
+      FAIL() << "a model whose plan needs more than 1 MiB was built under a 1 MiB limit";
+    } catch (const MemoryLimitError& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(e.field(), "model");
+      EXPECT_NE(msg.find("the Jacobian's assembly plan of"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("but 1.0 MiB of memory is available (SLENDER_MEMORY_LIMIT)"),
+                std::string::npos)
+          << msg;
+    }
+  }
+  // room for the model's plan, not for its simulator
+  const std::string room = std::to_string(long(sim / 2));
+  const ScopedEnv limit("SLENDER_MEMORY_LIMIT", room.c_str());
+  const double h0 = heap_in_use();
+  try {
+    Simulator s(m);
+    FAIL() << "a simulator of " << format_bytes(sim) << " was made under " << room << " bytes";
+  } catch (const MemoryLimitError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("a simulator of"), std::string::npos) << msg;
+    EXPECT_EQ(e.needed_bytes(), sim);
+    if (heap_measurable()) {
+      EXPECT_LT(heap_in_use() - h0, 0.1 * sim);  // nothing of its size was allocated
+    }
+  }
+}
+
 // At the edge: a batch whose estimate is the limit is built, one environment more is refused;
 // without the override, the machine's own limit refuses 10^6 environments where they do not fit
 TEST(BatchMemory, TheLimitIsTheEdgeAndTheMachinesOwnLimitRefusesToo) {
