@@ -44,19 +44,34 @@ done
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-status=0
-for target in scene_json geometry obj ply checkpoint; do
-  log="build-san/fuzz/fuzz_${target}.log"
+# one target's run; its report (a line, and the log's tail on a finding) in build-san/fuzz/
+fuzz_one() {
+  local target="$1" log="build-san/fuzz/fuzz_$1.log" out="build-san/fuzz/$1.result"
   if "build-san/tests/fuzz/fuzz_${target}" "$work/$target" "${limit[@]}" \
       -timeout=2 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 -print_final_stats=1 \
       -artifact_prefix="build-san/fuzz/findings/${target}-" > "$log" 2>&1; then
+    local runs cov
     runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
     cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1)"
-    echo "fuzz ${target}: ${runs} inputs (${what}), ${cov}, no finding"
+    echo "fuzz ${target}: ${runs} inputs (${what}), ${cov}, no finding" > "$out"
   else
-    echo "fuzz ${target}: FINDING (log: $log, input under build-san/fuzz/findings/)"
-    tail -40 "$log"
-    status=1
+    { echo "fuzz ${target}: FINDING (log: $log, input under build-san/fuzz/findings/)"
+      tail -40 "$log"; } > "$out"
   fi
+}
+
+# the targets side by side, as many at a time as there are cores (each runs on one), then
+# their reports in order
+targets=(scene_json geometry obj ply checkpoint)
+rm -f build-san/fuzz/*.result
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+  fuzz_one "$target" &
+done
+wait
+status=0
+for target in "${targets[@]}"; do
+  cat "build-san/fuzz/$target.result"
+  if grep -q FINDING "build-san/fuzz/$target.result"; then status=1; fi
 done
 exit $status
