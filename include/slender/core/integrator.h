@@ -176,15 +176,6 @@ struct Predict {
   }
 };
 
-/// out[free_dof[r]] -= alpha dx[r], one free row per index (out holds the step's start).
-struct ApplyNewtonStep {
-  const int* free_dof;  // (nfree)
-  const Real* dx;       // (nfree)
-  Real alpha;
-  Real* out;  // (ndof)
-  SLENDER_HD void operator()(long r) const { out[free_dof[r]] -= alpha * dx[r]; }
-};
-
 /// The converged y becomes the new q, u, a of one DOF per index (stride as for Predict).
 struct FinalizeStep {
   IntegratorKind kind;

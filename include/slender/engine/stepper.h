@@ -5,8 +5,8 @@
 // (engine/system_solve.h: X's direct sparse solver, or block-Jacobi CG / BiCGSTAB on X), the
 // front end's inputs taken each step, and contact between bodies, the caller's energies and
 // force callback. Executors (engine/executor.h): the host one (host/backend/host_executor.h; the
-// CPU backend, host/backend/host_stepper.cpp) and the CUDA one (kernels/cuda_executor.cuh; the
-// CUDA backend, kernels/cuda_stepper.cu). Every call runs with the device current at
+// CPU backend's stepper is made in host/backend/host_engine.cpp) and the CUDA one
+// (kernels/cuda_executor.cuh; the CUDA backend's, in kernels/cuda_engine.cu). Every call runs with the device current at
 // construction current again (X::OnDevice: a CUDA device, nothing on the host).
 
 #include <memory>
