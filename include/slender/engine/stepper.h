@@ -6,8 +6,9 @@
 // front end's inputs taken each step, and contact between bodies, the caller's energies and
 // force callback. Executors (engine/executor.h): the host one (host/backend/host_executor.h; the
 // CPU backend's stepper is made in host/backend/host_engine.cpp) and the CUDA one
-// (kernels/cuda_executor.cuh; the CUDA backend's, in kernels/cuda_engine.cu). Every call runs with the device current at
-// construction current again (X::OnDevice: a CUDA device, nothing on the host).
+// (kernels/cuda_executor.cuh; the CUDA backend's, in kernels/cuda_engine.cu). Every call runs
+// with the device current at construction current again (X::OnDevice: a CUDA device, nothing on
+// the host).
 
 #include <memory>
 #include <string>
