@@ -195,6 +195,10 @@ int cmd_compare(const CompareArgs& a) {
 }
 
 int cmd_run(const RunArgs& a) {
+  // from the start: a signal while the scene is read and the model built stops the run at its
+  // first step, with its outputs begun and complete, instead of ending the program unreported
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
   if (a.render && a.no_output) {
     throw InputError("<command line>", 0, "--render",
                      "there is nothing to render with --no-output");
@@ -255,8 +259,6 @@ int cmd_run(const RunArgs& a) {
     opt.checkpoint_every = a.checkpoint_every;
     opt.checkpoint_path = (dir / "checkpoint.slck").string();
   }
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
   // (the handlers stay: a signal that arrives late, after the outputs are complete, must not
   // end the program before it reports them)
   const RunResult r = run_simulation(sim, opt, log);
