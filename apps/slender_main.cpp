@@ -196,7 +196,9 @@ int cmd_compare(const CompareArgs& a) {
 
 int cmd_run(const RunArgs& a) {
   // from the start: a signal while the scene is read and the model built stops the run at its
-  // first step, with its outputs begun and complete, instead of ending the program unreported
+  // first step, with its outputs begun and complete, instead of ending the program unreported;
+  // and to the end: a signal that arrives after the outputs are complete must not end the
+  // program before it reports them
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   if (a.render && a.no_output) {
@@ -259,8 +261,6 @@ int cmd_run(const RunArgs& a) {
     opt.checkpoint_every = a.checkpoint_every;
     opt.checkpoint_path = (dir / "checkpoint.slck").string();
   }
-  // (the handlers stay: a signal that arrives late, after the outputs are complete, must not
-  // end the program before it reports them)
   const RunResult r = run_simulation(sim, opt, log);
   if (r.interrupted) {
     std::cerr << "slender: " << r.message << '\n';

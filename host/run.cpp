@@ -129,32 +129,16 @@ struct Recording {
     check_paths(paths);
   }
 
-  // new files in out_dir
-  void setup(const Model& m, const std::string& out_dir) {
-    make(m, out_dir);
-    for (auto& r : recorders)
-      r->begin(m, out_dir);
-  }
-
-  // whether out_dir holds any of the files (or their temporary ones) this run would write:
+  // whether out_dir holds any of the files (or their temporary ones) these recorders write:
   // the outputs of the run a checkpoint came from, which a resumed run continues
-  static bool present(const Model& m, const std::string& out_dir) {
-    Recording probe;
-    probe.make(m, out_dir);
-    for (const auto& r : probe.recorders) {
+  bool present(const Model& m, const std::string& out_dir) const {
+    for (const auto& r : recorders) {
       for (const std::string& p : r->outputs(m, out_dir)) {
         std::error_code ec;
         if (std::filesystem::exists(p, ec) || std::filesystem::exists(p + ".part", ec)) return true;
       }
     }
     return false;
-  }
-
-  // the files in out_dir continued from a checkpoint's marks
-  void resume(const Model& m, const std::string& out_dir, const std::vector<OutputMark>& marks) {
-    make(m, out_dir);
-    for (auto& r : recorders)
-      r->resume(m, out_dir, marks);
   }
 
   std::vector<OutputMark> marks() const {
@@ -283,19 +267,22 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       std::error_code ec;
       std::filesystem::create_directories(out_dir, ec);
       if (ec) throw Error("cannot create the output folder '" + out_dir + "': " + ec.message());
+      rec.make(m, out_dir);
       // a resumed run whose folder holds its run's outputs continues them, as if that run had
       // not stopped; elsewhere it begins new ones at its first state
-      if (opt.resume && Recording::present(m, out_dir)) {
-        if (opt.resume->outputs.empty()) {
-          throw Error("the output folder '" + out_dir +
-                      "' holds outputs, and the checkpoint does not say how far its run had "
-                      "written them (a run without outputs, or a checkpoint of format 3): "
-                      "resume into another folder");
+      continued = opt.resume && rec.present(m, out_dir);
+      if (continued && opt.resume->outputs.empty()) {
+        throw Error("the output folder '" + out_dir +
+                    "' holds outputs, and the checkpoint does not say how far its run had "
+                    "written them (a run without outputs, or a checkpoint of format 3): "
+                    "resume into another folder");
+      }
+      for (auto& r : rec.recorders) {
+        if (continued) {
+          r->resume(m, out_dir, opt.resume->outputs);
+        } else {
+          r->begin(m, out_dir);
         }
-        rec.resume(m, out_dir, opt.resume->outputs);
-        continued = true;
-      } else {
-        rec.setup(m, out_dir);
       }
     }
     // a continued run's files hold what its run had recorded up to the checkpoint's step

@@ -3,10 +3,8 @@
 // final name by end(), so a run that stops early never leaves a truncated file under that name.
 // A resumed run continues the file from the byte its checkpoint noted (resume()).
 
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -86,11 +84,7 @@ class CsvFile {
   }
 
   // what was written goes to disk, and its length is noted
-  void push() {
-    const long at = std::fflush(f_) == 0 ? std::ftell(f_) : -1;
-    if (at < 0) throw Error("cannot write '" + part_ + "': " + std::strerror(errno));
-    bytes_ = std::uint64_t(at);
-  }
+  void push() { bytes_ = flush_part(f_, part_); }
 
   void close_quietly() {
     if (f_) std::fclose(f_);

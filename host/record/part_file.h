@@ -48,6 +48,14 @@ inline void close_and_rename(std::FILE* f,
   }
 }
 
+/// pushes what was written to `f` (the temporary file `part`) to disk and returns the file's
+/// length, the mark a checkpoint keeps; throws Error with the reason
+inline std::uint64_t flush_part(std::FILE* f, const std::string& part) {
+  const long at = std::fflush(f) == 0 ? std::ftell(f) : -1;
+  if (at < 0) throw Error("cannot write '" + part + "': " + std::strerror(errno));
+  return std::uint64_t(at);
+}
+
 /// closes and removes an unfinished temporary file
 inline void discard_part(std::FILE* f, const std::string& part) noexcept {
   std::fclose(f);

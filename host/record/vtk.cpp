@@ -10,11 +10,9 @@
 // field data: TimeValue, step, edge_twist_angle (nedge, exact per-edge theta)
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -361,11 +359,7 @@ class VtkRecorder : public Recorder {
   std::string pvd_part() const { return pvd_final() + ".part"; }
 
   // the series' lines so far to disk, and their length noted
-  void push_pvd() {
-    const long at = std::fflush(pvd_) == 0 ? std::ftell(pvd_) : -1;
-    if (at < 0) throw Error("cannot write '" + pvd_part() + "': " + std::strerror(errno));
-    pvd_bytes_ = std::uint64_t(at);
-  }
+  void push_pvd() { pvd_bytes_ = flush_part(pvd_, pvd_part()); }
 
   std::string name_;
   std::string out_dir_;
