@@ -1,7 +1,9 @@
 // slender_backend_bench: the scenes of the speed cases (S1-S7, S10 and the cloth of S9's scene
-// file) on the CPU and the CUDA backend in the same run: wall time per step (min/median/max over
-// the repeats), Newton iterations, the speed-up of the median and the largest relative
-// difference of the final states. Without a CUDA device the CUDA columns say why they are empty.
+// file, rod_drop and plate_contact) on the CPU and the CUDA backend in the same run: wall time per
+// step (min/median/max over the repeats), Newton iterations, the median time per Newton
+// iteration of each backend (issue 47's measure of small scenes), the speed-up of the median
+// step and the largest relative difference of the final states. Without a CUDA device the CUDA
+// columns say why they are empty.
 //
 //   slender_backend_bench [--scenes a.json,b.json] [--steps N] [--repeats R]
 //                         [--solver auto|pcg|...] [--markdown]
@@ -42,7 +44,9 @@ std::vector<std::string> default_scenes() {
           b + "/s7_steel_rod.json",
           a + "/gripper.json",
           a + "/cloth_drop.json",
-          a + "/parachute.json"};
+          a + "/parachute.json",
+          a + "/rod_drop.json",
+          a + "/plate_contact.json"};
 }
 
 std::string min_med_max(std::vector<double> v, double scale) {
@@ -67,6 +71,7 @@ int run(const Options& o) {
             "cuda ms/step min/med/max",
             "speed-up",
             "Newton cpu/cuda",
+            "ms/Newton it cpu / cuda",
             "max rel diff q",
             "solvers"};
   std::string cuda_note;
@@ -84,12 +89,19 @@ int run(const Options& o) {
       if (!last.cuda.available) cuda_note = last.cuda.error;
     }
     const double speed = median(cpu_t) / median(cuda_t);
+    // (every repeat runs the same steps: the last one's iterations stand for each)
+    auto per_it = [&](const std::vector<double>& t, long iters) {
+      return iters > 0 && !t.empty() ? fmt("%.3f", 1e3 * median(t) * o.steps / double(iters))
+                                     : std::string("-");
+    };
     t.rows.push_back(
         {std::filesystem::path(path).stem().string(), std::to_string(model->plan.nfree),
          std::to_string(o.steps), min_med_max(cpu_t, 1e3), min_med_max(cuda_t, 1e3),
          std::isfinite(speed) ? fmt("%.2fx", speed) : "-",
          std::to_string(last.cpu.times.newton_iters) + " / " +
              (last.cuda.available ? std::to_string(last.cuda.times.newton_iters) : "-"),
+         per_it(cpu_t, last.cpu.times.newton_iters) + " / " +
+             per_it(cuda_t, last.cuda.available ? last.cuda.times.newton_iters : 0),
          std::isfinite(last.q_rel_diff) ? fmt("%.2e", last.q_rel_diff) : "-",
          last.cpu.solver + " / " + (last.cuda.available ? last.cuda.solver : "-")});
     std::fprintf(stderr, "%s done\n", path.c_str());

@@ -270,15 +270,17 @@ struct CudaExecutor {
 
   // ---- linear solves and policies ----
   using DirectSolver = DeviceSparseSolver;
-  // cuSOLVER's Cholesky (QR when not symmetric) whatever the kind
+  // banded LU on the device where the CPU would take it (kAuto and a narrow band, kBanded),
+  // else cuSOLVER's Cholesky (QR when not symmetric)
   static std::unique_ptr<DirectSolver> make_direct_solver(int n,
                                                           const std::vector<int>& row_ptr,
                                                           const std::vector<int>& col,
                                                           bool symmetric,
-                                                          LinearSolverKind) {
-    return std::make_unique<DirectSolver>(n, row_ptr, col, symmetric);
+                                                          LinearSolverKind kind) {
+    return std::make_unique<DirectSolver>(n, row_ptr, col, symmetric, kind);
   }
-  static std::string direct_name(const DirectSolver*, bool symmetric) {
+  static std::string direct_name(const DirectSolver* s, bool symmetric) {
+    if (s && s->banded()) return "cuda-banded-lu";
     return symmetric ? "cusolver-chol" : "cusolver-qr";
   }
   // cuSOLVER reads the stepper's own value buffer

@@ -1,7 +1,17 @@
-// DeviceSparseSolver: cuSOLVER csrchol (analysis once, factor per call) and csrlsvqr fallback on
-// the AMD-ordered matrix. The csrchol API is marked deprecated in CUDA 13 in favour of cuDSS
-// (not shipped with the toolkit); it is what the backend's design names, so the deprecation
-// notes are switched off here.
+// DeviceSparseSolver: banded LU on the device for Jacobians that order into a narrow band (rods),
+// else cuSOLVER csrchol (analysis once, factor per call) with a csrlsvqr fallback on the
+// AMD-ordered matrix. The csrchol API is marked deprecated in CUDA 13 in favour of cuDSS (not
+// shipped with the toolkit); it is what the backend's design names, so the deprecation notes are
+// switched off here.
+//
+// The band (the CPU's kBanded, include/slender/core/banded.h, the same reverse Cuthill-McKee
+// order and pivot floor): one kernel fills the band from the CSR values, one block factorizes
+// it (a thread per entry of a column's trailing w x w block) and one block solves (warp 0 running
+// the columns), the rows they work on staged in shared memory a window at a time (the whole band
+// when it fits: a rod of about 1,300 free DOFs). Per Newton iteration: three launches and two reads
+// of a flag, against csrchol's dozens of launches per call along a rod's elimination tree, a chain
+// as long as the rod (bench/results/2026-11-26-gpu-first-light-h200.md: about 4 ms a Newton
+// iteration on S1). A pivot too small for LU without pivoting takes the sparse path, built then.
 
 #define DISABLE_CUSOLVER_DEPRECATED
 
@@ -9,12 +19,17 @@
 #include <cusolverSp_LOWLEVEL_PREVIEW.h>
 #include <cusparse.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "device_buffer.cuh"
 #include "device_solver.h"
 #include "reduce.cuh"
+#include "slender/core/banded.h"
+#include "slender/core/strided.h"
+#include "slender/engine/linear_solver.h"
 #include "slender/engine/ordering.h"
 
 namespace slender {
@@ -61,14 +76,187 @@ struct CountNonFinite {
   }
 };
 
+// ---- the band ----
+
+constexpr int kBandThreads = 128;      // the solve's block: all stage rows, warp 0 runs the columns
+constexpr int kBandMaxThreads = 1024;  // the factorization's: a thread per trailing entry
+constexpr int kBandWarp = 32;
+constexpr Real kBandTiny = 1e-13;  // the pivot floor of the CPU's banded LU (linear_solver.cpp)
+
+// band[t] = the CSR value whose entry lands at t, zero where none does
+struct FillBand {
+  const int* src;
+  const Real* val;
+  Real* band;
+  __device__ void operator()(long t) const {
+    const int s = src[t];
+    band[t] = s >= 0 ? val[s] : Real(0);
+  }
+};
+
+// dst[t] = src[t], t < count, by the whole block
+__device__ void block_copy(Real* dst, const Real* src, long count) {
+  for (long t = threadIdx.x; t < count; t += blockDim.x)
+    dst[t] = src[t];
+}
+
+// Banded LU in place on `band` (n rows of 2w + 1) by windows of `rows` rows (>= 2w + 1) staged in
+// shared memory: the columns whose eliminations stay inside the window run there, the rows they
+// finish go back, the w rows still open move to the window's start and the next rows are loaded
+// behind them. Column k on the whole block: each thread takes entries (i, j) of the trailing
+// w x w block, A(i, j) -= (A(i, k) / A(k, k)) A(k, j), and a thread per row stores the
+// multipliers of column k - 1 (which column k neither reads nor writes), one barrier a column.
+// Every entry gets the operations of core/banded.h's band_lu_factor in the same order; the
+// divisions of a column run side by side rather than one after another (a double division costs
+// hundreds of cycles: one lane dividing for every row made a column cost about 4 us).
+// ok[0] = 1, or 0 at a pivot at or below kBandTiny * max |A(i, i)|.
+__global__ void band_factor_kernel(int n, int w, int rows, Real* band, int* ok) {
+  extern __shared__ Real stage[];
+  __shared__ Real warp_max[kBandMaxThreads / kBandWarp];
+  const long s = 2 * w + 1;
+  const int tid = int(threadIdx.x), nt = int(blockDim.x);
+  const int lane = tid % kBandWarp, warp = tid / kBandWarp, nwarps = nt / kBandWarp;
+  Real m = 0;  // max |A(i, i)|: exact in any order
+  for (long i = tid; i < n; i += nt)
+    m = fmax(m, ::fabs(band[i * s + w]));
+  for (int d = kBandWarp / 2; d > 0; d /= 2)
+    m = fmax(m, __shfl_xor_sync(0xffffffffu, m, d));
+  if (lane == 0) warp_max[warp] = m;
+  long r0 = 0;
+  long held = rows < n ? rows : n;  // the window: rows [r0, r0 + held)
+  block_copy(stage, band, held * s);
+  __syncthreads();
+  Real floor = 0;
+  for (int k = 0; k < nwarps; ++k)
+    floor = fmax(floor, warp_max[k]);
+  floor *= kBandTiny;
+  // row i's entry in column j of the window: a[i * s + w + j - i] with a = stage - r0 s
+  for (;;) {
+    const bool last = r0 + held == n;
+    const long kend = last ? n : r0 + held - w;  // the window's columns [r0, kend)
+    Real* a = stage - r0 * s;
+    for (long k = r0; k < kend; ++k) {
+      const Real piv = a[k * s + w];
+      if (!(::fabs(piv) > floor)) {  // (every thread reads the same pivot: all leave)
+        if (tid == 0) ok[0] = 0;
+        return;
+      }
+      const int mk = int(k + w < n - 1 ? w : n - 1 - k);  // rows (and columns) below k
+      if (k > r0) {  // the multipliers of column k - 1: rows k .. k - 1 + w
+        const Real prev = a[(k - 1) * s + w];
+        const int mp = int(k - 1 + w < n - 1 ? w : n - k);
+        for (int t = tid; t < mp; t += nt) {
+          const long i = k + t;
+          a[i * s + w - 1 - t] /= prev;  // A(i, k - 1)
+        }
+      }
+      for (int t = tid; t < mk * mk; t += nt) {
+        const int r = t / mk, c = t % mk;
+        const long i = k + 1 + r;
+        const Real l = a[i * s + w - 1 - r] / piv;                     // A(i, k) / A(k, k)
+        if (l != 0) a[i * s + w + c - r] -= l * a[k * s + w + 1 + c];  // A(i, j) -= l A(k, j)
+      }
+      __syncthreads();
+    }
+    {  // the multipliers of the window's last column
+      const long k = kend;
+      const Real prev = a[(k - 1) * s + w];
+      const int mp = int(k - 1 + w < n - 1 ? w : n - k);
+      for (int t = tid; t < mp; t += nt) {
+        const long i = k + t;
+        a[i * s + w - 1 - t] /= prev;
+      }
+    }
+    __syncthreads();
+    block_copy(band + r0 * s, stage, (kend - r0) * s);  // rows [r0, kend) are final
+    if (last) break;
+    __syncthreads();
+    const long keep = r0 + held - kend;  // w rows, moved down (kend - r0 >= w: no overlap)
+    block_copy(stage, stage + (kend - r0) * s, keep * s);
+    __syncthreads();  // (the rows loaded next land where the moved ones were read)
+    r0 = kend;
+    held = rows < n - r0 ? rows : n - r0;
+    block_copy(stage + keep * s, band + (r0 + keep) * s, (held - keep) * s);
+    __syncthreads();
+  }
+  if (tid == 0) ok[0] = 1;
+}
+
+// out[order[i]] = (LU)^-1 rhs[order]: the forward and backward sweeps by columns on warp 0
+// (band_forward_column, band_backward_column) over windows of `rows` rows staged in shared
+// memory by the block; x in shared memory after the window when x_shared, else in xg. ok[0] = 1
+// if the solution is finite.
+__global__ void band_solve_kernel(int n,
+                                  int w,
+                                  int rows,
+                                  bool x_shared,
+                                  const Real* band,
+                                  const int* order,
+                                  const Real* rhs,
+                                  Real* out,
+                                  Real* xg,
+                                  int* ok) {
+  extern __shared__ Real stage[];
+  const long s = 2 * w + 1;
+  const int lane = int(threadIdx.x) % kBandWarp, warp = int(threadIdx.x) / kBandWarp;
+  Real* x = x_shared ? stage + long(rows) * s : xg;
+  for (long i = threadIdx.x; i < n; i += blockDim.x)
+    x[i] = rhs[order[i]];
+  // forward: column k reads rows k + 1 .. k + w
+  for (long r0 = 0;;) {
+    const long held = rows < n - r0 ? rows : n - r0;
+    block_copy(stage, band + r0 * s, held * s);
+    __syncthreads();
+    const bool last = r0 + held == n;
+    const long kend = last ? n - 1 : r0 + held - w;
+    if (warp == 0) {
+      const Window<const Real> b{stage, r0 * s};
+      for (long k = r0; k < kend; ++k) {
+        band_forward_column(b, n, w, int(k), x, lane, kBandWarp);
+        __syncwarp();
+      }
+    }
+    __syncthreads();
+    if (last) break;
+    r0 = kend;
+  }
+  // backward: column i reads rows i - w .. i
+  bool finite = true;
+  for (long r1 = n;;) {
+    const long held = rows < r1 ? rows : r1, r0 = r1 - held;
+    block_copy(stage, band + r0 * s, held * s);
+    __syncthreads();
+    const long ilo = r0 == 0 ? 0 : r0 + w;
+    if (warp == 0) {
+      const Window<const Real> b{stage, r0 * s};
+      for (long i = r1 - 1; i >= ilo; --i) {
+        const Real xi = band_backward_column(b, w, int(i), x, lane, kBandWarp);
+        if (lane == 0) {
+          out[order[i]] = xi;
+          finite = finite && isfinite(xi);
+        }
+        __syncwarp();
+      }
+    }
+    __syncthreads();
+    if (r0 == 0) break;
+    r1 = ilo;
+  }
+  if (threadIdx.x == 0) ok[0] = finite ? 1 : 0;
+}
+
 }  // namespace
 
 struct DeviceSparseSolver::Impl {
   int n = 0, nnz = 0;
-  long fill = 0;
+  long fill = -1;  // (counted when the sparse path is built)
   bool symmetric = true;
   bool fallback = false;
+  bool use_qr = false;  // the sparse path's factorization is QR's (in each solve)
   Real max_diag = 0;
+  std::vector<int> host_row_ptr, host_col;  // the pattern, for a sparse path built later
+  // the sparse path (built at construction, or when a band pivot is too small)
+  bool sparse_built = false;
   DeviceBuffer<int> row_ptr, col, slot_map, order, diag_slot;
   DeviceBuffer<Real> val, b, x;
   DeviceBuffer<Red4> partial, out;
@@ -77,6 +265,15 @@ struct DeviceSparseSolver::Impl {
   csrcholInfo_t chol = nullptr;
   DeviceBuffer<char> work;
   bool have_work = false;
+  // the band
+  bool banded = false;
+  bool band_ready = false;  // the last factorization is the band's
+  int w = 0, rows = 0;      // half-bandwidth, rows staged at a time
+  int factor_threads = 0;   // w^2 rounded up to warps, 32 to 1024
+  bool x_shared = false;
+  size_t factor_smem = 0, solve_smem = 0;
+  DeviceBuffer<int> band_src, band_order, flag;
+  DeviceBuffer<Real> band, band_x;
 
   // the handles are the Impl's, so that a constructor that throws half-way releases them
   ~Impl() {
@@ -92,111 +289,212 @@ struct DeviceSparseSolver::Impl {
     SLENDER_CUDA_CHECK(cudaMemcpy(&h, out.data(), sizeof(Red4), cudaMemcpyDeviceToHost));
     return h;
   }
+  int read_flag() {
+    int h = 0;
+    SLENDER_CUDA_CHECK(cudaMemcpy(&h, flag.data(), sizeof(int), cudaMemcpyDeviceToHost));
+    return h;
+  }
+
+  void build_sparse();
+  bool try_band(const BandLayout& layout);
+  bool sparse_factorize(const Real* d_val);
+  bool sparse_solve(const Real* d_b, Real* d_x);
 };
+
+// the sparse path: AMD order, csrchol's analysis (symmetric), QR's descriptor
+void DeviceSparseSolver::Impl::build_sparse() {
+  if (sparse_built) return;
+  sparse_built = true;
+  const PermutedPattern p = fill_reducing_pattern(n, host_row_ptr, host_col);
+  fill = cholesky_fill(n, p.row_ptr, p.col);
+  row_ptr.upload(p.row_ptr);
+  col.upload(p.col);
+  slot_map.upload(p.slot_map);
+  order.upload(p.order);
+  diag_slot.upload(p.diag_slot);
+  val.resize(size_t(nnz));
+  b.resize(size_t(n));
+  x.resize(size_t(n));
+  partial.resize(kReduceBlocks);
+  out.resize(1);
+  check(cusolverSpCreate(&handle), "cusolverSpCreate");
+  if (cusparseCreateMatDescr(&descr) != CUSPARSE_STATUS_SUCCESS) {
+    throw Error("cuSPARSE: cannot create a matrix descriptor");
+  }
+  if (cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL) != CUSPARSE_STATUS_SUCCESS ||
+      cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO) != CUSPARSE_STATUS_SUCCESS) {
+    throw Error("cuSPARSE: cannot set up the matrix descriptor");
+  }
+  if (symmetric && n > 0) {
+    // symbolic analysis once per pattern
+    check(cusolverSpCreateCsrcholInfo(&chol), "cusolverSpCreateCsrcholInfo");
+    check(cusolverSpXcsrcholAnalysis(handle, n, nnz, descr, row_ptr.data(), col.data(), chol),
+          "cusolverSpXcsrcholAnalysis");
+  }
+}
+
+// the band's arrays and windows, if a window of at least 2w + 1 rows fits in a block's shared
+// memory (SLENDER_BAND_STAGE_BYTES caps it: tests make the windows small)
+bool DeviceSparseSolver::Impl::try_band(const BandLayout& layout) {
+  int dev = 0, optin = 0;
+  SLENDER_CUDA_CHECK(cudaGetDevice(&dev));
+  SLENDER_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  long cap = long(optin) - 1024;  // (the kernels' static shared memory)
+  if (const char* e = std::getenv("SLENDER_BAND_STAGE_BYTES")) cap = std::min(cap, std::atol(e));
+  const long s = 2L * layout.w + 1, row_bytes = s * long(sizeof(Real));
+  const long x_bytes = long(n) * long(sizeof(Real));
+  // x in shared memory when it leaves room for a quarter of the capacity's rows, or all of them
+  x_shared = x_bytes <= cap - std::min(long(n) * row_bytes, cap / 4 * 3) && x_bytes <= cap / 4;
+  const long solve_rows = std::min<long>(n, (cap - (x_shared ? x_bytes : 0)) / row_bytes);
+  const long factor_rows = std::min<long>(n, cap / row_bytes);
+  if (std::min(solve_rows, factor_rows) < std::min<long>(n, s)) return false;
+  // one window size for both kernels: the smaller
+  rows = int(std::min(solve_rows, factor_rows));
+  factor_smem = size_t(rows) * size_t(row_bytes);
+  solve_smem = factor_smem + (x_shared ? size_t(x_bytes) : 0);
+  for (size_t bytes : {factor_smem, solve_smem})
+    if (bytes > 48 * 1024) {
+      SLENDER_CUDA_CHECK(cudaFuncSetAttribute(band_factor_kernel,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(std::max(factor_smem, size_t(48 * 1024)))));
+      SLENDER_CUDA_CHECK(cudaFuncSetAttribute(band_solve_kernel,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(std::max(solve_smem, size_t(48 * 1024)))));
+    }
+  w = layout.w;
+  factor_threads =
+      std::clamp((w * w + kBandWarp - 1) / kBandWarp * kBandWarp, kBandWarp, kBandMaxThreads);
+  std::vector<int> src(size_t(layout.band_size), -1);
+  for (size_t k = 0; k < layout.band_pos.size(); ++k)
+    src[size_t(layout.band_pos[k])] = int(k);
+  band_src.upload(src);
+  band_order.upload(layout.order);
+  band.resize(size_t(layout.band_size));
+  if (!x_shared) band_x.resize(size_t(n));
+  flag.resize(1);
+  return true;
+}
 
 DeviceSparseSolver::DeviceSparseSolver(int n,
                                        const std::vector<int>& row_ptr,
                                        const std::vector<int>& col,
-                                       bool symmetric)
+                                       bool symmetric,
+                                       LinearSolverKind kind)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.n = n;
   s.nnz = int(col.size());
   s.symmetric = symmetric;
-  const PermutedPattern p = fill_reducing_pattern(n, row_ptr, col);
-  s.fill = cholesky_fill(n, p.row_ptr, p.col);
-  s.row_ptr.upload(p.row_ptr);
-  s.col.upload(p.col);
-  s.slot_map.upload(p.slot_map);
-  s.order.upload(p.order);
-  s.diag_slot.upload(p.diag_slot);
-  s.val.resize(size_t(s.nnz));
-  s.b.resize(size_t(n));
-  s.x.resize(size_t(n));
-  s.partial.resize(kReduceBlocks);
-  s.out.resize(1);
-  check(cusolverSpCreate(&s.handle), "cusolverSpCreate");
-  if (cusparseCreateMatDescr(&s.descr) != CUSPARSE_STATUS_SUCCESS) {
-    throw Error("cuSPARSE: cannot create a matrix descriptor");
+  s.host_row_ptr = row_ptr;
+  s.host_col = col;
+  // the CPU's rule (cpu::LinearSolver): kAuto takes the band when it is at most kBandedAutoMax
+  // wide, kBanded whatever its width (here: if a window of it fits)
+  if ((kind == LinearSolverKind::kAuto || kind == LinearSolverKind::kBanded) && n > 1) {
+    const BandLayout layout = band_layout(n, row_ptr, col);
+    if (kind == LinearSolverKind::kBanded || layout.w <= cpu::kBandedAutoMax)
+      s.banded = s.try_band(layout);
   }
-  if (cusparseSetMatType(s.descr, CUSPARSE_MATRIX_TYPE_GENERAL) != CUSPARSE_STATUS_SUCCESS ||
-      cusparseSetMatIndexBase(s.descr, CUSPARSE_INDEX_BASE_ZERO) != CUSPARSE_STATUS_SUCCESS) {
-    throw Error("cuSPARSE: cannot set up the matrix descriptor");
-  }
-  if (symmetric && n > 0) {
-    // symbolic analysis once per pattern
-    check(cusolverSpCreateCsrcholInfo(&s.chol), "cusolverSpCreateCsrcholInfo");
-    check(cusolverSpXcsrcholAnalysis(s.handle, n, s.nnz, s.descr, s.row_ptr.data(), s.col.data(),
-                                     s.chol),
-          "cusolverSpXcsrcholAnalysis");
-  }
+  if (!s.banded) s.build_sparse();
 }
 
 DeviceSparseSolver::~DeviceSparseSolver() = default;
 
-bool DeviceSparseSolver::factorize(const Real* d_val) {
-  Impl& s = *impl_;
-  s.fallback = false;
-  if (s.n == 0) return true;
-  parallel_for_cuda(s.nnz, Gather{s.slot_map.data(), d_val, s.val.data()});
+bool DeviceSparseSolver::Impl::sparse_factorize(const Real* d_val) {
+  build_sparse();
+  parallel_for_cuda(nnz, Gather{slot_map.data(), d_val, val.data()});
   // the scale of the matrix, for scale-free singularity tolerances
-  s.max_diag = s.reduce(s.n, MaxDiag{s.diag_slot.data(), s.val.data()}).m0;
-  if (s.chol) {
-    if (!s.have_work) {
+  max_diag = reduce(n, MaxDiag{diag_slot.data(), val.data()}).m0;
+  if (chol) {
+    if (!have_work) {
       size_t internal = 0, workspace = 0;
-      check(cusolverSpDcsrcholBufferInfo(s.handle, s.n, s.nnz, s.descr, s.val.data(),
-                                         s.row_ptr.data(), s.col.data(), s.chol, &internal,
-                                         &workspace),
+      check(cusolverSpDcsrcholBufferInfo(handle, n, nnz, descr, val.data(), row_ptr.data(),
+                                         col.data(), chol, &internal, &workspace),
             "cusolverSpDcsrcholBufferInfo");
-      s.work.resize(workspace > 0 ? workspace : 1);
-      s.have_work = true;
+      work.resize(workspace > 0 ? workspace : 1);
+      have_work = true;
     }
     // the low-level csrchol API is not documented: a matrix that is not positive definite may
     // show as a zero-pivot status of the factorization, as a pivot at or below the tolerance,
     // or (a negative pivot's square root) as a solution that is not finite, which solve() takes
     // to QR too
-    const cusolverStatus_t st =
-        cusolverSpDcsrcholFactor(s.handle, s.n, s.nnz, s.descr, s.val.data(), s.row_ptr.data(),
-                                 s.col.data(), s.chol, s.work.data());
+    const cusolverStatus_t st = cusolverSpDcsrcholFactor(
+        handle, n, nnz, descr, val.data(), row_ptr.data(), col.data(), chol, work.data());
     if (st != CUSOLVER_STATUS_ZERO_PIVOT) {
       check(st, "cusolverSpDcsrcholFactor");
       int pivot = -1;
       // L(j, j) at or below the tolerance: a pivot below 1e-14 of the largest diagonal entry,
       // not positive definite (numerically)
-      const Real tol = 1e-7 * std::sqrt(s.max_diag);
-      check(cusolverSpDcsrcholZeroPivot(s.handle, s.chol, tol, &pivot),
-            "cusolverSpDcsrcholZeroPivot");
-      if (pivot < 0) return true;
+      const Real tol = 1e-7 * std::sqrt(max_diag);
+      check(cusolverSpDcsrcholZeroPivot(handle, chol, tol, &pivot), "cusolverSpDcsrcholZeroPivot");
+      if (pivot < 0) {
+        use_qr = false;
+        return true;
+      }
     }
   }
   // QR factorizes inside each solve (csrlsvqr has no separate factorization)
-  s.fallback = s.symmetric;
-  return s.max_diag > 0 || s.n == 0;
+  use_qr = true;
+  fallback = fallback || symmetric;
+  return max_diag > 0;
+}
+
+bool DeviceSparseSolver::Impl::sparse_solve(const Real* d_b, Real* d_x) {
+  parallel_for_cuda(n, Gather{order.data(), d_b, b.data()});
+  if (chol && !use_qr) {
+    check(cusolverSpDcsrcholSolve(handle, n, b.data(), x.data(), chol, work.data()),
+          "cusolverSpDcsrcholSolve");
+    parallel_for_cuda(n, Scatter{order.data(), x.data(), d_x});
+    if (reduce(n, CountNonFinite{d_x}).s0 == 0) return true;
+    // a negative pivot the zero-pivot test let through: QR, as for one it reports
+    use_qr = fallback = true;
+  }
+  int singular = -1;
+  // the ordering is already applied (csrlsvqr's reorder argument has no effect)
+  check(cusolverSpDcsrlsvqr(handle, n, nnz, descr, val.data(), row_ptr.data(), col.data(), b.data(),
+                            1e-14 * max_diag, 0, x.data(), &singular),
+        "cusolverSpDcsrlsvqr");
+  if (singular >= 0) return false;
+  parallel_for_cuda(n, Scatter{order.data(), x.data(), d_x});
+  return reduce(n, CountNonFinite{d_x}).s0 == 0;
+}
+
+bool DeviceSparseSolver::factorize(const Real* d_val) {
+  Impl& s = *impl_;
+  s.fallback = false;
+  s.band_ready = false;
+  if (s.n == 0) return true;
+  if (s.banded) {
+    parallel_for_cuda(long(s.band.size()), FillBand{s.band_src.data(), d_val, s.band.data()});
+    band_factor_kernel<<<1, s.factor_threads, s.factor_smem>>>(s.n, s.w, s.rows, s.band.data(),
+                                                               s.flag.data());
+    SLENDER_CUDA_LAUNCHED();
+    if (s.read_flag() == 1) {
+      s.band_ready = true;
+      return true;
+    }
+    s.fallback = true;  // a pivot too small for LU without pivoting: the sparse path
+  }
+  return s.sparse_factorize(d_val);
 }
 
 bool DeviceSparseSolver::solve(const Real* d_b, Real* d_x) {
   Impl& s = *impl_;
   if (s.n == 0) return true;
-  parallel_for_cuda(s.n, Gather{s.order.data(), d_b, s.b.data()});
-  if (s.chol && !s.fallback) {
-    check(cusolverSpDcsrcholSolve(s.handle, s.n, s.b.data(), s.x.data(), s.chol, s.work.data()),
-          "cusolverSpDcsrcholSolve");
-    parallel_for_cuda(s.n, Scatter{s.order.data(), s.x.data(), d_x});
-    if (s.reduce(s.n, CountNonFinite{d_x}).s0 == 0) return true;
-    // a negative pivot the zero-pivot test let through: QR, as for one it reports
-    s.fallback = true;
+  if (s.band_ready) {
+    band_solve_kernel<<<1, kBandThreads, s.solve_smem>>>(s.n, s.w, s.rows, s.x_shared,
+                                                         s.band.data(), s.band_order.data(), d_b,
+                                                         d_x, s.band_x.data(), s.flag.data());
+    SLENDER_CUDA_LAUNCHED();
+    return s.read_flag() == 1;
   }
-  int singular = -1;
-  // the ordering is already applied (csrlsvqr's reorder argument has no effect)
-  check(cusolverSpDcsrlsvqr(s.handle, s.n, s.nnz, s.descr, s.val.data(), s.row_ptr.data(),
-                            s.col.data(), s.b.data(), 1e-14 * s.max_diag, 0, s.x.data(), &singular),
-        "cusolverSpDcsrlsvqr");
-  if (singular >= 0) return false;
-  parallel_for_cuda(s.n, Scatter{s.order.data(), s.x.data(), d_x});
-  return s.reduce(s.n, CountNonFinite{d_x}).s0 == 0;
+  return s.sparse_solve(d_b, d_x);
 }
 
 bool DeviceSparseSolver::used_fallback() const { return impl_->fallback; }
-long DeviceSparseSolver::factor_nonzeros() const { return impl_->fill; }
+long DeviceSparseSolver::factor_nonzeros() const {
+  const Impl& s = *impl_;
+  return s.banded ? long(s.band.size()) : s.fill;
+}
+bool DeviceSparseSolver::banded() const { return impl_->banded; }
 
 }  // namespace slender

@@ -1,10 +1,11 @@
 #pragma once
 
-// The direct linear solve of the CUDA backend (issue: CUDA backend, item 3): cuSOLVER's sparse
-// Cholesky on the device CSR matrix of the free-DOF Jacobian, symbolic analysis once per
-// sparsity pattern and numeric refactorization every Newton iteration (the low-level csrchol
-// API), with sparse QR (csrlsvqr) when the matrix is not positive definite or not symmetric.
-// Both factorize P J P^T with P an AMD ordering computed on the host once per pattern
+// The direct linear solve of the CUDA backend (issue: CUDA backend, item 3): banded LU on the
+// device for Jacobians that order into a narrow band (the CPU's kBanded rule: rods), else
+// cuSOLVER's sparse Cholesky on the device CSR matrix of the free-DOF Jacobian, symbolic analysis
+// once per sparsity pattern and numeric refactorization every Newton iteration (the low-level
+// csrchol API), with sparse QR (csrlsvqr) when the matrix is not positive definite or not
+// symmetric. Both factorize P J P^T with P an AMD ordering computed on the host once per pattern
 // (include/slender/engine/ordering.h): the values are gathered into the permuted order on the
 // device, the right-hand side permuted and the solution permuted back. The matrix is the model's
 // CSR (row-major J), so no transposition is involved. Value and vector pointers are device
@@ -13,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "slender/core/status.h"
 #include "slender/core/types.h"
 
 namespace slender {
@@ -20,11 +22,14 @@ namespace slender {
 class DeviceSparseSolver {
  public:
   /// orders and analyses the pattern (host CSR of an n x n matrix, structurally symmetric);
-  /// symmetric = false skips Cholesky (non-symmetric Jacobians: friction, drag)
+  /// symmetric = false skips Cholesky (non-symmetric Jacobians: friction, drag); kind kAuto or
+  /// kBanded may take the band (banded LU in reverse Cuthill-McKee order, the sparse path when a
+  /// pivot is too small), any other kind the sparse path alone
   DeviceSparseSolver(int n,
                      const std::vector<int>& row_ptr,
                      const std::vector<int>& col,
-                     bool symmetric);
+                     bool symmetric,
+                     LinearSolverKind kind = LinearSolverKind::kDense);
   ~DeviceSparseSolver();
   DeviceSparseSolver(const DeviceSparseSolver&) = delete;
   DeviceSparseSolver& operator=(const DeviceSparseSolver&) = delete;
@@ -35,10 +40,13 @@ class DeviceSparseSolver {
   /// d_x = J^-1 d_b (n each); false if the solve failed (singular matrix) or the solution is
   /// not finite
   bool solve(const Real* d_b, Real* d_x);
-  /// whether the last factorize() or solve() fell back to QR
+  /// whether the last factorize() or solve() fell back: from the band to the sparse path, or to
+  /// QR
   bool used_fallback() const;
-  /// nonzeros of the Cholesky factor of the ordered pattern (symbolic count)
+  /// nonzeros of the factors: the band's entries, or the Cholesky factor's of the ordered pattern
   long factor_nonzeros() const;
+  /// whether the band is the first choice
+  bool banded() const;
 
  private:
   struct Impl;

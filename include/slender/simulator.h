@@ -129,7 +129,7 @@ class Simulator {
   void set_state(const State& s);
   const IntegratorSpec& integrator() const;
   /// name of the linear solver in use ("cholmod", "eigen-ldlt", "sparse-lu", "pcg"; on the
-  /// CUDA backend "cusolver-chol" or "cuda-pcg")
+  /// CUDA backend "cuda-banded-lu", "cusolver-chol" or "cuda-pcg")
   std::string linear_solver_name() const;
   /// the backend the steps run on
   BackendKind backend() const;

@@ -86,6 +86,53 @@ TEST(BandedLu, CooperativeLanesGiveTheSameBits) {
   EXPECT_EQ(one, many);
 }
 
+// the solve by columns on a group of lanes (band_forward_column, band_backward_column: what one
+// GPU warp runs for a single system, kernels/device_solver.cu), the lanes one after the other in
+// reverse order between barriers, equals the row-by-row band_lu_solve to rounding
+std::vector<double> cooperative_solve(
+    const std::vector<double>& band, int n, int w, std::vector<double> x, int lanes) {
+  for (int k = 0; k + 1 < n; ++k)
+    for (int lane = lanes - 1; lane >= 0; --lane)
+      band_forward_column(band.data(), n, w, k, x.data(), lane, lanes);
+  std::vector<double> out(size_t(n), 0);
+  for (int i = n - 1; i >= 0; --i) {
+    // every lane reads x[i] before any lane changes a row above it (the barrier's effect)
+    std::vector<double> xi(static_cast<size_t>(lanes));
+    for (int lane = lanes - 1; lane >= 0; --lane)
+      xi[size_t(lane)] = band_backward_column(band.data(), w, i, x.data(), lane, lanes);
+    for (int lane = 1; lane < lanes; ++lane)
+      EXPECT_EQ(xi[size_t(lane)], xi[0]);
+    out[size_t(i)] = xi[0];
+  }
+  return out;
+}
+
+TEST(BandedLu, SolveByColumnsOnLanesMatchesTheRowSweep) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int w : {1, 3, 10, 24, 40})
+    for (int lanes : {1, 5, 32}) {
+      const int n = 83, s = 2 * w + 1;
+      std::vector<double> band(size_t(n) * s, 0);
+      for (int i = 0; i < n; ++i)
+        for (int j = std::max(0, i - w); j <= std::min(n - 1, i + w); ++j)
+          band[size_t(i) * s + (j - i + w)] = i == j ? 2 * (w + 1) + u(rng) : u(rng);
+      ASSERT_TRUE(band_lu_factor(band.data(), n, w, 1e-13));
+      std::vector<double> b(static_cast<size_t>(n));
+      for (double& v : b)
+        v = u(rng);
+      std::vector<double> rows = b;
+      band_lu_solve(band.data(), n, w, rows.data());
+      const std::vector<double> cols = cooperative_solve(band, n, w, b, lanes);
+      double scale = 0;
+      for (double v : rows)
+        scale = std::max(scale, std::fabs(v));
+      for (int i = 0; i < n; ++i)
+        EXPECT_NEAR(cols[size_t(i)], rows[size_t(i)], 1e-13 * scale)
+            << "w " << w << ", " << lanes << " lanes, row " << i;
+    }
+}
+
 TEST(BandedLu, ZeroPivotFails) {
   // [[0, 1], [1, 0]]: LU without pivoting has no first pivot
   std::vector<double> band = {0, 0, 1, 1, 0, 0};

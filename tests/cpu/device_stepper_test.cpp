@@ -433,8 +433,9 @@ TEST_P(DeviceStepper, DashpotsMatchTheCpu) {
   }
 }
 
-// the engine hands the solve to the executor's solvers: cuSOLVER on CUDA; on the host, the
-// kind the caller asked for (kAuto: banded LU on a rod)
+// the engine hands the solve to the executor's solvers: on CUDA banded LU on the device where
+// the CPU takes the band (kAuto and kBanded on a rod), else cuSOLVER; on the host, the kind the
+// caller asked for (kAuto: banded LU on a rod)
 TEST_P(DeviceStepper, SolverNamesTellTheExecutor) {
   const auto model =
       load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s1_cantilever_e1e5.json");
@@ -446,7 +447,8 @@ TEST_P(DeviceStepper, SolverNamesTellTheExecutor) {
   // (S1's midpoint rule with pointwise stretching, whose Jacobian is symmetric)
   IntegratorSpec spec = model->scene.integrator;
   spec.energy_consistent = false;
-  for (const Case& c : {Case{LinearSolverKind::kAuto, "banded-lu", "cusolver-chol"},
+  for (const Case& c : {Case{LinearSolverKind::kAuto, "banded-lu", "cuda-banded-lu"},
+                        Case{LinearSolverKind::kBanded, "banded-lu", "cuda-banded-lu"},
                         Case{LinearSolverKind::kSparseLu, "sparse-lu", "cusolver-qr"},
                         Case{LinearSolverKind::kEigenLdlt, "eigen-ldlt", "cusolver-chol"},
                         Case{LinearSolverKind::kPcg, "pcg", "cuda-pcg"},

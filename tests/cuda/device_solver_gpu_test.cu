@@ -1,13 +1,17 @@
 // The CUDA backend's direct solve (cuSOLVER csrchol with a QR fallback) against the CPU
 // backend's: a real Newton Jacobian (mid-edge plate with a joined rod) solved on the device
 // equals the CPU solve; refactorizing new values reuses the analysis; an indefinite matrix falls
-// back to QR; a non-symmetric row-major matrix is solved as J x = b. Skipped without a device.
+// back to QR; a non-symmetric row-major matrix is solved as J x = b. The band (a rod's Jacobian):
+// the CPU's banded LU's solution, the same bits in small windows as in one, non-symmetric values,
+// and the sparse path for a pivot too small. Skipped without a device.
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "cuda/gpu_models.h"
@@ -16,6 +20,7 @@
 #include "device_solver.h"
 #include "slender/builder.h"
 #include "slender/engine/linear_solver.h"
+#include "slender/engine/ordering.h"
 #include "slender/simulator.h"
 #include "test_util.h"
 
@@ -134,6 +139,107 @@ TEST(DeviceSolver, NonSymmetricRowMajorMatrixIsSolvedAsJxEqualsB) {
   const std::vector<Real> ax = multiply(t.row_ptr, t.col, t.val, x);
   for (int i = 0; i < n; ++i)
     EXPECT_NEAR(ax[i], b[i], 1e-12);
+}
+
+/// a rod's Newton Jacobian (CSR values in the plan's slot order) and residual after a step
+struct RodSystem {
+  std::shared_ptr<const Model> m;
+  std::vector<Real> val, f;
+  explicit RodSystem(int nodes) {
+    SceneBuilder b;
+    const int mat = b.material("m", 1000, 1e6, 0.5);
+    const int r =
+        b.straight_rod("r", vec3(0, 0, 0), vec3(1, 0, 0), nodes, mat, SceneBuilder::circle(0.003));
+    b.fix_edge(r, 0);
+    b.gravity(vec3(0, 0, -9.8));
+    m = build_model(b.spec());
+    Simulator sim(m);
+    EXPECT_TRUE(sim.step(1e-3).ok());
+    std::vector<Real> J;
+    sim.residual(1e-3, sim.state().q, f, &J);
+    const AssemblyPlan& p = m->plan;
+    val.resize(p.nnz());
+    for (int r = 0; r < p.nfree; ++r)
+      for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+        val[k] = J[size_t(r) * p.nfree + p.col[k]];
+  }
+};
+
+std::vector<Real> cpu_band_solve(const AssemblyPlan& p,
+                                 const std::vector<Real>& val,
+                                 const std::vector<Real>& f,
+                                 bool symmetric) {
+  cpu::LinearSolver cpu(p, LinearSolverKind::kBanded, symmetric);
+  std::copy(val.begin(), val.end(), cpu.values());
+  EXPECT_TRUE(cpu.factorize());
+  EXPECT_FALSE(cpu.used_fallback());
+  std::vector<Real> x(p.nfree);
+  EXPECT_TRUE(cpu.solve(f.data(), x.data()));
+  return x;
+}
+
+TEST(DeviceSolver, BandOnARodMatchesTheCpuBandInOneWindowOrMany) {
+  SLENDER_REQUIRE_GPU();
+  const RodSystem rod(400);  // about 1,600 free DOFs: a band of about 270 KB, over one window
+  const AssemblyPlan& p = rod.m->plan;
+  const int w = band_layout(p.nfree, p.row_ptr, p.col).w;
+  ASSERT_LE(w, 12);
+  const std::vector<Real> x_cpu = cpu_band_solve(p, rod.val, rod.f, true);
+  DeviceBuffer<Real> dval(rod.val);
+  DeviceSparseSolver dev(p.nfree, p.row_ptr, p.col, true, LinearSolverKind::kAuto);
+  ASSERT_TRUE(dev.banded());
+  bool fallback = true;
+  const std::vector<Real> x = device_solve(dev, dval, rod.f, &fallback);
+  EXPECT_FALSE(fallback);
+  // the same operations as the CPU's band, but for fused multiply-adds on the device
+  EXPECT_LT(test::max_abs_diff(x, x_cpu), 1e-11 * max_abs(x_cpu));
+  // windows of 2w + 3 rows (x then in global memory): every element of the factors gets the
+  // same operations in the same order, so the same bits
+  const long row_bytes = long(2 * w + 1) * long(sizeof(Real));
+  setenv("SLENDER_BAND_STAGE_BYTES", std::to_string((2 * w + 3) * row_bytes).c_str(), 1);
+  DeviceSparseSolver small(p.nfree, p.row_ptr, p.col, true, LinearSolverKind::kAuto);
+  // and windows of about 230 rows with x in shared memory beside them
+  setenv("SLENDER_BAND_STAGE_BYTES", std::to_string(4 * p.nfree * 8).c_str(), 1);
+  DeviceSparseSolver mid(p.nfree, p.row_ptr, p.col, true, LinearSolverKind::kAuto);
+  unsetenv("SLENDER_BAND_STAGE_BYTES");
+  ASSERT_TRUE(small.banded());
+  ASSERT_TRUE(mid.banded());
+  EXPECT_EQ(device_solve(small, dval, rod.f), x);
+  EXPECT_EQ(device_solve(mid, dval, rod.f), x);
+
+  // non-symmetric values on the same pattern (LU, as the CPU's band): the upper entries 0.1 %
+  // larger (a rod's stiff Jacobian scaled further apart leaves LU without pivoting unstable, on
+  // the CPU as here)
+  std::vector<Real> val = rod.val;
+  for (int r = 0; r < p.nfree; ++r)
+    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+      if (p.col[k] > r) val[k] *= 1.001;
+  const std::vector<Real> y_cpu = cpu_band_solve(p, val, rod.f, false);
+  DeviceBuffer<Real> dval2(val);
+  DeviceSparseSolver lu(p.nfree, p.row_ptr, p.col, false, LinearSolverKind::kAuto);
+  ASSERT_TRUE(lu.banded());
+  const std::vector<Real> y = device_solve(lu, dval2, rod.f);
+  EXPECT_LT(test::max_abs_diff(y, y_cpu), 1e-11 * max_abs(y_cpu));
+  // a backward-stable solve: the residual at rounding of |J| |y|
+  const std::vector<Real> fy = multiply(p.row_ptr, p.col, val, y);
+  EXPECT_LT(test::max_abs_diff(fy, rod.f), 1e-12 * max_abs(val) * max_abs(y) * 16);
+}
+
+TEST(DeviceSolver, BandPivotTooSmallTakesTheSparsePath) {
+  SLENDER_REQUIRE_GPU();
+  // [[1, 1, 0], [1, 1, 1], [0, 1, 1]] (determinant -1): the second pivot is zero in either
+  // order of the path 0-1-2; QR (the sparse path of a non-symmetric matrix) solves it
+  const std::vector<int> row_ptr = {0, 2, 5, 7}, col = {0, 1, 0, 1, 2, 1, 2};
+  DeviceBuffer<Real> dval(std::vector<Real>(7, 1.0));
+  DeviceSparseSolver s(3, row_ptr, col, false, LinearSolverKind::kBanded);
+  ASSERT_TRUE(s.banded());
+  bool fallback = false;
+  const std::vector<Real> x = device_solve(s, dval, {3, 6, 5}, &fallback);
+  EXPECT_TRUE(fallback);
+  ASSERT_EQ(x.size(), 3u);
+  EXPECT_NEAR(x[0], 1, 1e-12);
+  EXPECT_NEAR(x[1], 2, 1e-12);
+  EXPECT_NEAR(x[2], 3, 1e-12);
 }
 
 }  // namespace

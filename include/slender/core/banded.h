@@ -104,4 +104,37 @@ SLENDER_HD void band_lu_solve(P band, int n, int w, PX x) {
   }
 }
 
+/// The forward sweep of band_lu_solve by columns, on a group of lanes (what one GPU warp runs for
+/// a single system, kernels/device_solver.cu): once x[k] is final, lane t < w takes row
+/// i = k + 1 + t, x[i] -= L(i, k) x[k], then a barrier before column k + 1 (lane takes t = lane,
+/// lane + nlanes, ... when the band is wider than the group). Each x[i] gets the same operations in
+/// the same order (k ascending) as band_lu_solve's row-by-row sweep. band_lower_of(w, t) is the
+/// offset of L(k + 1 + t, k) from row k + 1 + t's start.
+SLENDER_HD inline int band_lower_of(int w, int t) { return w - 1 - t; }
+template <class P, class PX>
+SLENDER_HD void band_forward_column(P band, int n, int w, int k, PX x, int lane, int nlanes) {
+  const Real xk = x[k];
+  for (int t = lane; t < w && k + 1 + t < n; t += nlanes) {
+    const int i = k + 1 + t;
+    x[i] -= band[i * (2 * w + 1) + band_lower_of(w, t)] * xk;
+  }
+}
+
+/// The backward sweep by columns: x[i] = x[i] / U(i, i) once every row below has given its
+/// share, then lane t < w takes row j = i - 1 - t, x[j] -= U(j, i) x[i], and a barrier before
+/// column i - 1 (the rows' shares arrive in descending column order, not band_lu_solve's
+/// ascending one: equal to rounding). band_upper_of(w, t) is the offset of U(i - 1 - t, i) from
+/// row i - 1 - t's start. Returns x[i].
+SLENDER_HD inline int band_upper_of(int w, int t) { return w + 1 + t; }
+template <class P, class PX>
+SLENDER_HD Real band_backward_column(P band, int w, int i, PX x, int lane, int nlanes) {
+  const int s = 2 * w + 1;
+  const Real xi = x[i] / band[i * s + w];
+  for (int t = lane; t < w && i - 1 - t >= 0; t += nlanes) {
+    const int j = i - 1 - t;
+    x[j] -= band[j * s + band_upper_of(w, t)] * xi;
+  }
+  return xi;
+}
+
 }  // namespace slender

@@ -18,4 +18,17 @@ struct Strided {
   SLENDER_HD Strided operator-(long k) const { return Strided{p - k * s, s}; }
 };
 
+/// A pointer to a window of a longer array (host and device): element i of the whole array at
+/// p[i - first], for the indices the window holds. The single-system band solve on the GPU
+/// (kernels/device_solver.cu) passes one for the rows of the band it has staged in shared memory
+/// to the functions of core/banded.h, which index the whole band.
+template <class T>
+struct Window {
+  T* p;
+  long first;
+  SLENDER_HD T& operator[](long i) const { return p[i - first]; }
+  SLENDER_HD Window operator+(long k) const { return Window{p, first - k}; }
+  SLENDER_HD Window operator-(long k) const { return Window{p, first + k}; }
+};
+
 }  // namespace slender

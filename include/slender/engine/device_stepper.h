@@ -104,7 +104,8 @@ class DeviceStepper {
   /// the host copy: q, u, a, frames, reference twists, mid-edge frame vectors of `s` are
   /// overwritten (time, step and counters are the host's)
   virtual void download_state(State& s) = 0;
-  /// name of the linear solver ("cusolver-chol", "cusolver-qr", "cuda-pcg", "cuda-bicgstab")
+  /// name of the linear solver ("cuda-banded-lu", "cusolver-chol", "cusolver-qr", "cuda-pcg",
+  /// "cuda-bicgstab")
   virtual std::string solver_name() const = 0;
   /// synchronize the device at phase boundaries so that PhaseTimes splits frames, evaluation
   /// and assembly (off: they are counted together under eval)
