@@ -23,7 +23,7 @@ cd "$root"
 # the snapshot: tracked files and untracked ones git does not ignore (what a device call sends)
 mkdir -p "$src"
 find "$src" -mindepth 1 -maxdepth 1 ! -name build-gpu -exec rm -rf {} +
-git ls-files -z --cached --others --exclude-standard | rsync -rlp --checksum --files-from=- --from0 ./ "$src/"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$src"
 # the Python module, for the GPU machine's Python (3.12, with numpy and torch there): built when
 # a Python 3.12 with its headers and pybind11 is at hand here ($SLENDER_GPU_PYTHON, or pyenv's)
 gpu_py="${SLENDER_GPU_PYTHON:-$(ls "$HOME"/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | head -1)}"
@@ -43,7 +43,7 @@ cmake --build "$src/build-gpu" -j "$jobs"
 # stage: the source snapshot plus stripped programs under build-gpu/, runtime libraries in lib/
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
-git ls-files -z --cached --others --exclude-standard | rsync -a --files-from=- --from0 ./ "$stage/"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$stage"
 mkdir -p "$stage/build-gpu/tests" "$stage/build-gpu/bench" "$stage/lib"
 for exe in "$src"/build-gpu/tests/*_tests; do strip -o "$stage/build-gpu/tests/$(basename "$exe")" "$exe"; done
 for exe in "$src"/build-gpu/bench/slender_*bench; do strip -o "$stage/build-gpu/bench/$(basename "$exe")" "$exe"; done
