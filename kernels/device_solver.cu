@@ -100,15 +100,17 @@ __device__ void block_copy(Real* dst, const Real* src, long count) {
     dst[t] = src[t];
 }
 
-// Banded LU in place on `band` (n rows of 2w + 1) by windows of `rows` rows (>= 2w + 1) staged in
+// Banded LU in place on `band` (n rows of 2w + 1), each pivot then replaced by its reciprocal
+// (the solve multiplies by it), by windows of `rows` rows (>= 2w + 1) staged in
 // shared memory: the columns whose eliminations stay inside the window run there, the rows they
 // finish go back, the w rows still open move to the window's start and the next rows are loaded
 // behind them. Column k on the whole block: each thread takes entries (i, j) of the trailing
 // w x w block, A(i, j) -= (A(i, k) / A(k, k)) A(k, j), and a thread per row stores the
 // multipliers of column k - 1 (which column k neither reads nor writes), one barrier a column.
-// Every entry gets the operations of core/banded.h's band_lu_factor in the same order; the
-// divisions of a column run side by side rather than one after another (a double division costs
-// hundreds of cycles: one lane dividing for every row made a column cost about 4 us).
+// Every entry gets band_lu_factor's updates in the same order, the division by the pivot taken
+// as a product with its correctly rounded reciprocal (one per column, on every thread at once: a
+// double division costs hundreds of cycles, and one lane dividing for every row made a column
+// cost about 4 us on an H200; a thread per row dividing, 0.9 us).
 // ok[0] = 1, or 0 at a pivot at or below kBandTiny * max |A(i, i)|.
 __global__ void band_factor_kernel(int n, int w, int rows, Real* band, int* ok) {
   extern __shared__ Real stage[];
@@ -130,7 +132,11 @@ __global__ void band_factor_kernel(int n, int w, int rows, Real* band, int* ok) 
   for (int k = 0; k < nwarps; ++k)
     floor = fmax(floor, warp_max[k]);
   floor *= kBandTiny;
-  // row i's entry in column j of the window: a[i * s + w + j - i] with a = stage - r0 s
+  // row i's entry in column j of the window: a[i * s + w + j - i] with a = stage - r0 s. With
+  // w^2 threads or more, thread (r, c) keeps entry (k + 1 + r, k + 1 + c) of every column k.
+  const bool mapped = w * w <= nt;
+  const int my_r = mapped && w > 0 ? tid / w : 0, my_c = mapped && w > 0 ? tid % w : 0;
+  Real rprev = 0;  // 1 / the pivot of the column before
   for (;;) {
     const bool last = r0 + held == n;
     const long kend = last ? n : r0 + held - w;  // the window's columns [r0, kend)
@@ -141,31 +147,37 @@ __global__ void band_factor_kernel(int n, int w, int rows, Real* band, int* ok) 
         if (tid == 0) ok[0] = 0;
         return;
       }
+      const Real rp = __drcp_rn(piv);  // (correctly rounded, without a division's slow path)
       const int mk = int(k + w < n - 1 ? w : n - 1 - k);  // rows (and columns) below k
-      if (k > r0) {  // the multipliers of column k - 1: rows k .. k - 1 + w
-        const Real prev = a[(k - 1) * s + w];
+      if (k > r0) {  // the multipliers of column k - 1 (rows k .. k - 1 + w) and its 1 / pivot
         const int mp = int(k - 1 + w < n - 1 ? w : n - k);
-        for (int t = tid; t < mp; t += nt) {
-          const long i = k + t;
-          a[i * s + w - 1 - t] /= prev;  // A(i, k - 1)
+        for (int t = tid; t < mp; t += nt)
+          a[(k + t) * s + w - 1 - t] *= rprev;  // A(i, k - 1)
+        if (tid == 0) a[(k - 1) * s + w] = rprev;
+      }
+      if (mapped) {
+        if (my_r < mk && my_c < mk) {
+          const long i = k + 1 + my_r;
+          const Real l = a[i * s + w - 1 - my_r] * rp;  // A(i, k) / A(k, k)
+          if (l != 0) a[i * s + w + my_c - my_r] -= l * a[k * s + w + 1 + my_c];
+        }
+      } else {
+        for (int t = tid; t < mk * mk; t += nt) {
+          const int r = t / mk, c = t % mk;
+          const long i = k + 1 + r;
+          const Real l = a[i * s + w - 1 - r] * rp;
+          if (l != 0) a[i * s + w + c - r] -= l * a[k * s + w + 1 + c];
         }
       }
-      for (int t = tid; t < mk * mk; t += nt) {
-        const int r = t / mk, c = t % mk;
-        const long i = k + 1 + r;
-        const Real l = a[i * s + w - 1 - r] / piv;                     // A(i, k) / A(k, k)
-        if (l != 0) a[i * s + w + c - r] -= l * a[k * s + w + 1 + c];  // A(i, j) -= l A(k, j)
-      }
+      rprev = rp;
       __syncthreads();
     }
-    {  // the multipliers of the window's last column
+    {  // the multipliers of the window's last column, and its 1 / pivot
       const long k = kend;
-      const Real prev = a[(k - 1) * s + w];
       const int mp = int(k - 1 + w < n - 1 ? w : n - k);
-      for (int t = tid; t < mp; t += nt) {
-        const long i = k + t;
-        a[i * s + w - 1 - t] /= prev;
-      }
+      for (int t = tid; t < mp; t += nt)
+        a[(k + t) * s + w - 1 - t] *= rprev;
+      if (tid == 0) a[(k - 1) * s + w] = rprev;
     }
     __syncthreads();
     block_copy(band + r0 * s, stage, (kend - r0) * s);  // rows [r0, kend) are final
@@ -183,9 +195,11 @@ __global__ void band_factor_kernel(int n, int w, int rows, Real* band, int* ok) 
 }
 
 // out[order[i]] = (LU)^-1 rhs[order]: the forward and backward sweeps by columns on warp 0
-// (band_forward_column, band_backward_column) over windows of `rows` rows staged in shared
-// memory by the block; x in shared memory after the window when x_shared, else in xg. ok[0] = 1
-// if the solution is finite.
+// (band_forward_column, band_backward_column with the reciprocal pivots the factorization left on
+// the diagonal) over windows of `rows` rows staged in shared memory by the block; x in shared
+// memory after the window when x_shared, else in xg; the block scatters the solution at the end
+// (a lane storing it column by column would wait for each order[i]). ok[0] = 1 if the solution is
+// finite.
 __global__ void band_solve_kernel(int n,
                                   int w,
                                   int rows,
@@ -220,8 +234,8 @@ __global__ void band_solve_kernel(int n,
     if (last) break;
     r0 = kend;
   }
-  // backward: column i reads rows i - w .. i
-  bool finite = true;
+  // backward: column i reads rows i - w .. i (the diagonal holds 1 / U(i, i)); lane 0 stores
+  // x[i] once every lane has read it
   for (long r1 = n;;) {
     const long held = rows < r1 ? rows : r1, r0 = r1 - held;
     block_copy(stage, band + r0 * s, held * s);
@@ -230,18 +244,23 @@ __global__ void band_solve_kernel(int n,
     if (warp == 0) {
       const Window<const Real> b{stage, r0 * s};
       for (long i = r1 - 1; i >= ilo; --i) {
-        const Real xi = band_backward_column(b, w, int(i), x, lane, kBandWarp);
-        if (lane == 0) {
-          out[order[i]] = xi;
-          finite = finite && isfinite(xi);
-        }
+        const Real xi = band_backward_column(b, w, int(i), x, lane, kBandWarp, b[i * s + w]);
         __syncwarp();
+        if (lane == 0) x[i] = xi;
       }
     }
     __syncthreads();
     if (r0 == 0) break;
     r1 = ilo;
   }
+  // the solution back in the caller's order, and whether all of it is finite
+  bool finite = true;
+  for (long i = threadIdx.x; i < n; i += blockDim.x) {
+    const Real v = x[i];
+    out[order[i]] = v;
+    finite = finite && isfinite(v);
+  }
+  finite = __syncthreads_and(finite);
   if (threadIdx.x == 0) ok[0] = finite ? 1 : 0;
 }
 

@@ -99,7 +99,8 @@ std::vector<double> cooperative_solve(
     // every lane reads x[i] before any lane changes a row above it (the barrier's effect)
     std::vector<double> xi(static_cast<size_t>(lanes));
     for (int lane = lanes - 1; lane >= 0; --lane)
-      xi[size_t(lane)] = band_backward_column(band.data(), w, i, x.data(), lane, lanes);
+      xi[size_t(lane)] = band_backward_column(band.data(), w, i, x.data(), lane, lanes,
+                                              1 / band[size_t(i) * (2 * w + 1) + w]);
     for (int lane = 1; lane < lanes; ++lane)
       EXPECT_EQ(xi[size_t(lane)], xi[0]);
     out[size_t(i)] = xi[0];

@@ -120,16 +120,19 @@ SLENDER_HD void band_forward_column(P band, int n, int w, int k, PX x, int lane,
   }
 }
 
-/// The backward sweep by columns: x[i] = x[i] / U(i, i) once every row below has given its
-/// share, then lane t < w takes row j = i - 1 - t, x[j] -= U(j, i) x[i], and a barrier before
-/// column i - 1 (the rows' shares arrive in descending column order, not band_lu_solve's
-/// ascending one: equal to rounding). band_upper_of(w, t) is the offset of U(i - 1 - t, i) from
-/// row i - 1 - t's start. Returns x[i].
+/// The backward sweep by columns: x[i] = x[i] / U(i, i), taken as x[i] inv_diag with inv_diag
+/// = 1 / U(i, i) (the GPU's factorization leaves the reciprocal of each pivot on the diagonal, so
+/// that no division lies on the sweep's critical path), once every row below has given its share;
+/// then lane t < w takes row j = i - 1 - t, x[j] -= U(j, i) x[i], and a barrier before column
+/// i - 1 (the rows' shares arrive in descending column order, not band_lu_solve's ascending one:
+/// equal to rounding). band_upper_of(w, t) is the offset of U(i - 1 - t, i) from row i - 1 - t's
+/// start. Returns x[i] (which the caller stores once every lane has read x[i]).
 SLENDER_HD inline int band_upper_of(int w, int t) { return w + 1 + t; }
 template <class P, class PX>
-SLENDER_HD Real band_backward_column(P band, int w, int i, PX x, int lane, int nlanes) {
+SLENDER_HD Real
+band_backward_column(P band, int w, int i, PX x, int lane, int nlanes, Real inv_diag) {
   const int s = 2 * w + 1;
-  const Real xi = x[i] / band[i * s + w];
+  const Real xi = x[i] * inv_diag;
   for (int t = lane; t < w && i - 1 - t >= 0; t += nlanes) {
     const int j = i - 1 - t;
     x[j] -= band[j * s + band_upper_of(w, t)] * xi;
