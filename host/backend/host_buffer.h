@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/executor_counts.h"
+
 namespace slender {
 
 template <class T>
@@ -25,10 +27,23 @@ struct HostBuffer {
   T* data() { return v.data(); }
   const T* data() const { return v.data(); }
   std::size_t size() const { return v.size(); }
-  void upload(const std::vector<T>& host) { v = host; }
-  void upload(const T* host, std::size_t n) { v.assign(host, host + n); }
-  void download(std::vector<T>& host) const { host = v; }
-  void fill_zero() { std::fill(v.begin(), v.end(), T{}); }
+  // (counted as the CUDA executor's copies and fill: backend/executor_counts.h)
+  void upload(const std::vector<T>& host) {
+    counts::add(counts::uploads);
+    v = host;
+  }
+  void upload(const T* host, std::size_t n) {
+    counts::add(counts::uploads);
+    v.assign(host, host + n);
+  }
+  void download(std::vector<T>& host) const {
+    counts::add(counts::host_reads);
+    host = v;
+  }
+  void fill_zero() {
+    counts::add(counts::launches);
+    std::fill(v.begin(), v.end(), T{});
+  }
 
  private:
   static T poison() {
@@ -53,6 +68,7 @@ struct HostView {
   const T* p = nullptr;
   std::size_t n = 0;
   void upload(const std::vector<T>& host) {
+    counts::add(counts::uploads);  // (the CUDA executor copies)
     p = host.data();
     n = host.size();
   }

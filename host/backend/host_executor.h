@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/executor_counts.h"
 #include "backend/host_buffer.h"
 #include "contact/host_pair_finder.h"
 #include "model/model_internal.h"
@@ -41,10 +42,14 @@ class HostDirectSolver {
   std::string name() const { return solver_->name(); }
   // val: the solver's own values (the stepper assembled there) or a copy's
   bool factorize(const Real* val) {
+    counts::add(counts::direct_calls);
     if (val != solver_->values()) std::copy(val, val + nnz_, solver_->values());
     return solver_->factorize();
   }
-  bool solve(const Real* b, Real* x) { return solver_->solve(b, x); }
+  bool solve(const Real* b, Real* x) {
+    counts::add(counts::direct_calls);
+    return solver_->solve(b, x);
+  }
   bool used_fallback() const { return solver_->used_fallback(); }
   Real* values() { return solver_->values(); }
 
@@ -68,52 +73,64 @@ struct HostExecutor {
 
   template <class T>
   static void upload(Buffer<T>& b, const T* h, size_t n) {
+    counts::add(counts::uploads);
     b.v.resize(n);
     std::copy(h, h + n, b.v.begin());
   }
   template <class T>
   static void upload_at(Buffer<T>& b, size_t off, const T* h, size_t n) {
+    if (n > 0) counts::add(counts::uploads);
     std::copy(h, h + n, b.v.begin() + off);
   }
   template <class T>
   static void download_at(const Buffer<T>& b, size_t off, T* h, size_t n) {
+    if (n > 0) counts::add(counts::host_reads);
     std::copy(b.v.begin() + off, b.v.begin() + off + n, h);
   }
   template <class T>
   static void to_host(T* host, const T* src, size_t n) {
+    if (n > 0) counts::add(counts::host_reads);
     std::copy(src, src + n, host);
   }
   template <class T>
   static void copy(T* dst, const T* src, size_t n) {
+    if (n > 0) counts::add(counts::launches);
     std::copy(src, src + n, dst);
   }
   template <class T>
   static void fill_zero(T* p, size_t n) {
+    if (n > 0) counts::add(counts::launches);
     std::fill(p, p + n, T{});
   }
 
   // ---- loops ----
   template <class F>
   static void for_each(long n, const F& f, long grain = kParallelGrain) {
+    if (n > 0) counts::add(counts::launches);
     parallel_for_host(n, f, grain);
   }
   // one heavy item per environment (a factorization): one thread per environment
   template <class F>
   static void for_each_env(long n, const F& f) {
+    if (n > 0) counts::add(counts::launches);
     parallel_for_host(n, f, 1);
   }
   // one thread per environment's factorization (no groups of cooperating lanes)
   static constexpr int kLanes = 1;
   static constexpr bool kStagedColumns = false;  // (no lanes: nothing to stage for)
-  static void sync() {}
+  static void sync() { counts::add(counts::syncs); }
   static int current_device() { return 0; }
   struct OnDevice {
     explicit OnDevice(int) {}
   };
 
   // ---- reductions ----
+  // (the CUDA executor's per-environment reduction: one kernel, or with one environment the
+  // device-wide reduction's two passes)
+  static void count_env_reduce(int nenv) { counts::add(counts::launches, nenv == 1 ? 2 : 1); }
   template <class F>
   static void reduce4(long n, const F& f, Red4*, Red4* out) {
+    counts::add(counts::launches, 2);  // (the device's two passes)
     const Red4Combine op;
     Red4 acc{0, 0, 0, 0};
     for (long i = 0; i < n; ++i)
@@ -123,6 +140,8 @@ struct HostExecutor {
   // per environment, the items in index order
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>&) {
+    count_env_reduce(nenv);
+    counts::add(counts::host_reads);
     const Red4Combine op;
     auto one = [&](int e) {
       Red4 acc{0, 0, 0, 0};
@@ -142,15 +161,21 @@ struct HostExecutor {
   static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {
     out.v.resize(size_t(nenv));
     env_reduce(nenv, len, f, out.v.data(), out);
+    counts::add(counts::host_reads, -1);  // (the result stays on the device)
   }
   template <class T, class F, class Op>
   T reduce(long n, const F& f, T init, const Op& op) const {
+    counts::add(counts::launches, 2);
+    counts::add(counts::host_reads);
     T acc = init;
     for (long i = 0; i < n; ++i)
       acc = op(acc, f(i));
     return acc;
   }
   long exclusive_scan(const int* in, int* out, long n) const {
+    if (n <= 0) return 0;
+    counts::add(counts::launches, 2);    // (CUB's scan: its initialisation and the scan)
+    counts::add(counts::host_reads, 2);  // (the last sum and the last input)
     long s = 0;
     for (long i = 0; i < n; ++i) {
       out[i] = int(s);
@@ -158,8 +183,12 @@ struct HostExecutor {
     }
     return s;
   }
-  void sort_keys(std::uint64_t* k, long n) const { std::sort(k, k + n); }
+  void sort_keys(std::uint64_t* k, long n) const {
+    if (n > 1) counts::add(counts::sorts);
+    std::sort(k, k + n);
+  }
   void sort_pairs(std::uint64_t* k, int* v, long n) {
+    if (n > 1) counts::add(counts::sorts);
     pairs_.resize(size_t(n));
     for (long i = 0; i < n; ++i)
       pairs_[size_t(i)] = {k[i], v[i]};

@@ -24,4 +24,22 @@ int cuda_device_of(const void* p);
 /// slender::Error as require_cuda_backend where the backend cannot run.
 void cuda_device_memory(std::size_t& free_bytes, std::size_t& total_bytes);
 
+/// What the host executor was asked to do since the last reset_executor_counts(), counted as the
+/// CUDA executor would do it (issue 47, item 4: a GPU's launch and synchronisation latency,
+/// measured without a GPU). Every engine runs on the host executor on the CPU backend, so the
+/// CPU Simulator's and the vectorized batch's counts are the device's, but for the direct
+/// solver (whose calls are counted, not their kernels) and the Krylov loops (which read their
+/// running flag every iteration on the host, every 8th on the GPU).
+struct ExecutorCounts {
+  long launches = 0;      ///< kernels: loops, reductions (two each), scans, fills, copies
+  long sorts = 0;         ///< radix sorts (several kernels each on the GPU)
+  long uploads = 0;       ///< host-to-device copies
+  long host_reads = 0;    ///< device-to-host copies: each one waits for the device
+  long syncs = 0;         ///< synchronisations of the device without a copy
+  long direct_calls = 0;  ///< the direct solver's factorizations and solves
+};
+/// the counts so far (all threads' calls together)
+ExecutorCounts executor_counts();
+void reset_executor_counts();
+
 }  // namespace slender

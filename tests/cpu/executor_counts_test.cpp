@@ -1,0 +1,86 @@
+// The host executor's counts of what the CUDA executor would do (slender/backend.h,
+// ExecutorCounts; issue 47, item 4): they are the same for the same steps; a rod's Newton
+// iteration factorizes and solves once; a converged step of a fixed-pattern scene uploads its
+// step inputs only, not the model or the plan again; and a Newton iteration's kernel launches
+// and host reads stay within the bounds measured when these counts began (bench
+// slender_executor_counts prints them): a change that adds launches or host round trips to the
+// Newton loop fails here before a device run shows it. Issue 47's target, one host
+// synchronisation per converged step, is not met yet (its figure is in the bench table).
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "slender/backend.h"
+#include "slender/builder.h"
+#include "slender/simulator.h"
+
+namespace slender {
+namespace {
+namespace SLENDER_UNITY_ID {
+
+// S1's counts when they began (slender_executor_counts on 2026-11-28: 0 uploads a step, 34
+// launches and 4 host reads a Newton iteration at one iteration a step), with a little room;
+// see the file's opening comment
+constexpr double kMaxUploadsPerStep = 2;
+constexpr double kMaxLaunchesPerIteration = 40;
+constexpr double kMaxHostReadsPerIteration = 5;
+
+struct Counted {
+  ExecutorCounts c;
+  long newton = 0;
+};
+
+Counted count_steps(const std::shared_ptr<const Model>& m, int steps) {
+  Simulator sim(m);
+  for (int k = 0; k < 2; ++k)
+    EXPECT_TRUE(sim.step().ok());
+  reset_executor_counts();
+  Counted r;
+  for (int k = 0; k < steps; ++k) {
+    const StepReport rep = sim.step();
+    EXPECT_TRUE(rep.ok());
+    r.newton += rep.iterations;
+  }
+  r.c = executor_counts();
+  return r;
+}
+
+std::shared_ptr<const Model> s1() {
+  return build_model(
+      read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s1_cantilever_e1e5.json"));
+}
+
+TEST(ExecutorCounts, TheSameStepsCountTheSame) {
+  const auto m = s1();
+  const Counted a = count_steps(m, 5), b = count_steps(m, 5);
+  EXPECT_GT(a.c.launches, 0);
+  EXPECT_EQ(a.newton, b.newton);
+  EXPECT_EQ(a.c.launches, b.c.launches);
+  EXPECT_EQ(a.c.uploads, b.c.uploads);
+  EXPECT_EQ(a.c.host_reads, b.c.host_reads);
+  EXPECT_EQ(a.c.syncs, b.c.syncs);
+  EXPECT_EQ(a.c.direct_calls, b.c.direct_calls);
+}
+
+TEST(ExecutorCounts, ARodsNewtonIterationStaysWithinItsMeasuredBounds) {
+  const int steps = 10;
+  const Counted r = count_steps(s1(), steps);
+  ASSERT_GT(r.newton, 0);
+  const double it = double(r.newton);
+  // one factorization and one solve per Newton iteration
+  EXPECT_EQ(r.c.direct_calls, 2 * r.newton);
+  // the model, the plan and the state stay on the device: a step uploads its inputs (the
+  // integrator's coefficients and the actuation of the step) and nothing that grows with it
+  EXPECT_LE(double(r.c.uploads) / steps, kMaxUploadsPerStep);
+  // the bounds of the counts' first measurement (slender_executor_counts): a change that adds
+  // launches or host reads to the Newton loop must move them, and say why
+  EXPECT_LE(double(r.c.launches) / it, kMaxLaunchesPerIteration);
+  EXPECT_LE(double(r.c.host_reads) / it, kMaxHostReadsPerIteration);
+  EXPECT_EQ(r.c.sorts, 0);  // (no contact)
+}
+
+}  // namespace SLENDER_UNITY_ID
+}  // namespace
+}  // namespace slender
