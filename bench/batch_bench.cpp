@@ -113,21 +113,13 @@ Run run_once(const std::shared_ptr<const slender::Model>& m,
       batch.set_params(e, p);
     }
   const int nb = m->nbend;
-  const double L = 0.5, dl = L / std::max(1, m->nnode - 1);
   std::vector<double> kappa(2 * size_t(nenv) * nb, 0.0);
   int failed = 0;
   double in_engine = 0, actions = 0;  // seconds: the engine's calls; the host's waves
   for (int k = 0; k < steps; ++k) {
     const auto t0 = Clock::now();
     const double t = (k + 1) * m->scene.integrator.dt;
-    for (int e = 0; snake && e < nenv; ++e) {
-      // every env its own wave: amplitudes 10-15 1/m, the learned wavelength and frequency
-      const double amp = 10 + 5.0 * e / std::max(1, nenv - 1);
-      for (int j = 0; j < nb; ++j) {
-        const double s = (j + 1) * dl;
-        kappa[(size_t(e) * nb + j) * 2 + 1] = amp * dl * std::sin(2 * M_PI * (s / 0.53 + 1.9 * t));
-      }
-    }
+    if (snake) slender::bench::snake_wave(kappa, nenv, nb, m->nnode, t);
     const auto t1 = Clock::now();
     if (snake) batch.set_natural_curvature(kappa.data());
     for (slender::StepStatus st : batch.step())

@@ -3,6 +3,7 @@
 // Helpers shared by the benchmark programs: number formatting, the machine's description,
 // tables printed as aligned text or markdown, and command-line options, lists and sizes.
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -238,6 +239,21 @@ inline BackendKind parse_backend(const std::string& name) {
   if (!backend_from_name(name, kind))
     throw std::runtime_error("unknown --backend '" + name + "' (cpu or cuda)");
   return kind;
+}
+
+/// S8's actions at time t (bench/batch_bench.cpp, bench/executor_counts_bench.cpp): every
+/// environment its own travelling curvature wave on the 0.5 m snake of nnode nodes and nb bend
+/// stencils, amplitudes 10-15 1/m, the learned wavelength (0.53 m) and frequency (1.9 Hz); the
+/// second natural curvature of each stencil in kappa (2 nb per environment)
+inline void snake_wave(std::vector<double>& kappa, int nenv, int nb, int nnode, double t) {
+  const double dl = 0.5 / std::max(1, nnode - 1);
+  for (int e = 0; e < nenv; ++e) {
+    const double amp = 10 + 5.0 * e / std::max(1, nenv - 1);
+    for (int j = 0; j < nb; ++j) {
+      const double s = (j + 1) * dl;
+      kappa[(size_t(e) * nb + j) * 2 + 1] = amp * dl * std::sin(2 * M_PI * (s / 0.53 + 1.9 * t));
+    }
+  }
 }
 
 }  // namespace slender::bench

@@ -58,14 +58,13 @@ Row simulator_row(const std::string& path, int steps) {
   return r;
 }
 
-// S8: the vectorized batch on the CPU under bench/batch_bench.cpp's travelling waves
+// S8: the vectorized batch on the CPU under its travelling waves (bench::snake_wave)
 Row snake_row(int nenv, int steps) {
   const auto m = slender::build_model(
       slender::read_scene_file(std::string(SLENDER_BENCH_APP_SCENES_DIR) + "/snake.json"));
   slender::BatchedSimulator batch(m, nenv, m->scene.integrator, slender::LinearSolverKind::kAuto,
                                   slender::BatchEngine::kVectorized);
   const int nb = m->nbend;
-  const double dl = 0.5 / std::max(1, m->nnode - 1);
   std::vector<double> kappa(2 * size_t(nenv) * nb, 0.0);
   Row r;
   r.scene = "snake.json (S8), B = " + std::to_string(nenv);
@@ -77,13 +76,7 @@ Row snake_row(int nenv, int steps) {
       newton0 = batch.phase_times().newton_iters;
     }
     const double t = (k + 1) * m->scene.integrator.dt;
-    for (int e = 0; e < nenv; ++e) {
-      const double amp = 10 + 5.0 * e / std::max(1, nenv - 1);
-      for (int j = 0; j < nb; ++j) {
-        const double s = (j + 1) * dl;
-        kappa[(size_t(e) * nb + j) * 2 + 1] = amp * dl * std::sin(2 * M_PI * (s / 0.53 + 1.9 * t));
-      }
-    }
+    slender::bench::snake_wave(kappa, nenv, nb, m->nnode, t);
     batch.set_natural_curvature(kappa.data());
     for (slender::StepStatus st : batch.step())
       if (st != slender::StepStatus::kConverged) throw slender::Error("S8: a step failed");

@@ -362,24 +362,21 @@ bool DeviceSparseSolver::Impl::try_band(const BandLayout& layout) {
   if (const char* e = std::getenv("SLENDER_BAND_STAGE_BYTES")) cap = std::min(cap, std::atol(e));
   const long s = 2L * layout.w + 1, row_bytes = s * long(sizeof(Real));
   const long x_bytes = long(n) * long(sizeof(Real));
-  // x in shared memory when it leaves room for a quarter of the capacity's rows, or all of them
-  x_shared = x_bytes <= cap - std::min(long(n) * row_bytes, cap / 4 * 3) && x_bytes <= cap / 4;
-  const long solve_rows = std::min<long>(n, (cap - (x_shared ? x_bytes : 0)) / row_bytes);
-  const long factor_rows = std::min<long>(n, cap / row_bytes);
-  if (std::min(solve_rows, factor_rows) < std::min<long>(n, s)) return false;
-  // one window size for both kernels: the smaller
-  rows = int(std::min(solve_rows, factor_rows));
+  // x in shared memory when it takes at most a quarter of the capacity (the rest for rows)
+  x_shared = x_bytes <= cap / 4;
+  // one window size for both kernels: the solve's, whose x may take part of the capacity
+  const long window = std::min<long>(n, (cap - (x_shared ? x_bytes : 0)) / row_bytes);
+  if (window < std::min<long>(n, s)) return false;
+  rows = int(window);
   factor_smem = size_t(rows) * size_t(row_bytes);
   solve_smem = factor_smem + (x_shared ? size_t(x_bytes) : 0);
-  for (size_t bytes : {factor_smem, solve_smem})
-    if (bytes > 48 * 1024) {
-      SLENDER_CUDA_CHECK(cudaFuncSetAttribute(band_factor_kernel,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              int(std::max(factor_smem, size_t(48 * 1024)))));
-      SLENDER_CUDA_CHECK(cudaFuncSetAttribute(band_solve_kernel,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              int(std::max(solve_smem, size_t(48 * 1024)))));
-    }
+  // above the default 48 KiB, each kernel asks for its share
+  if (factor_smem > 48 * 1024)
+    SLENDER_CUDA_CHECK(cudaFuncSetAttribute(
+        band_factor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(factor_smem)));
+  if (solve_smem > 48 * 1024)
+    SLENDER_CUDA_CHECK(cudaFuncSetAttribute(
+        band_solve_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(solve_smem)));
   w = layout.w;
   factor_threads =
       std::clamp((w * w + kBandWarp - 1) / kBandWarp * kBandWarp, kBandWarp, kBandMaxThreads);

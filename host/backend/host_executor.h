@@ -125,9 +125,6 @@ struct HostExecutor {
   };
 
   // ---- reductions ----
-  // (the CUDA executor's per-environment reduction: one kernel, or with one environment the
-  // device-wide reduction's two passes)
-  static void count_env_reduce(int nenv) { counts::add(counts::launches, nenv == 1 ? 2 : 1); }
   template <class F>
   static void reduce4(long n, const F& f, Red4*, Red4* out) {
     counts::add(counts::launches, 2);  // (the device's two passes)
@@ -137,31 +134,18 @@ struct HostExecutor {
       acc = op(acc, f(i));
     *out = acc;
   }
-  // per environment, the items in index order
+  // per environment, the items in index order, read by the host (the CUDA executor's
+  // env_reduce_to and a copy)
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>&) {
-    count_env_reduce(nenv);
+    reduce_envs(nenv, len, f, out);
     counts::add(counts::host_reads);
-    const Red4Combine op;
-    auto one = [&](int e) {
-      Red4 acc{0, 0, 0, 0};
-      for (long i = 0; i < len; ++i)
-        acc = op(acc, f(e, i));
-      out[e] = acc;
-    };
-    if (nenv < 4) {  // (no parallel region for a few)
-      for (int e = 0; e < nenv; ++e)
-        one(e);
-      return;
-    }
-    // one thread per kParallelGrainMedium items
-    parallel_for_host(nenv, one, std::max(1L, kParallelGrainMedium / std::max(1L, len)));
   }
+  // the same left in a buffer (on the device, for the device's next kernels)
   template <class F>
   static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {
     out.v.resize(size_t(nenv));
-    env_reduce(nenv, len, f, out.v.data(), out);
-    counts::add(counts::host_reads, -1);  // (the result stays on the device)
+    reduce_envs(nenv, len, f, out.v.data());
   }
   template <class T, class F, class Op>
   T reduce(long n, const F& f, T init, const Op& op) const {
@@ -222,6 +206,27 @@ struct HostExecutor {
   using ContactFinder = contact::HostPairFinder;
 
  private:
+  // env_reduce's and env_reduce_to's work: counted as the CUDA executor's one kernel, or with one
+  // environment its device-wide reduction's two passes
+  template <class F>
+  static void reduce_envs(int nenv, long len, const F& f, Red4* out) {
+    counts::add(counts::launches, nenv == 1 ? 2 : 1);
+    const Red4Combine op;
+    auto one = [&](int e) {
+      Red4 acc{0, 0, 0, 0};
+      for (long i = 0; i < len; ++i)
+        acc = op(acc, f(e, i));
+      out[e] = acc;
+    };
+    if (nenv < 4) {  // (no parallel region for a few)
+      for (int e = 0; e < nenv; ++e)
+        one(e);
+      return;
+    }
+    // one thread per kParallelGrainMedium items
+    parallel_for_host(nenv, one, std::max(1L, kParallelGrainMedium / std::max(1L, len)));
+  }
+
   std::vector<std::pair<std::uint64_t, int>> pairs_;  // sort_pairs' scratch
 };
 
