@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds Slender (Release) into build/. CUDA is built when nvcc is found; set
-# SLENDER_CUDA=OFF to skip it, CUDA_ARCH to change the architecture list (default 90).
+# SLENDER_CUDA=OFF to skip it, CUDA_ARCH to change the architecture list (default 90). Without a
+# visible GPU the device code is compiled at NVVM -O1 (SLENDER_CUDA_QUICK_DEVICE), unless
+# SLENDER_DEVICE_OPT=full.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -8,6 +10,11 @@ cd "$root"
 extra=()
 if [ -n "${SLENDER_CUDA:-}" ]; then extra+=("-DSLENDER_WITH_CUDA=${SLENDER_CUDA}"); fi
 if [ -n "${CI:-}" ]; then extra+=("-DSLENDER_WERROR=ON"); fi
+# device code no GPU here will run is compiled quickly (NVVM -O1, CMakeLists.txt); with a GPU
+# visible, or SLENDER_DEVICE_OPT=full, at full optimisation
+quick=OFF
+if [ "${SLENDER_DEVICE_OPT:-}" != full ] && ! nvidia-smi -L >/dev/null 2>&1; then quick=ON; fi
+extra+=("-DSLENDER_CUDA_QUICK_DEVICE=${quick}")
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" "${extra[@]}" >/dev/null
 cmake --build build -j "$(nproc)"
