@@ -125,29 +125,34 @@ TEST(ShellCantilever, MidEdgeClampOnOneRowOfNodes) {
   }
 }
 
-// MAT-DiSMech Fig. 8: the V2 strip at E = 20 GPa, 2 GPa, 200 MPa and 20 MPa, hinge and mid-edge
-// bending, on the lattice. Where the deflection is small (E >= 2 GPa: under 1 % of L) against
-// Euler-Bernoulli (the hinge lattice against 9/8 of it: a plate of Poisson ratio 1/3); at every
-// modulus against the same strip on a mesh of half the edge length, the large deflections of
-// 200 and 20 MPa included (geometrically non-linear: Euler-Bernoulli overstates them).
-// Measured: mid-edge -0.5 % from EB at 20 and 2 GPa, -1.1 % at 200 MPa, -32 % at 20 MPa (0.6 L
-// of deflection); hinge +4.2 % from 9/8 EB; the coarse mesh within 1.7 % of the fine one at every
-// modulus (the fine one lies 2 % below EB: the clamp stiffens a strip of width L / 10 as a plate).
-TEST(ShellCantilever, FourModuliOfMatDismechFig8ConvergeAndMatchEulerBernoulli) {
-  for (const ShellBending bending : {ShellBending::kMidEdge, ShellBending::kHinge}) {
+// MAT-DiSMech Fig. 8: the V2 strip, hinge and mid-edge bending, on the lattice, at two of the
+// figure's four moduli: 2 GPa for both models, where the deflection is small (under 1 % of L),
+// against Euler-Bernoulli (the hinge lattice against 9/8 of it: a plate of Poisson ratio 1/3);
+// and 20 MPa for mid-edge (0.6 L of deflection, geometrically non-linear: Euler-Bernoulli
+// overstates it). At each, against the same strip on a mesh of half the edge length.
+// bench/shell_cantilever_bench.cpp sweeps all four moduli, both meshes, both models and the
+// heavy elastica (bench/results/2026-11-28-shell-cantilever-cpu-xeon-2c.md).
+// Measured: mid-edge -0.5 % from EB at 2 GPa, -32 % at 20 MPa; hinge +4.2 % from 9/8 EB; the
+// coarse mesh within 1.7 % of the fine one (the fine one lies 2 % below EB: the clamp stiffens
+// a strip of width L / 10 as a plate).
+TEST(ShellCantilever, TwoModuliOfMatDismechFig8ConvergeAndMatchEulerBernoulli) {
+  const std::pair<ShellBending, Real> cases[] = {
+      {ShellBending::kMidEdge, 2e9}, {ShellBending::kMidEdge, 2e7}, {ShellBending::kHinge, 2e9}};
+  for (const auto& [bending, E] : cases) {
     const bool mid = bending == ShellBending::kMidEdge;
-    for (const Real E : {2e10, 2e9, 2e8, 2e7}) {
-      const int steps = E < 1e9 ? 10 : 1;
-      const Real coarse = strip_tip_deflection(1.25e-3, false, bending, E, steps);
-      const Real fine = strip_tip_deflection(0.625e-3, false, bending, E, steps);
-      const Real eb = euler_bernoulli_tip() * kE / E * (mid ? 1.0 : 1.125);
-      std::printf("Fig. 8 %-8s E %.0e: tip %.4e m (%.3f L), fine mesh %+.2f %%, vs %s %+.2f %%\n",
-                  mid ? "mid-edge" : "hinge", E, coarse, coarse / kL, 100 * (coarse / fine - 1),
-                  mid ? "EB" : "9/8 EB", 100 * (coarse / eb - 1));
-      EXPECT_NEAR(coarse / fine, 1, 0.02) << E;
-      if (E >= 2e9) {
-        EXPECT_NEAR(coarse / eb, 1, mid ? 0.02 : 0.05) << E;
-      }
+    const int steps = E < 1e9 ? 10 : 1;
+    const Real coarse = strip_tip_deflection(1.25e-3, false, bending, E, steps);
+    const Real fine = strip_tip_deflection(0.625e-3, false, bending, E, steps);
+    const Real eb = euler_bernoulli_tip() * kE / E * (mid ? 1.0 : 1.125);
+    std::printf("Fig. 8 %-8s E %.0e: tip %.4e m (%.3f L), fine mesh %+.2f %%, vs %s %+.2f %%\n",
+                mid ? "mid-edge" : "hinge", E, coarse, coarse / kL, 100 * (coarse / fine - 1),
+                mid ? "EB" : "9/8 EB", 100 * (coarse / eb - 1));
+    EXPECT_NEAR(coarse / fine, 1, 0.02) << E;
+    if (E >= 2e9) {
+      EXPECT_NEAR(coarse / eb, 1, mid ? 0.02 : 0.05) << E;
+    } else {
+      EXPECT_GT(coarse / kL, 0.5) << E;  // the large deflection this case is there for
+      EXPECT_LT(coarse, eb) << E;        // below the linear theory's
     }
   }
 }
