@@ -489,6 +489,11 @@ SceneBuilder& SceneBuilder::initial_velocity(int part, int index, Vec3 v) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::point_mass(int part, int index, Real mass) {
+  spec_.point_masses.push_back(PointMassSpec{NodeRef{part, index, {}}, mass, {}});
+  return *this;
+}
+
 SceneSpec SceneBuilder::build() const {
   SceneSpec s = spec_;
   validate_scene(s);
@@ -1163,6 +1168,18 @@ void check_forces(const Checker& c) {
   }
 }
 
+void check_point_masses(const Checker& c) {
+  for (size_t i = 0; i < c.s.point_masses.size(); ++i) {
+    const PointMassSpec& pm = c.s.point_masses[i];
+    const std::string at = Checker::indexed("point_masses", i);
+    c.node(pm.node, at + ".node");
+    if (!(std::isfinite(pm.mass) && pm.mass > 0)) {
+      c.fail(pm.loc, at, ".mass",
+             "must be a positive finite mass in kg, got " + Checker::num(pm.mass));
+    }
+  }
+}
+
 void check_integrator_output(const Checker& c) {
   const IntegratorSpec& g = c.s.integrator;
   const std::string at = "integrator";
@@ -1263,6 +1280,7 @@ void validate_scene(const SceneSpec& s) {
   check_joints(c);
   check_boundary(c);
   check_forces(c);
+  check_point_masses(c);
   check_actuation(c);
   check_integrator_output(c);
 }

@@ -92,6 +92,7 @@ class SceneReader {
   NodeRef node_ref(const JsonObject& o, const std::string& key) const;
   std::vector<NodeRef> node_list(const JsonObject& o, const std::string& key) const;
   void read_joints(const JsonObject& root);
+  void read_point_masses(const JsonObject& root);
   void read_selection(const JsonObject& b, DofSelection& sel) const;
   void read_boundary(const JsonObject& b);
   void read_forces(const JsonObject& f);
@@ -720,6 +721,20 @@ void SceneReader::read_joints(const JsonObject& root) {
   }
 }
 
+// "point_masses": [{"part": name, "node": i, "mass": kg}, ...]
+void SceneReader::read_point_masses(const JsonObject& root) {
+  const JsonValue& list = root.array("point_masses");
+  for (size_t i = 0; i < list.array.size(); ++i) {
+    const JsonObject o(list.array[i], file_, indexed("point_masses", i));
+    o.allow_only({"part", "node", "mass"});
+    PointMassSpec pm;
+    pm.node = node_ref(o, "node");
+    pm.mass = o.number("mass");
+    pm.loc = loc(o.value(), o.path());
+    s_.point_masses.push_back(pm);
+  }
+}
+
 // the DOF selections of the boundary block and of its events: fixed_nodes, fixed_edges,
 // fixed_twist, fixed_dofs
 void SceneReader::read_selection(const JsonObject& b, DofSelection& sel) const {
@@ -1171,7 +1186,8 @@ void SceneReader::read_output(const JsonObject& o) {
 SceneSpec SceneReader::read(const JsonValue& root_value) {
   const JsonObject root(root_value, file_, "");
   root.allow_only({"name", "description", "backend", "materials", "rods", "networks", "shells",
-                   "joints", "boundary", "forces", "actuation", "contact", "integrator", "output"});
+                   "joints", "point_masses", "boundary", "forces", "actuation", "contact",
+                   "integrator", "output"});
   s_.file = file_;
   s_.base_dir = base_dir_;
   const std::string stem = std::filesystem::path(file_).stem().string();
@@ -1210,6 +1226,9 @@ SceneSpec SceneReader::read(const JsonValue& root_value) {
   }
   if (root.has("joints")) {
     read_joints(root);
+  }
+  if (root.has("point_masses")) {
+    read_point_masses(root);
   }
   if (root.has("actuation")) {
     read_actuation(root.array("actuation"));

@@ -613,6 +613,8 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     }
   }
   build_shells(m);
+  for (const PointMassSpec& pm : scene.point_masses)
+    m.node_mass[m.resolve_node(pm.node)] += pm.mass;
   m.tri_half_thickness.resize(m.ntri);
   for (int t = 0; t < m.ntri; ++t) {
     const PartSpec& part = scene.parts[m.tri_part[t]];

@@ -179,6 +179,8 @@ class SceneBuilder {
   /// across (normal) the rod [N s/m^2]
   SceneBuilder& resistive_force(Real tangential, Real normal);
   SceneBuilder& initial_velocity(int part, int index, Vec3 v);
+  /// a point mass [kg] at a node of a part (index negative: from the end), see PointMassSpec
+  SceneBuilder& point_mass(int part, int index, Real mass);
   /// the initial twist angle theta [rad] and velocity omega [rad/s] of every rod edge of a part
   /// (one value each, or one per part edge; empty: 0), see PartSpec::initial_twist_angle
   SceneBuilder& initial_twist(int part, std::vector<Real> angle, std::vector<Real> velocity = {});

@@ -231,6 +231,16 @@ struct BoundaryEvent {
   SourceLoc loc;
 };
 
+/// A point mass at a node (a payload, a marker plate, a sensor): it adds to the node's lumped
+/// mass, so inertia, gravity, buoyancy's weight, mass damping and the ground's automatic
+/// stiffness all see it. No rotational inertia: a node carries no rotation in the discrete
+/// rods (their edges' twist does).
+struct PointMassSpec {
+  NodeRef node;
+  Real mass = 0;       ///< [kg], > 0
+  SourceLoc loc = {};  ///< where the mass was declared
+};
+
 struct PointLoadSpec {
   NodeRef node;
   Vec3 force = Vec3{{0, 0, 0}};  ///< [N]
@@ -438,6 +448,8 @@ struct SceneSpec {
   ForcesSpec forces;
   /// initial node velocities: per (node, velocity) pair; nodes not named start at rest
   std::vector<std::pair<NodeRef, Vec3>> initial_velocities;
+  /// point masses at nodes (several at one node add up)
+  std::vector<PointMassSpec> point_masses;
   std::vector<ActuationSpec> actuation;
   ContactSpec contact;
   IntegratorSpec integrator;

@@ -133,6 +133,30 @@ TEST(BadInput, NodeReferenceOutOfRange) {
                "\"node\": 51", "forces.point_loads[0].node", "node index 51 out of range");
 }
 
+// a point mass: its node in range, its mass positive and finite, only its own fields
+TEST(BadInput, PointMassesNameTheirField) {
+  const auto masses = [](const std::string& entry) {
+    return with("\"integrator\"", "\"point_masses\": [\n" + entry + "],\n  \"integrator\"");
+  };
+  expect_error(masses(R"({"part": "beam", "node": 51, "mass": 0.1})"), "\"node\": 51",
+               "point_masses[0].node", "node index 51 out of range");
+  expect_error(masses(R"({"part": "beam", "node": -1, "mass": -0.1})"), "\"mass\": -0.1",
+               "point_masses[0].mass", "must be a positive finite mass in kg");
+  expect_error(masses(R"({"part": "beam", "node": -1, "mass": 0})"), "\"mass\": 0",
+               "point_masses[0].mass", "must be a positive finite mass in kg");
+  expect_error(masses(R"({"part": "rope", "node": -1, "mass": 0.1})"), "\"rope\"",
+               "point_masses[0].part", "rope");
+  expect_error(masses(R"({"part": "beam", "node": -1, "mass": 0.1, "inertia": 1})"), "inertia",
+               "point_masses[0].inertia", "unknown field");
+  // the builder's path names the same field
+  SceneBuilder b;
+  const int m = b.material("m", 1000, 1e6, 0.5);
+  const int r = b.straight_rod("r", vec3(0, 0, 0), vec3(1, 0, 0), 5, m, SceneBuilder::circle(0.01));
+  b.point_mass(r, 2, std::nan(""));
+  const InputError e = catch_input_error([&] { b.build(); });
+  EXPECT_EQ(e.field(), "point_masses[0].mass") << e.what();
+}
+
 TEST(BadInput, EdgeReferenceOutOfRange) {
   const std::string text = with("\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}]",
                                 "\"fixed_nodes\": [{\"part\": \"beam\", \"nodes\": [0, 1]}],\n"

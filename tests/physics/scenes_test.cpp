@@ -205,7 +205,7 @@ TEST(Scenes, MantaRaySwimsForward) {
 // 3 cm below the centre, the corners 7 cm), all of it above the payload, and everything falls.
 TEST(Scenes, ParachuteCanopyBowsIntoAnInvertedBowl) {
   const auto m = load("parachute.json");
-  const int canopy = part_index(*m, "canopy"), payload = part_index(*m, "payload");
+  const int canopy = part_index(*m, "canopy"), rope = part_index(*m, "rope0");
   const PartSpec& cp = m->scene.parts[canopy];
   const int centre = global_node(*m, canopy, 0);
   // the hexagon's rim: nodes whose hexagonal distance from the centre is the inradius
@@ -219,7 +219,7 @@ TEST(Scenes, ParachuteCanopyBowsIntoAnInvertedBowl) {
     return d > inradius - 1e-6;
   });
   ASSERT_EQ(rim.size(), 48u) << cp.nodes.size() << " canopy nodes";
-  const int load_end = global_node(*m, payload, -1);
+  const int load_end = global_node(*m, rope, -1);  // the confluence, with the payload's mass
 
   Simulator sim(m);
   const RunResult r = run_for(sim, 0.5);

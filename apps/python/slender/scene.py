@@ -344,6 +344,13 @@ class SceneBuilder:
             {"target": target, "part": part, "amplitude": amplitude, "time": time, **extra})
         return self
 
+    def point_mass(self, part, node, mass):
+        """A point mass [kg] at a node of a part (negative node: from the end): a payload.
+        Inertia, gravity and the ground see it; it has no rotational inertia."""
+        self._d.setdefault("point_masses", []).append(
+            {"part": part, "node": node, "mass": mass})
+        return self
+
     def initial_velocity(self, part, velocity):
         """One velocity for the whole part [m/s], or one per node (n x 3)."""
         for group in ("rods", "networks", "shells"):
