@@ -12,6 +12,7 @@
 
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/rod_quadratic_drag.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
@@ -30,6 +31,7 @@ enum Family : int {
   kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
   kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
   kFamPressure,         ///< shell triangles: a pressure inside a closed shell (table)
+  kFamQuadraticDrag,    ///< rod edges: quadratic (form) drag in a fluid (table, non-symmetric)
   kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
   kNumFamilies
@@ -52,6 +54,7 @@ using FamilyBindings = FamilyList<RodStretchBinding,
                                   GroundBinding,
                                   RodRftBinding,
                                   ShellPressureBinding<kFamPressure>,
+                                  RodQuadraticDragBinding<kFamQuadraticDrag>,
                                   ContactEdgeEdgeBinding,
                                   ContactPointTriangleBinding>;
 static_assert(FamilyBindings::kSize == kNumFamilies,
