@@ -14,7 +14,8 @@ the model's arrays, not the trajectory; the fingerprint's hash is printed apart,
     scripts/scene_hashes.py build/slender                 # print the table
     scripts/scene_hashes.py build/slender --save FILE     # and write it to FILE
     scripts/scene_hashes.py build/slender --check FILE    # compare: exit 1 naming each scene
-                                                          # whose state differs
+                                                          # whose state differs (a scene not
+                                                          # in FILE is new: named, not failed)
 
 Steps: STEPS (200) of every scene's dt, unless SHORT below names fewer (the scenes whose steps
 are slow on one thread: gripper, jellyfish and parachute, cut so that each run takes at most
@@ -116,11 +117,11 @@ def main():
         for line in pathlib.Path(a.check).read_text().splitlines():
             if line.strip():
                 saved[line.split()[0]] = line
-        bad = []
+        bad, new = [], []
         for line in lines:
             name = line.split()[0]
             if name not in saved:
-                bad.append(f"{name}: not in {a.check}")
+                new.append(name)  # a scene added since: nothing to compare with
             elif saved[name] != line:
                 bad.append(f"{name}: differs\n  was {saved[name]}\n  now {line}")
         if not a.only:
@@ -131,7 +132,8 @@ def main():
             print("scene_hashes: " + str(len(bad)) + " scene(s) differ:\n" + "\n".join(bad),
                   file=sys.stderr)
             sys.exit(1)
-        print(f"scene_hashes: all {len(lines)} scenes bit-identical to {a.check}")
+        print(f"scene_hashes: all {len(lines) - len(new)} scenes of {a.check} bit-identical" +
+              (f"; new since (not compared): {', '.join(new)}" if new else ""))
 
 
 if __name__ == "__main__":
