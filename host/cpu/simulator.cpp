@@ -895,42 +895,43 @@ Energies Simulator::energies() const {
   s.apply_actuation(s.state.time);
   s.eval_stencils_at_state(kEnergy);
   Energies en;
-  for (int e = 0; e < m.nedge; ++e)
-    en.stretch += s.e_pool[e];
-  // split bend and twist: evaluate the twist part from the strains
+  const AssemblyPlan& p = s.plan();
   const EvalView ev = s.eval_view(s.state.q.data());
   const std::vector<Real> ps =
       s.parts_scaled() ? s.part_scales_at(s.state.time) : std::vector<Real>();
-  for (int k = 0; k < m.nbend; ++k) {
-    LocalEval<11> r;
-    RodBendTwist::Strains st;
-    RodBendTwistBinding::eval(s.mv, ev, 0, k, kEnergy, r, &st);
-    const Real dt = st.tau - s.nat_tau_bar[k];
-    const Real twist = 0.5 * m.bend_GJ[k] / m.bend_dl[k] * dt * dt;
-    Real scale = s.params.youngs_scale;
-    if (!ps.empty()) {  // the stencil's part's modulus in time (as ScaleByPart)
-      int idx[RodBendTwistBinding::kDofs];
-      scale *= ps[size_t(m.node_part[stencil_part_node<RodBendTwistBinding>(s.mv, k, idx)])];
+  // each family's energy into the field its traits name (kTraits.energy), in pool order
+  for_each_family([&](auto b, Family f, long) {
+    using B = decltype(b);
+    constexpr EnergyKind kind = B::kTraits.energy;
+    if constexpr (kind == EnergyKind::kBendTwist) {
+      // split bend and twist: the twist part from the stencil's strains
+      for (long k = 0, n = B::count(s.mv); k < n; ++k) {
+        LocalEval<B::kDofs> r;
+        typename B::S::Strains st;
+        B::eval(s.mv, ev, 0, k, kEnergy, r, &st);
+        const Real dt = st.tau - s.nat_tau_bar[size_t(k)];
+        const Real twist = 0.5 * m.bend_GJ[size_t(k)] / m.bend_dl[size_t(k)] * dt * dt;
+        Real scale = s.params.youngs_scale;
+        if (!ps.empty()) {  // the stencil's part's modulus in time (as ScaleByPart)
+          int idx[B::kDofs];
+          scale *= ps[size_t(m.node_part[stencil_part_node<B>(s.mv, k, idx)])];
+        }
+        en.twist += scale * twist;
+        en.bend += scale * (r.E - twist);
+      }
+    } else {
+      Real* to = kind == EnergyKind::kStretch ? &en.stretch
+                 : kind == EnergyKind::kBend  ? &en.bend
+                 : kind == EnergyKind::kLoad  ? &en.load
+                                              : nullptr;
+      if (to)
+        for (long k = 0, n = B::count(s.mv); k < n; ++k)
+          *to += s.e_pool[size_t(p.e_off[f] + k)];
     }
-    en.twist += scale * twist;
-    en.bend += scale * (r.E - twist);
-  }
-  const AssemblyPlan& p = s.plan();
+  });
   for (size_t i = 0; i < m.user_energies.size(); ++i)
     for (long k = 0, n = m.user_energies[i]->count(s.mv); k < n; ++k)
       en.user += s.e_pool[size_t(p.user_e_off[i] + k)];
-  // the shells' membrane (stretch: the springs and the constant-strain triangles) and bending
-  // (hinge, mid-edge) energies, after the rods'; the potentials of the families with their own
-  // tables (load)
-  for_each_family([&](auto b, Family f, long) {
-    Real* to = f == kFamShellStretch || f == kFamMembrane ? &en.stretch
-               : f == kFamHinge || f == kFamMidEdge       ? &en.bend
-               : !m.tables[size_t(f)].name.empty()        ? &en.load
-                                                          : nullptr;
-    if (to)
-      for (long k = 0, n = b.count(s.mv); k < n; ++k)
-        *to += s.e_pool[size_t(p.e_off[f] + k)];
-  });
   for (int i = 0; i < m.ndof; ++i)
     en.kinetic += 0.5 * s.dof_mass()[i] * s.state.u[i] * s.state.u[i];
   for (int n = 0; n < m.nnode; ++n)

@@ -102,7 +102,7 @@ void build_family_tables(Model& m) {
       t.name = B::kTableName;
       t.ni = B::kInts;
       t.nr = B::kReals;
-      t.symmetric = B::kSymmetric;
+      t.symmetric = B::kTraits.symmetric;
       B::build(m, t);
     }
     if constexpr (HasFamilyTable<B>::value) {
@@ -111,7 +111,7 @@ void build_family_tables(Model& m) {
       t.name = B::kSceneField;
       t.ni = B::kInts;
       t.nr = B::kReals;
-      t.symmetric = B::kSymmetric;
+      t.symmetric = B::kTraits.symmetric;
       const FamilySceneInfo info = scene_info<B>(f);
       for (const FamilyInput& in : m.scene.forces.families) {
         if (in.field != B::kSceneField) continue;

@@ -182,12 +182,14 @@ struct Model {
   GroundSpec ground;                 ///< the ground, if any (normal made unit)
   Real ground_stiffness = 0;         ///< k_c in use [N/m] (automatic: the heaviest node's)
   Real ground_stiffness_per_kg = 0;  ///< automatic: k_c per kg of a node's mass, else 0
-  /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU
+  /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU.
+  /// Each family says when it is (its kTraits.symmetric, its binding's symmetric(model)).
   bool nonsymmetric() const {
-    for (const FamilyTable& t : tables)
-      if (t.rows > 0 && !t.symmetric) return true;
-    return (drag_density > 0 && drag_coefficient > 0 && ntri > 0) ||
-           (rft_tangential != rft_normal && nedge > 0) || friction();
+    bool any = false;
+    for_each_family([&](auto binding, Family f, long) {
+      any = any || !family_symmetric<decltype(binding)>(*this, f);
+    });
+    return any;
   }
   /// whether any force without a potential acts through friction (ground or contact)
   bool friction() const { return (ground.enabled && ground.friction > 0) || contact_friction(); }

@@ -21,7 +21,8 @@ namespace slender {
 struct Energies {
   Real kinetic = 0, stretch = 0, bend = 0, twist = 0, gravity = 0;
   Real user = 0;  ///< the energies from the caller's code (with_energies)
-  /// the potentials of the loads of the families with their own tables (a pressure's -p V)
+  /// the potentials of the loads (the families whose kTraits.energy is EnergyKind::kLoad: a
+  /// pressure's -p V)
   Real load = 0;
   Real total() const { return kinetic + stretch + bend + twist + gravity + user + load; }
 };

@@ -10,6 +10,7 @@
 
 #include "cuda/gpu_test_util.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/rod_quadratic_drag.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
@@ -56,6 +57,13 @@ struct DragEval {
   ShellDrag::Params p;
   __host__ __device__ void operator()(const Vec<9>& x, LocalEval<9>& r) const {
     shell_drag_eval(x, p, kGradHess, r);
+  }
+};
+
+struct QuadraticDragEval {
+  RodQuadraticDrag::Params p;
+  __host__ __device__ void operator()(const Vec<6>& x, LocalEval<6>& r) const {
+    rod_quadratic_drag_eval(x, p, kGradHess, r);
   }
 };
 
@@ -223,6 +231,23 @@ TEST(StencilGpu, DragMatchesHost) {
   p.C_D = 1;
   p.A_bar = 0.4;
   compare_on_device<9>(xs, DragEval{p});
+}
+
+TEST(StencilGpu, QuadraticDragMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<6>> xs(256);
+  const std::vector<Vec<12>> h = random_hinges(11);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int k = 0; k < 6; ++k)
+      xs[i][k] = h[i][k];
+  RodQuadraticDrag::Params p;
+  for (int a = 0; a < 2; ++a) {
+    p.u_hat[a] = vec3(0.1 * a, -0.2, 0.5);
+    p.q_hat[a] = vec3(0, 0, 0.01 * a);
+  }
+  p.c_u = 100;
+  p.C = 0.3;
+  compare_on_device<6>(xs, QuadraticDragEval{p});
 }
 
 TEST(StencilGpu, PressureMatchesHost) {

@@ -202,6 +202,9 @@ SLENDER_HD inline void gather_positions(const Real* q, const int* node, Vec<D>& 
 struct RodStretchBinding {
   using S = RodStretch;
   static constexpr int kDofs = 6;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{true, true, true, EnergyKind::kStretch,
+                                        kParallelGrainMedium};
   SLENDER_HD static long count(const ModelView& m) { return m.nedge; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
     detail::position_dofs<2>(m.edge_node + 2 * k, out);
@@ -225,6 +228,9 @@ struct RodStretchBinding {
 struct ShellStretchBinding {
   using S = RodStretch;
   static constexpr int kDofs = 6;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{true, true, true, EnergyKind::kStretch,
+                                        kParallelGrainMedium};
   SLENDER_HD static long count(const ModelView& m) { return m.nsedge; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
     detail::position_dofs<2>(m.sedge_node + 2 * k, out);
@@ -241,6 +247,8 @@ struct ShellStretchBinding {
 struct ShellHingeBinding {
   using S = ShellHinge;
   static constexpr int kDofs = 12;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{true, true, true, EnergyKind::kBend, kParallelGrainHeavy};
   SLENDER_HD static long count(const ModelView& m) { return m.nhinge; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
     detail::position_dofs<4>(m.hinge_node + 4 * k, out);
@@ -259,6 +267,14 @@ struct ShellHingeBinding {
 struct ShellDragBinding {
   using S = ShellDrag;
   static constexpr int kDofs = 9;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{false, false, false, EnergyKind::kNone,
+                                        kParallelGrainMedium};
+  /// non-symmetric whenever the model has drag on its triangles
+  template <class M>
+  static bool symmetric(const M& m) {
+    return !(m.drag_density > 0 && m.drag_coefficient > 0 && m.ntri > 0);
+  }
   SLENDER_HD static long count(const ModelView& m) {
     return m.drag_density > 0 && m.drag_coefficient > 0 ? m.ntri : 0;
   }
@@ -291,6 +307,14 @@ struct ShellDragBinding {
 struct RodRftBinding {
   using S = RodRft;
   static constexpr int kDofs = 6;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{false, false, false, EnergyKind::kNone,
+                                        kParallelGrainMedium};
+  /// non-symmetric where the tangential and normal coefficients differ
+  template <class M>
+  static bool symmetric(const M& m) {
+    return !(m.rft_tangential != m.rft_normal && m.nedge > 0);
+  }
   SLENDER_HD static long count(const ModelView& m) {
     return m.rft_tangential > 0 || m.rft_normal > 0 ? m.nedge : 0;
   }
@@ -322,6 +346,8 @@ struct RodRftBinding {
 struct ShellMidEdgeBinding {
   using S = ShellMidedge;
   static constexpr int kDofs = 12;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{true, true, true, EnergyKind::kBend, kParallelGrainHeavy};
   SLENDER_HD static long count(const ModelView& m) { return m.nmid; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
     const int t = m.mid_tri[k];
@@ -408,6 +434,14 @@ struct MidEdgeFrames {
 struct GroundBinding {
   using S = GroundContact;
   static constexpr int kDofs = 3;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{false, false, false, EnergyKind::kNone,
+                                        kParallelGrainMedium};
+  /// non-symmetric with friction
+  template <class M>
+  static bool symmetric(const M& m) {
+    return !(m.ground.enabled && m.ground.friction > 0);
+  }
   SLENDER_HD static long count(const ModelView& m) { return m.ground_on ? m.nnode : 0; }
   SLENDER_HD static void dofs(const ModelView&, long k, int* out) {
     for (int i = 0; i < 3; ++i)
@@ -563,6 +597,13 @@ SLENDER_HD inline void contact_pair_eval(const ModelView& m,
 /// Implicit contact between two edges, rod or shell (seed 000 eqs. 21-22), with friction (eq. 23).
 struct ContactEdgeEdgeBinding {
   static constexpr int kDofs = 12;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{false, true, false, EnergyKind::kNone, kParallelGrainHeavy};
+  /// non-symmetric where a pair of bodies has friction
+  template <class M>
+  static bool symmetric(const M& m) {
+    return !m.contact_friction();
+  }
   SLENDER_HD static long count(const ModelView& m) { return m.npair; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
     detail::position_dofs<4>(m.pair_node + 4 * k, out);
@@ -577,6 +618,13 @@ struct ContactEdgeEdgeBinding {
 /// Implicit contact between a rod or shell node and a shell triangle, with friction (eq. 23).
 struct ContactPointTriangleBinding {
   static constexpr int kDofs = 12;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{false, true, false, EnergyKind::kNone, kParallelGrainHeavy};
+  /// non-symmetric where a pair of bodies has friction
+  template <class M>
+  static bool symmetric(const M& m) {
+    return !m.contact_friction();
+  }
   SLENDER_HD static long count(const ModelView& m) { return m.npt; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
     detail::position_dofs<4>(m.pt_node + 4 * k, out);
@@ -591,6 +639,9 @@ struct ContactPointTriangleBinding {
 struct RodBendTwistBinding {
   using S = RodBendTwist;
   static constexpr int kDofs = 11;
+  /// elastic, in the reactions, symmetric, its energy, its grain (family_traits.h)
+  static constexpr FamilyTraits kTraits{true, true, true, EnergyKind::kBendTwist,
+                                        kParallelGrainHeavy};
   SLENDER_HD static long count(const ModelView& m) { return m.nbend; }
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
     for (int a = 0; a < 3; ++a)

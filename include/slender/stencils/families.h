@@ -2,13 +2,17 @@
 
 // Every stencil family with its binding, in pool order: the one list the backends' evaluations
 // loop over (the stepper of both backends, the vectorized batch), so that a family added
-// here is evaluated everywhere. The grain is the CPU loop's threading threshold for the family's
-// cost per stencil (include/slender/core/parallel_for.h).
+// here is evaluated everywhere. What the engine, the model and the Simulator need of a family
+// (elastic, in the reactions, symmetric, its energy, its loop's grain) is its binding's
+// kTraits (family_traits.h), from which this header derives the rest.
 
+#include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/rod_quadratic_drag.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
@@ -27,40 +31,105 @@ enum Family : int {
   kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
   kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
   kFamPressure,         ///< shell triangles: a pressure inside a closed shell (table)
+  kFamQuadraticDrag,    ///< rod edges: quadratic (form) drag in a fluid (table, non-symmetric)
   kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
   kNumFamilies
 };
-/// The elastic families, which a Young's modulus scale multiplies: [kFamElasticBegin,
-/// kFamElasticEnd), one contiguous range of every pool.
-constexpr Family kFamElasticBegin = kFamStretch;
-constexpr Family kFamElasticEnd = kFamDrag;
+/// The bindings, in the order of the Family enum (pool order): the one registration of a
+/// family. Each binding declares its traits (kTraits, family_traits.h); what follows derives
+/// from them.
+template <class... B>
+struct FamilyList {
+  static constexpr int kSize = int(sizeof...(B));
+  static constexpr FamilyTraits kTraits[sizeof...(B)] = {B::kTraits...};
+};
+using FamilyBindings = FamilyList<RodStretchBinding,
+                                  RodBendTwistBinding,
+                                  ShellStretchBinding,
+                                  ShellHingeBinding,
+                                  ShellMidEdgeBinding,
+                                  ShellMembraneBinding<kFamMembrane>,
+                                  ShellDragBinding,
+                                  GroundBinding,
+                                  RodRftBinding,
+                                  ShellPressureBinding<kFamPressure>,
+                                  RodQuadraticDragBinding<kFamQuadraticDrag>,
+                                  ContactEdgeEdgeBinding,
+                                  ContactPointTriangleBinding>;
+static_assert(FamilyBindings::kSize == kNumFamilies,
+              "one binding in FamilyBindings for each value of Family, in its order");
+static_assert(kNumFamilies <= kMaxFamilies, "raise kMaxFamilies (family_table.h)");
+
+/// family f's traits (its binding's kTraits)
+constexpr const FamilyTraits& family_traits(Family f) { return FamilyBindings::kTraits[f]; }
+
+namespace detail {
+constexpr int first_elastic_family() {
+  for (int f = 0; f < kNumFamilies; ++f)
+    if (FamilyBindings::kTraits[f].elastic) return f;
+  return 0;
+}
+constexpr int elastic_family_end() {
+  int end = first_elastic_family();
+  for (int f = 0; f < kNumFamilies; ++f)
+    if (FamilyBindings::kTraits[f].elastic) end = f + 1;
+  return end;
+}
+constexpr bool elastic_families_contiguous() {
+  for (int f = first_elastic_family(); f < elastic_family_end(); ++f)
+    if (!FamilyBindings::kTraits[f].elastic) return false;
+  return true;
+}
+}  // namespace detail
+
+/// The elastic families (kTraits.elastic), which a Young's modulus scale multiplies:
+/// [kFamElasticBegin, kFamElasticEnd), one contiguous range of every pool.
+constexpr Family kFamElasticBegin = Family(detail::first_elastic_family());
+constexpr Family kFamElasticEnd = Family(detail::elastic_family_end());
+static_assert(detail::elastic_families_contiguous(),
+              "the elastic families (kTraits.elastic) must be one contiguous range of Family: "
+              "register an elastic family next to the others");
 /// The families whose stencils change from step to step (the contact pairs): [kFamPairsBegin,
 /// kNumFamilies), the last range of every pool; the assembly plan keeps the others' layout.
 constexpr Family kFamPairsBegin = kFamContact;
 /// Whether a family's gradient enters the support reactions (Simulator::reactions): the
-/// internal forces do; the external-force families (drag, the ground, RFT) are loads, which
-/// the static problem of the reactions leaves out.
-constexpr bool family_in_reactions(Family f) {
-  return f != kFamDrag && f != kFamGround && f != kFamRft && f != kFamPressure;
+/// internal forces do (kTraits.in_reactions); the loads, which the static problem of the
+/// reactions leaves out, do not.
+constexpr bool family_in_reactions(Family f) { return family_traits(f).in_reactions; }
+
+namespace detail {
+template <class V, class... B, size_t... I>
+void for_each_family_in(V& v, FamilyList<B...>*, std::index_sequence<I...>) {
+  (v(B{}, Family(I), B::kTraits.grain), ...);
 }
-static_assert(kNumFamilies <= kMaxFamilies, "raise kMaxFamilies (family_table.h)");
+template <class B, class M, class = void>
+struct HasSymmetricIn : std::false_type {};
+template <class B, class M>
+struct HasSymmetricIn<B, M, std::void_t<decltype(B::symmetric(std::declval<const M&>()))>>
+    : std::true_type {};
+}  // namespace detail
 
 /// v(Binding{}, family, grain) for every family, in pool order
 template <class V>
 void for_each_family(V&& v) {
-  v(RodStretchBinding{}, kFamStretch, kParallelGrainMedium);
-  v(RodBendTwistBinding{}, kFamBendTwist, kParallelGrainHeavy);
-  v(ShellStretchBinding{}, kFamShellStretch, kParallelGrainMedium);
-  v(ShellHingeBinding{}, kFamHinge, kParallelGrainHeavy);
-  v(ShellMidEdgeBinding{}, kFamMidEdge, kParallelGrainHeavy);
-  v(ShellMembraneBinding<kFamMembrane>{}, kFamMembrane, kParallelGrainHeavy);
-  v(ShellDragBinding{}, kFamDrag, kParallelGrainMedium);
-  v(GroundBinding{}, kFamGround, kParallelGrainMedium);
-  v(RodRftBinding{}, kFamRft, kParallelGrainMedium);
-  v(ShellPressureBinding<kFamPressure>{}, kFamPressure, kParallelGrainMedium);
-  v(ContactEdgeEdgeBinding{}, kFamContact, kParallelGrainHeavy);
-  v(ContactPointTriangleBinding{}, kFamContactPointTri, kParallelGrainHeavy);
+  detail::for_each_family_in(v, static_cast<FamilyBindings*>(nullptr),
+                             std::make_index_sequence<size_t(kNumFamilies)>{});
+}
+
+/// Whether family f (binding B) of model m has symmetric local Jacobians: always, by its
+/// traits; else as its binding's symmetric(m) says; else where its table has no rows.
+template <class B, class M>
+bool family_symmetric(const M& m, Family f) {
+  if constexpr (B::kTraits.symmetric) {
+    (void)m, (void)f;
+    return true;
+  } else if constexpr (detail::HasSymmetricIn<B, M>::value) {
+    (void)f;
+    return B::symmetric(m);
+  } else {
+    return m.tables[size_t(f)].rows == 0;
+  }
 }
 
 /// Whether a family's binding keeps its own table and scene field (stencils/family_table.h):
@@ -77,11 +146,11 @@ struct HasModelTable : std::false_type {};
 template <class B>
 struct HasModelTable<B, std::void_t<decltype(B::kTableName)>> : std::true_type {};
 
-/// for_each_family over the elastic families only (kFamElasticBegin .. kFamElasticEnd)
+/// for_each_family over the elastic families only (kTraits.elastic)
 template <class V>
 void for_each_elastic_family(V&& v) {
   for_each_family([&](auto binding, Family f, long grain) {
-    if (f >= kFamElasticBegin && f < kFamElasticEnd) v(binding, f, grain);
+    if constexpr (decltype(binding)::kTraits.elastic) v(binding, f, grain);
   });
 }
 

@@ -6,8 +6,9 @@
 //   - its scene field: `forces.<kSceneField>`, an object or a list of objects whose fields
 //     (kFields) are numbers, part names or time functions;
 //   - `build(model, input, table)`: one scene entry's rows, from the built model;
-//   - kSymmetric: whether its local Jacobians are symmetric (an energy's Hessian) or not (a
-//     force without a potential: the model is then solved by LU or BiCGSTAB).
+//   - kTraits (family_traits.h): elastic or not, in the support reactions or not, whether its
+//     local Jacobians are symmetric (an energy's Hessian) or not (a force without a potential:
+//     the model is then solved by LU or BiCGSTAB), its energy's field in Simulator::energies.
 // The model keeps one FamilyTable per family (Model::tables); the views carry a FamilyTableView
 // of each (host or device memory), and the engines evaluate the family as any other
 // (families.h). The time functions a family's input names become the model's signals: their
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "slender/core/types.h"
+#include "slender/stencils/family_traits.h"
 
 namespace slender {
 
@@ -38,7 +40,7 @@ struct FamilyTable {
   std::string name;       ///< the family's scene field ("" when the family keeps no table)
   int ni = 0, nr = 0;     ///< ints and reals per row
   long rows = 0;          ///< number of rows
-  bool symmetric = true;  ///< whether the family's local Jacobians are symmetric (B::kSymmetric)
+  bool symmetric = true;  ///< whether the family's local Jacobians are symmetric (B::kTraits.symmetric)
   std::vector<int> i;     ///< (rows x ni)
   std::vector<Real> r;    ///< (rows x nr)
   /// appends one row

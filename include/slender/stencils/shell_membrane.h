@@ -225,7 +225,9 @@ struct ShellMembraneBinding {
   static constexpr int kFamily = F;
   static constexpr int kDofs = 9;
   static constexpr int kInts = 4, kReals = 6;
-  static constexpr bool kSymmetric = true;  // an energy's Hessian
+  /// elastic, in the reactions, symmetric (an energy's Hessian), its energy, its grain
+  static constexpr FamilyTraits kTraits{true, true, true, EnergyKind::kStretch,
+                                        kParallelGrainHeavy};
   static constexpr const char* kTableName = "membrane";
 
   SLENDER_HD static long count(const ModelView& m) { return m.table[F].rows; }

@@ -73,7 +73,9 @@ struct ShellPressureBinding {
   using S = ShellPressure;
   static constexpr int kDofs = 9;
   static constexpr int kInts = 4, kReals = 4;
-  static constexpr bool kSymmetric = true;  // an energy's Hessian
+  /// elastic, in the reactions, symmetric (an energy's Hessian), its energy, its grain
+  static constexpr FamilyTraits kTraits{false, false, true, EnergyKind::kLoad,
+                                        kParallelGrainMedium};
   static constexpr const char* kSceneField = "pressure";
   static constexpr FamilyField kFields[] = {
       {"part", FieldKind::kPart, true, "the closed shell (or the shell with a fixed rim)"},
