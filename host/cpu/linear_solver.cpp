@@ -262,8 +262,8 @@ double LinearSolver::memory_bytes(const AssemblyPlan& plan, LinearSolverKind kin
   // the factor L of a Cholesky in AMD order: its values and row indices, and per column its
   // start, count, parent, permutation and inverse and the diagonal; the factorization's permuted
   // copy of the matrix. LU holds L and U.
-  const PermutedPattern pp = fill_reducing_pattern(int(n), plan.row_ptr, plan.col);
-  const double lnz = double(cholesky_fill(int(n), pp.row_ptr, pp.col));
+  const double lnz = double(cholesky_fill(int(n), plan.row_ptr, plan.col,
+                                          fill_reducing_order(int(n), plan.row_ptr, plan.col)));
   const double factors = direct == LinearSolverKind::kSparseLu ? 2 : 1;
   return b + factors * lnz * (kR + kI) + n * (kR + 5 * kI) + nnz * (kR + kI);
 }
