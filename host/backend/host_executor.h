@@ -31,13 +31,9 @@ class HostDirectSolver {
                    const std::vector<int>& col,
                    bool symmetric,
                    LinearSolverKind kind) {
-    AssemblyPlan pattern;
-    pattern.nfree = n;
-    pattern.row_ptr = row_ptr;
-    pattern.col = col;
-    nnz_ = pattern.nnz();
-    solver_ = std::make_unique<cpu::LinearSolver>(pattern, cpu::direct_solver_kind(kind, symmetric),
-                                                  symmetric);
+    nnz_ = int(col.size());
+    solver_ = std::make_unique<cpu::LinearSolver>(
+        n, row_ptr, col, cpu::direct_solver_kind(kind, symmetric), symmetric);
   }
   std::string name() const { return solver_->name(); }
   // val: the solver's own values (the stepper assembled there) or a copy's

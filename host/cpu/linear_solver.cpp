@@ -219,12 +219,13 @@ namespace {
 // the kind a request resolves to (kAuto: banded LU when the band is narrow, else the sparse
 // direct kind; kDense: the sparse direct kind) and the sparse direct kind behind it; `layout`
 // the band's, where banded LU is asked for or may be chosen
-LinearSolverKind resolve_kind(const AssemblyPlan& plan,
+LinearSolverKind resolve_kind(int n,
+                              const std::vector<int>& row_ptr,
+                              const std::vector<int>& col,
                               LinearSolverKind kind,
                               bool symmetric,
                               LinearSolverKind& direct,
                               BandLayout& layout) {
-  const int n = plan.nfree;
 #ifdef SLENDER_HAVE_CHOLMOD
   const LinearSolverKind cholesky = LinearSolverKind::kCholmod;
 #else
@@ -238,7 +239,7 @@ LinearSolverKind resolve_kind(const AssemblyPlan& plan,
   // dense (the vectorized batch's): here the sparse direct factorization, the same exact solve
   if (kind == LinearSolverKind::kDense) kind = general;
   if ((kind == LinearSolverKind::kAuto || kind == LinearSolverKind::kBanded) && n > 1)
-    layout = band_layout(n, plan.row_ptr, plan.col);
+    layout = band_layout(n, row_ptr, col);
   if (kind == LinearSolverKind::kAuto)
     kind = n > 1 && layout.w <= kBandedAutoMax ? LinearSolverKind::kBanded : general;
   direct = kind == LinearSolverKind::kBanded ? general : kind;
@@ -250,7 +251,7 @@ LinearSolverKind resolve_kind(const AssemblyPlan& plan,
 double LinearSolver::memory_bytes(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric) {
   LinearSolverKind direct;
   BandLayout layout;
-  kind = resolve_kind(plan, kind, symmetric, direct, layout);
+  kind = resolve_kind(plan.nfree, plan.row_ptr, plan.col, kind, symmetric, direct, layout);
   const double n = plan.nfree, nnz = double(plan.nnz());
   constexpr double kI = sizeof(int), kR = sizeof(Real);
   // the object (the Eigen and CHOLMOD solvers' own structs in it) and the matrix, CSC
@@ -261,18 +262,25 @@ double LinearSolver::memory_bytes(const AssemblyPlan& plan, LinearSolverKind kin
   // the factor L of a Cholesky in AMD order: its values and row indices, and per column its
   // start, count, parent, permutation and inverse and the diagonal; the factorization's permuted
   // copy of the matrix. LU holds L and U.
-  const PermutedPattern pp = fill_reducing_pattern(int(n), plan.row_ptr, plan.col);
-  const double lnz = double(cholesky_fill(int(n), pp.row_ptr, pp.col));
+  const double lnz = double(cholesky_fill(int(n), plan.row_ptr, plan.col,
+                                          fill_reducing_order(int(n), plan.row_ptr, plan.col)));
   const double factors = direct == LinearSolverKind::kSparseLu ? 2 : 1;
   return b + factors * lnz * (kR + kI) + n * (kR + 5 * kI) + nnz * (kR + kI);
 }
 
 LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric)
+    : LinearSolver(plan.nfree, plan.row_ptr, plan.col, kind, symmetric) {}
+
+LinearSolver::LinearSolver(int n,
+                           const std::vector<int>& row_ptr,
+                           const std::vector<int>& col,
+                           LinearSolverKind kind,
+                           bool symmetric)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
-  s.n = plan.nfree;
+  s.n = n;
   BandLayout layout;
-  s.kind = resolve_kind(plan, kind, symmetric, s.direct, layout);
+  s.kind = resolve_kind(n, row_ptr, col, kind, symmetric, s.direct, layout);
   kind = s.kind;
   if (kind == LinearSolverKind::kBanded && s.n > 1) {
     s.band_w = layout.w;
@@ -281,11 +289,15 @@ LinearSolver::LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool
     s.band.assign(size_t(layout.band_size), 0);
     s.band_x.assign(s.n, 0);
   }
-  // the pattern: the symmetric CSR read as CSC
-  std::vector<double> zeros(plan.col.size(), 0.0);
-  s.A = Eigen::Map<const SpMat>(s.n, s.n, int(plan.col.size()), plan.row_ptr.data(),
-                                plan.col.data(), zeros.data());
-  s.A.makeCompressed();
+  // the pattern: the symmetric CSR read as CSC, its arrays sized exactly (an assignment from a
+  // mapped matrix inserts entry by entry into arrays grown by half again, and keeps them: 1.7
+  // times the values and indices for a large network, issue 49)
+  const size_t nnz = col.size();
+  s.A.resize(s.n, s.n);
+  s.A.resizeNonZeros(Eigen::Index(nnz));
+  std::copy(row_ptr.begin(), row_ptr.end(), s.A.outerIndexPtr());
+  std::copy(col.begin(), col.end(), s.A.innerIndexPtr());
+  std::fill(s.A.valuePtr(), s.A.valuePtr() + nnz, 0.0);
   // the direct kinds analyse their pattern at the first factorization
 }
 

@@ -229,11 +229,13 @@ void finish_plan(AssemblyPlan& p,
 // ---- the whole plan at once, in row buckets ----
 // The same plan as sorting every contribution by (row, column) stably (the order of generation
 // within a slot, the summation order), built with a fraction of the memory: each row's
-// Hessian contributions are placed in a bucket of their own in generation order (8 bytes each:
-// column and source), sorted stably by column within the row, and read off into the CSR
-// pattern and gather lists. The model's plan on a million nodes needed 4 to 5 times the model's
+// Hessian contributions are placed in a bucket of their own in generation order (a column and
+// a source each, in two arrays), sorted stably by column within the row, and read off in place:
+// the sources' array becomes the plan's gather list (less the diagonal's placeholders), the
+// columns' the CSR pattern. The model's plan on a million nodes needed 4 to 5 times the model's
 // memory while it was built with the global sort (16-byte keyed entries, a second array of them
-// to sort into, and the growth of both).
+// to sort into, and the growth of both), twice with 8-byte (column, source) entries beside the
+// gather list they were copied into (issue 49).
 
 struct Entry {
   int col, src;
@@ -260,20 +262,30 @@ void each_contribution(
   });
 }
 
-// a stable sort by column of one row's entries (insertion sort for the short rows of rods and
-// shells, the library's stable sort for a hub's long ones)
-void sort_row(Entry* b, Entry* e) {
-  if (e - b <= 48) {
-    for (Entry* i = b + 1; i < e; ++i) {
-      const Entry x = *i;
-      Entry* j = i;
-      for (; j > b && (j - 1)->col > x.col; --j)
-        *j = *(j - 1);
-      *j = x;
+// a stable sort by column of one row's entries, columns in col[0, n) and sources in src[0, n)
+// (insertion sort for the short rows of rods and shells, the library's stable sort for a hub's
+// long ones, through `buf`)
+void sort_row(int* col, int* src, long n, std::vector<Entry>& buf) {
+  if (n <= 48) {
+    for (long i = 1; i < n; ++i) {
+      const int c = col[i], s = src[i];
+      long j = i;
+      for (; j > 0 && col[j - 1] > c; --j) {
+        col[j] = col[j - 1];
+        src[j] = src[j - 1];
+      }
+      col[j] = c;
+      src[j] = s;
     }
     return;
   }
-  std::stable_sort(b, e, [](const Entry& x, const Entry& y) { return x.col < y.col; });
+  buf.resize(size_t(n));
+  for (long i = 0; i < n; ++i)
+    buf[size_t(i)] = {col[i], src[i]};
+  std::stable_sort(buf.begin(), buf.end(),
+                   [](const Entry& x, const Entry& y) { return x.col < y.col; });
+  for (long i = 0; i < n; ++i)
+    col[i] = buf[size_t(i)].col, src[i] = buf[size_t(i)].src;
 }
 
 }  // namespace
@@ -296,12 +308,12 @@ void build_assembly_plan(const Model& m,
   }
   SLENDER_CHECK(p.row_src_adr[size_t(nfree)] <= INT_MAX,
                 "assembly plan: too many gradient sources for 32-bit indices");
-  // a plan that would not fit is refused before its entries are allocated (issue 49): the
-  // entries while they are sorted, and at most a column, a slot and a source per entry after
-  // (plans under a MiB are not checked)
+  // a plan that would not fit is refused before its entries are allocated (issue 49): a column
+  // and a source per entry while they are sorted, and at most a column and a slot per entry
+  // after (plans under a MiB are not checked)
   const double entries = double(hadr[size_t(nfree)]);
-  const double plan_bytes = entries * double(sizeof(Entry) + 3 * sizeof(int)) +
-                            double(p.row_src_adr[size_t(nfree)]) * sizeof(int);
+  const double plan_bytes =
+      entries * double(4 * sizeof(int)) + double(p.row_src_adr[size_t(nfree)]) * sizeof(int);
   if (plan_bytes >= double(1 << 20)) {
     require_memory(
         "model",
@@ -310,8 +322,9 @@ void build_assembly_plan(const Model& m,
         plan_bytes,
         "at most; the model's other arrays hold " + format_bytes(double(m.memory_bytes())));
   }
-  // pass 2: the entries into their rows, in generation order
-  std::vector<Entry> ent(static_cast<size_t>(hadr[size_t(nfree)]));
+  // pass 2: the entries into their rows, in generation order: columns and sources
+  std::vector<int> ecol(static_cast<size_t>(hadr[size_t(nfree)]));
+  std::vector<int> esrc(ecol.size());
   p.row_src.assign(size_t(p.row_src_adr[size_t(nfree)]), 0);
   {
     std::vector<long> hnext(hadr.begin(), hadr.end() - 1);
@@ -319,45 +332,55 @@ void build_assembly_plan(const Model& m,
     each_contribution(
         p, m, mv,
         [&](int r, int c, int src) {
-          ent[size_t(hnext[size_t(r)]++)] = {c, src};
+          const size_t k = size_t(hnext[size_t(r)]++);
+          ecol[k] = c;
+          esrc[k] = src;
         },
         [&](int r, int src) { p.row_src[size_t(gnext[size_t(r)]++)] = src; });
   }
-  // each row sorted by column, stably; then the slots (distinct columns) counted and read off
+  // each row sorted by column, stably; then the slots (distinct columns) counted
   long nnz = 0, nsrc = 0;
-  for (int r = 0; r < nfree; ++r) {
-    Entry* b = ent.data() + hadr[size_t(r)];
-    Entry* e = ent.data() + hadr[size_t(r) + 1];
-    sort_row(b, e);
-    for (Entry* i = b; i < e; ++i) {
-      if (i == b || i->col != (i - 1)->col) ++nnz;
-      if (i->src >= 0) ++nsrc;
+  {
+    std::vector<Entry> buf;
+    for (int r = 0; r < nfree; ++r) {
+      const long b = hadr[size_t(r)], e = hadr[size_t(r) + 1];
+      sort_row(ecol.data() + b, esrc.data() + b, e - b, buf);
+      for (long i = b; i < e; ++i) {
+        if (i == b || ecol[size_t(i)] != ecol[size_t(i) - 1]) ++nnz;
+        if (esrc[size_t(i)] >= 0) ++nsrc;
+      }
     }
   }
   SLENDER_CHECK(nnz <= INT_MAX && nsrc <= INT_MAX,
                 "assembly plan: more Jacobian entries than 32-bit indices reach");
+  // read off in place: each slot's column to the front of ecol, each source (but the diagonal's
+  // placeholders) to the front of esrc; neither write passes the entry being read
   p.row_ptr.assign(size_t(nfree) + 1, 0);
-  p.col.clear();
-  p.col.reserve(size_t(nnz));
-  p.slot_src_adr.clear();
-  p.slot_src_adr.reserve(size_t(nnz) + 1);
-  p.slot_src.clear();
-  p.slot_src.reserve(size_t(nsrc));
+  p.slot_src_adr.assign(size_t(nnz) + 1, 0);
   p.diag_slot.assign(size_t(nfree), -1);
+  long slot = 0, ns = 0;
   for (int r = 0; r < nfree; ++r) {
-    const Entry* b = ent.data() + hadr[size_t(r)];
-    const Entry* e = ent.data() + hadr[size_t(r) + 1];
-    for (const Entry* i = b; i < e; ++i) {
-      if (i == b || i->col != (i - 1)->col) {
-        if (i->col == r) p.diag_slot[size_t(r)] = int(p.col.size());
-        p.slot_src_adr.push_back(int(p.slot_src.size()));
-        p.col.push_back(i->col);
+    const long b = hadr[size_t(r)], e = hadr[size_t(r) + 1];
+    int last = -1;
+    for (long i = b; i < e; ++i) {
+      const int c = ecol[size_t(i)], src = esrc[size_t(i)];
+      if (i == b || c != last) {
+        if (c == r) p.diag_slot[size_t(r)] = int(slot);
+        p.slot_src_adr[size_t(slot)] = int(ns);
+        ecol[size_t(slot++)] = c;
+        last = c;
       }
-      if (i->src >= 0) p.slot_src.push_back(i->src);
+      if (src >= 0) esrc[size_t(ns++)] = src;
     }
-    p.row_ptr[size_t(r) + 1] = int(p.col.size());
+    p.row_ptr[size_t(r) + 1] = int(slot);
   }
-  p.slot_src_adr.push_back(int(p.slot_src.size()));
+  p.slot_src_adr[size_t(nnz)] = int(ns);
+  p.col.assign(ecol.begin(), ecol.begin() + nnz);
+  std::vector<int>().swap(ecol);
+  // the sources stay where they are: their array holds the diagonal's nfree placeholders more
+  // than it needs (a copy to the exact size would be the largest array twice)
+  esrc.resize(size_t(nsrc));
+  p.slot_src = std::move(esrc);
 }
 
 void build_assembly_plan(const Model& m,

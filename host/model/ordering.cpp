@@ -48,26 +48,65 @@ PermutedPattern permute_pattern(int n,
   return p;
 }
 
-PermutedPattern fill_reducing_pattern(int n,
-                                      const std::vector<int>& row_ptr,
-                                      const std::vector<int>& col) {
+namespace {
+
+// whether a CSR pattern with ascending columns in each row is structurally symmetric: the rows
+// taken in order, entry (r, c) must be the next entry of row c not yet met (O(nnz))
+bool sorted_pattern_symmetric(int n, const std::vector<int>& row_ptr, const std::vector<int>& col) {
+  std::vector<int> next(row_ptr.begin(), row_ptr.end() - 1);
+  for (int r = 0; r < n; ++r)
+    for (int s = row_ptr[r]; s < row_ptr[r + 1]; ++s) {
+      const int c = col[s];
+      if (s > row_ptr[r] && col[s - 1] >= c) return false;
+      if (c < 0 || c >= n || next[c] >= row_ptr[c + 1] || col[next[c]] != r) return false;
+      ++next[c];
+    }
+  return true;
+}
+
+}  // namespace
+
+std::vector<int> fill_reducing_order(int n,
+                                     const std::vector<int>& row_ptr,
+                                     const std::vector<int>& col) {
   std::vector<int> order(n);
   std::iota(order.begin(), order.end(), 0);
   if (n > 1) {
-    // the pattern as a column-major sparse matrix (symmetric: rows read as columns)
-    std::vector<double> ones(col.size(), 1.0);
-    const Eigen::Map<const Eigen::SparseMatrix<double, Eigen::ColMajor, int>> a(
-        n, n, int(col.size()), row_ptr.data(), col.data(), ones.data());
-    Eigen::SparseMatrix<double, Eigen::ColMajor, int> A = a;
     Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> pinv;
-    Eigen::AMDOrdering<int> amd;
-    amd(A, pinv);
+    if (sorted_pattern_symmetric(n, row_ptr, col)) {
+      // Eigen's AMD on the pattern itself: the A^T + A it would form first is the same pattern
+      // in the same order (its 1-byte values unread), so the order is the same, without the
+      // transpose, the sum and their values (a 10^6-node network's estimate held 2 GiB more)
+      Eigen::SparseMatrix<char, Eigen::ColMajor, int> A(n, n);
+      A.resizeNonZeros(Eigen::Index(col.size()));
+      std::copy(row_ptr.begin(), row_ptr.end(), A.outerIndexPtr());
+      std::copy(col.begin(), col.end(), A.innerIndexPtr());
+      std::fill(A.valuePtr(), A.valuePtr() + col.size(), char(1));
+      Eigen::internal::minimum_degree_ordering(A, pinv);
+    } else {
+      // the pattern as a column-major sparse matrix (rows read as columns), its arrays sized
+      // exactly (an assignment from a mapped matrix grows them entry by entry)
+      using SpMat = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+      SpMat A(n, n);
+      A.resizeNonZeros(Eigen::Index(col.size()));
+      std::copy(row_ptr.begin(), row_ptr.end(), A.outerIndexPtr());
+      std::copy(col.begin(), col.end(), A.innerIndexPtr());
+      std::fill(A.valuePtr(), A.valuePtr() + col.size(), 1.0);
+      Eigen::AMDOrdering<int> amd;
+      amd(A, pinv);
+    }
     // Eigen's convention (as its Cholesky uses it): the permuted matrix is A.twistedBy(P) with
     // P = pinv^-1, so new row k is original row pinv.indices()[k]
     for (int k = 0; k < n; ++k)
       order[k] = pinv.indices()[k];
   }
-  return permute_pattern(n, row_ptr, col, std::move(order));
+  return order;
+}
+
+PermutedPattern fill_reducing_pattern(int n,
+                                      const std::vector<int>& row_ptr,
+                                      const std::vector<int>& col) {
+  return permute_pattern(n, row_ptr, col, fill_reducing_order(n, row_ptr, col));
 }
 
 std::vector<int> reverse_cuthill_mckee(int n,
@@ -134,28 +173,51 @@ int half_bandwidth(int n, const std::vector<int>& row_ptr, const std::vector<int
   return w;
 }
 
-long cholesky_fill(int n, const std::vector<int>& row_ptr, const std::vector<int>& col) {
-  // column structures of L below the diagonal, merged up the elimination tree
-  std::vector<std::vector<int>> below(n);
-  for (int i = 0; i < n; ++i)
-    for (int s = row_ptr[i]; s < row_ptr[i + 1]; ++s)
-      if (col[s] < i) below[col[s]].push_back(i);  // A(i, j), i > j: row i in column j
-  long nnz = 0;
-  std::vector<int> merged;
-  for (int j = 0; j < n; ++j) {
-    std::vector<int>& lj = below[j];
-    std::sort(lj.begin(), lj.end());
-    lj.erase(std::unique(lj.begin(), lj.end()), lj.end());
-    nnz += 1 + long(lj.size());
-    if (lj.empty()) continue;
-    // the parent in the elimination tree is the first row below the diagonal; it inherits the
-    // rest of the column's structure
-    const int parent = lj.front();
-    std::vector<int>& lp = below[parent];
-    lp.insert(lp.end(), lj.begin() + 1, lj.end());
-    std::vector<int>().swap(lj);
+long cholesky_fill(int n,
+                   const std::vector<int>& row_ptr,
+                   const std::vector<int>& col,
+                   const std::vector<int>& order) {
+  SLENDER_CHECK(int(order.size()) == n && int(row_ptr.size()) == n + 1,
+                "pattern and order sizes differ");
+  std::vector<int> new_index(n, -1);
+  for (int k = 0; k < n; ++k)
+    new_index[order[k]] = k;
+  // the elimination tree (Liu's algorithm, with path compression through `ancestor`): row k's
+  // entries left of the diagonal, each followed up to its root, which becomes k's child
+  std::vector<int> parent(n, -1), ancestor(n, -1);
+  for (int k = 0; k < n; ++k) {
+    const int r = order[k];
+    for (int s = row_ptr[r]; s < row_ptr[r + 1]; ++s) {
+      for (int i = new_index[col[s]]; i != -1 && i < k;) {
+        const int next = ancestor[i];
+        ancestor[i] = k;
+        if (next == -1) parent[i] = k;
+        i = next;
+      }
+    }
+  }
+  // row k of L: the nodes on the tree's paths from each entry left of the diagonal up to k
+  // (each counted once: marked with k)
+  std::vector<int>& mark = ancestor;
+  std::fill(mark.begin(), mark.end(), -1);
+  long nnz = n;
+  for (int k = 0; k < n; ++k) {
+    mark[k] = k;
+    const int r = order[k];
+    for (int s = row_ptr[r]; s < row_ptr[r + 1]; ++s) {
+      for (int i = new_index[col[s]]; i < k && mark[i] != k; i = parent[i]) {
+        mark[i] = k;
+        ++nnz;
+      }
+    }
   }
   return nnz;
+}
+
+long cholesky_fill(int n, const std::vector<int>& row_ptr, const std::vector<int>& col) {
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  return cholesky_fill(n, row_ptr, col, order);
 }
 
 }  // namespace slender

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/OrderingMethods>
+#include <Eigen/SparseCore>
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -113,6 +115,73 @@ TEST(Ordering, AmdCutsTheFillOfARodJacobian) {
   // a rod is banded once its twists sit between their nodes: about 10 entries per row of L
   EXPECT_LT(amd, 12L * p.nfree) << "natural " << natural;
   EXPECT_GT(natural, 10 * amd);
+}
+
+// The fill counted from the elimination tree (cholesky_fill) against a dense symbolic
+// elimination, on random sparse symmetric patterns in their own order and in a random order
+// given to it (no permuted copy); and the AMD order taken on a symmetric pattern itself (without
+// Eigen's A^T + A) is Eigen's AMDOrdering's, also on a pattern that is not symmetric (its
+// fallback)
+TEST(Ordering, FillFromTheEliminationTreeAndAmdOnThePatternItself) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 6; ++trial) {
+    const int n = 40 + 10 * trial;
+    std::vector<std::vector<char>> d(n, std::vector<char>(n, 0));
+    for (int i = 0; i < n; ++i) {
+      d[i][i] = 1;
+      for (int e = 0; e < 2; ++e) {
+        const int j = int(rng() % n);
+        d[i][j] = d[j][i] = 1;
+      }
+    }
+    if (trial == 5) d[0][n - 1] = 1;  // one entry without its mirror
+    Csr a;
+    a.n = n;
+    a.row_ptr.push_back(0);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j)
+        if (d[i][j]) a.col.push_back(j);
+      a.row_ptr.push_back(int(a.col.size()));
+    }
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (const bool permuted : {false, true}) {
+      // dense symbolic elimination in the order: L(i, j) for i > j is A(i, j) or some k < j
+      // with L(i, k) and L(j, k)
+      std::vector<std::vector<char>> l(n, std::vector<char>(n, 0));
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          const int oi = permuted ? order[i] : i, oj = permuted ? order[j] : j;
+          l[i][j] = d[oi][oj] || d[oj][oi];
+        }
+      long dense = 0;
+      for (int j = 0; j < n; ++j) {
+        for (int i = j + 1; i < n; ++i)
+          if (l[i][j])
+            for (int k = i + 1; k < n; ++k)
+              if (l[k][j]) l[k][i] = 1;
+        for (int i = j; i < n; ++i)
+          dense += i == j || l[i][j];
+      }
+      if (trial == 5) continue;  // (the tree takes the pattern as symmetric)
+      EXPECT_EQ(
+          permuted ? cholesky_fill(n, a.row_ptr, a.col, order) : cholesky_fill(n, a.row_ptr, a.col),
+          dense)
+          << trial << " " << permuted;
+    }
+    Eigen::SparseMatrix<double, Eigen::ColMajor, int> m(n, n);
+    std::vector<Eigen::Triplet<double, int>> t;
+    for (int i = 0; i < n; ++i)
+      for (int s = a.row_ptr[i]; s < a.row_ptr[i + 1]; ++s)
+        t.emplace_back(a.col[s], i, 1.0);  // the CSR read as CSC
+    m.setFromTriplets(t.begin(), t.end());
+    Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> pinv;
+    Eigen::AMDOrdering<int>()(m, pinv);
+    const std::vector<int> amd = fill_reducing_order(n, a.row_ptr, a.col);
+    for (int k = 0; k < n; ++k)
+      ASSERT_EQ(amd[k], pinv.indices()[k]) << trial << " " << k;
+  }
 }
 
 }  // namespace SLENDER_UNITY_ID

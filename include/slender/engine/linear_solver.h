@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "slender/core/status.h"
 #include "slender/model.h"
@@ -49,6 +50,12 @@ class LinearSolver {
   /// symmetric = false: the Jacobian is not symmetric (friction, drag), so the automatic choice
   /// and the fallbacks use LU
   LinearSolver(const AssemblyPlan& plan, LinearSolverKind kind, bool symmetric = true);
+  /// the same for the pattern alone (n free rows, CSR row pointers and columns)
+  LinearSolver(int n,
+               const std::vector<int>& row_ptr,
+               const std::vector<int>& col,
+               LinearSolverKind kind,
+               bool symmetric = true);
   ~LinearSolver();
   /// CSR values (nnz) in the plan's slot order: assemble here before factorize()
   Real* values();

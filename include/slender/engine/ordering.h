@@ -23,6 +23,10 @@ struct PermutedPattern {
 PermutedPattern fill_reducing_pattern(int n,
                                       const std::vector<int>& row_ptr,
                                       const std::vector<int>& col);
+/// The AMD order alone (order[k] = original row of new row k), as fill_reducing_pattern's.
+std::vector<int> fill_reducing_order(int n,
+                                     const std::vector<int>& row_ptr,
+                                     const std::vector<int>& col);
 
 /// The permuted CSR for a given order (order[k] = original row of new row k).
 PermutedPattern permute_pattern(int n,
@@ -50,7 +54,14 @@ BandLayout band_layout(int n, const std::vector<int>& row_ptr, const std::vector
 int half_bandwidth(int n, const std::vector<int>& row_ptr, const std::vector<int>& col);
 
 /// Nonzeros of the Cholesky factor L (diagonal included) of a symmetric pattern in its own
-/// order, by symbolic elimination: how much fill an ordering leaves.
+/// order: how much fill an ordering leaves. From the elimination tree, each row of L the nodes
+/// on the tree's paths from the row's entries up to the row (linear in the count, O(n) memory).
 long cholesky_fill(int n, const std::vector<int>& row_ptr, const std::vector<int>& col);
+/// The same for the pattern in the order `order` (order[k] = original row of new row k), without
+/// a permuted copy of it.
+long cholesky_fill(int n,
+                   const std::vector<int>& row_ptr,
+                   const std::vector<int>& col,
+                   const std::vector<int>& order);
 
 }  // namespace slender
