@@ -1004,6 +1004,12 @@ void SceneReader::read_family_field(const JsonObject& f, const FamilySceneInfo& 
         case FieldKind::kTime:
           in.time(d->name, read_time(o.object(d->name)));
           break;
+        case FieldKind::kVec3:
+          in.vec3(d->name, o.vec3(d->name));
+          break;
+        case FieldKind::kWord:
+          in.word(d->name, o.string(d->name));
+          break;
       }
     }
     s_.forces.families.push_back(std::move(in));

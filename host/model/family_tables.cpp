@@ -28,6 +28,10 @@ const char* kind_name(FieldKind k) {
       return "a part's name";
     case FieldKind::kTime:
       return "a time function";
+    case FieldKind::kVec3:
+      return "three numbers";
+    case FieldKind::kWord:
+      return "a string";
   }
   return "?";
 }
@@ -52,14 +56,37 @@ void check_fields(const Model& m, const FamilyInput& in, const FamilySceneInfo& 
     declared(kv.first, FieldKind::kPart);
   for (const auto& kv : in.times)
     declared(kv.first, FieldKind::kTime);
+  for (const auto& kv : in.vectors)
+    declared(kv.first, FieldKind::kVec3);
+  for (const auto& kv : in.words)
+    declared(kv.first, FieldKind::kWord);
   for (const FamilyField* d = f.begin; d != f.end; ++d) {
-    const bool given = d->kind == FieldKind::kNumber ? in.find_number(d->name) != nullptr
-                       : d->kind == FieldKind::kPart ? in.find_part(d->name) != nullptr
-                                                     : in.find_time(d->name) != nullptr;
+    bool given = false;
+    switch (d->kind) {
+      case FieldKind::kNumber:
+        given = in.find_number(d->name) != nullptr;
+        break;
+      case FieldKind::kPart:
+        given = in.find_part(d->name) != nullptr;
+        break;
+      case FieldKind::kTime:
+        given = in.find_time(d->name) != nullptr;
+        break;
+      case FieldKind::kVec3:
+        given = in.find_vec3(d->name) != nullptr;
+        break;
+      case FieldKind::kWord:
+        given = in.find_word(d->name) != nullptr;
+        break;
+    }
     if (d->required && !given) input_error(m, in, d->name, "missing (required)");
   }
   for (const auto& kv : in.numbers)
     if (!std::isfinite(kv.second)) input_error(m, in, kv.first.c_str(), "must be finite");
+  for (const auto& kv : in.vectors)
+    for (int i = 0; i < 3; ++i)
+      if (!std::isfinite(kv.second[i]))
+        input_error(m, in, kv.first.c_str(), "must be three finite numbers");
 }
 
 // the scene side of family f, whose binding B keeps a table
@@ -156,6 +183,21 @@ int input_signal(Model& m, const FamilyInput& in, const char* field) {
 Real input_number(const Model& m, const FamilyInput& in, const char* field, Real fallback) {
   (void)m;
   const Real* v = in.find_number(field);
+  return v ? *v : fallback;
+}
+
+Vec3 input_vec3(const Model& m, const FamilyInput& in, const char* field, const Vec3& fallback) {
+  (void)m;
+  const Vec3* v = in.find_vec3(field);
+  return v ? *v : fallback;
+}
+
+std::string input_word(const Model& m,
+                       const FamilyInput& in,
+                       const char* field,
+                       const std::string& fallback) {
+  (void)m;
+  const std::string* v = in.find_word(field);
   return v ? *v : fallback;
 }
 

@@ -77,6 +77,14 @@ int input_part(const Model& m, const FamilyInput& in, const char* field);
 int input_signal(Model& m, const FamilyInput& in, const char* field);
 /// For a family's build: the value of number `field` of entry `in`, or `fallback`.
 Real input_number(const Model& m, const FamilyInput& in, const char* field, Real fallback);
+/// For a family's build: the 3-vector `field` of entry `in` (FieldKind::kVec3), or `fallback`.
+Vec3 input_vec3(const Model& m, const FamilyInput& in, const char* field, const Vec3& fallback);
+/// For a family's build: the string `field` of entry `in` (FieldKind::kWord), or `fallback`;
+/// the family checks it against its choices.
+std::string input_word(const Model& m,
+                       const FamilyInput& in,
+                       const char* field,
+                       const std::string& fallback);
 /// Throws InputError naming entry `in`'s scene file, line and `field`.
 [[noreturn]] void input_error(const Model& m,
                               const FamilyInput& in,

@@ -299,6 +299,8 @@ struct FamilyInput {
   std::vector<std::pair<std::string, Real>> numbers;
   std::vector<std::pair<std::string, std::string>> parts;  ///< part names
   std::vector<std::pair<std::string, TimeFunction>> times;
+  std::vector<std::pair<std::string, Vec3>> vectors;
+  std::vector<std::pair<std::string, std::string>> words;
   SourceLoc loc = {};  ///< where the entry was declared
 
   FamilyInput() = default;
@@ -315,6 +317,14 @@ struct FamilyInput {
     times.emplace_back(name, v);
     return *this;
   }
+  FamilyInput& vec3(const std::string& name, const Vec3& v) {
+    vectors.emplace_back(name, v);
+    return *this;
+  }
+  FamilyInput& word(const std::string& name, const std::string& v) {
+    words.emplace_back(name, v);
+    return *this;
+  }
   /// the value of a field, or null when the entry does not give it
   const Real* find_number(const std::string& name) const {
     for (const auto& kv : numbers)
@@ -328,6 +338,16 @@ struct FamilyInput {
   }
   const TimeFunction* find_time(const std::string& name) const {
     for (const auto& kv : times)
+      if (kv.first == name) return &kv.second;
+    return nullptr;
+  }
+  const Vec3* find_vec3(const std::string& name) const {
+    for (const auto& kv : vectors)
+      if (kv.first == name) return &kv.second;
+    return nullptr;
+  }
+  const std::string* find_word(const std::string& name) const {
+    for (const auto& kv : words)
       if (kv.first == name) return &kv.second;
     return nullptr;
   }

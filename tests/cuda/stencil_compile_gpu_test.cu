@@ -11,6 +11,7 @@
 #include "cuda/gpu_test_util.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/rod_quadratic_drag.h"
+#include "slender/stencils/rod_wrench.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
@@ -64,6 +65,19 @@ struct QuadraticDragEval {
   RodQuadraticDrag::Params p;
   __host__ __device__ void operator()(const Vec<6>& x, LocalEval<6>& r) const {
     rod_quadratic_drag_eval(x, p, kGradHess, r);
+  }
+};
+
+// a wrench on the edge x[0..5], twist x[6]; d1 is a fixed vector made normal to the edge
+struct WrenchEval {
+  RodWrench::Params p;
+  __host__ __device__ void operator()(const Vec<7>& x, LocalEval<7>& r) const {
+    RodWrench::Params q = p;
+    Vec3 t = x.segment<3>(3) - x.segment<3>(0);
+    t = t / norm(t);
+    q.d1 = p.d1 - dot(p.d1, t) * t;
+    q.d1 = q.d1 / norm(q.d1);
+    rod_wrench_eval(x, q, kGradHess, r);
   }
 };
 
@@ -248,6 +262,24 @@ TEST(StencilGpu, QuadraticDragMatchesHost) {
   p.c_u = 100;
   p.C = 0.3;
   compare_on_device<6>(xs, QuadraticDragEval{p});
+}
+
+TEST(StencilGpu, WrenchMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<7>> xs(256);
+  const std::vector<Vec<12>> h = random_hinges(13);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int k = 0; k < 7; ++k)
+      xs[i][k] = h[i][k];
+  for (int follower : {0, 1}) {
+    RodWrench::Params p;
+    p.d1 = vec3(0.3, -0.5, 0.8);
+    p.F = vec3(1.5, -0.4, 0.7);
+    p.M = vec3(-0.2, 0.6, 0.25);
+    p.at = 1;
+    p.follower = follower;
+    compare_on_device<7>(xs, WrenchEval{p});
+  }
 }
 
 TEST(StencilGpu, PressureMatchesHost) {

@@ -823,7 +823,8 @@ class Engine {
     // (and where contact or stretching forces are the step's secants, whose potential is not
     // evaluated)
     EnvMask no_potential = friction_;
-    if (force_ || contact_step().a > 0 || stretch_secant_on(spec_))
+    // (and where a load has none: a moment or a follower wrench, families_have_potential)
+    if (force_ || contact_step().a > 0 || stretch_secant_on(spec_) || !families_have_potential(m))
       for (unsigned char& v : no_potential)
         v = 1;
     const EnvMask done = newton_iterations(

@@ -13,6 +13,7 @@
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/rod_quadratic_drag.h"
+#include "slender/stencils/rod_wrench.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
@@ -32,6 +33,7 @@ enum Family : int {
   kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
   kFamPressure,         ///< shell triangles: a pressure inside a closed shell (table)
   kFamQuadraticDrag,    ///< rod edges: quadratic (form) drag in a fluid (table, non-symmetric)
+  kFamWrench,           ///< rod edges: a force and moment, world or follower (table)
   kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
   kNumFamilies
@@ -55,6 +57,7 @@ using FamilyBindings = FamilyList<RodStretchBinding,
                                   RodRftBinding,
                                   ShellPressureBinding<kFamPressure>,
                                   RodQuadraticDragBinding<kFamQuadraticDrag>,
+                                  RodWrenchBinding<kFamWrench>,
                                   ContactEdgeEdgeBinding,
                                   ContactPointTriangleBinding>;
 static_assert(FamilyBindings::kSize == kNumFamilies,
@@ -130,6 +133,30 @@ bool family_symmetric(const M& m, Family f) {
   } else {
     return m.tables[size_t(f)].rows == 0;
   }
+}
+
+namespace detail {
+template <class B, class M, class = void>
+struct HasPotentialIn : std::false_type {};
+template <class B, class M>
+struct HasPotentialIn<B, M, std::void_t<decltype(B::has_potential(std::declval<const M&>()))>>
+    : std::true_type {};
+}  // namespace detail
+
+/// Whether every family's energy E is the potential of its forces, so that Newton's line search
+/// may weigh the energy: false where a family's binding says, through
+/// `template <class M> static bool has_potential(const M&)`, that its loads have none (a moment
+/// or a follower wrench), and the line search then measures the residual. Families without it
+/// keep the energy as it is (the drag laws' velocity-dependent forces, measured with the step's
+/// inertia).
+template <class M>
+bool families_have_potential(const M& m) {
+  bool all = true;
+  for_each_family([&](auto b, Family, long) {
+    using B = decltype(b);
+    if constexpr (detail::HasPotentialIn<B, M>::value) all = all && B::has_potential(m);
+  });
+  return all;
 }
 
 /// Whether a family's binding keeps its own table and scene field (stencils/family_table.h):

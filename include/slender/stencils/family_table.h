@@ -4,7 +4,7 @@
 // not touch the model's lists. A family with a table declares, in its own header:
 //   - its rows: each `ni` ints (node ids, a signal index, ...) and `nr` reals (parameters);
 //   - its scene field: `forces.<kSceneField>`, an object or a list of objects whose fields
-//     (kFields) are numbers, part names or time functions;
+//     (kFields) are numbers, part names, time functions, 3-vectors or words;
 //   - `build(model, input, table)`: one scene entry's rows, from the built model;
 //   - kTraits (family_traits.h): elastic or not, in the support reactions or not, whether its
 //     local Jacobians are symmetric (an energy's Hessian) or not (a force without a potential:
@@ -61,6 +61,8 @@ enum class FieldKind {
   kNumber,  ///< a finite number
   kPart,    ///< the name of a part
   kTime,    ///< a time function (as point loads' "time"); default: constant 1
+  kVec3,    ///< three finite numbers, such as a force [x, y, z]
+  kWord,    ///< a string the family's build checks, such as a choice ("world", "follower")
 };
 
 /// One field of a family's scene entries.
