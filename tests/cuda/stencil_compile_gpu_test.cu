@@ -11,6 +11,7 @@
 #include "cuda/gpu_test_util.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/rod_quadratic_drag.h"
+#include "slender/stencils/shell_follower_pressure.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
@@ -64,6 +65,13 @@ struct QuadraticDragEval {
   RodQuadraticDrag::Params p;
   __host__ __device__ void operator()(const Vec<6>& x, LocalEval<6>& r) const {
     rod_quadratic_drag_eval(x, p, kGradHess, r);
+  }
+};
+
+struct FollowerPressureEval {
+  ShellFollowerPressure::Params p;
+  __host__ __device__ void operator()(const Vec<9>& x, LocalEval<9>& r) const {
+    shell_follower_pressure_eval(x, p, kGradHess, r);
   }
 };
 
@@ -248,6 +256,16 @@ TEST(StencilGpu, QuadraticDragMatchesHost) {
   p.c_u = 100;
   p.C = 0.3;
   compare_on_device<6>(xs, QuadraticDragEval{p});
+}
+
+TEST(StencilGpu, FollowerPressureMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<9>> xs(256);
+  const std::vector<Vec<12>> h = random_hinges(13);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int k = 0; k < 9; ++k)
+      xs[i][k] = h[i][k];
+  compare_on_device<9>(xs, FollowerPressureEval{ShellFollowerPressure::Params{250}});
 }
 
 TEST(StencilGpu, PressureMatchesHost) {

@@ -13,6 +13,7 @@
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/rod_quadratic_drag.h"
+#include "slender/stencils/shell_follower_pressure.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
@@ -21,19 +22,20 @@ namespace slender {
 /// Stencil families, in their order in the local pools; the contact families last (their pairs
 /// change from step to step, the others' layout does not).
 enum Family : int {
-  kFamStretch,          ///< rod edges: stretching
-  kFamBendTwist,        ///< rod bend-twist springs
-  kFamShellStretch,     ///< shell edges: stretching (the rod stretching stencil)
-  kFamHinge,            ///< shell hinges: dihedral-angle bending
-  kFamMidEdge,          ///< shell triangles: mid-edge normal bending
-  kFamMembrane,         ///< shell triangles: constant-strain membrane (table from the parts)
-  kFamDrag,             ///< shell triangles: aerodynamic drag (non-symmetric)
-  kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
-  kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
-  kFamPressure,         ///< shell triangles: a pressure inside a closed shell (table)
-  kFamQuadraticDrag,    ///< rod edges: quadratic (form) drag in a fluid (table, non-symmetric)
-  kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
-  kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
+  kFamStretch,           ///< rod edges: stretching
+  kFamBendTwist,         ///< rod bend-twist springs
+  kFamShellStretch,      ///< shell edges: stretching (the rod stretching stencil)
+  kFamHinge,             ///< shell hinges: dihedral-angle bending
+  kFamMidEdge,           ///< shell triangles: mid-edge normal bending
+  kFamMembrane,          ///< shell triangles: constant-strain membrane (table from the parts)
+  kFamDrag,              ///< shell triangles: aerodynamic drag (non-symmetric)
+  kFamGround,            ///< nodes: ground contact and friction (non-symmetric with friction)
+  kFamRft,               ///< rod edges: resistive-force-theory drag (non-symmetric)
+  kFamPressure,          ///< shell triangles: a pressure inside a closed shell (table)
+  kFamQuadraticDrag,     ///< rod edges: quadratic (form) drag in a fluid (table, non-symmetric)
+  kFamFollowerPressure,  ///< shell triangles: a follower pressure on a sheet (table, non-symmetric)
+  kFamContact,           ///< edge pairs in contact (IMC); the pairs change every step
+  kFamContactPointTri,   ///< vertex - shell triangle pairs in contact
   kNumFamilies
 };
 /// The bindings, in the order of the Family enum (pool order): the one registration of a
@@ -55,6 +57,7 @@ using FamilyBindings = FamilyList<RodStretchBinding,
                                   RodRftBinding,
                                   ShellPressureBinding<kFamPressure>,
                                   RodQuadraticDragBinding<kFamQuadraticDrag>,
+                                  ShellFollowerPressureBinding<kFamFollowerPressure>,
                                   ContactEdgeEdgeBinding,
                                   ContactPointTriangleBinding>;
 static_assert(FamilyBindings::kSize == kNumFamilies,
