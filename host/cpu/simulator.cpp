@@ -558,11 +558,27 @@ struct Simulator::Impl {
     std::vector<Real> dof_r(m.ndof), dof_J(m.ndof), dof_phi(m.ndof), f(p.nfree);
     const Vec3 g = m.gravity;
     // the velocity terms (viscosity, damping) at u0: q_hat = q0, u_hat = u0, c_u = 0
-    parallel_for_host(
-        m.ndof, DofTerms{m.nnode, state.q.data(), state.q.data(), state.u.data(), f_time.data(),
-                         m.dof_mass.data(), m.node_dl.data(), m.node_volume.data(),
-                         m.buoyancy_density, g[0], g[1], g[2], m.viscosity, m.mass_damping, 0, 0,
-                         dof_r.data(), dof_J.data(), dof_phi.data()});
+    DofTerms terms{m.nnode,
+                   state.q.data(),
+                   state.q.data(),
+                   state.u.data(),
+                   f_time.data(),
+                   m.dof_mass.data(),
+                   m.node_dl.data(),
+                   m.node_volume.data(),
+                   m.buoyancy_density,
+                   g[0],
+                   g[1],
+                   g[2],
+                   m.viscosity,
+                   m.mass_damping,
+                   0,
+                   0,
+                   dof_r.data(),
+                   dof_J.data(),
+                   dof_phi.data()};
+    if (m.has_added_mass()) terms.added_mass = m.node_added_mass.data();
+    parallel_for_host(m.ndof, terms);
     parallel_for_host(p.nfree,
                       AssembleResidual{p.row_src_adr.data(), p.row_src.data(), p.free_dof.data(),
                                        g_pool.data(), dof_r.data(), f.data()});
@@ -753,8 +769,11 @@ void Simulator::set_params(const EnvParams& p) {
       "gravity must be finite");
   s.engine->set_params(p);  // first: it may refuse, and nothing has changed
   s.params = p;
-  for (int i = 0; i < m.ndof; ++i)
-    s.env_mass[i] = p.density_scale * m.dof_mass[i];
+  for (int i = 0; i < m.ndof; ++i) {
+    // the density scale scales the body's mass, not the fluid's added mass
+    const Real ma = m.has_added_mass() && i < 3 * m.nnode ? m.node_added_mass[size_t(i / 3)] : 0;
+    s.env_mass[i] = p.density_scale * (m.dof_mass[i] - ma) + ma;
+  }
   s.mv.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
   s.mv.mass_scale = p.density_scale;  // the contact dashpots' masses
 }

@@ -457,6 +457,22 @@ SceneBuilder& SceneBuilder::buoyancy(Real medium_density) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::distributed_load(int part, Vec3 force_per_length, TimeFunction time) {
+  DistributedLoadSpec l;
+  l.part = part;
+  l.force_per_length = force_per_length;
+  l.time = std::move(time);
+  spec_.forces.distributed_loads.push_back(std::move(l));
+  return *this;
+}
+
+SceneBuilder& SceneBuilder::added_mass(Real coefficient, std::vector<int> parts) {
+  spec_.forces.added_mass.coefficient = coefficient;
+  spec_.forces.added_mass.parts = std::move(parts);
+  spec_.forces.added_mass.given = true;
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::aerodynamic_drag(Real coefficient, Real medium_density) {
   spec_.forces.drag_coefficient = coefficient;
   spec_.forces.drag_density = medium_density;
@@ -1165,6 +1181,37 @@ void check_forces(const Checker& c) {
       c.fail(l.loc, at, ".force", "not finite");
     }
     check_time_function(c, l.time, l.loc, at);
+  }
+  for (size_t i = 0; i < f.distributed_loads.size(); ++i) {
+    const DistributedLoadSpec& l = f.distributed_loads[i];
+    const std::string at = Checker::indexed("forces.distributed_loads", i);
+    if (l.part < 0 || l.part >= int(c.s.parts.size())) {
+      c.fail(l.loc, at, ".part", "no part with index " + std::to_string(l.part));
+    }
+    if (!finite3(l.force_per_length)) {
+      c.fail(l.loc, at, ".force_per_length", "not finite");
+    }
+    check_time_function(c, l.time, l.loc, at);
+  }
+  const AddedMassSpec& am = f.added_mass;
+  if (am.given) {
+    const SourceLoc& loc = am.loc.line > 0 ? am.loc : f.loc;
+    if (!(std::isfinite(am.coefficient) && am.coefficient >= 0)) {
+      c.fail(loc, "forces.added_mass", ".coefficient",
+             "must be 0 or more (C_a, a fraction of the displaced fluid's mass), got " +
+                 Checker::num(am.coefficient));
+    }
+    for (size_t i = 0; i < am.parts.size(); ++i) {
+      if (am.parts[i] < 0 || am.parts[i] >= int(c.s.parts.size())) {
+        c.fail(loc, "forces.added_mass", ".parts[" + std::to_string(i) + "]",
+               "no part with index " + std::to_string(am.parts[i]));
+      }
+    }
+    if (am.coefficient > 0 && !(f.buoyancy_density > 0)) {
+      c.fail(loc, "forces.added_mass", "",
+             "needs forces.buoyancy: the added mass is C_a times the mass of the fluid a node "
+             "displaces, of the buoyancy's medium_density");
+    }
   }
 }
 

@@ -1019,8 +1019,9 @@ void SceneReader::read_family_field(const JsonObject& f, const FamilySceneInfo& 
 void SceneReader::read_forces(const JsonObject& f) {
   // the built-in fields, then those of the families that read their own (family_table.h)
   const std::vector<FamilySceneInfo> families = family_scene_fields();
-  std::vector<const char*> allowed = {"gravity",  "point_loads",      "viscous_drag",    "damping",
-                                      "buoyancy", "aerodynamic_drag", "resistive_force", "ground"};
+  std::vector<const char*> allowed = {
+      "gravity",          "point_loads",     "viscous_drag", "damping",           "buoyancy",
+      "aerodynamic_drag", "resistive_force", "ground",       "distributed_loads", "added_mass"};
   for (const FamilySceneInfo& fam : families)
     allowed.push_back(fam.field);
   f.allow_only(allowed);
@@ -1042,6 +1043,41 @@ void SceneReader::read_forces(const JsonObject& f) {
       }
       l.loc = loc(o.value(), o.path());
       out.point_loads.push_back(std::move(l));
+    }
+  }
+  if (f.has("distributed_loads")) {
+    const JsonValue& list = f.array("distributed_loads");
+    for (size_t i = 0; i < list.array.size(); ++i) {
+      const JsonObject o(list.array[i], file_, indexed(f.path_of("distributed_loads"), i));
+      o.allow_only({"part", "force_per_length", "time"});
+      DistributedLoadSpec l;
+      l.part = part_of(o);
+      l.force_per_length = o.vec3("force_per_length");
+      if (o.has("time")) {
+        l.time = read_time(o.object("time"));
+      }
+      l.loc = loc(o.value(), o.path());
+      out.distributed_loads.push_back(std::move(l));
+    }
+  }
+  if (f.has("added_mass")) {
+    const JsonObject d = f.object("added_mass");
+    d.allow_only({"coefficient", "parts"});
+    AddedMassSpec& am = out.added_mass;
+    am.given = true;
+    am.loc = loc(d.value(), d.path());
+    am.coefficient = d.number("coefficient");
+    if (d.has("parts")) {
+      const JsonValue& names = d.array("parts");
+      for (size_t i = 0; i < names.array.size(); ++i) {
+        const std::string path = indexed(d.path_of("parts"), i);
+        const std::string& name = json_string(names.array[i], file_, path);
+        int part = -1;
+        for (size_t k = 0; k < s_.parts.size(); ++k)
+          if (s_.parts[k].name == name) part = int(k);
+        if (part < 0) json_fail(file_, names.array[i], path, "unknown part '" + name + "'");
+        am.parts.push_back(part);
+      }
     }
   }
   if (f.has("viscous_drag")) {

@@ -656,11 +656,43 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   init_natural_strains(m);
   init_midedge_rest_shape(m);
 
-  // DOF masses and initial velocities
+  // added mass (forces.added_mass): C_a rho_med times the volume each node displaces within
+  // the listed parts, summed as node_volume is (rod edges, then triangles)
+  m.node_added_mass.assign(m.nnode, 0);
+  const AddedMassSpec& am = scene.forces.added_mass;
+  if (am.coefficient > 0) {
+    std::vector<char> on(scene.parts.size(), am.parts.empty() ? 1 : 0);
+    for (int p : am.parts)
+      on[size_t(p)] = 1;
+    std::vector<Real> vol(m.nnode, 0);
+    for (int e = 0; e < m.nedge; ++e) {
+      if (!on[size_t(m.edge_part[e])]) continue;
+      const Real ve = edge_props[e].A * m.edge_l_bar[e];
+      for (int a = 0; a < 2; ++a)
+        vol[m.edge_node[2 * e + a]] += ve / 2;
+    }
+    for (int t = 0; t < m.ntri; ++t) {
+      if (!on[size_t(m.tri_part[t])]) continue;
+      const int* n = &m.tri_node[3 * size_t(t)];
+      auto x0_of = [&](int k) {
+        return Vec3{
+            {m.node_x0[3 * size_t(k)], m.node_x0[3 * size_t(k) + 1], m.node_x0[3 * size_t(k) + 2]}};
+      };
+      const Vec3 x0 = x0_of(n[0]), x1 = x0_of(n[1]), x2 = x0_of(n[2]);
+      const Real area = 0.5 * norm(cross(x1 - x0, x2 - x0));
+      for (int k = 0; k < 3; ++k)
+        vol[n[k]] += scene.parts[size_t(m.tri_part[t])].thickness * area / 3;
+    }
+    for (int n = 0; n < m.nnode; ++n)
+      m.node_added_mass[n] = am.coefficient * scene.forces.buoyancy_density * vol[n];
+    m.added_mass = true;
+  }
+
+  // DOF masses (the inertial: the node's and its added mass) and initial velocities
   m.dof_mass.assign(m.ndof, 0);
   for (int n = 0; n < m.nnode; ++n)
     for (int c = 0; c < 3; ++c)
-      m.dof_mass[3 * n + c] = m.node_mass[n];
+      m.dof_mass[3 * n + c] = m.node_mass[n] + m.node_added_mass[n];
   for (int e = 0; e < m.nedge; ++e)
     m.dof_mass[m.edge_dof(e)] = m.edge_inertia[e];
   check_derived_quantities(scene, m, edge_props);
@@ -836,6 +868,33 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
               " component on a fixed DOF, where it would do nothing");
     }
     m.point_loads.push_back(PointLoad{n, pl.force, pl.time});
+  }
+  // distributed loads: a point load per node of the part, f times its share of the part's rest
+  // length (half of each of its rod edges; a rod-shell joint's edges, without stiffness, carry
+  // none). A node held fixed passes its share to the support (the reactions see it).
+  for (size_t i = 0; i < scene.forces.distributed_loads.size(); ++i) {
+    const DistributedLoadSpec& dl = scene.forces.distributed_loads[i];
+    std::vector<Real> share(m.nnode, 0);
+    bool any = false;
+    for (int e = 0; e < m.nedge; ++e) {
+      if (m.edge_part[e] != dl.part || !(m.edge_EA[e] > 0)) continue;
+      for (int a = 0; a < 2; ++a)
+        share[m.edge_node[2 * e + a]] += m.edge_l_bar[e] / 2;
+      any = true;
+    }
+    if (!any) {
+      const SourceLoc& loc = dl.loc;
+      throw InputError(
+          loc.file.empty() ? scene.file : loc.file, loc.line,
+          (loc.field.empty() ? "forces.distributed_loads[" + std::to_string(i) + "]" : loc.field) +
+              ".part",
+          "part '" + scene.parts[size_t(dl.part)].name +
+              "' has no rod edges: a distributed load acts on a rod (a shell's: "
+              "follower_pressure)");
+    }
+    for (int n = 0; n < m.nnode; ++n)
+      if (share[n] > 0)
+        m.point_loads.push_back(PointLoad{n, share[n] * dl.force_per_length, dl.time});
   }
 
   build_family_tables(m);

@@ -173,6 +173,12 @@ class SceneBuilder {
   SceneBuilder& ground(GroundSpec g);
   /// buoyancy: gravity acts on m - rho_med V (seed 000 §5.1) [kg/m^3]
   SceneBuilder& buoyancy(Real medium_density);
+  /// a force per length f [N/m] (world frame) on the rod edges of a part, f s(t): each node gets
+  /// f times its share of the part's rest length (see DistributedLoadSpec)
+  SceneBuilder& distributed_load(int part, Vec3 force_per_length, TimeFunction time = {});
+  /// added mass C_a rho_med V on each node of the parts (empty: every part), rho_med the
+  /// buoyancy's medium density: inertia only, not the weight (see AddedMassSpec)
+  SceneBuilder& added_mass(Real coefficient, std::vector<int> parts = {});
   /// aerodynamic drag on shell triangles (seed 000 eq. 29): C_D [-] and rho_med [kg/m^3]
   SceneBuilder& aerodynamic_drag(Real coefficient, Real medium_density);
   /// resistive force theory on rod edges: drag per length and velocity along (tangential) and

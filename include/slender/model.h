@@ -192,6 +192,9 @@ struct Model {
   Real ground_stiffness_per_kg = 0;  ///< automatic: k_c per kg of a node's mass, else 0
   /// whether the Newton Jacobian may be non-symmetric (drag, friction): then it is solved by LU.
   /// Each family says when it is (its kTraits.symmetric, its binding's symmetric(model)).
+  /// some node has an added mass (forces.added_mass; node_added_mass, in dof_mass)
+  bool added_mass = false;
+  bool has_added_mass() const { return added_mass; }
   bool nonsymmetric() const {
     bool any = false;
     for_each_family([&](auto binding, Family f, long) {

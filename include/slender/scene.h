@@ -353,9 +353,34 @@ struct FamilyInput {
   }
 };
 
+/// A force per length on a rod part (forces.distributed_loads): every rod edge of the part of
+/// rest length l_bar gives each of its two nodes l_bar / 2 times the force (its share of the
+/// Voronoi length within the part), so the nodes carry f times the part's rest length in all.
+/// The load is fixed in the world frame and in size (it does not follow the rod or its current
+/// length): a point load per node (Model::point_loads), on every backend.
+struct DistributedLoadSpec {
+  int part = -1;                            ///< a rod part
+  Vec3 force_per_length = Vec3{{0, 0, 0}};  ///< f [N/m], world frame
+  TimeFunction time;                        ///< f s(t); default constant 1
+  SourceLoc loc = {};                       ///< the entry
+};
+
+/// Added mass of a body in a fluid (forces.added_mass): each node of the listed parts gains the
+/// inertial mass C_a rho_med V (V its displaced volume, rho_med the buoyancy's medium density,
+/// which must be given). Inertia, mass damping and the kinetic energy see it; gravity and
+/// buoyancy do not (the accelerated fluid has no weight in the fluid).
+struct AddedMassSpec {
+  Real coefficient = 0;    ///< C_a [-], 0 or more; 0 = none
+  std::vector<int> parts;  ///< the parts it acts on; empty: every part
+  bool given = false;      ///< the scene (or the builder) gave it
+  SourceLoc loc = {};      ///< the forces.added_mass block
+};
+
 struct ForcesSpec {
   Vec3 gravity = Vec3{{0, 0, 0}};  ///< [m/s^2]
   std::vector<PointLoadSpec> point_loads;
+  std::vector<DistributedLoadSpec> distributed_loads;  ///< forces per length on rod parts
+  AddedMassSpec added_mass;                            ///< added mass in the buoyancy's fluid
   Real viscosity = 0;     ///< eta of viscous drag F = -eta dl u (Eq. 27) [Pa s]
   Real mass_damping = 0;  ///< alpha of mass-proportional damping F = -alpha M u [1/s]
   /// beta of stiffness-proportional (Rayleigh) damping F = -beta K u [s], K the Hessian of the

@@ -12,6 +12,7 @@
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/rod_quadratic_drag.h"
 #include "slender/stencils/rod_wrench.h"
+#include "slender/stencils/shell_follower_pressure.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
@@ -78,6 +79,13 @@ struct WrenchEval {
     q.d1 = p.d1 - dot(p.d1, t) * t;
     q.d1 = q.d1 / norm(q.d1);
     rod_wrench_eval(x, q, kGradHess, r);
+  }
+};
+
+struct FollowerPressureEval {
+  ShellFollowerPressure::Params p;
+  __host__ __device__ void operator()(const Vec<9>& x, LocalEval<9>& r) const {
+    shell_follower_pressure_eval(x, p, kGradHess, r);
   }
 };
 
@@ -280,6 +288,16 @@ TEST(StencilGpu, WrenchMatchesHost) {
     p.follower = follower;
     compare_on_device<7>(xs, WrenchEval{p});
   }
+}
+
+TEST(StencilGpu, FollowerPressureMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<9>> xs(256);
+  const std::vector<Vec<12>> h = random_hinges(13);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int k = 0; k < 9; ++k)
+      xs[i][k] = h[i][k];
+  compare_on_device<9>(xs, FollowerPressureEval{ShellFollowerPressure::Params{250}});
 }
 
 TEST(StencilGpu, PressureMatchesHost) {

@@ -38,11 +38,17 @@ struct DofTerms {
   const Real* dof_alpha = nullptr;
   // the static load step's factor on each environment's gravity (env; gx, gy, gz come with it)
   Real load_factor = 1;
+  // each node's added mass (nnode; Model::node_added_mass): part of `mass` (the inertia, the
+  // mass damping) but not of the weight, nor scaled by an environment's density scale; null:
+  // none
+  const Real* added_mass = nullptr;
   SLENDER_HD void operator()(long i) const {
     const long k = stride ? i % stride : i;
     const Real* ep = env ? env + 5 * (stride ? i / stride : 0) : nullptr;
     DofTermParams p;
-    p.mass = ep ? ep[0] * mass[k] : mass[k];
+    const Real ma = added_mass && k < 3L * nnode ? added_mass[k / 3] : 0;
+    // (with ma = 0 the same bits as without an added mass)
+    p.mass = ep ? ep[0] * (mass[k] - ma) + ma : mass[k];
     p.damping = ep && ep[4] >= 0 ? ep[4] : (dof_alpha ? dof_alpha[k] : alpha);
     p.c_m = c_m;
     p.c_u = c_u;
@@ -50,7 +56,7 @@ struct DofTerms {
       const int c = int(k % 3);
       p.gravity = ep ? load_factor * ep[1 + c] : (c == 0 ? gx : (c == 1 ? gy : gz));
       p.drag = eta * node_dl[k / 3];
-      p.weight = p.mass - rho_med * node_volume[k / 3];
+      p.weight = (ep ? ep[0] * (mass[k] - ma) : mass[k] - ma) - rho_med * node_volume[k / 3];
     } else {
       p.weight = 0;
       p.gravity = 0;

@@ -292,6 +292,7 @@ class Engine {
     motion_slot_.upload(m.dof_motion_slot);
     node_dl_.upload(m.node_dl);
     node_volume_.upload(m.node_volume);
+    if (m.has_added_mass()) node_added_mass_.upload(m.node_added_mass);
     if (m.mass_damping_per_part) dof_alpha_.upload(m.dof_mass_damping);
     parts_scaled_ = !m.youngs_time_part.empty();  // each part's modulus in time
     // (every array of the engine is tallied in engine/memory_tally.h too, from which a batch's
@@ -1180,7 +1181,8 @@ class Engine {
                        env_stride(),
                        scaled_ ? params_.data() : nullptr,
                        m.mass_damping_per_part ? dof_alpha_.data() : nullptr,
-                       c_.load_factor};
+                       c_.load_factor,
+                       m.has_added_mass() ? node_added_mass_.data() : nullptr};
     se_.dof_terms(dof_terms);
     if constexpr (X::kHostMemory) {
       // the caller's force at q and its velocity (host memory: the host executor's buffers)
@@ -1491,7 +1493,7 @@ class Engine {
   std::vector<unsigned char> active_dev_h_;
   std::vector<Real> alpha_dev_h_;
   // model arrays the view does not hold
-  Const<Real> dof_mass_, node_dl_, node_volume_, dof_alpha_;
+  Const<Real> dof_mass_, node_dl_, node_volume_, dof_alpha_, node_added_mass_;
   // each part's Young's modulus scale (in time, times the caller's factors): per environment
   std::vector<Real> part_factor_h_, ps_scratch_;  // the caller's factors (nenv x npart) or empty
   bool parts_scaled_ = false;

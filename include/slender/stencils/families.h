@@ -14,6 +14,7 @@
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/rod_quadratic_drag.h"
 #include "slender/stencils/rod_wrench.h"
+#include "slender/stencils/shell_follower_pressure.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
 
@@ -22,20 +23,21 @@ namespace slender {
 /// Stencil families, in their order in the local pools; the contact families last (their pairs
 /// change from step to step, the others' layout does not).
 enum Family : int {
-  kFamStretch,          ///< rod edges: stretching
-  kFamBendTwist,        ///< rod bend-twist springs
-  kFamShellStretch,     ///< shell edges: stretching (the rod stretching stencil)
-  kFamHinge,            ///< shell hinges: dihedral-angle bending
-  kFamMidEdge,          ///< shell triangles: mid-edge normal bending
-  kFamMembrane,         ///< shell triangles: constant-strain membrane (table from the parts)
-  kFamDrag,             ///< shell triangles: aerodynamic drag (non-symmetric)
-  kFamGround,           ///< nodes: ground contact and friction (non-symmetric with friction)
-  kFamRft,              ///< rod edges: resistive-force-theory drag (non-symmetric)
-  kFamPressure,         ///< shell triangles: a pressure inside a closed shell (table)
-  kFamQuadraticDrag,    ///< rod edges: quadratic (form) drag in a fluid (table, non-symmetric)
-  kFamWrench,           ///< rod edges: a force and moment, world or follower (table)
-  kFamContact,          ///< edge pairs in contact (IMC); the pairs change every step
-  kFamContactPointTri,  ///< vertex - shell triangle pairs in contact
+  kFamStretch,           ///< rod edges: stretching
+  kFamBendTwist,         ///< rod bend-twist springs
+  kFamShellStretch,      ///< shell edges: stretching (the rod stretching stencil)
+  kFamHinge,             ///< shell hinges: dihedral-angle bending
+  kFamMidEdge,           ///< shell triangles: mid-edge normal bending
+  kFamMembrane,          ///< shell triangles: constant-strain membrane (table from the parts)
+  kFamDrag,              ///< shell triangles: aerodynamic drag (non-symmetric)
+  kFamGround,            ///< nodes: ground contact and friction (non-symmetric with friction)
+  kFamRft,               ///< rod edges: resistive-force-theory drag (non-symmetric)
+  kFamPressure,          ///< shell triangles: a pressure inside a closed shell (table)
+  kFamQuadraticDrag,     ///< rod edges: quadratic (form) drag in a fluid (table, non-symmetric)
+  kFamWrench,            ///< rod edges: a force and moment, world or follower (table)
+  kFamFollowerPressure,  ///< shell triangles: a follower pressure on a sheet (table, non-symmetric)
+  kFamContact,           ///< edge pairs in contact (IMC); the pairs change every step
+  kFamContactPointTri,   ///< vertex - shell triangle pairs in contact
   kNumFamilies
 };
 /// The bindings, in the order of the Family enum (pool order): the one registration of a
@@ -58,6 +60,7 @@ using FamilyBindings = FamilyList<RodStretchBinding,
                                   ShellPressureBinding<kFamPressure>,
                                   RodQuadraticDragBinding<kFamQuadraticDrag>,
                                   RodWrenchBinding<kFamWrench>,
+                                  ShellFollowerPressureBinding<kFamFollowerPressure>,
                                   ContactEdgeEdgeBinding,
                                   ContactPointTriangleBinding>;
 static_assert(FamilyBindings::kSize == kNumFamilies,

@@ -60,6 +60,8 @@
   X(Real, node_x0, m.nnode, 3, "initial positions [m]")                                         \
   X(Real, node_dl, m.nnode, 1, "Voronoi length (half the rod and shell edges) [m]")             \
   X(Real, node_volume, m.nnode, 1, "displaced volume for buoyancy [m^3]")                       \
+  X(Real, node_added_mass, m.nnode, 1,                                                          \
+    "added mass C_a rho_med V (in dof_mass, not in the weight) [kg]")                           \
   X(int, node_part, m.nnode, 1, "part that first declared the node")                            \
   X(Real, dof_mass_damping, m.ndof, 1,                                                           \
     "alpha of the mass damping of the DOF's part (a node's, a twist's edge's, a xi's shell "      \
