@@ -40,7 +40,7 @@ struct FamilyTable {
   std::string name;       ///< the family's scene field ("" when the family keeps no table)
   int ni = 0, nr = 0;     ///< ints and reals per row
   long rows = 0;          ///< number of rows
-  bool symmetric = true;  ///< whether the family's local Jacobians are symmetric (B::kTraits.symmetric)
+  bool symmetric = true;  ///< local Jacobians symmetric (B::kTraits.symmetric)
   std::vector<int> i;     ///< (rows x ni)
   std::vector<Real> r;    ///< (rows x nr)
   /// appends one row
