@@ -324,3 +324,23 @@ def test_a_point_mass_weighs_down_the_tip_and_bad_masses_name_their_field():
     assert "point_masses[0].mass" in error_of(bad)
     bad = cantilever_builder().point_mass("beam", 21, 1.0)
     assert "point_masses[0].node" in error_of(bad)
+
+
+def test_distributed_load_and_added_mass_from_the_builder():
+    # a load per length on the beam: statically its tip sinks as under its own weight scaled by
+    # w / (rho A g) (both are uniform loads per length; C++: DistributedLoad.* to 0.03 %)
+    rho_a_g = 7850 * np.pi * 1e-6 * 9.81
+    weight = cantilever_builder().integrator(type="static", dt=1, duration=1)
+    loaded = cantilever_builder().integrator(type="static", dt=1, duration=1)
+    loaded.distributed_load("beam", [0, 0, -rho_a_g])
+    assert loaded.to_dict()["forces"]["distributed_loads"] == [
+        {"part": "beam", "force_per_length": [0, 0, -rho_a_g]}]
+    a = run_steps(weight.build(), 1)
+    b = run_steps(loaded.build(), 1)
+    assert b[-1, 2] / a[-1, 2] == pytest.approx(2, rel=1e-3)
+    # added mass needs the buoyancy's fluid, and its field is named when it is missing
+    wet = cantilever_builder().added_mass(1.0, parts=["beam"])
+    assert "added_mass" in error_of(wet)
+    wet.buoyancy(1000)
+    assert wet.to_dict()["forces"]["added_mass"] == {"coefficient": 1.0, "parts": ["beam"]}
+    assert run_steps(wet.build(), 2).shape == a.shape

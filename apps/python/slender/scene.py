@@ -319,6 +319,23 @@ class SceneBuilder:
         """Resistive force theory on rod edges [N s/m^2]."""
         return self._forces("resistive_force", {"tangential": tangential, "normal": normal})
 
+    def distributed_load(self, part, force_per_length, time=None):
+        """A force per length [N/m] (world frame) on every rod edge of a part, times the time
+        function s(t) if given: forces.distributed_loads."""
+        load = {"part": part, "force_per_length": force_per_length}
+        if time is not None:
+            load["time"] = time
+        self._d.setdefault("forces", {}).setdefault("distributed_loads", []).append(load)
+        return self
+
+    def added_mass(self, coefficient, parts=None):
+        """Added mass in the buoyancy's fluid: C_a rho_med V per node of the listed parts (all
+        if None), inertia only: forces.added_mass."""
+        entry = {"coefficient": coefficient}
+        if parts is not None:
+            entry["parts"] = list(parts)
+        return self._forces("added_mass", entry)
+
     def family(self, field, **entry):
         """An entry of a stencil family's own scene field, forces.<field> (docs/extending.md),
         for example family("pressure", part="balloon", pressure=3e3,
