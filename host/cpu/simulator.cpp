@@ -770,9 +770,8 @@ void Simulator::set_params(const EnvParams& p) {
   s.engine->set_params(p);  // first: it may refuse, and nothing has changed
   s.params = p;
   for (int i = 0; i < m.ndof; ++i) {
-    // the density scale scales the body's mass, not the fluid's added mass
     const Real ma = m.has_added_mass() && i < 3 * m.nnode ? m.node_added_mass[size_t(i / 3)] : 0;
-    s.env_mass[i] = p.density_scale * (m.dof_mass[i] - ma) + ma;
+    s.env_mass[i] = scaled_inertial_mass(p.density_scale, m.dof_mass[i], ma);
   }
   s.mv.ground.mu = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
   s.mv.mass_scale = p.density_scale;  // the contact dashpots' masses

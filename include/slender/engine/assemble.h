@@ -12,6 +12,13 @@ namespace slender {
 /// Per-DOF inertia and external forces: one DOF per index. With stride = ndof the per-DOF arrays
 /// (q, q_hat, u_hat, f_time, r, J, phi) hold several environments (env-major) and the model's
 /// arrays (mass, node_dl, node_volume) are shared.
+/// A DOF's inertial mass in an environment of density scale `scale`: the scale multiplies the
+/// body's own mass, not the fluid's added mass `ma` that `mass` includes (with ma = 0, the bits
+/// of scale * mass). DofTerms and Simulator::set_params both take it from here.
+SLENDER_HD SLENDER_INLINE Real scaled_inertial_mass(Real scale, Real mass, Real ma) {
+  return scale * (mass - ma) + ma;
+}
+
 struct DofTerms {
   int nnode;
   const Real* q;            // (ndof)
@@ -48,7 +55,7 @@ struct DofTerms {
     DofTermParams p;
     const Real ma = added_mass && k < 3L * nnode ? added_mass[k / 3] : 0;
     // (with ma = 0 the same bits as without an added mass)
-    p.mass = ep ? ep[0] * (mass[k] - ma) + ma : mass[k];
+    p.mass = ep ? scaled_inertial_mass(ep[0], mass[k], ma) : mass[k];
     p.damping = ep && ep[4] >= 0 ? ep[4] : (dof_alpha ? dof_alpha[k] : alpha);
     p.c_m = c_m;
     p.c_u = c_u;
