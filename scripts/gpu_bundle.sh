@@ -35,7 +35,7 @@ if [ -n "$gpu_py" ] && "$gpu_py" -c "import pybind11" 2>/dev/null; then
 else
   echo "gpu_bundle: no Python 3.12 with pybind11 here (SLENDER_GPU_PYTHON): no Python module"
 fi
-cmake -S "$src" -B "$src/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSLENDER_CUDA_QUICK_DEVICE=OFF \
+cmake -S "$src" -B "$src/build-gpu" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSLENDER_CUDA_QUICK_DEVICE=OFF -DSLENDER_BUILD_GPU_TESTS=ON \
   -DSLENDER_WITH_CUDA=ON -DSLENDER_WITH_CHOLMOD=OFF "${py_flags[@]}" \
   -DSLENDER_CUDA_SYNC_CHECK="${SLENDER_GPU_SYNC_CHECK:-OFF}" > /dev/null
 cmake --build "$src/build-gpu" -j "$jobs"

@@ -164,7 +164,7 @@ stage_python() {
 stage_build() {
   local py=()
   if [ -d .devdeps/pybind11 ]; then py=(-Dpybind11_DIR="$root/.devdeps/pybind11/share/cmake/pybind11"); fi
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSLENDER_CUDA_QUICK_DEVICE=OFF \
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSLENDER_CUDA_QUICK_DEVICE=OFF -DSLENDER_BUILD_GPU_TESTS=ON \
     -DSLENDER_DEPS_DIR="$root/.devdeps" -DSLENDER_WITH_CHOLMOD=OFF "${py[@]}" \
     > "$logs/configure.log" 2>&1 || { mark "build: configure FAILED"; return 1; }
   timeout -k 5 "$(cap 400)" cmake --build "$build" -j "$(nproc)" > "$logs/build.log" 2>&1
