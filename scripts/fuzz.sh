@@ -13,7 +13,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 limit=(-max_total_time="${1:-20}")
 what="${1:-20} s"
 if [ "${1:-}" = "--ci" ]; then
-  limit=(-runs=40000 -seed=1)
+  # 20,000 inputs a target (about 40 s each on one core; 40,000 until 2026-11-29, cut for the
+  # test command's time): the bounded run issue 18 asked of CI; the campaigns of over 10^6 inputs
+  # a target are in bench/results/
+  limit=(-runs=20000 -seed=1)
   what="a fixed seed"
 fi
 cd "$root"
