@@ -13,8 +13,13 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-pytest.importorskip("pxr")
-from pxr import Usd, UsdGeom  # noqa: E402
+try:
+    from pxr import Usd, UsdGeom
+except ImportError:
+    Usd = UsdGeom = None
+# each test skipped, not the module: a module skipped as it is collected makes pytest exit with
+# 5 (no tests collected), which the suite's runner would count as a failure
+pytestmark = pytest.mark.skipif(Usd is None, reason="usd-core (pxr) is not installed")
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCENES = os.path.join(ROOT, "apps", "scenes")
