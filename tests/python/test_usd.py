@@ -2,8 +2,9 @@
 ropes as BasisCurves, a canopy as a Mesh) is run with `slender run --usd`, and the stage is
 checked against the run's own VTK frames: its units, up axis and time codes, the points at
 every time code, the widths, the topology of curves and mesh, the primvars; then
-`slender export-usd` of the same run folder gives the same stage, and a scene with gravity
-along -y an up axis Y. Skipped where usd-core is not installed (`pip install usd-core`)."""
+`slender export-usd` of the same run folder gives the same stage, a scene with gravity along -y
+an up axis Y, and the Python package's Simulator.run(usd=...) and slender.export_usd do the
+same. Skipped where usd-core is not installed (`pip install usd-core`)."""
 
 import json
 import os
@@ -234,3 +235,24 @@ def test_a_folder_without_frames_is_a_clear_error(tmp_path):
     assert res.returncode == 2
     assert f"{tmp_path / 'missing'}: no such run folder" in res.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_python_run_and_export_usd(tmp_path):
+    slender = pytest.importorskip("slender")
+    sim = slender.Simulator(slender.load_model(os.path.join(SCENES, "rod_drop.json")))
+    usd = tmp_path / "py.usda"
+    r = sim.run(out_dir=str(tmp_path / "out"), duration=0.005, every=5, usd=str(usd))
+    assert r["ok"] and str(usd) in r["files"]
+    stage = Usd.Stage.Open(str(usd))
+    rod = UsdGeom.BasisCurves(stage.GetPrimAtPath("/rod_drop/rod"))
+    last = rod.GetPointsAttr().GetTimeSamples()[-1]
+    assert last == 1.0  # records at steps 0 and 5: one time code apart
+    _same_floats(rod.GetPointsAttr().Get(last), np.asarray(sim.positions)[_nodes(rod.GetPrim())])
+    # the export of the same folder, as `slender export-usd --up-axis y`
+    d = slender.export_usd(tmp_path / "out", up_axis="y")
+    assert d["frames"] == 2 and d["path"] == str(tmp_path / "out" / "rod_drop.usda")
+    assert UsdGeom.GetStageUpAxis(Usd.Stage.Open(d["path"])) == UsdGeom.Tokens.y
+    with pytest.raises(ValueError, match="no such run folder"):
+        slender.export_usd(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="up_axis"):
+        slender.export_usd(tmp_path / "out", up_axis="x")
