@@ -39,9 +39,27 @@ std::string read_whole(const std::string& path, long long max_bytes, const char*
   return os.str();
 }
 
-int line_at(const std::string& text, size_t pos) {
-  return 1 + int(std::count(text.begin(), text.begin() + long(std::min(pos, text.size())), '\n'));
-}
+// the line of a position in a text, counted on from the last position asked (positions asked in
+// increasing order cost one pass over the text)
+class LineCounter {
+ public:
+  explicit LineCounter(const std::string& text) : text_(text) {}
+  int operator()(size_t pos) {
+    pos = std::min(pos, text_.size());
+    if (pos < at_) {
+      at_ = 0;
+      line_ = 1;
+    }
+    line_ += int(std::count(text_.begin() + long(at_), text_.begin() + long(pos), '\n'));
+    at_ = pos;
+    return line_;
+  }
+
+ private:
+  const std::string& text_;
+  size_t at_ = 0;
+  int line_ = 1;
+};
 
 // the value of attribute `key` in a tag's text ("" and false when absent)
 bool attribute(const std::string& tag, const std::string& key, std::string& value) {
@@ -90,6 +108,7 @@ struct VtpFrame {
 
 VtpFrame read_vtp(const std::string& path) {
   const std::string text = read_whole(path, kMaxGeometryFileBytes, "VTK frame");
+  LineCounter line_at(text);
   VtpFrame fr;
   fr.path = path;
   static const char* kSections[] = {"FieldData", "PointData", "CellData",
@@ -100,10 +119,10 @@ VtpFrame read_vtp(const std::string& path) {
   while ((pos = text.find('<', pos)) != std::string::npos) {
     const size_t close = text.find('>', pos);
     if (close == std::string::npos) {
-      throw InputError(path, line_at(text, pos), "", "an unterminated tag: the file is cut short");
+      throw InputError(path, line_at(pos), "", "an unterminated tag: the file is cut short");
     }
     const std::string tag = text.substr(pos + 1, close - pos - 1);
-    const int line = line_at(text, pos);
+    const int line = line_at(pos);
     pos = close + 1;
     if (tag.empty() || tag[0] == '?' || tag[0] == '!') continue;
     const bool end_tag = tag[0] == '/';
@@ -173,7 +192,7 @@ VtpFrame read_vtp(const std::string& path) {
       if (q == p || q > stop ||
           !(*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r' || *q == '<')) {
         const std::string word(p, std::min<size_t>(size_t(stop - p), 20));
-        throw InputError(path, line_at(text, size_t(p - text.c_str())), key,
+        throw InputError(path, line_at(size_t(p - text.c_str())), key,
                          "not a number: \"" + word.substr(0, word.find_first_of(" \n")) + "\"");
       }
       values.push_back(v);
@@ -266,6 +285,7 @@ std::string find_series(const std::string& run) {
 // the frames of a series: time and path of each
 std::vector<std::pair<double, std::string>> read_series(const std::string& pvd) {
   const std::string text = read_whole(pvd, kMaxSeriesBytes, "VTK series");
+  LineCounter line_at(text);
   if (text.find("<VTKFile") == std::string::npos ||
       text.find("type=\"Collection\"") == std::string::npos) {
     throw InputError(pvd, 0, "", "not a VTK Collection (.pvd) file");
@@ -275,7 +295,7 @@ std::vector<std::pair<double, std::string>> read_series(const std::string& pvd) 
   size_t pos = 0;
   while ((pos = text.find("<DataSet", pos)) != std::string::npos) {
     const size_t close = text.find('>', pos);
-    const int line = line_at(text, pos);
+    const int line = line_at(pos);
     if (close == std::string::npos)
       throw InputError(pvd, line, "DataSet", "an unterminated tag: the file is cut short");
     const std::string tag = text.substr(pos, close - pos);
