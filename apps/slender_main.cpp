@@ -1,7 +1,8 @@
 // slender: the command-line program.
 //   slender run SCENE [--out DIR] [--duration T] [--dt DT] [--every N] [--backend cpu|cuda]
 //                     [--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg|banded]
-//                     [--quiet] [--no-output]
+//                     [--quiet] [--no-output] [--usd FILE.usda]
+//   slender export-usd RUN_DIR [--out FILE.usda] [--scene SCENE] [--up-axis y|z]
 //   slender info SCENE
 //   slender compare SCENE [--steps N] [--dt DT] [--solver ...]
 //   slender render OUT_DIR [...] | plot OUT_DIR [...] | sweep SCENE --grid ... [...]
@@ -37,6 +38,7 @@
 #include "slender/core/error.h"
 #include "slender/info.h"
 #include "slender/model.h"
+#include "slender/record.h"
 #include "slender/run.h"
 #include "slender/simulator.h"
 
@@ -77,6 +79,15 @@ struct RunArgs {
   long checkpoint_every = 0;  // > 0: a checkpoint every n-th step, in the output folder
   std::string resume;         // a checkpoint to continue from
   bool render = false;        // render the outputs into a video when the run ends
+  std::string usd;            // a .usda to write the records into ("" = none)
+};
+
+struct ExportUsdArgs {
+  std::string run;
+  std::string out;
+  std::string scene;
+  std::string up_axis;  // "", "y" or "z"
+  bool quiet = false;
 };
 
 // ---- the Python package's commands (render, plot, sweep) ---------------------------------------
@@ -205,6 +216,9 @@ int cmd_run(const RunArgs& a) {
     throw InputError("<command line>", 0, "--render",
                      "there is nothing to render with --no-output");
   }
+  if (!a.usd.empty() && a.no_output) {
+    throw InputError("<command line>", 0, "--usd", "--no-output writes no files, a .usda neither");
+  }
   SceneSpec sc = read_scene_file(a.scene);
   apply_overrides(a, sc);
   // before the model is built: a clear answer first when CUDA cannot run here
@@ -224,6 +238,7 @@ int cmd_run(const RunArgs& a) {
   if (a.has_every) opt.every = a.every;
   opt.progress = !a.quiet;
   opt.write_outputs = !a.no_output;
+  opt.usd_path = a.usd;
   opt.interrupt = &g_interrupt;
   RunCursor cursor;
   if (!a.resume.empty()) {
@@ -292,6 +307,17 @@ int cmd_run(const RunArgs& a) {
   return kExitOk;
 }
 
+// a run's VTK series into one .usda
+int cmd_export_usd(const ExportUsdArgs& a) {
+  UsdExportOptions opt;
+  opt.out = a.out;
+  opt.scene = a.scene;
+  if (!a.up_axis.empty()) opt.up_axis = a.up_axis == "y" || a.up_axis == "Y" ? 'Y' : 'Z';
+  const UsdExportResult r = export_usd(a.run, opt);
+  if (!a.quiet) std::cout << "slender export-usd: " << r.frames << " records\n  " << r.path << '\n';
+  return kExitOk;
+}
+
 int cmd_info(const std::string& scene) {
   const SceneSpec sc = read_scene_file(scene);
   const std::shared_ptr<const Model> model = build_model(sc);
@@ -339,6 +365,23 @@ int run_main(int argc, char** argv) {
   run->add_option("--resume", ra.resume,
                   "continue from a checkpoint of this scene, bit for bit as if uninterrupted, to "
                   "the end of the run that wrote it (or to --duration from the scene's start)");
+  run->add_option("--usd", ra.usd,
+                  "also write the records into this .usda file (USD ASCII: rods as BasisCurves, "
+                  "shells as Mesh, time-sampled; at the VTK frames' cadence; docs/usd.md)");
+
+  ExportUsdArgs ea;
+  CLI::App* export_usd_cmd = app.add_subcommand(
+      "export-usd", "convert a run's VTK frames (its .pvd series) into one .usda (docs/usd.md)");
+  export_usd_cmd->add_option("run", ea.run, "the run's output folder, or its .pvd")->required();
+  export_usd_cmd->add_option("--out", ea.out,
+                             "the .usda to write (default: NAME.usda beside NAME.pvd)");
+  export_usd_cmd->add_option("--scene", ea.scene,
+                             "the run's scene file: the prims take its parts' names, the up axis "
+                             "its gravity");
+  export_usd_cmd
+      ->add_option("--up-axis", ea.up_axis, "y or z (default: from the scene's gravity, else z)")
+      ->check(CLI::IsMember(std::vector<std::string>{"y", "z", "Y", "Z"}));
+  export_usd_cmd->add_flag("--quiet,-q", ea.quiet, "print nothing but errors");
 
   CompareArgs ca;
   CLI::App* compare = app.add_subcommand(
@@ -381,6 +424,7 @@ int run_main(int argc, char** argv) {
     ra.has_every = every->count() > 0;
     return cmd_run(ra);
   }
+  if (export_usd_cmd->parsed()) return cmd_export_usd(ea);
   if (compare->parsed()) {
     ca.has_dt = cdt->count() > 0;
     return cmd_compare(ca);

@@ -96,11 +96,20 @@ struct Recording {
     }
   }
 
-  // the recorders the scene asks for, their paths checked
-  void make(const Model& m, const std::string& out_dir) {
+  // the recorders the scene and the options ask for, their paths checked; the USD series
+  // (usd_interval [s] between its records) follows the VTK frames' cadence
+  void make(const Model& m,
+            const std::string& out_dir,
+            const std::string& usd_path,
+            Real usd_interval) {
     const OutputSpec& o = m.scene.output;
     if (o.vtk) {
       recorders.push_back(make_vtk_recorder(m.scene.name));
+      is_vtk.push_back(1);
+      want_strains = true;
+    }
+    if (!usd_path.empty()) {
+      recorders.push_back(make_usd_recorder(usd_path, usd_interval));
       is_vtk.push_back(1);
       want_strains = true;
     }
@@ -267,7 +276,9 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       std::error_code ec;
       std::filesystem::create_directories(out_dir, ec);
       if (ec) throw Error("cannot create the output folder '" + out_dir + "': " + ec.message());
-      rec.make(m, out_dir);
+      // the USD series' time code: one VTK interval (with "every" 0, the whole run)
+      const Real usd_interval = vtk_every > 0 ? vtk_every * dt : duration > 0 ? duration : dt;
+      rec.make(m, out_dir, opt.usd_path, usd_interval);
       // a resumed run whose folder holds its run's outputs continues them, as if that run had
       // not stopped; elsewhere it begins new ones at its first state
       continued = opt.resume && rec.present(m, out_dir);

@@ -23,6 +23,7 @@
 #include "slender/core/error.h"
 #include "slender/info.h"
 #include "slender/model.h"
+#include "slender/record.h"
 #include "slender/run.h"
 #include "slender/simulator.h"
 
@@ -639,6 +640,33 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("cuda_device_count", &cuda_device_count);
 
+  m.def(
+      "export_usd",
+      [](const py::object& run, const py::object& out, const py::object& scene,
+         const py::object& up_axis) {
+        UsdExportOptions o;
+        if (!out.is_none()) o.out = py::str(out).cast<std::string>();
+        if (!scene.is_none()) o.scene = py::str(scene).cast<std::string>();
+        if (!up_axis.is_none()) {
+          const std::string a = up_axis.cast<std::string>();
+          if (a != "y" && a != "Y" && a != "z" && a != "Z") {
+            throw InputError("<arguments>", 0, "up_axis", "must be 'y' or 'z', got '" + a + "'");
+          }
+          o.up_axis = a == "y" || a == "Y" ? 'Y' : 'Z';
+        }
+        const UsdExportResult r = export_usd(py::str(run).cast<std::string>(), o);
+        py::dict d;
+        d["path"] = r.path;
+        d["frames"] = r.frames;
+        return d;
+      },
+      py::arg("run"), py::arg("out") = py::none(), py::arg("scene") = py::none(),
+      py::arg("up_axis") = py::none(),
+      "`slender export-usd`: a run's VTK frames (the .pvd in the folder `run`, or that .pvd) "
+      "into one .usda (docs/usd.md): `out` the file (default NAME.usda beside NAME.pvd), "
+      "`scene` the run's scene file (part names, gravity's up axis), `up_axis` 'y' or 'z'. "
+      "Returns a dict: path, frames. Bad input raises ValueError naming the file");
+
   py::class_<Simulator>(m, "Simulator")
       .def(py::init([](std::shared_ptr<Model> md, const std::string& backend,
                        const std::string& solver) {
@@ -879,10 +907,16 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "run",
           [](Simulator& s, py::object out_dir, py::object duration, py::object dt, py::object every,
-             bool write_outputs) {
+             bool write_outputs, py::object usd) {
             RunOptions o;
             o.progress = false;
             o.write_outputs = write_outputs;
+            if (!usd.is_none()) {
+              if (!write_outputs) {
+                throw InputError("<arguments>", 0, "usd", "write_outputs=False writes no .usda");
+              }
+              o.usd_path = py::str(usd).cast<std::string>();
+            }
             if (!out_dir.is_none()) o.out_dir = py::str(out_dir).cast<std::string>();
             if (!duration.is_none()) o.duration = duration.cast<double>();
             if (!dt.is_none()) o.dt = dt.cast<double>();
@@ -909,14 +943,15 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("out_dir") = py::none(), py::arg("duration") = py::none(),
           py::arg("dt") = py::none(), py::arg("every") = py::none(),
-          py::arg("write_outputs") = true,
+          py::arg("write_outputs") = true, py::arg("usd") = py::none(),
           "the run loop of `slender run` (include/slender/run.h) from the current state: "
           "steps to the scene's duration (or `duration` [s]) at its dt (or `dt`), the last "
           "step shortened to land on the end time, an adaptive integrator halving dt on "
           "failure; records the scene's outputs (every `every`-th step) into its output.dir "
           "(or `out_dir`). Returns a dict: ok, interrupted, steps, sim_time, wall_seconds, "
           "newton_iters, steps_without_iteration, dt_halvings, message (the summary, or why "
-          "the run stopped), files (written), log (notes made during the run)")
+          "the run stopped), files (written), log (notes made during the run). `usd`: also write "
+          "the records into this .usda file (slender run --usd, docs/usd.md)")
       .def_property_readonly("backend",
                              [](const Simulator& s) { return backend_name(s.backend()); })
       .def_property_readonly("linear_solver", &Simulator::linear_solver_name);

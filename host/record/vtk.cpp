@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "record/frame_fields.h"
 #include "record/part_file.h"
 #include "slender/core/error.h"
 #include "slender/record.h"
@@ -186,56 +187,6 @@ class VtkRecorder : public Recorder {
   }
 
  private:
-  // polyline cells: runs of consecutive edges within each part; stray edges get part -1
-  void build_cells(const Model& m) {
-    conn_.clear();
-    offsets_.clear();
-    cell_part_.clear();
-    std::vector<char> covered(m.nedge, 0);
-    auto close_cell = [&] {
-      if (offsets_.size() < cell_part_.size()) offsets_.push_back(int(conn_.size()));
-    };
-    auto add_edges = [&](int p, const int* edges, int n) {
-      int tail = -1;  // last node of the open cell of this part
-      for (int k = 0; k < n; ++k) {
-        const int e = edges[k];
-        if (e < 0 || e >= m.nedge) continue;
-        covered[e] = 1;
-        const int a = m.edge_node[2 * e], b = m.edge_node[2 * e + 1];
-        if (a != tail) {
-          close_cell();
-          conn_.push_back(a);
-          cell_part_.push_back(p);
-        }
-        conn_.push_back(b);
-        tail = b;
-      }
-      close_cell();
-    };
-    const int npart = int(m.part_edge_adr.size()) - 1;
-    for (int p = 0; p < npart; ++p) {
-      const int adr = m.part_edge_adr[p], num = m.part_edge_adr[p + 1] - adr;
-      add_edges(p, m.part_edge.data() + adr, num);
-    }
-    // edges outside every part; the triangle edges that a rod-shell joint gave frames and
-    // twists (no stretching stiffness of their own) are drawn as triangles already
-    for (int e = 0; e < m.nedge; ++e) {
-      if (!covered[e] && m.edge_EA[e] > 0) add_edges(-1, &e, 1);
-    }
-  }
-
-  // radius of a node: the largest of its edges, 0 for a lone node
-  void build_node_radius(const Model& m) {
-    node_radius_.assign(m.nnode, 0);
-    for (int e = 0; e < m.nedge; ++e) {
-      const Real r = e < int(m.edge_radius.size()) ? m.edge_radius[e] : Real(0);
-      for (int a = 0; a < 2; ++a) {
-        Real& nr = node_radius_[m.edge_node[2 * e + a]];
-        nr = std::max(nr, r);
-      }
-    }
-  }
-
   void write_piece(std::FILE* f, const RecordFrame& fr) const {
     const Model& m = *fr.model;
     const State& s = *fr.state;
@@ -246,29 +197,11 @@ class VtkRecorder : public Recorder {
     std::vector<Real> v(3 * size_t(nn), 0);
     if (s.u.size() >= 3 * size_t(nn)) std::copy(s.u.begin(), s.u.begin() + 3 * nn, v.begin());
 
-    // per node strains from the stencils centred there; where several meet (a joint), the
-    // largest curvature and the twist of largest magnitude
-    std::vector<Real> curvature(nn, 0), twist(nn, 0);
-    const bool have_strains = int(fr.bend_strains.size()) >= 3 * m.nbend;
-    for (int k = 0; have_strains && k < m.nbend; ++k) {
-      const int c = m.bend_node[3 * k + 1];
-      const Real* st = &fr.bend_strains[3 * k];
-      curvature[c] = std::max(curvature[c], std::hypot(st[0], st[1]));
-      if (std::fabs(st[2]) > std::fabs(twist[c])) twist[c] = st[2];
-    }
-
-    // twist angle theta: exact per edge in field data, the mean of adjacent edges per node
-    std::vector<Real> theta(s.q.begin() + 3 * nn, s.q.begin() + 3 * nn + ne);
-    std::vector<Real> node_theta(nn, 0), count(nn, 0);
-    for (int e = 0; e < ne; ++e) {
-      for (int a = 0; a < 2; ++a) {
-        node_theta[m.edge_node[2 * e + a]] += theta[e];
-        count[m.edge_node[2 * e + a]] += 1;
-      }
-    }
-    for (int i = 0; i < nn; ++i) {
-      if (count[i] > 0) node_theta[i] /= count[i];
-    }
+    // per node strains and twist angles; theta exact per edge in field data
+    std::vector<Real> curvature, twist;
+    node_strains(m, fr, curvature, twist);
+    const std::vector<Real> theta(s.q.begin() + 3 * nn, s.q.begin() + 3 * nn + ne);
+    const std::vector<Real> node_theta = node_twist_angle(m, s);
 
     std::fputs("<?xml version=\"1.0\"?>\n", f);
     std::fputs("<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n", f);
@@ -286,7 +219,7 @@ class VtkRecorder : public Recorder {
     std::fprintf(f,
                  "    <Piece NumberOfPoints=\"%d\" NumberOfVerts=\"0\" NumberOfLines=\"%zu\" "
                  "NumberOfStrips=\"0\" NumberOfPolys=\"%d\">\n",
-                 nn, cell_part_.size(), m.ntri);
+                 nn, cells_.cell_part.size(), m.ntri);
     const char* in = "        ";
     std::fputs("      <PointData Scalars=\"radius\" Vectors=\"velocity\">\n", f);
     write_reals(f, "velocity", 3, v, in);
@@ -296,13 +229,13 @@ class VtkRecorder : public Recorder {
     write_reals(f, "twist_angle", 1, node_theta, in);
     std::fputs("      </PointData>\n", f);
     // cell data runs over the lines, then the triangles (VTK's order)
-    std::vector<int> cell_part = cell_part_;
+    std::vector<int> cell_part = cells_.cell_part;
     cell_part.insert(cell_part.end(), m.tri_part.begin(), m.tri_part.end());
     std::fputs("      <CellData Scalars=\"part\">\n", f);
     write_ints(f, "part", cell_part, in);
     if (m.ntri > 0) {
       // per cell, lines first (0 there), then the triangles' bending energy per area
-      std::vector<Real> density(cell_part_.size(), 0);
+      std::vector<Real> density(cells_.cell_part.size(), 0);
       if (int(fr.shell_energy_density.size()) == m.ntri) {
         density.insert(density.end(), fr.shell_energy_density.begin(),
                        fr.shell_energy_density.end());
@@ -316,8 +249,8 @@ class VtkRecorder : public Recorder {
     write_reals(f, "position", 3, x, in);
     std::fputs("      </Points>\n", f);
     std::fputs("      <Lines>\n", f);
-    write_ints(f, "connectivity", conn_, in);
-    write_ints(f, "offsets", offsets_, in);
+    write_ints(f, "connectivity", cells_.conn, in);
+    write_ints(f, "offsets", cells_.offsets, in);
     std::fputs("      </Lines>\n", f);
     // shell triangles
     std::vector<int> tri_offsets(m.ntri);
@@ -343,8 +276,8 @@ class VtkRecorder : public Recorder {
     std::error_code ec;
     fs::create_directories(fs::path(out_dir) / "frames", ec);
     if (ec) throw Error("cannot create '" + out_dir + "/frames': " + ec.message());
-    build_cells(m);
-    build_node_radius(m);
+    cells_ = polyline_cells(m);
+    node_radius_ = node_radius(m);
   }
 
   std::string frame_name(std::uint64_t i) const {
@@ -367,9 +300,7 @@ class VtkRecorder : public Recorder {
   std::uint64_t pvd_bytes_ = 0;    // its length after the last frame's line
   std::uint64_t nframes_ = 0;      // frames written
   bool continued_ = false;         // resumed from a checkpoint's marks
-  std::vector<int> conn_;          // polyline node ids, concatenated
-  std::vector<int> offsets_;       // end of each cell in conn_           (ncell)
-  std::vector<int> cell_part_;     // part of each cell, -1 for stray edges (ncell)
+  PolylineCells cells_;            // the rods' polylines
   std::vector<Real> node_radius_;  // (nnode)
 };
 

@@ -71,4 +71,34 @@ std::unique_ptr<Recorder> make_energy_csv_recorder();
 /// curvature and twist as point data
 std::unique_ptr<Recorder> make_vtk_recorder(const std::string& name);
 
+/// `path` (a .usda file, USD ASCII; docs/usd.md) holding every record as time samples: one prim
+/// per part under a root Xform named after the scene, rods as BasisCurves (linear, widths = 2 x
+/// radius), shells as Mesh (vertex normals); points, velocities, extents and the primvars
+/// speed, curvature, twist, twist_angle (rods) and bending_energy_density (shells, per face)
+/// time-sampled. One time code per `frame_interval` [s] (the output cadence times dt);
+/// metersPerUnit 1, upAxis Y where gravity acts mostly along y, else Z. The records are spooled
+/// to PATH.samples.part and the text is written by end(), whole (PATH.part, renamed).
+std::unique_ptr<Recorder> make_usd_recorder(const std::string& path, Real frame_interval);
+
+/// What export_usd reads besides the run's frames.
+struct UsdExportOptions {
+  std::string out;    ///< the .usda to write; "" = NAME.usda beside the run's NAME.pvd
+  std::string scene;  ///< the run's scene file: its parts' names and gravity; "" = none (parts
+                      ///< named part_INDEX, up axis Z)
+  char up_axis = 0;   ///< 'Y' or 'Z'; 0 = from the scene's gravity (Z without a scene)
+};
+
+struct UsdExportResult {
+  std::string path;          ///< the file written
+  std::uint64_t frames = 0;  ///< records (time samples) in it
+};
+
+/// Converts a run's VTK series (the .pvd in the folder `run`, or `run` itself when it names a
+/// .pvd) into one .usda, as the recorder of make_usd_recorder would write it, with one time
+/// code per median spacing of the frames' times. Throws InputError naming the file, line and
+/// array for a folder without a series (no frames to export), a series that lists none, or a
+/// frame that cannot be read or whose points and cells differ from the first's; Error when the
+/// output cannot be written (then no unfinished file stays).
+UsdExportResult export_usd(const std::string& run, const UsdExportOptions& opt = {});
+
 }  // namespace slender

@@ -23,6 +23,9 @@ struct RunOptions {
                               ///< first and the last state
   bool progress = true;       ///< progress bar on stderr (long runs only)
   bool write_outputs = true;  ///< false: no folder, no files
+  /// a .usda file (docs/usd.md) to write the records into, at the VTK frames' cadence; "" = none.
+  /// The path is taken as given (relative to the working directory, not to the output folder)
+  std::string usd_path;
   /// set (by a signal handler: the `slender` program's SIGINT and SIGTERM) to stop the run
   /// after the step in progress; null: never
   const volatile std::sig_atomic_t* interrupt = nullptr;
@@ -45,7 +48,7 @@ struct RunResult {
   long steps_without_iteration = 0;  ///< successful steps whose predictor already converged
   int dt_halvings = 0;               ///< times an adaptive run halved dt
   std::string message;               ///< the summary line, or why the run stopped
-  std::vector<std::string> files;    ///< paths written (CSV files, the .pvd series)
+  std::vector<std::string> files;    ///< paths written (CSV files, the .pvd series, the .usda)
 };
 
 /// Runs `sim` for `duration` of simulated time from its current state. The state at the start

@@ -2,8 +2,9 @@
 # Issue 49, cases 6 and 7: `timeout -s INT` delivers SIGINT twice (to the program, then to its
 # process group); the run still stops after the step in progress with exit code 130 and
 # complete outputs (no .part file, the .pvd series there). Resumed into its own folder from its
-# checkpoint, the run then ends with every file, the frames, the .pvd and the last checkpoint
-# included, byte for byte as the run that was not interrupted.
+# checkpoint, the run then ends with every file, the frames, the .pvd, the .usda (issue 52,
+# continued from the records the completed file holds) and the last checkpoint included, byte
+# for byte as the run that was not interrupted.
 # usage: resume_in_place_test.sh SLENDER_BINARY SCENE OUT_DIR
 set -u
 bin=$1
@@ -13,14 +14,15 @@ rm -rf "$out"
 mkdir -p "$out"
 args=(--duration 2 --every 5 --checkpoint-every 40 -q)
 fail=0
-"$bin" run "$scene" "${args[@]}" --out "$out/whole" || { echo "the whole run failed"; exit 1; }
+"$bin" run "$scene" "${args[@]}" --out "$out/whole" --usd "$out/whole/run.usda" ||
+  { echo "the whole run failed"; exit 1; }
 
 # stopped by timeout's two signals, later and later until a stop lands after a checkpoint
 stopped=0
 for t in 0.5 1 2 4 8; do
   rm -rf "$out/stopped"
   timeout --preserve-status -s INT "$t" "$bin" run "$scene" "${args[@]}" --out "$out/stopped" \
-    2> "$out/stopped.err"
+    --usd "$out/stopped/run.usda" 2> "$out/stopped.err"
   code=$?
   if [ "$code" -eq 0 ]; then
     echo "the run ended within ${t} s, before the signal"
@@ -45,7 +47,8 @@ done
 
 # resumed into its own folder
 "$bin" run "$scene" "${args[@]}" --out "$out/stopped" --resume "$out/stopped/checkpoint.slck" \
-  2> "$out/resumed.err" || { echo "the resumed run failed: $(cat "$out/resumed.err")"; exit 1; }
+  --usd "$out/stopped/run.usda" 2> "$out/resumed.err" ||
+  { echo "the resumed run failed: $(cat "$out/resumed.err")"; exit 1; }
 if ! diff -r "$out/whole" "$out/stopped" > "$out/diff.txt"; then
   echo "the folder of the resumed run differs from the whole run's:"
   head -20 "$out/diff.txt"

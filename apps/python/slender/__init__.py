@@ -7,7 +7,8 @@ Stable-Baselines3 (``slender.rl``, docs/rl.md), and, on a Ray cluster, vector en
 over actors (``slender.distributed``) and parameter studies (``slender.sweep``,
 ``python3 -m slender.sweep``). These two import Ray only when they are used: ``import slender``
 works without it (nor does it need Gymnasium). Pictures, videos and plots of a run's outputs:
-``slender.render``, ``slender.plot`` (docs/rendering.md).
+``slender.render``, ``slender.plot`` (docs/rendering.md); a run as one USD file:
+``Simulator.run(usd=...)``, ``slender.export_usd`` (docs/usd.md).
 
     import slender
     model = slender.load_model("apps/scenes/snake.json")   # or build_model(dict), SceneBuilder
@@ -21,6 +22,7 @@ from ._core import (  # noqa: F401
     Model,
     Simulator,
     cuda_device_count,
+    export_usd,
     load_model,
 )
 from ._threads import guard as _guard
@@ -56,5 +58,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'slender' has no attribute '{name}'")
 
 
-__all__ = ["BatchedSimulator", "Model", "Simulator", "cuda_device_count", "load_model",
-           "build_model", "SceneBuilder", "Box", "SingleEnv", "VectorEnv", "STATUS_NAMES"]
+__all__ = ["BatchedSimulator", "Model", "Simulator", "cuda_device_count", "export_usd",
+           "load_model", "build_model", "SceneBuilder", "Box", "SingleEnv", "VectorEnv", "STATUS_NAMES"]
