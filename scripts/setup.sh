@@ -49,6 +49,13 @@ if ! python3 -c "import matplotlib, PIL, imageio, imageio_ffmpeg" 2>/dev/null; t
       matplotlib pillow imageio imageio-ffmpeg
 fi
 
+# USD export's test (tests/python/test_usd.py) reads the files back with Pixar's usd-core
+if ! python3 -c "import pxr" 2>/dev/null; then
+  echo "setup: installing usd-core with pip"
+  python3 -m pip install --quiet --disable-pip-version-check usd-core ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages usd-core
+fi
+
 # the reinforcement-learning stack (slender.rl, docs/rl.md) and its test
 # (tests/python/test_rl.py): Gymnasium, and Stable-Baselines3 on torch. torch comes first, so
 # that Stable-Baselines3 does not bring another: the CPU-only wheel from PyTorch's own index
