@@ -8,7 +8,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-# the instrumented tree build-san/, shared with scripts/fuzz.sh
+# the instrumented tree build-san/, shared with scripts/fuzz.sh (with --all: every test source)
+if [ "${1:-}" = "--all" ]; then export SLENDER_SANITIZE_ALL=1; fi
 source "$root/scripts/instrumented_build.sh"
 
 # each suite's executable once (a process per test would spend most of the time starting up

@@ -12,6 +12,13 @@ scripts/sanitize_skip.txt stay out of the measurement and of the sanitizer run a
 kept (build/suite-coverage/runs.json and the profiles), so a second call with other --split
 suites reruns only what changed.
 
+`--left-out-files BUILD` (no measurement) prints, ';'-separated, the test sources of which
+the sanitizer run would run no test: the test executables of a plain build (BUILD, e.g. build/)
+list their tests under the same negative filter as scripts/sanitize.sh, each suite is found in
+its source file, and a file none of whose tests is listed is not needed. scripts/
+instrumented_build.sh leaves those files out of build-san/ (they compile in the plain build,
+which runs them; `sanitize.sh --all` builds them too).
+
 usage (about 20 minutes on 2 cores; the build alone as long as build-san's):
   cmake -S . -B build-cov <build-san's options> \\
     -DCMAKE_CXX_FLAGS="<build-san's flags> -fprofile-instr-generate -fcoverage-mapping" \\
@@ -98,7 +105,70 @@ def covered_lines(build, exe, raw, profdir, name):
     return lines
 
 
+def skip_patterns(with_covered=True):
+    """the negative filter of scripts/sanitize.sh: its long tests and the covered units"""
+    names = ["sanitize_skip.txt"] + (["sanitize_skip_covered.txt"] if with_covered else [])
+    pats = []
+    for n in names:
+        path = os.path.join(ROOT, "scripts", n)
+        if os.path.exists(path):
+            with open(path) as f:
+                pats += [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    return pats
+
+
+def suite_sources():
+    """{suite name: test source relative to tests/} from the TEST* macros"""
+    macro = re.compile(r"^\s*(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\(\s*(\w+)\s*,", re.M)
+    out = {}
+    for path in glob.glob(os.path.join(ROOT, "tests", "*", "*.cpp")):
+        with open(path) as f:
+            for m in macro.finditer(f.read()):
+                out[m.group(1)] = os.path.relpath(path, os.path.join(ROOT, "tests"))
+    return out
+
+
+def left_out_files(build):
+    """the CPU test sources of which the sanitizer run runs no test (see the docstring)"""
+    sources = suite_sources()
+    filt = "-" + ":".join(skip_patterns())
+    exes = sorted(e for e in glob.glob(os.path.join(build, "tests", "*_tests"))
+                  if os.access(e, os.X_OK) and not e.endswith("gpu_tests"))
+    if not exes:
+        raise SystemExit(f"sanitizer_subset.py: no test executables in {build}/tests")
+
+    def files_listed(exe, gtest_filter):
+        out = subprocess.run([exe, "--gtest_list_tests", f"--gtest_filter={gtest_filter}"],
+                             capture_output=True, text=True, check=True,
+                             env=dict(os.environ, LLVM_PROFILE_FILE=os.devnull)).stdout
+        files = set()
+        for line in out.splitlines():
+            if not line.strip() or line.startswith(" ") or line.startswith("Running main"):
+                continue
+            # "Suite.", "Prefix/Suite.", "Suite/0.  # TypeParam = ..."
+            parts = line.split(".")[0].split("/")
+            found = [sources[p] for p in parts if p in sources]
+            if not found:  # a suite the macros above do not show: keep every file
+                return None
+            files.add(found[0])
+        return files
+
+    # a file is left out only if the plain build has its tests (a build older than the sources
+    # may not) and the filter leaves none of them
+    known, needed = set(), set()
+    for exe in exes:
+        every, kept = files_listed(exe, "*"), files_listed(exe, filt)
+        if every is None or kept is None:
+            return []
+        known |= every
+        needed |= kept
+    return sorted(known - needed)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--left-out-files":
+        print(";".join(left_out_files(os.path.abspath(sys.argv[2]))))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
