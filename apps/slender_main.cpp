@@ -4,6 +4,7 @@
 //                     [--quiet] [--no-output] [--usd FILE.usda]
 //   slender export-usd RUN_DIR [--out FILE.usda] [--scene SCENE] [--up-axis y|z]
 //   slender info SCENE
+//   slender fmu SCENE --out FILE.fmu [--outputs LIST]   (an FMI 3.0 co-simulation FMU, docs/fmu.md)
 //   slender compare SCENE [--steps N] [--dt DT] [--solver ...]
 //   slender render OUT_DIR [...] | plot OUT_DIR [...] | sweep SCENE --grid ... [...]
 //                     (the Python package's slender.render, slender.plot, slender.sweep)
@@ -36,6 +37,7 @@
 #include "slender/compare.h"
 #include "slender/config.h"
 #include "slender/core/error.h"
+#include "slender/fmu.h"
 #include "slender/info.h"
 #include "slender/model.h"
 #include "slender/record.h"
@@ -325,6 +327,26 @@ int cmd_info(const std::string& scene) {
   return kExitOk;
 }
 
+struct FmuArgs {
+  std::string scene, out, outputs = fmu_default_outputs(), library;
+  bool quiet = false;
+};
+
+// the scene packed into an FMU
+int cmd_fmu(const FmuArgs& a) {
+  FmuPackOptions o;
+  o.scene = a.scene;
+  o.out = a.out;
+  o.outputs = a.outputs;
+  o.library = a.library;
+  const FmuPackResult r = pack_fmu(o);
+  if (!a.quiet) {
+    std::cout << "slender fmu: " << r.inputs << " inputs, " << r.outputs << " outputs\n  " << r.path
+              << '\n';
+  }
+  return kExitOk;
+}
+
 int run_main(int argc, char** argv) {
   CLI::App app{"Slender: discrete elastic rod simulation", "slender"};
   app.set_version_flag("--version", std::string("slender ") + SLENDER_VERSION);
@@ -396,6 +418,22 @@ int run_main(int argc, char** argv) {
   CLI::App* info = app.add_subcommand("info", "describe the model a scene builds");
   info->add_option("scene", info_scene, "scene file (JSON)")->required();
 
+  FmuArgs fa;
+  CLI::App* fmu = app.add_subcommand(
+      "fmu",
+      "pack a scene into an FMU (FMI 3.0 co-simulation) for FMPy, Simulink, OpenModelica, "
+      "... (docs/fmu.md)");
+  fmu->add_option("scene", fa.scene, "scene file (JSON)")->required();
+  fmu->add_option("--out", fa.out, "the .fmu to write")->required();
+  fmu->add_option("--outputs", fa.outputs,
+                  "the outputs, comma-separated: default (= nodes,energies,strains), nodes (the "
+                  "scene's output nodes, else each part's ends), PART:NODE, energies, strains, "
+                  "reactions");
+  fmu->add_option("--library", fa.library,
+                  "the FMU library to pack (default: libslender_fmu.so beside "
+                  "libslender_host.so, or $SLENDER_FMU_LIBRARY)");
+  fmu->add_flag("--quiet,-q", fa.quiet, "print nothing but errors");
+
   // the Python package's commands: every argument after the command goes to it
   const std::vector<std::pair<std::string, std::string>> py_commands = {
       {"render", "pictures and a video of a run's frames (python3 -m slender.render; --help)"},
@@ -425,6 +463,7 @@ int run_main(int argc, char** argv) {
     return cmd_run(ra);
   }
   if (export_usd_cmd->parsed()) return cmd_export_usd(ea);
+  if (fmu->parsed()) return cmd_fmu(fa);
   if (compare->parsed()) {
     ca.has_dt = cdt->count() > 0;
     return cmd_compare(ca);
