@@ -56,6 +56,20 @@ if ! python3 -c "import pxr" 2>/dev/null; then
     python3 -m pip install --quiet --disable-pip-version-check --break-system-packages usd-core
 fi
 
+# the FMU's build (the FMI 3.0 headers ship in FMPy's c-code folder) and its test
+# (tests/python/test_fmu.py simulates the FMUs with FMPy). --no-deps: FMPy's dependency list
+# brings pip's cmake, which would shadow the system's on PATH; its other dependencies by name
+if ! python3 -c "import fmpy" 2>/dev/null; then
+  echo "setup: installing fmpy with pip"
+  fmpy_deps=(attrs jinja2 lark lxml msgpack nbformat numpy)
+  { python3 -m pip install --quiet --disable-pip-version-check --no-deps fmpy &&
+    python3 -m pip install --quiet --disable-pip-version-check "${fmpy_deps[@]}"; } ||
+    { python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+        --no-deps fmpy &&
+      python3 -m pip install --quiet --disable-pip-version-check --break-system-packages \
+        "${fmpy_deps[@]}"; }
+fi
+
 # the reinforcement-learning stack (slender.rl, docs/rl.md) and its test
 # (tests/python/test_rl.py): Gymnasium, and Stable-Baselines3 on torch. torch comes first, so
 # that Stable-Baselines3 does not bring another: the CPU-only wheel from PyTorch's own index

@@ -80,7 +80,8 @@ EXCEPTIONS = {
     },
 }
 # optional Python modules a block may import; without them the block is skipped
-OPTIONAL_MODULES = ("gymnasium", "torch", "stable_baselines3", "ray", "matplotlib", "imageio")
+OPTIONAL_MODULES = ("gymnasium", "torch", "stable_baselines3", "ray", "matplotlib", "imageio",
+                    "fmpy", "pxr")
 # bash lines that set up or build rather than use Slender
 SETUP_WORDS = ("./scripts/", "scripts/", "pip", "apt-get", "sudo", "cmake", "git", "ctest")
 # placeholders of a synopsis: such a line shows a form, it is not a command to run
