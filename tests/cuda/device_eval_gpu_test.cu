@@ -100,7 +100,8 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                      0,
                      0,
                      0,
-                     0};
+                     0,
+                     in.stretch.data()};
   in.dev = EvalView{1,
                     in.dq.data(),
                     in.dd1.data(),
@@ -120,9 +121,8 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                     0,
                     0,
                     0,
-                    0};
-  in.host.edge_stretch_bar = in.stretch.data();
-  in.dev.edge_stretch_bar = in.dstretch.data();
+                    0,
+                    in.dstretch.data()};
 }
 
 /// The local-result pools of every family (the plan's layout), host and device.
