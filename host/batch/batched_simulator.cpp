@@ -40,7 +40,8 @@ struct BatchedSimulator::Impl {
 
   // per-environment engine
   std::vector<std::unique_ptr<Simulator>> envs;
-  std::vector<Real> kappa, tau, phi, mid, force;  // actions (env-major), empty when not set
+  // actions (env-major), empty when not set
+  std::vector<Real> kappa, tau, phi, mid, stretch, force;
   State initial;
 
   // vectorized engine, with a host copy of the state for observations
@@ -64,6 +65,9 @@ struct BatchedSimulator::Impl {
       if (!mid.empty())
         std::memcpy(shape.mid_kappa_bar, mid.data() + 3 * size_t(e) * m.nmid,
                     3 * size_t(m.nmid) * sizeof(Real));
+      if (!stretch.empty())
+        std::memcpy(shape.edge_stretch_bar, stretch.data() + size_t(e) * m.nedge,
+                    size_t(m.nedge) * sizeof(Real));
     });
   }
   // the twists (velocity: their velocities) of every environment from v (nenv x nedge)
@@ -179,6 +183,7 @@ BatchMemory BatchedSimulator::memory_estimate(const Model& m,
     host.env<Real>(m.nbend);
     host.env<Real>(m.nhinge);
     host.env<Real>(3.0 * m.nmid);
+    host.env<Real>(m.nedge);
     host.env<std::exception_ptr>(1);
   }
   b.host_per_env = host.per_env;
@@ -317,6 +322,22 @@ void BatchedSimulator::set_natural_midedge_curvature(const Real* c, ArrayPlace w
       "natural mid-edge curvature",
       [&](const Real* v, bool e) { s.vec->set_natural_midedge_curvature(v, e); }, s.mid);
 }
+void BatchedSimulator::set_natural_stretch(const Real* v, ArrayPlace where) {
+  Impl& s = *impl_;
+  const size_t n = size_t(nenv()) * s.model->nedge;
+  if (where == ArrayPlace::kHost || backend() == BackendKind::kCpu)
+    for (size_t i = 0; i < n; ++i)
+      if (!(v[i] > 0) || !std::isfinite(v[i])) {
+        std::ostringstream o;
+        o << "natural stretch: environment " << i / s.model->nedge << ", rod edge "
+          << i % s.model->nedge << " has " << v[i]
+          << ": a natural stretch (natural length / rest length) must be finite and positive";
+        throw Error(o.str());
+      }
+  natural_action(
+      v, n, where, backend(), s.vec != nullptr, "natural stretch",
+      [&](const Real* a, bool e) { s.vec->set_natural_stretch(a, e); }, s.stretch);
+}
 void BatchedSimulator::set_external_forces(const Real* f) {
   Impl& s = *impl_;
   check_finite_action(f, 3 * size_t(nenv()) * s.model->nnode, "external force");
@@ -360,6 +381,7 @@ void BatchedSimulator::clear_actions() {
   s.tau.clear();
   s.phi.clear();
   s.mid.clear();
+  s.stretch.clear();
   for (auto& env : s.envs) {
     env->set_external_forces({});
     env->set_fixed_targets({});

@@ -130,7 +130,11 @@ struct Simulator::Impl {
   }
   bool parts_scaled() const { return !model->youngs_time_part.empty() || part_factor_used; }
   // the natural shape at the evaluation time: rest values with actuation applied
-  std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar, nat_mid_kappa;
+  std::vector<Real> nat_kappa_bar, nat_tau_bar, nat_phi_bar, nat_mid_kappa, nat_stretch;
+  std::vector<Real> stretch_action;  // the caller's natural stretch (nedge), or empty
+  bool stretch_action_used = false;  // set once: every later step sends the natural shape
+  std::vector<int> series_row;       // each actuation's series position at the evaluation time
+  std::vector<Real> series_w;
   ActuationCallback actuation_callback;
   bool natural_touched = false;  // a callback ran since the natural values were the rest values
   UserForce force;               // the caller's force (the engine has its own copy)
@@ -172,6 +176,7 @@ struct Simulator::Impl {
     nat_tau_bar = md.bend_tau_bar;
     nat_phi_bar = md.hinge_phi_bar;
     nat_mid_kappa.assign(3 * size_t(md.nmid), 0);
+    nat_stretch.assign(size_t(md.nedge), 1);
   }
 
   // the host copy of the state, current
@@ -190,6 +195,7 @@ struct Simulator::Impl {
     ev.bend_tau_bar = nat_tau_bar.data();
     ev.hinge_phi_bar = nat_phi_bar.data();
     ev.mid_kappa_bar = nat_mid_kappa.data();
+    ev.edge_stretch_bar = nat_stretch.data();
     ev.natural_per_env = 0;
     ev.q_hat = q_hat.data();
     ev.u_hat = u_hat.data();
@@ -214,17 +220,24 @@ struct Simulator::Impl {
   // eval_view leaves out the contact normal forces (Newmark's start)
   bool contact_secant_off = false;
 
+  // whether the natural shape may differ from the model's (actuation, the caller's stretch,
+  // a callback): then each step computes it and sends it with its inputs
+  bool natural_driven() const {
+    return !model->actuated.empty() || actuation_callback || stretch_action_used;
+  }
+
   // the natural shape at time t: the rest values plus every actuation's contribution (they
-  // add up where several drive one spring), then the callback
+  // add up where several drive one spring), the caller's natural stretch, then the callback
   void apply_actuation(Real t) {
     const Model& m = *model;
-    // a callback may have changed any natural value: start from the rest values, so that what
-    // it set does not outlive it (a cleared action, a removed callback)
+    // a callback or an action may have changed any natural value: start from the rest values,
+    // so that what it set does not outlive it (a cleared action, a removed callback)
     if (natural_touched) {
       nat_kappa_bar = m.bend_kappa_bar;
       nat_tau_bar = m.bend_tau_bar;
       nat_phi_bar = m.hinge_phi_bar;
       std::fill(nat_mid_kappa.begin(), nat_mid_kappa.end(), Real(0));
+      std::fill(nat_stretch.begin(), nat_stretch.end(), Real(1));
       natural_touched = false;
     }
     for (const ActuatedSpring& a : m.actuated) {
@@ -239,15 +252,29 @@ struct Simulator::Impl {
         case 3:
           nat_phi_bar[a.index] = m.hinge_phi_bar[a.index];
           break;
+        case kActuatedStretch:
+          nat_stretch[a.index] = 1;
+          break;
         default:  // a mid-edge curvature component, 0 at rest
           nat_mid_kappa[3 * a.index + a.component - 4] = 0;
           break;
       }
     }
+    // where t falls in each actuation's series, once per actuation
+    const size_t nact = m.scene.actuation.size();
+    series_row.assign(nact, 0);
+    series_w.assign(nact, 0);
+    for (size_t i = 0; i < nact; ++i)
+      if (m.scene.actuation[i].series.given())
+        series_position(m.scene.actuation[i].series, t, series_row[i], series_w[i]);
     for (const ActuatedSpring& a : m.actuated) {
       const ActuationSpec& act = m.scene.actuation[a.actuation];
       const Real envelope = act.ramp_in > 0 ? std::min(Real(1), t / act.ramp_in) : Real(1);
-      const Real v = envelope * act.amplitude * a.scale * eval_time_function(act.time, t, a.phase);
+      // s(t) of the spring: its column of the series, or the time function at its phase
+      const Real st = a.column >= 0 ? series_value(act.series, series_row[size_t(a.actuation)],
+                                                   series_w[size_t(a.actuation)], a.column)
+                                    : eval_time_function(act.time, t, a.phase);
+      const Real v = envelope * act.amplitude * a.scale * st;
       switch (a.component) {
         case 0:
         case 1:
@@ -259,10 +286,33 @@ struct Simulator::Impl {
         case 3:
           nat_phi_bar[a.index] += v;
           break;
+        case kActuatedStretch:
+          nat_stretch[a.index] += v;
+          break;
         default:
           nat_mid_kappa[3 * a.index + a.component - 4] += v;
           break;
       }
+    }
+    // the scene's stretch must leave every edge a positive natural length
+    for (const ActuatedSpring& a : m.actuated)
+      if (a.component == kActuatedStretch &&
+          !(nat_stretch[a.index] > 0 && std::isfinite(nat_stretch[a.index]))) {
+        const ActuationSpec& act = m.scene.actuation[a.actuation];
+        const std::string where =
+            act.loc.file.empty() ? "" : act.loc.file + ":" + std::to_string(act.loc.line) + ": ";
+        const std::string field = act.loc.field.empty()
+                                      ? "actuation[" + std::to_string(a.actuation) + "]"
+                                      : act.loc.field;
+        throw Error(where + field + ": at t = " + std::to_string(t) +
+                    " s the natural stretch of rod edge " + std::to_string(a.index) + " is " +
+                    std::to_string(nat_stretch[a.index]) +
+                    " (1 + the sum of its actuations' amplitude s(t)); it must stay positive, a "
+                    "natural length above zero");
+      }
+    if (!stretch_action.empty()) {
+      std::copy(stretch_action.begin(), stretch_action.end(), nat_stretch.begin());
+      natural_touched = true;
     }
     if (actuation_callback) {
       NaturalShape shape{nat_kappa_bar.data(),
@@ -271,9 +321,17 @@ struct Simulator::Impl {
                          m.nbend,
                          m.nhinge,
                          nat_mid_kappa.data(),
-                         m.nmid};
+                         m.nmid,
+                         nat_stretch.data(),
+                         m.nedge};
       actuation_callback(t, shape);
       natural_touched = true;
+      for (int e = 0; e < m.nedge; ++e)
+        if (!(nat_stretch[size_t(e)] > 0 && std::isfinite(nat_stretch[size_t(e)])))
+          throw Error("natural stretch set by the actuation callback at t = " + std::to_string(t) +
+                      " s: rod edge " + std::to_string(e) + " has " +
+                      std::to_string(nat_stretch[size_t(e)]) +
+                      "; a natural stretch must be finite and positive");
       // what the callback set: finite, and no turn of the rod beyond kMaxNaturalTurn
       const Real kmax = max_natural_kappa_bar();
       for (int b = 0; b < m.nbend; ++b) {
@@ -444,13 +502,14 @@ struct Simulator::Impl {
     }
     in.dt = dt;
     in.c = step_coeffs(spec, state.time, dt);
-    if (!m.actuated.empty() || actuation_callback) {
+    if (natural_driven()) {
       apply_actuation(in.c.t_eval);
       in.natural_changed = true;
       in.bend_kappa_bar = nat_kappa_bar.data();
       in.bend_tau_bar = nat_tau_bar.data();
       in.hinge_phi_bar = nat_phi_bar.data();
       in.mid_kappa_bar = nat_mid_kappa.data();
+      in.edge_stretch_bar = nat_stretch.data();
     }
     if (parts_scaled()) {
       part_scale = part_scales_at(in.c.t_eval);
@@ -663,7 +722,7 @@ double Simulator::memory_estimate(const Model& m,
   // and factors; forces, fixed targets, motions; the queries' pools; the plans' held DOFs
   for (int k = 0; k < 4; ++k)
     host.once<Real>(nd);
-  for (double c : {2.0 * m.nbend, double(m.nbend), double(m.nhinge), 3.0 * m.nmid})
+  for (double c : {2.0 * m.nbend, double(m.nbend), double(m.nhinge), 3.0 * m.nmid, double(m.nedge)})
     host.once<Real>(c);
   if (m.npart > 0) {
     host.once<Real>(m.npart);
@@ -716,6 +775,18 @@ void Simulator::set_phase_timing(bool on) {
 const PhaseTimes& Simulator::phase_times() const { return impl_->times; }
 void Simulator::set_actuation(ActuationCallback callback) {
   impl_->actuation_callback = std::move(callback);
+}
+void Simulator::set_natural_stretch(std::vector<Real> stretch) {
+  Impl& s = *impl_;
+  const Model& m = *s.model;
+  SLENDER_CHECK(stretch.empty() || stretch.size() == size_t(m.nedge), "natural stretch needs ",
+                m.nedge, " values (one per rod edge), got ", stretch.size());
+  for (size_t e = 0; e < stretch.size(); ++e)
+    SLENDER_CHECK(std::isfinite(stretch[e]) && stretch[e] > 0, "natural stretch of rod edge ", e,
+                  " must be finite and positive, got ", stretch[e]);
+  s.stretch_action_used = s.stretch_action_used || !stretch.empty();
+  s.stretch_action = std::move(stretch);
+  s.natural_touched = true;  // the next step starts from the rest shape
 }
 void Simulator::set_force_callback(ForceCallback callback, bool symmetric) {
   Impl& s = *impl_;

@@ -1273,6 +1273,41 @@ void check_integrator_output(const Checker& c) {
 
 }  // namespace
 
+// an actuation's per-spring series (as the scene reader checks a file's, for one built in
+// code): one time per row, `columns` values per row, times strictly increasing, all finite;
+// no wave (the series gives each spring its own s_k)
+namespace {
+void check_actuation_series(const Checker& c, const ActuationSpec& a, const std::string& at) {
+  const ActuationSeries& r = a.series;
+  if (r.columns < 0) c.fail(a.loc, at, ".series", "a negative number of columns");
+  if (!r.given()) return;
+  if (r.time.empty()) c.fail(a.loc, at, ".series", "has no rows");
+  if (r.value.size() != r.time.size() * size_t(r.columns)) {
+    c.fail(a.loc, at, ".series",
+           "holds " + std::to_string(r.value.size()) + " values for " +
+               std::to_string(r.time.size()) + " rows of " + std::to_string(r.columns) +
+               " columns");
+  }
+  for (size_t k = 0; k < r.time.size(); ++k) {
+    if (!is_finite(r.time[k]))
+      c.fail(a.loc, at, ".series", "the time of row " + std::to_string(k) + " is not finite");
+    if (k > 0 && !(r.time[k] > r.time[k - 1]))
+      c.fail(a.loc, at, ".series",
+             "times must increase strictly: row " + std::to_string(k) + " (" +
+                 Checker::num(r.time[k]) + " s) is not after row " + std::to_string(k - 1) + " (" +
+                 Checker::num(r.time[k - 1]) + " s)");
+  }
+  for (size_t k = 0; k < r.value.size(); ++k)
+    if (!is_finite(r.value[k]))
+      c.fail(a.loc, at, ".series",
+             "row " + std::to_string(k / size_t(r.columns)) + ", column " +
+                 std::to_string(k % size_t(r.columns)) + " is not finite");
+  if (a.phase_per_length != 0)
+    c.fail(a.loc, at, ".wave",
+           "not with a series: the series gives each spring its own values in time");
+}
+}  // namespace
+
 void check_actuation(const Checker& c) {
   for (size_t i = 0; i < c.s.actuation.size(); ++i) {
     const ActuationSpec& a = c.s.actuation[i];
@@ -1317,6 +1352,7 @@ void check_actuation(const Checker& c) {
                     0) {
       c.fail(a.loc, at, ".direction", "only for target midedge_curvature");
     }
+    check_actuation_series(c, a, at);
   }
 }
 

@@ -148,6 +148,66 @@ std::vector<std::vector<double>> read_number_table(const std::string& path, int 
   return rows;
 }
 
+ActuationSeries read_series_file(const std::string& path, const std::string& field) {
+  check_input_file(path, kMaxGeometryFileBytes, "file");
+  std::ifstream in(path);
+  if (!in) {
+    throw InputError(path, 0, field, "cannot open the series file");
+  }
+  skip_bom(in);
+  ActuationSeries s;
+  s.file = path;
+  std::string raw;
+  int line = 0, width = 0;  // width: the fields of the first row
+  bool header_allowed = true;
+  while (std::getline(in, raw)) {
+    ++line;
+    const std::vector<std::string> f = split_fields(raw);
+    if (f.empty()) continue;
+    // a header (column names) may come before the first row
+    const char c0 = f[0][0];
+    const bool numeric =
+        std::isdigit(static_cast<unsigned char>(c0)) || c0 == '+' || c0 == '-' || c0 == '.';
+    if (header_allowed && !numeric) {
+      header_allowed = false;
+      continue;
+    }
+    header_allowed = false;
+    if (width == 0) {
+      if (f.size() < 2) {
+        throw InputError(path, line, field,
+                         "a row is a time and one value per driven spring: got " +
+                             std::to_string(f.size()) + " field");
+      }
+      width = int(f.size());
+      s.columns = width - 1;
+      s.first_line = line;
+    } else if (int(f.size()) != width) {
+      throw InputError(path, line, field,
+                       "expected " + std::to_string(width) + " fields (the time and " +
+                           std::to_string(width - 1) + " values, as in the first row on line " +
+                           std::to_string(s.first_line) + "), got " + std::to_string(f.size()));
+    }
+    const double t = parse_real_field(f[0], path, line, field + " (time)");
+    if (!s.time.empty() && !(t > s.time.back())) {
+      throw InputError(path, line, field + " (time)",
+                       "times must increase strictly: " + f[0] +
+                           " s is not after the previous "
+                           "row's " +
+                           std::to_string(s.time.back()) + " s");
+    }
+    s.time.push_back(t);
+    for (size_t k = 1; k < f.size(); ++k) {
+      s.value.push_back(
+          parse_real_field(f[k], path, line, field + " (column " + std::to_string(k) + ")"));
+    }
+  }
+  if (s.time.empty()) {
+    throw InputError(path, 0, field, "the series file has no data rows");
+  }
+  return s;
+}
+
 std::vector<Vec3> read_vector_file(const std::string& path) {
   const std::vector<std::vector<double>> rows = read_number_table(path, 3);
   std::vector<Vec3> out;

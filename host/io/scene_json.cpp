@@ -920,7 +920,8 @@ TimeFunction SceneReader::read_time(const JsonObject& t) const {
 void SceneReader::read_actuation(const JsonValue& list) {
   for (size_t i = 0; i < list.array.size(); ++i) {
     const JsonObject o(list.array[i], file_, "actuation[" + std::to_string(i) + "]");
-    o.allow_only({"target", "part", "amplitude", "ramp_in", "time", "select", "wave", "direction"});
+    o.allow_only({"target", "part", "amplitude", "ramp_in", "time", "select", "wave", "direction",
+                  "series"});
     ActuationSpec a;
     a.loc = loc(o.value(), o.path());
     const std::string target = o.string("target");
@@ -934,10 +935,12 @@ void SceneReader::read_actuation(const JsonValue& list) {
       a.target = ActuationSpec::Target::kRodTwist;
     } else if (target == "midedge_curvature") {
       a.target = ActuationSpec::Target::kMidEdgeCurvature;
+    } else if (target == "rod_stretch") {
+      a.target = ActuationSpec::Target::kRodStretch;
     } else {
       o.fail("target", "unknown target '" + target +
                            "' (expected hinge_angle, midedge_curvature, rod_curvature1, "
-                           "rod_curvature2, rod_twist)");
+                           "rod_curvature2, rod_twist, rod_stretch)");
     }
     if (o.has("direction")) {
       if (a.target != ActuationSpec::Target::kMidEdgeCurvature) {
@@ -951,7 +954,19 @@ void SceneReader::read_actuation(const JsonValue& list) {
       }
     }
     a.part = part_of(o);
-    a.amplitude = o.number("amplitude");
+    // a per-spring time series (a CSV file) in place of the time function: the amplitude is
+    // then optional (1: the file's values as they are)
+    if (o.has("series")) {
+      for (const char* k : {"time", "wave"})
+        if (o.has(k))
+          o.fail(k,
+                 "not with \"series\": the series gives each driven spring its own values "
+                 "in time");
+      a.series = read_series_file(input_file(o, "series"), o.path_of("series"));
+      a.amplitude = o.number_or("amplitude", 1);
+    } else {
+      a.amplitude = o.number("amplitude");
+    }
     a.ramp_in = o.number_or("ramp_in", a.ramp_in);
     if (o.has("time")) a.time = read_time(o.object("time"));
     if (o.has("select")) {

@@ -27,4 +27,13 @@ double parse_real_field(const std::string& token,
 /// cannot be opened (line 0) or when it has no rows.
 std::vector<std::vector<double>> read_number_table(const std::string& path, int columns);
 
+/// Reads an actuation's per-spring time series (a CSV file): rows of a time [s] and one value
+/// per spring, the same number on every row, times strictly increasing; an optional header
+/// line (its first field not a number) before the first row; blank lines and `#` comments
+/// skipped. Throws InputError(path, line, `field` and the column, ...) on a bad row, a
+/// non-finite value, a row of another width or a time not after the previous one, and (line 0)
+/// when the file cannot be opened or has no rows.
+struct ActuationSeries;
+ActuationSeries read_series_file(const std::string& path, const std::string& field);
+
 }  // namespace slender

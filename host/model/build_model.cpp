@@ -242,6 +242,8 @@ std::string target_name(ActuationSpec::Target t) {
       return "rod_twist";
     case ActuationSpec::Target::kMidEdgeCurvature:
       return "midedge_curvature";
+    case ActuationSpec::Target::kRodStretch:
+      return "rod_stretch";
   }
   return "";
 }
@@ -251,6 +253,8 @@ std::string spring_kind(ActuationSpec::Target t) {
       return "hinges (interior edges of a hinge-bending shell)";
     case ActuationSpec::Target::kMidEdgeCurvature:
       return "mid-edge triangles (of a mid_edge-bending shell)";
+    case ActuationSpec::Target::kRodStretch:
+      return "stretching rod edges";
     default:
       return "bend-twist springs (interior nodes of a rod)";
   }
@@ -265,7 +269,7 @@ int first_triangle(const Model& m, int part) {
 
 // which springs a part has, for an actuation that names the wrong kind
 std::string part_springs(const Model& m, int part) {
-  int hinges = 0, mids = 0, bends = 0;
+  int hinges = 0, mids = 0, bends = 0, edges = 0;
   for (int k = 0; k < m.nhinge; ++k)
     if (m.node_part[m.hinge_node[4 * k]] == part || m.node_part[m.hinge_node[4 * k + 1]] == part)
       ++hinges;
@@ -273,6 +277,8 @@ std::string part_springs(const Model& m, int part) {
     if (m.tri_part[m.mid_tri[k]] == part) ++mids;
   for (int k = 0; k < m.nbend; ++k)
     if (m.edge_part[m.bend_edge[2 * k]] == part) ++bends;
+  for (int e = 0; e < m.nedge; ++e)
+    if (m.edge_part[e] == part && m.edge_EA[e] > 0) ++edges;
   std::vector<std::string> kinds;
   if (hinges) kinds.push_back(std::to_string(hinges) + " hinges (target hinge_angle)");
   if (mids)
@@ -280,11 +286,38 @@ std::string part_springs(const Model& m, int part) {
   if (bends)
     kinds.push_back(std::to_string(bends) +
                     " bend-twist springs (targets rod_curvature1, rod_curvature2, rod_twist)");
+  if (edges) kinds.push_back(std::to_string(edges) + " rod edges (target rod_stretch)");
   if (kinds.empty()) return "it has no spring that actuation drives";
   std::string s = "it has ";
   for (size_t i = 0; i < kinds.size(); ++i)
     s += (i == 0 ? "" : i + 1 == kinds.size() ? " and " : ", ") + kinds[i];
   return s;
+}
+
+// actuation a's springs (from `first` in m.actuated) take the columns of its series, one per
+// spring in the model's order (a mid-edge triangle's three components share one); the series
+// must have one column per spring
+void assign_series_columns(Model& m, int a, int first) {
+  const ActuationSpec& act = m.scene.actuation[size_t(a)];
+  int springs = 0;
+  for (size_t i = size_t(first); i < m.actuated.size(); ++i) {
+    ActuatedSpring& s = m.actuated[i];
+    const bool same = i > size_t(first) && m.actuated[i - 1].index == s.index &&
+                      m.actuated[i - 1].component >= 4 && s.component >= 4 &&
+                      s.component < kActuatedStretch;
+    if (!same) ++springs;
+    s.column = springs - 1;
+  }
+  if (act.series.columns != springs) {
+    const std::string where = act.series.file.empty() ? act.loc.file : act.series.file;
+    const int line = act.series.file.empty() ? act.loc.line : act.series.first_line;
+    throw InputError(where, line, act.loc.field + ".series",
+                     "has " + std::to_string(act.series.columns) +
+                         " value columns after the time, but the actuation drives " +
+                         std::to_string(springs) + " " + spring_kind(act.target) + " of part '" +
+                         m.part_name[act.part] +
+                         "': give one column per driven spring, in the model's order");
+  }
 }
 
 // the springs each actuation drives, with their scale and spatial phase
@@ -330,6 +363,16 @@ void resolve_actuation(Model& m) {
         for (int i = 0; i < 3; ++i)
           m.actuated.push_back({int(a), k, 4 + i, comp[i], phase_at(c)});
       }
+    } else if (act.target == ActuationSpec::Target::kRodStretch) {
+      // every stretching edge of the part (a rod-shell joint's edges have no stretching of
+      // their own), by its midpoint
+      for (int e = 0; e < m.nedge; ++e) {
+        if (m.edge_part[e] != act.part || !(m.edge_EA[e] > 0)) continue;
+        ++of_part;
+        const Vec3 c =
+            0.5 * (node_pos(m, m.edge_node[2 * e]) + node_pos(m, m.edge_node[2 * e + 1]));
+        if (selected(c)) m.actuated.push_back({int(a), e, kActuatedStretch, 1, phase_at(c)});
+      }
     } else {
       const int comp = act.target == ActuationSpec::Target::kRodCurvature1   ? 0
                        : act.target == ActuationSpec::Target::kRodCurvature2 ? 1
@@ -355,6 +398,7 @@ void resolve_actuation(Model& m) {
                            spring_kind(act.target) + ", and " + part + " has none; " +
                            part_springs(m, act.part));
     }
+    if (act.series.given()) assign_series_columns(m, int(a), before);
   }
 }
 
@@ -409,6 +453,20 @@ Real eval_time_function(const TimeFunction& f, Real t, Real phase) {
     }
   }
   return 0;
+}
+
+void series_position(const ActuationSeries& s, Real t, int& row, Real& w) {
+  const auto& tm = s.time;
+  row = 0;
+  w = 0;
+  if (tm.empty() || t <= tm.front()) return;
+  if (t >= tm.back()) {
+    row = int(tm.size()) - 1;
+    return;
+  }
+  // the last row at or before t
+  row = int(std::upper_bound(tm.begin(), tm.end(), t) - tm.begin()) - 1;
+  w = (t - tm[size_t(row)]) / (tm[size_t(row) + 1] - tm[size_t(row)]);
 }
 
 std::vector<Real> part_youngs_scales(const Model& m, Real t) {

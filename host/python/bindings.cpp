@@ -814,6 +814,20 @@ PYBIND11_MODULE(_core, m) {
           "each part's Young's modulus times a factor (npart, positive), from the next step on; "
           "None: all 1")
       .def(
+          "set_natural_stretch",
+          [](Simulator& s, py::object v) {
+            if (v.is_none()) return s.set_natural_stretch({});
+            const py::ssize_t ne = s.model().nedge;
+            const Array a = real_array(v, "natural_stretch");
+            const double* p = checked(a, {ne}, "natural_stretch");
+            s.set_natural_stretch(std::vector<double>(p, p + ne));
+          },
+          py::arg("stretch"),
+          "natural stretch of every rod edge (nedge, finite and positive): each edge's natural "
+          "length becomes its rest length times the value (1: at rest; 0.9: contracted by 10 %), "
+          "from the next step on, in place of the scene's rod_stretch actuation; None: back to "
+          "the scene's")
+      .def(
           "set_fixed_targets",
           [](Simulator& s, py::object v) {
             if (v.is_none()) return s.set_fixed_targets({});
@@ -1112,6 +1126,15 @@ PYBIND11_MODULE(_core, m) {
           "actuated natural curvature of the mid-edge triangles (num_envs x nmid x 3) [1/m], "
           "components as Model.midedge_curvature_components gives them (0: the rest shape); a "
           "host or a CUDA array, as set_natural_curvature")
+      .def(
+          "set_natural_stretch",
+          [](PyBatch& b, const py::object& o) {
+            natural_action(b, o, {b.model->nedge}, "natural_stretch",
+                           &BatchedSimulator::set_natural_stretch);
+          },
+          "natural stretch of every rod edge (num_envs x nedge) [-], finite and positive: an "
+          "edge's natural length is its rest length times the value (1: the rest shape); a host "
+          "or a CUDA array, as set_natural_curvature")
       .def("set_external_forces",
            [](PyBatch& b, const py::object& o) {
              const Array a = real_array(o, "external_forces");

@@ -216,10 +216,17 @@ SceneFingerprint scene_fingerprint(const Model& m, const IntegratorSpec& in) {
   }
   {
     Fnv f;
-    for (const ActuatedSpring& a : m.actuated)
+    for (const ActuatedSpring& a : m.actuated) {
       f(a.actuation)(a.index)(a.component)(a.scale)(a.phase);
-    for (const ActuationSpec& a : m.scene.actuation)
+      if (a.column >= 0) f(a.column);  // (as before where there is no series)
+    }
+    for (const ActuationSpec& a : m.scene.actuation) {
       f(a.target)(a.part)(a.amplitude)(a.direction)(a.ramp_in)(a.time)(a.phase_per_length);
+      if (a.series.given()) {  // a per-spring series: its values
+        f(a.series.columns);
+        f.vec(a.series.time), f.vec(a.series.value);
+      }
+    }
     add("actuation", f);
   }
   {

@@ -117,6 +117,10 @@ class BatchedSimulator {
   /// along each triangle's edge normals [1/m] (midedge_curvature_components gives them for a
   /// curvature tensor; 0 is the rest shape)
   void set_natural_midedge_curvature(const Real* c, ArrayPlace where = ArrayPlace::kHost);
+  /// natural stretch of every rod edge (nenv x nedge) [-], each finite and positive: an edge's
+  /// natural length becomes its rest length (Model::edge_l_bar) times the value (1: the rest
+  /// shape; 0.9: a muscle-like contraction by 10 %)
+  void set_natural_stretch(const Real* s, ArrayPlace where = ArrayPlace::kHost);
   /// external forces on the nodes (nenv x nnode x 3) [N]
   void set_external_forces(const Real* f);
   /// prescribed motion of the fixed DOFs (nenv x nfixed, Model::fixed_dof order): each

@@ -101,16 +101,31 @@ constexpr Real kMaxNaturalTurn = Real(0.9) * Real(3.14159265358979323846);
 /// The largest norm of a stencil's discrete natural curvature: 2 tan(kMaxNaturalTurn / 2), 12.6.
 Real max_natural_kappa_bar();
 
+/// The ActuatedSpring::component of a rod edge's natural stretch.
+constexpr int kActuatedStretch = 7;
+
 /// One driven natural value: spring `index` of a family, rest value, spatial phase.
 struct ActuatedSpring {
-  int actuation;  ///< index into scene.actuation
-  int index;      ///< hinge, or bend-twist stencil
-  int component;  ///< 0, 1: kappa1, kappa2; 2: twist; 3: hinge angle; 4 + k: the mid-edge
-                  ///< triangle's curvature component k
-  Real scale;     ///< converts the amplitude to the stencil's value (Voronoi length, 1, or the
-                  ///< component of a unit curvature)
-  Real phase;     ///< a sine's spatial phase [rad]
+  int actuation;    ///< index into scene.actuation
+  int index;        ///< hinge, bend-twist stencil, mid-edge triangle or rod edge
+  int component;    ///< 0, 1: kappa1, kappa2; 2: twist; 3: hinge angle; 4 + k: the mid-edge
+                    ///< triangle's curvature component k; kActuatedStretch: a rod edge's stretch
+  Real scale;       ///< converts the amplitude to the stencil's value (Voronoi length, 1, or the
+                    ///< component of a unit curvature)
+  Real phase;       ///< a sine's spatial phase [rad]
+  int column = -1;  ///< its column of the actuation's series (-1: none)
 };
+
+/// Where time t falls in an actuation's time series: its row and weight w, each column's
+/// value being series_value(s, row, w, k) (w = 0 at and beyond the ends: the end rows held).
+void series_position(const ActuationSeries& s, Real t, int& row, Real& w);
+/// column k's value at (row, w) of series_position: v[row][k] + w (v[row + 1][k] - v[row][k])
+inline Real series_value(const ActuationSeries& s, int row, Real w, int k) {
+  const Real a = s.value[size_t(row) * size_t(s.columns) + size_t(k)];
+  if (w == 0) return a;
+  const Real b = s.value[(size_t(row) + 1) * size_t(s.columns) + size_t(k)];
+  return a + w * (b - a);
+}
 
 /// Free-DOF CSR pattern of the Newton Jacobian and, for every stored value, the list of
 /// contributions (indices into the concatenated local-Hessian pool) summed in a fixed order.

@@ -423,9 +423,21 @@ struct OutputSpec {
   SourceLoc loc = {};  ///< the "output" block
 };
 
+/// A per-spring time series of an actuation (MAT-DiSMech, seed 000 §6.1): rows of a time and
+/// one value per driven spring, linear in time between rows, held beyond the first and last.
+struct ActuationSeries {
+  std::string file;         ///< the file it was read from ("" when given in code), for messages
+  int first_line = 0;       ///< the file's line of the first row
+  int columns = 0;          ///< values per row: one per driven spring; 0 = no series
+  std::vector<Real> time;   ///< (nrow) strictly increasing [s]
+  std::vector<Real> value;  ///< (nrow x columns) s_k(t) of each spring k
+  bool given() const { return columns > 0; }
+};
+
 /// Actuation by the natural shape (seed 000 §6.1, seed 002 §III-E): a driven natural value
 /// = its rest value + the sum over actuations of envelope(t) * amplitude * s(t + phase), with
 /// s the time function; for a sine the phase may grow along a direction (a travelling wave).
+/// With a series, each spring k follows its own s_k(t) (its column) instead of s.
 struct ActuationSpec {
   enum class Target {
     kHingeAngle,     ///< natural hinge angle phi_bar of shell hinges [rad]
@@ -434,6 +446,9 @@ struct ActuationSpec {
     kRodTwist,       ///< natural twist [rad/m]
     /// natural curvature of mid-edge shell triangles [1/m] (NaturalShape::mid_kappa_bar)
     kMidEdgeCurvature,
+    /// natural stretch of rod edges [-]: an edge's natural length is its rest length times
+    /// 1 + amplitude s(t) (NaturalShape::edge_stretch_bar)
+    kRodStretch,
   };
   Target target = Target::kHingeAngle;
   int part = -1;  ///< the part whose springs are driven
@@ -443,7 +458,8 @@ struct ActuationSpec {
   Vec3 select_point = Vec3{{0, 0, 0}};
   Vec3 select_normal = Vec3{{0, 0, 0}};
   Real select_tolerance = 1e-9;  ///< [m]
-  Real amplitude = 1;            ///< [rad] for hinges, [1/m] for curvature, [rad/m] for twist
+  /// [rad] for hinges, [1/m] for curvature, [rad/m] for twist, [-] for stretch (a strain)
+  Real amplitude = 1;
   /// kMidEdgeCurvature: the direction of bending (world frame, taken in each triangle's rest
   /// plane), the natural curvature being amplitude d d^T; zero: the same curvature in every
   /// direction (a dome). Positive curls the shell away from its normal (as a sphere whose
@@ -454,6 +470,9 @@ struct ActuationSpec {
   Vec3 wave_origin = Vec3{{0, 0, 0}};     ///< a sine's phase grows from here
   Vec3 wave_direction = Vec3{{0, 0, 0}};  ///< along this (unit) direction
   Real phase_per_length = 0;              ///< by this much [rad/m]
+  /// per-spring time series s_k(t) in place of `time` (and of a wave), one column per driven
+  /// spring in the model's order of the springs (ActuatedSpring::column)
+  ActuationSeries series;
   SourceLoc loc;
 };
 

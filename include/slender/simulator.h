@@ -40,6 +40,10 @@ struct NaturalShape {
   /// curvature tensor
   Real* mid_kappa_bar;
   int nmid;
+  /// natural stretch of every rod edge [-] (nedge; 1 at rest): the edge's natural length is its
+  /// rest length (Model::edge_l_bar) times this; each value finite and positive
+  Real* edge_stretch_bar;
+  int nedge;
 };
 /// Called with the evaluation time t [s] (t + dt/2 for the midpoint rule) before every step.
 using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;
@@ -72,6 +76,11 @@ class Simulator {
 
   /// actuation in code: runs after the scene's own actuation, before each step
   void set_actuation(ActuationCallback callback);
+  /// the natural stretch of every rod edge (nedge, finite and > 0; 1 = the rest length): each
+  /// edge's natural length becomes its rest length times the value, from the next step on
+  /// until changed, in place of the scene's stretch actuation (an actuation callback runs
+  /// after it); empty = back to the scene's. Throws slender::Error on a wrong size or value.
+  void set_natural_stretch(std::vector<Real> stretch);
   /// external forces on the nodes (nnode x 3) [N], applied from the next step on until changed;
   /// empty = none. Throws slender::Error on a wrong size.
   void set_external_forces(std::vector<Real> forces);

@@ -293,6 +293,52 @@ TEST(CudaBatch, ActionsFromDeviceMemoryEqualActionsFromTheHost) {
   EXPECT_EQ(x[0], x[1]);
 }
 
+// the rods' natural stretch from device memory gives the bits of the same action from the host
+// (and contracts the snake); a factor of 0 in one environment is refused on the device, naming it
+TEST(CudaBatch, NaturalStretchFromDeviceMemoryEqualsTheHost) {
+  SLENDER_REQUIRE_GPU();
+  const auto m = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json");
+  const int B = 8, ne = m->nedge;
+  const size_t n = size_t(B) * ne;
+  std::vector<Real> s(n);
+  for (int e = 0; e < B; ++e)
+    for (int j = 0; j < ne; ++j)
+      s[size_t(e) * ne + j] = 1 - 0.01 * e * (1 + std::sin(0.2 * j));
+  Real* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, n * sizeof(Real)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dev, s.data(), n * sizeof(Real), cudaMemcpyHostToDevice), cudaSuccess);
+  std::vector<Real> x[2];
+  for (int from_device = 0; from_device < 2; ++from_device) {
+    BatchedSimulator gpu(m, B, m->scene.integrator, LinearSolverKind::kAuto,
+                         BatchEngine::kVectorized, BackendKind::kCuda);
+    if (from_device)
+      gpu.set_natural_stretch(dev, BatchedSimulator::ArrayPlace::kEngine);
+    else
+      gpu.set_natural_stretch(s.data());
+    for (int k = 0; k < 10; ++k)
+      for (StepStatus st : gpu.step())
+        ASSERT_EQ(st, StepStatus::kConverged);
+    x[from_device].resize(size_t(B) * 3 * m->nnode);
+    gpu.positions(x[from_device].data());
+    if (from_device) {
+      std::vector<Real> bad = s;
+      bad[2 * size_t(ne) + 5] = 0;
+      ASSERT_EQ(cudaMemcpy(dev, bad.data(), n * sizeof(Real), cudaMemcpyHostToDevice), cudaSuccess);
+      try {
+        gpu.set_natural_stretch(dev, BatchedSimulator::ArrayPlace::kEngine);
+        ADD_FAILURE() << "a zero natural stretch was taken";
+      } catch (const Error& err) {
+        EXPECT_NE(std::string(err.what()).find("environment 2 are not positive"), std::string::npos)
+            << err.what();
+      }
+    }
+  }
+  cudaFree(dev);
+  EXPECT_EQ(x[0], x[1]);
+  const size_t env = 3 * size_t(m->nnode);  // the environments differ: 0 and B - 1
+  EXPECT_FALSE(std::equal(x[0].begin(), x[0].begin() + env, x[0].begin() + (B - 1) * env));
+}
+
 // the vectorized batch's Rayleigh stiffness damping, part alphas and per-part modulus factors on
 // the device against the CPU's vectorized batch (which equals the per-environment engine bit for
 // bit), 1e-9

@@ -42,8 +42,8 @@ Real rel_diff(const std::vector<Real>& a, const std::vector<Real>& b) {
 
 /// The host inputs of one evaluation and their device copies.
 struct Inputs {
-  std::vector<Real> q, d1, ref, kappa, tau, phi, mid, q_hat, u_hat, tau0;
-  DeviceBuffer<Real> dq, dd1, dref, dkappa, dtau, dphi, dmid, dq_hat, du_hat, dtau0;
+  std::vector<Real> q, d1, ref, kappa, tau, phi, mid, q_hat, u_hat, tau0, stretch;
+  DeviceBuffer<Real> dq, dd1, dref, dkappa, dtau, dphi, dmid, dq_hat, du_hat, dtau0, dstretch;
   EvalView host{}, dev{};
 };
 
@@ -73,6 +73,10 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
   in.dtau.upload(in.tau);
   in.dphi.upload(in.phi);
   in.dmid.upload(in.mid);
+  in.stretch.resize(size_t(m.nedge));  // an actuated natural stretch of the rod edges
+  for (Real& v : in.stretch)
+    v = 1 + 0.1 * u(rng);
+  in.dstretch.upload(in.stretch);
   in.dq_hat.upload(in.q_hat);
   in.du_hat.upload(in.u_hat);
   in.dtau0.upload(in.tau0);
@@ -96,7 +100,8 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                      0,
                      0,
                      0,
-                     0};
+                     0,
+                     in.stretch.data()};
   in.dev = EvalView{1,
                     in.dq.data(),
                     in.dd1.data(),
@@ -116,7 +121,8 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                     0,
                     0,
                     0,
-                    0};
+                    0,
+                    in.dstretch.data()};
 }
 
 /// The local-result pools of every family (the plan's layout), host and device.

@@ -15,6 +15,7 @@
 #include "slender/stencils/shell_follower_pressure.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
+#include "slender/stencils/shell_thrust.h"
 
 namespace slender {
 namespace {
@@ -86,6 +87,13 @@ struct FollowerPressureEval {
   ShellFollowerPressure::Params p;
   __host__ __device__ void operator()(const Vec<9>& x, LocalEval<9>& r) const {
     shell_follower_pressure_eval(x, p, kGradHess, r);
+  }
+};
+
+struct ThrustEval {
+  ShellThrust::Params p;
+  __host__ __device__ void operator()(const Vec<12>& x, LocalEval<12>& r) const {
+    shell_thrust_eval(x, p, kGradHess, r);
   }
 };
 
@@ -288,6 +296,20 @@ TEST(StencilGpu, WrenchMatchesHost) {
     p.follower = follower;
     compare_on_device<7>(xs, WrenchEval{p});
   }
+}
+
+// random wedges with fixed node velocities: some shrink (thrust), some grow (none)
+TEST(StencilGpu, ThrustMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  ShellThrust::Params p;
+  for (int a = 0; a < 4; ++a) {
+    p.u_hat[a] = vec3(0.2 * a - 0.3, 0.1 - 0.15 * a, 0.4 * (a % 2) - 0.2);
+    p.q_hat[a] = vec3(0.01 * a, 0, -0.02);
+  }
+  p.c_u = 100;
+  p.c = 110;
+  p.e = vec3(0, 0, 1);
+  compare_on_device<12>(random_hinges(17), ThrustEval{p});
 }
 
 TEST(StencilGpu, FollowerPressureMatchesHost) {

@@ -584,6 +584,93 @@ TEST(BadInput, ForcesTimeFunctionsIntegratorOutput) {
 
 // issue 19: a MAT-DiSMech geometry file given as a rod's shape file said "expected 3 values per
 // line, got 1"; it now says what the file is and where it goes
+// an actuation's per-spring time series (a CSV file beside the scene): a missing file names the
+// scene's field; a bad row names the CSV file, its line and the column; the wrong number of
+// columns for the springs driven names the file and its first row; a series with a time
+// function is refused at the scene's field
+TEST(BadInput, ActuationSeriesFiles) {
+  TempDir dir;
+  // kBase's beam has 51 nodes: 50 edges, 49 bend-twist springs
+  int scenes = 0;  // each scene its own file
+  auto scene = [&](const std::string& actuation) {
+    return dir.write(
+        "s" + std::to_string(scenes++) + ".json",
+        with("\"integrator\"", "\"actuation\": [" + actuation + "],\n  \"integrator\""));
+  };
+  auto cols = [](int n, const char* v) {
+    std::string r;
+    for (int k = 0; k < n; ++k)
+      r += std::string(", ") + v;
+    return r;
+  };
+  const std::string good = "t, e...\n0" + cols(50, "0") + "\n0.5" + cols(50, "-0.1") + "\n";
+  dir.write("good.csv", good);
+  const std::string ok =
+      scene(R"({"target": "rod_stretch", "part": "beam", "series": "good.csv"})");
+  const SceneSpec spec = read_scene_file(ok);
+  ASSERT_EQ(spec.actuation.size(), 1u);
+  EXPECT_EQ(spec.actuation[0].series.columns, 50);
+  EXPECT_EQ(spec.actuation[0].series.time.size(), 2u);
+  EXPECT_EQ(spec.actuation[0].amplitude, 1);
+  EXPECT_NO_THROW(build_model(spec));
+
+  struct Case {
+    std::string csv;  // the file's text
+    int line;         // the line the error names
+    std::string field, message;
+  } cases[] = {
+      {"0" + cols(50, "0") + "\n0.5" + cols(50, "0") + "\n0.5" + cols(50, "0") + "\n", 3,
+       "actuation[0].series (time)", "times must increase strictly: 0.5 s is not after"},
+      {"0" + cols(50, "0") + "\n0.1" + cols(49, "0") + ", nan\n", 2,
+       "actuation[0].series (column 50)", "non-finite value 'nan'"},
+      {"# t, values\n0" + cols(50, "0") + "\n\n0.1" + cols(49, "0") + ", x1\n", 4,
+       "actuation[0].series (column 50)", "'x1' is not a number"},
+      {"0" + cols(50, "0") + "\n0.1" + cols(48, "0") + "\n", 2, "actuation[0].series",
+       "expected 51 fields (the time and 50 values, as in the first row on line 1), got 49"},
+      {"t, e\n0\n", 2, "actuation[0].series", "a row is a time and one value per driven spring"},
+      {"# nothing\n", 0, "actuation[0].series", "the series file has no data rows"},
+  };
+  for (const Case& c : cases) {
+    const std::string csv = dir.write("bad.csv", c.csv);
+    const std::string path =
+        scene(R"({"target": "rod_stretch", "part": "beam", "series": "bad.csv"})");
+    const InputError e = catch_input_error([&] { build_model(read_scene_file(path)); });
+    EXPECT_EQ(e.file(), csv) << e.what();
+    EXPECT_EQ(e.line(), c.line) << e.what();
+    EXPECT_EQ(e.field(), c.field) << e.what();
+    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.what();
+  }
+  // the wrong number of columns: 50 values for the 49 bend-twist springs of rod_curvature1
+  const std::string path =
+      scene(R"({"target": "rod_curvature1", "part": "beam", "series": "good.csv"})");
+  InputError e = catch_input_error([&] { build_model(read_scene_file(path)); });
+  EXPECT_EQ(e.file(), dir.path() + "/good.csv");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "actuation[0].series");
+  EXPECT_NE(e.message().find("has 50 value columns after the time, but the actuation drives 49 "
+                             "bend-twist springs"),
+            std::string::npos)
+      << e.what();
+  // a missing file, and a time function beside a series: the scene's own line and field
+  const std::string missing =
+      scene(R"({"target": "rod_stretch", "part": "beam", "series": "none.csv"})");
+  e = catch_input_error([&] { read_scene_file(missing); });
+  EXPECT_EQ(e.file(), missing);
+  EXPECT_EQ(e.field(), "actuation[0].series");
+  EXPECT_NE(e.message().find("cannot open file 'none.csv'"), std::string::npos) << e.what();
+  const std::string both = scene(
+      R"({"target": "rod_stretch", "part": "beam", "series": "good.csv", "time": {"type": "ramp", "duration": 1}})");
+  e = catch_input_error([&] { read_scene_file(both); });
+  EXPECT_EQ(e.field(), "actuation[0].time");
+  EXPECT_NE(e.message().find("not with \"series\""), std::string::npos) << e.what();
+  // a series built in code is checked as well: times not increasing
+  SceneSpec code = read_scene_file(ok);
+  code.actuation[0].series.time = {0, 0};
+  e = catch_input_error([&] { build_model(code); });
+  EXPECT_EQ(e.field(), "actuation[0].series");
+  EXPECT_NE(e.message().find("times must increase strictly"), std::string::npos) << e.what();
+}
+
 TEST(BadInput, AGeometryFileAsARodShapeIsRecognized) {
   TempDir dir;
   const std::string geo = dir.write("net.txt", "*Nodes\n0 0 0\n1 0 0\n*Edges\n1 2\n");

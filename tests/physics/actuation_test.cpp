@@ -1,10 +1,17 @@
 // Actuation by the natural shape: driven rod curvature and shell hinge angles reach the shapes
 // they prescribe, a travelling wave has the prescribed phases, the code callback acts like the
-// scene's actuation, and a selection that drives nothing is an input error.
+// scene's actuation, and a selection that drives nothing is an input error. The rods' natural
+// stretch (Py-DiSMech §IV) contracts a free rod to its natural length, by the scene, the
+// Simulator's action and the callback alike; a per-spring time series (MAT-DiSMech §6.1)
+// sampled at the step times reproduces the time function it samples.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <vector>
 
 #include "physics_util.h"
 #include "slender/core/error.h"
@@ -311,6 +318,233 @@ TEST(Actuation, WrongKindOfSpringNamesThePartsKinds) {
       EXPECT_NE(std::string(e.what()).find("'sheet'"), std::string::npos) << e.what();
     }
   }
+}
+
+// ---- natural stretch of rod edges ----
+
+// a free rod along x, held only against rigid motion (node 0, the last node's y and z, the
+// first edge's twist), whose natural stretch goes to s: by the scene's rod_stretch actuation
+// (amplitude s - 1, ramped over the static load steps), or by the Simulator's action
+std::shared_ptr<const Model> free_rod(Real s, bool scene) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.5);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0, 0), 11, mat, SceneBuilder::circle(2e-3));
+  b.fix_node(rod, 0).fix_dofs(rod, -1, false, true, true).fix_twist(rod, 0);
+  if (scene) {
+    ActuationSpec a;
+    a.target = ActuationSpec::Target::kRodStretch;
+    a.part = rod;
+    a.amplitude = s - 1;
+    a.time.kind = TimeFunction::Kind::kRamp;
+    a.time.ramp_time = 1;
+    b.actuate(a);
+  }
+  b.integrator().kind = IntegratorKind::kStatic;
+  b.integrator().dt = 0.25;
+  b.integrator().duration = 1;
+  return build_model(b.build());
+}
+
+// Statically the rod takes its natural length s L: Newton's residual (1e-8 N) over an edge's
+// axial stiffness EA / (s l) (about 8e3 N/m) leaves 1.3e-12 m per edge, 1.3e-11 m over the ten
+// (7e-11 L): within 1e-9 L. Contraction (0.8) and extension (1.1); the action gives the same
+// length (it reaches it in one load step), and its stretch energy there is zero.
+TEST(Actuation, NaturalStretchContractsAFreeRodToItsNaturalLength) {
+  const Real L = 0.2;
+  for (Real s : {0.8, 1.1}) {
+    const auto m = free_rod(s, true);
+    EXPECT_EQ(int(m->actuated.size()), m->nedge);
+    Simulator sim(m);
+    ASSERT_TRUE(test::run_steps(sim, 4));
+    const Real len = test::node_position(sim.state(), m->nnode - 1)[0];
+    std::printf("natural stretch %.2f: length %.15f L (off by %.1e L)\n", s, len / L,
+                std::fabs(len / L - s));
+    EXPECT_NEAR(len, s * L, 1e-9 * L) << "s = " << s;
+    for (int e = 0; e < m->nedge; ++e)  // each edge at its own natural length
+      EXPECT_NEAR(
+          test::node_position(sim.state(), e + 1)[0] - test::node_position(sim.state(), e)[0],
+          s * m->edge_l_bar[e], 1e-10 * L);
+    // the strains are measured against the rest length: s - 1
+    const std::vector<Real> eps = sim.strains(StrainKind::kStretch);
+    EXPECT_NEAR(eps[0], s - 1, 1e-9);
+    const auto plain = free_rod(s, false);
+    Simulator act(plain);
+    act.set_natural_stretch(std::vector<Real>(size_t(plain->nedge), s));
+    ASSERT_TRUE(test::run_steps(act, 1));
+    EXPECT_NEAR(test::node_position(act.state(), plain->nnode - 1)[0], s * L, 1e-9 * L);
+    EXPECT_LT(act.energies().stretch, 1e-12);
+    // back to the rest length once the action is cleared
+    act.set_natural_stretch({});
+    ASSERT_TRUE(test::run_steps(act, 1));
+    EXPECT_NEAR(test::node_position(act.state(), plain->nnode - 1)[0], L, 1e-9 * L);
+  }
+}
+
+// the scene's stretch, the Simulator's action and the callback set the same natural lengths:
+// the same bits over a few dynamic steps of a hanging, contracting cantilever; a value that is
+// not positive is refused by the action and the callback, and a scene stretch that reaches zero
+// stops the run with an error naming the actuation
+TEST(Actuation, NaturalStretchByActionAndCallbackActsLikeTheScene) {
+  auto model = [](bool scene, Real amplitude) {
+    SceneBuilder b;
+    const int mat = b.material("m", 1000, 1e6, 0.5);
+    const int rod =
+        b.straight_rod("r", vec3(0, 0, 0), vec3(0.3, 0, 0), 16, mat, SceneBuilder::circle(5e-3));
+    b.fix_edge(rod, 0).gravity(vec3(0, 0, -9.8));
+    if (scene) {
+      ActuationSpec a;
+      a.target = ActuationSpec::Target::kRodStretch;
+      a.part = rod;
+      a.amplitude = amplitude;
+      b.actuate(a);
+    }
+    b.integrator().dt = 1e-3;
+    return build_model(b.build());
+  };
+  const Real a = -0.05;
+  const auto ms = model(true, a), mp = model(false, 0);
+  Simulator ss(ms), sa(mp), sc(mp);
+  sa.set_natural_stretch(std::vector<Real>(size_t(mp->nedge), 1 + a));
+  sc.set_actuation([&](Real, NaturalShape& sh) {
+    ASSERT_EQ(sh.nedge, mp->nedge);
+    for (int e = 0; e < sh.nedge; ++e)
+      sh.edge_stretch_bar[e] = 1 + a;
+  });
+  ASSERT_TRUE(test::run_steps(ss, 5));
+  ASSERT_TRUE(test::run_steps(sa, 5));
+  ASSERT_TRUE(test::run_steps(sc, 5));
+  EXPECT_EQ(ss.state().q, sa.state().q);
+  EXPECT_EQ(ss.state().q, sc.state().q);
+  EXPECT_LT(test::node_position(ss.state(), mp->nnode - 1)[0], 0.3 * (1 + a / 2));  // contracted
+  std::vector<Real> bad(size_t(mp->nedge), 1);
+  bad[3] = 0;
+  EXPECT_THROW(sa.set_natural_stretch(bad), Error);
+  bad[3] = NAN;
+  EXPECT_THROW(sa.set_natural_stretch(bad), Error);
+  EXPECT_THROW(sa.set_natural_stretch({1, 1}), Error);
+  sc.set_actuation([](Real, NaturalShape& sh) { sh.edge_stretch_bar[2] = -1; });
+  EXPECT_THROW(sc.step(), Error);
+  Simulator zero(model(true, -1));
+  try {
+    zero.step();
+    FAIL() << "a natural stretch of 0 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("actuation[0]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("must stay positive"), std::string::npos) << e.what();
+  }
+}
+
+// ---- per-spring time series ----
+
+// a scratch folder for a test's scene and CSV files (removed at the end)
+struct ScratchDir {
+  std::filesystem::path dir;
+  explicit ScratchDir(const std::string& name)
+      : dir(std::filesystem::path(::testing::TempDir()) / name) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string path() const { return dir.string(); }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name, std::ios::binary) << text;
+  }
+};
+
+const char* kSeriesRod = R"({
+  "materials": [{"name": "m", "density": 1000, "youngs_modulus": 1e6, "poisson_ratio": 0.5}],
+  "rods": [{"name": "r", "material": "m", "radius": 0.005,
+            "shape": {"type": "straight", "start": [0, 0, 0], "end": [0.3, 0, 0], "nodes": 12}}],
+  "boundary": {"fixed_edges": [{"part": "r", "edges": [0]}]},
+  "forces": {"gravity": [0, 0, -9.8]},
+  "actuation": [%s],
+  "integrator": {"type": "implicit_midpoint", "dt": 1e-3, "duration": 1}
+})";
+
+std::string series_scene(const std::string& actuation) {
+  std::vector<char> buf(std::string(kSeriesRod).size() + actuation.size() + 16);
+  std::snprintf(buf.data(), buf.size(), kSeriesRod, actuation.c_str());
+  return buf.data();
+}
+
+// A travelling curvature wave (a sine with a phase along the rod) against the same drive read
+// from a CSV: one row per step at the integrator's evaluation times (t + dt/2 here), one column
+// per bend-twist spring (the model's order), each the wave's s_k(t) written to round-trip: the
+// same natural shapes at every step, so the same bits.
+TEST(ActuationSeries, CurvatureSeriesSampledAtTheStepTimesReproducesTheWave) {
+  const ScratchDir dir("slender_series_wave");
+  const std::string wave = R"({"target": "rod_curvature1", "part": "r", "amplitude": 4,
+      "time": {"type": "sine", "frequency": 5},
+      "wave": {"direction": [1, 0, 0], "phase_per_length": 12}})";
+  const auto ma =
+      build_model(read_scene_text(series_scene(wave), dir.path() + "/a.json", dir.path()));
+  Simulator sa(ma);
+  std::vector<Real> times;
+  sa.set_actuation([&](Real t, NaturalShape&) { times.push_back(t); });
+  ASSERT_TRUE(test::run_steps(sa, 30));
+  ASSERT_EQ(times.size(), 30u);
+  std::string csv = "# time, then s_k of each bend-twist spring\nt";
+  for (size_t k = 0; k < ma->actuated.size(); ++k)
+    csv += ",k" + std::to_string(k);
+  csv += "\n";
+  char num[40];
+  for (Real t : times) {
+    std::snprintf(num, sizeof num, "%.17g", t);
+    csv += num;
+    for (const ActuatedSpring& a : ma->actuated) {
+      std::snprintf(num, sizeof num, ",%.17g",
+                    eval_time_function(ma->scene.actuation[0].time, t, a.phase));
+      csv += num;
+    }
+    csv += "\n";
+  }
+  dir.write("curvature.csv", csv);
+  const auto mb = build_model(
+      read_scene_text(series_scene(R"({"target": "rod_curvature1", "part": "r", "amplitude": 4,
+                       "series": "curvature.csv"})"),
+                      dir.path() + "/b.json", dir.path()));
+  ASSERT_EQ(mb->actuated.size(), ma->actuated.size());
+  EXPECT_EQ(mb->actuated.back().column, int(ma->actuated.size()) - 1);
+  Simulator sb(mb);
+  ASSERT_TRUE(test::run_steps(sb, 30));
+  EXPECT_EQ(sa.state().q, sb.state().q);
+  EXPECT_GT(std::fabs(sa.bend_strains()[0]), 1e-3);  // the wave bent the rod
+}
+
+// a rod's natural stretch ramped by a time function against a two-row series (0 at t = 0, the
+// amplitude at the ramp's end): linear interpolation of a linear drive is the ramp itself
+// (w a = a (t / T), the same rounding), between the rows and held past the last: the same bits
+TEST(ActuationSeries, StretchSeriesInterpolatesARampExactly) {
+  const ScratchDir dir("slender_series_ramp");
+  const Real T = 0.0137;
+  char ramp[256];
+  std::snprintf(ramp, sizeof ramp,
+                R"({"target": "rod_stretch", "part": "r", "amplitude": -0.1,
+                    "time": {"type": "ramp", "duration": %.17g}})",
+                T);
+  const auto ma =
+      build_model(read_scene_text(series_scene(ramp), dir.path() + "/a.json", dir.path()));
+  std::string row0 = "0", row1;
+  char num[40];
+  std::snprintf(num, sizeof num, "%.17g", T);
+  row1 = num;
+  for (int e = 0; e < ma->nedge; ++e) {
+    row0 += ", 0";
+    row1 += ", -0.1";
+  }
+  dir.write("stretch.csv", "time,edges...\n" + row0 + "\n\n" + row1 + "  # the ramp's end\n");
+  const auto mb = build_model(read_scene_text(
+      series_scene(R"({"target": "rod_stretch", "part": "r", "series": "stretch.csv"})"),
+      dir.path() + "/b.json", dir.path()));
+  Simulator sa(ma), sb(mb);
+  ASSERT_TRUE(test::run_steps(sa, 20));  // to t = 0.02 > T
+  ASSERT_TRUE(test::run_steps(sb, 20));
+  EXPECT_EQ(sa.state().q, sb.state().q);
+  EXPECT_LT(test::node_position(sb.state(), mb->nnode - 1)[0], 0.3 * 0.99);  // it contracted
 }
 
 }  // namespace SLENDER_UNITY_ID

@@ -189,6 +189,60 @@ TEST(Batch, MidEdgeCurvatureActionsMatchSingleRuns) {
   }
 }
 
+// a hanging cantilever whose edges each environment contracts or stretches by its own natural
+// stretch (BatchedSimulator::set_natural_stretch, a different factor per edge): each environment
+// equals a single simulator given the same factors by Simulator::set_natural_stretch, on both
+// engines (the vectorized one against singles on the banded LU it picks itself); a factor that
+// is not positive or not finite is refused
+TEST(Batch, NaturalStretchActionsMatchSingleRuns) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.5);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.3, 0, 0), 16, mat, SceneBuilder::circle(0.005));
+  b.fix_edge(rod, 0).gravity(vec3(0, 0, -9.8));
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 1e-3;
+  const auto m = build_model(b.build());
+  const int B = 3;
+  const size_t ne = size_t(m->nedge);
+  std::vector<Real> s(size_t(B) * ne);
+  for (int e = 0; e < B; ++e)
+    for (size_t k = 0; k < ne; ++k)
+      s[e * ne + k] = 1 + 0.1 * (e - 1) * (0.5 + 0.5 * std::sin(0.7 * Real(k)));
+  for (BatchEngine engine : {BatchEngine::kPerEnvironment, BatchEngine::kVectorized}) {
+    const bool vec = engine == BatchEngine::kVectorized;
+    SCOPED_TRACE(vec ? "vectorized" : "per-environment");
+    BatchedSimulator batch(m, B, m->scene.integrator, LinearSolverKind::kAuto, engine);
+    batch.set_natural_stretch(s.data());
+    for (int k = 0; k < 6; ++k)
+      for (StepStatus st : batch.step())
+        ASSERT_EQ(st, StepStatus::kConverged);
+    for (int e = 0; e < B; ++e) {
+      Simulator single(m, m->scene.integrator,
+                       vec ? LinearSolverKind::kBanded : LinearSolverKind::kAuto);
+      single.set_natural_stretch(std::vector<Real>(s.begin() + e * ne, s.begin() + (e + 1) * ne));
+      for (int k = 0; k < 6; ++k)
+        ASSERT_TRUE(single.step().ok());
+      EXPECT_EQ(single.state().q, batch.state(e).q) << "env " << e;
+    }
+    // the tip: pulled in by the contracted rod, out by the stretched one
+    const int tip = m->nnode - 1;
+    EXPECT_LT(batch.state(0).q[3 * tip], batch.state(1).q[3 * tip] - 1e-3);
+    EXPECT_GT(batch.state(2).q[3 * tip], batch.state(1).q[3 * tip] + 1e-3);
+    std::vector<Real> bad = s;
+    bad[4] = 0;
+    EXPECT_THROW(batch.set_natural_stretch(bad.data()), Error);
+    bad[4] = NAN;
+    EXPECT_THROW(batch.set_natural_stretch(bad.data()), Error);
+    // cleared: back to the rest lengths (environment 1's, whose factors were all 1)
+    batch.clear_actions();
+    batch.reset();
+    for (int k = 0; k < 6; ++k)
+      batch.step();
+    EXPECT_EQ(batch.state(0).q, batch.state(1).q);
+  }
+}
+
 // issue 18, fault 3: an action cleared and a reset leave no trace (the per-environment engine
 // kept the last natural curvatures once its callback stopped setting them), and a non-finite
 // action is refused before it can fail every later step; on both engines

@@ -46,7 +46,7 @@ def waves(n, nbend, k):
 def test_a_cuda_array_for_a_cpu_batch_is_a_clear_error(model, engine):
     b = slender.BatchedSimulator(model, 2, engine=engine)
     for name in ("set_natural_curvature", "set_natural_twist", "set_natural_hinge_angle",
-                 "set_natural_midedge_curvature"):
+                 "set_natural_midedge_curvature", "set_natural_stretch"):
         with pytest.raises(ValueError, match="a CUDA array for a batch on the CPU backend"):
             getattr(b, name)(FakeCudaArray())
 

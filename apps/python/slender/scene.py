@@ -353,12 +353,17 @@ class SceneBuilder:
         self._d["contact"] = {"stiffness": stiffness, "tolerance": tolerance, **extra}
         return self
 
-    def actuate(self, target, part, amplitude, time, **extra):
+    def actuate(self, target, part, amplitude=None, time=None, **extra):
         """A natural shape driven in time (target: hinge_angle, midedge_curvature,
-        rod_curvature1, rod_curvature2, rod_twist); select, wave, ramp_in and (for
-        midedge_curvature) direction as keywords."""
-        self._d.setdefault("actuation", []).append(
-            {"target": target, "part": part, "amplitude": amplitude, "time": time, **extra})
+        rod_curvature1, rod_curvature2, rod_twist, rod_stretch); select, wave, ramp_in, (for
+        midedge_curvature) direction and series (a CSV of one column per driven spring, in
+        place of time; amplitude then defaults to 1) as keywords."""
+        entry = {"target": target, "part": part}
+        if amplitude is not None:
+            entry["amplitude"] = amplitude
+        if time is not None:
+            entry["time"] = time
+        self._d.setdefault("actuation", []).append({**entry, **extra})
         return self
 
     def point_mass(self, part, node, mass):

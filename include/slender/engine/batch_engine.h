@@ -22,6 +22,7 @@ class VectorEngine {
   virtual void set_natural_twist(const Real* t, bool in_executor) = 0;
   virtual void set_natural_hinge_angle(const Real* phi, bool in_executor) = 0;
   virtual void set_natural_midedge_curvature(const Real* c, bool in_executor) = 0;
+  virtual void set_natural_stretch(const Real* s, bool in_executor) = 0;
   virtual void clear_natural_shape() = 0;
   virtual void set_forces(const Real* f) = 0;
   virtual void clear_forces() = 0;
@@ -76,6 +77,7 @@ class VectorEngineOf final : public VectorEngine {
   void set_natural_twist(const Real* t) { set_natural_twist(t, false); }
   void set_natural_hinge_angle(const Real* phi) { set_natural_hinge_angle(phi, false); }
   void set_natural_midedge_curvature(const Real* c) { set_natural_midedge_curvature(c, false); }
+  void set_natural_stretch(const Real* s) { set_natural_stretch(s, false); }
   void set_natural_curvature(const Real* k, bool in_executor) override {
     const typename X::OnDevice on(device_);
     nt_.set_natural_curvature(k, in_executor);
@@ -91,6 +93,10 @@ class VectorEngineOf final : public VectorEngine {
   void set_natural_midedge_curvature(const Real* c, bool in_executor) override {
     const typename X::OnDevice on(device_);
     nt_.set_natural_midedge_curvature(c, in_executor);
+  }
+  void set_natural_stretch(const Real* s, bool in_executor) override {
+    const typename X::OnDevice on(device_);
+    nt_.set_natural_stretch(s, in_executor);
   }
   void clear_natural_shape() override {
     const typename X::OnDevice on(device_);

@@ -25,6 +25,7 @@ SLENDER_HD inline EvalView env_eval_view(const ModelView& m, EvalView ev, long e
   ev.bend_tau_bar += nat * m.nbend;
   ev.hinge_phi_bar += nat * m.nhinge;
   if (ev.mid_kappa_bar) ev.mid_kappa_bar += nat * 3 * m.nmid;
+  if (ev.edge_stretch_bar) ev.edge_stretch_bar += nat * m.nedge;
   ev.natural_per_env = 0;
   if (ev.q_hat) ev.q_hat += env * m.ndof;
   if (ev.u_hat) ev.u_hat += env * m.ndof;

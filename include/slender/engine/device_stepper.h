@@ -31,10 +31,11 @@ struct DeviceStepInputs {
   StepCoeffs c;
   // the natural shape at the evaluation time, uploaded when `natural_changed` (actuation)
   bool natural_changed = false;
-  const Real* bend_kappa_bar = nullptr;  // (nbend x 2)
-  const Real* bend_tau_bar = nullptr;    // (nbend)
-  const Real* hinge_phi_bar = nullptr;   // (nhinge)
-  const Real* mid_kappa_bar = nullptr;   // (nmid x 3), the mid-edge actuation
+  const Real* bend_kappa_bar = nullptr;    // (nbend x 2)
+  const Real* bend_tau_bar = nullptr;      // (nbend)
+  const Real* hinge_phi_bar = nullptr;     // (nhinge)
+  const Real* mid_kappa_bar = nullptr;     // (nmid x 3), the mid-edge actuation
+  const Real* edge_stretch_bar = nullptr;  // (nedge), the rod edges' natural stretch
   // every part's Young's modulus scale at the evaluation time (npart), uploaded when
   // `part_scale_changed` (parts whose modulus follows a time function, or the caller's factors
   // of Simulator::set_part_youngs_scale)

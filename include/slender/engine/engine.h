@@ -162,13 +162,14 @@ struct SlopeMax {
   }
 };
 
-/// the values of an action array given in the executor's memory that are not finite, per
-/// environment (nenv x len)
+/// the values of an action array given in the executor's memory that are not finite (s0) and
+/// those that are not positive (s1: NaN included), per environment (nenv x len)
 struct NonFiniteCount {
   long len;
   const Real* v;
   SLENDER_HD Red4 operator()(long e, long i) const {
-    return Red4{is_finite(v[e * len + i]) ? Real(0) : Real(1), 0, 0, 0};
+    const Real x = v[e * len + i];
+    return Red4{is_finite(x) ? Real(0) : Real(1), x > 0 ? Real(0) : Real(1), 0, 0};
   }
 };
 
@@ -312,6 +313,7 @@ class Engine {
     tau_.resize(B * m.nbend);
     phi_.resize(B * m.nhinge);
     mid_kappa_.resize(B * 3 * m.nmid);
+    stretch_.resize(B * m.nedge);
     tau0_.resize(B * 3 * m.nsedge);
     if (!m.signals.empty()) {  // the signals at t = 0 until a step sets each environment's
       std::vector<Real> sv(B * kMaxSignals);
@@ -370,6 +372,8 @@ class Engine {
       std::copy(m.hinge_phi_bar.begin(), m.hinge_phi_bar.end(), h.begin() + e * m.nhinge);
     X::upload(phi_, h.data(), h.size());
     mid_kappa_.fill_zero();
+    const std::vector<Real> ones(size_t(nenv_) * m.nedge, Real(1));
+    X::upload(stretch_, ones.data(), ones.size());
   }
   /// natural curvatures (nenv x nbend x 2), from the host or, with `in_executor`, from the
   /// executor's own memory (a device array on the GPU: copied there, checked there)
@@ -388,6 +392,11 @@ class Engine {
   /// kappa_bar of stencils/shell_midedge.h [1/m]; zero is the rest shape
   void set_natural_midedge_curvature(const Real* c, bool in_executor = false) {
     set_action(mid_kappa_, c, 3 * long(model_->nmid), in_executor, "natural mid-edge curvature");
+  }
+  /// natural stretch of the rod edges (nenv x nedge) [-]: each edge's natural length is its
+  /// rest length times the value (1: the rest shape); every value positive
+  void set_natural_stretch(const Real* s, bool in_executor = false) {
+    set_action(stretch_, s, long(model_->nedge), in_executor, "natural stretch", true);
   }
   /// the linear solver in use (batch_solve.h's or system_solve.h's names)
   std::string solver_name() const { return system_ ? system_->name() : batched_->name(); }
@@ -488,16 +497,23 @@ class Engine {
   // an action array of len values per environment into dst; one in the executor's memory is
   // checked there first (one reduction: a non-finite value is an error naming its environment,
   // and dst stays as it was), then copied on the executor
-  void set_action(
-      Buffer<Real>& dst, const Real* src, long len, bool in_executor, const char* what) {
+  void set_action(Buffer<Real>& dst,
+                  const Real* src,
+                  long len,
+                  bool in_executor,
+                  const char* what,
+                  bool positive = false) {
     const size_t n = size_t(nenv_) * size_t(len);
     if (!in_executor) return X::upload(dst, src, n);
     if (n == 0) return;
     std::vector<Red4> bad(static_cast<size_t>(nenv_));
     X::env_reduce(nenv_, len, vec::NonFiniteCount{len, src}, bad.data(), red_scratch_);
-    for (int e = 0; e < nenv_; ++e)
+    for (int e = 0; e < nenv_; ++e) {
       SLENDER_CHECK(bad[e].s0 == 0, what, ": ", long(bad[e].s0), " values of environment ", e,
                     " are not finite");
+      SLENDER_CHECK(!positive || bad[e].s1 == 0, what, ": ", long(bad[e].s1),
+                    " values of environment ", e, " are not positive");
+    }
     X::copy(dst.data(), src, n);
   }
 
@@ -770,6 +786,7 @@ class Engine {
       X::upload(tau_, in.bend_tau_bar, size_t(m.nbend));
       X::upload(phi_, in.hinge_phi_bar, size_t(m.nhinge));
       if (in.mid_kappa_bar) X::upload(mid_kappa_, in.mid_kappa_bar, 3 * size_t(m.nmid));
+      if (in.edge_stretch_bar) X::upload(stretch_, in.edge_stretch_bar, size_t(m.nedge));
     }
     if (in.loads_changed) X::upload(f_time_, in.f_time, size_t(m.ndof));
     if (in.part_scale_changed && in.part_scale) se_.set_part_scales(in.part_scale);
@@ -861,6 +878,7 @@ class Engine {
     ev.bend_tau_bar = tau_.data();
     ev.hinge_phi_bar = phi_.data();
     ev.mid_kappa_bar = mid_kappa_.data();
+    ev.edge_stretch_bar = stretch_.data();
     ev.natural_per_env = 1;
     ev.sedge_tau0 = tau0_.data();
     ev.signal = signal_.size() ? signal_.data() : nullptr;
@@ -1514,7 +1532,8 @@ class Engine {
   Buffer<Real> q_, u_, a_, y_, y_trial_, q_hat_, u_hat_, f_time_, dof_r_, dof_J_, dof_phi_;
   Buffer<Real> f_, dx_;
   Buffer<Real> d1_, t_, d1_cur_, t_cur_, ref_, ref_cur_, kappa_, tau_, phi_, mid_kappa_, tau0_;
-  Buffer<Real> signal_;  // the model's signals at each environment's evaluation time (nenv x 8)
+  Buffer<Real> stretch_;  // the rod edges' natural stretch (nenv x nedge)
+  Buffer<Real> signal_;   // the model's signals at each environment's evaluation time (nenv x 8)
   Buffer<Real> e_pool_, g_pool_, h_pool_;
   Buffer<unsigned> flags_;
   Buffer<unsigned char> active_;

@@ -176,10 +176,11 @@ inline void tally_engine_memory(const Model& m,
   // dof_r, dof_J, dof_phi
   for (int k = 0; k < 11; ++k)
     exec.env<Real>(nd);
-  // frames and twists, at the step's start and now; natural shapes; mid-edge frames
+  // frames and twists, at the step's start and now; natural shapes (the edges' stretch
+  // last); mid-edge frames
   for (int k = 0; k < 4; ++k)
     exec.env<Real>(3 * ne);
-  for (double c : {nb, nb, 2 * nb, nb, nh, 3 * nmid, 3 * nse})
+  for (double c : {nb, nb, 2 * nb, nb, nh, 3 * nmid, ne, 3 * nse})
     exec.env<Real>(c);
   if (!m.signals.empty()) {
     exec.env<Real>(kMaxSignals);

@@ -89,6 +89,10 @@ struct EvalView {
   // the rods' stretching stencils as the energy-momentum secant from q_start (rod_stretch.h):
   // 1, or 0
   int stretch_secant;
+  // natural stretch of the rod edges, part of the natural shape (natural_per_env as above): each
+  // edge's natural length is edge_stretch_bar * edge_l_bar [-] (· x nedge); null: 1 (the rest
+  // lengths)
+  const Real* edge_stretch_bar;
 };
 
 /// The integrator's view of one contact stencil within a step: the configuration it is
@@ -213,7 +217,10 @@ struct RodStretchBinding {
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<6>& r) {
     Vec<6> x;
     detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
-    const RodStretch::Params p{m.edge_EA[k], m.edge_l_bar[k], m.edge_stretch_alpha[k]};
+    // the natural length: the rest length times the natural stretch (actuation), if any
+    const Real lambda =
+        s.edge_stretch_bar ? s.edge_stretch_bar[long(env) * s.natural_per_env * m.nedge + k] : 1;
+    const RodStretch::Params p{m.edge_EA[k], lambda * m.edge_l_bar[k], m.edge_stretch_alpha[k]};
     // the midpoint rule's energy-momentum stretching (rod_stretch.h)
     if (s.q_start && s.stretch_secant && want != kEnergy) {
       Vec<6> x0;

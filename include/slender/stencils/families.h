@@ -17,6 +17,7 @@
 #include "slender/stencils/shell_follower_pressure.h"
 #include "slender/stencils/shell_membrane.h"
 #include "slender/stencils/shell_pressure.h"
+#include "slender/stencils/shell_thrust.h"
 
 namespace slender {
 
@@ -36,6 +37,7 @@ enum Family : int {
   kFamQuadraticDrag,     ///< rod edges: quadratic (form) drag in a fluid (table, non-symmetric)
   kFamWrench,            ///< rod edges: a force and moment, world or follower (table)
   kFamFollowerPressure,  ///< shell triangles: a follower pressure on a sheet (table, non-symmetric)
+  kFamThrust,            ///< shell triangles: a bell's jet thrust (table, non-symmetric)
   kFamContact,           ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,   ///< vertex - shell triangle pairs in contact
   kNumFamilies
@@ -61,6 +63,7 @@ using FamilyBindings = FamilyList<RodStretchBinding,
                                   RodQuadraticDragBinding<kFamQuadraticDrag>,
                                   RodWrenchBinding<kFamWrench>,
                                   ShellFollowerPressureBinding<kFamFollowerPressure>,
+                                  ShellThrustBinding<kFamThrust>,
                                   ContactEdgeEdgeBinding,
                                   ContactPointTriangleBinding>;
 static_assert(FamilyBindings::kSize == kNumFamilies,

@@ -111,11 +111,13 @@ SLENDER_HD inline ModelView kv_model_view(ModelView m, const KvAnchors& a) {
 /// The evaluation view of the Kelvin-Voigt term: the natural curvatures, twists and hinge
 /// angles replaced by the anchors (one set: a single environment). The mid-edge triangles'
 /// actuated curvature stays: their anchor (KvAnchorMidEdge) is the shape operator less it, at
-/// the same actuation, so the damping sees the strain rate and not the drive.
+/// the same actuation, so the damping sees the strain rate and not the drive. The rod edges'
+/// natural stretch goes: their anchors are lengths (kv_model_view), whatever the drive.
 SLENDER_HD inline EvalView kv_eval_view(EvalView ev, const KvAnchors& a) {
   ev.bend_kappa_bar = a.kappa;
   ev.bend_tau_bar = a.twist;
   ev.hinge_phi_bar = a.phi;
+  ev.edge_stretch_bar = nullptr;
   ev.natural_per_env = 0;
   return ev;
 }
