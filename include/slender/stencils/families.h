@@ -12,6 +12,7 @@
 
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/rod_pressure_chamber.h"
 #include "slender/stencils/rod_quadratic_drag.h"
 #include "slender/stencils/rod_wrench.h"
 #include "slender/stencils/shell_follower_pressure.h"
@@ -36,6 +37,7 @@ enum Family : int {
   kFamQuadraticDrag,     ///< rod edges: quadratic (form) drag in a fluid (table, non-symmetric)
   kFamWrench,            ///< rod edges: a force and moment, world or follower (table)
   kFamFollowerPressure,  ///< shell triangles: a follower pressure on a sheet (table, non-symmetric)
+  kFamPressureChamber,   ///< rod edges: a pressure chamber's follower wrenches (table, non-sym.)
   kFamContact,           ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,   ///< vertex - shell triangle pairs in contact
   kNumFamilies
@@ -61,6 +63,7 @@ using FamilyBindings = FamilyList<RodStretchBinding,
                                   RodQuadraticDragBinding<kFamQuadraticDrag>,
                                   RodWrenchBinding<kFamWrench>,
                                   ShellFollowerPressureBinding<kFamFollowerPressure>,
+                                  RodPressureChamberBinding<kFamPressureChamber>,
                                   ContactEdgeEdgeBinding,
                                   ContactPointTriangleBinding>;
 static_assert(FamilyBindings::kSize == kNumFamilies,
