@@ -310,6 +310,9 @@ std::string rod_scene(const std::string& chamber) {
             "shape": {"type": "straight", "start": [0, 0, 0], "end": [0.3, 0, 0], "nodes": 7}},
            {"name": "bar", "material": "m", "cross_section": {"width": 0.004, "height": 0.002},
             "shape": {"type": "straight", "start": [0, 0.1, 0], "end": [0.3, 0.1, 0], "nodes": 4}}],
+  "networks": [{"name": "net", "material": "m", "radius": 0.002,
+     "nodes": [[0, 0.2, 0], [0.1, 0.2, 0], [0.2, 0.2, 0], [0.3, 0.2, 0]],
+     "edges": [[0, 1], [2, 3], [1, 2]]}],
   "shells": [{"name": "sheet", "material": "m", "thickness": 1e-3,
      "mesh": {"type": "rectangle", "u": [0.1, 0, 0], "v": [0, 0.1, 0], "edge_length": 0.05}}],
   "forces": {"pressure_chambers": )" +
@@ -355,7 +358,7 @@ TEST(RodPressureChamberScene, ReadsRowsAndNamesBadFields) {
   EXPECT_TRUE(free_end);
   const std::vector<std::array<std::string, 2>> cases = {
       {R"({"part": "rod", "last_edge": 6, "area": 1e-6, "pressure": 1})",
-       "chamber.json:9: forces.pressure_chambers.last_edge: must be an integer in [-6, 5]"},
+       "chamber.json:12: forces.pressure_chambers.last_edge: must be an integer in [-6, 5]"},
       {R"({"part": "rod", "first_edge": 0.5, "area": 1e-6, "pressure": 1})",
        "forces.pressure_chambers.first_edge: must be an integer"},
       {R"({"part": "rod", "first_edge": 4, "last_edge": 2, "area": 1e-6, "pressure": 1})",
@@ -380,6 +383,9 @@ TEST(RodPressureChamberScene, ReadsRowsAndNamesBadFields) {
        "forces.pressure_chambers.alpha: must be in (0, 1], got 1.2"},
       {R"({"part": "rod", "pressure": 1})", "forces.pressure_chambers.area: missing (required)"},
       {R"({"part": "rod", "area": 1e-6})", "forces.pressure_chambers.pressure: missing (required)"},
+      {R"({"part": "net", "area": 1e-6, "pressure": 1})",
+       "forces.pressure_chambers.last_edge: part 'net''s edges 0 and 1 do not follow each "
+       "other: a chamber runs along a chain of edges"},
       {R"({"part": "sheet", "area": 1e-6, "pressure": 1})",
        "forces.pressure_chambers.part: part 'sheet' has no rod edges: a chamber runs along a rod"},
       {R"({"part": "hull", "area": 1e-6, "pressure": 1})",
