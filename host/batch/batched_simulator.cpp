@@ -368,6 +368,17 @@ void BatchedSimulator::set_part_youngs_scale(const Real* scale) {
     s.envs[e]->set_part_youngs_scale(std::vector<Real>(scale + e * np, scale + (e + 1) * np));
 }
 
+void BatchedSimulator::set_load_values(const std::string& field, int entry, const Real* values) {
+  Impl& s = *impl_;
+  const int k = load_signal(*s.model, field, entry);
+  for (int e = 0; e < nenv(); ++e)
+    SLENDER_CHECK(std::isfinite(values[e]), "environment ", e, ": the load value of forces.", field,
+                  "[", entry, "] must be finite, got ", values[e]);
+  if (s.vec) return s.vec->set_signal_values(k, values);
+  for (int e = 0; e < nenv(); ++e)
+    s.envs[e]->set_load_value(field, entry, values[e]);
+}
+
 void BatchedSimulator::clear_actions() {
   Impl& s = *impl_;
   if (s.vec) {
@@ -375,6 +386,7 @@ void BatchedSimulator::clear_actions() {
     s.vec->clear_forces();
     s.vec->clear_fixed_targets();
     s.vec->clear_part_youngs_scale();
+    s.vec->clear_signal_values();
     return;
   }
   s.kappa.clear();
@@ -386,6 +398,7 @@ void BatchedSimulator::clear_actions() {
     env->set_external_forces({});
     env->set_fixed_targets({});
     env->set_part_youngs_scale({});
+    env->clear_load_values();
   }
 }
 

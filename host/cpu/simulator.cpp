@@ -211,12 +211,21 @@ struct Simulator::Impl {
     }
     if (!model->signals.empty()) {  // the families' time functions at the state's time
       signal_h.resize(kMaxSignals);
-      eval_signals(*model, state.time, load_factor_at(spec, state.time), signal_h.data());
+      eval_signals(*model, state.time, load_factor_at(spec, state.time), signal_h.data(),
+                   signal_values(), signal_set_ptr());
       ev.signal = signal_h.data();
     }
     return ev;
   }
   mutable std::vector<Real> signal_h;  // eval_view's signals
+  // the caller's values of the families' signals (set_load_value) and where they apply
+  // (kMaxSignals each), or empty
+  std::vector<Real> signal_value;
+  std::vector<unsigned char> signal_set;
+  const Real* signal_values() const { return signal_value.empty() ? nullptr : signal_value.data(); }
+  const unsigned char* signal_set_ptr() const {
+    return signal_set.empty() ? nullptr : signal_set.data();
+  }
   // eval_view leaves out the contact normal forces (Newmark's start)
   bool contact_secant_off = false;
 
@@ -522,6 +531,8 @@ struct Simulator::Impl {
       in.loads_changed = true;
       in.f_time = f_time.data();
     }
+    in.signal_value = signal_values();
+    in.signal_set = signal_set_ptr();
     prescribe(state.time + dt);
     if (motion_target) {
       in.target = motion_target;
@@ -814,6 +825,22 @@ void Simulator::set_part_youngs_scale(std::vector<Real> scale) {
                   "'s modulus factor must be finite and positive, got ", scale[i]);
   impl_->part_factor_used = impl_->part_factor_used || !scale.empty();
   impl_->part_factor = std::move(scale);
+}
+void Simulator::set_load_value(const std::string& field, int entry, Real value) {
+  Impl& s = *impl_;
+  const int k = load_signal(*s.model, field, entry);
+  SLENDER_CHECK(std::isfinite(value), "the load value of forces.", field, "[", entry,
+                "] must be finite, got ", value);
+  if (s.signal_value.empty()) {
+    s.signal_value.assign(kMaxSignals, 0);
+    s.signal_set.assign(kMaxSignals, 0);
+  }
+  s.signal_value[size_t(k)] = value;
+  s.signal_set[size_t(k)] = 1;
+}
+void Simulator::clear_load_values() {
+  impl_->signal_value.clear();
+  impl_->signal_set.clear();
 }
 void Simulator::set_fixed_targets(std::vector<Real> values) {
   const Model& m = *impl_->model;

@@ -140,18 +140,52 @@ void build_family_tables(Model& m) {
       t.nr = B::kReals;
       t.symmetric = B::kTraits.symmetric;
       const FamilySceneInfo info = scene_info<B>(f);
+      int entry = 0;
       for (const FamilyInput& in : m.scene.forces.families) {
         if (in.field != B::kSceneField) continue;
         check_fields(m, in, info);
+        const size_t before = m.signals.size();
         B::build(m, in, t);
+        // the signals this entry added, by field and entry (load_signal)
+        for (size_t k = before; k < m.signals.size(); ++k) {
+          m.signal_field.push_back(B::kSceneField);
+          m.signal_entry.push_back(entry);
+        }
+        ++entry;
       }
     }
   });
 }
 
-void eval_signals(const Model& m, Real t, Real factor, Real* out) {
-  for (int k = 0; k < kMaxSignals; ++k)
-    out[k] = k < int(m.signals.size()) ? factor * eval_time_function(m.signals[size_t(k)], t) : 0;
+void eval_signals(
+    const Model& m, Real t, Real factor, Real* out, const Real* value, const unsigned char* set) {
+  for (int k = 0; k < kMaxSignals; ++k) {
+    if (k >= int(m.signals.size())) {
+      out[k] = 0;
+    } else if (value && set && set[k]) {
+      out[k] = factor * value[k];
+    } else {
+      // (gain 1 leaves the bits of factor * s(t))
+      out[k] = factor * (m.signal_gain[size_t(k)] * eval_time_function(m.signals[size_t(k)], t));
+    }
+  }
+}
+
+int load_signal(const Model& m, const std::string& field, int entry) {
+  std::string entries;
+  int count = 0;
+  for (size_t k = 0; k < m.signals.size(); ++k) {
+    if (m.signal_field[k] != field) continue;
+    if (m.signal_entry[k] == entry) return int(k);
+    ++count;
+  }
+  for (size_t k = 0; k < m.signals.size(); ++k)
+    entries += std::string(entries.empty() ? "" : ", ") + m.signal_field[k] + "[" +
+               std::to_string(m.signal_entry[k]) + "]";
+  throw Error("no load forces." + field + "[" + std::to_string(entry) + "] to set: " +
+              (count ? "forces." + field + " has " + std::to_string(count) + " entries"
+                     : "the scene has no entry of forces." + field + " with a load signal") +
+              " (the loads an action sets: " + (entries.empty() ? "none" : entries) + ")");
 }
 
 [[noreturn]] void input_error(const Model& m,
@@ -170,13 +204,14 @@ int input_part(const Model& m, const FamilyInput& in, const char* field) {
   input_error(m, in, field, "no part named '" + *name + "'");
 }
 
-int input_signal(Model& m, const FamilyInput& in, const char* field) {
+int input_signal(Model& m, const FamilyInput& in, const char* field, Real gain) {
   const TimeFunction* f = in.find_time(field);
   if (int(m.signals.size()) >= kMaxSignals)
     input_error(m, in, field,
                 "more than " + std::to_string(kMaxSignals) +
                     " time functions in the families' fields of one scene");
   m.signals.push_back(f ? *f : TimeFunction{});
+  m.signal_gain.push_back(gain);
   return int(m.signals.size()) - 1;
 }
 

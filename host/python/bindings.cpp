@@ -813,6 +813,13 @@ PYBIND11_MODULE(_core, m) {
           py::arg("scale"),
           "each part's Young's modulus times a factor (npart, positive), from the next step on; "
           "None: all 1")
+      .def("set_load_value", &Simulator::set_load_value, py::arg("field"), py::arg("entry"),
+           py::arg("value"),
+           "the load of entry `entry` of the scene field forces.<field> takes `value` in place of "
+           "its signal from the next step on: a pressure chamber's pressure [Pa], a wrench's or "
+           "a shell pressure's factor")
+      .def("clear_load_values", &Simulator::clear_load_values,
+           "every load back to its time function")
       .def(
           "set_natural_stretch",
           [](Simulator& s, py::object v) {
@@ -1237,6 +1244,17 @@ PYBIND11_MODULE(_core, m) {
           "each environment's factor of each part's Young's modulus (num_envs x npart, "
           "positive): a limb stiffened or softened by the policy (either engine); "
           "clear_actions goes back to 1")
+      .def(
+          "set_load_values",
+          [](PyBatch& b, const std::string& field, int entry, const py::object& o) {
+            const Array a = real_array(o, "load_values");
+            b.batch->set_load_values(field, entry, checked(a, {b.batch->nenv()}, "load_values"));
+          },
+          py::arg("field"), py::arg("entry"), py::arg("values"),
+          "each environment's value (num_envs) of the load of entry `entry` of the scene field "
+          "forces.<field>, in place of its signal from the next step on: a pressure chamber's "
+          "pressure [Pa], a wrench's or a shell pressure's factor (either engine); "
+          "clear_actions goes back to the time functions")
       .def("clear_actions", [](PyBatch& b) { b.batch->clear_actions(); })
       .def(
           "set_params",

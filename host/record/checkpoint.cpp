@@ -197,6 +197,10 @@ SceneFingerprint scene_fingerprint(const Model& m, const IntegratorSpec& in) {
       f(l.node)(l.force)(l.time);
     for (const TimeFunction& t : m.signals)
       f(t);
+    // the signals' amplitudes where not 1 (a pressure chamber's pressure), so that the models
+    // of scenes without any keep their fingerprints
+    for (size_t k = 0; k < m.signal_gain.size(); ++k)
+      if (m.signal_gain[k] != 1) f(int(k))(m.signal_gain[k]);
     f.vec(m.youngs_time_part);
     for (const TimeFunction& t : m.youngs_time)
       f(t);

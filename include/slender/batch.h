@@ -132,7 +132,13 @@ class BatchedSimulator {
   /// a policy can stiffen or soften a limb. Both engines (the vectorized one with the
   /// per-environment engine's bits)
   void set_part_youngs_scale(const Real* scale);
-  /// back to the scene's natural shape, actuation, loads, motions and part moduli
+  /// each environment's value of the load of entry `entry` of the family scene field
+  /// forces.<field> (values: nenv, finite), in place of its signal from the next step on
+  /// (Simulator::set_load_value: a pressure chamber's pressure [Pa], a wrench's or a shell
+  /// pressure's factor). Both engines (the vectorized one with the per-environment one's bits)
+  void set_load_values(const std::string& field, int entry, const Real* values);
+  /// back to the scene's natural shape, actuation, loads (and their time functions), motions
+  /// and part moduli
   void clear_actions();
 
   // ---- boundary conditions and twists of one environment, now ---------------------------------

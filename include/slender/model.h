@@ -60,8 +60,20 @@ void set_dofs_fixed(const Model& m,
 void add_point_loads(const Model& m, Real t, Real factor, Real* f);
 
 /// The model's signals at time t times `factor` (a static step's load factor) into out
-/// (kMaxSignals values, 0 past the model's).
-void eval_signals(const Model& m, Real t, Real factor, Real* out);
+/// (kMaxSignals values, 0 past the model's): signal k is factor * gain_k * s_k(t)
+/// (Model::signal_gain, Model::signals). Where `value` is given and set[k] != 0, signal k is
+/// factor * value[k] instead: the caller's value of that load (an action: Simulator::
+/// set_load_value, BatchedSimulator::set_load_values; value and set of kMaxSignals entries).
+void eval_signals(const Model& m,
+                  Real t,
+                  Real factor,
+                  Real* out,
+                  const Real* value = nullptr,
+                  const unsigned char* set = nullptr);
+/// The signal of entry `entry` (0-based, in the scene's order) of the family scene field
+/// forces.<field> (Model::signal_field, signal_entry): the load an action sets. Throws
+/// slender::Error naming the field and its entries when no entry of that field has a signal.
+int load_signal(const Model& m, const std::string& field, int entry);
 
 /// The scene fields of the families that keep their own tables (forces.<field>), in family
 /// order: what the scene reader accepts and checks.
@@ -71,10 +83,12 @@ std::vector<FamilySceneInfo> family_scene_fields();
 /// throws InputError naming the scene file, line and field when the part does not exist.
 int input_part(const Model& m, const FamilyInput& in, const char* field);
 /// For a family's build: the signal of entry `in`'s time function `field` (added to
-/// m.signals; a constant 1 when the entry gives none). A signal is its function times the
+/// m.signals; a constant 1 when the entry gives none), times `gain` (Model::signal_gain: a
+/// family whose rows are per unit of an amplitude, such as a pressure chamber's per pascal,
+/// gives the amplitude; 1 for the others). A signal is its gain times its function times the
 /// static mode's load factor, so that a family's load ramps as gravity and the point loads do.
 /// Throws InputError past kMaxSignals.
-int input_signal(Model& m, const FamilyInput& in, const char* field);
+int input_signal(Model& m, const FamilyInput& in, const char* field, Real gain = 1);
 /// For a family's build: the value of number `field` of entry `in`, or `fallback`.
 Real input_number(const Model& m, const FamilyInput& in, const char* field, Real fallback);
 /// For a family's build: the 3-vector `field` of entry `in` (FieldKind::kVec3), or `fallback`.
@@ -178,6 +192,11 @@ struct Model {
   /// the time functions the family tables refer to by index (at most kMaxSignals); their values
   /// at the evaluation time reach the stencils as EvalView::signal (set_signals)
   std::vector<TimeFunction> signals;
+  /// each signal's amplitude (input_signal's gain; 1 for most families), its family's scene
+  /// field and the index of its entry among that field's entries (load_signal)
+  std::vector<Real> signal_gain;
+  std::vector<std::string> signal_field;
+  std::vector<int> signal_entry;
 
   // loads
   Vec3 gravity = Vec3{{0, 0, 0}};      ///< [m/s^2]

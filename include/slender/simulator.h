@@ -127,6 +127,16 @@ class Simulator {
   /// in time and set_params' youngs_scale (Kelvin-Voigt viscosity and Rayleigh beta K stay as
   /// they are); empty = all 1. Throws slender::Error on a wrong size or value.
   void set_part_youngs_scale(std::vector<Real> scale);
+  /// the load of entry `entry` (0-based, in the scene's order) of the family scene field
+  /// forces.<field> takes `value` in place of its signal (its time function times its
+  /// amplitude) from the next step on, until changed: a pressure chamber's pressure p [Pa] (in
+  /// place of pressure s(t)); a wrench's, a pressure's or a follower pressure's factor s of its
+  /// force and moment or pressure (in place of s(t)). In static mode the load factor
+  /// multiplies it as it does the time function. Throws slender::Error for a field or entry
+  /// without a load signal (load_signal, model.h) or a value that is not finite.
+  void set_load_value(const std::string& field, int entry, Real value);
+  /// every load back to its time function
+  void clear_load_values();
   /// physical parameters of this simulator (CPU backend; the CUDA backend throws)
   void set_params(const EnvParams& p);
   const EnvParams& params() const;

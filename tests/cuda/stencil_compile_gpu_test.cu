@@ -10,6 +10,7 @@
 
 #include "cuda/gpu_test_util.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/rod_pressure_chamber.h"
 #include "slender/stencils/rod_quadratic_drag.h"
 #include "slender/stencils/rod_wrench.h"
 #include "slender/stencils/shell_follower_pressure.h"
@@ -79,6 +80,28 @@ struct WrenchEval {
     t = t / norm(t);
     q.d1 = p.d1 - dot(p.d1, t) * t;
     q.d1 = q.d1 / norm(q.d1);
+    rod_wrench_eval(x, q, kGradHess, r);
+  }
+};
+
+// a pressure chamber's end edge (rod_pressure_chamber.h): the wrench per pascal computed where
+// the kernel runs, times the pressure, as a follower wrench
+struct ChamberEval {
+  Real alpha, area, offset, angle, p;
+  int at;
+  __host__ __device__ void operator()(const Vec<7>& x, LocalEval<7>& r) const {
+    RodWrench::Params q;
+    Vec3 F, M;
+    pressure_chamber_wrench(alpha, area, offset, angle, F, M);
+    q.F = p * F;
+    q.M = p * M;
+    Vec3 t = x.segment<3>(3) - x.segment<3>(0);
+    t = t / norm(t);
+    const Vec3 d1 = Vec3{{0.3, -0.5, 0.8}};
+    q.d1 = d1 - dot(d1, t) * t;
+    q.d1 = q.d1 / norm(q.d1);
+    q.at = at;
+    q.follower = 1;
     rod_wrench_eval(x, q, kGradHess, r);
   }
 };
@@ -310,6 +333,17 @@ TEST(StencilGpu, ThrustMatchesHost) {
   p.c = 110;
   p.e = vec3(0, 0, 1);
   compare_on_device<12>(random_hinges(17), ThrustEval{p});
+}
+
+TEST(StencilGpu, PressureChamberMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<7>> xs(256);
+  const std::vector<Vec<12>> h = random_hinges(17);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int k = 0; k < 7; ++k)
+      xs[i][k] = h[i][k];
+  for (int at : {0, 1})
+    compare_on_device<7>(xs, ChamberEval{0.8, 2.8e-5, 7e-3, 2.0943951023931953, 6e4, at});
 }
 
 TEST(StencilGpu, FollowerPressureMatchesHost) {

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "io/input_file.h"
 #include "io/json.h"
@@ -919,6 +921,60 @@ TEST(BadInput, LoadsOnFixedDofsAreRefused) {
   // the same load on a free node is fine
   const std::string free_load = with("\"node\": 1,", "\"node\": 2,", load);
   EXPECT_NO_THROW(build_model(read_scene_text(free_load, kFile, "")));
+}
+
+}  // namespace SLENDER_UNITY_ID
+}  // namespace
+}  // namespace slender
+
+namespace slender {
+namespace {
+namespace SLENDER_UNITY_ID {
+
+// a pressure chamber along the beam (radius 1 mm, 50 edges): each bad field named with the file
+// and the line of its entry (the second entry of the list here)
+TEST(BadInput, PressureChambers) {
+  auto chambers = [](const std::string& second) {
+    return with("  \"integrator\"",
+                "  \"forces\": {\"pressure_chambers\": [\n"
+                "    {\"part\": \"beam\", \"area\": 1e-7, \"offset\": 5e-4, \"pressure\": 1e5},\n"
+                "    " +
+                    second +
+                    "]},\n"
+                    "  \"integrator\"");
+  };
+  const std::string ok = chambers(R"({"part": "beam", "first_edge": 10, "last_edge": -10,
+      "area": 2e-7, "offset": 4e-4, "angle": 2.1, "alpha": 0.7, "pressure": 3e4})");
+  // the first: 2 rows on each of the 50 edges (both ends are the rod's: their own edges take
+  // the moments); the second: on edges 10..40, and half of each end moment on edges 9 and 41
+  EXPECT_EQ(build_model(read_scene_text(ok, kFile, ""))->tables[kFamPressureChamber].rows,
+            2 * 50 + 2 * 31 + 2);
+  const std::vector<std::array<std::string, 3>> cases = {
+      // (the second entry, its field, a part of the message)
+      {R"({"part": "beam", "first_edge": 50, "area": 1e-7, "pressure": 1})", "first_edge",
+       "must be an integer in [-50, 49]"},
+      {R"({"part": "beam", "first_edge": 30, "last_edge": 20, "area": 1e-7, "pressure": 1})",
+       "last_edge", "comes before first_edge"},
+      {R"({"part": "beam", "area": -1e-7, "pressure": 1})", "area", "must be positive"},
+      {R"({"part": "beam", "area": 4e-6, "pressure": 1})", "area",
+       "must be smaller than part 'beam''s section"},
+      {R"({"part": "beam", "area": 1e-7, "offset": 1.5e-3, "pressure": 1})", "offset",
+       "lies outside part 'beam''s section (radius 0.001 m)"},
+      {R"({"part": "beam", "area": 1e-7, "alpha": 1.5, "pressure": 1})", "alpha",
+       "must be in (0, 1]"},
+      {R"({"part": "beam", "area": 1e-7, "alpha": -0.5, "pressure": 1})", "alpha",
+       "must be in (0, 1]"},
+      {R"({"part": "beam", "area": 1e-7})", "pressure", "missing (required)"},
+      {R"({"part": "beam", "area": 1e-7, "pressure": 1, "depth": 2})", "depth", "unknown field"},
+  };
+  for (const auto& c : cases) {
+    const std::string text = chambers(c[0]);
+    const InputError e = catch_input_error([&] { build_model(read_scene_text(text, kFile, "")); });
+    EXPECT_EQ(e.file(), kFile) << c[0];
+    EXPECT_EQ(e.line(), line_of(text, c[0])) << e.what();
+    EXPECT_EQ(e.field(), "forces.pressure_chambers[1]." + c[1]) << e.what();
+    EXPECT_NE(e.message().find(c[2]), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace SLENDER_UNITY_ID

@@ -352,6 +352,36 @@ def test_part_youngs_scale_per_environment(model):
     np.testing.assert_array_equal(b.positions()[0], b.positions()[1])
 
 
+def test_chamber_pressures_as_actions():
+    # Bartholdt's actuator with each environment's pressure in chamber 0 (Pa, in place of the
+    # scene's step): environment 1 at 60 kPa bends away from the chamber (-x), environment 0 at
+    # 0 does not; a Simulator with the same value takes the same steps, to the bit, on either
+    # batch engine; bad requests raise
+    model = slender.load_model(os.path.join(ROOT, "apps", "scenes", "bartholdt_actuator.json"))
+    tip = int(np.argmin(model.initial_positions[:, 2]))  # the lowest node (the clamp's ghost
+    sim = slender.Simulator(model)                       # node is the model's last)
+    sim.set_load_value("pressure_chambers", 0, 6e4)
+    for engine in ("per-env", "vectorized"):
+        b = slender.BatchedSimulator(model, 2, engine=engine)
+        b.set_load_values("pressure_chambers", 0, np.array([0.0, 6e4]))
+        for _ in range(5):
+            assert np.all(b.step() == 0)
+        x = b.positions()
+        assert x[1, tip, 0] < -1e-4 and abs(x[0, tip, 0]) < 1e-12
+        if engine == "per-env":
+            for _ in range(5):
+                sim.step()
+        np.testing.assert_array_equal(b.positions()[1], sim.positions)
+        b.clear_actions()
+    with pytest.raises(ValueError, match="load_values"):
+        b.set_load_values("pressure_chambers", 0, np.zeros(3))
+    with pytest.raises(RuntimeError, match="forces.pressure_chambers has 3 entries"):
+        sim.set_load_value("pressure_chambers", 5, 1.0)
+    with pytest.raises(RuntimeError, match="finite"):
+        b.set_load_values("pressure_chambers", 2, np.array([0.0, np.nan]))
+    sim.clear_load_values()
+
+
 def test_force_callback_spring_with_jacobian():
     # a spring from the cantilever's tip to a point above it, from Python: with its Jacobian
     # Newton takes as many iterations as without the spring, without it more, to the same

@@ -31,6 +31,10 @@ class VectorEngine {
   /// each environment's factor of each part's Young's modulus (nenv x npart)
   virtual void set_part_youngs_scale(const Real* s) = 0;
   virtual void clear_part_youngs_scale() = 0;
+  /// each environment's value of signal k (nenv) in place of its time function; back to the
+  /// time functions
+  virtual void set_signal_values(int k, const Real* v) = 0;
+  virtual void clear_signal_values() = 0;
   virtual void set_params(int env, const EnvParams& p) = 0;
   virtual const EnvParams& params(int env) const = 0;
   virtual void set_state(int env, const State& s) = 0;
@@ -116,6 +120,8 @@ class VectorEngineOf final : public VectorEngine {
   }
   void set_part_youngs_scale(const Real* s) override { nt_.set_part_youngs_scale(s); }
   void clear_part_youngs_scale() override { nt_.clear_part_youngs_scale(); }
+  void set_signal_values(int k, const Real* v) override { nt_.set_signal_values(k, v); }
+  void clear_signal_values() override { nt_.clear_signal_values(); }
   void clear_fixed_targets() override {
     const typename X::OnDevice on(device_);
     nt_.clear_fixed_targets();

@@ -44,6 +44,10 @@ struct DeviceStepInputs {
   // point loads at the evaluation time, uploaded when `loads_changed`
   bool loads_changed = false;
   const Real* f_time = nullptr;  // (ndof)
+  // the caller's values of the families' signals (Simulator::set_load_value): kMaxSignals
+  // values, and where they replace the signals' time functions (null: nowhere)
+  const Real* signal_value = nullptr;
+  const unsigned char* signal_set = nullptr;
   // prescribed motion at the step's end (null: none), uploaded every step: one value per fixed
   // DOF (Model::fixed_dof) when `target_fixed`, else per DOF the scene's motions move
   // (Model::motion_dof)

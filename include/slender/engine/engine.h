@@ -476,6 +476,25 @@ class Engine {
     if (!parts_scaled_) se_.clear_part_scales();
     part_scale_stale_ = true;
   }
+  /// each environment's value of signal k (nenv, checked by the caller): the load it
+  /// multiplies (a pressure chamber's pressure, a wrench's factor) takes it in place of its time
+  /// function from the next step on (eval_signals)
+  void set_signal_values(int k, const Real* v) {
+    SLENDER_CHECK(k >= 0 && k < int(model_->signals.size()), "signal ", k, " out of range");
+    if (signal_value_h_.empty()) {
+      signal_value_h_.assign(size_t(nenv_) * kMaxSignals, 0);
+      signal_set_h_.assign(size_t(nenv_) * kMaxSignals, 0);
+    }
+    for (int e = 0; e < nenv_; ++e) {
+      signal_value_h_[size_t(e) * kMaxSignals + size_t(k)] = v[e];
+      signal_set_h_[size_t(e) * kMaxSignals + size_t(k)] = 1;
+    }
+  }
+  /// back to the signals' time functions
+  void clear_signal_values() {
+    signal_value_h_.clear();
+    signal_set_h_.clear();
+  }
   /// the caller's state-dependent force (core/force.h; one environment on a host executor),
   /// evaluated with every residual; an empty function removes it. symmetric = false: its
   /// Jacobian may be non-symmetric (LU from then on)
@@ -676,9 +695,13 @@ class Engine {
     if (!m.signals.empty()) {
       std::vector<Real>& sv = sig_scratch_;
       sv.assign(size_t(B) * kMaxSignals, 0);
+      const bool values = !signal_value_h_.empty();
       for (int e = 0; e < B; ++e) {
         const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
-        eval_signals(m, ce.t_eval, ce.load_factor, sv.data() + e * kMaxSignals);
+        const size_t o = size_t(e) * kMaxSignals;
+        eval_signals(m, ce.t_eval, ce.load_factor, sv.data() + o,
+                     values ? signal_value_h_.data() + o : nullptr,
+                     values ? signal_set_h_.data() + o : nullptr);
       }
       X::upload(signal_, sv.data(), sv.size());
     }
@@ -804,7 +827,7 @@ class Engine {
     dt_ = in.dt;
     if (!m.signals.empty()) {  // the families' time functions at the evaluation time
       Real sv[kMaxSignals];
-      eval_signals(m, c_.t_eval, c_.load_factor, sv);
+      eval_signals(m, c_.t_eval, c_.load_factor, sv, in.signal_value, in.signal_set);
       X::upload(signal_, sv, kMaxSignals);
     }
   }
@@ -1491,6 +1514,10 @@ class Engine {
   std::vector<Real> forces_, time_;
   std::vector<Real> ft_scratch_;   // the loads of a step on the host
   std::vector<Real> sig_scratch_;  // the signals of a step on the host
+  // the caller's signal values (set_signal_values) and where they apply (nenv x kMaxSignals
+  // each), or empty
+  std::vector<Real> signal_value_h_;
+  std::vector<unsigned char> signal_set_h_;
   // prescribed motion: the model's slot maps, the caller's targets (nenv x nfixed), the scene's
   // motions' of this step (nenv x nmoved, from tv_scratch_) or the front end's (target_), and
   // this step's choice

@@ -185,6 +185,8 @@ inline void tally_engine_memory(const Model& m,
   if (!m.signals.empty()) {
     exec.env<Real>(kMaxSignals);
     host.env<Real>(kMaxSignals);  // sig_scratch_, and the constructor's
+    host.env<Real>(kMaxSignals);  // the caller's signal values and where they apply
+    host.env<unsigned char>(kMaxSignals);
   }
   // per-environment scalars: active_, alpha_, mu_ (X); active_h_, active_dev_h_,
   // alpha_dev_h_, mu_h_, friction_, warn_ (3), events_done_, time_, steps_, ok_h_,

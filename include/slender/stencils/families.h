@@ -12,6 +12,7 @@
 
 #include "slender/core/parallel_for.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/rod_pressure_chamber.h"
 #include "slender/stencils/rod_quadratic_drag.h"
 #include "slender/stencils/rod_wrench.h"
 #include "slender/stencils/shell_follower_pressure.h"
@@ -38,6 +39,7 @@ enum Family : int {
   kFamWrench,            ///< rod edges: a force and moment, world or follower (table)
   kFamFollowerPressure,  ///< shell triangles: a follower pressure on a sheet (table, non-symmetric)
   kFamThrust,            ///< shell triangles: a bell's jet thrust (table, non-symmetric)
+  kFamPressureChamber,   ///< rod edges: a pressure chamber's follower wrenches (table, non-sym.)
   kFamContact,           ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,   ///< vertex - shell triangle pairs in contact
   kNumFamilies
@@ -64,6 +66,7 @@ using FamilyBindings = FamilyList<RodStretchBinding,
                                   RodWrenchBinding<kFamWrench>,
                                   ShellFollowerPressureBinding<kFamFollowerPressure>,
                                   ShellThrustBinding<kFamThrust>,
+                                  RodPressureChamberBinding<kFamPressureChamber>,
                                   ContactEdgeEdgeBinding,
                                   ContactPointTriangleBinding>;
 static_assert(FamilyBindings::kSize == kNumFamilies,

@@ -23,7 +23,7 @@
 namespace slender {
 
 /// the most stencil families (the size of the views' table arrays)
-constexpr int kMaxFamilies = 16;
+constexpr int kMaxFamilies = 24;
 /// the most time functions (signals) the family inputs of one model may name
 constexpr int kMaxSignals = 8;
 

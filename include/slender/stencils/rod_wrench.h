@@ -132,6 +132,37 @@ SLENDER_HD inline void rod_wrench_eval(const Vec<7>& x,
   }
 }
 
+namespace detail {
+
+/// For a family's build (host): the rod part entry `in` names in `field`; throws InputError
+/// naming the field when it has no rod edges (`why` says what needs them).
+template <class Model, class Input>
+int input_rod_part(const Model& m, const Input& in, const char* field, const std::string& why) {
+  const int part = input_part(m, in, field);
+  if (m.part_edge_adr[size_t(part) + 1] == m.part_edge_adr[size_t(part)])
+    input_error(m, in, field,
+                "part '" + m.scene.parts[size_t(part)].name + "' has no rod edges: " + why);
+  return part;
+}
+
+/// For a family's build (host): the part-local edge (0 .. count - 1) that number `field` of
+/// entry `in` names among part `part`'s rod edges (negative from the end; `fallback` when the
+/// entry does not give it); throws InputError naming the field when it is not an integer
+/// within the part's edges.
+template <class Model, class Input>
+int input_part_edge(const Model& m, const Input& in, const char* field, Real fallback, int part) {
+  const int count = m.part_edge_adr[size_t(part) + 1] - m.part_edge_adr[size_t(part)];
+  const Real index = input_number(m, in, field, fallback);
+  if (index != Real(long(index)) || index < -count || index >= count)
+    input_error(m, in, field,
+                "must be an integer in [-" + std::to_string(count) + ", " +
+                    std::to_string(count - 1) + "] (part '" + m.scene.parts[size_t(part)].name +
+                    "' has " + std::to_string(count) + " edges; negative counts from the end)");
+  return index < 0 ? int(index) + count : int(index);
+}
+
+}  // namespace detail
+
 /// The wrench family F (families.h): one row per scene entry,
 ///   ints [n_a, n_b, edge, at, follower, signal], reals [F (3), M (3)],
 /// from the scene field forces.wrenches: {"part": rod, "edge": index (negative from the end,
@@ -211,21 +242,9 @@ struct RodWrenchBinding {
   /// out of range or not an integer, an unknown node or frame, or neither force nor moment.
   template <class Model, class Input>
   static void build(Model& m, const Input& in, FamilyTable& table) {
-    const int part = input_part(m, in, "part");
-    const int adr = m.part_edge_adr[size_t(part)];
-    const int count = m.part_edge_adr[size_t(part) + 1] - adr;
-    if (count == 0)
-      input_error(m, in, "part",
-                  "part '" + m.scene.parts[size_t(part)].name +
-                      "' has no rod edges: a wrench acts on a rod's edge");
-    const Real index = input_number(m, in, "edge", -1);
-    if (index != Real(long(index)) || index < -count || index >= count)
-      input_error(m, in, "edge",
-                  "must be an integer in [-" + std::to_string(count) + ", " +
-                      std::to_string(count - 1) + "] (part '" + m.scene.parts[size_t(part)].name +
-                      "' has " + std::to_string(count) + " edges; negative counts from the end)");
-    const int local = index < 0 ? int(index) + count : int(index);
-    const int edge = m.part_edge[size_t(adr + local)];
+    const int part = detail::input_rod_part(m, in, "part", "a wrench acts on a rod's edge");
+    const int edge = m.part_edge[size_t(m.part_edge_adr[size_t(part)] +
+                                        detail::input_part_edge(m, in, "edge", -1, part))];
     const std::string node = input_word(m, in, "node", "end");
     if (node != "start" && node != "end")
       input_error(m, in, "node", "must be \"start\" or \"end\", not \"" + node + "\"");
