@@ -201,6 +201,24 @@ SLENDER_HD inline void gather_positions(const Real* q, const int* node, Vec<D>& 
       x[3 * a + i] = q[3 * node[a] + i];
 }
 
+/// the inputs of a load that depends on the nodes' velocities (drag, thrust): the positions of
+/// N nodes from environment env's q into x, and the step's position and velocity offsets at
+/// them (0 where the step has none) with its c_u into p, so that the stencil's velocity is
+/// u = u_hat + c_u (x - q_hat)
+template <int N, int D, class P>
+SLENDER_HD inline void gather_moving_nodes(
+    const EvalView& s, long base, const int* node, Vec<D>& x, P& p) {
+  for (int a = 0; a < N; ++a) {
+    const int n = node[a];
+    for (int i = 0; i < 3; ++i) {
+      x[3 * a + i] = s.q[base + 3 * n + i];
+      p.q_hat[a][i] = s.q_hat ? s.q_hat[base + 3 * n + i] : 0;
+      p.u_hat[a][i] = s.u_hat ? s.u_hat[base + 3 * n + i] : 0;
+    }
+  }
+  p.c_u = s.c_u;
+}
+
 }  // namespace detail
 
 struct RodStretchBinding {
@@ -293,15 +311,7 @@ struct ShellDragBinding {
     const long base = long(env) * m.ndof;
     Vec<9> x;
     ShellDrag::Params p;
-    for (int a = 0; a < 3; ++a) {
-      const int n = m.tri_node[3 * k + a];
-      for (int i = 0; i < 3; ++i) {
-        x[3 * a + i] = s.q[base + 3 * n + i];
-        p.q_hat[a][i] = s.q_hat ? s.q_hat[base + 3 * n + i] : 0;
-        p.u_hat[a][i] = s.u_hat ? s.u_hat[base + 3 * n + i] : 0;
-      }
-    }
-    p.c_u = s.c_u;
+    detail::gather_moving_nodes<3>(s, base, m.tri_node + 3 * k, x, p);
     p.rho_med = m.drag_density;
     p.C_D = m.drag_coefficient;
     p.A_bar = m.tri_area_bar[k];
@@ -333,15 +343,7 @@ struct RodRftBinding {
     const long base = long(env) * m.ndof;
     Vec<6> x;
     RodRft::Params p;
-    for (int a = 0; a < 2; ++a) {
-      const int n = m.edge_node[2 * k + a];
-      for (int i = 0; i < 3; ++i) {
-        x[3 * a + i] = s.q[base + 3 * n + i];
-        p.q_hat[a][i] = s.q_hat ? s.q_hat[base + 3 * n + i] : 0;
-        p.u_hat[a][i] = s.u_hat ? s.u_hat[base + 3 * n + i] : 0;
-      }
-    }
-    p.c_u = s.c_u;
+    detail::gather_moving_nodes<2>(s, base, m.edge_node + 2 * k, x, p);
     p.c_t = m.rft_tangential;
     p.c_n = m.rft_normal;
     p.l_bar = m.edge_EA[k] > 0 ? m.edge_l_bar[k] : 0;

@@ -119,15 +119,7 @@ struct RodQuadraticDragBinding {
     const long base = long(env) * m.ndof;
     Vec<6> x;
     RodQuadraticDrag::Params p;
-    for (int a = 0; a < 2; ++a) {
-      const int n = row[a];
-      for (int i = 0; i < 3; ++i) {
-        x[3 * a + i] = s.q[base + 3 * n + i];
-        p.q_hat[a][i] = s.q_hat ? s.q_hat[base + 3 * n + i] : 0;
-        p.u_hat[a][i] = s.u_hat ? s.u_hat[base + 3 * n + i] : 0;
-      }
-    }
-    p.c_u = s.c_u;
+    detail::gather_moving_nodes<2>(s, base, row, x, p);
     p.C = t.r[kReals * k];
     rod_quadratic_drag_eval(x, p, want, r);
   }

@@ -54,9 +54,11 @@ struct ShellThrust {
 };
 
 /// The rate of change dV/dt [m^3/s] of the wedge (r, x0, x1, x2) at the local DOFs x with the
-/// integrator's velocities of p.
-SLENDER_HD inline Real shell_thrust_volume_rate(const Vec<12>& x, const ShellThrust::Params& p) {
-  Vec3 y[3], w[3];
+/// integrator's velocities of p; y[a] = x_a - r and w[a] = u_a - u_r, which the Jacobian uses too.
+SLENDER_HD inline Real shell_thrust_volume_rate(const Vec<12>& x,
+                                                const ShellThrust::Params& p,
+                                                Vec3 (&y)[3],
+                                                Vec3 (&w)[3]) {
   const Vec3 r = x.segment<3>(9);
   const Vec3 ur = p.u_hat[3] + p.c_u * (r - p.q_hat[3]);
   for (int a = 0; a < 3; ++a) {
@@ -69,6 +71,12 @@ SLENDER_HD inline Real shell_thrust_volume_rate(const Vec<12>& x, const ShellThr
          6;
 }
 
+/// The same rate alone.
+SLENDER_HD inline Real shell_thrust_volume_rate(const Vec<12>& x, const ShellThrust::Params& p) {
+  Vec3 y[3], w[3];
+  return shell_thrust_volume_rate(x, p, y, w);
+}
+
 /// Negated thrust forces (g) and, on request, their Jacobian (H, not symmetric) of one bell
 /// triangle with its reference node. E is always 0.
 SLENDER_HD inline void shell_thrust_eval(const Vec<12>& x,
@@ -79,16 +87,7 @@ SLENDER_HD inline void shell_thrust_eval(const Vec<12>& x,
   out.E = 0;
   if (want == kEnergy) return;
   Vec3 y[3], w[3];
-  const Vec3 r = x.segment<3>(9);
-  const Vec3 ur = p.u_hat[3] + p.c_u * (r - p.q_hat[3]);
-  for (int a = 0; a < 3; ++a) {
-    const Vec3 xa = x.segment<3>(3 * a);
-    y[a] = xa - r;
-    w[a] = p.u_hat[a] + p.c_u * (xa - p.q_hat[a]) - ur;
-  }
-  const Real rate =
-      (dot(w[0], cross(y[1], y[2])) + dot(w[1], cross(y[2], y[0])) + dot(w[2], cross(y[0], y[1]))) /
-      6;
+  const Real rate = shell_thrust_volume_rate(x, p, y, w);
   out.g.set_zero();
   if (want & kHess) out.H.set_zero();
   if (!(rate < 0)) return;  // a growing (or still) wedge expels nothing
@@ -149,15 +148,7 @@ struct ShellThrustBinding {
     const long base = long(env) * m.ndof;
     Vec<12> x;
     ShellThrust::Params p;
-    for (int a = 0; a < 4; ++a) {
-      const int n = row[a];
-      for (int i = 0; i < 3; ++i) {
-        x[3 * a + i] = s.q[base + 3 * n + i];
-        p.q_hat[a][i] = s.q_hat ? s.q_hat[base + 3 * n + i] : 0;
-        p.u_hat[a][i] = s.u_hat ? s.u_hat[base + 3 * n + i] : 0;
-      }
-    }
-    p.c_u = s.c_u;
+    detail::gather_moving_nodes<4>(s, base, row, x, p);
     p.c = re[0];
     p.e = Vec3{{re[1], re[2], re[3]}};
     shell_thrust_eval(x, p, want, r);
