@@ -135,24 +135,34 @@ SLENDER_HD inline void hinge_expand_grad(const Vec<9>& gr, Vec<12>& g) {
     }
 }
 
-// expand a reduced Hessian: H_x = M^T H_r M
+// expand a reduced Hessian: H_x = M^T H_r M with x0 = -e - a, x1 = e - b, x2 = a, x3 = b (the
+// nodes' coefficients). Each entry sums the at most four reduced entries its two nodes enter, in
+// the order (e, a, b) of the row node, then of the column node: the order of the sum over all
+// of M's entries that skips the zeros, written out (a loop over M's entries was half of a
+// shell scene's stencil time)
 SLENDER_HD inline void hinge_expand_hess(const Mat<9, 9>& Hr, Mat<12, 12>& H) {
-  for (int n = 0; n < 4; ++n)
-    for (int m = 0; m < 4; ++m)
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-          Real v = 0;
-          for (int k = 0; k < 3; ++k) {
-            const Real ckn = hinge_map(k, n);
-            if (ckn == 0) continue;
-            for (int c = 0; c < 3; ++c) {
-              const Real ccm = hinge_map(c, m);
-              if (ccm == 0) continue;
-              v += ckn * ccm * Hr(3 * k + i, 3 * c + j);
-            }
-          }
-          H(3 * n + i, 3 * m + j) = v;
-        }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const Real EE = Hr(i, j), EA = Hr(i, 3 + j), EB = Hr(i, 6 + j);
+      const Real AE = Hr(3 + i, j), AA = Hr(3 + i, 3 + j), AB = Hr(3 + i, 6 + j);
+      const Real BE = Hr(6 + i, j), BA = Hr(6 + i, 3 + j), BB = Hr(6 + i, 6 + j);
+      H(i, j) = EE + EA + AE + AA;
+      H(i, 3 + j) = -EE + EB - AE + AB;
+      H(i, 6 + j) = -EA - AA;
+      H(i, 9 + j) = -EB - AB;
+      H(3 + i, j) = -EE - EA + BE + BA;
+      H(3 + i, 3 + j) = EE - EB - BE + BB;
+      H(3 + i, 6 + j) = EA - BA;
+      H(3 + i, 9 + j) = EB - BB;
+      H(6 + i, j) = -AE - AA;
+      H(6 + i, 3 + j) = AE - AB;
+      H(6 + i, 6 + j) = AA;
+      H(6 + i, 9 + j) = AB;
+      H(9 + i, j) = -BE - BA;
+      H(9 + i, 3 + j) = BE - BB;
+      H(9 + i, 6 + j) = BA;
+      H(9 + i, 9 + j) = BB;
+    }
 }
 
 }  // namespace detail
