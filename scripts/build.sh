@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds Slender (Release) into build/. CUDA is built when nvcc is found; set
 # SLENDER_CUDA=OFF to skip it, CUDA_ARCH to change the architecture list (default 90). Without a
-# visible GPU the device code is compiled at NVVM -O1 (SLENDER_CUDA_QUICK_DEVICE), unless
-# SLENDER_DEVICE_OPT=full, and the GPU suites are not built, unless SLENDER_GPU_TESTS=ON.
+# visible GPU the device code is compiled at NVVM -O1 and ptxas -O0 (SLENDER_CUDA_QUICK_DEVICE),
+# unless SLENDER_DEVICE_OPT=full, and the GPU suites are not built, unless SLENDER_GPU_TESTS=ON.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -10,9 +10,9 @@ cd "$root"
 extra=()
 if [ -n "${SLENDER_CUDA:-}" ]; then extra+=("-DSLENDER_WITH_CUDA=${SLENDER_CUDA}"); fi
 if [ -n "${CI:-}" ]; then extra+=("-DSLENDER_WERROR=ON"); fi
-# device code no GPU here will run is compiled quickly (NVVM -O1, CMakeLists.txt); with a GPU
-# visible, or SLENDER_DEVICE_OPT=full, at full optimisation. The GPU suites, which only a GPU
-# runs, are left out of the build without one unless SLENDER_GPU_TESTS=ON
+# device code no GPU here will run is compiled quickly (NVVM -O1, ptxas -O0, CMakeLists.txt);
+# with a GPU visible, or SLENDER_DEVICE_OPT=full, at full optimisation. The GPU suites, which
+# only a GPU runs, are left out of the build without one unless SLENDER_GPU_TESTS=ON
 quick=OFF
 gpu_tests="${SLENDER_GPU_TESTS:-ON}"
 if ! nvidia-smi -L >/dev/null 2>&1; then

@@ -29,7 +29,7 @@ for cu in "$root"/kernels/*.cu; do
   [ -n "$cmd" ] || { echo "ptxas_report: no compile command for $name.cu in $build" >&2; exit 2; }
   # the build's command without ccache, dependency files, its object or the quick device code
   # of a build without a GPU (SLENDER_CUDA_QUICK_DEVICE), with ptxas's report
-  cmd="$(sed -E 's/^ccache //; s/ -Xcicc -O1//; s/ -MD -MT [^ ]+ -MF [^ ]+//; s/ -o [^ ]+/ -o '"${tmp//\//\\/}"'\/'"$name"'.o/' <<< "$cmd")"
+  cmd="$(sed -E 's/^ccache //; s/ -Xcicc -O1//; s/ -Xptxas -O0//; s/ -MD -MT [^ ]+ -MF [^ ]+//; s/ -o [^ ]+/ -o '"${tmp//\//\\/}"'\/'"$name"'.o/' <<< "$cmd")"
   (cd "$build" && eval "$cmd -Xptxas -v") > "$tmp/$name.log" 2>&1 ||
     { echo "ptxas_report: $name.cu failed to compile" >&2; tail -20 "$tmp/$name.log" >&2; exit 1; }
 done
