@@ -12,6 +12,8 @@ compared with what can be computed independently:
   10 ms over the 2 s, against the finest run;
 - the time per 10 ms step of the scene as it is (500 nodes, dt = 10 ms), single-threaded, over
   several runs: per run (total CPU and wall over 200 steps) and per step (min / median / max).
+The study also writes steel_rod_benchmark_tip.csv in the working folder: the reference's tip and
+the scene's every 10 ms (t, ref_x, ref_z, scene_x, scene_z).
 
     PYTHONPATH=build/python OMP_NUM_THREADS=1 python3 bench/steel_rod_benchmark.py \
         [--timing-runs 5] [--skip-study] [--markdown out.md]
