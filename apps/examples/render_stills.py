@@ -47,6 +47,11 @@ STILLS = [
     ("rolling_robot_drop", 0.3, 0.06, {},
      "Huang et al.'s star-shaped rolling robot of seven curled limbs, dropped onto the ground "
      "(Rayleigh beta sets its rebound)"),
+    ("huang_jumper", 0.25, 0.06, {},
+     "Huang et al.'s SMA jumper in flight: its loop straightened, pulled at its leading edge"),
+    ("steel_rod_benchmark", 1.0, 0.75, {},
+     "Bartholdt et al.'s clamped steel rod under a follower tip force and moment, its tip "
+     "turned by 1.3 rad"),
     ("rayleigh_beams", 2.0, None, {},
      "two cantilevers, one with Rayleigh damping, and a clamped plate, sagging from straight"),
     ("cloth_drop", 0.4, None, {"color": "bending_energy_density"},
