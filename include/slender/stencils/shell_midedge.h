@@ -421,21 +421,20 @@ SLENDER_HD inline void shell_midedge_eval(const Vec<12>& x,
     const Mat<9, 7> JLz = detail::midedge_edge_lambda_jac(geo, k, eg);
     Mat<7, 7> Hz;
     if (hess) Hz = detail::midedge_edge_hess(geo, p, k, eg, S);
-    for (int a = 0; a < 7; ++a) {
-      int ia[2], ib[2];
-      Real sa[2], sb[2];
-      const int na = detail::midedge_z_to_y(k, a, ia, sa);
-      for (int u = 0; u < na; ++u) {
+    // where each of z's 7 entries goes in y, with its sign (one or two places)
+    int iz[7][2], nz[7];
+    Real sz[7][2];
+    for (int a = 0; a < 7; ++a)
+      nz[a] = detail::midedge_z_to_y(k, a, iz[a], sz[a]);
+    for (int a = 0; a < 7; ++a)
+      for (int u = 0; u < nz[a]; ++u) {
         for (int i = 0; i < 9; ++i)
-          JLy(i, ia[u]) += sa[u] * JLz(i, a);
+          JLy(i, iz[a][u]) += sz[a][u] * JLz(i, a);
         if (!hess) continue;
-        for (int b = 0; b < 7; ++b) {
-          const int nb = detail::midedge_z_to_y(k, b, ib, sb);
-          for (int v = 0; v < nb; ++v)
-            Hy(ia[u], ib[v]) += sa[u] * sb[v] * Hz(a, b);
-        }
+        for (int b = 0; b < 7; ++b)
+          for (int v = 0; v < nz[b]; ++v)
+            Hy(iz[a][u], iz[b][v]) += sz[a][u] * sz[b][v] * Hz(a, b);
       }
-    }
   }
 
   // g = 2 c <S, dLambda/dq> = 2 c Jy^T (JLy^T S); its n part is w, the weight of n's curvature
@@ -451,14 +450,25 @@ SLENDER_HD inline void shell_midedge_eval(const Vec<12>& x,
     out.g[9 + i] = 2 * c * gy[12 + i];
   if (!hess) return;
 
-  // <C dLambda/dy_i, dLambda/dy_j> = (1 - nu) JLy^T JLy + nu grad(Tr) grad(Tr)^T
+  // <C dLambda/dy_i, dLambda/dy_j> = (1 - nu) JLy^T JLy + nu grad(Tr) grad(Tr)^T; each
+  // product of columns once for (i, j) and (j, i), summed over the rows in order, the sums of
+  // one column i with all the others side by side (one row of JLy at a time, not one chain of
+  // dependent additions after another)
+  Real tr[15];
+  for (int i = 0; i < 15; ++i)
+    tr[i] = JLy(0, i) + JLy(4, i) + JLy(8, i);
   for (int i = 0; i < 15; ++i) {
-    const Real tr_i = JLy(0, i) + JLy(4, i) + JLy(8, i);
-    for (int j = 0; j < 15; ++j) {
-      Real v = 0;
-      for (int r = 0; r < 9; ++r)
-        v += JLy(r, i) * JLy(r, j);
-      Hy(i, j) += (1 - p.nu) * v + p.nu * tr_i * (JLy(0, j) + JLy(4, j) + JLy(8, j));
+    Real v[15];
+    for (int j = i; j < 15; ++j)
+      v[j] = 0;
+    for (int r = 0; r < 9; ++r) {
+      const Real a = JLy(r, i);
+      for (int j = i; j < 15; ++j)
+        v[j] += a * JLy(r, j);
+    }
+    for (int j = i; j < 15; ++j) {
+      Hy(i, j) += (1 - p.nu) * v[j] + p.nu * tr[i] * tr[j];
+      if (j != i) Hy(j, i) += (1 - p.nu) * v[j] + p.nu * tr[j] * tr[i];
     }
   }
 
