@@ -47,6 +47,8 @@ STILLS = [
     ("rolling_robot_drop", 0.3, 0.06, {},
      "Huang et al.'s star-shaped rolling robot of seven curled limbs, dropped onto the ground "
      "(Rayleigh beta sets its rebound)"),
+    ("tendon_finger", 2.5, None, {"color": "curvature"},
+     "a soft finger curled by a tendon along its underside, its tension ramped to 6.5 N"),
     ("rayleigh_beams", 2.0, None, {},
      "two cantilevers, one with Rayleigh damping, and a clamped plate, sagging from straight"),
     ("cloth_drop", 0.4, None, {"color": "bending_energy_density"},

@@ -3,7 +3,9 @@
 // A tendon along a rod: a cable under tension T routed through points fixed in the rod's cross-
 // sections (guides, spacer discs) and tied to the last of them (its anchor, or termination).
 // The cable is pulled at its first point, where it leaves the rod for the actuator (the rod's
-// base, usually): beyond that point it is not modelled. Between consecutive points it runs
+// base, usually): beyond that point it is not modelled, and the first point feels the first
+// segment's pull (the actuator's housing holds the cable there), so it belongs on the rod's held
+// base. Between consecutive points it runs
 // straight and slides through the guides without friction, so the tension is the same along it
 // and each straight segment pulls both its ends towards each other with T. Those forces are the
 // gradient of the cable's potential under a constant tension,
