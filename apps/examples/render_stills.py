@@ -52,6 +52,8 @@ STILLS = [
     ("steel_rod_benchmark", 1.0, 0.75, {},
      "Bartholdt et al.'s clamped steel rod under a follower tip force and moment, its tip "
      "turned by 1.3 rad"),
+    ("tendon_finger", 2.5, None, {"color": "curvature"},
+     "a soft finger curled by a tendon along its underside, its tension ramped to 6.5 N"),
     ("rayleigh_beams", 2.0, None, {},
      "two cantilevers, one with Rayleigh damping, and a clamped plate, sagging from straight"),
     ("cloth_drop", 0.4, None, {"color": "bending_energy_density"},

@@ -1025,6 +1025,22 @@ void SceneReader::read_family_field(const JsonObject& f, const FamilySceneInfo& 
         case FieldKind::kWord:
           in.word(d->name, o.string(d->name));
           break;
+        case FieldKind::kNumbers: {
+          // one number, or a list of them
+          const JsonValue& lv = o.require(d->name);
+          const std::string lp = o.path_of(d->name);
+          std::vector<Real> values;
+          if (lv.is_number()) {
+            values.push_back(lv.number);
+          } else {
+            if (!lv.is_array() || lv.array.empty())
+              json_fail(file_, lv, lp, "must be a number or a non-empty list of numbers");
+            for (size_t k = 0; k < lv.array.size(); ++k)
+              values.push_back(json_number(lv.array[k], file_, indexed(lp, k)));
+          }
+          in.list(d->name, std::move(values));
+          break;
+        }
       }
     }
     s_.forces.families.push_back(std::move(in));

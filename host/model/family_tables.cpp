@@ -32,6 +32,8 @@ const char* kind_name(FieldKind k) {
       return "three numbers";
     case FieldKind::kWord:
       return "a string";
+    case FieldKind::kNumbers:
+      return "a number or a list of numbers";
   }
   return "?";
 }
@@ -41,6 +43,8 @@ void check_fields(const Model& m, const FamilyInput& in, const FamilySceneInfo& 
   auto declared = [&](const std::string& name, FieldKind kind) {
     for (const FamilyField* d = f.begin; d != f.end; ++d)
       if (name == d->name) {
+        // one number is a list of one
+        if (d->kind == FieldKind::kNumbers && kind == FieldKind::kNumber) return;
         if (d->kind != kind)
           input_error(m, in, d->name, std::string("must be ") + kind_name(d->kind));
         return;
@@ -60,6 +64,8 @@ void check_fields(const Model& m, const FamilyInput& in, const FamilySceneInfo& 
     declared(kv.first, FieldKind::kVec3);
   for (const auto& kv : in.words)
     declared(kv.first, FieldKind::kWord);
+  for (const auto& kv : in.lists)
+    declared(kv.first, FieldKind::kNumbers);
   for (const FamilyField* d = f.begin; d != f.end; ++d) {
     bool given = false;
     switch (d->kind) {
@@ -78,6 +84,9 @@ void check_fields(const Model& m, const FamilyInput& in, const FamilySceneInfo& 
       case FieldKind::kWord:
         given = in.find_word(d->name) != nullptr;
         break;
+      case FieldKind::kNumbers:
+        given = in.find_list(d->name) != nullptr || in.find_number(d->name) != nullptr;
+        break;
     }
     if (d->required && !given) input_error(m, in, d->name, "missing (required)");
   }
@@ -87,6 +96,12 @@ void check_fields(const Model& m, const FamilyInput& in, const FamilySceneInfo& 
     for (int i = 0; i < 3; ++i)
       if (!std::isfinite(kv.second[i]))
         input_error(m, in, kv.first.c_str(), "must be three finite numbers");
+  for (const auto& kv : in.lists) {
+    if (kv.second.empty())
+      input_error(m, in, kv.first.c_str(), "must be a number or a list of numbers, not empty");
+    for (Real v : kv.second)
+      if (!std::isfinite(v)) input_error(m, in, kv.first.c_str(), "must be finite numbers");
+  }
 }
 
 // the scene side of family f, whose binding B keeps a table
@@ -225,6 +240,16 @@ Vec3 input_vec3(const Model& m, const FamilyInput& in, const char* field, const 
   (void)m;
   const Vec3* v = in.find_vec3(field);
   return v ? *v : fallback;
+}
+
+std::vector<Real> input_numbers(const Model& m,
+                                const FamilyInput& in,
+                                const char* field,
+                                const std::vector<Real>& fallback) {
+  (void)m;
+  if (const std::vector<Real>* v = in.find_list(field)) return *v;
+  if (const Real* v = in.find_number(field)) return {*v};
+  return fallback;
 }
 
 std::string input_word(const Model& m,

@@ -93,6 +93,12 @@ int input_signal(Model& m, const FamilyInput& in, const char* field, Real gain =
 Real input_number(const Model& m, const FamilyInput& in, const char* field, Real fallback);
 /// For a family's build: the 3-vector `field` of entry `in` (FieldKind::kVec3), or `fallback`.
 Vec3 input_vec3(const Model& m, const FamilyInput& in, const char* field, const Vec3& fallback);
+/// For a family's build: the numbers of list `field` of entry `in` (FieldKind::kNumbers; one
+/// number given alone is a list of one), or `fallback`.
+std::vector<Real> input_numbers(const Model& m,
+                                const FamilyInput& in,
+                                const char* field,
+                                const std::vector<Real>& fallback);
 /// For a family's build: the string `field` of entry `in` (FieldKind::kWord), or `fallback`;
 /// the family checks it against its choices.
 std::string input_word(const Model& m,

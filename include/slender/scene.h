@@ -301,7 +301,8 @@ struct FamilyInput {
   std::vector<std::pair<std::string, TimeFunction>> times;
   std::vector<std::pair<std::string, Vec3>> vectors;
   std::vector<std::pair<std::string, std::string>> words;
-  SourceLoc loc = {};  ///< where the entry was declared
+  std::vector<std::pair<std::string, std::vector<Real>>> lists;  ///< lists of numbers
+  SourceLoc loc = {};                                            ///< where the entry was declared
 
   FamilyInput() = default;
   explicit FamilyInput(std::string field_name) : field(std::move(field_name)) {}
@@ -323,6 +324,10 @@ struct FamilyInput {
   }
   FamilyInput& word(const std::string& name, const std::string& v) {
     words.emplace_back(name, v);
+    return *this;
+  }
+  FamilyInput& list(const std::string& name, std::vector<Real> v) {
+    lists.emplace_back(name, std::move(v));
     return *this;
   }
   /// the value of a field, or null when the entry does not give it
@@ -348,6 +353,11 @@ struct FamilyInput {
   }
   const std::string* find_word(const std::string& name) const {
     for (const auto& kv : words)
+      if (kv.first == name) return &kv.second;
+    return nullptr;
+  }
+  const std::vector<Real>* find_list(const std::string& name) const {
+    for (const auto& kv : lists)
       if (kv.first == name) return &kv.second;
     return nullptr;
   }

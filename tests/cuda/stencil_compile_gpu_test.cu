@@ -12,6 +12,7 @@
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/rod_pressure_chamber.h"
 #include "slender/stencils/rod_quadratic_drag.h"
+#include "slender/stencils/rod_tendon.h"
 #include "slender/stencils/rod_wrench.h"
 #include "slender/stencils/shell_follower_pressure.h"
 #include "slender/stencils/shell_membrane.h"
@@ -103,6 +104,22 @@ struct ChamberEval {
     q.at = at;
     q.follower = 1;
     rod_wrench_eval(x, q, kGradHess, r);
+  }
+};
+
+// a tendon segment between points on the edges x[0..5] (twist x[6]) and x[7..12] (twist x[13]);
+// each d1 a fixed vector made normal to its edge
+struct TendonEval {
+  RodTendon::Params p;
+  __host__ __device__ void operator()(const Vec<14>& x, LocalEval<14>& r) const {
+    RodTendon::Params q = p;
+    for (int j = 0; j < 2; ++j) {
+      Vec3 t = x.segment<3>(7 * j + 3) - x.segment<3>(7 * j);
+      t = t / norm(t);
+      q.d1[j] = p.d1[j] - dot(p.d1[j], t) * t;
+      q.d1[j] = q.d1[j] / norm(q.d1[j]);
+    }
+    rod_tendon_eval(x, q, kGradHess, r);
   }
 };
 
@@ -319,6 +336,30 @@ TEST(StencilGpu, WrenchMatchesHost) {
     p.follower = follower;
     compare_on_device<7>(xs, WrenchEval{p});
   }
+}
+
+// two edges from two random hinges (the second shifted off the first), points at a node and at
+// an edge's midpoint with offsets in both material directions
+TEST(StencilGpu, TendonMatchesHost) {
+  SLENDER_REQUIRE_GPU();
+  std::vector<Vec<14>> xs(256);
+  const std::vector<Vec<12>> h = random_hinges(19), g = random_hinges(23);
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (int k = 0; k < 7; ++k) {
+      xs[i][k] = h[i][k];
+      xs[i][7 + k] = g[i][k] + (k < 6 && k % 3 == 0 ? 0.5 : 0);
+    }
+  RodTendon::Params p;
+  p.d1[0] = vec3(0.3, -0.5, 0.8);
+  p.d1[1] = vec3(-0.6, 0.2, 0.7);
+  p.w[0] = 0;
+  p.w[1] = 0.5;
+  p.r1[0] = 0.05;
+  p.r2[0] = -0.02;
+  p.r1[1] = -0.03;
+  p.r2[1] = 0.04;
+  p.T = 7.5;
+  compare_on_device<14>(xs, TendonEval{p});
 }
 
 // random wedges with fixed node velocities: some shrink (thrust), some grow (none)

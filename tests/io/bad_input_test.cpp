@@ -980,3 +980,55 @@ TEST(BadInput, PressureChambers) {
 }  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
+
+namespace slender {
+namespace {
+namespace SLENDER_UNITY_ID {
+
+// a tendon along the beam (radius 1 mm, 51 nodes): each bad field named with the file and the
+// line of its entry (the second entry of the list here); a tendon through one point, a node
+// outside the rod, an offset outside the section and a negative tension among them
+TEST(BadInput, Tendons) {
+  auto tendons = [](const std::string& second) {
+    return with("  \"integrator\"",
+                "  \"forces\": {\"tendons\": [\n"
+                "    {\"part\": \"beam\", \"offset\": 8e-4, \"tension\": 5},\n"
+                "    " +
+                    second +
+                    "]},\n"
+                    "  \"integrator\"");
+  };
+  const std::string ok = tendons(R"({"part": "beam", "nodes": [0, 10, 20, 30, 40, 50],
+      "offset": [8e-4, 8e-4, 8e-4, 5e-4, 5e-4, 1e-3], "angle": 2.1, "tension": 3})");
+  // the first: a segment between each two of the 51 nodes; the second: 5 segments
+  EXPECT_EQ(build_model(read_scene_text(ok, kFile, ""))->tables[kFamTendon].rows, 50 + 5);
+  const std::vector<std::array<std::string, 3>> cases = {
+      // (the second entry, its field, a part of the message)
+      {R"({"part": "beam", "nodes": [50], "offset": 5e-4, "tension": 1})", "nodes",
+       "a tendon runs through 2 points or more"},
+      {R"({"part": "beam", "nodes": [0, 51], "offset": 5e-4, "tension": 1})", "nodes",
+       "entry 1 (51) must be an integer in [-51, 50]"},
+      {R"({"part": "beam", "edges": [-51, 3], "offset": 5e-4, "tension": 1})", "edges",
+       "entry 0 (-51) must be an integer in [-50, 49]"},
+      {R"({"part": "beam", "offset": 1.2e-3, "tension": 1})", "offset",
+       "lies outside part 'beam''s section (radius 0.001 m)"},
+      {R"({"part": "beam", "offset": 5e-4, "tension": -1})", "tension",
+       "must be 0 or more (a cable pulls, it cannot push)"},
+      {R"({"part": "beam", "offset": [5e-4, 5e-4], "tension": 1})", "offset",
+       "must be one number or one per point (51), got 2"},
+      {R"({"part": "beam", "tension": 1})", "offset", "missing (required)"},
+      {R"({"part": "beam", "offset": 5e-4, "tension": 1, "radius": 2})", "radius", "unknown field"},
+  };
+  for (const auto& c : cases) {
+    const std::string text = tendons(c[0]);
+    const InputError e = catch_input_error([&] { build_model(read_scene_text(text, kFile, "")); });
+    EXPECT_EQ(e.file(), kFile) << c[0];
+    EXPECT_EQ(e.line(), line_of(text, c[0])) << e.what();
+    EXPECT_EQ(e.field(), "forces.tendons[1]." + c[1]) << e.what();
+    EXPECT_NE(e.message().find(c[2]), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace SLENDER_UNITY_ID
+}  // namespace
+}  // namespace slender

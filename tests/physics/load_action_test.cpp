@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -127,6 +128,73 @@ TEST(LoadActions, AWrenchsValueScalesItsForce) {
   ASSERT_TRUE(set.step().ok());
   ASSERT_TRUE(half.step().ok());
   EXPECT_NE(set.state().q, half.state().q);
+}
+
+// apps/scenes/tendon_finger.json without gravity, with a different tension in each of its two
+// tendons (the flexor 4.5 mm below the centreline, the extensor above) in each environment, set
+// as actions (which replace the flexor's ramp): both batch engines give the single runs' bits;
+// a negative tension (a slack cable) is a tension of zero, bit for bit, and leaves the finger at
+// rest; the flexor bends the finger down as far as the extensor bends it up (the mirror image:
+// 1e-9 of the deflection, Newton's tolerance); equal tensions in both cancel their moments (the
+// tip on the axis to 1e-12 m) and only compress the finger, by 2 T L / EA (the linear stretching
+// law's) within 2 % (measured 0.2 % after these 0.15 s: not quite settled).
+TEST(LoadActions, TendonTensionsPerEnvironmentEqualSingleRuns) {
+  SceneSpec sc =
+      read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/tendon_finger.json");
+  sc.forces.gravity = vec3(0, 0, 0);
+  const auto model = build_model(sc);
+  // (flexor, extensor) [N]
+  const std::vector<std::array<Real, 2>> tensions = {{2, 0}, {0, 2}, {1.5, 1.5}, {-3, 0}, {0, 0}};
+  const int B = int(tensions.size()), nd = model->ndof;
+  constexpr int kTendonSteps = 15;
+  std::vector<std::vector<Real>> q(2);
+  for (int engine = 0; engine < 2; ++engine) {
+    BatchedSimulator batch(model, B, model->scene.integrator, LinearSolverKind::kAuto,
+                           engine ? BatchEngine::kVectorized : BatchEngine::kPerEnvironment);
+    for (int c = 0; c < 2; ++c) {
+      std::vector<Real> v;
+      for (int e = 0; e < B; ++e)
+        v.push_back(tensions[size_t(e)][size_t(c)]);
+      batch.set_load_values("tendons", c, v.data());
+    }
+    for (int n = 0; n < kTendonSteps; ++n)
+      for (StepStatus s : batch.step())
+        ASSERT_EQ(s, StepStatus::kConverged) << "step " << n;
+    for (int e = 0; e < B; ++e) {
+      const std::vector<Real> qe = batch.state(e).q;
+      q[size_t(engine)].insert(q[size_t(engine)].end(), qe.begin(), qe.end());
+    }
+  }
+  EXPECT_EQ(q[0], q[1]);
+  auto env_q = [&](int e) {
+    return std::vector<Real>(q[1].begin() + size_t(e) * nd, q[1].begin() + size_t(e + 1) * nd);
+  };
+  for (int e : {0, 2}) {
+    Simulator sim(model);
+    for (int c = 0; c < 2; ++c)
+      sim.set_load_value("tendons", c, tensions[size_t(e)][size_t(c)]);
+    for (int n = 0; n < kTendonSteps; ++n)
+      ASSERT_TRUE(sim.step().ok());
+    EXPECT_EQ(sim.state().q, env_q(e)) << "environment " << e;
+  }
+  EXPECT_EQ(env_q(3), env_q(4));  // slack
+  const int tip = model->part_node[size_t(model->part_node_adr[1]) - 1];
+  auto tip_of = [&](int e) {
+    const std::vector<Real> qe = env_q(e);
+    return vec3(qe[3 * size_t(tip)], qe[3 * size_t(tip) + 1], qe[3 * size_t(tip) + 2]);
+  };
+  EXPECT_LT(norm(tip_of(4) - vec3(0.08, 0, 0)), 1e-15);  // at rest
+  const Real EA = sc.materials[0].youngs_modulus * kPi * 0.006 * 0.006;
+  std::printf(
+      "tendon finger after %d steps without gravity: tip z %.4f mm (flexor 2 N), %.4f mm "
+      "(extensor 2 N); both 1.5 N: tip z %.1e m, shortened %.4f mm (2 T L / EA %.4f mm)\n",
+      kTendonSteps, tip_of(0)[2] * 1e3, tip_of(1)[2] * 1e3, tip_of(2)[2],
+      (0.08 - tip_of(2)[0]) * 1e3, 2 * 1.5 * 0.08 / EA * 1e3);
+  EXPECT_LT(tip_of(0)[2], -1e-3);
+  EXPECT_NEAR(tip_of(1)[2], -tip_of(0)[2], 1e-9 * std::fabs(tip_of(0)[2]));
+  EXPECT_NEAR(tip_of(1)[0], tip_of(0)[0], 1e-9 * std::fabs(tip_of(0)[2]));
+  EXPECT_LT(std::fabs(tip_of(2)[2]), 1e-12);
+  EXPECT_NEAR(0.08 - tip_of(2)[0], 2 * 1.5 * 0.08 / EA, 0.02 * 2 * 1.5 * 0.08 / EA);
 }
 
 // errors name what was asked for: an entry past the field's, a field without load signals, a

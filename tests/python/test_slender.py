@@ -382,6 +382,48 @@ def test_chamber_pressures_as_actions():
     sim.clear_load_values()
 
 
+def test_tendon_tensions_as_actions():
+    # a cantilever built in Python with a tendon through nodes given as a list (1 mm above the
+    # axis: m1 is +z by the frame normal), each environment's tension an action: environment 1
+    # pulled with 3 N bends up, environment 0 at 0 N sags under gravity alone, and a negative
+    # tension is a slack cable (environment 0's bits); a Simulator with the same tension takes
+    # the same steps, to the bit, on either batch engine; the family's rows are the model's
+    b = slender.SceneBuilder("tendon")
+    b.material("m", 1100, 2e7, 0.45)
+    b.straight_rod("rod", [0, 0, 0], [0.1, 0, 0], 11, "m", b.circle(2e-3),
+                   frame_normal=[0, 0, 1])
+    b.clamp("rod", 0)
+    b.gravity([0, 0, -9.81])
+    b.family("tendons", part="rod", nodes=[0, 2, 4, 6, 8, 10], offset=1e-3, tension=0)
+    b.integrator(type="implicit_euler", dt=5e-3, duration=1)
+    model = b.build()
+    rows = model.arrays()["tendons_int"]
+    assert rows.shape == (5, 7)
+    tip = 10
+    sim = slender.Simulator(model)
+    sim.set_load_value("tendons", 0, 3.0)
+    for engine in ("per-env", "vectorized"):
+        v = slender.BatchedSimulator(model, 3, engine=engine)
+        v.set_load_values("tendons", 0, np.array([0.0, 3.0, -1.0]))
+        for _ in range(5):
+            assert np.all(v.step() == 0)
+        x = v.positions()
+        assert x[1, tip, 2] > x[0, tip, 2] + 1e-4
+        np.testing.assert_array_equal(x[2], x[0])
+        if engine == "per-env":
+            for _ in range(5):
+                sim.step()
+        np.testing.assert_array_equal(x[1], sim.positions)
+    with pytest.raises(RuntimeError, match="forces.tendons has 1 entries"):
+        sim.set_load_value("tendons", 1, 1.0)
+    bad = slender.SceneBuilder("bad")
+    bad.material("m", 1100, 2e7, 0.45)
+    bad.straight_rod("rod", [0, 0, 0], [0.1, 0, 0], 11, "m", bad.circle(2e-3))
+    bad.family("tendons", part="rod", nodes=[3], offset=1e-3, tension=1)
+    with pytest.raises(ValueError, match=r"forces.tendons\[0\].nodes: a tendon runs through 2"):
+        bad.build()
+
+
 def test_force_callback_spring_with_jacobian():
     # a spring from the cantilever's tip to a point above it, from Python: with its Jacobian
     # Newton takes as many iterations as without the spring, without it more, to the same

@@ -14,6 +14,7 @@
 #include "slender/stencils/bindings.h"
 #include "slender/stencils/rod_pressure_chamber.h"
 #include "slender/stencils/rod_quadratic_drag.h"
+#include "slender/stencils/rod_tendon.h"
 #include "slender/stencils/rod_wrench.h"
 #include "slender/stencils/shell_follower_pressure.h"
 #include "slender/stencils/shell_membrane.h"
@@ -40,6 +41,7 @@ enum Family : int {
   kFamFollowerPressure,  ///< shell triangles: a follower pressure on a sheet (table, non-symmetric)
   kFamThrust,            ///< shell triangles: a bell's jet thrust (table, non-symmetric)
   kFamPressureChamber,   ///< rod edges: a pressure chamber's follower wrenches (table, non-sym.)
+  kFamTendon,            ///< rod edges: a tendon's straight cable segments (table)
   kFamContact,           ///< edge pairs in contact (IMC); the pairs change every step
   kFamContactPointTri,   ///< vertex - shell triangle pairs in contact
   kNumFamilies
@@ -67,6 +69,7 @@ using FamilyBindings = FamilyList<RodStretchBinding,
                                   ShellFollowerPressureBinding<kFamFollowerPressure>,
                                   ShellThrustBinding<kFamThrust>,
                                   RodPressureChamberBinding<kFamPressureChamber>,
+                                  RodTendonBinding<kFamTendon>,
                                   ContactEdgeEdgeBinding,
                                   ContactPointTriangleBinding>;
 static_assert(FamilyBindings::kSize == kNumFamilies,

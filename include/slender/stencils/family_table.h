@@ -58,11 +58,13 @@ struct FamilyTable {
 
 /// What a family's scene field may hold.
 enum class FieldKind {
-  kNumber,  ///< a finite number
-  kPart,    ///< the name of a part
-  kTime,    ///< a time function (as point loads' "time"); default: constant 1
-  kVec3,    ///< three finite numbers, such as a force [x, y, z]
-  kWord,    ///< a string the family's build checks, such as a choice ("world", "follower")
+  kNumber,   ///< a finite number
+  kPart,     ///< the name of a part
+  kTime,     ///< a time function (as point loads' "time"); default: constant 1
+  kVec3,     ///< three finite numbers, such as a force [x, y, z]
+  kWord,     ///< a string the family's build checks, such as a choice ("world", "follower")
+  kNumbers,  ///< a list of finite numbers, such as node indices [0, 2, 4]; or one number (a
+             ///< list of one)
 };
 
 /// One field of a family's scene entries.
