@@ -9,6 +9,11 @@
 # off in it: the GPU code is checked by compute-sanitizer on a device (scripts/gpu_check.sh),
 # and the host's OpenMP runtime is not built for ASan (its own internals would report).
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# scripts/test.sh builds the tree once before it runs fuzz.sh and sanitize.sh side by side, and
+# says so: two configures of one tree at the same time would race
+if [ "${SLENDER_INSTRUMENTED_BUILT:-}" = 1 ] && [ -f "$root/build-san/build.ninja" ]; then
+  return 0
+fi
 source "$root/scripts/clang_setup.sh"
 san_flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 # the test sources of which the sanitizer run runs no test (its negative filter leaves out every

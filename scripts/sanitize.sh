@@ -30,19 +30,31 @@ logs=build-san/sanitize
 rm -rf "$logs"
 mkdir -p "$logs"
 # the longest first (physics, contact, the CPU backend: about 84, 56 and 11 s of the ~160 s),
-# so that the short ones fill in beside them, and the command-line tests as one more job
+# so that the short ones fill in beside them, and the command-line tests as one more job. The
+# two longest run as two shards each (gtest's sharding: every other test), so that no one
+# process is left running alone at the end. SLENDER_JOBS: jobs at a time (default: the cores)
 suites=()
-for name in physics_tests contact_tests cpu_backend_tests; do
-  [ -x "build-san/tests/$name" ] && suites+=("build-san/tests/$name")
+for name in physics_tests contact_tests; do
+  if [ -x "build-san/tests/$name" ]; then
+    suites+=("build-san/tests/$name@0" "build-san/tests/$name@1")
+  fi
 done
+[ -x build-san/tests/cpu_backend_tests ] && suites+=(build-san/tests/cpu_backend_tests)
 for exe in build-san/tests/*_tests; do
-  case " ${suites[*]} " in *" $exe "*) continue ;; esac
+  case " ${suites[*]} " in *" $exe "* | *" $exe@"*) continue ;; esac
   [ -x "$exe" ] && [ "$(basename "$exe")" != gpu_tests ] && suites+=("$exe")
 done
-run_suite() {  # run_suite EXE: its log and exit status under $logs
-  local rc=0
-  "$1" --gtest_filter="-$skip" --gtest_brief=1 > "$logs/$(basename "$1").log" 2>&1 || rc=$?
-  echo "$rc" > "$logs/$(basename "$1").rc"
+jobs_max="${SLENDER_JOBS:-$(nproc)}"
+run_suite() {  # run_suite EXE[@SHARD]: its log and exit status under $logs
+  local rc=0 exe="${1%@*}" name
+  name="$(basename "$1")"
+  if [ "$exe" != "$1" ]; then
+    GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX="${1##*@}" \
+      "$exe" --gtest_filter="-$skip" --gtest_brief=1 > "$logs/$name.log" 2>&1 || rc=$?
+  else
+    "$exe" --gtest_filter="-$skip" --gtest_brief=1 > "$logs/$name.log" 2>&1 || rc=$?
+  fi
+  echo "$rc" > "$logs/$name.rc"
 }
 run_cli() {
   local rc=0
@@ -50,7 +62,7 @@ run_cli() {
   echo "$rc" > "$logs/cli.rc"
 }
 for job in "${suites[@]}" cli; do
-  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
   if [ "$job" = cli ]; then run_cli & else run_suite "$job" & fi
 done
 wait
@@ -65,11 +77,12 @@ for rc in "$logs"/*.rc; do
       "$logs/$name.log" | head -80
   fi
 done
-for log in "$logs"/*_tests.log; do
+for log in "$logs"/*_tests.log "$logs"/*_tests@*.log; do
+  [ -f "$log" ] || continue
   n="$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)"
   passed=$((passed + ${n:-0}))
 done
-echo "sanitize (ASan + UBSan): ${#suites[@]} executables, ${passed} tests passed," \
+echo "sanitize (ASan + UBSan): ${#suites[@]} processes, ${passed} tests passed," \
   "$(cat "${lists[@]}" | grep -v '^#' | grep -vc '^$') tests and suites left out, the command-line" \
   "tests $( [ "$(cat "$logs/cli.rc")" = 0 ] && echo passed || echo FAILED);" \
   "$(( $(date +%s) - start )) s"

@@ -2,8 +2,9 @@
 # Sets up, builds and runs the whole test suite (GPU suites skip where no device is visible),
 # then the fuzz targets of the input readers for a fixed number of inputs (scripts/fuzz.sh) and
 # the CPU suites under ASan and UBSan (scripts/sanitize.sh), which share one instrumented build
-# (scripts/instrumented_build.sh). Prints each phase's wall time and CPU time at the end (the CPU
-# time, of every process the phase ran, depends less on what else the machine runs).
+# (scripts/instrumented_build.sh, built beside the ctest at the lowest priority). Prints each
+# phase's wall time and CPU time at the end (the CPU time, of every process the phase ran,
+# depends less on what else the machine runs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 phases=()
@@ -21,10 +22,36 @@ phase() {  # phase NAME COMMAND...: runs it and keeps its wall time and its proc
   phases+=("$name $(($(date +%s) - start)) s ($((($(cpu_ticks) - c0) / tck)) s CPU)")
 }
 phase "set-up and build" "$root/scripts/build.sh"
-phase "ctest" sh -c "cd '$root/build' && ctest --output-on-failure -j $(nproc)"
-# the input readers under libFuzzer, ASan and UBSan: a fixed seed and count (issue 18); its
-# instrumented build is the sanitizer suites' too
-phase "fuzz (instrumented build included)" "$root/scripts/fuzz.sh" --ci
-# the CPU suites under ASan and UBSan, the longest tests left out (scripts/sanitize_skip.txt)
-phase "sanitizers" "$root/scripts/sanitize.sh"
+# the instrumented tree (clang, ASan, UBSan: scripts/instrumented_build.sh) builds beside the
+# ctest at the lowest priority: it takes the cores the tests leave idle (their long tail) and
+# yields them otherwise
+both() {
+  local rc=0 pid
+  (nice -n 19 bash -c "set -euo pipefail; source '$root/scripts/instrumented_build.sh'" \
+    > "$root/build/instrumented_build.log" 2>&1) &
+  pid=$!
+  (cd "$root/build" && ctest --output-on-failure -j "$(nproc)") || rc=$?
+  if ! wait "$pid"; then
+    echo "test.sh: the instrumented build failed (build/instrumented_build.log):"
+    tail -40 "$root/build/instrumented_build.log"
+    rc=1
+  fi
+  return "$rc"
+}
+phase "ctest (the instrumented build beside it)" both
+export SLENDER_INSTRUMENTED_BUILT=1
+# then the input readers under libFuzzer, ASan and UBSan: a fixed seed and count (issue 18) and
+# the CPU suites under ASan and UBSan, the longest tests left out (scripts/sanitize_skip.txt),
+# side by side: half the cores each
+half=$((($(nproc) + 1) / 2))
+fuzz_and_sanitizers() {
+  local rc=0 pid
+  (SLENDER_JOBS="$half" "$root/scripts/fuzz.sh" --ci > "$root/build/fuzz_ci.log" 2>&1) &
+  pid=$!
+  SLENDER_JOBS="$half" "$root/scripts/sanitize.sh" || rc=$?
+  wait "$pid" || rc=1
+  cat "$root/build/fuzz_ci.log"
+  return "$rc"
+}
+phase "fuzz and sanitizers" fuzz_and_sanitizers
 echo "test.sh: $(printf '%s; ' "${phases[@]}")total $(($(date +%s) - t0)) s"
