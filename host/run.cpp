@@ -14,6 +14,7 @@
 
 #include "model/model_internal.h"
 #include "record/progress.h"
+#include "slender/control.h"
 #include "slender/core/error.h"
 #include "slender/record.h"
 
@@ -52,7 +53,8 @@ struct Recording {
   std::vector<char> is_vtk;  // per recorder: the VTK series (its own cadence) or a CSV file
   bool want_energies = false;
   bool want_strains = false;
-  long last_step = -1;  // run step of the last record
+  const StrainController* controllers = nullptr;  // whose values controllers.csv records
+  long last_step = -1;                            // run step of the last record
 
   // every output path, checked before anything is written: each name within the file system's
   // limit (with the temporary ".part"), no folder where a file goes, the folders writable
@@ -101,8 +103,14 @@ struct Recording {
   void make(const Model& m,
             const std::string& out_dir,
             const std::string& usd_path,
-            Real usd_interval) {
+            Real usd_interval,
+            const StrainController* ctrl) {
     const OutputSpec& o = m.scene.output;
+    if (ctrl) {
+      recorders.push_back(make_controller_csv_recorder(ctrl->csv_columns()));
+      is_vtk.push_back(0);
+      controllers = ctrl;
+    }
     if (o.vtk) {
       recorders.push_back(make_vtk_recorder(m.scene.name));
       is_vtk.push_back(1);
@@ -173,6 +181,24 @@ struct Recording {
       f.shell_energy_density = sim.shell_bending_energy_density();
     }
     f.newton_iters = newton_iters;
+    if (controllers && csv) {
+      // the errors at this state, by the engine's strain queries
+      std::vector<Real> bend, stretch, hinge;
+      StrainReadings y;
+      if (controllers->reads(StrainKind::kBendTwist)) {
+        bend = sim.strains(StrainKind::kBendTwist);
+        y.bend_twist = bend.data();
+      }
+      if (controllers->reads(StrainKind::kStretch)) {
+        stretch = sim.strains(StrainKind::kStretch);
+        y.stretch = stretch.data();
+      }
+      if (controllers->reads(StrainKind::kHingeAngle)) {
+        hinge = sim.strains(StrainKind::kHingeAngle);
+        y.hinge = hinge.data();
+      }
+      controllers->csv_row(0, f.time, y, f.controller_values);
+    }
     for (size_t i = 0; i < recorders.size(); ++i)
       if (is_vtk[i] ? vtk : csv) recorders[i]->record(f);
   }
@@ -260,6 +286,13 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
                          num(t_start + duration) + " s: the time would not advance");
   }
   const Real min_dt = in.min_dt > 0 ? in.min_dt : dt / kMinDtDivisor;
+  // a controller's filter, integral and command are not in a checkpoint: a resumed run would
+  // start them anew, and so differ from the run that was not stopped
+  if (sim.controller() && (opt.checkpoint_every > 0 || opt.resume)) {
+    throw InputError("<options>", 0, opt.resume ? "resume" : "checkpoint_every",
+                     "the scene has controllers, whose state (filtered strains, integrals, "
+                     "commands) checkpoints do not hold yet: run it without checkpoints");
+  }
 
   RunResult res;
   if (opt.resume) res.steps = opt.resume->steps;  // the recording cadence goes on
@@ -278,7 +311,7 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
       if (ec) throw Error("cannot create the output folder '" + out_dir + "': " + ec.message());
       // the USD series' time code: one VTK interval (with "every" 0, the whole run)
       const Real usd_interval = vtk_every > 0 ? vtk_every * dt : duration > 0 ? duration : dt;
-      rec.make(m, out_dir, opt.usd_path, usd_interval);
+      rec.make(m, out_dir, opt.usd_path, usd_interval, sim.controller());
       // a resumed run whose folder holds its run's outputs continues them, as if that run had
       // not stopped; elsewhere it begins new ones at its first state
       continued = opt.resume && rec.present(m, out_dir);

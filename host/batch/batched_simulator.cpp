@@ -9,6 +9,7 @@
 //   include/slender/engine/batch_solve.h).
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -18,6 +19,7 @@
 #include "model/model_internal.h"
 #include "slender/backend.h"
 #include "slender/batch.h"
+#include "slender/control.h"
 #include "slender/core/error.h"
 #include "slender/core/parallel_for.h"
 #include "slender/engine/batch_engine.h"
@@ -44,6 +46,18 @@ struct BatchedSimulator::Impl {
   std::vector<Real> kappa, tau, phi, mid, stretch, force;
   State initial;
 
+  // the feedback controllers of every environment (control.h), or null; a step's commands
+  // are pending from their compute to the step's end (the per-environment engine's callbacks
+  // write those); the strains they read (nenv x count x width) and the times
+  std::unique_ptr<StrainController> ctrl;
+  bool ctrl_pending = false;
+  std::vector<Real> ctrl_bend, ctrl_stretch, ctrl_hinge, ctrl_times;
+  // the vectorized engine's natural values under control: the caller's host actions (empty:
+  // the model's), whether the last one came from device memory (no host copy), and the arrays
+  // sent with each step: curvature, twist, hinge angle, stretch
+  std::array<std::vector<Real>, 4> base, sent;
+  std::array<bool, 4> base_on_device = {false, false, false, false};
+
   // vectorized engine, with a host copy of the state for observations
   std::unique_ptr<VectorEngine> vec;
   std::vector<Real> vq, vu;
@@ -68,7 +82,22 @@ struct BatchedSimulator::Impl {
       if (!stretch.empty())
         std::memcpy(shape.edge_stretch_bar, stretch.data() + size_t(e) * m.nedge,
                     size_t(m.nedge) * sizeof(Real));
+      if (ctrl) ctrl->apply(e, shape, ctrl_pending);
     });
+  }
+  // the controllers' commands for a step of every environment from the strains at its start
+  // (the batch's own queries); the vectorized engine gets the natural values they drive
+  void control_begin(const BatchedSimulator& b);
+  // a caller's natural action of kind k (0 curvature, 1 twist, 2 hinge angle, 3 stretch): its
+  // host copy for the vectorized engine under control
+  void keep_base(int k, const Real* v, size_t n, bool on_device) {
+    if (!vec) return;
+    base_on_device[size_t(k)] = on_device;
+    if (on_device) {
+      base[size_t(k)].clear();
+    } else {
+      base[size_t(k)].assign(v, v + n);
+    }
   }
   // the twists (velocity: their velocities) of every environment from v (nenv x nedge)
   void set_twists(const Real* v, bool velocity);
@@ -132,10 +161,13 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
     s.envs.resize(nenv);
     for (int e = 0; e < nenv; ++e) {
       s.envs[e] = std::make_unique<Simulator>(s.model, integrator, solver, BackendKind::kCpu);
+      s.envs[e]->set_controllers({});  // the batch's controllers act (install_actuation)
       s.install_actuation(e);
     }
     s.initial = s.envs[0]->state();
   }
+  if (!s.model->scene.controllers.empty())
+    s.ctrl = std::make_unique<StrainController>(s.model, s.model->scene.controllers, nenv);
   s.status.assign(nenv, StepStatus::kConverged);
   s.reports.resize(nenv);
 }
@@ -291,6 +323,10 @@ void natural_action(const Real* v,
   if (vectorized) return to_engine(v, false);
   host.assign(v, v + n);
 }
+// whether an action's array is in device memory
+bool on_device(BatchedSimulator::ArrayPlace where, BackendKind backend) {
+  return where == BatchedSimulator::ArrayPlace::kEngine && backend != BackendKind::kCpu;
+}
 }  // namespace
 
 void BatchedSimulator::set_natural_curvature(const Real* kappa, ArrayPlace where) {
@@ -301,12 +337,14 @@ void BatchedSimulator::set_natural_curvature(const Real* kappa, ArrayPlace where
       kappa, 2 * size_t(nenv()) * s.model->nbend, where, backend(), s.vec != nullptr,
       "natural curvature", [&](const Real* v, bool e) { s.vec->set_natural_curvature(v, e); },
       s.kappa);
+  s.keep_base(0, kappa, 2 * size_t(nenv()) * s.model->nbend, on_device(where, backend()));
 }
 void BatchedSimulator::set_natural_twist(const Real* tau, ArrayPlace where) {
   Impl& s = *impl_;
   natural_action(
       tau, size_t(nenv()) * s.model->nbend, where, backend(), s.vec != nullptr, "natural twist",
       [&](const Real* v, bool e) { s.vec->set_natural_twist(v, e); }, s.tau);
+  s.keep_base(1, tau, size_t(nenv()) * s.model->nbend, on_device(where, backend()));
 }
 void BatchedSimulator::set_natural_hinge_angle(const Real* phi, ArrayPlace where) {
   Impl& s = *impl_;
@@ -314,6 +352,7 @@ void BatchedSimulator::set_natural_hinge_angle(const Real* phi, ArrayPlace where
       phi, size_t(nenv()) * s.model->nhinge, where, backend(), s.vec != nullptr,
       "natural hinge angle", [&](const Real* v, bool e) { s.vec->set_natural_hinge_angle(v, e); },
       s.phi);
+  s.keep_base(2, phi, size_t(nenv()) * s.model->nhinge, on_device(where, backend()));
 }
 void BatchedSimulator::set_natural_midedge_curvature(const Real* c, ArrayPlace where) {
   Impl& s = *impl_;
@@ -337,6 +376,7 @@ void BatchedSimulator::set_natural_stretch(const Real* v, ArrayPlace where) {
   natural_action(
       v, n, where, backend(), s.vec != nullptr, "natural stretch",
       [&](const Real* a, bool e) { s.vec->set_natural_stretch(a, e); }, s.stretch);
+  s.keep_base(3, v, n, on_device(where, backend()));
 }
 void BatchedSimulator::set_external_forces(const Real* f) {
   Impl& s = *impl_;
@@ -381,6 +421,9 @@ void BatchedSimulator::set_load_values(const std::string& field, int entry, cons
 
 void BatchedSimulator::clear_actions() {
   Impl& s = *impl_;
+  for (auto& b : s.base)
+    b.clear();
+  s.base_on_device = {false, false, false, false};
   if (s.vec) {
     s.vec->clear_natural_shape();
     s.vec->clear_forces();
@@ -471,6 +514,9 @@ void BatchedSimulator::reset(const std::vector<unsigned char>& mask, const State
   }
   for (int e = 0; e < nenv(); ++e)
     if (mk[e]) s.status[e] = StepStatus::kConverged;
+  if (s.ctrl)
+    for (int e = 0; e < nenv(); ++e)
+      if (mk[e]) s.ctrl->reset(e);
 }
 void BatchedSimulator::set_state(int env, const State& st) {
   Impl& s = *impl_;
@@ -492,7 +538,99 @@ const State& BatchedSimulator::state(int env) const {
   return s.env_states[env];
 }
 
+void BatchedSimulator::Impl::control_begin(const BatchedSimulator& b) {
+  const Model& m = *model;
+  const size_t ne = size_t(nenv);
+  auto query = [&](StrainKind kind, size_t per_env, std::vector<Real>& out) -> const Real* {
+    if (!ctrl->reads(kind)) return nullptr;
+    out.resize(ne * per_env);
+    if (!out.empty()) b.strains(kind, out.data());
+    return out.data();
+  };
+  const size_t nb = 3 * size_t(m.nbend), nst = size_t(m.nedge), nh = size_t(m.nhinge);
+  const Real* bend = query(StrainKind::kBendTwist, nb, ctrl_bend);
+  const Real* stretch_y = query(StrainKind::kStretch, nst, ctrl_stretch);
+  const Real* hinge = query(StrainKind::kHingeAngle, nh, ctrl_hinge);
+  ctrl_times.resize(ne);
+  b.times(ctrl_times.data());
+  for (size_t e = 0; e < ne; ++e) {
+    StrainReadings y;
+    y.bend_twist = bend ? bend + e * nb : nullptr;
+    y.stretch = stretch_y ? stretch_y + e * nst : nullptr;
+    y.hinge = hinge ? hinge + e * nh : nullptr;
+    ctrl->compute(int(e), ctrl_times[e], spec.dt, y);
+  }
+  ctrl_pending = true;
+  if (!vec) return;
+  // the vectorized engine: the natural values of each driven kind, the caller's (or the
+  // model's) with the commands on the controlled springs
+  static const char* const kWhat[4] = {"natural curvature", "natural twist", "natural hinge angle",
+                                       "natural stretch"};
+  const bool drive[4] = {ctrl->drives(0) || ctrl->drives(1), ctrl->drives(2), ctrl->drives(3),
+                         ctrl->drives(kActuatedStretch)};
+  const size_t per[4] = {2 * size_t(m.nbend), size_t(m.nbend), nh, nst};
+  for (size_t k = 0; k < 4; ++k) {
+    if (!drive[k]) continue;
+    SLENDER_CHECK(!base_on_device[k], "the ", kWhat[k],
+                  " was set from device memory, which controllers driving it cannot add to: set "
+                  "it from host memory, or clear the actions");
+    std::vector<Real>& v = sent[k];
+    if (!base[k].empty()) {
+      v = base[k];
+      continue;
+    }
+    v.resize(ne * per[k]);
+    for (size_t e = 0; e < ne; ++e)
+      for (size_t i = 0; i < per[k]; ++i)
+        v[e * per[k] + i] = k == 0   ? m.bend_kappa_bar[i]
+                            : k == 1 ? m.bend_tau_bar[i]
+                            : k == 2 ? m.hinge_phi_bar[i]
+                                     : Real(1);
+  }
+  for (size_t e = 0; e < ne; ++e) {
+    NaturalShape shape{drive[0] ? sent[0].data() + e * per[0] : nullptr,
+                       drive[1] ? sent[1].data() + e * per[1] : nullptr,
+                       drive[2] ? sent[2].data() + e * per[2] : nullptr,
+                       m.nbend,
+                       m.nhinge,
+                       nullptr,
+                       m.nmid,
+                       drive[3] ? sent[3].data() + e * per[3] : nullptr,
+                       m.nedge};
+    ctrl->apply(int(e), shape, true);
+  }
+  if (drive[0]) vec->set_natural_curvature(sent[0].data(), false);
+  if (drive[1]) vec->set_natural_twist(sent[1].data(), false);
+  if (drive[2]) vec->set_natural_hinge_angle(sent[2].data(), false);
+  if (drive[3]) vec->set_natural_stretch(sent[3].data(), false);
+}
+
+StrainController* BatchedSimulator::controller() { return impl_->ctrl.get(); }
+const StrainController* BatchedSimulator::controller() const { return impl_->ctrl.get(); }
+void BatchedSimulator::set_controllers(std::vector<ControllerSpec> specs) {
+  Impl& s = *impl_;
+  std::unique_ptr<StrainController> c;
+  if (!specs.empty()) c = std::make_unique<StrainController>(s.model, std::move(specs), nenv());
+  s.ctrl = std::move(c);
+}
+
 const std::vector<StepStatus>& BatchedSimulator::step() {
+  Impl& s = *impl_;
+  if (!s.ctrl) return step_environments();
+  s.control_begin(*this);
+  try {
+    step_environments();
+  } catch (...) {
+    s.ctrl_pending = false;
+    throw;
+  }
+  s.ctrl_pending = false;
+  for (int e = 0; e < nenv(); ++e)
+    if (s.reports[size_t(e)].ok()) s.ctrl->commit(e);
+  return s.status;
+}
+
+const std::vector<StepStatus>& BatchedSimulator::step_environments() {
   Impl& s = *impl_;
   const int n = nenv();
   if (s.vec) {

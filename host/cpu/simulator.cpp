@@ -17,6 +17,7 @@
 #include "backend/memory_budget.h"
 #include "contact/pairs.h"
 #include "model/model_internal.h"
+#include "slender/control.h"
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
 #include "slender/core/parallel_for.h"
@@ -136,6 +137,11 @@ struct Simulator::Impl {
   std::vector<int> series_row;       // each actuation's series position at the evaluation time
   std::vector<Real> series_w;
   ActuationCallback actuation_callback;
+  // the feedback controllers (the scene's, or set_controllers'), or null; a step's commands
+  // are pending from their compute to the step's end; the strains they read
+  std::unique_ptr<StrainController> ctrl;
+  bool ctrl_pending = false;
+  std::vector<Real> ctrl_bend, ctrl_stretch, ctrl_hinge;
   bool natural_touched = false;  // a callback ran since the natural values were the rest values
   UserForce force;               // the caller's force (the engine has its own copy)
   std::vector<Real> external_forces;  // (nnode x 3) or empty
@@ -232,7 +238,22 @@ struct Simulator::Impl {
   // whether the natural shape may differ from the model's (actuation, the caller's stretch,
   // a callback): then each step computes it and sends it with its inputs
   bool natural_driven() const {
-    return !model->actuated.empty() || actuation_callback || stretch_action_used;
+    return !model->actuated.empty() || actuation_callback || stretch_action_used || ctrl;
+  }
+
+  // the strains the controllers read, by the engine's queries at the current state
+  StrainReadings ctrl_readings() {
+    StrainReadings y;
+    auto query = [&](StrainKind kind, std::vector<Real>& out) -> const Real* {
+      if (!ctrl->reads(kind)) return nullptr;
+      out.resize(size_t(strain_count(mv, kind) * strain_width(kind)));
+      if (!out.empty()) engine->strains(kind, out.data());
+      return out.data();
+    };
+    y.bend_twist = query(StrainKind::kBendTwist, ctrl_bend);
+    y.stretch = query(StrainKind::kStretch, ctrl_stretch);
+    y.hinge = query(StrainKind::kHingeAngle, ctrl_hinge);
+    return y;
   }
 
   // the natural shape at time t: the rest values plus every actuation's contribution (they
@@ -277,13 +298,8 @@ struct Simulator::Impl {
       if (m.scene.actuation[i].series.given())
         series_position(m.scene.actuation[i].series, t, series_row[i], series_w[i]);
     for (const ActuatedSpring& a : m.actuated) {
-      const ActuationSpec& act = m.scene.actuation[a.actuation];
-      const Real envelope = act.ramp_in > 0 ? std::min(Real(1), t / act.ramp_in) : Real(1);
-      // s(t) of the spring: its column of the series, or the time function at its phase
-      const Real st = a.column >= 0 ? series_value(act.series, series_row[size_t(a.actuation)],
-                                                   series_w[size_t(a.actuation)], a.column)
-                                    : eval_time_function(act.time, t, a.phase);
-      const Real v = envelope * act.amplitude * a.scale * st;
+      const Real v = actuated_value(m.scene.actuation[a.actuation], a, t,
+                                    series_row[size_t(a.actuation)], series_w[size_t(a.actuation)]);
       switch (a.component) {
         case 0:
         case 1:
@@ -321,6 +337,20 @@ struct Simulator::Impl {
       }
     if (!stretch_action.empty()) {
       std::copy(stretch_action.begin(), stretch_action.end(), nat_stretch.begin());
+      natural_touched = true;
+    }
+    // the controllers' commands on their springs: a step's pending ones, else those in effect
+    if (ctrl) {
+      NaturalShape shape{nat_kappa_bar.data(),
+                         nat_tau_bar.data(),
+                         nat_phi_bar.data(),
+                         m.nbend,
+                         m.nhinge,
+                         nat_mid_kappa.data(),
+                         m.nmid,
+                         nat_stretch.data(),
+                         m.nedge};
+      ctrl->apply(0, shape, ctrl_pending);
       natural_touched = true;
     }
     if (actuation_callback) {
@@ -581,9 +611,23 @@ struct Simulator::Impl {
   StepReport step(Real dt) {
     SLENDER_CHECK(dt > 0 && std::isfinite(dt), "time step must be positive, got ", dt);
     apply_events(dt);
-    const DeviceStepInputs in = inputs(dt);
+    // the controllers' commands for this step, from the strains at its start; kept only when
+    // the step converges
+    if (ctrl) {
+      ctrl->compute(0, state.time, dt, ctrl_readings());
+      ctrl_pending = true;
+    }
     DeviceStepWarnings warn;
-    const StepReport rep = engine->step(in, times, warn);
+    StepReport rep;
+    try {
+      const DeviceStepInputs in = inputs(dt);
+      rep = engine->step(in, times, warn);
+    } catch (...) {
+      ctrl_pending = false;
+      throw;
+    }
+    if (ctrl && rep.ok()) ctrl->commit(0);
+    ctrl_pending = false;
     engine_plan_version = plan_version;
     state.warn_degenerate += warn.degenerate;
     state.warn_linear_fallback += warn.linear_fallback;
@@ -685,6 +729,8 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
                        format_bytes(model_bytes));
   }
   impl_ = std::make_unique<Impl>(std::move(model), integrator, solver, backend);
+  if (!m.scene.controllers.empty())
+    impl_->ctrl = std::make_unique<StrainController>(impl_->model, m.scene.controllers);
   if (impl_->spec.kind == IntegratorKind::kNewmark) impl_->newmark_start();
   impl_->engine->upload_state(impl_->state);
 }
@@ -786,6 +832,15 @@ void Simulator::set_phase_timing(bool on) {
 const PhaseTimes& Simulator::phase_times() const { return impl_->times; }
 void Simulator::set_actuation(ActuationCallback callback) {
   impl_->actuation_callback = std::move(callback);
+}
+StrainController* Simulator::controller() { return impl_->ctrl.get(); }
+const StrainController* Simulator::controller() const { return impl_->ctrl.get(); }
+void Simulator::set_controllers(std::vector<ControllerSpec> specs) {
+  Impl& s = *impl_;
+  std::unique_ptr<StrainController> c;
+  if (!specs.empty()) c = std::make_unique<StrainController>(s.model, std::move(specs));
+  s.ctrl = std::move(c);
+  s.natural_touched = true;  // the next step starts from the rest shape
 }
 void Simulator::set_natural_stretch(std::vector<Real> stretch) {
   Impl& s = *impl_;

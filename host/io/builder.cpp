@@ -440,6 +440,11 @@ SceneBuilder& SceneBuilder::actuate(ActuationSpec a) {
   return *this;
 }
 
+SceneBuilder& SceneBuilder::controller(ControllerSpec c) {
+  spec_.controllers.push_back(std::move(c));
+  return *this;
+}
+
 SceneBuilder& SceneBuilder::contact(ContactSpec c) {
   c.enabled = true;
   spec_.contact = c;
@@ -1308,52 +1313,107 @@ void check_actuation_series(const Checker& c, const ActuationSpec& a, const std:
 }
 }  // namespace
 
-void check_actuation(const Checker& c) {
-  for (size_t i = 0; i < c.s.actuation.size(); ++i) {
-    const ActuationSpec& a = c.s.actuation[i];
-    const std::string at = Checker::indexed("actuation", i);
-    c.part_of(a.part, a.loc, at);
-    if (!is_finite(a.amplitude)) c.fail(a.loc, at, ".amplitude", "not finite");
-    if (!finite3(a.select_point) || !finite3(a.select_normal) || !finite3(a.wave_origin) ||
-        !finite3(a.wave_direction) || !is_finite(a.phase_per_length) || !finite3(a.direction)) {
-      c.fail(a.loc, at, "", "selection and wave values must be finite");
-    }
-    c.non_negative(a.select_tolerance, a.loc, at, ".select.tolerance");
-    c.non_negative(a.ramp_in, a.loc, at, ".ramp_in");
-    check_time_function(c, a.time, a.loc, at);
-    const PartSpec& p = c.s.parts[size_t(a.part)];
-    const bool hinge = a.target == ActuationSpec::Target::kHingeAngle;
-    const bool mid = a.target == ActuationSpec::Target::kMidEdgeCurvature;
-    const char* shell_bending = p.bending == ShellBending::kHinge ? "hinge" : "mid_edge";
-    if ((hinge || mid) && p.triangles.empty()) {
-      c.fail(a.loc, at, ".target",
-             std::string(hinge ? "hinge_angle" : "midedge_curvature") + " needs a shell part; '" +
-                 p.name + "' has no triangles");
-    }
-    if (hinge && p.bending != ShellBending::kHinge) {
-      c.fail(a.loc, at, ".target",
-             "hinge_angle drives hinges, but shell part '" + p.name + "' bends by \"" +
-                 shell_bending +
-                 "\" (its springs are mid-edge triangles: target "
-                 "midedge_curvature)");
-    }
-    if (mid && p.bending != ShellBending::kMidEdge) {
-      c.fail(a.loc, at, ".target",
-             "midedge_curvature drives mid-edge triangles, but shell part '" + p.name +
-                 "' bends by \"" + shell_bending +
-                 "\" (its springs are hinges: target "
-                 "hinge_angle, or \"bending\": \"mid_edge\")");
-    }
-    if (!hinge && !mid && p.edges.empty()) {
-      c.fail(a.loc, at, ".target", "rod targets need rod edges; '" + p.name + "' has none");
-    }
-    if (!mid && a.direction[0] * a.direction[0] + a.direction[1] * a.direction[1] +
-                        a.direction[2] * a.direction[2] >
-                    0) {
-      c.fail(a.loc, at, ".direction", "only for target midedge_curvature");
-    }
-    check_actuation_series(c, a, at);
+// one actuation (or a controller's reference), `at` its name when its loc has none
+void check_actuation_entry(const Checker& c,
+                           const ActuationSpec& a,
+                           const std::string& at,
+                           const char* target_key = ".target") {
+  c.part_of(a.part, a.loc, at);
+  if (!is_finite(a.amplitude)) c.fail(a.loc, at, ".amplitude", "not finite");
+  if (!finite3(a.select_point) || !finite3(a.select_normal) || !finite3(a.wave_origin) ||
+      !finite3(a.wave_direction) || !is_finite(a.phase_per_length) || !finite3(a.direction)) {
+    c.fail(a.loc, at, "", "selection and wave values must be finite");
   }
+  c.non_negative(a.select_tolerance, a.loc, at, ".select.tolerance");
+  c.non_negative(a.ramp_in, a.loc, at, ".ramp_in");
+  check_time_function(c, a.time, a.loc, at);
+  const PartSpec& p = c.s.parts[size_t(a.part)];
+  const bool hinge = a.target == ActuationSpec::Target::kHingeAngle;
+  const bool mid = a.target == ActuationSpec::Target::kMidEdgeCurvature;
+  const char* shell_bending = p.bending == ShellBending::kHinge ? "hinge" : "mid_edge";
+  if ((hinge || mid) && p.triangles.empty()) {
+    c.fail(a.loc, at, target_key,
+           std::string(hinge ? "hinge_angle" : "midedge_curvature") + " needs a shell part; '" +
+               p.name + "' has no triangles");
+  }
+  if (hinge && p.bending != ShellBending::kHinge) {
+    c.fail(a.loc, at, target_key,
+           "hinge_angle drives hinges, but shell part '" + p.name + "' bends by \"" +
+               shell_bending +
+               "\" (its springs are mid-edge triangles: target "
+               "midedge_curvature)");
+  }
+  if (mid && p.bending != ShellBending::kMidEdge) {
+    c.fail(a.loc, at, target_key,
+           "midedge_curvature drives mid-edge triangles, but shell part '" + p.name +
+               "' bends by \"" + shell_bending +
+               "\" (its springs are hinges: target "
+               "hinge_angle, or \"bending\": \"mid_edge\")");
+  }
+  if (!hinge && !mid && p.edges.empty()) {
+    c.fail(a.loc, at, target_key, "rod targets need rod edges; '" + p.name + "' has none");
+  }
+  if (!mid && a.direction[0] * a.direction[0] + a.direction[1] * a.direction[1] +
+                      a.direction[2] * a.direction[2] >
+                  0) {
+    c.fail(a.loc, at, ".direction", "only for target midedge_curvature");
+  }
+  check_actuation_series(c, a, at);
+}
+
+void check_actuation(const Checker& c) {
+  for (size_t i = 0; i < c.s.actuation.size(); ++i)
+    check_actuation_entry(c, c.s.actuation[i], Checker::indexed("actuation", i));
+}
+
+// the most passes of a controller's spatial smoothing (each widens its kernel by a spring on
+// either side: more smooth away all but the longest waves)
+constexpr int kMaxSmoothingPasses = 1000;
+
+// gains: one value or one per spring (the count is the model's to check), each >= 0
+void check_gains(const Checker& c,
+                 const std::vector<Real>& g,
+                 const SourceLoc& loc,
+                 const std::string& at,
+                 const char* name) {
+  if (g.empty()) c.fail(loc, at, std::string(".") + name, "needs at least one value");
+  for (size_t k = 0; k < g.size(); ++k)
+    if (!(g[k] >= 0) || !is_finite(g[k]))
+      c.fail(loc, at, std::string(".") + name,
+             (g.size() > 1 ? "value " + std::to_string(k) + " " : std::string()) +
+                 "must be >= 0 and finite, got " + Checker::num(g[k]) +
+                 " (a negative gain turns the feedback into positive feedback)");
+}
+
+void check_controller(const Checker& c, const ControllerSpec& k, const std::string& at) {
+  using Target = ActuationSpec::Target;
+  const ActuationSpec& a = k.reference;
+  if (a.target == Target::kMidEdgeCurvature) {
+    c.fail(k.loc, at, ".strain",
+           "midedge_curvature cannot be controlled (rod_curvature1, rod_curvature2, rod_twist, "
+           "rod_stretch, hinge_angle)");
+  }
+  check_actuation_entry(c, a, at, ".strain");
+  check_gains(c, k.kp, k.loc, at, "kp");
+  check_gains(c, k.ki, k.loc, at, "ki");
+  for (size_t i = 0; i < k.profile.size(); ++i)
+    if (!is_finite(k.profile[i]))
+      c.fail(k.loc, at, ".profile", "value " + std::to_string(i) + " is not finite");
+  c.non_negative(k.filter_time, k.loc, at, ".filter_time");
+  if (k.spatial_smoothing < 0 || k.spatial_smoothing > kMaxSmoothingPasses)
+    c.fail(k.loc, at, ".spatial_smoothing",
+           "must be 0 to " + std::to_string(kMaxSmoothingPasses) + " passes, got " +
+               std::to_string(k.spatial_smoothing));
+  c.non_negative(k.rate_limit, k.loc, at, ".rate_limit");
+  c.non_negative(k.tracking_time, k.loc, at, ".tracking_time");
+  if (std::isnan(k.command_min) || std::isnan(k.command_max) || !(k.command_min < k.command_max))
+    c.fail(k.loc, at, ".limits",
+           "must be [min, max] with min < max, got [" + Checker::num(k.command_min) + ", " +
+               Checker::num(k.command_max) + "]");
+  if (a.target == Target::kRodStretch && !(k.command_max > -1))
+    c.fail(k.loc, at, ".limits",
+           "the largest stretch command " + Checker::num(k.command_max) +
+               " leaves no positive natural length (the natural stretch is 1 + the command)");
 }
 
 void validate_scene(const SceneSpec& s) {
@@ -1365,7 +1425,15 @@ void validate_scene(const SceneSpec& s) {
   check_forces(c);
   check_point_masses(c);
   check_actuation(c);
+  for (size_t i = 0; i < s.controllers.size(); ++i)
+    check_controller(c, s.controllers[i], Checker::indexed("controllers", i));
   check_integrator_output(c);
+}
+
+void validate_controllers(const SceneSpec& s, const std::vector<ControllerSpec>& controllers) {
+  const Checker c(s);
+  for (size_t i = 0; i < controllers.size(); ++i)
+    check_controller(c, controllers[i], Checker::indexed("controllers", i));
 }
 
 }  // namespace slender

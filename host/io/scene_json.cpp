@@ -97,11 +97,26 @@ class SceneReader {
   void read_boundary(const JsonObject& b);
   void read_forces(const JsonObject& f);
   void read_actuation(const JsonValue& list);
+  void read_actuation_fields(const JsonObject& o, ActuationSpec& a) const;
+  std::vector<Real> numbers_or_one(const JsonObject& o, const std::string& key) const;
+  ControllerSpec read_controller(const JsonObject& o) const;
   TimeFunction read_time(const JsonObject& t) const;
   void read_family_field(const JsonObject& f, const FamilySceneInfo& fam);
   void read_integrator(const JsonObject& g);
   void read_output(const JsonObject& o);
 
+ public:
+  void read_controllers(const JsonValue& list);
+  // the parts a controller may name (read_controllers_text: a model's scene), by name
+  void set_part_names(const std::vector<PartSpec>& parts) {
+    for (const PartSpec& p : parts) {
+      s_.parts.emplace_back();
+      s_.parts.back().name = p.name;
+    }
+  }
+  std::vector<ControllerSpec> take_controllers() { return std::move(s_.controllers); }
+
+ private:
   std::string file_;
   std::string base_dir_;
   SceneSpec s_;
@@ -916,6 +931,58 @@ TimeFunction SceneReader::read_time(const JsonObject& t) const {
   return f;
 }
 
+// an actuation's target (a controller's strain) by its scene name; false for another name
+bool target_from_name(const std::string& name, ActuationSpec::Target& t) {
+  static const std::pair<const char*, ActuationSpec::Target> kNames[] = {
+      {"hinge_angle", ActuationSpec::Target::kHingeAngle},
+      {"rod_curvature1", ActuationSpec::Target::kRodCurvature1},
+      {"rod_curvature2", ActuationSpec::Target::kRodCurvature2},
+      {"rod_twist", ActuationSpec::Target::kRodTwist},
+      {"midedge_curvature", ActuationSpec::Target::kMidEdgeCurvature},
+      {"rod_stretch", ActuationSpec::Target::kRodStretch}};
+  for (const auto& kv : kNames)
+    if (name == kv.first) {
+      t = kv.second;
+      return true;
+    }
+  return false;
+}
+
+// the fields an actuation and a controller's reference share: part, amplitude (or series),
+// ramp_in, time, select, wave
+void SceneReader::read_actuation_fields(const JsonObject& o, ActuationSpec& a) const {
+  a.part = part_of(o);
+  // a per-spring time series (a CSV file) in place of the time function: the amplitude is
+  // then optional (1: the file's values as they are)
+  if (o.has("series")) {
+    for (const char* k : {"time", "wave"})
+      if (o.has(k))
+        o.fail(k,
+               "not with \"series\": the series gives each driven spring its own values "
+               "in time");
+    a.series = read_series_file(input_file(o, "series"), o.path_of("series"));
+    a.amplitude = o.number_or("amplitude", 1);
+  } else {
+    a.amplitude = o.number("amplitude");
+  }
+  a.ramp_in = o.number_or("ramp_in", a.ramp_in);
+  if (o.has("time")) a.time = read_time(o.object("time"));
+  if (o.has("select")) {
+    const JsonObject sel = o.object("select");
+    sel.allow_only({"point", "normal", "tolerance"});
+    a.select_point = sel.vec3("point");
+    a.select_normal = sel.vec3("normal");
+    a.select_tolerance = sel.number_or("tolerance", a.select_tolerance);
+  }
+  if (o.has("wave")) {
+    const JsonObject w = o.object("wave");
+    w.allow_only({"origin", "direction", "phase_per_length"});
+    a.wave_origin = w.vec3_or("origin", a.wave_origin);
+    a.wave_direction = w.vec3("direction");
+    a.phase_per_length = w.number("phase_per_length");
+  }
+}
+
 // natural-shape actuation: [{"target", "part", "amplitude", "time", "select", "wave"}]
 void SceneReader::read_actuation(const JsonValue& list) {
   for (size_t i = 0; i < list.array.size(); ++i) {
@@ -925,19 +992,7 @@ void SceneReader::read_actuation(const JsonValue& list) {
     ActuationSpec a;
     a.loc = loc(o.value(), o.path());
     const std::string target = o.string("target");
-    if (target == "hinge_angle") {
-      a.target = ActuationSpec::Target::kHingeAngle;
-    } else if (target == "rod_curvature1") {
-      a.target = ActuationSpec::Target::kRodCurvature1;
-    } else if (target == "rod_curvature2") {
-      a.target = ActuationSpec::Target::kRodCurvature2;
-    } else if (target == "rod_twist") {
-      a.target = ActuationSpec::Target::kRodTwist;
-    } else if (target == "midedge_curvature") {
-      a.target = ActuationSpec::Target::kMidEdgeCurvature;
-    } else if (target == "rod_stretch") {
-      a.target = ActuationSpec::Target::kRodStretch;
-    } else {
+    if (!target_from_name(target, a.target)) {
       o.fail("target", "unknown target '" + target +
                            "' (expected hinge_angle, midedge_curvature, rod_curvature1, "
                            "rod_curvature2, rod_twist, rod_stretch)");
@@ -953,38 +1008,74 @@ void SceneReader::read_actuation(const JsonValue& list) {
                "direction)");
       }
     }
-    a.part = part_of(o);
-    // a per-spring time series (a CSV file) in place of the time function: the amplitude is
-    // then optional (1: the file's values as they are)
-    if (o.has("series")) {
-      for (const char* k : {"time", "wave"})
-        if (o.has(k))
-          o.fail(k,
-                 "not with \"series\": the series gives each driven spring its own values "
-                 "in time");
-      a.series = read_series_file(input_file(o, "series"), o.path_of("series"));
-      a.amplitude = o.number_or("amplitude", 1);
-    } else {
-      a.amplitude = o.number("amplitude");
-    }
-    a.ramp_in = o.number_or("ramp_in", a.ramp_in);
-    if (o.has("time")) a.time = read_time(o.object("time"));
-    if (o.has("select")) {
-      const JsonObject sel = o.object("select");
-      sel.allow_only({"point", "normal", "tolerance"});
-      a.select_point = sel.vec3("point");
-      a.select_normal = sel.vec3("normal");
-      a.select_tolerance = sel.number_or("tolerance", a.select_tolerance);
-    }
-    if (o.has("wave")) {
-      const JsonObject w = o.object("wave");
-      w.allow_only({"origin", "direction", "phase_per_length"});
-      a.wave_origin = w.vec3_or("origin", a.wave_origin);
-      a.wave_direction = w.vec3("direction");
-      a.phase_per_length = w.number("phase_per_length");
-    }
+    read_actuation_fields(o, a);
     s_.actuation.push_back(a);
   }
+}
+
+// a number or an array of numbers (one per spring)
+std::vector<Real> SceneReader::numbers_or_one(const JsonObject& o, const std::string& key) const {
+  const JsonValue& v = o.require(key);
+  if (v.is_number()) return {v.number};
+  if (!v.is_array()) o.fail(key, "must be a number or an array of numbers (one per spring)");
+  if (v.array.empty()) o.fail(key, "must not be empty");
+  std::vector<Real> out;
+  for (size_t i = 0; i < v.array.size(); ++i)
+    out.push_back(json_number(v.array[i], file_, indexed(o.path_of(key), i)));
+  return out;
+}
+
+// feedback controllers on natural strains (docs/control.md): [{"strain", "part", reference
+// fields as an actuation's, "profile", "kp", "ki", "filter_time", "spatial_smoothing",
+// "rate_limit", "limits", "anti_windup", "tracking_time", "feedforward"}]
+void SceneReader::read_controllers(const JsonValue& list) {
+  for (size_t i = 0; i < list.array.size(); ++i) {
+    const JsonObject o(list.array[i], file_, "controllers[" + std::to_string(i) + "]");
+    s_.controllers.push_back(read_controller(o));
+  }
+}
+
+ControllerSpec SceneReader::read_controller(const JsonObject& o) const {
+  o.allow_only({"name", "strain", "part", "amplitude", "ramp_in", "time", "select", "wave",
+                "series", "profile", "kp", "ki", "filter_time", "spatial_smoothing", "rate_limit",
+                "limits", "anti_windup", "tracking_time", "feedforward"});
+  ControllerSpec c;
+  c.loc = loc(o.value(), o.path());
+  c.reference.loc = c.loc;
+  c.name = o.string_or("name", "");
+  const std::string strain = o.string("strain");
+  if (!target_from_name(strain, c.reference.target) ||
+      c.reference.target == ActuationSpec::Target::kMidEdgeCurvature) {
+    o.fail("strain", "unknown strain '" + strain +
+                         "' (expected rod_curvature1, rod_curvature2, rod_twist, rod_stretch or "
+                         "hinge_angle)");
+  }
+  read_actuation_fields(o, c.reference);
+  if (o.has("profile")) c.profile = numbers_or_one(o, "profile");
+  if (o.has("kp")) c.kp = numbers_or_one(o, "kp");
+  if (o.has("ki")) c.ki = numbers_or_one(o, "ki");
+  c.filter_time = o.number_or("filter_time", c.filter_time);
+  c.spatial_smoothing = o.integer_or("spatial_smoothing", c.spatial_smoothing);
+  c.rate_limit = o.number_or("rate_limit", c.rate_limit);
+  if (o.has("limits")) {
+    const std::vector<double> v = json_numbers(o.require("limits"), file_, o.path_of("limits"), 2);
+    c.command_min = v[0];
+    c.command_max = v[1];
+  }
+  const std::string aw = o.string_or("anti_windup", "back_calculation");
+  if (aw == "none") {
+    c.anti_windup = AntiWindup::kNone;
+  } else if (aw == "clamp") {
+    c.anti_windup = AntiWindup::kClamp;
+  } else if (aw == "back_calculation") {
+    c.anti_windup = AntiWindup::kBackCalculation;
+  } else {
+    o.fail("anti_windup",
+           "unknown anti-windup '" + aw + "' (expected back_calculation, clamp or none)");
+  }
+  c.tracking_time = o.number_or("tracking_time", c.tracking_time);
+  c.feedforward = o.boolean_or("feedforward", c.feedforward);
+  return c;
 }
 
 // a family's field: one entry (an object) or a list of them, each with the family's fields
@@ -1259,8 +1350,8 @@ void SceneReader::read_output(const JsonObject& o) {
 SceneSpec SceneReader::read(const JsonValue& root_value) {
   const JsonObject root(root_value, file_, "");
   root.allow_only({"name", "description", "backend", "materials", "rods", "networks", "shells",
-                   "joints", "point_masses", "boundary", "forces", "actuation", "contact",
-                   "integrator", "output"});
+                   "joints", "point_masses", "boundary", "forces", "actuation", "controllers",
+                   "contact", "integrator", "output"});
   s_.file = file_;
   s_.base_dir = base_dir_;
   const std::string stem = std::filesystem::path(file_).stem().string();
@@ -1306,6 +1397,9 @@ SceneSpec SceneReader::read(const JsonValue& root_value) {
   if (root.has("actuation")) {
     read_actuation(root.array("actuation"));
   }
+  if (root.has("controllers")) {
+    read_controllers(root.array("controllers"));
+  }
   if (root.has("contact")) {
     const JsonObject c = root.object("contact");
     c.allow_only(
@@ -1343,6 +1437,21 @@ SceneSpec read_scene_text(const std::string& text,
                           const std::string& base_dir) {
   const JsonValue root = parse_json(text, file);
   return SceneReader(file, base_dir).read(root);
+}
+
+std::vector<ControllerSpec> read_controllers_text(const std::string& text,
+                                                  const SceneSpec& scene,
+                                                  const std::string& file) {
+  const JsonValue root = parse_json(text, file);
+  if (!root.is_array()) {
+    json_fail(file, root, "controllers", "must be an array of controllers");
+  }
+  SceneReader r(file, scene.base_dir);
+  r.set_part_names(scene.parts);
+  r.read_controllers(root);
+  std::vector<ControllerSpec> out = r.take_controllers();
+  validate_controllers(scene, out);
+  return out;
 }
 
 SceneSpec read_scene_file(const std::string& path) {

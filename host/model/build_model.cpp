@@ -10,6 +10,7 @@
 
 #include "model/model_internal.h"
 #include "slender/builder.h"
+#include "slender/control.h"
 #include "slender/core/error.h"
 #include "slender/core/rod_gap.h"
 #include "slender/model.h"
@@ -294,16 +295,19 @@ std::string part_springs(const Model& m, int part) {
   return s;
 }
 
-// actuation a's springs (from `first` in m.actuated) take the columns of its series, one per
-// spring in the model's order (a mid-edge triangle's three components share one); the series
-// must have one column per spring
-void assign_series_columns(Model& m, int a, int first) {
-  const ActuationSpec& act = m.scene.actuation[size_t(a)];
+// the springs of `act` (from `first` in out) take the columns of its series, one per spring in
+// the model's order (a mid-edge triangle's three components share one); the series must have
+// one column per spring
+void assign_series_columns(const Model& m,
+                           const ActuationSpec& act,
+                           std::vector<ActuatedSpring>& out,
+                           int first,
+                           const char* what) {
   int springs = 0;
-  for (size_t i = size_t(first); i < m.actuated.size(); ++i) {
-    ActuatedSpring& s = m.actuated[i];
-    const bool same = i > size_t(first) && m.actuated[i - 1].index == s.index &&
-                      m.actuated[i - 1].component >= 4 && s.component >= 4 &&
+  for (size_t i = size_t(first); i < out.size(); ++i) {
+    ActuatedSpring& s = out[i];
+    const bool same = i > size_t(first) && out[i - 1].index == s.index &&
+                      out[i - 1].component >= 4 && s.component >= 4 &&
                       s.component < kActuatedStretch;
     if (!same) ++springs;
     s.column = springs - 1;
@@ -313,7 +317,7 @@ void assign_series_columns(Model& m, int a, int first) {
     const int line = act.series.file.empty() ? act.loc.line : act.series.first_line;
     throw InputError(where, line, act.loc.field + ".series",
                      "has " + std::to_string(act.series.columns) +
-                         " value columns after the time, but the actuation drives " +
+                         " value columns after the time, but the " + what + " drives " +
                          std::to_string(springs) + " " + spring_kind(act.target) + " of part '" +
                          m.part_name[act.part] +
                          "': give one column per driven spring, in the model's order");
@@ -322,87 +326,92 @@ void assign_series_columns(Model& m, int a, int first) {
 
 // the springs each actuation drives, with their scale and spatial phase
 void resolve_actuation(Model& m) {
-  for (size_t a = 0; a < m.scene.actuation.size(); ++a) {
-    const ActuationSpec& act = m.scene.actuation[a];
-    const Real nlen = norm(act.select_normal);
-    const Vec3 dir = norm(act.wave_direction) > 0 ? act.wave_direction / norm(act.wave_direction)
-                                                  : vec3(0, 0, 0);
-    auto selected = [&](const Vec3& c) {
-      return nlen == 0 ||
-             std::fabs(dot(c - act.select_point, act.select_normal / nlen)) <= act.select_tolerance;
-    };
-    auto phase_at = [&](const Vec3& c) {
-      return act.phase_per_length * dot(c - act.wave_origin, dir);
-    };
-    const int before = int(m.actuated.size());
-    int of_part = 0;  // the part's springs of the target's kind, selected or not
-    if (act.target == ActuationSpec::Target::kHingeAngle) {
-      for (int k = 0; k < m.nhinge; ++k) {
-        const int n0 = m.hinge_node[4 * k], n1 = m.hinge_node[4 * k + 1];
-        if (m.node_part[n0] != act.part && m.node_part[n1] != act.part) continue;
-        ++of_part;
-        const Vec3 c = 0.5 * (node_pos(m, n0) + node_pos(m, n1));
-        if (selected(c)) m.actuated.push_back({int(a), k, 3, 1, phase_at(c)});
-      }
-    } else if (act.target == ActuationSpec::Target::kMidEdgeCurvature) {
-      for (int k = 0; k < m.nmid; ++k) {
-        const int t = m.mid_tri[k];
-        if (m.tri_part[t] != act.part) continue;
-        ++of_part;
-        Vec3 c = vec3(0, 0, 0);
-        for (int i = 0; i < 3; ++i)
-          c += node_pos(m, m.tri_node[3 * t + i]) / 3;
-        if (!selected(c)) continue;
-        Real comp[3];
-        if (!midedge_unit_curvature(m, k, act.direction, comp)) {
-          throw InputError(act.loc.file, act.loc.line, act.loc.field + ".direction",
-                           "the direction is normal to triangle " +
-                               std::to_string(t - first_triangle(m, act.part)) + " of part '" +
-                               m.part_name[act.part] + "' (it must lie in the shell)");
-        }
-        for (int i = 0; i < 3; ++i)
-          m.actuated.push_back({int(a), k, 4 + i, comp[i], phase_at(c)});
-      }
-    } else if (act.target == ActuationSpec::Target::kRodStretch) {
-      // every stretching edge of the part (a rod-shell joint's edges have no stretching of
-      // their own), by its midpoint
-      for (int e = 0; e < m.nedge; ++e) {
-        if (m.edge_part[e] != act.part || !(m.edge_EA[e] > 0)) continue;
-        ++of_part;
-        const Vec3 c =
-            0.5 * (node_pos(m, m.edge_node[2 * e]) + node_pos(m, m.edge_node[2 * e + 1]));
-        if (selected(c)) m.actuated.push_back({int(a), e, kActuatedStretch, 1, phase_at(c)});
-      }
-    } else {
-      const int comp = act.target == ActuationSpec::Target::kRodCurvature1   ? 0
-                       : act.target == ActuationSpec::Target::kRodCurvature2 ? 1
-                                                                             : 2;
-      for (int k = 0; k < m.nbend; ++k) {
-        if (m.edge_part[m.bend_edge[2 * k]] != act.part) continue;
-        ++of_part;
-        const Vec3 c = node_pos(m, m.bend_node[3 * k + 1]);
-        if (selected(c)) m.actuated.push_back({int(a), k, comp, m.bend_dl[k], phase_at(c)});
-      }
-    }
-    if (int(m.actuated.size()) == before) {
-      const std::string part = "part '" + m.part_name[act.part] + "'";
-      if (of_part > 0) {
-        throw InputError(act.loc.file, act.loc.line, act.loc.field + ".select",
-                         "the selection (the plane through the point with this normal, within "
-                         "the tolerance) takes none of the " +
-                             std::to_string(of_part) + " " + spring_kind(act.target) + " of " +
-                             part);
-      }
-      throw InputError(act.loc.file, act.loc.line, act.loc.field + ".target",
-                       "target '" + target_name(act.target) + "' drives " +
-                           spring_kind(act.target) + ", and " + part + " has none; " +
-                           part_springs(m, act.part));
-    }
-    if (act.series.given()) assign_series_columns(m, int(a), before);
-  }
+  for (size_t a = 0; a < m.scene.actuation.size(); ++a)
+    actuation_springs(m, m.scene.actuation[a], int(a), m.actuated, "actuation", "target");
 }
 
 }  // namespace
+
+void actuation_springs(const Model& m,
+                       const ActuationSpec& act,
+                       int a,
+                       std::vector<ActuatedSpring>& out,
+                       const char* what,
+                       const char* target_field) {
+  const Real nlen = norm(act.select_normal);
+  const Vec3 dir =
+      norm(act.wave_direction) > 0 ? act.wave_direction / norm(act.wave_direction) : vec3(0, 0, 0);
+  auto selected = [&](const Vec3& c) {
+    return nlen == 0 ||
+           std::fabs(dot(c - act.select_point, act.select_normal / nlen)) <= act.select_tolerance;
+  };
+  auto phase_at = [&](const Vec3& c) {
+    return act.phase_per_length * dot(c - act.wave_origin, dir);
+  };
+  const int before = int(out.size());
+  int of_part = 0;  // the part's springs of the target's kind, selected or not
+  if (act.target == ActuationSpec::Target::kHingeAngle) {
+    for (int k = 0; k < m.nhinge; ++k) {
+      const int n0 = m.hinge_node[4 * k], n1 = m.hinge_node[4 * k + 1];
+      if (m.node_part[n0] != act.part && m.node_part[n1] != act.part) continue;
+      ++of_part;
+      const Vec3 c = 0.5 * (node_pos(m, n0) + node_pos(m, n1));
+      if (selected(c)) out.push_back({a, k, 3, 1, phase_at(c)});
+    }
+  } else if (act.target == ActuationSpec::Target::kMidEdgeCurvature) {
+    for (int k = 0; k < m.nmid; ++k) {
+      const int t = m.mid_tri[k];
+      if (m.tri_part[t] != act.part) continue;
+      ++of_part;
+      Vec3 c = vec3(0, 0, 0);
+      for (int i = 0; i < 3; ++i)
+        c += node_pos(m, m.tri_node[3 * t + i]) / 3;
+      if (!selected(c)) continue;
+      Real comp[3];
+      if (!midedge_unit_curvature(m, k, act.direction, comp)) {
+        throw InputError(act.loc.file, act.loc.line, act.loc.field + ".direction",
+                         "the direction is normal to triangle " +
+                             std::to_string(t - first_triangle(m, act.part)) + " of part '" +
+                             m.part_name[act.part] + "' (it must lie in the shell)");
+      }
+      for (int i = 0; i < 3; ++i)
+        out.push_back({a, k, 4 + i, comp[i], phase_at(c)});
+    }
+  } else if (act.target == ActuationSpec::Target::kRodStretch) {
+    // every stretching edge of the part (a rod-shell joint's edges have no stretching of
+    // their own), by its midpoint
+    for (int e = 0; e < m.nedge; ++e) {
+      if (m.edge_part[e] != act.part || !(m.edge_EA[e] > 0)) continue;
+      ++of_part;
+      const Vec3 c = 0.5 * (node_pos(m, m.edge_node[2 * e]) + node_pos(m, m.edge_node[2 * e + 1]));
+      if (selected(c)) out.push_back({a, e, kActuatedStretch, 1, phase_at(c)});
+    }
+  } else {
+    const int comp = act.target == ActuationSpec::Target::kRodCurvature1   ? 0
+                     : act.target == ActuationSpec::Target::kRodCurvature2 ? 1
+                                                                           : 2;
+    for (int k = 0; k < m.nbend; ++k) {
+      if (m.edge_part[m.bend_edge[2 * k]] != act.part) continue;
+      ++of_part;
+      const Vec3 c = node_pos(m, m.bend_node[3 * k + 1]);
+      if (selected(c)) out.push_back({a, k, comp, m.bend_dl[k], phase_at(c)});
+    }
+  }
+  if (int(out.size()) == before) {
+    const std::string part = "part '" + m.part_name[act.part] + "'";
+    if (of_part > 0) {
+      throw InputError(act.loc.file, act.loc.line, act.loc.field + ".select",
+                       "the selection (the plane through the point with this normal, within "
+                       "the tolerance) takes none of the " +
+                           std::to_string(of_part) + " " + spring_kind(act.target) + " of " + part);
+    }
+    throw InputError(act.loc.file, act.loc.line, act.loc.field + "." + target_field,
+                     std::string(target_field) + " '" + target_name(act.target) + "' drives " +
+                         spring_kind(act.target) + ", and " + part + " has none; " +
+                         part_springs(m, act.part));
+  }
+  if (act.series.given()) assign_series_columns(m, act, out, before, what);
+}
 
 Real eval_time_function(const TimeFunction& f, Real t) { return eval_time_function(f, t, 0); }
 
@@ -957,6 +966,8 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
 
   build_family_tables(m);
   resolve_actuation(m);
+  // the controllers' springs, profiles and gains (errors now, at the scene's loading)
+  if (!m.scene.controllers.empty()) StrainController check(mp, m.scene.controllers);
   build_assembly_plan(m);
   // every array of the list has its count x width values (a builder that missed one is a bug)
   const std::string misfit = model_arrays_misfit(m);

@@ -57,6 +57,18 @@ void build_fixed_dofs(Model& m, const std::vector<int>& clamp_dofs);
 /// InputError for an event that releases a DOF that stays fixed or fixes a moved DOF.
 void resolve_boundary_events(Model& m);
 
+/// The springs that `act` drives (its target's kind, its part, its selection), appended to out
+/// with index `a`, their scale (the amplitude's unit to the stencil's value), spatial phase and
+/// series column. Throws InputError naming the entry (`what`: "actuation" or "controller";
+/// `target_field`: the entry's name of the target) when it takes no spring or its series has
+/// another number of columns.
+void actuation_springs(const Model& m,
+                       const ActuationSpec& act,
+                       int a,
+                       std::vector<ActuatedSpring>& out,
+                       const char* what,
+                       const char* target_field);
+
 /// Free-DOF CSR pattern and the gather lists of the assembly.
 void build_assembly_plan(Model& m);
 /// The same for the families of a view (a simulator's view adds this step's contact pairs),

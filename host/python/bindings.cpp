@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/memory_budget.h"
+#include "python/control_bindings.h"
 #include "slender/backend.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
@@ -516,6 +517,8 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
+  python::bind_control(m);
+
   py::class_<Model, std::shared_ptr<Model>>(m, "Model")
       .def_property_readonly("name", [](const Model& md) { return md.scene.name; })
       .def_readonly("nnode", &Model::nnode)
@@ -973,6 +976,25 @@ PYBIND11_MODULE(_core, m) {
           "newton_iters, steps_without_iteration, dt_halvings, message (the summary, or why "
           "the run stopped), files (written), log (notes made during the run). `usd`: also write "
           "the records into this .usda file (slender run --usd, docs/usd.md)")
+      .def_property_readonly(
+          "controller",
+          [](py::object self) {
+            Simulator* s = &self.cast<Simulator&>();
+            return python::controller_view([s] { return s->controller(); }, false, self);
+          },
+          "the feedback controllers on natural strains (slender.StrainController, "
+          "docs/control.md): the scene's, or those of set_controllers; None without any")
+      .def(
+          "set_controllers",
+          [](py::object self, const py::object& specs) {
+            Simulator* s = &self.cast<Simulator&>();
+            s->set_controllers(python::controllers_from(specs, s->model().scene));
+            return python::controller_view([s] { return s->controller(); }, false, self);
+          },
+          py::arg("controllers"),
+          "replaces the controllers: a list of dicts as a scene's \"controllers\" (or its JSON "
+          "text; [] removes them); returns the new StrainController (ValueError naming the "
+          "entry and field for bad input)")
       .def_property_readonly("backend",
                              [](const Simulator& s) { return backend_name(s.backend()); })
       .def_property_readonly("linear_solver", &Simulator::linear_solver_name);
@@ -1322,10 +1344,28 @@ PYBIND11_MODULE(_core, m) {
                  {py::ssize_t(b.batch->nenv()), py::ssize_t(b.model->nnode)}, b.contact.data(),
                  self);
            })
-      .def("times", [](py::object self) {
-        PyBatch& b = self.cast<PyBatch&>();
-        b.time.resize(size_t(b.batch->nenv()));
-        b.batch->times(b.time.data());
-        return view(b.time, {b.batch->nenv()}, self);
-      });
+      .def("times",
+           [](py::object self) {
+             PyBatch& b = self.cast<PyBatch&>();
+             b.time.resize(size_t(b.batch->nenv()));
+             b.batch->times(b.time.data());
+             return view(b.time, {b.batch->nenv()}, self);
+           })
+      .def_property_readonly(
+          "controller",
+          [](py::object self) {
+            BatchedSimulator* b = self.cast<PyBatch&>().batch.get();
+            return python::controller_view([b] { return b->controller(); }, true, self);
+          },
+          "the feedback controllers of every environment (slender.StrainController: arrays of "
+          "shape (num_envs, springs)); None without any")
+      .def(
+          "set_controllers",
+          [](py::object self, const py::object& specs) {
+            BatchedSimulator* b = self.cast<PyBatch&>().batch.get();
+            b->set_controllers(python::controllers_from(specs, b->model().scene));
+            return python::controller_view([b] { return b->controller(); }, true, self);
+          },
+          py::arg("controllers"),
+          "replaces every environment's controllers (as Simulator.set_controllers)");
 }

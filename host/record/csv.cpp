@@ -1,4 +1,5 @@
-// CSV recorders: nodes.csv (positions and velocities of chosen nodes) and energies.csv. Each file
+// CSV recorders: nodes.csv (positions and velocities of chosen nodes), energies.csv and
+// controllers.csv (the feedback controllers' commands and errors). Each file
 // is written as NAME.csv.part while the run goes on, flushed after every row, and renamed to its
 // final name by end(), so a run that stops early never leaves a truncated file under that name.
 // A resumed run continues the file from the byte its checkpoint noted (resume()).
@@ -207,6 +208,34 @@ class EnergyCsvRecorder : public CsvRecorder {
   }
 };
 
+// controllers.csv: the time, then the columns the run names (StrainController::csv_columns)
+class ControllerCsvRecorder : public CsvRecorder {
+ public:
+  explicit ControllerCsvRecorder(std::vector<std::string> columns)
+      : CsvRecorder("controllers.csv"), columns_(std::move(columns)) {}
+  std::string header(const Model&) const override {
+    std::string h = "time";
+    for (const std::string& c : columns_)
+      h += "," + c;
+    return h;
+  }
+
+  void record(const RecordFrame& fr) override {
+    if (!file_.is_open()) return;
+    SLENDER_CHECK(fr.controller_values.size() == columns_.size(),
+                  "controllers.csv: ", fr.controller_values.size(), " values for ", columns_.size(),
+                  " columns");
+    std::FILE* f = file_.get();
+    std::fprintf(f, "%.17g", fr.time);
+    for (Real v : fr.controller_values)
+      put_real(f, v);
+    file_.end_row();
+  }
+
+ private:
+  std::vector<std::string> columns_;
+};
+
 }  // namespace
 
 std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes,
@@ -216,6 +245,10 @@ std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes,
 
 std::unique_ptr<Recorder> make_energy_csv_recorder() {
   return std::make_unique<EnergyCsvRecorder>();
+}
+
+std::unique_ptr<Recorder> make_controller_csv_recorder(std::vector<std::string> columns) {
+  return std::make_unique<ControllerCsvRecorder>(std::move(columns));
 }
 
 }  // namespace slender

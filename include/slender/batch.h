@@ -16,6 +16,8 @@
 
 namespace slender {
 
+class StrainController;
+
 /// How a batch steps its environments.
 enum class BatchEngine {
   /// one Simulator per environment, environments in parallel on the CPU cores: every model,
@@ -141,6 +143,19 @@ class BatchedSimulator {
   /// and part moduli
   void clear_actions();
 
+  // ---- feedback controllers on natural strains (control.h, docs/control.md) -------------------
+  /// the controllers of every environment (each its own state, gains and references): the
+  /// scene's "controllers", or those of set_controllers; null when there are none. Before each
+  /// step they read every environment's strains (strains()) and set the natural strains of
+  /// their springs, over the scene's actuation and the natural-shape actions above (which then
+  /// must come from host memory on the vectorized engine); an environment whose step fails
+  /// keeps its controllers' state; reset() resets the reset environments' controllers.
+  StrainController* controller();
+  const StrainController* controller() const;
+  /// replaces the controllers (empty: none); throws InputError as StrainController's
+  /// constructor does
+  void set_controllers(std::vector<ControllerSpec> specs);
+
   // ---- boundary conditions and twists of one environment, now ---------------------------------
   /// fixes (release: frees) DOFs of environment env now, as Simulator::fix_dofs and
   /// release_dofs do (a fixed DOF stops and holds where it is, a released one keeps its
@@ -207,6 +222,7 @@ class BatchedSimulator {
   LiveArray live_velocities() const;
 
  private:
+  const std::vector<StepStatus>& step_environments();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

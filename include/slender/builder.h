@@ -167,6 +167,8 @@ class SceneBuilder {
   SceneBuilder& kelvin_voigt(Real eta);
   /// drive natural hinge angles, curvatures or twists in time (see ActuationSpec)
   SceneBuilder& actuate(ActuationSpec a);
+  /// a feedback controller on a natural strain (see ControllerSpec, docs/control.md)
+  SceneBuilder& controller(ControllerSpec c);
   /// contact between rods (see ContactSpec)
   SceneBuilder& contact(ContactSpec c);
   /// a rigid ground with contact and Coulomb friction (see GroundSpec)
@@ -211,6 +213,19 @@ constexpr Real kMaxCoordinate = 1e50;
 /// line and field of the offending entry. (build_model checks what follows from them: masses,
 /// stiffnesses, lengths and areas finite and positive.)
 void validate_scene(const SceneSpec& s);
+
+/// Checks controllers for the scene `s` as validate_scene checks its own (gains >= 0 and one
+/// or one per spring, limits, times, the reference's fields); throws InputError naming the
+/// entry's file, line and field. What needs the model (the springs, the profile's and the
+/// gains' sizes, overlaps) is checked when a controller is made (control.h).
+void validate_controllers(const SceneSpec& s, const std::vector<ControllerSpec>& controllers);
+/// Controllers from JSON text, a list as a scene's "controllers" field holds (docs/control.md),
+/// for the scene `scene` whose parts they name; read and checked as the scene reader does, the
+/// errors naming `file`, the line and the field. Relative series files resolve against
+/// scene.base_dir.
+std::vector<ControllerSpec> read_controllers_text(const std::string& text,
+                                                  const SceneSpec& scene,
+                                                  const std::string& file = "<controllers>");
 
 /// Reads a scene from a JSON file (see docs/scene_format.md); relative paths inside resolve
 /// against the scene's folder. Throws InputError on any problem.

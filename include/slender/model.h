@@ -147,6 +147,17 @@ inline Real series_value(const ActuationSeries& s, int row, Real w, int k) {
   return a + w * (b - a);
 }
 
+/// What actuation `act` adds to spring `a`'s natural value at time t: envelope(t) amplitude
+/// scale s(t), s the spring's series column at (row, w) (series_position of act.series at t) or
+/// the time function at the spring's phase.
+inline Real actuated_value(
+    const ActuationSpec& act, const ActuatedSpring& a, Real t, int row, Real w) {
+  const Real envelope = act.ramp_in > 0 ? (t / act.ramp_in < 1 ? t / act.ramp_in : Real(1)) : 1;
+  const Real st = a.column >= 0 ? series_value(act.series, row, w, a.column)
+                                : eval_time_function(act.time, t, a.phase);
+  return envelope * act.amplitude * a.scale * st;
+}
+
 /// Free-DOF CSR pattern of the Newton Jacobian and, for every stored value, the list of
 /// contributions (indices into the concatenated local-Hessian pool) summed in a fixed order.
 struct AssemblyPlan {

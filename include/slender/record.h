@@ -25,6 +25,8 @@ struct RecordFrame {
   std::vector<Real> bend_strains;          ///< (nbend x 3): kappa1, kappa2, tau
   std::vector<Real> shell_energy_density;  ///< bending energy per area (ntri) [J/m^2]
   int newton_iters = 0;                    ///< of the step that led here
+  /// the controllers' values (StrainController::csv_row), when the run records them
+  std::vector<Real> controller_values;
 };
 
 /// How far one of a recorder's files had been written at some step: its name relative to the
@@ -66,6 +68,10 @@ std::unique_ptr<Recorder> make_node_csv_recorder(std::vector<int> nodes,
                                                  std::vector<std::string> labels = {});
 /// energies.csv: time, kinetic, stretch, bend, twist, gravity, total, newton_iters
 std::unique_ptr<Recorder> make_energy_csv_recorder();
+/// controllers.csv: time, then one column per name in `columns` (StrainController::csv_columns:
+/// per controller its RMS error, each spring's command and error), the values from
+/// RecordFrame::controller_values
+std::unique_ptr<Recorder> make_controller_csv_recorder(std::vector<std::string> columns);
 /// frames/NAME_NNNNNN.vtp per record plus NAME.pvd (its lines written as the frames come, the
 /// closing ones by end()): rods as polylines with radius, velocity,
 /// curvature and twist as point data

@@ -486,6 +486,53 @@ struct ActuationSpec {
   SourceLoc loc;
 };
 
+/// How a controller keeps its integral from winding up while its command is limited.
+enum class AntiWindup {
+  kNone,  ///< the integral runs on (for comparison: it winds up)
+  /// conditional integration: the integral holds while the command is limited and the error
+  /// would drive it further into the limit
+  kClamp,
+  /// back-calculation: the integral also integrates (applied - unlimited command) / T_t, so
+  /// that the unlimited command follows the applied one with the tracking time T_t
+  kBackCalculation,
+};
+
+/// A proportional-integral controller on one natural strain of a part's springs (seed 001
+/// §IV-10 and §VII; docs/control.md): before every step it measures the strain y of each spring
+/// (the engine's strain query), smooths it along the part and in time, compares it with the
+/// reference r(t) and sets the spring's natural strain
+///   u = b + kp e + ki integral(e) dt,   e = r(t) - y_f,   b = r(t + dt) (feedforward) or rest
+///   (within the limits),
+/// limited to [command_min, command_max] and by rate_limit, with anti-windup. Strains are in
+/// the scene's units: curvature [1/m], twist [rad/m], stretch as a strain l / l_bar - 1 [-]
+/// (the natural stretch is 1 + u), hinge angle [rad].
+struct ControllerSpec {
+  std::string name;  ///< its columns' prefix in controllers.csv; "" = controller<i>
+  /// the controlled strain and springs, and the reference r(t): `target` (kRodCurvature1,
+  /// kRodCurvature2, kRodTwist, kRodStretch, kHingeAngle), `part`, the selection, and r(t) =
+  /// the rest value + the value an actuation of these fields would add (amplitude, ramp_in,
+  /// time, wave, series), times `profile`
+  ActuationSpec reference;
+  /// a factor per controlled spring on the reference's added value (in the model's order of
+  /// the springs); empty = 1 each
+  std::vector<Real> profile;
+  /// gains, one value for every spring or one per spring, each >= 0 and finite: kp [-],
+  /// ki [1/s]
+  std::vector<Real> kp = {1}, ki = {0};
+  Real filter_time = 0;  ///< tau_f of the measurement's first-order low-pass [s]; 0: none
+  /// passes of spatial smoothing of the measurement over neighbouring controlled springs (bend
+  /// stencils sharing an edge, rod edges sharing a node, hinges sharing a triangle): each pass
+  /// y_k <- y_k / 2 + (the mean of its neighbours) / 2 ([1/4, 1/2, 1/4] along a rod), which
+  /// takes the feedback off the springs' zig-zag; 0: none
+  int spatial_smoothing = 0;
+  Real rate_limit = 0;  ///< the most the command may change per second [unit/s]; 0: none
+  Real command_min = -1e300, command_max = 1e300;  ///< the command's limits [unit]
+  AntiWindup anti_windup = AntiWindup::kBackCalculation;
+  Real tracking_time = 0;   ///< T_t of back-calculation [s]; 0: the step's dt
+  bool feedforward = true;  ///< b = r(t + dt); false: b = the spring's rest value
+  SourceLoc loc;            ///< the entry (its field: "controllers[i]")
+};
+
 /// The whole scene as plain data.
 struct SceneSpec {
   std::string name = "scene";
@@ -525,6 +572,8 @@ struct SceneSpec {
   /// point masses at nodes (several at one node add up)
   std::vector<PointMassSpec> point_masses;
   std::vector<ActuationSpec> actuation;
+  /// feedback controllers on natural strains (their springs driven by no actuation)
+  std::vector<ControllerSpec> controllers;
   ContactSpec contact;
   IntegratorSpec integrator;
   OutputSpec output;

@@ -16,6 +16,8 @@
 
 namespace slender {
 
+class StrainController;
+
 /// Energies of one state [J]. Potential of gravity is -sum m g.x. Stretch: the rods' edges and
 /// the shells' membrane springs; bend: the rods' bending and the shells' (hinge, mid-edge).
 struct Energies {
@@ -74,8 +76,19 @@ class Simulator {
   /// one step of size dt
   StepReport step(Real dt);
 
-  /// actuation in code: runs after the scene's own actuation, before each step
+  /// actuation in code: runs after the scene's own actuation (and the controllers), before
+  /// each step
   void set_actuation(ActuationCallback callback);
+  /// the feedback controllers on natural strains (control.h, docs/control.md): the scene's
+  /// "controllers", or those of set_controllers; null when there are none. Before each step
+  /// they read the strains at its start (strains()) and set the natural strains of their
+  /// springs for the step, over the scene's actuation and set_natural_stretch; a step that
+  /// fails leaves them as they were. set_state leaves them as they are (controller()->reset).
+  StrainController* controller();
+  const StrainController* controller() const;
+  /// replaces the controllers (empty: none); throws InputError as StrainController's
+  /// constructor does (a spring no controller takes, sizes, a spring driven twice)
+  void set_controllers(std::vector<ControllerSpec> specs);
   /// the natural stretch of every rod edge (nedge, finite and > 0; 1 = the rest length): each
   /// edge's natural length becomes its rest length times the value, from the next step on
   /// until changed, in place of the scene's stretch actuation (an actuation callback runs

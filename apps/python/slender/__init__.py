@@ -21,6 +21,7 @@ from ._core import (  # noqa: F401
     BatchedSimulator,
     Model,
     Simulator,
+    StrainController,
     cuda_device_count,
     export_usd,
     load_model,

@@ -366,6 +366,18 @@ class SceneBuilder:
         self._d.setdefault("actuation", []).append({**entry, **extra})
         return self
 
+    def controller(self, strain, part, amplitude=None, **extra):
+        """A PI controller on a natural strain (strain: rod_curvature1, rod_curvature2,
+        rod_twist, rod_stretch, hinge_angle; docs/control.md): its reference as an actuation's
+        fields (amplitude, time, wave, ramp_in, select, series, profile) and name, kp, ki,
+        filter_time, spatial_smoothing, rate_limit, limits, anti_windup, tracking_time and
+        feedforward as keywords."""
+        entry = {"strain": strain, "part": part}
+        if amplitude is not None:
+            entry["amplitude"] = amplitude
+        self._d.setdefault("controllers", []).append({**entry, **extra})
+        return self
+
     def point_mass(self, part, node, mass):
         """A point mass [kg] at a node of a part (negative node: from the end): a payload.
         Inertia, gravity and the ground see it; it has no rotational inertia."""
