@@ -19,23 +19,7 @@ namespace {
 
 constexpr Real kMinNaturalStretch = Real(0.01);  // the smallest natural stretch a command sets
 
-// what the scene calls a strain kind, and its springs, for messages
-const char* strain_word(ActuationSpec::Target t) {
-  switch (t) {
-    case ActuationSpec::Target::kRodCurvature1:
-      return "rod_curvature1";
-    case ActuationSpec::Target::kRodCurvature2:
-      return "rod_curvature2";
-    case ActuationSpec::Target::kRodTwist:
-      return "rod_twist";
-    case ActuationSpec::Target::kRodStretch:
-      return "rod_stretch";
-    case ActuationSpec::Target::kHingeAngle:
-      return "hinge_angle";
-    default:
-      return "midedge_curvature";
-  }
-}
+// what the scene calls a spring, for messages
 const char* spring_word(int component) {
   return component == 3 ? "hinge" : component == kActuatedStretch ? "rod edge" : "bend stencil";
 }
@@ -153,7 +137,7 @@ StrainController::StrainController(std::shared_ptr<const Model> model,
     if (!sp.profile.empty() && int(sp.profile.size()) != n)
       throw InputError(file, loc.line, at + ".profile",
                        "has " + std::to_string(sp.profile.size()) + " values, but the controller " +
-                           "of " + strain_word(ref.target) + " drives " + springs + " of part '" +
+                           "of " + target_name(ref.target) + " drives " + springs + " of part '" +
                            m.part_name[ref.part] + "': give one per spring");
     for (const char* g : {"kp", "ki"}) {
       const size_t k = (g[1] == 'p' ? sp.kp : sp.ki).size();
@@ -169,7 +153,7 @@ StrainController::StrainController(std::shared_ptr<const Model> model,
       if (it != taken.end() && it->first == kk)
         throw InputError(file, loc.line, at + ".part",
                          std::string(spring_word(c.component)) + " " + std::to_string(a.index) +
-                             "'s natural " + strain_word(ref.target) + " is driven by " +
+                             "'s natural " + target_name(ref.target) + " is driven by " +
                              it->second + " too: a spring takes one controller or actuation");
     }
     for (const ActuatedSpring& a : c.springs)

@@ -230,24 +230,7 @@ void apply_spring_overrides(Model& m) {
   }
 }
 
-// the scene's name of an actuation target, and the springs it drives
-std::string target_name(ActuationSpec::Target t) {
-  switch (t) {
-    case ActuationSpec::Target::kHingeAngle:
-      return "hinge_angle";
-    case ActuationSpec::Target::kRodCurvature1:
-      return "rod_curvature1";
-    case ActuationSpec::Target::kRodCurvature2:
-      return "rod_curvature2";
-    case ActuationSpec::Target::kRodTwist:
-      return "rod_twist";
-    case ActuationSpec::Target::kMidEdgeCurvature:
-      return "midedge_curvature";
-    case ActuationSpec::Target::kRodStretch:
-      return "rod_stretch";
-  }
-  return "";
-}
+// the springs an actuation target drives
 std::string spring_kind(ActuationSpec::Target t) {
   switch (t) {
     case ActuationSpec::Target::kHingeAngle:
@@ -331,6 +314,24 @@ void resolve_actuation(Model& m) {
 }
 
 }  // namespace
+
+std::string target_name(ActuationSpec::Target t) {
+  switch (t) {
+    case ActuationSpec::Target::kHingeAngle:
+      return "hinge_angle";
+    case ActuationSpec::Target::kRodCurvature1:
+      return "rod_curvature1";
+    case ActuationSpec::Target::kRodCurvature2:
+      return "rod_curvature2";
+    case ActuationSpec::Target::kRodTwist:
+      return "rod_twist";
+    case ActuationSpec::Target::kMidEdgeCurvature:
+      return "midedge_curvature";
+    case ActuationSpec::Target::kRodStretch:
+      return "rod_stretch";
+  }
+  return "";
+}
 
 void actuation_springs(const Model& m,
                        const ActuationSpec& act,

@@ -57,6 +57,9 @@ void build_fixed_dofs(Model& m, const std::vector<int>& clamp_dofs);
 /// InputError for an event that releases a DOF that stays fixed or fixes a moved DOF.
 void resolve_boundary_events(Model& m);
 
+/// The scene's name of an actuation target ("rod_curvature1", "hinge_angle", ...).
+std::string target_name(ActuationSpec::Target t);
+
 /// The springs that `act` drives (its target's kind, its part, its selection), appended to out
 /// with index `a`, their scale (the amplitude's unit to the stencil's value), spatial phase and
 /// series column. Throws InputError naming the entry (`what`: "actuation" or "controller";
