@@ -339,30 +339,22 @@ struct Simulator::Impl {
       std::copy(stretch_action.begin(), stretch_action.end(), nat_stretch.begin());
       natural_touched = true;
     }
+    // the natural arrays as the controllers and the actuation callback see them
+    NaturalShape shape{nat_kappa_bar.data(),
+                       nat_tau_bar.data(),
+                       nat_phi_bar.data(),
+                       m.nbend,
+                       m.nhinge,
+                       nat_mid_kappa.data(),
+                       m.nmid,
+                       nat_stretch.data(),
+                       m.nedge};
     // the controllers' commands on their springs: a step's pending ones, else those in effect
     if (ctrl) {
-      NaturalShape shape{nat_kappa_bar.data(),
-                         nat_tau_bar.data(),
-                         nat_phi_bar.data(),
-                         m.nbend,
-                         m.nhinge,
-                         nat_mid_kappa.data(),
-                         m.nmid,
-                         nat_stretch.data(),
-                         m.nedge};
       ctrl->apply(0, shape, ctrl_pending);
       natural_touched = true;
     }
     if (actuation_callback) {
-      NaturalShape shape{nat_kappa_bar.data(),
-                         nat_tau_bar.data(),
-                         nat_phi_bar.data(),
-                         m.nbend,
-                         m.nhinge,
-                         nat_mid_kappa.data(),
-                         m.nmid,
-                         nat_stretch.data(),
-                         m.nedge};
       actuation_callback(t, shape);
       natural_touched = true;
       for (int e = 0; e < m.nedge; ++e)
