@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "load_share_fd.h"
 #include "slender/builder.h"
 #include "slender/core/error.h"
 #include "slender/model.h"
@@ -154,46 +155,14 @@ TEST(RodPressureChamberJacobian, MatchesCentralDifferencesOfTheResidual) {
   const Real dt = 5e-3, p = 1e5;
   const AssemblyPlan& plan = model->plan;
   const std::vector<Real> y = sim.state().q;
-  auto chamber_part = [&](const std::vector<Real>& at, std::vector<Real>* J) {
-    std::vector<Real> fp, f0, Jp, J0;
-    sim.set_load_value("pressure_chambers", 0, p);
-    sim.residual(dt, at, fp, J ? &Jp : nullptr);
-    sim.set_load_value("pressure_chambers", 0, 0);
-    sim.residual(dt, at, f0, J ? &J0 : nullptr);
-    for (size_t i = 0; i < fp.size(); ++i)
-      fp[i] -= f0[i];
-    if (J) {
-      for (size_t i = 0; i < Jp.size(); ++i)
-        Jp[i] -= J0[i];
-      *J = Jp;
-    }
-    return fp;
-  };
-  std::vector<Real> J;
-  const std::vector<Real> f = chamber_part(y, &J);
-  Real diff = 0, ref = 0, fnorm = 0, asym = 0;
-  for (Real v : f)
-    fnorm += v * v;
-  constexpr Real kH = 1e-7;
-  for (int c = 0; c < plan.nfree; ++c) {
-    std::vector<Real> yp = y, ym = y;
-    yp[size_t(plan.free_dof[c])] += kH;
-    ym[size_t(plan.free_dof[c])] -= kH;
-    const std::vector<Real> fp = chamber_part(yp, nullptr), fm = chamber_part(ym, nullptr);
-    for (int r = 0; r < plan.nfree; ++r) {
-      const Real fd = (fp[size_t(r)] - fm[size_t(r)]) / (2 * kH);
-      const Real a = J[size_t(r) * plan.nfree + c];
-      diff += (a - fd) * (a - fd);
-      ref += fd * fd;
-      asym = std::max(asym, std::fabs(a - J[size_t(c) * plan.nfree + r]));
-    }
-  }
-  const Real rel = std::sqrt(diff / ref);
+  const test::LoadShareFd fd = test::load_share_vs_fd(
+      sim, dt, plan, y, [&](bool on) { sim.set_load_value("pressure_chambers", 0, on ? p : 0); });
+  const Real rel = fd.rel, asym = fd.asymmetry;
   std::printf(
       "pressure chamber: Jacobian vs central differences of the residual %.2e (|J| %.3g, "
       "asymmetry %.3g)\n",
-      rel, std::sqrt(ref), asym);
-  EXPECT_GT(std::sqrt(fnorm), 1e-2);  // the chamber's forces are there (0.24 N)
+      rel, fd.fd_norm, asym);
+  EXPECT_GT(fd.force_norm, 1e-2);  // the chamber's forces are there (0.24 N)
   EXPECT_LT(rel, test::kFdRelTol);
   // not symmetric: the end moments' couples turn with the twist (d f / d theta = M / (2 l) at
   // each end edge, M = p alpha A d_ch = 2.4e-4 N m, l = 1 cm), the twist's torque M . t = 0 does

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "load_share_fd.h"
 #include "slender/builder.h"
 #include "slender/core/error.h"
 #include "slender/model.h"
@@ -232,48 +233,16 @@ TEST(RodTendonJacobian, MatchesCentralDifferencesOfTheResidual) {
     sim.set_load_value("tendons", 0, t0);
     sim.set_load_value("tendons", 1, t1);
   };
-  auto tendon_part = [&](const std::vector<Real>& at, std::vector<Real>* J) {
-    std::vector<Real> fp, f0, Jp, J0;
-    set_tensions(0.2, 0.1);
-    sim.residual(dt, at, fp, J ? &Jp : nullptr);
-    set_tensions(0, 0);
-    sim.residual(dt, at, f0, J ? &J0 : nullptr);
-    for (size_t i = 0; i < fp.size(); ++i)
-      fp[i] -= f0[i];
-    if (J) {
-      for (size_t i = 0; i < Jp.size(); ++i)
-        Jp[i] -= J0[i];
-      *J = Jp;
-    }
-    return fp;
-  };
-  std::vector<Real> J;
-  const std::vector<Real> f = tendon_part(y, &J);
-  Real diff = 0, ref = 0, fnorm = 0, asym = 0;
-  for (Real v : f)
-    fnorm += v * v;
-  constexpr Real kH = 1e-7;
-  for (int c = 0; c < plan.nfree; ++c) {
-    std::vector<Real> yp = y, ym = y;
-    yp[size_t(plan.free_dof[c])] += kH;
-    ym[size_t(plan.free_dof[c])] -= kH;
-    const std::vector<Real> fp = tendon_part(yp, nullptr), fm = tendon_part(ym, nullptr);
-    for (int r = 0; r < plan.nfree; ++r) {
-      const Real fd = (fp[size_t(r)] - fm[size_t(r)]) / (2 * kH);
-      const Real a = J[size_t(r) * plan.nfree + c];
-      diff += (a - fd) * (a - fd);
-      ref += fd * fd;
-      asym = std::max(asym, std::fabs(a - J[size_t(c) * plan.nfree + r]));
-    }
-  }
-  const Real rel = std::sqrt(diff / ref);
+  const test::LoadShareFd fd = test::load_share_vs_fd(
+      sim, dt, plan, y, [&](bool on) { on ? set_tensions(0.2, 0.1) : set_tensions(0, 0); });
+  const Real rel = fd.rel, asym = fd.asymmetry;
   std::printf(
       "tendons: Jacobian vs central differences of the residual %.2e (|J| %.3g, asymmetry "
       "%.2g)\n",
-      rel, std::sqrt(ref), asym);
-  EXPECT_GT(std::sqrt(fnorm), 0.1);  // the cables' forces are there
+      rel, fd.fd_norm, asym);
+  EXPECT_GT(fd.force_norm, 0.1);  // the cables' forces are there
   EXPECT_LT(rel, kFdRelTol);
-  EXPECT_GT(asym, 1e-9 * std::sqrt(ref));
+  EXPECT_GT(asym, 1e-9 * fd.fd_norm);
   // slack cables: nothing
   std::vector<Real> f_slack, f_zero;
   set_tensions(-0.2, -0.1);
