@@ -253,18 +253,42 @@ TEST(VectorSolvers, SnakeDenseLuMatchesBanded) {
 // iterations. The same bits as the environment-major storage and the every-iteration read, the
 // same statuses and iterations (banded LU on the snake with per-environment waves, dense
 // Cholesky on the plate, dense LU on the rod-shell model with drag, PCG on the mid-edge plate)
+// It also counts its uploads, downloads and per-environment reductions read on the host (the
+// transfers test below)
 struct InterleavedHostExec : HostExecutor {
   static constexpr bool kInterleaved = true;
   static constexpr int kPcgCheckEvery = 8;
+  static inline long uploads = 0, reads = 0;
+  template <class T>
+  static void upload(Buffer<T>& b, const T* h, size_t n) {
+    ++uploads;
+    HostExecutor::upload(b, h, n);
+  }
+  template <class T>
+  static void download_at(const Buffer<T>& b, size_t off, T* h, size_t n) {
+    ++reads;
+    HostExecutor::download_at(b, off, h, n);
+  }
+  template <class F>
+  static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>& scratch) {
+    ++reads;
+    HostExecutor::env_reduce(nenv, len, f, out, scratch);
+  }
 };
 
 // the GPU executor's factorizations on a group of lanes per environment (environment-major
 // matrices; five lanes run one after the other, in reverse, with the same begin / column phases
 // / finish steps as a warp): the same bits as one thread per environment, for the banded LU
-// (snake), the dense Cholesky (mid-edge plate) and the dense LU (rod-shell with drag)
+// (snake), the dense Cholesky (mid-edge plate) and the dense LU (rod-shell with drag). With a
+// staging area per environment (the GPU's shared memory) the banded solve gathers the Jacobian
+// into it and factorizes there (vec::BandGatherSolve) unless SLENDER_BATCH_STAGED=0 when the
+// engine is made (StagedScope): one executor type for both, one engine instantiation fewer for
+// this file to compile
 struct LanesHostExec : HostExecutor {
   static constexpr bool kInterleaved = true;
   static constexpr int kLanes = 5;
+  static constexpr bool kStagedColumns = true;
+  static long staged_capacity() { return 1L << 20; }
   template <class F>
   static void for_each_env_columns(int nenv, const F& f) {
     for (int e = 0; e < nenv; ++e) {
@@ -282,13 +306,6 @@ struct LanesHostExec : HostExecutor {
       }
     }
   }
-};
-
-// the same lanes with a staging area per environment (the GPU's shared memory): the banded
-// solve gathers the Jacobian into it and factorizes there (vec::BandGatherSolve)
-struct StagedLanesHostExec : LanesHostExec {
-  static constexpr bool kStagedColumns = true;
-  static long staged_capacity() { return 1L << 20; }
   template <class F>
   static void for_each_env_columns_staged(int nenv, const F& f) {
     std::vector<Real> stage;
@@ -314,9 +331,9 @@ struct StagedLanesHostExec : LanesHostExec {
   }
 };
 
-// SLENDER_BATCH_STAGED=1 for the engines constructed in a scope
+// SLENDER_BATCH_STAGED=1 (or 0) for the engines constructed in a scope
 struct StagedScope {
-  StagedScope() { setenv("SLENDER_BATCH_STAGED", "1", 1); }
+  explicit StagedScope(const char* v = "1") { setenv("SLENDER_BATCH_STAGED", v, 1); }
   ~StagedScope() { unsetenv("SLENDER_BATCH_STAGED"); }
 };
 
@@ -329,20 +346,25 @@ TEST(VectorSolvers, StagedBandSolveGivesTheSameBits) {
   const Model& m = *model;
   const int B = 6, nb = m.nbend;
   const State initial = Simulator(model).state();
-  VectorEngineOf<LanesHostExec> lanes(model, B, m.scene.integrator, initial,
-                                      LinearSolverKind::kAuto);
-  std::unique_ptr<VectorEngineOf<StagedLanesHostExec>> staged;
-  std::unique_ptr<VectorEngineOf<LanesHostExec>> unstaged;  // (the switch needs kStagedColumns)
+  std::unique_ptr<VectorEngineOf<LanesHostExec>> unstaged, staged;
   {
-    StagedScope on;
-    staged = std::make_unique<VectorEngineOf<StagedLanesHostExec>>(
-        model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+    StagedScope off("0");
     unstaged = std::make_unique<VectorEngineOf<LanesHostExec>>(model, B, m.scene.integrator,
                                                                initial, LinearSolverKind::kAuto);
   }
+  {
+    StagedScope on;
+    staged = std::make_unique<VectorEngineOf<LanesHostExec>>(model, B, m.scene.integrator, initial,
+                                                             LinearSolverKind::kAuto);
+  }
+  VectorEngineOf<LanesHostExec>& lanes = *unstaged;
   EXPECT_EQ(lanes.solver_name(), "banded-lu-lanes");
   EXPECT_EQ(staged->solver_name(), "banded-lu-lanes-staged");
-  EXPECT_EQ(unstaged->solver_name(), "banded-lu-lanes");
+  // (without the switch a batch of this size is staged: the engine's default)
+  EXPECT_EQ(
+      VectorEngineOf<LanesHostExec>(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto)
+          .solver_name(),
+      "banded-lu-lanes-staged");
   std::vector<Real> kappa(2 * size_t(B) * nb, 0);
   std::vector<unsigned char> mask(B, 1);
   long iters = 0;
@@ -438,6 +460,7 @@ TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
     const State initial = Simulator(c.m).state();
     VectorEngineOf<HostExecutor> plain(c.m, B, m.scene.integrator, initial,
                                        LinearSolverKind::kAuto);
+    StagedScope unstaged("0");  // (the staged banded solve: the test above)
     VectorEngineOf<LanesHostExec> lanes(c.m, B, m.scene.integrator, initial,
                                         LinearSolverKind::kAuto);
     EXPECT_EQ(plain.solver_name(), c.solver);
@@ -483,25 +506,9 @@ TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
 // over a snake batch's steady stepping (every environment converging in the same iterations).
 // Uploads of the masks and step lengths happen only when they change, and the banded solve's
 // status comes back with the slopes. Measured: 2.87 host reads and no upload per Newton
-// iteration (3.87 reads and 4.87 uploads before)
-struct CountingHostExec : HostExecutor {
-  static inline long uploads = 0, reads = 0;
-  template <class T>
-  static void upload(Buffer<T>& b, const T* h, size_t n) {
-    ++uploads;
-    HostExecutor::upload(b, h, n);
-  }
-  template <class T>
-  static void download_at(const Buffer<T>& b, size_t off, T* h, size_t n) {
-    ++reads;
-    HostExecutor::download_at(b, off, h, n);
-  }
-  template <class F>
-  static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>& scratch) {
-    ++reads;
-    HostExecutor::env_reduce(nenv, len, f, out, scratch);
-  }
-};
+// iteration (3.87 reads and 4.87 uploads before). The counts are InterleavedHostExec's (the
+// GPU's storage choices): one engine instantiation fewer for this file to compile
+using CountingHostExec = InterleavedHostExec;
 
 TEST(VectorSolvers, FewHostTransfersPerNewtonIteration) {
   const auto m =
