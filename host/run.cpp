@@ -286,14 +286,6 @@ RunResult run_simulation(Simulator& sim, const RunOptions& opt, std::ostream& lo
                          num(t_start + duration) + " s: the time would not advance");
   }
   const Real min_dt = in.min_dt > 0 ? in.min_dt : dt / kMinDtDivisor;
-  // a controller's filter, integral and command are not in a checkpoint: a resumed run would
-  // start them anew, and so differ from the run that was not stopped
-  if (sim.controller() && (opt.checkpoint_every > 0 || opt.resume)) {
-    throw InputError("<options>", 0, opt.resume ? "resume" : "checkpoint_every",
-                     "the scene has controllers, whose state (filtered strains, integrals, "
-                     "commands) checkpoints do not hold yet: run it without checkpoints");
-  }
-
   RunResult res;
   if (opt.resume) res.steps = opt.resume->steps;  // the recording cadence goes on
   const long first_step = res.steps;

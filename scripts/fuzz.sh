@@ -33,7 +33,8 @@ cp tests/data/*.txt "$work/geometry/" 2>/dev/null || true
 cp tests/data/*.obj apps/scenes/*.obj "$work/obj/" 2>/dev/null || true
 cp tests/data/*.ply "$work/ply/" 2>/dev/null || true
 # checkpoints of rod_drop.json (the fuzz target's model), with and without the outputs' marks:
-# each as a whole file (a first byte 0) and as a payload the target puts a valid header on (1)
+# each as a whole file (a first byte 0) and as a payload the target puts a valid header of
+# format 5 on (1)
 mkdir -p "$work/checkpoint"
 for out in with-outputs no-output; do
   flag=()

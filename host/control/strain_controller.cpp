@@ -306,6 +306,65 @@ Real StrainController::reference_at(int c, int env, int k, Real t) const {
   return ct.rest[size_t(k)] + profile * actuated_value(act, a, t, row, w) / a.scale;
 }
 
+size_t StrainController::state_size() const {
+  size_t n = 1;
+  for (const Ctl& c : ctl_)
+    n += 1 + 6 * size_t(c.n());
+  return n;
+}
+
+void StrainController::save_state(int env, Real* out) const {
+  SLENDER_CHECK(env >= 0 && env < nenv_, "environment ", env, " out of range [0, ", nenv_, ")");
+  *out++ = time_[size_t(env)];
+  for (const Ctl& c : ctl_) {
+    const size_t n = size_t(c.n()), o = size_t(env) * n;
+    *out++ = c.init[size_t(env)];
+    for (size_t k = 0; k < n; ++k) {
+      *out++ = c.yf[o + k];
+      *out++ = c.z[o + k];
+      *out++ = c.u[o + k];
+      *out++ = c.e[o + k];
+      *out++ = c.r[o + k];
+      *out++ = c.lim[o + k];
+    }
+  }
+}
+
+void StrainController::load_state(int env, const Real* values) {
+  SLENDER_CHECK(env >= 0 && env < nenv_, "environment ", env, " out of range [0, ", nenv_, ")");
+  // checked whole before anything changes
+  const Real* v = values;
+  SLENDER_CHECK(std::isfinite(*v) && *v >= -1, "controller state: the time ", *v,
+                " is not -1 (none yet) or a time");
+  ++v;
+  for (const Ctl& c : ctl_) {
+    SLENDER_CHECK(*v == 0 || *v == 1, "controller '", c.name, "': the started flag is ", *v,
+                  ", not 0 or 1");
+    ++v;
+    for (int k = 0; k < c.n(); ++k, v += 6) {
+      for (int j = 0; j < 5; ++j)
+        SLENDER_CHECK(std::isfinite(v[j]), "controller '", c.name, "': spring ", k,
+                      " has a state value that is not finite (", v[j], ")");
+      SLENDER_CHECK(v[5] == 0 || v[5] == 1, "controller '", c.name, "': spring ", k,
+                    " has a limited flag of ", v[5], ", not 0 or 1");
+    }
+  }
+  v = values;
+  time_[size_t(env)] = time_pending_[size_t(env)] = *v++;
+  for (Ctl& c : ctl_) {
+    const size_t n = size_t(c.n()), o = size_t(env) * n;
+    c.init[size_t(env)] = (unsigned char)(*v++);
+    for (size_t k = 0; k < n; ++k) {
+      c.yf[o + k] = c.yf_p[o + k] = *v++;
+      c.z[o + k] = c.z_p[o + k] = *v++;
+      c.u[o + k] = c.u_p[o + k] = *v++;
+      c.e[o + k] = c.e_p[o + k] = *v++;
+      c.r[o + k] = c.r_p[o + k] = *v++;
+      c.lim[o + k] = c.lim_p[o + k] = (unsigned char)(*v++);
+    }
+  }
+}
+
 void StrainController::reset(int env) {
   SLENDER_CHECK(env >= 0 && env < nenv_, "environment ", env, " out of range [0, ", nenv_, ")");
   for (Ctl& c : ctl_) {

@@ -1,11 +1,14 @@
 // Checkpoint files (include/slender/checkpoint.h). Layout, little-endian as the machine writes
-// it: the magic "SLENDERCK", a format version (4), a 64-bit FNV-1a checksum of every byte after
+// it: the magic "SLENDERCK", a format version (5), a 64-bit FNV-1a checksum of every byte after
 // it (the payload), then the payload: the scene's fingerprint (its named parts, each a name and
 // a 64-bit hash), the state's counts, the time, step and warning counters, the run cursor (its
 // outputs' marks as a count, then a name and a 64-bit count each; format 3 has none), each
 // State array as (length, doubles) in the order of SLENDER_STATE_ARRAYS, the held DOFs (length
-// 0: the model's, or ndof bytes) and the count of boundary events applied (int32). Formats 1
-// and 2 (before the checksum and the scene's fingerprint) are refused: they cannot be verified.
+// 0: the model's, or ndof bytes), the count of boundary events applied (int32) and the state
+// of the simulator's feedback controllers (control.h): their count, per controller its name
+// and the model indices of its springs, then StrainController::save_state's values (format 4
+// has no controllers' section: read, with none). Formats 1 and 2 (before the checksum and the
+// scene's fingerprint) are refused: they cannot be verified.
 
 #include "slender/checkpoint.h"
 
@@ -18,6 +21,7 @@
 
 #include "io/input_file.h"
 #include "record/part_file.h"
+#include "slender/control.h"
 #include "slender/core/error.h"
 
 namespace slender {
@@ -25,9 +29,13 @@ namespace slender {
 namespace {
 
 constexpr char kMagic[10] = "SLENDERCK";  // with its terminating zero: 10 bytes
-constexpr std::uint32_t kVersion = 4;
-// format 3 is format 4 without the outputs' marks: read, with none
+constexpr std::uint32_t kVersion = 5;
+// format 4 is format 5 without the controllers' state, format 3 format 4 without the outputs'
+// marks: both read, with none
+constexpr std::uint32_t kVersionWithoutControllers = 4;
 constexpr std::uint32_t kVersionWithoutMarks = 3;
+// the most controllers a checkpoint may name (a scene has a few)
+constexpr std::uint32_t kMaxControllers = 4096;
 // the most output marks a checkpoint may hold (a run has a few recorders of one or two files)
 constexpr std::uint32_t kMaxMarks = 64;
 // a run cursor's end is at most this many nominal steps after its time
@@ -233,6 +241,23 @@ SceneFingerprint scene_fingerprint(const Model& m, const IntegratorSpec& in) {
     }
     add("actuation", f);
   }
+  if (!m.scene.controllers.empty()) {
+    // (only where the scene has controllers, so that the other scenes keep their fingerprints)
+    Fnv f;
+    for (const ControllerSpec& c : m.scene.controllers) {
+      const ActuationSpec& a = c.reference;
+      f.bytes(c.name.data(), c.name.size());
+      f(a.target)(a.part)(a.amplitude)(a.direction)(a.ramp_in)(a.time)(a.phase_per_length);
+      if (a.series.given()) {
+        f(a.series.columns);
+        f.vec(a.series.time), f.vec(a.series.value);
+      }
+      f.vec(c.profile), f.vec(c.kp), f.vec(c.ki);
+      f(c.filter_time)(c.spatial_smoothing)(c.rate_limit)(c.command_min)(c.command_max);
+      f(c.anti_windup)(c.tracking_time)(c.feedforward);
+    }
+    add("controllers", f);
+  }
   {
     const NewtonSpec& n = in.newton;
     Fnv f;
@@ -247,12 +272,21 @@ SceneFingerprint scene_fingerprint(const Model& m, const IntegratorSpec& in) {
 
 namespace {
 
+// the controllers' state of a checkpoint (format 5): which controllers, and their values
+struct ControllerSection {
+  std::vector<std::string> names;
+  std::vector<std::vector<int>> springs;
+  std::vector<Real> values;
+};
+
 void write_state(const Model& m,
                  const IntegratorSpec& in,
                  const State& s,
                  const std::string& path,
                  const RunCursor& cursor,
-                 const SceneFingerprint* fingerprint) {
+                 const SceneFingerprint* fingerprint,
+                 const StrainController* ctl,
+                 int env) {
   Writer w;
   const SceneFingerprint own = fingerprint ? SceneFingerprint{} : scene_fingerprint(m, in);
   const SceneFingerprint& fp = fingerprint ? *fingerprint : own;
@@ -281,6 +315,15 @@ void write_state(const Model& m,
 #undef SLENDER_WRITE_ARRAY
   w.vec(s.dof_fixed);
   w.put(std::int32_t(s.events_done));
+  const int nctl = ctl ? ctl->size() : 0;
+  w.put(std::uint32_t(nctl));
+  for (int c = 0; c < nctl; ++c) {
+    w.str(ctl->name(c));
+    w.vec(ctl->spring_index(c));
+  }
+  std::vector<Real> values(ctl ? ctl->state_size() : 0);
+  if (ctl) ctl->save_state(env, values.data());
+  w.vec(values);
 
   const std::string part = path + ".part";
   std::FILE* f = open_part(part, "wb");
@@ -293,8 +336,13 @@ void write_state(const Model& m,
   close_and_rename(f, part, path, bad);
 }
 
-// reads `path` into s (sized for the model m, run with integrator `in`) and returns the cursor
-RunCursor read_state(const Model& m, const IntegratorSpec& in, State& s, const std::string& path) {
+// reads `path` into s (sized for the model m, run with integrator `in`) and the controllers'
+// state into cs (empty for a file without) and returns the cursor
+RunCursor read_state(const Model& m,
+                     const IntegratorSpec& in,
+                     State& s,
+                     ControllerSection& cs,
+                     const std::string& path) {
   const long long size = check_input_file(path, kMaxCheckpointFileBytes, "checkpoint file");
   std::string data(size_t(size), '\0');
   {
@@ -314,10 +362,10 @@ RunCursor read_state(const Model& m, const IntegratorSpec& in, State& s, const s
                      "checkpoint format " + std::to_string(version) +
                          " (before checksums and scene fingerprints, format 3) cannot be "
                          "verified and is not read: run again from the scene");
-  if (version != kVersion && version != kVersionWithoutMarks)
+  if (version < kVersionWithoutMarks || version > kVersion)
     throw InputError(path, 0, "version",
                      "checkpoint format " + std::to_string(version) + ", this build reads " +
-                         std::to_string(kVersionWithoutMarks) + " and " + std::to_string(kVersion));
+                         std::to_string(kVersionWithoutMarks) + " to " + std::to_string(kVersion));
   const auto sum = head.get<std::uint64_t>("checksum");
   if (checksum(data.data() + header, data.size() - header) != sum)
     throw InputError(path, 0, "checksum",
@@ -360,7 +408,7 @@ RunCursor read_state(const Model& m, const IntegratorSpec& in, State& s, const s
   c.h_cur = r.get<Real>("cursor");
   c.good_in_row = r.get<std::int32_t>("cursor");
   c.t_end = r.get<Real>("cursor");
-  if (version >= kVersion) {
+  if (version >= kVersionWithoutControllers) {
     // the names are only compared with the recorders' own, never opened
     const auto nmarks = r.get<std::uint32_t>("outputs");
     if (nmarks > kMaxMarks)
@@ -392,6 +440,30 @@ RunCursor read_state(const Model& m, const IntegratorSpec& in, State& s, const s
     throw InputError(path, 0, "events_done",
                      "the checkpoint has applied " + std::to_string(s.events_done) +
                          " boundary events, the scene has " + std::to_string(m.event_time.size()));
+  cs = ControllerSection{};
+  if (version >= kVersion) {
+    const auto nctl = r.get<std::uint32_t>("controllers");
+    if (nctl > kMaxControllers)
+      throw InputError(path, 0, "controllers",
+                       "the checkpoint names " + std::to_string(nctl) + " controllers, more than " +
+                           std::to_string(kMaxControllers));
+    for (std::uint32_t c = 0; c < nctl; ++c) {
+      cs.names.push_back(r.str("controllers"));
+      std::vector<int> idx;
+      const auto n = r.get<std::uint64_t>("controllers");
+      if (n > std::uint64_t(m.nbend + m.nedge + m.nhinge))
+        throw InputError(path, 0, "controllers",
+                         "controller '" + cs.names.back() + "' of the checkpoint has " +
+                             std::to_string(n) + " springs, more than the model has");
+      idx.resize(size_t(n));
+      r.raw(idx.data(), idx.size() * sizeof(int), "controllers");
+      cs.springs.push_back(std::move(idx));
+    }
+    const auto nv = r.get<std::uint64_t>("controllers");
+    if (nv > data.size()) throw InputError(path, 0, "controllers", "the checkpoint is cut short");
+    cs.values.resize(size_t(nv));
+    r.raw(cs.values.data(), cs.values.size() * sizeof(Real), "controllers");
+  }
   if (!r.at_end()) throw InputError(path, 0, "", "the checkpoint has more bytes than its arrays");
 
   // the values: counters, the cursor and every array
@@ -433,18 +505,60 @@ RunCursor read_state(const Model& m, const IntegratorSpec& in, State& s, const s
   return c;
 }
 
+// the checkpoint's controllers into environment env of `ctl` (null: none): the same controllers
+// (names and springs, in order) or none in the file, which leaves them as they are. Checked
+// before anything changes
+void load_controllers(const ControllerSection& cs,
+                      StrainController* ctl,
+                      int env,
+                      const std::string& path) {
+  if (cs.names.empty()) return;
+  const auto list = [](const std::vector<std::string>& names) {
+    std::string l;
+    for (const std::string& n : names)
+      l += (l.empty() ? "'" : ", '") + n + "'";
+    return l.empty() ? std::string("none") : l;
+  };
+  std::vector<std::string> own;
+  bool same = ctl && ctl->size() == int(cs.names.size());
+  for (int c = 0; ctl && c < ctl->size(); ++c) {
+    own.push_back(ctl->name(c));
+    same = same && c < int(cs.names.size()) && cs.names[size_t(c)] == ctl->name(c) &&
+           cs.springs[size_t(c)] == ctl->spring_index(c);
+  }
+  if (!same)
+    throw InputError(path, 0, "controllers",
+                     "the checkpoint holds the state of the controllers " + list(cs.names) +
+                         " (their springs in order), this simulator has " + list(own));
+  if (cs.values.size() != ctl->state_size())
+    throw InputError(path, 0, "controllers",
+                     "the checkpoint holds " + std::to_string(cs.values.size()) +
+                         " values of the controllers' state, they have " +
+                         std::to_string(ctl->state_size()));
+  try {
+    ctl->load_state(env, cs.values.data());
+  } catch (const InputError&) {
+    throw;
+  } catch (const Error& e) {
+    throw InputError(path, 0, "controllers", e.what());
+  }
+}
+
 }  // namespace
 
 void save_checkpoint(const Simulator& sim,
                      const std::string& path,
                      const RunCursor& cursor,
                      const SceneFingerprint* fingerprint) {
-  write_state(sim.model(), sim.integrator(), sim.state(), path, cursor, fingerprint);
+  write_state(sim.model(), sim.integrator(), sim.state(), path, cursor, fingerprint,
+              sim.controller(), 0);
 }
 
 RunCursor load_checkpoint(Simulator& sim, const std::string& path) {
   State s = sim.state();
-  const RunCursor c = read_state(sim.model(), sim.integrator(), s, path);
+  ControllerSection cs;
+  const RunCursor c = read_state(sim.model(), sim.integrator(), s, cs, path);
+  load_controllers(cs, sim.controller(), 0, path);
   sim.set_state(s);
   return c;
 }
@@ -454,12 +568,15 @@ void save_checkpoint(const BatchedSimulator& batch,
                      const std::string& path,
                      const SceneFingerprint* fingerprint) {
   // batch.state(env) refuses an environment out of range
-  write_state(batch.model(), batch.integrator(), batch.state(env), path, RunCursor{}, fingerprint);
+  write_state(batch.model(), batch.integrator(), batch.state(env), path, RunCursor{}, fingerprint,
+              batch.controller(), env);
 }
 
 void load_checkpoint(BatchedSimulator& batch, int env, const std::string& path) {
   State s = batch.state(env);  // refuses an environment out of range
-  read_state(batch.model(), batch.integrator(), s, path);
+  ControllerSection cs;
+  read_state(batch.model(), batch.integrator(), s, cs, path);
+  load_controllers(cs, batch.controller(), env, path);
   batch.set_state(env, s);
 }
 

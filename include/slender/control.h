@@ -109,6 +109,16 @@ class StrainController {
   /// the time of env's last committed update (the start of its step) [s]; -1: none yet
   Real time(int env) const { return time_[size_t(env)]; }
 
+  /// environment env's committed state as plain values, for checkpoints (checkpoint.h): its
+  /// time, then per controller whether it has started, then per spring its filtered
+  /// measurement, integral, command, error, reference and limited flag (0 or 1); state_size()
+  /// values. Gains and references set from code are the caller's, as for the simulator
+  size_t state_size() const;
+  void save_state(int env, Real* out) const;
+  /// the values of save_state back into environment env (its pending compute dropped); throws
+  /// slender::Error for a value that is not finite or a flag that is not 0 or 1, and then
+  /// leaves the controllers as they were
+  void load_state(int env, const Real* values);
   /// controllers.csv's columns after the time: per controller NAME_error_rms, then per spring
   /// j (in spring_index order) NAME_command_j and NAME_error_j
   std::vector<std::string> csv_columns() const;

@@ -1,10 +1,11 @@
 // Fuzz target: the checkpoint reader (load_checkpoint) of a small model
 // (apps/scenes/rod_drop.json), from any bytes. The first byte says how the rest is taken: 0, as the
-// whole file; otherwise as the payload of a file whose header (format 4 for an odd byte, 3 for an
-// even one) and checksum the target writes. Mutated bytes almost never keep a checksum, so without
-// the second kind the inputs would stop at it and never reach the payload's parser (the
-// fingerprint, the cursor and the outputs' marks, the state arrays and their values). The seeds
-// (scripts/fuzz.sh) are checkpoints of the scene's run, in both kinds.
+// whole file; otherwise as the payload of a file whose header (format 5 for a byte of 1, 4, 7,
+// ..., format 4 for 2, 5, ..., format 3 for 3, 6, ...) and checksum the target writes. Mutated
+// bytes almost never keep a checksum, so without the second kind the inputs would stop at it and
+// never reach the payload's parser (the fingerprint, the cursor and the outputs' marks, the state
+// arrays and their values, the controllers' section). The seeds (scripts/fuzz.sh) are
+// checkpoints of the scene's run, in both kinds.
 
 #include <cstdint>
 #include <string>
@@ -40,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] == 0) {
     file = rest;
   } else {
-    const std::uint32_t version = data[0] % 2 == 1 ? 4 : 3;
+    const std::uint32_t version = 5 - std::uint32_t((data[0] - 1) % 3);
     const std::uint64_t sum = fnv1a(rest.data(), rest.size());
     file.assign("SLENDERCK", 10);  // the magic with its terminating zero
     file.append(reinterpret_cast<const char*>(&version), sizeof version);

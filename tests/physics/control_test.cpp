@@ -15,12 +15,14 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "error_util.h"
 #include "physics_util.h"
+#include "slender/checkpoint.h"
 #include "slender/run.h"
 
 namespace slender {
@@ -357,8 +359,9 @@ TEST(Control, BatchEnvironmentsEqualSingleRuns) {
 }
 
 // `slender run`'s loop writes controllers.csv: per controller the RMS error, each spring's
-// command and its error at the recorded state; checkpoints are refused (no controller state in
-// them yet)
+// command and its error at the recorded state. A run with checkpoints, resumed into its own
+// folder from one, writes the uninterrupted run's controllers.csv byte for byte (the
+// controllers' state is in the checkpoint, and the file continues from its mark)
 TEST(Control, RunWritesTheControllersCsv) {
   const std::string dir = ::testing::TempDir() + "/slender_control_run";
   const auto m = build_model(s_shape(0.5, 5));
@@ -398,12 +401,28 @@ TEST(Control, RunWritesTheControllersCsv) {
   }
   EXPECT_NEAR(v[1], std::sqrt(sq / n), 1e-15);
 
+  const auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string dir2 = dir + "_resumed";
+  Simulator first(m);
   RunOptions cp = o;
-  cp.checkpoint_every = 10;
-  cp.checkpoint_path = dir + "/ck.bin";
-  const InputError err = test::catch_input_error([&] { run_simulation(sim, cp, log); });
-  EXPECT_EQ(err.field(), "checkpoint_every");
-  EXPECT_NE(err.message().find("controllers"), std::string::npos) << err.what();
+  cp.out_dir = dir2;
+  cp.checkpoint_every = 20;
+  cp.checkpoint_path = dir2 + "/ck.slck";
+  cp.duration = 0.35;  // stopped after step 35: the last checkpoint at step 20
+  ASSERT_TRUE(run_simulation(first, cp, log).ok);
+  Simulator resumed(m);
+  RunCursor c = load_checkpoint(resumed, cp.checkpoint_path);
+  ASSERT_EQ(c.steps, 20);
+  c.t_end = o.duration;  // (as `slender run --resume --duration`: on to the whole run's end)
+  RunOptions rest = o;
+  rest.out_dir = dir2;
+  rest.resume = &c;
+  ASSERT_TRUE(run_simulation(resumed, rest, log).ok) << log.str();
+  EXPECT_EQ(resumed.state().q, sim.state().q);
+  EXPECT_EQ(bytes(dir2 + "/controllers.csv"), bytes(dir + "/controllers.csv"));
 }
 
 }  // namespace SLENDER_UNITY_ID

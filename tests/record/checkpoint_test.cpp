@@ -24,6 +24,7 @@
 #include "record_test_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
+#include "slender/control.h"
 #include "slender/core/error.h"
 #include "slender/run.h"
 
@@ -409,6 +410,72 @@ TEST(Checkpoint, OneEnvironmentOfABatchResumesInTheSameBits) {
   const std::string foreign = (dir.path() / "rod.slck").string();
   save_checkpoint(other, foreign);
   EXPECT_THROW(load_checkpoint(b, 0, foreign), InputError);
+}
+
+// Issue 51: the feedback controllers' state (filtered strains, integrals, commands) is in the
+// checkpoint: a PI-controlled run resumed from one ends in the same bits as the run that was not
+// interrupted, controllers included; a batch environment's file carries its own controllers'
+// state into a Simulator; the state of other controllers (another name, other springs) is
+// refused, naming the field, and leaves the simulator as it was
+TEST(Checkpoint, ControllersResumeInTheSameBits) {
+  ScratchDir dir;
+  const auto model = scene_model("pi_s_shape.json", 40);
+  ASSERT_FALSE(model->scene.controllers.empty());
+  std::ostringstream log;
+  Simulator whole(model);
+  ASSERT_TRUE(run_simulation(whole, quiet(), log).ok);
+  Simulator first(model);
+  RunOptions o = quiet();
+  o.checkpoint_every = 15;
+  o.checkpoint_path = (dir.path() / "pi.slck").string();
+  ASSERT_TRUE(run_simulation(first, o, log).ok) << log.str();
+  Simulator resumed(model);
+  const RunCursor c = load_checkpoint(resumed, o.checkpoint_path);
+  ASSERT_EQ(c.steps, 30);
+  const StrainController& rc = *resumed.controller();
+  EXPECT_NE(rc.integral(0), std::vector<Real>(rc.integral(0).size(), 0));  // (a state to carry)
+  RunOptions r = quiet();
+  r.resume = &c;
+  ASSERT_TRUE(run_simulation(resumed, r, log).ok);
+  EXPECT_EQ(resumed.state().q, whole.state().q);
+  EXPECT_EQ(resumed.state().u, whole.state().u);
+  const StrainController& wc = *whole.controller();
+  EXPECT_EQ(rc.command(0), wc.command(0));
+  EXPECT_EQ(rc.integral(0), wc.integral(0));
+  EXPECT_EQ(rc.measured(0), wc.measured(0));
+  EXPECT_EQ(rc.time(0), wc.time(0));
+
+  // environment 1 of a batch (gains of its own) into a Simulator
+  BatchedSimulator batch(model, 2);
+  batch.controller()->set_gains(0, 1, {2 * model->scene.controllers[0].kp[0]}, {0.5});
+  for (int k = 0; k < 12; ++k)
+    batch.step();
+  const std::string path = (dir.path() / "env1.slck").string();
+  save_checkpoint(batch, 1, path);
+  Simulator sim(model);
+  load_checkpoint(sim, path);
+  EXPECT_EQ(sim.controller()->integral(0),
+            std::vector<Real>(
+                batch.controller()->integral(0).begin() + long(batch.controller()->springs(0)),
+                batch.controller()->integral(0).end()));
+  EXPECT_EQ(sim.controller()->time(0), batch.controller()->time(1));
+
+  // other controllers: refused, the simulator untouched
+  std::vector<ControllerSpec> renamed = model->scene.controllers;
+  renamed[0].name = "other";
+  Simulator foreign(model);
+  foreign.set_controllers(renamed);
+  const State before = foreign.state();
+  try {
+    load_checkpoint(foreign, path);
+    ADD_FAILURE() << "another controller's state was loaded";
+  } catch (const InputError& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("controllers"), std::string::npos) << w;
+    EXPECT_NE(w.find("'other'"), std::string::npos) << w;
+  }
+  EXPECT_EQ(foreign.state().q, before.q);
+  EXPECT_EQ(foreign.controller()->time(0), -1);
 }
 
 }  // namespace SLENDER_UNITY_ID
