@@ -107,12 +107,16 @@ TEST(Scenes, EverySceneLoadsAndBuilds) {
     const StepReport r = sim.step();
     EXPECT_TRUE(r.ok()) << to_string(r.status);
   }
-  for (const char* want :
-       {"showcase.json", "manta_ray.json", "parachute.json", "parachute_matdismech.json",
-        "jellyfish.json", "rod_drop.json", "rod_drop_stiff.json", "spider_incline.json",
-        "plate_contact.json", "gripper.json", "rolling_ribbon.json", "shell_fold.json",
-        "cloth_drop.json", "rod_twist.json", "rubber_balloon.json", "pneunet_curl.json",
-        "elastic_bounce.json", "jellyfish_thrust.json"})
+  for (const char* want : {"showcase.json",           "manta_ray.json",
+                           "parachute.json",          "parachute_matdismech.json",
+                           "jellyfish.json",          "rod_drop.json",
+                           "rod_drop_stiff.json",     "spider_incline.json",
+                           "plate_contact.json",      "gripper.json",
+                           "rolling_ribbon.json",     "shell_fold.json",
+                           "cloth_drop.json",         "rod_twist.json",
+                           "rubber_balloon.json",     "pneunet_curl.json",
+                           "elastic_bounce.json",     "jellyfish_thrust.json",
+                           "matdismech_pneunet.json", "dismech_manipulator.json"})
     EXPECT_TRUE(seen.count(want)) << want << " is missing from apps/scenes/";
 }
 
