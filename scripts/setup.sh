@@ -79,6 +79,12 @@ pip_install() {
   python3 -m pip install --quiet --disable-pip-version-check "$@" ||
     python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$@"
 }
+# the notebooks' test (tests/python/test_notebooks.py, docs/notebooks.md) runs them in a Jupyter
+# kernel through nbclient
+if ! python3 -c "import nbclient, ipykernel" 2>/dev/null; then
+  echo "setup: installing nbclient and ipykernel with pip"
+  pip_install nbclient ipykernel
+fi
 if ! python3 -c "import gymnasium, stable_baselines3" 2>/dev/null; then  # (imports torch too)
   if ! python3 -c "import torch" 2>/dev/null; then
     echo "setup: installing torch with pip"
