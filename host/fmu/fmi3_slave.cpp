@@ -50,6 +50,7 @@ struct Snapshot {
   State state;
   std::vector<double> inputs;
   bool targets_set = false;
+  std::vector<unsigned char> loads_set;
   Real h_cur = 0;
   int good_in_row = 0;
   Mode mode = Mode::kStep;
@@ -68,6 +69,10 @@ struct Instance {
   State initial;
   std::vector<double> inputs, input_start;
   bool targets_set = false;  // fixed_target was set: it replaces the scene's motions
+  // the load values' variables, and whether each was set (then it replaces the field's time
+  // functions)
+  std::vector<const FmuVariable*> loads;
+  std::vector<unsigned char> loads_set;
   std::vector<double> outputs;
   bool outputs_valid = false;
   Real h_cur = 0;
@@ -102,6 +107,15 @@ struct Instance {
       const double* t = inputs.data() + targets->offset;
       sim->set_fixed_targets(targets_set ? std::vector<Real>(t, t + targets->size())
                                          : std::vector<Real>{});
+    }
+    if (!loads.empty()) {
+      sim->clear_load_values();
+      for (size_t j = 0; j < loads.size(); ++j) {
+        if (!loads_set[j]) continue;
+        const FmuVariable& v = *loads[j];
+        for (long i = 0; i < v.size(); ++i)
+          sim->set_load_value(v.field, v.entries[size_t(i)], inputs[size_t(v.offset + i)]);
+      }
     }
   }
   void add_shape(slender::NaturalShape& s) const {
@@ -165,12 +179,13 @@ struct Instance {
   }
 
   Snapshot snapshot() const {
-    return Snapshot{sim->state(), inputs, targets_set, h_cur, good_in_row, mode};
+    return Snapshot{sim->state(), inputs, targets_set, loads_set, h_cur, good_in_row, mode};
   }
   void restore(const Snapshot& s) {
     sim->set_state(s.state);
     inputs = s.inputs;
     targets_set = s.targets_set;
+    loads_set = s.loads_set;
     h_cur = s.h_cur;
     good_in_row = s.good_in_row;
     mode = s.mode;
@@ -313,6 +328,7 @@ void serialize(const Snapshot& s, Writer& w) {
   w.put(std::int64_t(st.warn_line_search));
   w.vec(s.inputs);
   w.put(std::int64_t(s.targets_set));
+  w.vec(s.loads_set);
   w.put(s.h_cur);
   w.put(std::int64_t(s.good_in_row));
   w.put(std::int64_t(s.mode));
@@ -349,6 +365,7 @@ Snapshot deserialize(const Instance& in, const fmi3Byte* bytes, size_t size) {
   r.vec(s.inputs);
   r.get(i);
   s.targets_set = i != 0;
+  r.vec(s.loads_set);
   r.get(s.h_cur);
   r.get(i);
   s.good_in_row = int(i);
@@ -357,7 +374,8 @@ Snapshot deserialize(const Instance& in, const fmi3Byte* bytes, size_t size) {
   s.mode = Mode(i);
   if (r.left != 0)
     throw slender::Error("the serialized state has " + std::to_string(r.left) + " bytes too many");
-  if (!slender::state_fits(*in.model, st) || s.inputs.size() != in.inputs.size()) {
+  if (!slender::state_fits(*in.model, st) || s.inputs.size() != in.inputs.size() ||
+      s.loads_set.size() != in.loads_set.size()) {
     throw slender::Error("the serialized state is of another model");
   }
   slender::check_state_finite(st, "the serialized state");
@@ -477,6 +495,10 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName,
         case FmuVarKind::kFixedTarget:
           in->targets = &v;
           break;
+        case FmuVarKind::kLoadValue:
+          in->loads.push_back(&v);
+          in->loads_set.push_back(0);
+          break;
         default:
           break;
       }
@@ -541,6 +563,7 @@ fmi3Status fmi3Reset(fmi3Instance instance) {
   return guarded(instance, "fmi3Reset", [&](Instance& in) {
     in.inputs = in.input_start;
     in.targets_set = false;
+    std::fill(in.loads_set.begin(), in.loads_set.end(), 0);
     in.sim->set_state(in.initial);
     in.apply_inputs();
     in.h_cur = in.model->scene.integrator.dt;
@@ -609,6 +632,8 @@ fmi3Status fmi3SetFloat64(fmi3Instance instance,
       std::copy(values + k, values + k + v.size(), in.inputs.begin() + v.offset);
       k += size_t(v.size());
       targets = targets || v.kind == FmuVarKind::kFixedTarget;
+      for (size_t l = 0; l < in.loads.size(); ++l)
+        if (in.loads[l] == &v) in.loads_set[l] = 1;
     }
     in.targets_set = in.targets_set || targets;
     if (in.mode == Mode::kStep) in.apply_inputs();

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -268,6 +269,7 @@ std::string make_xml(const Model& m, const FmuDescription& d) {
        "    <Unit name=\"rad\"><BaseUnit rad=\"1\"/></Unit>\n"
        "    <Unit name=\"N\"><BaseUnit kg=\"1\" m=\"1\" s=\"-2\"/></Unit>\n"
        "    <Unit name=\"J\"><BaseUnit kg=\"1\" m=\"2\" s=\"-2\"/></Unit>\n"
+       "    <Unit name=\"Pa\"><BaseUnit kg=\"1\" m=\"-1\" s=\"-2\"/></Unit>\n"
        "  </UnitDefinitions>\n"
     << "  <LogCategories>\n"
        "    <Category name=\"logStatusError\" description=\"bad calls and failed steps\"/>\n"
@@ -486,6 +488,40 @@ FmuDescription describe_fmu(const Model& m, const std::string& outputs) {
             "value [m, rad] of every fixed DOF at the end of each step (the model's fixed DOFs "
             "in order); once set, it replaces the scene's motions",
             std::move(start));
+  }
+  // the loads of the families' scene fields that have a time function per entry, a variable
+  // per field (in the order the fields first appear among the signals), starting at their
+  // values at t = 0
+  {
+    std::vector<Real> at0(kMaxSignals, 0);
+    eval_signals(m, 0, 1, at0.data());
+    std::vector<std::string> fields;
+    for (const std::string& f : m.signal_field)
+      if (std::find(fields.begin(), fields.end(), f) == fields.end()) fields.push_back(f);
+    for (const std::string& f : fields) {
+      std::vector<int> entries;
+      std::vector<double> start;
+      for (size_t k = 0; k < m.signal_field.size(); ++k) {
+        if (m.signal_field[k] != f) continue;
+        // (one signal per entry: the first of an entry is the one load_signal names)
+        if (!entries.empty() && entries.back() == m.signal_entry[k]) continue;
+        entries.push_back(m.signal_entry[k]);
+        start.push_back(at0[k]);
+      }
+      const bool pressure = f == "pressure_chambers", tension = f == "tendons";
+      const std::string what =
+          pressure  ? "the pressure of every entry of forces.pressure_chambers"
+          : tension ? "the tension of every entry of forces.tendons (negative: a slack cable)"
+                    : "the factor on the load of every entry of forces." + f;
+      b.input(FmuVarKind::kLoadValue, "load_" + f, {int(entries.size())},
+              pressure ? "Pa" : (tension ? "N" : ""),
+              what +
+                  ", in the scene's order; starts at its value at t = 0 and follows the "
+                  "scene's time function until set, then replaces it",
+              std::move(start));
+      d.vars.back().field = f;
+      d.vars.back().entries = std::move(entries);
+    }
   }
   b.selection(outputs);
   const std::string xml = make_xml(m, d);

@@ -23,14 +23,18 @@ enum class FmuVarKind {
   kNaturalMidCurvature,  ///< input: added to the mid-edge triangles' curvature [1/m]
   kPointLoad,            ///< input: forces on the nodes (nnode x 3) [N]
   kFixedTarget,          ///< input: the fixed DOFs' values (Model::fixed_dof order)
-  kNodePosition,         ///< output: one coordinate of a node [m]
-  kNodeVelocity,         ///< output: one velocity component of a node [m/s]
-  kEnergy,               ///< output: one energy (index: kinetic, stretch, bend, twist,
-                         ///< gravity, user, load, total) [J]
-  kStrainStretch,        ///< output: l / l_bar - 1 of every rod edge (nedge)
-  kStrainBendTwist,      ///< output: kappa1, kappa2, tau of every bend-twist stencil (nbend x 3)
-  kStrainHingeAngle,     ///< output: every hinge's dihedral angle [rad] (nhinge)
-  kReaction,             ///< output: the support force of every fixed DOF (Model::fixed_dof)
+  /// input: the load values of one family scene field's entries (field, entries): a pressure
+  /// chamber's pressure [Pa], a tendon's tension [N], a wrench's or a shell pressure's factor;
+  /// once set, they replace that field's time functions (Simulator::set_load_value)
+  kLoadValue,
+  kNodePosition,      ///< output: one coordinate of a node [m]
+  kNodeVelocity,      ///< output: one velocity component of a node [m/s]
+  kEnergy,            ///< output: one energy (index: kinetic, stretch, bend, twist,
+                      ///< gravity, user, load, total) [J]
+  kStrainStretch,     ///< output: l / l_bar - 1 of every rod edge (nedge)
+  kStrainBendTwist,   ///< output: kappa1, kappa2, tau of every bend-twist stencil (nbend x 3)
+  kStrainHingeAngle,  ///< output: every hinge's dihedral angle [rad] (nhinge)
+  kReaction,          ///< output: the support force of every fixed DOF (Model::fixed_dof)
 };
 
 struct FmuVariable {
@@ -42,6 +46,8 @@ struct FmuVariable {
   int node = -1;              ///< kNodePosition, kNodeVelocity: the global node
   int index = 0;              ///< the coordinate (0..2) or the energy
   long offset = 0;            ///< first value in the inputs' or the outputs' flat buffer
+  std::string field;          ///< kLoadValue: the family scene field (forces.<field>)
+  std::vector<int> entries;   ///< kLoadValue: the field's entry of each value
   std::vector<double> start;  ///< inputs: start values (size())
   long size() const {
     long n = 1;

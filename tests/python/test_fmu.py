@@ -340,3 +340,62 @@ def test_closed_loop_pi_example(tmp_path):
     # off, still settling), after a rise to it within 0.5 s
     assert abs(y[-1] - ref) < 0.02 * ref
     assert y[t <= 0.5].max() > 0.95 * ref
+
+
+def test_load_values_are_inputs(tmp_path):
+    # issue 52: the loads of the families' scene fields (a tendon's tension here) are inputs,
+    # one array per field: they start at the scene's value at t = 0 and follow its time
+    # function until the master sets them, then replace it (Simulator.set_load_value); a
+    # rolled-back FMU state takes back whether they were set
+    _fmpy()
+    import slender
+
+    from fmpy.validation import validate_fmu
+
+    # a pressure chamber's pressure [Pa]: the unit is defined, the description valid
+    path = _pack(tmp_path, os.path.join(SCENES, "bartholdt_actuator.json"), "chambers")
+    assert validate_fmu(path) == []
+    chambers = _Slave(path)
+    try:
+        assert chambers.var["load_pressure_chambers"].unit == "Pa"
+    finally:
+        chambers.close()
+    scene = os.path.join(SCENES, "tendon_finger.json")
+    path = _pack(tmp_path, scene, "finger")
+    assert validate_fmu(path) == []
+    s = _Slave(path)
+    try:
+        assert s.var["load_tendons"].unit == "N" and s.var["load_tendons"].causality == "input"
+        np.testing.assert_array_equal(s.get("load_tendons"), [0.0, 0.0])  # the ramp's start
+        model = slender.load_model(scene)
+        ramp, held = slender.Simulator(model), slender.Simulator(model)
+        t, dt = 0.0, model.dt
+
+        def steps(n, sims):
+            nonlocal t
+            for _ in range(n):
+                s.fmu.doStep(t, dt)
+                t += dt
+                for sim in sims:
+                    assert sim.step()["ok"]
+            return s.get("strain_bend_twist").reshape(-1, 3)
+
+        np.testing.assert_allclose(steps(10, [ramp, held]), held.strains()["bend_twist"],
+                                   rtol=1e-9, atol=1e-13)
+        before, t_before = s.fmu.getFMUState(), t
+        s.set("load_tendons", [2.0, 1.0])
+        held.set_load_value("tendons", 0, 2.0)
+        held.set_load_value("tendons", 1, 1.0)
+        got = steps(10, [held])
+        np.testing.assert_allclose(got, held.strains()["bend_twist"], rtol=1e-9, atol=1e-13)
+        for _ in range(10):
+            assert ramp.step()["ok"]
+        assert np.abs(got - ramp.strains()["bend_twist"]).max() > 1e-3  # the input took
+        # back to before the set: the time function again
+        s.fmu.setFMUState(before)
+        t = t_before
+        np.testing.assert_array_equal(s.get("load_tendons"), [0.0, 0.0])
+        np.testing.assert_allclose(steps(10, []), ramp.strains()["bend_twist"], rtol=1e-9,
+                                   atol=1e-13)
+    finally:
+        s.close()
