@@ -54,6 +54,16 @@ STILLS = [
      "turned by 1.3 rad"),
     ("tendon_finger", 2.5, None, {"color": "curvature"},
      "a soft finger curled by a tendon along its underside, its tension ramped to 6.5 N"),
+    ("bartholdt_actuator", 1.5, None, {"color": "curvature"},
+     "Bartholdt et al.'s three-chamber pneumatic actuator hanging from a clamp, one chamber at "
+     "60 kPa bending it a little (the colour: its curvature), its 60 g marker plate at the tip"),
+    ("matdismech_pneunet", 1.0, None, {"color": "curvature"},
+     "MAT-DiSMech's PneuNets: three rods of natural curvature 15.7, 31.5 and 47.2 1/m under "
+     "gravity and a tip force (a static solve)"),
+    ("dismech_manipulator", 8.3, 8.27, {},
+     "DisMech's two-limb manipulator playing its authors' curvature trajectory, bent into an S"),
+    ("jellyfish_thrust", 2.0, None, {},
+     "the jellyfish bell pulsing and swimming upward by the thrust of its displaced volume"),
     ("rayleigh_beams", 2.0, None, {},
      "two cantilevers, one with Rayleigh damping, and a clamped plate, sagging from straight"),
     ("cloth_drop", 0.4, None, {"color": "bending_energy_density"},
