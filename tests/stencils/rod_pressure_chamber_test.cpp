@@ -270,6 +270,49 @@ TEST(BartholdtActuator, SettlesToTheClosedFormArcOfTheChambersMoment) {
   EXPECT_NEAR(x[2], pz, 1e-6 * std::fabs(px));
 }
 
+// Bartholdt's three-segment manipulator (apps/scenes/bartholdt_manipulator.json, Sec. V-B):
+// without gravity and with only the base segment's chamber at 60 kPa (its step at 0.5 s; the
+// others' at 2 and 3.5 s, after this run), the base actuator settles into the single
+// actuator's arc and everything beyond it (the base's tip cap and the two other segments,
+// 125 mm) stays straight along its end tangent: the tip where the closed form puts it, within
+// the single actuator's 3 % (the caps' mean EI at the joints turns the arc about 1 % further)
+TEST(BartholdtManipulator, TheBaseSegmentsArcCarriesTheStraightArm) {
+  SceneSpec sc = read_scene_file(scene_path("bartholdt_manipulator.json"));
+  sc.forces.gravity = vec3(0, 0, 0);
+  const auto model = build_model(sc);
+  ASSERT_EQ(model->nnode,
+            74);  // 73 along the arm (the joints share their nodes), the clamp's ghost
+  const PartSpec& act = sc.parts[1];
+  ASSERT_EQ(act.name, "actuator_1");
+  const FamilyInput& ch = sc.forces.families[0];
+  const Real p = *ch.find_number("pressure"), A = *ch.find_number("area"),
+             d = *ch.find_number("offset"), alpha = *ch.find_number("alpha");
+  const Real EI = act.stiffness.EI1, EA = act.stiffness.EA;
+  const Real L = 0.05, Lcap = 0.005, Ldist = 0.125;
+  Simulator sim(model);
+  const int last_part = int(sc.parts.size());
+  const int tip = model->part_node[size_t(model->part_node_adr[size_t(last_part)]) - 1];
+  while (sim.time() < 1.5 - 1e-9)
+    ASSERT_TRUE(sim.step().ok()) << "t = " << sim.time();
+  const Vec3 x = node_at(sim.state(), tip);
+  const Real N = p * alpha * A, M = N * d, theta = M * L / EI;
+  Real lo = 1, hi = 1.5;
+  for (int i = 0; i < 200; ++i) {
+    const Real mid = (lo + hi) / 2;
+    (ogden_force(mid, EA, act.stretch_law.alpha, act.stretch_law.scale) < N ? lo : hi) = mid;
+  }
+  const Real lambda = (lo + hi) / 2, R = lambda * L / theta;
+  const Real dx = -(R * (1 - std::cos(theta)) + Ldist * std::sin(theta));
+  const Real z = -(Lcap + R * std::sin(theta) + Ldist * std::cos(theta));
+  std::printf(
+      "Bartholdt's manipulator, the base chamber at %.0f kPa: tip at x %.3f mm, z %.3f mm "
+      "(closed form %.3f, %.3f mm: %+.2f %% of the deflection)\n",
+      p / 1e3, x[0] * 1e3, x[2] * 1e3, dx * 1e3, z * 1e3, 100 * (x[0] / dx - 1));
+  EXPECT_NEAR(x[0], dx, 0.03 * std::fabs(dx));
+  EXPECT_NEAR(x[2], z, 0.03 * std::fabs(z + 0.18));
+  EXPECT_LT(std::fabs(x[1]), 1e-12);  // in the plane of the chamber's offset
+}
+
 // ---- the scene field ----
 
 std::string rod_scene(const std::string& chamber) {
@@ -370,6 +413,19 @@ TEST(RodPressureChamberScene, ReadsRowsAndNamesBadFields) {
   EXPECT_EQ(error_of(rod_scene(R"({"part": "bar", "area": 1e-7, "offset": 0.0015,
                                    "pressure": 1})")),
             "");
+  // a time function per entry, at most kMaxSignals of them: 32 chambers are taken, the 33rd
+  // is named
+  auto chambers = [](int n) {
+    std::string list = "[";
+    for (int k = 0; k < n; ++k)
+      list += std::string(k ? ", " : "") + R"({"part": "rod", "area": 1e-7, "pressure": 1})";
+    return list + "]";
+  };
+  EXPECT_EQ(error_of(rod_scene(chambers(kMaxSignals))), "");
+  const std::string msg = error_of(rod_scene(chambers(kMaxSignals + 1)));
+  EXPECT_NE(msg.find("forces.pressure_chambers[32].time: more than 32 time functions"),
+            std::string::npos)
+      << msg;
 }
 
 }  // namespace SLENDER_UNITY_ID

@@ -24,8 +24,10 @@ namespace slender {
 
 /// the most stencil families (the size of the views' table arrays)
 constexpr int kMaxFamilies = 24;
-/// the most time functions (signals) the family inputs of one model may name
-constexpr int kMaxSignals = 8;
+/// the most time functions (signals) the family inputs of one model may name: one per entry of
+/// the loads that take one (pressure chambers, tendons, wrenches, shell pressures; a
+/// three-segment arm of three chambers each takes 9)
+constexpr int kMaxSignals = 32;
 
 /// One family's rows, read-only (host or device memory).
 struct FamilyTableView {
