@@ -7,11 +7,11 @@
 // Each check is a directional derivative: dL . d for a random direction d against
 // (L(p + h d) - L(p - h d)) / (2 h). The steps converge to the step size's round-off
 // (abs_tol 1e-14, step_tol 1e-14: a Newton step's change below 1e-14 m, so the states are
-// exact to ~1e-15 relative), and h is 1e-4 of the parameter's scale: the central difference's
-// truncation error is ~h^2 L''' / L' ~ 1e-8 and its round-off ~1e-15 / h ~ 1e-11, so 1e-6
-// relative leaves two orders of margin for what the adjoint itself must get right.
-
-#include "slender/adjoint.h"
+// exact to ~1e-15 relative). h is 1e-4 of the parameter's scale (1e-5 for the natural
+// curvatures of 0.02, whose response is the most curved; 1e-6 N for the forces on the ground,
+// see there): the central difference's truncation error is then below 1e-8 relative and its
+// round-off ~1e-15 / h ~ 1e-11, so 1e-6 relative leaves two orders of margin for what the
+// adjoint itself must get right (it agrees to 1e-10..2e-7; the run prints each class's figure).
 
 #include <gtest/gtest.h>
 
