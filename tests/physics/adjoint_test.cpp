@@ -13,6 +13,8 @@
 // round-off ~1e-15 / h ~ 1e-11, so 1e-6 relative leaves two orders of margin for what the
 // adjoint itself must get right (it agrees to 1e-10..2e-7; the run prints each class's figure).
 
+#include "slender/adjoint.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
