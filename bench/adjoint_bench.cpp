@@ -6,13 +6,15 @@
 // every state and its backward sweep (checkpoint_every = 1), and with sqrt(N) checkpoints
 // (the sweep recomputes the steps between); min / median / max of `reps` repetitions, and the
 // bytes kept per step.
-//   slender_adjoint_bench [reps=5] [steps=200]
+//   slender_adjoint_bench [--repeats 5] [--steps 200] [--markdown FILE]
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "slender/adjoint.h"
@@ -37,8 +39,30 @@ Stats stats(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int reps = argc > 1 ? std::atoi(argv[1]) : 5;
-  const int N = argc > 2 ? std::atoi(argv[2]) : 200;
+  int reps = 5, N = 200;
+  std::string markdown;
+  for (int i = 1; i < argc; ++i) {
+    const bool more = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--help")) {
+      std::printf(
+          "slender_adjoint_bench [--repeats N=5] [--steps N=200] [--markdown FILE]\n"
+          "  a rollout's gradient against the rollout (docs/gradients.md)\n");
+      return 0;
+    } else if (!std::strcmp(argv[i], "--repeats") && more) {
+      reps = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--steps") && more) {
+      N = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--markdown") && more) {
+      markdown = argv[++i];
+    } else {
+      std::fprintf(stderr, "unknown argument %s (--help)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (reps < 1 || N < 1) {
+    std::fprintf(stderr, "--repeats and --steps must be >= 1\n");
+    return 2;
+  }
   SceneBuilder b;
   const int mat = b.material("skin", 1100, 2e6, 0.45);
   const int nn = 41;
@@ -91,9 +115,16 @@ int main(int argc, char** argv) {
   }
   std::printf("snake: %d nodes, ndof %d, N = %d steps of %g s, %d repetitions\n", nn, m->ndof, N,
               dt, reps);
+  FILE* md = markdown.empty() ? nullptr : std::fopen(markdown.c_str(), "w");
+  if (md)
+    std::fprintf(md,
+                 "| phase (N = %d, %d repetitions) | min (s) | median (s) | max (s) |\n"
+                 "|---|---|---|---|\n",
+                 N, reps);
   auto row = [&](const char* what, const std::vector<double>& v) {
     const Stats s = stats(v);
     std::printf("  %-38s min %8.4f  median %8.4f  max %8.4f s\n", what, s.min, s.median, s.max);
+    if (md) std::fprintf(md, "| %s | %.4f | %.4f | %.4f |\n", what, s.min, s.median, s.max);
   };
   row("rollout (no states kept)", t_roll);
   row("forward, every state kept", t_fwd1);
@@ -108,5 +139,6 @@ int main(int argc, char** argv) {
       (stats(t_fwdk).median + stats(t_bwdk).median) / roll, stats(t_bwdk).median / roll);
   std::printf("memory kept: every state %.1f kB (%.0f B per step), sqrt(N) checkpoints %.1f kB\n",
               bytes1 / 1e3, bytes1 / N, bytesk / 1e3);
+  if (md) std::fclose(md);
   return 0;
 }
