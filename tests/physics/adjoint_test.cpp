@@ -277,6 +277,27 @@ TEST(Adjoint, HingeShellWithRodPostMatchesCentralDifferences) {
   check_all(pr, LinearLoss(pr.m->ndof, 8, 7), false, false, 1e-4, 8);
 }
 
+TEST(Adjoint, ModulusAndDensityEnterAsTheirRatio) {
+  // with every force but the elastic ones proportional to the mass (weight, mass damping, the
+  // ground's automatic stiffness and its friction), the motion depends on E / rho only: at
+  // E = rho = 1, dL/dE = -dL/drho (theory, no differences)
+  for (const std::shared_ptr<const Model>& m : {cantilever(), rod_on_ground()}) {
+    const LinearLoss loss(m->ndof, kSteps, 4);
+    RolloutAdjoint ad(m, m->scene.integrator);
+    RolloutParams p;
+    p.mass_damping = 0.3;
+    State s0 = initial_state(*m);  // moving in x and y (the rod on the ground bends and slides)
+    const std::vector<Real> v = random_vector(s0.u.size(), 8);
+    for (int i = 0; i < m->nnode; ++i)
+      for (int c = 0; c < 2; ++c)
+        if (!m->dof_fixed[size_t(3 * i + c)]) s0.u[size_t(3 * i + c)] = 0.05 * v[size_t(3 * i + c)];
+    ad.run(s0, kSteps, {}, p);
+    const RolloutGradient g = ad.gradient(loss.wq, loss.wu);
+    EXPECT_NEAR(g.youngs_scale, -g.density_scale, 1e-9 * std::fabs(g.youngs_scale));
+    EXPECT_GT(std::fabs(g.youngs_scale), 1e-6);
+  }
+}
+
 TEST(Adjoint, CheckpointingGivesTheSameBits) {
   const std::shared_ptr<const Model> m = cantilever();
   const LinearLoss loss(m->ndof, kSteps, 9);
