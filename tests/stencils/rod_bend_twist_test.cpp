@@ -13,6 +13,7 @@
 
 #include "../../apps/examples/sadowsky_ribbon.h"
 #include "slender/stencils/bindings.h"
+#include "slender/stencils/rod_frames.h"
 #include "test_util.h"
 
 namespace slender {
@@ -342,6 +343,91 @@ TEST_P(RodBendTwistTest, InPlaneHessianIsTheWholeOnesXzBlock) {
   check_in_plane(RodElasticStrainEnergy{}, rng, "rod");
   check_in_plane(CoupledStrainEnergy{}, rng, "coupled polynomial");
   check_in_plane(examples::SadowskyRibbon{0.3}, rng, "Sadowsky ribbon");
+}
+
+// the stencil's gradient at y with frames transported from the base configuration of c (as a
+// step carries them from its start): its Jacobian at the base is the Hessian plus the part the
+// symmetric Hessian leaves out (transport_asym, which the adjoint adds: engine/adjoint.h)
+Vec<11> transported_gradient(const Config& c, const Vec<11>& y) {
+  auto tangent = [](const Vec<11>& v, int a) {
+    const Vec3 e = v.segment<3>(3 * a + 3) - v.segment<3>(3 * a);
+    return e / norm(e);
+  };
+  RodBendTwist::Params q = c.p;
+  const Vec3 s0 = tangent(y, 0), s1 = tangent(y, 1);
+  q.d1_0 = parallel_transport(c.p.d1_0, tangent(c.x, 0), s0);
+  q.d1_1 = parallel_transport(c.p.d1_1, tangent(c.x, 1), s1);
+  q.ref_twist = reference_twist(q.d1_0, s0, q.d1_1, s1, c.p.ref_twist);
+  LocalEval<11> r;
+  rod_bend_twist_eval(y, q, kGrad, r);
+  return r.g;
+}
+
+TEST_P(RodBendTwistTest, TransportedGradientsJacobianIsHessianPlusTransportAsym) {
+  std::mt19937_64 rng(GetParam());
+  for (bool natural : {false, true}) {
+    const Config c = random_config(rng, natural);
+    LocalEval<11> r;
+    Mat<11, 11> A;
+    rod_bend_twist_eval_with(c.x, c.p, RodElasticStrainEnergy{}, kGradHess, r, nullptr, &A);
+    const Mat<11, 11> fd =
+        test::fd_jacobian<11>([&](const Vec<11>& y) { return transported_gradient(c, y); }, c.x);
+    Mat<11, 11> J = r.H;
+    J += A;
+    EXPECT_LT(test::rel_err(J, fd), kFdRelTol) << "natural strains " << natural;
+    // and the antisymmetric part is what the Hessian misses (not zero here)
+    EXPECT_GT(test::rel_err(r.H, fd), 100 * kFdRelTol) << "natural strains " << natural;
+  }
+}
+
+TEST_P(RodBendTwistTest, NaturalStrainSensitivityIsTheGradientsDerivative) {
+  std::mt19937_64 rng(GetParam());
+  const Config c = random_config(rng, true);
+  for (int s = 0; s < 3; ++s) {
+    LocalEval<11> r;
+    rod_bend_twist_eval_with(c.x, c.p, RodNaturalStrainSensitivity{s}, kGrad, r);
+    auto grad_at = [&](Real v) {
+      RodBendTwist::Params p = c.p;
+      (s == 0 ? p.kappa1_bar : s == 1 ? p.kappa2_bar : p.tau_bar) += v;
+      LocalEval<11> e;
+      rod_bend_twist_eval(c.x, p, kGrad, e);
+      return e.g;
+    };
+    const Real h = 1e-6;
+    const Vec<11> fd = (grad_at(h) - grad_at(-h)) / (2 * h);
+    EXPECT_LT(test::rel_err(r.g, fd), kFdRelTol) << "strain " << s;
+  }
+}
+
+TEST(RodFrames, TransportHolonomyGradientIsTheFirstOrderHolonomy) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 10; ++trial) {
+    Vec3 ta = test::random_vec3(rng);
+    ta = ta / norm(ta);
+    Vec3 tc = ta + 0.8 * test::random_vec3(rng);
+    tc = tc / norm(tc);
+    const Vec3 d = test::random_normal(rng, ta);
+    const Vec3 w = test::random_vec3(rng);
+    const Vec3 h = transport_holonomy_gradient(ta, tc);
+    // moving the start: P(a' -> c) P(a -> a') = R_c(h . da) P(a -> c)
+    auto start = [&](Real e) {
+      Vec3 t = ta + e * w;
+      t = t / norm(t);
+      return signed_angle(parallel_transport(d, ta, tc),
+                          parallel_transport(parallel_transport(d, ta, t), t, tc), tc);
+    };
+    // moving the end: P(a -> c') = R_c'(h . dc) P(c -> c') P(a -> c)
+    auto end = [&](Real e) {
+      Vec3 t = tc + e * w;
+      t = t / norm(t);
+      return signed_angle(parallel_transport(parallel_transport(d, ta, tc), tc, t),
+                          parallel_transport(d, ta, t), t);
+    };
+    const Real e = 1e-6;
+    const Vec3 da = w - dot(w, ta) * ta, dc = w - dot(w, tc) * tc;
+    EXPECT_NEAR((start(e) - start(-e)) / (2 * e), dot(h, da), 1e-8 * norm(h) * norm(w));
+    EXPECT_NEAR((end(e) - end(-e)) / (2 * e), dot(h, dc), 1e-8 * norm(h) * norm(w));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, RodBendTwistTest, ::testing::Range(1, 21));

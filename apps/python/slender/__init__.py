@@ -20,6 +20,7 @@ works without it (nor does it need Gymnasium). Pictures, videos and plots of a r
 from ._core import (  # noqa: F401
     BatchedSimulator,
     Model,
+    Rollout,
     Simulator,
     StrainController,
     cuda_device_count,
@@ -30,6 +31,7 @@ from ._threads import guard as _guard
 
 _guard(Simulator)  # one lock per simulator object: safe under threads (docs/python.md)
 _guard(BatchedSimulator)
+_guard(Rollout)
 
 from .envs import Box, SingleEnv, VectorEnv  # noqa: E402, F401
 from .scene import SceneBuilder, build_model  # noqa: E402, F401
@@ -51,13 +53,13 @@ STATUS_NAMES = ("converged", "max-iterations", "line-search-failed", "non-finite
 
 def __getattr__(name):
     """slender.distributed and slender.sweep (they need Ray), slender.render and slender.plot
-    (matplotlib), imported on first use."""
-    if name in ("distributed", "sweep", "render", "plot"):
+    (matplotlib), slender.autograd (PyTorch), imported on first use."""
+    if name in ("distributed", "sweep", "render", "plot", "autograd"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'slender' has no attribute '{name}'")
 
 
-__all__ = ["BatchedSimulator", "Model", "Simulator", "cuda_device_count", "export_usd",
+__all__ = ["BatchedSimulator", "Model", "Rollout", "Simulator", "cuda_device_count", "export_usd",
            "load_model", "build_model", "SceneBuilder", "Box", "SingleEnv", "VectorEnv", "STATUS_NAMES"]

@@ -247,7 +247,14 @@ enum class EngineSolve {
 /// per-environment reductions, transfers, ModelData, the direct solvers, the contact finder,
 /// and the batch's policies kInterleaved, kLanes and kPcgCheckEvery).
 template <class X>
+class RolloutAdjointOn;
+
+template <class X>
 class Engine {
+  // the adjoint of a rollout (engine/adjoint.h) linearizes converged steps with the engine's
+  // own inputs, evaluation, pools and plan
+  friend class RolloutAdjointOn<X>;
+
  public:
   // the engine's loops (vec::each_heavy: on the host threaded from kParallelGrainHeavy items)
   template <class F>
@@ -645,13 +652,23 @@ class Engine {
   /// one step of size dt for every environment in `mask` (all when empty), each from its own
   /// time with its own inputs (the batch)
   VectorStepResult step(Real dt, const std::vector<unsigned char>& mask = {}) {
-    const Model& m = *model_;
-    const int B = nenv_, nd = m.ndof;
+    const int B = nenv_;
     // every environment steps from its own time, so coefficients are per step (one dt for all)
     SLENDER_CHECK(mask.empty() || int(mask.size()) == B, "step mask has ", mask.size(),
                   " entries for ", B, " environments");
     std::vector<unsigned char> want(B, 1);
     if (!mask.empty()) want = mask;
+    step_inputs(want, dt);
+    VectorStepResult res;
+    newton_step(want, res, res.times);
+    return res;
+  }
+
+  /// the step's inputs of size dt for every environment in `want` at its own time (step's
+  /// first part; the adjoint, engine/adjoint.h, takes them again to linearize a step)
+  void step_inputs(const std::vector<unsigned char>& want, Real dt) {
+    const Model& m = *model_;
+    const int B = nenv_, nd = m.ndof;
     c_ = step_coeffs(spec_, 0, dt);  // c_m, c_u: the same at every time
     dt_ = dt;
     // the scene's boundary events due at each environment's time, and the held DOFs where the
@@ -726,9 +743,6 @@ class Engine {
       step_target_ = motion_target_.data();
       step_target_stride_ = long(nm);
     }
-    VectorStepResult res;
-    newton_step(want, res, res.times);
-    return res;
   }
 
   /// one step of the only environment with the front end's inputs (the Simulator: its

@@ -725,6 +725,24 @@ struct RodBendTwistBinding {
       }
     }
   }
+  /// d(grad E)/d(natural strain c) of stencil k (c = 0: kappa1 bar, 1: kappa2 bar, 2: tau bar)
+  /// into r.g, in the stored orientation (RodNaturalStrainSensitivity), unscaled by the moduli's
+  /// scales
+  /// the antisymmetric part of stencil k's gradient Jacobian under the step's frame transport
+  /// (rod_bend_twist_eval_with's transport_asym) into A, unscaled by the moduli's scales (it has
+  /// no twist rows or columns, so the stored orientation needs no signs); zero in the 2D mode
+  SLENDER_HD static void transport_asym(
+      const ModelView& m, const EvalView& s, int env, long k, Mat<11, 11>& A) {
+    Vec<11> x;
+    RodBendTwist::Params p;
+    gather(m, s, env, k, x, p);
+    LocalEval<11> r;
+    rod_bend_twist_eval_with(x, p, RodElasticStrainEnergy{}, kGradHess, r, nullptr, &A);
+  }
+  SLENDER_HD static void natural_strain_grad(
+      const ModelView& m, const EvalView& s, int env, long k, int c, LocalEval<11>& r) {
+    eval_with(m, s, env, k, RodNaturalStrainSensitivity{c}, kGrad, r);
+  }
 };
 
 /// Evaluates one family of stencils: one (env, stencil) pair per index.

@@ -85,6 +85,24 @@ struct RodElasticStrainEnergy {
   }
 };
 
+/// The sensitivity of the elastic rod's forces to its natural strains (the adjoint's mixed
+/// derivative, engine/adjoint.h): as an "energy" of the strains, -k_c s_c for the strain c
+/// (0: kappa1, 1: kappa2, 2: tau; k_c = EI1/dl, EI2/dl, GJ/dl), whose gradient by
+/// rod_bend_twist_eval_with is d(grad E)/d(s_c bar) = -k_c grad s_c, exact, from the same strain
+/// gradients as the forces (no Hessian: the "energy" is linear in the strains).
+struct RodNaturalStrainSensitivity {
+  int c = 0;
+  SLENDER_HD void operator()(const RodBendTwist::Params& p,
+                             const RodBendTwist::Strains& s,
+                             unsigned,
+                             StrainEnergyEval& out) const {
+    const Real k = c == 0 ? p.EI1 / p.dl : c == 1 ? p.EI2 / p.dl : p.GJ / p.dl;
+    const Real v = c == 0 ? s.kappa1 : c == 1 ? s.kappa2 : s.tau;
+    out.E = -k * v;
+    out.dE[c] = -k;
+  }
+};
+
 namespace detail {
 
 // grad_e (w . kappa b) = J^T w with J = d(kappa b)/d(e0, e1): 6-vector
@@ -230,13 +248,21 @@ SLENDER_HD inline void expand_hess(const Mat<8, 8>& Hr, Mat<11, 11>& H) {
 /// energy(p, strains, want, StrainEnergyEval&), a function of its strains (kappa1, kappa2,
 /// tau): the strains' gradients and Hessians chained with the energy's derivatives. `strains`,
 /// when given, receives kappa1, kappa2 and tau.
+/// `transport_asym`, when given with kHess (not in the planar form), receives the part of the
+/// gradient's Jacobian the Hessian leaves out when the frames are carried from the step's start
+/// rather than from this configuration (the adjoint's exact step Jacobian, engine/adjoint.h):
+/// the gradient is a one-form of the strains' frame-following derivatives, whose Jacobian's
+/// antisymmetric part (the twist's 1/2 dE/dtau (dW - dW^T), the curvatures' frame rotation
+/// 1/4 (kb w^T - w kb^T) / l^2 in each edge's block) the symmetric Hessian drops.
 template <class Energy>
 SLENDER_HD inline void rod_bend_twist_eval_with(const Vec<11>& x,
                                                 const RodBendTwist::Params& p,
                                                 const Energy& energy,
                                                 unsigned want,
                                                 LocalEval<11>& out,
-                                                RodBendTwist::Strains* strains = nullptr) {
+                                                RodBendTwist::Strains* strains = nullptr,
+                                                Mat<11, 11>* transport_asym = nullptr) {
+  if (transport_asym) transport_asym->set_zero();
   out.flags = 0;
   const Vec3 x0 = x.segment<3>(0), x1 = x.segment<3>(3), x2 = x.segment<3>(6);
   const Vec3 e0 = x1 - x0, e1 = x2 - x1;
@@ -352,6 +378,15 @@ SLENDER_HD inline void rod_bend_twist_eval_with(const Vec<11>& x,
   for (int i = 0; i < 6; ++i)
     for (int j = 0; j < 6; ++j)
       Hr(i, j) += Real(0.5) * se.dE[2] * (dW(i, j) + dW(j, i));
+  if (transport_asym) {
+    Mat<8, 8> Ar = Mat<8, 8>::zero();
+    Ar.add_block(0, 0, outer(kb, w0) - outer(w0, kb), Real(0.25) / (l0 * l0));
+    Ar.add_block(3, 3, outer(kb, w1) - outer(w1, kb), Real(0.25) / (l1 * l1));
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 6; ++j)
+        Ar(i, j) += Real(0.5) * se.dE[2] * (dW(i, j) - dW(j, i));
+    detail::expand_hess(Ar, *transport_asym);
+  }
 
   // H = sum_s dE/ds Hess s (above) + sum_{s, s'} d2E/ds ds' grad s grad s'^T
   const Vec<8>* gs[3] = {&gk1, &gk2, &gt};

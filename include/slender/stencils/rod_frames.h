@@ -26,6 +26,17 @@ SLENDER_HD inline Vec3 parallel_transport(const Vec3& u,
   return s * u + cross(c, u) + (dot(c, u) / (1 + s)) * c;
 }
 
+/// The first-order holonomy of parallel transport between unit tangents a and c (the adjoint's
+/// frame term, engine/adjoint.h): moving either end by a small tangent change (da normal to a,
+/// dc normal to c), P(a + da -> c) P(a -> a + da) = R_c(h . da) P(a -> c) and
+/// P(a -> c + dc) = R_{c + dc}(h . dc) P(c -> c + dc) P(a -> c) to first order, R_t(phi) the
+/// rotation by phi about t (material_frame's sense), with h = (c x a) / (1 + a . c) (normal to
+/// both; the derivative of the solid angle of the small spherical triangle). Zero for a = c.
+SLENDER_HD inline Vec3 transport_holonomy_gradient(const Vec3& a, const Vec3& c) {
+  const Real s = 1 + dot(a, c);
+  return s > 1e-12 ? cross(c, a) / s : vec3(0, 0, 0);
+}
+
 /// Signed angle from a to b about the unit axis t (a, b normal to t) [rad].
 SLENDER_HD inline Real signed_angle(const Vec3& a, const Vec3& b, const Vec3& t) {
   return ::atan2(dot(cross(a, b), t), dot(a, b));

@@ -1,0 +1,52 @@
+"""Gradients through time with PyTorch (docs/gradients.md): ``rollout`` runs a ``slender.Rollout``
+inside a ``torch.autograd.Function``, so that ``loss.backward()`` reaches the actions and
+parameters through the trajectory. The forward run and the backward sweep are the C++ adjoint's
+(exact gradients of implicit Euler steps on the CPU); the tensors are float64 on the CPU.
+"""
+
+import numpy as np
+import torch
+
+import slender
+
+
+def _np(t):
+    return None if t is None else t.detach().cpu().double().numpy()
+
+
+class _RolloutFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, roll, steps, kappa_bar, tau_bar, forces, youngs_scale, density_scale):
+        q, u = roll.run(
+            steps,
+            kappa_bar=_np(kappa_bar),
+            tau_bar=_np(tau_bar),
+            forces=_np(forces),
+            youngs_scale=1.0 if youngs_scale is None else float(youngs_scale),
+            density_scale=1.0 if density_scale is None else float(density_scale),
+        )
+        ctx.roll = roll
+        ctx.given = [t is not None for t in (kappa_bar, tau_bar, forces, youngs_scale,
+                                             density_scale)]
+        return torch.from_numpy(q), torch.from_numpy(u)
+
+    @staticmethod
+    def backward(ctx, dq, du):
+        g = ctx.roll.gradient(_np(dq), _np(du))
+        out = [torch.from_numpy(np.ascontiguousarray(g["kappa_bar"])),
+               torch.from_numpy(np.ascontiguousarray(g["tau_bar"])),
+               torch.from_numpy(np.ascontiguousarray(g["forces"])),
+               torch.tensor(g["youngs_scale"], dtype=torch.float64),
+               torch.tensor(g["density_scale"], dtype=torch.float64)]
+        return (None, None) + tuple(o if given else None for o, given in zip(out, ctx.given))
+
+
+def rollout(model, steps, kappa_bar=None, tau_bar=None, forces=None, youngs_scale=None,
+            density_scale=None, checkpoint_every=1):
+    """q, u (each (steps + 1, ndof), float64 tensors) of a rollout of `model` from its initial
+    state: natural curvatures kappa_bar (steps, nbend, 2), twists tau_bar (steps, nbend) and
+    forces (steps, nnode, 3) per step, Young's modulus and density scales (0-d tensors), each
+    optional (None: the model's). Differentiable in every tensor given."""
+    roll = slender.Rollout(model, checkpoint_every=checkpoint_every)
+    return _RolloutFunction.apply(roll, steps, kappa_bar, tau_bar, forces, youngs_scale,
+                                  density_scale)

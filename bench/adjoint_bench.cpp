@@ -1,0 +1,144 @@
+// Gradients through time (issue 51, item 2; docs/gradients.md): the cost of a rollout's
+// gradient against the rollout itself on a snake-like rod (41 nodes, 0.5 m) crawling on the
+// ground with friction under a travelling wave of natural curvature, N = 200 steps of 5 ms,
+// loss = the head's final position. Times the rollout alone (a Simulator-equivalent run: the
+// adjoint's forward run keeping no states, checkpoint_every = N), the forward run keeping
+// every state and its backward sweep (checkpoint_every = 1), and with sqrt(N) checkpoints
+// (the sweep recomputes the steps between); min / median / max of `reps` repetitions, and the
+// bytes kept per step.
+//   slender_adjoint_bench [--repeats 5] [--steps 200] [--markdown FILE]
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "slender/adjoint.h"
+#include "slender/builder.h"
+
+using namespace slender;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Stats {
+  double min, median, max;
+};
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v.front(), v[v.size() / 2], v.back()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 5, N = 200;
+  std::string markdown;
+  for (int i = 1; i < argc; ++i) {
+    const bool more = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--help")) {
+      std::printf(
+          "slender_adjoint_bench [--repeats N=5] [--steps N=200] [--markdown FILE]\n"
+          "  a rollout's gradient against the rollout (docs/gradients.md)\n");
+      return 0;
+    } else if (!std::strcmp(argv[i], "--repeats") && more) {
+      reps = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--steps") && more) {
+      N = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--markdown") && more) {
+      markdown = argv[++i];
+    } else {
+      std::fprintf(stderr, "unknown argument %s (--help)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (reps < 1 || N < 1) {
+    std::fprintf(stderr, "--repeats and --steps must be >= 1\n");
+    return 2;
+  }
+  SceneBuilder b;
+  const int mat = b.material("skin", 1100, 2e6, 0.45);
+  const int nn = 41;
+  b.straight_rod("snake", vec3(0, 0, 5e-3), vec3(0.5, 0, 5e-3), nn, mat,
+                 SceneBuilder::circle(5e-3));
+  GroundSpec g;
+  g.friction = 0.3;
+  g.slip_velocity = 5e-3;
+  b.ground(g);
+  b.gravity(vec3(0, 0, -9.8));
+  b.integrator().dt = 5e-3;
+  const std::shared_ptr<const Model> m = build_model(b.build());
+  const Real dt = m->scene.integrator.dt;
+  RolloutActions a;
+  a.kappa_bar.assign(size_t(N) * m->nbend * 2, 0);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < m->nbend; ++k)  // a wave of curvature kappa2 (in the ground's plane)
+      a.kappa_bar[(size_t(n) * m->nbend + k) * 2 + 1] =
+          0.05 * std::sin(2 * M_PI * (k / 20.0 - 1.5 * (n + 1) * dt));
+  const int head = 3 * (nn - 1);
+  auto loss = [&](int n, const Real*, const Real*, Real* dq, Real*) {
+    if (n == N) dq[head] = 1;
+  };
+  std::vector<double> t_roll, t_fwd1, t_bwd1, t_fwdk, t_bwdk;
+  double bytes1 = 0, bytesk = 0;
+  for (int r = 0; r < reps; ++r) {
+    {
+      RolloutOptions o;
+      o.checkpoint_every = N;
+      RolloutAdjoint ad(m, m->scene.integrator, o);
+      const auto t0 = std::chrono::steady_clock::now();
+      ad.run(initial_state(*m), N, a);
+      t_roll.push_back(seconds_since(t0));
+    }
+    for (int k : {1, 0}) {
+      RolloutOptions o;
+      o.checkpoint_every = k;
+      RolloutAdjoint ad(m, m->scene.integrator, o);
+      auto t0 = std::chrono::steady_clock::now();
+      ad.run(initial_state(*m), N, a);
+      (k == 1 ? t_fwd1 : t_fwdk).push_back(seconds_since(t0));
+      t0 = std::chrono::steady_clock::now();
+      const RolloutGradient gr = ad.gradient(loss);
+      (k == 1 ? t_bwd1 : t_bwdk).push_back(seconds_since(t0));
+      (k == 1 ? bytes1 : bytesk) = ad.checkpoint_bytes() + ad.segment_bytes();
+      if (r == 0 && k == 1)
+        std::printf("dL/d youngs_scale %.4e m, dL/d density_scale %.4e m\n", gr.youngs_scale,
+                    gr.density_scale);
+    }
+  }
+  std::printf("snake: %d nodes, ndof %d, N = %d steps of %g s, %d repetitions\n", nn, m->ndof, N,
+              dt, reps);
+  FILE* md = markdown.empty() ? nullptr : std::fopen(markdown.c_str(), "w");
+  if (md)
+    std::fprintf(md,
+                 "| phase (N = %d, %d repetitions) | min (s) | median (s) | max (s) |\n"
+                 "|---|---|---|---|\n",
+                 N, reps);
+  auto row = [&](const char* what, const std::vector<double>& v) {
+    const Stats s = stats(v);
+    std::printf("  %-38s min %8.4f  median %8.4f  max %8.4f s\n", what, s.min, s.median, s.max);
+    if (md) std::fprintf(md, "| %s | %.4f | %.4f | %.4f |\n", what, s.min, s.median, s.max);
+  };
+  row("rollout (no states kept)", t_roll);
+  row("forward, every state kept", t_fwd1);
+  row("backward sweep, every state kept", t_bwd1);
+  row("forward, sqrt(N) checkpoints", t_fwdk);
+  row("backward sweep, sqrt(N) checkpoints", t_bwdk);
+  const double roll = stats(t_roll).median;
+  std::printf(
+      "gradient / rollout (medians): every state %.2f x (sweep alone %.2f x), sqrt(N) "
+      "checkpoints %.2f x (sweep alone %.2f x)\n",
+      (stats(t_fwd1).median + stats(t_bwd1).median) / roll, stats(t_bwd1).median / roll,
+      (stats(t_fwdk).median + stats(t_bwdk).median) / roll, stats(t_bwdk).median / roll);
+  std::printf("memory kept: every state %.1f kB (%.0f B per step), sqrt(N) checkpoints %.1f kB\n",
+              bytes1 / 1e3, bytes1 / N, bytesk / 1e3);
+  if (md) std::fclose(md);
+  return 0;
+}

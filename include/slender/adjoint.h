@@ -1,0 +1,108 @@
+#pragma once
+
+// Exact gradients through time (docs/gradients.md): the adjoint of a rollout of N implicit
+// Euler steps of one simulation on the CPU. A scalar loss L of the states (q_n, u_n), n = 0..N,
+// is differentiated with respect to the actions of every step (natural curvatures and twists
+// of the rods' bend-twist springs, external forces on the nodes), the material parameters
+// (Young's modulus scale of the model and of each part, density scale, mass damping) and the
+// initial state (its free DOFs). Each converged step is linearized by the implicit-function
+// theorem on its residual R(x_n+1; x_n, u_n, p) = 0 (engine/adjoint.h), one solve with the
+// transpose of its exact Jacobian per step, backwards; checkpointing keeps every k-th state and
+// recomputes the steps in between.
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "slender/core/status.h"
+#include "slender/model.h"
+#include "slender/state.h"
+
+namespace slender {
+
+/// The actions of a rollout of N steps, each array for every step (step-major; empty: none, or
+/// the model's natural shape at every step).
+struct RolloutActions {
+  std::vector<Real> kappa_bar;  ///< natural curvatures kappa1, kappa2 [-] (N x nbend x 2)
+  std::vector<Real> tau_bar;    ///< natural twists [rad]                  (N x nbend)
+  std::vector<Real> forces;     ///< external forces on the nodes [N]      (N x nnode x 3)
+};
+
+/// The parameters of a rollout, constant over it.
+struct RolloutParams {
+  std::vector<Real> part_youngs_scale;  ///< each part's factor (npart, > 0); empty: all 1
+  Real youngs_scale = 1;                ///< every elastic stiffness's factor (> 0)
+  Real density_scale = 1;               ///< every mass's factor (> 0)
+  Real mass_damping = -1;               ///< alpha [1/s]; < 0: the model's
+};
+
+/// dL/d of everything the rollout differentiates (the layouts of RolloutActions and
+/// RolloutParams; the actions' arrays have N steps even where the rollout took the model's).
+struct RolloutGradient {
+  std::vector<Real> q0, u0;             ///< the initial state's free DOFs (ndof; 0 at held DOFs)
+  std::vector<Real> kappa_bar;          ///< (N x nbend x 2)
+  std::vector<Real> tau_bar;            ///< (N x nbend)
+  std::vector<Real> forces;             ///< (N x nnode x 3; 0 at held DOFs)
+  std::vector<Real> part_youngs_scale;  ///< (npart)
+  Real youngs_scale = 0, density_scale = 0, mass_damping = 0;
+};
+
+/// dL/dq_n and dL/du_n of the loss at state n (n = 0..N; q, u: the state's, ndof each): the
+/// callee adds them into dq and du (ndof each, zero on entry). Called once per state, from
+/// n = N down to 0.
+using RolloutLossGradient =
+    std::function<void(int n, const Real* q, const Real* u, Real* dq, Real* du)>;
+
+struct RolloutOptions {
+  /// keep every k-th state in the forward run and recompute the steps in between during the
+  /// backward sweep (1: keep every state, no recomputation; 0: k = ceil(sqrt(N)))
+  int checkpoint_every = 1;
+  LinearSolverKind solver = LinearSolverKind::kAuto;
+};
+
+/// A rollout and its gradient. The model must be one the adjoint linearizes exactly (the
+/// constructor throws slender::Error naming what is not): implicit Euler; no contact between
+/// bodies, Rayleigh or Kelvin-Voigt damping, ground dashpot, mid-edge shells, energies from the
+/// caller's code, scene actuation or boundary events.
+class RolloutAdjoint {
+ public:
+  RolloutAdjoint(std::shared_ptr<const Model> model,
+                 const IntegratorSpec& integrator,
+                 RolloutOptions options = {});
+  ~RolloutAdjoint();
+  RolloutAdjoint(const RolloutAdjoint&) = delete;
+  RolloutAdjoint& operator=(const RolloutAdjoint&) = delete;
+
+  /// N = steps steps of the integrator's dt from `initial` with these actions and parameters;
+  /// keeps the checkpoints for gradient(). With q and u, every state's (N + 1) x ndof. Throws
+  /// slender::Error on sizes that do not fit, or naming the step that failed to converge.
+  State run(const State& initial,
+            int steps,
+            const RolloutActions& actions = {},
+            const RolloutParams& params = {},
+            std::vector<Real>* q = nullptr,
+            std::vector<Real>* u = nullptr);
+  /// dL of the last run's loss by the backward sweep
+  RolloutGradient gradient(const RolloutLossGradient& loss);
+  /// the same for a loss given as arrays dL/dq_n, dL/du_n ((N + 1) x ndof each; empty: 0)
+  RolloutGradient gradient(const std::vector<Real>& dq, const std::vector<Real>& du);
+
+  /// the bytes the last run keeps for the backward sweep (its checkpoints) and those the sweep
+  /// holds besides (the states of one segment between checkpoints)
+  double checkpoint_bytes() const;
+  double segment_bytes() const;
+  /// the number of steps run in the backward sweeps' recomputation (0 with checkpoint_every 1)
+  long recomputed_steps() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// `base` moved to the configuration q (ndof): its frames transported by parallel transport
+/// (the directors, tangents, reference twists), its velocities and time kept. This is the
+/// perturbation of the initial state the gradient's q0 is the derivative for.
+State transported_state(const Model& model, const State& base, const std::vector<Real>& q);
+
+}  // namespace slender

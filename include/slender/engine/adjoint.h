@@ -1,0 +1,622 @@
+#pragma once
+
+// The adjoint of a rollout (slender/adjoint.h, docs/gradients.md): the engine (engine/engine.h)
+// with one environment runs N implicit Euler steps, keeping checkpoints, and the backward sweep
+// linearizes every converged step again with the engine's own inputs, evaluation, pools and plan.
+//
+// Step n solves R(y; x_n, v_n, alpha_n, p) = 0 on the free DOFs, with x_n+1 = y and
+// v_n+1 = (y - x_n) / dt. The rods' reference frames are state too: the engine transports them
+// from the step's start, so R depends on the start's tangents, and a step's frames on all
+// earlier ones. Their one degree of freedom per edge beyond the tangent is a rotation alpha about
+// it (relative to the unperturbed trajectory's frames carried to the perturbed tangent), and a
+// rotation of the reference director by alpha is a shift of the twist angle by alpha (the
+// material frame and the reference twist move together), so dR/dalpha_j = G e_j, G the columns
+// of the stencils' Hessian at the twist DOFs. Two transports differ by their holonomy, whose
+// first order is transport_holonomy_gradient (stencils/rod_frames.h), h_j = (T_n+1 x T_n) /
+// (1 + T_n . T_n+1) for edge j between the step's tangents; with a_j = h_j / l_j(x_n),
+// b_j = h_j / l_j(y) and (A dx)_j = a_j . (dx_b - dx_a) over the edge's nodes (B likewise):
+//   the frames' rotation at y is alpha_n + A dx_n - B dy, which is also alpha_n+1;
+//   dR/dy = J - G B (J: the engine's Jacobian, the stencils' exact Hessian with frames carried
+//   from y; the step's frames come from the start, hence - G B);
+//   dR/dx_n = -c_m M - V + G A, V = c_u dR/du (the forces that read the velocity
+//   u = (y - x_n) / dt: friction, drag, the DOFs' damping);
+//   dR/dv_n = -c_m M dt.
+// Backwards, with xb, vb, ab the loss's derivatives by x_n+1, v_n+1, alpha_n+1:
+//   (J - G B)^T lambda = xb + vb / dt - B^T ab       (on the free DOFs)
+//   ab <- ab - G^T lambda
+//   xb <- dL/dx_n - vb / dt + c_m M lambda + V^T lambda + A^T ab
+//   vb <- dL/dv_n + c_m M dt lambda
+//   dL/dp -= lambda^T dR/dp for the step's actions and the parameters.
+// The mixed derivatives dR/dp come from the stencils and the per-DOF terms themselves: the rods'
+// natural strains by RodBendTwistBinding::natural_strain_grad, the moduli's scales by the elastic
+// stencils' forces (linear in E), the density and damping by dof_terms_eval with the parameters'
+// coefficients, V by evaluating the non-elastic families again at the same velocity with
+// c_u = 0 (their Jacobian is then dF/dq alone).
+// The transpose is solved by the CPU's direct solver (LU on the plan's pattern). Host memory
+// only (X::kHostMemory): the loops here run on the host.
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slender/adjoint.h"
+#include "slender/core/error.h"
+#include "slender/engine/engine.h"
+#include "slender/engine/linear_solver.h"
+#include "slender/stencils/part_scale.h"
+#include "slender/stencils/rod_frames.h"
+
+namespace slender {
+
+/// throws slender::Error naming what the adjoint does not linearize exactly in this model
+inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
+  SLENDER_CHECK(spec.kind == IntegratorKind::kImplicitEuler,
+                "gradients through time: the adjoint differentiates implicit Euler steps; this "
+                "scene's integrator is ",
+                spec.kind == IntegratorKind::kImplicitMidpoint ? "implicit midpoint"
+                : spec.kind == IntegratorKind::kNewmark        ? "Newmark"
+                                                               : "static",
+                " (integrator.type)");
+  SLENDER_CHECK(!m.contact.enabled,
+                "gradients through time: contact between bodies is not differentiated yet "
+                "(contact.enabled)");
+  SLENDER_CHECK(!m.stiffness_damping && !m.kelvin_voigt,
+                "gradients through time: Rayleigh stiffness and Kelvin-Voigt damping read the "
+                "step's start and are not differentiated yet (a part's damping)");
+  SLENDER_CHECK(m.nmid == 0,
+                "gradients through time: mid-edge shells carry frames the adjoint does not "
+                "differentiate yet (shell bending \"midedge\"); use hinge bending");
+  SLENDER_CHECK(m.user_energies.empty(),
+                "gradients through time: energies from the caller's code are not differentiated");
+  SLENDER_CHECK(m.actuated.empty(),
+                "gradients through time: the natural shape is the rollout's action; this scene "
+                "has its own actuation (actuation)");
+  SLENDER_CHECK(!spec.two_d,
+                "gradients through time: the 2D mode's planar rod Hessians are not "
+                "differentiated yet (integrator.two_d)");
+  SLENDER_CHECK(m.event_time.empty(),
+                "gradients through time: boundary events are not differentiated (events)");
+}
+
+template <class X>
+class RolloutAdjointOn {
+  static_assert(X::kHostMemory, "the adjoint's loops run on the host");
+
+ public:
+  RolloutAdjointOn(std::shared_ptr<const Model> model,
+                   const IntegratorSpec& spec,
+                   const RolloutOptions& opt)
+      : model_(std::move(model)),
+        spec_(spec),
+        opt_(opt),
+        en_(model_, 1, spec, initial_state(*model_), opt.solver, EngineSolve::kSystem) {
+    check_adjoint_model(*model_, spec);
+    SLENDER_CHECK(opt.checkpoint_every >= 0, "checkpoint_every must be >= 0, got ",
+                  opt.checkpoint_every);
+    SLENDER_CHECK(!(en_.mv_.ground_on && en_.mv_.ground.zeta > 0),
+                  "gradients through time: the ground's dashpot reads the step's start and is "
+                  "not differentiated yet (ground.restitution < 1)");
+  }
+
+  const Model& model() const { return *model_; }
+
+  State run(const State& initial,
+            int steps,
+            const RolloutActions& a,
+            const RolloutParams& p,
+            std::vector<Real>* q,
+            std::vector<Real>* u) {
+    const Model& m = *model_;
+    SLENDER_CHECK(steps >= 1, "rollout: steps must be >= 1, got ", steps);
+    SLENDER_CHECK(state_fits(m, initial), "rollout: the initial state does not fit the model");
+    check_size(a.kappa_bar, size_t(steps) * 2 * m.nbend, "actions.kappa_bar", "N x nbend x 2");
+    check_size(a.tau_bar, size_t(steps) * m.nbend, "actions.tau_bar", "N x nbend");
+    check_size(a.forces, size_t(steps) * 3 * m.nnode, "actions.forces", "N x nnode x 3");
+    for (const std::vector<Real>* v : {&a.kappa_bar, &a.tau_bar, &a.forces})
+      for (size_t i = 0; i < v->size(); ++i)
+        SLENDER_CHECK(std::isfinite((*v)[i]), "rollout: an action value is not finite (entry ", i,
+                      ")");
+    check_size(p.part_youngs_scale, size_t(m.npart), "params.part_youngs_scale", "npart");
+    for (Real s : p.part_youngs_scale)
+      SLENDER_CHECK(s > 0 && std::isfinite(s), "params.part_youngs_scale: ", s,
+                    " is not positive and finite");
+    N_ = steps;
+    act_ = a;
+    par_ = p;
+    dt_ = spec_.dt;
+    k_ = opt_.checkpoint_every > 0 ? opt_.checkpoint_every
+                                   : std::max(1, int(std::ceil(std::sqrt(double(steps)))));
+    EnvParams ep;
+    ep.youngs_scale = p.youngs_scale;
+    ep.density_scale = p.density_scale;
+    ep.mass_damping = p.mass_damping;
+    en_.set_params(0, ep);
+    if (p.part_youngs_scale.empty()) {
+      en_.clear_part_youngs_scale();
+    } else {
+      en_.set_part_youngs_scale(p.part_youngs_scale.data());
+    }
+    ckpt_.clear();
+    en_.set_state(0, initial);
+    if (q) q->assign(size_t(steps + 1) * m.ndof, 0);
+    if (u) u->assign(size_t(steps + 1) * m.ndof, 0);
+    State s = initial;
+    record(0, s, q, u);
+    for (int n = 0; n < steps; ++n) {
+      if (n % k_ == 0) ckpt_.push_back(s);
+      step(n);
+      en_.get_state(0, s);
+      record(n + 1, s, q, u);
+    }
+    final_ = s;
+    recomputed_ = 0;
+    return s;
+  }
+
+  RolloutGradient gradient(const RolloutLossGradient& loss) {
+    const Model& m = *model_;
+    SLENDER_CHECK(N_ > 0, "gradient: run a rollout first");
+    const size_t nd = size_t(m.ndof);
+    RolloutGradient g;
+    g.kappa_bar.assign(size_t(N_) * 2 * m.nbend, 0);
+    g.tau_bar.assign(size_t(N_) * m.nbend, 0);
+    g.forces.assign(size_t(N_) * 3 * m.nnode, 0);
+    g.part_youngs_scale.assign(size_t(m.npart), 0);
+    grad_ = &g;
+    xb_.assign(nd, 0);
+    vb_.assign(nd, 0);
+    ab_.assign(size_t(m.nedge), 0);
+    if (loss) loss(N_, final_.q.data(), final_.u.data(), xb_.data(), vb_.data());
+    const int nseg = int(ckpt_.size());
+    std::vector<State> seg;
+    for (int sg = nseg - 1; sg >= 0; --sg) {
+      const int c = sg * k_, e = std::min(c + k_, N_);
+      seg.assign(1, ckpt_[size_t(sg)]);
+      if (e - c > 1) {
+        en_.set_state(0, seg[0]);
+        State s = seg[0];
+        for (int n = c; n < e - 1; ++n) {
+          step(n);
+          en_.get_state(0, s);
+          seg.push_back(s);
+          ++recomputed_;
+        }
+      }
+      seg.push_back(e == N_ ? final_ : ckpt_[size_t(sg + 1)]);
+      for (int n = e - 1; n >= c; --n)
+        backward_step(n, seg[size_t(n - c)], seg[size_t(n - c + 1)], loss);
+    }
+    g.q0 = xb_;
+    g.u0 = vb_;
+    const unsigned char* fixed = en_.fixed(0);
+    for (size_t i = 0; i < nd; ++i)
+      if (fixed[i]) g.q0[i] = g.u0[i] = 0;
+    grad_ = nullptr;
+    return g;
+  }
+
+  double state_bytes() const {
+    const Model& m = *model_;
+    return double(sizeof(Real)) * (3.0 * m.ndof + 6.0 * m.nedge + m.nbend + 3.0 * m.nsedge) +
+           double(m.ndof);
+  }
+  double checkpoint_bytes() const { return double(ckpt_.size() + 1) * state_bytes(); }
+  double segment_bytes() const { return double(std::min(k_, N_) + 1) * state_bytes(); }
+  long recomputed_steps() const { return recomputed_; }
+
+ private:
+  static void check_size(const std::vector<Real>& v,
+                         size_t want,
+                         const char* field,
+                         const char* layout) {
+    SLENDER_CHECK(v.empty() || v.size() == want, "rollout: ", field, " has ", v.size(),
+                  " values, expected ", want, " (", layout, ") or none");
+  }
+  void record(int n, const State& s, std::vector<Real>* q, std::vector<Real>* u) const {
+    const size_t nd = size_t(model_->ndof);
+    if (q) std::copy(s.q.begin(), s.q.end(), q->begin() + long(size_t(n) * nd));
+    if (u) std::copy(s.u.begin(), s.u.end(), u->begin() + long(size_t(n) * nd));
+  }
+
+  // step n's actions into the engine
+  void set_inputs(int n) {
+    const Model& m = *model_;
+    if (!act_.kappa_bar.empty()) {
+      en_.set_natural_curvature(act_.kappa_bar.data() + size_t(n) * 2 * m.nbend);
+    } else {
+      en_.set_natural_curvature(m.bend_kappa_bar.data());
+    }
+    if (!act_.tau_bar.empty()) {
+      en_.set_natural_twist(act_.tau_bar.data() + size_t(n) * m.nbend);
+    } else {
+      en_.set_natural_twist(m.bend_tau_bar.data());
+    }
+    if (!act_.forces.empty()) {
+      en_.set_forces(act_.forces.data() + size_t(n) * 3 * m.nnode);
+    } else {
+      en_.clear_forces();
+    }
+  }
+
+  void step(int n) {
+    set_inputs(n);
+    const VectorStepResult r = en_.step(dt_);
+    SLENDER_CHECK(r.reports[0].status == StepStatus::kConverged, "rollout: step ", n,
+                  " did not converge (", to_string(r.reports[0].status),
+                  "): the gradient needs every step converged");
+  }
+
+  // the plan's transposed slots and the solver of the transposed Jacobian (once per plan)
+  void ensure_solver(const AssemblyPlan& p) {
+    if (plan_ == &p) return;
+    plan_ = &p;
+    const int nf = p.nfree;
+    tslot_.assign(size_t(p.nnz()), -1);
+    for (int r = 0; r < nf; ++r)
+      for (int s = p.row_ptr[r]; s < p.row_ptr[r + 1]; ++s) {
+        const int t = find_slot(p, p.col[s], r);
+        SLENDER_CHECK(t >= 0, "adjoint: the Jacobian's pattern is not structurally symmetric");
+        tslot_[size_t(s)] = t;
+      }
+    solver_ = std::make_unique<cpu::LinearSolver>(
+        p, cpu::direct_solver_kind(opt_.solver, /*symmetric=*/false), /*symmetric=*/false);
+  }
+  static int find_slot(const AssemblyPlan& p, int row, int col) {
+    const int* b = p.col.data() + p.row_ptr[row];
+    const int* e = p.col.data() + p.row_ptr[row + 1];
+    const int* it = std::lower_bound(b, e, col);
+    return it != e && *it == col ? int(it - p.col.data()) : -1;
+  }
+
+  // v(binding, family, local dofs, local gradient, local Hessian, k) for every stencil of every
+  // family in `which` (0: all, 1: elastic, 2: non-elastic) in the engine's pools
+  template <class V>
+  void each_stencil(int which, const V& v) {
+    Engine<X>& en = en_;
+    for_each_family([&](auto binding, Family f, long) {
+      using Bd = decltype(binding);
+      if (which == 1 && !Bd::kTraits.elastic) return;
+      if (which == 2 && Bd::kTraits.elastic) return;
+      constexpr int D = Bd::kDofs;
+      const long n = Bd::count(en.mv_);
+      const Real* g = en.g_pool_.data() + en.pd_.g_off[f];
+      const Real* h = en.h_pool_.data() + en.pd_.h_off[f];
+      int idx[D];
+      for (long k = 0; k < n; ++k) {
+        Bd::dofs(en.mv_, k, idx);
+        v(binding, f, idx, D, g + k * D, h + k * D * D, k);
+      }
+    });
+  }
+
+  void backward_step(int n, const State& sn, const State& sn1, const RolloutLossGradient& loss) {
+    const Model& m = *model_;
+    Engine<X>& en = en_;
+    const int nd = m.ndof, nn = m.nnode, ne = m.nedge;
+    // the step again: its inputs and predictor from state n, evaluated at its solution
+    en.set_state(0, sn);
+    set_inputs(n);
+    const std::vector<unsigned char> one(1, 1);
+    en.step_inputs(one, dt_);
+    PhaseTimes scratch;
+    en.times_ = &scratch;
+    en.active_h_ = one;
+    en.push_active();
+    en.predict();
+    X::upload(en.y_, sn1.q.data(), size_t(nd));
+    std::vector<Real> r(1), phi(1);
+    en.evaluate(en.y_.data(), r, phi, true);
+    const AssemblyPlan& p = *en.plan_;
+    ensure_solver(p);
+    const int nf = p.nfree;
+    const int* dfree = p.dof_free.data();
+    const Real c_m = en.c_.c_m, c_u = en.c_.c_u;
+    const Real* y = sn1.q.data();
+    const Real* qh = en.q_hat_.data();
+    const Real* uh = en.u_hat_.data();
+
+    // the frames' holonomy coefficients of every edge: a_j (start), b_j (end)
+    ha_.assign(3 * size_t(ne), 0);
+    hb_.assign(3 * size_t(ne), 0);
+    for (int j = 0; j < ne; ++j) {
+      const Vec3 t0 = vec3(sn.edge_t[3 * j], sn.edge_t[3 * j + 1], sn.edge_t[3 * j + 2]);
+      const Vec3 t1 = vec3(sn1.edge_t[3 * j], sn1.edge_t[3 * j + 1], sn1.edge_t[3 * j + 2]);
+      const Vec3 h = transport_holonomy_gradient(t0, t1);
+      const int a = m.edge_node[2 * j], b = m.edge_node[2 * j + 1];
+      const Real l0 = edge_length(sn.q.data(), a, b), l1 = edge_length(y, a, b);
+      for (int c = 0; c < 3; ++c) {
+        ha_[3 * size_t(j) + c] = l0 > 0 ? h[c] / l0 : 0;
+        hb_[3 * size_t(j) + c] = l1 > 0 ? h[c] / l1 : 0;
+      }
+    }
+    // the right-hand side xb + vb / dt + B^T ab on the free DOFs
+    std::vector<Real>& rhs = rhs_;
+    rhs.assign(size_t(nd), 0);
+    for (int i = 0; i < nd; ++i)
+      rhs[size_t(i)] = xb_[size_t(i)] + vb_[size_t(i)] / dt_;
+    add_edge_transpose(hb_, ab_, 1, rhs);
+
+    // G: the stencils' Hessian entries in the twist DOFs' columns, (free row, edge, value)
+    gtrip_.clear();
+    each_stencil(0, [&](auto, Family, const int* idx, int D, const Real*, const Real* h, long) {
+      for (int b = 0; b < D; ++b) {
+        const int j = idx[b] - 3 * nn;
+        if (j < 0 || j >= ne) continue;
+        for (int a = 0; a < D; ++a)
+          if (dfree[idx[a]] >= 0 && h[a * D + b] != 0) gtrip_.push_back({idx[a], j, h[a * D + b]});
+      }
+    });
+
+    // the exact Jacobian J + G B on the plan's pattern, transposed into the solver
+    vals_.assign(size_t(p.nnz()), 0);
+    const AssembleJacobian asm_j{p.slot_src_adr.data(), p.slot_src.data(), en.h_pool_.data(),
+                                 vals_.data()};
+    for (int s = 0; s < p.nnz(); ++s)
+      asm_j(s);
+    const AddDiagonal diag{p.diag_slot.data(), p.free_dof.data(), en.dof_J_.data(), vals_.data()};
+    for (int rr = 0; rr < nf; ++rr)
+      diag(rr);
+    // the bend-twist stencils' part of the Jacobian that their symmetric Hessian leaves out
+    // (their frames come from the step's start), scaled as the stencil
+    const Real ys = en.yscale_h_.empty() ? Real(1) : en.yscale_h_[0];
+    const std::vector<int>& node_part = m.node_part;
+    auto part_scale_of = [&](int node) -> Real {
+      return en.parts_scaled_ && !en.ps_scratch_.empty()
+                 ? en.ps_scratch_[size_t(node_part[size_t(node)])]
+                 : Real(1);
+    };
+    if (m.nbend > 0) {
+      const EvalView ev = en.step_eval_view(en.y_.data());
+      int idx[11];
+      Mat<11, 11> A;
+      for (int k = 0; k < m.nbend; ++k) {
+        const Real sc = ys * part_scale_of(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+        RodBendTwistBinding::transport_asym(en.mv_, ev, 0, k, A);
+        for (int a = 0; a < 9; ++a) {
+          const int row = dfree[idx[a]];
+          if (row < 0) continue;
+          for (int b = 0; b < 9; ++b) {
+            const int col = dfree[idx[b]];
+            if (col < 0 || A(a, b) == 0) continue;
+            const int slot = find_slot(p, row, col);
+            SLENDER_CHECK(slot >= 0, "adjoint: a bend-twist term leaves the Jacobian's pattern");
+            vals_[size_t(slot)] += sc * A(a, b);
+          }
+        }
+      }
+    }
+    for (const GEntry& t : gtrip_) {
+      const int row = dfree[t.dof];
+      const int na = m.edge_node[2 * t.edge], nb = m.edge_node[2 * t.edge + 1];
+      for (int side = 0; side < 2; ++side) {
+        const int node = side ? nb : na;
+        const Real sign = side ? 1 : -1;
+        for (int c = 0; c < 3; ++c) {
+          const int col = dfree[3 * node + c];
+          const Real v = t.h * sign * hb_[3 * size_t(t.edge) + c];
+          if (col < 0 || v == 0) continue;
+          const int slot = find_slot(p, row, col);
+          SLENDER_CHECK(slot >= 0, "adjoint: the frames' term leaves the Jacobian's pattern");
+          vals_[size_t(slot)] += v;
+        }
+      }
+    }
+    Real* tv = solver_->values();
+    for (int s = 0; s < p.nnz(); ++s)
+      tv[s] = vals_[size_t(tslot_[size_t(s)])];
+    SLENDER_CHECK(solver_->factorize(), "adjoint: the transposed Jacobian of step ", n,
+                  " could not be factorized");
+    rf_.resize(size_t(nf));
+    lf_.resize(size_t(nf));
+    for (int rr = 0; rr < nf; ++rr)
+      rf_[size_t(rr)] = rhs[size_t(p.free_dof[rr])];
+    SLENDER_CHECK(nf == 0 || solver_->solve(rf_.data(), lf_.data()),
+                  "adjoint: the transposed solve of step ", n, " failed");
+    // lambda on every DOF (0 at the held ones)
+    std::vector<Real>& lam = lam_;
+    lam.assign(size_t(nd), 0);
+    for (int rr = 0; rr < nf; ++rr)
+      lam[size_t(p.free_dof[rr])] = lf_[size_t(rr)];
+
+    RolloutGradient& g = *grad_;
+    // ab <- ab - G^T lambda
+    for (const GEntry& t : gtrip_)
+      ab_[size_t(t.edge)] -= t.h * lam[size_t(t.dof)];
+
+    // the actions: natural strains (the stencil's scale: the model's and its part's), forces
+    if (m.nbend > 0) {
+      const EvalView ev = en.step_eval_view(en.y_.data());
+      int idx[11];
+      for (int k = 0; k < m.nbend; ++k) {
+        const Real sc = ys * part_scale_of(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+        for (int c = 0; c < 3; ++c) {
+          LocalEval<11> le;
+          RodBendTwistBinding::natural_strain_grad(en.mv_, ev, 0, k, c, le);
+          Real d = 0;
+          for (int a = 0; a < 11; ++a)
+            d += le.g[a] * lam[size_t(idx[a])];
+          if (c < 2) {
+            g.kappa_bar[(size_t(n) * m.nbend + k) * 2 + c] -= sc * d;
+          } else {
+            g.tau_bar[size_t(n) * m.nbend + k] -= sc * d;
+          }
+        }
+      }
+    }
+    for (int i = 0; i < 3 * nn; ++i)
+      g.forces[size_t(n) * 3 * nn + i] += lam[size_t(i)];
+
+    // the moduli's scales: the elastic stencils' forces are linear in them
+    each_stencil(1, [&](auto binding, Family, const int* idx, int D, const Real* gl, const Real*,
+                        long k) {
+      using Bd = decltype(binding);
+      Real d = 0;
+      for (int a = 0; a < D; ++a)
+        d += gl[a] * lam[size_t(idx[a])];
+      g.youngs_scale -= d / ys;
+      if (m.npart > 0 && !par_.part_youngs_scale.empty()) {
+        int id[Bd::kDofs];
+        const int pt = node_part[size_t(stencil_part_node<Bd>(en.mv_, k, id))];
+        g.part_youngs_scale[size_t(pt)] -= d / par_.part_youngs_scale[size_t(pt)];
+      } else if (m.npart > 0) {
+        int id[Bd::kDofs];
+        g.part_youngs_scale[size_t(node_part[size_t(stencil_part_node<Bd>(en.mv_, k, id))])] -= d;
+      }
+    });
+
+    // the per-DOF terms: inertial masses, and the derivatives by the density scale and the mass
+    // damping (dof_terms_eval with those parameters' coefficients)
+    const Real rho = par_.density_scale;
+    const Real* ep = en.scaled_ ? en.params_h_.data() : nullptr;
+    const Vec3 grav = en.c_.load_factor * m.gravity;
+    mass_.assign(size_t(nd), 0);
+    std::vector<Real>& uy = uy_;
+    uy.assign(static_cast<size_t>(nd), 0);
+    for (int i = 0; i < nd; ++i) {
+      const Real ma = m.has_added_mass() && i < 3 * nn ? m.node_added_mass[size_t(i / 3)] : 0;
+      const Real m0 = m.dof_mass[size_t(i)];
+      DofTermParams dp;
+      dp.mass = ep ? scaled_inertial_mass(ep[0], m0, ma) : m0;
+      mass_[size_t(i)] = dp.mass;
+      const Real alpha = ep && ep[4] >= 0          ? ep[4]
+                         : m.mass_damping_per_part ? m.dof_mass_damping[size_t(i)]
+                                                   : m.mass_damping;
+      uy[size_t(i)] = uh[i] + c_u * (y[i] - qh[i]);
+      if (dfree[i] < 0) continue;
+      const Real li = lam[size_t(i)];
+      Real rr, jj, pp;
+      // by the density scale: the body's mass in inertia, weight and damping
+      DofTermParams dr;
+      dr.mass = m0 - ma;
+      dr.weight = i < 3 * nn ? m0 - ma : 0;
+      dr.gravity = i < 3 * nn ? (ep ? en.c_.load_factor * ep[1 + i % 3] : grav[i % 3]) : 0;
+      dr.drag = 0;
+      dr.damping = alpha;
+      dr.c_m = c_m;
+      dr.c_u = c_u;
+      dof_terms_eval(y[i], qh[i], uh[i], 0, dr, rr, jj, pp);
+      g.density_scale -= li * rr;
+      // by the mass damping alpha: m u
+      DofTermParams da;
+      da.mass = dp.mass;
+      da.weight = 0;
+      da.gravity = 0;
+      da.drag = 0;
+      da.damping = 1;
+      da.c_m = 0;
+      da.c_u = c_u;
+      dof_terms_eval(y[i], qh[i], uh[i], 0, da, rr, jj, pp);
+      g.mass_damping -= li * rr;
+    }
+    // the ground's automatic stiffness (k_c proportional to the node's mass): its forces are
+    // linear in the density scale
+    if (en.mv_.ground_on && en.mv_.ground.k_per_kg > 0) {
+      const Real* gg = en.g_pool_.data() + en.pd_.g_off[kFamGround];
+      for (int k = 0; k < nn; ++k)
+        for (int c = 0; c < 3; ++c)
+          g.density_scale -= gg[3 * k + c] * lam[size_t(3 * k + c)] / rho;
+    }
+
+    // V^T lambda: the forces that read the velocity, their Jacobian with c_u and without
+    std::vector<Real>& w = w_;
+    w.assign(size_t(nd), 0);
+    for (int i = 0; i < nd; ++i)
+      if (dfree[i] >= 0)
+        w[size_t(i)] = (en.dof_J_.data()[i] - c_m * mass_[size_t(i)]) * lam[size_t(i)];
+    bool any = false;
+    auto add_ht = [&](Real sign) {
+      each_stencil(2, [&](auto, Family, const int* idx, int D, const Real*, const Real* h, long) {
+        any = true;
+        for (int b = 0; b < D; ++b) {
+          Real s = 0;
+          for (int a = 0; a < D; ++a)
+            s += h[a * D + b] * lam[size_t(idx[a])];
+          w[size_t(idx[b])] += sign * s;
+        }
+      });
+    };
+    add_ht(1);
+    if (any) {
+      X::upload(u_y_, uy.data(), uy.size());
+      EvalView ev0 = en.step_eval_view(en.y_.data());
+      ev0.c_u = 0;
+      ev0.u_hat = u_y_.data();
+      const EnvPools pl = en.pools();
+      for_each_family([&](auto binding, Family f, long grain) {
+        using Bd = decltype(binding);
+        if constexpr (!Bd::kTraits.elastic) {
+          if constexpr (std::is_same_v<Bd, GroundBinding>) {
+            en.eval_ground(ev0, kGradHess);
+          } else {
+            en.se_.template eval_family<Bd>(en.mv_, pl, f, ev0, kGradHess, grain);
+          }
+        }
+      });
+      add_ht(-1);
+    }
+
+    // the state's adjoints at step n
+    for (int i = 0; i < nd; ++i) {
+      const size_t k = size_t(i);
+      if (dfree[i] < 0) {
+        xb_[k] = vb_[k] = 0;
+        continue;
+      }
+      xb_[k] = -vb_[k] / dt_ + c_m * mass_[k] * lam[k] + w[k];
+      vb_[k] = c_m * dt_ * mass_[k] * lam[k];
+    }
+    add_edge_transpose(ha_, ab_, 1, xb_);
+    for (int i = 0; i < nd; ++i)
+      if (dfree[i] < 0) xb_[size_t(i)] = 0;
+    if (loss) loss(n, sn.q.data(), sn.u.data(), xb_.data(), vb_.data());
+  }
+
+  static Real edge_length(const Real* q, int a, int b) {
+    const Real dx = q[3 * b] - q[3 * a], dy = q[3 * b + 1] - q[3 * a + 1],
+               dz = q[3 * b + 2] - q[3 * a + 2];
+    return std::sqrt(dx * dx + dy * dy + dz * dz);
+  }
+  // out += sign (C^T v) for the edge operator (C dx)_j = c_j . (dx_b - dx_a)
+  void add_edge_transpose(const std::vector<Real>& coef,
+                          const std::vector<Real>& v,
+                          Real sign,
+                          std::vector<Real>& out) const {
+    const Model& m = *model_;
+    for (int j = 0; j < m.nedge; ++j) {
+      const int a = m.edge_node[2 * j], b = m.edge_node[2 * j + 1];
+      for (int c = 0; c < 3; ++c) {
+        const Real t = sign * v[size_t(j)] * coef[3 * size_t(j) + c];
+        out[size_t(3 * b + c)] += t;
+        out[size_t(3 * a + c)] -= t;
+      }
+    }
+  }
+
+  struct GEntry {
+    int dof, edge;
+    Real h;
+  };
+
+  std::shared_ptr<const Model> model_;
+  IntegratorSpec spec_;
+  RolloutOptions opt_;
+  Engine<X> en_;
+  int N_ = 0, k_ = 1;
+  Real dt_ = 0;
+  RolloutActions act_;
+  RolloutParams par_;
+  std::vector<State> ckpt_;
+  State final_;
+  long recomputed_ = 0;
+  RolloutGradient* grad_ = nullptr;
+  std::vector<Real> xb_, vb_, ab_, ha_, hb_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_;
+  std::vector<GEntry> gtrip_;
+  std::vector<int> tslot_;
+  const AssemblyPlan* plan_ = nullptr;
+  std::unique_ptr<cpu::LinearSolver> solver_;
+  typename X::template Buffer<Real> u_y_;
+};
+
+}  // namespace slender

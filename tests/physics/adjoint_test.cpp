@@ -1,0 +1,352 @@
+// Exact gradients through time (slender/adjoint.h, engine/adjoint.h): the adjoint's gradient of
+// a loss of a whole rollout against central differences of the rollout, per parameter class, on
+// a rod cantilever in 3D (natural curvatures and twists, forces, moduli, density, damping, the
+// initial state), a rod sliding on the ground with friction, and a hinge shell with a rod post
+// on a joint (drag); checkpointing gives the same bits; bad input is a clear error.
+//
+// Each check is a directional derivative: dL . d for a random direction d against
+// (L(p + h d) - L(p - h d)) / (2 h). The steps converge to the step size's round-off
+// (abs_tol 1e-14, step_tol 1e-14: a Newton step's change below 1e-14 m, so the states are
+// exact to ~1e-15 relative). h is 1e-4 of the parameter's scale (1e-5 for the natural
+// curvatures of 0.02, whose response is the most curved; 1e-6 N for the forces on the ground,
+// see there): the central difference's truncation error is then below 1e-8 relative and its
+// round-off ~1e-15 / h ~ 1e-11, so 1e-6 relative leaves two orders of margin for what the
+// adjoint itself must get right (it agrees to 1e-10..2e-7; the run prints each class's figure).
+
+#include "slender/adjoint.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "physics_util.h"
+#include "slender/core/error.h"
+
+namespace slender {
+namespace {
+namespace SLENDER_UNITY_ID {
+
+using test::expect_error;
+
+constexpr int kSteps = 20;
+
+void tight_newton(SceneBuilder& b) {
+  b.integrator().newton.abs_tol = 1e-14;
+  b.integrator().newton.rel_tol = 1e-30;
+  b.integrator().newton.step_tol = 1e-14;
+  b.integrator().newton.max_iters = 60;
+}
+
+/// a rod cantilever in 3D: naturally curved both ways and twisted, gravity off its planes,
+/// mass damping, dt = 5 ms
+std::shared_ptr<const Model> cantilever() {
+  SceneBuilder b;
+  const int mat = b.material("m", 1200, 2e6, 0.4);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0.01, 0), 9, mat, SceneBuilder::circle(4e-3));
+  b.fix_edge(rod, 0);
+  b.gravity(vec3(0.5, 2.0, -9.8));
+  b.spec().forces.mass_damping = 0.3;
+  b.integrator().dt = 5e-3;
+  tight_newton(b);
+  return build_model(b.build());
+}
+
+/// a rod lying on the ground (restitution 1: no dashpot), friction mu = 0.4, pushed along
+/// and across by forces on its nodes
+std::shared_ptr<const Model> rod_on_ground() {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 5e5, 0.4);
+  b.straight_rod("r", vec3(0, 0, 2e-3), vec3(0.1, 0, 2e-3), 6, mat, SceneBuilder::circle(2e-3));
+  GroundSpec g;
+  g.friction = 0.4;
+  g.slip_velocity = 1e-2;
+  g.contact_distance = 1e-3;
+  b.ground(g);
+  b.gravity(vec3(0, 0, -9.8));
+  b.integrator().dt = 2e-3;
+  tight_newton(b);
+  return build_model(b.build());
+}
+
+/// the loss: fixed random weights on every state's q and u
+struct LinearLoss {
+  std::vector<Real> wq, wu;  // (N + 1) x ndof
+  LinearLoss(int ndof, int steps, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<Real> d(-1, 1);
+    wq.resize(size_t(steps + 1) * size_t(ndof));
+    wu.resize(wq.size());
+    for (Real& v : wq)
+      v = d(rng);
+    for (Real& v : wu)
+      v = 0.01 * d(rng);
+  }
+  Real operator()(const std::vector<Real>& q, const std::vector<Real>& u) const {
+    Real s = 0;
+    for (size_t i = 0; i < q.size(); ++i)
+      s += wq[i] * q[i] + wu[i] * u[i];
+    return s;
+  }
+};
+
+std::vector<Real> random_vector(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<Real> d(-1, 1);
+  std::vector<Real> v(n);
+  for (Real& x : v)
+    x = d(rng);
+  return v;
+}
+
+Real dot(const std::vector<Real>& a, const std::vector<Real>& b) {
+  Real s = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    s += a[i] * b[i];
+  return s;
+}
+
+struct Problem {
+  std::shared_ptr<const Model> m;
+  State s0;
+  RolloutActions a;
+  RolloutParams p;
+};
+
+Real loss_of(const Problem& pr, const LinearLoss& loss, int steps) {
+  RolloutAdjoint ad(pr.m, pr.m->scene.integrator);
+  std::vector<Real> q, u;
+  ad.run(pr.s0, steps, pr.a, pr.p, &q, &u);
+  return loss(q, u);
+}
+
+/// expects dL . d to match the central difference of L along d (h: the step along d)
+void expect_directional(
+    const char* what, Real ad, const std::function<Real(Real)>& L, Real h, Real tol = 1e-6) {
+  const Real fd = (L(h) - L(-h)) / (2 * h);
+  EXPECT_NEAR(ad, fd, tol * std::fabs(fd)) << what << ": adjoint " << ad << ", central " << fd
+                                           << ", relative " << std::fabs(ad - fd) / std::fabs(fd);
+  std::printf("  %-22s adjoint %+.10e  central %+.10e  relative %.1e\n", what, ad, fd,
+              std::fabs(ad - fd) / std::fabs(fd));
+}
+
+/// every parameter class of a problem against central differences
+/// (force_h: the step of the forces' difference [N]; friction's regularization needs a small one)
+void check_all(const Problem& base,
+               const LinearLoss& loss,
+               bool actions,
+               bool strains,
+               Real force_h = 1e-4,
+               int steps = kSteps) {
+  const Model& m = *base.m;
+  RolloutAdjoint ad(base.m, m.scene.integrator);
+  ad.run(base.s0, steps, base.a, base.p);
+  const RolloutGradient g = ad.gradient(loss.wq, loss.wu);
+  const size_t nd = size_t(m.ndof);
+  unsigned seed = 11;
+  if (strains && m.nbend > 0) {
+    // natural curvatures and twists at every step, around the problem's (or the model's)
+    for (int which = 0; which < 2; ++which) {
+      const size_t w = which == 0 ? 2 : 1;
+      const std::vector<Real> d = random_vector(size_t(steps) * m.nbend * w, seed++);
+      auto L = [&](Real h) {
+        Problem pr = base;
+        std::vector<Real>& v = which == 0 ? pr.a.kappa_bar : pr.a.tau_bar;
+        if (v.empty())
+          for (int n = 0; n < steps; ++n)
+            for (Real x : which == 0 ? m.bend_kappa_bar : m.bend_tau_bar)
+              v.push_back(x);
+        for (size_t i = 0; i < v.size(); ++i)
+          v[i] += h * d[i];
+        return loss_of(pr, loss, steps);
+      };
+      expect_directional(which == 0 ? "natural curvature" : "natural twist",
+                         dot(which == 0 ? g.kappa_bar : g.tau_bar, d), L, 1e-5);
+    }
+  }
+  if (actions) {
+    const std::vector<Real> d = random_vector(size_t(steps) * 3 * m.nnode, seed++);
+    auto L = [&](Real h) {
+      Problem pr = base;
+      if (pr.a.forces.empty()) pr.a.forces.assign(d.size(), 0);
+      for (size_t i = 0; i < d.size(); ++i)
+        pr.a.forces[i] += h * d[i];
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional("point forces", dot(g.forces, d), L, force_h);
+  }
+  {
+    const std::vector<Real> d = random_vector(size_t(m.npart), seed++);
+    auto L = [&](Real h) {
+      Problem pr = base;
+      if (pr.p.part_youngs_scale.empty()) pr.p.part_youngs_scale.assign(size_t(m.npart), 1);
+      for (int i = 0; i < m.npart; ++i)
+        pr.p.part_youngs_scale[size_t(i)] += h * d[size_t(i)];
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional("part Young's scales", dot(g.part_youngs_scale, d), L, 1e-4);
+  }
+  auto scalar = [&](const char* what, Real grad, Real RolloutParams::*field) {
+    auto L = [&](Real h) {
+      Problem pr = base;
+      pr.p.*field += h;
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional(what, grad, L, 1e-4);
+  };
+  scalar("Young's scale", g.youngs_scale, &RolloutParams::youngs_scale);
+  scalar("density scale", g.density_scale, &RolloutParams::density_scale);
+  if (base.p.mass_damping > 0) scalar("mass damping", g.mass_damping, &RolloutParams::mass_damping);
+  {
+    std::vector<Real> d = random_vector(nd, seed++);
+    for (size_t i = 0; i < nd; ++i)
+      if (base.s0.dof_fixed.empty() ? m.dof_fixed[i] : base.s0.dof_fixed[i]) d[i] = 0;
+    auto Lq = [&](Real h) {
+      Problem pr = base;
+      std::vector<Real> q = base.s0.q;
+      for (size_t i = 0; i < nd; ++i)
+        q[i] += 1e-3 * h * d[i];
+      pr.s0 = transported_state(m, base.s0, q);
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional("initial positions", 1e-3 * dot(g.q0, d), Lq, 1e-4);
+    auto Lu = [&](Real h) {
+      Problem pr = base;
+      for (size_t i = 0; i < nd; ++i)
+        pr.s0.u[i] += 1e-2 * h * d[i];
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional("initial velocities", 1e-2 * dot(g.u0, d), Lu, 1e-4);
+  }
+}
+
+TEST(Adjoint, CantileverEveryParameterClassMatchesCentralDifferences) {
+  Problem pr;
+  pr.m = cantilever();
+  const Model& m = *pr.m;
+  pr.s0 = initial_state(m);
+  // actions: a natural curvature both ways and a twist at every step, growing in time
+  for (int n = 0; n < kSteps; ++n)
+    for (int k = 0; k < m.nbend; ++k) {
+      pr.a.kappa_bar.push_back(0.02 * (n + 1) / kSteps);
+      pr.a.kappa_bar.push_back(-0.01 * (n + 1) / kSteps);
+      pr.a.tau_bar.push_back(0.05 * (n + 1) / kSteps);
+    }
+  pr.a.forces.assign(size_t(kSteps) * 3 * m.nnode, 0);
+  for (int n = 0; n < kSteps; ++n)
+    pr.a.forces[size_t(n) * 3 * m.nnode + 3 * (m.nnode - 1) + 1] = 1e-3;
+  pr.p.part_youngs_scale = {1.3};
+  pr.p.density_scale = 0.9;
+  pr.p.mass_damping = 0.3;
+  check_all(pr, LinearLoss(m.ndof, kSteps, 5), true, true);
+}
+
+TEST(Adjoint, RodOnGroundWithFrictionMatchesCentralDifferences) {
+  Problem pr;
+  pr.m = rod_on_ground();
+  const Model& m = *pr.m;
+  pr.s0 = initial_state(m);
+  // pushed along x and across y, sliding (the slip speed passes the friction's tolerance)
+  pr.a.forces.assign(size_t(kSteps) * 3 * m.nnode, 0);
+  for (int n = 0; n < kSteps; ++n)
+    for (int i = 0; i < m.nnode; ++i) {
+      pr.a.forces[size_t(n) * 3 * m.nnode + 3 * i] = 2e-3;
+      pr.a.forces[size_t(n) * 3 * m.nnode + 3 * i + 1] = (i % 2 ? 1e-3 : -5e-4);
+    }
+  // (a force step of 1e-4 N moves the slip speeds across a good part of the friction's
+  // regularization and measures its curvature: 7e-5 off; 1e-6 N agrees to 1e-8)
+  check_all(pr, LinearLoss(m.ndof, kSteps, 6), true, false, 1e-6);
+}
+
+TEST(Adjoint, HingeShellWithRodPostMatchesCentralDifferences) {
+  Problem pr;
+  pr.m = test::plate_with_post(ShellBending::kHinge);
+  auto spec = pr.m->scene.integrator;
+  ASSERT_EQ(spec.kind, IntegratorKind::kImplicitEuler);
+  // (the plate's model with the tight Newton tolerances)
+  SceneSpec sc = pr.m->scene;
+  sc.integrator.newton.abs_tol = 1e-14;
+  sc.integrator.newton.rel_tol = 1e-30;
+  sc.integrator.newton.step_tol = 1e-14;
+  sc.integrator.newton.max_iters = 60;
+  pr.m = build_model(sc);
+  pr.s0 = initial_state(*pr.m);
+  check_all(pr, LinearLoss(pr.m->ndof, 8, 7), false, false, 1e-4, 8);
+}
+
+TEST(Adjoint, ModulusAndDensityEnterAsTheirRatio) {
+  // with every force but the elastic ones proportional to the mass (weight, mass damping, the
+  // ground's automatic stiffness and its friction), the motion depends on E / rho only: at
+  // E = rho = 1, dL/dE = -dL/drho (theory, no differences)
+  for (const std::shared_ptr<const Model>& m : {cantilever(), rod_on_ground()}) {
+    const LinearLoss loss(m->ndof, kSteps, 4);
+    RolloutAdjoint ad(m, m->scene.integrator);
+    RolloutParams p;
+    p.mass_damping = 0.3;
+    State s0 = initial_state(*m);  // moving in x and y (the rod on the ground bends and slides)
+    const std::vector<Real> v = random_vector(s0.u.size(), 8);
+    for (int i = 0; i < m->nnode; ++i)
+      for (int c = 0; c < 2; ++c)
+        if (!m->dof_fixed[size_t(3 * i + c)]) s0.u[size_t(3 * i + c)] = 0.05 * v[size_t(3 * i + c)];
+    ad.run(s0, kSteps, {}, p);
+    const RolloutGradient g = ad.gradient(loss.wq, loss.wu);
+    EXPECT_NEAR(g.youngs_scale, -g.density_scale, 1e-9 * std::fabs(g.youngs_scale));
+    EXPECT_GT(std::fabs(g.youngs_scale), 1e-6);
+  }
+}
+
+TEST(Adjoint, CheckpointingGivesTheSameBits) {
+  const std::shared_ptr<const Model> m = cantilever();
+  const LinearLoss loss(m->ndof, kSteps, 9);
+  RolloutActions a;
+  a.forces = random_vector(size_t(kSteps) * 3 * m->nnode, 3);
+  for (Real& f : a.forces)
+    f *= 1e-3;
+  RolloutGradient g[3];
+  const int every[3] = {1, 3, 0};
+  for (int c = 0; c < 3; ++c) {
+    RolloutOptions o;
+    o.checkpoint_every = every[c];
+    RolloutAdjoint ad(m, m->scene.integrator, o);
+    ad.run(initial_state(*m), kSteps, a);
+    g[c] = ad.gradient(loss.wq, loss.wu);
+    if (every[c] == 1) {
+      EXPECT_EQ(ad.recomputed_steps(), 0);
+    } else if (every[c] == 3) {
+      EXPECT_EQ(ad.recomputed_steps(), kSteps - 7);  // 7 segments
+    }
+  }
+  for (int c = 1; c < 3; ++c) {
+    EXPECT_EQ(g[c].q0, g[0].q0);
+    EXPECT_EQ(g[c].u0, g[0].u0);
+    EXPECT_EQ(g[c].kappa_bar, g[0].kappa_bar);
+    EXPECT_EQ(g[c].tau_bar, g[0].tau_bar);
+    EXPECT_EQ(g[c].forces, g[0].forces);
+    EXPECT_EQ(g[c].part_youngs_scale, g[0].part_youngs_scale);
+    EXPECT_EQ(g[c].density_scale, g[0].density_scale);
+  }
+}
+
+TEST(Adjoint, BadInputIsAClearError) {
+  const std::shared_ptr<const Model> m = cantilever();
+  RolloutAdjoint ad(m, m->scene.integrator);
+  RolloutActions a;
+  a.kappa_bar.assign(5, 0);
+  expect_error([&] { ad.run(initial_state(*m), 4, a); }, "actions.kappa_bar has 5 values");
+  RolloutParams p;
+  p.part_youngs_scale = {1, 2};
+  expect_error([&] { ad.run(initial_state(*m), 4, {}, p); }, "params.part_youngs_scale");
+  expect_error([&] { ad.gradient({}, {}); }, "run a rollout first");
+  ad.run(initial_state(*m), 4);
+  expect_error([&] { ad.gradient(std::vector<Real>(7), {}); }, "(N + 1) x ndof");
+  IntegratorSpec mid = m->scene.integrator;
+  mid.kind = IntegratorKind::kImplicitMidpoint;
+  expect_error([&] { RolloutAdjoint(m, mid); }, "implicit midpoint");
+}
+
+}  // namespace SLENDER_UNITY_ID
+}  // namespace
+}  // namespace slender

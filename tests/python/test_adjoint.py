@@ -1,0 +1,100 @@
+"""Gradients through time from Python (docs/gradients.md): slender.Rollout's gradient of a loss of
+a rod cantilever's trajectory against central differences of the rollout (actions and
+parameters), the arrays' shapes, bad input as ValueError; and slender.autograd's
+torch.autograd.Function gives the same gradient through loss.backward() (skipped without
+PyTorch). Tolerances: the C++ suite's (tests/physics/adjoint_test.cpp): tight Newton
+tolerances, central differences with h = 1e-4 of the parameter's scale, 1e-6 relative."""
+
+import numpy as np
+import pytest
+
+import slender
+
+N = 12
+
+
+def cantilever():
+    b = slender.SceneBuilder("cantilever")
+    b.material("m", 1200, 2e6, 0.4)
+    b.straight_rod("r", [0, 0, 0], [0.2, 0.01, 0], 7, "m", slender.SceneBuilder.circle(4e-3))
+    b.fix_edges("r", [0])
+    b.gravity([0.5, 2.0, -9.8])
+    b.integrator(type="implicit_euler", dt=5e-3,
+                 newton={"abs_tol": 1e-14, "rel_tol": 1e-30, "step_tol": 1e-14, "max_iters": 60})
+    return b.build()
+
+
+def loss_weights(model, seed=3):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1, 1, (N + 1, model.ndof)), 0.01 * rng.uniform(-1, 1, (N + 1, model.ndof))
+
+
+def loss(q, u, wq, wu):
+    return float(np.sum(wq * q) + np.sum(wu * u))
+
+
+def test_rollout_gradient_matches_central_differences():
+    model = cantilever()
+    wq, wu = loss_weights(model)
+    kappa = np.zeros((N, model.nbend, 2))
+    kappa[:, :, 0] = 0.02
+    forces = np.zeros((N, model.nnode, 3))
+    forces[:, -1, 1] = 1e-3
+    roll = slender.Rollout(model)
+    q, u = roll.run(N, kappa_bar=kappa, forces=forces, youngs_scale=1.2)
+    assert q.shape == (N + 1, model.ndof) and u.shape == (N + 1, model.ndof)
+    g = roll.gradient(wq, wu)
+    assert g["kappa_bar"].shape == (N, model.nbend, 2)
+    assert g["forces"].shape == (N, model.nnode, 3)
+    assert g["q0"].shape == (model.ndof,)
+
+    def L(**kw):
+        args = dict(kappa_bar=kappa, forces=forces, youngs_scale=1.2)
+        args.update(kw)
+        return loss(*slender.Rollout(model).run(N, **args), wq, wu)
+
+    rng = np.random.default_rng(7)
+    d = rng.uniform(-1, 1, kappa.shape)
+    h = 1e-4
+    fd = (L(kappa_bar=kappa + h * d) - L(kappa_bar=kappa - h * d)) / (2 * h)
+    assert np.sum(g["kappa_bar"] * d) == pytest.approx(fd, rel=1e-6)
+    d = rng.uniform(-1, 1, forces.shape)
+    fd = (L(forces=forces + h * d) - L(forces=forces - h * d)) / (2 * h)
+    assert np.sum(g["forces"] * d) == pytest.approx(fd, rel=1e-6)
+    fd = (L(youngs_scale=1.2 + h) - L(youngs_scale=1.2 - h)) / (2 * h)
+    assert g["youngs_scale"] == pytest.approx(fd, rel=1e-6)
+
+
+def test_checkpointing_and_bad_input():
+    model = cantilever()
+    wq, wu = loss_weights(model)
+    a = slender.Rollout(model)
+    a.run(N)
+    b = slender.Rollout(model, checkpoint_every=4)
+    b.run(N)
+    ga, gb = a.gradient(wq, wu), b.gradient(wq, wu)
+    assert b.recomputed_steps == N - 3 and a.recomputed_steps == 0
+    np.testing.assert_array_equal(ga["q0"], gb["q0"])
+    np.testing.assert_array_equal(ga["kappa_bar"], gb["kappa_bar"])
+    with pytest.raises(ValueError, match="kappa_bar"):
+        a.run(N, kappa_bar=np.zeros((N, model.nbend)))
+    with pytest.raises(ValueError, match="dL_dq"):
+        a.gradient(np.zeros((N, model.ndof)))
+
+
+def test_torch_autograd_gives_the_adjoint_gradient():
+    torch = pytest.importorskip("torch")
+    from slender.autograd import rollout
+
+    model = cantilever()
+    wq, wu = loss_weights(model)
+    forces = torch.zeros((N, model.nnode, 3), dtype=torch.float64, requires_grad=True)
+    ys = torch.tensor(1.1, dtype=torch.float64, requires_grad=True)
+    q, u = rollout(model, N, forces=forces, youngs_scale=ys)
+    L = (torch.from_numpy(wq) * q).sum() + (torch.from_numpy(wu) * u).sum()
+    L.backward()
+    roll = slender.Rollout(model)
+    roll.run(N, forces=np.zeros((N, model.nnode, 3)), youngs_scale=1.1)
+    g = roll.gradient(wq, wu)
+    np.testing.assert_array_equal(forces.grad.numpy(), g["forces"])
+    assert ys.grad.item() == g["youngs_scale"]
