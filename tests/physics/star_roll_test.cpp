@@ -31,8 +31,9 @@ struct Roll {
 // The scene with its first heating (limb 4) moved from t = 0.5 s to t = 0.2 s, run to 0.2 +
 // `after` s at the scene's step, 0.5 ms. It starts at rest on limbs 4 and 5 in its undeformed
 // shape and sags under its weight; 0.2 s of that is enough for the heating to roll it as in the
-// scene (measured: 16.6 mm onto limbs 6 and 0, the scene's first cycle 16.3 mm), where heating at
-// 0.1 s, still swaying, rolls it 20.4 mm. A limb touches when one of its nodes' surface is within
+// scene (measured: 16.4 mm onto limbs 6 and 0; the scene's first cycle, heated at 0.5 s, 15.9 mm
+// onto the same limbs). Heated earlier, still swaying, it rolls further (20 and 28 mm at 0.1 and
+// 0.05 s, measured with an elastic ground). A limb touches when one of its nodes' surface is within
 // the contact layer of the plane.
 Roll first_roll(const std::string& name, Real after) {
   SceneSpec sc = read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name);
