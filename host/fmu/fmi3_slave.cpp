@@ -30,11 +30,15 @@
 
 namespace {
 
+using slender::actuated_value;
+using slender::ActuatedSpring;
 using slender::FmuDescription;
 using slender::FmuVariable;
 using slender::FmuVarKind;
+using slender::kActuatedStretch;
 using slender::Model;
 using slender::Real;
+using slender::series_position;
 using slender::Simulator;
 using slender::State;
 
@@ -73,6 +77,8 @@ struct Instance {
   // functions)
   std::vector<const FmuVariable*> loads;
   std::vector<unsigned char> loads_set;
+  // the actuation groups' factors (by the scene's actuation index)
+  std::vector<const FmuVariable*> gains;
   std::vector<double> outputs;
   bool outputs_valid = false;
   Real h_cur = 0;
@@ -118,7 +124,48 @@ struct Instance {
       }
     }
   }
-  void add_shape(slender::NaturalShape& s) const {
+  void add_shape(Real t, slender::NaturalShape& s) const {
+    // a group's factor g: (g - 1) times its actuation's change of each of its springs, added
+    // to the scene's (which the simulator has applied): g times the group's own
+    if (!gains.empty()) {
+      const Model& m = *model;
+      std::vector<double> g(m.scene.actuation.size(), 1.0);
+      bool any = false;
+      for (const FmuVariable* v : gains) {
+        g[size_t(v->index)] = inputs[size_t(v->offset)];
+        any = any || g[size_t(v->index)] != 1;
+      }
+      if (any) {
+        std::vector<int> row(g.size(), 0);
+        std::vector<Real> w(g.size(), 0);
+        for (size_t a = 0; a < g.size(); ++a)
+          if (g[a] != 1 && m.scene.actuation[a].series.given())
+            series_position(m.scene.actuation[a].series, t, row[a], w[a]);
+        for (const ActuatedSpring& a : m.actuated) {
+          const size_t k = size_t(a.actuation);
+          if (g[k] == 1) continue;
+          const Real v = (g[k] - 1) * actuated_value(m.scene.actuation[k], a, t, row[k], w[k]);
+          switch (a.component) {
+            case 0:
+            case 1:
+              s.bend_kappa_bar[2 * a.index + a.component] += v;
+              break;
+            case 2:
+              s.bend_tau_bar[a.index] += v;
+              break;
+            case 3:
+              s.hinge_phi_bar[a.index] += v;
+              break;
+            case kActuatedStretch:
+              s.edge_stretch_bar[a.index] += v;
+              break;
+            default:  // a mid-edge curvature component
+              s.mid_kappa_bar[3 * a.index + a.component - 4] += v;
+              break;
+          }
+        }
+      }
+    }
     auto add = [&](const FmuVariable* v, Real* dst) {
       if (!v) return;
       const double* x = inputs.data() + v->offset;
@@ -499,13 +546,16 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String instanceName,
           in->loads.push_back(&v);
           in->loads_set.push_back(0);
           break;
+        case FmuVarKind::kActuationGain:
+          in->gains.push_back(&v);
+          break;
         default:
           break;
       }
     }
     in->input_start = in->inputs;
     Instance* p = in.get();
-    in->sim->set_actuation([p](Real, slender::NaturalShape& s) { p->add_shape(s); });
+    in->sim->set_actuation([p](Real t, slender::NaturalShape& s) { p->add_shape(t, s); });
     in->h_cur = in->model->scene.integrator.dt;
   } catch (const std::exception& e) {
     in->error(in->name + ": cannot instantiate: " + e.what());

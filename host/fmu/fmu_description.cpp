@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "io/json.h"
+#include "model/model_internal.h"
 #include "slender/builder.h"
 #include "slender/config.h"
 #include "slender/core/error.h"
@@ -488,6 +489,21 @@ FmuDescription describe_fmu(const Model& m, const std::string& outputs) {
             "value [m, rad] of every fixed DOF at the end of each step (the model's fixed DOFs "
             "in order); once set, it replaces the scene's motions",
             std::move(start));
+  }
+  // a factor per actuation group of the scene (its part or selection, its target), each
+  // starting at 1
+  for (size_t a = 0; a < m.scene.actuation.size(); ++a) {
+    const ActuationSpec& act = m.scene.actuation[a];
+    b.input(FmuVarKind::kActuationGain, "actuation_gain_" + std::to_string(a), {}, "",
+            "factor on actuation[" + std::to_string(a) + "] (" + target_name(act.target) +
+                " of part '" +
+                (act.part >= 0 && act.part < int(m.scene.parts.size())
+                     ? m.scene.parts[size_t(act.part)].name
+                     : std::string("?")) +
+                "'): its change of the natural strains times this (1: the scene's own, 0: "
+                "off), from the step after it is set",
+            {1.0});
+    d.vars.back().index = int(a);
   }
   // the loads of the families' scene fields that have a time function per entry, a variable
   // per field (in the order the fields first appear among the signals), starting at their

@@ -27,6 +27,9 @@ enum class FmuVarKind {
   /// chamber's pressure [Pa], a tendon's tension [N], a wrench's or a shell pressure's factor;
   /// once set, they replace that field's time functions (Simulator::set_load_value)
   kLoadValue,
+  /// input: a factor on one of the scene's actuations (index: scene.actuation[index]): the
+  /// group's natural-strain change times it (1: the scene's own; 0: that group off)
+  kActuationGain,
   kNodePosition,      ///< output: one coordinate of a node [m]
   kNodeVelocity,      ///< output: one velocity component of a node [m/s]
   kEnergy,            ///< output: one energy (index: kinetic, stretch, bend, twist,

@@ -399,3 +399,46 @@ def test_load_values_are_inputs(tmp_path):
                                    atol=1e-13)
     finally:
         s.close()
+
+
+def test_actuation_groups_have_a_factor_each(tmp_path):
+    # issue 52: each of the scene's actuation groups is a scalar input, a factor on its change of
+    # the natural strains (1: the scene's own): the SMA limb with its group at 0.5 steps as the
+    # same scene with half the actuation's amplitude; the FMU state rolls the factor back
+    _fmpy()
+    import json
+
+    import slender
+    from fmpy.validation import validate_fmu
+
+    scene = os.path.join(SCENES, "sma_limb.json")
+    path = _pack(tmp_path, scene, "limb")
+    assert validate_fmu(path) == []
+    s = _Slave(path)
+    try:
+        v = s.var["actuation_gain_0"]
+        assert v.causality == "input" and float(v.start) == 1.0 and not v.dimensions
+        assert "rod_curvature1 of part 'limb'" in v.description
+        with open(scene) as f:
+            half = json.load(f)
+        half["actuation"][0]["amplitude"] *= 0.5
+        model_half = slender.build_model(half, base_dir=SCENES)
+        ref = slender.Simulator(model_half)
+        dt = model_half.dt
+        before = s.fmu.getFMUState()
+        s.set("actuation_gain_0", [0.5])
+        t = 0.0
+        for _ in range(30):
+            s.fmu.doStep(t, dt)
+            t += dt
+            assert ref.step()["ok"]
+        got = s.get("strain_bend_twist").reshape(-1, 3)
+        np.testing.assert_allclose(got, ref.strains()["bend_twist"], rtol=1e-9, atol=1e-12)
+        full = slender.Simulator(slender.load_model(scene))
+        for _ in range(30):
+            assert full.step()["ok"]
+        assert np.abs(got - full.strains()["bend_twist"]).max() > 1e-3  # the factor took
+        s.fmu.setFMUState(before)
+        assert s.get("actuation_gain_0")[0] == 1.0
+    finally:
+        s.close()
