@@ -126,3 +126,34 @@ def test_the_snakes_wave_learned_by_gradient_beats_cem():
     best_grad, best_cem, ga, ce = sg.compare(rollouts=8, seconds=0.5, population=4, log=None)
     assert len(ga) == 8 and len(ce) == 2
     assert best_grad > best_cem > 0
+
+
+def test_real2sim_recovers_the_natural_curvature_within_the_noise():
+    # issue 51, item 3 (apps/examples/real2sim.py, DisMech's Alg. 1 with exact gradients): the
+    # loss's gradient in the profile's coefficients equals central differences (1e-6); fitted to
+    # three poses with 0.2 mm of noise, the profile comes back within 2 % of the truth and the
+    # shapes' residual is the noise's size (0.8 to 1.05 sigma: no over- or under-fitting)
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.join(root, "apps", "examples"))
+    try:
+        import real2sim as r2s
+    finally:
+        sys.path.pop(0)
+    limb = r2s.Limb()
+    truth = np.array(r2s.TRUTH)
+    kappa_true = limb.profile(truth)[0]
+    clean = limb.poses(kappa_true)
+    sigma = 2e-4
+    noisy = clean + np.random.default_rng(1).normal(0, sigma, clean.shape)
+    c0 = 0.8 * truth
+    L, g = limb.loss(c0, noisy, gradient=True)
+    _, g_fd = limb.loss_fd(c0, noisy)
+    np.testing.assert_allclose(g, g_fd, rtol=1e-6)
+    c, iters = r2s.lbfgs(lambda k: limb.loss(k, noisy, gradient=True), c0)
+    kappa = limb.profile(c)[0]
+    assert np.abs(kappa - kappa_true).max() < 0.02 * np.abs(kappa_true).mean(), c
+    rms = np.sqrt(np.mean((limb.poses(kappa) - noisy) ** 2))
+    assert 0.8 * sigma < rms < 1.05 * sigma
