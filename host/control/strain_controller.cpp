@@ -482,23 +482,11 @@ void StrainController::apply(int env, NaturalShape& shape, bool pending) const {
     const size_t n = size_t(c.n()), o = size_t(env) * n;
     const std::vector<Real>& u = pending ? c.u_p : c.u;
     for (size_t k = 0; k < n; ++k) {
-      const size_t i = size_t(c.index[k]);
+      // the command in the spring's unit to the engine's value: a curvature or twist times
+      // the unit, a hinge angle as it is, a stretch 1 + u
       const Real v = u[o + k];
-      switch (c.component) {
-        case 0:
-        case 1:
-          shape.bend_kappa_bar[2 * i + size_t(c.component)] = v * c.unit[k];
-          break;
-        case 2:
-          shape.bend_tau_bar[i] = v * c.unit[k];
-          break;
-        case 3:
-          shape.hinge_phi_bar[i] = v;
-          break;
-        default:
-          shape.edge_stretch_bar[i] = 1 + v;
-          break;
-      }
+      natural_value(shape, c.component, c.index[k]) =
+          c.component <= 2 ? v * c.unit[k] : (c.component == 3 ? v : 1 + v);
     }
   }
 }

@@ -297,28 +297,20 @@ struct Simulator::Impl {
     for (size_t i = 0; i < nact; ++i)
       if (m.scene.actuation[i].series.given())
         series_position(m.scene.actuation[i].series, t, series_row[i], series_w[i]);
-    for (const ActuatedSpring& a : m.actuated) {
-      const Real v = actuated_value(m.scene.actuation[a.actuation], a, t,
-                                    series_row[size_t(a.actuation)], series_w[size_t(a.actuation)]);
-      switch (a.component) {
-        case 0:
-        case 1:
-          nat_kappa_bar[2 * a.index + a.component] += v;
-          break;
-        case 2:
-          nat_tau_bar[a.index] += v;
-          break;
-        case 3:
-          nat_phi_bar[a.index] += v;
-          break;
-        case kActuatedStretch:
-          nat_stretch[a.index] += v;
-          break;
-        default:
-          nat_mid_kappa[3 * a.index + a.component - 4] += v;
-          break;
-      }
-    }
+    // the natural arrays as the actuation, the controllers and the actuation callback see them
+    NaturalShape shape{nat_kappa_bar.data(),
+                       nat_tau_bar.data(),
+                       nat_phi_bar.data(),
+                       m.nbend,
+                       m.nhinge,
+                       nat_mid_kappa.data(),
+                       m.nmid,
+                       nat_stretch.data(),
+                       m.nedge};
+    for (const ActuatedSpring& a : m.actuated)
+      natural_value(shape, a.component, a.index) +=
+          actuated_value(m.scene.actuation[a.actuation], a, t, series_row[size_t(a.actuation)],
+                         series_w[size_t(a.actuation)]);
     // the scene's stretch must leave every edge a positive natural length
     for (const ActuatedSpring& a : m.actuated)
       if (a.component == kActuatedStretch &&
@@ -339,16 +331,6 @@ struct Simulator::Impl {
       std::copy(stretch_action.begin(), stretch_action.end(), nat_stretch.begin());
       natural_touched = true;
     }
-    // the natural arrays as the controllers and the actuation callback see them
-    NaturalShape shape{nat_kappa_bar.data(),
-                       nat_tau_bar.data(),
-                       nat_phi_bar.data(),
-                       m.nbend,
-                       m.nhinge,
-                       nat_mid_kappa.data(),
-                       m.nmid,
-                       nat_stretch.data(),
-                       m.nedge};
     // the controllers' commands on their springs: a step's pending ones, else those in effect
     if (ctrl) {
       ctrl->apply(0, shape, ctrl_pending);

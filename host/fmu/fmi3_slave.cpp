@@ -35,7 +35,6 @@ using slender::ActuatedSpring;
 using slender::FmuDescription;
 using slender::FmuVariable;
 using slender::FmuVarKind;
-using slender::kActuatedStretch;
 using slender::Model;
 using slender::Real;
 using slender::series_position;
@@ -144,25 +143,8 @@ struct Instance {
         for (const ActuatedSpring& a : m.actuated) {
           const size_t k = size_t(a.actuation);
           if (g[k] == 1) continue;
-          const Real v = (g[k] - 1) * actuated_value(m.scene.actuation[k], a, t, row[k], w[k]);
-          switch (a.component) {
-            case 0:
-            case 1:
-              s.bend_kappa_bar[2 * a.index + a.component] += v;
-              break;
-            case 2:
-              s.bend_tau_bar[a.index] += v;
-              break;
-            case 3:
-              s.hinge_phi_bar[a.index] += v;
-              break;
-            case kActuatedStretch:
-              s.edge_stretch_bar[a.index] += v;
-              break;
-            default:  // a mid-edge curvature component
-              s.mid_kappa_bar[3 * a.index + a.component - 4] += v;
-              break;
-          }
+          slender::natural_value(s, a.component, a.index) +=
+              (g[k] - 1) * actuated_value(m.scene.actuation[k], a, t, row[k], w[k]);
         }
       }
     }

@@ -47,6 +47,24 @@ struct NaturalShape {
   Real* edge_stretch_bar;
   int nedge;
 };
+/// The natural value a spring's component drives (ActuatedSpring::component, index): kappa1 or
+/// kappa2 (0, 1), the twist (2), the hinge angle (3), the rod edge's stretch (kActuatedStretch),
+/// else mid-edge curvature component - 4 of triangle index: the one place that maps them
+inline Real& natural_value(NaturalShape& s, int component, int index) {
+  switch (component) {
+    case 0:
+    case 1:
+      return s.bend_kappa_bar[2 * size_t(index) + size_t(component)];
+    case 2:
+      return s.bend_tau_bar[index];
+    case 3:
+      return s.hinge_phi_bar[index];
+    case kActuatedStretch:
+      return s.edge_stretch_bar[index];
+    default:
+      return s.mid_kappa_bar[3 * size_t(index) + size_t(component - 4)];
+  }
+}
 /// Called with the evaluation time t [s] (t + dt/2 for the midpoint rule) before every step.
 using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;
 
