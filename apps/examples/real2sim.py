@@ -64,15 +64,17 @@ class Limb:
         k[:, :, 1] = np.asarray(kappa) * self.dl
         return k
 
+    def run(self, kappa, F):
+        """The trajectory q of the pose under tip force F with the profile kappa [1/m]."""
+        q, _ = self.rollout.run(STEPS, kappa_bar=self.kappa_bar(kappa), forces=F,
+                                mass_damping=DAMPING)
+        self.rollouts += 1
+        return q
+
     def poses(self, kappa):
         """The settled node positions of each pose, (poses, nodes, 3)."""
-        out = []
-        for F in self.forces:
-            q, _ = self.rollout.run(STEPS, kappa_bar=self.kappa_bar(kappa), forces=F,
-                                    mass_damping=DAMPING)
-            self.rollouts += 1
-            out.append(q[-1, :3 * NODES].reshape(NODES, 3))
-        return np.array(out)
+        return np.array([self.run(kappa, F)[-1, :3 * NODES].reshape(NODES, 3)
+                         for F in self.forces])
 
     def profile(self, c):
         """kappa per bend spring [1/m] of the coefficients c, and d kappa / d c (nbend, 3)."""
@@ -84,9 +86,7 @@ class Limb:
         kappa, B = self.profile(c)
         L, g = 0.0, np.zeros(self.model.nbend)
         for F, x_t in zip(self.forces, target):
-            q, _ = self.rollout.run(STEPS, kappa_bar=self.kappa_bar(kappa), forces=F,
-                                    mass_damping=DAMPING)
-            self.rollouts += 1
+            q = self.run(kappa, F)
             r = (q[-1, :3 * NODES].reshape(NODES, 3) - x_t) / UNIT
             L += 0.5 * float(np.sum(r * r))
             if gradient:

@@ -100,20 +100,26 @@ def test_torch_autograd_gives_the_adjoint_gradient():
     assert ys.grad.item() == g["youngs_scale"]
 
 
-def test_the_snakes_wave_learned_by_gradient_beats_cem():
-    # issue 51, item 4 (apps/examples/snake_gradient.py): the adjoint's dR/dkappa_bar through the
-    # wave's closed form is dR/dtheta (against central differences of the reward: 1e-5
-    # relative, the default Newton tolerances'); ascending it from CEM's starting mean reaches a
-    # faster crawl in 8 rollouts (and 8 adjoint sweeps) than CEM's best in its 8 rollouts
+def _example(name):
+    """The module of apps/examples/NAME.py (the examples are scripts, not a package)."""
+    import importlib
     import os
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sys.path.insert(0, os.path.join(root, "apps", "examples"))
     try:
-        import snake_gradient as sg
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
+
+
+def test_the_snakes_wave_learned_by_gradient_beats_cem():
+    # issue 51, item 4 (apps/examples/snake_gradient.py): the adjoint's dR/dkappa_bar through the
+    # wave's closed form is dR/dtheta (against central differences of the reward: 1e-5
+    # relative, the default Newton tolerances'); ascending it from CEM's starting mean reaches a
+    # faster crawl in 8 rollouts (and 8 adjoint sweeps) than CEM's best in its 8 rollouts
+    sg = _example("snake_gradient")
     sw = sg.SnakeWave(seconds=0.5)
     theta = np.array([8.0, 0.5, -1.0])
     r, g = sw.reward(theta, gradient=True)
@@ -133,15 +139,7 @@ def test_real2sim_recovers_the_natural_curvature_within_the_noise():
     # loss's gradient in the profile's coefficients equals central differences (1e-6); fitted to
     # three poses with 0.2 mm of noise, the profile comes back within 2 % of the truth and the
     # shapes' residual is the noise's size (0.8 to 1.05 sigma: no over- or under-fitting)
-    import os
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sys.path.insert(0, os.path.join(root, "apps", "examples"))
-    try:
-        import real2sim as r2s
-    finally:
-        sys.path.pop(0)
+    r2s = _example("real2sim")
     limb = r2s.Limb()
     truth = np.array(r2s.TRUTH)
     kappa_true = limb.profile(truth)[0]

@@ -55,10 +55,9 @@ Config random_config(std::mt19937_64& rng, bool natural_strains) {
   return c;
 }
 
-// energy at y with frames transported from the base configuration of c (the rod's own, or
-// another function of the strains)
-template <class Energy = RodElasticStrainEnergy>
-Real transported_energy(const Config& c, const Vec<11>& y, const Energy& energy = Energy{}) {
+// the stencil's parameters at y with its frames transported from the base configuration of c
+// (as a step carries them from its start)
+RodBendTwist::Params transported_params(const Config& c, const Vec<11>& y) {
   auto tangent = [](const Vec<11>& v, int a) {
     const Vec3 e = v.segment<3>(3 * a + 3) - v.segment<3>(3 * a);
     return e / norm(e);
@@ -68,6 +67,14 @@ Real transported_energy(const Config& c, const Vec<11>& y, const Energy& energy 
   q.d1_0 = parallel_transport(c.p.d1_0, tangent(c.x, 0), s0);
   q.d1_1 = parallel_transport(c.p.d1_1, tangent(c.x, 1), s1);
   q.ref_twist = reference_twist(q.d1_0, s0, q.d1_1, s1, c.p.ref_twist);
+  return q;
+}
+
+// energy at y with frames transported from the base configuration of c (the rod's own, or
+// another function of the strains)
+template <class Energy = RodElasticStrainEnergy>
+Real transported_energy(const Config& c, const Vec<11>& y, const Energy& energy = Energy{}) {
+  const RodBendTwist::Params q = transported_params(c, y);
   LocalEval<11> r;
   rod_bend_twist_eval_with(y, q, energy, kEnergy, r);
   return r.E;
@@ -349,15 +356,7 @@ TEST_P(RodBendTwistTest, InPlaneHessianIsTheWholeOnesXzBlock) {
 // step carries them from its start): its Jacobian at the base is the Hessian plus the part the
 // symmetric Hessian leaves out (transport_asym, which the adjoint adds: engine/adjoint.h)
 Vec<11> transported_gradient(const Config& c, const Vec<11>& y) {
-  auto tangent = [](const Vec<11>& v, int a) {
-    const Vec3 e = v.segment<3>(3 * a + 3) - v.segment<3>(3 * a);
-    return e / norm(e);
-  };
-  RodBendTwist::Params q = c.p;
-  const Vec3 s0 = tangent(y, 0), s1 = tangent(y, 1);
-  q.d1_0 = parallel_transport(c.p.d1_0, tangent(c.x, 0), s0);
-  q.d1_1 = parallel_transport(c.p.d1_1, tangent(c.x, 1), s1);
-  q.ref_twist = reference_twist(q.d1_0, s0, q.d1_1, s1, c.p.ref_twist);
+  const RodBendTwist::Params q = transported_params(c, y);
   LocalEval<11> r;
   rod_bend_twist_eval(y, q, kGrad, r);
   return r.g;

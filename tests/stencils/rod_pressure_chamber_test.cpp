@@ -179,6 +179,29 @@ Real ogden_force(Real lambda, Real EA, Real alpha, Real ce) {
          (std::pow(lambda, alpha - 1) - std::pow(lambda, -alpha / 2 - 1));
 }
 
+// The closed form of Bartholdt's actuator (part `act`) under its first chamber's pressure,
+// without gravity: the chamber's tension N = p alpha A, its end moment M = N d, the arc's turn
+// theta = M L / EI over the L = 50 mm chamber section and the section's stretch lambda under N
+// (its Ogden law, by bisection), the arc's radius R = lambda L / theta
+struct ChamberArc {
+  Real p, N, M, theta, lambda, R;
+};
+ChamberArc chamber_arc(const SceneSpec& sc, const PartSpec& act) {
+  const FamilyInput& ch = sc.forces.families[0];
+  const Real p = *ch.find_number("pressure"), A = *ch.find_number("area"),
+             d = *ch.find_number("offset"), alpha = *ch.find_number("alpha");
+  const Real L = 0.05, N = p * alpha * A, M = N * d, theta = M * L / act.stiffness.EI1;
+  Real lo = 1, hi = 1.5;  // bisection for the stretch
+  for (int i = 0; i < 200; ++i) {
+    const Real mid = (lo + hi) / 2;
+    (ogden_force(mid, act.stiffness.EA, act.stretch_law.alpha, act.stretch_law.scale) < N ? lo
+                                                                                          : hi) =
+        mid;
+  }
+  const Real lambda = (lo + hi) / 2;
+  return {p, N, M, theta, lambda, lambda * L / theta};
+}
+
 // apps/scenes/bartholdt_actuator.json without gravity (the 60 g tip mass then adds inertia
 // only): chamber 0 (at +x, m1) steps to p = 60 kPa at 0.5 s and the actuator settles by 1.5 s.
 // Closed form: no external load, so the caps carry nothing and stay straight; the chamber's
@@ -205,11 +228,8 @@ TEST(BartholdtActuator, SettlesToTheClosedFormArcOfTheChambersMoment) {
   const auto model = build_model(sc);
   const PartSpec& act = sc.parts[1];
   ASSERT_EQ(act.name, "actuator");
-  const FamilyInput& ch = sc.forces.families[0];
-  const Real p = *ch.find_number("pressure"), A = *ch.find_number("area"),
-             d = *ch.find_number("offset"), alpha = *ch.find_number("alpha");
-  const Real EI = act.stiffness.EI1, EA = act.stiffness.EA;
-  const Real L = 0.05, Lcap = 0.005;
+  const Real EI = act.stiffness.EI1;
+  const Real Lcap = 0.005;
   Simulator sim(model);
   const int tip = model->part_node[size_t(model->part_node_adr[3]) - 1];
   std::vector<Real> before;
@@ -221,13 +241,8 @@ TEST(BartholdtActuator, SettlesToTheClosedFormArcOfTheChambersMoment) {
   // settled: the last step moved the tip by less than 1e-9 m
   EXPECT_LT(std::fabs(x[0] - before[0]) + std::fabs(x[2] - before[2]), 1e-9);
   // the closed form
-  const Real N = p * alpha * A, M = N * d, theta = M * L / EI;
-  Real lo = 1, hi = 1.5;  // bisection for the stretch
-  for (int i = 0; i < 200; ++i) {
-    const Real mid = (lo + hi) / 2;
-    (ogden_force(mid, EA, act.stretch_law.alpha, act.stretch_law.scale) < N ? lo : hi) = mid;
-  }
-  const Real lambda = (lo + hi) / 2, R = lambda * L / theta;
+  const ChamberArc arc = chamber_arc(sc, act);
+  const Real p = arc.p, M = arc.M, theta = arc.theta, lambda = arc.lambda, R = arc.R;
   const Real dx = -(R * (1 - std::cos(theta)) + Lcap * std::sin(theta));
   const Real z = -(Lcap + R * std::sin(theta) + Lcap * std::cos(theta));
   const Real dz = z - (-0.06);
@@ -284,24 +299,15 @@ TEST(BartholdtManipulator, TheBaseSegmentsArcCarriesTheStraightArm) {
             74);  // 73 along the arm (the joints share their nodes), the clamp's ghost
   const PartSpec& act = sc.parts[1];
   ASSERT_EQ(act.name, "actuator_1");
-  const FamilyInput& ch = sc.forces.families[0];
-  const Real p = *ch.find_number("pressure"), A = *ch.find_number("area"),
-             d = *ch.find_number("offset"), alpha = *ch.find_number("alpha");
-  const Real EI = act.stiffness.EI1, EA = act.stiffness.EA;
-  const Real L = 0.05, Lcap = 0.005, Ldist = 0.125;
+  const Real Lcap = 0.005, Ldist = 0.125;
   Simulator sim(model);
   const int last_part = int(sc.parts.size());
   const int tip = model->part_node[size_t(model->part_node_adr[size_t(last_part)]) - 1];
   while (sim.time() < 1.5 - 1e-9)
     ASSERT_TRUE(sim.step().ok()) << "t = " << sim.time();
   const Vec3 x = node_at(sim.state(), tip);
-  const Real N = p * alpha * A, M = N * d, theta = M * L / EI;
-  Real lo = 1, hi = 1.5;
-  for (int i = 0; i < 200; ++i) {
-    const Real mid = (lo + hi) / 2;
-    (ogden_force(mid, EA, act.stretch_law.alpha, act.stretch_law.scale) < N ? lo : hi) = mid;
-  }
-  const Real lambda = (lo + hi) / 2, R = lambda * L / theta;
+  const ChamberArc arc = chamber_arc(sc, act);
+  const Real p = arc.p, theta = arc.theta, R = arc.R;
   const Real dx = -(R * (1 - std::cos(theta)) + Ldist * std::sin(theta));
   const Real z = -(Lcap + R * std::sin(theta) + Ldist * std::cos(theta));
   std::printf(
