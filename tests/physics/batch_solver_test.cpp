@@ -407,8 +407,12 @@ TEST(VectorSolvers, ActionsFromTheExecutorsMemoryEqualActionsFromTheHost) {
   const Model& m = *model;
   const int B = 4, nb = m.nbend;
   const State initial = Simulator(model).state();
-  VectorEngineOf<HostExecutor> host(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
-  VectorEngineOf<HostExecutor> exec(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+  // the library's host engine (make_host_vector_engine: one instantiation, in the library)
+  const auto host_p =
+      make_host_vector_engine(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+  const auto exec_p =
+      make_host_vector_engine(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+  VectorEngine &host = *host_p, &exec = *exec_p;
   std::vector<Real> kappa(2 * size_t(B) * nb, 0), tau(size_t(B) * nb, 0);
   const std::vector<unsigned char> all(B, 1);
   for (int k = 0; k < 8; ++k) {
@@ -458,8 +462,9 @@ TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
     const Model& m = *c.m;
     const int B = 5, nb = m.nbend;
     const State initial = Simulator(c.m).state();
-    VectorEngineOf<HostExecutor> plain(c.m, B, m.scene.integrator, initial,
-                                       LinearSolverKind::kAuto);
+    const auto plain_p =
+        make_host_vector_engine(c.m, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+    VectorEngine& plain = *plain_p;
     StagedScope unstaged("0");  // (the staged banded solve: the test above)
     VectorEngineOf<LanesHostExec> lanes(c.m, B, m.scene.integrator, initial,
                                         LinearSolverKind::kAuto);
@@ -479,7 +484,7 @@ TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
         for (int j = 0; j < nb; ++j)
           kappa[(size_t(e) * nb + j) * 2 + 1] = (0.02 + 0.01 * e) * std::sin(0.2 * j - k);
       if (std::string(c.name) == "snake") {  // (the others keep their natural shapes)
-        plain.set_natural_curvature(kappa.data());
+        plain.set_natural_curvature(kappa.data(), false);
         lanes.set_natural_curvature(kappa.data());
       }
       const VectorStepResult a = plain.step(m.scene.integrator.dt, all);
@@ -560,7 +565,8 @@ TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
     const Model& m = *c.m;
     const int B = 5, steps = 12;
     const State initial = Simulator(c.m).state();
-    VectorEngineOf<HostExecutor> plain(c.m, B, m.scene.integrator, initial, c.kind);
+    const auto plain_p = make_host_vector_engine(c.m, B, m.scene.integrator, initial, c.kind);
+    VectorEngine& plain = *plain_p;
     VectorEngineOf<InterleavedHostExec> inter(c.m, B, m.scene.integrator, initial, c.kind);
     EXPECT_EQ(plain.solver_name(), c.solver);
     for (int e = 0; e < B; ++e) {  // environments that converge at their own iterations
@@ -577,7 +583,7 @@ TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
         for (int j = 0; j < m.nbend; ++j)
           kappa[(size_t(e) * m.nbend + j) * 2 + 1] = (0.02 + 0.01 * e) * std::sin(0.2 * j - k);
       if (m.nbend > 0) {
-        plain.set_natural_curvature(kappa.data());
+        plain.set_natural_curvature(kappa.data(), false);
         inter.set_natural_curvature(kappa.data());
       }
       const VectorStepResult a = plain.step(m.scene.integrator.dt, all);
