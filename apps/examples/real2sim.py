@@ -18,6 +18,10 @@ rollouts and times. The fit is within the noise when the shapes' residual is the
 (the same fit to noise-free poses returns the truth to the optimiser's tolerance).
 
     PYTHONPATH=build/python python3 apps/examples/real2sim.py [--compare] [--plot out.png]
+
+Measured poses come from a CSV with a header `pose,node,x,y,z` and a line per pose and node
+(positions in metres, the limb's frame: base at the origin, along +x): `--poses FILE` fits them;
+`--save-poses FILE` writes the made poses in that form, a template for a measurement.
 """
 
 import argparse
@@ -156,26 +160,81 @@ def fit(limb, target, finite_differences=False, rtol=1e-7):
     return c, iters, limb.rollouts, time.perf_counter() - t0
 
 
+def write_poses(path, poses):
+    """The poses as a CSV a user could measure and edit: pose, node, x, y, z [m] per line."""
+    with open(path, "w") as f:
+        f.write("pose,node,x,y,z\n")
+        for k, pose in enumerate(poses):
+            for i, x in enumerate(pose):
+                f.write(f"{k},{i},{x[0]:.9e},{x[1]:.9e},{x[2]:.9e}\n")
+
+
+def read_poses(path, npose=len(POSE_FORCES), nnode=NODES):
+    """Measured poses from a CSV of pose,node,x,y,z lines (a header first; any order), as
+    (poses, nodes, 3). Every pose's every node once, finite coordinates; an error names the file,
+    the line and the field otherwise."""
+    poses = np.full((npose, nnode, 3), np.nan)
+    with open(path) as f:
+        lines = f.read().splitlines()
+    if not lines or [c.strip() for c in lines[0].split(",")] != ["pose", "node", "x", "y", "z"]:
+        raise ValueError(f"{path}:1: the header must be 'pose,node,x,y,z'")
+    for n, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) != 5:
+            raise ValueError(f"{path}:{n}: {len(cells)} fields, expected 5 (pose,node,x,y,z)")
+        for name, cell, hi in (("pose", cells[0], npose), ("node", cells[1], nnode)):
+            if not cell.isdigit() or int(cell) >= hi:
+                raise ValueError(f"{path}:{n}: {name} '{cell}' is not an index below {hi}")
+        k, i = int(cells[0]), int(cells[1])
+        if not np.isnan(poses[k, i, 0]):
+            raise ValueError(f"{path}:{n}: pose {k} node {i} is given twice")
+        for c, name in enumerate("xyz"):
+            try:
+                v = float(cells[2 + c])
+            except ValueError:
+                v = np.nan
+            if not np.isfinite(v):
+                raise ValueError(f"{path}:{n}: {name} '{cells[2 + c]}' is not a finite number")
+            poses[k, i, c] = v
+    missing = np.argwhere(np.isnan(poses[:, :, 0]))
+    if len(missing):
+        k, i = missing[0]
+        raise ValueError(f"{path}: pose {k} node {i} is missing ({len(missing)} nodes missing)")
+    return poses
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sigma", type=float, default=2e-4, help="measurement noise [m]")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--compare", action="store_true", help="also fit with differences (DisMech)")
     p.add_argument("--plot", help="a PNG of the profiles")
+    p.add_argument("--poses", help="fit measured poses from this CSV (pose,node,x,y,z)")
+    p.add_argument("--save-poses", help="write the made poses (truth + noise) to this CSV")
     args = p.parse_args()
     limb = Limb()
     truth = np.array(TRUTH)
-    clean = limb.poses(limb.profile(truth)[0])
-    rng = np.random.default_rng(args.seed)
-    noisy = clean + rng.normal(0, args.sigma, clean.shape)
-    c_clean, *_ = fit(limb, clean)
-    print(f"noise-free poses: coefficients {np.round(c_clean, 6)} (truth {truth})")
+    if args.poses:  # a user's measurement: no truth to compare with but the shapes
+        noisy = read_poses(args.poses)
+    else:
+        clean = limb.poses(limb.profile(truth)[0])
+        rng = np.random.default_rng(args.seed)
+        noisy = clean + rng.normal(0, args.sigma, clean.shape)
+        c_clean, *_ = fit(limb, clean)
+        print(f"noise-free poses: coefficients {np.round(c_clean, 6)} (truth {truth})")
+    if args.save_poses:
+        write_poses(args.save_poses, noisy)
+        print(args.save_poses)
     c, iters, rollouts, wall = fit(limb, noisy)
     kappa = limb.profile(c)[0]
     rms = np.sqrt(np.mean((limb.poses(kappa) - noisy) ** 2))
+    error = "" if args.poses else \
+        f"; profile error {np.abs(kappa - limb.profile(truth)[0]).max():.3f} 1/m (max)"
+    noise = "" if args.poses else f" (noise {args.sigma * 1e3:.3f} mm)"
     print(f"adjoint: {iters} iterations, {rollouts} rollouts, {wall:.2f} s; coefficients "
-          f"{np.round(c, 3)}; profile error {np.abs(kappa - limb.profile(truth)[0]).max():.3f} "
-          f"1/m (max); residual {rms * 1e3:.3f} mm RMS (noise {args.sigma * 1e3:.3f} mm)")
+          f"{np.round(c, 3)}{error}; residual {rms * 1e3:.3f} mm RMS{noise}")
     if args.compare:
         c_fd, it_fd, r_fd, w_fd = fit(limb, noisy, finite_differences=True)
         print(f"differences (DisMech Alg. 1): {it_fd} iterations, {r_fd} rollouts, {w_fd:.2f} s; "
@@ -186,8 +245,10 @@ def main():
         import matplotlib.pyplot as plt
         s = np.linspace(0, L_ROD, NODES)[1:-1]
         fig, ax = plt.subplots(figsize=(6, 3.5))
-        ax.plot(s, limb.profile(truth)[0], "k-", label="truth")
-        ax.plot(s, kappa, "o", label=f"fit to poses with {args.sigma * 1e3:.1f} mm noise")
+        if not args.poses:
+            ax.plot(s, limb.profile(truth)[0], "k-", label="truth")
+        ax.plot(s, kappa, "o", label=f"fit to {args.poses}" if args.poses else
+                f"fit to poses with {args.sigma * 1e3:.1f} mm noise")
         ax.set_xlabel("arc length [m]")
         ax.set_ylabel("natural curvature [1/m]")
         ax.legend()

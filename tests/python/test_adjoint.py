@@ -5,6 +5,8 @@ torch.autograd.Function gives the same gradient through loss.backward() (skipped
 PyTorch). Tolerances: the C++ suite's (tests/physics/adjoint_test.cpp): tight Newton
 tolerances, central differences with h = 1e-4 of the parameter's scale, 1e-6 relative."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -180,3 +182,30 @@ def test_system_id_recovers_the_modulus_and_damping_within_the_noise():
     assert np.all(np.abs(est - np.array(sid.TRUTH)) < 3 * se), (est, se)
     rms = np.sqrt(np.mean((spec.tip(theta) - noisy) ** 2))
     assert 0.85 * sigma < rms < 1.05 * sigma
+
+
+def test_real2sim_reads_measured_poses_and_names_bad_lines(tmp_path):
+    # issue 51, item 3: poses a user measured, as a CSV (pose,node,x,y,z): written and read back
+    # to the same numbers (9 digits), in any line order; a bad file is an error naming the file,
+    # the line and the field
+    r2s = _example("real2sim")
+    rng = np.random.default_rng(3)
+    poses = rng.normal(0, 0.1, (len(r2s.POSE_FORCES), r2s.NODES, 3))
+    path = tmp_path / "poses.csv"
+    r2s.write_poses(path, poses)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0]] + lines[:0:-1]) + "\n")  # the lines reversed
+    np.testing.assert_allclose(r2s.read_poses(path), poses, rtol=1e-8, atol=1e-12)
+    cases = [
+        ("pose,node,x,y\n", ":1: the header"),
+        ("pose,node,x,y,z\n0,0,1,2\n", ":2: 4 fields"),
+        ("pose,node,x,y,z\n9,0,1,2,3\n", ":2: pose '9' is not an index below 3"),
+        ("pose,node,x,y,z\n0,-1,1,2,3\n", ":2: node '-1' is not an index"),
+        ("pose,node,x,y,z\n0,0,1,nan,3\n", ":2: y 'nan' is not a finite number"),
+        ("pose,node,x,y,z\n0,0,1,2,3\n0,0,1,2,3\n", ":3: pose 0 node 0 is given twice"),
+        ("pose,node,x,y,z\n0,0,1,2,3\n", ": pose 0 node 1 is missing"),
+    ]
+    for text, message in cases:
+        path.write_text(text)
+        with pytest.raises(ValueError, match=re.escape(str(path) + message)):
+            r2s.read_poses(path)
