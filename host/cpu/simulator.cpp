@@ -885,16 +885,9 @@ const EnvParams& Simulator::params() const { return impl_->params; }
 void Simulator::set_params(const EnvParams& p) {
   Impl& s = *impl_;
   const Model& m = *s.model;
-  SLENDER_CHECK(p.youngs_scale > 0 && std::isfinite(p.youngs_scale),
-                "youngs_scale must be positive, got ", p.youngs_scale);
-  SLENDER_CHECK(p.density_scale > 0 && std::isfinite(p.density_scale),
-                "density_scale must be positive, got ", p.density_scale);
-  SLENDER_CHECK(std::isfinite(p.ground_friction) && std::isfinite(p.mass_damping),
-                "ground_friction and mass_damping must be finite");
-  SLENDER_CHECK(
-      std::isfinite(p.gravity[0]) && std::isfinite(p.gravity[1]) && std::isfinite(p.gravity[2]),
-      "gravity must be finite");
-  s.engine->set_params(p);  // first: it may refuse, and nothing has changed
+  // the engine checks the values (Engine::set_params, the batch's check too) and may refuse:
+  // first, so that nothing here has changed when it does
+  s.engine->set_params(p);
   s.params = p;
   for (int i = 0; i < m.ndof; ++i) {
     const Real ma = m.has_added_mass() && i < 3 * m.nnode ? m.node_added_mass[size_t(i / 3)] : 0;
