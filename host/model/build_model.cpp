@@ -534,14 +534,11 @@ size_t Model::memory_bytes() const {
   return b;
 }
 
-std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
-  validate_scene(scene);
-  auto mp = std::make_shared<Model>();
-  Model& m = *mp;
-  m.scene = scene;
-  m.npart = int(scene.parts.size());
+namespace {
 
-  // global nodes: part nodes merged by joints, numbered in order of first appearance
+// the global nodes: the parts' nodes merged by joints, numbered in order of first appearance;
+// returns the largest coordinate's magnitude (the scale of the length checks)
+Real merge_joined_nodes(Model& m, const SceneSpec& scene) {
   std::vector<int> slot_adr(m.npart + 1, 0);
   for (int p = 0; p < m.npart; ++p) {
     slot_adr[p + 1] = slot_adr[p] + int(scene.parts[p].nodes.size());
@@ -595,7 +592,11 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     }
   }
 
-  // edges with their part properties
+  return extent;
+}
+
+// the parts' rod edges with their sections' properties (returned, an entry per edge)
+std::vector<SectionProps> add_part_edges(Model& m, const SceneSpec& scene, Real extent) {
   std::vector<SectionProps> edge_props;
   m.part_edge_adr.assign(1, 0);
   for (int p = 0; p < m.npart; ++p) {
@@ -631,16 +632,22 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     m.part_edge_adr.push_back(int(m.part_edge.size()));
   }
 
-  // clamps at a node (SceneSpec::clamps): a ghost node one edge length behind the rod's end,
-  // on the line of its end edge, and a ghost edge from it to the end, both held below. The
-  // bend-twist spring the end then gets (between the ghost edge and the end edge) holds the
-  // tangent and the material frame at the node; its Voronoi length is the end edge's half only
-  // (the ghost side is the rigid clamp). The ghost edge has no stretching stiffness; it carries
-  // the end edge's section (its mass sits on the two held nodes). Ghosts come after every part's
-  // nodes and edges, so that part-local indices are unchanged.
-  struct Clamp {
-    int node, edge, ghost_edge;
-  };
+  return edge_props;
+}
+
+// clamps at a node (SceneSpec::clamps): a ghost node one edge length behind the rod's end,
+// on the line of its end edge, and a ghost edge from it to the end, both held (fix_dofs). The
+// bend-twist spring the end then gets (between the ghost edge and the end edge) holds the
+// tangent and the material frame at the node; its Voronoi length is the end edge's half only
+// (the ghost side is the rigid clamp). The ghost edge has no stretching stiffness; it carries
+// the end edge's section (its mass sits on the two held nodes). Ghosts come after every part's
+// nodes and edges, so that part-local indices are unchanged.
+struct Clamp {
+  int node, edge, ghost_edge;
+};
+std::vector<Clamp> add_clamps(Model& m,
+                              const SceneSpec& scene,
+                              std::vector<SectionProps>& edge_props) {
   std::vector<Clamp> clamps;
   for (const NodeRef& r : scene.clamps) {
     const int p = r.part, n = m.resolve_node(r);
@@ -667,7 +674,12 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     clamps.push_back({n, e, m.nedge++});
   }
 
-  // lumped masses and Voronoi lengths
+  return clamps;
+}
+
+// lumped masses, volumes and Voronoi lengths of the rods' nodes, the shells (build_shells), the
+// point masses, and each node's contact radius
+void lump_masses(Model& m, const SceneSpec& scene, const std::vector<SectionProps>& edge_props) {
   m.node_mass.assign(m.nnode, 0);
   m.node_dl.assign(m.nnode, 0);
   m.node_volume.assign(m.nnode, 0);
@@ -701,7 +713,13 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
       Real& r = m.node_contact_radius[m.tri_node[3 * t + a]];
       r = std::max(r, m.tri_half_thickness[t]);
     }
+}
 
+// the rods' bend-twist springs (with a clamp's half-edge), the rod-shell joints' edges, the
+// mid-edge shells' DOFs, the reference frames and the natural strains
+void build_bending(Model& m,
+                   const std::vector<SectionProps>& edge_props,
+                   const std::vector<Clamp>& clamps) {
   std::vector<Real> edge_EI1, edge_EI2, edge_GJ;
   for (const SectionProps& sp : edge_props) {
     edge_EI1.push_back(sp.EI1);
@@ -723,9 +741,11 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   init_reference_frames(m);
   init_natural_strains(m);
   init_midedge_rest_shape(m);
+}
 
-  // added mass (forces.added_mass): C_a rho_med times the volume each node displaces within
-  // the listed parts, summed as node_volume is (rod edges, then triangles)
+// added mass (forces.added_mass): C_a rho_med times the volume each node displaces within the
+// listed parts, summed as node_volume is (rod edges, then triangles)
+void add_added_mass(Model& m, const SceneSpec& scene, const std::vector<SectionProps>& edge_props) {
   m.node_added_mass.assign(m.nnode, 0);
   const AddedMassSpec& am = scene.forces.added_mass;
   if (am.coefficient > 0) {
@@ -755,8 +775,13 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
       m.node_added_mass[n] = am.coefficient * scene.forces.buoyancy_density * vol[n];
     m.added_mass = true;
   }
+}
 
-  // DOF masses (the inertial: the node's and its added mass) and initial velocities
+// the DOFs' inertial masses (the node's and its added mass), the initial velocities and twist
+// angles
+void init_dof_masses(Model& m,
+                     const SceneSpec& scene,
+                     const std::vector<SectionProps>& edge_props) {
   m.dof_mass.assign(m.ndof, 0);
   for (int n = 0; n < m.nnode; ++n)
     for (int c = 0; c < 3; ++c)
@@ -782,8 +807,11 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
         m.dof_u0[size_t(m.edge_dof(e))] = part.initial_twist_velocity[size_t(k)];
     }
   }
+}
 
-  // fixed DOFs: the boundary block's, and a clamp's node, ghost node and ghost twist
+// the fixed DOFs (the boundary block's; a clamp's node, ghost node and ghost twist), the motions
+// and the fixed set's changes in time
+void fix_dofs(Model& m, const SceneSpec& scene, const std::vector<Clamp>& clamps) {
   std::vector<int> clamp_dofs;
   for (const Clamp& c : clamps) {
     for (const int n : {m.edge_node[2 * c.ghost_edge], c.node})
@@ -806,8 +834,10 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
       }
   // the fixed set's changes in time
   resolve_boundary_events(m);
+}
 
-  // loads
+// the body forces' constants, the moduli in time and every damping's per-DOF or per-node value
+void set_forces_and_damping(Model& m, const SceneSpec& scene) {
   m.gravity = scene.forces.gravity;
   m.viscosity = scene.forces.viscosity;
   m.mass_damping = scene.forces.mass_damping;
@@ -861,6 +891,11 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
   m.drag_coefficient = scene.forces.drag_coefficient;
   m.rft_tangential = scene.forces.rft_tangential;
   m.rft_normal = scene.forces.rft_normal;
+}
+
+// contact between bodies and with the ground: the rods' arc lengths (near neighbours along a rod
+// are excluded), the friction of each pair of materials, the automatic stiffnesses
+void set_contact(Model& m, const SceneSpec& scene) {
   m.contact = scene.contact;
   // arc-length positions along parts that are chains of rod edges (each edge starting where the
   // previous one ends), for the contact exclusion of near neighbours along a rod
@@ -920,6 +955,10 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
     m.ground_stiffness = m.ground.stiffness > 0 ? m.ground.stiffness : per_kg * heaviest;
     m.ground_stiffness_per_kg = m.ground.stiffness > 0 ? 0 : per_kg;
   }
+}
+
+// the point loads and the distributed loads (a point load per node)
+void add_loads(Model& m, const SceneSpec& scene) {
   // a load along a fixed DOF would do nothing: refused, not ignored (the 2D mode holds y by
   // projection, which drops the out-of-plane part by design)
   for (size_t i = 0; i < scene.forces.point_loads.size(); ++i) {
@@ -964,7 +1003,28 @@ std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
       if (share[n] > 0)
         m.point_loads.push_back(PointLoad{n, share[n] * dl.force_per_length, dl.time});
   }
+}
 
+}  // namespace
+
+std::shared_ptr<const Model> build_model(const SceneSpec& scene) {
+  validate_scene(scene);
+  auto mp = std::make_shared<Model>();
+  Model& m = *mp;
+  m.scene = scene;
+  m.npart = int(scene.parts.size());
+
+  const Real extent = merge_joined_nodes(m, scene);
+  std::vector<SectionProps> edge_props = add_part_edges(m, scene, extent);
+  const std::vector<Clamp> clamps = add_clamps(m, scene, edge_props);
+  lump_masses(m, scene, edge_props);
+  build_bending(m, edge_props, clamps);
+  add_added_mass(m, scene, edge_props);
+  init_dof_masses(m, scene, edge_props);
+  fix_dofs(m, scene, clamps);
+  set_forces_and_damping(m, scene);
+  set_contact(m, scene);
+  add_loads(m, scene);
   build_family_tables(m);
   resolve_actuation(m);
   // the controllers' springs, profiles and gains (errors now, at the scene's loading)
