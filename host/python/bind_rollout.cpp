@@ -1,0 +1,105 @@
+// Python bindings: gradients through time (slender.Rollout; slender/adjoint.h, docs/gradients.md).
+
+#include "python/bindings_common.h"
+
+namespace slender {
+namespace python {
+
+void bind_rollout(py::module_& m) {
+  // gradients through time (slender/adjoint.h, docs/gradients.md)
+  struct PyRollout {
+    std::shared_ptr<Model> model;
+    std::unique_ptr<RolloutAdjoint> ad;
+    int steps = 0;
+  };
+  py::class_<PyRollout>(m, "Rollout")
+      .def(py::init([](std::shared_ptr<Model> md, int checkpoint_every, const std::string& solver) {
+             auto r = std::make_unique<PyRollout>();
+             r->model = md;
+             RolloutOptions o;
+             o.checkpoint_every = checkpoint_every;
+             o.solver = solver_kind(solver);
+             r->ad = std::make_unique<RolloutAdjoint>(md, md->scene.integrator, o);
+             return r;
+           }),
+           py::arg("model"), py::arg("checkpoint_every") = 1, py::arg("solver") = "auto")
+      .def(
+          "run",
+          [](PyRollout& r, int steps, const py::object& kappa_bar, const py::object& tau_bar,
+             const py::object& forces, const py::object& q0, const py::object& u0,
+             const py::object& part_youngs_scale, double youngs_scale, double density_scale,
+             double mass_damping) {
+            const Model& md = *r.model;
+            auto take = [&](const py::object& o, std::vector<py::ssize_t> shape, const char* what) {
+              std::vector<Real> v;
+              if (o.is_none()) return v;
+              const Array a = real_array(o, what);
+              size_t n = 1;
+              for (py::ssize_t d : shape)
+                n *= size_t(d);
+              const double* p = checked(a, shape, what);
+              v.assign(p, p + n);
+              return v;
+            };
+            RolloutActions a;
+            a.kappa_bar = take(kappa_bar, {steps, md.nbend, 2}, "kappa_bar");
+            a.tau_bar = take(tau_bar, {steps, md.nbend}, "tau_bar");
+            a.forces = take(forces, {steps, md.nnode, 3}, "forces");
+            RolloutParams p;
+            p.part_youngs_scale = take(part_youngs_scale, {md.npart}, "part_youngs_scale");
+            p.youngs_scale = youngs_scale;
+            p.density_scale = density_scale;
+            p.mass_damping = mass_damping;
+            State s0 = initial_state(md);
+            if (!q0.is_none()) s0 = transported_state(md, s0, take(q0, {md.ndof}, "q0"));
+            if (!u0.is_none()) s0.u = take(u0, {md.ndof}, "u0");
+            std::vector<Real> q, u;
+            r.ad->run(s0, steps, a, p, &q, &u);
+            r.steps = steps;
+            const std::vector<py::ssize_t> shape{steps + 1, md.ndof};
+            return py::make_tuple(py::array_t<double>(shape, q.data()),
+                                  py::array_t<double>(shape, u.data()));
+          },
+          py::arg("steps"), py::arg("kappa_bar") = py::none(), py::arg("tau_bar") = py::none(),
+          py::arg("forces") = py::none(), py::arg("q0") = py::none(), py::arg("u0") = py::none(),
+          py::arg("part_youngs_scale") = py::none(), py::arg("youngs_scale") = 1.0,
+          py::arg("density_scale") = 1.0, py::arg("mass_damping") = -1.0)
+      .def(
+          "gradient",
+          [](PyRollout& r, const py::object& dq, const py::object& du) {
+            const Model& md = *r.model;
+            SLENDER_CHECK(r.steps > 0, "gradient: run a rollout first");
+            const std::vector<py::ssize_t> shape{r.steps + 1, md.ndof};
+            auto take = [&](const py::object& o, const char* what) {
+              std::vector<Real> v;
+              if (o.is_none()) return v;
+              const Array a = real_array(o, what);
+              const double* p = checked(a, shape, what);
+              v.assign(p, p + size_t(r.steps + 1) * size_t(md.ndof));
+              return v;
+            };
+            const RolloutGradient g = r.ad->gradient(take(dq, "dL_dq"), take(du, "dL_du"));
+            auto arr = [](const std::vector<Real>& v, std::vector<py::ssize_t> sh) {
+              return py::array_t<double>(sh, v.data());
+            };
+            py::dict d;
+            d["q0"] = arr(g.q0, {md.ndof});
+            d["u0"] = arr(g.u0, {md.ndof});
+            d["kappa_bar"] = arr(g.kappa_bar, {r.steps, md.nbend, 2});
+            d["tau_bar"] = arr(g.tau_bar, {r.steps, md.nbend});
+            d["forces"] = arr(g.forces, {r.steps, md.nnode, 3});
+            d["part_youngs_scale"] = arr(g.part_youngs_scale, {md.npart});
+            d["youngs_scale"] = g.youngs_scale;
+            d["density_scale"] = g.density_scale;
+            d["mass_damping"] = g.mass_damping;
+            return d;
+          },
+          py::arg("dL_dq") = py::none(), py::arg("dL_du") = py::none())
+      .def_property_readonly("checkpoint_bytes",
+                             [](const PyRollout& r) { return r.ad->checkpoint_bytes(); })
+      .def_property_readonly("recomputed_steps",
+                             [](const PyRollout& r) { return r.ad->recomputed_steps(); });
+}
+
+}  // namespace python
+}  // namespace slender
