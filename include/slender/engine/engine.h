@@ -31,6 +31,12 @@
 // - Which DOFs are held is state (State::dof_fixed), per environment: the front end's plan
 //   follows one environment's set (kSystem); the batch keeps one pattern of every DOF some
 //   environment leaves free, an environment's held DOFs in it taking identity rows.
+//
+// The class below declares the engine and defines its small members; the larger ones are
+// defined by seam in three files included at the end: its inputs (engine_inputs.h: actions,
+// parameters, states, each step's inputs, boundary events, held DOFs, the plan), its evaluation
+// (engine_eval.h: the stencils' views, the contact pairs' pools, the residual and Jacobian at q)
+// and its Newton step (engine_newton.h: the loop, the directions, the trial states, a step's end).
 
 #include <algorithm>
 #include <array>
@@ -365,23 +371,7 @@ class Engine {
   const Model& model() const { return *model_; }
 
   /// the model's natural shape (and actuation-free) for every environment
-  void clear_natural_shape() {
-    const Model& m = *model_;
-    std::vector<Real> k(size_t(nenv_) * 2 * m.nbend), t(size_t(nenv_) * m.nbend);
-    for (int e = 0; e < nenv_; ++e) {
-      std::copy(m.bend_kappa_bar.begin(), m.bend_kappa_bar.end(), k.begin() + e * 2 * m.nbend);
-      std::copy(m.bend_tau_bar.begin(), m.bend_tau_bar.end(), t.begin() + e * m.nbend);
-    }
-    X::upload(kappa_, k.data(), k.size());
-    X::upload(tau_, t.data(), t.size());
-    std::vector<Real> h(size_t(nenv_) * m.nhinge);
-    for (int e = 0; e < nenv_; ++e)
-      std::copy(m.hinge_phi_bar.begin(), m.hinge_phi_bar.end(), h.begin() + e * m.nhinge);
-    X::upload(phi_, h.data(), h.size());
-    mid_kappa_.fill_zero();
-    const std::vector<Real> ones(size_t(nenv_) * m.nedge, Real(1));
-    X::upload(stretch_, ones.data(), ones.size());
-  }
+  void clear_natural_shape();
   /// natural curvatures (nenv x nbend x 2), from the host or, with `in_executor`, from the
   /// executor's own memory (a device array on the GPU: copied there, checked there)
   void set_natural_curvature(const Real* k, bool in_executor = false) {
@@ -528,60 +518,11 @@ class Engine {
                   long len,
                   bool in_executor,
                   const char* what,
-                  bool positive = false) {
-    const size_t n = size_t(nenv_) * size_t(len);
-    if (!in_executor) return X::upload(dst, src, n);
-    if (n == 0) return;
-    std::vector<Red4> bad(static_cast<size_t>(nenv_));
-    X::env_reduce(nenv_, len, vec::NonFiniteCount{len, src}, bad.data(), red_scratch_);
-    for (int e = 0; e < nenv_; ++e) {
-      SLENDER_CHECK(bad[e].s0 == 0, what, ": ", long(bad[e].s0), " values of environment ", e,
-                    " are not finite");
-      SLENDER_CHECK(!positive || bad[e].s1 == 0, what, ": ", long(bad[e].s1),
-                    " values of environment ", e, " are not positive");
-    }
-    X::copy(dst.data(), src, n);
-  }
+                  bool positive = false);
 
  public:
   /// physical parameters of one environment
-  void set_params(int e, const EnvParams& p) {
-    const Model& m = *model_;
-    SLENDER_CHECK(e >= 0 && e < nenv_, "environment ", e, " out of range");
-    SLENDER_CHECK(p.youngs_scale > 0 && std::isfinite(p.youngs_scale),
-                  "youngs_scale must be positive, got ", p.youngs_scale);
-    SLENDER_CHECK(p.density_scale > 0 && std::isfinite(p.density_scale),
-                  "density_scale must be positive, got ", p.density_scale);
-    SLENDER_CHECK(std::isfinite(p.ground_friction) && std::isfinite(p.mass_damping) &&
-                      std::isfinite(p.gravity[0]) && std::isfinite(p.gravity[1]) &&
-                      std::isfinite(p.gravity[2]),
-                  "ground_friction, gravity and mass_damping must be finite");
-    // ground friction, as the Simulator takes it: the coefficient replaces the model's, and a
-    // positive one makes this environment's Jacobian non-symmetric for good (from here on LU
-    // or QR on the direct path, BiCGSTAB on the iterative one)
-    const bool fr = m.friction() || (m.ground.enabled && p.ground_friction > 0);
-    if (fr) {
-      if (system_) system_->make_nonsymmetric();
-      if (batched_ && !nonsymmetric(m, spec_)) batched_->set_nonsymmetric(e);
-    }
-    friction_[e] = fr ? 1 : 0;
-    mu_h_[e] = p.ground_friction >= 0 ? p.ground_friction : m.ground.friction;
-    X::upload(mu_, mu_h_.data(), size_t(nenv_));
-    ensure_params();
-    const Vec3 g = p.override_gravity ? p.gravity : m.gravity;
-    Real* ep = params_h_.data() + 5 * size_t(e);
-    ep[0] = p.density_scale;
-    ep[1] = g[0];
-    ep[2] = g[1];
-    ep[3] = g[2];
-    ep[4] = p.mass_damping >= 0 ? p.mass_damping : m.mass_damping_per_part ? -1 : m.mass_damping;
-    yscale_h_[e] = p.youngs_scale;
-    env_params_[e] = p;
-    X::upload(params_, params_h_.data(), params_h_.size());
-    se_.set_youngs_scales(yscale_h_);
-    scaled_ = true;
-    if (nenv_ == 1) mv_.mass_scale = p.density_scale;  // the contact dashpots' masses
-  }
+  void set_params(int e, const EnvParams& p);
   const EnvParams& params(int e) const {
     static const EnvParams defaults;
     return env_params_.empty() ? defaults : env_params_[e];
@@ -601,21 +542,7 @@ class Engine {
   }
   /// every environment with mask[e] set takes state s: s is uploaded once and copied into them
   /// by one masked loop per array (no transfer per environment)
-  void reset(const std::vector<unsigned char>& mask, const State& s) {
-    SLENDER_CHECK(int(mask.size()) == nenv_, "reset mask has ", mask.size(), " entries for ", nenv_,
-                  " environments");
-    check_state(s);
-    X::upload(reset_mask_, mask.data(), mask.size());
-    const unsigned char* mk = reset_mask_.data();
-    for (const auto& p : state_parts(*this, s)) {
-      X::upload(reset_src_, p.v->data(), p.v->size());
-      each(long(nenv_) * p.len,
-           vec::Masked<vec::Broadcast>{vec::Broadcast{p.buf->data(), reset_src_.data(), p.len}, mk,
-                                       p.len});
-    }
-    for (int e = 0; e < nenv_; ++e)
-      if (mask[e]) set_counters(e, s);
-  }
+  void reset(const std::vector<unsigned char>& mask, const State& s);
   /// every environment's strains of one kind (nenv x count x width, engine/strains.h) into out
   /// (host): one loop on the executor and one download
   void strains(StrainKind kind, Real* out) {
@@ -651,99 +578,11 @@ class Engine {
 
   /// one step of size dt for every environment in `mask` (all when empty), each from its own
   /// time with its own inputs (the batch)
-  VectorStepResult step(Real dt, const std::vector<unsigned char>& mask = {}) {
-    const int B = nenv_;
-    // every environment steps from its own time, so coefficients are per step (one dt for all)
-    SLENDER_CHECK(mask.empty() || int(mask.size()) == B, "step mask has ", mask.size(),
-                  " entries for ", B, " environments");
-    std::vector<unsigned char> want(B, 1);
-    if (!mask.empty()) want = mask;
-    step_inputs(want, dt);
-    VectorStepResult res;
-    newton_step(want, res, res.times);
-    return res;
-  }
+  VectorStepResult step(Real dt, const std::vector<unsigned char>& mask = {});
 
   /// the step's inputs of size dt for every environment in `want` at its own time (step's
   /// first part; the adjoint, engine/adjoint.h, takes them again to linearize a step)
-  void step_inputs(const std::vector<unsigned char>& want, Real dt) {
-    const Model& m = *model_;
-    const int B = nenv_, nd = m.ndof;
-    c_ = step_coeffs(spec_, 0, dt);  // c_m, c_u: the same at every time
-    dt_ = dt;
-    // the scene's boundary events due at each environment's time, and the held DOFs where the
-    // executor and the plan follow them
-    if (!m.event_time.empty()) apply_events(want, dt);
-    if (fixed_stale_) refresh_fixed();
-    // point loads and forces at each environment's evaluation time; without any, the loads stay
-    // zero on the executor (no transfer of nenv x ndof zeros every step)
-    const bool loads = !m.point_loads.empty() || !forces_.empty();
-    std::vector<Real>& ft = ft_scratch_;
-    if (loads || !loads_zero_) ft.assign(size_t(B) * nd, 0);
-    for (int e = 0; loads && e < B; ++e) {
-      const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
-      Real* fe = ft.data() + size_t(e) * nd;
-      add_point_loads(m, ce.t_eval, ce.load_factor, fe);
-      if (!forces_.empty())
-        for (int k = 0; k < 3 * m.nnode; ++k)
-          fe[k] += forces_[size_t(e) * 3 * m.nnode + k];
-    }
-    if (loads || !loads_zero_) X::upload(f_time_, ft.data(), ft.size());
-    loads_zero_ = !loads;
-    // each part's modulus scale at each environment's evaluation time: every step for moduli in
-    // time, else only after the caller's factors changed
-    if (parts_scaled_ && (part_scale_stale_ || !m.youngs_time_part.empty())) {
-      part_scale_stale_ = false;
-      const int np = m.npart;
-      std::vector<Real>& ps = ps_scratch_;
-      ps.assign(size_t(B) * np, 1);
-      for (int e = 0; e < B; ++e) {
-        if (!m.youngs_time_part.empty()) {
-          const std::vector<Real> t =
-              part_youngs_scales(m, step_coeffs(spec_, time_[e], dt).t_eval);
-          std::copy(t.begin(), t.end(), ps.begin() + size_t(e) * np);
-        }
-        for (int i = 0; i < np && !part_factor_h_.empty(); ++i)
-          ps[size_t(e) * np + i] *= part_factor_h_[size_t(e) * np + i];
-      }
-      se_.set_part_scales(ps.data());
-    }
-    // the families' time functions at each environment's evaluation time
-    if (!m.signals.empty()) {
-      std::vector<Real>& sv = sig_scratch_;
-      sv.assign(size_t(B) * kMaxSignals, 0);
-      const bool values = !signal_value_h_.empty();
-      for (int e = 0; e < B; ++e) {
-        const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
-        const size_t o = size_t(e) * kMaxSignals;
-        eval_signals(m, ce.t_eval, ce.load_factor, sv.data() + o,
-                     values ? signal_value_h_.data() + o : nullptr,
-                     values ? signal_set_h_.data() + o : nullptr);
-      }
-      X::upload(signal_, sv.data(), sv.size());
-    }
-
-    // prescribed motion at each environment's step end: the caller's targets, else the scene's
-    // motions (none: the fixed DOFs stay)
-    step_slot_ = nullptr;
-    step_target_ = nullptr;
-    step_target_stride_ = 0;
-    if (user_targets_) {
-      step_slot_ = fixed_slot_.data();
-      step_target_ = fixed_target_.data();
-      step_target_stride_ = long(m.fixed_dof.size());
-    } else if (!m.motion_dof.empty()) {
-      const size_t nm = m.motion_dof.size();
-      std::vector<Real>& tv = tv_scratch_;
-      tv.resize(size_t(B) * nm);
-      for (int e = 0; e < B; ++e)
-        motion_targets(m, time_[e] + dt, tv.data() + size_t(e) * nm);
-      X::upload(motion_target_, tv.data(), tv.size());
-      step_slot_ = motion_slot_.data();
-      step_target_ = motion_target_.data();
-      step_target_stride_ = long(nm);
-    }
-  }
+  void step_inputs(const std::vector<unsigned char>& want, Real dt);
 
   /// one step of the only environment with the front end's inputs (the Simulator: its
   /// coefficients, natural shape, loads, part scales, prescribed motion and plan); on failure
@@ -764,20 +603,7 @@ class Engine {
   void residual(const DeviceStepInputs& in,
                 const Real* y,
                 std::vector<Real>& f,
-                std::vector<Real>* jacobian) {
-    const Model& m = *model_;
-    SLENDER_CHECK(system_, "residual queries run with one environment");
-    PhaseTimes scratch;
-    times_ = &scratch;
-    take_inputs(in);
-    predict();
-    X::upload(y_trial_, y, size_t(m.ndof));
-    std::vector<Real> r(1), phi(1);
-    evaluate(y_trial_.data(), r, phi, jacobian != nullptr);
-    f_.download(f);
-    f.resize(size_t(pd_.nfree));
-    if (jacobian) system_->dense_on_host(*jacobian);
-  }
+                std::vector<Real>* jacobian);
 
   /// whether the engine assembles the contact part of the Jacobian itself (the iterative path:
   /// then find_contacts never reports a change and the host's plans are not for it)
@@ -786,21 +612,7 @@ class Engine {
   /// the contact sub-pairs of a step of size dt from the state (one environment); true when
   /// they changed since the last call (always on the first) or `force`, and then they are
   /// downloaded into `changed` (never when the engine assembles the contact part itself)
-  bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed) {
-    SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
-    const bool ch = contacts_->find(q_.data(), u_.data(), dt);
-    point_view_at_pairs();
-    if (contact_jacobian_) {
-      // the contact part's pattern on the executor; the host has nothing to do
-      if (ch) {
-        size_contact_pools();
-        contact_jacobian_->build(mv_);
-      }
-      return false;
-    }
-    if (ch || force) contacts_->download(changed);
-    return ch || force;
-  }
+  bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed);
 
  private:
   // the per-DOF functors' stride: ndof over env-major arrays, 0 for one environment (their
@@ -814,37 +626,7 @@ class Engine {
 
   // the front end's inputs of a step (one environment): the plan, the natural shape, loads,
   // part scales, prescribed motion, the coefficients and the signals at the evaluation time
-  void take_inputs(const DeviceStepInputs& in) {
-    const Model& m = *model_;
-    if (fixed_stale_) refresh_fixed();  // (the plan of the held DOFs comes with the inputs)
-    if (in.plan_changed && in.plan) use_plan(in.plan);
-    if (in.natural_changed) {
-      X::upload(kappa_, in.bend_kappa_bar, 2 * size_t(m.nbend));
-      X::upload(tau_, in.bend_tau_bar, size_t(m.nbend));
-      X::upload(phi_, in.hinge_phi_bar, size_t(m.nhinge));
-      if (in.mid_kappa_bar) X::upload(mid_kappa_, in.mid_kappa_bar, 3 * size_t(m.nmid));
-      if (in.edge_stretch_bar) X::upload(stretch_, in.edge_stretch_bar, size_t(m.nedge));
-    }
-    if (in.loads_changed) X::upload(f_time_, in.f_time, size_t(m.ndof));
-    if (in.part_scale_changed && in.part_scale) se_.set_part_scales(in.part_scale);
-    // prescribed motion at the step's end
-    step_slot_ = nullptr;
-    step_target_ = nullptr;
-    step_target_stride_ = 0;
-    if (in.target) {
-      const size_t n = in.target_fixed ? m.fixed_dof.size() : m.motion_dof.size();
-      X::upload(target_, in.target, n);
-      step_slot_ = in.target_fixed ? fixed_slot_.data() : motion_slot_.data();
-      step_target_ = target_.data();
-    }
-    c_ = in.c;
-    dt_ = in.dt;
-    if (!m.signals.empty()) {  // the families' time functions at the evaluation time
-      Real sv[kMaxSignals];
-      eval_signals(m, c_.t_eval, c_.load_factor, sv, in.signal_value, in.signal_set);
-      X::upload(signal_, sv, kMaxSignals);
-    }
-  }
+  void take_inputs(const DeviceStepInputs& in);
 
   // the predictor q_hat, u_hat of every environment from its state, and the damping terms'
   // start of the step: the elastic Hessians at q, the Kelvin-Voigt anchors
@@ -862,87 +644,15 @@ class Engine {
 
   // Newton's iterations of every environment in `want` (the loop of every engine,
   // core/newton.h, masked) from the predictor, and the end of the steps that converged
-  void newton_step(const EnvMask& want, VectorStepResult& res, PhaseTimes& times) {
-    const Model& m = *model_;
-    const int B = nenv_;
-    times_ = &times;
-    res.reports.assign(B, StepReport{});
-    active_h_ = want;
-    push_active();
-    predict();
-    X::copy(y_.data(), q_hat_.data(), size_t(B) * m.ndof);
-    std::vector<Real> r(B), phi(B);
-    evaluate(y_.data(), r, phi, true);
-    std::vector<long> ls_warn(B, 0);
-    // the line search goes by the residual where the forces have no potential
-    // (and where contact or stretching forces are the step's secants, whose potential is not
-    // evaluated)
-    EnvMask no_potential = friction_;
-    // (and where a load has none: a moment or a follower wrench, families_have_potential)
-    if (force_ || contact_step().a > 0 || stretch_secant_on(spec_) || !families_have_potential(m))
-      for (unsigned char& v : no_potential)
-        v = 1;
-    const EnvMask done = newton_iterations(
-        spec_.newton, want, no_potential, r, phi, res.reports.data(), ls_warn.data(),
-        times.line_search,
-        [&](const EnvMask& running, std::vector<NewtonDirection>& d) {
-          directions(running, d, res);
-        },
-        [&](const EnvMask& mask, const std::vector<Real>& alpha, std::vector<Real>& r_new,
-            std::vector<Real>& phi_new) {
-          trial(mask, alpha);
-          evaluate(y_trial_.data(), r_new, phi_new, true);
-        },
-        [&](const EnvMask& mask) { accept(mask); });
-    for (int e = 0; e < B; ++e) {
-      res.reports[e].dt = dt_;
-      res.line_search_warnings += ls_warn[e];
-      warn_[3 * e + 2] += ls_warn[e];
-      if (want[e]) times.newton_iters += res.reports[e].iterations;
-    }
-    finalize(done, res);
-  }
+  void newton_step(const EnvMask& want, VectorStepResult& res, PhaseTimes& times);
 
   // every environment's evaluation view at configuration q with reference directors d1 and
   // twists ref (each environment's own natural shape; no integrator offsets)
-  EvalView eval_view(const Real* q, const Real* d1, const Real* ref) {
-    EvalView ev{};
-    ev.nenv = nenv_;
-    ev.q = q;
-    ev.edge_d1 = d1;
-    ev.bend_ref_twist = ref;
-    ev.bend_kappa_bar = kappa_.data();
-    ev.bend_tau_bar = tau_.data();
-    ev.hinge_phi_bar = phi_.data();
-    ev.mid_kappa_bar = mid_kappa_.data();
-    ev.edge_stretch_bar = stretch_.data();
-    ev.natural_per_env = 1;
-    ev.sedge_tau0 = tau0_.data();
-    ev.signal = signal_.size() ? signal_.data() : nullptr;
-    return ev;
-  }
+  EvalView eval_view(const Real* q, const Real* d1, const Real* ref);
 
   // the view of a step's evaluation at q (its frames from frames_at(q)): the integrator's
   // offsets and du/dq for the ground's friction
-  EvalView step_eval_view(const Real* q) {
-    EvalView ev = eval_view(q, d1_cur_.data(), ref_cur_.data());
-    ev.q_hat = q_hat_.data();
-    ev.u_hat = u_hat_.data();
-    ev.c_u = c_.c_u;
-    const ContactStepCoeffs cs = contact_step();
-    if (cs.a > 0) {  // the secant normal contact forces from the step's start
-      ev.q_start = q_.data();
-      ev.contact_a = cs.a;
-      ev.contact_w = contact_secant_off_ ? 0 : cs.w;
-      ev.contact_hm = cs.hm;
-      ev.contact_cu = cs.cu;
-    }
-    if (stretch_secant_on(spec_)) {  // the energy-momentum stretching from the step's start
-      ev.q_start = q_.data();
-      ev.stretch_secant = 1;
-    }
-    return ev;
-  }
+  EvalView step_eval_view(const Real* q);
 
   // the arrays of one environment's state: where each lives here (env-major), in a State, and
   // its length per environment (E: this engine, const or not; S: a State, const or not)
@@ -982,47 +692,13 @@ class Engine {
   }
 
   // every environment with the model's parameters (before the first set_params)
-  void ensure_params() {
-    if (!params_h_.empty()) return;
-    const Model& m = *model_;
-    params_h_.resize(5 * size_t(nenv_));
-    for (int e = 0; e < nenv_; ++e) {
-      Real* ep = params_h_.data() + 5 * size_t(e);
-      ep[0] = 1;
-      ep[1] = m.gravity[0];
-      ep[2] = m.gravity[1];
-      ep[3] = m.gravity[2];
-      ep[4] = m.mass_damping_per_part ? -1 : m.mass_damping;  // (-1: the parts' own alphas)
-    }
-    yscale_h_.assign(nenv_, 1);
-    env_params_.assign(nenv_, EnvParams{});
-  }
+  void ensure_params();
 
   // ---- plan, pairs ----------------------------------------------------------------------------
 
   // the assembly plan (the model's, or one with the contact pairs): the pools' layout, the
   // residual's sources, and the solve policy's pattern
-  void use_plan(std::shared_ptr<const AssemblyPlan> plan) {
-    const AssemblyPlan& p = *plan;
-    const size_t B = size_t(nenv_);
-    pd_ = PlanDims::of(p);
-    free_dof_.upload(p.free_dof);
-    row_src_adr_.upload(p.row_src_adr);
-    row_src_.upload(p.row_src);
-    e_pool_.resize(B * size_t(p.energy_pool));
-    flags_.resize(B * size_t(p.energy_pool));
-    g_pool_.resize(B * size_t(p.grad_pool));
-    h_pool_.resize(B * size_t(p.hess_pool));
-    f_.resize(B * size_t(p.nfree));
-    dx_.resize(B * size_t(p.nfree));
-    plan_ = plan;
-    if (system_) system_->use_plan(std::move(plan));
-    // the contact part the engine assembles on the new plan's free rows (a new set of held DOFs)
-    if (contact_jacobian_) {
-      contact_jacobian_ = system_->contact_part(*plan_, model_->ndof, /*renew=*/true);
-      contact_jacobian_->build(mv_);
-    }
-  }
+  void use_plan(std::shared_ptr<const AssemblyPlan> plan);
 
   // ---- held DOFs --------------------------------------------------------------------------------
 
@@ -1042,93 +718,20 @@ class Engine {
   }
 
   // the scene's boundary events due before a step of size dt of each environment in `want`
-  void apply_events(const EnvMask& want, Real dt) {
-    const Model& m = *model_;
-    std::vector<int> stopped;
-    for (int e = 0; e < nenv_; ++e) {
-      const int done = events_done_[e];
-      if (!want[e] || done >= int(m.event_time.size()) ||
-          m.event_time[size_t(done)] > time_[e] + 1e-6 * dt)
-        continue;
-      ensure_fixed();
-      stopped.clear();
-      apply_boundary_events(m, time_[e], dt, events_done_[e], fixed_h_.data() + size_t(e) * m.ndof,
-                            &stopped);
-      stop(e, stopped);
-      fixed_stale_ = true;
-    }
-  }
+  void apply_events(const EnvMask& want, Real dt);
 
   // the held DOFs on the executor after a change; the batch's plan covers every DOF that some
   // environment leaves free (the environments that hold one of them take the identity's row
   // and column there), and is the model's where every environment holds the model's set (one
   // environment: the front end's plan follows its set)
-  void refresh_fixed() {
-    fixed_stale_ = false;
-    const Model& m = *model_;
-    const size_t nd = size_t(m.ndof), B = size_t(nenv_);
-    bool model_set = true;
-    for (size_t e = 0; e < B && model_set; ++e)
-      model_set =
-          std::equal(m.dof_fixed.begin(), m.dof_fixed.end(), fixed_h_.begin() + long(e * nd));
-    fixed_per_env_ = !model_set;
-    if (fixed_per_env_) X::upload(fixed_env_, fixed_h_.data(), fixed_h_.size());
-    if (system_) return;
-    std::vector<unsigned char> all(nd, 1);
-    for (size_t e = 0; e < B; ++e)
-      for (size_t i = 0; i < nd; ++i)
-        all[i] = all[i] && fixed_h_[e * nd + i];
-    bool same = true;
-    for (size_t i = 0; i < nd && same; ++i)
-      same = (plan_->dof_free[i] < 0) == (all[i] != 0);
-    if (!same) {
-      use_plan(assembly_plan_for(model_, all.data()));
-      batched_ =
-          std::make_unique<VectorLinearSolve<X>>(*plan_, m.ndof, nenv_, solver_, !m.nonsymmetric());
-      for (int e = 0; e < nenv_; ++e)
-        if (friction_[e] && !m.nonsymmetric()) batched_->set_nonsymmetric(e);
-      fallback_.reset();
-    }
-    held_ = false;
-    for (size_t e = 0; e < B && !held_; ++e)
-      for (int r = 0; r < plan_->nfree && !held_; ++r)
-        held_ = fixed_h_[e * nd + size_t(plan_->free_dof[r])] != 0;
-    batched_->set_fixed(held_ ? fixed_env_.data() : nullptr);
-  }
+  void refresh_fixed();
 
   // the view reads the pipeline's current lists (valid until its next find)
-  void point_view_at_pairs() {
-    const ContactFinder& c = *contacts_;
-    const bool friction = model_->contact_friction();
-    mv_.npair = c.nee();
-    mv_.pair_node = c.nee() ? c.ee_node() : nullptr;
-    mv_.pair_d = c.nee() ? c.ee_d() : nullptr;
-    mv_.pair_mu = c.nee() && friction ? c.ee_mu() : nullptr;
-    mv_.npt = c.npt();
-    mv_.pt_node = c.npt() ? c.pt_node() : nullptr;
-    mv_.pt_d = c.npt() ? c.pt_d() : nullptr;
-    mv_.pt_mu = c.npt() && friction ? c.pt_mu() : nullptr;
-  }
+  void point_view_at_pairs();
 
   // the pools' contact families for the pipeline's current pairs (the static families keep the
   // model plan's layout; the contact families are the last two); pools grow, never shrink
-  void size_contact_pools() {
-    const Family a = kFamContact, b = kFamContactPointTri;
-    const long npair = contacts_->nee(), npt = contacts_->npt();
-    pd_.e_off[b] = pd_.e_off[a] + npair;
-    pd_.g_off[b] = pd_.g_off[a] + 12 * npair;
-    pd_.h_off[b] = pd_.h_off[a] + 144 * npair;
-    pd_.energy_pool = pd_.e_off[b] + npt;
-    pd_.grad_pool = pd_.g_off[b] + 12 * npt;
-    pd_.hess_pool = pd_.h_off[b] + 144 * npt;
-    auto grow = [](auto& buf, long n) {
-      if (long(buf.size()) < n) buf.resize(size_t(n + n / 4));
-    };
-    grow(e_pool_, pd_.energy_pool);
-    grow(flags_, pd_.energy_pool);
-    grow(g_pool_, pd_.grad_pool);
-    grow(h_pool_, pd_.hess_pool);
-  }
+  void size_contact_pools();
 
   // ---- evaluation ------------------------------------------------------------------------------
 
@@ -1181,113 +784,7 @@ class Engine {
   // uploaded last), with the Jacobians' local parts (and, on the kSystem path, the assembled
   // Jacobian) when `hess`; the pools, residuals and frames of the other environments are left
   // alone
-  void evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>& phi, bool hess) {
-    const Model& m = *model_;
-    PhaseTimes& times = *times_;
-    const int B = nenv_;
-    auto t0 = Clock::now();
-    frames_at(q);
-    sync_phase();
-    if (phase_timing_) {
-      times.frames += seconds_since(t0);
-      t0 = Clock::now();
-    }
-    const EvalView ev = step_eval_view(q);
-    const EnvPools p = pools();
-    const unsigned want = hess ? kGradHess : kGrad;
-    // every family; the ground with each environment's own friction coefficient
-    for_each_family([&](auto binding, Family f, long grain) {
-      using Bd = decltype(binding);
-      if constexpr (std::is_same_v<Bd, GroundBinding>) {
-        eval_ground(ev, want);
-      } else {
-        se_.template eval_family<Bd>(mv_, p, f, ev, want, grain);
-      }
-    });
-    se_.scale_elastic(mv_, p, want);
-    eval_user_energies(ev, want);
-    if (m.stiffness_damping) se_.add_stiffness_damping(mv_, pools(hess), ev);
-    if (m.kelvin_voigt && c_.c_u > 0) se_.add_kelvin_voigt(mv_, pools(hess), frames(), ev, dt_);
-    sync_phase();
-    if (phase_timing_) {
-      times.eval += seconds_since(t0);
-      t0 = Clock::now();
-    }
-    const Vec3 g = c_.load_factor * m.gravity;
-    DofTerms dof_terms{m.nnode,
-                       q,
-                       q_hat_.data(),
-                       u_hat_.data(),
-                       f_time_.data(),
-                       dof_mass_.data(),
-                       node_dl_.data(),
-                       node_volume_.data(),
-                       m.buoyancy_density,
-                       g[0],
-                       g[1],
-                       g[2],
-                       m.viscosity,
-                       m.mass_damping,
-                       c_.c_m,
-                       c_.c_u,
-                       dof_r_.data(),
-                       dof_J_.data(),
-                       dof_phi_.data(),
-                       env_stride(),
-                       scaled_ ? params_.data() : nullptr,
-                       m.mass_damping_per_part ? dof_alpha_.data() : nullptr,
-                       c_.load_factor,
-                       m.has_added_mass() ? node_added_mass_.data() : nullptr};
-    se_.dof_terms(dof_terms);
-    if constexpr (X::kHostMemory) {
-      // the caller's force at q and its velocity (host memory: the host executor's buffers)
-      if (force_) {
-        force_.call(c_.t_eval, m.ndof, q, nullptr, q_hat_.data(), u_hat_.data(), c_.c_u, hess);
-        Real* rr = dof_r_.data();
-        for (int i = 0; i < m.ndof; ++i)
-          rr[i] -= force_.force[i];
-      }
-    }
-    se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
-                                             g_pool_.data(), dof_r_.data(), f_.data(), pd_.nfree,
-                                             m.ndof, pd_.grad_pool});
-    // the rows of DOFs an environment holds though the pattern has them: no residual
-    if (held_)
-      se_.run(pd_.nfree,
-              vec::ZeroHeld{pd_.nfree, m.ndof, free_dof_.data(), fixed_env_.data(), f_.data()},
-              kParallelGrain);
-    if (system_) {
-      system_->add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
-      if (hess) {
-        system_->assemble(h_pool_.data(), dof_J_.data(), free_dof_.data(),
-                          h_pool_.data() + pd_.h_off[kFamContact]);
-        if constexpr (X::kHostMemory) {
-          if (force_) {
-            const AssemblyPlan& pl = system_->plan();
-            force_.add_jacobian(c_.c_u, m.ndof, pl.dof_free.data(), pl.row_ptr.data(),
-                                pl.col.data(), system_->values());
-          }
-        }
-      }
-    }
-    const long len = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
-    std::vector<Red4>& s = sums_;
-    s.resize(size_t(B));
-    X::env_reduce(B, len,
-                  vec::EvalSums{pd_.energy_pool, m.ndof, pd_.nfree, e_pool_.data(), dof_phi_.data(),
-                                f_.data()},
-                  s.data(), red_scratch_);
-    if (phase_timing_) {
-      times.assemble += seconds_since(t0);
-    } else {
-      times.eval += seconds_since(t0);
-    }
-    for (int e = 0; e < B; ++e) {
-      if (!active_h_[e]) continue;
-      phi[e] = s[e].s0 + s[e].s1;
-      r[e] = std::sqrt(s[e].s2);
-    }
-  }
+  void evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>& phi, bool hess);
 
   // ---- Newton directions -----------------------------------------------------------------------
 
@@ -1300,122 +797,18 @@ class Engine {
   }
 
   // the Newton directions of the running environments, their slopes and max |dx|
-  void directions(const EnvMask& running, std::vector<NewtonDirection>& d, VectorStepResult& res) {
-    if (system_) return system_direction(d, res);
-    const int B = nenv_, nf = pd_.nfree;
-    const auto t0 = Clock::now();
-    active_h_ = running;
-    push_active();
-    // every running environment's Jacobian, one batched solve; then the slopes and max |dx|
-    // (one host read with the solve's flags)
-    std::vector<unsigned char>& okh = ok_h_;
-    const bool ok_read =
-        batched_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
-                        dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
-    std::vector<Red4>& sm = sums_;
-    sm.resize(size_t(B));
-    X::env_reduce(
-        B, nf, vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : batched_->ok_flags()},
-        sm.data(), red_scratch_);
-    if (!ok_read)
-      for (int e = 0; e < B; ++e)
-        okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
-    // a system the batched solve could not take (a band or dense pivot too small, CG that did
-    // not converge): that environment's Jacobian solved by pivoting sparse LU on the host, as
-    // the CPU's direct solvers fall back (and its slope taken again)
-    bool fell_back = false;
-    for (int e = 0; e < B; ++e) {
-      if (!running[e]) continue;
-      if (!okh[e]) {
-        okh[e] = pivoting_solve(e) ? 1 : 0;
-        fallback_h_[e] = 1;
-        fell_back = true;
-      }
-      if (fallback_h_[e]) {
-        ++res.linear_fallbacks;
-        ++warn_[3 * e + 1];
-      }
-    }
-    if (fell_back)
-      X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
-    times_->solve += seconds_since(t0);
-    for (int e = 0; e < B; ++e)
-      if (running[e]) d[e] = NewtonDirection{okh[e] && sm[e].s2 == 0, sm[e].s0, sm[e].m0};
-  }
+  void directions(const EnvMask& running, std::vector<NewtonDirection>& d, VectorStepResult& res);
 
   // the direction of the only environment (kSystem): dx = J^-1 f by the solve policy; a
   // non-finite dx fails it (as the CPU's solve does)
-  void system_direction(std::vector<NewtonDirection>& d, VectorStepResult& res) {
-    const int nf = pd_.nfree;
-    ++times_->factorizations;  // one per Newton iteration, as the CPU counts them
-    bool fallback = false;
-    d[0] = NewtonDirection{};
-    system_->set_geometry(y_.data(), 3 * model_->nnode);
-    d[0].solved = system_->solve(f_.data(), dx_.data(), *times_, fallback);
-    if (fallback) {
-      ++res.linear_fallbacks;
-      ++warn_[1];
-    }
-    if (d[0].solved && nf > 0) {
-      Red4 sm;
-      X::env_reduce(1, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, &sm, red_scratch_);
-      d[0].solved = sm.s2 == 0;
-      d[0].slope = sm.s0;
-      d[0].dx_max = sm.m0;
-    }
-  }
+  void system_direction(std::vector<NewtonDirection>& d, VectorStepResult& res);
 
   // dx[e] = J_e^-1 f[e] by sparse LU on the host from environment e's local Hessians (the
   // pivoting fallback of the batched solve); false when even that fails
-  bool pivoting_solve(int e) {
-    const Model& m = *model_;
-    const AssemblyPlan& p = *plan_;
-    if (!fallback_) {
-      fallback_ =
-          std::make_unique<cpu::LinearSolver>(p, LinearSolverKind::kSparseLu, /*symmetric=*/false);
-    }
-    fb_h_.resize(size_t(p.hess_pool));
-    fb_dofJ_.resize(size_t(m.ndof));
-    fb_f_.resize(size_t(p.nfree));
-    fb_dx_.resize(size_t(p.nfree));
-    X::download_at(h_pool_, size_t(e) * p.hess_pool, fb_h_.data(), size_t(p.hess_pool));
-    X::download_at(dof_J_, size_t(e) * m.ndof, fb_dofJ_.data(), size_t(m.ndof));
-    X::download_at(f_, size_t(e) * p.nfree, fb_f_.data(), size_t(p.nfree));
-    // the CSR values as the engine's assembly makes them (engine/assemble.h), on the host
-    Real* val = fallback_->values();
-    const AssembleJacobian slots{p.slot_src_adr.data(), p.slot_src.data(), fb_h_.data(), val};
-    for (int slot = 0; slot < p.nnz(); ++slot)
-      slots(slot);
-    const AddDiagonal diag{p.diag_slot.data(), p.free_dof.data(), fb_dofJ_.data(), val};
-    for (int r = 0; r < p.nfree; ++r)
-      diag(r);
-    // the identity's rows and columns where e holds a DOF of the pattern (as the batched gather)
-    if (held_) {
-      const unsigned char* fe = fixed(e);
-      for (int r = 0; r < p.nfree; ++r)
-        for (int sl = p.row_ptr[r]; sl < p.row_ptr[r + 1]; ++sl)
-          if (fe[p.free_dof[r]] || fe[p.free_dof[p.col[sl]]]) val[sl] = p.col[sl] == r ? 1 : 0;
-    }
-    if (!fallback_->factorize() || !fallback_->solve(fb_f_.data(), fb_dx_.data())) return false;
-    X::upload_at(dx_, size_t(e) * p.nfree, fb_dx_.data(), size_t(p.nfree));
-    return true;
-  }
+  bool pivoting_solve(int e);
 
   // y_trial = y - alpha dx for the environments in mask
-  void trial(const std::vector<unsigned char>& mask, const std::vector<Real>& alpha) {
-    const Model& m = *model_;
-    active_h_ = mask;
-    push_active();
-    if (alpha_dev_h_ != alpha) {  // the full step for every environment, mostly
-      X::upload(alpha_, alpha.data(), size_t(nenv_));
-      alpha_dev_h_ = alpha;
-    }
-    se_.copy(y_trial_.data(), y_.data(), m.ndof);
-    se_.run(pd_.nfree,
-            vec::NewtonStep{pd_.nfree, m.ndof, free_dof_.data(), dx_.data(), alpha_.data(),
-                            y_trial_.data()},
-            kParallelGrainHeavy);
-  }
+  void trial(const std::vector<unsigned char>& mask, const std::vector<Real>& alpha);
 
   // y = y_trial for the environments in mask
   void accept(const EnvMask& mask) {
@@ -1440,22 +833,7 @@ class Engine {
   // residual without it at y is r0 = c_m M (y - q_hat) + grad E - F, and with it r0 + w F = 0 to
   // Newton's tolerance, so w F = -r0 on the free DOFs (exact to the tolerance the step converged
   // to, as the stored acceleration c_m (y - q_hat) itself).
-  void newmark_contact_force(FinalizeStep& fin) {
-    const Model& m = *model_;
-    std::vector<Real> r(nenv_), phi(nenv_);
-    contact_secant_off_ = true;
-    evaluate(y_.data(), r, phi, false);
-    contact_secant_off_ = false;
-    contact_force_.resize(size_t(nenv_) * size_t(m.ndof));
-    se_.copy(contact_force_.data(), zero_dofs(), m.ndof);
-    se_.run(
-        pd_.nfree,
-        vec::NegScatterFree{pd_.nfree, m.ndof, free_dof_.data(), f_.data(), contact_force_.data()},
-        kParallelGrain);
-    fin.contact_force = contact_force_.data();
-    fin.contact_u = dt_ * (spec_.gamma - 2 * spec_.beta);
-    fin.env = scaled_ ? params_.data() : nullptr;
-  }
+  void newmark_contact_force(FinalizeStep& fin);
   // nenv x ndof zeros (a source for copies)
   const Real* zero_dofs() {
     const size_t n = size_t(nenv_) * size_t(model_->ndof);
@@ -1466,37 +844,7 @@ class Engine {
     return zeros_.data();
   }
 
-  void finalize(const std::vector<unsigned char>& done, VectorStepResult& res) {
-    const int B = nenv_;
-    if (std::none_of(done.begin(), done.end(), [](unsigned char v) { return v != 0; })) return;
-    active_h_ = done;
-    push_active();
-    FinalizeStep fin{spec_.kind,   dt_,           c_.c_m,        c_.c_u,
-                     y_.data(),    q_hat_.data(), u_hat_.data(), dof_mass_.data(),
-                     fixed_ptr(),  q_.data(),     u_.data(),     a_.data(),
-                     env_stride(), step_slot_,    step_target_,  step_target_stride_};
-    fin.fixed_per_env = fixed_per_env_;
-    if (spec_.kind == IntegratorKind::kNewmark && contact_step().a > 0) newmark_contact_force(fin);
-    // the state, and the frames of the new configuration as the next step's start
-    se_.end_step(mv_, fin, frames(), tau0_.data(), /*midedge=*/true);
-    if (pd_.energy_pool > 0) {
-      std::vector<Red4>& s = sums_;
-      s.resize(size_t(B));
-      X::env_reduce(B, pd_.energy_pool, vec::DegenerateCount{pd_.energy_pool, flags_.data()},
-                    s.data(), red_scratch_);
-      for (int e = 0; e < B; ++e)
-        if (done[e]) {
-          res.degenerate += long(s[e].s0);
-          warn_[3 * e] += long(s[e].s0);
-        }
-    }
-    for (int e = 0; e < B; ++e)
-      if (done[e]) {
-        time_[e] += dt_;
-        ++steps_[e];
-        ++times_->steps;
-      }
-  }
+  void finalize(const std::vector<unsigned char>& done, VectorStepResult& res);
 
   std::shared_ptr<const Model> model_;
   IntegratorSpec spec_;
@@ -1606,3 +954,8 @@ class Engine {
 };
 
 }  // namespace slender
+
+// the members defined by seam (declared in the class above)
+#include "slender/engine/engine_eval.h"
+#include "slender/engine/engine_inputs.h"
+#include "slender/engine/engine_newton.h"

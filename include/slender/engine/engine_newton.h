@@ -1,0 +1,254 @@
+#pragma once
+
+// The engine's Newton step (engine/engine.h): a step of every environment (core/newton.h's loop),
+// the residual query, the Newton directions (batched, one system, the pivoting fallback), the
+// trial states and the end of the converged steps.
+// Included by engine.h after the class; not a header of its own.
+
+#include "slender/engine/engine.h"
+
+namespace slender {
+
+template <class X>
+VectorStepResult Engine<X>::step(Real dt, const std::vector<unsigned char>& mask) {
+  const int B = nenv_;
+  // every environment steps from its own time, so coefficients are per step (one dt for all)
+  SLENDER_CHECK(mask.empty() || int(mask.size()) == B, "step mask has ", mask.size(),
+                " entries for ", B, " environments");
+  std::vector<unsigned char> want(B, 1);
+  if (!mask.empty()) want = mask;
+  step_inputs(want, dt);
+  VectorStepResult res;
+  newton_step(want, res, res.times);
+  return res;
+}
+
+template <class X>
+void Engine<X>::residual(const DeviceStepInputs& in,
+                         const Real* y,
+                         std::vector<Real>& f,
+                         std::vector<Real>* jacobian) {
+  const Model& m = *model_;
+  SLENDER_CHECK(system_, "residual queries run with one environment");
+  PhaseTimes scratch;
+  times_ = &scratch;
+  take_inputs(in);
+  predict();
+  X::upload(y_trial_, y, size_t(m.ndof));
+  std::vector<Real> r(1), phi(1);
+  evaluate(y_trial_.data(), r, phi, jacobian != nullptr);
+  f_.download(f);
+  f.resize(size_t(pd_.nfree));
+  if (jacobian) system_->dense_on_host(*jacobian);
+}
+
+template <class X>
+void Engine<X>::newton_step(const EnvMask& want, VectorStepResult& res, PhaseTimes& times) {
+  const Model& m = *model_;
+  const int B = nenv_;
+  times_ = &times;
+  res.reports.assign(B, StepReport{});
+  active_h_ = want;
+  push_active();
+  predict();
+  X::copy(y_.data(), q_hat_.data(), size_t(B) * m.ndof);
+  std::vector<Real> r(B), phi(B);
+  evaluate(y_.data(), r, phi, true);
+  std::vector<long> ls_warn(B, 0);
+  // the line search goes by the residual where the forces have no potential
+  // (and where contact or stretching forces are the step's secants, whose potential is not
+  // evaluated)
+  EnvMask no_potential = friction_;
+  // (and where a load has none: a moment or a follower wrench, families_have_potential)
+  if (force_ || contact_step().a > 0 || stretch_secant_on(spec_) || !families_have_potential(m))
+    for (unsigned char& v : no_potential)
+      v = 1;
+  const EnvMask done = newton_iterations(
+      spec_.newton, want, no_potential, r, phi, res.reports.data(), ls_warn.data(),
+      times.line_search,
+      [&](const EnvMask& running, std::vector<NewtonDirection>& d) { directions(running, d, res); },
+      [&](const EnvMask& mask, const std::vector<Real>& alpha, std::vector<Real>& r_new,
+          std::vector<Real>& phi_new) {
+        trial(mask, alpha);
+        evaluate(y_trial_.data(), r_new, phi_new, true);
+      },
+      [&](const EnvMask& mask) { accept(mask); });
+  for (int e = 0; e < B; ++e) {
+    res.reports[e].dt = dt_;
+    res.line_search_warnings += ls_warn[e];
+    warn_[3 * e + 2] += ls_warn[e];
+    if (want[e]) times.newton_iters += res.reports[e].iterations;
+  }
+  finalize(done, res);
+}
+
+template <class X>
+void Engine<X>::directions(const EnvMask& running,
+                           std::vector<NewtonDirection>& d,
+                           VectorStepResult& res) {
+  if (system_) return system_direction(d, res);
+  const int B = nenv_, nf = pd_.nfree;
+  const auto t0 = Clock::now();
+  active_h_ = running;
+  push_active();
+  // every running environment's Jacobian, one batched solve; then the slopes and max |dx|
+  // (one host read with the solve's flags)
+  std::vector<unsigned char>& okh = ok_h_;
+  const bool ok_read =
+      batched_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
+                      dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
+  std::vector<Red4>& sm = sums_;
+  sm.resize(size_t(B));
+  X::env_reduce(B, nf,
+                vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : batched_->ok_flags()},
+                sm.data(), red_scratch_);
+  if (!ok_read)
+    for (int e = 0; e < B; ++e)
+      okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
+  // a system the batched solve could not take (a band or dense pivot too small, CG that did
+  // not converge): that environment's Jacobian solved by pivoting sparse LU on the host, as
+  // the CPU's direct solvers fall back (and its slope taken again)
+  bool fell_back = false;
+  for (int e = 0; e < B; ++e) {
+    if (!running[e]) continue;
+    if (!okh[e]) {
+      okh[e] = pivoting_solve(e) ? 1 : 0;
+      fallback_h_[e] = 1;
+      fell_back = true;
+    }
+    if (fallback_h_[e]) {
+      ++res.linear_fallbacks;
+      ++warn_[3 * e + 1];
+    }
+  }
+  if (fell_back)
+    X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
+  times_->solve += seconds_since(t0);
+  for (int e = 0; e < B; ++e)
+    if (running[e]) d[e] = NewtonDirection{okh[e] && sm[e].s2 == 0, sm[e].s0, sm[e].m0};
+}
+
+template <class X>
+void Engine<X>::system_direction(std::vector<NewtonDirection>& d, VectorStepResult& res) {
+  const int nf = pd_.nfree;
+  ++times_->factorizations;  // one per Newton iteration, as the CPU counts them
+  bool fallback = false;
+  d[0] = NewtonDirection{};
+  system_->set_geometry(y_.data(), 3 * model_->nnode);
+  d[0].solved = system_->solve(f_.data(), dx_.data(), *times_, fallback);
+  if (fallback) {
+    ++res.linear_fallbacks;
+    ++warn_[1];
+  }
+  if (d[0].solved && nf > 0) {
+    Red4 sm;
+    X::env_reduce(1, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, &sm, red_scratch_);
+    d[0].solved = sm.s2 == 0;
+    d[0].slope = sm.s0;
+    d[0].dx_max = sm.m0;
+  }
+}
+
+template <class X>
+bool Engine<X>::pivoting_solve(int e) {
+  const Model& m = *model_;
+  const AssemblyPlan& p = *plan_;
+  if (!fallback_) {
+    fallback_ =
+        std::make_unique<cpu::LinearSolver>(p, LinearSolverKind::kSparseLu, /*symmetric=*/false);
+  }
+  fb_h_.resize(size_t(p.hess_pool));
+  fb_dofJ_.resize(size_t(m.ndof));
+  fb_f_.resize(size_t(p.nfree));
+  fb_dx_.resize(size_t(p.nfree));
+  X::download_at(h_pool_, size_t(e) * p.hess_pool, fb_h_.data(), size_t(p.hess_pool));
+  X::download_at(dof_J_, size_t(e) * m.ndof, fb_dofJ_.data(), size_t(m.ndof));
+  X::download_at(f_, size_t(e) * p.nfree, fb_f_.data(), size_t(p.nfree));
+  // the CSR values as the engine's assembly makes them (engine/assemble.h), on the host
+  Real* val = fallback_->values();
+  const AssembleJacobian slots{p.slot_src_adr.data(), p.slot_src.data(), fb_h_.data(), val};
+  for (int slot = 0; slot < p.nnz(); ++slot)
+    slots(slot);
+  const AddDiagonal diag{p.diag_slot.data(), p.free_dof.data(), fb_dofJ_.data(), val};
+  for (int r = 0; r < p.nfree; ++r)
+    diag(r);
+  // the identity's rows and columns where e holds a DOF of the pattern (as the batched gather)
+  if (held_) {
+    const unsigned char* fe = fixed(e);
+    for (int r = 0; r < p.nfree; ++r)
+      for (int sl = p.row_ptr[r]; sl < p.row_ptr[r + 1]; ++sl)
+        if (fe[p.free_dof[r]] || fe[p.free_dof[p.col[sl]]]) val[sl] = p.col[sl] == r ? 1 : 0;
+  }
+  if (!fallback_->factorize() || !fallback_->solve(fb_f_.data(), fb_dx_.data())) return false;
+  X::upload_at(dx_, size_t(e) * p.nfree, fb_dx_.data(), size_t(p.nfree));
+  return true;
+}
+
+template <class X>
+void Engine<X>::trial(const std::vector<unsigned char>& mask, const std::vector<Real>& alpha) {
+  const Model& m = *model_;
+  active_h_ = mask;
+  push_active();
+  if (alpha_dev_h_ != alpha) {  // the full step for every environment, mostly
+    X::upload(alpha_, alpha.data(), size_t(nenv_));
+    alpha_dev_h_ = alpha;
+  }
+  se_.copy(y_trial_.data(), y_.data(), m.ndof);
+  se_.run(pd_.nfree,
+          vec::NewtonStep{pd_.nfree, m.ndof, free_dof_.data(), dx_.data(), alpha_.data(),
+                          y_trial_.data()},
+          kParallelGrainHeavy);
+}
+
+template <class X>
+void Engine<X>::newmark_contact_force(FinalizeStep& fin) {
+  const Model& m = *model_;
+  std::vector<Real> r(nenv_), phi(nenv_);
+  contact_secant_off_ = true;
+  evaluate(y_.data(), r, phi, false);
+  contact_secant_off_ = false;
+  contact_force_.resize(size_t(nenv_) * size_t(m.ndof));
+  se_.copy(contact_force_.data(), zero_dofs(), m.ndof);
+  se_.run(
+      pd_.nfree,
+      vec::NegScatterFree{pd_.nfree, m.ndof, free_dof_.data(), f_.data(), contact_force_.data()},
+      kParallelGrain);
+  fin.contact_force = contact_force_.data();
+  fin.contact_u = dt_ * (spec_.gamma - 2 * spec_.beta);
+  fin.env = scaled_ ? params_.data() : nullptr;
+}
+
+template <class X>
+void Engine<X>::finalize(const std::vector<unsigned char>& done, VectorStepResult& res) {
+  const int B = nenv_;
+  if (std::none_of(done.begin(), done.end(), [](unsigned char v) { return v != 0; })) return;
+  active_h_ = done;
+  push_active();
+  FinalizeStep fin{spec_.kind,   dt_,           c_.c_m,        c_.c_u,
+                   y_.data(),    q_hat_.data(), u_hat_.data(), dof_mass_.data(),
+                   fixed_ptr(),  q_.data(),     u_.data(),     a_.data(),
+                   env_stride(), step_slot_,    step_target_,  step_target_stride_};
+  fin.fixed_per_env = fixed_per_env_;
+  if (spec_.kind == IntegratorKind::kNewmark && contact_step().a > 0) newmark_contact_force(fin);
+  // the state, and the frames of the new configuration as the next step's start
+  se_.end_step(mv_, fin, frames(), tau0_.data(), /*midedge=*/true);
+  if (pd_.energy_pool > 0) {
+    std::vector<Red4>& s = sums_;
+    s.resize(size_t(B));
+    X::env_reduce(B, pd_.energy_pool, vec::DegenerateCount{pd_.energy_pool, flags_.data()},
+                  s.data(), red_scratch_);
+    for (int e = 0; e < B; ++e)
+      if (done[e]) {
+        res.degenerate += long(s[e].s0);
+        warn_[3 * e] += long(s[e].s0);
+      }
+  }
+  for (int e = 0; e < B; ++e)
+    if (done[e]) {
+      time_[e] += dt_;
+      ++steps_[e];
+      ++times_->steps;
+    }
+}
+
+}  // namespace slender
