@@ -12,11 +12,15 @@
 //   own amplitude;
 // - plate-hinge, plate-midedge: a 0.1 m square plate of 1 mm (9 x 9 nodes, E 1 MPa), clamped
 //   along one edge, sagging under gravity (implicit Euler, dt = 5e-3), each environment its
-//   own Young's modulus scale (0.5 to 2).
+//   own Young's modulus scale (0.5 to 2);
+// - sma-limb: apps/scenes/sma_limb.json (a rod limb curled by the scene's own SMA actuation,
+//   which the vectorized engine computes for each environment at its time), each environment
+//   its own Young's modulus scale (0.5 to 2).
 // --reference also runs the per-environment engine (solver auto) at each B and prints the
 // ratio of the two medians measured in the same run.
 //
-//   slender_batch_bench [--model snake|plate-hinge|plate-midedge] [--sizes 1,4,16,64,256]
+//   slender_batch_bench [--model snake|plate-hinge|plate-midedge|sma-limb]
+//                       [--sizes 1,4,16,64,256]
 //                       [--steps 50] [--repeats 3] [--solver auto|banded|dense|pcg|...]
 //                       [--engine per-env|vectorized] [--backend cpu|cuda] [--reference]
 //                       [--markdown]
@@ -148,8 +152,9 @@ int main(int argc, char** argv) {
       auto value = [&] { return slender::bench::option_value(argc, argv, i); };
       if (a == "--model") {
         o.model = value();
-        if (o.model != "snake" && o.model != "plate-hinge" && o.model != "plate-midedge")
-          throw std::runtime_error("--model snake|plate-hinge|plate-midedge");
+        if (o.model != "snake" && o.model != "plate-hinge" && o.model != "plate-midedge" &&
+            o.model != "sma-limb")
+          throw std::runtime_error("--model snake|plate-hinge|plate-midedge|sma-limb");
       } else if (a == "--reference") {
         o.reference = true;
       } else if (a == "--sizes") {
@@ -173,18 +178,20 @@ int main(int argc, char** argv) {
       } else if (a == "--markdown") {
         o.markdown = true;
       } else {
-        std::cout << "usage: slender_batch_bench [--model snake|plate-hinge|plate-midedge] "
-                     "[--sizes 1,4,16,64,256] [--steps 50] [--repeats 3] "
-                     "[--solver auto|banded|dense|pcg|sparse-lu|...] "
-                     "[--engine per-env|vectorized] [--backend cpu|cuda] [--reference] "
-                     "[--markdown]\n";
+        std::cout
+            << "usage: slender_batch_bench [--model snake|plate-hinge|plate-midedge|sma-limb] "
+               "[--sizes 1,4,16,64,256] [--steps 50] [--repeats 3] "
+               "[--solver auto|banded|dense|pcg|sparse-lu|...] "
+               "[--engine per-env|vectorized] [--backend cpu|cuda] [--reference] "
+               "[--markdown]\n";
         return a == "--help" || a == "-h" ? 0 : 2;
       }
     }
     const auto model =
-        o.model == "snake"
-            ? slender::build_model(slender::read_scene_file(
-                  std::string(SLENDER_BENCH_APP_SCENES_DIR) + "/snake.json"))
+        o.model == "snake" || o.model == "sma-limb"
+            ? slender::build_model(
+                  slender::read_scene_file(std::string(SLENDER_BENCH_APP_SCENES_DIR) +
+                                           (o.model == "snake" ? "/snake.json" : "/sma_limb.json")))
             : plate_model(o.model == "plate-hinge" ? slender::ShellBending::kHinge
                                                    : slender::ShellBending::kMidEdge);
     slender::bench::Table t;

@@ -64,6 +64,14 @@ struct BatchedSimulator::Impl {
   bool host_stale = true;
   mutable std::vector<State> env_states;  // state(env) answers
 
+  // the vectorized engine computes the scene's actuation itself; the controllers' commands
+  // reach it as natural-shape actions, which replace the actuation of their kind: a scene with
+  // both needs the per-environment batch (whose Simulators add the commands to the actuation)
+  void check_controllers_with_actuation() const {
+    SLENDER_CHECK(!vec || model->actuated.empty(),
+                  "the vectorized batch runs a scene's actuation or its feedback controllers, "
+                  "not both (this scene has actuation): use the per-environment batch");
+  }
   void install_actuation(int e) {
     const Model& m = *model;
     envs[e]->set_actuation([this, e, &m](Real, NaturalShape& shape) {
@@ -166,8 +174,10 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
     }
     s.initial = s.envs[0]->state();
   }
-  if (!s.model->scene.controllers.empty())
+  if (!s.model->scene.controllers.empty()) {
+    s.check_controllers_with_actuation();
     s.ctrl = std::make_unique<StrainController>(s.model, s.model->scene.controllers, nenv);
+  }
   s.status.assign(nenv, StepStatus::kConverged);
   s.reports.resize(nenv);
 }
@@ -610,6 +620,7 @@ const StrainController* BatchedSimulator::controller() const { return impl_->ctr
 void BatchedSimulator::set_controllers(std::vector<ControllerSpec> specs) {
   Impl& s = *impl_;
   std::unique_ptr<StrainController> c;
+  if (!specs.empty()) s.check_controllers_with_actuation();
   if (!specs.empty()) c = std::make_unique<StrainController>(s.model, std::move(specs), nenv());
   s.ctrl = std::move(c);
 }

@@ -270,33 +270,6 @@ struct Simulator::Impl {
       std::fill(nat_stretch.begin(), nat_stretch.end(), Real(1));
       natural_touched = false;
     }
-    for (const ActuatedSpring& a : m.actuated) {
-      switch (a.component) {
-        case 0:
-        case 1:
-          nat_kappa_bar[2 * a.index + a.component] = m.bend_kappa_bar[2 * a.index + a.component];
-          break;
-        case 2:
-          nat_tau_bar[a.index] = m.bend_tau_bar[a.index];
-          break;
-        case 3:
-          nat_phi_bar[a.index] = m.hinge_phi_bar[a.index];
-          break;
-        case kActuatedStretch:
-          nat_stretch[a.index] = 1;
-          break;
-        default:  // a mid-edge curvature component, 0 at rest
-          nat_mid_kappa[3 * a.index + a.component - 4] = 0;
-          break;
-      }
-    }
-    // where t falls in each actuation's series, once per actuation
-    const size_t nact = m.scene.actuation.size();
-    series_row.assign(nact, 0);
-    series_w.assign(nact, 0);
-    for (size_t i = 0; i < nact; ++i)
-      if (m.scene.actuation[i].series.given())
-        series_position(m.scene.actuation[i].series, t, series_row[i], series_w[i]);
     // the natural arrays as the actuation, the controllers and the actuation callback see them
     NaturalShape shape{nat_kappa_bar.data(),
                        nat_tau_bar.data(),
@@ -307,26 +280,7 @@ struct Simulator::Impl {
                        m.nmid,
                        nat_stretch.data(),
                        m.nedge};
-    for (const ActuatedSpring& a : m.actuated)
-      natural_value(shape, a.component, a.index) +=
-          actuated_value(m.scene.actuation[a.actuation], a, t, series_row[size_t(a.actuation)],
-                         series_w[size_t(a.actuation)]);
-    // the scene's stretch must leave every edge a positive natural length
-    for (const ActuatedSpring& a : m.actuated)
-      if (a.component == kActuatedStretch &&
-          !(nat_stretch[a.index] > 0 && std::isfinite(nat_stretch[a.index]))) {
-        const ActuationSpec& act = m.scene.actuation[a.actuation];
-        const std::string where =
-            act.loc.file.empty() ? "" : act.loc.file + ":" + std::to_string(act.loc.line) + ": ";
-        const std::string field = act.loc.field.empty()
-                                      ? "actuation[" + std::to_string(a.actuation) + "]"
-                                      : act.loc.field;
-        throw Error(where + field + ": at t = " + std::to_string(t) +
-                    " s the natural stretch of rod edge " + std::to_string(a.index) + " is " +
-                    std::to_string(nat_stretch[a.index]) +
-                    " (1 + the sum of its actuations' amplitude s(t)); it must stay positive, a "
-                    "natural length above zero");
-      }
+    apply_scene_actuation(m, t, shape, series_row, series_w);
     if (!stretch_action.empty()) {
       std::copy(stretch_action.begin(), stretch_action.end(), nat_stretch.begin());
       natural_touched = true;

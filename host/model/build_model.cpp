@@ -479,6 +479,57 @@ void series_position(const ActuationSeries& s, Real t, int& row, Real& w) {
   w = (t - tm[size_t(row)]) / (tm[size_t(row) + 1] - tm[size_t(row)]);
 }
 
+void apply_scene_actuation(
+    const Model& m, Real t, NaturalShape& shape, std::vector<int>& row, std::vector<Real>& w) {
+  // the actuated components back to their rest values: the actuations add up on them
+  for (const ActuatedSpring& a : m.actuated) {
+    switch (a.component) {
+      case 0:
+      case 1:
+        shape.bend_kappa_bar[2 * a.index + a.component] =
+            m.bend_kappa_bar[2 * a.index + a.component];
+        break;
+      case 2:
+        shape.bend_tau_bar[a.index] = m.bend_tau_bar[a.index];
+        break;
+      case 3:
+        shape.hinge_phi_bar[a.index] = m.hinge_phi_bar[a.index];
+        break;
+      case kActuatedStretch:
+        shape.edge_stretch_bar[a.index] = 1;
+        break;
+      default:  // a mid-edge curvature component, 0 at rest
+        shape.mid_kappa_bar[3 * a.index + a.component - 4] = 0;
+        break;
+    }
+  }
+  // where t falls in each actuation's series, once per actuation
+  const size_t nact = m.scene.actuation.size();
+  row.assign(nact, 0);
+  w.assign(nact, 0);
+  for (size_t i = 0; i < nact; ++i)
+    if (m.scene.actuation[i].series.given())
+      series_position(m.scene.actuation[i].series, t, row[i], w[i]);
+  for (const ActuatedSpring& a : m.actuated)
+    natural_value(shape, a.component, a.index) += actuated_value(
+        m.scene.actuation[a.actuation], a, t, row[size_t(a.actuation)], w[size_t(a.actuation)]);
+  // the scene's stretch must leave every edge a positive natural length
+  for (const ActuatedSpring& a : m.actuated)
+    if (a.component == kActuatedStretch &&
+        !(shape.edge_stretch_bar[a.index] > 0 && std::isfinite(shape.edge_stretch_bar[a.index]))) {
+      const ActuationSpec& act = m.scene.actuation[a.actuation];
+      const std::string where =
+          act.loc.file.empty() ? "" : act.loc.file + ":" + std::to_string(act.loc.line) + ": ";
+      const std::string field =
+          act.loc.field.empty() ? "actuation[" + std::to_string(a.actuation) + "]" : act.loc.field;
+      throw Error(where + field + ": at t = " + std::to_string(t) +
+                  " s the natural stretch of rod edge " + std::to_string(a.index) + " is " +
+                  std::to_string(shape.edge_stretch_bar[a.index]) +
+                  " (1 + the sum of its actuations' amplitude s(t)); it must stay positive, a "
+                  "natural length above zero");
+    }
+}
+
 std::vector<Real> part_youngs_scales(const Model& m, Real t) {
   std::vector<Real> s(size_t(m.npart), 1);
   for (size_t k = 0; k < m.youngs_time_part.size(); ++k) {

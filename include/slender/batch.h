@@ -28,9 +28,9 @@ enum class BatchEngine {
   /// half-bandwidth <= 24 in reverse Cuthill-McKee order), dense Cholesky or pivoting LU (up to
   /// 1024 free DOFs: shells, rod-shell structures) or block-Jacobi PCG (larger symmetric
   /// systems), chosen automatically or by the solver argument (auto, banded, dense, pcg).
-  /// Rods, shells and rod-shell models without contact between bodies, without scene
-  /// actuation and not static; every EnvParams field per environment. The CUDA backend always
-  /// uses it.
+  /// Rods, shells and rod-shell models without contact between bodies and not static; the
+  /// scene's actuation at each environment's own time (not together with feedback
+  /// controllers); every EnvParams field per environment. The CUDA backend always uses it.
   kVectorized,
 };
 

@@ -158,6 +158,53 @@ inline Real actuated_value(
   return envelope * act.amplitude * a.scale * st;
 }
 
+/// The natural shape the stencils see at an evaluation time: the model's rest values with the
+/// scene's actuation applied; an actuation callback may change it further (views into the
+/// simulator, valid during the call).
+struct NaturalShape {
+  Real* bend_kappa_bar;  ///< discrete natural curvatures kappa1, kappa2 [-] (nbend x 2)
+  Real* bend_tau_bar;    ///< natural twists [rad]                          (nbend)
+  Real* hinge_phi_bar;   ///< natural hinge angles [rad]                    (nhinge)
+  int nbend, nhinge;
+  /// actuated natural curvature of the mid-edge triangles, components along each triangle's
+  /// edge normals [1/m] (nmid x 3; 0 at rest): midedge_curvature_components gives them for a
+  /// curvature tensor
+  Real* mid_kappa_bar;
+  int nmid;
+  /// natural stretch of every rod edge [-] (nedge; 1 at rest): the edge's natural length is its
+  /// rest length (Model::edge_l_bar) times this; each value finite and positive
+  Real* edge_stretch_bar;
+  int nedge;
+};
+/// The natural value a spring's component drives (ActuatedSpring::component, index): kappa1 or
+/// kappa2 (0, 1), the twist (2), the hinge angle (3), the rod edge's stretch (kActuatedStretch),
+/// else mid-edge curvature component - 4 of triangle index: the one place that maps them
+inline Real& natural_value(NaturalShape& s, int component, int index) {
+  switch (component) {
+    case 0:
+    case 1:
+      return s.bend_kappa_bar[2 * size_t(index) + size_t(component)];
+    case 2:
+      return s.bend_tau_bar[index];
+    case 3:
+      return s.hinge_phi_bar[index];
+    case kActuatedStretch:
+      return s.edge_stretch_bar[index];
+    default:
+      return s.mid_kappa_bar[3 * size_t(index) + size_t(component - 4)];
+  }
+}
+
+/// The scene's actuation at time t on a natural shape: every actuated spring's component
+/// (Model::actuated) set to the model's rest value plus the sum of its actuations' values at t
+/// (actuated_value, in the order of Model::actuated); the other values are left as they are.
+/// Throws slender::Error naming the actuation's file, line and field where a natural stretch
+/// would not be finite and positive. The one computation of the scene's actuation: the
+/// Simulator's and the vectorized batch's (engine/engine_inputs.h, per environment at its own
+/// time). `row`, `w`: scratch (series positions, one per actuation).
+void apply_scene_actuation(
+    const Model& m, Real t, NaturalShape& shape, std::vector<int>& row, std::vector<Real>& w);
+
 /// Free-DOF CSR pattern of the Newton Jacobian and, for every stored value, the list of
 /// contributions (indices into the concatenated local-Hessian pool) summed in a fixed order.
 struct AssemblyPlan {

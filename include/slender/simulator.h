@@ -29,42 +29,6 @@ struct Energies {
   Real total() const { return kinetic + stretch + bend + twist + gravity + user + load; }
 };
 
-/// The natural shape the stencils see at an evaluation time: the model's rest values with the
-/// scene's actuation applied; an actuation callback may change it further (views into the
-/// simulator, valid during the call).
-struct NaturalShape {
-  Real* bend_kappa_bar;  ///< discrete natural curvatures kappa1, kappa2 [-] (nbend x 2)
-  Real* bend_tau_bar;    ///< natural twists [rad]                          (nbend)
-  Real* hinge_phi_bar;   ///< natural hinge angles [rad]                    (nhinge)
-  int nbend, nhinge;
-  /// actuated natural curvature of the mid-edge triangles, components along each triangle's
-  /// edge normals [1/m] (nmid x 3; 0 at rest): midedge_curvature_components gives them for a
-  /// curvature tensor
-  Real* mid_kappa_bar;
-  int nmid;
-  /// natural stretch of every rod edge [-] (nedge; 1 at rest): the edge's natural length is its
-  /// rest length (Model::edge_l_bar) times this; each value finite and positive
-  Real* edge_stretch_bar;
-  int nedge;
-};
-/// The natural value a spring's component drives (ActuatedSpring::component, index): kappa1 or
-/// kappa2 (0, 1), the twist (2), the hinge angle (3), the rod edge's stretch (kActuatedStretch),
-/// else mid-edge curvature component - 4 of triangle index: the one place that maps them
-inline Real& natural_value(NaturalShape& s, int component, int index) {
-  switch (component) {
-    case 0:
-    case 1:
-      return s.bend_kappa_bar[2 * size_t(index) + size_t(component)];
-    case 2:
-      return s.bend_tau_bar[index];
-    case 3:
-      return s.hinge_phi_bar[index];
-    case kActuatedStretch:
-      return s.edge_stretch_bar[index];
-    default:
-      return s.mid_kappa_bar[3 * size_t(index) + size_t(component - 4)];
-  }
-}
 /// Called with the evaluation time t [s] (t + dt/2 for the midpoint rule) before every step.
 using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;
 

@@ -556,8 +556,8 @@ TEST(VectorBatch, FallbacksAndFailuresMatchSingleRuns) {
   EXPECT_GT(fallbacks, 0);  // the case exercises the fallback
 }
 
-// what the vectorized engine does not take (contact between bodies, scene actuation, static
-// load stepping) is refused with a message that names the per-environment engine; shells and
+// what the vectorized engine does not take (contact between bodies, static load stepping) is
+// refused with a message that names the per-environment engine; shells and
 // per-environment ground friction it takes (tests/physics/batch_solver_test.cpp)
 TEST(VectorBatch, UnsupportedModelsAndOptionsAreClearErrors) {
   auto refused = [](const SceneSpec& sc, IntegratorKind kind) {
@@ -575,17 +575,7 @@ TEST(VectorBatch, UnsupportedModelsAndOptionsAreClearErrors) {
   SceneSpec contact = v5_scene();
   contact.contact.enabled = true;
   refused(contact, IntegratorKind::kImplicitEuler);
-  // actuation from the scene
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.5);
-  const int rod =
-      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0, 0), 11, mat, SceneBuilder::circle(2e-3));
-  b.fix_edge(rod, 0);
-  ActuationSpec a;
-  a.target = ActuationSpec::Target::kRodCurvature1;
-  a.part = rod;
-  b.actuate(a);
-  refused(b.build(), IntegratorKind::kImplicitEuler);
+  // (actuation from the scene it takes: tests/physics/batch_actuation_test.cpp)
   // static load stepping
   refused(v5_scene(), IntegratorKind::kStatic);
   // shells and per-environment friction are taken

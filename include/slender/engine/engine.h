@@ -235,9 +235,6 @@ inline void check_batched_model(const Model& m, const IntegratorSpec& spec) {
   SLENDER_CHECK(m.user_energies.empty(),
                 "the vectorized batch runs the model's own stencil families; this model has "
                 "energies from the caller's code (use the per-environment batch)");
-  SLENDER_CHECK(m.actuated.empty(),
-                "the vectorized batch takes the natural shape from its actions; this scene "
-                "has its own actuation (use the per-environment batch)");
   SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
                 "the vectorized batch steps in time; static load stepping needs the "
                 "per-environment batch");
@@ -327,6 +324,12 @@ class Engine {
     phi_.resize(B * m.nhinge);
     mid_kappa_.resize(B * 3 * m.nmid);
     stretch_.resize(B * m.nedge);
+    for (const ActuatedSpring& a : m.actuated)
+      actuated_kind_[a.component <= 1                  ? 0
+                     : a.component == 2                ? 1
+                     : a.component == 3                ? 2
+                     : a.component == kActuatedStretch ? 4
+                                                       : 3] = true;
     tau0_.resize(B * 3 * m.nsedge);
     if (!m.signals.empty()) {  // the signals at t = 0 until a step sets each environment's
       std::vector<Real> sv(B * kMaxSignals);
@@ -627,6 +630,11 @@ class Engine {
   // the front end's inputs of a step (one environment): the plan, the natural shape, loads,
   // part scales, prescribed motion, the coefficients and the signals at the evaluation time
   void take_inputs(const DeviceStepInputs& in);
+  // the scene's actuation of every environment at its evaluation time for a step of size dt,
+  // uploaded for the kinds no action replaces
+  void actuate(Real dt);
+  // the kind of natural value a natural-shape buffer holds (actuated_kind_'s index)
+  int natural_kind_of(const Buffer<Real>& b) const;
 
   // the predictor q_hat, u_hat of every environment from its state, and the damping terms'
   // start of the step: the elastic Hessians at q, the Kelvin-Voigt anchors
@@ -922,7 +930,15 @@ class Engine {
   Buffer<Real> f_, dx_;
   Buffer<Real> d1_, t_, d1_cur_, t_cur_, ref_, ref_cur_, kappa_, tau_, phi_, mid_kappa_, tau0_;
   Buffer<Real> stretch_;  // the rod edges' natural stretch (nenv x nedge)
-  Buffer<Real> signal_;   // the model's signals at each environment's evaluation time (nenv x 8)
+  // the scene's actuation (Model::actuated) in the batch, at each environment's evaluation
+  // time (apply_scene_actuation), of the kinds of natural value (curvature, twist, hinge angle,
+  // mid-edge curvature, stretch: natural_kind_of) that it drives and no action replaces
+  static constexpr int kNaturalKinds = 5;
+  bool actuated_kind_[kNaturalKinds] = {}, action_kind_[kNaturalKinds] = {};
+  std::vector<Real> act_kappa_, act_tau_, act_phi_, act_mid_, act_stretch_;  // (host, nenv x ...)
+  std::vector<int> act_row_;
+  std::vector<Real> act_w_;
+  Buffer<Real> signal_;  // the model's signals at each environment's evaluation time (nenv x 8)
   Buffer<Real> e_pool_, g_pool_, h_pool_;
   Buffer<unsigned> flags_;
   Buffer<unsigned char> active_;

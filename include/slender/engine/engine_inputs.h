@@ -26,6 +26,7 @@ void Engine<X>::clear_natural_shape() {
   mid_kappa_.fill_zero();
   const std::vector<Real> ones(size_t(nenv_) * m.nedge, Real(1));
   X::upload(stretch_, ones.data(), ones.size());
+  std::fill(action_kind_, action_kind_ + kNaturalKinds, false);  // the scene's actuation again
 }
 
 template <class X>
@@ -36,6 +37,8 @@ void Engine<X>::set_action(Buffer<Real>& dst,
                            const char* what,
                            bool positive) {
   const size_t n = size_t(nenv_) * size_t(len);
+  // the action replaces the scene's actuation of its kind of natural value
+  action_kind_[natural_kind_of(dst)] = true;
   if (!in_executor) return X::upload(dst, src, n);
   if (n == 0) return;
   std::vector<Red4> bad(static_cast<size_t>(nenv_));
@@ -161,6 +164,8 @@ void Engine<X>::step_inputs(const std::vector<unsigned char>& want, Real dt) {
     }
     X::upload(signal_, sv.data(), sv.size());
   }
+  // the scene's actuation at each environment's evaluation time
+  if (!m.actuated.empty()) actuate(dt);
 
   // prescribed motion at each environment's step end: the caller's targets, else the scene's
   // motions (none: the fixed DOFs stay)
@@ -306,6 +311,54 @@ void Engine<X>::refresh_fixed() {
     for (int r = 0; r < plan_->nfree && !held_; ++r)
       held_ = fixed_h_[e * nd + size_t(plan_->free_dof[r])] != 0;
   batched_->set_fixed(held_ ? fixed_env_.data() : nullptr);
+}
+
+template <class X>
+int Engine<X>::natural_kind_of(const Buffer<Real>& b) const {
+  return &b == &kappa_ ? 0 : &b == &tau_ ? 1 : &b == &phi_ ? 2 : &b == &mid_kappa_ ? 3 : 4;
+}
+
+template <class X>
+void Engine<X>::actuate(Real dt) {
+  const Model& m = *model_;
+  bool any = false;
+  for (int k = 0; k < kNaturalKinds; ++k)
+    any = any || (actuated_kind_[k] && !action_kind_[k]);
+  if (!any) return;  // every actuated kind is the caller's
+  const size_t B = size_t(nenv_), nk = 2 * size_t(m.nbend), nt = size_t(m.nbend),
+               nh = size_t(m.nhinge), nm = 3 * size_t(m.nmid), ns = size_t(m.nedge);
+  if (act_kappa_.empty() && act_tau_.empty() && act_phi_.empty() && act_mid_.empty() &&
+      act_stretch_.empty()) {
+    // every environment's natural values at rest: the actuation resets and drives its springs'
+    // components only, so that the others keep these
+    act_kappa_.resize(B * nk);
+    act_tau_.resize(B * nt);
+    act_phi_.resize(B * nh);
+    act_mid_.assign(B * nm, 0);
+    act_stretch_.assign(B * ns, 1);
+    for (size_t e = 0; e < B; ++e) {
+      std::copy(m.bend_kappa_bar.begin(), m.bend_kappa_bar.end(), act_kappa_.begin() + e * nk);
+      std::copy(m.bend_tau_bar.begin(), m.bend_tau_bar.end(), act_tau_.begin() + e * nt);
+      std::copy(m.hinge_phi_bar.begin(), m.hinge_phi_bar.end(), act_phi_.begin() + e * nh);
+    }
+  }
+  for (size_t e = 0; e < B; ++e) {
+    NaturalShape shape{act_kappa_.data() + e * nk,
+                       act_tau_.data() + e * nt,
+                       act_phi_.data() + e * nh,
+                       m.nbend,
+                       m.nhinge,
+                       act_mid_.data() + e * nm,
+                       m.nmid,
+                       act_stretch_.data() + e * ns,
+                       m.nedge};
+    apply_scene_actuation(m, step_coeffs(spec_, time_[e], dt).t_eval, shape, act_row_, act_w_);
+  }
+  Buffer<Real>* dst[kNaturalKinds] = {&kappa_, &tau_, &phi_, &mid_kappa_, &stretch_};
+  const std::vector<Real>* src[kNaturalKinds] = {&act_kappa_, &act_tau_, &act_phi_, &act_mid_,
+                                                 &act_stretch_};
+  for (int k = 0; k < kNaturalKinds; ++k)
+    if (actuated_kind_[k] && !action_kind_[k]) X::upload(*dst[k], src[k]->data(), src[k]->size());
 }
 
 }  // namespace slender
