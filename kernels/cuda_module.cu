@@ -9,7 +9,7 @@ namespace slender {
 int cuda_module_device_count();
 int cuda_module_device_of(const void* p);
 void cuda_module_device_memory(std::size_t* free_bytes, std::size_t* total_bytes);
-std::unique_ptr<DeviceStepper> cuda_module_make_stepper(std::shared_ptr<const Model> model,
+std::unique_ptr<SimulatorEngine> cuda_module_make_simulator_engine(std::shared_ptr<const Model> model,
                                                         const IntegratorSpec& spec,
                                                         LinearSolverKind solver);
 std::unique_ptr<VectorEngine> cuda_module_make_vector_engine(std::shared_ptr<const Model> model,
@@ -24,7 +24,7 @@ extern "C" __attribute__((visibility("default"))) const slender::CudaModule* sle
   static const slender::CudaModule table{
       slender::kCudaModuleVersion,        slender::cuda_module_layout(),
       &slender::cuda_module_device_count, &slender::cuda_module_device_of,
-      &slender::cuda_module_make_stepper, &slender::cuda_module_make_vector_engine,
+      &slender::cuda_module_make_simulator_engine, &slender::cuda_module_make_vector_engine,
       &slender::cuda_module_device_memory};
   return &table;
 }

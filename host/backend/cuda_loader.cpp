@@ -119,11 +119,11 @@ void cuda_device_memory(std::size_t& free_bytes, std::size_t& total_bytes) {
   module().api->device_memory(&free_bytes, &total_bytes);
 }
 
-std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> model,
-                                                 const IntegratorSpec& spec,
-                                                 LinearSolverKind solver) {
+std::unique_ptr<SimulatorEngine> make_cuda_simulator_engine(std::shared_ptr<const Model> model,
+                                                            const IntegratorSpec& spec,
+                                                            LinearSolverKind solver) {
   require_cuda_backend();
-  return module().api->make_stepper(std::move(model), spec, solver);
+  return module().api->make_simulator_engine(std::move(model), spec, solver);
 }
 
 std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,

@@ -1,42 +1,43 @@
 // The engine (include/slender/engine/engine.h) on the host executor (backend/host_executor.h),
-// instantiated once for both front ends: the CPU backend's Simulator (engine/stepper.h) and the
-// vectorized batch on the CPU (engine/batch_engine.h). The same engine runs on the GPU with the
-// CUDA executor (kernels/cuda_engine.cu), so that CI tests the CUDA backend's step logic on the
-// CPU. Also here: the maker a Simulator with BackendKind::kCuda calls (make_device_stepper).
+// instantiated once for both front ends: the CPU backend's Simulator (engine/simulator_engine_on.h)
+// and the vectorized batch on the CPU (engine/batch_engine.h). The same engine runs on the GPU with
+// the CUDA executor (kernels/cuda_engine.cu), so that CI tests the CUDA backend's step logic on the
+// CPU. Also here: the maker a Simulator with BackendKind::kCuda calls
+// (make_simulator_engine_on_cuda).
 
 #include <atomic>
 #include <memory>
 
 #include "backend/host_executor.h"
 #include "slender/engine/batch_engine.h"
-#include "slender/engine/stepper.h"
+#include "slender/engine/simulator_engine_on.h"
 
 namespace slender {
 
 namespace {
 
-std::atomic<DeviceStepperMaker> g_maker{nullptr};
+std::atomic<SimulatorEngineMaker> g_maker{nullptr};
 
 }  // namespace
 
-std::unique_ptr<DeviceStepper> make_host_stepper(std::shared_ptr<const Model> model,
-                                                 const IntegratorSpec& spec,
-                                                 LinearSolverKind solver) {
-  return std::make_unique<stepper::StepperOn<HostExecutor>>(std::move(model), spec, solver);
+std::unique_ptr<SimulatorEngine> make_host_simulator_engine(std::shared_ptr<const Model> model,
+                                                            const IntegratorSpec& spec,
+                                                            LinearSolverKind solver) {
+  return std::make_unique<stepper::SimulatorEngineOn<HostExecutor>>(std::move(model), spec, solver);
 }
 
-size_t host_stepper_object_bytes() { return sizeof(stepper::StepperOn<HostExecutor>); }
+size_t host_stepper_object_bytes() { return sizeof(stepper::SimulatorEngineOn<HostExecutor>); }
 
-DeviceStepperMaker set_device_stepper_maker(DeviceStepperMaker maker) {
+SimulatorEngineMaker set_simulator_engine_maker(SimulatorEngineMaker maker) {
   return g_maker.exchange(maker);
 }
 
-std::unique_ptr<DeviceStepper> make_device_stepper(std::shared_ptr<const Model> model,
-                                                   const IntegratorSpec& spec,
-                                                   LinearSolverKind solver) {
-  const DeviceStepperMaker maker = g_maker.load();
+std::unique_ptr<SimulatorEngine> make_simulator_engine_on_cuda(std::shared_ptr<const Model> model,
+                                                               const IntegratorSpec& spec,
+                                                               LinearSolverKind solver) {
+  const SimulatorEngineMaker maker = g_maker.load();
   return maker ? maker(std::move(model), spec, solver)
-               : make_cuda_stepper(std::move(model), spec, solver);
+               : make_cuda_simulator_engine(std::move(model), spec, solver);
 }
 
 std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,

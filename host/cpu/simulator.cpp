@@ -1,8 +1,9 @@
-// The Simulator: the front end of one environment. It owns the engine (engine/stepper.h, the
-// Newton step written once over an executor: the host one for the CPU backend, the CUDA one for
-// the CUDA backend) and keeps the host side: the step's inputs (actuation, point loads,
-// prescribed motion, the assembly plan of the contact pairs the engine found), the host copy of
-// the state, and the queries (energies, strains, reactions) evaluated from that copy.
+// The Simulator: the front end of one environment. It owns the engine
+// (engine/simulator_engine_on.h, the Newton step written once over an executor: the host one for
+// the CPU backend, the CUDA one for the CUDA backend) and keeps the host side: the step's inputs
+// (actuation, point loads, prescribed motion, the assembly plan of the contact pairs the engine
+// found), the host copy of the state, and the queries (energies, strains, reactions) evaluated from
+// that copy.
 
 #include "slender/simulator.h"
 
@@ -22,8 +23,8 @@
 #include "slender/core/integrator.h"
 #include "slender/core/parallel_for.h"
 #include "slender/engine/assemble.h"
-#include "slender/engine/device_stepper.h"
 #include "slender/engine/memory_tally.h"
+#include "slender/engine/simulator_engine.h"
 #include "slender/engine/strains.h"
 #include "slender/engine/user_force.h"
 #include "slender/info.h"
@@ -88,9 +89,9 @@ struct Simulator::Impl {
   ModelView mv;  // the model's arrays plus the contact pairs (the host's evaluations)
   PhaseTimes times;
 
-  // the engine (engine/stepper.h) on the host executor (CPU backend) or on the CUDA one; it
-  // holds the state and runs the step
-  std::unique_ptr<DeviceStepper> engine;
+  // the engine (engine/simulator_engine_on.h) on the host executor (CPU backend) or on the CUDA
+  // one; it holds the state and runs the step
+  std::unique_ptr<SimulatorEngine> engine;
   bool on_cuda = false;
   bool host_stale = false;
   bool loads_dirty = false;  // external forces changed since the engine last saw them
@@ -168,8 +169,8 @@ struct Simulator::Impl {
       : model(std::move(m)), spec(s), state(initial_state(*model)), mv(host_view(*model)) {
     const Model& md = *model;
     on_cuda = backend == BackendKind::kCuda;
-    engine =
-        on_cuda ? make_device_stepper(model, spec, kind) : make_host_stepper(model, spec, kind);
+    engine = on_cuda ? make_simulator_engine_on_cuda(model, spec, kind)
+                     : make_host_simulator_engine(model, spec, kind);
     // the host's loops cost nothing to time phase by phase
     if (!on_cuda) engine->set_phase_timing(true);
     env_mass = md.dof_mass;
@@ -438,9 +439,9 @@ struct Simulator::Impl {
 
   // what the engine needs for a step of size dt from the state: the contact plan when it
   // changed, the integrator's coefficients, the natural shape, the loads, the prescribed motion
-  DeviceStepInputs inputs(Real dt) {
+  StepInputs inputs(Real dt) {
     const Model& m = *model;
-    DeviceStepInputs in;
+    StepInputs in;
     // the plans of a new set of held DOFs
     const bool refixed = fixed_dirty;
     if (refixed) {
@@ -545,10 +546,10 @@ struct Simulator::Impl {
       ctrl->compute(0, state.time, dt, ctrl_readings());
       ctrl_pending = true;
     }
-    DeviceStepWarnings warn;
+    StepWarnings warn;
     StepReport rep;
     try {
-      const DeviceStepInputs in = inputs(dt);
+      const StepInputs in = inputs(dt);
       rep = engine->step(in, times, warn);
     } catch (...) {
       ctrl_pending = false;
@@ -859,7 +860,7 @@ void Simulator::residual(Real dt,
   SLENDER_CHECK(int(y.size()) == s.model->ndof, "configuration has ", y.size(), " DOFs, not ",
                 s.model->ndof);
   SLENDER_CHECK(dt > 0 && std::isfinite(dt), "time step must be positive, got ", dt);
-  const DeviceStepInputs in = s.inputs(dt);
+  const StepInputs in = s.inputs(dt);
   s.engine->residual(in, y.data(), f, jacobian);
   s.engine_plan_version = s.plan_version;
 }

@@ -1,6 +1,6 @@
 // The vectorized batch on the CUDA device against the same engine on the CPU (label gpu; every
 // case skips without a device). The single-simulator CUDA backend's suite is
-// tests/cpu/device_stepper_test.cpp, which runs on the device where there is one and on the host
+// tests/cpu/simulator_engine_test.cpp, which runs on the device where there is one and on the host
 // executor everywhere.
 
 #include <cuda_runtime.h>
@@ -69,7 +69,7 @@ TEST(CudaBatch, VectorizedSnakesMatchTheCpuEngine) {
 
 // prescribed motion by the caller's targets in vectorized batches on the device: four
 // environments of a cantilever whose clamped ends move on their own paths, against the CPU
-// engine (the single-simulator case is in tests/cpu/device_stepper_test.cpp)
+// engine (the single-simulator case is in tests/cpu/simulator_engine_test.cpp)
 TEST(CudaBatch, FixedTargetsMatchTheCpuEngine) {
   SLENDER_REQUIRE_GPU();
   const auto m = test::clamped_rod_for_targets(IntegratorKind::kImplicitMidpoint, true);

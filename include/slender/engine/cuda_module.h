@@ -4,14 +4,14 @@
 // (libslender_cuda.so, built from kernels/) that host/backend/cuda_loader.cpp loads on the first
 // request for CUDA: a CPU run never maps a CUDA library. The module exports one C function,
 // slender_cuda_module(), which returns this table; the loader checks its version and layout
-// stamp, then forwards cuda_device_count(), make_cuda_stepper() and the rest to it.
+// stamp, then forwards cuda_device_count(), make_cuda_simulator_engine() and the rest to it.
 
 #include <cstddef>
 #include <memory>
 
 #include "slender/core/status.h"
 #include "slender/engine/batch_engine.h"
-#include "slender/engine/device_stepper.h"
+#include "slender/engine/simulator_engine.h"
 #include "slender/model.h"
 
 namespace slender {
@@ -30,9 +30,9 @@ struct CudaModule {
   unsigned long layout;
   int (*device_count)();
   int (*device_of)(const void* p);
-  std::unique_ptr<DeviceStepper> (*make_stepper)(std::shared_ptr<const Model> model,
-                                                 const IntegratorSpec& spec,
-                                                 LinearSolverKind solver);
+  std::unique_ptr<SimulatorEngine> (*make_simulator_engine)(std::shared_ptr<const Model> model,
+                                                            const IntegratorSpec& spec,
+                                                            LinearSolverKind solver);
   std::unique_ptr<VectorEngine> (*make_vector_engine)(std::shared_ptr<const Model> model,
                                                       int nenv,
                                                       const IntegratorSpec& spec,

@@ -3,8 +3,9 @@
 // The engine: Newton's implicit step of B >= 1 environments of one model, written once over an
 // executor X (engine/executor.h), so that the same code runs on the CPU (the host executor,
 // host/backend/host_executor.h) and on the GPU (the CUDA executor, kernels/cuda_executor.cuh).
-// Every front end runs it: the Simulator with one environment (through the DeviceStepper seam,
-// engine/stepper.h), the BatchedSimulator's vectorized batch with B (engine/batch_engine.h).
+// Every front end runs it: the Simulator with one environment (through the SimulatorEngine seam,
+// engine/simulator_engine_on.h), the BatchedSimulator's vectorized batch with B
+// (engine/batch_engine.h).
 //
 // - State and workspace are env-major flat arrays (q[env * ndof + i]); the model is shared.
 // - Every stencil family, the per-DOF terms and the assembly run over all active environments
@@ -20,7 +21,7 @@
 //   sparse LU on the host; or kSystem, one environment's CSR Jacobian solved directly or by a
 //   Krylov method (engine/system_solve.h).
 // - With one environment (kSystem) the front end may hand each step's inputs
-//   (DeviceStepInputs: the integrator's coefficients, static load steps included, the natural
+//   (StepInputs: the integrator's coefficients, static load steps included, the natural
 //   shape under actuation, point loads, prescribed motion, the plan with the contact pairs),
 //   and the engine also runs contact between bodies (its pairs found by X's ContactFinder:
 //   engine/contact_pipeline.h on the GPU), energies from the caller's code
@@ -59,9 +60,9 @@
 #include "slender/engine/batch_solve.h"
 #include "slender/engine/contact_jacobian.h"
 #include "slender/engine/contact_pairs.h"
-#include "slender/engine/device_stepper.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/model_view.h"
+#include "slender/engine/simulator_engine.h"
 #include "slender/engine/step_eval.h"
 #include "slender/engine/strains.h"
 #include "slender/engine/system_solve.h"
@@ -590,7 +591,7 @@ class Engine {
   /// one step of the only environment with the front end's inputs (the Simulator: its
   /// coefficients, natural shape, loads, part scales, prescribed motion and plan); on failure
   /// the state is unchanged. The counters of `times` and `warn` are added to.
-  StepReport step_with(const DeviceStepInputs& in, PhaseTimes& times, DeviceStepWarnings& warn) {
+  StepReport step_with(const StepInputs& in, PhaseTimes& times, StepWarnings& warn) {
     take_inputs(in);
     VectorStepResult res;
     newton_step(EnvMask(1, 1), res, times);
@@ -603,7 +604,7 @@ class Engine {
   /// the free-DOF residual of a step with these inputs from the current state, at the
   /// configuration y (ndof, host memory), into f (nfree); with `jacobian`, also its Jacobian,
   /// dense and row-major (nfree x nfree). The state is unchanged. (One environment, kSystem.)
-  void residual(const DeviceStepInputs& in,
+  void residual(const StepInputs& in,
                 const Real* y,
                 std::vector<Real>& f,
                 std::vector<Real>* jacobian);
@@ -629,7 +630,7 @@ class Engine {
 
   // the front end's inputs of a step (one environment): the plan, the natural shape, loads,
   // part scales, prescribed motion, the coefficients and the signals at the evaluation time
-  void take_inputs(const DeviceStepInputs& in);
+  void take_inputs(const StepInputs& in);
   // the scene's actuation of every environment at its evaluation time for a step of size dt,
   // uploaded for the kinds no action replaces
   void actuate(Real dt);

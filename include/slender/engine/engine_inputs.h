@@ -2,7 +2,7 @@
 
 // The engine's inputs (engine/engine.h): the natural shape and the other actions, the
 // environments' parameters and states, each step's inputs (loads, part scales, signals, motions;
-// a front end's DeviceStepInputs), the boundary events and the held DOFs, the assembly plan.
+// a front end's StepInputs), the boundary events and the held DOFs, the assembly plan.
 // Included by engine.h after the class; not a header of its own.
 
 #include "slender/engine/engine.h"
@@ -190,7 +190,7 @@ void Engine<X>::step_inputs(const std::vector<unsigned char>& want, Real dt) {
 }
 
 template <class X>
-void Engine<X>::take_inputs(const DeviceStepInputs& in) {
+void Engine<X>::take_inputs(const StepInputs& in) {
   const Model& m = *model_;
   if (fixed_stale_) refresh_fixed();  // (the plan of the held DOFs comes with the inputs)
   if (in.plan_changed && in.plan) use_plan(in.plan);

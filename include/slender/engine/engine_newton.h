@@ -24,7 +24,7 @@ VectorStepResult Engine<X>::step(Real dt, const std::vector<unsigned char>& mask
 }
 
 template <class X>
-void Engine<X>::residual(const DeviceStepInputs& in,
+void Engine<X>::residual(const StepInputs& in,
                          const Real* y,
                          std::vector<Real>& f,
                          std::vector<Real>* jacobian) {

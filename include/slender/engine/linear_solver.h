@@ -7,7 +7,7 @@
 // refactorizes. CHOLMOD when available, Eigen's SimplicialLDLT otherwise, and a sparse LU
 // fallback when the factorization fails (e.g. a matrix that is not positive definite).
 // kPcg is not one of its kinds: the iterative path (block-Jacobi CG and BiCGSTAB) is the
-// engine's, on every executor (engine/stepper.h).
+// engine's, on every executor (engine/simulator_engine_on.h).
 // kBanded: the free DOFs in reverse Cuthill-McKee order and banded LU without pivoting
 // (include/slender/core/banded.h), the direct path when a pivot is too small; chosen by kAuto
 // when the half-bandwidth is at most kBandedAutoMax (rods).

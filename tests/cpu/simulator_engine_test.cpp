@@ -1,5 +1,5 @@
-// The engine (include/slender/engine/stepper.h) on its two executors. The CUDA one (the CUDA
-// backend; skipped where no device is visible) against the host one (the CPU backend): V8,
+// The engine (include/slender/engine/simulator_engine_on.h) on its two executors. The CUDA one (the
+// CUDA backend; skipped where no device is visible) against the host one (the CPU backend): V8,
 // every scene of apps/scenes and bench/scenes, 50 steps on both backends from the same start,
 // states within 1e-9 relative: q as the largest DOF difference over the largest |q|, and u as
 // one step's displacement (u dt) over the largest |q| (compare.h: velocities of a body at rest
@@ -11,7 +11,7 @@
 // iterates; a failed step leaves the state as it was; fallbacks are counted.
 // SLENDER_TEST_MAX_STEPS caps the step counts (for the sanitizers).
 
-#include "slender/engine/device_stepper.h"
+#include "slender/engine/simulator_engine.h"
 
 #include <gtest/gtest.h>
 
@@ -38,18 +38,18 @@ enum class Executor { kHost, kCuda };
 
 // BackendKind::kCuda makes the executor's stepper: the host one is put in the CUDA one's place
 // for the test's duration
-class DeviceStepper : public ::testing::TestWithParam<Executor> {
+class SimulatorEngine : public ::testing::TestWithParam<Executor> {
  protected:
   void SetUp() override {
     if (GetParam() == Executor::kCuda) {
       if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
     } else {
-      previous_ = set_device_stepper_maker(&make_host_stepper);
+      previous_ = set_simulator_engine_maker(&make_host_simulator_engine);
       replaced_ = true;
     }
   }
   void TearDown() override {
-    if (replaced_) set_device_stepper_maker(previous_);
+    if (replaced_) set_simulator_engine_maker(previous_);
   }
   std::string pcg_name() const { return GetParam() == Executor::kCuda ? "cuda-pcg" : "pcg"; }
   std::string bicgstab_name() const {
@@ -60,7 +60,7 @@ class DeviceStepper : public ::testing::TestWithParam<Executor> {
   bool against_itself() const { return GetParam() == Executor::kHost; }
 
  private:
-  DeviceStepperMaker previous_ = nullptr;
+  SimulatorEngineMaker previous_ = nullptr;
   bool replaced_ = false;
 };
 
@@ -85,7 +85,7 @@ std::shared_ptr<const Model> load(const std::string& path) {
 bool capped() { return test::steps_capped(); }
 int steps(int n) { return test::capped_steps(n); }
 
-TEST_P(DeviceStepper, EverySceneMatchesTheCpuOver50Steps) {
+TEST_P(SimulatorEngine, EverySceneMatchesTheCpuOver50Steps) {
   if (against_itself()) GTEST_SKIP() << "the host executor is the CPU backend";
   constexpr Real kTol = 1e-9;
   for (const std::string& path : all_scenes()) {
@@ -105,7 +105,7 @@ TEST_P(DeviceStepper, EverySceneMatchesTheCpuOver50Steps) {
 }
 
 // a scene with contact, friction and the ground: two device runs give the same bits
-TEST_P(DeviceStepper, TwoRunsAreBitIdentical) {
+TEST_P(SimulatorEngine, TwoRunsAreBitIdentical) {
   const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/gripper.json");
   std::vector<Real> q[2], u[2];
   for (int run = 0; run < 2; ++run) {
@@ -120,7 +120,7 @@ TEST_P(DeviceStepper, TwoRunsAreBitIdentical) {
 }
 
 // phase timing only adds synchronizations: the same states
-TEST_P(DeviceStepper, PhaseTimingDoesNotChangeResults) {
+TEST_P(SimulatorEngine, PhaseTimingDoesNotChangeResults) {
   const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s3_helix_e1e7.json");
   std::vector<Real> q[2];
   for (int run = 0; run < 2; ++run) {
@@ -137,7 +137,7 @@ TEST_P(DeviceStepper, PhaseTimingDoesNotChangeResults) {
 }
 
 // the device PCG reaches the same Newton iterates as the direct solve, to solver tolerance
-TEST_P(DeviceStepper, PcgAndCholeskyGiveTheSameNewtonIterates) {
+TEST_P(SimulatorEngine, PcgAndCholeskyGiveTheSameNewtonIterates) {
   for (const char* name :
        {"/bench/scenes/s1_cantilever_e1e5.json", "/apps/scenes/parachute.json"}) {
     SCOPED_TRACE(name);
@@ -161,7 +161,7 @@ TEST_P(DeviceStepper, PcgAndCholeskyGiveTheSameNewtonIterates) {
 // the multigrid-preconditioned CG (its V-cycle on the executor, its hierarchy built on the host
 // from the executor's matrix: two levels on the cloth's 630 free DOFs) reaches the direct
 // solve's Newton iterates, to solver tolerance
-TEST_P(DeviceStepper, AmgAndCholeskyGiveTheSameNewtonIterates) {
+TEST_P(SimulatorEngine, AmgAndCholeskyGiveTheSameNewtonIterates) {
   for (const char* name : {"/apps/scenes/cloth_drop.json", "/apps/scenes/parachute.json"}) {
     SCOPED_TRACE(name);
     const auto model = load(std::string(SLENDER_SOURCE_DIR) + name);
@@ -181,7 +181,7 @@ TEST_P(DeviceStepper, AmgAndCholeskyGiveTheSameNewtonIterates) {
 }
 
 // a step that cannot converge leaves the device state exactly as it was, as on the CPU
-TEST_P(DeviceStepper, FailedStepLeavesTheStateUntouched) {
+TEST_P(SimulatorEngine, FailedStepLeavesTheStateUntouched) {
   const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s3_helix_e1e7.json");
   IntegratorSpec spec = model->scene.integrator;
   spec.newton.max_iters = 1;
@@ -201,7 +201,7 @@ TEST_P(DeviceStepper, FailedStepLeavesTheStateUntouched) {
 }
 
 // set_state on the device and the energies computed from the downloaded state
-TEST_P(DeviceStepper, SetStateRoundTripsAndQueriesSeeTheDeviceState) {
+TEST_P(SimulatorEngine, SetStateRoundTripsAndQueriesSeeTheDeviceState) {
   const auto model =
       load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s1_cantilever_e1e5.json");
   Simulator gpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
@@ -222,7 +222,7 @@ TEST_P(DeviceStepper, SetStateRoundTripsAndQueriesSeeTheDeviceState) {
 // per-simulator parameters on the device (set_params) against the CPU backend with the same
 // parameters: a rod dropped on the ground with friction (the friction change turns the solve
 // non-symmetric), and the rod-shell contact scene (contact found on the device) stiffened
-TEST_P(DeviceStepper, ParametersMatchTheCpu) {
+TEST_P(SimulatorEngine, ParametersMatchTheCpu) {
   if (against_itself()) GTEST_SKIP() << "the host executor is the CPU backend";
   struct Case {
     const char* scene;
@@ -260,7 +260,7 @@ TEST_P(DeviceStepper, ParametersMatchTheCpu) {
 // host plan): the rod-shell / shell-shell scene with PCG forced (120 steps: the plate catches the
 // rod and the tile), against the CPU's direct solve; PCG stops at 1e-12 relative, so the states
 // agree to 1e-8
-TEST_P(DeviceStepper, PcgWithDeviceContactAssemblyMatchesTheCpu) {
+TEST_P(SimulatorEngine, PcgWithDeviceContactAssemblyMatchesTheCpu) {
   {
     const char* scene = "plate_contact.json";
     const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + scene);
@@ -280,7 +280,7 @@ TEST_P(DeviceStepper, PcgWithDeviceContactAssemblyMatchesTheCpu) {
 // host evaluations between device steps (residual() with another dt finds its own pairs on the
 // host; reactions()) leave the device's steps as they were: the same states as a CPU run that
 // makes the same calls (direct path) and as the PCG path's
-TEST_P(DeviceStepper, HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone) {
+TEST_P(SimulatorEngine, HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone) {
   const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/plate_contact.json");
   const Real dt = model->scene.integrator.dt;
   for (LinearSolverKind kind : {LinearSolverKind::kAuto, LinearSolverKind::kPcg}) {
@@ -305,7 +305,7 @@ TEST_P(DeviceStepper, HostEvaluationsBetweenStepsLeaveTheDeviceStepsAlone) {
 // prescribed motion by the caller's targets on the stepper: a cantilever whose clamped end
 // moves up and down and turns, against the CPU backend; the scene's own motions run in V8
 // (rod_twist.json)
-TEST_P(DeviceStepper, FixedTargetsMatchTheCpu) {
+TEST_P(SimulatorEngine, FixedTargetsMatchTheCpu) {
   if (against_itself()) GTEST_SKIP() << "the host executor is the CPU backend";
   const auto m = test::clamped_rod_for_targets(IntegratorKind::kImplicitMidpoint, true);
   Simulator cpu(m), dev(m, m->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
@@ -324,7 +324,7 @@ TEST_P(DeviceStepper, FixedTargetsMatchTheCpu) {
 // every Newton iteration, and the direct path (the merged one once contact sets in) takes over.
 // Before, the CPU counted only fallbacks at the factorization, not those in the solve, and the
 // stepper only those with contact.
-TEST_P(DeviceStepper, LinearFallbacksAreCountedAsOnTheCpu) {
+TEST_P(SimulatorEngine, LinearFallbacksAreCountedAsOnTheCpu) {
   const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/rod_twist.json");
   ASSERT_FALSE(model->nonsymmetric());
   Simulator dev(model, model->scene.integrator, LinearSolverKind::kPcg, BackendKind::kCuda);
@@ -350,7 +350,7 @@ TEST_P(DeviceStepper, LinearFallbacksAreCountedAsOnTheCpu) {
 // path take preconditioned BiCGSTAB: the same Newton iterates as the CPU's sparse LU. The rod on
 // the ground and the parachute converge without a fallback; the gripper (contact friction, J_c
 // assembled on the executor) falls back to the merged direct solve where BiCGSTAB breaks down
-TEST_P(DeviceStepper, NonSymmetricJacobiansTakeBicgstab) {
+TEST_P(SimulatorEngine, NonSymmetricJacobiansTakeBicgstab) {
   struct Case {
     const char* scene;
     int steps;
@@ -379,7 +379,7 @@ TEST_P(DeviceStepper, NonSymmetricJacobiansTakeBicgstab) {
 
 // ground friction switched on by set_params on the iterative path with contact assembled on the
 // executor (the cloth with self-contact): BiCGSTAB from then on (this used to be an error)
-TEST_P(DeviceStepper, FrictionSwitchedOnTurnsTheIterativePathToBicgstab) {
+TEST_P(SimulatorEngine, FrictionSwitchedOnTurnsTheIterativePathToBicgstab) {
   const auto model = load(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/cloth_drop.json");
   ASSERT_FALSE(model->nonsymmetric());
   Simulator dev(model, model->scene.integrator, LinearSolverKind::kPcg, BackendKind::kCuda);
@@ -402,7 +402,7 @@ TEST_P(DeviceStepper, FrictionSwitchedOnTurnsTheIterativePathToBicgstab) {
 // (rod-shell and shell-shell, with each node's mass) on plate_contact, and the ground's (with the
 // automatic per-node stiffness k_per_kg) on spider_incline; 60 steps against the CPU backend to
 // V8's 1e-9, and against the same scene without dashpots to show that they acted (> 1e-6)
-TEST_P(DeviceStepper, DashpotsMatchTheCpu) {
+TEST_P(SimulatorEngine, DashpotsMatchTheCpu) {
   for (const char* name : {"plate_contact.json", "spider_incline.json"}) {
     SCOPED_TRACE(name);
     SceneSpec sc = read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name);
@@ -436,7 +436,7 @@ TEST_P(DeviceStepper, DashpotsMatchTheCpu) {
 // the engine hands the solve to the executor's solvers: on CUDA banded LU on the device where
 // the CPU takes the band (kAuto and kBanded on a rod), else cuSOLVER; on the host, the kind the
 // caller asked for (kAuto: banded LU on a rod)
-TEST_P(DeviceStepper, SolverNamesTellTheExecutor) {
+TEST_P(SimulatorEngine, SolverNamesTellTheExecutor) {
   const auto model =
       load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s1_cantilever_e1e5.json");
   struct Case {
@@ -460,7 +460,7 @@ TEST_P(DeviceStepper, SolverNamesTellTheExecutor) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors,
-                         DeviceStepper,
+                         SimulatorEngine,
                          ::testing::Values(Executor::kHost, Executor::kCuda),
                          [](const ::testing::TestParamInfo<Executor>& i) {
                            return i.param == Executor::kHost ? "Host" : "Cuda";

@@ -1,6 +1,6 @@
 #pragma once
 
-// The Simulator's side of the seam (engine/device_stepper.h): the engine (engine/engine.h) with
+// The Simulator's side of the seam (engine/simulator_engine.h): the engine (engine/engine.h) with
 // one environment over an executor X, its linear solve one system per Newton iteration
 // (engine/system_solve.h: X's direct sparse solver, or block-Jacobi CG / BiCGSTAB on X), the
 // front end's inputs taken each step, and contact between bodies, the caller's energies and
@@ -15,28 +15,28 @@
 #include <utility>
 #include <vector>
 
-#include "slender/engine/device_stepper.h"
 #include "slender/engine/engine.h"
+#include "slender/engine/simulator_engine.h"
 
 namespace slender {
 
 namespace stepper {
 
 template <class X>
-class StepperOn final : public DeviceStepper {
+class SimulatorEngineOn final : public SimulatorEngine {
  public:
-  StepperOn(std::shared_ptr<const Model> model, const IntegratorSpec& spec, LinearSolverKind kind)
+  SimulatorEngineOn(std::shared_ptr<const Model> model,
+                    const IntegratorSpec& spec,
+                    LinearSolverKind kind)
       : device_(X::current_device()),
         // the state's arrays come from the owner's upload_state
         engine_(model, 1, spec, initial_state(*model), kind, EngineSolve::kSystem) {}
 
-  StepReport step(const DeviceStepInputs& in,
-                  PhaseTimes& times,
-                  DeviceStepWarnings& warn) override {
+  StepReport step(const StepInputs& in, PhaseTimes& times, StepWarnings& warn) override {
     const typename X::OnDevice on(device_);
     return engine_.step_with(in, times, warn);
   }
-  void residual(const DeviceStepInputs& in,
+  void residual(const StepInputs& in,
                 const Real* y,
                 std::vector<Real>& f,
                 std::vector<Real>* jacobian) override {

@@ -1,15 +1,15 @@
 #pragma once
 
 // The seam between the front ends (Simulator) and the engine: the engine (engine/engine.h with one
-// environment, engine/stepper.h, over an executor) owns the state and runs the whole Newton step;
-// the front end hands it, per step, what it computes cheaply on the host (the integrator's
-// coefficients, the natural shape under actuation, point loads, the assembly plan that includes
-// the contact pairs) and asks for the state only when a recorder does. The contact pairs are found
-// by the engine (engine/contact_pipeline.h on the GPU); the front end sees them only when they
-// change, to build the plan. Two executors: the host one (host/backend/host_engine.cpp: the CPU
-// backend) and the CUDA one (kernels/cuda_engine.cu, in the CUDA module, which
-// backend/cuda_loader.cpp loads on first use). The names still say "device": the CPU backend's
-// device is the host.
+// environment, engine/simulator_engine_on.h, over an executor) owns the state and runs the whole
+// Newton step; the front end hands it, per step, what it computes cheaply on the host (the
+// integrator's coefficients, the natural shape under actuation, point loads, the assembly plan that
+// includes the contact pairs) and asks for the state only when a recorder does. The contact pairs
+// are found by the engine (engine/contact_pipeline.h on the GPU); the front end sees them only when
+// they change, to build the plan. Two executors: the host one (host/backend/host_engine.cpp: the
+// CPU backend) and the CUDA one (kernels/cuda_engine.cu, in the CUDA module, which
+// backend/cuda_loader.cpp loads on first use). (Until 2026-11-29 this seam was the
+// DeviceStepper, after the CUDA stepper it was first written for; it is the CPU backend's too.)
 
 #include <memory>
 #include <string>
@@ -26,7 +26,7 @@
 namespace slender {
 
 /// What the host hands the device for one step (host pointers, valid during the call).
-struct DeviceStepInputs {
+struct StepInputs {
   Real dt = 0;
   StepCoeffs c;
   // the natural shape at the evaluation time, uploaded when `natural_changed` (actuation)
@@ -63,21 +63,19 @@ struct DeviceStepInputs {
 };
 
 /// Warning counts of one step (added to the State's counters by the host).
-struct DeviceStepWarnings {
+struct StepWarnings {
   long degenerate = 0, linear_fallback = 0, line_search = 0;
 };
 
-class DeviceStepper {
+class SimulatorEngine {
  public:
-  virtual ~DeviceStepper() = default;
+  virtual ~SimulatorEngine() = default;
   /// one Newton step; on failure the device state is unchanged
-  virtual StepReport step(const DeviceStepInputs& in,
-                          PhaseTimes& times,
-                          DeviceStepWarnings& warn) = 0;
+  virtual StepReport step(const StepInputs& in, PhaseTimes& times, StepWarnings& warn) = 0;
   /// the free-DOF residual of a step with these inputs from the current state, at the
   /// configuration y (ndof, host memory), into f (nfree); with `jacobian`, also its Jacobian,
   /// dense and row-major (nfree x nfree). The state is unchanged.
-  virtual void residual(const DeviceStepInputs& in,
+  virtual void residual(const StepInputs& in,
                         const Real* y,
                         std::vector<Real>& f,
                         std::vector<Real>* jacobian) = 0;
@@ -101,7 +99,7 @@ class DeviceStepper {
   virtual void upload_state(const State& s) = 0;
   /// the held DOFs from the next step on (ndof, host, 0 or 1; null: the model's set), and the
   /// DOFs whose velocity and acceleration become 0 now (those a fix newly holds); the plan of
-  /// the new set comes with the next step's inputs (DeviceStepInputs::plan)
+  /// the new set comes with the next step's inputs (StepInputs::plan)
   virtual void set_fixed(const unsigned char* fixed, const std::vector<int>& stop) = 0;
   /// the strains of one kind (core/status.h's StrainKind) of the device state into out (host;
   /// count x width values, engine/strains.h)
@@ -118,28 +116,28 @@ class DeviceStepper {
 };
 
 /// The CUDA stepper (throws slender::Error with the reason when it cannot run here).
-std::unique_ptr<DeviceStepper> make_cuda_stepper(std::shared_ptr<const Model> model,
-                                                 const IntegratorSpec& spec,
-                                                 LinearSolverKind solver);
+std::unique_ptr<SimulatorEngine> make_cuda_simulator_engine(std::shared_ptr<const Model> model,
+                                                            const IntegratorSpec& spec,
+                                                            LinearSolverKind solver);
 
-/// The CPU backend: the same stepper code (engine/stepper.h) on the host executor, with the
-/// CPU's linear solvers (host/backend/host_engine.cpp); `solver` chooses among them as
+/// The CPU backend: the same stepper code (engine/simulator_engine_on.h) on the host executor, with
+/// the CPU's linear solvers (host/backend/host_engine.cpp); `solver` chooses among them as
 /// LinearSolverKind says.
-std::unique_ptr<DeviceStepper> make_host_stepper(std::shared_ptr<const Model> model,
-                                                 const IntegratorSpec& spec,
-                                                 LinearSolverKind solver);
+std::unique_ptr<SimulatorEngine> make_host_simulator_engine(std::shared_ptr<const Model> model,
+                                                            const IntegratorSpec& spec,
+                                                            LinearSolverKind solver);
 /// the bytes of the host stepper object itself, its arrays apart (Simulator::memory_estimate)
 size_t host_stepper_object_bytes();
 
-using DeviceStepperMaker = std::unique_ptr<DeviceStepper> (*)(std::shared_ptr<const Model>,
-                                                              const IntegratorSpec&,
-                                                              LinearSolverKind);
-/// What a Simulator with BackendKind::kCuda runs: make_cuda_stepper, unless a test put another
-/// maker (make_host_stepper) in its place. Returns the previous maker; nullptr restores
-/// make_cuda_stepper.
-DeviceStepperMaker set_device_stepper_maker(DeviceStepperMaker maker);
-std::unique_ptr<DeviceStepper> make_device_stepper(std::shared_ptr<const Model> model,
-                                                   const IntegratorSpec& spec,
-                                                   LinearSolverKind solver);
+using SimulatorEngineMaker = std::unique_ptr<SimulatorEngine> (*)(std::shared_ptr<const Model>,
+                                                                  const IntegratorSpec&,
+                                                                  LinearSolverKind);
+/// What a Simulator with BackendKind::kCuda runs: make_cuda_simulator_engine, unless a test put
+/// another maker (make_host_simulator_engine) in its place. Returns the previous maker; nullptr
+/// restores make_cuda_simulator_engine.
+SimulatorEngineMaker set_simulator_engine_maker(SimulatorEngineMaker maker);
+std::unique_ptr<SimulatorEngine> make_simulator_engine_on_cuda(std::shared_ptr<const Model> model,
+                                                               const IntegratorSpec& spec,
+                                                               LinearSolverKind solver);
 
 }  // namespace slender
