@@ -1,8 +1,8 @@
 // The engine (include/slender/engine/engine.h) over the CUDA executor (cuda_executor.cuh: one
 // thread per item, per-environment reductions with one block per environment in a fixed order, so
 // that two runs give the same bits), instantiated once for both front ends: the CUDA backend's
-// Simulator (engine/simulator_engine_on.h) and the vectorized batch (engine/batch_engine.h). CI runs the same
-// engine on the host executor (host/backend/host_engine.cpp).
+// Simulator (engine/simulator_engine_on.h) and the vectorized batch (engine/batch_engine.h). CI
+// runs the same engine on the host executor (host/backend/host_engine.cpp).
 
 #include <memory>
 
@@ -15,9 +15,8 @@ namespace slender {
 
 static_assert(stepper::kReducePartials >= kReduceBlocks, "reduction workspace too small");
 
-std::unique_ptr<SimulatorEngine> cuda_module_make_simulator_engine(std::shared_ptr<const Model> model,
-                                                        const IntegratorSpec& spec,
-                                                        LinearSolverKind solver) {
+std::unique_ptr<SimulatorEngine> cuda_module_make_simulator_engine(
+    std::shared_ptr<const Model> model, const IntegratorSpec& spec, LinearSolverKind solver) {
   return std::make_unique<stepper::SimulatorEngineOn<CudaExecutor>>(std::move(model), spec, solver);
 }
 

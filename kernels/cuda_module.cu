@@ -9,9 +9,8 @@ namespace slender {
 int cuda_module_device_count();
 int cuda_module_device_of(const void* p);
 void cuda_module_device_memory(std::size_t* free_bytes, std::size_t* total_bytes);
-std::unique_ptr<SimulatorEngine> cuda_module_make_simulator_engine(std::shared_ptr<const Model> model,
-                                                        const IntegratorSpec& spec,
-                                                        LinearSolverKind solver);
+std::unique_ptr<SimulatorEngine> cuda_module_make_simulator_engine(
+    std::shared_ptr<const Model> model, const IntegratorSpec& spec, LinearSolverKind solver);
 std::unique_ptr<VectorEngine> cuda_module_make_vector_engine(std::shared_ptr<const Model> model,
                                                              int nenv,
                                                              const IntegratorSpec& spec,
@@ -21,10 +20,12 @@ std::unique_ptr<VectorEngine> cuda_module_make_vector_engine(std::shared_ptr<con
 }  // namespace slender
 
 extern "C" __attribute__((visibility("default"))) const slender::CudaModule* slender_cuda_module() {
-  static const slender::CudaModule table{
-      slender::kCudaModuleVersion,        slender::cuda_module_layout(),
-      &slender::cuda_module_device_count, &slender::cuda_module_device_of,
-      &slender::cuda_module_make_simulator_engine, &slender::cuda_module_make_vector_engine,
-      &slender::cuda_module_device_memory};
+  static const slender::CudaModule table{slender::kCudaModuleVersion,
+                                         slender::cuda_module_layout(),
+                                         &slender::cuda_module_device_count,
+                                         &slender::cuda_module_device_of,
+                                         &slender::cuda_module_make_simulator_engine,
+                                         &slender::cuda_module_make_vector_engine,
+                                         &slender::cuda_module_device_memory};
   return &table;
 }
