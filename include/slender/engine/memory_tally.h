@@ -8,7 +8,7 @@
 //   the arrays in the order its constructor, use_plan and its steps allocate them;
 // - tally_batched_solve_memory: the vectorized batch's solver (engine/batch_solve.h: the band,
 //   the dense matrices or the PCG vectors of every environment);
-// - Simulator::memory_estimate (host/cpu/simulator.cpp): one Simulator on the CPU, its engine
+// - Simulator::memory_estimate (host/simulator/simulator.cpp): one Simulator on the CPU, its engine
 //   (one environment), linear solver (cpu::LinearSolver::memory_bytes: the band, or the sparse
 //   factor's fill from a symbolic factorization) and host-side arrays.
 // A new array in those classes belongs in their tally here too; tests/physics/
