@@ -7,6 +7,11 @@
 #include "slender/engine/model_view.h"
 
 namespace slender {
+// the host executor's engine is compiled once, in host_engine.cpp
+extern template class Engine<HostExecutor>;
+}  // namespace slender
+
+namespace slender {
 
 struct RolloutAdjoint::Impl {
   Impl(std::shared_ptr<const Model> model, const IntegratorSpec& spec, const RolloutOptions& opt)

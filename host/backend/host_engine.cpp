@@ -14,6 +14,10 @@
 
 namespace slender {
 
+// every member of the host executor's engine, compiled here once (the adjoint,
+// host_adjoint.cpp, uses these and does not compile its own)
+template class Engine<HostExecutor>;
+
 namespace {
 
 std::atomic<SimulatorEngineMaker> g_maker{nullptr};
