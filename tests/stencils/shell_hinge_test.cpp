@@ -216,6 +216,68 @@ TEST(ShellHinge, DegenerateInputStaysFinite) {
     EXPECT_TRUE(std::isfinite(r.H.a[i]));
 }
 
+// Why no hinge stiffness bends a free strip on the grid mesh as Euler-Bernoulli (issue 53;
+// docs/numerics.md, *Hinge stiffness*): on a grid of unit right triangles (diagonals along
+// (1, 1)), the surface z = (Kxx x^2 + 2 Kxy x y + Kyy y^2) / 2 folds, to first order, the hinges
+// along x by (Kyy + Kxy), those along y by (Kxx + Kxy) and the diagonal ones by sqrt(2) Kxy (up
+// to their signs): the axis hinges read the twist. With stiffnesses kx on the axis hinges and
+// kd = r kx on the diagonals (one of each per unit cell), a free strip along x relaxes Kyy and
+// Kxy and bends with 2r / (1 + 2r) of the cylinder's rigidity: 0.8 at r = 2, and 1 only as
+// r -> infinity (no twist at all). Checked here on the stencil's own angle.
+TEST(ShellHinge, GridHingesReadTheTwistSoAFreeStripIsSoft) {
+  auto z = [](Real x, Real y, const Real K[3]) {
+    return 0.5 * (K[0] * x * x + 2 * K[2] * x * y + K[1] * y * y);
+  };
+  // (x0, x1, x2, x3) in the plane: the hinge x0 -> x1, its wings x2 (triangle A) and x3 (B),
+  // both triangles' normals +z when flat
+  const Real hinges[3][4][2] = {{{0, 0}, {1, 0}, {1, 1}, {0, -1}},  // along x
+                                {{0, 0}, {0, 1}, {-1, 0}, {1, 1}},  // along y
+                                {{0, 0}, {1, 1}, {0, 1}, {1, 0}}};  // the diagonal
+  auto angle = [&](int h, const Real K[3]) {
+    Vec<12> x;
+    for (int n = 0; n < 4; ++n) {
+      x[3 * n] = hinges[h][n][0];
+      x[3 * n + 1] = hinges[h][n][1];
+      x[3 * n + 2] = z(hinges[h][n][0], hinges[h][n][1], K);
+    }
+    return shell_hinge_angle(x);
+  };
+  // a[h][c] = d angle_h / d K_c (Kxx, Kyy, Kxy) by central differences
+  const Real eps = 1e-6;
+  Real a[3][3];
+  for (int h = 0; h < 3; ++h)
+    for (int c = 0; c < 3; ++c) {
+      Real Kp[3] = {0, 0, 0}, Km[3] = {0, 0, 0};
+      Kp[c] = eps;
+      Km[c] = -eps;
+      a[h][c] = (angle(h, Kp) - angle(h, Km)) / (2 * eps);
+    }
+  const Real expect[3][3] = {{0, 1, 1}, {1, 0, 1}, {0, 0, std::sqrt(Real(2))}};
+  for (int h = 0; h < 3; ++h) {
+    const Real sign = a[h][2] > 0 ? 1 : -1;  // the stencil's sign convention
+    for (int c = 0; c < 3; ++c)
+      EXPECT_NEAR(sign * a[h][c], expect[h][c], 1e-8) << "hinge " << h << ", K component " << c;
+  }
+  // the strip: W(K) = 1/2 sum_h k_h (a_h . K)^2 at Kxx = 1, minimised over Kyy and Kxy
+  for (Real r : {0.5, 1.0, 2.0, 9.0}) {
+    const Real k[3] = {1, 1, r};
+    Real Q[3][3] = {};
+    for (int h = 0; h < 3; ++h)
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+          Q[i][j] += k[h] * a[h][i] * a[h][j];
+    const Real det = Q[1][1] * Q[2][2] - Q[1][2] * Q[2][1];
+    const Real yy = -(Q[2][2] * Q[1][0] - Q[1][2] * Q[2][0]) / det;
+    const Real xy = -(Q[1][1] * Q[2][0] - Q[2][1] * Q[1][0]) / det;
+    const Real K[3] = {1, yy, xy};
+    Real W = 0;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        W += K[i] * Q[i][j] * K[j];
+    EXPECT_NEAR(W / Q[0][0], 2 * r / (1 + 2 * r), 1e-9) << "r = " << r;
+  }
+}
+
 }  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender
