@@ -28,17 +28,16 @@ std::shared_ptr<const Model> scene(const char* name) {
       read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name + ".json"));
 }
 
-// max |a - b| over max |b - q0| (the motion), over the positions
+// max |a - b| over max |b - q0| (the motion), over the positions (the first n entries)
 Real motion_difference(const std::vector<Real>& a,
                        const std::vector<Real>& b,
                        const std::vector<Real>& q0,
                        int n) {
-  Real d = 0, s = 0;
-  for (int i = 0; i < n; ++i) {
-    d = std::max(d, std::fabs(a[size_t(i)] - b[size_t(i)]));
-    s = std::max(s, std::fabs(b[size_t(i)] - q0[size_t(i)]));
-  }
-  return d / s;
+  auto positions = [n](const std::vector<Real>& v) {
+    return std::vector<Real>(v.begin(), v.begin() + n);
+  };
+  return test::max_abs_diff(positions(a), positions(b)) /
+         test::max_abs_diff(positions(b), positions(q0));
 }
 
 TEST(VectorBatchActuation, ActuatedScenesEqualSingleRunsPerEnvironment) {

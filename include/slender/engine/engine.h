@@ -331,6 +331,18 @@ class Engine {
                      : a.component == 3                ? 2
                      : a.component == kActuatedStretch ? 4
                                                        : 3] = true;
+    if (!m.actuated.empty()) {
+      // every environment's natural values at rest, where actuate() applies the scene's
+      // actuation each step: it resets and drives its springs' components only, so that the
+      // others keep these
+      for (size_t e = 0; e < size_t(B); ++e) {
+        act_kappa_.insert(act_kappa_.end(), m.bend_kappa_bar.begin(), m.bend_kappa_bar.end());
+        act_tau_.insert(act_tau_.end(), m.bend_tau_bar.begin(), m.bend_tau_bar.end());
+        act_phi_.insert(act_phi_.end(), m.hinge_phi_bar.begin(), m.hinge_phi_bar.end());
+      }
+      act_mid_.assign(size_t(B) * 3 * m.nmid, 0);
+      act_stretch_.assign(size_t(B) * m.nedge, 1);
+    }
     tau0_.resize(B * 3 * m.nsedge);
     if (!m.signals.empty()) {  // the signals at t = 0 until a step sets each environment's
       std::vector<Real> sv(B * kMaxSignals);

@@ -327,21 +327,6 @@ void Engine<X>::actuate(Real dt) {
   if (!any) return;  // every actuated kind is the caller's
   const size_t B = size_t(nenv_), nk = 2 * size_t(m.nbend), nt = size_t(m.nbend),
                nh = size_t(m.nhinge), nm = 3 * size_t(m.nmid), ns = size_t(m.nedge);
-  if (act_kappa_.empty() && act_tau_.empty() && act_phi_.empty() && act_mid_.empty() &&
-      act_stretch_.empty()) {
-    // every environment's natural values at rest: the actuation resets and drives its springs'
-    // components only, so that the others keep these
-    act_kappa_.resize(B * nk);
-    act_tau_.resize(B * nt);
-    act_phi_.resize(B * nh);
-    act_mid_.assign(B * nm, 0);
-    act_stretch_.assign(B * ns, 1);
-    for (size_t e = 0; e < B; ++e) {
-      std::copy(m.bend_kappa_bar.begin(), m.bend_kappa_bar.end(), act_kappa_.begin() + e * nk);
-      std::copy(m.bend_tau_bar.begin(), m.bend_tau_bar.end(), act_tau_.begin() + e * nt);
-      std::copy(m.hinge_phi_bar.begin(), m.hinge_phi_bar.end(), act_phi_.begin() + e * nh);
-    }
-  }
   for (size_t e = 0; e < B; ++e) {
     NaturalShape shape{act_kappa_.data() + e * nk,
                        act_tau_.data() + e * nt,
