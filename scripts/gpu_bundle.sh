@@ -57,7 +57,8 @@ if [ -d "$src/build-gpu/python/slender" ]; then  # the Python package, its modul
     esac
   done
 fi
-# libslender_host.so, and the CUDA module libslender_cuda.so that it loads on first use
+# libslender_host.so, libslender_base.so beneath it, and the CUDA module libslender_cuda.so that
+# it loads on first use
 for lib in "$src"/build-gpu/libslender_*.so; do
   strip --strip-unneeded -o "$stage/build-gpu/$(basename "$lib")" "$lib"
 done

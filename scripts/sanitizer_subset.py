@@ -87,9 +87,11 @@ def covered_lines(build, exe, raw, profdir, name):
     """the library lines (host/, include/) the suite's run executed, as a set of 'file:line'"""
     data = os.path.join(profdir, name + ".profdata")
     subprocess.run(["llvm-profdata", "merge", "-sparse", raw, "-o", data], check=True)
-    lib = os.path.join(build, "libslender_host.so")
+    objects = []
+    for lib in ("libslender_host.so", "libslender_base.so"):
+        objects += ["-object", os.path.join(build, lib)]
     out = subprocess.run(["llvm-cov", "export", "-format=lcov", "-skip-functions",
-                          "-instr-profile", data, exe, "-object", lib],
+                          "-instr-profile", data, exe, *objects],
                          capture_output=True, text=True, check=True).stdout
     lines, keep, current = set(), False, ""
     for line in out.splitlines():

@@ -15,8 +15,8 @@
 #include <exception>
 #include <sstream>
 
-#include "backend/memory_budget.h"
 #include "model/model_internal.h"
+#include "runtime/memory_budget.h"
 #include "slender/backend.h"
 #include "slender/batch.h"
 #include "slender/control.h"

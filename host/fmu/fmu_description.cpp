@@ -570,9 +570,14 @@ FmuPackResult pack_fmu(const FmuPackOptions& opt) {
                 "the FMI 3.0 headers, from fmpy or SLENDER_FMI3_INCLUDE_DIR; or set "
                 "SLENDER_FMU_LIBRARY)");
   }
+  // the library and the one beneath it (libslender_base.so), which find each other in their
+  // own folder ($ORIGIN), as they do in the FMU's binaries/x86_64-linux/
   const std::string host_lib = (fs::path(here) / "libslender_host.so").string();
-  if (!fs::is_regular_file(host_lib, ec)) {
-    throw Error("FMU: libslender_host.so is not beside '" + here + "'");
+  const std::string base_lib = (fs::path(here) / "libslender_base.so").string();
+  for (const std::string& l : {host_lib, base_lib}) {
+    if (!fs::is_regular_file(l, ec)) {
+      throw Error("FMU: " + fs::path(l).filename().string() + " is not beside '" + here + "'");
+    }
   }
 
   std::vector<std::pair<std::string, std::string>> entries;
@@ -580,6 +585,7 @@ FmuPackResult pack_fmu(const FmuPackOptions& opt) {
   const std::string bin = "binaries/x86_64-linux/";
   entries.emplace_back(bin + d.identifier + ".so", read_file(lib));
   entries.emplace_back(bin + "libslender_host.so", read_file(host_lib));
+  entries.emplace_back(bin + "libslender_base.so", read_file(base_lib));
   const std::string cuda_lib = (fs::path(here) / "libslender_cuda.so").string();
   if (fs::is_regular_file(cuda_lib, ec))
     entries.emplace_back(bin + "libslender_cuda.so", read_file(cuda_lib));

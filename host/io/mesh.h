@@ -1,7 +1,8 @@
 #pragma once
 
-// Triangle meshes of shells: the generators behind SceneBuilder's *_shell methods and the
-// topology check that validate_scene() runs on every part with triangles. Internal to host/io.
+// Triangle meshes of shells: the generators behind SceneBuilder's *_shell methods. Internal to
+// host/io. (The triangles' topology check that validate_scene() runs on every part with
+// triangles is in host/model/validate_scene.cpp.)
 //
 // Every generator returns nodes and triangles only (no rod edges), with all triangles wound
 // counterclockwise about the shell's normal (right-hand rule: (x1 - x0) x (x2 - x0) points to
@@ -51,13 +52,5 @@ GeometryFile hemisphere_mesh(const Vec3& center, const Vec3& axis, Real radius, 
 /// A unit vector normal to the unit vector a, from the coordinate axis least aligned with a
 /// (ties go to the lower axis): the same a always gives the same direction.
 Vec3 unit_normal_to(const Vec3& a);
-
-/// Checks the triangles of a part with `nodes.size()` nodes: node ids in range and distinct, no
-/// zero-area triangle (area <= 1e-12 scale^2), no triangle repeated, at most two triangles per
-/// edge (manifold) and neighbours wound the same way. Returns "" when all is well, else the
-/// message for the first problem found (naming triangles by index and edges by node ids).
-std::string check_triangles(const std::vector<Vec3>& nodes,
-                            const std::vector<std::array<int, 3>>& triangles,
-                            Real scale);
 
 }  // namespace slender

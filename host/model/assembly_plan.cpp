@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <climits>
 
-#include "backend/memory_budget.h"
 #include "model/model_internal.h"
+#include "runtime/memory_budget.h"
 #include "slender/core/error.h"
 #include "slender/stencils/user_energy.h"
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/memory_budget.h"
 #include "python/control_bindings.h"
+#include "runtime/memory_budget.h"
 #include "slender/adjoint.h"
 #include "slender/backend.h"
 #include "slender/batch.h"

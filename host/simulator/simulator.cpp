@@ -15,9 +15,9 @@
 #include <cstdlib>
 
 #include "backend/host_executor.h"
-#include "backend/memory_budget.h"
 #include "contact/pairs.h"
 #include "model/model_internal.h"
+#include "runtime/memory_budget.h"
 #include "slender/control.h"
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"

@@ -51,7 +51,7 @@ class BatchedSimulator {
   /// `solver`: for the per-environment engine, each Simulator's; for the vectorized engine kAuto
   /// (banded, else dense, else pcg), kBanded, kDense or kPcg (other kinds throw). The batch's
   /// memory is estimated first (memory_estimate): a batch that would not fit in the memory
-  /// available (host/backend/memory_budget.h: MemAvailable, the cgroup's limit, RLIMIT_AS, or
+  /// available (host/runtime/memory_budget.h: MemAvailable, the cgroup's limit, RLIMIT_AS, or
   /// SLENDER_MEMORY_LIMIT; on the CUDA backend also the device's free memory) is refused with a
   /// MemoryLimitError naming nenv, the estimate, the memory available and the most environments
   /// that fit, before anything is allocated.

@@ -1,4 +1,4 @@
-// The host's threads (include/slender/core/parallel_for.h, host/backend/host_threads.cpp): the
+// The host's threads (include/slender/core/parallel_for.h, host/runtime/host_threads.cpp): the
 // thread count chosen from the work, a small system on one thread, every item run once whatever
 // the threads, the same bits on one and on two threads, and idle pool threads that sleep (no
 // long active spin). Speed under load is measured in bench/threads_under_load.sh.

@@ -3,7 +3,7 @@
 // both engines and the solvers behind them (the snake: banded LU in both; a plate: the dense
 // Cholesky and the PCG of the vectorized engine, CHOLMOD or LDLT per environment); a batch of 10^6
 // environments refused at once, with the numbers, under a limit and under the machine's own;
-// the available memory read from its limits (host/backend/memory_budget.h).
+// the available memory read from its limits (host/runtime/memory_budget.h).
 
 #include <gtest/gtest.h>
 #include <malloc.h>
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/memory_budget.h"
 #include "physics_util.h"
+#include "runtime/memory_budget.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/config.h"

@@ -419,7 +419,8 @@ def check_cpp(block):
     with open(src, "w") as f:
         f.write(as_program(block.text))
     cxx = os.environ.get("CXX", "g++")
-    run([cxx, "-std=c++17", "-O0", *compile_flags(), src, "-o", exe, lib,
+    base = os.path.join(BUILD, "libslender_base.so")
+    run([cxx, "-std=c++17", "-O0", *compile_flags(), src, "-o", exe, lib, base,
          f"-Wl,-rpath,{os.path.dirname(lib)}"], d, os.environ.copy(), f"{block.id}: compiling")
     run([exe], d, os.environ.copy(), f"{block.id}: running")
 

@@ -107,6 +107,7 @@ def test_model_descriptions_validate(tmp_path):
             ident = md.coSimulation.modelIdentifier
             assert f"binaries/x86_64-linux/{ident}.so" in z.namelist()
             assert "binaries/x86_64-linux/libslender_host.so" in z.namelist()
+            assert "binaries/x86_64-linux/libslender_base.so" in z.namelist()
             assert "resources/scene.json" in z.namelist()
         assert cs.get("canGetAndSetFMUState") == "true"
         assert cs.get("canSerializeFMUState") == "true"

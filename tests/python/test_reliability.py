@@ -197,7 +197,7 @@ def test_a_second_thread_waits_for_the_first(model):
 
 
 def gib_text(b):
-    """The size as the refusal writes it (host/backend/memory_budget.cpp, format_bytes)."""
+    """The size as the refusal writes it (host/runtime/memory_budget.cpp, format_bytes)."""
     units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
     u = 0
     while b >= 1024 and u < 5:

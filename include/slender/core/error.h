@@ -70,7 +70,7 @@ class InputError : public std::runtime_error {
 };
 
 /// A request refused before anything was allocated because its estimated memory does not fit
-/// in the memory available (host/backend/memory_budget.h): what() names the argument, the
+/// in the memory available (host/runtime/memory_budget.h): what() names the argument, the
 /// estimate and the memory available. From Python a MemoryError.
 class MemoryLimitError : public Error {
  public:

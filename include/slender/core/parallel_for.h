@@ -3,7 +3,7 @@
 // The loop layer: a functor body written once, run by a threaded host loop here and by a CUDA
 // kernel in the CUDA backend (kernels/launch.cuh), so that CI tests the code the GPU runs.
 //
-// Host threads (host/backend/host_threads.cpp): the library's own pool, not OpenMP teams. A loop
+// Host threads (host/runtime/host_threads.cpp): the library's own pool, not OpenMP teams. A loop
 // takes one thread per `grain` items, up to host_threads(), so a small system runs on the
 // calling thread alone and opens no parallel region. The caller always works too, and the items
 // are handed out in chunks as threads ask for them: a pool thread that the operating system has

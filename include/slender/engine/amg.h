@@ -5,7 +5,7 @@
 // needs iterations that grow like the square root of the unknowns (a shell's bending: S9,
 // issue 21; bench/results/2026-11-27-s9-preconditioner-study-cpu-xeon-2c.md).
 //
-// The hierarchy is built on the host (build_amg, host/backend/amg.cpp), from the Jacobian's CSR
+// The hierarchy is built on the host (build_amg, host/solvers/amg.cpp), from the Jacobian's CSR
 // (the static and contact parts merged) and the engine's blocks (a node's free rows):
 // - strength: blocks I and J are strongly coupled where |A_IJ|_F > theta sqrt(|A_II|_F |A_JJ|_F);
 // - aggregation: greedy, over the strong graph (a seed and its free strong neighbours; the rest

@@ -2,7 +2,7 @@
 
 // What the engine allocates, tallied from the sizes of its arrays before any of them is: the
 // BatchedSimulator compares the tally of a batch with the memory available and refuses a batch
-// that would not fit (host/batch/batched_simulator.cpp, host/backend/memory_budget.h), instead
+// that would not fit (host/batch/batched_simulator.cpp, host/runtime/memory_budget.h), instead
 // of ending in std::bad_alloc or an abort after seconds of allocation.
 // - tally_engine_memory: the engine (engine/engine.h, with its StepEval) with B environments,
 //   the arrays in the order its constructor, use_plan and its steps allocate them;

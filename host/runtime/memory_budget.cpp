@@ -1,8 +1,8 @@
-// The memory this process may still allocate (host/backend/memory_budget.h): the kernel's
+// The memory this process may still allocate (host/runtime/memory_budget.h): the kernel's
 // MemAvailable, the cgroups' limits less their working sets, the address-space and data rlimits,
 // or SLENDER_MEMORY_LIMIT.
 
-#include "backend/memory_budget.h"
+#include "runtime/memory_budget.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
