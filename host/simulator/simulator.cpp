@@ -2,8 +2,9 @@
 // (engine/simulator_engine_on.h, the Newton step written once over an executor: the host one for
 // the CPU backend, the CUDA one for the CUDA backend) and keeps the host side: the step's inputs
 // (actuation, point loads, prescribed motion, the assembly plan of the contact pairs the engine
-// found), the host copy of the state, and the queries (energies, strains, reactions) evaluated from
-// that copy.
+// found) and the host copy of the state. Its queries (energies, strains, reactions, the shells'
+// bending energy density, Newmark's initial acceleration) are the engine's, on its executor
+// (engine/engine_queries.h), with the inputs of the state's time that this side computes.
 
 #include "slender/simulator.h"
 
@@ -15,7 +16,6 @@
 #include <cstdlib>
 
 #include "backend/host_executor.h"
-#include "contact/pairs.h"
 #include "model/model_internal.h"
 #include "runtime/memory_budget.h"
 #include "slender/control.h"
@@ -86,7 +86,7 @@ struct Simulator::Impl {
   std::shared_ptr<const Model> model;
   IntegratorSpec spec;
   State state;   // the host copy of the engine's state, refreshed when a query needs it
-  ModelView mv;  // the model's arrays plus the contact pairs (the host's evaluations)
+  ModelView mv;  // the model's arrays plus the contact pairs (the plans' pattern)
   PhaseTimes times;
 
   // the engine (engine/simulator_engine_on.h) on the host executor (CPU backend) or on the CUDA
@@ -99,10 +99,7 @@ struct Simulator::Impl {
 
   // rod-rod contact: the engine's candidate pairs (downloaded when they change) and the
   // assembly plan that includes them
-  contact::ContactPairFinder pair_finder;        // the host's, for queries when the engine
-                                                 // assembles the contact part itself
   contact::ContactPairLists pairs, fresh_pairs;  // this step's sub-pairs, the next candidates
-  bool host_pairs_replaced = false;  // a host evaluation found `pairs` since the engine did
   // the plan in use: the model's, or one with the contact pairs (a new object for new pairs)
   std::shared_ptr<const AssemblyPlan> plan_now;
   AssemblyPlanCache plan_cache;  // the static families' sorted contributions
@@ -156,12 +153,6 @@ struct Simulator::Impl {
   const Real* dof_mass() const { return env_mass.data(); }
   Vec3 gravity() const { return params.override_gravity ? params.gravity : model->gravity; }
 
-  // the host's evaluations for queries (energies, strains, reactions, the Newmark start): the
-  // stencils at the state's configuration with its frames
-  std::vector<Real> q_hat, u_hat;  // zero: no velocity-dependent terms in a query
-  std::vector<Real> e_pool, g_pool;
-  std::vector<unsigned> flag_pool;
-
   Impl(std::shared_ptr<const Model> m,
        const IntegratorSpec& s,
        LinearSolverKind kind,
@@ -177,8 +168,6 @@ struct Simulator::Impl {
     plan_now = std::shared_ptr<const AssemblyPlan>(model, &md.plan);
     fixed_plan = plan_now;
     f_time.resize(md.ndof);
-    q_hat.assign(md.ndof, 0);
-    u_hat.assign(md.ndof, 0);
     nat_kappa_bar = md.bend_kappa_bar;
     nat_tau_bar = md.bend_tau_bar;
     nat_phi_bar = md.hinge_phi_bar;
@@ -192,39 +181,6 @@ struct Simulator::Impl {
     host_stale = false;
   }
 
-  EvalView eval_view(const Real* q) const {
-    EvalView ev{};
-    ev.nenv = 1;
-    ev.q = q;
-    ev.edge_d1 = state.edge_d1.data();
-    ev.bend_ref_twist = state.bend_ref_twist.data();
-    ev.bend_kappa_bar = nat_kappa_bar.data();
-    ev.bend_tau_bar = nat_tau_bar.data();
-    ev.hinge_phi_bar = nat_phi_bar.data();
-    ev.mid_kappa_bar = nat_mid_kappa.data();
-    ev.edge_stretch_bar = nat_stretch.data();
-    ev.natural_per_env = 0;
-    ev.q_hat = q_hat.data();
-    ev.u_hat = u_hat.data();
-    ev.c_u = 0;
-    ev.sedge_tau0 = state.sedge_tau0.data();
-    if (contact_secant_off) {
-      // the contact forces left out (Newmark's start: its stored acceleration keeps the
-      // energy-consistent contact's impulses out, core/integrator.h)
-      ev.q_start = q;
-      ev.contact_a = 2;
-      ev.contact_w = 0;
-      ev.contact_hm = 1;
-    }
-    if (!model->signals.empty()) {  // the families' time functions at the state's time
-      signal_h.resize(kMaxSignals);
-      eval_signals(*model, state.time, load_factor_at(spec, state.time), signal_h.data(),
-                   signal_values(), signal_set_ptr());
-      ev.signal = signal_h.data();
-    }
-    return ev;
-  }
-  mutable std::vector<Real> signal_h;  // eval_view's signals
   // the caller's values of the families' signals (set_load_value) and where they apply
   // (kMaxSignals each), or empty
   std::vector<Real> signal_value;
@@ -233,8 +189,6 @@ struct Simulator::Impl {
   const unsigned char* signal_set_ptr() const {
     return signal_set.empty() ? nullptr : signal_set.data();
   }
-  // eval_view leaves out the contact normal forces (Newmark's start)
-  bool contact_secant_off = false;
 
   // whether the natural shape may differ from the model's (actuation, the caller's stretch,
   // a callback): then each step computes it and sends it with its inputs
@@ -314,57 +268,6 @@ struct Simulator::Impl {
     }
   }
 
-  // every stencil's energy and gradient at the state's configuration (its frames), scaled by
-  // the Young's modulus scale as the engine scales them
-  void eval_stencils_at_state(unsigned want) {
-    const Model& m = *model;
-    const AssemblyPlan& p = plan();
-    e_pool.resize(p.energy_pool);
-    flag_pool.resize(p.energy_pool);
-    g_pool.resize(p.grad_pool);
-    const EvalView ev = eval_view(state.q.data());
-    for_each_family([&](auto binding, Family f, long grain) {
-      using B = decltype(binding);
-      const long n = B::count(mv);
-      const LocalBuffers<B::kDofs> buf{e_pool.data() + p.e_off[f],
-                                       g_pool.data() + p.g_off[f],
-                                       nullptr,
-                                       flag_pool.data() + p.e_off[f],
-                                       n,
-                                       0,
-                                       0,
-                                       0};
-      parallel_for_host(n, EvalStencils<B>{mv, ev, n, want, buf}, grain);
-    });
-    const Real s = params.youngs_scale;
-    if (s != 1) {
-      const Family a = kFamElasticBegin, b = kFamElasticEnd;
-      for (long i = p.e_off[a]; i < p.e_off[b]; ++i)
-        e_pool[i] *= s;
-      if (want & kGrad)
-        for (long i = p.g_off[a]; i < p.g_off[b]; ++i)
-          g_pool[i] *= s;
-    }
-    // each part's Young's modulus at the state's time
-    if (parts_scaled()) {
-      const std::vector<Real> ps = part_scales_at(state.time);
-      for_each_elastic_family([&](auto binding, Family f, long grain) {
-        using B = decltype(binding);
-        const long n = B::count(mv);
-        parallel_for_host(
-            n,
-            ScaleByPart<B>{mv, m.node_part.data(), ps.data(), e_pool.data() + p.e_off[f],
-                           (want & kGrad) ? g_pool.data() + p.g_off[f] : nullptr, nullptr},
-            grain);
-      });
-    }
-    // the energies from the caller's code (unscaled, as the engine evaluates them)
-    for (size_t i = 0; i < m.user_energies.size(); ++i)
-      m.user_energies[i]->evaluate(UserEnergyArgs{
-          false, mv, ev, want & kGrad ? kGrad : kEnergy, e_pool.data() + p.user_e_off[i],
-          g_pool.data() + p.user_g_off[i], nullptr, flag_pool.data() + p.user_e_off[i]});
-  }
-
   // this step's prescribed motion: the caller's targets of every fixed DOF, else the scene's
   // motions at the step's end t_end, else none (the fixed DOFs stay)
   void prescribe(Real t_end) {
@@ -390,24 +293,12 @@ struct Simulator::Impl {
     add_point_loads(*model, c.t_eval, c.load_factor, f_time.data());
   }
 
-  // contact candidates for a step of size dt from the state: found by the engine on its state
-  // (on_engine), or by the host from the host copy (a query's, when the engine assembles the
-  // contact part itself and never hands its pairs over); the assembly plan for them when they
-  // changed
-  void update_contacts(Real dt, bool on_engine) {
+  // the contact candidates of a step of size dt from the state, found by the engine on its
+  // state; the assembly plan for them when they changed
+  void update_contacts(Real dt) {
     if (!model->contact.enabled) return;
     const auto t0 = Clock::now();
-    bool changed = true;
-    if (on_engine) {
-      // the lists come back only when they changed, or when the host's copy was replaced by a
-      // host evaluation since (the plan must be the engine's pairs')
-      changed = engine->find_contacts(dt, host_pairs_replaced, fresh_pairs);
-      host_pairs_replaced = false;
-    } else {
-      host_pairs_replaced = true;
-      pair_finder.find(*model, state.q.data(), state.u.data(), dt, fresh_pairs);
-    }
-    if (changed) {
+    if (engine->find_contacts(dt, false, fresh_pairs)) {
       std::swap(pairs, fresh_pairs);
       point_view_at_pairs();
       adopt_pair_plan();
@@ -454,7 +345,7 @@ struct Simulator::Impl {
       }
     }
     if (m.contact.enabled) {
-      update_contacts(dt, true);       // by the engine; the host state stays as stale as it was
+      update_contacts(dt);             // by the engine; the host state stays as stale as it was
       if (refixed) adopt_pair_plan();  // the pairs' plan on the new set's free rows
       // the host's plan, unless the engine assembles the contact part itself (its PCG path:
       // then the plan of the held DOFs, when they changed)
@@ -583,52 +474,49 @@ struct Simulator::Impl {
     engine->upload_state(state);
   }
 
-  // M a0 = F(q0, u0) - grad E(q0) on the free DOFs: Newmark's consistent initial acceleration
-  void newmark_start() {
+  // the inputs of a query of the state at its time: the natural shape, the parts' scales and
+  // the signals there; with `loads`, the point loads (whole, without a static run's load
+  // factor) and the caller's external forces
+  StepInputs query_inputs(bool loads) {
     const Model& m = *model;
-    const AssemblyPlan& p = m.plan;
-    std::fill(f_time.begin(), f_time.end(), 0);
-    add_point_loads(m, 0, 1, f_time.data());  // (a factor of 1: the same bits)
-    loads_dirty = true;                       // the engine's loads come with the first step
-    apply_actuation(0);
-    q_hat = state.q;
-    u_hat = state.u;
-    contact_secant_off = contact_step_coeffs(spec, spec.dt).a > 0;
-    eval_stencils_at_state(kGrad);
-    contact_secant_off = false;
-    std::fill(q_hat.begin(), q_hat.end(), 0);
-    std::fill(u_hat.begin(), u_hat.end(), 0);
-    std::vector<Real> dof_r(m.ndof), dof_J(m.ndof), dof_phi(m.ndof), f(p.nfree);
-    const Vec3 g = m.gravity;
-    // the velocity terms (viscosity, damping) at u0: q_hat = q0, u_hat = u0, c_u = 0
-    DofTerms terms{m.nnode,
-                   state.q.data(),
-                   state.q.data(),
-                   state.u.data(),
-                   f_time.data(),
-                   m.dof_mass.data(),
-                   m.node_dl.data(),
-                   m.node_volume.data(),
-                   m.buoyancy_density,
-                   g[0],
-                   g[1],
-                   g[2],
-                   m.viscosity,
-                   m.mass_damping,
-                   0,
-                   0,
-                   dof_r.data(),
-                   dof_J.data(),
-                   dof_phi.data()};
-    if (m.has_added_mass()) terms.added_mass = m.node_added_mass.data();
-    parallel_for_host(m.ndof, terms);
-    parallel_for_host(p.nfree,
-                      AssembleResidual{p.row_src_adr.data(), p.row_src.data(), p.free_dof.data(),
-                                       g_pool.data(), dof_r.data(), f.data()});
-    for (int r = 0; r < p.nfree; ++r) {
-      const int i = p.free_dof[r];
-      state.a[i] = m.dof_mass[i] > 0 ? -f[r] / m.dof_mass[i] : 0;
+    const Real t = state.time;
+    StepInputs in;
+    in.dt = spec.dt;
+    in.c.t_eval = t;
+    in.c.load_factor = load_factor_at(spec, t);
+    if (natural_driven()) {
+      apply_actuation(t);
+      in.natural_changed = true;
+      in.bend_kappa_bar = nat_kappa_bar.data();
+      in.bend_tau_bar = nat_tau_bar.data();
+      in.hinge_phi_bar = nat_phi_bar.data();
+      in.mid_kappa_bar = nat_mid_kappa.data();
+      in.edge_stretch_bar = nat_stretch.data();
     }
+    if (parts_scaled()) {
+      part_scale = part_scales_at(t);
+      in.part_scale_changed = true;
+      in.part_scale = part_scale.data();
+    }
+    if (loads) {
+      std::fill(f_time.begin(), f_time.end(), 0);
+      for (size_t i = 0; i < external_forces.size(); ++i)
+        f_time[i] = external_forces[i];
+      add_point_loads(m, t, 1, f_time.data());
+      in.loads_changed = true;
+      in.f_time = f_time.data();
+      loads_dirty = true;  // the engine's loads come with the next step again
+    }
+    in.signal_value = signal_values();
+    in.signal_set = signal_set_ptr();
+    return in;
+  }
+
+  // M a0 = F(q0, u0) - grad E(q0) on the free DOFs: Newmark's consistent initial acceleration,
+  // by the engine (engine_queries.h); the host copy takes it
+  void newmark_start() {
+    engine->newmark_start(query_inputs(true));
+    engine->download_state(state);
   }
 };
 
@@ -660,8 +548,8 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
   impl_ = std::make_unique<Impl>(std::move(model), integrator, solver, backend);
   if (!m.scene.controllers.empty())
     impl_->ctrl = std::make_unique<StrainController>(impl_->model, m.scene.controllers);
-  if (impl_->spec.kind == IntegratorKind::kNewmark) impl_->newmark_start();
   impl_->engine->upload_state(impl_->state);
+  if (impl_->spec.kind == IntegratorKind::kNewmark) impl_->newmark_start();
 }
 
 Simulator::~Simulator() = default;
@@ -919,137 +807,25 @@ std::vector<Real> Simulator::strains(StrainKind kind) const {
   return out;
 }
 
-namespace {
-
-// adds the local gradients of n stencils of d DOFs each (from their part of the gradient pool)
-// to g (ndof); dofs_of(k, out): stencil k's global DOFs
-template <class K>
-void scatter_gradients(long n, int d, const K& dofs_of, const Real* pool, std::vector<Real>& g) {
-  std::vector<int> dofs(static_cast<size_t>(d));
-  for (long k = 0; k < n; ++k) {
-    dofs_of(k, dofs.data());
-    for (int a = 0; a < d; ++a)
-      g[dofs[a]] += pool[k * d + a];
-  }
-}
-
-}  // namespace
-
 std::vector<Real> Simulator::reactions() const {
   Impl& s = *impl_;
-  s.sync_host();
-  // an engine that assembles the contact part itself never hands the host its pairs: found here
-  if (s.engine->assembles_contact()) s.update_contacts(s.spec.dt, false);
-  const Model& m = *s.model;
-  const AssemblyPlan& p = s.plan();
-  s.apply_actuation(s.state.time);
-  // static problem at the current state: no inertia, no velocity terms
-  s.eval_stencils_at_state(kGrad);
-  std::vector<Real> g(m.ndof, 0);
-  for_each_family([&](auto binding, Family f, long) {
-    using B = decltype(binding);
-    if (family_in_reactions(f))
-      scatter_gradients(
-          B::count(s.mv), B::kDofs, [&](long k, int* out) { B::dofs(s.mv, k, out); },
-          s.g_pool.data() + p.g_off[f], g);
-  });
-  // the energies from the caller's code are internal forces too
-  for (size_t i = 0; i < m.user_energies.size(); ++i) {
-    const UserEnergy& u = *m.user_energies[i];
-    scatter_gradients(
-        u.count(s.mv), u.dofs_per_stencil(), [&](long k, int* out) { u.dofs(s.mv, k, out); },
-        s.g_pool.data() + p.user_g_off[i], g);
-  }
-  // external loads at the current time
-  for (int n = 0; n < m.nnode; ++n)
-    for (int c = 0; c < 3; ++c)
-      g[3 * n + c] -= (m.node_mass[n] - m.buoyancy_density * m.node_volume[n]) * m.gravity[c];
-  for (const PointLoad& pl : m.point_loads) {
-    const Real v = eval_time_function(pl.time, s.state.time);
-    for (int c = 0; c < 3; ++c)
-      g[3 * pl.node + c] -= v * pl.force[c];
-  }
-  if (s.force) {
-    s.force.call(s.state.time, m.ndof, s.state.q.data(), s.state.u.data(), nullptr, nullptr, 0,
-                 false);
-    for (int i = 0; i < m.ndof; ++i)
-      g[i] -= s.force.force[i];
-  }
-  const unsigned char* fixed = s.fixed_now();
-  for (int i = 0; i < m.ndof; ++i)
-    if (!fixed[i]) g[i] = 0;
+  // an engine that assembles the contact part itself finds the state's pairs now (the others
+  // hold those of the last step, which the step evaluated)
+  if (s.engine->assembles_contact()) s.update_contacts(s.spec.dt);
+  std::vector<Real> g(size_t(s.model->ndof));
+  s.engine->reactions(s.query_inputs(true), g.data());
   return g;
 }
 
 Energies Simulator::energies() const {
   Impl& s = *impl_;
-  s.sync_host();
-  const Model& m = *s.model;
-  s.apply_actuation(s.state.time);
-  s.eval_stencils_at_state(kEnergy);
-  Energies en;
-  const AssemblyPlan& p = s.plan();
-  const EvalView ev = s.eval_view(s.state.q.data());
-  const std::vector<Real> ps =
-      s.parts_scaled() ? s.part_scales_at(s.state.time) : std::vector<Real>();
-  // each family's energy into the field its traits name (kTraits.energy), in pool order
-  for_each_family([&](auto b, Family f, long) {
-    using B = decltype(b);
-    constexpr EnergyKind kind = B::kTraits.energy;
-    if constexpr (kind == EnergyKind::kBendTwist) {
-      // split bend and twist: the twist part from the stencil's strains
-      for (long k = 0, n = B::count(s.mv); k < n; ++k) {
-        LocalEval<B::kDofs> r;
-        typename B::S::Strains st;
-        B::eval(s.mv, ev, 0, k, kEnergy, r, &st);
-        const Real dt = st.tau - s.nat_tau_bar[size_t(k)];
-        const Real twist = 0.5 * m.bend_GJ[size_t(k)] / m.bend_dl[size_t(k)] * dt * dt;
-        Real scale = s.params.youngs_scale;
-        if (!ps.empty()) {  // the stencil's part's modulus in time (as ScaleByPart)
-          int idx[B::kDofs];
-          scale *= ps[size_t(m.node_part[stencil_part_node<B>(s.mv, k, idx)])];
-        }
-        en.twist += scale * twist;
-        en.bend += scale * (r.E - twist);
-      }
-    } else {
-      Real* to = kind == EnergyKind::kStretch ? &en.stretch
-                 : kind == EnergyKind::kBend  ? &en.bend
-                 : kind == EnergyKind::kLoad  ? &en.load
-                                              : nullptr;
-      if (to)
-        for (long k = 0, n = B::count(s.mv); k < n; ++k)
-          *to += s.e_pool[size_t(p.e_off[f] + k)];
-    }
-  });
-  for (size_t i = 0; i < m.user_energies.size(); ++i)
-    for (long k = 0, n = m.user_energies[i]->count(s.mv); k < n; ++k)
-      en.user += s.e_pool[size_t(p.user_e_off[i] + k)];
-  for (int i = 0; i < m.ndof; ++i)
-    en.kinetic += 0.5 * s.dof_mass()[i] * s.state.u[i] * s.state.u[i];
-  for (int n = 0; n < m.nnode; ++n)
-    for (int c = 0; c < 3; ++c)
-      en.gravity -= s.params.density_scale * m.node_mass[n] * s.gravity()[c] * s.state.q[3 * n + c];
-  return en;
+  return s.engine->energies(s.query_inputs(false));
 }
 
 std::vector<Real> Simulator::shell_bending_energy_density() const {
   Impl& s = *impl_;
-  const Model& m = *s.model;
-  std::vector<Real> out(m.ntri, 0);
-  if (m.ntri == 0) return out;
-  s.sync_host();
-  s.apply_actuation(s.state.time);
-  s.eval_stencils_at_state(kEnergy);
-  const Real* eh = s.e_pool.data() + m.plan.e_off[kFamHinge];
-  for (int k = 0; k < m.nhinge; ++k)
-    for (int a = 0; a < 2; ++a)
-      out[m.sedge_tri[2 * m.hinge_sedge[k] + a]] += 0.5 * eh[k];
-  const Real* em = s.e_pool.data() + m.plan.e_off[kFamMidEdge];
-  for (int k = 0; k < m.nmid; ++k)
-    out[m.mid_tri[k]] += em[k];
-  for (int t = 0; t < m.ntri; ++t)
-    out[t] /= m.tri_area_bar[t];
+  std::vector<Real> out(size_t(s.model->ntri), 0);
+  if (!out.empty()) s.engine->shell_bending_energy_density(s.query_inputs(false), out.data());
   return out;
 }
 

@@ -18,17 +18,6 @@ namespace slender {
 
 class StrainController;
 
-/// Energies of one state [J]. Potential of gravity is -sum m g.x. Stretch: the rods' edges and
-/// the shells' membrane springs; bend: the rods' bending and the shells' (hinge, mid-edge).
-struct Energies {
-  Real kinetic = 0, stretch = 0, bend = 0, twist = 0, gravity = 0;
-  Real user = 0;  ///< the energies from the caller's code (with_energies)
-  /// the potentials of the loads (the families whose kTraits.energy is EnergyKind::kLoad: a
-  /// pressure's -p V)
-  Real load = 0;
-  Real total() const { return kinetic + stretch + bend + twist + gravity + user + load; }
-};
-
 /// Called with the evaluation time t [s] (t + dt/2 for the midpoint rule) before every step.
 using ActuationCallback = std::function<void(Real t, NaturalShape& shape)>;
 

@@ -219,6 +219,53 @@ TEST_P(SimulatorEngine, SetStateRoundTripsAndQueriesSeeTheDeviceState) {
   EXPECT_LE(max_relative_difference(cpu.state().q, gpu.state().q), 1e-12);
 }
 
+// The queries of the state (engine/engine_queries.h: energies, reactions, the shells' bending
+// energy density, Newmark's initial acceleration), each a reduction on the executor, against
+// the CPU backend: on the CUDA executor within 1e-9 of the largest value, on the host executor
+// (the CUDA backend's front-end path) bit for bit. Scenes: an actuated limb with twist (the
+// bend-twist split), a cloth (hinges, membranes), a pinned rod (reactions against gravity),
+// Newmark's helix (its initial acceleration), the gripper (contact between bodies in the
+// reactions), the balloon (a pressure's potential)
+TEST_P(SimulatorEngine, QueriesMatchTheCpu) {
+  for (const char* name : {"/apps/scenes/sma_limb.json", "/apps/scenes/cloth_drop.json",
+                           "/apps/scenes/rod_pin.json", "/bench/scenes/s3_helix_e1e7_newmark.json",
+                           "/apps/scenes/gripper.json", "/apps/scenes/balloon_inflate.json"}) {
+    SCOPED_TRACE(name);
+    const auto model = load(std::string(SLENDER_SOURCE_DIR) + name);
+    Simulator gpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
+    Simulator cpu(model);
+    auto same = [&](const std::vector<Real>& a, const std::vector<Real>& b, const char* what) {
+      ASSERT_EQ(a.size(), b.size()) << what;
+      if (against_itself()) {
+        EXPECT_EQ(a, b) << what;
+      } else {
+        Real scale = 0, diff = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+          scale = std::max(scale, std::fabs(b[i]));
+          diff = std::max(diff, std::fabs(a[i] - b[i]));
+        }
+        EXPECT_LE(diff, 1e-9 * std::max(Real(1e-30), scale)) << what;
+      }
+    };
+    auto fields = [](const Energies& e) {
+      return std::vector<Real>{e.kinetic, e.stretch, e.bend, e.twist, e.gravity, e.user, e.load};
+    };
+    const int n = std::min(steps(4), 4);
+    for (int k = 0; k <= n; ++k) {
+      SCOPED_TRACE("after " + std::to_string(2 * k) + " steps");
+      same(gpu.state().a, cpu.state().a, "a");
+      same(fields(gpu.energies()), fields(cpu.energies()), "energies");
+      same(gpu.reactions(), cpu.reactions(), "reactions");
+      same(gpu.shell_bending_energy_density(), cpu.shell_bending_energy_density(), "density");
+      if (k == n) break;
+      for (int s = 0; s < 2; ++s) {
+        ASSERT_TRUE(gpu.step().ok());
+        ASSERT_TRUE(cpu.step().ok());
+      }
+    }
+  }
+}
+
 // per-simulator parameters on the device (set_params) against the CPU backend with the same
 // parameters: a rod dropped on the ground with friction (the friction change turns the solve
 // non-symmetric), and the rod-shell contact scene (contact found on the device) stiffened

@@ -71,6 +71,18 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind);
 /// The names linear_solver_from_name accepts, comma-separated (for error messages).
 const char* linear_solver_names();
 
+/// The energies of a state [J] by kind (Simulator::energies, the engine's query in
+/// engine/engine_queries.h). The potential of gravity is -sum m g.x. Stretch: the rods' edges
+/// and the shells' membrane springs; bend: the rods' bending and the shells' (hinge, mid-edge).
+struct Energies {
+  Real kinetic = 0, stretch = 0, bend = 0, twist = 0, gravity = 0;
+  Real user = 0;  ///< the energies from the caller's code (with_energies)
+  /// the potentials of the loads (the families whose kTraits.energy is EnergyKind::kLoad: a
+  /// pressure's -p V)
+  Real load = 0;
+  Real total() const { return kinetic + stretch + bend + twist + gravity + user + load; }
+};
+
 /// The strains a simulator reports of its current state, each per element of its kind:
 /// kStretch the axial strain l / l_bar - 1 of every rod edge [-] (nedge); kBendTwist the
 /// material curvatures kappa1, kappa2 [-] (discrete: 2 tan(phi / 2) of the turning angle phi)

@@ -43,6 +43,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -630,6 +631,28 @@ class Engine {
   /// downloaded into `changed` (never when the engine assembles the contact part itself)
   bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed);
 
+  // ---- queries of the state (engine/engine_queries.h) ------------------------------------------
+  // Each evaluates the stencils once at every environment's state (its configuration and
+  // frames; no velocity terms), scaled as a step scales them, with the inputs `in` of the
+  // state's time (the natural shape, part scales and signals; c.t_eval the state's time,
+  // c.load_factor its signals' factor; the loads in f_time where `loads_changed`), and reduces
+  // on the executor. Contact acts through the pairs the last step found.
+
+  /// every environment's energies by kind (nenv)
+  std::vector<Energies> energies(const StepInputs& in);
+  /// the support reactions (nenv x ndof, host): at every held DOF, grad E - F of the static
+  /// problem (the internal forces of the families in the reactions and of the caller's
+  /// energies, against gravity and buoyancy, the loads in `in` and the caller's force); 0 at
+  /// the free DOFs
+  void reactions(const StepInputs& in, Real* out);
+  /// every triangle's shell bending energy per rest area (nenv x ntri, host): half of each
+  /// adjacent hinge's energy and its mid-edge stencil's
+  void shell_bending_energy_density(const StepInputs& in, Real* out);
+  /// Newmark's consistent initial acceleration of every environment into its state's a on the
+  /// free DOFs: M a = F(q, u) - grad E(q), with the loads of `in` whole and the
+  /// energy-consistent contact forces left out
+  void newmark_start(const StepInputs& in);
+
  private:
   // the per-DOF functors' stride: ndof over env-major arrays, 0 for one environment (their
   // plain form, without a division per DOF)
@@ -666,6 +689,11 @@ class Engine {
   // Newton's iterations of every environment in `want` (the loop of every engine,
   // core/newton.h, masked) from the predictor, and the end of the steps that converged
   void newton_step(const EnvMask& want, VectorStepResult& res, PhaseTimes& times);
+
+  // the stencils of every environment at its state into the pools (want: kEnergy, kGrad),
+  // with the velocity terms of the state where `newmark` (q_hat = q, u_hat = u), else none;
+  // the view it used in query_view_
+  void eval_at_state(const StepInputs& in, unsigned want, bool newmark);
 
   // every environment's evaluation view at configuration q with reference directors d1 and
   // twists ref (each environment's own natural shape; no integrator offsets)
@@ -912,6 +940,13 @@ class Engine {
   const Real* step_target_ = nullptr;
   long step_target_stride_ = 0;
   Buffer<Real> strains_;  // bend_strains' results on the executor
+  // the queries' (engine_queries.h): their view, the bend-twist split, the reactions' sorted
+  // keys and sources and results, each triangle's hinges and mid-edge stencil, the densities
+  EvalView query_view_{};
+  Buffer<Real> bt_split_, reac_, shell_density_;
+  Buffer<std::uint64_t> reac_key_;
+  Buffer<int> reac_src_, shell_src_;
+  X xq_;  // (its sorts keep their scratch)
   // reset: which environments take the state, and one array of it at a time
   Buffer<unsigned char> reset_mask_;
   Buffer<Real> reset_src_;
@@ -988,3 +1023,4 @@ class Engine {
 #include "slender/engine/engine_eval.h"
 #include "slender/engine/engine_inputs.h"
 #include "slender/engine/engine_newton.h"
+#include "slender/engine/engine_queries.h"

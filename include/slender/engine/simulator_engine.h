@@ -104,6 +104,14 @@ class SimulatorEngine {
   /// the strains of one kind (core/status.h's StrainKind) of the device state into out (host;
   /// count x width values, engine/strains.h)
   virtual void strains(StrainKind kind, Real* out) = 0;
+  /// The queries of the device state with the inputs of its time (engine/engine_queries.h:
+  /// the natural shape, part scales, signals; the loads where `loads_changed`): its energies
+  /// by kind; its support reactions (ndof, host); every triangle's shell bending energy per
+  /// rest area (ntri, host); Newmark's consistent initial acceleration into the state's a
+  virtual Energies energies(const StepInputs& in) = 0;
+  virtual void reactions(const StepInputs& in, Real* out) = 0;
+  virtual void shell_bending_energy_density(const StepInputs& in, Real* out) = 0;
+  virtual void newmark_start(const StepInputs& in) = 0;
   /// the host copy: q, u, a, frames, reference twists, mid-edge frame vectors of `s` are
   /// overwritten (time, step and counters are the host's)
   virtual void download_state(State& s) = 0;

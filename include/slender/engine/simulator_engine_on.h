@@ -64,6 +64,22 @@ class SimulatorEngineOn final : public SimulatorEngine {
     const typename X::OnDevice on(device_);
     engine_.strains(kind, out);
   }
+  Energies energies(const StepInputs& in) override {
+    const typename X::OnDevice on(device_);
+    return engine_.energies(in)[0];
+  }
+  void reactions(const StepInputs& in, Real* out) override {
+    const typename X::OnDevice on(device_);
+    engine_.reactions(in, out);
+  }
+  void shell_bending_energy_density(const StepInputs& in, Real* out) override {
+    const typename X::OnDevice on(device_);
+    engine_.shell_bending_energy_density(in, out);
+  }
+  void newmark_start(const StepInputs& in) override {
+    const typename X::OnDevice on(device_);
+    engine_.newmark_start(in);
+  }
   std::string solver_name() const override { return engine_.solver_name(); }
   void set_phase_timing(bool on) override { engine_.set_phase_timing(on); }
   void set_params(const EnvParams& p) override {

@@ -202,6 +202,11 @@ class StepEval {
   }
   /// the parts' moduli unscaled again
   void clear_part_scales() { parts_scaled_ = false; }
+  /// each environment's Young's modulus scale in X's memory, or null where every one is 1
+  const Real* youngs_scales() const { return youngs_scaled_ ? yscale_.data() : nullptr; }
+  /// each node's part, and every environment's part scales or null where they do not apply
+  const int* node_parts() const { return node_part_.data(); }
+  const Real* part_scales() const { return parts_scaled_ ? part_scale_.data() : nullptr; }
 
   /// the frames moved from the step's start to q (every environment's) into d1, t, ref
   void frames_at(

@@ -3,7 +3,7 @@
 // The caller's force (core/force.h) as the engine evaluates it: at a configuration q with the
 // velocity the step gives it, into a per-DOF force, and its Jacobian into the free-DOF CSR
 // values. Host memory only: the stepper calls it on executors whose buffers the host reads (the
-// host executor), and the queries of the Simulator (reactions) call it on the host copy.
+// host executor), and the engine's reactions (engine_queries.h) call it at the state.
 
 #include <algorithm>
 #include <vector>
