@@ -710,6 +710,14 @@ void BatchedSimulator::strains(StrainKind kind, Real* out) const {
     std::copy(k.begin(), k.end(), out + size_t(e) * k.size());
   }
 }
+std::vector<Energies> BatchedSimulator::energies() const {
+  Impl& s = *impl_;
+  if (s.vec) return s.vec->energies();
+  std::vector<Energies> out(static_cast<size_t>(nenv()));
+  for (int e = 0; e < nenv(); ++e)
+    out[size_t(e)] = s.envs[e]->energies();
+  return out;
+}
 void BatchedSimulator::twist_angles(Real* out) const {
   Impl& s = *impl_;
   const Model& m = *s.model;

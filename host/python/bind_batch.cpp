@@ -282,6 +282,30 @@ void bind_batch(py::module_& m) {
           },
           "every environment's strains by name, as Simulator.strains with a leading num_envs")
       .def(
+          "energies",
+          [](const PyBatch& b) {
+            const std::vector<Energies> en = b.batch->energies();
+            const py::ssize_t B = py::ssize_t(en.size());
+            py::dict d;
+            auto field = [&](const char* name, auto get) {
+              py::array_t<double> a(B);
+              for (py::ssize_t e = 0; e < B; ++e)
+                a.mutable_at(e) = get(en[size_t(e)]);
+              d[name] = a;
+            };
+            field("kinetic", [](const Energies& e) { return e.kinetic; });
+            field("stretch", [](const Energies& e) { return e.stretch; });
+            field("bend", [](const Energies& e) { return e.bend; });
+            field("twist", [](const Energies& e) { return e.twist; });
+            field("gravity", [](const Energies& e) { return e.gravity; });
+            field("user", [](const Energies& e) { return e.user; });
+            field("load", [](const Energies& e) { return e.load; });
+            field("total", [](const Energies& e) { return e.total(); });
+            return d;
+          },
+          "every environment's energies by kind (num_envs each), as Simulator.energies: "
+          "kinetic, stretch, bend, twist, gravity, user, load, total [J]")
+      .def(
           "set_part_youngs_scale",
           [](PyBatch& b, const py::object& o) {
             const Array a = real_array(o, "part_youngs_scale");

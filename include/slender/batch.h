@@ -198,6 +198,11 @@ class BatchedSimulator {
   void curvatures(Real* out) const;  ///< kappa1, kappa2, tau per bend stencil (nenv x nbend x 3)
   /// the strains of one kind of every environment (nenv x count x width, Simulator::strains)
   void strains(StrainKind kind, Real* out) const;
+  /// every environment's energies by kind at its state and its own time (nenv; as
+  /// Simulator::energies: its actuation, part scales and parameters, the actions in effect),
+  /// evaluated where the states live (the vectorized engines: one evaluation of every
+  /// environment on the executor)
+  std::vector<Energies> energies() const;
   void twist_angles(Real* out) const;      ///< theta of every rod edge (nenv x nedge) [rad]
   void twist_velocities(Real* out) const;  ///< omega of every rod edge (nenv x nedge) [rad/s]
   /// 1 where a node is within the ground's contact distance (nenv x nnode); 0 without a ground

@@ -45,6 +45,9 @@ class VectorEngine {
   virtual void bend_strains(Real* out) = 0;
   /// every environment's strains of one kind (nenv x count x width), computed on the executor
   virtual void strains(StrainKind kind, Real* out) = 0;
+  /// every environment's energies by kind at its state (nenv), computed on the executor
+  /// (engine/engine_queries.h) with its inputs at its own time
+  virtual std::vector<Energies> energies() = 0;
   /// fixes (fix) or releases DOFs of environment env from its next step on (Engine::fix_dofs)
   virtual void fix_dofs(int env, const std::vector<int>& dofs, bool fix) = 0;
   /// environment env's held DOFs (ndof, host)
@@ -154,6 +157,10 @@ class VectorEngineOf final : public VectorEngine {
   void strains(StrainKind kind, Real* out) override {
     const typename X::OnDevice on(device_);
     nt_.strains(kind, out);
+  }
+  std::vector<Energies> energies() override {
+    const typename X::OnDevice on(device_);
+    return nt_.energies();
   }
   void fix_dofs(int env, const std::vector<int>& dofs, bool fix) override {
     const typename X::OnDevice on(device_);

@@ -640,6 +640,9 @@ class Engine {
 
   /// every environment's energies by kind (nenv)
   std::vector<Energies> energies(const StepInputs& in);
+  /// ... each at its own time with the batch's inputs there (its actuation, part scales,
+  /// signals, and the caller's actions in effect)
+  std::vector<Energies> energies();
   /// the support reactions (nenv x ndof, host): at every held DOF, grad E - F of the static
   /// problem (the internal forces of the families in the reactions and of the caller's
   /// energies, against gravity and buoyancy, the loads in `in` and the caller's force); 0 at
@@ -669,6 +672,11 @@ class Engine {
   // the scene's actuation of every environment at its evaluation time for a step of size dt,
   // uploaded for the kinds no action replaces
   void actuate(Real dt);
+  // ... at each environment's time t[e]
+  void actuate_at(const std::vector<Real>& t);
+  // the inputs of a query of every environment's state at its own time (the batch's): the
+  // parts' scales, the signals and the scene's actuation there; the next step computes its own
+  void inputs_at_state();
   // the kind of natural value a natural-shape buffer holds (actuated_kind_'s index)
   int natural_kind_of(const Buffer<Real>& b) const;
 
@@ -694,6 +702,11 @@ class Engine {
   // with the velocity terms of the state where `newmark` (q_hat = q, u_hat = u), else none;
   // the view it used in query_view_
   void eval_at_state(const StepInputs& in, unsigned want, bool newmark);
+  // ... with the inputs in place (dt: the step size whose contact coefficients Newmark's start
+  // leaves out)
+  void eval_state(unsigned want, bool newmark, Real dt);
+  // the energies of the evaluation at the state, its inputs in place
+  std::vector<Energies> energies_of_state();
 
   // every environment's evaluation view at configuration q with reference directors d1 and
   // twists ref (each environment's own natural shape; no integrator offsets)
@@ -986,7 +999,8 @@ class Engine {
   std::vector<Real> act_kappa_, act_tau_, act_phi_, act_mid_, act_stretch_;  // (host, nenv x ...)
   std::vector<int> act_row_;
   std::vector<Real> act_w_;
-  Buffer<Real> signal_;  // the model's signals at each environment's evaluation time (nenv x 8)
+  std::vector<Real> act_t_;  // each environment's evaluation time of the actuation
+  Buffer<Real> signal_;      // the model's signals at each environment's evaluation time (nenv x 8)
   Buffer<Real> e_pool_, g_pool_, h_pool_;
   Buffer<unsigned> flags_;
   Buffer<unsigned char> active_;

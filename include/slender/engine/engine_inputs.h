@@ -190,6 +190,43 @@ void Engine<X>::step_inputs(const std::vector<unsigned char>& want, Real dt) {
 }
 
 template <class X>
+void Engine<X>::inputs_at_state() {
+  const Model& m = *model_;
+  const int B = nenv_;
+  c_ = StepCoeffs{};
+  // each part's modulus scale at each environment's own time
+  if (parts_scaled_) {
+    const int np = m.npart;
+    std::vector<Real>& ps = ps_scratch_;
+    ps.assign(size_t(B) * np, 1);
+    for (int e = 0; e < B; ++e) {
+      if (!m.youngs_time_part.empty()) {
+        const std::vector<Real> t = part_youngs_scales(m, time_[e]);
+        std::copy(t.begin(), t.end(), ps.begin() + size_t(e) * np);
+      }
+      for (int i = 0; i < np && !part_factor_h_.empty(); ++i)
+        ps[size_t(e) * np + i] *= part_factor_h_[size_t(e) * np + i];
+    }
+    se_.set_part_scales(ps.data());
+  }
+  // the families' time functions there
+  if (!m.signals.empty()) {
+    std::vector<Real>& sv = sig_scratch_;
+    sv.assign(size_t(B) * kMaxSignals, 0);
+    const bool values = !signal_value_h_.empty();
+    for (int e = 0; e < B; ++e) {
+      const size_t o = size_t(e) * kMaxSignals;
+      eval_signals(m, time_[e], load_factor_at(spec_, time_[e]), sv.data() + o,
+                   values ? signal_value_h_.data() + o : nullptr,
+                   values ? signal_set_h_.data() + o : nullptr);
+    }
+    X::upload(signal_, sv.data(), sv.size());
+  }
+  // the scene's actuation there (the kinds no action replaces)
+  if (!m.actuated.empty()) actuate_at(time_);
+}
+
+template <class X>
 void Engine<X>::take_inputs(const StepInputs& in) {
   const Model& m = *model_;
   if (fixed_stale_) refresh_fixed();  // (the plan of the held DOFs comes with the inputs)
@@ -320,6 +357,15 @@ int Engine<X>::natural_kind_of(const Buffer<Real>& b) const {
 
 template <class X>
 void Engine<X>::actuate(Real dt) {
+  std::vector<Real>& t = act_t_;
+  t.resize(size_t(nenv_));
+  for (int e = 0; e < nenv_; ++e)
+    t[size_t(e)] = step_coeffs(spec_, time_[e], dt).t_eval;
+  actuate_at(t);
+}
+
+template <class X>
+void Engine<X>::actuate_at(const std::vector<Real>& t) {
   const Model& m = *model_;
   bool any = false;
   for (int k = 0; k < kNaturalKinds; ++k)
@@ -337,7 +383,7 @@ void Engine<X>::actuate(Real dt) {
                        m.nmid,
                        act_stretch_.data() + e * ns,
                        m.nedge};
-    apply_scene_actuation(m, step_coeffs(spec_, time_[e], dt).t_eval, shape, act_row_, act_w_);
+    apply_scene_actuation(m, t[e], shape, act_row_, act_w_);
   }
   Buffer<Real>* dst[kNaturalKinds] = {&kappa_, &tau_, &phi_, &mid_kappa_, &stretch_};
   const std::vector<Real>* src[kNaturalKinds] = {&act_kappa_, &act_tau_, &act_phi_, &act_mid_,

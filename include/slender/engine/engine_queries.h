@@ -240,6 +240,11 @@ struct StartAcceleration {
 template <class X>
 void Engine<X>::eval_at_state(const StepInputs& in, unsigned want, bool newmark) {
   take_inputs(in);
+  eval_state(want, newmark, in.dt);
+}
+
+template <class X>
+void Engine<X>::eval_state(unsigned want, bool newmark, Real dt) {
   active_h_.assign(size_t(nenv_), 1);
   push_active();
   const Model& m = *model_;
@@ -256,7 +261,7 @@ void Engine<X>::eval_at_state(const StepInputs& in, unsigned want, bool newmark)
   ev.q_hat = q_hat_.data();
   ev.u_hat = u_hat_.data();
   ev.c_u = 0;
-  if (newmark && contact_on_ && contact_step_coeffs(spec_, in.dt).a > 0) {
+  if (newmark && contact_on_ && contact_step_coeffs(spec_, dt).a > 0) {
     // the contact forces left out (Newmark's start: its stored acceleration keeps the
     // energy-consistent contact's impulses out, core/integrator.h)
     ev.q_start = q_.data();
@@ -280,9 +285,21 @@ void Engine<X>::eval_at_state(const StepInputs& in, unsigned want, bool newmark)
 
 template <class X>
 std::vector<Energies> Engine<X>::energies(const StepInputs& in) {
+  take_inputs(in);
+  return energies_of_state();
+}
+
+template <class X>
+std::vector<Energies> Engine<X>::energies() {
+  inputs_at_state();
+  return energies_of_state();
+}
+
+template <class X>
+std::vector<Energies> Engine<X>::energies_of_state() {
   const Model& m = *model_;
   const int B = nenv_;
-  eval_at_state(in, kEnergy, false);
+  eval_state(kEnergy, false, spec_.dt);
   vec::EnergyLayout l;
   for_each_family([&](auto binding, Family f, long) {
     using Bd = decltype(binding);
