@@ -84,18 +84,14 @@ void ContactPairFinder::find(
   std::vector<Real>& ee_mu = out.ee_mu;
   ee.clear(), ee_d.clear(), ee_mu.clear();
   out.pt_node.clear(), out.pt_d.clear(), out.pt_mu.clear();
-  // rod edge pairs
+  // rod edge pairs (the pipeline's test: pipe::Geometry::rod_pair_kept)
+  const pipe::Geometry rest = pipe::host_geometry(m);
   for (long k = 0; k < cp.nee; ++k) {
     const int a = cp.ee_pair[2 * k], b = cp.ee_pair[2 * k + 1];
-    if (!(m.edge_EA[a] > 0 && m.edge_EA[b] > 0)) continue;
-    // neighbours along one rod closer than the contact distance plus the tolerance would
-    // touch even when straight (a rod thick compared with its edges): no contact between them
-    const Real d = m.edge_radius[a] + m.edge_radius[b];
-    const Real gap = m.rod_gap(a, b);
-    if (gap >= 0 && gap < d + m.contact.tolerance) continue;
+    if (!rest.rod_pair_kept(a, b)) continue;
     ee.insert(ee.end(), {m.edge_node[2 * a], m.edge_node[2 * a + 1], m.edge_node[2 * b],
                          m.edge_node[2 * b + 1]});
-    ee_d.push_back(d);
+    ee_d.push_back(m.edge_radius[a] + m.edge_radius[b]);
     ee_mu.push_back(m.part_mu(m.edge_part[a], m.edge_part[b]));
   }
   // vertex-triangle pairs (vertex, triangle, part) and edge pairs, as flat lists sorted and
@@ -125,7 +121,6 @@ void ContactPairFinder::find(
   // of culling after the sort). A fine cloth's candidates expand into tens of millions of
   // sub-pairs, nearly all out of reach: testing them in parallel here spares sorting them.
   // Chunks in candidate order, concatenated in order: the lists do not depend on the threads.
-  const pipe::Geometry rest = pipe::host_geometry(m);
   const Real tol = m.contact.tolerance;
   // the largest contact distance of any sub-pair: a triangle pair whose triangles are farther
   // apart than that plus the tolerance plus how much closer any two of their nodes may come in

@@ -249,6 +249,14 @@ struct Geometry {
     if (!contact_mu) return 0;
     return contact_mu[part_material[a] * nmaterial + part_material[b]];
   }
+  /// whether rod edges a and b may touch: both stretch, and they are not neighbours along one
+  /// rod closer than their contact distance plus the tolerance (a rod thick compared with its
+  /// edges would touch itself even when straight). The one test of both pair finders.
+  SLENDER_HD bool rod_pair_kept(int a, int b) const {
+    if (!(edge_EA[a] > 0 && edge_EA[b] > 0)) return false;
+    const Real gap = rod_gap(a, b);
+    return !(gap >= 0 && gap < edge_radius[a] + edge_radius[b] + tolerance);
+  }
   /// Model::rod_gap
   SLENDER_HD Real rod_gap(int a, int b) const {
     if (edge_part[a] != edge_part[b] || edge_arc[a] < 0 || edge_arc[b] < 0) return -1;
@@ -267,11 +275,21 @@ struct Geometry {
   }
 };
 
-/// the Geometry of a Model's own (host) arrays: the host pair finder's rest-neighbour tests
+/// the Geometry of a Model's own (host) arrays: the host pair finder's rod-pair and
+/// rest-neighbour tests
 inline Geometry host_geometry(const Model& m) {
   Geometry g;
   g.nnode = m.nnode, g.nedge = m.nedge, g.ntri = m.ntri, g.nmaterial = m.nmaterial;
   g.tolerance = m.contact.tolerance;
+  g.edge_node = m.edge_node.data();
+  g.edge_radius = m.edge_radius.data();
+  g.edge_EA = m.edge_EA.data();
+  g.edge_part = m.edge_part.data();
+  g.edge_arc = m.edge_arc.data();
+  g.edge_l_bar = m.edge_l_bar.data();
+  g.part_loop_length = m.part_loop_length.data();
+  g.part_material = m.part_material.data();
+  g.contact_mu = m.contact_mu.empty() ? nullptr : m.contact_mu.data();
   g.tri_node = m.tri_node.data();
   g.tri_half_thickness = m.tri_half_thickness.data();
   g.tri_part = m.tri_part.data();
@@ -584,14 +602,7 @@ struct RodPairKept {
   const std::uint64_t* ee;
   int* flag;
   SLENDER_HD void operator()(long k) const {
-    const int a = key_first(ee[k]), b = key_second(ee[k]);
-    int keep = g.edge_EA[a] > 0 && g.edge_EA[b] > 0;
-    if (keep) {
-      const Real d = g.edge_radius[a] + g.edge_radius[b];
-      const Real gap = g.rod_gap(a, b);
-      if (gap >= 0 && gap < d + g.tolerance) keep = 0;
-    }
-    flag[k] = keep;
+    flag[k] = g.rod_pair_kept(key_first(ee[k]), key_second(ee[k])) ? 1 : 0;
   }
 };
 
