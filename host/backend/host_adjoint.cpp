@@ -1,6 +1,11 @@
 // The adjoint of a rollout (include/slender/adjoint.h) on the host executor: the engine layer's
 // RolloutAdjointOn (include/slender/engine/adjoint.h) with the CPU's loops and solvers.
 
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <utility>
+
 #include "backend/host_executor.h"
 #include "slender/adjoint.h"
 #include "slender/engine/adjoint.h"
@@ -65,6 +70,104 @@ RolloutGradient RolloutAdjoint::gradient(const std::vector<Real>& dq, const std:
 double RolloutAdjoint::checkpoint_bytes() const { return impl_->on.checkpoint_bytes(); }
 double RolloutAdjoint::segment_bytes() const { return impl_->on.segment_bytes(); }
 long RolloutAdjoint::recomputed_steps() const { return impl_->on.recomputed_steps(); }
+
+namespace {
+
+// f(e) for every environment on the host's threads (one each at most); the first exception,
+// named by its environment, is rethrown
+template <class F>
+void each_environment(int nenv, const F& f) {
+  std::vector<std::exception_ptr> errors(size_t(std::max(nenv, 0)));
+  parallel_for_host(
+      nenv,
+      [&](long e) {
+        try {
+          f(int(e));
+        } catch (...) {
+          errors[size_t(e)] = std::current_exception();
+        }
+      },
+      1);
+  for (int e = 0; e < nenv; ++e) {
+    if (!errors[size_t(e)]) continue;
+    try {
+      std::rethrow_exception(errors[size_t(e)]);
+    } catch (const std::exception& x) {
+      throw Error("environment " + std::to_string(e) + ": " + x.what());
+    }
+  }
+}
+
+}  // namespace
+
+BatchRolloutAdjoint::BatchRolloutAdjoint(std::shared_ptr<const Model> model,
+                                         int nenv,
+                                         const IntegratorSpec& integrator,
+                                         RolloutOptions options)
+    : model_(std::move(model)) {
+  SLENDER_CHECK(model_, "BatchRolloutAdjoint needs a model");
+  SLENDER_CHECK(nenv >= 1, "BatchRolloutAdjoint needs at least one environment, got ", nenv);
+  envs_.reserve(size_t(nenv));
+  for (int e = 0; e < nenv; ++e)
+    envs_.push_back(std::make_unique<RolloutAdjoint>(model_, integrator, options));
+}
+BatchRolloutAdjoint::~BatchRolloutAdjoint() = default;
+
+int BatchRolloutAdjoint::nenv() const { return int(envs_.size()); }
+
+std::vector<State> BatchRolloutAdjoint::run(const std::vector<State>& initial,
+                                            int steps,
+                                            const std::vector<RolloutActions>& actions,
+                                            const std::vector<RolloutParams>& params,
+                                            std::vector<Real>* q,
+                                            std::vector<Real>* u) {
+  const int B = nenv();
+  auto fits = [B](size_t n, const char* what) {
+    SLENDER_CHECK(n == 1 || n == size_t(B), "BatchRolloutAdjoint::run: ", what, " holds ", n,
+                  " entries; it needs one, or one per environment (", B, ")");
+  };
+  fits(initial.size(), "initial");
+  fits(actions.size(), "actions");
+  fits(params.size(), "params");
+  auto pick = [](const auto& v, int e) -> const auto& { return v.size() == 1 ? v[0] : v[e]; };
+  const size_t per = size_t(steps + 1) * size_t(model_->ndof);
+  std::vector<State> out(static_cast<size_t>(B));
+  std::vector<std::vector<Real>> qe(static_cast<size_t>(B)), ue(qe);
+  steps_ = -1;
+  each_environment(B, [&](int e) {
+    out[size_t(e)] =
+        envs_[size_t(e)]->run(pick(initial, e), steps, pick(actions, e), pick(params, e),
+                              q ? &qe[size_t(e)] : nullptr, u ? &ue[size_t(e)] : nullptr);
+  });
+  steps_ = steps;
+  for (auto [dst, src] : {std::pair{q, &qe}, std::pair{u, &ue}}) {
+    if (!dst) continue;
+    dst->resize(size_t(B) * per);
+    for (int e = 0; e < B; ++e)
+      std::copy((*src)[size_t(e)].begin(), (*src)[size_t(e)].end(), dst->begin() + e * per);
+  }
+  return out;
+}
+
+std::vector<RolloutGradient> BatchRolloutAdjoint::gradient(const std::vector<Real>& dq,
+                                                           const std::vector<Real>& du) {
+  const int B = nenv();
+  SLENDER_CHECK(steps_ >= 0, "BatchRolloutAdjoint::gradient: run the rollouts first");
+  const size_t per = size_t(steps_ + 1) * size_t(model_->ndof);
+  for (const std::vector<Real>* v : {&dq, &du})
+    SLENDER_CHECK(v->empty() || v->size() == size_t(B) * per,
+                  "BatchRolloutAdjoint::gradient: dL/dq and dL/du need nenv x (N + 1) x ndof = ",
+                  size_t(B) * per, " values, got ", v->size());
+  std::vector<RolloutGradient> out(static_cast<size_t>(B));
+  each_environment(B, [&](int e) {
+    auto part = [&](const std::vector<Real>& v) {
+      return v.empty() ? std::vector<Real>()
+                       : std::vector<Real>(v.begin() + e * per, v.begin() + (e + 1) * per);
+    };
+    out[size_t(e)] = envs_[size_t(e)]->gradient(part(dq), part(du));
+  });
+  return out;
+}
 
 State transported_state(const Model& m, const State& base, const std::vector<Real>& q) {
   SLENDER_CHECK(state_fits(m, base), "transported_state: the state does not fit the model");

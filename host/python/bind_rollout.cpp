@@ -99,6 +99,161 @@ void bind_rollout(py::module_& m) {
                              [](const PyRollout& r) { return r.ad->checkpoint_bytes(); })
       .def_property_readonly("recomputed_steps",
                              [](const PyRollout& r) { return r.ad->recomputed_steps(); });
+
+  // a batch of rollouts, each environment its own inputs and gradient (BatchRolloutAdjoint)
+  struct PyBatchRollout {
+    std::shared_ptr<Model> model;
+    std::unique_ptr<BatchRolloutAdjoint> ad;
+    int steps = 0;
+  };
+  py::class_<PyBatchRollout>(m, "BatchRollout")
+      .def(py::init([](std::shared_ptr<Model> md, int num_envs, int checkpoint_every,
+                       const std::string& solver) {
+             auto r = std::make_unique<PyBatchRollout>();
+             r->model = md;
+             RolloutOptions o;
+             o.checkpoint_every = checkpoint_every;
+             o.solver = solver_kind(solver);
+             r->ad = std::make_unique<BatchRolloutAdjoint>(md, num_envs, md->scene.integrator, o);
+             return r;
+           }),
+           py::arg("model"), py::arg("num_envs"), py::arg("checkpoint_every") = 1,
+           py::arg("solver") = "auto")
+      .def_property_readonly("num_envs", [](const PyBatchRollout& r) { return r.ad->nenv(); })
+      .def(
+          "run",
+          [](PyBatchRollout& r, int steps, const py::object& kappa_bar, const py::object& tau_bar,
+             const py::object& forces, const py::object& q0, const py::object& u0,
+             const py::object& part_youngs_scale, const py::object& youngs_scale,
+             const py::object& density_scale, const py::object& mass_damping) {
+            const Model& md = *r.model;
+            const int B = r.ad->nenv();
+            SLENDER_CHECK(steps >= 1, "run: steps must be at least 1, got ", steps);
+            // an argument's values per environment (B x shape), or none
+            auto take = [&](const py::object& o, std::vector<py::ssize_t> shape, const char* what) {
+              std::vector<Real> v;
+              if (o.is_none()) return v;
+              const Array a = real_array(o, what);
+              shape.insert(shape.begin(), B);
+              size_t n = 1;
+              for (py::ssize_t d : shape)
+                n *= size_t(d);
+              const double* p = checked(a, shape, what);
+              v.assign(p, p + n);
+              return v;
+            };
+            auto slice = [](const std::vector<Real>& v, int B, int e) {
+              const size_t n = v.size() / size_t(B);
+              return v.empty() ? v : std::vector<Real>(v.begin() + e * n, v.begin() + (e + 1) * n);
+            };
+            const std::vector<Real> kb = take(kappa_bar, {steps, md.nbend, 2}, "kappa_bar");
+            const std::vector<Real> tb = take(tau_bar, {steps, md.nbend}, "tau_bar");
+            const std::vector<Real> fo = take(forces, {steps, md.nnode, 3}, "forces");
+            const std::vector<Real> pys = take(part_youngs_scale, {md.npart}, "part_youngs_scale");
+            const std::vector<Real> ys = take(youngs_scale, {}, "youngs_scale");
+            const std::vector<Real> ds = take(density_scale, {}, "density_scale");
+            const std::vector<Real> md_ = take(mass_damping, {}, "mass_damping");
+            const std::vector<Real> qs = take(q0, {md.ndof}, "q0");
+            const std::vector<Real> us = take(u0, {md.ndof}, "u0");
+            std::vector<RolloutActions> a(static_cast<size_t>(B));
+            std::vector<RolloutParams> p(static_cast<size_t>(B));
+            std::vector<State> s0(static_cast<size_t>(B), initial_state(md));
+            for (int e = 0; e < B; ++e) {
+              a[size_t(e)].kappa_bar = slice(kb, B, e);
+              a[size_t(e)].tau_bar = slice(tb, B, e);
+              a[size_t(e)].forces = slice(fo, B, e);
+              p[size_t(e)].part_youngs_scale = slice(pys, B, e);
+              if (!ys.empty()) p[size_t(e)].youngs_scale = ys[size_t(e)];
+              if (!ds.empty()) p[size_t(e)].density_scale = ds[size_t(e)];
+              if (!md_.empty()) p[size_t(e)].mass_damping = md_[size_t(e)];
+              if (!qs.empty())
+                s0[size_t(e)] = transported_state(md, s0[size_t(e)], slice(qs, B, e));
+              if (!us.empty()) s0[size_t(e)].u = slice(us, B, e);
+            }
+            std::vector<Real> q, u;
+            {
+              py::gil_scoped_release free;
+              r.ad->run(s0, steps, a, p, &q, &u);
+            }
+            r.steps = steps;
+            const std::vector<py::ssize_t> shape{B, steps + 1, md.ndof};
+            return py::make_tuple(py::array_t<double>(shape, q.data()),
+                                  py::array_t<double>(shape, u.data()));
+          },
+          py::arg("steps"), py::arg("kappa_bar") = py::none(), py::arg("tau_bar") = py::none(),
+          py::arg("forces") = py::none(), py::arg("q0") = py::none(), py::arg("u0") = py::none(),
+          py::arg("part_youngs_scale") = py::none(), py::arg("youngs_scale") = py::none(),
+          py::arg("density_scale") = py::none(), py::arg("mass_damping") = py::none(),
+          "every environment's rollout of `steps` steps, each argument with a leading num_envs "
+          "(None: the model's); returns q, u (num_envs, steps + 1, ndof)")
+      .def(
+          "gradient",
+          [](PyBatchRollout& r, const py::object& dq, const py::object& du) {
+            const Model& md = *r.model;
+            const int B = r.ad->nenv();
+            SLENDER_CHECK(r.steps > 0, "gradient: run the rollouts first");
+            const std::vector<py::ssize_t> shape{B, r.steps + 1, md.ndof};
+            auto take = [&](const py::object& o, const char* what) {
+              std::vector<Real> v;
+              if (o.is_none()) return v;
+              const Array a = real_array(o, what);
+              const double* p = checked(a, shape, what);
+              v.assign(p, p + size_t(B) * size_t(r.steps + 1) * size_t(md.ndof));
+              return v;
+            };
+            const std::vector<Real> gq = take(dq, "dL_dq"), gu = take(du, "dL_du");
+            std::vector<RolloutGradient> g;
+            {
+              py::gil_scoped_release free;
+              g = r.ad->gradient(gq, gu);
+            }
+            auto stack = [&](auto get, std::vector<py::ssize_t> sh) {
+              sh.insert(sh.begin(), B);
+              py::array_t<double> a(sh);
+              double* out = a.mutable_data();
+              size_t k = 0;
+              for (const RolloutGradient& x : g) {
+                const std::vector<Real>& v = get(x);
+                std::copy(v.begin(), v.end(), out + k);
+                k += v.size();
+              }
+              return a;
+            };
+            auto scalars = [&](auto get) {
+              py::array_t<double> a(B);
+              for (int e = 0; e < B; ++e)
+                a.mutable_at(e) = get(g[size_t(e)]);
+              return a;
+            };
+            py::dict d;
+            d["q0"] =
+                stack([](const RolloutGradient& x) -> const std::vector<Real>& { return x.q0; },
+                      {md.ndof});
+            d["u0"] =
+                stack([](const RolloutGradient& x) -> const std::vector<Real>& { return x.u0; },
+                      {md.ndof});
+            d["kappa_bar"] = stack(
+                [](const RolloutGradient& x) -> const std::vector<Real>& { return x.kappa_bar; },
+                {r.steps, md.nbend, 2});
+            d["tau_bar"] = stack(
+                [](const RolloutGradient& x) -> const std::vector<Real>& { return x.tau_bar; },
+                {r.steps, md.nbend});
+            d["forces"] =
+                stack([](const RolloutGradient& x) -> const std::vector<Real>& { return x.forces; },
+                      {r.steps, md.nnode, 3});
+            d["part_youngs_scale"] = stack(
+                [](const RolloutGradient& x) -> const std::vector<Real>& {
+                  return x.part_youngs_scale;
+                },
+                {md.npart});
+            d["youngs_scale"] = scalars([](const RolloutGradient& x) { return x.youngs_scale; });
+            d["density_scale"] = scalars([](const RolloutGradient& x) { return x.density_scale; });
+            d["mass_damping"] = scalars([](const RolloutGradient& x) { return x.mass_damping; });
+            return d;
+          },
+          py::arg("dL_dq") = py::none(), py::arg("dL_du") = py::none(),
+          "every environment's gradient of the last run's loss (dL_dq, dL_du: num_envs, steps + 1, "
+          "ndof): a dict of arrays with a leading num_envs");
 }
 
 }  // namespace python

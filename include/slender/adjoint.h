@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "slender/core/status.h"
@@ -98,6 +99,41 @@ class RolloutAdjoint {
 
  private:
   std::unique_ptr<Impl> impl_;
+};
+
+/// The gradients of a batch of rollouts of one model, each environment with its own initial
+/// state, actions and parameters: one RolloutAdjoint per environment (the per-environment
+/// batch's way), the environments run and swept in parallel on the host's threads (each one's
+/// own loops then on one thread). Each environment's results are bit for bit those of a
+/// RolloutAdjoint given the same inputs.
+class BatchRolloutAdjoint {
+ public:
+  BatchRolloutAdjoint(std::shared_ptr<const Model> model,
+                      int nenv,
+                      const IntegratorSpec& integrator,
+                      RolloutOptions options = {});
+  ~BatchRolloutAdjoint();
+  BatchRolloutAdjoint(const BatchRolloutAdjoint&) = delete;
+  BatchRolloutAdjoint& operator=(const BatchRolloutAdjoint&) = delete;
+  int nenv() const;
+  /// N = steps steps of every environment from initial[e] with actions[e] and params[e] (each
+  /// list holds nenv entries, or one for every environment); every environment's final state.
+  /// With q and u, every environment's states (nenv x (N + 1) x ndof). A failure (a step that
+  /// does not converge, sizes that do not fit) throws slender::Error naming the environment.
+  std::vector<State> run(const std::vector<State>& initial,
+                         int steps,
+                         const std::vector<RolloutActions>& actions,
+                         const std::vector<RolloutParams>& params,
+                         std::vector<Real>* q = nullptr,
+                         std::vector<Real>* u = nullptr);
+  /// every environment's gradient of the last run's loss given as arrays dL/dq_n, dL/du_n
+  /// (nenv x (N + 1) x ndof each; empty: 0)
+  std::vector<RolloutGradient> gradient(const std::vector<Real>& dq, const std::vector<Real>& du);
+
+ private:
+  std::shared_ptr<const Model> model_;
+  std::vector<std::unique_ptr<RolloutAdjoint>> envs_;
+  int steps_ = -1;
 };
 
 /// `base` moved to the configuration q (ndof): its frames transported by parallel transport

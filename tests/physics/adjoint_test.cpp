@@ -347,6 +347,67 @@ TEST(Adjoint, BadInputIsAClearError) {
   expect_error([&] { RolloutAdjoint(m, mid); }, "implicit midpoint");
 }
 
+// The batch's gradients (BatchRolloutAdjoint): three environments of the cantilever, each with
+// its own forces, modulus and density, run and swept in parallel, give each the gradient a
+// single RolloutAdjoint gives for its inputs, bit for bit, and a gradient that is its own
+TEST(Adjoint, BatchGivesEachEnvironmentItsOwnGradient) {
+  const std::shared_ptr<const Model> m = cantilever();
+  const int B = 3;
+  const LinearLoss loss(m->ndof, kSteps, 5);
+  std::vector<RolloutActions> a(B);
+  std::vector<RolloutParams> p(B);
+  for (int e = 0; e < B; ++e) {
+    a[size_t(e)].forces = random_vector(size_t(kSteps) * 3 * m->nnode, 20 + unsigned(e));
+    for (Real& f : a[size_t(e)].forces)
+      f *= 1e-3;
+    p[size_t(e)].youngs_scale = 1 + 0.2 * e;
+    p[size_t(e)].density_scale = 1 - 0.1 * e;
+  }
+  BatchRolloutAdjoint batch(m, B, m->scene.integrator);
+  EXPECT_EQ(batch.nenv(), B);
+  std::vector<Real> qb, ub;
+  const std::vector<State> last = batch.run({initial_state(*m)}, kSteps, a, p, &qb, &ub);
+  ASSERT_EQ(last.size(), size_t(B));
+  const size_t per = size_t(kSteps + 1) * size_t(m->ndof);
+  ASSERT_EQ(qb.size(), B * per);
+  std::vector<Real> wq, wu;
+  for (int e = 0; e < B; ++e) {
+    wq.insert(wq.end(), loss.wq.begin(), loss.wq.end());
+    wu.insert(wu.end(), loss.wu.begin(), loss.wu.end());
+  }
+  const std::vector<RolloutGradient> g = batch.gradient(wq, wu);
+  ASSERT_EQ(g.size(), size_t(B));
+  for (int e = 0; e < B; ++e) {
+    SCOPED_TRACE("environment " + std::to_string(e));
+    RolloutAdjoint one(m, m->scene.integrator);
+    std::vector<Real> q, u;
+    const State s = one.run(initial_state(*m), kSteps, a[size_t(e)], p[size_t(e)], &q, &u);
+    EXPECT_EQ(std::vector<Real>(qb.begin() + e * per, qb.begin() + (e + 1) * per), q);
+    EXPECT_EQ(last[size_t(e)].q, s.q);
+    const RolloutGradient ge = one.gradient(loss.wq, loss.wu);
+    EXPECT_EQ(g[size_t(e)].q0, ge.q0);
+    EXPECT_EQ(g[size_t(e)].u0, ge.u0);
+    EXPECT_EQ(g[size_t(e)].forces, ge.forces);
+    EXPECT_EQ(g[size_t(e)].kappa_bar, ge.kappa_bar);
+    EXPECT_EQ(g[size_t(e)].youngs_scale, ge.youngs_scale);
+    EXPECT_EQ(g[size_t(e)].density_scale, ge.density_scale);
+    if (e > 0) {
+      EXPECT_NE(g[size_t(e)].forces, g[0].forces);
+      EXPECT_NE(g[size_t(e)].youngs_scale, g[0].youngs_scale);
+    }
+  }
+  // bad input names what and, for a failure in one environment, which
+  expect_error(
+      [&] {
+        batch.run({initial_state(*m)}, kSteps, a, {p[0], p[1]});
+      },
+      "params holds 2 entries");
+  expect_error([&] { batch.gradient(loss.wq, {}); }, "nenv x (N + 1) x ndof");
+  std::vector<RolloutParams> bad = p;
+  bad[2].youngs_scale = -1;
+  expect_error([&] { batch.run({initial_state(*m)}, kSteps, a, bad); }, "environment 2");
+}
+
 }  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -102,6 +102,45 @@ def test_torch_autograd_gives_the_adjoint_gradient():
     assert ys.grad.item() == g["youngs_scale"]
 
 
+def test_batch_rollout_gives_each_environment_its_own_gradient():
+    """slender.BatchRollout: each environment's states and gradient as a single Rollout's with
+    its inputs (bit for bit), through numpy and through torch"""
+    model = cantilever()
+    B = 3
+    wq, wu = loss_weights(model)
+    rng = np.random.default_rng(11)
+    forces = 1e-3 * rng.uniform(-1, 1, (B, N, model.nnode, 3))
+    ys = np.array([1.0, 1.2, 0.9])
+    roll = slender.BatchRollout(model, B)
+    assert roll.num_envs == B
+    q, u = roll.run(N, forces=forces, youngs_scale=ys)
+    assert q.shape == (B, N + 1, model.ndof)
+    g = roll.gradient(np.stack([wq] * B), np.stack([wu] * B))
+    assert g["forces"].shape == (B, N, model.nnode, 3) and g["youngs_scale"].shape == (B,)
+    for e in range(B):
+        one = slender.Rollout(model)
+        qe, _ = one.run(N, forces=forces[e], youngs_scale=ys[e])
+        np.testing.assert_array_equal(q[e], qe)
+        ge = one.gradient(wq, wu)
+        np.testing.assert_array_equal(g["forces"][e], ge["forces"])
+        np.testing.assert_array_equal(g["q0"][e], ge["q0"])
+        assert g["youngs_scale"][e] == ge["youngs_scale"]
+    assert not np.array_equal(g["forces"][1], g["forces"][0])
+    with pytest.raises(ValueError, match="forces"):
+        roll.run(N, forces=forces[0])
+    torch = pytest.importorskip("torch")
+    from slender.autograd import batch_rollout
+
+    f = torch.tensor(forces, requires_grad=True)
+    y = torch.tensor(ys, requires_grad=True)
+    qt, ut = batch_rollout(model, B, N, forces=f, youngs_scale=y)
+    L = (torch.from_numpy(np.stack([wq] * B)) * qt).sum() + \
+        (torch.from_numpy(np.stack([wu] * B)) * ut).sum()
+    L.backward()
+    np.testing.assert_array_equal(f.grad.numpy(), g["forces"])
+    np.testing.assert_array_equal(y.grad.numpy(), g["youngs_scale"])
+
+
 def _example(name):
     """The module of apps/examples/NAME.py (the examples are scripts, not a package)."""
     import importlib

@@ -19,6 +19,7 @@ works without it (nor does it need Gymnasium). Pictures, videos and plots of a r
 
 from ._core import (  # noqa: F401
     BatchedSimulator,
+    BatchRollout,
     Model,
     Rollout,
     Simulator,
@@ -32,6 +33,7 @@ from ._threads import guard as _guard
 _guard(Simulator)  # one lock per simulator object: safe under threads (docs/python.md)
 _guard(BatchedSimulator)
 _guard(Rollout)
+_guard(BatchRollout)
 
 from .envs import Box, SingleEnv, VectorEnv  # noqa: E402, F401
 from .scene import SceneBuilder, build_model  # noqa: E402, F401
@@ -61,5 +63,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'slender' has no attribute '{name}'")
 
 
-__all__ = ["BatchedSimulator", "Model", "Rollout", "Simulator", "cuda_device_count", "export_usd",
-           "load_model", "build_model", "SceneBuilder", "Box", "SingleEnv", "VectorEnv", "STATUS_NAMES"]
+__all__ = ["BatchedSimulator", "BatchRollout", "Model", "Rollout", "Simulator",
+           "cuda_device_count", "export_usd", "load_model", "build_model", "SceneBuilder", "Box",
+           "SingleEnv", "VectorEnv", "STATUS_NAMES"]

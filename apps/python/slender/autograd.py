@@ -1,6 +1,7 @@
 """Gradients through time with PyTorch (docs/gradients.md): ``rollout`` runs a ``slender.Rollout``
 inside a ``torch.autograd.Function``, so that ``loss.backward()`` reaches the actions and
-parameters through the trajectory. The forward run and the backward sweep are the C++ adjoint's
+parameters through the trajectory; ``batch_rollout`` does the same for a batch of environments
+(``slender.BatchRollout``: each its own actions, parameters and gradient). The forward run and the backward sweep are the C++ adjoint's
 (exact gradients of implicit Euler steps on the CPU); the tensors are float64 on the CPU.
 """
 
@@ -50,3 +51,39 @@ def rollout(model, steps, kappa_bar=None, tau_bar=None, forces=None, youngs_scal
     roll = slender.Rollout(model, checkpoint_every=checkpoint_every)
     return _RolloutFunction.apply(roll, steps, kappa_bar, tau_bar, forces, youngs_scale,
                                   density_scale)
+
+
+class _BatchRolloutFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, roll, steps, kappa_bar, tau_bar, forces, youngs_scale, density_scale):
+        q, u = roll.run(
+            steps,
+            kappa_bar=_np(kappa_bar),
+            tau_bar=_np(tau_bar),
+            forces=_np(forces),
+            youngs_scale=_np(youngs_scale),
+            density_scale=_np(density_scale),
+        )
+        ctx.roll = roll
+        ctx.given = [t is not None for t in (kappa_bar, tau_bar, forces, youngs_scale,
+                                             density_scale)]
+        return torch.from_numpy(q), torch.from_numpy(u)
+
+    @staticmethod
+    def backward(ctx, dq, du):
+        g = ctx.roll.gradient(_np(dq), _np(du))
+        out = [torch.from_numpy(np.ascontiguousarray(g[k]))
+               for k in ("kappa_bar", "tau_bar", "forces", "youngs_scale", "density_scale")]
+        return (None, None) + tuple(o if given else None for o, given in zip(out, ctx.given))
+
+
+def batch_rollout(model, num_envs, steps, kappa_bar=None, tau_bar=None, forces=None,
+                  youngs_scale=None, density_scale=None, checkpoint_every=1):
+    """q, u (each (num_envs, steps + 1, ndof), float64 tensors) of num_envs rollouts of `model`
+    from its initial state, each environment with its own actions and parameters: kappa_bar
+    (num_envs, steps, nbend, 2), tau_bar (num_envs, steps, nbend), forces (num_envs, steps,
+    nnode, 3), youngs_scale and density_scale (num_envs,), each optional (None: the model's).
+    Differentiable in every tensor given; each environment's gradient is its own."""
+    roll = slender.BatchRollout(model, num_envs, checkpoint_every=checkpoint_every)
+    return _BatchRolloutFunction.apply(roll, steps, kappa_bar, tau_bar, forces, youngs_scale,
+                                       density_scale)

@@ -269,7 +269,7 @@ void Engine<X>::eval_state(unsigned want, bool newmark, Real dt) {
     ev.contact_w = 0;
     ev.contact_hm = 1;
   }
-  const EnvPools p = pools(false);
+  const EnvPools p = pools();  // (the Hessians left alone: want has no kHess)
   for_each_family([&](auto binding, Family f, long grain) {
     using Bd = decltype(binding);
     if constexpr (std::is_same_v<Bd, GroundBinding>) {
