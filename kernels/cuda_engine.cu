@@ -1,14 +1,15 @@
 // The engine (include/slender/engine/engine.h) over the CUDA executor (cuda_executor.cuh: one
 // thread per item, per-environment reductions with one block per environment in a fixed order, so
 // that two runs give the same bits), instantiated once for both front ends: the CUDA backend's
-// Simulator (engine/simulator_engine_on.h) and the vectorized batch (engine/batch_engine.h). CI
-// runs the same engine on the host executor (host/backend/host_engine.cpp).
+// Simulator (engine/simulator_engine_on.h) and the vectorized batch
+// (engine/batched_simulator_engine.h). CI runs the same engine on the host executor
+// (host/backend/host_engine.cpp).
 
 #include <memory>
 
 #include "cuda_executor.cuh"
 #include "slender/backend.h"
-#include "slender/engine/batch_engine.h"
+#include "slender/engine/batched_simulator_engine.h"
 #include "slender/engine/simulator_engine_on.h"
 
 namespace slender {
@@ -20,13 +21,14 @@ std::unique_ptr<SimulatorEngine> cuda_module_make_simulator_engine(
   return std::make_unique<stepper::SimulatorEngineOn<CudaExecutor>>(std::move(model), spec, solver);
 }
 
-std::unique_ptr<VectorEngine> cuda_module_make_vector_engine(std::shared_ptr<const Model> model,
-                                                             int nenv,
-                                                             const IntegratorSpec& spec,
-                                                             const State& initial,
-                                                             LinearSolverKind solver) {
-  return std::make_unique<VectorEngineOf<CudaExecutor>>(std::move(model), nenv, spec, initial,
-                                                        solver);
+std::unique_ptr<BatchedSimulatorEngine> cuda_module_make_batched_engine(
+    std::shared_ptr<const Model> model,
+    int nenv,
+    const IntegratorSpec& spec,
+    const State& initial,
+    LinearSolverKind solver) {
+  return std::make_unique<BatchedSimulatorEngineOn<CudaExecutor>>(std::move(model), nenv, spec,
+                                                                  initial, solver);
 }
 
 }  // namespace slender

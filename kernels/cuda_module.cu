@@ -11,11 +11,12 @@ int cuda_module_device_of(const void* p);
 void cuda_module_device_memory(std::size_t* free_bytes, std::size_t* total_bytes);
 std::unique_ptr<SimulatorEngine> cuda_module_make_simulator_engine(
     std::shared_ptr<const Model> model, const IntegratorSpec& spec, LinearSolverKind solver);
-std::unique_ptr<VectorEngine> cuda_module_make_vector_engine(std::shared_ptr<const Model> model,
-                                                             int nenv,
-                                                             const IntegratorSpec& spec,
-                                                             const State& initial,
-                                                             LinearSolverKind solver);
+std::unique_ptr<BatchedSimulatorEngine> cuda_module_make_batched_engine(
+    std::shared_ptr<const Model> model,
+    int nenv,
+    const IntegratorSpec& spec,
+    const State& initial,
+    LinearSolverKind solver);
 
 }  // namespace slender
 
@@ -25,7 +26,7 @@ extern "C" __attribute__((visibility("default"))) const slender::CudaModule* sle
                                          &slender::cuda_module_device_count,
                                          &slender::cuda_module_device_of,
                                          &slender::cuda_module_make_simulator_engine,
-                                         &slender::cuda_module_make_vector_engine,
+                                         &slender::cuda_module_make_batched_engine,
                                          &slender::cuda_module_device_memory};
   return &table;
 }

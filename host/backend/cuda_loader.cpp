@@ -126,13 +126,13 @@ std::unique_ptr<SimulatorEngine> make_cuda_simulator_engine(std::shared_ptr<cons
   return module().api->make_simulator_engine(std::move(model), spec, solver);
 }
 
-std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,
-                                                      int nenv,
-                                                      const IntegratorSpec& spec,
-                                                      const State& initial,
-                                                      LinearSolverKind solver) {
+std::unique_ptr<BatchedSimulatorEngine> make_cuda_batched_engine(std::shared_ptr<const Model> model,
+                                                                 int nenv,
+                                                                 const IntegratorSpec& spec,
+                                                                 const State& initial,
+                                                                 LinearSolverKind solver) {
   require_cuda_backend();
-  return module().api->make_vector_engine(std::move(model), nenv, spec, initial, solver);
+  return module().api->make_batched_engine(std::move(model), nenv, spec, initial, solver);
 }
 
 }  // namespace slender

@@ -1,15 +1,15 @@
 // The engine (include/slender/engine/engine.h) on the host executor (backend/host_executor.h),
 // instantiated once for both front ends: the CPU backend's Simulator (engine/simulator_engine_on.h)
-// and the vectorized batch on the CPU (engine/batch_engine.h). The same engine runs on the GPU with
-// the CUDA executor (kernels/cuda_engine.cu), so that CI tests the CUDA backend's step logic on the
-// CPU. Also here: the maker a Simulator with BackendKind::kCuda calls
+// and the vectorized batch on the CPU (engine/batched_simulator_engine.h). The same engine runs on
+// the GPU with the CUDA executor (kernels/cuda_engine.cu), so that CI tests the CUDA backend's step
+// logic on the CPU. Also here: the maker a Simulator with BackendKind::kCuda calls
 // (make_simulator_engine_on_cuda).
 
 #include <atomic>
 #include <memory>
 
 #include "backend/host_executor.h"
-#include "slender/engine/batch_engine.h"
+#include "slender/engine/batched_simulator_engine.h"
 #include "slender/engine/simulator_engine_on.h"
 
 namespace slender {
@@ -44,13 +44,13 @@ std::unique_ptr<SimulatorEngine> make_simulator_engine_on_cuda(std::shared_ptr<c
                : make_cuda_simulator_engine(std::move(model), spec, solver);
 }
 
-std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,
-                                                      int nenv,
-                                                      const IntegratorSpec& spec,
-                                                      const State& initial,
-                                                      LinearSolverKind solver) {
-  return std::make_unique<VectorEngineOf<HostExecutor>>(std::move(model), nenv, spec, initial,
-                                                        solver);
+std::unique_ptr<BatchedSimulatorEngine> make_host_batched_engine(std::shared_ptr<const Model> model,
+                                                                 int nenv,
+                                                                 const IntegratorSpec& spec,
+                                                                 const State& initial,
+                                                                 LinearSolverKind solver) {
+  return std::make_unique<BatchedSimulatorEngineOn<HostExecutor>>(std::move(model), nenv, spec,
+                                                                  initial, solver);
 }
 
 }  // namespace slender

@@ -22,7 +22,7 @@
 #include "slender/control.h"
 #include "slender/core/error.h"
 #include "slender/core/parallel_for.h"
-#include "slender/engine/batch_engine.h"
+#include "slender/engine/batched_simulator_engine.h"
 #include "slender/engine/memory_tally.h"
 #include "slender/info.h"
 #include "slender/stencils/ground_contact.h"
@@ -59,7 +59,7 @@ struct BatchedSimulator::Impl {
   std::array<bool, 4> base_on_device = {false, false, false, false};
 
   // vectorized engine, with a host copy of the state for observations
-  std::unique_ptr<VectorEngine> vec;
+  std::unique_ptr<BatchedSimulatorEngine> vec;
   std::vector<Real> vq, vu;
   bool host_stale = true;
   mutable std::vector<State> env_states;  // state(env) answers
@@ -163,8 +163,8 @@ BatchedSimulator::BatchedSimulator(std::shared_ptr<const Model> model,
     // the initial state of a Simulator (Newmark's consistent acceleration included)
     s.initial = Simulator(s.model, integrator, LinearSolverKind::kAuto).state();
     s.vec = backend == BackendKind::kCuda
-                ? make_cuda_vector_engine(s.model, nenv, integrator, s.initial, solver)
-                : make_host_vector_engine(s.model, nenv, integrator, s.initial, solver);
+                ? make_cuda_batched_engine(s.model, nenv, integrator, s.initial, solver)
+                : make_host_batched_engine(s.model, nenv, integrator, s.initial, solver);
   } else {
     s.envs.resize(nenv);
     for (int e = 0; e < nenv; ++e) {

@@ -14,7 +14,7 @@ void bind_batch(py::module_& m) {
           "__dlpack__",
           [](const LiveView& v, py::object stream) {
             // every call that changes the batch's state returns with its device work done
-            // (VectorEngineOf), so the data is ready on any consumer stream
+            // (BatchedSimulatorEngineOn), so the data is ready on any consumer stream
             (void)stream;
             return make_capsule(v);
           },

@@ -23,7 +23,7 @@
 #include "slender/compare.h"
 #include "slender/core/error.h"
 #include "slender/core/parallel_for.h"
-#include "slender/engine/batch_engine.h"
+#include "slender/engine/batched_simulator_engine.h"
 #include "test_util.h"
 
 namespace slender {
@@ -346,25 +346,25 @@ TEST(VectorSolvers, StagedBandSolveGivesTheSameBits) {
   const Model& m = *model;
   const int B = 6, nb = m.nbend;
   const State initial = Simulator(model).state();
-  std::unique_ptr<VectorEngineOf<LanesHostExec>> unstaged, staged;
+  std::unique_ptr<BatchedSimulatorEngineOn<LanesHostExec>> unstaged, staged;
   {
     StagedScope off("0");
-    unstaged = std::make_unique<VectorEngineOf<LanesHostExec>>(model, B, m.scene.integrator,
-                                                               initial, LinearSolverKind::kAuto);
+    unstaged = std::make_unique<BatchedSimulatorEngineOn<LanesHostExec>>(
+        model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
   }
   {
     StagedScope on;
-    staged = std::make_unique<VectorEngineOf<LanesHostExec>>(model, B, m.scene.integrator, initial,
-                                                             LinearSolverKind::kAuto);
+    staged = std::make_unique<BatchedSimulatorEngineOn<LanesHostExec>>(
+        model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
   }
-  VectorEngineOf<LanesHostExec>& lanes = *unstaged;
+  BatchedSimulatorEngineOn<LanesHostExec>& lanes = *unstaged;
   EXPECT_EQ(lanes.solver_name(), "banded-lu-lanes");
   EXPECT_EQ(staged->solver_name(), "banded-lu-lanes-staged");
   // (without the switch a batch of this size is staged: the engine's default)
-  EXPECT_EQ(
-      VectorEngineOf<LanesHostExec>(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto)
-          .solver_name(),
-      "banded-lu-lanes-staged");
+  EXPECT_EQ(BatchedSimulatorEngineOn<LanesHostExec>(model, B, m.scene.integrator, initial,
+                                                    LinearSolverKind::kAuto)
+                .solver_name(),
+            "banded-lu-lanes-staged");
   std::vector<Real> kappa(2 * size_t(B) * nb, 0);
   std::vector<unsigned char> mask(B, 1);
   long iters = 0;
@@ -407,12 +407,12 @@ TEST(VectorSolvers, ActionsFromTheExecutorsMemoryEqualActionsFromTheHost) {
   const Model& m = *model;
   const int B = 4, nb = m.nbend;
   const State initial = Simulator(model).state();
-  // the library's host engine (make_host_vector_engine: one instantiation, in the library)
+  // the library's host engine (make_host_batched_engine: one instantiation, in the library)
   const auto host_p =
-      make_host_vector_engine(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+      make_host_batched_engine(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
   const auto exec_p =
-      make_host_vector_engine(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
-  VectorEngine &host = *host_p, &exec = *exec_p;
+      make_host_batched_engine(model, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+  BatchedSimulatorEngine &host = *host_p, &exec = *exec_p;
   std::vector<Real> kappa(2 * size_t(B) * nb, 0), tau(size_t(B) * nb, 0);
   const std::vector<unsigned char> all(B, 1);
   for (int k = 0; k < 8; ++k) {
@@ -463,11 +463,11 @@ TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
     const int B = 5, nb = m.nbend;
     const State initial = Simulator(c.m).state();
     const auto plain_p =
-        make_host_vector_engine(c.m, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
-    VectorEngine& plain = *plain_p;
+        make_host_batched_engine(c.m, B, m.scene.integrator, initial, LinearSolverKind::kAuto);
+    BatchedSimulatorEngine& plain = *plain_p;
     StagedScope unstaged("0");  // (the staged banded solve: the test above)
-    VectorEngineOf<LanesHostExec> lanes(c.m, B, m.scene.integrator, initial,
-                                        LinearSolverKind::kAuto);
+    BatchedSimulatorEngineOn<LanesHostExec> lanes(c.m, B, m.scene.integrator, initial,
+                                                  LinearSolverKind::kAuto);
     EXPECT_EQ(plain.solver_name(), c.solver);
     EXPECT_EQ(lanes.solver_name(), std::string(c.solver) + "-lanes");
     for (int e = 0; e < B; ++e) {  // environments of their own stiffness
@@ -519,8 +519,8 @@ TEST(VectorSolvers, FewHostTransfersPerNewtonIteration) {
   const auto m =
       build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json"));
   const int B = 4;
-  VectorEngineOf<CountingHostExec> eng(m, B, m->scene.integrator, Simulator(m).state(),
-                                       LinearSolverKind::kAuto);
+  BatchedSimulatorEngineOn<CountingHostExec> eng(m, B, m->scene.integrator, Simulator(m).state(),
+                                                 LinearSolverKind::kAuto);
   const std::vector<unsigned char> all(B, 1);
   const int nb = m->nbend;
   std::vector<Real> kappa(2 * size_t(B) * nb, 0);
@@ -565,9 +565,10 @@ TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
     const Model& m = *c.m;
     const int B = 5, steps = 12;
     const State initial = Simulator(c.m).state();
-    const auto plain_p = make_host_vector_engine(c.m, B, m.scene.integrator, initial, c.kind);
-    VectorEngine& plain = *plain_p;
-    VectorEngineOf<InterleavedHostExec> inter(c.m, B, m.scene.integrator, initial, c.kind);
+    const auto plain_p = make_host_batched_engine(c.m, B, m.scene.integrator, initial, c.kind);
+    BatchedSimulatorEngine& plain = *plain_p;
+    BatchedSimulatorEngineOn<InterleavedHostExec> inter(c.m, B, m.scene.integrator, initial,
+                                                        c.kind);
     EXPECT_EQ(plain.solver_name(), c.solver);
     for (int e = 0; e < B; ++e) {  // environments that converge at their own iterations
       EnvParams p;

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "slender/core/status.h"
-#include "slender/engine/batch_engine.h"
+#include "slender/engine/batched_simulator_engine.h"
 #include "slender/engine/simulator_engine.h"
 #include "slender/model.h"
 
@@ -33,11 +33,11 @@ struct CudaModule {
   std::unique_ptr<SimulatorEngine> (*make_simulator_engine)(std::shared_ptr<const Model> model,
                                                             const IntegratorSpec& spec,
                                                             LinearSolverKind solver);
-  std::unique_ptr<VectorEngine> (*make_vector_engine)(std::shared_ptr<const Model> model,
-                                                      int nenv,
-                                                      const IntegratorSpec& spec,
-                                                      const State& initial,
-                                                      LinearSolverKind solver);
+  std::unique_ptr<BatchedSimulatorEngine> (*make_batched_engine)(std::shared_ptr<const Model> model,
+                                                                 int nenv,
+                                                                 const IntegratorSpec& spec,
+                                                                 const State& initial,
+                                                                 LinearSolverKind solver);
   /// the free and total memory of the current device [bytes] (cudaMemGetInfo)
   void (*device_memory)(std::size_t* free_bytes, std::size_t* total_bytes);
 };

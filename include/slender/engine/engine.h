@@ -5,7 +5,7 @@
 // host/backend/host_executor.h) and on the GPU (the CUDA executor, kernels/cuda_executor.cuh).
 // Every front end runs it: the Simulator with one environment (through the SimulatorEngine seam,
 // engine/simulator_engine_on.h), the BatchedSimulator's vectorized batch with B
-// (engine/batch_engine.h).
+// (engine/batched_simulator_engine.h).
 //
 // - State and workspace are env-major flat arrays (q[env * ndof + i]); the model is shared.
 // - Every stencil family, the per-DOF terms and the assembly run over all active environments

@@ -1,9 +1,11 @@
 #pragma once
 
-// The vectorized batch behind BatchedSimulator: the engine (include/slender/engine/engine.h) with
-// B environments and its batched solves, run by an executor: on the CPU (make_host_vector_engine,
-// host/backend/host_engine.cpp) or the GPU (make_cuda_vector_engine, kernels/cuda_engine.cu, in
-// the CUDA module that backend/cuda_loader.cpp loads on first use).
+// The seam between BatchedSimulator's vectorized batch and the engine, as
+// engine/simulator_engine.h is the Simulator's: the engine (include/slender/engine/engine.h) with
+// B environments and its batched solves, run by an executor: on the CPU (make_host_batched_engine,
+// host/backend/host_engine.cpp) or the GPU (make_cuda_batched_engine, kernels/cuda_engine.cu, in
+// the CUDA module that backend/cuda_loader.cpp loads on first use). (Until 2026-11-29 it was the
+// VectorEngine, after the vectorized engine it was first written for.)
 
 #include <memory>
 #include <string>
@@ -13,9 +15,9 @@
 
 namespace slender {
 
-class VectorEngine {
+class BatchedSimulatorEngine {
  public:
-  virtual ~VectorEngine() = default;
+  virtual ~BatchedSimulatorEngine() = default;
   /// the natural-shape actions from the host or, with in_executor, from the executor's memory
   /// (a device array on the GPU)
   virtual void set_natural_curvature(const Real* k, bool in_executor) = 0;
@@ -70,13 +72,13 @@ class VectorEngine {
 /// the executor-independent wrapper; every call that reaches the executor runs with the device
 /// the engine was built on current (X::OnDevice: a CUDA device, nothing on the host)
 template <class X>
-class VectorEngineOf final : public VectorEngine {
+class BatchedSimulatorEngineOn final : public BatchedSimulatorEngine {
  public:
-  VectorEngineOf(std::shared_ptr<const Model> model,
-                 int nenv,
-                 const IntegratorSpec& spec,
-                 const State& initial,
-                 LinearSolverKind solver)
+  BatchedSimulatorEngineOn(std::shared_ptr<const Model> model,
+                           int nenv,
+                           const IntegratorSpec& spec,
+                           const State& initial,
+                           LinearSolverKind solver)
       : device_(X::current_device()),
         nt_(std::move(model), nenv, spec, initial, solver, EngineSolve::kBatched) {}
   // (from the host)
@@ -197,15 +199,15 @@ class VectorEngineOf final : public VectorEngine {
   Engine<X> nt_;
 };
 
-std::unique_ptr<VectorEngine> make_host_vector_engine(std::shared_ptr<const Model> model,
-                                                      int nenv,
-                                                      const IntegratorSpec& spec,
-                                                      const State& initial,
-                                                      LinearSolverKind solver);
-std::unique_ptr<VectorEngine> make_cuda_vector_engine(std::shared_ptr<const Model> model,
-                                                      int nenv,
-                                                      const IntegratorSpec& spec,
-                                                      const State& initial,
-                                                      LinearSolverKind solver);
+std::unique_ptr<BatchedSimulatorEngine> make_host_batched_engine(std::shared_ptr<const Model> model,
+                                                                 int nenv,
+                                                                 const IntegratorSpec& spec,
+                                                                 const State& initial,
+                                                                 LinearSolverKind solver);
+std::unique_ptr<BatchedSimulatorEngine> make_cuda_batched_engine(std::shared_ptr<const Model> model,
+                                                                 int nenv,
+                                                                 const IntegratorSpec& spec,
+                                                                 const State& initial,
+                                                                 LinearSolverKind solver);
 
 }  // namespace slender
