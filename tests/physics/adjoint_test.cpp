@@ -347,6 +347,47 @@ TEST(Adjoint, BadInputIsAClearError) {
   expect_error([&] { RolloutAdjoint(m, mid); }, "implicit midpoint");
 }
 
+// The scene's actuation is an input in time (it drives the natural curvature from the clock, not
+// from the state): the cantilever bent by a sine of its natural curvature kappa1 (and of kappa2
+// on a part of its springs) gives every other class's gradient, against central differences
+TEST(Adjoint, SceneActuationIsAnInputInTime) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1200, 2e6, 0.4);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0.01, 0), 9, mat, SceneBuilder::circle(4e-3));
+  b.fix_edge(rod, 0);
+  b.gravity(vec3(0.5, 2.0, -9.8));
+  b.spec().forces.mass_damping = 0.3;
+  ActuationSpec a;
+  a.target = ActuationSpec::Target::kRodCurvature1;
+  a.part = rod;
+  a.amplitude = 15;
+  a.time.kind = TimeFunction::Kind::kSine;
+  a.time.frequency = 6;
+  b.actuate(a);
+  a.target = ActuationSpec::Target::kRodCurvature2;
+  a.amplitude = 6;
+  a.time.phase = 1.0;
+  b.actuate(a);
+  b.integrator().dt = 5e-3;
+  tight_newton(b);
+  const std::shared_ptr<const Model> m = build_model(b.build());
+  ASSERT_FALSE(m->actuated.empty());
+  Problem pr{m, initial_state(*m), {}, {}};
+  pr.p.youngs_scale = 1.1;
+  pr.p.mass_damping = 0.3;
+  const LinearLoss loss(m->ndof, kSteps, 13);
+  // the actuation moves the rod: a rollout without it ends elsewhere
+  {
+    RolloutAdjoint with(m, m->scene.integrator), without(m, m->scene.integrator);
+    RolloutActions rest;
+    rest.kappa_bar.assign(size_t(kSteps) * 2 * m->nbend, 0);
+    EXPECT_GT(test::max_abs_diff(with.run(pr.s0, kSteps).q, without.run(pr.s0, kSteps, rest).q),
+              1e-3);
+  }
+  check_all(pr, loss, /*actions=*/true, /*strains=*/false);
+}
+
 // The batch's gradients (BatchRolloutAdjoint): three environments of the cantilever, each with
 // its own forces, modulus and density, run and swept in parallel, give each the gradient a
 // single RolloutAdjoint gives for its inputs, bit for bit, and a gradient that is its own

@@ -70,9 +70,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "differentiate yet (shell bending \"midedge\"); use hinge bending");
   SLENDER_CHECK(m.user_energies.empty(),
                 "gradients through time: energies from the caller's code are not differentiated");
-  SLENDER_CHECK(m.actuated.empty(),
-                "gradients through time: the natural shape is the rollout's action; this scene "
-                "has its own actuation (actuation)");
   SLENDER_CHECK(!spec.two_d,
                 "gradients through time: the 2D mode's planar rod Hessians are not "
                 "differentiated yet (integrator.two_d)");
@@ -223,16 +220,12 @@ class RolloutAdjointOn {
   // step n's actions into the engine
   void set_inputs(int n) {
     const Model& m = *model_;
-    if (!act_.kappa_bar.empty()) {
+    // the model's natural shape and the scene's actuation (a function of time alone), then the
+    // rollout's actions, each replacing the actuation of its kind
+    en_.clear_natural_shape();
+    if (!act_.kappa_bar.empty())
       en_.set_natural_curvature(act_.kappa_bar.data() + size_t(n) * 2 * m.nbend);
-    } else {
-      en_.set_natural_curvature(m.bend_kappa_bar.data());
-    }
-    if (!act_.tau_bar.empty()) {
-      en_.set_natural_twist(act_.tau_bar.data() + size_t(n) * m.nbend);
-    } else {
-      en_.set_natural_twist(m.bend_tau_bar.data());
-    }
+    if (!act_.tau_bar.empty()) en_.set_natural_twist(act_.tau_bar.data() + size_t(n) * m.nbend);
     if (!act_.forces.empty()) {
       en_.set_forces(act_.forces.data() + size_t(n) * 3 * m.nnode);
     } else {
