@@ -265,6 +265,28 @@ void bind_simulator(py::module_& m) {
           "'hinge_angle' per hinge [rad] (nhinge,), 'shape_operator' the mid-edge shape "
           "operator per mid-edge triangle [1/m] (nmid, 3, 3)")
       .def(
+          "reactions",
+          [](const Simulator& s) {
+            const std::vector<Real> r = s.reactions();
+            const Model& md = s.model();
+            py::array_t<double> a(py::ssize_t(md.ndof));
+            std::copy(r.begin(), r.end(), a.mutable_data());
+            return a;
+          },
+          "the forces the supports exert at the current state (ndof,) [N, N m]: at every held "
+          "DOF grad E - F of the static problem (internal forces against gravity, buoyancy, the "
+          "point loads and external forces at the current time); 0 at the free DOFs")
+      .def(
+          "shell_bending_energy_density",
+          [](const Simulator& s) {
+            const std::vector<Real> d = s.shell_bending_energy_density();
+            py::array_t<double> a(py::ssize_t(d.size()));
+            std::copy(d.begin(), d.end(), a.mutable_data());
+            return a;
+          },
+          "every triangle's shell bending energy per rest area at the current state (ntri,) "
+          "[J/m^2]")
+      .def(
           "run",
           [](Simulator& s, py::object out_dir, py::object duration, py::object dt, py::object every,
              bool write_outputs, py::object usd) {

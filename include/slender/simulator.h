@@ -154,8 +154,9 @@ class Simulator {
   /// material director m1 of every edge at the current state (nedge x 3)
   std::vector<Real> material_frames() const;
   /// Forces the supports exert at the current state: for every fixed DOF, grad E - F of the
-  /// static problem (elastic forces against gravity, buoyancy and point loads at the current
-  /// time); zero at free DOFs (ndof). With the free DOFs in equilibrium, their sum balances
+  /// static problem (elastic forces against gravity, buoyancy, point loads at the current time,
+  /// the external forces of set_external_forces and the force callback's); zero at free DOFs
+  /// (ndof). With the free DOFs in equilibrium, their sum balances
   /// the applied loads.
   std::vector<Real> reactions() const;
 

@@ -661,6 +661,32 @@ def test_strains_from_python():
     np.testing.assert_array_equal(sb["bend_twist"][1], s["bend_twist"])
 
 
+def test_reactions_balance_the_weight():
+    """a clamped rod solved statically under gravity: the supports carry its weight (the
+    reactions' sum is the total weight, to 1e-9), nothing at the free DOFs; a rod has no shell
+    bending energy density"""
+    b = slender.SceneBuilder("cantilever")
+    b.material("m", 1200, 2e6, 0.4)
+    b.straight_rod("r", [0, 0, 0], [0.2, 0, 0], 9, "m", slender.SceneBuilder.circle(4e-3))
+    b.fix_edges("r", [0])
+    b.gravity([0, 0, -9.8])
+    b.integrator(type="static", dt=0.1, duration=1.0)
+    model = b.build()
+    sim = slender.Simulator(model)
+    for _ in range(10):
+        sim.step()
+    r = sim.reactions()
+    assert r.shape == (model.ndof,)
+    held = np.zeros(model.ndof, bool)
+    held[[0, 1, 2, 3, 4, 5, 3 * model.nnode]] = True  # the clamped edge's nodes and twist
+    assert np.all(r[~held] == 0)
+    weight = 9.8 * np.sum(model.node_mass)
+    force = r[:3 * model.nnode].reshape(-1, 3).sum(axis=0)
+    assert force[2] == pytest.approx(weight, rel=1e-9)
+    assert abs(force[0]) < 1e-9 * weight and abs(force[1]) < 1e-9 * weight
+    assert sim.shell_bending_energy_density().shape == (0,)
+
+
 def test_batch_energies_from_python():
     """every environment's energies by kind (num_envs each), as a single Simulator given the
     same twist and step reports them; the vectorized and the per-environment batch alike"""
