@@ -39,7 +39,9 @@ class SnakeWave:
         scenes = os.path.join(ROOT, "apps", "scenes")
         with open(os.path.join(scenes, "snake.json")) as f:
             scene = json.load(f)
-        scene["integrator"]["two_d"] = False  # the adjoint differentiates the 3-D step
+        # the 3-D snake, on which the figures of docs/gradients.md were measured (the adjoint
+        # differentiates the 2D mode too)
+        scene["integrator"]["two_d"] = False
         self.model = slender.build_model(scene, base_dir=scenes)
         m = self.model
         self.N = max(1, int(round(seconds / m.dt)))

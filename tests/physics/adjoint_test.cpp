@@ -388,6 +388,30 @@ TEST(Adjoint, SceneActuationIsAnInputInTime) {
   check_all(pr, loss, /*actions=*/true, /*strains=*/false);
 }
 
+// The 2D mode (every y and twist DOF held, the rods' planar Hessians): a cantilever in the x-z
+// plane, naturally curved in it, every class against central differences
+TEST(Adjoint, PlanarRodIn2DModeMatchesCentralDifferences) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1200, 2e6, 0.4);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0, 0.02), 9, mat, SceneBuilder::circle(4e-3));
+  b.fix_edge(rod, 0);
+  b.gravity(vec3(0.5, 0, -9.8));
+  b.spec().forces.mass_damping = 0.3;
+  b.integrator().dt = 5e-3;
+  b.integrator().two_d = true;
+  tight_newton(b);
+  const std::shared_ptr<const Model> m = build_model(b.build());
+  Problem pr{m, initial_state(*m), {}, {}};
+  pr.a.kappa_bar.assign(size_t(kSteps) * 2 * m->nbend, 0);
+  for (int n = 0; n < kSteps; ++n)
+    for (int k = 0; k < m->nbend; ++k)
+      pr.a.kappa_bar[(size_t(n) * m->nbend + k) * 2 + 1] = 4.0;  // bent in its plane
+  pr.p.youngs_scale = 0.9;
+  pr.p.mass_damping = 0.3;
+  check_all(pr, LinearLoss(m->ndof, kSteps, 17), /*actions=*/true, /*strains=*/true);
+}
+
 // The batch's gradients (BatchRolloutAdjoint): three environments of the cantilever, each with
 // its own forces, modulus and density, run and swept in parallel, give each the gradient a
 // single RolloutAdjoint gives for its inputs, bit for bit, and a gradient that is its own

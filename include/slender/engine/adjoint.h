@@ -70,9 +70,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "differentiate yet (shell bending \"midedge\"); use hinge bending");
   SLENDER_CHECK(m.user_energies.empty(),
                 "gradients through time: energies from the caller's code are not differentiated");
-  SLENDER_CHECK(!spec.two_d,
-                "gradients through time: the 2D mode's planar rod Hessians are not "
-                "differentiated yet (integrator.two_d)");
   SLENDER_CHECK(m.event_time.empty(),
                 "gradients through time: boundary events are not differentiated (events)");
 }
