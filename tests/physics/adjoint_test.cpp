@@ -24,6 +24,7 @@
 
 #include "physics_util.h"
 #include "slender/core/error.h"
+#include "slender/simulator.h"
 
 namespace slender {
 namespace {
@@ -410,6 +411,56 @@ TEST(Adjoint, PlanarRodIn2DModeMatchesCentralDifferences) {
   pr.p.youngs_scale = 0.9;
   pr.p.mass_damping = 0.3;
   check_all(pr, LinearLoss(m->ndof, kSteps, 17), /*actions=*/true, /*strains=*/true);
+}
+
+// Boundary events: the rod's tip fixed where it is after a third of the rollout, a node held
+// from the start released after two thirds; every class against central differences (a held
+// DOF's position carries its adjoint through the steps it is held)
+TEST(Adjoint, BoundaryEventsMatchCentralDifferences) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1200, 2e6, 0.4);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0.01, 0), 9, mat, SceneBuilder::circle(4e-3));
+  b.fix_edge(rod, 0);
+  b.fix_node(rod, 4);
+  b.gravity(vec3(0.5, 2.0, -9.8));
+  b.spec().forces.mass_damping = 0.3;
+  b.integrator().dt = 5e-3;
+  tight_newton(b);
+  NodeRef tip, middle;
+  tip.part = middle.part = rod;
+  tip.index = -1;
+  middle.index = 4;
+  BoundaryEvent fix;
+  fix.time = (kSteps / 3) * 5e-3;
+  fix.select.nodes.push_back(tip);
+  b.event(fix);
+  BoundaryEvent release;
+  release.time = (2 * kSteps / 3) * 5e-3;
+  release.release = true;
+  release.select.nodes.push_back(middle);
+  b.event(release);
+  const std::shared_ptr<const Model> m = build_model(b.build());
+  ASSERT_EQ(m->event_time.size(), 2u);
+  Problem pr{m, initial_state(*m), {}, {}};
+  pr.p.youngs_scale = 1.1;
+  pr.p.mass_damping = 0.3;
+  // the rollout holds and releases as a Simulator does
+  {
+    RolloutAdjoint ad(m, m->scene.integrator);
+    const State end = ad.run(pr.s0, kSteps, {}, pr.p);
+    Simulator sim(m);
+    EnvParams ep;
+    ep.youngs_scale = 1.1;
+    ep.mass_damping = 0.3;
+    sim.set_params(ep);
+    for (int n = 0; n < kSteps; ++n)
+      ASSERT_TRUE(sim.step().ok());
+    EXPECT_LE(test::max_abs_diff(end.q, sim.state().q), 1e-12);
+    EXPECT_EQ(end.dof_fixed, sim.state().dof_fixed);
+  }
+  check_all(pr, LinearLoss(m->ndof, kSteps, 19), /*actions=*/true, /*strains=*/true,
+            /*force_h=*/1e-5);
 }
 
 // The batch's gradients (BatchRolloutAdjoint): three environments of the cantilever, each with

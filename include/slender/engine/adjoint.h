@@ -70,8 +70,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "differentiate yet (shell bending \"midedge\"); use hinge bending");
   SLENDER_CHECK(m.user_energies.empty(),
                 "gradients through time: energies from the caller's code are not differentiated");
-  SLENDER_CHECK(m.event_time.empty(),
-                "gradients through time: boundary events are not differentiated (events)");
 }
 
 template <class X>
@@ -87,6 +85,7 @@ class RolloutAdjointOn {
         opt_(opt),
         en_(model_, 1, spec, initial_state(*model_), opt.solver, EngineSolve::kSystem) {
     check_adjoint_model(*model_, spec);
+    en_.plans_follow_fixed_ = true;  // a boundary event's set of held DOFs takes its own plan
     SLENDER_CHECK(opt.checkpoint_every >= 0, "checkpoint_every must be >= 0, got ",
                   opt.checkpoint_every);
     SLENDER_CHECK(!(en_.mv_.ground_on && en_.mv_.ground.zeta > 0),
@@ -240,8 +239,11 @@ class RolloutAdjointOn {
 
   // the plan's transposed slots and the solver of the transposed Jacobian (once per plan)
   void ensure_solver(const AssemblyPlan& p) {
-    if (plan_ == &p) return;
+    // (the plan held, so that a later plan of another set of held DOFs, a boundary event's,
+    // cannot take its address while the solver is for it)
+    if (plan_ == &p && plan_keep_ == en_.plan_) return;
     plan_ = &p;
+    plan_keep_ = en_.plan_;
     const int nf = p.nfree;
     tslot_.assign(size_t(p.nnz()), -1);
     for (int r = 0; r < nf; ++r)
@@ -302,6 +304,16 @@ class RolloutAdjointOn {
     ensure_solver(p);
     const int nf = p.nfree;
     const int* dfree = p.dof_free.data();
+    // the DOFs held in this step: those the plan leaves out, and those a boundary event holds
+    // though the plan has them (the engine gives them the identity's rows and columns)
+    const unsigned char* fx = en.fixed(0);
+    std::vector<unsigned char>& held = held_;
+    held.assign(size_t(nd), 0);
+    bool held_in_plan = false;
+    for (int i = 0; i < nd; ++i) {
+      held[size_t(i)] = dfree[i] < 0 || fx[i];
+      held_in_plan = held_in_plan || (dfree[i] >= 0 && fx[i]);
+    }
     const Real c_m = en.c_.c_m, c_u = en.c_.c_u;
     const Real* y = sn1.q.data();
     const Real* qh = en.q_hat_.data();
@@ -335,7 +347,8 @@ class RolloutAdjointOn {
         const int j = idx[b] - 3 * nn;
         if (j < 0 || j >= ne) continue;
         for (int a = 0; a < D; ++a)
-          if (dfree[idx[a]] >= 0 && h[a * D + b] != 0) gtrip_.push_back({idx[a], j, h[a * D + b]});
+          if (!held[size_t(idx[a])] && h[a * D + b] != 0)
+            gtrip_.push_back({idx[a], j, h[a * D + b]});
       }
     });
 
@@ -393,6 +406,12 @@ class RolloutAdjointOn {
         }
       }
     }
+    // the rows and columns of the DOFs held though the plan has them: the identity's
+    if (held_in_plan)
+      for (int rr = 0; rr < nf; ++rr)
+        for (int sl = p.row_ptr[rr]; sl < p.row_ptr[rr + 1]; ++sl)
+          if (held[size_t(p.free_dof[rr])] || held[size_t(p.free_dof[p.col[sl]])])
+            vals_[size_t(sl)] = p.col[sl] == rr ? 1 : 0;
     Real* tv = solver_->values();
     for (int s = 0; s < p.nnz(); ++s)
       tv[s] = vals_[size_t(tslot_[size_t(s)])];
@@ -401,7 +420,7 @@ class RolloutAdjointOn {
     rf_.resize(size_t(nf));
     lf_.resize(size_t(nf));
     for (int rr = 0; rr < nf; ++rr)
-      rf_[size_t(rr)] = rhs[size_t(p.free_dof[rr])];
+      rf_[size_t(rr)] = held[size_t(p.free_dof[rr])] ? Real(0) : rhs[size_t(p.free_dof[rr])];
     SLENDER_CHECK(nf == 0 || solver_->solve(rf_.data(), lf_.data()),
                   "adjoint: the transposed solve of step ", n, " failed");
     // lambda on every DOF (0 at the held ones)
@@ -547,19 +566,68 @@ class RolloutAdjointOn {
       add_ht(-1);
     }
 
-    // the state's adjoints at step n
+    // the held DOFs' columns of the exact Jacobian against lambda: a held DOF stays where it is
+    // (q_n+1 = q_n, its velocity 0 whatever q_n), so its position at step n reaches the free
+    // rows through those columns (at a fixed velocity: the non-elastic stencils' Hessians
+    // without c_u, as re-evaluated above), the bend-twist transport term and the frames' term
+    std::vector<Real>& col = held_col_;
+    col.assign(size_t(nd), 0);
+    bool held_any = false;
+    for (int i = 0; i < nd && !held_any; ++i)
+      held_any = held[size_t(i)] != 0;
+    if (held_any) {
+      each_stencil(0, [&](auto, Family, const int* idx, int D, const Real*, const Real* h, long) {
+        for (int b = 0; b < D; ++b) {
+          if (idx[b] < 0 || !held[size_t(idx[b])]) continue;
+          Real s = 0;
+          for (int a = 0; a < D; ++a)
+            if (idx[a] >= 0) s += h[a * D + b] * lam[size_t(idx[a])];
+          col[size_t(idx[b])] += s;
+        }
+      });
+      if (m.nbend > 0) {
+        const EvalView ev = en.step_eval_view(en.y_.data());
+        int idx[11];
+        Mat<11, 11> A;
+        for (int k = 0; k < m.nbend; ++k) {
+          const Real sc =
+              ys * part_scale_of(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+          RodBendTwistBinding::transport_asym(en.mv_, ev, 0, k, A);
+          for (int b = 0; b < 9; ++b) {
+            if (!held[size_t(idx[b])]) continue;
+            for (int a = 0; a < 9; ++a)
+              col[size_t(idx[b])] += sc * A(a, b) * lam[size_t(idx[a])];
+          }
+        }
+      }
+      for (const GEntry& t : gtrip_) {
+        const int na = m.edge_node[2 * t.edge], nb = m.edge_node[2 * t.edge + 1];
+        for (int side = 0; side < 2; ++side) {
+          const int node = side ? nb : na;
+          const Real sign = side ? 1 : -1;
+          for (int c = 0; c < 3; ++c)
+            if (held[size_t(3 * node + c)])
+              col[size_t(3 * node + c)] +=
+                  t.h * sign * hb_[3 * size_t(t.edge) + c] * lam[size_t(t.dof)];
+        }
+      }
+    }
+    // the state's adjoints at step n: a held DOF's position carries its adjoint at n + 1 (and its
+    // frames' end term) less its columns' share, unless a prescribed motion moves it (then it is
+    // an input); its velocity, 0 after the step, carries none
+    const int* moved = m.dof_motion_slot.empty() ? nullptr : m.dof_motion_slot.data();
     for (int i = 0; i < nd; ++i) {
       const size_t k = size_t(i);
-      if (dfree[i] < 0) {
-        xb_[k] = vb_[k] = 0;
+      if (held[k]) {
+        const Real end_frames = rhs[k] - xb_[k] - vb_[k] / dt_;
+        xb_[k] = moved && moved[i] >= 0 ? Real(0) : xb_[k] + end_frames - col[k];
+        vb_[k] = 0;
         continue;
       }
       xb_[k] = -vb_[k] / dt_ + c_m * mass_[k] * lam[k] + w[k];
       vb_[k] = c_m * dt_ * mass_[k] * lam[k];
     }
     add_edge_transpose(ha_, ab_, 1, xb_);
-    for (int i = 0; i < nd; ++i)
-      if (dfree[i] < 0) xb_[size_t(i)] = 0;
     if (loss) loss(n, sn.q.data(), sn.u.data(), xb_.data(), vb_.data());
   }
 
@@ -601,10 +669,12 @@ class RolloutAdjointOn {
   State final_;
   long recomputed_ = 0;
   RolloutGradient* grad_ = nullptr;
-  std::vector<Real> xb_, vb_, ab_, ha_, hb_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_;
+  std::vector<Real> xb_, vb_, ab_, ha_, hb_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
+  std::vector<unsigned char> held_;  // the DOFs held in the step being linearized
   std::vector<GEntry> gtrip_;
   std::vector<int> tslot_;
   const AssemblyPlan* plan_ = nullptr;
+  std::shared_ptr<const AssemblyPlan> plan_keep_;
   std::unique_ptr<cpu::LinearSolver> solver_;
   typename X::template Buffer<Real> u_y_;
 };

@@ -982,6 +982,9 @@ class Engine {
   std::vector<unsigned char> fixed_h_;
   Buffer<unsigned char> fixed_env_;
   bool fixed_per_env_ = false, fixed_stale_ = false, held_ = false;
+  // one system without a front end (the rollout adjoint): the engine takes the plan of each new
+  // set of held DOFs itself
+  bool plans_follow_fixed_ = false;
   std::vector<int> events_done_;
   std::vector<int> stop_h_;  // (environment, DOF) pairs a fix stops
   Buffer<int> stop_;

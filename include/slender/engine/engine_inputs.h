@@ -327,7 +327,18 @@ void Engine<X>::refresh_fixed() {
     model_set = std::equal(m.dof_fixed.begin(), m.dof_fixed.end(), fixed_h_.begin() + long(e * nd));
   fixed_per_env_ = !model_set;
   if (fixed_per_env_) X::upload(fixed_env_, fixed_h_.data(), fixed_h_.size());
-  if (system_) return;
+  if (system_) {
+    // one system: the front end's plan follows its set (StepInputs::plan), or, where the engine
+    // runs without one (the rollout adjoint), the plan of the set held now
+    if (plans_follow_fixed_) {
+      const unsigned char* f = fixed_h_.data();
+      bool same = true;
+      for (size_t i = 0; i < nd && same; ++i)
+        same = (plan_->dof_free[i] < 0) == (f[i] != 0);
+      if (!same) use_plan(assembly_plan_for(model_, f));
+    }
+    return;
+  }
   std::vector<unsigned char> all(nd, 1);
   for (size_t e = 0; e < B; ++e)
     for (size_t i = 0; i < nd; ++i)
