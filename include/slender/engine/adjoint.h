@@ -88,9 +88,6 @@ class RolloutAdjointOn {
     en_.plans_follow_fixed_ = true;  // a boundary event's set of held DOFs takes its own plan
     SLENDER_CHECK(opt.checkpoint_every >= 0, "checkpoint_every must be >= 0, got ",
                   opt.checkpoint_every);
-    SLENDER_CHECK(!(en_.mv_.ground_on && en_.mv_.ground.zeta > 0),
-                  "gradients through time: the ground's dashpot reads the step's start and is "
-                  "not differentiated yet (ground.restitution < 1)");
   }
 
   const Model& model() const { return *model_; }
@@ -528,6 +525,49 @@ class RolloutAdjointOn {
           g.density_scale -= gg[3 * k + c] * lam[size_t(3 * k + c)] / rho;
     }
 
+    // the ground's dashpot: its normal, activation and coefficient come from the step's start
+    // q_n (ground_dashpot_start_derivative: -(dg/dq_s)^T lambda into q_n's adjoint, below); with
+    // a fixed stiffness its force goes as the square root of the density scale (with the
+    // automatic one, linearly: above)
+    std::vector<Real>& dash = dash_;
+    dash.assign(size_t(nd), 0);
+    if (en.mv_.ground_on && en.mv_.ground.zeta > 0) {
+      GroundContact::Params gp = en.mv_.ground;
+      gp.c_u = c_u;
+      gp.dashpot = true;
+      const Real dens = ep ? ep[0] : Real(1);
+      for (int k = 0; k < nn; ++k) {
+        if (dfree[3 * k] < 0 && dfree[3 * k + 1] < 0 && dfree[3 * k + 2] < 0) continue;
+        gp.mass = m.node_mass[size_t(k)] * dens;
+        // the node touches the ground at its radius (as GroundBinding moves the ground)
+        gp.ground = en.mv_.ground.ground;
+        const Real rad = m.node_contact_radius[size_t(k)];
+        if (gp.ground.shape == GroundShape::kPlane) {
+          gp.ground.p0 += rad * gp.ground.n;
+        } else {
+          gp.ground.offset += rad;
+        }
+        Vec3 x;
+        for (int c = 0; c < 3; ++c) {
+          x[c] = y[3 * k + c];
+          gp.q_hat[c] = qh[3 * k + c];
+          gp.u_hat[c] = uh[3 * k + c];
+        }
+        Vec3 gd;
+        Mat3 dg;
+        if (!ground_dashpot_start_derivative(x, gp, gd, dg)) continue;
+        for (int j = 0; j < 3; ++j) {
+          Real sjt = 0;
+          for (int i = 0; i < 3; ++i)
+            sjt += dg(i, j) * lam[size_t(3 * k + i)];
+          dash[size_t(3 * k + j)] -= sjt;
+        }
+        if (!(en.mv_.ground.k_per_kg > 0))
+          for (int i = 0; i < 3; ++i)
+            g.density_scale -= Real(0.5) * gd[i] * lam[size_t(3 * k + i)] / rho;
+      }
+    }
+
     // V^T lambda: the forces that read the velocity, their Jacobian with c_u and without
     std::vector<Real>& w = w_;
     w.assign(size_t(nd), 0);
@@ -628,6 +668,8 @@ class RolloutAdjointOn {
       vb_[k] = c_m * dt_ * mass_[k] * lam[k];
     }
     add_edge_transpose(ha_, ab_, 1, xb_);
+    for (int i = 0; i < nd; ++i)
+      xb_[size_t(i)] += dash[size_t(i)];
     if (loss) loss(n, sn.q.data(), sn.u.data(), xb_.data(), vb_.data());
   }
 
@@ -671,6 +713,7 @@ class RolloutAdjointOn {
   RolloutGradient* grad_ = nullptr;
   std::vector<Real> xb_, vb_, ab_, ha_, hb_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
   std::vector<unsigned char> held_;  // the DOFs held in the step being linearized
+  std::vector<Real> dash_;           // the ground dashpot's term of q_n's adjoint
   std::vector<GEntry> gtrip_;
   std::vector<int> tslot_;
   const AssemblyPlan* plan_ = nullptr;

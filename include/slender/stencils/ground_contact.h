@@ -260,4 +260,39 @@ SLENDER_HD inline void ground_contact_eval(const Vec3& x,
   add_contact_damping<3>(w, c, p.u_hat + p.c_u * (x - p.q_hat), p.c_u, want, out);
 }
 
+/// The normal dashpot's part of ground_contact_eval's negated force, g_d = c (w . u) w, and its
+/// derivative by the step's start position q_s = q_hat - u_hat / c_u, which sets the dashpot's
+/// normal w, its activation and its coefficient c (the adjoint's term: the force's dependence
+/// on u through x is in the Jacobian). False (and nothing written) where there is no dashpot.
+SLENDER_HD inline bool ground_dashpot_start_derivative(const Vec3& x,
+                                                       const GroundContact::Params& p,
+                                                       Vec3& g_d,
+                                                       Mat3& dg_dqs) {
+  if (!(p.zeta > 0 && p.c_u > 0 && p.mass > 0 && p.dashpot)) return false;
+  const Real k_c = p.k_per_kg > 0 ? p.k_per_kg * p.mass : p.k_c;
+  Vec3 w;
+  Mat3 Hl;
+  const Vec3 qs = p.q_hat - (1 / p.c_u) * p.u_hat;
+  const Real Dl = ground_distance(p.ground, qs, w, Hl);
+  const Real a2 = dot(w, w);
+  if (!(a2 > 0)) return false;
+  const Real K = 15 / p.delta;
+  const Real sig = contact_logistic(-K * Dl);
+  const Real c0 = 2 * p.zeta * ::sqrt(2 * k_c * p.mass / a2);
+  const Real c = c0 * sig;
+  const Vec3 u = p.u_hat + p.c_u * (x - p.q_hat);
+  const Real vn = dot(w, u);
+  g_d = (c * vn) * w;
+  // grad c = sigma grad c0 + c0 sigma' grad z, with grad c0 = -c0 Hl w / a2 and
+  // sigma' = sigma (1 - sigma), grad z = -K w
+  const Vec3 Hw = Hl * w, Hu = Hl * u;
+  Vec3 gc;
+  for (int i = 0; i < 3; ++i)
+    gc[i] = -sig * c0 * Hw[i] / a2 - c0 * sig * (1 - sig) * K * w[i];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      dg_dqs(i, j) = vn * w[i] * gc[j] + c * w[i] * Hu[j] + c * vn * Hl(i, j);
+  return true;
+}
+
 }  // namespace slender
