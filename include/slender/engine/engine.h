@@ -669,11 +669,13 @@ class Engine {
   // the front end's inputs of a step (one environment): the plan, the natural shape, loads,
   // part scales, prescribed motion, the coefficients and the signals at the evaluation time
   void take_inputs(const StepInputs& in);
-  // the scene's actuation of every environment at its evaluation time for a step of size dt,
-  // uploaded for the kinds no action replaces
-  void actuate(Real dt);
-  // ... at each environment's time t[e]
+  // the scene's actuation of every environment at its time t[e], uploaded for the kinds no
+  // action replaces
   void actuate_at(const std::vector<Real>& t);
+  // every environment's inputs at its time t[e] with the loads' factor lf[e]: the parts' scales
+  // (with `scales`), the signals and the scene's actuation (step_inputs' at the evaluation
+  // times, inputs_at_state's at the state's)
+  void inputs_at(const std::vector<Real>& t, const std::vector<Real>& lf, bool scales);
   // the inputs of a query of every environment's state at its own time (the batch's): the
   // parts' scales, the signals and the scene's actuation there; the next step computes its own
   void inputs_at_state();
@@ -842,6 +844,16 @@ class Engine {
                                      flags_.data() + p.user_e_off[i]});
   }
 
+  // every family's stencils at the view's configuration into the pools, scaled (Young's
+  // modulus, parts), and the energies from the caller's code
+  void eval_families(const EvalView& ev, unsigned want);
+  // the per-DOF terms at configuration q with the integrator's coefficients c_m, c_u and the
+  // loads' factor (inertia, weight and buoyancy, drag, damping, the point loads of f_time_)
+  DofTerms dof_terms_at(const Real* q, Real c_m, Real c_u, Real load_factor);
+  // the free rows' residual f from the per-DOF terms and the gradient pool (the rows an
+  // environment holds zeroed, the contact part the solve policy assembles added)
+  void residual_rows();
+
   // residual norms and potentials at q (env-major) for the active environments (active_, as
   // uploaded last), with the Jacobians' local parts (and, on the kSystem path, the assembled
   // Jacobian) when `hess`; the pools, residuals and frames of the other environments are left
@@ -1002,8 +1014,9 @@ class Engine {
   std::vector<Real> act_kappa_, act_tau_, act_phi_, act_mid_, act_stretch_;  // (host, nenv x ...)
   std::vector<int> act_row_;
   std::vector<Real> act_w_;
-  std::vector<Real> act_t_;  // each environment's evaluation time of the actuation
-  Buffer<Real> signal_;      // the model's signals at each environment's evaluation time (nenv x 8)
+  // each environment's evaluation time and loads' factor (a step's, or the state's for a query)
+  std::vector<Real> eval_t_, eval_lf_;
+  Buffer<Real> signal_;  // the model's signals at each environment's evaluation time (nenv x 8)
   Buffer<Real> e_pool_, g_pool_, h_pool_;
   Buffer<unsigned> flags_;
   Buffer<unsigned char> active_;

@@ -98,6 +98,66 @@ void Engine<X>::size_contact_pools() {
 }
 
 template <class X>
+void Engine<X>::eval_families(const EvalView& ev, unsigned want) {
+  const EnvPools p = pools();  // (the Hessians written only with kHess in want)
+  // every family; the ground with each environment's own friction coefficient
+  for_each_family([&](auto binding, Family f, long grain) {
+    using Bd = decltype(binding);
+    if constexpr (std::is_same_v<Bd, GroundBinding>) {
+      eval_ground(ev, want);
+    } else {
+      se_.template eval_family<Bd>(mv_, p, f, ev, want, grain);
+    }
+  });
+  se_.scale_elastic(mv_, p, want);
+  eval_user_energies(ev, want);
+}
+
+template <class X>
+DofTerms Engine<X>::dof_terms_at(const Real* q, Real c_m, Real c_u, Real load_factor) {
+  const Model& m = *model_;
+  const Vec3 g = load_factor * m.gravity;
+  return DofTerms{m.nnode,
+                  q,
+                  q_hat_.data(),
+                  u_hat_.data(),
+                  f_time_.data(),
+                  dof_mass_.data(),
+                  node_dl_.data(),
+                  node_volume_.data(),
+                  m.buoyancy_density,
+                  g[0],
+                  g[1],
+                  g[2],
+                  m.viscosity,
+                  m.mass_damping,
+                  c_m,
+                  c_u,
+                  dof_r_.data(),
+                  dof_J_.data(),
+                  dof_phi_.data(),
+                  env_stride(),
+                  scaled_ ? params_.data() : nullptr,
+                  m.mass_damping_per_part ? dof_alpha_.data() : nullptr,
+                  load_factor,
+                  m.has_added_mass() ? node_added_mass_.data() : nullptr};
+}
+
+template <class X>
+void Engine<X>::residual_rows() {
+  const Model& m = *model_;
+  se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
+                                           g_pool_.data(), dof_r_.data(), f_.data(), pd_.nfree,
+                                           m.ndof, pd_.grad_pool});
+  // the rows of DOFs an environment holds though the pattern has them: no residual
+  if (held_)
+    se_.run(pd_.nfree,
+            vec::ZeroHeld{pd_.nfree, m.ndof, free_dof_.data(), fixed_env_.data(), f_.data()},
+            kParallelGrain);
+  if (system_) system_->add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
+}
+
+template <class X>
 void Engine<X>::evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>& phi, bool hess) {
   const Model& m = *model_;
   PhaseTimes& times = *times_;
@@ -110,19 +170,7 @@ void Engine<X>::evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>&
     t0 = Clock::now();
   }
   const EvalView ev = step_eval_view(q);
-  const EnvPools p = pools();
-  const unsigned want = hess ? kGradHess : kGrad;
-  // every family; the ground with each environment's own friction coefficient
-  for_each_family([&](auto binding, Family f, long grain) {
-    using Bd = decltype(binding);
-    if constexpr (std::is_same_v<Bd, GroundBinding>) {
-      eval_ground(ev, want);
-    } else {
-      se_.template eval_family<Bd>(mv_, p, f, ev, want, grain);
-    }
-  });
-  se_.scale_elastic(mv_, p, want);
-  eval_user_energies(ev, want);
+  eval_families(ev, hess ? kGradHess : kGrad);
   if (m.stiffness_damping) se_.add_stiffness_damping(mv_, pools(hess), ev);
   if (m.kelvin_voigt && c_.c_u > 0) se_.add_kelvin_voigt(mv_, pools(hess), frames(), ev, dt_);
   sync_phase();
@@ -130,32 +178,7 @@ void Engine<X>::evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>&
     times.eval += seconds_since(t0);
     t0 = Clock::now();
   }
-  const Vec3 g = c_.load_factor * m.gravity;
-  DofTerms dof_terms{m.nnode,
-                     q,
-                     q_hat_.data(),
-                     u_hat_.data(),
-                     f_time_.data(),
-                     dof_mass_.data(),
-                     node_dl_.data(),
-                     node_volume_.data(),
-                     m.buoyancy_density,
-                     g[0],
-                     g[1],
-                     g[2],
-                     m.viscosity,
-                     m.mass_damping,
-                     c_.c_m,
-                     c_.c_u,
-                     dof_r_.data(),
-                     dof_J_.data(),
-                     dof_phi_.data(),
-                     env_stride(),
-                     scaled_ ? params_.data() : nullptr,
-                     m.mass_damping_per_part ? dof_alpha_.data() : nullptr,
-                     c_.load_factor,
-                     m.has_added_mass() ? node_added_mass_.data() : nullptr};
-  se_.dof_terms(dof_terms);
+  se_.dof_terms(dof_terms_at(q, c_.c_m, c_.c_u, c_.load_factor));
   if constexpr (X::kHostMemory) {
     // the caller's force at q and its velocity (host memory: the host executor's buffers)
     if (force_) {
@@ -165,25 +188,15 @@ void Engine<X>::evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>&
         rr[i] -= force_.force[i];
     }
   }
-  se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
-                                           g_pool_.data(), dof_r_.data(), f_.data(), pd_.nfree,
-                                           m.ndof, pd_.grad_pool});
-  // the rows of DOFs an environment holds though the pattern has them: no residual
-  if (held_)
-    se_.run(pd_.nfree,
-            vec::ZeroHeld{pd_.nfree, m.ndof, free_dof_.data(), fixed_env_.data(), f_.data()},
-            kParallelGrain);
-  if (system_) {
-    system_->add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
-    if (hess) {
-      system_->assemble(h_pool_.data(), dof_J_.data(), free_dof_.data(),
-                        h_pool_.data() + pd_.h_off[kFamContact]);
-      if constexpr (X::kHostMemory) {
-        if (force_) {
-          const AssemblyPlan& pl = system_->plan();
-          force_.add_jacobian(c_.c_u, m.ndof, pl.dof_free.data(), pl.row_ptr.data(), pl.col.data(),
-                              system_->values());
-        }
+  residual_rows();
+  if (system_ && hess) {
+    system_->assemble(h_pool_.data(), dof_J_.data(), free_dof_.data(),
+                      h_pool_.data() + pd_.h_off[kFamContact]);
+    if constexpr (X::kHostMemory) {
+      if (force_) {
+        const AssemblyPlan& pl = system_->plan();
+        force_.add_jacobian(c_.c_u, m.ndof, pl.dof_free.data(), pl.row_ptr.data(), pl.col.data(),
+                            system_->values());
       }
     }
   }

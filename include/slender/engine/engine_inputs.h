@@ -118,54 +118,33 @@ void Engine<X>::step_inputs(const std::vector<unsigned char>& want, Real dt) {
   // executor and the plan follow them
   if (!m.event_time.empty()) apply_events(want, dt);
   if (fixed_stale_) refresh_fixed();
-  // point loads and forces at each environment's evaluation time; without any, the loads stay
-  // zero on the executor (no transfer of nenv x ndof zeros every step)
+  // each environment's evaluation time and loads' factor
+  eval_t_.resize(size_t(B));
+  eval_lf_.resize(size_t(B));
+  for (int e = 0; e < B; ++e) {
+    const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
+    eval_t_[size_t(e)] = ce.t_eval;
+    eval_lf_[size_t(e)] = ce.load_factor;
+  }
+  // point loads and forces there; without any, the loads stay zero on the executor (no transfer
+  // of nenv x ndof zeros every step)
   const bool loads = !m.point_loads.empty() || !forces_.empty();
   std::vector<Real>& ft = ft_scratch_;
   if (loads || !loads_zero_) ft.assign(size_t(B) * nd, 0);
   for (int e = 0; loads && e < B; ++e) {
-    const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
     Real* fe = ft.data() + size_t(e) * nd;
-    add_point_loads(m, ce.t_eval, ce.load_factor, fe);
+    add_point_loads(m, eval_t_[size_t(e)], eval_lf_[size_t(e)], fe);
     if (!forces_.empty())
       for (int k = 0; k < 3 * m.nnode; ++k)
         fe[k] += forces_[size_t(e) * 3 * m.nnode + k];
   }
   if (loads || !loads_zero_) X::upload(f_time_, ft.data(), ft.size());
   loads_zero_ = !loads;
-  // each part's modulus scale at each environment's evaluation time: every step for moduli in
-  // time, else only after the caller's factors changed
-  if (parts_scaled_ && (part_scale_stale_ || !m.youngs_time_part.empty())) {
-    part_scale_stale_ = false;
-    const int np = m.npart;
-    std::vector<Real>& ps = ps_scratch_;
-    ps.assign(size_t(B) * np, 1);
-    for (int e = 0; e < B; ++e) {
-      if (!m.youngs_time_part.empty()) {
-        const std::vector<Real> t = part_youngs_scales(m, step_coeffs(spec_, time_[e], dt).t_eval);
-        std::copy(t.begin(), t.end(), ps.begin() + size_t(e) * np);
-      }
-      for (int i = 0; i < np && !part_factor_h_.empty(); ++i)
-        ps[size_t(e) * np + i] *= part_factor_h_[size_t(e) * np + i];
-    }
-    se_.set_part_scales(ps.data());
-  }
-  // the families' time functions at each environment's evaluation time
-  if (!m.signals.empty()) {
-    std::vector<Real>& sv = sig_scratch_;
-    sv.assign(size_t(B) * kMaxSignals, 0);
-    const bool values = !signal_value_h_.empty();
-    for (int e = 0; e < B; ++e) {
-      const StepCoeffs ce = step_coeffs(spec_, time_[e], dt);
-      const size_t o = size_t(e) * kMaxSignals;
-      eval_signals(m, ce.t_eval, ce.load_factor, sv.data() + o,
-                   values ? signal_value_h_.data() + o : nullptr,
-                   values ? signal_set_h_.data() + o : nullptr);
-    }
-    X::upload(signal_, sv.data(), sv.size());
-  }
-  // the scene's actuation at each environment's evaluation time
-  if (!m.actuated.empty()) actuate(dt);
+  // each part's modulus scale (every step for moduli in time, else only after the caller's
+  // factors changed), the families' time functions and the scene's actuation there
+  const bool scales = parts_scaled_ && (part_scale_stale_ || !m.youngs_time_part.empty());
+  if (scales) part_scale_stale_ = false;
+  inputs_at(eval_t_, eval_lf_, scales);
 
   // prescribed motion at each environment's step end: the caller's targets, else the scene's
   // motions (none: the fixed DOFs stay)
@@ -190,40 +169,48 @@ void Engine<X>::step_inputs(const std::vector<unsigned char>& want, Real dt) {
 }
 
 template <class X>
-void Engine<X>::inputs_at_state() {
+void Engine<X>::inputs_at(const std::vector<Real>& t, const std::vector<Real>& lf, bool scales) {
   const Model& m = *model_;
   const int B = nenv_;
-  c_ = StepCoeffs{};
-  // each part's modulus scale at each environment's own time
-  if (parts_scaled_) {
+  // each part's modulus scale at each environment's time t[e]
+  if (scales) {
     const int np = m.npart;
     std::vector<Real>& ps = ps_scratch_;
     ps.assign(size_t(B) * np, 1);
     for (int e = 0; e < B; ++e) {
       if (!m.youngs_time_part.empty()) {
-        const std::vector<Real> t = part_youngs_scales(m, time_[e]);
-        std::copy(t.begin(), t.end(), ps.begin() + size_t(e) * np);
+        const std::vector<Real> pt = part_youngs_scales(m, t[size_t(e)]);
+        std::copy(pt.begin(), pt.end(), ps.begin() + size_t(e) * np);
       }
       for (int i = 0; i < np && !part_factor_h_.empty(); ++i)
         ps[size_t(e) * np + i] *= part_factor_h_[size_t(e) * np + i];
     }
     se_.set_part_scales(ps.data());
   }
-  // the families' time functions there
+  // the families' time functions there, with the loads' factor lf[e]
   if (!m.signals.empty()) {
     std::vector<Real>& sv = sig_scratch_;
     sv.assign(size_t(B) * kMaxSignals, 0);
     const bool values = !signal_value_h_.empty();
     for (int e = 0; e < B; ++e) {
       const size_t o = size_t(e) * kMaxSignals;
-      eval_signals(m, time_[e], load_factor_at(spec_, time_[e]), sv.data() + o,
+      eval_signals(m, t[size_t(e)], lf[size_t(e)], sv.data() + o,
                    values ? signal_value_h_.data() + o : nullptr,
                    values ? signal_set_h_.data() + o : nullptr);
     }
     X::upload(signal_, sv.data(), sv.size());
   }
   // the scene's actuation there (the kinds no action replaces)
-  if (!m.actuated.empty()) actuate_at(time_);
+  if (!m.actuated.empty()) actuate_at(t);
+}
+
+template <class X>
+void Engine<X>::inputs_at_state() {
+  c_ = StepCoeffs{};
+  eval_lf_.resize(time_.size());
+  for (size_t e = 0; e < time_.size(); ++e)
+    eval_lf_[e] = load_factor_at(spec_, time_[e]);
+  inputs_at(time_, eval_lf_, parts_scaled_);
 }
 
 template <class X>
@@ -364,15 +351,6 @@ void Engine<X>::refresh_fixed() {
 template <class X>
 int Engine<X>::natural_kind_of(const Buffer<Real>& b) const {
   return &b == &kappa_ ? 0 : &b == &tau_ ? 1 : &b == &phi_ ? 2 : &b == &mid_kappa_ ? 3 : 4;
-}
-
-template <class X>
-void Engine<X>::actuate(Real dt) {
-  std::vector<Real>& t = act_t_;
-  t.resize(size_t(nenv_));
-  for (int e = 0; e < nenv_; ++e)
-    t[size_t(e)] = step_coeffs(spec_, time_[e], dt).t_eval;
-  actuate_at(t);
 }
 
 template <class X>

@@ -269,17 +269,7 @@ void Engine<X>::eval_state(unsigned want, bool newmark, Real dt) {
     ev.contact_w = 0;
     ev.contact_hm = 1;
   }
-  const EnvPools p = pools();  // (the Hessians left alone: want has no kHess)
-  for_each_family([&](auto binding, Family f, long grain) {
-    using Bd = decltype(binding);
-    if constexpr (std::is_same_v<Bd, GroundBinding>) {
-      eval_ground(ev, want);
-    } else {
-      se_.template eval_family<Bd>(mv_, p, f, ev, want, grain);
-    }
-  });
-  se_.scale_elastic(mv_, p, want);
-  eval_user_energies(ev, want);
+  eval_families(ev, want);
   query_view_ = ev;
 }
 
@@ -448,36 +438,8 @@ void Engine<X>::newmark_start(const StepInputs& in) {
   eval_at_state(in, kGrad, true);
   // the velocity terms (viscosity, damping) at u: q_hat = q, u_hat = u, c_u = 0; the loads
   // and gravity whole (no load factor)
-  const Vec3 g = m.gravity;
-  DofTerms dof_terms{m.nnode,
-                     q_.data(),
-                     q_hat_.data(),
-                     u_hat_.data(),
-                     f_time_.data(),
-                     dof_mass_.data(),
-                     node_dl_.data(),
-                     node_volume_.data(),
-                     m.buoyancy_density,
-                     g[0],
-                     g[1],
-                     g[2],
-                     m.viscosity,
-                     m.mass_damping,
-                     0,
-                     0,
-                     dof_r_.data(),
-                     dof_J_.data(),
-                     dof_phi_.data(),
-                     env_stride(),
-                     scaled_ ? params_.data() : nullptr,
-                     m.mass_damping_per_part ? dof_alpha_.data() : nullptr,
-                     Real(1),
-                     m.has_added_mass() ? node_added_mass_.data() : nullptr};
-  se_.dof_terms(dof_terms);
-  se_.residual(pd_.nfree, AssembleResidual{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
-                                           g_pool_.data(), dof_r_.data(), f_.data(), pd_.nfree,
-                                           m.ndof, pd_.grad_pool});
-  if (system_) system_->add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
+  se_.dof_terms(dof_terms_at(q_.data(), 0, 0, 1));
+  residual_rows();
   if (pd_.nfree > 0)
     each(long(B) * pd_.nfree, vec::StartAcceleration{pd_.nfree, m.ndof, free_dof_.data(), f_.data(),
                                                      dof_mass_.data(), a_.data()});
