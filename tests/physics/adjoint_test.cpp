@@ -41,19 +41,26 @@ void tight_newton(SceneBuilder& b) {
   b.integrator().newton.max_iters = 60;
 }
 
-/// a rod cantilever in 3D: naturally curved both ways and twisted, gravity off its planes,
-/// mass damping, dt = 5 ms
-std::shared_ptr<const Model> cantilever() {
+/// a rod cantilever of 9 nodes from the origin to `tip` (r = 4 mm, E = 2 MPa), clamped at its
+/// first edge, under `gravity`, mass damping 0.3 /s, dt = 5 ms, Newton's tolerances tight; the
+/// rod's part in *rod
+SceneBuilder cantilever_scene(const Vec3& tip, const Vec3& gravity, int* rod = nullptr) {
   SceneBuilder b;
   const int mat = b.material("m", 1200, 2e6, 0.4);
-  const int rod =
-      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0.01, 0), 9, mat, SceneBuilder::circle(4e-3));
-  b.fix_edge(rod, 0);
-  b.gravity(vec3(0.5, 2.0, -9.8));
+  const int r = b.straight_rod("r", vec3(0, 0, 0), tip, 9, mat, SceneBuilder::circle(4e-3));
+  b.fix_edge(r, 0);
+  b.gravity(gravity);
   b.spec().forces.mass_damping = 0.3;
   b.integrator().dt = 5e-3;
   tight_newton(b);
-  return build_model(b.build());
+  if (rod) *rod = r;
+  return b;
+}
+
+/// a rod cantilever in 3D: naturally curved both ways and twisted, gravity off its planes,
+/// mass damping, dt = 5 ms
+std::shared_ptr<const Model> cantilever() {
+  return build_model(cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8)).build());
 }
 
 /// a rod lying on the ground (restitution 1: no dashpot), friction mu = 0.4, pushed along
@@ -353,13 +360,8 @@ TEST(Adjoint, BadInputIsAClearError) {
 // from the state): the cantilever bent by a sine of its natural curvature kappa1 (and of kappa2
 // on a part of its springs) gives every other class's gradient, against central differences
 TEST(Adjoint, SceneActuationIsAnInputInTime) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1200, 2e6, 0.4);
-  const int rod =
-      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0.01, 0), 9, mat, SceneBuilder::circle(4e-3));
-  b.fix_edge(rod, 0);
-  b.gravity(vec3(0.5, 2.0, -9.8));
-  b.spec().forces.mass_damping = 0.3;
+  int rod = -1;
+  SceneBuilder b = cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8), &rod);
   ActuationSpec a;
   a.target = ActuationSpec::Target::kRodCurvature1;
   a.part = rod;
@@ -371,8 +373,6 @@ TEST(Adjoint, SceneActuationIsAnInputInTime) {
   a.amplitude = 6;
   a.time.phase = 1.0;
   b.actuate(a);
-  b.integrator().dt = 5e-3;
-  tight_newton(b);
   const std::shared_ptr<const Model> m = build_model(b.build());
   ASSERT_FALSE(m->actuated.empty());
   Problem pr{m, initial_state(*m), {}, {}};
@@ -393,16 +393,8 @@ TEST(Adjoint, SceneActuationIsAnInputInTime) {
 // The 2D mode (every y and twist DOF held, the rods' planar Hessians): a cantilever in the x-z
 // plane, naturally curved in it, every class against central differences
 TEST(Adjoint, PlanarRodIn2DModeMatchesCentralDifferences) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1200, 2e6, 0.4);
-  const int rod =
-      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0, 0.02), 9, mat, SceneBuilder::circle(4e-3));
-  b.fix_edge(rod, 0);
-  b.gravity(vec3(0.5, 0, -9.8));
-  b.spec().forces.mass_damping = 0.3;
-  b.integrator().dt = 5e-3;
+  SceneBuilder b = cantilever_scene(vec3(0.2, 0, 0.02), vec3(0.5, 0, -9.8));
   b.integrator().two_d = true;
-  tight_newton(b);
   const std::shared_ptr<const Model> m = build_model(b.build());
   Problem pr{m, initial_state(*m), {}, {}};
   pr.a.kappa_bar.assign(size_t(kSteps) * 2 * m->nbend, 0);
@@ -418,16 +410,9 @@ TEST(Adjoint, PlanarRodIn2DModeMatchesCentralDifferences) {
 // from the start released after two thirds; every class against central differences (a held
 // DOF's position carries its adjoint through the steps it is held)
 TEST(Adjoint, BoundaryEventsMatchCentralDifferences) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1200, 2e6, 0.4);
-  const int rod =
-      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0.01, 0), 9, mat, SceneBuilder::circle(4e-3));
-  b.fix_edge(rod, 0);
+  int rod = -1;
+  SceneBuilder b = cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8), &rod);
   b.fix_node(rod, 4);
-  b.gravity(vec3(0.5, 2.0, -9.8));
-  b.spec().forces.mass_damping = 0.3;
-  b.integrator().dt = 5e-3;
-  tight_newton(b);
   NodeRef tip, middle;
   tip.part = middle.part = rod;
   tip.index = -1;

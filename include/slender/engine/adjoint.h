@@ -301,16 +301,13 @@ class RolloutAdjointOn {
     ensure_solver(p);
     const int nf = p.nfree;
     const int* dfree = p.dof_free.data();
-    // the DOFs held in this step: those the plan leaves out, and those a boundary event holds
-    // though the plan has them (the engine gives them the identity's rows and columns)
+    // the DOFs held in this step: those the plan leaves out (the engine takes the plan of every
+    // set of held DOFs a boundary event makes: plans_follow_fixed_)
     const unsigned char* fx = en.fixed(0);
-    std::vector<unsigned char>& held = held_;
-    held.assign(size_t(nd), 0);
-    bool held_in_plan = false;
-    for (int i = 0; i < nd; ++i) {
-      held[size_t(i)] = dfree[i] < 0 || fx[i];
-      held_in_plan = held_in_plan || (dfree[i] >= 0 && fx[i]);
-    }
+    for (int i = 0; i < nd; ++i)
+      SLENDER_CHECK((dfree[i] < 0) == (fx[i] != 0), "adjoint: step ", n,
+                    "'s plan is not its set of held DOFs (DOF ", i, ")");
+    auto held = [dfree](int i) { return dfree[i] < 0; };
     const Real c_m = en.c_.c_m, c_u = en.c_.c_u;
     const Real* y = sn1.q.data();
     const Real* qh = en.q_hat_.data();
@@ -344,8 +341,7 @@ class RolloutAdjointOn {
         const int j = idx[b] - 3 * nn;
         if (j < 0 || j >= ne) continue;
         for (int a = 0; a < D; ++a)
-          if (!held[size_t(idx[a])] && h[a * D + b] != 0)
-            gtrip_.push_back({idx[a], j, h[a * D + b]});
+          if (!held(idx[a]) && h[a * D + b] != 0) gtrip_.push_back({idx[a], j, h[a * D + b]});
       }
     });
 
@@ -403,12 +399,6 @@ class RolloutAdjointOn {
         }
       }
     }
-    // the rows and columns of the DOFs held though the plan has them: the identity's
-    if (held_in_plan)
-      for (int rr = 0; rr < nf; ++rr)
-        for (int sl = p.row_ptr[rr]; sl < p.row_ptr[rr + 1]; ++sl)
-          if (held[size_t(p.free_dof[rr])] || held[size_t(p.free_dof[p.col[sl]])])
-            vals_[size_t(sl)] = p.col[sl] == rr ? 1 : 0;
     Real* tv = solver_->values();
     for (int s = 0; s < p.nnz(); ++s)
       tv[s] = vals_[size_t(tslot_[size_t(s)])];
@@ -417,7 +407,7 @@ class RolloutAdjointOn {
     rf_.resize(size_t(nf));
     lf_.resize(size_t(nf));
     for (int rr = 0; rr < nf; ++rr)
-      rf_[size_t(rr)] = held[size_t(p.free_dof[rr])] ? Real(0) : rhs[size_t(p.free_dof[rr])];
+      rf_[size_t(rr)] = rhs[size_t(p.free_dof[rr])];
     SLENDER_CHECK(nf == 0 || solver_->solve(rf_.data(), lf_.data()),
                   "adjoint: the transposed solve of step ", n, " failed");
     // lambda on every DOF (0 at the held ones)
@@ -614,11 +604,11 @@ class RolloutAdjointOn {
     col.assign(size_t(nd), 0);
     bool held_any = false;
     for (int i = 0; i < nd && !held_any; ++i)
-      held_any = held[size_t(i)] != 0;
+      held_any = held(i);
     if (held_any) {
       each_stencil(0, [&](auto, Family, const int* idx, int D, const Real*, const Real* h, long) {
         for (int b = 0; b < D; ++b) {
-          if (idx[b] < 0 || !held[size_t(idx[b])]) continue;
+          if (idx[b] < 0 || !held(idx[b])) continue;
           Real s = 0;
           for (int a = 0; a < D; ++a)
             if (idx[a] >= 0) s += h[a * D + b] * lam[size_t(idx[a])];
@@ -632,9 +622,13 @@ class RolloutAdjointOn {
         for (int k = 0; k < m.nbend; ++k) {
           const Real sc =
               ys * part_scale_of(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+          bool touches = false;  // (the term again only for the stencils at a held node)
+          for (int b = 0; b < 9 && !touches; ++b)
+            touches = held(idx[b]);
+          if (!touches) continue;
           RodBendTwistBinding::transport_asym(en.mv_, ev, 0, k, A);
           for (int b = 0; b < 9; ++b) {
-            if (!held[size_t(idx[b])]) continue;
+            if (!held(idx[b])) continue;
             for (int a = 0; a < 9; ++a)
               col[size_t(idx[b])] += sc * A(a, b) * lam[size_t(idx[a])];
           }
@@ -646,7 +640,7 @@ class RolloutAdjointOn {
           const int node = side ? nb : na;
           const Real sign = side ? 1 : -1;
           for (int c = 0; c < 3; ++c)
-            if (held[size_t(3 * node + c)])
+            if (held(3 * node + c))
               col[size_t(3 * node + c)] +=
                   t.h * sign * hb_[3 * size_t(t.edge) + c] * lam[size_t(t.dof)];
         }
@@ -658,7 +652,7 @@ class RolloutAdjointOn {
     const int* moved = m.dof_motion_slot.empty() ? nullptr : m.dof_motion_slot.data();
     for (int i = 0; i < nd; ++i) {
       const size_t k = size_t(i);
-      if (held[k]) {
+      if (held(i)) {
         const Real end_frames = rhs[k] - xb_[k] - vb_[k] / dt_;
         xb_[k] = moved && moved[i] >= 0 ? Real(0) : xb_[k] + end_frames - col[k];
         vb_[k] = 0;
@@ -712,8 +706,7 @@ class RolloutAdjointOn {
   long recomputed_ = 0;
   RolloutGradient* grad_ = nullptr;
   std::vector<Real> xb_, vb_, ab_, ha_, hb_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
-  std::vector<unsigned char> held_;  // the DOFs held in the step being linearized
-  std::vector<Real> dash_;           // the ground dashpot's term of q_n's adjoint
+  std::vector<Real> dash_;  // the ground dashpot's term of q_n's adjoint
   std::vector<GEntry> gtrip_;
   std::vector<int> tslot_;
   const AssemblyPlan* plan_ = nullptr;
