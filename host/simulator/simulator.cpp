@@ -361,28 +361,13 @@ struct Simulator::Impl {
     }
     in.dt = dt;
     in.c = step_coeffs(spec, state.time, dt);
-    if (natural_driven()) {
-      apply_actuation(in.c.t_eval);
-      in.natural_changed = true;
-      in.bend_kappa_bar = nat_kappa_bar.data();
-      in.bend_tau_bar = nat_tau_bar.data();
-      in.hinge_phi_bar = nat_phi_bar.data();
-      in.mid_kappa_bar = nat_mid_kappa.data();
-      in.edge_stretch_bar = nat_stretch.data();
-    }
-    if (parts_scaled()) {
-      part_scale = part_scales_at(in.c.t_eval);
-      in.part_scale_changed = true;
-      in.part_scale = part_scale.data();
-    }
+    inputs_at(in);
     if (!m.point_loads.empty() || !external_forces.empty() || loads_dirty) {
       loads_dirty = false;
       point_loads(in.c);
       in.loads_changed = true;
       in.f_time = f_time.data();
     }
-    in.signal_value = signal_values();
-    in.signal_set = signal_set_ptr();
     prescribe(state.time + dt);
     if (motion_target) {
       in.target = motion_target;
@@ -474,16 +459,10 @@ struct Simulator::Impl {
     engine->upload_state(state);
   }
 
-  // the inputs of a query of the state at its time: the natural shape, the parts' scales and
-  // the signals there; with `loads`, the point loads (whole, without a static run's load
-  // factor) and the caller's external forces
-  StepInputs query_inputs(bool loads) {
-    const Model& m = *model;
-    const Real t = state.time;
-    StepInputs in;
-    in.dt = spec.dt;
-    in.c.t_eval = t;
-    in.c.load_factor = load_factor_at(spec, t);
+  // the inputs at in.c.t_eval that a step and a query share: the natural shape under actuation
+  // (where it may differ from the model's), the parts' scales, the caller's signal values
+  void inputs_at(StepInputs& in) {
+    const Real t = in.c.t_eval;
     if (natural_driven()) {
       apply_actuation(t);
       in.natural_changed = true;
@@ -498,17 +477,28 @@ struct Simulator::Impl {
       in.part_scale_changed = true;
       in.part_scale = part_scale.data();
     }
+    in.signal_value = signal_values();
+    in.signal_set = signal_set_ptr();
+  }
+
+  // the inputs of a query of the state at its time: the natural shape, the parts' scales and
+  // the signals there; with `loads`, the point loads (whole, without a static run's load
+  // factor) and the caller's external forces
+  StepInputs query_inputs(bool loads) {
+    const Real t = state.time;
+    StepInputs in;
+    in.dt = spec.dt;
+    in.c.t_eval = t;
+    in.c.load_factor = load_factor_at(spec, t);
+    inputs_at(in);
     if (loads) {
-      std::fill(f_time.begin(), f_time.end(), 0);
-      for (size_t i = 0; i < external_forces.size(); ++i)
-        f_time[i] = external_forces[i];
-      add_point_loads(m, t, 1, f_time.data());
+      StepCoeffs whole;  // (the loads whole: no static run's factor)
+      whole.t_eval = t;
+      point_loads(whole);
       in.loads_changed = true;
       in.f_time = f_time.data();
       loads_dirty = true;  // the engine's loads come with the next step again
     }
-    in.signal_value = signal_values();
-    in.signal_set = signal_set_ptr();
     return in;
   }
 
