@@ -5,6 +5,26 @@
 namespace slender {
 namespace python {
 
+namespace {
+
+// an optional array argument of the given shape, copied (None: empty); a wrong shape or a value
+// that is not a number is a ValueError naming `what`
+std::vector<Real> optional_array(const py::object& o,
+                                 const std::vector<py::ssize_t>& shape,
+                                 const char* what) {
+  std::vector<Real> v;
+  if (o.is_none()) return v;
+  const Array a = real_array(o, what);
+  size_t n = 1;
+  for (py::ssize_t d : shape)
+    n *= size_t(d);
+  const double* p = checked(a, shape, what);
+  v.assign(p, p + n);
+  return v;
+}
+
+}  // namespace
+
 void bind_rollout(py::module_& m) {
   // gradients through time (slender/adjoint.h, docs/gradients.md)
   struct PyRollout {
@@ -30,29 +50,19 @@ void bind_rollout(py::module_& m) {
              const py::object& part_youngs_scale, double youngs_scale, double density_scale,
              double mass_damping) {
             const Model& md = *r.model;
-            auto take = [&](const py::object& o, std::vector<py::ssize_t> shape, const char* what) {
-              std::vector<Real> v;
-              if (o.is_none()) return v;
-              const Array a = real_array(o, what);
-              size_t n = 1;
-              for (py::ssize_t d : shape)
-                n *= size_t(d);
-              const double* p = checked(a, shape, what);
-              v.assign(p, p + n);
-              return v;
-            };
             RolloutActions a;
-            a.kappa_bar = take(kappa_bar, {steps, md.nbend, 2}, "kappa_bar");
-            a.tau_bar = take(tau_bar, {steps, md.nbend}, "tau_bar");
-            a.forces = take(forces, {steps, md.nnode, 3}, "forces");
+            a.kappa_bar = optional_array(kappa_bar, {steps, md.nbend, 2}, "kappa_bar");
+            a.tau_bar = optional_array(tau_bar, {steps, md.nbend}, "tau_bar");
+            a.forces = optional_array(forces, {steps, md.nnode, 3}, "forces");
             RolloutParams p;
-            p.part_youngs_scale = take(part_youngs_scale, {md.npart}, "part_youngs_scale");
+            p.part_youngs_scale =
+                optional_array(part_youngs_scale, {md.npart}, "part_youngs_scale");
             p.youngs_scale = youngs_scale;
             p.density_scale = density_scale;
             p.mass_damping = mass_damping;
             State s0 = initial_state(md);
-            if (!q0.is_none()) s0 = transported_state(md, s0, take(q0, {md.ndof}, "q0"));
-            if (!u0.is_none()) s0.u = take(u0, {md.ndof}, "u0");
+            if (!q0.is_none()) s0 = transported_state(md, s0, optional_array(q0, {md.ndof}, "q0"));
+            if (!u0.is_none()) s0.u = optional_array(u0, {md.ndof}, "u0");
             std::vector<Real> q, u;
             r.ad->run(s0, steps, a, p, &q, &u);
             r.steps = steps;
@@ -70,15 +80,8 @@ void bind_rollout(py::module_& m) {
             const Model& md = *r.model;
             SLENDER_CHECK(r.steps > 0, "gradient: run a rollout first");
             const std::vector<py::ssize_t> shape{r.steps + 1, md.ndof};
-            auto take = [&](const py::object& o, const char* what) {
-              std::vector<Real> v;
-              if (o.is_none()) return v;
-              const Array a = real_array(o, what);
-              const double* p = checked(a, shape, what);
-              v.assign(p, p + size_t(r.steps + 1) * size_t(md.ndof));
-              return v;
-            };
-            const RolloutGradient g = r.ad->gradient(take(dq, "dL_dq"), take(du, "dL_du"));
+            const RolloutGradient g = r.ad->gradient(optional_array(dq, shape, "dL_dq"),
+                                                     optional_array(du, shape, "dL_du"));
             auto arr = [](const std::vector<Real>& v, std::vector<py::ssize_t> sh) {
               return py::array_t<double>(sh, v.data());
             };
@@ -130,17 +133,10 @@ void bind_rollout(py::module_& m) {
             const int B = r.ad->nenv();
             SLENDER_CHECK(steps >= 1, "run: steps must be at least 1, got ", steps);
             // an argument's values per environment (B x shape), or none
+            // each argument with a leading num_envs
             auto take = [&](const py::object& o, std::vector<py::ssize_t> shape, const char* what) {
-              std::vector<Real> v;
-              if (o.is_none()) return v;
-              const Array a = real_array(o, what);
               shape.insert(shape.begin(), B);
-              size_t n = 1;
-              for (py::ssize_t d : shape)
-                n *= size_t(d);
-              const double* p = checked(a, shape, what);
-              v.assign(p, p + n);
-              return v;
+              return optional_array(o, shape, what);
             };
             auto slice = [](const std::vector<Real>& v, int B, int e) {
               const size_t n = v.size() / size_t(B);
@@ -193,15 +189,8 @@ void bind_rollout(py::module_& m) {
             const int B = r.ad->nenv();
             SLENDER_CHECK(r.steps > 0, "gradient: run the rollouts first");
             const std::vector<py::ssize_t> shape{B, r.steps + 1, md.ndof};
-            auto take = [&](const py::object& o, const char* what) {
-              std::vector<Real> v;
-              if (o.is_none()) return v;
-              const Array a = real_array(o, what);
-              const double* p = checked(a, shape, what);
-              v.assign(p, p + size_t(B) * size_t(r.steps + 1) * size_t(md.ndof));
-              return v;
-            };
-            const std::vector<Real> gq = take(dq, "dL_dq"), gu = take(du, "dL_du");
+            const std::vector<Real> gq = optional_array(dq, shape, "dL_dq"),
+                                    gu = optional_array(du, shape, "dL_du");
             std::vector<RolloutGradient> g;
             {
               py::gil_scoped_release free;

@@ -1,8 +1,9 @@
 """Gradients through time with PyTorch (docs/gradients.md): ``rollout`` runs a ``slender.Rollout``
 inside a ``torch.autograd.Function``, so that ``loss.backward()`` reaches the actions and
 parameters through the trajectory; ``batch_rollout`` does the same for a batch of environments
-(``slender.BatchRollout``: each its own actions, parameters and gradient). The forward run and the backward sweep are the C++ adjoint's
-(exact gradients of implicit Euler steps on the CPU); the tensors are float64 on the CPU.
+(``slender.BatchRollout``: each its own actions, parameters and gradient). The forward run and
+the backward sweep are the C++ adjoint's (exact gradients of implicit Euler steps on the CPU); the
+tensors are float64 on the CPU.
 """
 
 import numpy as np
@@ -10,22 +11,26 @@ import torch
 
 import slender
 
+_GRADIENTS = ("kappa_bar", "tau_bar", "forces", "youngs_scale", "density_scale")
+
 
 def _np(t):
     return None if t is None else t.detach().cpu().double().numpy()
 
 
 class _RolloutFunction(torch.autograd.Function):
+    """A slender.Rollout or slender.BatchRollout run forward, its adjoint sweep backward."""
+
     @staticmethod
     def forward(ctx, roll, steps, kappa_bar, tau_bar, forces, youngs_scale, density_scale):
-        q, u = roll.run(
-            steps,
-            kappa_bar=_np(kappa_bar),
-            tau_bar=_np(tau_bar),
-            forces=_np(forces),
-            youngs_scale=1.0 if youngs_scale is None else float(youngs_scale),
-            density_scale=1.0 if density_scale is None else float(density_scale),
-        )
+        scales = {}
+        for name, t in (("youngs_scale", youngs_scale), ("density_scale", density_scale)):
+            if isinstance(roll, slender.BatchRollout):
+                scales[name] = _np(t)  # (num_envs,) or None: the model's
+            else:
+                scales[name] = 1.0 if t is None else float(t)
+        q, u = roll.run(steps, kappa_bar=_np(kappa_bar), tau_bar=_np(tau_bar),
+                        forces=_np(forces), **scales)
         ctx.roll = roll
         ctx.given = [t is not None for t in (kappa_bar, tau_bar, forces, youngs_scale,
                                              density_scale)]
@@ -34,11 +39,7 @@ class _RolloutFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dq, du):
         g = ctx.roll.gradient(_np(dq), _np(du))
-        out = [torch.from_numpy(np.ascontiguousarray(g["kappa_bar"])),
-               torch.from_numpy(np.ascontiguousarray(g["tau_bar"])),
-               torch.from_numpy(np.ascontiguousarray(g["forces"])),
-               torch.tensor(g["youngs_scale"], dtype=torch.float64),
-               torch.tensor(g["density_scale"], dtype=torch.float64)]
+        out = [torch.from_numpy(np.ascontiguousarray(g[k], dtype=np.float64)) for k in _GRADIENTS]
         return (None, None) + tuple(o if given else None for o, given in zip(out, ctx.given))
 
 
@@ -53,30 +54,6 @@ def rollout(model, steps, kappa_bar=None, tau_bar=None, forces=None, youngs_scal
                                   density_scale)
 
 
-class _BatchRolloutFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, roll, steps, kappa_bar, tau_bar, forces, youngs_scale, density_scale):
-        q, u = roll.run(
-            steps,
-            kappa_bar=_np(kappa_bar),
-            tau_bar=_np(tau_bar),
-            forces=_np(forces),
-            youngs_scale=_np(youngs_scale),
-            density_scale=_np(density_scale),
-        )
-        ctx.roll = roll
-        ctx.given = [t is not None for t in (kappa_bar, tau_bar, forces, youngs_scale,
-                                             density_scale)]
-        return torch.from_numpy(q), torch.from_numpy(u)
-
-    @staticmethod
-    def backward(ctx, dq, du):
-        g = ctx.roll.gradient(_np(dq), _np(du))
-        out = [torch.from_numpy(np.ascontiguousarray(g[k]))
-               for k in ("kappa_bar", "tau_bar", "forces", "youngs_scale", "density_scale")]
-        return (None, None) + tuple(o if given else None for o, given in zip(out, ctx.given))
-
-
 def batch_rollout(model, num_envs, steps, kappa_bar=None, tau_bar=None, forces=None,
                   youngs_scale=None, density_scale=None, checkpoint_every=1):
     """q, u (each (num_envs, steps + 1, ndof), float64 tensors) of num_envs rollouts of `model`
@@ -85,5 +62,5 @@ def batch_rollout(model, num_envs, steps, kappa_bar=None, tau_bar=None, forces=N
     nnode, 3), youngs_scale and density_scale (num_envs,), each optional (None: the model's).
     Differentiable in every tensor given; each environment's gradient is its own."""
     roll = slender.BatchRollout(model, num_envs, checkpoint_every=checkpoint_every)
-    return _BatchRolloutFunction.apply(roll, steps, kappa_bar, tau_bar, forces, youngs_scale,
-                                       density_scale)
+    return _RolloutFunction.apply(roll, steps, kappa_bar, tau_bar, forces, youngs_scale,
+                                  density_scale)
