@@ -275,31 +275,35 @@ struct Geometry {
   }
 };
 
-/// the Geometry of a Model's own (host) arrays: the host pair finder's rod-pair and
-/// rest-neighbour tests
-inline Geometry host_geometry(const Model& m) {
+/// The model arrays a Geometry views, each a member of one name in Model and in Geometry (and
+/// ContactPipeline's copy of it, with a trailing underscore); the shell arrays only where there
+/// are triangles (rest neighbours are a shell's)
+// clang-format off
+#define SLENDER_GEOMETRY_ARRAYS(X)                                                          \
+  X(edge_node) X(edge_radius) X(edge_EA) X(edge_part) X(edge_arc) X(edge_l_bar)              \
+  X(part_loop_length) X(part_material) X(contact_mu) X(tri_node) X(tri_half_thickness)       \
+  X(tri_part) X(tri_edge) X(sedge_node) X(sedge_tri) X(node_contact_radius)
+// clang-format on
+#define SLENDER_GEOMETRY_SHELL_ARRAYS(X) X(node_x0) X(node_part)
+
+/// a Geometry's counts and tolerance of model m (its arrays to be placed by the caller)
+inline Geometry geometry_counts(const Model& m) {
   Geometry g;
   g.nnode = m.nnode, g.nedge = m.nedge, g.ntri = m.ntri, g.nmaterial = m.nmaterial;
   g.tolerance = m.contact.tolerance;
-  g.edge_node = m.edge_node.data();
-  g.edge_radius = m.edge_radius.data();
-  g.edge_EA = m.edge_EA.data();
-  g.edge_part = m.edge_part.data();
-  g.edge_arc = m.edge_arc.data();
-  g.edge_l_bar = m.edge_l_bar.data();
-  g.part_loop_length = m.part_loop_length.data();
-  g.part_material = m.part_material.data();
-  g.contact_mu = m.contact_mu.empty() ? nullptr : m.contact_mu.data();
-  g.tri_node = m.tri_node.data();
-  g.tri_half_thickness = m.tri_half_thickness.data();
-  g.tri_part = m.tri_part.data();
-  g.sedge_node = m.sedge_node.data();
-  g.sedge_tri = m.sedge_tri.data();
-  g.node_contact_radius = m.node_contact_radius.data();
+  return g;
+}
+
+/// the Geometry of a Model's own (host) arrays: the host pair finder's rod-pair and
+/// rest-neighbour tests
+inline Geometry host_geometry(const Model& m) {
+  Geometry g = geometry_counts(m);
+#define SLENDER_HOST_ARRAY(a) g.a = m.a.empty() ? nullptr : m.a.data();
+  SLENDER_GEOMETRY_ARRAYS(SLENDER_HOST_ARRAY)
   if (m.ntri > 0) {
-    g.node_x0 = m.node_x0.data();
-    g.node_part = m.node_part.data();
+    SLENDER_GEOMETRY_SHELL_ARRAYS(SLENDER_HOST_ARRAY)
   }
+#undef SLENDER_HOST_ARRAY
   return g;
 }
 
@@ -827,35 +831,17 @@ class ContactPipeline {
   explicit ContactPipeline(const Model& m) : model_(&m) {
     SLENDER_CHECK(long(m.nedge) + m.ntri < INT_MAX / 2, "too many contact elements");
     pipe::Geometry& g = g_;
-    g.nnode = m.nnode;
-    g.nedge = m.nedge;
-    g.ntri = m.ntri;
-    g.nmaterial = m.nmaterial;
-    g.tolerance = m.contact.tolerance;
+    g = pipe::geometry_counts(m);
     auto up = [&](auto& buf, const auto& v) {
       buf.upload(v);
       return v.empty() ? nullptr : buf.data();
     };
-    g.edge_node = up(edge_node_, m.edge_node);
-    g.edge_radius = up(edge_radius_, m.edge_radius);
-    g.edge_EA = up(edge_EA_, m.edge_EA);
-    g.edge_part = up(edge_part_, m.edge_part);
-    g.edge_arc = up(edge_arc_, m.edge_arc);
-    g.edge_l_bar = up(edge_l_bar_, m.edge_l_bar);
-    g.part_loop_length = up(part_loop_length_, m.part_loop_length);
-    g.part_material = up(part_material_, m.part_material);
-    g.contact_mu = up(contact_mu_, m.contact_mu);
-    g.tri_node = up(tri_node_, m.tri_node);
-    g.tri_half_thickness = up(tri_half_thickness_, m.tri_half_thickness);
-    g.tri_part = up(tri_part_, m.tri_part);
-    g.tri_edge = up(tri_edge_, m.tri_edge);
-    g.sedge_node = up(sedge_node_, m.sedge_node);
-    g.sedge_tri = up(sedge_tri_, m.sedge_tri);
-    g.node_contact_radius = up(node_contact_radius_, m.node_contact_radius);
-    if (m.ntri > 0) {  // (rest neighbours are a shell's)
-      g.node_x0 = up(node_x0_, m.node_x0);
-      g.node_part = up(node_part_, m.node_part);
+#define SLENDER_UP_ARRAY(a) g.a = up(a##_, m.a);
+    SLENDER_GEOMETRY_ARRAYS(SLENDER_UP_ARRAY)
+    if (m.ntri > 0) {
+      SLENDER_GEOMETRY_SHELL_ARRAYS(SLENDER_UP_ARRAY)
     }
+#undef SLENDER_UP_ARRAY
   }
 
   /// the sub-pairs of the step of size dt from positions q and velocities u (executor memory,
