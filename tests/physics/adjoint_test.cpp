@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -481,6 +482,174 @@ TEST(Adjoint, GroundDashpotMatchesCentralDifferences) {
     // own rounding and the activation's curvature leave a few 1e-6)
     check_all(pr, LinearLoss(m.ndof, kSteps, 23), true, false, 1e-7, kSteps, 2e-5);
   }
+}
+
+/// Newton's tolerances for the shells' contact tests: converged on the residual alone, to
+/// 1e-13 N. At the residual's round-off floor (about 1e-14 N here) a Newton step is that
+/// round-off over the softest stiffness, larger than 1e-14 m in a thin tile, so stopping on the
+/// step size ends wherever such a step happens to fall below it, and the state keeps an error
+/// central differences see as noise. (A rod's twist is the other way round: its torsional
+/// stiffness is so small that a residual of 1e-13 N m leaves the twist 1e-10 rad off, so the
+/// rod tests stop on the step size.)
+void contact_newton(SceneBuilder& b) {
+  tight_newton(b);
+  b.integrator().newton.abs_tol = 1e-13;
+  b.integrator().newton.step_tol = 1e-18;
+}
+
+/// a soft slider rod across two fixed rails (rod-rod contact: edge-edge pairs), starting inside
+/// the contact layer and sliding along the rails at 0.3 m/s, under gravity tilted along them:
+/// friction mu between the bodies (slip tolerance 1 cm/s), restitution e (< 1: the pairs'
+/// dashpot)
+SceneBuilder slider_on_rails(Real mu, Real e, bool residual_newton = false) {
+  const Real r = 2e-3, tol = 5e-4;
+  SceneBuilder b;
+  const int steel = b.material("steel", 7800, 2e9, 0.3);
+  const int soft = b.material("soft", 1000, 2e6, 0.3);
+  for (Real y : {-0.03, 0.03}) {
+    const int rail = b.straight_rod(y < 0 ? "rail0" : "rail1", vec3(-0.02, y, 0), vec3(0.02, y, 0),
+                                    5, steel, SceneBuilder::circle(r));
+    for (int i = 0; i < 5; ++i)
+      b.fix_node(rail, i);
+  }
+  const int slider =
+      b.straight_rod("slider", vec3(0.003, -0.06, 2 * r + 0.3 * tol),
+                     vec3(-0.002, 0.06, 2 * r + 0.2 * tol), 9, soft, SceneBuilder::circle(r));
+  for (int i = 0; i < 9; ++i)
+    b.initial_velocity(slider, i, vec3(0, 0.3, 0));
+  ContactSpec c;
+  c.tolerance = tol;
+  c.friction = mu;
+  c.slip_velocity = 1e-2;
+  c.restitution = e;
+  b.contact(c);
+  b.gravity(vec3(0.4, 2.5, -9.8));
+  b.integrator().dt = 1e-3;
+  if (residual_newton) {
+    contact_newton(b);
+  } else {
+    tight_newton(b);
+  }
+  return b;
+}
+
+/// the mean height of the slider (the model's last 9 nodes)
+Real slider_height(const Model& m, const State& s) {
+  Real z = 0;
+  for (int i = m.nnode - 9; i < m.nnode; ++i)
+    z += s.q[size_t(3 * i + 2)] / 9;
+  return z;
+}
+
+// Contact between bodies' gradients against central differences: every class within 1e-6 over
+// 3 steps, and over a longer rollout within 2e-4. The pairs' forces are C1 but not C2 (their
+// distance's Hessian jumps where a closest point passes a primitive's end, as the slider's edges
+// pass over the rails' nodes, and friction's regularized law bends sharply below its slip
+// tolerance), so over many steps a difference step straddles such kinks: the differences then
+// measure the jumps, about 1e-5 to 1e-4 relative here, while a step's linearization, alone or
+// over a few steps, agrees to the differences' round-off (1e-8..6e-7).
+void check_contact(const Problem& pr, unsigned seed, int long_steps, bool strains) {
+  const int nd3 = 3 * pr.m->nnode;
+  for (const int steps : {3, long_steps}) {
+    SCOPED_TRACE(std::to_string(steps) + " steps");
+    std::printf("  %d steps:\n", steps);
+    Problem p = pr;
+    if (!p.a.forces.empty()) p.a.forces.resize(size_t(steps) * nd3);
+    check_all(p, LinearLoss(p.m->ndof, steps, seed), true, strains, 1e-6, steps,
+              steps == 3 ? 1e-6 : 2e-4);
+  }
+}
+
+// Contact between bodies (IMC, seed 000 eqs. 21-23): the pairs' penalty and friction are
+// functions of the step's end and its velocity, linearized as every other family; the pairs
+// come from the step's start, as the Simulator finds them. The slider on the rails, sliding
+// and bending, with friction; the rollout is the Simulator's
+TEST(Adjoint, RodRodContactWithFrictionMatchesCentralDifferences) {
+  Problem pr;
+  pr.m = build_model(slider_on_rails(0.3, 1).build());
+  const Model& m = *pr.m;
+  ASSERT_TRUE(m.contact_friction());
+  pr.s0 = initial_state(m);
+  pr.a.forces.assign(size_t(kSteps) * 3 * m.nnode, 0);
+  const int first = m.nnode - 9;  // the slider's first node
+  for (int n = 0; n < kSteps; ++n)
+    pr.a.forces[size_t(n) * 3 * m.nnode + 3 * first] = 2e-3;
+  pr.p.density_scale = 1.1;
+  // the rollout is a Simulator's, with the same forces and parameters
+  RolloutAdjoint ad(pr.m, m.scene.integrator);
+  const State end = ad.run(pr.s0, kSteps, pr.a, pr.p);
+  Simulator sim(pr.m);
+  EnvParams ep;
+  ep.density_scale = pr.p.density_scale;
+  sim.set_params(ep);
+  for (int n = 0; n < kSteps; ++n) {
+    sim.set_external_forces(std::vector<Real>(pr.a.forces.begin() + long(n) * 3 * m.nnode,
+                                              pr.a.forces.begin() + long(n + 1) * 3 * m.nnode));
+    ASSERT_TRUE(sim.step().ok());
+  }
+  for (int i = 0; i < m.ndof; ++i)
+    ASSERT_NEAR(sim.state().q[size_t(i)], end.q[size_t(i)], 1e-12) << "DOF " << i;
+  // the rails hold it up (free, it would fall 2 mm in the 20 ms) and it still slides
+  Real vy = 0;
+  for (int i = first; i < m.nnode; ++i)
+    vy += end.u[size_t(3 * i + 1)] / 9;
+  const Real dz = slider_height(m, end) - slider_height(m, pr.s0);
+  std::printf("  slider: speed along the rails %.3f m/s, height change %.2e m\n", vy, dz);
+  EXPECT_GT(vy, 0.1);
+  EXPECT_GT(dz, -1e-3);
+  check_contact(pr, 33, kSteps, true);
+}
+
+// ... and with the pairs' dashpot (restitution 0.4): its normal, activation and reduced mass
+// come from the step's start, whose derivative the sweep adds (pair_dashpot_start_derivative);
+// the slider also dropped onto the rails at 0.2 m/s
+TEST(Adjoint, RodRodContactDashpotMatchesCentralDifferences) {
+  Problem pr;
+  pr.m = build_model(slider_on_rails(0.3, 0.4, true).build());
+  const Model& m = *pr.m;
+  pr.s0 = initial_state(m);
+  for (int i = m.nnode - 9; i < m.nnode; ++i)
+    pr.s0.u[size_t(3 * i + 2)] = -0.2;
+  pr.p.density_scale = 0.8;
+  check_contact(pr, 38, kSteps, false);
+}
+
+// Shells in contact (point-triangle and edge-edge pairs): a hinge-shell tile and a rod sliding
+// on a fixed plate under tilted gravity, with friction
+TEST(Adjoint, ShellAndRodOnAPlateWithFrictionMatchesCentralDifferences) {
+  const Real h = 2e-3, tol = 5e-4;
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int plate = b.rectangle_shell("plate", vec3(-0.03, -0.03, 0), vec3(0.06, 0, 0),
+                                      vec3(0, 0.06, 0), 0.02, true, mat, h);
+  b.membrane(plate, MembraneModel::kSprings);
+  for (int i = 0; i < int(b.part(plate).nodes.size()); ++i)
+    b.fix_node(plate, i);
+  const Real z = h + 0.2 * tol;
+  const int tile = b.rectangle_shell("tile", vec3(-0.012, -0.015, z), vec3(0.02, 0.004, 0),
+                                     vec3(-0.004, 0.02, 0), 0.01, true, mat, h);
+  b.membrane(tile, MembraneModel::kSprings);
+  for (int i = 0; i < int(b.part(tile).nodes.size()); ++i)
+    b.initial_velocity(tile, i, vec3(0.05, 0.3, 0));
+  const int rod = b.straight_rod("rod", vec3(0.008, -0.02, h / 2 + 1e-3 + 0.2 * tol),
+                                 vec3(0.015, 0.01, h / 2 + 1e-3 + 0.3 * tol), 5, mat,
+                                 SceneBuilder::circle(1e-3));
+  for (int i = 0; i < 5; ++i)
+    b.initial_velocity(rod, i, vec3(-0.2, 0.2, 0));
+  ContactSpec c;
+  c.tolerance = tol;
+  c.friction = 0.3;
+  c.slip_velocity = 1e-2;
+  b.contact(c);
+  b.gravity(vec3(0.5, 5, -9.8));
+  b.integrator().dt = 1e-3;
+  contact_newton(b);
+  Problem pr;
+  pr.m = build_model(b.build());
+  const Model& m = *pr.m;
+  ASSERT_GT(m.ntri, 0);
+  pr.s0 = initial_state(m);
+  check_contact(pr, 41, 12, true);
 }
 
 // The batch's gradients (BatchRolloutAdjoint): three environments of the cantilever, each with

@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,9 +60,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 : spec.kind == IntegratorKind::kNewmark        ? "Newmark"
                                                                : "static",
                 " (integrator.type)");
-  SLENDER_CHECK(!m.contact.enabled,
-                "gradients through time: contact between bodies is not differentiated yet "
-                "(contact.enabled)");
   SLENDER_CHECK(!m.stiffness_damping && !m.kelvin_voigt,
                 "gradients through time: Rayleigh stiffness and Kelvin-Voigt damping read the "
                 "step's start and are not differentiated yet (a part's damping)");
@@ -72,6 +70,11 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "gradients through time: energies from the caller's code are not differentiated");
 }
 
+/// The assembly plan of a view with contact pairs, the DOFs flagged in `fixed` (ndof) held: the
+/// host's plan builder, which the adjoint of a model with contact between bodies is given
+using PairPlanFn = std::function<std::shared_ptr<const AssemblyPlan>(const ModelView& view,
+                                                                     const unsigned char* fixed)>;
+
 template <class X>
 class RolloutAdjointOn {
   static_assert(X::kHostMemory, "the adjoint's loops run on the host");
@@ -79,15 +82,25 @@ class RolloutAdjointOn {
  public:
   RolloutAdjointOn(std::shared_ptr<const Model> model,
                    const IntegratorSpec& spec,
-                   const RolloutOptions& opt)
+                   const RolloutOptions& opt,
+                   PairPlanFn pair_plan = {})
       : model_(std::move(model)),
         spec_(spec),
         opt_(opt),
-        en_(model_, 1, spec, initial_state(*model_), opt.solver, EngineSolve::kSystem) {
+        en_(model_, 1, spec, initial_state(*model_), opt.solver, EngineSolve::kSystem),
+        pair_plan_fn_(std::move(pair_plan)) {
     check_adjoint_model(*model_, spec);
     en_.plans_follow_fixed_ = true;  // a boundary event's set of held DOFs takes its own plan
     SLENDER_CHECK(opt.checkpoint_every >= 0, "checkpoint_every must be >= 0, got ",
                   opt.checkpoint_every);
+    if (model_->contact.enabled) {
+      SLENDER_CHECK(pair_plan_fn_,
+                    "adjoint: a model with contact between bodies needs the "
+                    "plan builder of its pairs");
+      SLENDER_CHECK(!en_.assembles_contact(),
+                    "gradients through time with contact between bodies solve each step with a "
+                    "direct solver (the pairs in the assembly plan); options.solver is iterative");
+    }
   }
 
   const Model& model() const { return *model_; }
@@ -228,10 +241,24 @@ class RolloutAdjointOn {
 
   void step(int n) {
     set_inputs(n);
-    const VectorStepResult r = en_.step(dt_);
+    const std::vector<unsigned char> one(1, 1);
+    en_.step_inputs(one, dt_);
+    take_pairs();
+    VectorStepResult r;
+    en_.newton_step(one, r, r.times);
     SLENDER_CHECK(r.reports[0].status == StepStatus::kConverged, "rollout: step ", n,
                   " did not converge (", to_string(r.reports[0].status),
                   "): the gradient needs every step converged");
+  }
+
+  // the contact pairs of the step from the engine's state (as the Simulator finds them), and
+  // the plan that holds them on the free rows of the set held now
+  void take_pairs() {
+    if (!model_->contact.enabled) return;
+    const bool changed = en_.find_contacts(dt_, false, pairs_scratch_);
+    if (!changed && en_.plan_ == pair_plan_) return;
+    pair_plan_ = pair_plan_fn_(en_.mv_, en_.fixed(0));
+    en_.use_plan(pair_plan_);
   }
 
   // the plan's transposed slots and the solver of the transposed Jacobian (once per plan)
@@ -289,6 +316,7 @@ class RolloutAdjointOn {
     set_inputs(n);
     const std::vector<unsigned char> one(1, 1);
     en.step_inputs(one, dt_);
+    take_pairs();
     PhaseTimes scratch;
     en.times_ = &scratch;
     en.active_h_ = one;
@@ -558,6 +586,42 @@ class RolloutAdjointOn {
       }
     }
 
+    // the contact pairs' dashpots: normal, activation and reduced mass from the step's start
+    // (pair_dashpot_start_derivative); their force goes as the square root of the density
+    // scale (the reduced mass; the contact stiffness is the model's)
+    if (en.mv_.contact_zeta > 0 && c_u > 0) {
+      const ModelView& mv = en.mv_;
+      auto pairs = [&](auto distance, long npair, const int* pnode, const Real* pd) {
+        using Distance = decltype(distance);
+        for (long k = 0; k < npair; ++k) {
+          const int* node = pnode + 4 * k;
+          Vec<12> xl, uu, gd;
+          for (int a = 0; a < 4; ++a)
+            for (int i = 0; i < 3; ++i) {
+              const size_t dof = size_t(3 * node[a] + i);
+              xl[3 * a + i] = qh[dof] - uh[dof] / c_u;
+              uu[3 * a + i] = uy[dof];
+            }
+          Mat<12, 12> dg;
+          if (!detail::pair_dashpot_start_derivative<Distance>(mv, node, pd[k], xl, uu, gd, dg))
+            continue;
+          Real lam_l[12];
+          for (int a = 0; a < 4; ++a)
+            for (int i = 0; i < 3; ++i)
+              lam_l[3 * a + i] = lam[size_t(3 * node[a] + i)];
+          for (int j = 0; j < 12; ++j) {
+            Real sjt = 0;
+            for (int i = 0; i < 12; ++i)
+              sjt += dg(i, j) * lam_l[i];
+            dash[size_t(3 * node[j / 3] + j % 3)] -= sjt;
+            g.density_scale -= Real(0.5) * gd[j] * lam_l[j] / rho;
+          }
+        }
+      };
+      pairs(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d);
+      pairs(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d);
+    }
+
     // V^T lambda: the forces that read the velocity, their Jacobian with c_u and without
     std::vector<Real>& w = w_;
     w.assign(size_t(nd), 0);
@@ -706,7 +770,10 @@ class RolloutAdjointOn {
   long recomputed_ = 0;
   RolloutGradient* grad_ = nullptr;
   std::vector<Real> xb_, vb_, ab_, ha_, hb_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
-  std::vector<Real> dash_;  // the ground dashpot's term of q_n's adjoint
+  std::vector<Real> dash_;  // the ground's and the pairs' dashpots' term of q_n's adjoint
+  PairPlanFn pair_plan_fn_;
+  std::shared_ptr<const AssemblyPlan> pair_plan_;  // the plan with the pairs of the last step
+  contact::ContactPairLists pairs_scratch_;
   std::vector<GEntry> gtrip_;
   std::vector<int> tslot_;
   const AssemblyPlan* plan_ = nullptr;

@@ -542,6 +542,67 @@ SLENDER_HD inline void add_pair_dashpot(const ModelView& m,
   add_contact_damping<12>(w, c, u, c_u, want, r);
 }
 
+/// The part of a contact pair's negated force that add_pair_dashpot adds, g_d = c (w . u) w, and
+/// its derivative by the step's start xl, where the pair's normal w = grad Delta, its activation
+/// and its reduced mass are taken (the adjoint's term; the force's dependence on u through x
+/// is in the Jacobian). With H = Hess Delta at xl, s = the logistic activation, c0 its
+/// coefficient in deep contact and 1 / m_eff = sum_i w_i^2 / m_i (i over the 12 DOFs, m_i the
+/// node's mass):
+///   dg_d/dxl = (w . u) w (grad c)^T + c w (H u)^T + c (w . u) H,
+///   grad c = -c grad(1 / m_eff) / (2 / m_eff) - c (1 - s) K1 w,
+///   grad(1 / m_eff) = H (2 w_i / m_i)_i.
+/// False (nothing written) where add_pair_dashpot adds nothing.
+template <class Distance>
+SLENDER_HD inline bool pair_dashpot_start_derivative(const ModelView& m,
+                                                     const int* node,
+                                                     Real d,
+                                                     const Vec<12>& xl,
+                                                     const Vec<12>& u,
+                                                     Vec<12>& g_d,
+                                                     Mat<12, 12>& dg) {
+  Distance dist;
+  ContactDistance cl;
+  dist(xl, kEnergy, cl, nullptr, nullptr);
+  if (!(cl.delta < d + m.contact_delta)) return false;
+  Vec<12> w = Vec<12>::zero();
+  Mat<12, 12> H;
+  dist(xl, kGradHess, cl, &w, &H);
+  Real inv_m = 0;
+  Vec<12> im = Vec<12>::zero();  // d(1 / m_eff) / dw_i = 2 w_i / m_i
+  for (int a = 0; a < 4; ++a) {
+    const Real ma = m.node_mass[node[a]] * m.mass_scale;
+    const Vec3 wv = w.segment<3>(3 * a);
+    const Real wa = dot(wv, wv);
+    if (wa > 0 && ma > 0) inv_m += wa / ma;
+    if (ma > 0)
+      for (int i = 0; i < 3; ++i)
+        im[3 * a + i] = 2 * wv[i] / ma;
+  }
+  if (!(inv_m > 0)) return false;
+  const Real K1 = 15 / m.contact_delta;
+  const Real s = contact_logistic(K1 * (d - cl.delta));
+  const Real c = 2 * m.contact_zeta * ::sqrt(2 * m.contact_k / inv_m) * s;
+  Real vn = 0;
+  for (int i = 0; i < 12; ++i)
+    vn += w[i] * u[i];
+  Vec<12> gc, Hu;
+  for (int j = 0; j < 12; ++j) {
+    Real gi = 0, hu = 0;
+    for (int i = 0; i < 12; ++i) {
+      gi += im[i] * H(i, j);
+      hu += H(j, i) * u[i];
+    }
+    gc[j] = -c * gi / (2 * inv_m) - c * (1 - s) * K1 * w[j];
+    Hu[j] = hu;
+  }
+  for (int i = 0; i < 12; ++i) {
+    g_d[i] = c * vn * w[i];
+    for (int j = 0; j < 12; ++j)
+      dg(i, j) = vn * w[i] * gc[j] + c * w[i] * Hu[j] + c * vn * H(i, j);
+  }
+  return true;
+}
+
 /// one 4-node contact pair (nodes `node`, contact distance d, friction coefficient mu) of
 /// either kind: the distance functor picks edge-edge or point-triangle; in the integrator's view
 /// of the step (ContactView: the step's midpoint and mean velocity under the energy-consistent
