@@ -3,7 +3,8 @@
 // Exact gradients through time (docs/gradients.md): the adjoint of a rollout of N implicit
 // Euler steps of one simulation on the CPU. A scalar loss L of the states (q_n, u_n), n = 0..N,
 // is differentiated with respect to the actions of every step (natural curvatures and twists
-// of the rods' bend-twist springs, external forces on the nodes), the material parameters
+// of the rods' bend-twist springs, natural angles of the shells' hinges, external forces on the
+// nodes, the fixed DOFs' targets), the material parameters
 // (Young's modulus scale of the model and of each part, density scale, mass damping) and the
 // initial state (its free DOFs). Each converged step is linearized by the implicit-function
 // theorem on its residual R(x_n+1; x_n, u_n, p) = 0 (engine/adjoint.h), one solve with the
@@ -26,7 +27,12 @@ namespace slender {
 struct RolloutActions {
   std::vector<Real> kappa_bar;  ///< natural curvatures kappa1, kappa2 [-] (N x nbend x 2)
   std::vector<Real> tau_bar;    ///< natural twists [rad]                  (N x nbend)
+  std::vector<Real> phi_bar;    ///< shell hinges' natural angles [rad]    (N x nhinge)
   std::vector<Real> forces;     ///< external forces on the nodes [N]      (N x nnode x 3)
+  /// every fixed DOF's value at the end of each step (N x nfixed, in the model's fixed_dof
+  /// order: positions [m], twists [rad]), as Simulator::set_fixed_targets takes them: the
+  /// scene's prescribed motions give way to them
+  std::vector<Real> fixed_targets;
 };
 
 /// The parameters of a rollout, constant over it.
@@ -40,10 +46,14 @@ struct RolloutParams {
 /// dL/d of everything the rollout differentiates (the layouts of RolloutActions and
 /// RolloutParams; the actions' arrays have N steps even where the rollout took the model's).
 struct RolloutGradient {
-  std::vector<Real> q0, u0;             ///< the initial state's free DOFs (ndof; 0 at held DOFs)
-  std::vector<Real> kappa_bar;          ///< (N x nbend x 2)
-  std::vector<Real> tau_bar;            ///< (N x nbend)
-  std::vector<Real> forces;             ///< (N x nnode x 3; 0 at held DOFs)
+  std::vector<Real> q0, u0;     ///< the initial state's free DOFs (ndof; 0 at held DOFs)
+  std::vector<Real> kappa_bar;  ///< (N x nbend x 2)
+  std::vector<Real> tau_bar;    ///< (N x nbend)
+  std::vector<Real> phi_bar;    ///< (N x nhinge)
+  std::vector<Real> forces;     ///< (N x nnode x 3; 0 at held DOFs)
+  /// (N x nfixed; 0 where a fixed DOF is released in that step, and for a rollout without
+  /// fixed_targets: the scene's motions are then inputs, not differentiated)
+  std::vector<Real> fixed_targets;
   std::vector<Real> part_youngs_scale;  ///< (npart)
   Real youngs_scale = 0, density_scale = 0, mass_damping = 0;
 };

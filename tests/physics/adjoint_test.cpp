@@ -177,6 +177,31 @@ void check_all(const Problem& base,
                          dot(which == 0 ? g.kappa_bar : g.tau_bar, d), L, 1e-5, tol);
     }
   }
+  if (strains && m.nhinge > 0) {
+    // the hinges' natural angles at every step, around the problem's (or the model's)
+    const std::vector<Real> d = random_vector(size_t(steps) * m.nhinge, seed++);
+    auto L = [&](Real h) {
+      Problem pr = base;
+      if (pr.a.phi_bar.empty())
+        for (int n = 0; n < steps; ++n)
+          pr.a.phi_bar.insert(pr.a.phi_bar.end(), m.hinge_phi_bar.begin(), m.hinge_phi_bar.end());
+      for (size_t i = 0; i < d.size(); ++i)
+        pr.a.phi_bar[i] += h * d[i];
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional("natural hinge angle", dot(g.phi_bar, d), L, 1e-5, tol);
+  }
+  if (actions && !base.a.fixed_targets.empty()) {
+    // the fixed DOFs' targets at every step (positions and twists), 1e-7 along d
+    const std::vector<Real> d = random_vector(base.a.fixed_targets.size(), seed++);
+    auto L = [&](Real h) {
+      Problem pr = base;
+      for (size_t i = 0; i < d.size(); ++i)
+        pr.a.fixed_targets[i] += 1e-3 * h * d[i];
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional("fixed-DOF targets", 1e-3 * dot(g.fixed_targets, d), L, 1e-4, tol);
+  }
   if (actions) {
     const std::vector<Real> d = random_vector(size_t(steps) * 3 * m.nnode, seed++);
     auto L = [&](Real h) {
@@ -284,7 +309,49 @@ TEST(Adjoint, HingeShellWithRodPostMatchesCentralDifferences) {
   sc.integrator.newton.max_iters = 60;
   pr.m = build_model(sc);
   pr.s0 = initial_state(*pr.m);
-  check_all(pr, LinearLoss(pr.m->ndof, 8, 7), false, false, 1e-4, 8);
+  check_all(pr, LinearLoss(pr.m->ndof, 8, 7), false, true, 1e-4, 8);
+}
+
+// The fixed DOFs' targets as the rollout's actions (Simulator::set_fixed_targets' prescribed
+// motion): the cantilever's clamp (its first two nodes and the first edge's twist) raised,
+// swung and turned about the rod along a path of the caller's, in a fluid that resists the
+// edges' motion (resistive force theory: the clamp's velocity reaches the free nodes through
+// it); every class against central differences, the rollout equal to a Simulator's
+TEST(Adjoint, MovingClampTargetsMatchCentralDifferences) {
+  SceneBuilder b = cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8));
+  b.resistive_force(0.05, 0.2);
+  Problem pr;
+  pr.m = build_model(b.build());
+  const Model& m = *pr.m;
+  ASSERT_EQ(m.fixed_dof.size(), 7u);  // two nodes and a twist
+  pr.s0 = initial_state(m);
+  const size_t nf = m.fixed_dof.size();
+  for (int n = 0; n < kSteps; ++n) {
+    const Real t = (n + 1) * m.scene.integrator.dt;
+    for (size_t j = 0; j < nf; ++j) {
+      const int dof = m.fixed_dof[j];
+      Real v = pr.s0.q[size_t(dof)];
+      if (dof < 3 * m.nnode) {
+        const int c = dof % 3;
+        v += c == 2 ? 0.3 * t : c == 1 ? 0.1 * std::sin(40 * t) : 0;
+      } else {
+        v += 2 * t;  // the clamp turns at 2 rad/s
+      }
+      pr.a.fixed_targets.push_back(v);
+    }
+  }
+  // the rollout is a Simulator's with the same targets
+  RolloutAdjoint ad(pr.m, m.scene.integrator);
+  const State end = ad.run(pr.s0, kSteps, pr.a);
+  Simulator sim(pr.m);
+  for (int n = 0; n < kSteps; ++n) {
+    sim.set_fixed_targets(std::vector<Real>(pr.a.fixed_targets.begin() + long(n * nf),
+                                            pr.a.fixed_targets.begin() + long((n + 1) * nf)));
+    ASSERT_TRUE(sim.step().ok());
+  }
+  for (int i = 0; i < m.ndof; ++i)
+    ASSERT_NEAR(sim.state().q[size_t(i)], end.q[size_t(i)], 1e-13) << "DOF " << i;
+  check_all(pr, LinearLoss(m.ndof, kSteps, 43), true, true);
 }
 
 TEST(Adjoint, ModulusAndDensityEnterAsTheirRatio) {
@@ -350,6 +417,12 @@ TEST(Adjoint, BadInputIsAClearError) {
   p.part_youngs_scale = {1, 2};
   expect_error([&] { ad.run(initial_state(*m), 4, {}, p); }, "params.part_youngs_scale");
   expect_error([&] { ad.gradient({}, {}); }, "run a rollout first");
+  RolloutActions t;
+  t.fixed_targets.assign(3, 0);
+  expect_error([&] { ad.run(initial_state(*m), 4, t); }, "actions.fixed_targets has 3 values");
+  t.fixed_targets.assign(4 * m->fixed_dof.size(), 0);
+  t.fixed_targets[5] = NAN;
+  expect_error([&] { ad.run(initial_state(*m), 4, t); }, "not finite (entry 5)");
   ad.run(initial_state(*m), 4);
   expect_error([&] { ad.gradient(std::vector<Real>(7), {}); }, "(N + 1) x ndof");
   IntegratorSpec mid = m->scene.integrator;

@@ -67,6 +67,60 @@ def test_rollout_gradient_matches_central_differences():
     assert g["youngs_scale"] == pytest.approx(fd, rel=1e-6)
 
 
+def test_hinge_angles_and_fixed_targets_are_actions():
+    # the shells' natural hinge angles and the fixed DOFs' targets per step, each against
+    # central differences (a clamped plate folded by its hinges' natural angles; the
+    # cantilever's clamp moved along a path)
+    b = slender.SceneBuilder("plate")
+    b.material("m", 1000, 1e6, 0.3)
+    b.rectangle_shell("p", [0.04, 0, 0], [0, 0.03, 0], 0.01, "m", 1e-3)
+    b.fix_nodes("p", [0, 1])
+    b.gravity([0.3, -0.2, -9.8])
+    b.integrator(type="implicit_euler", dt=0.01,
+                 newton={"abs_tol": 1e-14, "rel_tol": 1e-30, "step_tol": 1e-14, "max_iters": 60})
+    plate = b.build()
+    n = 6
+    wq, wu = loss_weights(plate)
+    wq, wu = wq[:n + 1], wu[:n + 1]
+    phi = np.full((n, plate.nhinge), 0.05)
+    roll = slender.Rollout(plate)
+    roll.run(n, phi_bar=phi)
+    g = roll.gradient(wq, wu)
+    assert g["phi_bar"].shape == (n, plate.nhinge)
+    d = np.random.default_rng(5).uniform(-1, 1, phi.shape)
+    h = 1e-5
+
+    def Lp(p):
+        return loss(*slender.Rollout(plate).run(n, phi_bar=p), wq, wu)
+
+    fd = (Lp(phi + h * d) - Lp(phi - h * d)) / (2 * h)
+    assert np.sum(g["phi_bar"] * d) == pytest.approx(fd, rel=1e-6)
+
+    model = cantilever()
+    wq, wu = loss_weights(model)
+    fixed = np.asarray(model.fixed_dofs)
+    x0 = model.initial_positions.ravel()  # (the twists start at 0)
+    start = np.array([x0[k] if k < x0.size else 0.0 for k in fixed])
+    t = model.dt * np.arange(1, N + 1)
+    # the clamp raised at 0.2 m/s and turned at 2 rad/s
+    rate = np.where(fixed >= x0.size, 2.0, np.where(fixed % 3 == 2, 0.2, 0.0))
+    targets = start[None, :] + t[:, None] * rate[None, :]
+    roll = slender.Rollout(model)
+    roll.run(N, fixed_targets=targets)
+    g = roll.gradient(wq, wu)
+    assert g["fixed_targets"].shape == (N, fixed.size)
+    d = np.random.default_rng(6).uniform(-1, 1, targets.shape)
+    h = 1e-7
+
+    def Lt(v):
+        return loss(*slender.Rollout(model).run(N, fixed_targets=v), wq, wu)
+
+    fd = (Lt(targets + h * d) - Lt(targets - h * d)) / (2 * h)
+    assert np.sum(g["fixed_targets"] * d) == pytest.approx(fd, rel=1e-6)
+    with pytest.raises(ValueError, match="fixed_targets"):
+        roll.run(N, fixed_targets=targets[:, :2])
+
+
 def test_checkpointing_and_bad_input():
     model = cantilever()
     wq, wu = loss_weights(model)

@@ -11,7 +11,8 @@ import torch
 
 import slender
 
-_GRADIENTS = ("kappa_bar", "tau_bar", "forces", "youngs_scale", "density_scale")
+_GRADIENTS = ("kappa_bar", "tau_bar", "forces", "youngs_scale", "density_scale", "phi_bar",
+              "fixed_targets")
 
 
 def _np(t):
@@ -22,7 +23,8 @@ class _RolloutFunction(torch.autograd.Function):
     """A slender.Rollout or slender.BatchRollout run forward, its adjoint sweep backward."""
 
     @staticmethod
-    def forward(ctx, roll, steps, kappa_bar, tau_bar, forces, youngs_scale, density_scale):
+    def forward(ctx, roll, steps, kappa_bar, tau_bar, forces, youngs_scale, density_scale,
+                phi_bar, fixed_targets):
         scales = {}
         for name, t in (("youngs_scale", youngs_scale), ("density_scale", density_scale)):
             if isinstance(roll, slender.BatchRollout):
@@ -30,10 +32,11 @@ class _RolloutFunction(torch.autograd.Function):
             else:
                 scales[name] = 1.0 if t is None else float(t)
         q, u = roll.run(steps, kappa_bar=_np(kappa_bar), tau_bar=_np(tau_bar),
-                        forces=_np(forces), **scales)
+                        forces=_np(forces), phi_bar=_np(phi_bar),
+                        fixed_targets=_np(fixed_targets), **scales)
         ctx.roll = roll
         ctx.given = [t is not None for t in (kappa_bar, tau_bar, forces, youngs_scale,
-                                             density_scale)]
+                                             density_scale, phi_bar, fixed_targets)]
         return torch.from_numpy(q), torch.from_numpy(u)
 
     @staticmethod
@@ -44,23 +47,26 @@ class _RolloutFunction(torch.autograd.Function):
 
 
 def rollout(model, steps, kappa_bar=None, tau_bar=None, forces=None, youngs_scale=None,
-            density_scale=None, checkpoint_every=1):
+            density_scale=None, checkpoint_every=1, phi_bar=None, fixed_targets=None):
     """q, u (each (steps + 1, ndof), float64 tensors) of a rollout of `model` from its initial
-    state: natural curvatures kappa_bar (steps, nbend, 2), twists tau_bar (steps, nbend) and
-    forces (steps, nnode, 3) per step, Young's modulus and density scales (0-d tensors), each
-    optional (None: the model's). Differentiable in every tensor given."""
+    state: natural curvatures kappa_bar (steps, nbend, 2), twists tau_bar (steps, nbend), hinge
+    angles phi_bar (steps, nhinge), forces (steps, nnode, 3) and the fixed DOFs' targets
+    fixed_targets (steps, nfixed) per step, Young's modulus and density scales (0-d tensors),
+    each optional (None: the model's). Differentiable in every tensor given."""
     roll = slender.Rollout(model, checkpoint_every=checkpoint_every)
     return _RolloutFunction.apply(roll, steps, kappa_bar, tau_bar, forces, youngs_scale,
-                                  density_scale)
+                                  density_scale, phi_bar, fixed_targets)
 
 
 def batch_rollout(model, num_envs, steps, kappa_bar=None, tau_bar=None, forces=None,
-                  youngs_scale=None, density_scale=None, checkpoint_every=1):
+                  youngs_scale=None, density_scale=None, checkpoint_every=1, phi_bar=None,
+                  fixed_targets=None):
     """q, u (each (num_envs, steps + 1, ndof), float64 tensors) of num_envs rollouts of `model`
     from its initial state, each environment with its own actions and parameters: kappa_bar
     (num_envs, steps, nbend, 2), tau_bar (num_envs, steps, nbend), forces (num_envs, steps,
-    nnode, 3), youngs_scale and density_scale (num_envs,), each optional (None: the model's).
+    nnode, 3), youngs_scale and density_scale (num_envs,), phi_bar (num_envs, steps, nhinge)
+    and fixed_targets (num_envs, steps, nfixed), each optional (None: the model's).
     Differentiable in every tensor given; each environment's gradient is its own."""
     roll = slender.BatchRollout(model, num_envs, checkpoint_every=checkpoint_every)
     return _RolloutFunction.apply(roll, steps, kappa_bar, tau_bar, forces, youngs_scale,
-                                  density_scale)
+                                  density_scale, phi_bar, fixed_targets)

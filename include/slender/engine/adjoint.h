@@ -116,8 +116,12 @@ class RolloutAdjointOn {
     SLENDER_CHECK(state_fits(m, initial), "rollout: the initial state does not fit the model");
     check_size(a.kappa_bar, size_t(steps) * 2 * m.nbend, "actions.kappa_bar", "N x nbend x 2");
     check_size(a.tau_bar, size_t(steps) * m.nbend, "actions.tau_bar", "N x nbend");
+    check_size(a.phi_bar, size_t(steps) * m.nhinge, "actions.phi_bar", "N x nhinge");
     check_size(a.forces, size_t(steps) * 3 * m.nnode, "actions.forces", "N x nnode x 3");
-    for (const std::vector<Real>* v : {&a.kappa_bar, &a.tau_bar, &a.forces})
+    check_size(a.fixed_targets, size_t(steps) * m.fixed_dof.size(), "actions.fixed_targets",
+               "N x nfixed");
+    for (const std::vector<Real>* v :
+         {&a.kappa_bar, &a.tau_bar, &a.phi_bar, &a.forces, &a.fixed_targets})
       for (size_t i = 0; i < v->size(); ++i)
         SLENDER_CHECK(std::isfinite((*v)[i]), "rollout: an action value is not finite (entry ", i,
                       ")");
@@ -165,7 +169,9 @@ class RolloutAdjointOn {
     RolloutGradient g;
     g.kappa_bar.assign(size_t(N_) * 2 * m.nbend, 0);
     g.tau_bar.assign(size_t(N_) * m.nbend, 0);
+    g.phi_bar.assign(size_t(N_) * m.nhinge, 0);
     g.forces.assign(size_t(N_) * 3 * m.nnode, 0);
+    g.fixed_targets.assign(size_t(N_) * m.fixed_dof.size(), 0);
     g.part_youngs_scale.assign(size_t(m.npart), 0);
     grad_ = &g;
     xb_.assign(nd, 0);
@@ -232,10 +238,17 @@ class RolloutAdjointOn {
     if (!act_.kappa_bar.empty())
       en_.set_natural_curvature(act_.kappa_bar.data() + size_t(n) * 2 * m.nbend);
     if (!act_.tau_bar.empty()) en_.set_natural_twist(act_.tau_bar.data() + size_t(n) * m.nbend);
+    if (!act_.phi_bar.empty())
+      en_.set_natural_hinge_angle(act_.phi_bar.data() + size_t(n) * m.nhinge);
     if (!act_.forces.empty()) {
       en_.set_forces(act_.forces.data() + size_t(n) * 3 * m.nnode);
     } else {
       en_.clear_forces();
+    }
+    if (!act_.fixed_targets.empty()) {
+      en_.set_fixed_targets(act_.fixed_targets.data() + size_t(n) * m.fixed_dof.size());
+    } else {
+      en_.clear_fixed_targets();
     }
   }
 
@@ -467,6 +480,20 @@ class RolloutAdjointOn {
             g.tau_bar[size_t(n) * m.nbend + k] -= sc * d;
           }
         }
+      }
+    }
+    // the hinges' natural angles (E = kb / 2 (phi - phi_bar)^2, scaled as the stencil)
+    if (m.nhinge > 0) {
+      const EvalView ev = en.step_eval_view(en.y_.data());
+      int idx[12];
+      for (int k = 0; k < m.nhinge; ++k) {
+        const Real sc = ys * part_scale_of(stencil_part_node<ShellHingeBinding>(en.mv_, k, idx));
+        LocalEval<12> le;
+        ShellHingeBinding::natural_angle_grad(en.mv_, ev, 0, k, le);
+        Real d = 0;
+        for (int a = 0; a < 12; ++a)
+          d += le.g[a] * lam[size_t(idx[a])];
+        g.phi_bar[size_t(n) * m.nhinge + k] -= sc * d;
       }
     }
     for (int i = 0; i < 3 * nn; ++i)
@@ -711,14 +738,29 @@ class RolloutAdjointOn {
       }
     }
     // the state's adjoints at step n: a held DOF's position carries its adjoint at n + 1 (and its
-    // frames' end term) less its columns' share, unless a prescribed motion moves it (then it is
-    // an input); its velocity, 0 after the step, carries none
-    const int* moved = m.dof_motion_slot.empty() ? nullptr : m.dof_motion_slot.data();
+    // frames' end term) less its columns' share. One a prescribed motion moves (the rollout's
+    // targets, else the scene's motions) ends the step at its target x1 with the velocity
+    // (x1 - q_n) / dt, which the forces that read the velocity see in the step too: x1 is an
+    // input, whose gradient is the end state's adjoint less the whole columns' share (at a fixed
+    // velocity, col, and through it, w), and q_n reaches the step through that velocity alone.
+    // A held DOF's velocity at n carries no adjoint (the step's predictor ignores it).
+    const bool targets = !act_.fixed_targets.empty();
+    const int* moved = targets                     ? m.dof_fixed_slot.data()
+                       : m.dof_motion_slot.empty() ? nullptr
+                                                   : m.dof_motion_slot.data();
+    const size_t nfix = m.fixed_dof.size();
     for (int i = 0; i < nd; ++i) {
       const size_t k = size_t(i);
       if (held(i)) {
         const Real end_frames = rhs[k] - xb_[k] - vb_[k] / dt_;
-        xb_[k] = moved && moved[i] >= 0 ? Real(0) : xb_[k] + end_frames - col[k];
+        if (moved && moved[i] >= 0) {
+          if (targets)
+            g.fixed_targets[size_t(n) * nfix + size_t(moved[i])] =
+                xb_[k] + vb_[k] / dt_ + end_frames - col[k] - w[k];
+          xb_[k] = -vb_[k] / dt_ + w[k];
+        } else {
+          xb_[k] += end_frames - col[k];
+        }
         vb_[k] = 0;
         continue;
       }

@@ -285,6 +285,15 @@ struct ShellHingeBinding {
     const Real* phi_bar = s.hinge_phi_bar + long(env) * s.natural_per_env * m.nhinge;
     shell_hinge_eval(x, ShellHinge::Params{m.hinge_kb[k], phi_bar[k]}, want, r);
   }
+  /// the derivative of the gradient by the natural angle, d(grad E)/d(phi_bar) = -kb grad phi
+  /// (the adjoint's mixed derivative), into r.g: E is quadratic in phi - phi_bar, so it is the
+  /// gradient at phi_bar = phi + 1 (unscaled, as eval)
+  SLENDER_HD static void natural_angle_grad(
+      const ModelView& m, const EvalView& s, int env, long k, LocalEval<12>& r) {
+    Vec<12> x;
+    detail::gather_positions<4>(s.q + long(env) * m.ndof, m.hinge_node + 4 * k, x);
+    shell_hinge_eval(x, ShellHinge::Params{m.hinge_kb[k], shell_hinge_angle(x) + 1}, kGrad, r);
+  }
 };
 
 /// Aerodynamic drag of one shell triangle (a force, not an energy: its Jacobian is not
