@@ -26,6 +26,16 @@ void bind_model(py::module_& m) {
             return names;
           },
           "the parts' names, in part index order")
+      .def_property_readonly(
+          "load_names",
+          [](const Model& md) {
+            std::vector<std::string> names;
+            for (size_t k = 0; k < md.signals.size(); ++k)
+              names.push_back(md.signal_field[k] + "[" + std::to_string(md.signal_entry[k]) + "]");
+            return names;
+          },
+          "the actuators' loads an action may set (set_load_value; a Rollout's loads), in their "
+          "order: \"field[entry]\", such as \"tendons[0]\"")
       .def_readonly("nmid", &Model::nmid)
       .def(
           "part_nodes",

@@ -48,15 +48,18 @@ void bind_rollout(py::module_& m) {
           [](PyRollout& r, int steps, const py::object& kappa_bar, const py::object& tau_bar,
              const py::object& forces, const py::object& q0, const py::object& u0,
              const py::object& part_youngs_scale, double youngs_scale, double density_scale,
-             double mass_damping, const py::object& phi_bar, const py::object& fixed_targets) {
+             double mass_damping, const py::object& phi_bar, const py::object& fixed_targets,
+             const py::object& loads) {
             const Model& md = *r.model;
             const py::ssize_t nfix = py::ssize_t(md.fixed_dof.size());
+            const py::ssize_t nsig = py::ssize_t(md.signals.size());
             RolloutActions a;
             a.kappa_bar = optional_array(kappa_bar, {steps, md.nbend, 2}, "kappa_bar");
             a.tau_bar = optional_array(tau_bar, {steps, md.nbend}, "tau_bar");
             a.phi_bar = optional_array(phi_bar, {steps, md.nhinge}, "phi_bar");
             a.forces = optional_array(forces, {steps, md.nnode, 3}, "forces");
             a.fixed_targets = optional_array(fixed_targets, {steps, nfix}, "fixed_targets");
+            a.loads = optional_array(loads, {steps, nsig}, "loads");
             RolloutParams p;
             p.part_youngs_scale =
                 optional_array(part_youngs_scale, {md.npart}, "part_youngs_scale");
@@ -77,7 +80,8 @@ void bind_rollout(py::module_& m) {
           py::arg("forces") = py::none(), py::arg("q0") = py::none(), py::arg("u0") = py::none(),
           py::arg("part_youngs_scale") = py::none(), py::arg("youngs_scale") = 1.0,
           py::arg("density_scale") = 1.0, py::arg("mass_damping") = -1.0,
-          py::arg("phi_bar") = py::none(), py::arg("fixed_targets") = py::none())
+          py::arg("phi_bar") = py::none(), py::arg("fixed_targets") = py::none(),
+          py::arg("loads") = py::none())
       .def(
           "gradient",
           [](PyRollout& r, const py::object& dq, const py::object& du) {
@@ -97,6 +101,7 @@ void bind_rollout(py::module_& m) {
             d["phi_bar"] = arr(g.phi_bar, {r.steps, md.nhinge});
             d["forces"] = arr(g.forces, {r.steps, md.nnode, 3});
             d["fixed_targets"] = arr(g.fixed_targets, {r.steps, py::ssize_t(md.fixed_dof.size())});
+            d["loads"] = arr(g.loads, {r.steps, py::ssize_t(md.signals.size())});
             d["part_youngs_scale"] = arr(g.part_youngs_scale, {md.npart});
             d["youngs_scale"] = g.youngs_scale;
             d["density_scale"] = g.density_scale;
@@ -135,10 +140,11 @@ void bind_rollout(py::module_& m) {
              const py::object& forces, const py::object& q0, const py::object& u0,
              const py::object& part_youngs_scale, const py::object& youngs_scale,
              const py::object& density_scale, const py::object& mass_damping,
-             const py::object& phi_bar, const py::object& fixed_targets) {
+             const py::object& phi_bar, const py::object& fixed_targets, const py::object& loads) {
             const Model& md = *r.model;
             const int B = r.ad->nenv();
             const py::ssize_t nfix = py::ssize_t(md.fixed_dof.size());
+            const py::ssize_t nsig = py::ssize_t(md.signals.size());
             SLENDER_CHECK(steps >= 1, "run: steps must be at least 1, got ", steps);
             // an argument's values per environment (B x shape), or none
             // each argument with a leading num_envs
@@ -155,6 +161,7 @@ void bind_rollout(py::module_& m) {
             const std::vector<Real> pb = take(phi_bar, {steps, md.nhinge}, "phi_bar");
             const std::vector<Real> fo = take(forces, {steps, md.nnode, 3}, "forces");
             const std::vector<Real> ft = take(fixed_targets, {steps, nfix}, "fixed_targets");
+            const std::vector<Real> ld = take(loads, {steps, nsig}, "loads");
             const std::vector<Real> pys = take(part_youngs_scale, {md.npart}, "part_youngs_scale");
             const std::vector<Real> ys = take(youngs_scale, {}, "youngs_scale");
             const std::vector<Real> ds = take(density_scale, {}, "density_scale");
@@ -170,6 +177,7 @@ void bind_rollout(py::module_& m) {
               a[size_t(e)].phi_bar = slice(pb, B, e);
               a[size_t(e)].forces = slice(fo, B, e);
               a[size_t(e)].fixed_targets = slice(ft, B, e);
+              a[size_t(e)].loads = slice(ld, B, e);
               p[size_t(e)].part_youngs_scale = slice(pys, B, e);
               if (!ys.empty()) p[size_t(e)].youngs_scale = ys[size_t(e)];
               if (!ds.empty()) p[size_t(e)].density_scale = ds[size_t(e)];
@@ -193,6 +201,7 @@ void bind_rollout(py::module_& m) {
           py::arg("part_youngs_scale") = py::none(), py::arg("youngs_scale") = py::none(),
           py::arg("density_scale") = py::none(), py::arg("mass_damping") = py::none(),
           py::arg("phi_bar") = py::none(), py::arg("fixed_targets") = py::none(),
+          py::arg("loads") = py::none(),
           "every environment's rollout of `steps` steps, each argument with a leading num_envs "
           "(None: the model's); returns q, u (num_envs, steps + 1, ndof)")
       .def(
@@ -251,6 +260,9 @@ void bind_rollout(py::module_& m) {
                   return x.fixed_targets;
                 },
                 {r.steps, py::ssize_t(md.fixed_dof.size())});
+            d["loads"] =
+                stack([](const RolloutGradient& x) -> const std::vector<Real>& { return x.loads; },
+                      {r.steps, py::ssize_t(md.signals.size())});
             d["part_youngs_scale"] = stack(
                 [](const RolloutGradient& x) -> const std::vector<Real>& {
                   return x.part_youngs_scale;

@@ -4,7 +4,7 @@
 // Euler steps of one simulation on the CPU. A scalar loss L of the states (q_n, u_n), n = 0..N,
 // is differentiated with respect to the actions of every step (natural curvatures and twists
 // of the rods' bend-twist springs, natural angles of the shells' hinges, external forces on the
-// nodes, the fixed DOFs' targets), the material parameters
+// nodes, the fixed DOFs' targets, the actuators' loads), the material parameters
 // (Young's modulus scale of the model and of each part, density scale, mass damping) and the
 // initial state (its free DOFs). Each converged step is linearized by the implicit-function
 // theorem on its residual R(x_n+1; x_n, u_n, p) = 0 (engine/adjoint.h), one solve with the
@@ -33,6 +33,10 @@ struct RolloutActions {
   /// order: positions [m], twists [rad]), as Simulator::set_fixed_targets takes them: the
   /// scene's prescribed motions give way to them
   std::vector<Real> fixed_targets;
+  /// the actuators' loads (pressures, follower pressures, wrenches, pressure chambers, tendons'
+  /// tensions) at every step, each in place of its time function as Simulator::set_load_value
+  /// takes it (N x nsignal, in the model's signal order: Model::signal_field, signal_entry)
+  std::vector<Real> loads;
 };
 
 /// The parameters of a rollout, constant over it.
@@ -54,6 +58,7 @@ struct RolloutGradient {
   /// (N x nfixed; 0 where a fixed DOF is released in that step, and for a rollout without
   /// fixed_targets: the scene's motions are then inputs, not differentiated)
   std::vector<Real> fixed_targets;
+  std::vector<Real> loads;              ///< (N x nsignal; a slack tendon's: 0)
   std::vector<Real> part_youngs_scale;  ///< (npart)
   Real youngs_scale = 0, density_scale = 0, mass_damping = 0;
 };

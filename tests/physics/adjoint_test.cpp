@@ -202,6 +202,17 @@ void check_all(const Problem& base,
     };
     expect_directional("fixed-DOF targets", 1e-3 * dot(g.fixed_targets, d), L, 1e-4, tol);
   }
+  if (actions && !base.a.loads.empty()) {
+    // the actuators' loads at every step
+    const std::vector<Real> d = random_vector(base.a.loads.size(), seed++);
+    auto L = [&](Real h) {
+      Problem pr = base;
+      for (size_t i = 0; i < d.size(); ++i)
+        pr.a.loads[i] += h * d[i];
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional("actuators' loads", dot(g.loads, d), L, 1e-4, tol);
+  }
   if (actions) {
     const std::vector<Real> d = random_vector(size_t(steps) * 3 * m.nnode, seed++);
     auto L = [&](Real h) {
@@ -352,6 +363,78 @@ TEST(Adjoint, MovingClampTargetsMatchCentralDifferences) {
   for (int i = 0; i < m.ndof; ++i)
     ASSERT_NEAR(sim.state().q[size_t(i)], end.q[size_t(i)], 1e-13) << "DOF " << i;
   check_all(pr, LinearLoss(m.ndof, kSteps, 43), true, true);
+}
+
+// The actuators' loads as the rollout's actions (Simulator::set_load_value's values): the
+// cantilever pulled by a tendon off its centreline (its tension slack for the first steps) and
+// turned by a follower wrench at its tip; every class against central differences, the
+// rollout equal to a Simulator's with the same load values
+TEST(Adjoint, ActuatorLoadsMatchCentralDifferences) {
+  SceneBuilder b = cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8));
+  b.family_input(FamilyInput{"tendons"}
+                     .part("part", "r")
+                     .list("offset", {3e-3})
+                     .list("angle", {0.7})
+                     .number("tension", 0.05));
+  b.family_input(FamilyInput{"wrenches"}
+                     .part("part", "r")
+                     .word("frame", "follower")
+                     .vec3("force", vec3(2e-3, 0, 0))
+                     .vec3("moment", vec3(0, 1e-4, 2e-4)));
+  Problem pr;
+  pr.m = build_model(b.build());
+  const Model& m = *pr.m;
+  ASSERT_EQ(m.signals.size(), 2u);
+  pr.s0 = initial_state(m);
+  // (the signals in the model's order: load_signal names them)
+  const size_t ten = size_t(load_signal(m, "tendons", 0)),
+               wr = size_t(load_signal(m, "wrenches", 0));
+  pr.a.loads.assign(2 * size_t(kSteps), 0);
+  for (int n = 0; n < kSteps; ++n) {
+    pr.a.loads[2 * size_t(n) + ten] = n < 3 ? -0.5 : 0.2 + 0.1 * n;  // tension: slack, then taut
+    pr.a.loads[2 * size_t(n) + wr] = 1 + 0.5 * std::sin(0.3 * n);    // the wrench's factor
+  }
+  RolloutAdjoint ad(pr.m, m.scene.integrator);
+  const State end = ad.run(pr.s0, kSteps, pr.a);
+  Simulator sim(pr.m);
+  for (int n = 0; n < kSteps; ++n) {
+    sim.set_load_value("tendons", 0, pr.a.loads[2 * size_t(n) + ten]);
+    sim.set_load_value("wrenches", 0, pr.a.loads[2 * size_t(n) + wr]);
+    ASSERT_TRUE(sim.step().ok());
+  }
+  for (int i = 0; i < m.ndof; ++i)
+    ASSERT_NEAR(sim.state().q[size_t(i)], end.q[size_t(i)], 1e-13) << "DOF " << i;
+  const LinearLoss loss(m.ndof, kSteps, 47);
+  const RolloutGradient g = ad.gradient(loss.wq, loss.wu);
+  for (int n = 0; n < 3; ++n)  // a slack tendon's tension has no gradient
+    EXPECT_EQ(g.loads[2 * size_t(n) + ten], 0);
+  EXPECT_NE(g.loads[2 * 3 + ten], 0);
+  check_all(pr, loss, true, true);
+}
+
+// ... and a follower pressure on a hinge plate clamped at one side (its normals turn with the
+// plate: a non-symmetric load), its value an action at every step
+TEST(Adjoint, FollowerPressureLoadMatchesCentralDifferences) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0),
+                                      0.01, false, mat, 1e-3, ShellBending::kHinge);
+  b.membrane(plate, MembraneModel::kSprings);
+  b.fix_node(plate, 0).fix_node(plate, 1);
+  b.family_input(FamilyInput{"follower_pressure"}.part("part", "plate").number("pressure", 2));
+  b.gravity(vec3(0.3, -0.2, -9.8));
+  b.integrator().dt = 0.01;
+  tight_newton(b);
+  Problem pr;
+  pr.m = build_model(b.build());
+  const Model& m = *pr.m;
+  ASSERT_EQ(m.signals.size(), 1u);
+  pr.s0 = initial_state(m);
+  const int steps = 8;
+  for (int n = 0; n < steps; ++n)
+    pr.a.loads.push_back(1 + 0.3 * n);
+  // (forces of 1e-6 N: the plate's nodes weigh 60 mg, and 1e-4 N would move them millimetres)
+  check_all(pr, LinearLoss(m.ndof, steps, 53), true, true, 1e-6, steps);
 }
 
 TEST(Adjoint, ModulusAndDensityEnterAsTheirRatio) {

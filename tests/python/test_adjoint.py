@@ -121,6 +121,39 @@ def test_hinge_angles_and_fixed_targets_are_actions():
         roll.run(N, fixed_targets=targets[:, :2])
 
 
+def test_actuator_loads_are_actions():
+    # a tendon's tension and a follower wrench's factor per step (model.load_names' order)
+    # against central differences
+    b = slender.SceneBuilder("pulled")
+    b.material("m", 1200, 2e6, 0.4)
+    b.straight_rod("r", [0, 0, 0], [0.2, 0.01, 0], 7, "m", slender.SceneBuilder.circle(4e-3))
+    b.fix_edges("r", [0])
+    b.gravity([0.5, 2.0, -9.8])
+    b.family("tendons", part="r", offset=[3e-3], angle=[0.7], tension=0.05)
+    b.family("wrenches", part="r", frame="follower", force=[2e-3, 0, 0], moment=[0, 1e-4, 0])
+    b.integrator(type="implicit_euler", dt=5e-3,
+                 newton={"abs_tol": 1e-14, "rel_tol": 1e-30, "step_tol": 1e-14, "max_iters": 60})
+    model = b.build()
+    assert sorted(model.load_names) == ["tendons[0]", "wrenches[0]"]
+    wq, wu = loss_weights(model)
+    loads = np.ones((N, 2))
+    loads[:, model.load_names.index("tendons[0]")] = np.linspace(0.1, 0.4, N)
+    roll = slender.Rollout(model)
+    roll.run(N, loads=loads)
+    g = roll.gradient(wq, wu)
+    assert g["loads"].shape == (N, 2)
+    d = np.random.default_rng(8).uniform(-1, 1, loads.shape)
+    h = 1e-4
+
+    def L(v):
+        return loss(*slender.Rollout(model).run(N, loads=v), wq, wu)
+
+    fd = (L(loads + h * d) - L(loads - h * d)) / (2 * h)
+    assert np.sum(g["loads"] * d) == pytest.approx(fd, rel=1e-6)
+    with pytest.raises(ValueError, match="loads"):
+        roll.run(N, loads=loads[:, :1])
+
+
 def test_checkpointing_and_bad_input():
     model = cantilever()
     wq, wu = loss_weights(model)

@@ -12,7 +12,7 @@ import torch
 import slender
 
 _GRADIENTS = ("kappa_bar", "tau_bar", "forces", "youngs_scale", "density_scale", "phi_bar",
-              "fixed_targets")
+              "fixed_targets", "loads")
 
 
 def _np(t):
@@ -24,7 +24,7 @@ class _RolloutFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, roll, steps, kappa_bar, tau_bar, forces, youngs_scale, density_scale,
-                phi_bar, fixed_targets):
+                phi_bar, fixed_targets, loads):
         scales = {}
         for name, t in (("youngs_scale", youngs_scale), ("density_scale", density_scale)):
             if isinstance(roll, slender.BatchRollout):
@@ -33,10 +33,10 @@ class _RolloutFunction(torch.autograd.Function):
                 scales[name] = 1.0 if t is None else float(t)
         q, u = roll.run(steps, kappa_bar=_np(kappa_bar), tau_bar=_np(tau_bar),
                         forces=_np(forces), phi_bar=_np(phi_bar),
-                        fixed_targets=_np(fixed_targets), **scales)
+                        fixed_targets=_np(fixed_targets), loads=_np(loads), **scales)
         ctx.roll = roll
         ctx.given = [t is not None for t in (kappa_bar, tau_bar, forces, youngs_scale,
-                                             density_scale, phi_bar, fixed_targets)]
+                                             density_scale, phi_bar, fixed_targets, loads)]
         return torch.from_numpy(q), torch.from_numpy(u)
 
     @staticmethod
@@ -47,26 +47,28 @@ class _RolloutFunction(torch.autograd.Function):
 
 
 def rollout(model, steps, kappa_bar=None, tau_bar=None, forces=None, youngs_scale=None,
-            density_scale=None, checkpoint_every=1, phi_bar=None, fixed_targets=None):
+            density_scale=None, checkpoint_every=1, phi_bar=None, fixed_targets=None, loads=None):
     """q, u (each (steps + 1, ndof), float64 tensors) of a rollout of `model` from its initial
     state: natural curvatures kappa_bar (steps, nbend, 2), twists tau_bar (steps, nbend), hinge
-    angles phi_bar (steps, nhinge), forces (steps, nnode, 3) and the fixed DOFs' targets
-    fixed_targets (steps, nfixed) per step, Young's modulus and density scales (0-d tensors),
-    each optional (None: the model's). Differentiable in every tensor given."""
+    angles phi_bar (steps, nhinge), forces (steps, nnode, 3), the fixed DOFs' targets
+    fixed_targets (steps, nfixed) and the actuators' loads (steps, nsignal: model.load_names)
+    per step, Young's modulus and density scales (0-d tensors), each optional (None: the
+    model's). Differentiable in every tensor given."""
     roll = slender.Rollout(model, checkpoint_every=checkpoint_every)
     return _RolloutFunction.apply(roll, steps, kappa_bar, tau_bar, forces, youngs_scale,
-                                  density_scale, phi_bar, fixed_targets)
+                                  density_scale, phi_bar, fixed_targets, loads)
 
 
 def batch_rollout(model, num_envs, steps, kappa_bar=None, tau_bar=None, forces=None,
                   youngs_scale=None, density_scale=None, checkpoint_every=1, phi_bar=None,
-                  fixed_targets=None):
+                  fixed_targets=None, loads=None):
     """q, u (each (num_envs, steps + 1, ndof), float64 tensors) of num_envs rollouts of `model`
     from its initial state, each environment with its own actions and parameters: kappa_bar
     (num_envs, steps, nbend, 2), tau_bar (num_envs, steps, nbend), forces (num_envs, steps,
-    nnode, 3), youngs_scale and density_scale (num_envs,), phi_bar (num_envs, steps, nhinge)
-    and fixed_targets (num_envs, steps, nfixed), each optional (None: the model's).
+    nnode, 3), youngs_scale and density_scale (num_envs,), phi_bar (num_envs, steps, nhinge),
+    fixed_targets (num_envs, steps, nfixed) and loads (num_envs, steps, nsignal), each optional
+    (None: the model's).
     Differentiable in every tensor given; each environment's gradient is its own."""
     roll = slender.BatchRollout(model, num_envs, checkpoint_every=checkpoint_every)
     return _RolloutFunction.apply(roll, steps, kappa_bar, tau_bar, forces, youngs_scale,
-                                  density_scale, phi_bar, fixed_targets)
+                                  density_scale, phi_bar, fixed_targets, loads)

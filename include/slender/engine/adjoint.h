@@ -120,8 +120,9 @@ class RolloutAdjointOn {
     check_size(a.forces, size_t(steps) * 3 * m.nnode, "actions.forces", "N x nnode x 3");
     check_size(a.fixed_targets, size_t(steps) * m.fixed_dof.size(), "actions.fixed_targets",
                "N x nfixed");
+    check_size(a.loads, size_t(steps) * m.signals.size(), "actions.loads", "N x nsignal");
     for (const std::vector<Real>* v :
-         {&a.kappa_bar, &a.tau_bar, &a.phi_bar, &a.forces, &a.fixed_targets})
+         {&a.kappa_bar, &a.tau_bar, &a.phi_bar, &a.forces, &a.fixed_targets, &a.loads})
       for (size_t i = 0; i < v->size(); ++i)
         SLENDER_CHECK(std::isfinite((*v)[i]), "rollout: an action value is not finite (entry ", i,
                       ")");
@@ -172,6 +173,7 @@ class RolloutAdjointOn {
     g.phi_bar.assign(size_t(N_) * m.nhinge, 0);
     g.forces.assign(size_t(N_) * 3 * m.nnode, 0);
     g.fixed_targets.assign(size_t(N_) * m.fixed_dof.size(), 0);
+    g.loads.assign(size_t(N_) * m.signals.size(), 0);
     g.part_youngs_scale.assign(size_t(m.npart), 0);
     grad_ = &g;
     xb_.assign(nd, 0);
@@ -250,6 +252,10 @@ class RolloutAdjointOn {
     } else {
       en_.clear_fixed_targets();
     }
+    en_.clear_signal_values();
+    const size_t ns = m.signals.size();
+    for (size_t k = 0; k < ns && !act_.loads.empty(); ++k)
+      en_.set_signal_values(int(k), act_.loads.data() + size_t(n) * ns + k);
   }
 
   void step(int n) {
@@ -498,6 +504,11 @@ class RolloutAdjointOn {
     }
     for (int i = 0; i < 3 * nn; ++i)
       g.forces[size_t(n) * 3 * nn + i] += lam[size_t(i)];
+    // the actuators' loads: the families that read a signal take it linearly (a tendon's
+    // tension where it is taut), so that a stencil's derivative by signal k is its gradient's
+    // change when the signal grows by delta, over delta (1; half the way to 0 from a negative
+    // one, so that a slack tendon stays slack); the other stencils do not change, bit for bit
+    if (!m.signals.empty() && !act_.loads.empty()) load_gradients(n, lam);
 
     // the moduli's scales: the elastic stencils' forces are linear in them
     each_stencil(1, [&](auto binding, Family, const int* idx, int D, const Real* gl, const Real*,
@@ -771,6 +782,47 @@ class RolloutAdjointOn {
     for (int i = 0; i < nd; ++i)
       xb_[size_t(i)] += dash[size_t(i)];
     if (loss) loss(n, sn.q.data(), sn.u.data(), xb_.data(), vb_.data());
+  }
+
+  // dL/d(load k) of step n for every signal k: -lambda . (g(s + delta e_k) - g(s)) / delta over
+  // the non-elastic stencils but the ground's and the contact pairs' (which read no signal),
+  // evaluated one by one at the step's solution (host memory)
+  void load_gradients(int n, const std::vector<Real>& lam) {
+    const Model& m = *model_;
+    Engine<X>& en = en_;
+    const size_t ns = m.signals.size();
+    Real base[kMaxSignals], plus[kMaxSignals];
+    std::copy(en.signal_.data(), en.signal_.data() + kMaxSignals, base);
+    EvalView ev = en.step_eval_view(en.y_.data());
+    for (size_t k = 0; k < ns; ++k) {
+      const Real delta = base[k] < 0 ? -base[k] / 2 : Real(1);
+      std::copy(base, base + kMaxSignals, plus);
+      plus[k] += delta;
+      Real d = 0;
+      for_each_family([&](auto binding, Family, long) {
+        using Bd = decltype(binding);
+        if constexpr (!Bd::kTraits.elastic && !std::is_same_v<Bd, GroundBinding> &&
+                      !std::is_same_v<Bd, ContactEdgeEdgeBinding> &&
+                      !std::is_same_v<Bd, ContactPointTriangleBinding>) {
+          constexpr int D = Bd::kDofs;
+          const long count = Bd::count(en.mv_);
+          int idx[D];
+          for (long j = 0; j < count; ++j) {
+            LocalEval<D> g0, g1;
+            g0.g.set_zero();
+            g1.g.set_zero();
+            ev.signal = base;
+            Bd::eval(en.mv_, ev, 0, j, kGrad, g0);
+            ev.signal = plus;
+            Bd::eval(en.mv_, ev, 0, j, kGrad, g1);
+            Bd::dofs(en.mv_, j, idx);
+            for (int a = 0; a < D; ++a)
+              if (idx[a] >= 0) d += (g1.g[a] - g0.g[a]) * lam[size_t(idx[a])];
+          }
+        }
+      });
+      grad_->loads[size_t(n) * ns + k] -= d / delta;
+    }
   }
 
   static Real edge_length(const Real* q, int a, int b) {

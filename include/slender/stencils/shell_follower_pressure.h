@@ -45,7 +45,7 @@ SLENDER_HD inline void shell_follower_pressure_eval(const Vec<9>& x,
                                                     LocalEval<9>& out) {
   out.flags = 0;
   out.E = 0;
-  if (want == kEnergy) return;
+  // (the force is cheap: written on every request, so that g is never left unset)
   const Vec3 x0 = x.segment<3>(0), x1 = x.segment<3>(3), x2 = x.segment<3>(6);
   const Vec3 e1 = x1 - x0, e2 = x2 - x0;
   const Real k = p.p / 6;
