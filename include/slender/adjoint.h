@@ -78,9 +78,10 @@ struct RolloutOptions {
 
 /// A rollout and its gradient. The model must be one the adjoint linearizes exactly (the
 /// constructor throws slender::Error naming what is not): implicit Euler; no Rayleigh or
-/// Kelvin-Voigt damping, mid-edge shells or energies from the caller's code (the ground's
-/// dashpot and contact between bodies, with friction and the pairs' dashpot, are differentiated;
-/// with contact, options.solver must be a direct solver). Boundary events fix and release DOFs as
+/// Kelvin-Voigt damping, mid-edge shells or energies from the caller's code that read a rod's
+/// twist (the ground's dashpot, contact between bodies with friction and the pairs' dashpot,
+/// and the caller's energies of the node positions are differentiated; with contact,
+/// options.solver must be a direct solver). Boundary events fix and release DOFs as
 /// in a run (a held DOF's position carries its adjoint through the steps it is held). The scene's
 /// actuation is an input in time, as the loads' time functions are; a natural curvature or twist
 /// given as the rollout's action replaces the actuation of its kind, and their gradients are those

@@ -23,9 +23,11 @@
 #include <random>
 #include <vector>
 
+#include "node_spring.h"
 #include "physics_util.h"
 #include "slender/core/error.h"
 #include "slender/simulator.h"
+#include "slender/stencils/user_energy.h"
 
 namespace slender {
 namespace {
@@ -435,6 +437,34 @@ TEST(Adjoint, FollowerPressureLoadMatchesCentralDifferences) {
     pr.a.loads.push_back(1 + 0.3 * n);
   // (forces of 1e-6 N: the plate's nodes weigh 60 mg, and 1e-4 N would move them millimetres)
   check_all(pr, LinearLoss(m.ndof, steps, 53), true, true, 1e-6, steps);
+}
+
+// Energies from the caller's code (stencils/user_energy.h) enter through their Hessians: two
+// zero-length springs, from the clamped node 1 to the tip and between two free nodes, on the
+// cantilever whose clamp is raised; every class against central differences. One that reads a rod's
+// twist (a copy of the bend-twist springs) is refused, naming it
+TEST(Adjoint, EnergiesFromTheCallersCodeMatchCentralDifferences) {
+  const auto base = cantilever();
+  const int tip = base->nnode - 1;
+  std::vector<std::array<int, 6>> dofs = {{3, 4, 5, 3 * tip, 3 * tip + 1, 3 * tip + 2},
+                                          {6, 7, 8, 15, 16, 17}};
+  Problem pr;
+  pr.m =
+      with_energies(base, {std::make_shared<LocalStencilEnergy<test::NodeSpring>>(
+                              "springs", dofs, std::vector<test::NodeSpring::Params>{{0.5}, {2}})});
+  pr.s0 = initial_state(*pr.m);
+  pr.p.mass_damping = 0.3;
+  // the clamp raised along a path of the caller's: the spring from it reaches the tip
+  const Model& m = *pr.m;
+  for (int n = 0; n < kSteps; ++n)
+    for (const int dof : m.fixed_dof)
+      pr.a.fixed_targets.push_back(pr.s0.q[size_t(dof)] +
+                                   (dof < 3 * m.nnode && dof % 3 == 2 ? 1e-3 * (n + 1) : 0));
+  check_all(pr, LinearLoss(pr.m->ndof, kSteps, 62), true, true);
+  const auto twisted = with_energies(
+      base, {std::make_shared<BendTwistStrainEnergy<RodElasticStrainEnergy>>("bend-twist copy")});
+  expect_error([&] { RolloutAdjoint(twisted, twisted->scene.integrator); },
+               "energy 'bend-twist copy'");
 }
 
 TEST(Adjoint, ModulusAndDensityEnterAsTheirRatio) {

@@ -46,6 +46,7 @@
 #include "slender/core/error.h"
 #include "slender/engine/engine.h"
 #include "slender/engine/linear_solver.h"
+#include "slender/engine/model_view.h"
 #include "slender/stencils/part_scale.h"
 #include "slender/stencils/rod_frames.h"
 
@@ -66,8 +67,24 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
   SLENDER_CHECK(m.nmid == 0,
                 "gradients through time: mid-edge shells carry frames the adjoint does not "
                 "differentiate yet (shell bending \"midedge\"); use hinge bending");
-  SLENDER_CHECK(m.user_energies.empty(),
-                "gradients through time: energies from the caller's code are not differentiated");
+  // the caller's energies: functions of the positions alone are (their Hessians are exact and
+  // need no frames' terms); one that reads a rod's twist would need its frames' transport terms
+  // as the rods' own bend-twist springs have them (transport_asym)
+  const ModelView hv = host_view(m);
+  for (const std::shared_ptr<const UserEnergy>& u : m.user_energies) {
+    const int D = u->dofs_per_stencil();
+    std::vector<int> idx(static_cast<size_t>(D));
+    const long n = u->count(hv);
+    for (long k = 0; k < n; ++k) {
+      u->dofs(hv, k, idx.data());
+      for (int a = 0; a < D; ++a)
+        SLENDER_CHECK(idx[size_t(a)] < 3 * m.nnode, "gradients through time: energy '", u->name(),
+                      "' (from the caller's code) "
+                      "reads DOF ",
+                      idx[size_t(a)], " in its stencil ", k,
+                      ", a rod's twist; energies of the node positions alone are differentiated");
+    }
+  }
 }
 
 /// The assembly plan of a view with contact pairs, the DOFs flagged in `fixed` (ndof) held: the
@@ -307,9 +324,26 @@ class RolloutAdjointOn {
 
   // v(binding, family, local dofs, local gradient, local Hessian, k) for every stencil of every
   // family in `which` (0: all, 1: elastic, 2: non-elastic) in the engine's pools
+  // (and, in `which` 0, the caller's energies' stencils, with a stand-in binding and the family
+  // kNumFamilies: functions of the positions, in their own pools)
   template <class V>
   void each_stencil(int which, const V& v) {
     Engine<X>& en = en_;
+    if (which == 0 && !model_->user_energies.empty()) {
+      const AssemblyPlan& p = *en.plan_;
+      const std::vector<std::shared_ptr<const UserEnergy>>& us = model_->user_energies;
+      int idx[kUserEnergyMaxDofs];
+      for (size_t i = 0; i < us.size(); ++i) {
+        const int D = us[i]->dofs_per_stencil();
+        const long n = us[i]->count(en.mv_);
+        const Real* g = en.g_pool_.data() + p.user_g_off[i];
+        const Real* h = en.h_pool_.data() + p.user_h_off[i];
+        for (long k = 0; k < n; ++k) {
+          us[i]->dofs(en.mv_, k, idx);
+          v(RodStretchBinding{}, kNumFamilies, idx, D, g + k * D, h + k * D * D, k);
+        }
+      }
+    }
     for_each_family([&](auto binding, Family f, long) {
       using Bd = decltype(binding);
       if (which == 1 && !Bd::kTraits.elastic) return;
