@@ -49,7 +49,7 @@ void bind_rollout(py::module_& m) {
              const py::object& forces, const py::object& q0, const py::object& u0,
              const py::object& part_youngs_scale, double youngs_scale, double density_scale,
              double mass_damping, const py::object& phi_bar, const py::object& fixed_targets,
-             const py::object& loads) {
+             const py::object& loads, double kelvin_voigt_scale) {
             const Model& md = *r.model;
             const py::ssize_t nfix = py::ssize_t(md.fixed_dof.size());
             const py::ssize_t nsig = py::ssize_t(md.signals.size());
@@ -66,6 +66,7 @@ void bind_rollout(py::module_& m) {
             p.youngs_scale = youngs_scale;
             p.density_scale = density_scale;
             p.mass_damping = mass_damping;
+            p.kelvin_voigt_scale = kelvin_voigt_scale;
             State s0 = initial_state(md);
             if (!q0.is_none()) s0 = transported_state(md, s0, optional_array(q0, {md.ndof}, "q0"));
             if (!u0.is_none()) s0.u = optional_array(u0, {md.ndof}, "u0");
@@ -81,7 +82,7 @@ void bind_rollout(py::module_& m) {
           py::arg("part_youngs_scale") = py::none(), py::arg("youngs_scale") = 1.0,
           py::arg("density_scale") = 1.0, py::arg("mass_damping") = -1.0,
           py::arg("phi_bar") = py::none(), py::arg("fixed_targets") = py::none(),
-          py::arg("loads") = py::none())
+          py::arg("loads") = py::none(), py::arg("kelvin_voigt_scale") = 1.0)
       .def(
           "gradient",
           [](PyRollout& r, const py::object& dq, const py::object& du) {
@@ -104,6 +105,7 @@ void bind_rollout(py::module_& m) {
             d["loads"] = arr(g.loads, {r.steps, py::ssize_t(md.signals.size())});
             d["part_youngs_scale"] = arr(g.part_youngs_scale, {md.npart});
             d["youngs_scale"] = g.youngs_scale;
+            d["kelvin_voigt_scale"] = g.kelvin_voigt_scale;
             d["density_scale"] = g.density_scale;
             d["mass_damping"] = g.mass_damping;
             return d;
@@ -140,7 +142,8 @@ void bind_rollout(py::module_& m) {
              const py::object& forces, const py::object& q0, const py::object& u0,
              const py::object& part_youngs_scale, const py::object& youngs_scale,
              const py::object& density_scale, const py::object& mass_damping,
-             const py::object& phi_bar, const py::object& fixed_targets, const py::object& loads) {
+             const py::object& phi_bar, const py::object& fixed_targets, const py::object& loads,
+             const py::object& kelvin_voigt_scale) {
             const Model& md = *r.model;
             const int B = r.ad->nenv();
             const py::ssize_t nfix = py::ssize_t(md.fixed_dof.size());
@@ -166,6 +169,7 @@ void bind_rollout(py::module_& m) {
             const std::vector<Real> ys = take(youngs_scale, {}, "youngs_scale");
             const std::vector<Real> ds = take(density_scale, {}, "density_scale");
             const std::vector<Real> md_ = take(mass_damping, {}, "mass_damping");
+            const std::vector<Real> kvs = take(kelvin_voigt_scale, {}, "kelvin_voigt_scale");
             const std::vector<Real> qs = take(q0, {md.ndof}, "q0");
             const std::vector<Real> us = take(u0, {md.ndof}, "u0");
             std::vector<RolloutActions> a(static_cast<size_t>(B));
@@ -182,6 +186,7 @@ void bind_rollout(py::module_& m) {
               if (!ys.empty()) p[size_t(e)].youngs_scale = ys[size_t(e)];
               if (!ds.empty()) p[size_t(e)].density_scale = ds[size_t(e)];
               if (!md_.empty()) p[size_t(e)].mass_damping = md_[size_t(e)];
+              if (!kvs.empty()) p[size_t(e)].kelvin_voigt_scale = kvs[size_t(e)];
               if (!qs.empty())
                 s0[size_t(e)] = transported_state(md, s0[size_t(e)], slice(qs, B, e));
               if (!us.empty()) s0[size_t(e)].u = slice(us, B, e);
@@ -201,7 +206,7 @@ void bind_rollout(py::module_& m) {
           py::arg("part_youngs_scale") = py::none(), py::arg("youngs_scale") = py::none(),
           py::arg("density_scale") = py::none(), py::arg("mass_damping") = py::none(),
           py::arg("phi_bar") = py::none(), py::arg("fixed_targets") = py::none(),
-          py::arg("loads") = py::none(),
+          py::arg("loads") = py::none(), py::arg("kelvin_voigt_scale") = py::none(),
           "every environment's rollout of `steps` steps, each argument with a leading num_envs "
           "(None: the model's); returns q, u (num_envs, steps + 1, ndof)")
       .def(
@@ -269,6 +274,8 @@ void bind_rollout(py::module_& m) {
                 },
                 {md.npart});
             d["youngs_scale"] = scalars([](const RolloutGradient& x) { return x.youngs_scale; });
+            d["kelvin_voigt_scale"] =
+                scalars([](const RolloutGradient& x) { return x.kelvin_voigt_scale; });
             d["density_scale"] = scalars([](const RolloutGradient& x) { return x.density_scale; });
             d["mass_damping"] = scalars([](const RolloutGradient& x) { return x.mass_damping; });
             return d;

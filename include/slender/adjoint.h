@@ -4,12 +4,12 @@
 // Euler steps of one simulation on the CPU. A scalar loss L of the states (q_n, u_n), n = 0..N,
 // is differentiated with respect to the actions of every step (natural curvatures and twists
 // of the rods' bend-twist springs, natural angles of the shells' hinges, external forces on the
-// nodes, the fixed DOFs' targets, the actuators' loads), the material parameters
-// (Young's modulus scale of the model and of each part, density scale, mass damping) and the
-// initial state (its free DOFs). Each converged step is linearized by the implicit-function
-// theorem on its residual R(x_n+1; x_n, u_n, p) = 0 (engine/adjoint.h), one solve with the
-// transpose of its exact Jacobian per step, backwards; checkpointing keeps every k-th state and
-// recomputes the steps in between.
+// nodes, the fixed DOFs' targets, the actuators' loads), the material parameters (Young's
+// modulus scale of the model and of each part, density scale, mass damping, the Kelvin-Voigt
+// retardation times' scale) and the initial state (its free DOFs). Each converged step is
+// linearized by the implicit-function theorem on its residual R(x_n+1; x_n, u_n, p) = 0
+// (engine/adjoint.h), one solve with the transpose of its exact Jacobian per step, backwards;
+// checkpointing keeps every k-th state and recomputes the steps in between.
 
 #include <functional>
 #include <memory>
@@ -45,6 +45,8 @@ struct RolloutParams {
   Real youngs_scale = 1;                ///< every elastic stiffness's factor (> 0)
   Real density_scale = 1;               ///< every mass's factor (> 0)
   Real mass_damping = -1;               ///< alpha [1/s]; < 0: the model's
+  /// every Kelvin-Voigt retardation time's factor (> 0; the viscosities eta scale with it)
+  Real kelvin_voigt_scale = 1;
 };
 
 /// dL/d of everything the rollout differentiates (the layouts of RolloutActions and
@@ -61,6 +63,7 @@ struct RolloutGradient {
   std::vector<Real> loads;              ///< (N x nsignal; a slack tendon's: 0)
   std::vector<Real> part_youngs_scale;  ///< (npart)
   Real youngs_scale = 0, density_scale = 0, mass_damping = 0;
+  Real kelvin_voigt_scale = 0;  ///< 0 without Kelvin-Voigt damping
 };
 
 /// dL/dq_n and dL/du_n of the loss at state n (n = 0..N; q, u: the state's, ndof each): the
@@ -77,11 +80,12 @@ struct RolloutOptions {
 };
 
 /// A rollout and its gradient. The model must be one the adjoint linearizes exactly (the
-/// constructor throws slender::Error naming what is not): implicit Euler; no Rayleigh or
-/// Kelvin-Voigt damping, mid-edge shells or energies from the caller's code that read a rod's
-/// twist (the ground's dashpot, contact between bodies with friction and the pairs' dashpot,
-/// and the caller's energies of the node positions are differentiated; with contact,
-/// options.solver must be a direct solver). Boundary events fix and release DOFs as
+/// constructor throws slender::Error naming what is not): implicit Euler; no Rayleigh stiffness
+/// damping, Kelvin-Voigt damping of constant-strain membranes, mid-edge shells or energies from
+/// the caller's code that read a rod's twist (the ground's dashpot, contact between bodies with
+/// friction and the pairs' dashpot, Kelvin-Voigt damping of rods, springs and hinges, and the
+/// caller's energies of the node positions are differentiated; with contact, options.solver
+/// must be a direct solver). Boundary events fix and release DOFs as
 /// in a run (a held DOF's position carries its adjoint through the steps it is held). The scene's
 /// actuation is an input in time, as the loads' time functions are; a natural curvature or twist
 /// given as the rollout's action replaces the actuation of its kind, and their gradients are those

@@ -154,6 +154,32 @@ def test_actuator_loads_are_actions():
         roll.run(N, loads=loads[:, :1])
 
 
+def test_kelvin_voigt_damping_and_its_scale():
+    # a cantilever with Kelvin-Voigt damping (eta = 2 kPa s): the gradient by the retardation
+    # times' scale against central differences
+    b = slender.SceneBuilder("viscous")
+    b.material("m", 1200, 2e6, 0.4)
+    b.straight_rod("r", [0, 0, 0], [0.2, 0.01, 0], 7, "m", slender.SceneBuilder.circle(4e-3))
+    b.fix_edges("r", [0])
+    b.gravity([0.5, 2.0, -9.8])
+    b.kelvin_voigt(2e3)
+    b.integrator(type="implicit_euler", dt=5e-3,
+                 newton={"abs_tol": 1e-14, "rel_tol": 1e-30, "step_tol": 1e-14, "max_iters": 60})
+    model = b.build()
+    wq, wu = loss_weights(model)
+    roll = slender.Rollout(model)
+    roll.run(N, kelvin_voigt_scale=1.2)
+    g = roll.gradient(wq, wu)
+    h = 1e-4
+
+    def L(s):
+        return loss(*slender.Rollout(model).run(N, kelvin_voigt_scale=s), wq, wu)
+
+    fd = (L(1.2 + h) - L(1.2 - h)) / (2 * h)
+    assert g["kelvin_voigt_scale"] == pytest.approx(fd, rel=1e-6)
+    assert abs(g["kelvin_voigt_scale"]) > 0
+
+
 def test_checkpointing_and_bad_input():
     model = cantilever()
     wq, wu = loss_weights(model)

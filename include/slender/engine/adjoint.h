@@ -61,9 +61,14 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 : spec.kind == IntegratorKind::kNewmark        ? "Newmark"
                                                                : "static",
                 " (integrator.type)");
-  SLENDER_CHECK(!m.stiffness_damping && !m.kelvin_voigt,
-                "gradients through time: Rayleigh stiffness and Kelvin-Voigt damping read the "
-                "step's start and are not differentiated yet (a part's damping)");
+  SLENDER_CHECK(!m.stiffness_damping,
+                "gradients through time: Rayleigh stiffness damping takes the elastic Hessian at "
+                "the step's start, whose derivative needs the energies' third derivatives: not "
+                "differentiated (a part's damping.stiffness_proportional)");
+  SLENDER_CHECK(!m.kelvin_voigt || m.tables[kFamMembrane].rows == 0,
+                "gradients through time: Kelvin-Voigt damping of constant-strain membranes (its "
+                "anchor is the triangle's metric) is not differentiated yet (a part's "
+                "kelvin_voigt with a \"triangle\" membrane); rods, shell springs and hinges are");
   SLENDER_CHECK(m.nmid == 0,
                 "gradients through time: mid-edge shells carry frames the adjoint does not "
                 "differentiate yet (shell bending \"midedge\"); use hinge bending");
@@ -147,6 +152,10 @@ class RolloutAdjointOn {
     for (Real s : p.part_youngs_scale)
       SLENDER_CHECK(s > 0 && std::isfinite(s), "params.part_youngs_scale: ", s,
                     " is not positive and finite");
+    SLENDER_CHECK(p.kelvin_voigt_scale > 0 && std::isfinite(p.kelvin_voigt_scale),
+                  "params.kelvin_voigt_scale: ", p.kelvin_voigt_scale,
+                  " is not positive and finite");
+    en_.se_.set_kv_factor(p.kelvin_voigt_scale);
     N_ = steps;
     act_ = a;
     par_ = p;
@@ -450,7 +459,7 @@ class RolloutAdjointOn {
       Mat<11, 11> A;
       for (int k = 0; k < m.nbend; ++k) {
         const Real sc = ys * part_scale_of(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
-        RodBendTwistBinding::transport_asym(en.mv_, ev, 0, k, A);
+        bend_asym(ev, k, sc, A);
         for (int a = 0; a < 9; ++a) {
           const int row = dfree[idx[a]];
           if (row < 0) continue;
@@ -459,7 +468,7 @@ class RolloutAdjointOn {
             if (col < 0 || A(a, b) == 0) continue;
             const int slot = find_slot(p, row, col);
             SLENDER_CHECK(slot >= 0, "adjoint: a bend-twist term leaves the Jacobian's pattern");
-            vals_[size_t(slot)] += sc * A(a, b);
+            vals_[size_t(slot)] += A(a, b);
           }
         }
       }
@@ -544,13 +553,25 @@ class RolloutAdjointOn {
     // one, so that a slack tendon stays slack); the other stencils do not change, bit for bit
     if (!m.signals.empty() && !act_.loads.empty()) load_gradients(n, lam);
 
-    // the moduli's scales: the elastic stencils' forces are linear in them
-    each_stencil(1, [&](auto binding, Family, const int* idx, int D, const Real* gl, const Real*,
+    // Kelvin-Voigt damping: its forces at y and their derivatives by the anchors (kv_at_end)
+    const bool kv = m.kelvin_voigt && c_u > 0;
+    if (kv) {
+      kv_at_end(lam);
+      // the retardation times' scale: the damping forces are linear in it
+      for (const std::vector<Real>& v : kv_dot_)
+        for (Real d : v)
+          g.kelvin_voigt_scale -= d / par_.kelvin_voigt_scale;
+    }
+
+    // the moduli's scales: the elastic stencils' forces are linear in them (the Kelvin-Voigt
+    // forces in their pools are not: their retardation times are the model's)
+    each_stencil(1, [&](auto binding, Family f, const int* idx, int D, const Real* gl, const Real*,
                         long k) {
       using Bd = decltype(binding);
       Real d = 0;
       for (int a = 0; a < D; ++a)
         d += gl[a] * lam[size_t(idx[a])];
+      if (kv && !kv_dot_[size_t(f)].empty()) d -= kv_dot_[size_t(f)][size_t(k)];
       g.youngs_scale -= d / ys;
       if (m.npart > 0 && !par_.part_youngs_scale.empty()) {
         int id[Bd::kDofs];
@@ -762,11 +783,11 @@ class RolloutAdjointOn {
           for (int b = 0; b < 9 && !touches; ++b)
             touches = held(idx[b]);
           if (!touches) continue;
-          RodBendTwistBinding::transport_asym(en.mv_, ev, 0, k, A);
+          bend_asym(ev, k, sc, A);
           for (int b = 0; b < 9; ++b) {
             if (!held(idx[b])) continue;
             for (int a = 0; a < 9; ++a)
-              col[size_t(idx[b])] += sc * A(a, b) * lam[size_t(idx[a])];
+              col[size_t(idx[b])] += A(a, b) * lam[size_t(idx[a])];
           }
         }
       }
@@ -815,6 +836,9 @@ class RolloutAdjointOn {
     add_edge_transpose(ha_, ab_, 1, xb_);
     for (int i = 0; i < nd; ++i)
       xb_[size_t(i)] += dash[size_t(i)];
+    // the Kelvin-Voigt anchors' share: the strains at q_n (its frames, alpha_n's: a twist DOF's
+    // share is also its edge's frames' one)
+    if (kv) kv_at_start(sn);
     if (loss) loss(n, sn.q.data(), sn.u.data(), xb_.data(), vb_.data());
   }
 
@@ -859,6 +883,170 @@ class RolloutAdjointOn {
     }
   }
 
+  // the part of bend-twist spring k's Jacobian at y that its symmetric Hessian leaves out (its
+  // frames come from the step's start: transport_asym), scaled by sc; with Kelvin-Voigt damping,
+  // also its damping force's part (the same stencil at the anchors, scaled s / dt)
+  void bend_asym(const EvalView& ev, long k, Real sc, Mat<11, 11>& A) {
+    Engine<X>& en = en_;
+    RodBendTwistBinding::transport_asym(en.mv_, ev, 0, k, A);
+    A *= sc;
+    if (!(model_->kelvin_voigt && en.c_.c_u > 0)) return;
+    const Real s = en.se_.kv_scale_of(kFamBendTwist)[k];
+    if (s == 0) return;
+    const KvAnchors a = en.se_.kv_anchors();
+    EvalView kev = kv_eval_view(ev, a);
+    kev.stretch_secant = 0;
+    Mat<11, 11> B;
+    RodBendTwistBinding::transport_asym(kv_model_view<RodBendTwistBinding>(en.mv_, a), kev, 0, k,
+                                        B);
+    for (int i = 0; i < 11 * 11; ++i)
+      A.a[i] += s / dt_ * B.a[i];
+  }
+
+  // Kelvin-Voigt damping (stencils/kelvin_voigt.h) in an implicit Euler step: each damped
+  // stencil's force is (s / dt) grad e(y; anchors), e its own energy with its natural strains
+  // replaced by its strains at q_n (the anchors; a stretched edge's rest length by its length
+  // there, and its scale tau l_a / l_bar with it). The force is affine in each anchor, so its
+  // derivative by one is its change when the anchor grows (by 1, an edge's length by itself),
+  // exactly. kv_at_end takes, at the step's solution y, lambda . F (kv_dot_, for the moduli)
+  // and lambda . dF/d(anchor) (kv_coef_) of every stencil; kv_at_start multiplies the latter by
+  // the anchors' gradients at q_n into q_n's adjoint (and alpha_n's, for the twist DOFs).
+  template <class Bd, class F>
+  void kv_each(Family f, const F& fn) {
+    const Real* sc = en_.se_.kv_scale_of(f);
+    const long n = Bd::count(en_.mv_);
+    for (long k = 0; k < n; ++k)
+      if (sc[k] != 0) fn(k, sc[k]);
+  }
+  template <class Bd>
+  Real kv_dot(
+      const KvAnchors& a, const EvalView& ev, long k, Real s, const std::vector<Real>& lam) {
+    constexpr int D = Bd::kDofs;
+    LocalEval<D> r;
+    r.g.set_zero();
+    Bd::eval(kv_model_view<Bd>(en_.mv_, a), kv_eval_view(ev, a), 0, k, kGrad, r);
+    int idx[D];
+    Bd::dofs(en_.mv_, k, idx);
+    Real d = 0;
+    for (int i = 0; i < D; ++i)
+      d += r.g[i] * lam[size_t(idx[i])];
+    return s / dt_ * d;
+  }
+  void kv_at_end(const std::vector<Real>& lam) {
+    const Model& m = *model_;
+    Engine<X>& en = en_;
+    EvalView ev = en.step_eval_view(en.y_.data());
+    ev.stretch_secant = 0;
+    const KvAnchors a = en.se_.kv_anchors();
+    for (auto& v : kv_dot_)
+      v.clear();
+    for (auto& v : kv_coef_)
+      v.clear();
+    // stretching (rod and shell edges): anchor l_a, scale tau l_a / l_bar
+    auto stretch = [&](auto binding, Family f, Real* len, long n) {
+      using Bd = decltype(binding);
+      kv_dot_[size_t(f)].assign(size_t(n), 0);
+      kv_coef_[size_t(f)].assign(size_t(n), 0);
+      kv_each<Bd>(f, [&](long k, Real s) {
+        const Real d0 = kv_dot<Bd>(a, ev, k, s, lam);
+        kv_dot_[size_t(f)][size_t(k)] = d0;
+        const Real l = len[k];
+        len[k] = 2 * l;
+        const Real d1 = kv_dot<Bd>(a, ev, k, 2 * s, lam);
+        len[k] = l;
+        kv_coef_[size_t(f)][size_t(k)] = (d1 - d0) / l;
+      });
+    };
+    stretch(RodStretchBinding{}, kFamStretch, a.edge_len, m.nedge);
+    stretch(ShellStretchBinding{}, kFamShellStretch, a.sedge_len, m.nsedge);
+    // bend-twist springs: anchors kappa1, kappa2, tau
+    kv_dot_[kFamBendTwist].assign(size_t(m.nbend), 0);
+    kv_coef_[kFamBendTwist].assign(3 * size_t(m.nbend), 0);
+    kv_each<RodBendTwistBinding>(kFamBendTwist, [&](long k, Real s) {
+      const Real d0 = kv_dot<RodBendTwistBinding>(a, ev, k, s, lam);
+      kv_dot_[kFamBendTwist][size_t(k)] = d0;
+      Real* an[3] = {a.kappa + 2 * k, a.kappa + 2 * k + 1, a.twist + k};
+      for (int c = 0; c < 3; ++c) {
+        const Real v = *an[c];
+        *an[c] = v + 1;
+        kv_coef_[kFamBendTwist][3 * size_t(k) + c] =
+            kv_dot<RodBendTwistBinding>(a, ev, k, s, lam) - d0;
+        *an[c] = v;
+      }
+    });
+    // hinges: anchor phi
+    kv_dot_[kFamHinge].assign(size_t(m.nhinge), 0);
+    kv_coef_[kFamHinge].assign(size_t(m.nhinge), 0);
+    kv_each<ShellHingeBinding>(kFamHinge, [&](long k, Real s) {
+      const Real d0 = kv_dot<ShellHingeBinding>(a, ev, k, s, lam);
+      kv_dot_[kFamHinge][size_t(k)] = d0;
+      const Real v = a.phi[k];
+      a.phi[k] = v + 1;
+      kv_coef_[kFamHinge][size_t(k)] = kv_dot<ShellHingeBinding>(a, ev, k, s, lam) - d0;
+      a.phi[k] = v;
+    });
+  }
+  void kv_at_start(const State& sn) {
+    const Model& m = *model_;
+    Engine<X>& en = en_;
+    const int nn = m.nnode;
+    const Real* q = sn.q.data();
+    // q_n's frames (the state's own: the transport from the step's start to q_n is none)
+    X::upload(en.y_, q, size_t(m.ndof));
+    en.frames_at(en.y_.data());
+    const EvalView ev = en.step_eval_view(en.y_.data());
+    std::vector<Real>& v = kv_v_;
+    v.assign(size_t(m.ndof), 0);
+    auto lengths = [&](Family f, const int* node, long n) {
+      for (long k = 0; k < n; ++k) {
+        const Real c = kv_coef_[size_t(f)].empty() ? 0 : kv_coef_[size_t(f)][size_t(k)];
+        if (c == 0) continue;
+        const int na = node[2 * k], nb = node[2 * k + 1];
+        const Real l = edge_length(q, na, nb);
+        for (int i = 0; i < 3; ++i) {
+          const Real u = (q[3 * nb + i] - q[3 * na + i]) / l;
+          v[size_t(3 * nb + i)] += c * u;
+          v[size_t(3 * na + i)] -= c * u;
+        }
+      }
+    };
+    lengths(kFamStretch, m.edge_node.data(), m.nedge);
+    lengths(kFamShellStretch, m.sedge_node.data(), m.nsedge);
+    if (!kv_coef_[kFamBendTwist].empty()) {
+      int idx[11];
+      for (int k = 0; k < m.nbend; ++k)
+        for (int c = 0; c < 3; ++c) {
+          const Real cf = kv_coef_[kFamBendTwist][3 * size_t(k) + c];
+          if (cf == 0) continue;
+          LocalEval<11> r;
+          r.g.set_zero();
+          RodBendTwistBinding::eval_with(en.mv_, ev, 0, k, RodStrainComponent{c}, kGrad, r);
+          RodBendTwistBinding::dofs(en.mv_, k, idx);
+          for (int i = 0; i < 11; ++i)
+            v[size_t(idx[i])] += cf * r.g[i];
+        }
+    }
+    if (!kv_coef_[kFamHinge].empty()) {
+      int idx[12];
+      for (int k = 0; k < m.nhinge; ++k) {
+        const Real cf = kv_coef_[kFamHinge][size_t(k)];
+        if (cf == 0) continue;
+        Vec<12> x;
+        detail::gather_positions<4>(q, m.hinge_node.data() + 4 * k, x);
+        LocalEval<12> r;
+        shell_hinge_eval(x, ShellHinge::Params{1, shell_hinge_angle(x) - 1}, kGrad, r);
+        ShellHingeBinding::dofs(en.mv_, k, idx);
+        for (int i = 0; i < 12; ++i)
+          v[size_t(idx[i])] += cf * r.g[i];
+      }
+    }
+    for (int i = 0; i < m.ndof; ++i) {
+      xb_[size_t(i)] -= v[size_t(i)];
+      const int j = i - 3 * nn;
+      if (j >= 0 && j < m.nedge) ab_[size_t(j)] -= v[size_t(i)];
+    }
+  }
+
   static Real edge_length(const Real* q, int a, int b) {
     const Real dx = q[3 * b] - q[3 * a], dy = q[3 * b + 1] - q[3 * a + 1],
                dz = q[3 * b + 2] - q[3 * a + 2];
@@ -899,6 +1087,8 @@ class RolloutAdjointOn {
   RolloutGradient* grad_ = nullptr;
   std::vector<Real> xb_, vb_, ab_, ha_, hb_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
   std::vector<Real> dash_;  // the ground's and the pairs' dashpots' term of q_n's adjoint
+  // Kelvin-Voigt: each family's lambda . F and lambda . dF/d(anchor) per stencil, q_n's share
+  std::vector<Real> kv_dot_[kNumFamilies], kv_coef_[kNumFamilies], kv_v_;
   PairPlanFn pair_plan_fn_;
   std::shared_ptr<const AssemblyPlan> pair_plan_;  // the plan with the pairs of the last step
   contact::ContactPairLists pairs_scratch_;

@@ -321,7 +321,12 @@ class StepEval {
         vec::EnvKvAnchorMembrane<MembraneBinding>{mv, nmem, qa, tau, kv_anchor_.membrane.data(),
                                                   kv_scales(kFamMembrane)},
         kParallelGrainMedium);
+    if (kv_factor_ != 1)
+      run(long(kv_scale_.size()), KvScaleBy{kv_scale_.data(), kv_factor_}, kParallelGrain);
   }
+  /// every retardation time's factor from the next step on (1: the model's; the adjoint's
+  /// parameter, engine/adjoint.h)
+  void set_kv_factor(Real f) { kv_factor_ = f; }
 
   /// the Kelvin-Voigt potential of every elastic stencil added to its pools' entries at the
   /// view's configuration y (its frames: the step's current ones), for a step of size dt
@@ -395,6 +400,11 @@ class StepEval {
     X::for_each(nenv_ * per_env, f, grain);
   }
 
+  /// the Kelvin-Voigt anchors of the step (keep_kv_anchors) and family f's scales, both of
+  /// environment 0 (the adjoint's linearization, engine/adjoint.h)
+  KvAnchors kv_anchors() { return kv_anchor_.view(); }
+  const Real* kv_scale_of(Family f) { return kv_scales(f).at(0); }
+
  private:
   void scale_range(Real* pool, long pool_size, long begin, long end) {
     if (end > begin)
@@ -429,6 +439,7 @@ class StepEval {
   Buffer<Real> kv_qa_, kv_z_, kv_d1_, kv_t_, kv_ref_, kv_scale_;
   KvAnchorStore<Buffer<Real>> kv_anchor_;
   long kv_size_ = 0;
+  Real kv_factor_ = 1;
 };
 
 }  // namespace slender

@@ -233,6 +233,13 @@ struct KvAnchorMembrane {
   }
 };
 
+/// v[i] *= f, one value per index (the scales' factor: the adjoint's retardation-time scale)
+struct KvScaleBy {
+  Real* v;
+  Real f;
+  SLENDER_HD void operator()(long i) const { v[i] *= f; }
+};
+
 /// The configuration z = q_a + w (y - q_a) a whole step reaches from the anchor at the iterate's
 /// velocity; one DOF per index.
 struct KvEndPosition {

@@ -103,6 +103,20 @@ struct RodNaturalStrainSensitivity {
   }
 };
 
+/// One of the stencil's strains as its "energy" (0: kappa1, 1: kappa2, 2: tau), whose gradient
+/// by rod_bend_twist_eval_with is that strain's gradient (the adjoint's anchors of Kelvin-Voigt
+/// damping, engine/adjoint.h)
+struct RodStrainComponent {
+  int c = 0;
+  SLENDER_HD void operator()(const RodBendTwist::Params&,
+                             const RodBendTwist::Strains& s,
+                             unsigned,
+                             StrainEnergyEval& out) const {
+    out.E = c == 0 ? s.kappa1 : c == 1 ? s.kappa2 : s.tau;
+    out.dE[c] = 1;
+  }
+};
+
 namespace detail {
 
 // grad_e (w . kappa b) = J^T w with J = d(kappa b)/d(e0, e1): 6-vector
