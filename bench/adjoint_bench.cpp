@@ -5,8 +5,11 @@
 // adjoint's forward run keeping no states, checkpoint_every = N), the forward run keeping
 // every state and its backward sweep (checkpoint_every = 1), and with sqrt(N) checkpoints
 // (the sweep recomputes the steps between); min / median / max of `reps` repetitions, and the
-// bytes kept per step.
-//   slender_adjoint_bench [--repeats 5] [--steps 200] [--markdown FILE]
+// bytes kept per step. With --scene FILE, the scene instead (its own actuation and contact; its
+// integrator's dt or --dt, fixed: every step must converge), loss = its last node's final position;
+// apps/scenes/gripper.json is the other bench (five fingers coiling into each other with
+// rod-rod friction).
+//   slender_adjoint_bench [--repeats 5] [--steps 200] [--scene FILE] [--markdown FILE]
 
 #include <algorithm>
 #include <chrono>
@@ -40,18 +43,24 @@ Stats stats(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   int reps = 5, N = 200;
-  std::string markdown;
+  double dt_arg = 0;
+  std::string markdown, scene;
   for (int i = 1; i < argc; ++i) {
     const bool more = i + 1 < argc;
     if (!std::strcmp(argv[i], "--help")) {
       std::printf(
-          "slender_adjoint_bench [--repeats N=5] [--steps N=200] [--markdown FILE]\n"
+          "slender_adjoint_bench [--repeats N=5] [--steps N=200] [--scene FILE [--dt S]] "
+          "[--markdown FILE]\n"
           "  a rollout's gradient against the rollout (docs/gradients.md)\n");
       return 0;
     } else if (!std::strcmp(argv[i], "--repeats") && more) {
       reps = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--steps") && more) {
       N = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--dt") && more) {
+      dt_arg = std::atof(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--scene") && more) {
+      scene = argv[++i];
     } else if (!std::strcmp(argv[i], "--markdown") && more) {
       markdown = argv[++i];
     } else {
@@ -63,25 +72,36 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--repeats and --steps must be >= 1\n");
     return 2;
   }
-  SceneBuilder b;
-  const int mat = b.material("skin", 1100, 2e6, 0.45);
-  const int nn = 41;
-  b.straight_rod("snake", vec3(0, 0, 5e-3), vec3(0.5, 0, 5e-3), nn, mat,
-                 SceneBuilder::circle(5e-3));
-  GroundSpec g;
-  g.friction = 0.3;
-  g.slip_velocity = 5e-3;
-  b.ground(g);
-  b.gravity(vec3(0, 0, -9.8));
-  b.integrator().dt = 5e-3;
-  const std::shared_ptr<const Model> m = build_model(b.build());
-  const Real dt = m->scene.integrator.dt;
+  std::shared_ptr<const Model> m;
   RolloutActions a;
-  a.kappa_bar.assign(size_t(N) * m->nbend * 2, 0);
-  for (int n = 0; n < N; ++n)
-    for (int k = 0; k < m->nbend; ++k)  // a wave of curvature kappa2 (in the ground's plane)
-      a.kappa_bar[(size_t(n) * m->nbend + k) * 2 + 1] =
-          0.05 * std::sin(2 * M_PI * (k / 20.0 - 1.5 * (n + 1) * dt));
+  int nn = 41;
+  if (scene.empty()) {
+    SceneBuilder b;
+    const int mat = b.material("skin", 1100, 2e6, 0.45);
+    b.straight_rod("snake", vec3(0, 0, 5e-3), vec3(0.5, 0, 5e-3), nn, mat,
+                   SceneBuilder::circle(5e-3));
+    GroundSpec g;
+    g.friction = 0.3;
+    g.slip_velocity = 5e-3;
+    b.ground(g);
+    b.gravity(vec3(0, 0, -9.8));
+    b.integrator().dt = 5e-3;
+    m = build_model(b.build());
+    const Real dt = m->scene.integrator.dt;
+    a.kappa_bar.assign(size_t(N) * m->nbend * 2, 0);
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < m->nbend; ++k)  // a wave of curvature kappa2 (in the ground's plane)
+        a.kappa_bar[(size_t(n) * m->nbend + k) * 2 + 1] =
+            0.05 * std::sin(2 * M_PI * (k / 20.0 - 1.5 * (n + 1) * dt));
+  } else {
+    SceneSpec sc = read_scene_file(scene);
+    if (dt_arg > 0) sc.integrator.dt = dt_arg;
+    // a fixed step must converge where an adaptive run would halve it: Newton may take longer
+    sc.integrator.newton.max_iters = std::max(sc.integrator.newton.max_iters, 200);
+    m = build_model(sc);
+    nn = m->nnode;
+  }
+  const Real dt = m->scene.integrator.dt;
   const int head = 3 * (nn - 1);
   auto loss = [&](int n, const Real*, const Real*, Real* dq, Real*) {
     if (n == N) dq[head] = 1;
@@ -113,8 +133,8 @@ int main(int argc, char** argv) {
                     gr.density_scale);
     }
   }
-  std::printf("snake: %d nodes, ndof %d, N = %d steps of %g s, %d repetitions\n", nn, m->ndof, N,
-              dt, reps);
+  std::printf("%s: %d nodes, ndof %d, N = %d steps of %g s, %d repetitions\n",
+              scene.empty() ? "snake" : m->scene.name.c_str(), nn, m->ndof, N, dt, reps);
   FILE* md = markdown.empty() ? nullptr : std::fopen(markdown.c_str(), "w");
   if (md)
     std::fprintf(md,
