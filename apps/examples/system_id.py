@@ -18,7 +18,14 @@ sweep); `--compare` also takes it by central differences (four more rollouts an 
 the Gauss-Newton covariance sigma^2 (J^T J)^-1 of the tip trajectory's Jacobian J (by
 differences: this is the error bar, not the fit).
 
-    PYTHONPATH=build/python python3 apps/examples/system_id.py [--compare] [--plot out.png]
+With `--damping kelvin-voigt` the specimen is viscoelastic instead: Kelvin-Voigt strain-rate
+damping (a viscous stress eta d(eps)/dt beside every elastic one, eta = E tau, nominal
+retardation time tau = 2 ms) and no mass damping; the measurement is made with E = 1.35 x
+nominal and tau = 1.6 x nominal, and the unknowns are (log E scale, log tau scale), the second's
+gradient the adjoint's `kelvin_voigt_scale`.
+
+    PYTHONPATH=build/python python3 apps/examples/system_id.py [--damping mass|kelvin-voigt]
+        [--compare] [--plot out.png]
 """
 
 import argparse
@@ -38,34 +45,55 @@ DT, STEPS, EVERY = 2e-3, 500, 5  # 1 s; a frame every 5 steps (100 Hz)
 UNIT = 1e-4  # the loss's length unit [m]
 TRUTH = (1.35, 2.5)  # E scale, mass damping alpha [1/s]
 START = (1.0, 0.5)
+TAU_NOMINAL = 2e-3  # Kelvin-Voigt's retardation time [s] (--damping kelvin-voigt)
+# the second unknown's truth and start for each kind of damping: alpha [1/s], or tau's scale
+MODES = {"mass": (TRUTH, START), "kelvin-voigt": ((1.35, 1.6), (1.0, 1.0))}
 
 
-def specimen():
+def specimen(damping="mass"):
     b = slender.SceneBuilder("specimen")
     b.material("rubber", RHO, E_NOMINAL, 0.45)
     b.straight_rod("rod", [0, 0, 0], [L_ROD, 0, 0], NODES, "rubber",
                    slender.SceneBuilder.circle(RADIUS))
     b.fix_edges("rod", [0])
     b.gravity([0, 0, -9.81])
+    if damping == "kelvin-voigt":
+        b.kelvin_voigt(E_NOMINAL * TAU_NOMINAL)
     b.integrator(type="implicit_euler", dt=DT)
     return b.build()
 
 
 class Specimen:
-    """Rollouts of the released rod: its tip trajectory, the loss of (log E scale, alpha) and
-    the loss's gradient."""
+    """Rollouts of the released rod: its tip trajectory, the loss of (log E scale, alpha) (or
+    (log E scale, log tau scale) with Kelvin-Voigt damping) and the loss's gradient."""
 
-    def __init__(self):
-        self.model = specimen()
+    def __init__(self, damping="mass"):
+        self.damping = damping
+        self.truth, self.start = MODES[damping]
+        self.model = specimen(damping)
         self.rollout = slender.Rollout(self.model)
         tip = 3 * (NODES - 1)
         self.cols = [tip, tip + 2]  # the tip's x and z in q
         self.frames = np.arange(EVERY, STEPS + 1, EVERY)
         self.rollouts = 0
 
+    def theta(self, values):
+        """The unknowns of (E scale, alpha or tau scale)."""
+        v = np.asarray(values, dtype=float)
+        return np.array([np.log(v[0]), v[1] if self.damping == "mass" else np.log(v[1])])
+
+    def estimate(self, theta):
+        """(E scale, alpha or tau scale) of the unknowns."""
+        return np.array([np.exp(theta[0]),
+                         theta[1] if self.damping == "mass" else np.exp(theta[1])])
+
     def run(self, theta):
-        q, _ = self.rollout.run(STEPS, youngs_scale=float(np.exp(theta[0])),
-                                mass_damping=float(theta[1]))
+        if self.damping == "mass":
+            q, _ = self.rollout.run(STEPS, youngs_scale=float(np.exp(theta[0])),
+                                    mass_damping=float(theta[1]))
+        else:
+            q, _ = self.rollout.run(STEPS, youngs_scale=float(np.exp(theta[0])), mass_damping=0.0,
+                                    kelvin_voigt_scale=float(np.exp(theta[1])))
         self.rollouts += 1
         return q
 
@@ -82,7 +110,9 @@ class Specimen:
         dq = np.zeros_like(q)
         dq[np.ix_(self.frames, self.cols)] = r / UNIT
         g = self.rollout.gradient(dq)
-        return L, np.array([g["youngs_scale"] * np.exp(theta[0]), g["mass_damping"]])
+        second = (g["mass_damping"] if self.damping == "mass"
+                  else g["kelvin_voigt_scale"] * np.exp(theta[1]))
+        return L, np.array([g["youngs_scale"] * np.exp(theta[0]), second])
 
     def loss_fd(self, theta, target, h=(1e-5, 1e-4)):
         """Central differences of the loss: two rollouts per unknown."""
@@ -95,7 +125,8 @@ class Specimen:
         return L, g
 
     def standard_errors(self, theta, sigma, h=(1e-5, 1e-4)):
-        """The Gauss-Newton standard errors of (E scale, alpha) at theta for noise sigma."""
+        """The Gauss-Newton standard errors of (E scale, alpha or tau scale) at theta for noise
+        sigma."""
         J = np.zeros((2 * len(self.frames), 2))
         for j in range(2):
             e = np.zeros(2)
@@ -103,7 +134,9 @@ class Specimen:
             J[:, j] = ((self.tip(theta + e) - self.tip(theta - e)) / (2 * h[j])).ravel()
         cov = sigma * sigma * np.linalg.inv(J.T @ J)
         se = np.sqrt(np.diag(cov))
-        return np.array([se[0] * np.exp(theta[0]), se[1]])  # log scale -> scale
+        # log scale -> scale
+        return np.array([se[0] * np.exp(theta[0]),
+                         se[1] if self.damping == "mass" else se[1] * np.exp(theta[1])])
 
 
 def fit(spec, target, finite_differences=False, rtol=1e-8):
@@ -111,11 +144,12 @@ def fit(spec, target, finite_differences=False, rtol=1e-8):
         (lambda t: spec.loss(t, target, gradient=True))
     spec.rollouts = 0
     t0 = time.perf_counter()
-    theta, iters = lbfgs(fun, np.array([np.log(START[0]), START[1]]), rtol=rtol)
+    theta, iters = lbfgs(fun, spec.theta(spec.start), rtol=rtol)
     return theta, iters, spec.rollouts, time.perf_counter() - t0
 
 
 def estimate(theta):
+    """(E scale, alpha) of the mass-damped specimen's unknowns (Specimen.estimate: either)."""
     return np.array([np.exp(theta[0]), theta[1]])
 
 
@@ -125,39 +159,44 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--compare", action="store_true", help="also fit with central differences")
     p.add_argument("--plot", help="a PNG of the tip's trajectories")
+    p.add_argument("--damping", choices=sorted(MODES), default="mass",
+                   help="the specimen's damping: mass-proportional or Kelvin-Voigt")
     args = p.parse_args()
-    spec = Specimen()
-    truth = np.array([np.log(TRUTH[0]), TRUTH[1]])
-    clean = spec.tip(truth)
+    spec = Specimen(args.damping)
+    TRUTH, START = spec.truth, spec.start  # noqa: N806 (this mode's)
+    second = "alpha" if args.damping == "mass" else "tau scale"
+    unit = " /s" if args.damping == "mass" else ""
+    clean = spec.tip(spec.theta(TRUTH))
     noisy = clean + np.random.default_rng(args.seed).normal(0, args.sigma, clean.shape)
     th_clean, *_ = fit(spec, clean)
-    print(f"noise-free trajectory: E scale {estimate(th_clean)[0]:.6f}, alpha "
-          f"{estimate(th_clean)[1]:.6f} /s (truth {TRUTH[0]}, {TRUTH[1]})")
+    print(f"noise-free trajectory: E scale {spec.estimate(th_clean)[0]:.6f}, {second} "
+          f"{spec.estimate(th_clean)[1]:.6f}{unit} (truth {TRUTH[0]}, {TRUTH[1]})")
     theta, iters, rollouts, wall = fit(spec, noisy)
-    est = estimate(theta)
+    est = spec.estimate(theta)
     se = spec.standard_errors(theta, args.sigma)
     rms = np.sqrt(np.mean((spec.tip(theta) - noisy) ** 2))
     print(f"adjoint: {iters} iterations, {rollouts} rollouts, {wall:.2f} s")
     print(f"  E scale {est[0]:.5f} +- {se[0]:.5f} (truth {TRUTH[0]}: "
           f"{(est[0] - TRUTH[0]) / se[0]:+.2f} standard errors)")
-    print(f"  alpha {est[1]:.4f} +- {se[1]:.4f} /s (truth {TRUTH[1]}: "
+    print(f"  {second} {est[1]:.4f} +- {se[1]:.4f}{unit} (truth {TRUTH[1]}: "
           f"{(est[1] - TRUTH[1]) / se[1]:+.2f} standard errors)")
     print(f"  residual {rms * 1e3:.3f} mm RMS (noise {args.sigma * 1e3:.3f} mm)")
     if args.compare:
         th_fd, it_fd, r_fd, w_fd = fit(spec, noisy, finite_differences=True)
         print(f"differences: {it_fd} iterations, {r_fd} rollouts, {w_fd:.2f} s; the two fits "
-              f"differ by {np.abs(estimate(th_fd) - est).max():.2e}")
+              f"differ by {np.abs(spec.estimate(th_fd) - est).max():.2e}")
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         t = spec.frames * DT
-        start = spec.tip(np.array([np.log(START[0]), START[1]]))
+        start = spec.tip(spec.theta(START))
         fit_z = spec.tip(theta)
         fig, ax = plt.subplots(figsize=(6, 3.5))
         ax.plot(t, noisy[:, 1] * 1e3, ".", ms=3, label="measured (truth + noise)")
-        ax.plot(t, start[:, 1] * 1e3, "--", label=f"start: E x{START[0]}, alpha {START[1]} /s")
-        ax.plot(t, fit_z[:, 1] * 1e3, "-", label=f"fit: E x{est[0]:.3f}, alpha {est[1]:.2f} /s")
+        ax.plot(t, start[:, 1] * 1e3, "--",
+                label=f"start: E x{START[0]}, {second} {START[1]}{unit}")
+        ax.plot(t, fit_z[:, 1] * 1e3, "-", label=f"fit: E x{est[0]:.3f}, {second} {est[1]:.2f}{unit}")
         ax.set_xlabel("time [s]")
         ax.set_ylabel("tip height [mm]")
         ax.legend(fontsize=8)
