@@ -148,11 +148,6 @@ def fit(spec, target, finite_differences=False, rtol=1e-8):
     return theta, iters, spec.rollouts, time.perf_counter() - t0
 
 
-def estimate(theta):
-    """(E scale, alpha) of the mass-damped specimen's unknowns (Specimen.estimate: either)."""
-    return np.array([np.exp(theta[0]), theta[1]])
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sigma", type=float, default=2e-4, help="measurement noise [m]")

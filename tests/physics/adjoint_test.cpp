@@ -127,6 +127,14 @@ struct Problem {
   RolloutParams p;
 };
 
+/// the problem of model m from its initial state, without actions, at the model's parameters
+Problem problem_of(std::shared_ptr<const Model> m) {
+  Problem pr;
+  pr.m = std::move(m);
+  pr.s0 = initial_state(*pr.m);
+  return pr;
+}
+
 Real loss_of(const Problem& pr, const LinearLoss& loss, int steps) {
   RolloutAdjoint ad(pr.m, pr.m->scene.integrator);
   std::vector<Real> q, u;
@@ -279,10 +287,8 @@ void check_all(
 }
 
 TEST(Adjoint, CantileverEveryParameterClassMatchesCentralDifferences) {
-  Problem pr;
-  pr.m = cantilever();
+  Problem pr = problem_of(cantilever());
   const Model& m = *pr.m;
-  pr.s0 = initial_state(m);
   // actions: a natural curvature both ways and a twist at every step, growing in time
   for (int n = 0; n < kSteps; ++n)
     for (int k = 0; k < m.nbend; ++k) {
@@ -300,10 +306,8 @@ TEST(Adjoint, CantileverEveryParameterClassMatchesCentralDifferences) {
 }
 
 TEST(Adjoint, RodOnGroundWithFrictionMatchesCentralDifferences) {
-  Problem pr;
-  pr.m = rod_on_ground();
+  Problem pr = problem_of(rod_on_ground());
   const Model& m = *pr.m;
-  pr.s0 = initial_state(m);
   // pushed along x and across y, sliding (the slip speed passes the friction's tolerance)
   pr.a.forces.assign(size_t(kSteps) * 3 * m.nnode, 0);
   for (int n = 0; n < kSteps; ++n)
@@ -340,11 +344,9 @@ TEST(Adjoint, HingeShellWithRodPostMatchesCentralDifferences) {
 TEST(Adjoint, MovingClampTargetsMatchCentralDifferences) {
   SceneBuilder b = cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8));
   b.resistive_force(0.05, 0.2);
-  Problem pr;
-  pr.m = build_model(b.build());
+  Problem pr = problem_of(build_model(b.build()));
   const Model& m = *pr.m;
   ASSERT_EQ(m.fixed_dof.size(), 7u);  // two nodes and a twist
-  pr.s0 = initial_state(m);
   const size_t nf = m.fixed_dof.size();
   for (int n = 0; n < kSteps; ++n) {
     const Real t = (n + 1) * m.scene.integrator.dt;
@@ -390,11 +392,9 @@ TEST(Adjoint, ActuatorLoadsMatchCentralDifferences) {
                      .word("frame", "follower")
                      .vec3("force", vec3(2e-3, 0, 0))
                      .vec3("moment", vec3(0, 1e-4, 2e-4)));
-  Problem pr;
-  pr.m = build_model(b.build());
+  Problem pr = problem_of(build_model(b.build()));
   const Model& m = *pr.m;
   ASSERT_EQ(m.signals.size(), 2u);
-  pr.s0 = initial_state(m);
   // (the signals in the model's order: load_signal names them)
   const size_t ten = size_t(load_signal(m, "tendons", 0)),
                wr = size_t(load_signal(m, "wrenches", 0));
@@ -434,11 +434,9 @@ TEST(Adjoint, FollowerPressureLoadMatchesCentralDifferences) {
   b.gravity(vec3(0.3, -0.2, -9.8));
   b.integrator().dt = 0.01;
   tight_newton(b);
-  Problem pr;
-  pr.m = build_model(b.build());
+  Problem pr = problem_of(build_model(b.build()));
   const Model& m = *pr.m;
   ASSERT_EQ(m.signals.size(), 1u);
-  pr.s0 = initial_state(m);
   const int steps = 8;
   for (int n = 0; n < steps; ++n)
     pr.a.loads.push_back(1 + 0.3 * n);
@@ -510,10 +508,8 @@ TEST(Adjoint, KelvinVoigtDampingMatchesCentralDifferences) {
     sc.integrator.newton.rel_tol = 1e-30;
     sc.integrator.newton.step_tol = 1e-14;
     sc.integrator.newton.max_iters = 60;
-    Problem pr;
-    pr.m = build_model(sc);
+    Problem pr = problem_of(build_model(sc));
     ASSERT_TRUE(pr.m->kelvin_voigt);
-    pr.s0 = initial_state(*pr.m);
     check_all(pr, LinearLoss(pr.m->ndof, 8, 67), false, true, 1e-4, 8);
   }
 }
@@ -529,12 +525,10 @@ TEST(Adjoint, PneumaticActuatorMatchesCentralDifferences) {
   sc.integrator.newton.rel_tol = 1e-30;
   sc.integrator.newton.step_tol = 1e-14;
   sc.integrator.newton.max_iters = 60;
-  Problem pr;
-  pr.m = build_model(sc);
+  Problem pr = problem_of(build_model(sc));
   const Model& m = *pr.m;
   ASSERT_TRUE(m.kelvin_voigt);
   ASSERT_EQ(m.signals.size(), 3u);
-  pr.s0 = initial_state(m);
   for (int n = 0; n < kSteps; ++n) {
     pr.a.loads.push_back(6e4 * (n + 1) / kSteps);  // chamber 0 inflated to 60 kPa
     pr.a.loads.push_back(1e4);
@@ -735,11 +729,9 @@ TEST(Adjoint, GroundDashpotMatchesCentralDifferences) {
     b.gravity(vec3(0, 0, -9.8));
     b.integrator().dt = 2e-3;
     tight_newton(b);
-    Problem pr;
-    pr.m = build_model(b.build());
+    Problem pr = problem_of(build_model(b.build()));
     const Model& m = *pr.m;
     ASSERT_LT(m.ground.restitution, 1);
-    pr.s0 = initial_state(m);
     for (int i = 0; i < m.nnode; ++i)
       pr.s0.u[size_t(3 * i + 2)] = -0.3;  // falling at 0.3 m/s
     pr.p.density_scale = 1.2;
@@ -830,11 +822,9 @@ void check_contact(const Problem& pr, unsigned seed, int long_steps, bool strain
 // come from the step's start, as the Simulator finds them. The slider on the rails, sliding
 // and bending, with friction; the rollout is the Simulator's
 TEST(Adjoint, RodRodContactWithFrictionMatchesCentralDifferences) {
-  Problem pr;
-  pr.m = build_model(slider_on_rails(0.3, 1).build());
+  Problem pr = problem_of(build_model(slider_on_rails(0.3, 1).build()));
   const Model& m = *pr.m;
   ASSERT_TRUE(m.contact_friction());
-  pr.s0 = initial_state(m);
   pr.a.forces.assign(size_t(kSteps) * 3 * m.nnode, 0);
   const int first = m.nnode - 9;  // the slider's first node
   for (int n = 0; n < kSteps; ++n)
@@ -869,10 +859,8 @@ TEST(Adjoint, RodRodContactWithFrictionMatchesCentralDifferences) {
 // come from the step's start, whose derivative the sweep adds (pair_dashpot_start_derivative);
 // the slider also dropped onto the rails at 0.2 m/s
 TEST(Adjoint, RodRodContactDashpotMatchesCentralDifferences) {
-  Problem pr;
-  pr.m = build_model(slider_on_rails(0.3, 0.4, true).build());
+  Problem pr = problem_of(build_model(slider_on_rails(0.3, 0.4, true).build()));
   const Model& m = *pr.m;
-  pr.s0 = initial_state(m);
   for (int i = m.nnode - 9; i < m.nnode; ++i)
     pr.s0.u[size_t(3 * i + 2)] = -0.2;
   pr.p.density_scale = 0.8;
@@ -909,11 +897,9 @@ TEST(Adjoint, ShellAndRodOnAPlateWithFrictionMatchesCentralDifferences) {
   b.gravity(vec3(0.5, 5, -9.8));
   b.integrator().dt = 1e-3;
   contact_newton(b);
-  Problem pr;
-  pr.m = build_model(b.build());
+  Problem pr = problem_of(build_model(b.build()));
   const Model& m = *pr.m;
   ASSERT_GT(m.ntri, 0);
-  pr.s0 = initial_state(m);
   check_contact(pr, 41, 12, true);
 }
 

@@ -15,15 +15,40 @@ import slender
 N = 12
 
 
-def cantilever():
+TIGHT = {"abs_tol": 1e-14, "rel_tol": 1e-30, "step_tol": 1e-14, "max_iters": 60}
+
+
+def cantilever(more=None):
+    """the rod cantilever; `more(b)` adds to its scene builder first"""
     b = slender.SceneBuilder("cantilever")
     b.material("m", 1200, 2e6, 0.4)
     b.straight_rod("r", [0, 0, 0], [0.2, 0.01, 0], 7, "m", slender.SceneBuilder.circle(4e-3))
     b.fix_edges("r", [0])
     b.gravity([0.5, 2.0, -9.8])
-    b.integrator(type="implicit_euler", dt=5e-3,
-                 newton={"abs_tol": 1e-14, "rel_tol": 1e-30, "step_tol": 1e-14, "max_iters": 60})
+    if more:
+        more(b)
+    b.integrator(type="implicit_euler", dt=5e-3, newton=TIGHT)
     return b.build()
+
+
+def check_argument(model, name, value, h, seed, steps=N):
+    """The gradient by Rollout.run's argument `name` at `value` against central differences
+    along a random direction (step h), 1e-6 relative; the gradient."""
+    wq, wu = loss_weights(model)
+    wq, wu = wq[:steps + 1], wu[:steps + 1]
+    roll = slender.Rollout(model)
+    roll.run(steps, **{name: value})
+    g = roll.gradient(wq, wu)[name]
+    assert np.shape(g) == np.shape(value)
+    d = np.random.default_rng(seed).uniform(-1, 1, np.shape(value))
+
+    def L(v):
+        return loss(*slender.Rollout(model).run(steps, **{name: v}), wq, wu)
+
+    fd = (L(value + h * d) - L(value - h * d)) / (2 * h)
+    assert np.sum(g * d) == pytest.approx(fd, rel=1e-6)
+    assert np.any(g != 0)
+    return g
 
 
 def loss_weights(model, seed=3):
@@ -70,34 +95,17 @@ def test_rollout_gradient_matches_central_differences():
 def test_hinge_angles_and_fixed_targets_are_actions():
     # the shells' natural hinge angles and the fixed DOFs' targets per step, each against
     # central differences (a clamped plate folded by its hinges' natural angles; the
-    # cantilever's clamp moved along a path)
+    # cantilever's clamp raised and turned along a path)
     b = slender.SceneBuilder("plate")
     b.material("m", 1000, 1e6, 0.3)
     b.rectangle_shell("p", [0.04, 0, 0], [0, 0.03, 0], 0.01, "m", 1e-3)
     b.fix_nodes("p", [0, 1])
     b.gravity([0.3, -0.2, -9.8])
-    b.integrator(type="implicit_euler", dt=0.01,
-                 newton={"abs_tol": 1e-14, "rel_tol": 1e-30, "step_tol": 1e-14, "max_iters": 60})
+    b.integrator(type="implicit_euler", dt=0.01, newton=TIGHT)
     plate = b.build()
-    n = 6
-    wq, wu = loss_weights(plate)
-    wq, wu = wq[:n + 1], wu[:n + 1]
-    phi = np.full((n, plate.nhinge), 0.05)
-    roll = slender.Rollout(plate)
-    roll.run(n, phi_bar=phi)
-    g = roll.gradient(wq, wu)
-    assert g["phi_bar"].shape == (n, plate.nhinge)
-    d = np.random.default_rng(5).uniform(-1, 1, phi.shape)
-    h = 1e-5
-
-    def Lp(p):
-        return loss(*slender.Rollout(plate).run(n, phi_bar=p), wq, wu)
-
-    fd = (Lp(phi + h * d) - Lp(phi - h * d)) / (2 * h)
-    assert np.sum(g["phi_bar"] * d) == pytest.approx(fd, rel=1e-6)
+    check_argument(plate, "phi_bar", np.full((6, plate.nhinge), 0.05), 1e-5, 5, steps=6)
 
     model = cantilever()
-    wq, wu = loss_weights(model)
     fixed = np.asarray(model.fixed_dofs)
     x0 = model.initial_positions.ravel()  # (the twists start at 0)
     start = np.array([x0[k] if k < x0.size else 0.0 for k in fixed])
@@ -105,79 +113,32 @@ def test_hinge_angles_and_fixed_targets_are_actions():
     # the clamp raised at 0.2 m/s and turned at 2 rad/s
     rate = np.where(fixed >= x0.size, 2.0, np.where(fixed % 3 == 2, 0.2, 0.0))
     targets = start[None, :] + t[:, None] * rate[None, :]
-    roll = slender.Rollout(model)
-    roll.run(N, fixed_targets=targets)
-    g = roll.gradient(wq, wu)
-    assert g["fixed_targets"].shape == (N, fixed.size)
-    d = np.random.default_rng(6).uniform(-1, 1, targets.shape)
-    h = 1e-7
-
-    def Lt(v):
-        return loss(*slender.Rollout(model).run(N, fixed_targets=v), wq, wu)
-
-    fd = (Lt(targets + h * d) - Lt(targets - h * d)) / (2 * h)
-    assert np.sum(g["fixed_targets"] * d) == pytest.approx(fd, rel=1e-6)
+    check_argument(model, "fixed_targets", targets, 1e-7, 6)
     with pytest.raises(ValueError, match="fixed_targets"):
-        roll.run(N, fixed_targets=targets[:, :2])
+        slender.Rollout(model).run(N, fixed_targets=targets[:, :2])
 
 
 def test_actuator_loads_are_actions():
     # a tendon's tension and a follower wrench's factor per step (model.load_names' order)
     # against central differences
-    b = slender.SceneBuilder("pulled")
-    b.material("m", 1200, 2e6, 0.4)
-    b.straight_rod("r", [0, 0, 0], [0.2, 0.01, 0], 7, "m", slender.SceneBuilder.circle(4e-3))
-    b.fix_edges("r", [0])
-    b.gravity([0.5, 2.0, -9.8])
-    b.family("tendons", part="r", offset=[3e-3], angle=[0.7], tension=0.05)
-    b.family("wrenches", part="r", frame="follower", force=[2e-3, 0, 0], moment=[0, 1e-4, 0])
-    b.integrator(type="implicit_euler", dt=5e-3,
-                 newton={"abs_tol": 1e-14, "rel_tol": 1e-30, "step_tol": 1e-14, "max_iters": 60})
-    model = b.build()
+    def pulled(b):
+        b.family("tendons", part="r", offset=[3e-3], angle=[0.7], tension=0.05)
+        b.family("wrenches", part="r", frame="follower", force=[2e-3, 0, 0], moment=[0, 1e-4, 0])
+
+    model = cantilever(pulled)
     assert sorted(model.load_names) == ["tendons[0]", "wrenches[0]"]
-    wq, wu = loss_weights(model)
     loads = np.ones((N, 2))
     loads[:, model.load_names.index("tendons[0]")] = np.linspace(0.1, 0.4, N)
-    roll = slender.Rollout(model)
-    roll.run(N, loads=loads)
-    g = roll.gradient(wq, wu)
-    assert g["loads"].shape == (N, 2)
-    d = np.random.default_rng(8).uniform(-1, 1, loads.shape)
-    h = 1e-4
-
-    def L(v):
-        return loss(*slender.Rollout(model).run(N, loads=v), wq, wu)
-
-    fd = (L(loads + h * d) - L(loads - h * d)) / (2 * h)
-    assert np.sum(g["loads"] * d) == pytest.approx(fd, rel=1e-6)
+    check_argument(model, "loads", loads, 1e-4, 8)
     with pytest.raises(ValueError, match="loads"):
-        roll.run(N, loads=loads[:, :1])
+        slender.Rollout(model).run(N, loads=loads[:, :1])
 
 
 def test_kelvin_voigt_damping_and_its_scale():
     # a cantilever with Kelvin-Voigt damping (eta = 2 kPa s): the gradient by the retardation
     # times' scale against central differences
-    b = slender.SceneBuilder("viscous")
-    b.material("m", 1200, 2e6, 0.4)
-    b.straight_rod("r", [0, 0, 0], [0.2, 0.01, 0], 7, "m", slender.SceneBuilder.circle(4e-3))
-    b.fix_edges("r", [0])
-    b.gravity([0.5, 2.0, -9.8])
-    b.kelvin_voigt(2e3)
-    b.integrator(type="implicit_euler", dt=5e-3,
-                 newton={"abs_tol": 1e-14, "rel_tol": 1e-30, "step_tol": 1e-14, "max_iters": 60})
-    model = b.build()
-    wq, wu = loss_weights(model)
-    roll = slender.Rollout(model)
-    roll.run(N, kelvin_voigt_scale=1.2)
-    g = roll.gradient(wq, wu)
-    h = 1e-4
-
-    def L(s):
-        return loss(*slender.Rollout(model).run(N, kelvin_voigt_scale=s), wq, wu)
-
-    fd = (L(1.2 + h) - L(1.2 - h)) / (2 * h)
-    assert g["kelvin_voigt_scale"] == pytest.approx(fd, rel=1e-6)
-    assert abs(g["kelvin_voigt_scale"]) > 0
+    model = cantilever(lambda b: b.kelvin_voigt(2e3))
+    check_argument(model, "kelvin_voigt_scale", 1.2, 1e-4, 9)
 
 
 def test_checkpointing_and_bad_input():
@@ -311,49 +272,31 @@ def test_real2sim_recovers_the_natural_curvature_within_the_noise():
     assert 0.8 * sigma < rms < 1.05 * sigma
 
 
-def test_system_id_recovers_the_modulus_and_damping_within_the_noise():
-    # issue 51, item 3 (apps/examples/system_id.py): Young's modulus and mass damping of a
-    # released cantilever from its tip trajectory. The adjoint's gradient in (log E scale, alpha)
-    # equals central differences (1e-6); from the noise-free trajectory the fit returns the truth
-    # (1e-5); from one with 0.2 mm of noise each estimate lies within 3 of its Gauss-Newton
-    # standard errors of the truth, and the residual is the noise's size (0.85 to 1.05 sigma)
+@pytest.mark.parametrize("damping", ["mass", "kelvin-voigt"])
+def test_system_id_recovers_the_modulus_and_damping_within_the_noise(damping):
+    # issue 51, item 3 (apps/examples/system_id.py): Young's modulus and the damping of a
+    # released cantilever from its tip trajectory, the damping mass-proportional (alpha) or
+    # Kelvin-Voigt (the retardation time's scale, the adjoint's kelvin_voigt_scale). The
+    # adjoint's gradient in the unknowns equals central differences (1e-6); from the noise-free
+    # trajectory the fit returns the truth (1e-5); from one with 0.2 mm of noise each estimate
+    # lies within 3 of its Gauss-Newton standard errors of the truth, and the residual is the
+    # noise's size (0.85 to 1.05 sigma)
     sid = _example("system_id")
-    spec = sid.Specimen()
-    truth = np.array([np.log(sid.TRUTH[0]), sid.TRUTH[1]])
-    clean = spec.tip(truth)
-    sigma = 2e-4
-    noisy = clean + np.random.default_rng(1).normal(0, sigma, clean.shape)
-    start = np.array([np.log(sid.START[0]), sid.START[1]])
-    _, g = spec.loss(start, noisy, gradient=True)
-    _, g_fd = spec.loss_fd(start, noisy)
-    np.testing.assert_allclose(g, g_fd, rtol=1e-6)
-    th_clean, *_ = sid.fit(spec, clean)
-    np.testing.assert_allclose(sid.estimate(th_clean), sid.TRUTH, rtol=1e-5)
-    theta, *_ = sid.fit(spec, noisy)
-    est, se = sid.estimate(theta), spec.standard_errors(theta, sigma)
-    assert np.all(np.abs(est - np.array(sid.TRUTH)) < 3 * se), (est, se)
-    rms = np.sqrt(np.mean((spec.tip(theta) - noisy) ** 2))
-    assert 0.85 * sigma < rms < 1.05 * sigma
-
-
-def test_system_id_recovers_a_kelvin_voigt_material_within_the_noise():
-    # the same fit for a viscoelastic specimen (--damping kelvin-voigt): Young's modulus and the
-    # Kelvin-Voigt retardation time's scale, the second's gradient the adjoint's
-    # kelvin_voigt_scale: equal to central differences (1e-6), the truth from the noise-free
-    # trajectory (1e-5), within 3 standard errors of it from a noisy one
-    sid = _example("system_id")
-    spec = sid.Specimen("kelvin-voigt")
+    spec = sid.Specimen(damping)
     clean = spec.tip(spec.theta(spec.truth))
     sigma = 2e-4
     noisy = clean + np.random.default_rng(1).normal(0, sigma, clean.shape)
-    _, g = spec.loss(spec.theta(spec.start), noisy, gradient=True)
-    _, g_fd = spec.loss_fd(spec.theta(spec.start), noisy)
+    start = spec.theta(spec.start)
+    _, g = spec.loss(start, noisy, gradient=True)
+    _, g_fd = spec.loss_fd(start, noisy)
     np.testing.assert_allclose(g, g_fd, rtol=1e-6)
     th_clean, *_ = sid.fit(spec, clean)
     np.testing.assert_allclose(spec.estimate(th_clean), spec.truth, rtol=1e-5)
     theta, *_ = sid.fit(spec, noisy)
     est, se = spec.estimate(theta), spec.standard_errors(theta, sigma)
     assert np.all(np.abs(est - np.array(spec.truth)) < 3 * se), (est, se)
+    rms = np.sqrt(np.mean((spec.tip(theta) - noisy) ** 2))
+    assert 0.85 * sigma < rms < 1.05 * sigma
 
 
 def test_real2sim_reads_measured_poses_and_names_bad_lines(tmp_path):

@@ -519,6 +519,40 @@ struct GroundBinding {
 
 namespace detail {
 
+/// A contact pair's dashpot at the step's start xl (contact_damping.h): the normal w = grad
+/// Delta (and, with `hess`, H = Hess Delta), 1 / m_eff = sum over the 12 DOFs of w_i^2 / m_i with
+/// its derivatives by w, im_i = 2 w_i / m_i, the activation s and the coefficient c; false where
+/// the pair is out of the ramp's reach at the start or has no mass along w.
+struct PairDashpotStart {
+  Vec<12> w, im;
+  Mat<12, 12> H;
+  Real inv_m, s, c;
+  template <class Distance>
+  SLENDER_HD bool at(const ModelView& m, const int* node, Real d, const Vec<12>& xl, bool hess) {
+    Distance dist;
+    ContactDistance cl;
+    dist(xl, kEnergy, cl, nullptr, nullptr);
+    if (!(cl.delta < d + m.contact_delta)) return false;  // out of the ramp's reach
+    w = Vec<12>::zero();
+    im = Vec<12>::zero();
+    dist(xl, hess ? kGradHess : kGrad, cl, &w, &H);
+    inv_m = 0;
+    for (int a = 0; a < 4; ++a) {
+      const Real ma = m.node_mass[node[a]] * m.mass_scale;
+      const Vec3 wv = w.segment<3>(3 * a);
+      const Real wa = dot(wv, wv);
+      if (wa > 0 && ma > 0) inv_m += wa / ma;
+      if (ma > 0)
+        for (int i = 0; i < 3; ++i)
+          im[3 * a + i] = 2 * wv[i] / ma;
+    }
+    if (!(inv_m > 0)) return false;
+    s = contact_logistic(15 / m.contact_delta * (d - cl.delta));
+    c = 2 * m.contact_zeta * ::sqrt(2 * m.contact_k / inv_m) * s;
+    return true;
+  }
+};
+
 /// the normal dashpot of a 4-node contact pair (contact_damping.h): its normal, activation and
 /// reduced mass at xl (the step's start), the node velocities u at the pair's x and du/dx c_u
 template <class Distance>
@@ -530,25 +564,8 @@ SLENDER_HD inline void add_pair_dashpot(const ModelView& m,
                                         Real c_u,
                                         unsigned want,
                                         LocalEval<12>& r) {
-  Distance dist;
-  ContactDistance cl;
-  dist(xl, kEnergy, cl, nullptr, nullptr);
-  if (!(cl.delta < d + m.contact_delta)) return;  // out of the ramp's reach at the start
-  Vec<12> w = Vec<12>::zero();
-  Mat<12, 12> Hl;
-  dist(xl, kGrad, cl, &w, &Hl);
-  Real inv_m = 0;  // 1 / m_eff = sum_a |w_a|^2 / m_a
-  for (int a = 0; a < 4; ++a) {
-    const Real ma = m.node_mass[node[a]] * m.mass_scale;
-    const Vec3 wv = w.segment<3>(3 * a);
-    const Real wa = dot(wv, wv);
-    if (wa > 0 && ma > 0) inv_m += wa / ma;
-  }
-  if (!(inv_m > 0)) return;
-  const Real K1 = 15 / m.contact_delta;
-  const Real c =
-      2 * m.contact_zeta * ::sqrt(2 * m.contact_k / inv_m) * contact_logistic(K1 * (d - cl.delta));
-  add_contact_damping<12>(w, c, u, c_u, want, r);
+  PairDashpotStart st;
+  if (st.at<Distance>(m, node, d, xl, false)) add_contact_damping<12>(st.w, st.c, u, c_u, want, r);
 }
 
 /// The part of a contact pair's negated force that add_pair_dashpot adds, g_d = c (w . u) w, and
@@ -569,28 +586,11 @@ SLENDER_HD inline bool pair_dashpot_start_derivative(const ModelView& m,
                                                      const Vec<12>& u,
                                                      Vec<12>& g_d,
                                                      Mat<12, 12>& dg) {
-  Distance dist;
-  ContactDistance cl;
-  dist(xl, kEnergy, cl, nullptr, nullptr);
-  if (!(cl.delta < d + m.contact_delta)) return false;
-  Vec<12> w = Vec<12>::zero();
-  Mat<12, 12> H;
-  dist(xl, kGradHess, cl, &w, &H);
-  Real inv_m = 0;
-  Vec<12> im = Vec<12>::zero();  // d(1 / m_eff) / dw_i = 2 w_i / m_i
-  for (int a = 0; a < 4; ++a) {
-    const Real ma = m.node_mass[node[a]] * m.mass_scale;
-    const Vec3 wv = w.segment<3>(3 * a);
-    const Real wa = dot(wv, wv);
-    if (wa > 0 && ma > 0) inv_m += wa / ma;
-    if (ma > 0)
-      for (int i = 0; i < 3; ++i)
-        im[3 * a + i] = 2 * wv[i] / ma;
-  }
-  if (!(inv_m > 0)) return false;
-  const Real K1 = 15 / m.contact_delta;
-  const Real s = contact_logistic(K1 * (d - cl.delta));
-  const Real c = 2 * m.contact_zeta * ::sqrt(2 * m.contact_k / inv_m) * s;
+  PairDashpotStart st;
+  if (!st.at<Distance>(m, node, d, xl, true)) return false;
+  const Vec<12>& w = st.w;
+  const Mat<12, 12>& H = st.H;
+  const Real K1 = 15 / m.contact_delta, c = st.c;
   Real vn = 0;
   for (int i = 0; i < 12; ++i)
     vn += w[i] * u[i];
@@ -598,10 +598,10 @@ SLENDER_HD inline bool pair_dashpot_start_derivative(const ModelView& m,
   for (int j = 0; j < 12; ++j) {
     Real gi = 0, hu = 0;
     for (int i = 0; i < 12; ++i) {
-      gi += im[i] * H(i, j);
+      gi += st.im[i] * H(i, j);
       hu += H(j, i) * u[i];
     }
-    gc[j] = -c * gi / (2 * inv_m) - c * (1 - s) * K1 * w[j];
+    gc[j] = -c * gi / (2 * st.inv_m) - c * (1 - st.s) * K1 * w[j];
     Hu[j] = hu;
   }
   for (int i = 0; i < 12; ++i) {
