@@ -867,6 +867,23 @@ TEST(Adjoint, RodRodContactDashpotMatchesCentralDifferences) {
   check_contact(pr, 38, kSteps, false);
 }
 
+// Contact between bodies with an iterative solver is refused (the pairs live in the direct
+// solver's plan), and a step that does not converge names itself and, in an adaptive scene,
+// says that the rollout's steps are fixed
+TEST(Adjoint, ContactWithAnIterativeSolverAndUnconvergedStepsAreClearErrors) {
+  const auto contact = build_model(slider_on_rails(0.3, 1).build());
+  RolloutOptions pcg;
+  pcg.solver = LinearSolverKind::kPcg;
+  expect_error([&] { RolloutAdjoint(contact, contact->scene.integrator, pcg); },
+               "options.solver is iterative");
+  const auto m = cantilever();
+  IntegratorSpec few = m->scene.integrator;
+  few.newton.max_iters = 1;
+  few.adaptive = true;
+  RolloutAdjoint short_newton(m, few);
+  expect_error([&] { short_newton.run(initial_state(*m), 3); }, "adaptive halving");
+}
+
 // Shells in contact (point-triangle and edge-edge pairs): a hinge-shell tile and a rod sliding
 // on a fixed plate under tilted gravity, with friction
 TEST(Adjoint, ShellAndRodOnAPlateWithFrictionMatchesCentralDifferences) {

@@ -293,7 +293,11 @@ class RolloutAdjointOn {
     en_.newton_step(one, r, r.times);
     SLENDER_CHECK(r.reports[0].status == StepStatus::kConverged, "rollout: step ", n,
                   " did not converge (", to_string(r.reports[0].status),
-                  "): the gradient needs every step converged");
+                  "): the gradient needs every step converged",
+                  spec_.adaptive ? "; the rollout's steps are fixed (the scene's adaptive "
+                                   "halving is not differentiated): a smaller integrator.dt or "
+                                   "more Newton iterations (newton.max_iters)"
+                                 : "");
   }
 
   // the contact pairs of the step from the engine's state (as the Simulator finds them), and
