@@ -174,6 +174,22 @@ def test_torch_autograd_gives_the_adjoint_gradient():
     g = roll.gradient(wq, wu)
     np.testing.assert_array_equal(forces.grad.numpy(), g["forces"])
     assert ys.grad.item() == g["youngs_scale"]
+    # the actuators' loads and the fixed DOFs' targets as tensors: the same bits as Rollout's
+    pulled = cantilever(lambda b: b.family("tendons", part="r", offset=[3e-3], tension=0.05))
+    wq, wu = loss_weights(pulled)
+    loads = torch.full((N, 1), 0.2, dtype=torch.float64, requires_grad=True)
+    x0 = pulled.initial_positions.ravel()
+    start = [x0[k] if k < x0.size else 0.0 for k in pulled.fixed_dofs]
+    targets = torch.tensor([start] * N, dtype=torch.float64, requires_grad=True)
+    q, u = rollout(pulled, N, loads=loads, fixed_targets=targets)
+    L = (torch.from_numpy(wq) * q).sum() + (torch.from_numpy(wu) * u).sum()
+    L.backward()
+    roll = slender.Rollout(pulled)
+    roll.run(N, loads=loads.detach().numpy(), fixed_targets=targets.detach().numpy())
+    g = roll.gradient(wq, wu)
+    np.testing.assert_array_equal(loads.grad.numpy(), g["loads"])
+    np.testing.assert_array_equal(targets.grad.numpy(), g["fixed_targets"])
+    assert np.any(g["loads"] != 0) and np.any(g["fixed_targets"] != 0)
 
 
 def test_batch_rollout_gives_each_environment_its_own_gradient():
