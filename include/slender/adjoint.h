@@ -33,9 +33,10 @@ struct RolloutActions {
   /// order: positions [m], twists [rad]), as Simulator::set_fixed_targets takes them: the
   /// scene's prescribed motions give way to them
   std::vector<Real> fixed_targets;
-  /// the actuators' loads (pressures, follower pressures, wrenches, pressure chambers, tendons'
-  /// tensions) at every step, each in place of its time function as Simulator::set_load_value
-  /// takes it (N x nsignal, in the model's signal order: Model::signal_field, signal_entry)
+  /// the actuators' loads at every step, each in place of its time function as
+  /// Simulator::set_load_value takes it: a pressure chamber's pressure [Pa], a tendon's tension
+  /// [N], the factor of a wrench's, a pressure's or a follower pressure's value (N x nsignal, in
+  /// the model's signal order: Model::signal_field, signal_entry)
   std::vector<Real> loads;
 };
 
