@@ -68,7 +68,6 @@ class Specimen:
     (log E scale, log tau scale) with Kelvin-Voigt damping) and the loss's gradient."""
 
     def __init__(self, damping="mass"):
-        self.damping = damping
         self.truth, self.start = MODES[damping]
         self.model = specimen(damping)
         self.rollout = slender.Rollout(self.model)
@@ -76,24 +75,25 @@ class Specimen:
         self.cols = [tip, tip + 2]  # the tip's x and z in q
         self.frames = np.arange(EVERY, STEPS + 1, EVERY)
         self.rollouts = 0
+        # the second unknown: Rollout's argument and gradient, and whether it is fitted as a log
+        mass = damping == "mass"
+        self.second = "mass_damping" if mass else "kelvin_voigt_scale"
+        self.second_log = not mass
+        self.fixed = {} if mass else {"mass_damping": 0.0}
 
     def theta(self, values):
         """The unknowns of (E scale, alpha or tau scale)."""
         v = np.asarray(values, dtype=float)
-        return np.array([np.log(v[0]), v[1] if self.damping == "mass" else np.log(v[1])])
+        return np.array([np.log(v[0]), np.log(v[1]) if self.second_log else v[1]])
 
     def estimate(self, theta):
         """(E scale, alpha or tau scale) of the unknowns."""
-        return np.array([np.exp(theta[0]),
-                         theta[1] if self.damping == "mass" else np.exp(theta[1])])
+        return np.array([np.exp(theta[0]), np.exp(theta[1]) if self.second_log else theta[1]])
 
     def run(self, theta):
-        if self.damping == "mass":
-            q, _ = self.rollout.run(STEPS, youngs_scale=float(np.exp(theta[0])),
-                                    mass_damping=float(theta[1]))
-        else:
-            q, _ = self.rollout.run(STEPS, youngs_scale=float(np.exp(theta[0])), mass_damping=0.0,
-                                    kelvin_voigt_scale=float(np.exp(theta[1])))
+        v = self.estimate(theta)
+        q, _ = self.rollout.run(STEPS, youngs_scale=float(v[0]),
+                                **{self.second: float(v[1])}, **self.fixed)
         self.rollouts += 1
         return q
 
@@ -110,9 +110,12 @@ class Specimen:
         dq = np.zeros_like(q)
         dq[np.ix_(self.frames, self.cols)] = r / UNIT
         g = self.rollout.gradient(dq)
-        second = (g["mass_damping"] if self.damping == "mass"
-                  else g["kelvin_voigt_scale"] * np.exp(theta[1]))
-        return L, np.array([g["youngs_scale"] * np.exp(theta[0]), second])
+        # d/d(theta) of the scales: d/d(log s) = s d/ds
+        return L, np.array([g["youngs_scale"], g[self.second]]) * self.dvalue(theta)
+
+    def dvalue(self, theta):
+        """d(E scale, alpha or tau scale)/d(theta), elementwise."""
+        return np.array([np.exp(theta[0]), np.exp(theta[1]) if self.second_log else 1.0])
 
     def loss_fd(self, theta, target, h=(1e-5, 1e-4)):
         """Central differences of the loss: two rollouts per unknown."""
@@ -133,10 +136,7 @@ class Specimen:
             e[j] = h[j]
             J[:, j] = ((self.tip(theta + e) - self.tip(theta - e)) / (2 * h[j])).ravel()
         cov = sigma * sigma * np.linalg.inv(J.T @ J)
-        se = np.sqrt(np.diag(cov))
-        # log scale -> scale
-        return np.array([se[0] * np.exp(theta[0]),
-                         se[1] if self.damping == "mass" else se[1] * np.exp(theta[1])])
+        return np.sqrt(np.diag(cov)) * self.dvalue(theta)  # (log scale -> scale)
 
 
 def fit(spec, target, finite_differences=False, rtol=1e-8):

@@ -37,12 +37,13 @@ using test::expect_error;
 
 constexpr int kSteps = 20;
 
-void tight_newton(SceneBuilder& b) {
-  b.integrator().newton.abs_tol = 1e-14;
-  b.integrator().newton.rel_tol = 1e-30;
-  b.integrator().newton.step_tol = 1e-14;
-  b.integrator().newton.max_iters = 60;
+void tight_newton(NewtonSpec& n) {
+  n.abs_tol = 1e-14;
+  n.rel_tol = 1e-30;
+  n.step_tol = 1e-14;
+  n.max_iters = 60;
 }
+void tight_newton(SceneBuilder& b) { tight_newton(b.integrator().newton); }
 
 /// a rod cantilever of 9 nodes from the origin to `tip` (r = 4 mm, E = 2 MPa), clamped at its
 /// first edge, under `gravity`, mass damping 0.3 /s, dt = 5 ms, Newton's tolerances tight; the
@@ -327,10 +328,7 @@ TEST(Adjoint, HingeShellWithRodPostMatchesCentralDifferences) {
   ASSERT_EQ(spec.kind, IntegratorKind::kImplicitEuler);
   // (the plate's model with the tight Newton tolerances)
   SceneSpec sc = pr.m->scene;
-  sc.integrator.newton.abs_tol = 1e-14;
-  sc.integrator.newton.rel_tol = 1e-30;
-  sc.integrator.newton.step_tol = 1e-14;
-  sc.integrator.newton.max_iters = 60;
+  tight_newton(sc.integrator.newton);
   pr.m = build_model(sc);
   pr.s0 = initial_state(*pr.m);
   check_all(pr, LinearLoss(pr.m->ndof, 8, 7), false, true, 1e-4, 8);
@@ -504,10 +502,7 @@ TEST(Adjoint, KelvinVoigtDampingMatchesCentralDifferences) {
     SCOPED_TRACE("plate with a post");
     SceneSpec sc = test::plate_with_post(ShellBending::kHinge)->scene;
     sc.forces.kelvin_voigt = 50;
-    sc.integrator.newton.abs_tol = 1e-14;
-    sc.integrator.newton.rel_tol = 1e-30;
-    sc.integrator.newton.step_tol = 1e-14;
-    sc.integrator.newton.max_iters = 60;
+    tight_newton(sc.integrator.newton);
     Problem pr = problem_of(build_model(sc));
     ASSERT_TRUE(pr.m->kelvin_voigt);
     check_all(pr, LinearLoss(pr.m->ndof, 8, 67), false, true, 1e-4, 8);
@@ -521,10 +516,7 @@ TEST(Adjoint, KelvinVoigtDampingMatchesCentralDifferences) {
 TEST(Adjoint, PneumaticActuatorMatchesCentralDifferences) {
   SceneSpec sc =
       read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/bartholdt_actuator.json");
-  sc.integrator.newton.abs_tol = 1e-14;
-  sc.integrator.newton.rel_tol = 1e-30;
-  sc.integrator.newton.step_tol = 1e-14;
-  sc.integrator.newton.max_iters = 60;
+  tight_newton(sc.integrator.newton);
   Problem pr = problem_of(build_model(sc));
   const Model& m = *pr.m;
   ASSERT_TRUE(m.kelvin_voigt);

@@ -856,35 +856,39 @@ class RolloutAdjointOn {
     Real base[kMaxSignals], plus[kMaxSignals];
     std::copy(en.signal_.data(), en.signal_.data() + kMaxSignals, base);
     EvalView ev = en.step_eval_view(en.y_.data());
-    for (size_t k = 0; k < ns; ++k) {
-      const Real delta = base[k] < 0 ? -base[k] / 2 : Real(1);
-      std::copy(base, base + kMaxSignals, plus);
-      plus[k] += delta;
-      Real d = 0;
-      for_each_family([&](auto binding, Family, long) {
-        using Bd = decltype(binding);
-        if constexpr (!Bd::kTraits.elastic && !std::is_same_v<Bd, GroundBinding> &&
-                      !std::is_same_v<Bd, ContactEdgeEdgeBinding> &&
-                      !std::is_same_v<Bd, ContactPointTriangleBinding>) {
-          constexpr int D = Bd::kDofs;
-          const long count = Bd::count(en.mv_);
-          int idx[D];
-          for (long j = 0; j < count; ++j) {
-            LocalEval<D> g0, g1;
-            g0.g.set_zero();
+    Real delta[kMaxSignals], d[kMaxSignals] = {};
+    for (size_t k = 0; k < ns; ++k)
+      delta[k] = base[k] < 0 ? -base[k] / 2 : Real(1);
+    // (each stencil evaluated once at the signals and once with each signal grown)
+    for_each_family([&](auto binding, Family, long) {
+      using Bd = decltype(binding);
+      if constexpr (!Bd::kTraits.elastic && !std::is_same_v<Bd, GroundBinding> &&
+                    !std::is_same_v<Bd, ContactEdgeEdgeBinding> &&
+                    !std::is_same_v<Bd, ContactPointTriangleBinding>) {
+        constexpr int D = Bd::kDofs;
+        const long count = Bd::count(en.mv_);
+        int idx[D];
+        for (long j = 0; j < count; ++j) {
+          Bd::dofs(en.mv_, j, idx);
+          LocalEval<D> g0;
+          g0.g.set_zero();
+          ev.signal = base;
+          Bd::eval(en.mv_, ev, 0, j, kGrad, g0);
+          for (size_t k = 0; k < ns; ++k) {
+            std::copy(base, base + kMaxSignals, plus);
+            plus[k] += delta[k];
+            LocalEval<D> g1;
             g1.g.set_zero();
-            ev.signal = base;
-            Bd::eval(en.mv_, ev, 0, j, kGrad, g0);
             ev.signal = plus;
             Bd::eval(en.mv_, ev, 0, j, kGrad, g1);
-            Bd::dofs(en.mv_, j, idx);
             for (int a = 0; a < D; ++a)
-              if (idx[a] >= 0) d += (g1.g[a] - g0.g[a]) * lam[size_t(idx[a])];
+              if (idx[a] >= 0) d[k] += (g1.g[a] - g0.g[a]) * lam[size_t(idx[a])];
           }
         }
-      });
-      grad_->loads[size_t(n) * ns + k] -= d / delta;
-    }
+      }
+    });
+    for (size_t k = 0; k < ns; ++k)
+      grad_->loads[size_t(n) * ns + k] -= d[k] / delta[k];
   }
 
   // the part of bend-twist spring k's Jacobian at y that its symmetric Hessian leaves out (its
@@ -937,7 +941,6 @@ class RolloutAdjointOn {
     return s / dt_ * d;
   }
   void kv_at_end(const std::vector<Real>& lam) {
-    const Model& m = *model_;
     Engine<X>& en = en_;
     EvalView ev = en.step_eval_view(en.y_.data());
     ev.stretch_secant = 0;
@@ -946,49 +949,34 @@ class RolloutAdjointOn {
       v.clear();
     for (auto& v : kv_coef_)
       v.clear();
-    // stretching (rod and shell edges): anchor l_a, scale tau l_a / l_bar
-    auto stretch = [&](auto binding, Family f, Real* len, long n) {
+    // family Bd's nc anchors of stencil k at anchor(k, c); a length anchor (stretching: scale
+    // tau l_a / l_bar) grows by itself and its scale with it, a strain anchor grows by 1
+    auto family = [&](auto binding, Family f, int nc, bool length, const auto& anchor) {
       using Bd = decltype(binding);
-      kv_dot_[size_t(f)].assign(size_t(n), 0);
-      kv_coef_[size_t(f)].assign(size_t(n), 0);
+      const size_t n = size_t(Bd::count(en.mv_));
+      kv_dot_[size_t(f)].assign(n, 0);
+      kv_coef_[size_t(f)].assign(size_t(nc) * n, 0);
       kv_each<Bd>(f, [&](long k, Real s) {
         const Real d0 = kv_dot<Bd>(a, ev, k, s, lam);
         kv_dot_[size_t(f)][size_t(k)] = d0;
-        const Real l = len[k];
-        len[k] = 2 * l;
-        const Real d1 = kv_dot<Bd>(a, ev, k, 2 * s, lam);
-        len[k] = l;
-        kv_coef_[size_t(f)][size_t(k)] = (d1 - d0) / l;
+        for (int c = 0; c < nc; ++c) {
+          Real& an = anchor(k, c);
+          const Real v = an, delta = length ? v : Real(1);
+          an = v + delta;
+          const Real d1 = kv_dot<Bd>(a, ev, k, length ? s * (v + delta) / v : s, lam);
+          an = v;
+          kv_coef_[size_t(f)][size_t(nc) * size_t(k) + size_t(c)] = (d1 - d0) / delta;
+        }
       });
     };
-    stretch(RodStretchBinding{}, kFamStretch, a.edge_len, m.nedge);
-    stretch(ShellStretchBinding{}, kFamShellStretch, a.sedge_len, m.nsedge);
-    // bend-twist springs: anchors kappa1, kappa2, tau
-    kv_dot_[kFamBendTwist].assign(size_t(m.nbend), 0);
-    kv_coef_[kFamBendTwist].assign(3 * size_t(m.nbend), 0);
-    kv_each<RodBendTwistBinding>(kFamBendTwist, [&](long k, Real s) {
-      const Real d0 = kv_dot<RodBendTwistBinding>(a, ev, k, s, lam);
-      kv_dot_[kFamBendTwist][size_t(k)] = d0;
-      Real* an[3] = {a.kappa + 2 * k, a.kappa + 2 * k + 1, a.twist + k};
-      for (int c = 0; c < 3; ++c) {
-        const Real v = *an[c];
-        *an[c] = v + 1;
-        kv_coef_[kFamBendTwist][3 * size_t(k) + c] =
-            kv_dot<RodBendTwistBinding>(a, ev, k, s, lam) - d0;
-        *an[c] = v;
-      }
-    });
-    // hinges: anchor phi
-    kv_dot_[kFamHinge].assign(size_t(m.nhinge), 0);
-    kv_coef_[kFamHinge].assign(size_t(m.nhinge), 0);
-    kv_each<ShellHingeBinding>(kFamHinge, [&](long k, Real s) {
-      const Real d0 = kv_dot<ShellHingeBinding>(a, ev, k, s, lam);
-      kv_dot_[kFamHinge][size_t(k)] = d0;
-      const Real v = a.phi[k];
-      a.phi[k] = v + 1;
-      kv_coef_[kFamHinge][size_t(k)] = kv_dot<ShellHingeBinding>(a, ev, k, s, lam) - d0;
-      a.phi[k] = v;
-    });
+    family(RodStretchBinding{}, kFamStretch, 1, true,
+           [&](long k, int) -> Real& { return a.edge_len[k]; });
+    family(ShellStretchBinding{}, kFamShellStretch, 1, true,
+           [&](long k, int) -> Real& { return a.sedge_len[k]; });
+    family(RodBendTwistBinding{}, kFamBendTwist, 3, false,
+           [&](long k, int c) -> Real& { return c < 2 ? a.kappa[2 * k + c] : a.twist[k]; });
+    family(ShellHingeBinding{}, kFamHinge, 1, false,
+           [&](long k, int) -> Real& { return a.phi[k]; });
   }
   void kv_at_start(const State& sn) {
     const Model& m = *model_;
@@ -1035,13 +1023,12 @@ class RolloutAdjointOn {
       for (int k = 0; k < m.nhinge; ++k) {
         const Real cf = kv_coef_[kFamHinge][size_t(k)];
         if (cf == 0) continue;
-        Vec<12> x;
+        Vec<12> x, gphi;
         detail::gather_positions<4>(q, m.hinge_node.data() + 4 * k, x);
-        LocalEval<12> r;
-        shell_hinge_eval(x, ShellHinge::Params{1, shell_hinge_angle(x) - 1}, kGrad, r);
+        shell_hinge_angle_grad(x, gphi);
         ShellHingeBinding::dofs(en.mv_, k, idx);
         for (int i = 0; i < 12; ++i)
-          v[size_t(idx[i])] += cf * r.g[i];
+          v[size_t(idx[i])] += cf * gphi[i];
       }
     }
     for (int i = 0; i < m.ndof; ++i) {

@@ -286,13 +286,13 @@ struct ShellHingeBinding {
     shell_hinge_eval(x, ShellHinge::Params{m.hinge_kb[k], phi_bar[k]}, want, r);
   }
   /// the derivative of the gradient by the natural angle, d(grad E)/d(phi_bar) = -kb grad phi
-  /// (the adjoint's mixed derivative), into r.g: E is quadratic in phi - phi_bar, so it is the
-  /// gradient at phi_bar = phi + 1 (unscaled, as eval)
+  /// (the adjoint's mixed derivative), into r.g (unscaled, as eval)
   SLENDER_HD static void natural_angle_grad(
       const ModelView& m, const EvalView& s, int env, long k, LocalEval<12>& r) {
     Vec<12> x;
     detail::gather_positions<4>(s.q + long(env) * m.ndof, m.hinge_node + 4 * k, x);
-    shell_hinge_eval(x, ShellHinge::Params{m.hinge_kb[k], shell_hinge_angle(x) + 1}, kGrad, r);
+    shell_hinge_angle_grad(x, r.g);
+    r.g *= -m.hinge_kb[k];
   }
 };
 

@@ -228,4 +228,12 @@ SLENDER_HD inline void shell_hinge_eval(const Vec<12>& x,
   detail::hinge_expand_hess(Hr, out.H);
 }
 
+/// The gradient of the hinge's angle phi (zeros for a degenerate hinge): the stencil's gradient
+/// with kb = 1 and phi_bar = phi - 1, since E is quadratic in phi - phi_bar.
+SLENDER_HD inline void shell_hinge_angle_grad(const Vec<12>& x, Vec<12>& g) {
+  LocalEval<12> r;
+  shell_hinge_eval(x, ShellHinge::Params{1, shell_hinge_angle(x) - 1}, kGrad, r);
+  g = r.g;
+}
+
 }  // namespace slender
