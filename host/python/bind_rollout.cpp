@@ -49,7 +49,7 @@ void bind_rollout(py::module_& m) {
              const py::object& forces, const py::object& q0, const py::object& u0,
              const py::object& part_youngs_scale, double youngs_scale, double density_scale,
              double mass_damping, const py::object& phi_bar, const py::object& fixed_targets,
-             const py::object& loads, double kelvin_voigt_scale) {
+             const py::object& loads, double kelvin_voigt_scale, const py::object& a0) {
             const Model& md = *r.model;
             const py::ssize_t nfix = py::ssize_t(md.fixed_dof.size());
             const py::ssize_t nsig = py::ssize_t(md.signals.size());
@@ -70,6 +70,7 @@ void bind_rollout(py::module_& m) {
             State s0 = initial_state(md);
             if (!q0.is_none()) s0 = transported_state(md, s0, optional_array(q0, {md.ndof}, "q0"));
             if (!u0.is_none()) s0.u = optional_array(u0, {md.ndof}, "u0");
+            if (!a0.is_none()) s0.a = optional_array(a0, {md.ndof}, "a0");
             std::vector<Real> q, u;
             r.ad->run(s0, steps, a, p, &q, &u);
             r.steps = steps;
@@ -82,7 +83,8 @@ void bind_rollout(py::module_& m) {
           py::arg("part_youngs_scale") = py::none(), py::arg("youngs_scale") = 1.0,
           py::arg("density_scale") = 1.0, py::arg("mass_damping") = -1.0,
           py::arg("phi_bar") = py::none(), py::arg("fixed_targets") = py::none(),
-          py::arg("loads") = py::none(), py::arg("kelvin_voigt_scale") = 1.0)
+          py::arg("loads") = py::none(), py::arg("kelvin_voigt_scale") = 1.0,
+          py::arg("a0") = py::none())
       .def(
           "gradient",
           [](PyRollout& r, const py::object& dq, const py::object& du) {
@@ -97,6 +99,7 @@ void bind_rollout(py::module_& m) {
             py::dict d;
             d["q0"] = arr(g.q0, {md.ndof});
             d["u0"] = arr(g.u0, {md.ndof});
+            d["a0"] = arr(g.a0, {md.ndof});
             d["kappa_bar"] = arr(g.kappa_bar, {r.steps, md.nbend, 2});
             d["tau_bar"] = arr(g.tau_bar, {r.steps, md.nbend});
             d["phi_bar"] = arr(g.phi_bar, {r.steps, md.nhinge});
@@ -143,7 +146,7 @@ void bind_rollout(py::module_& m) {
              const py::object& part_youngs_scale, const py::object& youngs_scale,
              const py::object& density_scale, const py::object& mass_damping,
              const py::object& phi_bar, const py::object& fixed_targets, const py::object& loads,
-             const py::object& kelvin_voigt_scale) {
+             const py::object& kelvin_voigt_scale, const py::object& a0) {
             const Model& md = *r.model;
             const int B = r.ad->nenv();
             const py::ssize_t nfix = py::ssize_t(md.fixed_dof.size());
@@ -172,6 +175,7 @@ void bind_rollout(py::module_& m) {
             const std::vector<Real> kvs = take(kelvin_voigt_scale, {}, "kelvin_voigt_scale");
             const std::vector<Real> qs = take(q0, {md.ndof}, "q0");
             const std::vector<Real> us = take(u0, {md.ndof}, "u0");
+            const std::vector<Real> as = take(a0, {md.ndof}, "a0");
             std::vector<RolloutActions> a(static_cast<size_t>(B));
             std::vector<RolloutParams> p(static_cast<size_t>(B));
             std::vector<State> s0(static_cast<size_t>(B), initial_state(md));
@@ -190,6 +194,7 @@ void bind_rollout(py::module_& m) {
               if (!qs.empty())
                 s0[size_t(e)] = transported_state(md, s0[size_t(e)], slice(qs, B, e));
               if (!us.empty()) s0[size_t(e)].u = slice(us, B, e);
+              if (!as.empty()) s0[size_t(e)].a = slice(as, B, e);
             }
             std::vector<Real> q, u;
             {
@@ -207,6 +212,7 @@ void bind_rollout(py::module_& m) {
           py::arg("density_scale") = py::none(), py::arg("mass_damping") = py::none(),
           py::arg("phi_bar") = py::none(), py::arg("fixed_targets") = py::none(),
           py::arg("loads") = py::none(), py::arg("kelvin_voigt_scale") = py::none(),
+          py::arg("a0") = py::none(),
           "every environment's rollout of `steps` steps, each argument with a leading num_envs "
           "(None: the model's); returns q, u (num_envs, steps + 1, ndof)")
       .def(
@@ -247,6 +253,9 @@ void bind_rollout(py::module_& m) {
                       {md.ndof});
             d["u0"] =
                 stack([](const RolloutGradient& x) -> const std::vector<Real>& { return x.u0; },
+                      {md.ndof});
+            d["a0"] =
+                stack([](const RolloutGradient& x) -> const std::vector<Real>& { return x.a0; },
                       {md.ndof});
             d["kappa_bar"] = stack(
                 [](const RolloutGradient& x) -> const std::vector<Real>& { return x.kappa_bar; },

@@ -1,12 +1,14 @@
 #pragma once
 
 // Exact gradients through time (docs/gradients.md): the adjoint of a rollout of N implicit
-// Euler steps of one simulation on the CPU. A scalar loss L of the states (q_n, u_n), n = 0..N,
-// is differentiated with respect to the actions of every step (natural curvatures and twists
+// Euler, implicit midpoint or Newmark steps of one simulation on the CPU. A scalar loss L of
+// the states (q_n, u_n), n = 0..N, is differentiated with respect to the actions of every step
+// (natural curvatures and twists
 // of the rods' bend-twist springs, natural angles of the shells' hinges, external forces on the
 // nodes, the fixed DOFs' targets, the actuators' loads), the material parameters (Young's
 // modulus scale of the model and of each part, density scale, mass damping, the Kelvin-Voigt
-// retardation times' scale) and the initial state (its free DOFs). Each converged step is
+// retardation times' scale) and the initial state (its free DOFs; Newmark's accelerations
+// too). Each converged step is
 // linearized by the implicit-function theorem on its residual R(x_n+1; x_n, u_n, p) = 0
 // (engine/adjoint.h), one solve with the transpose of its exact Jacobian per step, backwards;
 // checkpointing keeps every k-th state and recomputes the steps in between.
@@ -53,7 +55,10 @@ struct RolloutParams {
 /// dL/d of everything the rollout differentiates (the layouts of RolloutActions and
 /// RolloutParams; the actions' arrays have N steps even where the rollout took the model's).
 struct RolloutGradient {
-  std::vector<Real> q0, u0;     ///< the initial state's free DOFs (ndof; 0 at held DOFs)
+  std::vector<Real> q0, u0;  ///< the initial state's free DOFs (ndof; 0 at held DOFs)
+  /// the initial state's accelerations (ndof; Newmark's predictor reads them; 0 for the other
+  /// integrators and at held DOFs)
+  std::vector<Real> a0;
   std::vector<Real> kappa_bar;  ///< (N x nbend x 2)
   std::vector<Real> tau_bar;    ///< (N x nbend)
   std::vector<Real> phi_bar;    ///< (N x nhinge)
@@ -81,7 +86,9 @@ struct RolloutOptions {
 };
 
 /// A rollout and its gradient. The model must be one the adjoint linearizes exactly (the
-/// constructor throws slender::Error naming what is not): implicit Euler; no Rayleigh stiffness
+/// constructor throws slender::Error naming what is not): implicit Euler, the midpoint rule or
+/// Newmark (under those two, no Kelvin-Voigt damping and no energy-consistent contact forces:
+/// integrator.energy_consistent false with the ground or contact); no Rayleigh stiffness
 /// damping, Kelvin-Voigt damping of constant-strain membranes, mid-edge shells or energies from
 /// the caller's code that read a rod's twist (the ground's dashpot, contact between bodies with
 /// friction and the pairs' dashpot, Kelvin-Voigt damping of rods, springs and hinges, and the

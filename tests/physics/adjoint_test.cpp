@@ -26,6 +26,7 @@
 #include "node_spring.h"
 #include "physics_util.h"
 #include "slender/core/error.h"
+#include "slender/core/integrator.h"
 #include "slender/simulator.h"
 #include "slender/stencils/user_energy.h"
 
@@ -143,10 +144,16 @@ Real loss_of(const Problem& pr, const LinearLoss& loss, int steps) {
   return loss(q, u);
 }
 
-/// expects dL . d to match the central difference of L along d (h: the step along d)
-void expect_directional(
-    const char* what, Real ad, const std::function<Real(Real)>& L, Real h, Real tol = 1e-6) {
-  const Real fd = (L(h) - L(-h)) / (2 * h);
+/// expects dL . d to match the central difference of L along d (h: the step along d; fourth:
+/// the fourth-order difference of steps h and 2 h, for a loss whose round-off needs a longer step)
+void expect_directional(const char* what,
+                        Real ad,
+                        const std::function<Real(Real)>& L,
+                        Real h,
+                        Real tol = 1e-6,
+                        bool fourth = false) {
+  const Real fd =
+      fourth ? (8 * (L(h) - L(-h)) - (L(2 * h) - L(-2 * h))) / (12 * h) : (L(h) - L(-h)) / (2 * h);
   EXPECT_NEAR(ad, fd, tol * std::fabs(fd)) << what << ": adjoint " << ad << ", central " << fd
                                            << ", relative " << std::fabs(ad - fd) / std::fabs(fd);
   std::printf("  %-22s adjoint %+.10e  central %+.10e  relative %.1e\n", what, ad, fd,
@@ -155,15 +162,15 @@ void expect_directional(
 
 /// every parameter class of a problem against central differences
 /// (force_h: the step of the forces' difference [N]; friction's regularization needs a small one)
-void check_all(
-    const Problem& base,
-    const LinearLoss& loss,
-    bool actions,
-    bool strains,
-    Real force_h = 1e-4,
-    int steps = kSteps,
-    Real tol = 1e-6,
-    Real h_scale = 1) {  // (h_scale: the parameters', loads' and velocities' steps' factor)
+void check_all(const Problem& base,
+               const LinearLoss& loss,
+               bool actions,
+               bool strains,
+               Real force_h = 1e-4,
+               int steps = kSteps,
+               Real tol = 1e-6,
+               Real h_scale = 1,  // (the parameters', loads' and velocities' steps' factor)
+               bool fourth = false) {
   const Model& m = *base.m;
   RolloutAdjoint ad(base.m, m.scene.integrator);
   ad.run(base.s0, steps, base.a, base.p);
@@ -187,7 +194,7 @@ void check_all(
         return loss_of(pr, loss, steps);
       };
       expect_directional(which == 0 ? "natural curvature" : "natural twist",
-                         dot(which == 0 ? g.kappa_bar : g.tau_bar, d), L, 1e-5, tol);
+                         dot(which == 0 ? g.kappa_bar : g.tau_bar, d), L, 1e-5, tol, fourth);
     }
   }
   if (strains && m.nhinge > 0) {
@@ -202,7 +209,7 @@ void check_all(
         pr.a.phi_bar[i] += h * d[i];
       return loss_of(pr, loss, steps);
     };
-    expect_directional("natural hinge angle", dot(g.phi_bar, d), L, 1e-5, tol);
+    expect_directional("natural hinge angle", dot(g.phi_bar, d), L, 1e-5, tol, fourth);
   }
   if (actions && !base.a.fixed_targets.empty()) {
     // the fixed DOFs' targets at every step (positions and twists), 1e-7 along d
@@ -213,7 +220,7 @@ void check_all(
         pr.a.fixed_targets[i] += 1e-3 * h * d[i];
       return loss_of(pr, loss, steps);
     };
-    expect_directional("fixed-DOF targets", 1e-3 * dot(g.fixed_targets, d), L, 1e-4, tol);
+    expect_directional("fixed-DOF targets", 1e-3 * dot(g.fixed_targets, d), L, 1e-4, tol, fourth);
   }
   if (actions && !base.a.loads.empty()) {
     // the actuators' loads at every step (a step of 1e-4 of their scale: pressures are in Pa)
@@ -227,7 +234,7 @@ void check_all(
         pr.a.loads[i] += scale * h * d[i];
       return loss_of(pr, loss, steps);
     };
-    expect_directional("actuators' loads", scale * dot(g.loads, d), L, 1e-4 * h_scale, tol);
+    expect_directional("actuators' loads", scale * dot(g.loads, d), L, 1e-4 * h_scale, tol, fourth);
   }
   if (actions) {
     const std::vector<Real> d = random_vector(size_t(steps) * 3 * m.nnode, seed++);
@@ -238,7 +245,7 @@ void check_all(
         pr.a.forces[i] += h * d[i];
       return loss_of(pr, loss, steps);
     };
-    expect_directional("point forces", dot(g.forces, d), L, force_h, tol);
+    expect_directional("point forces", dot(g.forces, d), L, force_h, tol, fourth);
   }
   {
     const std::vector<Real> d = random_vector(size_t(m.npart), seed++);
@@ -249,7 +256,8 @@ void check_all(
         pr.p.part_youngs_scale[size_t(i)] += h * d[size_t(i)];
       return loss_of(pr, loss, steps);
     };
-    expect_directional("part Young's scales", dot(g.part_youngs_scale, d), L, 1e-4 * h_scale, tol);
+    expect_directional("part Young's scales", dot(g.part_youngs_scale, d), L, 1e-4 * h_scale, tol,
+                       fourth);
   }
   auto scalar = [&](const char* what, Real grad, Real RolloutParams::*field) {
     auto L = [&](Real h) {
@@ -257,7 +265,7 @@ void check_all(
       pr.p.*field += h;
       return loss_of(pr, loss, steps);
     };
-    expect_directional(what, grad, L, 1e-4 * h_scale, tol);
+    expect_directional(what, grad, L, 1e-4 * h_scale, tol, fourth);
   };
   scalar("Young's scale", g.youngs_scale, &RolloutParams::youngs_scale);
   if (m.kelvin_voigt)
@@ -276,14 +284,27 @@ void check_all(
       pr.s0 = transported_state(m, base.s0, q);
       return loss_of(pr, loss, steps);
     };
-    expect_directional("initial positions", 1e-3 * dot(g.q0, d), Lq, 1e-4, tol);
+    expect_directional("initial positions", 1e-3 * dot(g.q0, d), Lq, 1e-4, tol, fourth);
     auto Lu = [&](Real h) {
       Problem pr = base;
       for (size_t i = 0; i < nd; ++i)
         pr.s0.u[i] += 1e-2 * h * d[i];
       return loss_of(pr, loss, steps);
     };
-    expect_directional("initial velocities", 1e-2 * dot(g.u0, d), Lu, 1e-4 * h_scale, tol);
+    expect_directional("initial velocities", 1e-2 * dot(g.u0, d), Lu, 1e-4 * h_scale, tol, fourth);
+    if (m.scene.integrator.kind == IntegratorKind::kNewmark) {
+      // Newmark's predictor reads the initial acceleration too
+      auto La = [&](Real h) {
+        Problem pr = base;
+        for (size_t i = 0; i < nd; ++i)
+          pr.s0.a[i] += h * d[i];
+        return loss_of(pr, loss, steps);
+      };
+      expect_directional("initial accelerations", dot(g.a0, d), La, 1e-4 * h_scale, tol, fourth);
+    } else {
+      for (Real v : g.a0)
+        EXPECT_EQ(v, 0) << "the initial acceleration enters Newmark's steps only";
+    }
   }
 }
 
@@ -332,6 +353,136 @@ TEST(Adjoint, HingeShellWithRodPostMatchesCentralDifferences) {
   pr.m = build_model(sc);
   pr.s0 = initial_state(*pr.m);
   check_all(pr, LinearLoss(pr.m->ndof, 8, 7), false, true, 1e-4, 8);
+}
+
+// The midpoint rule and Newmark (core/integrator.h): the cantilever's every class against
+// central differences, its rollout a Simulator's. The midpoint rule's y is the step's midpoint
+// (q_n+1 = 2 y - q_n, the frames carried to both); Newmark's predictor reads the acceleration,
+// state too (the initial one an input: its gradient a0), for the trapezoidal rule (beta = 1/4,
+// gamma = 1/2) and a dissipative pair
+struct IntegratorCase {
+  const char* name;
+  IntegratorKind kind;
+  Real beta, gamma;
+};
+const IntegratorCase kIntegrators[] = {
+    {"midpoint", IntegratorKind::kImplicitMidpoint, 0.25, 0.5},
+    {"Newmark", IntegratorKind::kNewmark, 0.25, 0.5},
+    {"Newmark, dissipative", IntegratorKind::kNewmark, 0.3025, 0.6}};
+void set_integrator(SceneBuilder& b, const IntegratorCase& c) {
+  b.integrator().kind = c.kind;
+  b.integrator().beta = c.beta;
+  b.integrator().gamma = c.gamma;
+}
+
+TEST(Adjoint, MidpointAndNewmarkCantileverMatchCentralDifferences) {
+  for (const IntegratorCase& c : kIntegrators) {
+    SCOPED_TRACE(c.name);
+    std::printf("%s\n", c.name);
+    SceneBuilder b = cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8));
+    set_integrator(b, c);
+    // (the midpoint rule with pointwise stretching here: with the secant, Newton's line search
+    // goes by the residual, which at its floor on this stiff rod stalls some steps for 15 to 20
+    // iterations and leaves noise of 1e-6 to 1e-5 to central differences of the parameters; the
+    // secant is checked on the moving clamp and the plate's post below)
+    const bool mid = c.kind == IntegratorKind::kImplicitMidpoint;
+    if (mid) b.integrator().energy_consistent = false;
+    Problem pr = problem_of(build_model(b.build()));
+    const Model& m = *pr.m;
+    // the rollout from a Simulator's start (Newmark's: its consistent acceleration) is the
+    // Simulator's run
+    Simulator sim(pr.m);
+    pr.s0 = sim.state();
+    RolloutAdjoint ad(pr.m, m.scene.integrator);
+    const State end = ad.run(pr.s0, kSteps);
+    for (int n = 0; n < kSteps; ++n)
+      ASSERT_TRUE(sim.step().ok());
+    for (int i = 0; i < m.ndof; ++i)
+      ASSERT_NEAR(sim.state().q[size_t(i)], end.q[size_t(i)], 1e-13) << "DOF " << i;
+    pr.a.forces.assign(size_t(kSteps) * 3 * m.nnode, 0);
+    for (int n = 0; n < kSteps; ++n)
+      pr.a.forces[size_t(n) * 3 * m.nnode + 3 * (m.nnode - 1) + 1] = 1e-3;
+    pr.p.density_scale = 0.9;
+    pr.p.mass_damping = 0.3;
+    check_all(pr, LinearLoss(m.ndof, kSteps, 51), true, true);
+  }
+}
+
+// The held DOFs under the midpoint rule and Newmark: the cantilever's clamp moved along a path
+// (a moved DOF's y is its path's midpoint under the midpoint rule), in a resistive fluid that
+// reads its velocity; every class, the targets among them
+TEST(Adjoint, MidpointAndNewmarkMovingClampMatchCentralDifferences) {
+  for (const IntegratorCase& c : kIntegrators) {
+    SCOPED_TRACE(c.name);
+    std::printf("%s\n", c.name);
+    SceneBuilder b = cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8));
+    b.resistive_force(0.05, 0.2);
+    set_integrator(b, c);
+    Problem pr = problem_of(build_model(b.build()));
+    const Model& m = *pr.m;
+    const size_t nf = m.fixed_dof.size();
+    for (int n = 0; n < kSteps; ++n) {
+      const Real t = (n + 1) * m.scene.integrator.dt;
+      for (size_t j = 0; j < nf; ++j) {
+        const int dof = m.fixed_dof[j];
+        const int k = dof % 3;
+        pr.a.fixed_targets.push_back(pr.s0.q[size_t(dof)] + (dof >= 3 * m.nnode ? 2 * t
+                                                             : k == 2           ? 0.3 * t
+                                                             : k == 1 ? 0.1 * std::sin(40 * t)
+                                                                      : 0));
+      }
+    }
+    // (the midpoint rule with its stretching secant from q_n: its line search by the residual
+    // leaves noise that the fourth-order difference at ten times the usual step steps over)
+    const bool mid = c.kind == IntegratorKind::kImplicitMidpoint;
+    if (mid) {
+      ASSERT_TRUE(stretch_secant_on(m.scene.integrator));
+    }
+    check_all(pr, LinearLoss(m.ndof, kSteps, 52), true, true, 1e-4, kSteps, 1e-6, mid ? 10 : 1,
+              mid);
+  }
+}
+
+// Ground contact with friction and the ground's dashpot under the midpoint rule and Newmark
+// (their pointwise contact forces: integrator.energy_consistent false, which the adjoint asks
+// for): the rod pushed along the ground
+TEST(Adjoint, MidpointAndNewmarkGroundFrictionMatchCentralDifferences) {
+  for (const IntegratorCase& c : kIntegrators) {
+    SCOPED_TRACE(c.name);
+    std::printf("%s\n", c.name);
+    SceneSpec sc = rod_on_ground()->scene;
+    sc.integrator.kind = c.kind;
+    sc.integrator.beta = c.beta;
+    sc.integrator.gamma = c.gamma;
+    sc.integrator.energy_consistent = false;
+    sc.forces.ground.restitution = 0.5;  // (the dashpot on)
+    Problem pr = problem_of(build_model(sc));
+    const Model& m = *pr.m;
+    pr.a.forces.assign(size_t(kSteps) * 3 * m.nnode, 0);
+    for (int n = 0; n < kSteps; ++n)
+      for (int i = 0; i < m.nnode; ++i) {
+        pr.a.forces[size_t(n) * 3 * m.nnode + 3 * i] = 2e-3;
+        pr.a.forces[size_t(n) * 3 * m.nnode + 3 * i + 1] = (i % 2 ? 1e-3 : -5e-4);
+      }
+    check_all(pr, LinearLoss(m.ndof, kSteps, 53), true, false, 1e-6);
+  }
+}
+
+// A hinge shell plate with a rod post (joints, hinges, shell springs) under Newmark and the
+// midpoint rule
+TEST(Adjoint, MidpointAndNewmarkHingeShellMatchCentralDifferences) {
+  for (const IntegratorCase& c : kIntegrators) {
+    SCOPED_TRACE(c.name);
+    std::printf("%s\n", c.name);
+    SceneSpec sc = test::plate_with_post(ShellBending::kHinge)->scene;
+    tight_newton(sc.integrator.newton);
+    sc.integrator.kind = c.kind;
+    sc.integrator.beta = c.beta;
+    sc.integrator.gamma = c.gamma;
+    Problem pr = problem_of(build_model(sc));
+    const bool mid = c.kind == IntegratorKind::kImplicitMidpoint;  // (the post's secant, as above)
+    check_all(pr, LinearLoss(pr.m->ndof, 8, 54), false, true, 1e-4, 8, 1e-6, mid ? 10 : 1, mid);
+  }
 }
 
 // The fixed DOFs' targets as the rollout's actions (Simulator::set_fixed_targets' prescribed
@@ -623,9 +774,19 @@ TEST(Adjoint, BadInputIsAClearError) {
   expect_error([&] { ad.run(initial_state(*m), 4, t); }, "not finite (entry 5)");
   ad.run(initial_state(*m), 4);
   expect_error([&] { ad.gradient(std::vector<Real>(7), {}); }, "(N + 1) x ndof");
+  IntegratorSpec stat = m->scene.integrator;
+  stat.kind = IntegratorKind::kStatic;
+  expect_error([&] { RolloutAdjoint(m, stat); }, "integrator is static");
+  // what the midpoint rule and Newmark do not differentiate, named
   IntegratorSpec mid = m->scene.integrator;
   mid.kind = IntegratorKind::kImplicitMidpoint;
-  expect_error([&] { RolloutAdjoint(m, mid); }, "implicit midpoint");
+  SceneBuilder kv = cantilever_scene(vec3(0.2, 0, 0), vec3(0, 0, -9.8));
+  kv.kelvin_voigt(2e3);
+  expect_error([&] { RolloutAdjoint(build_model(kv.build()), mid); },
+               "Kelvin-Voigt damping is differentiated in implicit Euler steps only");
+  IntegratorSpec nmk = rod_on_ground()->scene.integrator;
+  nmk.kind = IntegratorKind::kNewmark;
+  expect_error([&] { RolloutAdjoint(rod_on_ground(), nmk); }, "energy_consistent to false");
 }
 
 // The scene's actuation is an input in time (it drives the natural curvature from the clock, not

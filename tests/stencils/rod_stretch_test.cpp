@@ -129,6 +129,30 @@ TEST_P(RodStretchSecantTest, JacobianMatchesCentralDifferences) {
   }
 }
 
+TEST_P(RodStretchSecantTest, StartDerivativeMatchesCentralDifferences) {
+  // the secant's derivative by the step's start at a fixed midpoint (the adjoint's term,
+  // rod_stretch_em_start_derivative), for a step that barely moves and one that moves far;
+  // relative to the Jacobian's size (the derivative vanishes as the step does: at x0 = x the
+  // secant is the midpoint force whatever the start)
+  for (Real scale : {1e-9, 0.05}) {
+    const Vec<6> x0 = start(scale);
+    Mat<6, 6> D;
+    ASSERT_TRUE(rod_stretch_em_start_derivative(x, x0, p, D));
+    const Mat<6, 6> fd =
+        test::fd_jacobian<6>([&](const Vec<6>& z) { return secant(x, z, kGrad).g; }, x0);
+    const Real size = test::frobenius<6>(secant(x, x0).H);
+    EXPECT_LT(test::frobenius<6>(D - fd), kFdRelTol * size) << scale;
+    if (scale > 1e-3) {
+      EXPECT_GT(test::frobenius<6>(D), 1e-3 * size);  // (not vanishing there)
+    }
+  }
+  Mat<6, 6> D;
+  Vec<6> e = Vec<6>::zero();
+  e[3] = 1;  // a zero-length edge at the start: no derivative, as no secant
+  EXPECT_FALSE(rod_stretch_em_start_derivative(e, Vec<6>::zero(), p, D));
+  EXPECT_EQ(test::rel_err(D, Mat<6, 6>::zero()), 0);
+}
+
 TEST(RodStretchSecant, DegenerateInputStaysFinite) {
   for (Real l : {0.0, 1e-15}) {
     Vec<6> x = Vec<6>::zero(), x0 = Vec<6>::zero();

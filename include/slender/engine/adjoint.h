@@ -1,8 +1,9 @@
 #pragma once
 
 // The adjoint of a rollout (slender/adjoint.h, docs/gradients.md): the engine (engine/engine.h)
-// with one environment runs N implicit Euler steps, keeping checkpoints, and the backward sweep
-// linearizes every converged step again with the engine's own inputs, evaluation, pools and plan.
+// with one environment runs N steps (implicit Euler, midpoint or Newmark), keeping checkpoints,
+// and the backward sweep linearizes every converged step again with the engine's own inputs,
+// evaluation, pools and plan. Below, implicit Euler's; the others' at the end.
 //
 // Step n solves R(y; x_n, v_n, alpha_n, p) = 0 on the free DOFs, with x_n+1 = y and
 // v_n+1 = (y - x_n) / dt. The rods' reference frames are state too: the engine transports them
@@ -32,6 +33,12 @@
 // stencils' forces (linear in E), the density and damping by dof_terms_eval with the parameters'
 // coefficients, V by evaluating the non-elastic families again at the same velocity with
 // c_u = 0 (their Jacobian is then dF/dq alone).
+// The midpoint rule and Newmark (core/integrator.h) solve the same residual in their unknown y
+// with their own c_m, c_u and predictor q_hat = q_n + pu u_n + pa a_n, u_hat = u_n + ua a_n;
+// the sweep takes the loss's derivative by y through q_n+1, u_n+1 (a_n+1) as each integrator
+// forms them (the midpoint rule: q_n+1 = 2 y - q_n, its frames carried from q_n to y and to
+// q_n+1 apart; Newmark: a_n+1 = c_m (y - q_hat), an adjoint of its own), and hands lambda's
+// share back through q_hat and u_hat (backward_step's Qh, Uh).
 // The transpose is solved by the CPU's direct solver (LU on the plan's pattern). Host memory
 // only (X::kHostMemory): the loops here run on the host.
 
@@ -54,13 +61,22 @@ namespace slender {
 
 /// throws slender::Error naming what the adjoint does not linearize exactly in this model
 inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
-  SLENDER_CHECK(spec.kind == IntegratorKind::kImplicitEuler,
-                "gradients through time: the adjoint differentiates implicit Euler steps; this "
-                "scene's integrator is ",
-                spec.kind == IntegratorKind::kImplicitMidpoint ? "implicit midpoint"
-                : spec.kind == IntegratorKind::kNewmark        ? "Newmark"
-                                                               : "static",
-                " (integrator.type)");
+  SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
+                "gradients through time: the adjoint differentiates implicit Euler, implicit "
+                "midpoint and Newmark steps; this scene's integrator is static (integrator.type)");
+  const bool euler = spec.kind == IntegratorKind::kImplicitEuler;
+  SLENDER_CHECK(euler || !m.kelvin_voigt,
+                "gradients through time: Kelvin-Voigt damping is differentiated in implicit "
+                "Euler steps only (its forces act at q_n + c_u dt (y - q_n), with their own "
+                "frames, under the midpoint rule and Newmark): a part's kelvin_voigt with "
+                "integrator.type ",
+                spec.kind == IntegratorKind::kImplicitMidpoint ? "midpoint" : "newmark");
+  SLENDER_CHECK(
+      contact_step_coeffs(spec, spec.dt).a == 0 || !(m.ground.enabled || m.contact.enabled),
+      "gradients through time: the energy-consistent contact forces (the discrete "
+      "gradient over the step, integrator.energy_consistent) are not differentiated; "
+      "set integrator.energy_consistent to false for the ground and contact of this ",
+      spec.kind == IntegratorKind::kImplicitMidpoint ? "midpoint" : "Newmark", " scene");
   SLENDER_CHECK(!m.stiffness_damping,
                 "gradients through time: Rayleigh stiffness damping takes the elastic Hessian at "
                 "the step's start, whose derivative needs the energies' third derivatives: not "
@@ -69,6 +85,11 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "gradients through time: Kelvin-Voigt damping of constant-strain membranes (its "
                 "anchor is the triangle's metric) is not differentiated yet (a part's "
                 "kelvin_voigt with a \"triangle\" membrane); rods, shell springs and hinges are");
+  for (int i = 0; i < m.ndof && spec.kind == IntegratorKind::kImplicitMidpoint; ++i)
+    SLENDER_CHECK(m.dof_fixed[size_t(i)] || m.dof_mass[size_t(i)] > 0,
+                  "gradients through time: DOF ", i,
+                  " is massless, which the midpoint rule ends at its midpoint value; not "
+                  "differentiated");
   SLENDER_CHECK(m.nmid == 0,
                 "gradients through time: mid-edge shells carry frames the adjoint does not "
                 "differentiate yet (shell bending \"midedge\"); use hinge bending");
@@ -205,6 +226,7 @@ class RolloutAdjointOn {
     xb_.assign(nd, 0);
     vb_.assign(nd, 0);
     ab_.assign(size_t(m.nedge), 0);
+    accb_.assign(nd, 0);
     if (loss) loss(N_, final_.q.data(), final_.u.data(), xb_.data(), vb_.data());
     const int nseg = int(ckpt_.size());
     std::vector<State> seg;
@@ -227,9 +249,10 @@ class RolloutAdjointOn {
     }
     g.q0 = xb_;
     g.u0 = vb_;
+    g.a0 = accb_;
     const unsigned char* fixed = en_.fixed(0);
     for (size_t i = 0; i < nd; ++i)
-      if (fixed[i]) g.q0[i] = g.u0[i] = 0;
+      if (fixed[i]) g.q0[i] = g.u0[i] = g.a0[i] = 0;
     grad_ = nullptr;
     return g;
   }
@@ -388,7 +411,19 @@ class RolloutAdjointOn {
     en.active_h_ = one;
     en.push_active();
     en.predict();
-    X::upload(en.y_, sn1.q.data(), size_t(nd));
+    // the step's solution y: q_n+1, or under the midpoint rule the step's midpoint (q_n +
+    // q_n+1) / 2 (a held DOF's: its predictor, on its path)
+    const bool mid = spec_.kind == IntegratorKind::kImplicitMidpoint;
+    const bool nmk = spec_.kind == IntegratorKind::kNewmark;
+    std::vector<Real>& ys_h = y_h_;
+    ys_h = sn1.q;
+    if (mid) {
+      const unsigned char* fx0 = en.fixed(0);
+      for (int i = 0; i < nd; ++i)
+        ys_h[size_t(i)] =
+            fx0[i] ? en.q_hat_.data()[i] : Real(0.5) * (sn.q[size_t(i)] + sn1.q[size_t(i)]);
+    }
+    X::upload(en.y_, ys_h.data(), size_t(nd));
     std::vector<Real> r(1), phi(1);
     en.evaluate(en.y_.data(), r, phi, true);
     const AssemblyPlan& p = *en.plan_;
@@ -403,30 +438,58 @@ class RolloutAdjointOn {
                     "'s plan is not its set of held DOFs (DOF ", i, ")");
     auto held = [dfree](int i) { return dfree[i] < 0; };
     const Real c_m = en.c_.c_m, c_u = en.c_.c_u;
-    const Real* y = sn1.q.data();
+    const Real* y = ys_h.data();
     const Real* qh = en.q_hat_.data();
     const Real* uh = en.u_hat_.data();
 
-    // the frames' holonomy coefficients of every edge: a_j (start), b_j (end)
+    // the frames' holonomy coefficients of every edge: a_j (start), b_j (end), of the transport
+    // to y (the stencils' frames) and, where the state's q_n+1 is not y (the midpoint rule), of
+    // the transport to q_n+1 (the state's frames: ha1_, hb1_)
     ha_.assign(3 * size_t(ne), 0);
     hb_.assign(3 * size_t(ne), 0);
+    if (mid) {
+      ha1_.assign(3 * size_t(ne), 0);
+      hb1_.assign(3 * size_t(ne), 0);
+    }
+    auto holonomy = [](const Vec3& t0, const Vec3& t1, Real l0, Real l1, Real* ca, Real* cb) {
+      const Vec3 h = transport_holonomy_gradient(t0, t1);
+      for (int c = 0; c < 3; ++c) {
+        ca[c] = l0 > 0 ? h[c] / l0 : 0;
+        cb[c] = l1 > 0 ? h[c] / l1 : 0;
+      }
+    };
     for (int j = 0; j < ne; ++j) {
       const Vec3 t0 = vec3(sn.edge_t[3 * j], sn.edge_t[3 * j + 1], sn.edge_t[3 * j + 2]);
       const Vec3 t1 = vec3(sn1.edge_t[3 * j], sn1.edge_t[3 * j + 1], sn1.edge_t[3 * j + 2]);
-      const Vec3 h = transport_holonomy_gradient(t0, t1);
       const int a = m.edge_node[2 * j], b = m.edge_node[2 * j + 1];
       const Real l0 = edge_length(sn.q.data(), a, b), l1 = edge_length(y, a, b);
-      for (int c = 0; c < 3; ++c) {
-        ha_[3 * size_t(j) + c] = l0 > 0 ? h[c] / l0 : 0;
-        hb_[3 * size_t(j) + c] = l1 > 0 ? h[c] / l1 : 0;
+      Real* ca = ha_.data() + 3 * j;
+      Real* cb = hb_.data() + 3 * j;
+      if (!mid) {
+        holonomy(t0, t1, l0, l1, ca, cb);
+        continue;
       }
+      const Vec3 ty = l1 > 0 ? (1 / l1) * vec3(y[3 * b] - y[3 * a], y[3 * b + 1] - y[3 * a + 1],
+                                               y[3 * b + 2] - y[3 * a + 2])
+                             : t0;
+      holonomy(t0, ty, l0, l1, ca, cb);
+      holonomy(t0, t1, l0, edge_length(sn1.q.data(), a, b), ha1_.data() + 3 * j,
+               hb1_.data() + 3 * j);
     }
-    // the right-hand side xb + vb / dt + B^T ab on the free DOFs
+    const std::vector<Real>& hb1 = mid ? hb1_ : hb_;
+    // x1t: the loss's derivative by q_n+1 with its frames' (alpha_n+1's) share; the right-hand
+    // side dL/dy on the free DOFs through q_n+1, u_n+1 (and Newmark's a_n+1)
+    std::vector<Real>& x1t = x1t_;
+    x1t = xb_;
+    add_edge_transpose(hb1, ab_, 1, x1t);
     std::vector<Real>& rhs = rhs_;
     rhs.assign(size_t(nd), 0);
-    for (int i = 0; i < nd; ++i)
-      rhs[size_t(i)] = xb_[size_t(i)] + vb_[size_t(i)] / dt_;
-    add_edge_transpose(hb_, ab_, 1, rhs);
+    for (int i = 0; i < nd; ++i) {
+      const size_t k = size_t(i);
+      rhs[k] = mid   ? 2 * x1t[k] + 4 / dt_ * vb_[k]
+               : nmk ? x1t[k] + c_u * vb_[k] + c_m * accb_[k]
+                     : x1t[k] + vb_[k] / dt_;
+    }
 
     // G: the stencils' Hessian entries in the twist DOFs' columns, (free row, edge, value)
     gtrip_.clear();
@@ -511,7 +574,9 @@ class RolloutAdjointOn {
       lam[size_t(p.free_dof[rr])] = lf_[size_t(rr)];
 
     RolloutGradient& g = *grad_;
-    // ab <- ab - G^T lambda
+    // ab <- ab - G^T lambda (ab_in_: alpha_n+1's adjoint, which reaches q_n through the
+    // transport to q_n+1)
+    if (mid) ab_in_ = ab_;
     for (const GEntry& t : gtrip_)
       ab_[size_t(t.edge)] -= t.h * lam[size_t(t.dof)];
 
@@ -807,13 +872,22 @@ class RolloutAdjointOn {
         }
       }
     }
-    // the state's adjoints at step n: a held DOF's position carries its adjoint at n + 1 (and its
-    // frames' end term) less its columns' share. One a prescribed motion moves (the rollout's
-    // targets, else the scene's motions) ends the step at its target x1 with the velocity
-    // (x1 - q_n) / dt, which the forces that read the velocity see in the step too: x1 is an
-    // input, whose gradient is the end state's adjoint less the whole columns' share (at a fixed
-    // velocity, col, and through it, w), and q_n reaches the step through that velocity alone.
-    // A held DOF's velocity at n carries no adjoint (the step's predictor ignores it).
+    // the state's adjoints at step n. Through the residual, every DOF's predictor q_hat, u_hat
+    // (Qh, Uh): the inertia, the forces that read the velocity u = u_hat + c_u (y - q_hat)
+    // (w = V^T lambda) and the dashpots' start q_s = q_hat - u_hat / c_u (dash). A free DOF's
+    // q_hat = q_n + pu u_n + pa a_n, u_hat = u_n + ua a_n, and q_n+1, u_n+1 (a_n+1) follow from
+    // y and the predictor: implicit Euler q_n+1 = y, u_n+1 = (y - q_n) / dt; the midpoint rule
+    // q_n+1 = 2 y - q_n, u_n+1 = 4 (y - q_n) / dt - u_n; Newmark q_n+1 = y,
+    // u_n+1 = u_hat + c_u (y - q_hat), a_n+1 = c_m (y - q_hat).
+    // A held DOF stays where it is (q_hat = q_n, u_hat = 0: its position carries its adjoint at
+    // n + 1 less its columns' share, at a fixed velocity: col), or a prescribed motion (the
+    // rollout's targets, else the scene's motions) moves it to x1, an input: q_n+1 = x1,
+    // u_hat = u_n+1 = (x1 - q_n) / dt and q_hat = y on the path (x1; under the midpoint rule
+    // (q_n + x1) / 2). Its velocity and acceleration at n carry no adjoint.
+    const Real b = spec_.beta, gm = spec_.gamma;
+    const Real pu = mid ? dt_ / 2 : dt_;
+    const Real pa = nmk ? dt_ * dt_ * (Real(0.5) - b) : 0, ua = nmk ? dt_ * (1 - gm) : 0;
+    const Real hy = mid ? Real(0.5) : Real(1);  // dq_hat/dx1 of a moved held DOF
     const bool targets = !act_.fixed_targets.empty();
     const int* moved = targets                     ? m.dof_fixed_slot.data()
                        : m.dof_motion_slot.empty() ? nullptr
@@ -821,25 +895,61 @@ class RolloutAdjointOn {
     const size_t nfix = m.fixed_dof.size();
     for (int i = 0; i < nd; ++i) {
       const size_t k = size_t(i);
+      const Real x1 = x1t[k], v1 = vb_[k], a1 = accb_[k];
       if (held(i)) {
-        const Real end_frames = rhs[k] - xb_[k] - vb_[k] / dt_;
+        const Real Qh = dash[k] - col[k], Uh = -(w[k] + dash[k]) / c_u;
         if (moved && moved[i] >= 0) {
           if (targets)
             g.fixed_targets[size_t(n) * nfix + size_t(moved[i])] =
-                xb_[k] + vb_[k] / dt_ + end_frames - col[k] - w[k];
-          xb_[k] = -vb_[k] / dt_ + w[k];
+                x1 + v1 / dt_ + hy * Qh + Uh / dt_;
+          xb_[k] = -v1 / dt_ + (1 - hy) * Qh - Uh / dt_;
         } else {
-          xb_[k] += end_frames - col[k];
+          xb_[k] = x1 + Qh;
         }
-        vb_[k] = 0;
+        vb_[k] = accb_[k] = 0;
         continue;
       }
-      xb_[k] = -vb_[k] / dt_ + c_m * mass_[k] * lam[k] + w[k];
-      vb_[k] = c_m * dt_ * mass_[k] * lam[k];
+      Real Qh = c_m * mass_[k] * lam[k] + w[k] + dash[k], Uh = -(w[k] + dash[k]) / c_u;
+      Real xq = 0, xu = 0;  // q_n+1's and u_n+1's own dependence on q_n, u_n
+      if (mid) {
+        xq = -x1 - 4 / dt_ * v1;
+        xu = -v1;
+      } else if (nmk) {
+        Qh -= c_u * v1 + c_m * a1;
+        Uh += v1;
+      } else {
+        xq = -v1 / dt_;
+      }
+      xb_[k] = Qh + xq;
+      vb_[k] = pu * Qh + Uh + xu;
+      accb_[k] = pa * Qh + ua * Uh;
     }
-    add_edge_transpose(ha_, ab_, 1, xb_);
-    for (int i = 0; i < nd; ++i)
-      xb_[size_t(i)] += dash[size_t(i)];
+    // alpha_n's share of q_n's adjoint: through the transports to y and to q_n+1
+    if (mid) {
+      add_edge_transpose(ha1_, ab_in_, 1, xb_);
+      for (int j = 0; j < ne; ++j)
+        ab_in_[size_t(j)] = ab_[size_t(j)] - ab_in_[size_t(j)];
+      add_edge_transpose(ha_, ab_in_, 1, xb_);
+    } else {
+      add_edge_transpose(ha_, ab_, 1, xb_);
+    }
+    // the midpoint rule's energy-momentum stretching: its secant from q_n
+    // (scaled as the stencil; q_n's adjoint directly)
+    if (mid && stretch_secant_on(spec_) && m.nedge > 0) {
+      const EvalView ev = en.step_eval_view(en.y_.data());
+      int idx[6];
+      Mat<6, 6> D;
+      for (int k = 0; k < m.nedge; ++k) {
+        const Real sc = ys * part_scale_of(stencil_part_node<RodStretchBinding>(en.mv_, k, idx));
+        RodStretchBinding::secant_start_derivative(en.mv_, ev, 0, k, D);
+        for (int bb = 0; bb < 6; ++bb) {
+          Real t = 0;
+          for (int a = 0; a < 6; ++a)
+            t += D(a, bb) * lam[size_t(idx[a])];
+          xb_[size_t(idx[bb])] -= sc * t;
+        }
+      }
+    }
     // the Kelvin-Voigt anchors' share: the strains at q_n (its frames, alpha_n's: a twist DOF's
     // share is also its edge's frames' one)
     if (kv) kv_at_start(sn);
@@ -1076,7 +1186,8 @@ class RolloutAdjointOn {
   State final_;
   long recomputed_ = 0;
   RolloutGradient* grad_ = nullptr;
-  std::vector<Real> xb_, vb_, ab_, ha_, hb_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
+  std::vector<Real> xb_, vb_, ab_, accb_, ha_, hb_, ha1_, hb1_, x1t_, ab_in_, y_h_, rhs_, vals_,
+      rf_, lf_, lam_, mass_, w_, uy_, held_col_;
   std::vector<Real> dash_;  // the ground's and the pairs' dashpots' term of q_n's adjoint
   // Kelvin-Voigt: each family's lambda . F and lambda . dF/d(anchor) per stencil, q_n's share
   std::vector<Real> kv_dot_[kNumFamilies], kv_coef_[kNumFamilies], kv_v_;

@@ -247,6 +247,20 @@ struct RodStretchBinding {
     }
     rod_stretch_eval(x, p, want, r);
   }
+  /// the derivative of the energy-momentum secant's gradient by the step's start
+  /// (rod_stretch_em_start_derivative; the adjoint's term), zero off the secant
+  SLENDER_HD static void secant_start_derivative(
+      const ModelView& m, const EvalView& s, int env, long k, Mat<6, 6>& D) {
+    D.set_zero();
+    if (!(s.q_start && s.stretch_secant)) return;
+    Vec<6> x, x0;
+    detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
+    detail::gather_positions<2>(s.q_start + long(env) * m.ndof, m.edge_node + 2 * k, x0);
+    const Real lambda =
+        s.edge_stretch_bar ? s.edge_stretch_bar[long(env) * s.natural_per_env * m.nedge + k] : 1;
+    const RodStretch::Params p{m.edge_EA[k], lambda * m.edge_l_bar[k], m.edge_stretch_alpha[k]};
+    rod_stretch_em_start_derivative(x, x0, p, D);
+  }
 };
 
 /// Shell edges stretch like rod edges (the same stencil), without twist DOFs.

@@ -181,4 +181,50 @@ SLENDER_HD inline void rod_stretch_em_eval(const Vec<6>& x,
   out.H.add_block(3, 0, K, -1);
 }
 
+/// The derivative of rod_stretch_em_eval's gradient by the step's start x0 at a fixed midpoint x
+/// (the adjoint's term, engine/adjoint.h): g_1 = 2 psi(s_0, s_1) e_m with e_1 = 2 e_m - e_0, so
+/// dg_1/de_0 = 2 e_m (2 psi_0 e_0 - 2 psi_1 e_1)^T, psi_k = dpsi/ds_k (the divided difference
+/// is symmetric in its ends: psi_0 is psi_1 with the ends swapped), and e_0 = x0_b - x0_a. D is
+/// dg/dx0 (6 x 6, row: the gradient's entry); false (D zero) where rod_stretch_em_eval reports a
+/// degenerate edge.
+SLENDER_HD inline bool rod_stretch_em_start_derivative(const Vec<6>& x,
+                                                       const Vec<6>& x0,
+                                                       const RodStretch::Params& p,
+                                                       Mat<6, 6>& D) {
+  D.set_zero();
+  const Vec3 em = x.segment<3>(3) - x.segment<3>(0);
+  const Vec3 e0 = x0.segment<3>(3) - x0.segment<3>(0);
+  const Vec3 de = 2 * (em - e0);
+  const Vec3 e1 = e0 + de;
+  const Real s0 = dot(e0, e0), s1 = dot(e1, e1), hs = dot(de, e1 + e0);
+  if (!(s0 > kTinyLength * kTinyLength) || !(s1 > kTinyLength * kTinyLength)) return false;
+  // dpsi/ds_1 from s_0 and dpsi/ds_0 from s_1 (the same sums of the powers' divided differences)
+  auto dpsi_far = [&](Real sa, Real h) {  // (h: the far end's s less sa)
+    Real Dd, dD;
+    if (p.alpha == 0) {
+      pow_divided_difference(sa, h, Real(0.5), Dd, dD);
+      return -p.EA * dD;
+    }
+    const Real C = 2 * p.EA / (3 * p.alpha * p.alpha);
+    const Real c1 = p.l_bar * C * ::pow(p.l_bar, -p.alpha);
+    const Real c2 = 2 * p.l_bar * C * ::pow(p.l_bar, p.alpha / 2);
+    pow_divided_difference(sa, h, p.alpha / 2, Dd, dD);
+    Real r = c1 * dD;
+    pow_divided_difference(sa, h, -p.alpha / 4, Dd, dD);
+    return r + c2 * dD;
+  };
+  const Real psi1 = dpsi_far(s0, hs), psi0 = dpsi_far(s1, -hs);
+  const Vec3 c = 2 * psi0 * e0 - 2 * psi1 * e1;  // dpsi/de_0
+  // dg_1/de_0 = 2 e_m c^T; g = (-g_1, g_1), e_0 = x0_b - x0_a
+  Mat3 K;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      K(i, j) = 2 * em[i] * c[j];
+  D.add_block(3, 3, K);
+  D.add_block(3, 0, K, -1);
+  D.add_block(0, 3, K, -1);
+  D.add_block(0, 0, K);
+  return true;
+}
+
 }  // namespace slender
