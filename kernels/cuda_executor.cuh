@@ -51,8 +51,9 @@ struct FirstEnvItems {
   __device__ Red4 operator()(long i) const { return f(0, i); }
 };
 
-// a column-stepped per-environment algorithm (vec::BandSolve's or vec::DenseSolve's begin /
-// column phases / finish) on a warp per environment: every lane takes its share of each phase,
+// a column-stepped per-environment algorithm (env_major::BandSolve's or env_major::DenseSolve's
+// begin / column phases / finish) on a warp per environment: every lane takes its share of each
+// phase,
 // __syncwarp after each
 constexpr int kWarp = 32;
 constexpr int kColumnsBlock = 128;  // four environments per block
@@ -163,7 +164,7 @@ struct CudaExecutor {
            cuda_exec::kColumnsBlock>>>(nenv, f);
     SLENDER_CUDA_LAUNCHED();
   }
-  // staged (vec::BandGatherSolve): the stage in shared memory, a warp per block
+  // staged (env_major::BandGatherSolve): the stage in shared memory, a warp per block
   static constexpr bool kStagedColumns = true;
   /// the most shared memory one block may have on the current device (opt-in), bytes
   static long staged_capacity() {

@@ -281,7 +281,7 @@ struct InterleavedHostExec : HostExecutor {
 // / finish steps as a warp): the same bits as one thread per environment, for the banded LU
 // (snake), the dense Cholesky (mid-edge plate) and the dense LU (rod-shell with drag). With a
 // staging area per environment (the GPU's shared memory) the banded solve gathers the Jacobian
-// into it and factorizes there (vec::BandGatherSolve) unless SLENDER_BATCH_STAGED=0 when the
+// into it and factorizes there (env_major::BandGatherSolve) unless SLENDER_BATCH_STAGED=0 when the
 // engine is made (StagedScope): one executor type for both, one engine instantiation fewer for
 // this file to compile
 struct LanesHostExec : HostExecutor {

@@ -11,7 +11,7 @@
 #include "slender/stencils/kelvin_voigt.h"
 
 namespace slender {
-namespace vec {
+namespace env_major {
 
 /// environment env's slice of an evaluation view over every environment (bindings.h's layout):
 /// the same arrays from env's offsets, as one environment
@@ -155,5 +155,5 @@ struct EnvKelvinVoigt {
   }
 };
 
-}  // namespace vec
+}  // namespace env_major
 }  // namespace slender

@@ -64,11 +64,11 @@ constexpr int kLanesMaxEnvs = 16384;
 /// 1.58x faster than a thread each at 1024 environments and 1.14x at 4096, threads 1.15x faster
 /// at 16384; the switch lies between 4096 and 16384, at 8192
 constexpr int kBandLanesMaxEnvs = 8192;
-/// the most environments for which the banded solve on lanes runs staged (vec::BandGatherSolve:
-/// the gather and the factorization in one pass, the band in the executor's staging area, on the
-/// GPU shared memory) rather than through a band in global memory. Measured on an H200 (the
-/// same file): staged 1.11x faster at 1 environment, 1.05x at 64 and 1.09x at 1024, 0.94x at
-/// 4096 and 0.93x at 16384; the switch lies between 1024 and 4096, at 2048.
+/// the most environments for which the banded solve on lanes runs staged
+/// (env_major::BandGatherSolve: the gather and the factorization in one pass, the band in the
+/// executor's staging area, on the GPU shared memory) rather than through a band in global memory.
+/// Measured on an H200 (the same file): staged 1.11x faster at 1 environment, 1.05x at 64 and 1.09x
+/// at 1024, 0.94x at 4096 and 0.93x at 16384; the switch lies between 1024 and 4096, at 2048.
 /// SLENDER_BATCH_STAGED=0 or 1 overrides
 constexpr int kStagedMaxEnvs = 2048;
 
@@ -154,7 +154,7 @@ inline VecSolver choose_vector_solver(
   return VecSolver::kBanded;
 }
 
-namespace vec {
+namespace env_major {
 
 /// out[i] = 0
 struct Zero {
@@ -474,7 +474,7 @@ struct DenseSolve {
   SLENDER_HD void operator()(long e) const { run_columns_on_one_thread(*this, e); }
 };
 
-}  // namespace vec
+}  // namespace env_major
 
 /// Outcome counters of the batched solves of one step.
 struct VecSolveStats {
@@ -486,10 +486,10 @@ struct VecSolveStats {
 template <class X>
 class VectorLinearSolve {
  public:
-  // the engine's loops (vec::each_heavy: on the host threaded from kParallelGrainHeavy items)
+  // the engine's loops (env_major::each_heavy: on the host threaded from kParallelGrainHeavy items)
   template <class F>
   static void each(long n, const F& f) {
-    vec::each_heavy<X>(n, f);
+    env_major::each_heavy<X>(n, f);
   }
   template <class T>
   using Buffer = typename X::template Buffer<T>;
@@ -614,23 +614,23 @@ class VectorLinearSolve {
     }
     switch (kind_) {
       case VecSolver::kBanded: {
-        const vec::BandSolve bs{n_,
-                                layout_.w,
-                                B,
-                                mat_interleave(),
-                                layout_.band_size,
-                                active,
-                                order_.data(),
-                                band_.data(),
-                                x_.data(),
-                                f,
-                                dx,
-                                ok_.data()};
+        const env_major::BandSolve bs{n_,
+                                      layout_.w,
+                                      B,
+                                      mat_interleave(),
+                                      layout_.band_size,
+                                      active,
+                                      order_.data(),
+                                      band_.data(),
+                                      x_.data(),
+                                      f,
+                                      dx,
+                                      ok_.data()};
         if constexpr (X::kStagedColumns) {
           if (staged_) {
             X::for_each_env_columns_staged(
-                B, vec::BandGatherSolve{bs, gatherer(false, layout_.band_size, pos_.data(), h_pool,
-                                                     dof_J, nullptr)});
+                B, env_major::BandGatherSolve{bs, gatherer(false, layout_.band_size, pos_.data(),
+                                                           h_pool, dof_J, nullptr)});
           }
         }
         if (!staged_) {
@@ -687,37 +687,40 @@ class VectorLinearSolve {
     const bool matrices = pos_.size() > 0;
     const bool interleave = matrices && mat_interleave();
     if (interleave)  // the entries no slot reaches are zero
-      each(long(nenv_) * stride, vec::ZeroActive{out.data(), active, stride, nenv_, interleave});
+      each(long(nenv_) * stride,
+           env_major::ZeroActive{out.data(), active, stride, nenv_, interleave});
     else if (matrices)
-      each(long(nenv_) * stride, vec::Masked<vec::Zero>{vec::Zero{out.data()}, active, stride});
-    const vec::GatherJacobian g =
+      each(long(nenv_) * stride,
+           env_major::Masked<env_major::Zero>{env_major::Zero{out.data()}, active, stride});
+    const env_major::GatherJacobian g =
         gatherer(interleave, stride, matrices ? pos_.data() : nullptr, h_pool, dof_J, out.data());
-    each(long(nenv_) * nnz_, vec::Masked<vec::GatherJacobian>{g, active, nnz_});
+    each(long(nenv_) * nnz_, env_major::Masked<env_major::GatherJacobian>{g, active, nnz_});
     // the identity's rows and columns where an environment holds a DOF of the pattern
     if (fixed_)
-      each(long(nenv_) * nnz_, vec::Masked<vec::HoldSlots>{vec::HoldSlots{g}, active, nnz_});
+      each(long(nenv_) * nnz_,
+           env_major::Masked<env_major::HoldSlots>{env_major::HoldSlots{g}, active, nnz_});
   }
 
   // the gather of every environment's Jacobian entries (GatherJacobian) into out
-  vec::GatherJacobian gatherer(bool interleave,
-                               long stride,
-                               const int* pos,
-                               const Real* h_pool,
-                               const Real* dof_J,
-                               Real* out) const {
-    vec::GatherJacobian g{nnz_,
-                          ndof_,
-                          nenv_,
-                          interleave,
-                          hess_pool_,
-                          stride,
-                          slot_src_adr_.data(),
-                          slot_src_.data(),
-                          slot_dof_.data(),
-                          pos,
-                          h_pool,
-                          dof_J,
-                          out};
+  env_major::GatherJacobian gatherer(bool interleave,
+                                     long stride,
+                                     const int* pos,
+                                     const Real* h_pool,
+                                     const Real* dof_J,
+                                     Real* out) const {
+    env_major::GatherJacobian g{nnz_,
+                                ndof_,
+                                nenv_,
+                                interleave,
+                                hess_pool_,
+                                stride,
+                                slot_src_adr_.data(),
+                                slot_src_.data(),
+                                slot_dof_.data(),
+                                pos,
+                                h_pool,
+                                dof_J,
+                                out};
     if (fixed_) {
       g.fixed = fixed_;
       g.slot_row_dof = slot_row_dof_.data();
@@ -738,8 +741,8 @@ class VectorLinearSolve {
     const int B = nenv_;
     const long nn = long(n_) * n_;
     gather(active, dense_, nn, h_pool, dof_J);
-    factorize(vec::DenseSolve{n_, B, mat_interleave(), active, chol_.data(), dense_.data(),
-                              piv_.data(), f, dx, ok_.data()});
+    factorize(env_major::DenseSolve{n_, B, mat_interleave(), active, chol_.data(), dense_.data(),
+                                    piv_.data(), f, dx, ok_.data()});
     X::download_at(ok_, 0, ok_h.data(), ok_h.size());
     // a Cholesky that met a non-positive pivot: that environment again by pivoting LU (the
     // matrix gathered anew: the failed factorization overwrote it)
@@ -753,8 +756,8 @@ class VectorLinearSolve {
     std::vector<unsigned char> no_chol(B, 0);
     X::upload(lu_only_, no_chol.data(), size_t(B));
     gather(mask_.data(), dense_, nn, h_pool, dof_J);
-    factorize(vec::DenseSolve{n_, B, mat_interleave(), mask_.data(), lu_only_.data(), dense_.data(),
-                              piv_.data(), f, dx, ok_.data()});
+    factorize(env_major::DenseSolve{n_, B, mat_interleave(), mask_.data(), lu_only_.data(),
+                                    dense_.data(), piv_.data(), f, dx, ok_.data()});
     std::vector<unsigned char> ok2(B);
     X::download_at(ok_, 0, ok2.data(), ok2.size());
     for (int e = 0; e < B; ++e)
@@ -769,7 +772,7 @@ class VectorLinearSolve {
   long hess_pool_;
   VecSolver kind_ = VecSolver::kBanded;
   bool lanes_ = false;   // banded or dense factorizations on groups of cooperating lanes
-  bool staged_ = false;  // the banded one staged (vec::BandGatherSolve)
+  bool staged_ = false;  // the banded one staged (env_major::BandGatherSolve)
   BandLayout layout_;
   Buffer<int> slot_src_adr_, slot_src_, slot_dof_, pos_, slot_row_dof_, slot_col_dof_;
   const unsigned char* fixed_ = nullptr;  // set_fixed's

@@ -78,7 +78,7 @@
 
 namespace slender {
 
-namespace vec {
+namespace env_major {
 
 /// ground contact and friction with each environment's own friction coefficient and density
 /// scale: one (environment, node) per index (EvalStencils<GroundBinding> with mu per
@@ -190,7 +190,7 @@ struct DegenerateCount {
   }
 };
 
-}  // namespace vec
+}  // namespace env_major
 
 /// Per-environment outcome of one vectorized step.
 struct VectorStepResult {
@@ -261,10 +261,10 @@ class Engine {
   friend class RolloutAdjointOn<X>;
 
  public:
-  // the engine's loops (vec::each_heavy: on the host threaded from kParallelGrainHeavy items)
+  // the engine's loops (env_major::each_heavy: on the host threaded from kParallelGrainHeavy items)
   template <class F>
   static void each(long n, const F& f) {
-    vec::each_heavy<X>(n, f);
+    env_major::each_heavy<X>(n, f);
   }
   template <class T>
   using Buffer = typename X::template Buffer<T>;
@@ -458,7 +458,7 @@ class Engine {
     for (int d : dofs)
       stop_h_.insert(stop_h_.end(), {e, d});
     X::upload(stop_, stop_h_.data(), stop_h_.size());
-    each(long(dofs.size()), vec::StopDofs{model_->ndof, stop_.data(), u_.data(), a_.data()});
+    each(long(dofs.size()), env_major::StopDofs{model_->ndof, stop_.data(), u_.data(), a_.data()});
   }
   /// the twist angles of environment e's rod edges [rad] (velocity: their velocities
   /// [rad/s]) become v (nedge, host) now; the rest of the state stays
@@ -568,7 +568,7 @@ class Engine {
     // the state's frames are those of its configuration
     const EvalView ev = eval_view(q_.data(), d1_.data(), ref_.data());
     strains_.resize(size_t(total * w));
-    each(total, vec::Strains{mv_, ev, kind, n, strains_.data()});
+    each(total, env_major::Strains{mv_, ev, kind, n, strains_.data()});
     X::download_at(strains_, 0, out, size_t(total * w));
   }
   /// every environment's bend-twist strains (nenv x nbend x 3)
@@ -826,7 +826,8 @@ class Engine {
     if (n == 0) return;
     const LocalBuffers<3> buf = pools().template family<3>(kFamGround, n);
     se_.run(n,
-            vec::EvalGround{mv_, ev, n, buf, mu_.data(), scaled_ ? params_.data() : nullptr, want},
+            env_major::EvalGround{mv_, ev, n, buf, mu_.data(), scaled_ ? params_.data() : nullptr,
+                                  want},
             kParallelGrainHeavy);
   }
 

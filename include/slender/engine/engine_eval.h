@@ -152,7 +152,7 @@ void Engine<X>::residual_rows() {
   // the rows of DOFs an environment holds though the pattern has them: no residual
   if (held_)
     se_.run(pd_.nfree,
-            vec::ZeroHeld{pd_.nfree, m.ndof, free_dof_.data(), fixed_env_.data(), f_.data()},
+            env_major::ZeroHeld{pd_.nfree, m.ndof, free_dof_.data(), fixed_env_.data(), f_.data()},
             kParallelGrain);
   if (system_) system_->add_contact_residual(g_pool_.data() + pd_.g_off[kFamContact], f_.data());
 }
@@ -203,10 +203,10 @@ void Engine<X>::evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>&
   const long len = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
   std::vector<Red4>& s = sums_;
   s.resize(size_t(B));
-  X::env_reduce(
-      B, len,
-      vec::EvalSums{pd_.energy_pool, m.ndof, pd_.nfree, e_pool_.data(), dof_phi_.data(), f_.data()},
-      s.data(), red_scratch_);
+  X::env_reduce(B, len,
+                env_major::EvalSums{pd_.energy_pool, m.ndof, pd_.nfree, e_pool_.data(),
+                                    dof_phi_.data(), f_.data()},
+                s.data(), red_scratch_);
   if (phase_timing_) {
     times.assemble += seconds_since(t0);
   } else {

@@ -42,7 +42,7 @@ void Engine<X>::set_action(Buffer<Real>& dst,
   if (!in_executor) return X::upload(dst, src, n);
   if (n == 0) return;
   std::vector<Red4> bad(static_cast<size_t>(nenv_));
-  X::env_reduce(nenv_, len, vec::NonFiniteCount{len, src}, bad.data(), red_scratch_);
+  X::env_reduce(nenv_, len, env_major::NonFiniteCount{len, src}, bad.data(), red_scratch_);
   for (int e = 0; e < nenv_; ++e) {
     SLENDER_CHECK(bad[e].s0 == 0, what, ": ", long(bad[e].s0), " values of environment ", e,
                   " are not finite");
@@ -101,8 +101,8 @@ void Engine<X>::reset(const std::vector<unsigned char>& mask, const State& s) {
   for (const auto& p : state_parts(*this, s)) {
     X::upload(reset_src_, p.v->data(), p.v->size());
     each(long(nenv_) * p.len,
-         vec::Masked<vec::Broadcast>{vec::Broadcast{p.buf->data(), reset_src_.data(), p.len}, mk,
-                                     p.len});
+         env_major::Masked<env_major::Broadcast>{
+             env_major::Broadcast{p.buf->data(), reset_src_.data(), p.len}, mk, p.len});
   }
   for (int e = 0; e < nenv_; ++e)
     if (mask[e]) set_counters(e, s);

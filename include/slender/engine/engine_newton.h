@@ -99,9 +99,10 @@ void Engine<X>::directions(const EnvMask& running,
                       dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
   std::vector<Red4>& sm = sums_;
   sm.resize(size_t(B));
-  X::env_reduce(B, nf,
-                vec::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : batched_->ok_flags()},
-                sm.data(), red_scratch_);
+  X::env_reduce(
+      B, nf,
+      env_major::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : batched_->ok_flags()},
+      sm.data(), red_scratch_);
   if (!ok_read)
     for (int e = 0; e < B; ++e)
       okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
@@ -122,7 +123,7 @@ void Engine<X>::directions(const EnvMask& running,
     }
   }
   if (fell_back)
-    X::env_reduce(B, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
+    X::env_reduce(B, nf, env_major::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
   times_->solve += seconds_since(t0);
   for (int e = 0; e < B; ++e)
     if (running[e]) d[e] = NewtonDirection{okh[e] && sm[e].s2 == 0, sm[e].s0, sm[e].m0};
@@ -142,7 +143,7 @@ void Engine<X>::system_direction(std::vector<NewtonDirection>& d, VectorStepResu
   }
   if (d[0].solved && nf > 0) {
     Red4 sm;
-    X::env_reduce(1, nf, vec::SlopeMax{nf, dx_.data(), f_.data()}, &sm, red_scratch_);
+    X::env_reduce(1, nf, env_major::SlopeMax{nf, dx_.data(), f_.data()}, &sm, red_scratch_);
     d[0].solved = sm.s2 == 0;
     d[0].slope = sm.s0;
     d[0].dx_max = sm.m0;
@@ -195,8 +196,8 @@ void Engine<X>::trial(const std::vector<unsigned char>& mask, const std::vector<
   }
   se_.copy(y_trial_.data(), y_.data(), m.ndof);
   se_.run(pd_.nfree,
-          vec::NewtonStep{pd_.nfree, m.ndof, free_dof_.data(), dx_.data(), alpha_.data(),
-                          y_trial_.data()},
+          env_major::NewtonStep{pd_.nfree, m.ndof, free_dof_.data(), dx_.data(), alpha_.data(),
+                                y_trial_.data()},
           kParallelGrainHeavy);
 }
 
@@ -209,10 +210,10 @@ void Engine<X>::newmark_contact_force(FinalizeStep& fin) {
   contact_secant_off_ = false;
   contact_force_.resize(size_t(nenv_) * size_t(m.ndof));
   se_.copy(contact_force_.data(), zero_dofs(), m.ndof);
-  se_.run(
-      pd_.nfree,
-      vec::NegScatterFree{pd_.nfree, m.ndof, free_dof_.data(), f_.data(), contact_force_.data()},
-      kParallelGrain);
+  se_.run(pd_.nfree,
+          env_major::NegScatterFree{pd_.nfree, m.ndof, free_dof_.data(), f_.data(),
+                                    contact_force_.data()},
+          kParallelGrain);
   fin.contact_force = contact_force_.data();
   fin.contact_u = dt_ * (spec_.gamma - 2 * spec_.beta);
   fin.env = scaled_ ? params_.data() : nullptr;
@@ -235,7 +236,7 @@ void Engine<X>::finalize(const std::vector<unsigned char>& done, VectorStepResul
   if (pd_.energy_pool > 0) {
     std::vector<Red4>& s = sums_;
     s.resize(size_t(B));
-    X::env_reduce(B, pd_.energy_pool, vec::DegenerateCount{pd_.energy_pool, flags_.data()},
+    X::env_reduce(B, pd_.energy_pool, env_major::DegenerateCount{pd_.energy_pool, flags_.data()},
                   s.data(), red_scratch_);
     for (int e = 0; e < B; ++e)
       if (done[e]) {

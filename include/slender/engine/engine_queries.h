@@ -16,7 +16,7 @@
 
 namespace slender {
 
-namespace vec {
+namespace env_major {
 
 /// Each bend-twist stencil's energy split into its twist part and the rest (bending), both
 /// scaled as the pools are (the environment's Young's modulus scale, the stencil's part's
@@ -235,7 +235,7 @@ struct StartAcceleration {
   }
 };
 
-}  // namespace vec
+}  // namespace env_major
 
 template <class X>
 void Engine<X>::eval_at_state(const StepInputs& in, unsigned want, bool newmark) {
@@ -290,7 +290,7 @@ std::vector<Energies> Engine<X>::energies_of_state() {
   const Model& m = *model_;
   const int B = nenv_;
   eval_state(kEnergy, false, spec_.dt);
-  vec::EnergyLayout l;
+  env_major::EnergyLayout l;
   for_each_family([&](auto binding, Family f, long) {
     using Bd = decltype(binding);
     constexpr EnergyKind kind = Bd::kTraits.energy;
@@ -314,23 +314,23 @@ std::vector<Energies> Engine<X>::energies_of_state() {
   if (l.bt_n > 0) {
     bt_split_.resize(size_t(B) * 2 * size_t(l.bt_n));
     each(long(B) * l.bt_n,
-         vec::BendTwistSplit{mv_, query_view_, l.bt_n, se_.youngs_scales(), se_.node_parts(),
-                             se_.part_scales(), m.npart, bt_split_.data()});
+         env_major::BendTwistSplit{mv_, query_view_, l.bt_n, se_.youngs_scales(), se_.node_parts(),
+                                   se_.part_scales(), m.npart, bt_split_.data()});
   }
   std::vector<Red4> a(static_cast<size_t>(B)), b(a), c(a);
   const long pool = pd_.energy_pool;
   if (pool > 0) {
-    X::env_reduce(B, pool, vec::EnergySums{l, pool, e_pool_.data(), bt_split_.data(), false},
+    X::env_reduce(B, pool, env_major::EnergySums{l, pool, e_pool_.data(), bt_split_.data(), false},
                   a.data(), red_scratch_);
-    X::env_reduce(B, pool, vec::EnergySums{l, pool, e_pool_.data(), bt_split_.data(), true},
+    X::env_reduce(B, pool, env_major::EnergySums{l, pool, e_pool_.data(), bt_split_.data(), true},
                   b.data(), red_scratch_);
   }
   const Vec3 g = m.gravity;
   X::env_reduce(B, m.ndof,
-                vec::KineticGravity{m.ndof, m.nnode, dof_mass_.data(),
-                                    m.has_added_mass() ? node_added_mass_.data() : nullptr,
-                                    mv_.node_mass, u_.data(), q_.data(),
-                                    scaled_ ? params_.data() : nullptr, g[0], g[1], g[2]},
+                env_major::KineticGravity{m.ndof, m.nnode, dof_mass_.data(),
+                                          m.has_added_mass() ? node_added_mass_.data() : nullptr,
+                                          mv_.node_mass, u_.data(), q_.data(),
+                                          scaled_ ? params_.data() : nullptr, g[0], g[1], g[2]},
                 c.data(), red_scratch_);
   std::vector<Energies> out(static_cast<size_t>(B));
   for (int e = 0; e < B; ++e) {
@@ -359,13 +359,14 @@ void Engine<X>::reactions(const StepInputs& in, Real* out) {
   reac_key_.resize(size_t(ng));
   reac_src_.resize(size_t(ng));
   if (ng > 0) {
-    X::for_each(ng, vec::KeyFill{reac_key_.data(), reac_src_.data(), std::uint64_t(m.ndof)},
+    X::for_each(ng, env_major::KeyFill{reac_key_.data(), reac_src_.data(), std::uint64_t(m.ndof)},
                 kParallelGrain);
     for_each_family([&](auto binding, Family f, long grain) {
       using Bd = decltype(binding);
       if (!family_in_reactions(f)) return;
       const long n = Bd::count(mv_);
-      if (n > 0) X::for_each(n, vec::ReactionKeys<Bd>{mv_, pd_.g_off[f], reac_key_.data()}, grain);
+      if (n > 0)
+        X::for_each(n, env_major::ReactionKeys<Bd>{mv_, pd_.g_off[f], reac_key_.data()}, grain);
     });
     // the energies from the caller's code are internal forces too (their DOFs from the host's
     // view of the model: their stencils run there)
@@ -389,10 +390,11 @@ void Engine<X>::reactions(const StepInputs& in, Real* out) {
   reac_.resize(size_t(B) * m.ndof);
   const Vec3 g = m.gravity;
   each(long(B) * m.ndof,
-       vec::ReactionGather{m.ndof, m.nnode, ng, reac_key_.data(), reac_src_.data(), g_pool_.data(),
-                           pd_.grad_pool, mv_.node_mass, node_volume_.data(), m.buoyancy_density,
-                           g[0], g[1], g[2], in.loads_changed ? f_time_.data() : nullptr,
-                           fixed_ptr(), fixed_per_env_ ? long(m.ndof) : 0, reac_.data()});
+       env_major::ReactionGather{m.ndof, m.nnode, ng, reac_key_.data(), reac_src_.data(),
+                                 g_pool_.data(), pd_.grad_pool, mv_.node_mass, node_volume_.data(),
+                                 m.buoyancy_density, g[0], g[1], g[2],
+                                 in.loads_changed ? f_time_.data() : nullptr, fixed_ptr(),
+                                 fixed_per_env_ ? long(m.ndof) : 0, reac_.data()});
   X::download_at(reac_, 0, out, size_t(B) * m.ndof);
   if constexpr (X::kHostMemory) {
     // the caller's force at the state (host executors, one environment)
@@ -425,9 +427,9 @@ void Engine<X>::shell_bending_energy_density(const StepInputs& in, Real* out) {
   }
   shell_density_.resize(size_t(B) * m.ntri);
   each(long(B) * m.ntri,
-       vec::ShellDensity{m.ntri, shell_src_.data(), e_pool_.data(), pd_.energy_pool,
-                         pd_.e_off[kFamHinge], pd_.e_off[kFamMidEdge], mv_.tri_area_bar,
-                         shell_density_.data()});
+       env_major::ShellDensity{m.ntri, shell_src_.data(), e_pool_.data(), pd_.energy_pool,
+                               pd_.e_off[kFamHinge], pd_.e_off[kFamMidEdge], mv_.tri_area_bar,
+                               shell_density_.data()});
   X::download_at(shell_density_, 0, out, size_t(B) * m.ntri);
 }
 
@@ -441,8 +443,8 @@ void Engine<X>::newmark_start(const StepInputs& in) {
   se_.dof_terms(dof_terms_at(q_.data(), 0, 0, 1));
   residual_rows();
   if (pd_.nfree > 0)
-    each(long(B) * pd_.nfree, vec::StartAcceleration{pd_.nfree, m.ndof, free_dof_.data(), f_.data(),
-                                                     dof_mass_.data(), a_.data()});
+    each(long(B) * pd_.nfree, env_major::StartAcceleration{pd_.nfree, m.ndof, free_dof_.data(),
+                                                           f_.data(), dof_mass_.data(), a_.data()});
 }
 
 }  // namespace slender

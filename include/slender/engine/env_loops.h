@@ -2,6 +2,8 @@
 
 // Loops over (environment, item) pairs with a mask of environments: the engine's loops with
 // several environments (engine/engine.h, batch_solve.h, step_eval.h). Host and device code.
+// The engine's functors over its environment-major arrays (each environment's copy of an array
+// after the other's) live in namespace env_major, here and in the engine's headers.
 
 #include <algorithm>
 #include <type_traits>
@@ -12,7 +14,7 @@
 #include "slender/core/types.h"
 
 namespace slender {
-namespace vec {
+namespace env_major {
 
 /// dst = src, one index each
 struct Copy {
@@ -82,5 +84,5 @@ void each_heavy(long n, const Masked<F>& f) {
   each_masked<X>(n, f, kParallelGrainHeavy);
 }
 
-}  // namespace vec
+}  // namespace env_major
 }  // namespace slender

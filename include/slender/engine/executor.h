@@ -34,11 +34,11 @@
 //   for_each_env(nenv, f)          one heavy item per environment (a factorization)
 //   kLanes, for_each_env_columns(nenv, f)
 //                                  threads that cooperate on one environment's column-stepped
-//                                  factorization (vec::BandSolve: f.begin, f.column on every
+//                                  factorization (env_major::BandSolve: f.begin, f.column on every
 //                                  lane with a barrier after each column, f.finish); 1: none
 //   kStagedColumns, staged_capacity(), for_each_env_columns_staged(nenv, f)
 //                                  the same on a staging area of f.stage_size() Reals per
-//                                  environment (vec::BandGatherSolve: f.stage phases,
+//                                  environment (env_major::BandGatherSolve: f.stage phases,
 //                                  f.begin_staged, f.column_staged, f.finish_staged; on the GPU
 //                                  a warp's shared memory, at most staged_capacity() bytes);
 //                                  executors with kLanes > 1 only

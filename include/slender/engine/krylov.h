@@ -472,7 +472,7 @@ class KrylovOn {
 
 // ---- the vectorized batch's CG: every environment at once ----
 
-namespace vec {
+namespace env_major {
 
 /// y[e] = J_e x[e] over the shared CSR pattern: one (environment, row) per index
 struct EnvSpmv {
@@ -650,7 +650,7 @@ struct CountZeros {
   }
 };
 
-}  // namespace vec
+}  // namespace env_major
 
 /// PCG's iteration cap for n unknowns: 2 n, at least 200 and at most 5000 (in exact arithmetic
 /// CG ends within n iterations; round-off on the shells' ill-conditioned systems takes more:
@@ -717,24 +717,26 @@ class BatchCgOn {
     if (start(active, f, dx, ok.data(), flags)) {
       const int max_iter = vec_pcg_max_iters(n);
       for (int it = 1; it <= max_iter; ++it) {
-        each(Bn, vec::Masked<vec::EnvSpmv>{vec::EnvSpmv{n, nnz_, row_ptr_.data(), col_.data(),
-                                                        val_.data(), p_.data(), Ap_.data()},
-                                           flags, n});
-        X::env_reduce_to(B, n, vec::Dots{n, p_.data(), Ap_.data(), nullptr, nullptr}, red_);
-        each(B, vec::CgAlpha{red_.data(), rz_.data(), flags, coef_.data()});
-        each(Bn,
-             vec::Masked<vec::CgUpdate>{
-                 vec::CgUpdate{n, coef_.data(), p_.data(), Ap_.data(), dx, r_.data()}, flags, n});
-        each(Bb,
-             vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
-                                                                inv_.data(), r_.data(), z_.data()},
-                                             flags, nblock_});
-        X::env_reduce_to(B, n, vec::Dots{n, r_.data(), r_.data(), r_.data(), z_.data()}, red_);
-        each(B, vec::CgBeta{red_.data(), stop_.data(), flags, ok.data(), rz_.data(), coef_.data(),
-                            iters_.data()});
+        each(Bn, env_major::Masked<env_major::EnvSpmv>{
+                     env_major::EnvSpmv{n, nnz_, row_ptr_.data(), col_.data(), val_.data(),
+                                        p_.data(), Ap_.data()},
+                     flags, n});
+        X::env_reduce_to(B, n, env_major::Dots{n, p_.data(), Ap_.data(), nullptr, nullptr}, red_);
+        each(B, env_major::CgAlpha{red_.data(), rz_.data(), flags, coef_.data()});
+        each(Bn, env_major::Masked<env_major::CgUpdate>{
+                     env_major::CgUpdate{n, coef_.data(), p_.data(), Ap_.data(), dx, r_.data()},
+                     flags, n});
+        each(Bb, env_major::Masked<env_major::EnvBlockApply>{
+                     env_major::EnvBlockApply{nblock_, n, block_row_.data(), inv_.data(), r_.data(),
+                                              z_.data()},
+                     flags, nblock_});
+        X::env_reduce_to(B, n, env_major::Dots{n, r_.data(), r_.data(), r_.data(), z_.data()},
+                         red_);
+        each(B, env_major::CgBeta{red_.data(), stop_.data(), flags, ok.data(), rz_.data(),
+                                  coef_.data(), iters_.data()});
         if ((it % X::kPcgCheckEvery == 0 || it == max_iter) && running(flags) == 0) break;
-        each(Bn, vec::Masked<vec::CgDirection>{
-                     vec::CgDirection{n, coef_.data(), z_.data(), p_.data()}, flags, n});
+        each(Bn, env_major::Masked<env_major::CgDirection>{
+                     env_major::CgDirection{n, coef_.data(), z_.data(), p_.data()}, flags, n});
       }
       // environments still running at the cap did not converge: their ok stays 0
       std::vector<int> iters(B);
@@ -746,16 +748,16 @@ class BatchCgOn {
   }
 
  private:
-  // the batch's loops (vec::each_heavy)
+  // the batch's loops (env_major::each_heavy)
   template <class F>
   static void each(long n, const F& f) {
-    vec::each_heavy<X>(n, f);
+    env_major::each_heavy<X>(n, f);
   }
 
   // how many environments CG still runs on (a host read)
   long running(const unsigned char* run) {
     Red4 c;
-    X::env_reduce(1, nenv_, vec::CountSet{run}, &c, count_);
+    X::env_reduce(1, nenv_, env_major::CountSet{run}, &c, count_);
     return long(c.s0);
   }
 
@@ -767,20 +769,22 @@ class BatchCgOn {
       const unsigned char* active, const Real* f, Real* dx, unsigned char* ok, unsigned char* run) {
     const int B = nenv_, n = n_;
     const long Bn = long(B) * n, Bb = long(B) * nblock_;
-    each(Bb, vec::Masked<vec::EnvBlockSetup>{
-                 vec::EnvBlockSetup{nblock_, nnz_, row_ptr_.data(), col_.data(), val_.data(),
-                                    block_row_.data(), inv_.data(), block_ok_.data()},
+    each(Bb, env_major::Masked<env_major::EnvBlockSetup>{
+                 env_major::EnvBlockSetup{nblock_, nnz_, row_ptr_.data(), col_.data(), val_.data(),
+                                          block_row_.data(), inv_.data(), block_ok_.data()},
                  active, nblock_});
-    X::env_reduce_to(B, nblock_, vec::CountZeros{nblock_, block_ok_.data()}, bad_);
-    each(Bn, vec::Masked<vec::CgStart>{vec::CgStart{f, dx, r_.data()}, active, n});
-    each(Bb, vec::Masked<vec::EnvBlockApply>{vec::EnvBlockApply{nblock_, n, block_row_.data(),
-                                                                inv_.data(), r_.data(), z_.data()},
-                                             active, nblock_});
-    X::env_reduce_to(B, n, vec::Dots{n, f, f, r_.data(), z_.data()}, red_);
-    each(B, vec::CgInit{kKrylovRelTol, active, bad_.data(), red_.data(), run, ok, rz_.data(),
-                        stop_.data(), iters_.data()});
+    X::env_reduce_to(B, nblock_, env_major::CountZeros{nblock_, block_ok_.data()}, bad_);
+    each(Bn,
+         env_major::Masked<env_major::CgStart>{env_major::CgStart{f, dx, r_.data()}, active, n});
+    each(Bb, env_major::Masked<env_major::EnvBlockApply>{
+                 env_major::EnvBlockApply{nblock_, n, block_row_.data(), inv_.data(), r_.data(),
+                                          z_.data()},
+                 active, nblock_});
+    X::env_reduce_to(B, n, env_major::Dots{n, f, f, r_.data(), z_.data()}, red_);
+    each(B, env_major::CgInit{kKrylovRelTol, active, bad_.data(), red_.data(), run, ok, rz_.data(),
+                              stop_.data(), iters_.data()});
     if (running(run) == 0) return false;
-    each(Bn, vec::Masked<vec::Copy>{vec::Copy{p_.data(), z_.data()}, run, n});
+    each(Bn, env_major::Masked<env_major::Copy>{env_major::Copy{p_.data(), z_.data()}, run, n});
     return true;
   }
 

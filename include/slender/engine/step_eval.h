@@ -63,7 +63,7 @@ struct StepFrames {
   Real* ref_cur;
 };
 
-namespace vec {
+namespace env_major {
 
 /// pool[e][off + j] *= scale[e], j < len: a Young's modulus scale on the elastic families'
 /// local results (they are linear in E)
@@ -142,7 +142,7 @@ struct FirstEnv {
   SLENDER_HD void operator()(long k) const { f.at(0, k); }
 };
 
-}  // namespace vec
+}  // namespace env_major
 
 /// The shared evaluation over an executor X (engine/executor.h) for nenv environments of one
 /// model. The caller owns the state, the pools and the views; this holds the scales and the
@@ -248,8 +248,8 @@ class StepEval {
       const long n = Bd::count(mv);
       if (n == 0) return;
       run(n,
-          vec::EnvScaleByPart<Bd>{mv, node_part_.data(), part_scale_.data(), m_->npart,
-                                  p.family<Bd::kDofs>(f, n, hess)},
+          env_major::EnvScaleByPart<Bd>{mv, node_part_.data(), part_scale_.data(), m_->npart,
+                                        p.family<Bd::kDofs>(f, n, hess)},
           grain);
     });
   }
@@ -269,7 +269,7 @@ class StepEval {
     });
     scale_elastic(mv, p, kGradHess);
     run(k_size_,
-        vec::PackRange{k_start_.data(), p.h, p.h_stride, p.h_off[kFamElasticBegin], k_size_},
+        env_major::PackRange{k_start_.data(), p.h, p.h_stride, p.h_off[kFamElasticBegin], k_size_},
         kParallelGrain);
   }
 
@@ -282,9 +282,9 @@ class StepEval {
       const long n = Bd::count(mv);
       if (n == 0) return;
       run(n,
-          vec::EnvStiffnessDamping<Bd>{mv, beta_.data(), ev.q, ev.q_hat, ev.u_hat, ev.c_u,
-                                       k_start_.data(), k_size_, p.h_off[f] - begin,
-                                       p.family<Bd::kDofs>(f, n, p.h != nullptr), long(mv.ndof)},
+          env_major::EnvStiffnessDamping<Bd>{
+              mv, beta_.data(), ev.q, ev.q_hat, ev.u_hat, ev.c_u, k_start_.data(), k_size_,
+              p.h_off[f] - begin, p.family<Bd::kDofs>(f, n, p.h != nullptr), long(mv.ndof)},
           grain);
     });
   }
@@ -300,26 +300,28 @@ class StepEval {
     frames_at(mv, fr, qa);
     ev.q = qa;
     run(m.nedge,
-        vec::EnvKvAnchorStretch{m.nedge, m.ndof, qa, mv.edge_node, mv.edge_l_bar, tau,
-                                kv_anchor_.edge_len.data(), kv_scales(kFamStretch)},
+        env_major::EnvKvAnchorStretch{m.nedge, m.ndof, qa, mv.edge_node, mv.edge_l_bar, tau,
+                                      kv_anchor_.edge_len.data(), kv_scales(kFamStretch)},
         kParallelGrainMedium);
     run(m.nsedge,
-        vec::EnvKvAnchorStretch{m.nsedge, m.ndof, qa, mv.sedge_node, mv.sedge_l_bar, tau,
-                                kv_anchor_.sedge_len.data(), kv_scales(kFamShellStretch)},
+        env_major::EnvKvAnchorStretch{m.nsedge, m.ndof, qa, mv.sedge_node, mv.sedge_l_bar, tau,
+                                      kv_anchor_.sedge_len.data(), kv_scales(kFamShellStretch)},
         kParallelGrainMedium);
     run(m.nbend,
-        vec::EnvKvAnchorBendTwist{mv, ev, tau, kv_anchor_.kappa.data(), kv_anchor_.twist.data(),
-                                  kv_scales(kFamBendTwist)},
+        env_major::EnvKvAnchorBendTwist{mv, ev, tau, kv_anchor_.kappa.data(),
+                                        kv_anchor_.twist.data(), kv_scales(kFamBendTwist)},
         kParallelGrainHeavy);
-    run(m.nhinge, vec::EnvKvAnchorHinge{mv, qa, tau, kv_anchor_.phi.data(), kv_scales(kFamHinge)},
+    run(m.nhinge,
+        env_major::EnvKvAnchorHinge{mv, qa, tau, kv_anchor_.phi.data(), kv_scales(kFamHinge)},
         kParallelGrainMedium);
     run(m.nmid,
-        vec::EnvKvAnchorMidEdge{mv, ev, tau, kv_anchor_.lambda.data(), kv_scales(kFamMidEdge)},
+        env_major::EnvKvAnchorMidEdge{mv, ev, tau, kv_anchor_.lambda.data(),
+                                      kv_scales(kFamMidEdge)},
         kParallelGrainHeavy);
     const long nmem = MembraneBinding::count(mv);
     run(nmem,
-        vec::EnvKvAnchorMembrane<MembraneBinding>{mv, nmem, qa, tau, kv_anchor_.membrane.data(),
-                                                  kv_scales(kFamMembrane)},
+        env_major::EnvKvAnchorMembrane<MembraneBinding>{
+            mv, nmem, qa, tau, kv_anchor_.membrane.data(), kv_scales(kFamMembrane)},
         kParallelGrainMedium);
     if (kv_factor_ != 1)
       run(long(kv_scale_.size()), KvScaleBy{kv_scale_.data(), kv_factor_}, kParallelGrain);
@@ -351,8 +353,8 @@ class StepEval {
       const long n = Bd::count(mv);
       if (n == 0) return;
       run(n,
-          vec::EnvKelvinVoigt<Bd>{mv, ev, a, kv_scales(f), ev.c_u, dt,
-                                  p.family<Bd::kDofs>(f, n, p.h != nullptr)},
+          env_major::EnvKelvinVoigt<Bd>{mv, ev, a, kv_scales(f), ev.c_u, dt,
+                                        p.family<Bd::kDofs>(f, n, p.h != nullptr)},
           grain);
     });
   }
@@ -384,18 +386,20 @@ class StepEval {
   void copy(Real* dst, const Real* src, long per_env) {
     if (per_env <= 0) return;
     if (!act_) return X::copy(dst, src, size_t(nenv_) * size_t(per_env));
-    run(per_env, vec::Copy{dst, src}, kParallelGrain);
+    run(per_env, env_major::Copy{dst, src}, kParallelGrain);
   }
 
   /// f over per_env items of every environment (of the active ones, with a mask): without a
   /// mask X's loop over all (nenv x per_env, one environment: by at(0, k) where f has it), with
-  /// one the batch's masked loop (vec::each_masked, one environment per index on the host)
+  /// one the batch's masked loop (env_major::each_masked, one environment per index on the host)
   template <class F>
   void run(long per_env, const F& f, long grain) const {
     if (per_env <= 0) return;
-    if (act_) return vec::each_masked<X>(nenv_ * per_env, vec::Masked<F>{f, act_, per_env}, grain);
-    if constexpr (vec::HasAt<F>::value) {
-      if (nenv_ == 1) return X::for_each(per_env, vec::FirstEnv<F>{f}, grain);
+    if (act_)
+      return env_major::each_masked<X>(nenv_ * per_env, env_major::Masked<F>{f, act_, per_env},
+                                       grain);
+    if constexpr (env_major::HasAt<F>::value) {
+      if (nenv_ == 1) return X::for_each(per_env, env_major::FirstEnv<F>{f}, grain);
     }
     X::for_each(nenv_ * per_env, f, grain);
   }
@@ -408,13 +412,13 @@ class StepEval {
  private:
   void scale_range(Real* pool, long pool_size, long begin, long end) {
     if (end > begin)
-      run(end - begin, vec::ScaleRange{pool, pool_size, begin, end - begin, yscale_.data()},
+      run(end - begin, env_major::ScaleRange{pool, pool_size, begin, end - begin, yscale_.data()},
           kParallelGrain);
   }
   // where every environment's Kelvin-Voigt scales of family f live
-  vec::KvScales kv_scales(Family f) {
-    return vec::KvScales{kv_scale_.data(), kv_size_,
-                         m_->plan.e_off[f] - m_->plan.e_off[kFamElasticBegin]};
+  env_major::KvScales kv_scales(Family f) {
+    return env_major::KvScales{kv_scale_.data(), kv_size_,
+                               m_->plan.e_off[f] - m_->plan.e_off[kFamElasticBegin]};
   }
 
   const Model* m_;

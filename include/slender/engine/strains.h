@@ -29,7 +29,7 @@ SLENDER_HD inline long strain_count(const ModelView& m, StrainKind k) {
   return 0;
 }
 
-namespace vec {
+namespace env_major {
 
 /// the strains of one kind at the view's configuration (its frames those of the configuration):
 /// one (environment, element) per index into out (nenv x n x strain_width(kind))
@@ -78,6 +78,6 @@ struct Strains {
   }
 };
 
-}  // namespace vec
+}  // namespace env_major
 
 }  // namespace slender

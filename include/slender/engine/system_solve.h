@@ -272,7 +272,7 @@ class SystemSolveOn {
                                    block_inv_.data(), block_ok_.data()});
     }
     Red4 bad{};
-    X::env_reduce(1, nblock_, vec::CountZeros{nblock_, block_ok_.data()}, &bad, scratch_);
+    X::env_reduce(1, nblock_, env_major::CountZeros{nblock_, block_ok_.data()}, &bad, scratch_);
     return bad.s0 == 0;
   }
 
