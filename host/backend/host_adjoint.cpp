@@ -190,7 +190,6 @@ State transported_state(const Model& m, const State& base, const std::vector<Rea
   SLENDER_CHECK(state_fits(m, base), "transported_state: the state does not fit the model");
   SLENDER_CHECK(q.size() == size_t(m.ndof), "transported_state: q has ", q.size(),
                 " values, the model ", m.ndof, " DOFs");
-  SLENDER_CHECK(m.nmid == 0, "transported_state: mid-edge shells are not supported");
   const ModelView mv = host_view(m);
   State s = base;
   s.q = q;
@@ -202,6 +201,10 @@ State transported_state(const Model& m, const State& base, const std::vector<Rea
                            s.bend_ref_twist.data()};
   for (long k = 0; k < m.nbend; ++k)
     rt(k);
+  // the mid-edge frame vectors of q (a clamped edge's kept), as a step's end refreshes them
+  const MidEdgeFrames mf{mv, s.q.data(), s.sedge_tau0.data()};
+  for (long e = 0; e < m.nsedge && m.nmid > 0; ++e)
+    mf(e);
   return s;
 }
 

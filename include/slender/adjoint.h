@@ -89,10 +89,11 @@ struct RolloutOptions {
 /// constructor throws slender::Error naming what is not): implicit Euler, the midpoint rule or
 /// Newmark (under those two, no Kelvin-Voigt damping and no energy-consistent contact forces:
 /// integrator.energy_consistent false with the ground or contact); no Rayleigh stiffness
-/// damping, Kelvin-Voigt damping of constant-strain membranes, mid-edge shells or energies from
-/// the caller's code that read a rod's twist (the ground's dashpot, contact between bodies with
-/// friction and the pairs' dashpot, Kelvin-Voigt damping of rods, springs and hinges, and the
-/// caller's energies of the node positions are differentiated; with contact, options.solver
+/// damping, Kelvin-Voigt damping of constant-strain membranes or mid-edge shells, energies from
+/// the caller's code that read a rod's twist, mid-edge shells under the midpoint rule (the
+/// ground's dashpot, contact between bodies with friction and the pairs' dashpot, Kelvin-Voigt
+/// damping of rods, springs and hinges, mid-edge shells and the caller's energies of the node
+/// positions are differentiated; with contact, options.solver
 /// must be a direct solver). Boundary events fix and release DOFs as
 /// in a run (a held DOF's position carries its adjoint through the steps it is held). The scene's
 /// actuation is an input in time, as the loads' time functions are; a natural curvature or twist
@@ -170,7 +171,8 @@ class BatchRolloutAdjoint {
 };
 
 /// `base` moved to the configuration q (ndof): its frames transported by parallel transport
-/// (the directors, tangents, reference twists), its velocities and time kept. This is the
+/// (the directors, tangents, reference twists), its mid-edge frame vectors those of q (a clamped
+/// edge's kept, as a step's end does), its velocities and time kept. This is the
 /// perturbation of the initial state the gradient's q0 is the derivative for.
 State transported_state(const Model& model, const State& base, const std::vector<Real>& q);
 

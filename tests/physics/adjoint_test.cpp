@@ -355,6 +355,25 @@ TEST(Adjoint, HingeShellWithRodPostMatchesCentralDifferences) {
   check_all(pr, LinearLoss(pr.m->ndof, 8, 7), false, true, 1e-4, 8);
 }
 
+// Mid-edge shells (stencils/shell_midedge.h): each step's bending stencils read the frame
+// vectors tau0 of its start, a function of q_n (MidEdgeFrames), whose derivative the sweep adds
+// (shell_midedge_tau0_derivative, mid_edge_frame_adjoint). The plate with its rod post (two
+// clamped nodes: the edge between them keeps its frame), under implicit Euler and Newmark
+// (the xi DOFs are massless, which the midpoint rule's adjoint refuses); every class against
+// central differences, the initial positions with their frames (transported_state)
+TEST(Adjoint, MidEdgeShellWithRodPostMatchesCentralDifferences) {
+  for (IntegratorKind kind : {IntegratorKind::kImplicitEuler, IntegratorKind::kNewmark}) {
+    SCOPED_TRACE(int(kind));
+    std::printf("%s\n", kind == IntegratorKind::kNewmark ? "Newmark" : "implicit Euler");
+    SceneSpec sc = test::plate_with_post(ShellBending::kMidEdge)->scene;
+    tight_newton(sc.integrator.newton);
+    sc.integrator.kind = kind;
+    Problem pr = problem_of(build_model(sc));
+    ASSERT_GT(pr.m->nmid, 0);
+    check_all(pr, LinearLoss(pr.m->ndof, 8, 55), false, true, 1e-4, 8);
+  }
+}
+
 // The midpoint rule and Newmark (core/integrator.h): the cantilever's every class against
 // central differences, its rollout a Simulator's. The midpoint rule's y is the step's midpoint
 // (q_n+1 = 2 y - q_n, the frames carried to both); Newmark's predictor reads the acceleration,

@@ -118,6 +118,31 @@ TEST_P(ShellMidedgeTest, HessianMatchesGradientDifferences) {
   EXPECT_LT(test::rel_err(r.H, fd), kFdRelTol);
 }
 
+TEST_P(ShellMidedgeTest, Tau0DerivativeMatchesCentralDifferences) {
+  // lambda . dg/d(tau0[k]) (the adjoint's term) against central differences of lambda . g in
+  // each tau0[k]'s three components, lambda random over the positions and xi
+  std::mt19937_64 rng(GetParam());
+  const Config c = random_config(rng);
+  Vec<12> lam;
+  for (int i = 0; i < 12; ++i)
+    lam[i] = std::uniform_real_distribution<Real>(-1, 1)(rng);
+  LocalEval<12> r;
+  shell_midedge_eval(c.x, c.p, kGradHess, r);
+  const Vec<12> Hl = r.H * lam;
+  Vec3 d[3];
+  ASSERT_TRUE(shell_midedge_tau0_derivative(c.x, c.p, r.g, Hl, lam, d));
+  for (int k = 0; k < 3; ++k) {
+    const Vec3 fd = test::fd_gradient<3>(
+        [&](const Vec3& t) {
+          Config ct = c;
+          ct.p.tau0[k] = t;
+          return dot(grad(ct, c.x), lam);
+        },
+        c.p.tau0[k]);
+    EXPECT_LT(test::rel_err(d[k], fd), kFdRelTol) << "edge " << k;
+  }
+}
+
 TEST_P(ShellMidedgeTest, HessianIsSymmetric) {
   std::mt19937_64 rng(GetParam());
   const Config c = random_config(rng);

@@ -90,9 +90,10 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                   "gradients through time: DOF ", i,
                   " is massless, which the midpoint rule ends at its midpoint value; not "
                   "differentiated");
-  SLENDER_CHECK(m.nmid == 0,
-                "gradients through time: mid-edge shells carry frames the adjoint does not "
-                "differentiate yet (shell bending \"midedge\"); use hinge bending");
+  SLENDER_CHECK(!m.kelvin_voigt || m.nmid == 0,
+                "gradients through time: Kelvin-Voigt damping of mid-edge shells is not "
+                "differentiated yet (a part's kelvin_voigt with shell bending \"midedge\"); "
+                "rods, shell springs and hinges are");
   // the caller's energies: functions of the positions alone are (their Hessians are exact and
   // need no frames' terms); one that reads a rod's twist would need its frames' transport terms
   // as the rods' own bend-twist springs have them (transport_asym)
@@ -950,10 +951,49 @@ class RolloutAdjointOn {
         }
       }
     }
+    // the mid-edge shells' frame vectors tau0: the step's start's, a function of q_n
+    // (MidEdgeFrames), read by the bending stencils at y (q_n's adjoint directly)
+    if (m.nmid > 0) midedge_frames_start(sn, lam);
     // the Kelvin-Voigt anchors' share: the strains at q_n (its frames, alpha_n's: a twist DOF's
     // share is also its edge's frames' one)
     if (kv) kv_at_start(sn);
     if (loss) loss(n, sn.q.data(), sn.u.data(), xb_.data(), vb_.data());
+  }
+
+  // xb += -(dtau0/dq_n)^T (lambda . dg/dtau0) over the mid-edge stencils (their pools at y)
+  void midedge_frames_start(const State& sn, const std::vector<Real>& lam) {
+    const Model& m = *model_;
+    Engine<X>& en = en_;
+    const EvalView ev = en.step_eval_view(en.y_.data());
+    const Real* g = en.g_pool_.data() + en.pd_.g_off[kFamMidEdge];
+    const Real* h = en.h_pool_.data() + en.pd_.h_off[kFamMidEdge];
+    std::vector<Real>& tb = tau0_bar_;
+    tb.assign(3 * size_t(m.nsedge), 0);
+    int idx[12];
+    for (int k = 0; k < m.nmid; ++k) {
+      ShellMidEdgeBinding::dofs(en.mv_, k, idx);
+      Vec<12> gl, ll, Hl;
+      for (int a = 0; a < 12; ++a) {
+        gl[a] = g[12 * k + a];
+        ll[a] = lam[size_t(idx[a])];
+      }
+      for (int a = 0; a < 12; ++a) {
+        Real t = 0;
+        for (int b = 0; b < 12; ++b)
+          t += h[144 * size_t(k) + 12 * a + b] * ll[b];
+        Hl[a] = t;
+      }
+      Vec3 d[3];
+      if (!ShellMidEdgeBinding::tau0_derivative(en.mv_, ev, 0, k, gl, Hl, ll, d)) continue;
+      const int t = m.mid_tri[size_t(k)];
+      for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 3; ++c)
+          tb[3 * size_t(m.tri_edge[3 * size_t(t) + a]) + c] -= d[a][c];
+    }
+    for (int e = 0; e < m.nsedge; ++e)
+      mid_edge_frame_adjoint(en.mv_, sn.q.data(), e,
+                             vec3(tb[3 * size_t(e)], tb[3 * size_t(e) + 1], tb[3 * size_t(e) + 2]),
+                             xb_.data());
   }
 
   // dL/d(load k) of step n for every signal k: -lambda . (g(s + delta e_k) - g(s)) / delta over
@@ -1186,8 +1226,8 @@ class RolloutAdjointOn {
   State final_;
   long recomputed_ = 0;
   RolloutGradient* grad_ = nullptr;
-  std::vector<Real> xb_, vb_, ab_, accb_, ha_, hb_, ha1_, hb1_, x1t_, ab_in_, y_h_, rhs_, vals_,
-      rf_, lf_, lam_, mass_, w_, uy_, held_col_;
+  std::vector<Real> xb_, vb_, ab_, accb_, ha_, hb_, ha1_, hb1_, x1t_, ab_in_, y_h_, tau0_bar_, rhs_,
+      vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
   std::vector<Real> dash_;  // the ground's and the pairs' dashpots' term of q_n's adjoint
   // Kelvin-Voigt: each family's lambda . F and lambda . dF/d(anchor) per stencil, q_n's share
   std::vector<Real> kv_dot_[kNumFamilies], kv_coef_[kNumFamilies], kv_v_;

@@ -389,19 +389,12 @@ struct ShellMidEdgeBinding {
       out[9 + a] = m.xi_base + m.sedge_xi[m.tri_edge[3 * t + a]];
     }
   }
-  /// `Lambda`, when given, receives the triangle's shape operator at q
-  SLENDER_HD static void eval(const ModelView& m,
-                              const EvalView& s,
-                              int env,
-                              long k,
-                              unsigned want,
-                              LocalEval<12>& r,
-                              Mat3* Lambda = nullptr) {
+  /// stencil k's local DOF values (positions, xi) and parameters at the view's configuration
+  SLENDER_HD static void local(
+      const ModelView& m, const EvalView& s, int env, long k, Vec<12>& x, ShellMidedge::Params& p) {
     const Real* q = s.q + long(env) * m.ndof;
     const Real* tau0 = s.sedge_tau0 + long(env) * m.nsedge * 3;
     const int t = m.mid_tri[k];
-    Vec<12> x;
-    ShellMidedge::Params p;
     for (int a = 0; a < 3; ++a) {
       for (int i = 0; i < 3; ++i)
         x[3 * a + i] = q[3 * m.tri_node[3 * t + a] + i];
@@ -422,7 +415,34 @@ struct ShellMidEdgeBinding {
       for (int a = 0; a < 3; ++a)
         p.kappa_bar[a] = c[a];
     }
+  }
+  /// `Lambda`, when given, receives the triangle's shape operator at q
+  SLENDER_HD static void eval(const ModelView& m,
+                              const EvalView& s,
+                              int env,
+                              long k,
+                              unsigned want,
+                              LocalEval<12>& r,
+                              Mat3* Lambda = nullptr) {
+    Vec<12> x;
+    ShellMidedge::Params p;
+    local(m, s, env, k, x, p);
     shell_midedge_eval(x, p, want, r, Lambda);
+  }
+  /// lambda . dg/d(tau0) of stencil k for its three edges' tau0, from its gradient g and H
+  /// lambda (shell_midedge_tau0_derivative; the adjoint's term); false where degenerate
+  SLENDER_HD static bool tau0_derivative(const ModelView& m,
+                                         const EvalView& s,
+                                         int env,
+                                         long k,
+                                         const Vec<12>& g,
+                                         const Vec<12>& Hl,
+                                         const Vec<12>& lambda,
+                                         Vec3 out[3]) {
+    Vec<12> x;
+    ShellMidedge::Params p;
+    local(m, s, env, k, x, p);
+    return shell_midedge_tau0_derivative(x, p, g, Hl, lambda, out);
   }
 };
 
@@ -461,6 +481,53 @@ struct MidEdgeFrames {
       tau0[3 * i + c] = tau[c];
   }
 };
+
+/// qbar += (d tau0_e / dq)^T w for shell edge e's frame vector as MidEdgeFrames computes it from
+/// the configuration q (one environment's, ndof): through its edge and its triangles' unit
+/// normals (the adjoint's term, engine/adjoint.h). Nothing for an edge without xi or a clamped
+/// one (its tau0 does not follow q), nor where tau0 has no direction.
+SLENDER_HD inline void mid_edge_frame_adjoint(
+    const ModelView& m, const Real* q, long e, const Vec3& w, Real* qbar) {
+  if (m.sedge_xi[e] < 0 || m.sedge_frame_fixed[e]) return;
+  auto pos = [q](int n) { return vec3(q[3 * n], q[3 * n + 1], q[3 * n + 2]); };
+  auto add = [qbar](int n, const Vec3& v) {
+    for (int c = 0; c < 3; ++c)
+      qbar[3 * n + c] += v[c];
+  };
+  Vec3 n_avg = vec3(0, 0, 0), nt[2], C[2], D[2];
+  Real ln[2] = {0, 0};
+  for (int a = 0; a < 2; ++a) {
+    const int t = m.sedge_tri[2 * e + a];
+    if (t < 0) continue;
+    const Vec3 x0 = pos(m.tri_node[3 * t]);
+    C[a] = pos(m.tri_node[3 * t + 1]) - x0;
+    D[a] = pos(m.tri_node[3 * t + 2]) - x0;
+    nt[a] = cross(C[a], D[a]);
+    ln[a] = norm(nt[a]);
+    if (ln[a] > 0) n_avg += nt[a] / ln[a];
+  }
+  const int na = m.sedge_node[2 * e], nb = m.sedge_node[2 * e + 1];
+  const Vec3 ed = pos(nb) - pos(na);
+  const Vec3 tau = cross(n_avg, ed);
+  const Real lt = norm(tau);
+  if (!(lt > 0)) return;
+  const Vec3 t0 = tau / lt;
+  const Vec3 wt = (w - dot(t0, w) * t0) / lt;  // by tau = n_avg x ed
+  const Vec3 ned = cross(wt, n_avg);           // by ed
+  add(nb, ned);
+  add(na, -1 * ned);
+  const Vec3 nav = cross(ed, wt);  // by n_avg
+  for (int a = 0; a < 2; ++a) {
+    const int t = m.sedge_tri[2 * e + a];
+    if (t < 0 || !(ln[a] > 0)) continue;
+    const Vec3 u = nt[a] / ln[a];
+    const Vec3 nN = (nav - dot(u, nav) * u) / ln[a];  // by N = C x D
+    const Vec3 nC = cross(D[a], nN), nD = cross(nN, C[a]);
+    add(m.tri_node[3 * t + 1], nC);
+    add(m.tri_node[3 * t + 2], nD);
+    add(m.tri_node[3 * t], -1 * (nC + nD));
+  }
+}
 
 /// Contact of one node with the ground, with Coulomb friction.
 struct GroundBinding {
