@@ -220,6 +220,41 @@ TEST_P(GroundContactTest, SecantJacobianMatchesCentralDifferences) {
   }
 }
 
+// the secant's derivative by the distance at the step's start at a fixed midpoint (the
+// adjoint's term, ground_secant_start_derivative), with and without friction, on both shapes
+TEST_P(GroundContactTest, SecantStartDerivativeMatchesCentralDifferences) {
+  for (int shape = 0; shape < 2; ++shape) {
+    for (Real mu : {Real(0), Real(0.6)}) {
+      SCOPED_TRACE(std::string(shape == 0 ? "plane" : "wavy") + (mu > 0 ? ", friction" : ""));
+      GroundContact::Params p = random_params(rng, random_ground(shape));
+      p.mu = mu;
+      const Vec3 x = place_node(p.ground, rng, uniform(rng, -1, 1) * p.delta);
+      set_velocity(p, rng, x, random_velocity(p, rng, x, Slip::kSliding));
+      const Vec3 x0 = x + test::random_vec3(rng, 0.3 * p.delta);
+      Vec3 gd;
+      Mat3 hd;
+      p.step.a = 2;
+      p.step.D0 = ground_distance(p.ground, x0, gd, hd);
+      Vec3 dg;
+      ASSERT_TRUE(ground_secant_start_derivative(x, p, dg));
+      // (the fourth-order difference: the secant's quotient rounds off where a central
+      // difference's step would be short enough)
+      auto at = [&](Real d) {
+        GroundContact::Params a = p;
+        a.step.D0 += d;
+        return grad_of(a, x);
+      };
+      const Real h = 1e-3 * p.delta;
+      const Vec3 fd = (8 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12 * h);
+      EXPECT_LT(test::rel_err(dg, fd), kFdRelTol);
+    }
+  }
+  // no secant: no derivative
+  GroundContact::Params p = random_params(rng, random_ground(0));
+  Vec3 dg;
+  EXPECT_FALSE(ground_secant_start_derivative(place_node(p.ground, rng, 0), p, dg));
+}
+
 // on a plane the secant's work over the step x0 -> 2 x - x0 (x its midpoint) is the penalty's
 // change exactly, for steps from 1e-9 to 3 ramp widths through it; at rest (x0 = x) it is the
 // pointwise force

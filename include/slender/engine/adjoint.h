@@ -71,12 +71,17 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "frames, under the midpoint rule and Newmark): a part's kelvin_voigt with "
                 "integrator.type ",
                 spec.kind == IntegratorKind::kImplicitMidpoint ? "midpoint" : "newmark");
-  SLENDER_CHECK(
-      contact_step_coeffs(spec, spec.dt).a == 0 || !(m.ground.enabled || m.contact.enabled),
-      "gradients through time: the energy-consistent contact forces (the discrete "
-      "gradient over the step, integrator.energy_consistent) are not differentiated; "
-      "set integrator.energy_consistent to false for the ground and contact of this ",
-      spec.kind == IntegratorKind::kImplicitMidpoint ? "midpoint" : "Newmark", " scene");
+  // (the midpoint rule's secant ground force is: its start's distance, ground_secant_start_
+  // derivative; Newmark evaluates it at the step's midpoint, whose start dependence is not)
+  const bool secant = contact_step_coeffs(spec, spec.dt).a > 0;
+  SLENDER_CHECK(!secant || !(m.contact.enabled ||
+                             (m.ground.enabled && spec.kind == IntegratorKind::kNewmark)),
+                "gradients through time: the energy-consistent contact forces (the discrete "
+                "gradient over the step, integrator.energy_consistent) are differentiated for "
+                "the ground under the midpoint rule only; set integrator.energy_consistent to "
+                "false for the ",
+                m.contact.enabled ? "contact between bodies" : "ground", " of this ",
+                spec.kind == IntegratorKind::kImplicitMidpoint ? "midpoint" : "Newmark", " scene");
   SLENDER_CHECK(!m.stiffness_damping,
                 "gradients through time: Rayleigh stiffness damping takes the elastic Hessian at "
                 "the step's start, whose derivative needs the energies' third derivatives: not "
@@ -749,6 +754,25 @@ class RolloutAdjointOn {
       }
     }
 
+    // the midpoint rule's secant ground force: its normal force psi reads the distance at the
+    // step's start x0 = q_n (start_: q_n's adjoint directly, not through the predictor)
+    start_.assign(size_t(nd), 0);
+    if (mid && en.mv_.ground_on && contact_step_coeffs(spec_, dt_).a > 0) {
+      const EvalView ev = en.step_eval_view(en.y_.data());
+      const Real dens = ep ? ep[0] : Real(1);
+      for (int k = 0; k < nn; ++k) {
+        Vec3 dg, gd;
+        if (!GroundBinding::secant_start_derivative(en.mv_, ev, 0, k, en.mu_.data()[0], dens, dg,
+                                                    gd))
+          continue;
+        Real sl = 0;
+        for (int i = 0; i < 3; ++i)
+          sl += dg[i] * lam[size_t(3 * k + i)];
+        for (int i = 0; i < 3; ++i)
+          start_[size_t(3 * k + i)] -= sl * gd[i];
+      }
+    }
+
     // the contact pairs' dashpots: normal, activation and reduced mass from the step's start
     // (pair_dashpot_start_derivative); their force goes as the square root of the density
     // scale (the reduced mass; the contact stiffness is the model's)
@@ -934,6 +958,8 @@ class RolloutAdjointOn {
     } else {
       add_edge_transpose(ha_, ab_, 1, xb_);
     }
+    for (int i = 0; i < nd; ++i)
+      xb_[size_t(i)] += start_[size_t(i)];
     // the midpoint rule's energy-momentum stretching: its secant from q_n
     // (scaled as the stencil; q_n's adjoint directly)
     if (mid && stretch_secant_on(spec_) && m.nedge > 0) {
@@ -1226,8 +1252,8 @@ class RolloutAdjointOn {
   State final_;
   long recomputed_ = 0;
   RolloutGradient* grad_ = nullptr;
-  std::vector<Real> xb_, vb_, ab_, accb_, ha_, hb_, ha1_, hb1_, x1t_, ab_in_, y_h_, tau0_bar_, rhs_,
-      vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
+  std::vector<Real> xb_, vb_, ab_, accb_, ha_, hb_, ha1_, hb1_, x1t_, ab_in_, y_h_, tau0_bar_,
+      start_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
   std::vector<Real> dash_;  // the ground's and the pairs' dashpots' term of q_n's adjoint
   // Kelvin-Voigt: each family's lambda . F and lambda . dF/d(anchor) per stencil, q_n's share
   std::vector<Real> kv_dot_[kNumFamilies], kv_coef_[kNumFamilies], kv_v_;

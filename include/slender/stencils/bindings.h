@@ -560,16 +560,50 @@ struct GroundBinding {
                                             Real mu,
                                             LocalEval<3>& r,
                                             Real mass_scale) {
+    ContactView<3> cv;
+    GroundContact::Params p;
+    setup(m, s, env, k, want, mu, mass_scale, cv, p);
+    ground_contact_eval(cv.x, p, want, r);
+    cv.weigh(want, r);
+  }
+  /// the derivative of node k's penalty and friction forces by its distance Delta_0 at the
+  /// step's start under the midpoint rule's secant (ground_secant_start_derivative) and that
+  /// distance's gradient there (the adjoint's term); false where there is none
+  SLENDER_HD static bool secant_start_derivative(const ModelView& m,
+                                                 const EvalView& s,
+                                                 int env,
+                                                 long k,
+                                                 Real mu,
+                                                 Real mass_scale,
+                                                 Vec3& dg,
+                                                 Vec3& grad_D0) {
+    ContactView<3> cv;
+    GroundContact::Params p;
+    setup(m, s, env, k, kGrad, mu, mass_scale, cv, p);
+    if (!cv.secant || cv.scaled) return false;
+    if (!ground_secant_start_derivative(cv.x, p, dg)) return false;
+    Mat3 hd;
+    ground_distance(p.ground, cv.x0, grad_D0, hd);
+    return true;
+  }
+  /// node k's contact view and ground parameters as a step's evaluation takes them
+  SLENDER_HD static void setup(const ModelView& m,
+                               const EvalView& s,
+                               int env,
+                               long k,
+                               unsigned want,
+                               Real mu,
+                               Real mass_scale,
+                               ContactView<3>& cv,
+                               GroundContact::Params& p) {
     const long base = long(env) * m.ndof;
-    GroundContact::Params p = m.ground;
+    p = m.ground;
     p.mu = mu;
     const int dof = 3 * int(k);
-    ContactView<3> cv;
     cv.gather(s, base, &dof, want);
     // the integrator's offsets as the stencil reads them, u = u_hat + c_u (x - q_hat): the
     // step's own, or under Newmark's form q_hat = x0, u_hat = 0 (the mean velocity; the
     // dashpot's start q_hat - u_hat / c_u is then x0)
-    const Vec3 x = cv.x;
     const bool mid = cv.secant && cv.hm != 1;
     p.c_u = cv.c_u;
     for (int i = 0; i < 3; ++i) {
@@ -593,8 +627,6 @@ struct GroundBinding {
       Mat3 hd;
       p.step = contact_step_of(s, ground_distance(p.ground, cv.x0, gd, hd));
     }
-    ground_contact_eval(x, p, want, r);
-    cv.weigh(want, r);
   }
 };
 

@@ -69,4 +69,27 @@ SLENDER_HD inline void contact_secant(
   dpsi = Real(0.5) * st.a * d2m;
 }
 
+/// dpsi/dDelta_0 of contact_secant's psi at a fixed Delta(y) (the adjoint's term: Delta_0 is the
+/// step's start's): with Delta_e = Delta_0 + a (Delta - Delta_0) and h = Delta_e - Delta_0,
+/// (phi'(Delta_e) (1 - a) - phi'(Delta_0) + a psi) / h; where contact_secant takes the midpoint
+/// values, (1 - a / 2) phi''(Delta_m) (0 for the midpoint rule's a = 2).
+template <class Phi>
+SLENDER_HD inline Real contact_secant_start_derivative(const Phi& phi,
+                                                       const ContactStep& st,
+                                                       Real D,
+                                                       Real delta) {
+  const Real De = st.D0 + st.a * (D - st.D0);
+  const Real h = De - st.D0;
+  if (::fabs(h) > Real(1e-6) * delta) {
+    Real d1e, d10;
+    const Real pe = phi(De, &d1e, nullptr);
+    const Real p0 = phi(st.D0, &d10, nullptr);
+    const Real psi = (pe - p0) / h;
+    return (d1e * (1 - st.a) - d10 + st.a * psi) / h;
+  }
+  Real d1m, d2m;
+  phi(Real(0.5) * (st.D0 + De), &d1m, &d2m);
+  return (1 - Real(0.5) * st.a) * d2m;
+}
+
 }  // namespace slender

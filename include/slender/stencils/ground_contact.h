@@ -240,6 +240,38 @@ SLENDER_HD inline void ground_penalty_friction_eval(
 
 }  // namespace detail
 
+/// The derivative of ground_contact_eval's penalty and friction forces by the distance Delta_0 at
+/// the step's start, where the normal force is the step's secant psi (p.step on; the adjoint's
+/// term): both are psi times Gamma = grad Delta - mu |grad Delta| phi w (ground_penalty_friction
+/// _eval), so dg/dDelta_0 = (dpsi/dDelta_0) Gamma (contact_secant_start_derivative). False (dg
+/// unset) where it is zero or the secant is off.
+SLENDER_HD inline bool ground_secant_start_derivative(const Vec3& x,
+                                                      const GroundContact::Params& p,
+                                                      Vec3& dg) {
+  if (!p.step.on()) return false;
+  const Real k_c = p.k_per_kg > 0 ? p.k_per_kg * p.mass : p.k_c;
+  Vec3 dD;
+  Mat3 HD;
+  const Real D = ground_distance(p.ground, x, dD, HD);
+  const Real K1 = 15 / p.delta;
+  const Real dpsi =
+      contact_secant_start_derivative(detail::GroundPenaltyFn{K1, k_c}, p.step, D, p.delta);
+  if (dpsi == 0) return false;
+  Vec3 G = dD;
+  if (p.mu > 0) {
+    const Real a = norm(dD);
+    const Vec3 m = dD / a;
+    const Real K2 = 15 / p.nu;
+    const Vec3 u = p.u_hat + p.c_u * (x - p.q_hat);
+    const Vec3 w = u - dot(m, u) * m;
+    Real T, dT_over_y;
+    detail::friction_tanh_ratio(Real(0.5) * K2 * norm(w), T, dT_over_y);
+    G += (-p.mu * a * Real(0.5) * K2 * T) * w;
+  }
+  dg = dpsi * G;
+  return true;
+}
+
 /// Normal contact energy (E), negated contact and friction forces (g) and, on request, their
 /// Jacobian (H, not symmetric when mu > 0) of one node against the ground, and the normal
 /// dashpot (contact_damping.h) with the normal, activation and mass at the step's start.
