@@ -87,9 +87,8 @@ struct RolloutOptions {
 
 /// A rollout and its gradient. The model must be one the adjoint linearizes exactly (the
 /// constructor throws slender::Error naming what is not): implicit Euler, the midpoint rule or
-/// Newmark (under those two, no Kelvin-Voigt damping and no energy-consistent contact forces
-/// but the midpoint rule's ground: integrator.energy_consistent false for the others); no
-/// Rayleigh stiffness
+/// Newmark (under those two, no Kelvin-Voigt damping; under Newmark, no energy-consistent
+/// contact forces: integrator.energy_consistent false); no Rayleigh stiffness
 /// damping, Kelvin-Voigt damping of constant-strain membranes or mid-edge shells, energies from
 /// the caller's code that read a rod's twist, mid-edge shells under the midpoint rule (the
 /// ground's dashpot, contact between bodies with friction and the pairs' dashpot, Kelvin-Voigt

@@ -1083,6 +1083,27 @@ TEST(Adjoint, RodRodContactWithFrictionMatchesCentralDifferences) {
   check_contact(pr, 33, kSteps, true);
 }
 
+// Contact between bodies under the midpoint rule with its energy-consistent pair forces (the
+// penalty's secant from the pairs' distances at the step's start: imc_secant_start_derivative),
+// friction and the pairs' dashpot: the slider dropped onto the rails at 0.2 m/s. Every class
+// against fourth-order differences at ten times the step (the secants' round-off, as above),
+// over 3 steps to 1e-6 and over 12 to 2e-4 (contact's kinks, as above)
+TEST(Adjoint, MidpointRodRodContactSecantMatchesCentralDifferences) {
+  SceneBuilder b = slider_on_rails(0.3, 0.4);
+  b.integrator().kind = IntegratorKind::kImplicitMidpoint;
+  Problem pr = problem_of(build_model(b.build()));
+  const Model& m = *pr.m;
+  ASSERT_TRUE(m.scene.integrator.energy_consistent);
+  for (int i = m.nnode - 9; i < m.nnode; ++i)
+    pr.s0.u[size_t(3 * i + 2)] = -0.2;
+  for (const int steps : {3, 12}) {
+    SCOPED_TRACE(std::to_string(steps) + " steps");
+    std::printf("  %d steps:\n", steps);
+    check_all(pr, LinearLoss(m.ndof, steps, 35), true, true, 1e-5, steps, steps == 3 ? 1e-6 : 2e-4,
+              10, true);
+  }
+}
+
 // ... and with the pairs' dashpot (restitution 0.4): its normal, activation and reduced mass
 // come from the step's start, whose derivative the sweep adds (pair_dashpot_start_derivative);
 // the slider also dropped onto the rails at 0.2 m/s

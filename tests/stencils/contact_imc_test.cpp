@@ -781,6 +781,46 @@ TEST(ContactImcFriction, OffOutOfRangeAndWithoutCoefficient) {
   EXPECT_TRUE(all_zero(s.eval(x, far, kGradHess, nullptr, &f)));
 }
 
+// the secant's derivative by the distance at the step's start at a fixed midpoint (the
+// adjoint's term, imc_secant_start_derivative), edge-edge and point-triangle, with friction and
+// without, against the fourth-order difference in Delta_0 (the secant's quotient rounds off
+// where a central difference's step would be short enough)
+template <class Distance>
+void check_secant_start(std::mt19937_64& rng, const Vec<12>& x) {
+  Distance dist;
+  ContactDistance cd;
+  dist(x, kEnergy, cd, nullptr, nullptr);
+  const Real D = cd.delta;
+  const ImcParams p{40, 0.8 * D, 0.5 * D};  // (in range: D < d + delta)
+  ImcFriction f{0.5, 0.01, 100, {}};
+  for (int a = 0; a < 5; ++a)
+    f.u[a] = test::random_vec3(rng);
+  const ImcFriction* cases[2] = {nullptr, &f};
+  for (const ImcFriction* fr : cases) {
+    ContactStep st;
+    st.a = 2;
+    st.D0 = D + uniform(rng, -0.3, 0.3) * p.delta;
+    Vec<12> dg;
+    ASSERT_TRUE((detail::imc_secant_start_derivative<12, Distance>(x, p, fr, st, dg)));
+    auto at = [&](Real h) {
+      ContactStep s2 = st;
+      s2.D0 += h;
+      LocalEval<12> r;
+      detail::imc_eval<12, Distance>(x, p, kGrad, r, nullptr, fr, &s2);
+      return r.g;
+    };
+    const Real h = 1e-3 * p.delta;
+    const Vec<12> fd = (8 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12 * h);
+    EXPECT_LT(test::rel_err(dg, fd), test::kFdRelTol) << (fr ? "friction" : "frictionless");
+  }
+}
+
+TEST_P(ContactImcSeeds, SecantStartDerivativeMatchesCentralDifferences) {
+  std::mt19937_64 rng(GetParam());
+  check_secant_start<detail::EdgeEdgeDistanceFn>(rng, random_edge_edge(rng, 1));
+  check_secant_start<detail::PointTriangleDistanceFn>(rng, random_point_triangle(rng, 0));
+}
+
 }  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

@@ -71,17 +71,16 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "frames, under the midpoint rule and Newmark): a part's kelvin_voigt with "
                 "integrator.type ",
                 spec.kind == IntegratorKind::kImplicitMidpoint ? "midpoint" : "newmark");
-  // (the midpoint rule's secant ground force is: its start's distance, ground_secant_start_
-  // derivative; Newmark evaluates it at the step's midpoint, whose start dependence is not)
-  const bool secant = contact_step_coeffs(spec, spec.dt).a > 0;
-  SLENDER_CHECK(!secant || !(m.contact.enabled ||
-                             (m.ground.enabled && spec.kind == IntegratorKind::kNewmark)),
-                "gradients through time: the energy-consistent contact forces (the discrete "
-                "gradient over the step, integrator.energy_consistent) are differentiated for "
-                "the ground under the midpoint rule only; set integrator.energy_consistent to "
-                "false for the ",
-                m.contact.enabled ? "contact between bodies" : "ground", " of this ",
-                spec.kind == IntegratorKind::kImplicitMidpoint ? "midpoint" : "Newmark", " scene");
+  // (the midpoint rule's secant contact forces are: their start's distances, ground_secant_
+  // start_derivative, imc_secant_start_derivative; Newmark evaluates them at the step's
+  // midpoint, whose start dependence is not)
+  SLENDER_CHECK(contact_step_coeffs(spec, spec.dt).a == 0 ||
+                    spec.kind != IntegratorKind::kNewmark ||
+                    !(m.ground.enabled || m.contact.enabled),
+                "gradients through time: Newmark's energy-consistent contact forces (the "
+                "discrete gradient over the step, integrator.energy_consistent) are not "
+                "differentiated (the midpoint rule's are); set integrator.energy_consistent to "
+                "false for the ground and contact of this Newmark scene");
   SLENDER_CHECK(!m.stiffness_damping,
                 "gradients through time: Rayleigh stiffness damping takes the elastic Hessian at "
                 "the step's start, whose derivative needs the energies' third derivatives: not "
@@ -771,6 +770,30 @@ class RolloutAdjointOn {
         for (int i = 0; i < 3; ++i)
           start_[size_t(3 * k + i)] -= sl * gd[i];
       }
+    }
+
+    // and its secant contact pairs' normal forces, from their distances at the step's start
+    if (mid && en.mv_.npair + en.mv_.npt > 0 && contact_step_coeffs(spec_, dt_).a > 0) {
+      const ModelView& mv = en.mv_;
+      const EvalView ev = en.step_eval_view(en.y_.data());
+      auto pairs = [&](auto distance, long npair, const int* pnode, const Real* pd,
+                       const Real* pmu) {
+        using Distance = decltype(distance);
+        for (long k = 0; k < npair; ++k) {
+          const int* node = pnode + 4 * k;
+          Vec<12> dg, gd;
+          if (!detail::contact_pair_secant_start_derivative<Distance>(mv, ev, 0, node, pd[k],
+                                                                      pmu ? pmu[k] : 0, dg, gd))
+            continue;
+          Real sl = 0;
+          for (int j = 0; j < 12; ++j)
+            sl += dg[j] * lam[size_t(3 * node[j / 3] + j % 3)];
+          for (int j = 0; j < 12; ++j)
+            start_[size_t(3 * node[j / 3] + j % 3)] -= sl * gd[j];
+        }
+      };
+      pairs(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d, mv.pair_mu);
+      pairs(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d, mv.pt_mu);
     }
 
     // the contact pairs' dashpots: normal, activation and reduced mass from the step's start

@@ -725,6 +725,71 @@ SLENDER_HD inline bool pair_dashpot_start_derivative(const ModelView& m,
   return true;
 }
 
+/// a contact pair's view, friction (fr: whether it acts) and step as a step's evaluation takes
+/// them (contact_pair_eval)
+template <class Distance>
+SLENDER_HD inline void contact_pair_setup(const ModelView& m,
+                                          const EvalView& s,
+                                          long base,
+                                          const int* dof,
+                                          Real mu,
+                                          unsigned want,
+                                          ContactView<12>& cv,
+                                          ImcFriction& f,
+                                          bool& fr,
+                                          ContactStep& step) {
+  cv.gather(s, base, dof, want);
+  // friction: the node velocities at x
+  fr = mu > 0 && cv.moving;
+  if (fr) {
+    f.mu = mu;
+    f.nu = m.contact_nu;
+    f.c_u = cv.c_u;
+    for (int a = 0; a < 4; ++a)
+      f.u[a] = cv.u.template segment<3>(3 * a);
+    f.u[4] = Vec3::zero();
+  }
+  // the step's secant normal force needs the distance at the step's start
+  step = ContactStep{};
+  if (cv.secant) {
+    Distance dist0;
+    ContactDistance c0;
+    dist0(cv.x0, kEnergy, c0, nullptr, nullptr);
+    step = contact_step_of(s, c0.delta);
+  }
+}
+
+/// the derivative of a contact pair's penalty and friction forces by its distance at the step's
+/// start under the midpoint rule's secant (imc_secant_start_derivative) and that distance's
+/// gradient there (the adjoint's term); false where there is none
+template <class Distance>
+SLENDER_HD inline bool contact_pair_secant_start_derivative(const ModelView& m,
+                                                            const EvalView& s,
+                                                            int env,
+                                                            const int* node,
+                                                            Real d,
+                                                            Real mu,
+                                                            Vec<12>& dg,
+                                                            Vec<12>& grad_D0) {
+  int dof[4];
+  for (int a = 0; a < 4; ++a)
+    dof[a] = 3 * node[a];
+  ContactView<12> cv;
+  ImcFriction f;
+  bool fr = false;
+  ContactStep step;
+  contact_pair_setup<Distance>(m, s, long(env) * m.ndof, dof, mu, kGrad, cv, f, fr, step);
+  if (!cv.secant || cv.scaled) return false;
+  if (!imc_secant_start_derivative<12, Distance>(cv.x, ImcParams{m.contact_k, d, m.contact_delta},
+                                                 fr ? &f : nullptr, step, dg))
+    return false;
+  Distance dist0;
+  ContactDistance c0;
+  grad_D0 = Vec<12>::zero();
+  dist0(cv.x0, kGrad, c0, &grad_D0, nullptr);
+  return true;
+}
+
 /// one 4-node contact pair (nodes `node`, contact distance d, friction coefficient mu) of
 /// either kind: the distance functor picks edge-edge or point-triangle; in the integrator's view
 /// of the step (ContactView: the step's midpoint and mean velocity under the energy-consistent
@@ -743,27 +808,11 @@ SLENDER_HD inline void contact_pair_eval(const ModelView& m,
   for (int a = 0; a < 4; ++a)
     dof[a] = 3 * node[a];
   ContactView<12> cv;
-  cv.gather(s, base, dof, want);
-  r.g.set_zero();  // out of range the stencil returns early; keep every path defined
-  // friction: the node velocities at x
   ImcFriction f;
-  const bool fr = mu > 0 && cv.moving;
-  if (fr) {
-    f.mu = mu;
-    f.nu = m.contact_nu;
-    f.c_u = cv.c_u;
-    for (int a = 0; a < 4; ++a)
-      f.u[a] = cv.u.template segment<3>(3 * a);
-    f.u[4] = Vec3::zero();
-  }
-  // the step's secant normal force needs the distance at the step's start
+  bool fr = false;
   ContactStep step;
-  if (cv.secant) {
-    Distance dist0;
-    ContactDistance c0;
-    dist0(cv.x0, kEnergy, c0, nullptr, nullptr);
-    step = contact_step_of(s, c0.delta);
-  }
+  contact_pair_setup<Distance>(m, s, base, dof, mu, want, cv, f, fr, step);
+  r.g.set_zero();  // out of range the stencil returns early; keep every path defined
   imc_eval<12, Distance>(cv.x, ImcParams{m.contact_k, d, m.contact_delta}, want, r, nullptr,
                          fr ? &f : nullptr, &step);
   if (m.contact_zeta > 0 && cv.c_u > 0 && cv.moving && s.q_hat && m.node_mass) {

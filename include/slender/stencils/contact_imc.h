@@ -297,6 +297,41 @@ SLENDER_HD inline void imc_eval(const Vec<N>& x,
   imc_compose(x, cd, p, fr, step, want, gD, HD, out);
 }
 
+// the derivative of imc_eval's penalty and friction forces by the distance at the step's start,
+// under a step's secant (the adjoint's term): both are the secant normal force psi times one
+// vector Gamma (the distance's gradient and the friction's share per unit normal force), so
+// dg/dDelta_0 = (dpsi/dDelta_0) Gamma (contact_secant_start_derivative); false (dg unset) where
+// it is zero, the secant is off or the pair is out of range at both ends
+template <int N, class Distance>
+SLENDER_HD inline bool imc_secant_start_derivative(const Vec<N>& x,
+                                                   const ImcParams& p,
+                                                   const ImcFriction* fr,
+                                                   const ContactStep& step,
+                                                   Vec<N>& dg) {
+  if (!step.on()) return false;
+  Distance dist;
+  ContactDistance cd;
+  dist(x, kEnergy, cd, nullptr, nullptr);
+  LocalEval<N> out;
+  if (imc_out_of_range(cd, p, &step, kGrad, out)) return false;
+  Vec<N> gD = Vec<N>::zero();
+  Mat<N, N> HD;
+  dist(x, kGrad, cd, &gD, &HD);
+  Real e1, e2;
+  imc_energy(cd.delta, p, &e1, &e2);
+  contact_secant(ImcEnergyFn{p}, step, cd.delta, p.delta, e1, e2);
+  const Real dpsi = contact_secant_start_derivative(ImcEnergyFn{p}, step, cd.delta, p.delta);
+  if (dpsi == 0) return false;
+  Vec<N> G = gD;
+  if (fr && e1 != 0) {  // (the friction's force per unit normal force)
+    out.g.set_zero();
+    imc_friction_add(x, cd, e1, e2, *fr, kGrad, out);
+    G += (1 / e1) * out.g;
+  }
+  dg = dpsi * G;
+  return true;
+}
+
 }  // namespace detail
 
 /// IMC energy and, on request, gradient and Hessian (12 x 12; symmetric without friction) of an
