@@ -9,7 +9,10 @@
 // integrator's dt or --dt, fixed: every step must converge), loss = its last node's final position;
 // apps/scenes/gripper.json is the other bench (five fingers coiling into each other with
 // rod-rod friction).
-//   slender_adjoint_bench [--repeats 5] [--steps 200] [--scene FILE] [--markdown FILE]
+// --integrator midpoint|newmark replaces the integrator (Newmark's with pointwise contact forces,
+// integrator.energy_consistent false: its secant contact forces are not differentiated).
+//   slender_adjoint_bench [--repeats 5] [--steps 200] [--scene FILE] [--integrator KIND]
+//                         [--markdown FILE]
 
 #include <algorithm>
 #include <chrono>
@@ -44,13 +47,13 @@ Stats stats(std::vector<double> v) {
 int main(int argc, char** argv) {
   int reps = 5, N = 200;
   double dt_arg = 0;
-  std::string markdown, scene;
+  std::string markdown, scene, integrator = "euler";
   for (int i = 1; i < argc; ++i) {
     const bool more = i + 1 < argc;
     if (!std::strcmp(argv[i], "--help")) {
       std::printf(
           "slender_adjoint_bench [--repeats N=5] [--steps N=200] [--scene FILE [--dt S]] "
-          "[--markdown FILE]\n"
+          "[--integrator euler|midpoint|newmark] [--markdown FILE]\n"
           "  a rollout's gradient against the rollout (docs/gradients.md)\n");
       return 0;
     } else if (!std::strcmp(argv[i], "--repeats") && more) {
@@ -61,6 +64,13 @@ int main(int argc, char** argv) {
       dt_arg = std::atof(argv[++i]);
     } else if (!std::strcmp(argv[i], "--scene") && more) {
       scene = argv[++i];
+    } else if (!std::strcmp(argv[i], "--integrator") && more) {
+      integrator = argv[++i];
+      if (integrator != "euler" && integrator != "midpoint" && integrator != "newmark") {
+        std::fprintf(stderr, "--integrator: euler, midpoint or newmark, got %s\n",
+                     integrator.c_str());
+        return 2;
+      }
     } else if (!std::strcmp(argv[i], "--markdown") && more) {
       markdown = argv[++i];
     } else {
@@ -101,6 +111,13 @@ int main(int argc, char** argv) {
     m = build_model(sc);
     nn = m->nnode;
   }
+  if (integrator != "euler") {
+    SceneSpec sc = m->scene;
+    sc.integrator.kind =
+        integrator == "midpoint" ? IntegratorKind::kImplicitMidpoint : IntegratorKind::kNewmark;
+    if (integrator == "newmark") sc.integrator.energy_consistent = false;
+    m = build_model(sc);
+  }
   const Real dt = m->scene.integrator.dt;
   const int head = 3 * (nn - 1);
   auto loss = [&](int n, const Real*, const Real*, Real* dq, Real*) {
@@ -133,8 +150,9 @@ int main(int argc, char** argv) {
                     gr.density_scale);
     }
   }
-  std::printf("%s: %d nodes, ndof %d, N = %d steps of %g s, %d repetitions\n",
-              scene.empty() ? "snake" : m->scene.name.c_str(), nn, m->ndof, N, dt, reps);
+  std::printf("%s: %d nodes, ndof %d, N = %d steps of %g s (%s), %d repetitions\n",
+              scene.empty() ? "snake" : m->scene.name.c_str(), nn, m->ndof, N, dt,
+              integrator.c_str(), reps);
   FILE* md = markdown.empty() ? nullptr : std::fopen(markdown.c_str(), "w");
   if (md)
     std::fprintf(md,
