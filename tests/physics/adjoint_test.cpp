@@ -68,13 +68,13 @@ std::shared_ptr<const Model> cantilever() {
   return build_model(cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8)).build());
 }
 
-/// a rod lying on the ground (restitution 1: no dashpot), friction mu = 0.4, pushed along
-/// and across by forces on its nodes
-std::shared_ptr<const Model> rod_on_ground() {
+/// a rod from height z0 to z1 above the ground (friction 0.4, slip tolerance 1 cm/s, contact
+/// distance 1 mm set in g, the rest of g as given), under gravity, dt = 2 ms, Newton's
+/// tolerances tight
+SceneBuilder rod_above_ground(GroundSpec g, Real z0 = 5e-3, Real z1 = 4e-3) {
   SceneBuilder b;
   const int mat = b.material("m", 1000, 5e5, 0.4);
-  b.straight_rod("r", vec3(0, 0, 2e-3), vec3(0.1, 0, 2e-3), 6, mat, SceneBuilder::circle(2e-3));
-  GroundSpec g;
+  b.straight_rod("r", vec3(0, 0, z0), vec3(0.1, 0, z1), 6, mat, SceneBuilder::circle(2e-3));
   g.friction = 0.4;
   g.slip_velocity = 1e-2;
   g.contact_distance = 1e-3;
@@ -82,7 +82,13 @@ std::shared_ptr<const Model> rod_on_ground() {
   b.gravity(vec3(0, 0, -9.8));
   b.integrator().dt = 2e-3;
   tight_newton(b);
-  return build_model(b.build());
+  return b;
+}
+
+/// a rod lying on the ground (restitution 1: no dashpot), friction mu = 0.4, pushed along
+/// and across by forces on its nodes
+std::shared_ptr<const Model> rod_on_ground() {
+  return build_model(rod_above_ground(GroundSpec{}, 2e-3, 2e-3).build());
 }
 
 /// the loss: fixed random weights on every state's q and u
@@ -499,18 +505,9 @@ TEST(Adjoint, MidpointAndNewmarkGroundFrictionMatchCentralDifferences) {
 // fourth-order difference at ten times the step, as for the other secant rollouts; without the
 // start term every class is about 1e-2 off)
 TEST(Adjoint, MidpointImpactOnTheGroundsSecantMatchesCentralDifferences) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 5e5, 0.4);
-  b.straight_rod("r", vec3(0, 0, 5e-3), vec3(0.1, 0, 4e-3), 6, mat, SceneBuilder::circle(2e-3));
   GroundSpec g;
-  g.friction = 0.4;
-  g.slip_velocity = 1e-2;
-  g.contact_distance = 1e-3;
-  b.ground(g);
-  b.gravity(vec3(0, 0, -9.8));
-  b.integrator().dt = 2e-3;
+  SceneBuilder b = rod_above_ground(g);
   b.integrator().kind = IntegratorKind::kImplicitMidpoint;
-  tight_newton(b);
   Problem pr = problem_of(build_model(b.build()));
   const Model& m = *pr.m;
   ASSERT_TRUE(m.scene.integrator.energy_consistent);
@@ -944,20 +941,10 @@ TEST(Adjoint, BoundaryEventsMatchCentralDifferences) {
 TEST(Adjoint, GroundDashpotMatchesCentralDifferences) {
   for (const bool automatic : {true, false}) {
     SCOPED_TRACE(automatic ? "automatic stiffness" : "given stiffness");
-    SceneBuilder b;
-    const int mat = b.material("m", 1000, 5e5, 0.4);
-    b.straight_rod("r", vec3(0, 0, 5e-3), vec3(0.1, 0, 4e-3), 6, mat, SceneBuilder::circle(2e-3));
     GroundSpec g;
-    g.friction = 0.4;
-    g.slip_velocity = 1e-2;
-    g.contact_distance = 1e-3;
     g.restitution = 0.3;
     if (!automatic) g.stiffness = 50;
-    b.ground(g);
-    b.gravity(vec3(0, 0, -9.8));
-    b.integrator().dt = 2e-3;
-    tight_newton(b);
-    Problem pr = problem_of(build_model(b.build()));
+    Problem pr = problem_of(build_model(rod_above_ground(g).build()));
     const Model& m = *pr.m;
     ASSERT_LT(m.ground.restitution, 1);
     for (int i = 0; i < m.nnode; ++i)

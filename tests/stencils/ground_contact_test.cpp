@@ -172,6 +172,18 @@ class GroundContactTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override { rng.seed(GetParam()); }
   Ground random_ground(int shape) { return shape == 0 ? random_plane(rng) : random_wavy(rng); }
+  /// a node sliding at its height h (in ramp widths) within a step of the midpoint rule's
+  /// secant from a start 0.3 ramp widths away (p.step)
+  Vec3 secant_node(GroundContact::Params& p, Real h) {
+    const Vec3 x = place_node(p.ground, rng, h * p.delta);
+    set_velocity(p, rng, x, random_velocity(p, rng, x, Slip::kSliding));
+    const Vec3 x0 = x + test::random_vec3(rng, 0.3 * p.delta);
+    Vec3 gd;
+    Mat3 hd;
+    p.step.a = 2;
+    p.step.D0 = ground_distance(p.ground, x0, gd, hd);
+    return x;
+  }
   std::mt19937_64 rng;
 };
 
@@ -206,13 +218,7 @@ TEST_P(GroundContactTest, SecantJacobianMatchesCentralDifferences) {
   for (int shape = 0; shape < 2; ++shape) {
     SCOPED_TRACE(shape == 0 ? "plane" : "wavy");
     GroundContact::Params p = random_params(rng, random_ground(shape));
-    const Vec3 x = place_node(p.ground, rng, uniform(rng, -1, 2) * p.delta);
-    set_velocity(p, rng, x, random_velocity(p, rng, x, Slip::kSliding));
-    const Vec3 x0 = x + test::random_vec3(rng, 0.3 * p.delta);
-    Vec3 gd;
-    Mat3 hd;
-    p.step.a = 2;
-    p.step.D0 = ground_distance(p.ground, x0, gd, hd);
+    const Vec3 x = secant_node(p, uniform(rng, -1, 2));
     EXPECT_LT(jacobian_fd_error(p, x), kFdRelTol);
     GroundContact::Params q = p;
     q.mu = 0;
@@ -228,13 +234,7 @@ TEST_P(GroundContactTest, SecantStartDerivativeMatchesCentralDifferences) {
       SCOPED_TRACE(std::string(shape == 0 ? "plane" : "wavy") + (mu > 0 ? ", friction" : ""));
       GroundContact::Params p = random_params(rng, random_ground(shape));
       p.mu = mu;
-      const Vec3 x = place_node(p.ground, rng, uniform(rng, -1, 1) * p.delta);
-      set_velocity(p, rng, x, random_velocity(p, rng, x, Slip::kSliding));
-      const Vec3 x0 = x + test::random_vec3(rng, 0.3 * p.delta);
-      Vec3 gd;
-      Mat3 hd;
-      p.step.a = 2;
-      p.step.D0 = ground_distance(p.ground, x0, gd, hd);
+      const Vec3 x = secant_node(p, uniform(rng, -1, 1));
       Vec3 dg;
       ASSERT_TRUE(ground_secant_start_derivative(x, p, dg));
       // (the fourth-order difference: the secant's quotient rounds off where a central

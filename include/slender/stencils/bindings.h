@@ -725,39 +725,41 @@ SLENDER_HD inline bool pair_dashpot_start_derivative(const ModelView& m,
   return true;
 }
 
-/// a contact pair's view, friction (fr: whether it acts) and step as a step's evaluation takes
-/// them (contact_pair_eval)
+/// a contact pair's DOFs, view, friction and step as a step's evaluation takes them
+/// (contact_pair_eval)
 template <class Distance>
-SLENDER_HD inline void contact_pair_setup(const ModelView& m,
-                                          const EvalView& s,
-                                          long base,
-                                          const int* dof,
-                                          Real mu,
-                                          unsigned want,
-                                          ContactView<12>& cv,
-                                          ImcFriction& f,
-                                          bool& fr,
-                                          ContactStep& step) {
-  cv.gather(s, base, dof, want);
-  // friction: the node velocities at x
-  fr = mu > 0 && cv.moving;
-  if (fr) {
-    f.mu = mu;
-    f.nu = m.contact_nu;
-    f.c_u = cv.c_u;
+struct ContactPairSetup {
+  int dof[4];
+  ContactView<12> cv;
+  ImcFriction f;
+  bool fr = false;  // friction acts
+  ContactStep step;
+  SLENDER_HD void at(
+      const ModelView& m, const EvalView& s, long base, const int* node, Real mu, unsigned want) {
     for (int a = 0; a < 4; ++a)
-      f.u[a] = cv.u.template segment<3>(3 * a);
-    f.u[4] = Vec3::zero();
+      dof[a] = 3 * node[a];
+    cv.gather(s, base, dof, want);
+    // friction: the node velocities at x
+    fr = mu > 0 && cv.moving;
+    if (fr) {
+      f.mu = mu;
+      f.nu = m.contact_nu;
+      f.c_u = cv.c_u;
+      for (int a = 0; a < 4; ++a)
+        f.u[a] = cv.u.template segment<3>(3 * a);
+      f.u[4] = Vec3::zero();
+    }
+    // the step's secant normal force needs the distance at the step's start
+    step = ContactStep{};
+    if (cv.secant) {
+      Distance dist0;
+      ContactDistance c0;
+      dist0(cv.x0, kEnergy, c0, nullptr, nullptr);
+      step = contact_step_of(s, c0.delta);
+    }
   }
-  // the step's secant normal force needs the distance at the step's start
-  step = ContactStep{};
-  if (cv.secant) {
-    Distance dist0;
-    ContactDistance c0;
-    dist0(cv.x0, kEnergy, c0, nullptr, nullptr);
-    step = contact_step_of(s, c0.delta);
-  }
-}
+  SLENDER_HD const ImcFriction* friction() const { return fr ? &f : nullptr; }
+};
 
 /// the derivative of a contact pair's penalty and friction forces by its distance at the step's
 /// start under the midpoint rule's secant (imc_secant_start_derivative) and that distance's
@@ -771,22 +773,16 @@ SLENDER_HD inline bool contact_pair_secant_start_derivative(const ModelView& m,
                                                             Real mu,
                                                             Vec<12>& dg,
                                                             Vec<12>& grad_D0) {
-  int dof[4];
-  for (int a = 0; a < 4; ++a)
-    dof[a] = 3 * node[a];
-  ContactView<12> cv;
-  ImcFriction f;
-  bool fr = false;
-  ContactStep step;
-  contact_pair_setup<Distance>(m, s, long(env) * m.ndof, dof, mu, kGrad, cv, f, fr, step);
-  if (!cv.secant || cv.scaled) return false;
-  if (!imc_secant_start_derivative<12, Distance>(cv.x, ImcParams{m.contact_k, d, m.contact_delta},
-                                                 fr ? &f : nullptr, step, dg))
+  ContactPairSetup<Distance> ps;
+  ps.at(m, s, long(env) * m.ndof, node, mu, kGrad);
+  if (!ps.cv.secant || ps.cv.scaled) return false;
+  if (!imc_secant_start_derivative<12, Distance>(
+          ps.cv.x, ImcParams{m.contact_k, d, m.contact_delta}, ps.friction(), ps.step, dg))
     return false;
   Distance dist0;
   ContactDistance c0;
   grad_D0 = Vec<12>::zero();
-  dist0(cv.x0, kGrad, c0, &grad_D0, nullptr);
+  dist0(ps.cv.x0, kGrad, c0, &grad_D0, nullptr);
   return true;
 }
 
@@ -804,17 +800,13 @@ SLENDER_HD inline void contact_pair_eval(const ModelView& m,
                                          unsigned want,
                                          LocalEval<12>& r) {
   const long base = long(env) * m.ndof;
-  int dof[4];
-  for (int a = 0; a < 4; ++a)
-    dof[a] = 3 * node[a];
-  ContactView<12> cv;
-  ImcFriction f;
-  bool fr = false;
-  ContactStep step;
-  contact_pair_setup<Distance>(m, s, base, dof, mu, want, cv, f, fr, step);
+  ContactPairSetup<Distance> ps;
+  ps.at(m, s, base, node, mu, want);
+  const ContactView<12>& cv = ps.cv;
+  const int* dof = ps.dof;
   r.g.set_zero();  // out of range the stencil returns early; keep every path defined
   imc_eval<12, Distance>(cv.x, ImcParams{m.contact_k, d, m.contact_delta}, want, r, nullptr,
-                         fr ? &f : nullptr, &step);
+                         ps.friction(), &ps.step);
   if (m.contact_zeta > 0 && cv.c_u > 0 && cv.moving && s.q_hat && m.node_mass) {
     // the normal dashpot (contact_damping.h): normal, activation and reduced mass at the step's
     // start x_lag (q_hat - u_hat / c_u; Newmark's form: x0)
