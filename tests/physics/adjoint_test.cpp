@@ -333,16 +333,22 @@ TEST(Adjoint, CantileverEveryParameterClassMatchesCentralDifferences) {
   check_all(pr, LinearLoss(m.ndof, kSteps, 5), true, true);
 }
 
+/// the rod on the ground pushed along x and across y at every step, sliding (the slip speed
+/// passes the friction's tolerance)
+void push_along_and_across(Problem& pr) {
+  const int nn = pr.m->nnode;
+  pr.a.forces.assign(size_t(kSteps) * 3 * nn, 0);
+  for (int n = 0; n < kSteps; ++n)
+    for (int i = 0; i < nn; ++i) {
+      pr.a.forces[size_t(n) * 3 * nn + 3 * i] = 2e-3;
+      pr.a.forces[size_t(n) * 3 * nn + 3 * i + 1] = (i % 2 ? 1e-3 : -5e-4);
+    }
+}
+
 TEST(Adjoint, RodOnGroundWithFrictionMatchesCentralDifferences) {
   Problem pr = problem_of(rod_on_ground());
   const Model& m = *pr.m;
-  // pushed along x and across y, sliding (the slip speed passes the friction's tolerance)
-  pr.a.forces.assign(size_t(kSteps) * 3 * m.nnode, 0);
-  for (int n = 0; n < kSteps; ++n)
-    for (int i = 0; i < m.nnode; ++i) {
-      pr.a.forces[size_t(n) * 3 * m.nnode + 3 * i] = 2e-3;
-      pr.a.forces[size_t(n) * 3 * m.nnode + 3 * i + 1] = (i % 2 ? 1e-3 : -5e-4);
-    }
+  push_along_and_across(pr);
   // (a force step of 1e-4 N moves the slip speeds across a good part of the friction's
   // regularization and measures its curvature: 7e-5 off; 1e-6 N agrees to 1e-8)
   check_all(pr, LinearLoss(m.ndof, kSteps, 6), true, false, 1e-6);
@@ -488,12 +494,7 @@ TEST(Adjoint, MidpointAndNewmarkGroundFrictionMatchCentralDifferences) {
     sc.forces.ground.restitution = 0.5;  // (the dashpot on)
     Problem pr = problem_of(build_model(sc));
     const Model& m = *pr.m;
-    pr.a.forces.assign(size_t(kSteps) * 3 * m.nnode, 0);
-    for (int n = 0; n < kSteps; ++n)
-      for (int i = 0; i < m.nnode; ++i) {
-        pr.a.forces[size_t(n) * 3 * m.nnode + 3 * i] = 2e-3;
-        pr.a.forces[size_t(n) * 3 * m.nnode + 3 * i + 1] = (i % 2 ? 1e-3 : -5e-4);
-      }
+    push_along_and_across(pr);
     check_all(pr, LinearLoss(m.ndof, kSteps, 53), true, false, 1e-6, kSteps, 1e-6,
               consistent ? 10 : 1, consistent);
   }
