@@ -3,14 +3,14 @@
 // Exact gradients through time (docs/gradients.md): the adjoint of a rollout of N implicit
 // Euler, implicit midpoint or Newmark steps of one simulation on the CPU. A scalar loss L of
 // the states (q_n, u_n), n = 0..N, is differentiated with respect to the actions of every step
-// (natural curvatures and twists
-// of the rods' bend-twist springs, natural angles of the shells' hinges, external forces on the
-// nodes, the fixed DOFs' targets, the actuators' loads), the material parameters (Young's
-// modulus scale of the model and of each part, density scale, mass damping, the Kelvin-Voigt
+// (natural curvatures and twists of the rods' bend-twist springs, natural angles of the shells'
+// hinges, natural curvatures of the mid-edge shells' triangles, external forces on the nodes,
+// the fixed DOFs' targets, the actuators' loads), the material parameters (Young's modulus
+// scale of the model and of each part, density scale, mass damping, the Kelvin-Voigt
 // retardation times' scale) and the initial state (its free DOFs; Newmark's accelerations
-// too). Each converged step is
-// linearized by the implicit-function theorem on its residual R(x_n+1; x_n, u_n, p) = 0
-// (engine/adjoint.h), one solve with the transpose of its exact Jacobian per step, backwards;
+// too). Each converged step is linearized by the implicit-function theorem on its residual
+// R(x_n+1; x_n, u_n, p) = 0 (engine/adjoint.h), one solve with the transpose of its exact
+// Jacobian per step, backwards;
 // checkpointing keeps every k-th state and recomputes the steps in between.
 
 #include <functional>
@@ -30,7 +30,10 @@ struct RolloutActions {
   std::vector<Real> kappa_bar;  ///< natural curvatures kappa1, kappa2 [-] (N x nbend x 2)
   std::vector<Real> tau_bar;    ///< natural twists [rad]                  (N x nbend)
   std::vector<Real> phi_bar;    ///< shell hinges' natural angles [rad]    (N x nhinge)
-  std::vector<Real> forces;     ///< external forces on the nodes [N]      (N x nnode x 3)
+  /// mid-edge shell triangles' natural curvature components [1/m] (N x nmid x 3), as
+  /// set_natural_midedge_curvature takes them (stencils/shell_midedge.h: along t^k t^k / l_bar^k^2)
+  std::vector<Real> midedge_kappa_bar;
+  std::vector<Real> forces;  ///< external forces on the nodes [N]      (N x nnode x 3)
   /// every fixed DOF's value at the end of each step (N x nfixed, in the model's fixed_dof
   /// order: positions [m], twists [rad]), as Simulator::set_fixed_targets takes them: the
   /// scene's prescribed motions give way to them
@@ -59,10 +62,11 @@ struct RolloutGradient {
   /// the initial state's accelerations (ndof; Newmark's predictor reads them; 0 for the other
   /// integrators and at held DOFs)
   std::vector<Real> a0;
-  std::vector<Real> kappa_bar;  ///< (N x nbend x 2)
-  std::vector<Real> tau_bar;    ///< (N x nbend)
-  std::vector<Real> phi_bar;    ///< (N x nhinge)
-  std::vector<Real> forces;     ///< (N x nnode x 3; 0 at held DOFs)
+  std::vector<Real> kappa_bar;          ///< (N x nbend x 2)
+  std::vector<Real> tau_bar;            ///< (N x nbend)
+  std::vector<Real> phi_bar;            ///< (N x nhinge)
+  std::vector<Real> midedge_kappa_bar;  ///< (N x nmid x 3)
+  std::vector<Real> forces;             ///< (N x nnode x 3; 0 at held DOFs)
   /// (N x nfixed; 0 where a fixed DOF is released in that step, and for a rollout without
   /// fixed_targets: the scene's motions are then inputs, not differentiated)
   std::vector<Real> fixed_targets;

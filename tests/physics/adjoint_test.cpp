@@ -217,6 +217,18 @@ void check_all(const Problem& base,
     };
     expect_directional("natural hinge angle", dot(g.phi_bar, d), L, 1e-5, tol, fourth);
   }
+  if (strains && m.nmid > 0) {
+    // the mid-edge triangles' natural curvatures at every step, around the problem's (or 0)
+    const std::vector<Real> d = random_vector(size_t(steps) * 3 * m.nmid, seed++);
+    auto L = [&](Real h) {
+      Problem pr = base;
+      if (pr.a.midedge_kappa_bar.empty()) pr.a.midedge_kappa_bar.assign(d.size(), 0);
+      for (size_t i = 0; i < d.size(); ++i)
+        pr.a.midedge_kappa_bar[i] += h * d[i];
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional("mid-edge curvature", dot(g.midedge_kappa_bar, d), L, 1e-4, tol, fourth);
+  }
   if (actions && !base.a.fixed_targets.empty()) {
     // the fixed DOFs' targets at every step (positions and twists), 1e-7 along d
     const std::vector<Real> d = random_vector(base.a.fixed_targets.size(), seed++);

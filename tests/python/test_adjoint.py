@@ -93,9 +93,10 @@ def test_rollout_gradient_matches_central_differences():
 
 
 def test_hinge_angles_and_fixed_targets_are_actions():
-    # the shells' natural hinge angles and the fixed DOFs' targets per step, each against
-    # central differences (a clamped plate folded by its hinges' natural angles; the
-    # cantilever's clamp raised and turned along a path)
+    # the shells' natural hinge angles (or mid-edge curvatures) and the fixed DOFs' targets per
+    # step, each against central differences (a clamped plate folded by its hinges' natural
+    # angles or its triangles' natural curvatures; the cantilever's clamp raised and turned
+    # along a path)
     b = slender.SceneBuilder("plate")
     b.material("m", 1000, 1e6, 0.3)
     b.rectangle_shell("p", [0.04, 0, 0], [0, 0.03, 0], 0.01, "m", 1e-3)
@@ -104,6 +105,17 @@ def test_hinge_angles_and_fixed_targets_are_actions():
     b.integrator(type="implicit_euler", dt=0.01, newton=TIGHT)
     plate = b.build()
     check_argument(plate, "phi_bar", np.full((6, plate.nhinge), 0.05), 1e-5, 5, steps=6)
+    # the same plate with mid-edge bending, folded by its triangles' natural curvatures
+    b = slender.SceneBuilder("plate")
+    b.material("m", 1000, 1e6, 0.3)
+    b.rectangle_shell("p", [0.04, 0, 0], [0, 0.03, 0], 0.01, "m", 1e-3, bending="mid_edge")
+    b.fix_nodes("p", [0, 1])
+    b.gravity([0.3, -0.2, -9.8])
+    b.integrator(type="implicit_euler", dt=0.01, newton=TIGHT)
+    midedge = b.build()
+    assert midedge.nmid > 0
+    check_argument(midedge, "midedge_kappa_bar", np.full((6, midedge.nmid, 3), 2.0), 1e-4, 7,
+                   steps=6)
 
     model = cantilever()
     fixed = np.asarray(model.fixed_dofs)

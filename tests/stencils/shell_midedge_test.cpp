@@ -37,6 +37,8 @@ Real tri_area(const Vec<12>& x) {
   return Real(0.5) * norm(cross(node(x, 1) - node(x, 0), node(x, 2) - node(x, 0)));
 }
 
+Real rel(Real a, Real b) { return std::fabs(a - b) / std::max(std::fabs(b), test::kFloor); }
+
 Real trace(const Mat3& m) { return m(0, 0) + m(1, 1) + m(2, 2); }
 
 Real energy_of(const Mat3& L, const ShellMidedge::Params& p) {
@@ -140,6 +142,31 @@ TEST_P(ShellMidedgeTest, Tau0DerivativeMatchesCentralDifferences) {
         },
         c.p.tau0[k]);
     EXPECT_LT(test::rel_err(d[k], fd), kFdRelTol) << "edge " << k;
+  }
+}
+
+TEST_P(ShellMidedgeTest, NaturalCurvatureDerivativeMatchesCentralDifferences) {
+  // lambda . dg/d(kappa_bar[k]) (the adjoint's term for the actuated natural curvature) against
+  // central differences of lambda . g in each kappa_bar[k]
+  std::mt19937_64 rng(GetParam());
+  Config c = random_config(rng);
+  for (int k = 0; k < 3; ++k)
+    c.p.kappa_bar[k] = std::uniform_real_distribution<Real>(-1, 1)(rng);
+  Vec<12> lam;
+  for (int i = 0; i < 12; ++i)
+    lam[i] = std::uniform_real_distribution<Real>(-1, 1)(rng);
+  LocalEval<12> r;
+  shell_midedge_eval(c.x, c.p, kGradHess, r);
+  Real d[3];
+  ASSERT_TRUE(shell_midedge_kappa_derivative(c.x, c.p, r.g, r.H * lam, lam, d));
+  for (int k = 0; k < 3; ++k) {
+    auto at = [&](Real h) {
+      Config ck = c;
+      ck.p.kappa_bar[k] += h;
+      return dot(grad(ck, c.x), lam);
+    };
+    const Real h = 1e-5, fd = (at(h) - at(-h)) / (2 * h);
+    EXPECT_LT(rel(d[k], fd), kFdRelTol) << "edge " << k;
   }
 }
 

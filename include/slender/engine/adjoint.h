@@ -96,7 +96,7 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                   "differentiated");
   SLENDER_CHECK(!m.kelvin_voigt || m.nmid == 0,
                 "gradients through time: Kelvin-Voigt damping of mid-edge shells is not "
-                "differentiated yet (a part's kelvin_voigt with shell bending \"midedge\"); "
+                "differentiated yet (a part's kelvin_voigt with shell bending \"mid_edge\"); "
                 "rods, shell springs and hinges are");
   // the caller's energies: functions of the positions alone are (their Hessians are exact and
   // need no frames' terms); one that reads a rod's twist would need its frames' transport terms
@@ -165,12 +165,14 @@ class RolloutAdjointOn {
     check_size(a.kappa_bar, size_t(steps) * 2 * m.nbend, "actions.kappa_bar", "N x nbend x 2");
     check_size(a.tau_bar, size_t(steps) * m.nbend, "actions.tau_bar", "N x nbend");
     check_size(a.phi_bar, size_t(steps) * m.nhinge, "actions.phi_bar", "N x nhinge");
+    check_size(a.midedge_kappa_bar, size_t(steps) * 3 * m.nmid, "actions.midedge_kappa_bar",
+               "N x nmid x 3");
     check_size(a.forces, size_t(steps) * 3 * m.nnode, "actions.forces", "N x nnode x 3");
     check_size(a.fixed_targets, size_t(steps) * m.fixed_dof.size(), "actions.fixed_targets",
                "N x nfixed");
     check_size(a.loads, size_t(steps) * m.signals.size(), "actions.loads", "N x nsignal");
-    for (const std::vector<Real>* v :
-         {&a.kappa_bar, &a.tau_bar, &a.phi_bar, &a.forces, &a.fixed_targets, &a.loads})
+    for (const std::vector<Real>* v : {&a.kappa_bar, &a.tau_bar, &a.phi_bar, &a.midedge_kappa_bar,
+                                       &a.forces, &a.fixed_targets, &a.loads})
       for (size_t i = 0; i < v->size(); ++i)
         SLENDER_CHECK(std::isfinite((*v)[i]), "rollout: an action value is not finite (entry ", i,
                       ")");
@@ -223,6 +225,7 @@ class RolloutAdjointOn {
     g.kappa_bar.assign(size_t(N_) * 2 * m.nbend, 0);
     g.tau_bar.assign(size_t(N_) * m.nbend, 0);
     g.phi_bar.assign(size_t(N_) * m.nhinge, 0);
+    g.midedge_kappa_bar.assign(size_t(N_) * 3 * m.nmid, 0);
     g.forces.assign(size_t(N_) * 3 * m.nnode, 0);
     g.fixed_targets.assign(size_t(N_) * m.fixed_dof.size(), 0);
     g.loads.assign(size_t(N_) * m.signals.size(), 0);
@@ -296,6 +299,8 @@ class RolloutAdjointOn {
     if (!act_.tau_bar.empty()) en_.set_natural_twist(act_.tau_bar.data() + size_t(n) * m.nbend);
     if (!act_.phi_bar.empty())
       en_.set_natural_hinge_angle(act_.phi_bar.data() + size_t(n) * m.nhinge);
+    if (!act_.midedge_kappa_bar.empty())
+      en_.set_natural_midedge_curvature(act_.midedge_kappa_bar.data() + size_t(n) * 3 * m.nmid);
     if (!act_.forces.empty()) {
       en_.set_forces(act_.forces.data() + size_t(n) * 3 * m.nnode);
     } else {
@@ -1002,15 +1007,16 @@ class RolloutAdjointOn {
     }
     // the mid-edge shells' frame vectors tau0: the step's start's, a function of q_n
     // (MidEdgeFrames), read by the bending stencils at y (q_n's adjoint directly)
-    if (m.nmid > 0) midedge_frames_start(sn, lam);
+    if (m.nmid > 0) midedge_frames_and_curvatures(n, sn, lam);
     // the Kelvin-Voigt anchors' share: the strains at q_n (its frames, alpha_n's: a twist DOF's
     // share is also its edge's frames' one)
     if (kv) kv_at_start(sn);
     if (loss) loss(n, sn.q.data(), sn.u.data(), xb_.data(), vb_.data());
   }
 
-  // xb += -(dtau0/dq_n)^T (lambda . dg/dtau0) over the mid-edge stencils (their pools at y)
-  void midedge_frames_start(const State& sn, const std::vector<Real>& lam) {
+  // xb += -(dtau0/dq_n)^T (lambda . dg/dtau0) over the mid-edge stencils (their pools at y), and
+  // their natural curvatures' gradients at step n (shell_midedge_kappa_derivative)
+  void midedge_frames_and_curvatures(int n, const State& sn, const std::vector<Real>& lam) {
     const Model& m = *model_;
     Engine<X>& en = en_;
     const EvalView ev = en.step_eval_view(en.y_.data());
@@ -1032,6 +1038,10 @@ class RolloutAdjointOn {
           t += h[144 * size_t(k) + 12 * a + b] * ll[b];
         Hl[a] = t;
       }
+      Real dk[3];
+      if (ShellMidEdgeBinding::kappa_derivative(en.mv_, ev, 0, k, gl, Hl, ll, dk))
+        for (int c = 0; c < 3; ++c)
+          grad_->midedge_kappa_bar[(size_t(n) * m.nmid + size_t(k)) * 3 + size_t(c)] -= dk[c];
       Vec3 d[3];
       if (!ShellMidEdgeBinding::tau0_derivative(en.mv_, ev, 0, k, gl, Hl, ll, d)) continue;
       const int t = m.mid_tri[size_t(k)];

@@ -444,6 +444,21 @@ struct ShellMidEdgeBinding {
     local(m, s, env, k, x, p);
     return shell_midedge_tau0_derivative(x, p, g, Hl, lambda, out);
   }
+  /// lambda . dg/d(kappa_bar) of stencil k for its three natural curvature components
+  /// (shell_midedge_kappa_derivative; the adjoint's term); false where degenerate
+  SLENDER_HD static bool kappa_derivative(const ModelView& m,
+                                          const EvalView& s,
+                                          int env,
+                                          long k,
+                                          const Vec<12>& g,
+                                          const Vec<12>& Hl,
+                                          const Vec<12>& lambda,
+                                          Real out[3]) {
+    Vec<12> x;
+    ShellMidedge::Params p;
+    local(m, s, env, k, x, p);
+    return shell_midedge_kappa_derivative(x, p, g, Hl, lambda, out);
+  }
 };
 
 /// The mid-edge frame vector tau0 = n_avg x e_hat of every shell edge with a xi DOF, for the

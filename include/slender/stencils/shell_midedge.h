@@ -517,4 +517,38 @@ SLENDER_HD inline bool shell_midedge_tau0_derivative(const Vec<12>& x,
   return true;
 }
 
+/// lambda . dg/d(kappa_bar[k]) of one mid-edge stencil for each edge k (the adjoint's term for
+/// the actuated natural curvature), from its gradient g and H lambda at x. kappa_bar[k] enters E
+/// only as B^k - kappa_bar[k] / l_bar^k^2, and B^k depends on xi^k as beta^k xi^k + ...,
+/// beta^k = s^k |e^k| / d^k (d^k = A_bar l_bar^k n . (tau^k x e^k)), so
+/// dE/dkappa_bar[k] = -g_xi^k / (l_bar^k^2 beta^k) for every x; its derivative along lambda is
+/// -(Hl_xi^k - g_xi^k dbeta^k[lambda] / beta^k) / (l_bar^k^2 beta^k). False (out zero) for a
+/// degenerate stencil.
+SLENDER_HD inline bool shell_midedge_kappa_derivative(const Vec<12>& x,
+                                                      const ShellMidedge::Params& p,
+                                                      const Vec<12>& g,
+                                                      const Vec<12>& Hl,
+                                                      const Vec<12>& lambda,
+                                                      Real out[3]) {
+  detail::MidedgeGeometry geo;
+  for (int k = 0; k < 3; ++k)
+    out[k] = 0;
+  if (!detail::midedge_geometry(x, p, geo)) return false;
+  const Vec3 dx[3] = {lambda.segment<3>(0), lambda.segment<3>(3), lambda.segment<3>(6)};
+  Vec3 de[3];
+  for (int k = 0; k < 3; ++k)
+    de[k] = dx[(k + 2) % 3] - dx[(k + 1) % 3];
+  const Vec3 dN = cross(de[2], geo.e[0]) + cross(geo.e[2], de[0]);
+  const Vec3 dn = (dN - dot(geo.n, dN) * geo.n) / geo.N_norm;
+  for (int k = 0; k < 3; ++k) {
+    const Real beta = p.s[k] * geo.l[k] / geo.d[k];
+    const Real dl = dot(geo.e[k], de[k]) / geo.l[k];
+    const Real dd =
+        p.A_bar * p.l_bar[k] * (dot(dn, geo.m[k]) + dot(geo.n, cross(geo.tau[k], de[k])));
+    const Real dbeta = p.s[k] * (dl * geo.d[k] - geo.l[k] * dd) / (geo.d[k] * geo.d[k]);
+    out[k] = -(Hl[9 + k] - g[9 + k] * dbeta / beta) / (p.l_bar[k] * p.l_bar[k] * beta);
+  }
+  return true;
+}
+
 }  // namespace slender
