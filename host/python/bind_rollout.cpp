@@ -50,7 +50,7 @@ void bind_rollout(py::module_& m) {
              const py::object& part_youngs_scale, double youngs_scale, double density_scale,
              double mass_damping, const py::object& phi_bar, const py::object& fixed_targets,
              const py::object& loads, double kelvin_voigt_scale, const py::object& a0,
-             const py::object& midedge_kappa_bar) {
+             const py::object& midedge_kappa_bar, const py::object& stretch_bar) {
             const Model& md = *r.model;
             const py::ssize_t nfix = py::ssize_t(md.fixed_dof.size());
             const py::ssize_t nsig = py::ssize_t(md.signals.size());
@@ -60,6 +60,7 @@ void bind_rollout(py::module_& m) {
             a.phi_bar = optional_array(phi_bar, {steps, md.nhinge}, "phi_bar");
             a.midedge_kappa_bar =
                 optional_array(midedge_kappa_bar, {steps, md.nmid, 3}, "midedge_kappa_bar");
+            a.stretch_bar = optional_array(stretch_bar, {steps, md.nedge}, "stretch_bar");
             a.forces = optional_array(forces, {steps, md.nnode, 3}, "forces");
             a.fixed_targets = optional_array(fixed_targets, {steps, nfix}, "fixed_targets");
             a.loads = optional_array(loads, {steps, nsig}, "loads");
@@ -87,7 +88,8 @@ void bind_rollout(py::module_& m) {
           py::arg("density_scale") = 1.0, py::arg("mass_damping") = -1.0,
           py::arg("phi_bar") = py::none(), py::arg("fixed_targets") = py::none(),
           py::arg("loads") = py::none(), py::arg("kelvin_voigt_scale") = 1.0,
-          py::arg("a0") = py::none(), py::arg("midedge_kappa_bar") = py::none())
+          py::arg("a0") = py::none(), py::arg("midedge_kappa_bar") = py::none(),
+          py::arg("stretch_bar") = py::none())
       .def(
           "gradient",
           [](PyRollout& r, const py::object& dq, const py::object& du) {
@@ -107,6 +109,7 @@ void bind_rollout(py::module_& m) {
             d["tau_bar"] = arr(g.tau_bar, {r.steps, md.nbend});
             d["phi_bar"] = arr(g.phi_bar, {r.steps, md.nhinge});
             d["midedge_kappa_bar"] = arr(g.midedge_kappa_bar, {r.steps, md.nmid, 3});
+            d["stretch_bar"] = arr(g.stretch_bar, {r.steps, md.nedge});
             d["forces"] = arr(g.forces, {r.steps, md.nnode, 3});
             d["fixed_targets"] = arr(g.fixed_targets, {r.steps, py::ssize_t(md.fixed_dof.size())});
             d["loads"] = arr(g.loads, {r.steps, py::ssize_t(md.signals.size())});
@@ -151,7 +154,7 @@ void bind_rollout(py::module_& m) {
              const py::object& density_scale, const py::object& mass_damping,
              const py::object& phi_bar, const py::object& fixed_targets, const py::object& loads,
              const py::object& kelvin_voigt_scale, const py::object& a0,
-             const py::object& midedge_kappa_bar) {
+             const py::object& midedge_kappa_bar, const py::object& stretch_bar) {
             const Model& md = *r.model;
             const int B = r.ad->nenv();
             const py::ssize_t nfix = py::ssize_t(md.fixed_dof.size());
@@ -172,6 +175,7 @@ void bind_rollout(py::module_& m) {
             const std::vector<Real> pb = take(phi_bar, {steps, md.nhinge}, "phi_bar");
             const std::vector<Real> mk =
                 take(midedge_kappa_bar, {steps, md.nmid, 3}, "midedge_kappa_bar");
+            const std::vector<Real> sb = take(stretch_bar, {steps, md.nedge}, "stretch_bar");
             const std::vector<Real> fo = take(forces, {steps, md.nnode, 3}, "forces");
             const std::vector<Real> ft = take(fixed_targets, {steps, nfix}, "fixed_targets");
             const std::vector<Real> ld = take(loads, {steps, nsig}, "loads");
@@ -191,6 +195,7 @@ void bind_rollout(py::module_& m) {
               a[size_t(e)].tau_bar = slice(tb, B, e);
               a[size_t(e)].phi_bar = slice(pb, B, e);
               a[size_t(e)].midedge_kappa_bar = slice(mk, B, e);
+              a[size_t(e)].stretch_bar = slice(sb, B, e);
               a[size_t(e)].forces = slice(fo, B, e);
               a[size_t(e)].fixed_targets = slice(ft, B, e);
               a[size_t(e)].loads = slice(ld, B, e);
@@ -221,6 +226,7 @@ void bind_rollout(py::module_& m) {
           py::arg("phi_bar") = py::none(), py::arg("fixed_targets") = py::none(),
           py::arg("loads") = py::none(), py::arg("kelvin_voigt_scale") = py::none(),
           py::arg("a0") = py::none(), py::arg("midedge_kappa_bar") = py::none(),
+          py::arg("stretch_bar") = py::none(),
           "every environment's rollout of `steps` steps, each argument with a leading num_envs "
           "(None: the model's); returns q, u (num_envs, steps + 1, ndof)")
       .def(
@@ -279,6 +285,9 @@ void bind_rollout(py::module_& m) {
                   return x.midedge_kappa_bar;
                 },
                 {r.steps, md.nmid, 3});
+            d["stretch_bar"] = stack(
+                [](const RolloutGradient& x) -> const std::vector<Real>& { return x.stretch_bar; },
+                {r.steps, md.nedge});
             d["forces"] =
                 stack([](const RolloutGradient& x) -> const std::vector<Real>& { return x.forces; },
                       {r.steps, md.nnode, 3});

@@ -4,7 +4,8 @@
 // Euler, implicit midpoint or Newmark steps of one simulation on the CPU. A scalar loss L of
 // the states (q_n, u_n), n = 0..N, is differentiated with respect to the actions of every step
 // (natural curvatures and twists of the rods' bend-twist springs, natural angles of the shells'
-// hinges, natural curvatures of the mid-edge shells' triangles, external forces on the nodes,
+// hinges, natural curvatures of the mid-edge shells' triangles, the rod edges' natural
+// stretch, external forces on the nodes,
 // the fixed DOFs' targets, the actuators' loads), the material parameters (Young's modulus
 // scale of the model and of each part, density scale, mass damping, the Kelvin-Voigt
 // retardation times' scale) and the initial state (its free DOFs; Newmark's accelerations
@@ -30,6 +31,9 @@ struct RolloutActions {
   std::vector<Real> kappa_bar;  ///< natural curvatures kappa1, kappa2 [-] (N x nbend x 2)
   std::vector<Real> tau_bar;    ///< natural twists [rad]                  (N x nbend)
   std::vector<Real> phi_bar;    ///< shell hinges' natural angles [rad]    (N x nhinge)
+  /// rod edges' natural stretch, each edge's natural length over its rest length [-]
+  /// (N x nedge), as set_natural_stretch takes it
+  std::vector<Real> stretch_bar;
   /// mid-edge shell triangles' natural curvature components [1/m] (N x nmid x 3), as
   /// set_natural_midedge_curvature takes them (stencils/shell_midedge.h: along t^k t^k / l_bar^k^2)
   std::vector<Real> midedge_kappa_bar;
@@ -66,6 +70,7 @@ struct RolloutGradient {
   std::vector<Real> tau_bar;            ///< (N x nbend)
   std::vector<Real> phi_bar;            ///< (N x nhinge)
   std::vector<Real> midedge_kappa_bar;  ///< (N x nmid x 3)
+  std::vector<Real> stretch_bar;        ///< (N x nedge)
   std::vector<Real> forces;             ///< (N x nnode x 3; 0 at held DOFs)
   /// (N x nfixed; 0 where a fixed DOF is released in that step, and for a rollout without
   /// fixed_targets: the scene's motions are then inputs, not differentiated)

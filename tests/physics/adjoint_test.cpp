@@ -217,9 +217,22 @@ void check_all(const Problem& base,
     };
     expect_directional("natural hinge angle", dot(g.phi_bar, d), L, 1e-5, tol, fourth);
   }
+  if (strains && m.nedge > 0) {
+    // the rod edges' natural stretch at every step, around the problem's (or 1)
+    // (seeds of their own: the other classes keep their directions)
+    const std::vector<Real> d = random_vector(size_t(steps) * m.nedge, 101);
+    auto L = [&](Real h) {
+      Problem pr = base;
+      if (pr.a.stretch_bar.empty()) pr.a.stretch_bar.assign(d.size(), 1);
+      for (size_t i = 0; i < d.size(); ++i)
+        pr.a.stretch_bar[i] += h * d[i];
+      return loss_of(pr, loss, steps);
+    };
+    expect_directional("natural stretch", dot(g.stretch_bar, d), L, 1e-6, tol, fourth);
+  }
   if (strains && m.nmid > 0) {
     // the mid-edge triangles' natural curvatures at every step, around the problem's (or 0)
-    const std::vector<Real> d = random_vector(size_t(steps) * 3 * m.nmid, seed++);
+    const std::vector<Real> d = random_vector(size_t(steps) * 3 * m.nmid, 102);
     auto L = [&](Real h) {
       Problem pr = base;
       if (pr.a.midedge_kappa_bar.empty()) pr.a.midedge_kappa_bar.assign(d.size(), 0);

@@ -126,6 +126,8 @@ def test_hinge_angles_and_fixed_targets_are_actions():
     rate = np.where(fixed >= x0.size, 2.0, np.where(fixed % 3 == 2, 0.2, 0.0))
     targets = start[None, :] + t[:, None] * rate[None, :]
     check_argument(model, "fixed_targets", targets, 1e-7, 6)
+    # the rod edges' natural stretch (muscle-like contraction of the cantilever's edges)
+    check_argument(model, "stretch_bar", np.full((N, model.nedge), 0.98), 1e-6, 8)
     with pytest.raises(ValueError, match="fixed_targets"):
         slender.Rollout(model).run(N, fixed_targets=targets[:, :2])
 

@@ -167,12 +167,13 @@ class RolloutAdjointOn {
     check_size(a.phi_bar, size_t(steps) * m.nhinge, "actions.phi_bar", "N x nhinge");
     check_size(a.midedge_kappa_bar, size_t(steps) * 3 * m.nmid, "actions.midedge_kappa_bar",
                "N x nmid x 3");
+    check_size(a.stretch_bar, size_t(steps) * m.nedge, "actions.stretch_bar", "N x nedge");
     check_size(a.forces, size_t(steps) * 3 * m.nnode, "actions.forces", "N x nnode x 3");
     check_size(a.fixed_targets, size_t(steps) * m.fixed_dof.size(), "actions.fixed_targets",
                "N x nfixed");
     check_size(a.loads, size_t(steps) * m.signals.size(), "actions.loads", "N x nsignal");
     for (const std::vector<Real>* v : {&a.kappa_bar, &a.tau_bar, &a.phi_bar, &a.midedge_kappa_bar,
-                                       &a.forces, &a.fixed_targets, &a.loads})
+                                       &a.stretch_bar, &a.forces, &a.fixed_targets, &a.loads})
       for (size_t i = 0; i < v->size(); ++i)
         SLENDER_CHECK(std::isfinite((*v)[i]), "rollout: an action value is not finite (entry ", i,
                       ")");
@@ -226,6 +227,7 @@ class RolloutAdjointOn {
     g.tau_bar.assign(size_t(N_) * m.nbend, 0);
     g.phi_bar.assign(size_t(N_) * m.nhinge, 0);
     g.midedge_kappa_bar.assign(size_t(N_) * 3 * m.nmid, 0);
+    g.stretch_bar.assign(size_t(N_) * m.nedge, 0);
     g.forces.assign(size_t(N_) * 3 * m.nnode, 0);
     g.fixed_targets.assign(size_t(N_) * m.fixed_dof.size(), 0);
     g.loads.assign(size_t(N_) * m.signals.size(), 0);
@@ -301,6 +303,8 @@ class RolloutAdjointOn {
       en_.set_natural_hinge_angle(act_.phi_bar.data() + size_t(n) * m.nhinge);
     if (!act_.midedge_kappa_bar.empty())
       en_.set_natural_midedge_curvature(act_.midedge_kappa_bar.data() + size_t(n) * 3 * m.nmid);
+    if (!act_.stretch_bar.empty())
+      en_.set_natural_stretch(act_.stretch_bar.data() + size_t(n) * m.nedge);
     if (!act_.forces.empty()) {
       en_.set_forces(act_.forces.data() + size_t(n) * 3 * m.nnode);
     } else {
@@ -622,6 +626,20 @@ class RolloutAdjointOn {
         for (int a = 0; a < 12; ++a)
           d += le.g[a] * lam[size_t(idx[a])];
         g.phi_bar[size_t(n) * m.nhinge + k] -= sc * d;
+      }
+    }
+    // the rod edges' natural stretch (the factor of the rest length; scaled as the stencil)
+    if (ne > 0) {
+      const EvalView ev = en.step_eval_view(en.y_.data());
+      int idx[6];
+      Vec<6> dg;
+      for (int k = 0; k < ne; ++k) {
+        const Real sc = ys * part_scale_of(stencil_part_node<RodStretchBinding>(en.mv_, k, idx));
+        if (!RodStretchBinding::natural_stretch_derivative(en.mv_, ev, 0, k, dg)) continue;
+        Real d = 0;
+        for (int a = 0; a < 6; ++a)
+          d += dg[a] * lam[size_t(idx[a])];
+        g.stretch_bar[size_t(n) * ne + k] -= sc * d;
       }
     }
     for (int i = 0; i < 3 * nn; ++i)

@@ -247,6 +247,22 @@ struct RodStretchBinding {
     }
     rod_stretch_eval(x, p, want, r);
   }
+  /// dg/d(natural stretch) of edge k, the derivative of its force by the factor of its rest
+  /// length (rod_stretch_natural_length_derivative, pointwise or the step's secant as eval)
+  SLENDER_HD static bool natural_stretch_derivative(
+      const ModelView& m, const EvalView& s, int env, long k, Vec<6>& dg) {
+    Vec<6> x, x0;
+    detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
+    const Real lambda =
+        s.edge_stretch_bar ? s.edge_stretch_bar[long(env) * s.natural_per_env * m.nedge + k] : 1;
+    const RodStretch::Params p{m.edge_EA[k], lambda * m.edge_l_bar[k], m.edge_stretch_alpha[k]};
+    const bool secant = s.q_start && s.stretch_secant;
+    if (secant)
+      detail::gather_positions<2>(s.q_start + long(env) * m.ndof, m.edge_node + 2 * k, x0);
+    if (!rod_stretch_natural_length_derivative(x, secant ? &x0 : nullptr, p, dg)) return false;
+    dg *= m.edge_l_bar[k];
+    return true;
+  }
   /// the derivative of the energy-momentum secant's gradient by the step's start
   /// (rod_stretch_em_start_derivative; the adjoint's term), zero off the secant
   SLENDER_HD static void secant_start_derivative(

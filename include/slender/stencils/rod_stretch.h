@@ -227,4 +227,47 @@ SLENDER_HD inline bool rod_stretch_em_start_derivative(const Vec<6>& x,
   return true;
 }
 
+/// dg/dl_bar of one stretching stencil at x: the derivative of its force by its natural length
+/// (the adjoint's term for the natural stretch, an action). Both laws are l_bar W(l / l_bar), so
+/// the tension's derivative is df1/dl_bar = -(l / l_bar) f2; with x0 (not null) the midpoint
+/// rule's secant (rod_stretch_em_eval), whose psi's derivative is, per law's power sums,
+/// -EA / (2 l_bar^2) (Hookean) or C ((1 - alpha) l_bar^-alpha D(alpha/2) + (2 + alpha)
+/// l_bar^(alpha/2) D(-alpha/4)) (Ogden). False (dg zero) for a zero-length or degenerate edge.
+SLENDER_HD inline bool rod_stretch_natural_length_derivative(const Vec<6>& x,
+                                                             const Vec<6>* x0,
+                                                             const RodStretch::Params& p,
+                                                             Vec<6>& dg) {
+  dg.set_zero();
+  const Vec3 em = x.segment<3>(3) - x.segment<3>(0);
+  Vec3 g1;
+  if (!x0) {
+    const Real l = norm(em);
+    if (!(l > kTinyLength)) return false;
+    Real f1, f2;
+    rod_stretch_energy(l, p, f1, f2);
+    g1 = (-(l / p.l_bar) * f2 / l) * em;
+  } else {
+    const Vec3 e0 = x0->segment<3>(3) - x0->segment<3>(0);
+    const Vec3 de = 2 * (em - e0);
+    const Vec3 e1 = e0 + de;
+    const Real s0 = dot(e0, e0), s1 = dot(e1, e1), hs = dot(de, e1 + e0);
+    if (!(s0 > kTinyLength * kTinyLength) || !(s1 > kTinyLength * kTinyLength)) return false;
+    Real dpsi;
+    if (p.alpha == 0) {
+      dpsi = -p.EA / (2 * p.l_bar * p.l_bar);
+    } else {
+      const Real C = 2 * p.EA / (3 * p.alpha * p.alpha);
+      Real D1, D2, dD;
+      pow_divided_difference(s0, hs, p.alpha / 2, D1, dD);
+      pow_divided_difference(s0, hs, -p.alpha / 4, D2, dD);
+      dpsi = C * ((1 - p.alpha) * ::pow(p.l_bar, -p.alpha) * D1 +
+                  (2 + p.alpha) * ::pow(p.l_bar, p.alpha / 2) * D2);
+    }
+    g1 = (2 * dpsi) * em;
+  }
+  dg.set_segment(0, -g1);
+  dg.set_segment(3, g1);
+  return true;
+}
+
 }  // namespace slender
