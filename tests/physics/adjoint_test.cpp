@@ -394,7 +394,7 @@ TEST(Adjoint, HingeShellWithRodPostMatchesCentralDifferences) {
 
 // Mid-edge shells (stencils/shell_midedge.h): each step's bending stencils read the frame
 // vectors tau0 of its start, a function of q_n (MidEdgeFrames), whose derivative the sweep adds
-// (shell_midedge_tau0_derivative, mid_edge_frame_adjoint). The plate with its rod post (two
+// (shell_midedge_adjoint_terms, mid_edge_frame_adjoint). The plate with its rod post (two
 // clamped nodes: the edge between them keeps its frame), under implicit Euler and Newmark
 // (the xi DOFs are massless, which the midpoint rule's adjoint refuses); every class against
 // central differences, the initial positions with their frames (transported_state)

@@ -1033,7 +1033,7 @@ class RolloutAdjointOn {
   }
 
   // xb += -(dtau0/dq_n)^T (lambda . dg/dtau0) over the mid-edge stencils (their pools at y), and
-  // their natural curvatures' gradients at step n (shell_midedge_kappa_derivative)
+  // their natural curvatures' gradients at step n (both: shell_midedge_adjoint_terms)
   void midedge_frames_and_curvatures(int n, const State& sn, const std::vector<Real>& lam) {
     const Model& m = *model_;
     Engine<X>& en = en_;
@@ -1057,11 +1057,10 @@ class RolloutAdjointOn {
         Hl[a] = t;
       }
       Real dk[3];
-      if (ShellMidEdgeBinding::kappa_derivative(en.mv_, ev, 0, k, gl, Hl, ll, dk))
-        for (int c = 0; c < 3; ++c)
-          grad_->midedge_kappa_bar[(size_t(n) * m.nmid + size_t(k)) * 3 + size_t(c)] -= dk[c];
       Vec3 d[3];
-      if (!ShellMidEdgeBinding::tau0_derivative(en.mv_, ev, 0, k, gl, Hl, ll, d)) continue;
+      if (!ShellMidEdgeBinding::adjoint_terms(en.mv_, ev, 0, k, gl, Hl, ll, d, dk)) continue;
+      for (int c = 0; c < 3; ++c)
+        grad_->midedge_kappa_bar[(size_t(n) * m.nmid + size_t(k)) * 3 + size_t(c)] -= dk[c];
       const int t = m.mid_tri[size_t(k)];
       for (int a = 0; a < 3; ++a)
         for (int c = 0; c < 3; ++c)

@@ -445,35 +445,22 @@ struct ShellMidEdgeBinding {
     local(m, s, env, k, x, p);
     shell_midedge_eval(x, p, want, r, Lambda);
   }
-  /// lambda . dg/d(tau0) of stencil k for its three edges' tau0, from its gradient g and H
-  /// lambda (shell_midedge_tau0_derivative; the adjoint's term); false where degenerate
-  SLENDER_HD static bool tau0_derivative(const ModelView& m,
-                                         const EvalView& s,
-                                         int env,
-                                         long k,
-                                         const Vec<12>& g,
-                                         const Vec<12>& Hl,
-                                         const Vec<12>& lambda,
-                                         Vec3 out[3]) {
+  /// the adjoint's terms of stencil k for its three edges, lambda . dg/d(tau0) and
+  /// lambda . dg/d(kappa_bar), from its gradient g and H lambda (shell_midedge_adjoint_terms);
+  /// false where degenerate
+  SLENDER_HD static bool adjoint_terms(const ModelView& m,
+                                       const EvalView& s,
+                                       int env,
+                                       long k,
+                                       const Vec<12>& g,
+                                       const Vec<12>& Hl,
+                                       const Vec<12>& lambda,
+                                       Vec3 dtau0[3],
+                                       Real dkappa[3]) {
     Vec<12> x;
     ShellMidedge::Params p;
     local(m, s, env, k, x, p);
-    return shell_midedge_tau0_derivative(x, p, g, Hl, lambda, out);
-  }
-  /// lambda . dg/d(kappa_bar) of stencil k for its three natural curvature components
-  /// (shell_midedge_kappa_derivative; the adjoint's term); false where degenerate
-  SLENDER_HD static bool kappa_derivative(const ModelView& m,
-                                          const EvalView& s,
-                                          int env,
-                                          long k,
-                                          const Vec<12>& g,
-                                          const Vec<12>& Hl,
-                                          const Vec<12>& lambda,
-                                          Real out[3]) {
-    Vec<12> x;
-    ShellMidedge::Params p;
-    local(m, s, env, k, x, p);
-    return shell_midedge_kappa_derivative(x, p, g, Hl, lambda, out);
+    return shell_midedge_adjoint_terms(x, p, g, Hl, lambda, dtau0, dkappa);
   }
 };
 

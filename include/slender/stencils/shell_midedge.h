@@ -478,23 +478,29 @@ SLENDER_HD inline void shell_midedge_eval(const Vec<12>& x,
   detail::midedge_add_normal_hess(geo, G, w, 2 * c, out.H);
 }
 
-/// lambda . dg/d(tau0[k]) of one mid-edge stencil for each edge k (the adjoint's term,
-/// engine/adjoint.h: tau0 is the step's start's), from the stencil's gradient g and its Hessian
-/// times lambda, Hl = H lambda, at x. E depends on tau^k = s^k tau0[k] only through
-/// B^k = (s xi^k - n . tau^k) |e^k| / (A_bar l_bar^k tau^k . t^k), whose derivatives by xi^k and
-/// tau^k are parallel: dB/dtau^k = dB/dxi^k v^k, v^k = -s^k (n + c^k t^k), c^k = (s xi^k -
-/// n . tau^k) / (tau^k . t^k). So dE/dtau^k = g_xi^k v^k for every x, and its derivative along
-/// lambda is Hl_xi^k v^k + g_xi^k dv^k[lambda], dv^k the directional derivative of v^k (through
-/// n, t^k and c^k) along lambda's positions and xi. False (out zero) for a degenerate stencil.
-SLENDER_HD inline bool shell_midedge_tau0_derivative(const Vec<12>& x,
-                                                     const ShellMidedge::Params& p,
-                                                     const Vec<12>& g,
-                                                     const Vec<12>& Hl,
-                                                     const Vec<12>& lambda,
-                                                     Vec3 out[3]) {
+/// The adjoint's terms of one mid-edge stencil (engine/adjoint.h), for each edge k: lambda .
+/// dg/d(tau0[k]) (tau0 is the step's start's) and lambda . dg/d(kappa_bar[k]) (the actuated
+/// natural curvature), from the stencil's gradient g and its Hessian times lambda, Hl = H lambda,
+/// at x. E depends on tau^k = s^k tau0[k] and on kappa_bar[k] only through
+/// B^k = (s xi^k - n . tau^k) |e^k| / d^k - kappa_bar[k] / l_bar^k^2, d^k = A_bar l_bar^k tau^k .
+/// t^k, whose derivative by xi^k is beta^k = s^k |e^k| / d^k. So, for every x,
+///   dE/dtau^k = g_xi^k v^k, v^k = -s^k (n + c^k t^k), c^k = (s xi^k - n . tau^k) / tau^k . t^k,
+///   dE/dkappa_bar[k] = -g_xi^k / (l_bar^k^2 beta^k),
+/// and their derivatives along lambda (positions and xi) follow from Hl_xi^k and the directional
+/// derivatives of v^k and beta^k (through n, t^k, |e^k| and d^k). False (outputs zero) for a
+/// degenerate stencil.
+SLENDER_HD inline bool shell_midedge_adjoint_terms(const Vec<12>& x,
+                                                   const ShellMidedge::Params& p,
+                                                   const Vec<12>& g,
+                                                   const Vec<12>& Hl,
+                                                   const Vec<12>& lambda,
+                                                   Vec3 dtau0[3],
+                                                   Real dkappa[3]) {
   detail::MidedgeGeometry geo;
-  for (int k = 0; k < 3; ++k)
-    out[k] = vec3(0, 0, 0);
+  for (int k = 0; k < 3; ++k) {
+    dtau0[k] = vec3(0, 0, 0);
+    dkappa[k] = 0;
+  }
   if (!detail::midedge_geometry(x, p, geo)) return false;
   const Vec3 dx[3] = {lambda.segment<3>(0), lambda.segment<3>(3), lambda.segment<3>(6)};
   Vec3 de[3];
@@ -504,49 +510,21 @@ SLENDER_HD inline bool shell_midedge_tau0_derivative(const Vec<12>& x,
   const Vec3 dN = cross(de[2], geo.e[0]) + cross(geo.e[2], de[0]);
   const Vec3 dn = (dN - dot(geo.n, dN) * geo.n) / geo.N_norm;
   for (int k = 0; k < 3; ++k) {
+    // by tau0[k] = s^k tau^k
     const Vec3 dt = cross(de[k], geo.n) + cross(geo.e[k], dn);
     const Real T = dot(geo.tau[k], geo.t[k]), dT = dot(geo.tau[k], dt);
-    const Real a = p.s[k] * x[9 + k] - dot(geo.n, geo.tau[k]);
     const Real da = p.s[k] * lambda[9 + k] - dot(dn, geo.tau[k]);
-    const Real c = a / T, dc = (da - c * dT) / T;
+    const Real c = geo.a[k] / T, dc = (da - c * dT) / T;
     const Vec3 v = -p.s[k] * (geo.n + c * geo.t[k]);
     const Vec3 dv = -p.s[k] * (dn + dc * geo.t[k] + c * dt);
-    // by tau0[k] = s^k tau^k
-    out[k] = p.s[k] * (Hl[9 + k] * v + g[9 + k] * dv);
-  }
-  return true;
-}
-
-/// lambda . dg/d(kappa_bar[k]) of one mid-edge stencil for each edge k (the adjoint's term for
-/// the actuated natural curvature), from its gradient g and H lambda at x. kappa_bar[k] enters E
-/// only as B^k - kappa_bar[k] / l_bar^k^2, and B^k depends on xi^k as beta^k xi^k + ...,
-/// beta^k = s^k |e^k| / d^k (d^k = A_bar l_bar^k n . (tau^k x e^k)), so
-/// dE/dkappa_bar[k] = -g_xi^k / (l_bar^k^2 beta^k) for every x; its derivative along lambda is
-/// -(Hl_xi^k - g_xi^k dbeta^k[lambda] / beta^k) / (l_bar^k^2 beta^k). False (out zero) for a
-/// degenerate stencil.
-SLENDER_HD inline bool shell_midedge_kappa_derivative(const Vec<12>& x,
-                                                      const ShellMidedge::Params& p,
-                                                      const Vec<12>& g,
-                                                      const Vec<12>& Hl,
-                                                      const Vec<12>& lambda,
-                                                      Real out[3]) {
-  detail::MidedgeGeometry geo;
-  for (int k = 0; k < 3; ++k)
-    out[k] = 0;
-  if (!detail::midedge_geometry(x, p, geo)) return false;
-  const Vec3 dx[3] = {lambda.segment<3>(0), lambda.segment<3>(3), lambda.segment<3>(6)};
-  Vec3 de[3];
-  for (int k = 0; k < 3; ++k)
-    de[k] = dx[(k + 2) % 3] - dx[(k + 1) % 3];
-  const Vec3 dN = cross(de[2], geo.e[0]) + cross(geo.e[2], de[0]);
-  const Vec3 dn = (dN - dot(geo.n, dN) * geo.n) / geo.N_norm;
-  for (int k = 0; k < 3; ++k) {
+    dtau0[k] = p.s[k] * (Hl[9 + k] * v + g[9 + k] * dv);
+    // by kappa_bar[k]
     const Real beta = p.s[k] * geo.l[k] / geo.d[k];
     const Real dl = dot(geo.e[k], de[k]) / geo.l[k];
     const Real dd =
         p.A_bar * p.l_bar[k] * (dot(dn, geo.m[k]) + dot(geo.n, cross(geo.tau[k], de[k])));
     const Real dbeta = p.s[k] * (dl * geo.d[k] - geo.l[k] * dd) / (geo.d[k] * geo.d[k]);
-    out[k] = -(Hl[9 + k] - g[9 + k] * dbeta / beta) / (p.l_bar[k] * p.l_bar[k] * beta);
+    dkappa[k] = -(Hl[9 + k] - g[9 + k] * dbeta / beta) / (p.l_bar[k] * p.l_bar[k] * beta);
   }
   return true;
 }
