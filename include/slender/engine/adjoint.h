@@ -628,14 +628,28 @@ class RolloutAdjointOn {
         g.phi_bar[size_t(n) * m.nhinge + k] -= sc * d;
       }
     }
-    // the rod edges' natural stretch (the factor of the rest length; scaled as the stencil)
+    // the rod edges' natural stretch (the factor of the rest length) and, under the midpoint
+    // rule, their energy-momentum secant's start q_n (start_: q_n's adjoint directly, not
+    // through the predictor); both scaled as the stencil
+    start_.assign(size_t(nd), 0);
     if (ne > 0) {
       const EvalView ev = en.step_eval_view(en.y_.data());
+      const bool secant = mid && stretch_secant_on(spec_);
       int idx[6];
       Vec<6> dg;
+      Mat<6, 6> D;
       for (int k = 0; k < ne; ++k) {
         const Real sc = ys * part_scale_of(stencil_part_node<RodStretchBinding>(en.mv_, k, idx));
-        if (!RodStretchBinding::natural_stretch_derivative(en.mv_, ev, 0, k, dg)) continue;
+        const bool any =
+            RodStretchBinding::adjoint_terms(en.mv_, ev, 0, k, dg, secant ? &D : nullptr);
+        if (secant)
+          for (int bb = 0; bb < 6; ++bb) {
+            Real t = 0;
+            for (int a = 0; a < 6; ++a)
+              t += D(a, bb) * lam[size_t(idx[a])];
+            start_[size_t(idx[bb])] -= sc * t;
+          }
+        if (!any) continue;
         Real d = 0;
         for (int a = 0; a < 6; ++a)
           d += dg[a] * lam[size_t(idx[a])];
@@ -777,8 +791,7 @@ class RolloutAdjointOn {
     }
 
     // the midpoint rule's secant ground force: its normal force psi reads the distance at the
-    // step's start x0 = q_n (start_: q_n's adjoint directly, not through the predictor)
-    start_.assign(size_t(nd), 0);
+    // step's start x0 = q_n (start_, as the stretching secant's)
     if (mid && en.mv_.ground_on && contact_step_coeffs(spec_, dt_).a > 0) {
       const EvalView ev = en.step_eval_view(en.y_.data());
       const Real dens = ep ? ep[0] : Real(1);
@@ -795,8 +808,14 @@ class RolloutAdjointOn {
       }
     }
 
-    // and its secant contact pairs' normal forces, from their distances at the step's start
-    if (mid && en.mv_.npair + en.mv_.npt > 0 && contact_step_coeffs(spec_, dt_).a > 0) {
+    // the contact pairs, each at the step's start: under the midpoint rule the secant normal
+    // force reads their distance there (contact_pair_secant_start_derivative, into start_); their
+    // dashpots take their normal, activation and reduced mass there
+    // (pair_dashpot_start_derivative, into dash), and their force goes as the square root of the
+    // density scale (the reduced mass; the contact stiffness is the model's)
+    const bool pair_secant = mid && contact_step_coeffs(spec_, dt_).a > 0;
+    const bool pair_dashpot = en.mv_.contact_zeta > 0 && c_u > 0;
+    if ((pair_secant || pair_dashpot) && en.mv_.npair + en.mv_.npt > 0) {
       const ModelView& mv = en.mv_;
       const EvalView ev = en.step_eval_view(en.y_.data());
       auto pairs = [&](auto distance, long npair, const int* pnode, const Real* pd,
@@ -804,55 +823,41 @@ class RolloutAdjointOn {
         using Distance = decltype(distance);
         for (long k = 0; k < npair; ++k) {
           const int* node = pnode + 4 * k;
+          Real lam_l[12];
+          for (int a = 0; a < 4; ++a)
+            for (int i = 0; i < 3; ++i)
+              lam_l[3 * a + i] = lam[size_t(3 * node[a] + i)];
           Vec<12> dg, gd;
-          if (!detail::contact_pair_secant_start_derivative<Distance>(mv, ev, 0, node, pd[k],
-                                                                      pmu ? pmu[k] : 0, dg, gd))
-            continue;
-          Real sl = 0;
-          for (int j = 0; j < 12; ++j)
-            sl += dg[j] * lam[size_t(3 * node[j / 3] + j % 3)];
-          for (int j = 0; j < 12; ++j)
-            start_[size_t(3 * node[j / 3] + j % 3)] -= sl * gd[j];
-        }
-      };
-      pairs(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d, mv.pair_mu);
-      pairs(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d, mv.pt_mu);
-    }
-
-    // the contact pairs' dashpots: normal, activation and reduced mass from the step's start
-    // (pair_dashpot_start_derivative); their force goes as the square root of the density
-    // scale (the reduced mass; the contact stiffness is the model's)
-    if (en.mv_.contact_zeta > 0 && c_u > 0) {
-      const ModelView& mv = en.mv_;
-      auto pairs = [&](auto distance, long npair, const int* pnode, const Real* pd) {
-        using Distance = decltype(distance);
-        for (long k = 0; k < npair; ++k) {
-          const int* node = pnode + 4 * k;
-          Vec<12> xl, uu, gd;
+          if (pair_secant && detail::contact_pair_secant_start_derivative<Distance>(
+                                 mv, ev, 0, node, pd[k], pmu ? pmu[k] : 0, dg, gd)) {
+            Real sl = 0;
+            for (int j = 0; j < 12; ++j)
+              sl += dg[j] * lam_l[j];
+            for (int j = 0; j < 12; ++j)
+              start_[size_t(3 * node[j / 3] + j % 3)] -= sl * gd[j];
+          }
+          if (!pair_dashpot) continue;
+          Vec<12> xl, uu;
           for (int a = 0; a < 4; ++a)
             for (int i = 0; i < 3; ++i) {
               const size_t dof = size_t(3 * node[a] + i);
               xl[3 * a + i] = qh[dof] - uh[dof] / c_u;
               uu[3 * a + i] = uy[dof];
             }
-          Mat<12, 12> dg;
-          if (!detail::pair_dashpot_start_derivative<Distance>(mv, node, pd[k], xl, uu, gd, dg))
+          Mat<12, 12> dd;
+          if (!detail::pair_dashpot_start_derivative<Distance>(mv, node, pd[k], xl, uu, gd, dd))
             continue;
-          Real lam_l[12];
-          for (int a = 0; a < 4; ++a)
-            for (int i = 0; i < 3; ++i)
-              lam_l[3 * a + i] = lam[size_t(3 * node[a] + i)];
           for (int j = 0; j < 12; ++j) {
             Real sjt = 0;
             for (int i = 0; i < 12; ++i)
-              sjt += dg(i, j) * lam_l[i];
+              sjt += dd(i, j) * lam_l[i];
             dash[size_t(3 * node[j / 3] + j % 3)] -= sjt;
             g.density_scale -= Real(0.5) * gd[j] * lam_l[j] / rho;
           }
         }
       };
-      pairs(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d);
-      pairs(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d);
+      pairs(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d, mv.pair_mu);
+      pairs(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d, mv.pt_mu);
     }
 
     // V^T lambda: the forces that read the velocity, their Jacobian with c_u and without
@@ -1006,23 +1011,6 @@ class RolloutAdjointOn {
     }
     for (int i = 0; i < nd; ++i)
       xb_[size_t(i)] += start_[size_t(i)];
-    // the midpoint rule's energy-momentum stretching: its secant from q_n
-    // (scaled as the stencil; q_n's adjoint directly)
-    if (mid && stretch_secant_on(spec_) && m.nedge > 0) {
-      const EvalView ev = en.step_eval_view(en.y_.data());
-      int idx[6];
-      Mat<6, 6> D;
-      for (int k = 0; k < m.nedge; ++k) {
-        const Real sc = ys * part_scale_of(stencil_part_node<RodStretchBinding>(en.mv_, k, idx));
-        RodStretchBinding::secant_start_derivative(en.mv_, ev, 0, k, D);
-        for (int bb = 0; bb < 6; ++bb) {
-          Real t = 0;
-          for (int a = 0; a < 6; ++a)
-            t += D(a, bb) * lam[size_t(idx[a])];
-          xb_[size_t(idx[bb])] -= sc * t;
-        }
-      }
-    }
     // the mid-edge shells' frame vectors tau0: the step's start's, a function of q_n
     // (MidEdgeFrames), read by the bending stencils at y (q_n's adjoint directly)
     if (m.nmid > 0) midedge_frames_and_curvatures(n, sn, lam);

@@ -231,51 +231,49 @@ struct RodStretchBinding {
   SLENDER_HD static void dofs(const ModelView& m, long k, int* out) {
     detail::position_dofs<2>(m.edge_node + 2 * k, out);
   }
+  /// edge k's positions x and parameters at the view's configuration (its natural length: the
+  /// rest length times the natural stretch, the actuation, if any); true where the step's
+  /// stretching is the midpoint rule's secant, with x0 (when given) its positions at the start
+  SLENDER_HD static bool local(const ModelView& m,
+                               const EvalView& s,
+                               int env,
+                               long k,
+                               Vec<6>& x,
+                               RodStretch::Params& p,
+                               Vec<6>* x0) {
+    detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
+    const Real lambda =
+        s.edge_stretch_bar ? s.edge_stretch_bar[long(env) * s.natural_per_env * m.nedge + k] : 1;
+    p = RodStretch::Params{m.edge_EA[k], lambda * m.edge_l_bar[k], m.edge_stretch_alpha[k]};
+    if (!(s.q_start && s.stretch_secant)) return false;
+    if (x0) detail::gather_positions<2>(s.q_start + long(env) * m.ndof, m.edge_node + 2 * k, *x0);
+    return true;
+  }
   SLENDER_HD static void eval(
       const ModelView& m, const EvalView& s, int env, long k, unsigned want, LocalEval<6>& r) {
-    Vec<6> x;
-    detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
-    // the natural length: the rest length times the natural stretch (actuation), if any
-    const Real lambda =
-        s.edge_stretch_bar ? s.edge_stretch_bar[long(env) * s.natural_per_env * m.nedge + k] : 1;
-    const RodStretch::Params p{m.edge_EA[k], lambda * m.edge_l_bar[k], m.edge_stretch_alpha[k]};
+    Vec<6> x, x0;
+    RodStretch::Params p;
     // the midpoint rule's energy-momentum stretching (rod_stretch.h)
-    if (s.q_start && s.stretch_secant && want != kEnergy) {
-      Vec<6> x0;
-      detail::gather_positions<2>(s.q_start + long(env) * m.ndof, m.edge_node + 2 * k, x0);
+    if (local(m, s, env, k, x, p, want != kEnergy ? &x0 : nullptr) && want != kEnergy)
       return rod_stretch_em_eval(x, x0, p, want, r);
-    }
     rod_stretch_eval(x, p, want, r);
   }
-  /// dg/d(natural stretch) of edge k, the derivative of its force by the factor of its rest
-  /// length (rod_stretch_natural_length_derivative, pointwise or the step's secant as eval)
-  SLENDER_HD static bool natural_stretch_derivative(
-      const ModelView& m, const EvalView& s, int env, long k, Vec<6>& dg) {
+  /// the adjoint's terms of edge k: dg/d(natural stretch), the derivative of its force by the
+  /// factor of its rest length (rod_stretch_natural_length_derivative, pointwise or the step's
+  /// secant as eval; false, zero, for a degenerate edge), and, with D and the secant on, the
+  /// secant's derivative by the step's start (rod_stretch_em_start_derivative; zero otherwise)
+  SLENDER_HD static bool adjoint_terms(
+      const ModelView& m, const EvalView& s, int env, long k, Vec<6>& dg, Mat<6, 6>* D) {
     Vec<6> x, x0;
-    detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
-    const Real lambda =
-        s.edge_stretch_bar ? s.edge_stretch_bar[long(env) * s.natural_per_env * m.nedge + k] : 1;
-    const RodStretch::Params p{m.edge_EA[k], lambda * m.edge_l_bar[k], m.edge_stretch_alpha[k]};
-    const bool secant = s.q_start && s.stretch_secant;
-    if (secant)
-      detail::gather_positions<2>(s.q_start + long(env) * m.ndof, m.edge_node + 2 * k, x0);
+    RodStretch::Params p;
+    const bool secant = local(m, s, env, k, x, p, &x0);
+    if (D) {
+      D->set_zero();
+      if (secant) rod_stretch_em_start_derivative(x, x0, p, *D);
+    }
     if (!rod_stretch_natural_length_derivative(x, secant ? &x0 : nullptr, p, dg)) return false;
     dg *= m.edge_l_bar[k];
     return true;
-  }
-  /// the derivative of the energy-momentum secant's gradient by the step's start
-  /// (rod_stretch_em_start_derivative; the adjoint's term), zero off the secant
-  SLENDER_HD static void secant_start_derivative(
-      const ModelView& m, const EvalView& s, int env, long k, Mat<6, 6>& D) {
-    D.set_zero();
-    if (!(s.q_start && s.stretch_secant)) return;
-    Vec<6> x, x0;
-    detail::gather_positions<2>(s.q + long(env) * m.ndof, m.edge_node + 2 * k, x);
-    detail::gather_positions<2>(s.q_start + long(env) * m.ndof, m.edge_node + 2 * k, x0);
-    const Real lambda =
-        s.edge_stretch_bar ? s.edge_stretch_bar[long(env) * s.natural_per_env * m.nedge + k] : 1;
-    const RodStretch::Params p{m.edge_EA[k], lambda * m.edge_l_bar[k], m.edge_stretch_alpha[k]};
-    rod_stretch_em_start_derivative(x, x0, p, D);
   }
 };
 
