@@ -595,12 +595,9 @@ struct GroundBinding {
                                                  Vec3& grad_D0) {
     ContactView<3> cv;
     GroundContact::Params p;
-    setup(m, s, env, k, kGrad, mu, mass_scale, cv, p);
+    setup(m, s, env, k, kGrad, mu, mass_scale, cv, p, &grad_D0);
     if (!cv.secant || cv.scaled) return false;
-    if (!ground_secant_start_derivative(cv.x, p, dg)) return false;
-    Mat3 hd;
-    ground_distance(p.ground, cv.x0, grad_D0, hd);
-    return true;
+    return ground_secant_start_derivative(cv.x, p, dg);
   }
   /// node k's contact view and ground parameters as a step's evaluation takes them
   SLENDER_HD static void setup(const ModelView& m,
@@ -611,7 +608,8 @@ struct GroundBinding {
                                Real mu,
                                Real mass_scale,
                                ContactView<3>& cv,
-                               GroundContact::Params& p) {
+                               GroundContact::Params& p,
+                               Vec3* grad_D0 = nullptr) {
     const long base = long(env) * m.ndof;
     p = m.ground;
     p.mu = mu;
@@ -637,11 +635,13 @@ struct GroundBinding {
     } else {
       p.ground.offset += rad;
     }
-    // the step's secant normal force needs the distance at the step's start
+    // the step's secant normal force needs the distance at the step's start (grad_D0, when
+    // given: its gradient there)
     if (cv.secant) {
       Vec3 gd;
       Mat3 hd;
       p.step = contact_step_of(s, ground_distance(p.ground, cv.x0, gd, hd));
+      if (grad_D0) *grad_D0 = gd;
     }
   }
 };
@@ -750,8 +750,15 @@ struct ContactPairSetup {
   ImcFriction f;
   bool fr = false;  // friction acts
   ContactStep step;
-  SLENDER_HD void at(
-      const ModelView& m, const EvalView& s, long base, const int* node, Real mu, unsigned want) {
+  /// (grad_D0, when given: the gradient of the distance at the step's start, where the secant
+  /// applies)
+  SLENDER_HD void at(const ModelView& m,
+                     const EvalView& s,
+                     long base,
+                     const int* node,
+                     Real mu,
+                     unsigned want,
+                     Vec<12>* grad_D0 = nullptr) {
     for (int a = 0; a < 4; ++a)
       dof[a] = 3 * node[a];
     cv.gather(s, base, dof, want);
@@ -770,7 +777,8 @@ struct ContactPairSetup {
     if (cv.secant) {
       Distance dist0;
       ContactDistance c0;
-      dist0(cv.x0, kEnergy, c0, nullptr, nullptr);
+      if (grad_D0) *grad_D0 = Vec<12>::zero();
+      dist0(cv.x0, grad_D0 ? kGrad : kEnergy, c0, grad_D0, nullptr);
       step = contact_step_of(s, c0.delta);
     }
   }
@@ -790,16 +798,10 @@ SLENDER_HD inline bool contact_pair_secant_start_derivative(const ModelView& m,
                                                             Vec<12>& dg,
                                                             Vec<12>& grad_D0) {
   ContactPairSetup<Distance> ps;
-  ps.at(m, s, long(env) * m.ndof, node, mu, kGrad);
+  ps.at(m, s, long(env) * m.ndof, node, mu, kGrad, &grad_D0);
   if (!ps.cv.secant || ps.cv.scaled) return false;
-  if (!imc_secant_start_derivative<12, Distance>(
-          ps.cv.x, ImcParams{m.contact_k, d, m.contact_delta}, ps.friction(), ps.step, dg))
-    return false;
-  Distance dist0;
-  ContactDistance c0;
-  grad_D0 = Vec<12>::zero();
-  dist0(ps.cv.x0, kGrad, c0, &grad_D0, nullptr);
-  return true;
+  return imc_secant_start_derivative<12, Distance>(
+      ps.cv.x, ImcParams{m.contact_k, d, m.contact_delta}, ps.friction(), ps.step, dg);
 }
 
 /// one 4-node contact pair (nodes `node`, contact distance d, friction coefficient mu) of
