@@ -122,16 +122,7 @@ void ContactPairFinder::find(
   // sub-pairs, nearly all out of reach: testing them in parallel here spares sorting them.
   // Chunks in candidate order, concatenated in order: the lists do not depend on the threads.
   const Real tol = m.contact.tolerance;
-  // the largest contact distance of any sub-pair: a triangle pair whose triangles are farther
-  // apart than that plus the tolerance plus how much closer any two of their nodes may come in
-  // the step has no sub-pair within reach (with a relative margin of 1e-9 for rounding, so that
-  // the lists stay those of testing every sub-pair)
-  Real max_ht = 0, max_r = 0;
-  for (int t = 0; t < m.ntri; ++t)
-    max_ht = std::max(max_ht, m.tri_half_thickness[size_t(t)]);
-  for (int v = 0; v < m.nnode; ++v)
-    max_r = std::max(max_r, m.node_contact_radius[size_t(v)]);
-  const Real max_d = std::max(max_r + max_ht, 2 * max_ht);
+  const Real max_d = pipe::largest_contact_distance(m);
   const long nchunk = (cp.ntt + kTtChunk - 1) / kTtChunk;
   tt_vt_.resize(size_t(nchunk));
   tt_edges_.resize(size_t(nchunk));
@@ -147,19 +138,7 @@ void ContactPairFinder::find(
           const int ta = cp.tt_pair[2 * k], tb = cp.tt_pair[2 * k + 1];
           const int* tri_a = &m.tri_node[3 * ta];
           const int* tri_b = &m.tri_node[3 * tb];
-          // the six nodes' velocities' box: its diagonal bounds any two nodes' relative speed
-          Real s2 = 0;
-          for (int dim = 0; dim < 3; ++dim) {
-            Real lo = u[3 * tri_a[0] + dim], hi = lo;
-            for (int a = 1; a < 6; ++a) {
-              const Real w = u[3 * (a < 3 ? tri_a[a] : tri_b[a - 3]) + dim];
-              lo = w < lo ? w : lo;
-              hi = w > hi ? w : hi;
-            }
-            s2 += (hi - lo) * (hi - lo);
-          }
-          const Real reach = max_d + (tol + kStepSweep * dt * std::sqrt(s2));
-          if (pipe::triangle_pair_gap(q, tri_a, tri_b) >= reach * (1 + Real(1e-9))) continue;
+          if (!pipe::triangle_pair_near(q, u, tri_a, tri_b, max_d, tol, dt)) continue;
           for (int side = 0; side < 2; ++side) {
             const int t = side ? tb : ta, o = side ? ta : tb;
             const int* tn = side ? tri_b : tri_a;

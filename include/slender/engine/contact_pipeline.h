@@ -1,32 +1,33 @@
 #pragma once
 
-// Contact sub-pairs on an executor: the lists ContactPairFinder (contact/pairs.h) builds on the
-// host, equal to them entry for entry, built where the state lives (the GPU, for the CUDA
-// backend) so that a step with contact needs no copy of the state on the host. Written once over
-// an executor X (engine/executor.h): the CUDA one finds the CUDA stepper's pairs with it; the host
-// one runs it in CI, against ContactPairFinder (which the CPU backend uses: leaner on a CPU).
+// Contact sub-pairs on an executor: the lists of contact/contact_pairs.h, built where the state
+// lives (the GPU, for the CUDA backend) so that a step with contact needs no copy of the state on
+// the host. Written once over an executor X (engine/executor.h). The host's ContactPairFinder
+// (contact/pairs.h) builds the same lists for the CPU backend; tests/contact/reference_pairs.h
+// builds them by brute force, the reference both are checked against.
 //
 // Passes, each a loop over items run by the executor, a scan, a sort or a reduction:
 // 1. velocities checked finite (a max reduction);
-// 2. boxes: each rod edge's and triangle's box over the step (element_step_box, as the host
-//    broad phase's, bit for bit) and the
-//    bounds of their centres (an exact min/max reduction, which also counts non-finite boxes);
+// 2. boxes: each rod edge's and triangle's box over the step (element_step_box) and the bounds
+//    of their centres (an exact min/max reduction, which also counts non-finite boxes);
 // 3. linear BVH (Karras 2012): 30-bit Morton codes of the centres with the element id below
 //    them (distinct 64-bit keys), a radix sort, every internal node from the sorted keys at
 //    once, boxes fitted bottom-up (a counter per node: the second child to arrive goes on);
 // 4. candidates: each leaf walks the tree for leaves after it in the order whose boxes overlap
-//    its own and that share no node with it; counted, scanned, written, then sorted by kind
-//    (edge-edge, edge-triangle, triangle-triangle) and ids: the host broad phase's lists;
-// 5. sub-pairs: rod edge pairs filtered in candidate order (a flag scan); vertex-triangle,
-//    rod-shell edge and shell edge pairs written into fixed slots per candidate, sorted
-//    (stable, so the first of equal keys is the first emitted, as the host keeps it) and made
-//    unique (a flag scan);
-// 6. culling by the distance at the step's start, order kept (a flag scan);
-// 7. comparison with the previous step's lists (a count reduction): the caller learns whether
+//    its own, that share no node with it and that bring a sub-pair within reach (WalkTree::near:
+//    a triangle pair tested whole first, triangle_pair_near), written in one pass at places an
+//    atomic counter hands out (a second pass where they outgrow the room), then sorted by kind
+//    (edge-edge, edge-triangle, triangle-triangle) and ids;
+// 5. sub-pairs: rod edge pairs in candidate order (each candidate one); vertex-triangle,
+//    rod-shell edge and shell edge pairs written into fixed slots per candidate (vt_slot,
+//    ee_slot: empty where out of reach or between a shell's rest neighbours), sorted (stable, so
+//    that the first of equal keys is the first emitted) and made unique (a flag scan);
+// 6. comparison with the previous step's lists (a count reduction): the caller learns whether
 //    the pairs changed, and downloads them only then.
 // Buffers grow and never shrink: steps of a steady size allocate nothing. Every result is a
 // function of the state alone (sorts and scans are deterministic, min/max exact, the fitted
-// boxes do not depend on the order the counters are taken), so two runs agree bit for bit.
+// boxes do not depend on the order the counters are taken, the candidates are sorted whatever
+// order the walk wrote them in), so two runs agree bit for bit.
 
 #include <climits>
 #include <cmath>
@@ -178,6 +179,33 @@ SLENDER_HD inline Real triangle_pair_gap(const Real* x, const int ta[3], const i
   return best;
 }
 
+/// whether triangles ta and tb (nodes at x, velocities u) may hold a sub-pair within reach in a
+/// step of size dt (subpair_within_reach): not where their gap (triangle_pair_gap) is beyond the
+/// largest contact distance of any of their sub-pairs (max_d) plus the tolerance plus how much
+/// closer any two of their six nodes may come (the diagonal of their velocities' box bounds any
+/// two nodes' relative speed), with a relative margin of 1e-9 for rounding, so that culling
+/// their sub-pairs after this test keeps the lists of testing every sub-pair
+SLENDER_HD inline bool triangle_pair_near(const Real* x,
+                                          const Real* u,
+                                          const int ta[3],
+                                          const int tb[3],
+                                          Real max_d,
+                                          Real tolerance,
+                                          Real dt) {
+  Real s2 = 0;
+  for (int dim = 0; dim < 3; ++dim) {
+    Real lo = u[3 * ta[0] + dim], hi = lo;
+    for (int a = 1; a < 6; ++a) {
+      const Real w = u[3 * (a < 3 ? ta[a] : tb[a - 3]) + dim];
+      lo = w < lo ? w : lo;
+      hi = w > hi ? w : hi;
+    }
+    s2 += (hi - lo) * (hi - lo);
+  }
+  const Real reach = max_d + (tolerance + kStepSweep * dt * ::sqrt(s2));
+  return !(triangle_pair_gap(x, ta, tb) >= reach * (1 + Real(1e-9)));
+}
+
 /// whether a sub-pair of contact distance d (nodes n at x, velocities u) may come within range
 /// during a step of size dt: its distance now below d plus the tolerance plus how much closer
 /// its nodes may come (subpair_approach); a NaN distance keeps the pair. The one culling test of
@@ -285,6 +313,18 @@ struct Geometry {
   X(tri_part) X(tri_edge) X(sedge_node) X(sedge_tri) X(node_contact_radius)
 // clang-format on
 #define SLENDER_GEOMETRY_SHELL_ARRAYS(X) X(node_x0) X(node_part)
+
+/// [m] the largest contact distance of any sub-pair of model m's shells (vertex-triangle: a
+/// node's contact radius and a half thickness; edge-edge: two half thicknesses), 0 without
+/// triangles: triangle_pair_near's bound
+inline Real largest_contact_distance(const Model& m) {
+  Real max_ht = 0, max_r = 0;
+  for (int t = 0; t < m.ntri; ++t)
+    max_ht = m.tri_half_thickness[size_t(t)] > max_ht ? m.tri_half_thickness[size_t(t)] : max_ht;
+  for (int v = 0; v < m.nnode; ++v)
+    max_r = m.node_contact_radius[size_t(v)] > max_r ? m.node_contact_radius[size_t(v)] : max_r;
+  return max_r + max_ht > 2 * max_ht ? max_r + max_ht : 2 * max_ht;
+}
 
 /// a Geometry's counts and tolerance of model m (its arrays to be placed by the caller)
 inline Geometry geometry_counts(const Model& m) {
@@ -507,22 +547,132 @@ SLENDER_HD inline std::uint64_t candidate_key(int nedge, int a, int b) {
   return (kind << 62) | (la << 31) | lb;
 }
 
+/// the step over which a sub-pair's reach is judged (subpair_within_reach): positions x,
+/// velocities u, the step dt and the contact tolerance
+struct Reach {
+  const Real* x;
+  const Real* u;
+  Real dt, tolerance;
+  SLENDER_HD bool near(const int n[4], Real d, bool edge_edge) const {
+    return subpair_within_reach(x, u, n, d, tolerance, dt, edge_edge);
+  }
+};
+
+constexpr std::uint64_t kNoKey = ~std::uint64_t(0);
+
+/// Vertex-triangle sub-pair j of element pair (a, b) of kind 1 (rod edge a, triangle b; j < 2:
+/// the edge's end nodes) or kind 2 (triangles a, b; j < 6: a's vertices against b, then b's
+/// against a), ids local to their kind: its key (vertex, triangle), with `part` the part of the
+/// element that brought the vertex; kNoKey where there is no such sub-pair (the vertex on the
+/// triangle, a rod edge that does not stretch), it is out of reach, or it joins a shell's rest
+/// neighbours (verdicts of the sub-pair alone: a sub-pair several candidates bring gets one).
+SLENDER_HD inline std::uint64_t vt_slot(
+    const Geometry& g, const Reach& reach, int kind, int a, int b, int j, int& part) {
+  int v, t;
+  if (kind == 1) {
+    if (!(g.edge_EA[a] > 0)) return kNoKey;
+    v = g.edge_node[2 * a + j], t = b, part = g.edge_part[a];
+  } else {
+    const int tri = j < 3 ? a : b;
+    t = j < 3 ? b : a;
+    v = g.tri_node[3 * tri + j % 3], part = g.tri_part[tri];
+  }
+  const int* tn = g.tri_node + 3 * t;
+  if (v == tn[0] || v == tn[1] || v == tn[2]) return kNoKey;
+  const int n[4] = {v, tn[0], tn[1], tn[2]};
+  if (!reach.near(n, g.node_contact_radius[v] + g.tri_half_thickness[t], false) ||
+      g.rest_neighbours_vt(v, t))
+    return kNoKey;
+  return (std::uint64_t(v) << 32) | std::uint64_t(t);
+}
+
+/// Edge-edge sub-pair j of element pair (a, b) of kind 1 (rod edge a against triangle b's edge
+/// j < 3: key (rod edge, shell edge)) or kind 2 (triangle a's edge j / 3 against b's edge j % 3,
+/// j < 9: key (lower, higher shell edge)); kNoKey where the edges share a node or the rod edge
+/// does not stretch, the sub-pair is out of reach, or it joins a shell's rest neighbours.
+SLENDER_HD inline std::uint64_t ee_slot(
+    const Geometry& g, const Reach& reach, int kind, int a, int b, int j) {
+  if (kind == 1) {
+    if (!(g.edge_EA[a] > 0)) return kNoKey;
+    const int se = g.tri_edge[3 * b + j];
+    const int* sn = g.sedge_node + 2 * se;
+    const int* rn = g.edge_node + 2 * a;
+    if (rn[0] == sn[0] || rn[0] == sn[1] || rn[1] == sn[0] || rn[1] == sn[1]) return kNoKey;
+    const int n[4] = {rn[0], rn[1], sn[0], sn[1]};
+    if (!reach.near(n, g.edge_radius[a] + g.tri_half_thickness[g.sedge_tri[2 * se]], true))
+      return kNoKey;
+    return (std::uint64_t(a) << 32) | std::uint64_t(se);
+  }
+  const int ea = g.tri_edge[3 * a + j / 3], eb = g.tri_edge[3 * b + j % 3];
+  const int lo = ea < eb ? ea : eb, hi = ea < eb ? eb : ea;
+  const int n[4] = {g.sedge_node[2 * lo], g.sedge_node[2 * lo + 1], g.sedge_node[2 * hi],
+                    g.sedge_node[2 * hi + 1]};
+  if (n[0] == n[2] || n[0] == n[3] || n[1] == n[2] || n[1] == n[3]) return kNoKey;
+  const Real d =
+      g.tri_half_thickness[g.sedge_tri[2 * lo]] + g.tri_half_thickness[g.sedge_tri[2 * hi]];
+  if (!reach.near(n, d, true) || g.rest_neighbours_ee(lo, hi)) return kNoKey;
+  return (std::uint64_t(lo) << 32) | std::uint64_t(hi);
+}
+
 /// kStackDepth bounds the walk's stack: the tree over distinct 64-bit keys is at most 64 deep
 constexpr int kStackDepth = 96;
+/// a walk keeps this many candidates before it reserves room for them in the output
+constexpr int kWalkBatch = 16;
 
-/// leaf r's candidates: leaves after r whose boxes overlap r's and share no node with it; the
-/// count pass (out == nullptr) writes count[r], the fill pass writes keys from out + adr[r]
+/// a 64-bit atomic add (relaxed: the pass's end orders it); the old value
+SLENDER_HD inline unsigned long long atomic_add_u64(unsigned long long* p, unsigned long long v) {
+#if defined(SLENDER_DEVICE_CODE) && defined(__CUDA_ARCH__)
+  return atomicAdd(p, v);
+#else
+  return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/// leaf r's candidates: leaves after r whose boxes overlap r's, that share no node with it and
+/// that may hold a sub-pair within reach (`near`), written to out in batches at places reserved
+/// by an atomic counter (counter[0] ends as the total; those beyond `capacity` are counted, not
+/// written: the caller grows out and walks again). Their order in out depends on the threads;
+/// the caller sorts them.
 struct WalkTree {
   Geometry g;
+  Reach reach;
+  Real max_d;  // largest_contact_distance
   const std::uint64_t* key;
   long n;
   const int* child;
   const int* range_hi;
   const Real* node_box;
-  int* count;
-  const int* adr;
   std::uint64_t* out;
-  int* overflow;  // set when the stack would overflow (cannot happen for a valid tree)
+  long capacity;
+  unsigned long long* counter;  // [0] candidates, [1] set when the stack would overflow
+  /// whether elements a < b (edges first) bring a sub-pair: two rod edges that both stretch,
+  /// are no close neighbours along one rod (Geometry::rod_pair_kept) and may come within reach
+  /// (one sub-pair); a rod edge and a triangle, or two triangles, of which a sub-pair is kept
+  /// (vt_slot, ee_slot), two triangles first tested whole (triangle_pair_near)
+  SLENDER_HD bool near(int a, int b) const {
+    if (b < g.nedge) {
+      if (!g.rod_pair_kept(a, b)) return false;
+      const int n[4] = {g.edge_node[2 * a], g.edge_node[2 * a + 1], g.edge_node[2 * b],
+                        g.edge_node[2 * b + 1]};
+      return reach.near(n, g.edge_radius[a] + g.edge_radius[b], true);
+    }
+    const int kind = a < g.nedge ? 1 : 2;
+    const int la = kind == 1 ? a : a - g.nedge, lb = b - g.nedge;
+    if (kind == 2 && !triangle_pair_near(reach.x, reach.u, g.tri_node + 3 * la, g.tri_node + 3 * lb,
+                                         max_d, reach.tolerance, reach.dt))
+      return false;
+    int part;
+    for (int j = 0; j < (kind == 1 ? 2 : 6); ++j)
+      if (vt_slot(g, reach, kind, la, lb, j, part) != kNoKey) return true;
+    for (int j = 0; j < (kind == 1 ? 3 : 9); ++j)
+      if (ee_slot(g, reach, kind, la, lb, j) != kNoKey) return true;
+    return false;
+  }
+  SLENDER_HD void flush(const std::uint64_t* batch, int nb) const {
+    const unsigned long long at = atomic_add_u64(counter, (unsigned long long)nb);
+    for (int k = 0; k < nb; ++k)
+      if (at + k < (unsigned long long)capacity) out[at + k] = batch[k];
+  }
   SLENDER_HD void operator()(long r) const {
     const long leaf = n - 1 + r;
     const Real* mine = node_box + 6 * leaf;
@@ -532,8 +682,8 @@ struct WalkTree {
     int stack[kStackDepth];
     int top = 0;
     stack[top++] = 0;
-    int found = 0;
-    std::uint64_t* o = out ? out + adr[r] : nullptr;
+    std::uint64_t batch[kWalkBatch];
+    int nb = 0;
     while (top > 0) {
       const int node = stack[--top];
       for (int s = 0; s < 2; ++s) {
@@ -548,19 +698,22 @@ struct WalkTree {
           for (int k = 0; k < 3; ++k)
             for (int l = 0; l < 3; ++l)
               adjacent = adjacent || an[k] == bn[l];
-          if (adjacent) continue;
-          if (o) o[found] = candidate_key(g.nedge, a, b);
-          ++found;
+          if (adjacent || !(a < b ? near(a, b) : near(b, a))) continue;
+          batch[nb++] = candidate_key(g.nedge, a, b);
+          if (nb == kWalkBatch) {
+            flush(batch, nb);
+            nb = 0;
+          }
         } else if (range_hi[c] > r && boxes_overlap(mine, node_box + 6 * c)) {
           if (top == kStackDepth) {
-            *overflow = 1;
+            counter[1] = 1;
             return;
           }
           stack[top++] = c;
         }
       }
     }
-    if (!o) count[r] = found;
+    if (nb > 0) flush(batch, nb);
   }
 };
 
@@ -579,12 +732,6 @@ SLENDER_HD long lower_bound(const K* key, long n, K bound) {
   return lo;
 }
 
-/// count[i], summed in 64 bits by a reduction
-struct CountAt {
-  const int* count;
-  SLENDER_HD long operator()(long i) const { return count[i]; }
-};
-
 /// where the sorted candidate keys of kinds 1 and 2 start (one item)
 struct KindStarts {
   const std::uint64_t* key;
@@ -599,17 +746,6 @@ struct KindStarts {
 SLENDER_HD inline int key_first(std::uint64_t k) { return int((k >> 31) & 0x7fffffffULL); }
 SLENDER_HD inline int key_second(std::uint64_t k) { return int(k & 0x7fffffffULL); }
 
-/// flag of rod edge pair k (candidate kinds start at `ee`): both edges stretch and they are not
-/// close neighbours along one rod
-struct RodPairKept {
-  Geometry g;
-  const std::uint64_t* ee;
-  int* flag;
-  SLENDER_HD void operator()(long k) const {
-    flag[k] = g.rod_pair_kept(key_first(ee[k]), key_second(ee[k])) ? 1 : 0;
-  }
-};
-
 /// a sub-pair list being built: nodes (x 4), contact distance, friction coefficient
 struct PairOut {
   int* node;
@@ -617,16 +753,14 @@ struct PairOut {
   Real* mu;
 };
 
+/// rod edge pair k of the candidates (each one a sub-pair)
 struct WriteRodPairs {
   Geometry g;
   const std::uint64_t* ee;
-  const int* flag;
-  const int* pos;
   PairOut out;
   SLENDER_HD void operator()(long k) const {
-    if (!flag[k]) return;
     const int a = key_first(ee[k]), b = key_second(ee[k]);
-    const int p = pos[k];
+    const int p = int(k);
     out.node[4 * p] = g.edge_node[2 * a];
     out.node[4 * p + 1] = g.edge_node[2 * a + 1];
     out.node[4 * p + 2] = g.edge_node[2 * b];
@@ -636,77 +770,47 @@ struct WriteRodPairs {
   }
 };
 
-constexpr std::uint64_t kNoKey = ~std::uint64_t(0);
-
-/// vertex-triangle slots: 2 per edge-triangle candidate (the rod edge's end nodes), then 6 per
-/// triangle pair (each triangle's vertices against the other); key (vertex, triangle), value
-/// the part of the element that brought the vertex; kNoKey where no pair
+/// vertex-triangle slots: 2 per edge-triangle candidate, then 6 per triangle pair (vt_slot)
 struct EmitVertexTriangle {
   Geometry g;
+  Reach reach;
   const std::uint64_t* et;
   long net;
   const std::uint64_t* tt;
   std::uint64_t* key;
   int* part;
   SLENDER_HD void operator()(long s) const {
-    int v = -1, t = -1, pt = -1;
-    if (s < 2 * net) {
-      const long k = s / 2;
-      const int e = key_first(et[k]), tri = key_second(et[k]);
-      if (g.edge_EA[e] > 0) {
-        const int* tn = g.tri_node + 3 * tri;
-        const int cand = g.edge_node[2 * e + s % 2];
-        if (cand != tn[0] && cand != tn[1] && cand != tn[2]) v = cand, t = tri, pt = g.edge_part[e];
-      }
-    } else {
-      const long k = (s - 2 * net) / 6;
-      const int j = int((s - 2 * net) % 6), side = j / 3;
-      const int ta = key_first(tt[k]), tb = key_second(tt[k]);
-      const int tri = side ? tb : ta, o = side ? ta : tb;
-      const int cand = g.tri_node[3 * tri + j % 3];
-      const int* on = g.tri_node + 3 * o;
-      if (cand != on[0] && cand != on[1] && cand != on[2]) v = cand, t = o, pt = g.tri_part[tri];
-    }
-    if (v >= 0 && g.rest_neighbours_vt(v, t)) v = -1;
-    key[s] = v < 0 ? kNoKey : (std::uint64_t(v) << 32) | std::uint64_t(t);
+    const bool rod = s < 2 * net;
+    const long k = rod ? s / 2 : (s - 2 * net) / 6;
+    const int j = int(rod ? s % 2 : (s - 2 * net) % 6);
+    const std::uint64_t c = rod ? et[k] : tt[k];
+    int pt = -1;
+    key[s] = vt_slot(g, reach, rod ? 1 : 2, key_first(c), key_second(c), j, pt);
     part[s] = pt;
   }
 };
 
-/// rod-shell edge slots: 3 per edge-triangle candidate, key (rod edge, shell edge)
+/// rod-shell edge slots: 3 per edge-triangle candidate (ee_slot)
 struct EmitRodShellEdges {
   Geometry g;
+  Reach reach;
   const std::uint64_t* et;
   std::uint64_t* key;
   SLENDER_HD void operator()(long s) const {
-    const long k = s / 3;
-    const int e = key_first(et[k]), tri = key_second(et[k]);
-    key[s] = kNoKey;
-    if (!(g.edge_EA[e] > 0)) return;
-    const int se = g.tri_edge[3 * tri + s % 3];
-    const int* sn = g.sedge_node + 2 * se;
-    const int* rn = g.edge_node + 2 * e;
-    if (rn[0] == sn[0] || rn[0] == sn[1] || rn[1] == sn[0] || rn[1] == sn[1]) return;
-    key[s] = (std::uint64_t(e) << 32) | std::uint64_t(se);
+    const std::uint64_t c = et[s / 3];
+    key[s] = ee_slot(g, reach, 1, key_first(c), key_second(c), int(s % 3));
   }
 };
 
-/// shell edge pair slots: 9 per triangle pair, key (smaller, larger shell edge)
+/// shell edge pair slots: 9 per triangle pair (ee_slot)
 struct EmitShellEdgePairs {
   Geometry g;
+  Reach reach;
   const std::uint64_t* tt;
   std::uint64_t* key;
   SLENDER_HD void operator()(long s) const {
-    const long k = s / 9;
-    const int ta = key_first(tt[k]), tb = key_second(tt[k]);
-    const int ea = g.tri_edge[3 * ta + (s % 9) / 3], eb = g.tri_edge[3 * tb + s % 3];
-    const int* na = g.sedge_node + 2 * ea;
-    const int* nb = g.sedge_node + 2 * eb;
-    key[s] = kNoKey;
-    if (na[0] == nb[0] || na[0] == nb[1] || na[1] == nb[0] || na[1] == nb[1]) return;
-    if (g.rest_neighbours_ee(ea, eb)) return;
-    key[s] = ea < eb ? (std::uint64_t(ea) << 32) | std::uint64_t(eb)
-                     : (std::uint64_t(eb) << 32) | std::uint64_t(ea);
+    const std::uint64_t c = tt[s / 9];
+    key[s] = ee_slot(g, reach, 2, key_first(c), key_second(c), int(s % 9));
   }
 };
 
@@ -780,37 +884,6 @@ struct WriteShellEdgePair {
   }
 };
 
-/// 1 for a sub-pair that may come within range during the step (as cull_far_subpairs keeps it)
-struct WithinReach {
-  const Real* x;
-  const Real* u;
-  Real dt, tolerance;
-  const int* node;
-  const Real* d;
-  bool edge_edge;
-  int* flag;
-  SLENDER_HD void operator()(long k) const {
-    flag[k] = subpair_within_reach(x, u, node + 4 * k, d[k], tolerance, dt, edge_edge);
-  }
-};
-
-struct Compact {
-  const int* flag;
-  const int* pos;
-  const int* node;
-  const Real* d;
-  const Real* mu;
-  PairOut out;
-  SLENDER_HD void operator()(long k) const {
-    if (!flag[k]) return;
-    const int p = pos[k];
-    for (int a = 0; a < 4; ++a)
-      out.node[4 * p + a] = node[4 * k + a];
-    out.d[p] = d[k];
-    out.mu[p] = mu[k];
-  }
-};
-
 /// 1 where two node lists differ
 struct Differs {
   const int* a;
@@ -832,6 +905,7 @@ class ContactPipeline {
     SLENDER_CHECK(long(m.nedge) + m.ntri < INT_MAX / 2, "too many contact elements");
     pipe::Geometry& g = g_;
     g = pipe::geometry_counts(m);
+    max_d_ = pipe::largest_contact_distance(m);
     auto up = [&](auto& buf, const auto& v) {
       buf.upload(v);
       return v.empty() ? nullptr : buf.data();
@@ -935,6 +1009,7 @@ class ContactPipeline {
     ncand_ = 0;
     if (nelem < 2) return;
     const long n = nelem;
+    const pipe::Reach reach{q, u_, dt_, inflation()};
     fit(box_, 6 * n);
     each(n, pipe::ElementBoxes{g_, q, u_, sweep(), inflation(), box_.data()});
     pipe::Bounds none;
@@ -960,34 +1035,26 @@ class ContactPipeline {
     X::fill_zero(arrived_.data(), size_t(n - 1));
     each(n, pipe::FitBoxes{key_.data(), box_.data(), n, child_.data(), parent_.data(),
                            arrived_.data(), node_box_.data()});
-    fit(count_, n), fit(adr_, n), fit(overflow_, 1);
-    X::fill_zero(overflow_.data(), size_t(1));
-    pipe::WalkTree walk{g_,
-                        key_.data(),
-                        n,
-                        child_.data(),
-                        range_hi_.data(),
-                        node_box_.data(),
-                        count_.data(),
-                        nullptr,
-                        nullptr,
-                        overflow_.data()};
-    each(n, walk);
-    int overflow = 0;
-    X::to_host(&overflow, overflow_.data(), size_t(1));
-    SLENDER_CHECK(overflow == 0, "contact: the broad phase's tree is deeper than ",
-                  pipe::kStackDepth);
-    // the total in 64 bits before the (int) scan: a huge reach could pair almost everything
-    const long total = x_.reduce(n, pipe::CountAt{count_.data()}, 0L, pipe::SumOp{});
-    SLENDER_CHECK(total < INT_MAX / 16, "contact: ", total,
-                  " candidate pairs, too many (are the velocities finite and sane?)");
-    x_.exclusive_scan(count_.data(), adr_.data(), n);
+    // one walk writes the candidates into the room the last step's needed (a second, only
+    // where they outgrow it); sorted below, so that their order is the state's alone
+    fit(cand_, 4 * n), fit(walk_count_, 2);
+    unsigned long long counts[2];
+    for (int pass = 0; pass < 2; ++pass) {
+      X::fill_zero(walk_count_.data(), size_t(2));
+      each_heavy(n, pipe::WalkTree{g_, reach, max_d_, key_.data(), n, child_.data(),
+                                   range_hi_.data(), node_box_.data(), cand_.data(),
+                                   long(cand_.size()), walk_count_.data()});
+      X::to_host(counts, walk_count_.data(), size_t(2));
+      SLENDER_CHECK(counts[1] == 0, "contact: the broad phase's tree is deeper than ",
+                    pipe::kStackDepth);
+      SLENDER_CHECK(counts[0] < (unsigned long long)(INT_MAX / 16), "contact: ", counts[0],
+                    " candidate pairs, too many (are the velocities finite and sane?)");
+      if (counts[0] <= cand_.size()) break;
+      fit(cand_, long(counts[0]));
+    }
+    const long total = long(counts[0]);
     ncand_ = total;
     if (total == 0) return;
-    fit(cand_, total);
-    walk.adr = adr_.data();
-    walk.out = cand_.data();
-    each(n, walk);
     x_.sort_keys(cand_.data(), total);
     fit(kind_start_, 2);
     each(1, pipe::KindStarts{cand_.data(), total, kind_start_.data()});
@@ -998,85 +1065,68 @@ class ContactPipeline {
     nctt_ = total - starts[1];
   }
 
-  // passes 5-6: next_ gets the culled sub-pairs
+  // passes 5-6: next_ gets the sub-pairs within reach
   void subpairs(const Real* q) {
+    const pipe::Reach reach{q, u_, dt_, inflation()};
     const std::uint64_t* ee = cand_.data();
     const std::uint64_t* et = ee + nce_;
     const std::uint64_t* tt = et + ncet_;
-    // rod edge pairs in candidate order
-    fit(flag_, nce_), fit(pos_, nce_);
-    long nrod = 0;
-    if (nce_ > 0) {
-      each(nce_, pipe::RodPairKept{g_, ee, flag_.data()});
-      nrod = x_.exclusive_scan(flag_.data(), pos_.data(), nce_);
-    }
-    // vertex-triangle, rod-shell edge and shell edge slots, sorted and made unique
-    const long nvt_slot = 2 * ncet_ + 6 * nctt_, nrs_slot = 3 * ncet_, nse_slot = 9 * nctt_;
+    const long nrod = nce_, ntt = nctt_;  // (each rod pair a sub-pair)
+    // vertex-triangle, rod-shell edge and shell edge slots (those out of reach empty), sorted
+    // and made unique
+    const long nvt_slot = 2 * ncet_ + 6 * ntt, nrs_slot = 3 * ncet_, nse_slot = 9 * ntt;
     fit(vt_key_, nvt_slot), fit(vt_part_, nvt_slot), fit(vt_flag_, nvt_slot);
     fit(vt_pos_, nvt_slot);
     fit(rs_key_, nrs_slot), fit(rs_flag_, nrs_slot), fit(rs_pos_, nrs_slot);
     fit(se_key_, nse_slot), fit(se_flag_, nse_slot), fit(se_pos_, nse_slot);
     long nvt = 0, nrs = 0, nse = 0;
     if (nvt_slot > 0) {
-      each(nvt_slot, pipe::EmitVertexTriangle{g_, et, ncet_, tt, vt_key_.data(), vt_part_.data()});
+      each_heavy(nvt_slot, pipe::EmitVertexTriangle{g_, reach, et, ncet_, tt, vt_key_.data(),
+                                                    vt_part_.data()});
       x_.sort_pairs(vt_key_.data(), vt_part_.data(), nvt_slot);
       each(nvt_slot, pipe::FirstOfRun{vt_key_.data(), vt_flag_.data()});
       nvt = x_.exclusive_scan(vt_flag_.data(), vt_pos_.data(), nvt_slot);
     }
     if (nrs_slot > 0) {
-      each(nrs_slot, pipe::EmitRodShellEdges{g_, et, rs_key_.data()});
+      each_heavy(nrs_slot, pipe::EmitRodShellEdges{g_, reach, et, rs_key_.data()});
       x_.sort_keys(rs_key_.data(), nrs_slot);
       each(nrs_slot, pipe::FirstOfRun{rs_key_.data(), rs_flag_.data()});
       nrs = x_.exclusive_scan(rs_flag_.data(), rs_pos_.data(), nrs_slot);
     }
     if (nse_slot > 0) {
-      each(nse_slot, pipe::EmitShellEdgePairs{g_, tt, se_key_.data()});
+      each_heavy(nse_slot, pipe::EmitShellEdgePairs{g_, reach, tt, se_key_.data()});
       x_.sort_keys(se_key_.data(), nse_slot);
       each(nse_slot, pipe::FirstOfRun{se_key_.data(), se_flag_.data()});
       nse = x_.exclusive_scan(se_flag_.data(), se_pos_.data(), nse_slot);
     }
-    // the uncut lists: rod pairs, rod-shell edges, shell edge pairs; vertex-triangle pairs
-    const long nee_all = nrod + nrs + nse;
-    fit_lists(all_, nee_all, nvt);
-    if (nrod > 0) each(nce_, pipe::WriteRodPairs{g_, ee, flag_.data(), pos_.data(), ee_out(all_)});
+    // the lists: rod pairs, rod-shell edges, shell edge pairs; vertex-triangle pairs
+    Lists& out = next_;
+    fit_lists(out, nrod + nrs + nse, nvt);
+    if (nrod > 0) each(nrod, pipe::WriteRodPairs{g_, ee, ee_out(out)});
     if (nrs > 0)
       each(nrs_slot, pipe::WriteRodShellEdge{g_, rs_key_.data(), rs_flag_.data(), rs_pos_.data(),
-                                             int(nrod), ee_out(all_)});
+                                             int(nrod), ee_out(out)});
     if (nse > 0)
       each(nse_slot, pipe::WriteShellEdgePair{g_, se_key_.data(), se_flag_.data(), se_pos_.data(),
-                                              int(nrod + nrs), ee_out(all_)});
+                                              int(nrod + nrs), ee_out(out)});
     if (nvt > 0)
       each(nvt_slot, pipe::WriteVertexTriangle{g_, vt_key_.data(), vt_part_.data(), vt_flag_.data(),
-                                               vt_pos_.data(), pt_out(all_)});
-    // culling, order kept
-    fit(cflag_, nee_all > nvt ? nee_all : nvt), fit(cpos_, nee_all > nvt ? nee_all : nvt);
-    long nee = 0, npt = 0;
-    Lists& out = next_;
-    fit_lists(out, nee_all, nvt);
-    if (nee_all > 0) {
-      each(nee_all, pipe::WithinReach{q, u_, dt_, inflation(), all_.ee_node.data(),
-                                      all_.ee_d.data(), true, cflag_.data()});
-      nee = x_.exclusive_scan(cflag_.data(), cpos_.data(), nee_all);
-      each(nee_all, pipe::Compact{cflag_.data(), cpos_.data(), all_.ee_node.data(),
-                                  all_.ee_d.data(), all_.ee_mu.data(), ee_out(out)});
-    }
-    if (nvt > 0) {
-      each(nvt, pipe::WithinReach{q, u_, dt_, inflation(), all_.pt_node.data(), all_.pt_d.data(),
-                                  false, cflag_.data()});
-      npt = x_.exclusive_scan(cflag_.data(), cpos_.data(), nvt);
-      each(nvt, pipe::Compact{cflag_.data(), cpos_.data(), all_.pt_node.data(), all_.pt_d.data(),
-                              all_.pt_mu.data(), pt_out(out)});
-    }
-    out.nee = int(nee);
-    out.npt = int(npt);
+                                               vt_pos_.data(), pt_out(out)});
+    out.nee = int(nrod + nrs + nse);
+    out.npt = int(nvt);
   }
 
   const Model* model_;
   mutable X x_;
-  // the passes' loops (on the host threaded from kParallelGrainMedium items)
+  // the passes' loops (on the host threaded from kParallelGrainMedium items; those that walk
+  // the tree or measure distances from kParallelGrainHeavy)
   template <class F>
   static void each(long n, const F& f) {
     X::for_each(n, f, kParallelGrainMedium);
+  }
+  template <class F>
+  static void each_heavy(long n, const F& f) {
+    X::for_each(n, f, kParallelGrainHeavy);
   }
   pipe::Geometry g_;
   // model arrays
@@ -1087,14 +1137,15 @@ class ContactPipeline {
   // broad phase
   Buffer<Real> box_, node_box_;
   Buffer<std::uint64_t> key_, cand_;
-  Buffer<int> child_, parent_, range_hi_, arrived_, count_, adr_, overflow_;
+  Buffer<int> child_, parent_, range_hi_, arrived_;
+  Buffer<unsigned long long> walk_count_;
   Buffer<long> kind_start_;
   long nce_ = 0, ncet_ = 0, nctt_ = 0, ncand_ = 0;
   // sub-pairs
-  Buffer<int> flag_, pos_, vt_part_, vt_flag_, vt_pos_, rs_flag_, rs_pos_, se_flag_, se_pos_,
-      cflag_, cpos_;
+  Buffer<int> vt_part_, vt_flag_, vt_pos_, rs_flag_, rs_pos_, se_flag_, se_pos_;
   Buffer<std::uint64_t> vt_key_, rs_key_, se_key_;
-  Lists all_, cur_, prev_, next_;
+  Lists cur_, prev_, next_;
+  Real max_d_ = 0;           // pipe::largest_contact_distance
   const Real* u_ = nullptr;  // the last call's velocities (executor memory) and step
   Real dt_ = 0;
   bool first_ = true;
