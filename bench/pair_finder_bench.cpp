@@ -1,19 +1,17 @@
-// slender_pair_finder_bench: the contact pair finders side by side on the host. The host's
-// finder (contact/pairs.h: a hashed grid broad phase, the triangle pairs' sub-pairs culled before
-// their sort) against the executor's pipeline (engine/contact_pipeline.h: a linear BVH, sorts and
-// scans) run by the host executor, on the same recorded states.
+// slender_pair_finder_bench: the contact pair finder (engine/contact_pipeline.h, the host
+// executor's run of it) on recorded states.
 //
-// Cases: the 2k- and 20k-triangle cloths of S9 (bench/cloth_scene.h) and apps/scenes/gripper.json
-// (rod-rod contact). Each case's Simulator runs --steps steps (S9's cloths from a state part way
-// down, --skip steps in, so that the fold's self-contact is among them where the run reaches it);
-// every --every-th state (positions, velocities, the step) is kept. A repeat calls each finder
-// once on every kept state, the two finders in turn (A then B, then B then A), and times the
-// pass. The table gives min/median/max per call over the repeats, the ratio of the medians
-// (pipeline / host) and the sub-pairs found, which must be equal: the lists are compared entry
-// for entry once per state before timing.
+// Cases: the 2k- and 20k-triangle cloths of S9 (bench/cloth_scene.h), the 200k one's flat first
+// state, and apps/scenes/gripper.json (rod-rod contact). Each case's Simulator runs some steps
+// (S9's cloths from a state part way down, so that the fold's self-contact is among them where
+// the run reaches it); every few steps the state (positions, velocities, the step) is kept. A
+// repeat calls the finder once on every kept state and times the pass. The table gives
+// min/median/max per call over the repeats, the sub-pairs and the candidates per state. (Until
+// the host's own finder was retired, this program timed the two side by side:
+// bench/results/2026-11-29-one-pair-finder-xeon-2c.md.)
 //
-//   slender_pair_finder_bench [--cases cloth2k,cloth20k,gripper] [--repeats N] [--markdown FILE]
-//                             [--profile host|pipeline]  (only that finder's passes, no table)
+//   slender_pair_finder_bench [--cases cloth2k,cloth20k,cloth200k,gripper] [--repeats N]
+//                             [--markdown FILE] [--profile]  (only the passes, no table)
 
 #include <algorithm>
 #include <chrono>
@@ -28,7 +26,6 @@
 #include "backend/host_executor.h"
 #include "bench_util.h"
 #include "cloth_scene.h"
-#include "contact/host_pair_finder.h"
 #include "slender/builder.h"
 #include "slender/engine/contact_pipeline.h"
 #include "slender/simulator.h"
@@ -88,14 +85,6 @@ Case record(const std::string& name,
   return c;
 }
 
-long count(const slender::contact::ContactPairLists& l) { return long(l.nee() + l.npt()); }
-
-bool same(const slender::contact::ContactPairLists& a,
-          const slender::contact::ContactPairLists& b) {
-  return a.ee_node == b.ee_node && a.ee_d == b.ee_d && a.ee_mu == b.ee_mu &&
-         a.pt_node == b.pt_node && a.pt_d == b.pt_d && a.pt_mu == b.pt_mu;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -105,9 +94,10 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) try {
   using namespace slender;
-  std::vector<std::string> cases = {"cloth2k", "cloth20k", "gripper"};
+  std::vector<std::string> cases = {"cloth2k", "cloth20k", "gripper"};  // (cloth200k: ~1 min)
   int repeats = 9;
-  std::string markdown, profile;
+  std::string markdown;
+  bool profile = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -119,7 +109,7 @@ int main(int argc, char** argv) try {
     } else if (a == "--repeats") {
       repeats = std::max(1, std::stoi(next()));
     } else if (a == "--profile") {
-      profile = next();
+      profile = true;
     } else if (a == "--markdown") {
       markdown = next();
     } else {
@@ -127,21 +117,16 @@ int main(int argc, char** argv) try {
     }
   }
   bench::Table t;
-  t.head = {"case",
-            "states",
-            "sub-pairs / state",
-            "host finder [ms/call] min / median / max",
-            "pipeline on the host [ms/call] min / median / max",
-            "pipeline / host (median)"};
+  t.head = {"case", "states", "sub-pairs / state", "candidates / state",
+            "finder [ms/call] min / median / max"};
   for (const std::string& name : cases) {
     Case c;
     const auto t0 = Clock::now();
     if (name == "cloth2k" || name == "cloth20k" || name == "cloth200k") {
       const long tris = name == "cloth2k" ? 2000 : name == "cloth20k" ? 20000 : 200000;
       auto m = build_model(bench::cloth::make_scene(bench::cloth::rings_for(tris), 2e6));
-      // the 2k cloth folds onto itself after about 0.25 s; the 20k one reaches the ground
-      // near step 340
-      // (the 200k cloth: its first state only, flat and at rest, the broad phase's whole work)
+      // the 2k cloth folds onto itself after about 0.25 s; the 200k one: its first state only,
+      // flat and at rest (a fine cloth's rest neighbours make the most of the finder's work)
       c = name == "cloth2k"    ? record(name, m, 150, 250, 10)
           : name == "cloth20k" ? record(name, m, 100, 30, 3)
                                : record(name, m, 0, 1, 1);
@@ -154,49 +139,31 @@ int main(int argc, char** argv) try {
     }
     std::cerr << name << ": " << c.states.size() << " states recorded in "
               << fmt("%.1f", seconds_since(t0)) << " s\n";
-    contact::HostPairFinder host(*c.model);
-    contact::ContactPipeline<HostExecutor> pipe(*c.model);
-    long pairs = 0;
+    contact::ContactPipeline<HostExecutor> finder(*c.model);
+    long pairs = 0, candidates = 0;
     for (const Snapshot& s : c.states) {
-      contact::ContactPairLists a, b;
-      host.find(s.q.data(), s.u.data(), s.dt);
-      host.download(a);
-      pipe.find(s.q.data(), s.u.data(), s.dt);
-      pipe.download(b);
-      if (!same(a, b)) throw std::runtime_error(name + ": the finders' lists differ");
-      pairs += count(a);
+      finder.find(s.q.data(), s.u.data(), s.dt);
+      pairs += finder.nee() + finder.npt();
+      candidates += finder.candidates_ee() + finder.candidates_et() + finder.candidates_tt();
     }
-    if (!profile.empty()) {  // only one finder, for a profiler: no table
-      for (int r = 0; r < repeats; ++r)
-        for (const Snapshot& s : c.states)
-          profile == "host" ? void(host.find(s.q.data(), s.u.data(), s.dt))
-                            : void(pipe.find(s.q.data(), s.u.data(), s.dt));
-      continue;
-    }
-    std::vector<double> th, tp;
-    auto pass = [&](auto& finder) {
+    auto pass = [&]() {
       const auto s0 = Clock::now();
       for (const Snapshot& s : c.states)
         finder.find(s.q.data(), s.u.data(), s.dt);
       return 1e3 * seconds_since(s0) / double(c.states.size());
     };
-    for (int r = 0; r < repeats; ++r) {
-      if (r % 2 == 0) {
-        th.push_back(pass(host));
-        tp.push_back(pass(pipe));
-      } else {
-        tp.push_back(pass(pipe));
-        th.push_back(pass(host));
-      }
-    }
-    auto mmm = [](const std::vector<double>& v) {
-      return fmt("%.3f", *std::min_element(v.begin(), v.end())) + " / " + fmt("%.3f", median(v)) +
-             " / " + fmt("%.3f", *std::max_element(v.begin(), v.end()));
-    };
-    t.rows.push_back({name, std::to_string(c.states.size()),
-                      std::to_string(pairs / long(c.states.size())), mmm(th), mmm(tp),
-                      fmt("%.2f", median(tp) / median(th))});
+    std::vector<double> times;
+    for (int r = 0; r < repeats; ++r)
+      times.push_back(pass());
+    if (profile) continue;
+    const long ns = long(c.states.size());
+    t.rows.push_back({name, std::to_string(ns), std::to_string(pairs / ns),
+                      std::to_string(candidates / ns),
+                      fmt("%.3f", *std::min_element(times.begin(), times.end())) + " / " +
+                          fmt("%.3f", median(times)) + " / " +
+                          fmt("%.3f", *std::max_element(times.begin(), times.end()))});
   }
+  if (profile) return 0;
   std::cout << "CPU: " << bench::cpu_model() << ", threads " << bench::omp_threads() << "\n";
   bench::print_text(std::cout, t);
   if (!markdown.empty()) {

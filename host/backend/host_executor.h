@@ -15,10 +15,10 @@
 
 #include "backend/executor_counts.h"
 #include "backend/host_buffer.h"
-#include "contact/host_pair_finder.h"
 #include "model/model_internal.h"
 #include "slender/core/parallel_for.h"
 #include "slender/core/reduce4.h"
+#include "slender/engine/contact_pipeline.h"
 #include "slender/engine/linear_solver.h"
 
 namespace slender {
@@ -199,7 +199,8 @@ struct HostExecutor {
   static constexpr int kPcgCheckEvery = 1;
 
   // ---- contact ----
-  using ContactFinder = contact::HostPairFinder;
+  // the one pair finder, as on the device
+  using ContactFinder = contact::ContactPipeline<HostExecutor>;
 
  private:
   // env_reduce's and env_reduce_to's work: counted as the CUDA executor's one kernel, or with one

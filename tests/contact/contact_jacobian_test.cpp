@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "backend/host_executor.h"
-#include "contact/pairs.h"
 #include "model/model_internal.h"
 #include "slender/builder.h"
 #include "slender/engine/assemble.h"
+#include "slender/engine/contact_pipeline.h"
 #include "slender/simulator.h"
 
 namespace slender::contact {
@@ -45,8 +45,9 @@ Case disturbed(const std::string& scene, Real noise, unsigned seed) {
     q[i] += noise * h * unit(rng);
     u[i] = (h / dt) * unit(rng);  // a reach of a few edges: many pairs
   }
-  ContactPairFinder finder;
-  finder.find(m, q.data(), u.data(), dt, c.pairs);
+  ContactPipeline<HostExecutor> finder(m);
+  finder.find(q.data(), u.data(), dt);
+  finder.download(c.pairs);
   c.mv = host_view(m);
   c.mv.npair = c.pairs.nee();
   c.mv.pair_node = c.pairs.ee_node.data();

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "contact/pairs.h"
+#include "slender/engine/contact_pairs.h"
 #include "slender/builder.h"
 #include "slender/model.h"
 

@@ -407,6 +407,29 @@ TEST(Pipeline, TheTrianglePairGapBoundsEverySubpair) {
   EXPECT_GT(separated, coplanar / 4) << separated << " of " << coplanar;
 }
 
+// The walk writes the candidates into the room the last call needed (at first 4 per element): a
+// state with more, the cloth's nodes scattered at random over a 10 cm square in a 2 mm layer
+// (every triangle crossing dozens of others), takes its second walk and
+// still gives every candidate, and so does the next call on it, whose room fits; the lists equal
+// the reference's
+TEST(Pipeline, ACrowdedStateOutgrowsTheWalksRoom) {
+  const auto m = load_scene("cloth_drop.json");
+  Simulator sim(m);
+  std::vector<Real> q = sim.state().q, u(sim.state().u.size(), 0.0);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<Real> unit(-1, 1);
+  for (int i = 0; i < m->nnode; ++i) {
+    q[3 * i] = 0.05 * unit(rng);
+    q[3 * i + 1] = 0.05 * unit(rng);
+    q[3 * i + 2] = 1e-3 * unit(rng);
+  }
+  Pipeline pipe(*m);
+  const Real dt = m->scene.integrator.dt;
+  EXPECT_GT(expect_same(*m, pipe, q, u, dt, "scattered, first call"), 1000);
+  EXPECT_GT(pipe.candidates_tt(), 10 * long(m->nedge + m->ntri)) << "beyond the first room";
+  expect_same(*m, pipe, q, u, dt, "scattered, second call");
+}
+
 // a non-finite position is an error naming the cause, not a silent empty list
 TEST(Pipeline, NonFinitePositionIsAnError) {
   const auto m = load_scene("gripper.json");

@@ -1,8 +1,7 @@
 #pragma once
 
-// The contact sub-pairs of one step as flat lists (what the host's finder, host/contact/pairs.h,
-// and the executor's pipeline, contact_pipeline.h, both produce, in the same order), and the
-// reach of a step (host/contact/pairs.cpp).
+// The contact sub-pairs of one step as flat lists (what the pair finder, contact_pipeline.h,
+// produces on every executor), and the reach of a step.
 
 #include <vector>
 
@@ -11,7 +10,26 @@
 
 namespace slender::contact {
 
-/// The sub-pairs of one step, flat.
+/// The sub-pairs of one step, flat: the broad phase's candidate elements expanded into the
+/// pairs the IMC stencils evaluate, with their contact distances and friction coefficients.
+/// - rod edge pairs: where both edges stretch (a rod-shell joint's augmented edges are triangle
+///   edges, which the triangles' pairs cover) and they are not neighbours along one rod closer
+///   than their contact distance plus the tolerance;
+/// - a rod edge and a triangle: the edge's end nodes against the triangle (vertex-triangle) and
+///   the edge against the triangle's edges (edge-edge);
+/// - two triangles: each one's vertices against the other and their edges pairwise. Each
+///   sub-pair once (a vertex-triangle pair keeps the part of the first element pair that brought
+///   it, in candidate order): a sum of smooth pair energies, with none of the kinks of a minimum
+///   over sub-pairs, which stall Newton's method;
+/// - the candidates' boxes cover each element over the step (element_step_box), so that
+///   elements moving together gain no candidates however fast they move;
+/// - a sub-pair whose distance at the step's start is at least its contact distance plus the
+///   tolerance plus how much closer its nodes may come in the step (subpair_approach) has no
+///   energy (the IMC cut-off) and cannot reach it: left out; so are a shell's neighbours in its
+///   rest shape (pipe::Geometry::rest_neighbours_vt).
+/// Order (the assembly plan depends on it): edge pairs are the rod pairs in candidate order, then
+/// the rod-shell edge pairs sorted by (rod edge, shell edge), then the shell edge pairs sorted by
+/// (lower, higher shell edge); vertex-triangle pairs are sorted by (vertex, triangle).
 struct ContactPairLists {
   std::vector<int> ee_node;  ///< edge pairs: nodes a0, a1, b0, b1 (nee x 4)
   std::vector<Real> ee_d;    ///< their contact distance [m] (nee)

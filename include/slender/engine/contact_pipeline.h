@@ -2,9 +2,9 @@
 
 // Contact sub-pairs on an executor: the lists of contact/contact_pairs.h, built where the state
 // lives (the GPU, for the CUDA backend) so that a step with contact needs no copy of the state on
-// the host. Written once over an executor X (engine/executor.h). The host's ContactPairFinder
-// (contact/pairs.h) builds the same lists for the CPU backend; tests/contact/reference_pairs.h
-// builds them by brute force, the reference both are checked against.
+// the host. Written once over an executor X (engine/executor.h): the one pair finder, of the
+// host executor (the CPU backend) and of the CUDA one. tests/contact/reference_pairs.h builds the
+// same lists by brute force, the reference it is checked against.
 //
 // Passes, each a loop over items run by the executor, a scan, a sort or a reduction:
 // 1. velocities checked finite (a max reduction);

@@ -71,5 +71,5 @@
 // Contact
 //   ContactFinder                  the engine's contact sub-pairs (constructed from the Model;
 //                                  find(q, u, dt) -> changed, download(lists), nee(), npt(),
-//                                  and the lists' pointers): the host's pair finder, or
-//                                  ContactPipeline<CudaExecutor>; both give the same lists
+//                                  and the lists' pointers): ContactPipeline<X>, the one
+//                                  pair finder of every executor

@@ -83,8 +83,8 @@ class SimulatorEngine {
   /// function removes it. symmetric = false: its Jacobian may be non-symmetric (LU from then on).
   /// Executors whose memory the host cannot read (CUDA) refuse a callback with slender::Error.
   virtual void set_force_callback(ForceCallback fn, bool symmetric) = 0;
-  /// the contact sub-pairs of a step of size dt from the device state (as
-  /// contact::ContactPairFinder finds them on the host); true when they changed since the last
+  /// the contact sub-pairs of a step of size dt from the executor's state
+  /// (contact::ContactPipeline); true when they changed since the last
   /// call (always on the first) or `force` (the host's copy was replaced), and then they are
   /// downloaded into `changed` (never when the stepper assembles the contact part itself)
   virtual bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed) = 0;
