@@ -2,7 +2,8 @@
 // executor's run of it) on recorded states.
 //
 // Cases: the 2k- and 20k-triangle cloths of S9 (bench/cloth_scene.h), the 200k one's flat first
-// state, and apps/scenes/gripper.json (rod-rod contact). Each case's Simulator runs some steps
+// state, apps/scenes/cloth_drop.json (384 triangles) and apps/scenes/gripper.json (rod-rod
+// contact). Each case's Simulator runs some steps
 // (S9's cloths from a state part way down, so that the fold's self-contact is among them where
 // the run reaches it); every few steps the state (positions, velocities, the step) is kept. A
 // repeat calls the finder once on every kept state and times the pass. The table gives
@@ -10,7 +11,7 @@
 // the host's own finder was retired, this program timed the two side by side:
 // bench/results/2026-11-29-one-pair-finder-xeon-2c.md.)
 //
-//   slender_pair_finder_bench [--cases cloth2k,cloth20k,cloth200k,gripper] [--repeats N]
+//   slender_pair_finder_bench [--cases cloth2k,cloth20k,cloth200k,cloth_drop,gripper] [--repeats N]
 //                             [--markdown FILE] [--profile]  (only the passes, no table)
 
 #include <algorithm>
@@ -94,7 +95,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) try {
   using namespace slender;
-  std::vector<std::string> cases = {"cloth2k", "cloth20k", "gripper"};  // (cloth200k: ~1 min)
+  std::vector<std::string> cases = {"cloth2k", "cloth20k", "cloth_drop", "gripper"};  // (cloth200k: ~1 min)
   int repeats = 9;
   std::string markdown;
   bool profile = false;
@@ -130,6 +131,10 @@ int main(int argc, char** argv) try {
       c = name == "cloth2k"    ? record(name, m, 150, 250, 10)
           : name == "cloth20k" ? record(name, m, 100, 30, 3)
                                : record(name, m, 0, 1, 1);
+    } else if (name == "cloth_drop") {  // the scene: 384 triangles, its whole run's states
+      auto m = build_model(
+          read_scene_file(std::string(SLENDER_BENCH_APP_SCENES_DIR) + "/cloth_drop.json"));
+      c = record(name, m, 0, 2000, 20);
     } else if (name == "gripper") {
       auto m =
           build_model(read_scene_file(std::string(SLENDER_BENCH_APP_SCENES_DIR) + "/gripper.json"));

@@ -13,8 +13,9 @@
 // 3. linear BVH (Karras 2012): 30-bit Morton codes of the centres with the element id below
 //    them (distinct 64-bit keys), a radix sort, every internal node from the sorted keys at
 //    once, boxes fitted bottom-up (a counter per node: the second child to arrive goes on);
-// 4. candidates: each leaf walks the tree for leaves after it in the order whose boxes overlap
-//    its own, that share no node with it and that bring a sub-pair within reach (WalkTree::near:
+// 4. candidates: each leaf climbs the tree and walks down the subtrees of the leaves after it in
+//    the order for those whose boxes overlap its own, that share no node with it and that bring
+//    a sub-pair within reach (WalkTree::near:
 //    a triangle pair tested whole first, triangle_pair_near), written in one pass at places an
 //    atomic counter hands out (a second pass where they outgrow the room), then sorted by kind
 //    (edge-edge, edge-triangle, triangle-triangle) and ids;
@@ -444,9 +445,8 @@ struct MortonKeys {
 struct BuildTree {
   const std::uint64_t* key;
   long n;
-  int* child;     // (n-1 x 2)
-  int* parent;    // (2n-1), the root's -1
-  int* range_hi;  // last leaf rank under each internal node (n-1)
+  int* child;   // (n-1 x 2)
+  int* parent;  // (2n-1), the root's -1
   SLENDER_HD int delta(long i, long j) const {
     if (j < 0 || j >= n) return -1;
       // leading zeros of the XOR (never 0: keys are distinct)
@@ -480,7 +480,6 @@ struct BuildTree {
     child[2 * i + 1] = int(right);
     parent[left] = int(i);
     parent[right] = int(i);
-    range_hi[i] = int(hi);
     if (i == 0) parent[0] = -1;
   }
 };
@@ -632,7 +631,9 @@ SLENDER_HD inline unsigned long long atomic_add_u64(unsigned long long* p, unsig
 /// that may hold a sub-pair within reach (`near`), written to out in batches at places reserved
 /// by an atomic counter (counter[0] ends as the total; those beyond `capacity` are counted, not
 /// written: the caller grows out and walks again). Their order in out depends on the threads;
-/// the caller sorts them.
+/// the caller sorts them. The leaves after r are those of the right children of r's ancestors
+/// whose left child holds r (each such subtree's leaves follow r's in the order): the walk
+/// climbs from r and descends into those subtrees alone, where their boxes overlap r's.
 struct WalkTree {
   Geometry g;
   Reach reach;
@@ -640,7 +641,7 @@ struct WalkTree {
   const std::uint64_t* key;
   long n;
   const int* child;
-  const int* range_hi;
+  const int* parent;
   const Real* node_box;
   std::uint64_t* out;
   long capacity;
@@ -680,36 +681,40 @@ struct WalkTree {
     int an[3];
     g.element_nodes(a, an);
     int stack[kStackDepth];
-    int top = 0;
-    stack[top++] = 0;
     std::uint64_t batch[kWalkBatch];
     int nb = 0;
-    while (top > 0) {
-      const int node = stack[--top];
-      for (int s = 0; s < 2; ++s) {
-        const int c = child[2 * node + s];
-        if (c >= n - 1) {
-          const long rc = c - (n - 1);
-          if (rc <= r || !boxes_overlap(mine, node_box + 6 * c)) continue;
-          const int b = int(key[rc] & 0xffffffffULL);
-          int bn[3];
-          g.element_nodes(b, bn);
-          bool adjacent = false;
-          for (int k = 0; k < 3; ++k)
-            for (int l = 0; l < 3; ++l)
-              adjacent = adjacent || an[k] == bn[l];
-          if (adjacent || !(a < b ? near(a, b) : near(b, a))) continue;
-          batch[nb++] = candidate_key(g.nedge, a, b);
-          if (nb == kWalkBatch) {
-            flush(batch, nb);
-            nb = 0;
+    for (int from = int(leaf), p = parent[leaf]; p >= 0; from = p, p = parent[p]) {
+      if (child[2 * p] != from) continue;  // r under the right child: no leaf after it here
+      const int right = child[2 * p + 1];
+      if (!boxes_overlap(mine, node_box + 6 * right)) continue;
+      int top = 0;
+      stack[top++] = right;
+      while (top > 0) {
+        const int c = stack[--top];
+        if (c < n - 1) {
+          for (int s = 0; s < 2; ++s) {
+            const int cc = child[2 * c + s];
+            if (!boxes_overlap(mine, node_box + 6 * cc)) continue;
+            if (top == kStackDepth) {
+              counter[1] = 1;
+              return;
+            }
+            stack[top++] = cc;
           }
-        } else if (range_hi[c] > r && boxes_overlap(mine, node_box + 6 * c)) {
-          if (top == kStackDepth) {
-            counter[1] = 1;
-            return;
-          }
-          stack[top++] = c;
+          continue;
+        }
+        const int b = int(key[c - (n - 1)] & 0xffffffffULL);
+        int bn[3];
+        g.element_nodes(b, bn);
+        bool adjacent = false;
+        for (int k = 0; k < 3; ++k)
+          for (int l = 0; l < 3; ++l)
+            adjacent = adjacent || an[k] == bn[l];
+        if (adjacent || !(a < b ? near(a, b) : near(b, a))) continue;
+        batch[nb++] = candidate_key(g.nedge, a, b);
+        if (nb == kWalkBatch) {
+          flush(batch, nb);
+          nb = 0;
         }
       }
     }
@@ -1029,9 +1034,9 @@ class ContactPipeline {
     mk.key = key_.data();
     each(n, mk);
     x_.sort_keys(key_.data(), n);
-    fit(child_, 2 * (n - 1)), fit(parent_, 2 * n - 1), fit(range_hi_, n - 1);
+    fit(child_, 2 * (n - 1)), fit(parent_, 2 * n - 1);
     fit(arrived_, n - 1), fit(node_box_, 6 * (2 * n - 1));
-    each(n - 1, pipe::BuildTree{key_.data(), n, child_.data(), parent_.data(), range_hi_.data()});
+    each(n - 1, pipe::BuildTree{key_.data(), n, child_.data(), parent_.data()});
     X::fill_zero(arrived_.data(), size_t(n - 1));
     each(n, pipe::FitBoxes{key_.data(), box_.data(), n, child_.data(), parent_.data(),
                            arrived_.data(), node_box_.data()});
@@ -1041,9 +1046,11 @@ class ContactPipeline {
     unsigned long long counts[2];
     for (int pass = 0; pass < 2; ++pass) {
       X::fill_zero(walk_count_.data(), size_t(2));
-      each_heavy(n, pipe::WalkTree{g_, reach, max_d_, key_.data(), n, child_.data(),
-                                   range_hi_.data(), node_box_.data(), cand_.data(),
-                                   long(cand_.size()), walk_count_.data()});
+      X::for_each(
+          n,
+          pipe::WalkTree{g_, reach, max_d_, key_.data(), n, child_.data(), parent_.data(),
+                         node_box_.data(), cand_.data(), long(cand_.size()), walk_count_.data()},
+          kWalkGrain);
       X::to_host(counts, walk_count_.data(), size_t(2));
       SLENDER_CHECK(counts[1] == 0, "contact: the broad phase's tree is deeper than ",
                     pipe::kStackDepth);
@@ -1128,6 +1135,9 @@ class ContactPipeline {
   static void each_heavy(long n, const F& f) {
     X::for_each(n, f, kParallelGrainHeavy);
   }
+  // the walk's items take a few tenths of a microsecond to tens (a crowded leaf): threaded from
+  // 2 x 128 leaves, so that a small scene's walk (a few hundred) runs on two cores
+  static constexpr long kWalkGrain = 128;
   pipe::Geometry g_;
   // model arrays
   Buffer<int> edge_node_, edge_part_, part_material_, tri_node_, tri_part_, tri_edge_, sedge_node_,
@@ -1137,7 +1147,7 @@ class ContactPipeline {
   // broad phase
   Buffer<Real> box_, node_box_;
   Buffer<std::uint64_t> key_, cand_;
-  Buffer<int> child_, parent_, range_hi_, arrived_;
+  Buffer<int> child_, parent_, arrived_;
   Buffer<unsigned long long> walk_count_;
   Buffer<long> kind_start_;
   long nce_ = 0, ncet_ = 0, nctt_ = 0, ncand_ = 0;
