@@ -409,20 +409,11 @@ TEST(Pipeline, TheTrianglePairGapBoundsEverySubpair) {
 
 // The walk writes the candidates into the room the last call needed (at first 4 per element): a
 // state with more, the cloth's nodes scattered at random over a 10 cm square in a 2 mm layer
-// (every triangle crossing dozens of others), takes its second walk and
-// still gives every candidate, and so does the next call on it, whose room fits; the lists equal
-// the reference's
+// (every triangle crossing dozens of others), takes its second walk and still gives every
+// candidate, and so does the next call on it, whose room fits; the lists equal the reference's
 TEST(Pipeline, ACrowdedStateOutgrowsTheWalksRoom) {
   const auto m = load_scene("cloth_drop.json");
-  Simulator sim(m);
-  std::vector<Real> q = sim.state().q, u(sim.state().u.size(), 0.0);
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<Real> unit(-1, 1);
-  for (int i = 0; i < m->nnode; ++i) {
-    q[3 * i] = 0.05 * unit(rng);
-    q[3 * i + 1] = 0.05 * unit(rng);
-    q[3 * i + 2] = 1e-3 * unit(rng);
-  }
+  const std::vector<Real> q = test::scattered_nodes(*m, 3), u(q.size(), 0.0);
   Pipeline pipe(*m);
   const Real dt = m->scene.integrator.dt;
   EXPECT_GT(expect_same(*m, pipe, q, u, dt, "scattered, first call"), 1000);

@@ -84,15 +84,7 @@ TEST(ContactPipelineGpu, EqualsTheReferenceAlongARunAndIsSteady) {
 TEST(ContactPipelineGpu, ScatteredSheet) {
   SLENDER_REQUIRE_GPU();
   const auto m = load_scene("cloth_drop.json");
-  Simulator sim(m);
-  std::vector<Real> q = sim.state().q, u(sim.state().u.size(), 0.0);
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<Real> unit(-1, 1);
-  for (int i = 0; i < m->nnode; ++i) {
-    q[3 * i] = 0.05 * unit(rng);
-    q[3 * i + 1] = 0.05 * unit(rng);
-    q[3 * i + 2] = 1e-3 * unit(rng);
-  }
+  const std::vector<Real> q = test::scattered_nodes(*m, 3), u(q.size(), 0.0);
   GpuPipeline pipe(*m);
   expect_same(*m, pipe, q, u, m->scene.integrator.dt, "scattered sheet");
   EXPECT_GT(pipe.candidates_tt(), 10 * long(m->nedge + m->ntri)) << "beyond the first room";
