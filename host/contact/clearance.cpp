@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/host_executor.h"
 #include "model/model_internal.h"
 #include "slender/core/error.h"
+#include "slender/engine/contact_pipeline.h"
 #include "slender/stencils/contact_distance.h"
 #include "slender/stencils/ground_contact.h"
 
@@ -67,18 +69,13 @@ Clearance ClearanceProbe::measure(const Model& m,
 
   // triangle pairs sharing no node whose slabs come within the search radius
   if (m.ntri > 0) {
-    BroadPhaseInput in;
-    in.nnode = m.nnode;
-    in.node_x = q.data();
-    in.ntri = m.ntri;
-    in.tri_node = m.tri_node.data();
-    in.tri_half_thickness = m.tri_half_thickness.data();
-    BroadPhaseOptions bo;
-    bo.inflation = opt.search;
-    const CandidatePairs cp = broad_phase_.find_pairs(in, bo);
-    c.measured = cp.ntt;
-    for (long k = 0; k < cp.ntt; ++k) {
-      const int ta = cp.tt_pair[2 * k], tb = cp.tt_pair[2 * k + 1];
+    ContactPipeline<HostExecutor> pipe(m);
+    pipe.find_overlapping(q.data(), opt.search);
+    const long ntt = pipe.candidates_tt();
+    const std::uint64_t* tt = pipe.candidate_keys() + pipe.candidates_ee() + pipe.candidates_et();
+    c.measured = ntt;
+    for (long k = 0; k < ntt; ++k) {
+      const int ta = pipe::key_first(tt[k]), tb = pipe::key_second(tt[k]);
       Vec3 a[3], b[3];
       for (int i = 0; i < 3; ++i) {
         a[i] = node_at(q, m.tri_node[3 * ta + i]);

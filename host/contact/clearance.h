@@ -4,18 +4,18 @@
 // how close the shell triangles that share no node come to each other (the self-contact the
 // contact model must keep apart: no tunnelling), and how close the nodes come to the ground.
 //
-// Triangle pairs: the broad phase (BroadPhase, candidates whose slabs of half thickness come
-// within `search`) gives the pairs; each pair's distance is the exact distance between the two
-// mid-surface triangles: the minimum over the six edge-triangle distances (each edge of one
-// against the other triangle: its end nodes against the triangle and the edge against the
-// triangle's edges, i.e. every vertex-triangle and edge-edge sub-pair of the contact model), and
-// 0 where an edge pierces the other triangle (the triangles intersect: the shell has passed
+// Triangle pairs: the contact pair finder's search for overlapping boxes
+// (ContactPipeline::find_overlapping, on the host executor: the triangles whose slabs of half
+// thickness come within `search`) gives the pairs; each pair's distance is the exact distance
+// between the two mid-surface triangles: the minimum over the six edge-triangle distances (each
+// edge of one against the other triangle: its end nodes against the triangle and the edge against
+// the triangle's edges, i.e. every vertex-triangle and edge-edge sub-pair of the contact model),
+// and 0 where an edge pierces the other triangle (the triangles intersect: the shell has passed
 // through itself). Pairs beyond the search radius are not measured.
 
 #include <cmath>
 #include <vector>
 
-#include "contact/broad_phase.h"
 #include "slender/model.h"
 
 namespace slender::contact {
@@ -41,21 +41,19 @@ struct Clearance {
   int self_tri[2] = {-1, -1};  ///< that pair of triangles
   long crossing = 0;           ///< measured pairs that intersect (an edge pierces a triangle)
   long touching = 0;           ///< measured pairs closer than ClearanceOptions::touch
-  long measured = 0;           ///< triangle pairs measured (the broad phase's candidates)
+  long measured = 0;           ///< triangle pairs measured (the search's candidates)
   /// [m] smallest height of a node above the ground minus its contact radius (half the shell
   /// thickness, the rod radius): negative below the contact surface; +infinity without ground
   Real ground = INFINITY;
   int ground_node = -1;  ///< that node
 };
 
-/// Measures clearances; keeps the broad phase's buffers between calls. Not thread-safe.
+/// Measures clearances (each call builds the pair finder's search for its model: a measure, not
+/// a step's work).
 class ClearanceProbe {
  public:
   /// the clearance of configuration q (the first 3 nnode entries are node positions [m]) of m
   Clearance measure(const Model& m, const std::vector<Real>& q, const ClearanceOptions& opt);
-
- private:
-  BroadPhase broad_phase_;
 };
 
 /// The exact distance [m] between two triangles (node positions a[3], b[3]): the minimum of

@@ -93,6 +93,41 @@ INSTANTIATE_TEST_SUITE_P(
       return s.substr(0, s.find('.'));
     });
 
+// The search the clearance probe uses (find_overlapping: every two elements sharing no node whose
+// boxes at positions q, grown by half an inflation, overlap; no test of reach) equals the
+// reference's overlapping pairs on the initial and disturbed states, at inflations from 0 to two
+// edges, and leaves the step's lists as they were
+TEST_P(PipelineScenes, OverlappingBoxesEqualTheReference) {
+  const auto m = load_scene(GetParam());
+  Simulator sim(m);
+  const Real dt = m->scene.integrator.dt;
+  const Real h = typical_edge(*m);
+  Pipeline pipe(*m);
+  std::vector<Real> q = sim.state().q;
+  pipe.find(q.data(), sim.state().u.data(), dt);
+  ContactPairLists before, after;
+  pipe.download(before);
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<Real> unit(-1, 1);
+  long found = 0;
+  for (int trial = 0; trial < 2; ++trial) {
+    for (const Real inflation : {Real(0), m->contact.tolerance, 2 * h}) {
+      pipe.find_overlapping(q.data(), inflation);
+      const long n = pipe.candidates_ee() + pipe.candidates_et() + pipe.candidates_tt();
+      const std::vector<std::uint64_t> got(pipe.candidate_keys(), pipe.candidate_keys() + n);
+      EXPECT_EQ(got, test::reference_overlapping(*m, q.data(), nullptr, 0, inflation))
+          << GetParam() << " trial " << trial << " inflation " << inflation;
+      found += n;
+    }
+    for (int i = 0; i < 3 * m->nnode; ++i)
+      q[i] += 0.6 * h * unit(rng);
+  }
+  EXPECT_GT(found, 100);
+  pipe.download(after);
+  test::expect_same_pairs(after, before, GetParam() + ": the lists kept");
+  EXPECT_THROW(pipe.find_overlapping(q.data(), -1), Error);
+}
+
 // along a run of the rod-shell / shell-shell scene into contact (the plate catches the rod and
 // the tile): equal at every step, and the change flag is set exactly when the node lists change
 TEST(Pipeline, EqualsTheReferenceAlongARun) {
@@ -419,6 +454,45 @@ TEST(Pipeline, ACrowdedStateOutgrowsTheWalksRoom) {
   EXPECT_GT(expect_same(*m, pipe, q, u, dt, "scattered, first call"), 1000);
   EXPECT_GT(pipe.candidates_tt(), 10 * long(m->nedge + m->ntri)) << "beyond the first room";
   expect_same(*m, pipe, q, u, dt, "scattered, second call");
+}
+
+// Parts far apart and elements of very different sizes: two fine sheets 1 km apart along x
+// (each sheet's centres share a Morton cell of a metre: the tree orders them by id), a rod lying
+// across one sheet from corner to corner 1 mm above it, and one of two short edges beside it. The
+// overlapping pairs and the step's candidates and lists equal the reference's.
+TEST(Pipeline, FarApartPartsAndAHugeElement) {
+  SceneBuilder b;
+  const int mat = b.material("m", 300, 1e6, 0.3);
+  for (const Real x : {0.0, 1e3}) {
+    const int s = b.rectangle_shell(x == 0 ? "near" : "far", vec3(x, 0, 0), vec3(0.06, 0, 0),
+                                    vec3(0, 0.02, 0), 0.004, false, mat, 0.003);
+    b.membrane(s, MembraneModel::kSprings);
+  }
+  CrossSection cs;
+  cs.radius = 1e-3;
+  b.straight_rod("across", vec3(-0.01, -0.01, 0.001), vec3(0.07, 0.03, 0.001), 9, mat, cs);
+  b.straight_rod("short", vec3(0.03, 0.01, 0.004), vec3(0.031, 0.01, 0.004), 3, mat, cs);
+  ContactSpec c;
+  c.enabled = true;
+  c.tolerance = 1e-3;
+  b.contact(c);
+  b.integrator().dt = 1e-3;
+  const auto m = build_model(b.build());
+  std::vector<Real> q(m->node_x0.begin(), m->node_x0.end()), u(size_t(m->ndof), 0.0);
+  q.resize(size_t(m->ndof), 0.0);
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<Real> unit(-1, 1);
+  for (int i = 0; i < 3 * m->nnode; ++i)
+    u[size_t(i)] = 0.5 * unit(rng);
+  Pipeline pipe(*m);
+  for (const Real inflation : {Real(0), Real(0.01)}) {
+    pipe.find_overlapping(q.data(), inflation);
+    const long n = pipe.candidates_ee() + pipe.candidates_et() + pipe.candidates_tt();
+    const std::vector<std::uint64_t> got(pipe.candidate_keys(), pipe.candidate_keys() + n);
+    EXPECT_EQ(got, test::reference_overlapping(*m, q.data(), nullptr, 0, inflation)) << inflation;
+    EXPECT_GT(pipe.candidates_et(), 10) << inflation;
+  }
+  EXPECT_GT(expect_same(*m, pipe, q, u, 1e-3, "far apart"), 10);
 }
 
 // a non-finite position is an error naming the cause, not a silent empty list

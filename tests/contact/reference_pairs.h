@@ -13,6 +13,7 @@
 //   (the finder's cut of whole triangle pairs, pipe::triangle_pair_near, is not used here: the
 //   lists and candidates check that it loses none).
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -30,24 +31,22 @@ struct ReferencePairs {
   ContactPairLists lists;
 };
 
-inline ReferencePairs reference_pairs(const Model& m, const Real* q, const Real* u, Real dt) {
+/// every two elements (rod edges, then triangles) sharing no node whose boxes over a step
+/// (element_step_box: the nodes at q and q + sweep u, u may be null) grown by their radius or
+/// half thickness and half of `inflation` overlap, as packed keys in key order
+inline std::vector<std::uint64_t> reference_overlapping(
+    const Model& m, const Real* q, const Real* u, Real sweep, Real inflation) {
   const pipe::Geometry g = pipe::host_geometry(m);
-  const Real tol = m.contact.tolerance;
   const int nelem = m.nedge + m.ntri;
   std::vector<Real> box(6 * size_t(nelem));
   for (int e = 0; e < nelem; ++e) {
     const bool edge = e < m.nedge;
     const int* nd = edge ? &m.edge_node[2 * size_t(e)] : &m.tri_node[3 * size_t(e - m.nedge)];
     const Real r = edge ? m.edge_radius[size_t(e)] : m.tri_half_thickness[size_t(e - m.nedge)];
-    element_step_box(q, u, kStepSweep * dt, nd, edge ? 2 : 3, r + Real(0.5) * tol, &box[6 * e],
+    element_step_box(q, u, sweep, nd, edge ? 2 : 3, r + Real(0.5) * inflation, &box[6 * e],
                      &box[6 * e + 3]);
   }
-  auto within = [&](const int n[4], Real d, bool ee) {
-    return pipe::subpair_within_reach(q, u, n, d, tol, dt, ee);
-  };
-  // the overlapping element pairs sharing no node, in key order
   std::vector<std::uint64_t> overlapping;
-  ReferencePairs out;
   for (int a = 0; a < nelem; ++a)
     for (int b = a + 1; b < nelem; ++b) {
       if (!pipe::boxes_overlap(&box[6 * a], &box[6 * b])) continue;
@@ -62,6 +61,19 @@ inline ReferencePairs reference_pairs(const Model& m, const Real* q, const Real*
       overlapping.push_back(pipe::candidate_key(m.nedge, a, b));
     }
   std::sort(overlapping.begin(), overlapping.end());
+  return overlapping;
+}
+
+inline ReferencePairs reference_pairs(const Model& m, const Real* q, const Real* u, Real dt) {
+  const pipe::Geometry g = pipe::host_geometry(m);
+  const Real tol = m.contact.tolerance;
+  auto within = [&](const int n[4], Real d, bool ee) {
+    return pipe::subpair_within_reach(q, u, n, d, tol, dt, ee);
+  };
+  // the overlapping element pairs sharing no node, in key order
+  const std::vector<std::uint64_t> overlapping =
+      reference_overlapping(m, q, u, kStepSweep * dt, tol);
+  ReferencePairs out;
   // the sub-pairs
   std::vector<std::pair<int, int>> rod;            // rod edge pairs, in key order
   std::set<std::pair<int, int>> rod_shell, shell;  // (rod edge, shell edge), (lower, higher)

@@ -48,7 +48,7 @@ constexpr Real kStepSweep = 2;
 /// The box of an element's k nodes (ids nd) over one step: the nodes at x and, where u is given,
 /// at x + sweep u, grown by `grow` on every side. A shell falling or a rod moving as a whole
 /// sweeps its box along its motion only, so neighbours that move with it gain no candidates.
-/// One implementation for the host broad phase and the executor's pipeline (bit for bit).
+/// One implementation for the pair finder and its reference (bit for bit).
 SLENDER_HD inline void element_step_box(const Real* x,
                                         const Real* u,
                                         Real sweep,

@@ -380,7 +380,7 @@ struct AbsAt {
 };
 
 /// box of element e (nodes' min/max grown by radius or half thickness plus inflation / 2, as
-/// BroadPhase's), written to box[6 e ...] as lo, hi
+/// the reference's), written to box[6 e ...] as lo, hi
 struct ElementBoxes {
   Geometry g;
   const Real* x;
@@ -646,6 +646,7 @@ struct WalkTree {
   std::uint64_t* out;
   long capacity;
   unsigned long long* counter;  // [0] candidates, [1] set when the stack would overflow
+  bool every;  // every overlapping pair sharing no node, without `near` (find_overlapping)
   /// whether elements a < b (edges first) bring a sub-pair: two rod edges that both stretch,
   /// are no close neighbours along one rod (Geometry::rod_pair_kept) and may come within reach
   /// (one sub-pair); a rod edge and a triangle, or two triangles, of which a sub-pair is kept
@@ -710,7 +711,7 @@ struct WalkTree {
         for (int k = 0; k < 3; ++k)
           for (int l = 0; l < 3; ++l)
             adjacent = adjacent || an[k] == bn[l];
-        if (adjacent || !(a < b ? near(a, b) : near(b, a))) continue;
+        if (adjacent || (!every && !(a < b ? near(a, b) : near(b, a)))) continue;
         batch[nb++] = candidate_key(g.nedge, a, b);
         if (nb == kWalkBatch) {
           flush(batch, nb);
@@ -934,7 +935,7 @@ class ContactPipeline {
     SLENDER_CHECK(is_finite(vmax), "contact: non-finite velocities");
     u_ = u;
     dt_ = dt;
-    candidates(q, nelem);
+    candidates(q, nelem, inflation(), false);
     subpairs(q);
     // the previous lists stay in prev_, the new ones become cur_
     std::swap(cur_, prev_);
@@ -944,6 +945,19 @@ class ContactPipeline {
                          differ(cur_.pt_node, prev_.pt_node, 4L * cur_.npt);
     first_ = false;
     return changed;
+  }
+
+  /// The candidates alone, every two elements sharing no node whose boxes at positions q
+  /// (executor memory; no motion) overlap, each element's box grown by its radius or half
+  /// thickness and half of `box_inflation` [m] (>= 0), with no test of reach: candidate_keys() and
+  /// the counts by kind give them until the next call. The sub-pair lists stay as they were.
+  /// The clearance probe's search (host/contact/clearance.h).
+  void find_overlapping(const Real* q, Real box_inflation) {
+    SLENDER_CHECK(box_inflation >= 0 && is_finite(box_inflation), "contact: inflation ",
+                  box_inflation, " (must be finite and at least 0)");
+    u_ = nullptr;
+    dt_ = 0;
+    candidates(q, g_.nedge + g_.ntri, box_inflation, true);
   }
 
   /// the current lists, downloaded
@@ -1009,14 +1023,15 @@ class ContactPipeline {
   }
 
   // passes 2-4: the sorted candidate keys in cand_, counts by kind
-  void candidates(const Real* q, int nelem) {
+  // (every: find_overlapping's candidates, with no test of reach)
+  void candidates(const Real* q, int nelem, Real box_inflation, bool every) {
     nce_ = ncet_ = nctt_ = 0;
     ncand_ = 0;
     if (nelem < 2) return;
     const long n = nelem;
     const pipe::Reach reach{q, u_, dt_, inflation()};
     fit(box_, 6 * n);
-    each(n, pipe::ElementBoxes{g_, q, u_, sweep(), inflation(), box_.data()});
+    each(n, pipe::ElementBoxes{g_, q, u_, sweep(), box_inflation, box_.data()});
     pipe::Bounds none;
     for (int d = 0; d < 3; ++d)
       none.lo[d] = INFINITY, none.hi[d] = -INFINITY;
@@ -1046,11 +1061,11 @@ class ContactPipeline {
     unsigned long long counts[2];
     for (int pass = 0; pass < 2; ++pass) {
       X::fill_zero(walk_count_.data(), size_t(2));
-      X::for_each(
-          n,
-          pipe::WalkTree{g_, reach, max_d_, key_.data(), n, child_.data(), parent_.data(),
-                         node_box_.data(), cand_.data(), long(cand_.size()), walk_count_.data()},
-          kWalkGrain);
+      X::for_each(n,
+                  pipe::WalkTree{g_, reach, max_d_, key_.data(), n, child_.data(), parent_.data(),
+                                 node_box_.data(), cand_.data(), long(cand_.size()),
+                                 walk_count_.data(), every},
+                  kWalkGrain);
       X::to_host(counts, walk_count_.data(), size_t(2));
       SLENDER_CHECK(counts[1] == 0, "contact: the broad phase's tree is deeper than ",
                     pipe::kStackDepth);
