@@ -7,8 +7,10 @@
 // (S9's cloths from a state part way down, so that the fold's self-contact is among them where
 // the run reaches it); every few steps the state (positions, velocities, the step) is kept. A
 // repeat calls the finder once on every kept state and times the pass. The table gives
-// min/median/max per call over the repeats, the sub-pairs and the candidates per state. (Until
-// the host's own finder was retired, this program timed the two side by side:
+// min/median/max per call over the repeats, the sub-pairs and the candidates per state, and what
+// a call asks of its executor as the CUDA executor would run it (the host executor's counts,
+// slender/backend.h: kernel launches, device-to-host reads, sorts). (Until the host's own finder
+// was retired, this program timed the two side by side:
 // bench/results/2026-11-29-one-pair-finder-xeon-2c.md.)
 //
 //   slender_pair_finder_bench [--cases cloth2k,cloth20k,cloth200k,cloth_drop,gripper] [--repeats N]
@@ -27,6 +29,7 @@
 #include "backend/host_executor.h"
 #include "bench_util.h"
 #include "cloth_scene.h"
+#include "slender/backend.h"
 #include "slender/builder.h"
 #include "slender/engine/contact_pipeline.h"
 #include "slender/simulator.h"
@@ -95,7 +98,8 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) try {
   using namespace slender;
-  std::vector<std::string> cases = {"cloth2k", "cloth20k", "cloth_drop", "gripper"};  // (cloth200k: ~1 min)
+  std::vector<std::string> cases = {"cloth2k", "cloth20k", "cloth_drop",
+                                    "gripper"};  // (cloth200k: ~1 min)
   int repeats = 9;
   std::string markdown;
   bool profile = false;
@@ -118,8 +122,12 @@ int main(int argc, char** argv) try {
     }
   }
   bench::Table t;
-  t.head = {"case", "states", "sub-pairs / state", "candidates / state",
-            "finder [ms/call] min / median / max"};
+  t.head = {"case",
+            "states",
+            "sub-pairs / state",
+            "candidates / state",
+            "finder [ms/call] min / median / max",
+            "launches / host reads / sorts per call (as on a GPU)"};
   for (const std::string& name : cases) {
     Case c;
     const auto t0 = Clock::now();
@@ -146,11 +154,13 @@ int main(int argc, char** argv) try {
               << fmt("%.1f", seconds_since(t0)) << " s\n";
     contact::ContactPipeline<HostExecutor> finder(*c.model);
     long pairs = 0, candidates = 0;
+    reset_executor_counts();
     for (const Snapshot& s : c.states) {
       finder.find(s.q.data(), s.u.data(), s.dt);
       pairs += finder.nee() + finder.npt();
       candidates += finder.candidates_ee() + finder.candidates_et() + finder.candidates_tt();
     }
+    const ExecutorCounts counts = executor_counts();
     auto pass = [&]() {
       const auto s0 = Clock::now();
       for (const Snapshot& s : c.states)
@@ -166,7 +176,10 @@ int main(int argc, char** argv) try {
                       std::to_string(candidates / ns),
                       fmt("%.3f", *std::min_element(times.begin(), times.end())) + " / " +
                           fmt("%.3f", median(times)) + " / " +
-                          fmt("%.3f", *std::max_element(times.begin(), times.end()))});
+                          fmt("%.3f", *std::max_element(times.begin(), times.end())),
+                      fmt("%.1f", double(counts.launches) / double(ns)) + " / " +
+                          fmt("%.1f", double(counts.host_reads) / double(ns)) + " / " +
+                          fmt("%.1f", double(counts.sorts) / double(ns))});
   }
   if (profile) return 0;
   std::cout << "CPU: " << bench::cpu_model() << ", threads " << bench::omp_threads() << "\n";
