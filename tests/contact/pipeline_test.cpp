@@ -31,6 +31,12 @@ using Pipeline = ContactPipeline<HostExecutor>;
 using test::fine_sheet;
 using test::load_scene;
 
+// the pipeline's candidate keys of its last call, in their order
+std::vector<std::uint64_t> candidate_keys(const Pipeline& pipe) {
+  const long n = pipe.candidates_ee() + pipe.candidates_et() + pipe.candidates_tt();
+  return std::vector<std::uint64_t>(pipe.candidate_keys(), pipe.candidate_keys() + n);
+}
+
 // the pipeline against the reference (reference_pairs.h) on one state: the candidates and the
 // lists entry for entry; returns the number of sub-pairs found
 long expect_same(const Model& m,
@@ -43,9 +49,7 @@ long expect_same(const Model& m,
   ContactPairLists got;
   pipe.find(q.data(), u.data(), dt);
   pipe.download(got);
-  const long ncand = pipe.candidates_ee() + pipe.candidates_et() + pipe.candidates_tt();
-  const std::vector<std::uint64_t> cand(pipe.candidate_keys(), pipe.candidate_keys() + ncand);
-  EXPECT_EQ(cand, want.candidates) << what << ": candidates";
+  EXPECT_EQ(candidate_keys(pipe), want.candidates) << what << ": candidates";
   test::expect_same_pairs(got, want.lists, what);
   return long(want.lists.ee_d.size() + want.lists.pt_d.size());
 }
@@ -113,11 +117,10 @@ TEST_P(PipelineScenes, OverlappingBoxesEqualTheReference) {
   for (int trial = 0; trial < 2; ++trial) {
     for (const Real inflation : {Real(0), m->contact.tolerance, 2 * h}) {
       pipe.find_overlapping(q.data(), inflation);
-      const long n = pipe.candidates_ee() + pipe.candidates_et() + pipe.candidates_tt();
-      const std::vector<std::uint64_t> got(pipe.candidate_keys(), pipe.candidate_keys() + n);
+      const std::vector<std::uint64_t> got = candidate_keys(pipe);
       EXPECT_EQ(got, test::reference_overlapping(*m, q.data(), nullptr, 0, inflation))
           << GetParam() << " trial " << trial << " inflation " << inflation;
-      found += n;
+      found += long(got.size());
     }
     for (int i = 0; i < 3 * m->nnode; ++i)
       q[i] += 0.6 * h * unit(rng);
@@ -487,9 +490,9 @@ TEST(Pipeline, FarApartPartsAndAHugeElement) {
   Pipeline pipe(*m);
   for (const Real inflation : {Real(0), Real(0.01)}) {
     pipe.find_overlapping(q.data(), inflation);
-    const long n = pipe.candidates_ee() + pipe.candidates_et() + pipe.candidates_tt();
-    const std::vector<std::uint64_t> got(pipe.candidate_keys(), pipe.candidate_keys() + n);
-    EXPECT_EQ(got, test::reference_overlapping(*m, q.data(), nullptr, 0, inflation)) << inflation;
+    EXPECT_EQ(candidate_keys(pipe),
+              test::reference_overlapping(*m, q.data(), nullptr, 0, inflation))
+        << inflation;
     EXPECT_GT(pipe.candidates_et(), 10) << inflation;
   }
   EXPECT_GT(expect_same(*m, pipe, q, u, 1e-3, "far apart"), 10);
