@@ -499,18 +499,38 @@ TEST(Pipeline, FarApartPartsAndAHugeElement) {
 }
 
 // a non-finite position is an error naming the cause, not a silent empty list
-TEST(Pipeline, NonFinitePositionIsAnError) {
+// (a position, or a velocity: either makes its elements' boxes over the step non-finite, at an
+// edge's first node or its last; an infinite velocity in a step of size 0 too)
+TEST(Pipeline, NonFinitePositionOrVelocityIsAnError) {
   const auto m = load_scene("gripper.json");
   Simulator sim(m);
   Pipeline pipe(*m);
-  std::vector<Real> q = sim.state().q;
-  q[5] = std::nan("");
-  try {
-    pipe.find(q.data(), sim.state().u.data(), 1e-3);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("non-finite"), std::string::npos) << e.what();
+  struct Case {
+    int dof;
+    bool velocity;
+    Real value, dt;
+  };
+  // (node 59: the first finger's tip, the last node of its last edge)
+  for (const Case c : {Case{5, false, std::nan(""), 1e-3}, Case{179, false, std::nan(""), 1e-3},
+                       Case{5, true, std::nan(""), 1e-3}, Case{179, true, std::nan(""), 1e-3},
+                       Case{7, true, INFINITY, 1e-3}, Case{7, true, -INFINITY, 0}}) {
+    std::vector<Real> q = sim.state().q, u = sim.state().u;
+    (c.velocity ? u : q)[size_t(c.dof)] = c.value;
+    try {
+      pipe.find(q.data(), u.data(), c.dt);
+      ADD_FAILURE() << "no error: " << (c.velocity ? "velocity " : "position ") << c.value;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("non-finite positions or velocities"), std::string::npos)
+          << e.what();
+    }
   }
+  // and a finite state afterwards is found as before
+  const ContactPairLists want =
+      test::reference_pairs(*m, sim.state().q.data(), sim.state().u.data(), 1e-3).lists;
+  ContactPairLists got;
+  pipe.find(sim.state().q.data(), sim.state().u.data(), 1e-3);
+  pipe.download(got);
+  test::expect_same_pairs(got, want, "after the errors");
 }
 
 }  // namespace SLENDER_UNITY_ID

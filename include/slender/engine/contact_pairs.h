@@ -46,7 +46,9 @@ struct ContactPairLists {
 constexpr Real kStepSweep = 2;
 
 /// The box of an element's k nodes (ids nd) over one step: the nodes at x and, where u is given,
-/// at x + sweep u, grown by `grow` on every side. A shell falling or a rod moving as a whole
+/// at x + sweep u, grown by `grow` on every side; NaN where a node's position or its end of the
+/// step is NaN (a NaN velocity, or an infinite one in a step of size 0), so that the finder's
+/// count of non-finite boxes sees it. A shell falling or a rod moving as a whole
 /// sweeps its box along its motion only, so neighbours that move with it gain no candidates.
 /// One implementation for the pair finder and its reference (bit for bit).
 SLENDER_HD inline void element_step_box(const Real* x,
@@ -64,11 +66,11 @@ SLENDER_HD inline void element_step_box(const Real* x,
       Real l = p, h = p;
       if (u) {
         const Real e = p + sweep * u[i + d];
-        l = e < l ? e : l;
-        h = e > h ? e : h;
+        l = e < l || e != e ? e : l;
+        h = e > h || e != e ? e : h;
       }
-      lo[d] = a == 0 ? l : (l < lo[d] ? l : lo[d]);
-      hi[d] = a == 0 ? h : (h > hi[d] ? h : hi[d]);
+      lo[d] = a == 0 ? l : (l < lo[d] || l != l ? l : lo[d]);
+      hi[d] = a == 0 ? h : (h > hi[d] || h != h ? h : hi[d]);
     }
   }
   for (int d = 0; d < 3; ++d) {
