@@ -7,24 +7,23 @@
 // same lists by brute force, the reference it is checked against.
 //
 // Passes, each a loop over items run by the executor, a scan, a sort or a reduction:
-// 1. (none: a non-finite position or velocity makes its elements' boxes non-finite, which pass 2
-//    counts)
-// 2. boxes: each rod edge's and triangle's box over the step (element_step_box) and the bounds
-//    of their centres (an exact min/max reduction, which also counts non-finite boxes);
-// 3. linear BVH (Karras 2012): 30-bit Morton codes of the centres with the element id below
+// 1. boxes: each rod edge's and triangle's box over the step (element_step_box) and the bounds
+//    of their centres (an exact min/max reduction, which also counts non-finite boxes: a
+//    non-finite position or velocity makes its elements' boxes non-finite);
+// 2. linear BVH (Karras 2012): 30-bit Morton codes of the centres with the element id below
 //    them (distinct 64-bit keys), a radix sort, every internal node from the sorted keys at
 //    once, boxes fitted bottom-up (a counter per node: the second child to arrive goes on);
-// 4. candidates: each leaf climbs the tree and walks down the subtrees of the leaves after it in
+// 3. candidates: each leaf climbs the tree and walks down the subtrees of the leaves after it in
 //    the order for those whose boxes overlap its own, that share no node with it and that bring
-//    a sub-pair within reach (WalkTree::near:
-//    a triangle pair tested whole first, triangle_pair_near), written in one pass at places an
-//    atomic counter hands out (a second pass where they outgrow the room), then sorted by kind
-//    (edge-edge, edge-triangle, triangle-triangle) and ids;
-// 5. sub-pairs: rod edge pairs in candidate order (each candidate one); vertex-triangle,
+//    a sub-pair within reach (WalkTree::near: a triangle pair tested whole first,
+//    triangle_pair_near), written in one pass at places an atomic counter hands out (a second
+//    pass where they outgrow the room), then sorted by kind (edge-edge, edge-triangle,
+//    triangle-triangle) and ids;
+// 4. sub-pairs: rod edge pairs in candidate order (each candidate one); vertex-triangle,
 //    rod-shell edge and shell edge pairs written into fixed slots per candidate (vt_slot,
 //    ee_slot: empty where out of reach or between a shell's rest neighbours), sorted (stable, so
 //    that the first of equal keys is the first emitted) and made unique (a flag scan);
-// 6. comparison with the previous step's lists (a count reduction): the caller learns whether
+// 5. comparison with the previous step's lists (a count reduction): the caller learns whether
 //    the pairs changed, and downloads them only then.
 // Buffers grow and never shrink: steps of a steady size allocate nothing. Every result is a
 // function of the state alone (sorts and scans are deterministic, min/max exact, the fitted
@@ -1010,7 +1009,7 @@ class ContactPipeline {
     return n > 0 && x_.reduce(n, pipe::Differs{a.data(), b.data()}, 0L, pipe::SumOp{}) > 0;
   }
 
-  // passes 2-4: the sorted candidate keys in cand_, counts by kind
+  // passes 1-3: the sorted candidate keys in cand_, counts by kind
   // (every: find_overlapping's candidates, with no test of reach)
   void candidates(const Real* q, int nelem, Real box_inflation, bool every) {
     nce_ = ncet_ = nctt_ = 0;
@@ -1075,7 +1074,7 @@ class ContactPipeline {
     nctt_ = total - starts[1];
   }
 
-  // passes 5-6: next_ gets the sub-pairs within reach
+  // pass 4: next_ gets the sub-pairs within reach
   void subpairs(const Real* q) {
     const pipe::Reach reach{q, u_, dt_, inflation()};
     const std::uint64_t* ee = cand_.data();
