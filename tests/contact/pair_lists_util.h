@@ -21,6 +21,16 @@ inline std::shared_ptr<const Model> load_scene(const std::string& name) {
   return build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name));
 }
 
+/// the contact suite's settings on a scene being built: contact between bodies with a 1 mm
+/// tolerance, steps of 1 ms
+inline void contact_at_1mm(SceneBuilder& b) {
+  ContactSpec c;
+  c.enabled = true;
+  c.tolerance = 1e-3;
+  b.contact(c);
+  b.integrator().dt = 1e-3;
+}
+
 /// a 60 x 20 mm sheet of 2 mm edges, 3 mm thick (contact distance 3 mm, tolerance 1 mm): finer
 /// than its contact range, so that each triangle's second ring lies within it at rest
 inline std::shared_ptr<const Model> fine_sheet(bool gravity) {
@@ -29,12 +39,8 @@ inline std::shared_ptr<const Model> fine_sheet(bool gravity) {
   b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.06, 0, 0), vec3(0, 0.02, 0), 0.002, false,
                     mat, 0.003);
   b.membrane(int(b.spec().parts.size()) - 1, MembraneModel::kSprings);
-  ContactSpec c;
-  c.enabled = true;
-  c.tolerance = 1e-3;
-  b.contact(c);
+  contact_at_1mm(b);
   if (gravity) b.gravity(vec3(0, 0, -9.81));
-  b.integrator().dt = 1e-3;
   return build_model(b.build());
 }
 

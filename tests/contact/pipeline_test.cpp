@@ -241,11 +241,7 @@ TEST(Pipeline, AnIrregularFineSheetGivesTheSameListsShrunkOrCrumpled) {
     x[0] += offset(jitter);
     x[1] += offset(jitter);
   }
-  ContactSpec c;
-  c.enabled = true;
-  c.tolerance = 1e-3;
-  b.contact(c);
-  b.integrator().dt = 1e-3;
+  test::contact_at_1mm(b);
   const auto fine = build_model(b.build());
   const Real dt = fine->scene.integrator.dt;
   Pipeline pipe(*fine);
@@ -475,11 +471,7 @@ TEST(Pipeline, FarApartPartsAndAHugeElement) {
   cs.radius = 1e-3;
   b.straight_rod("across", vec3(-0.01, -0.01, 0.001), vec3(0.07, 0.03, 0.001), 9, mat, cs);
   b.straight_rod("short", vec3(0.03, 0.01, 0.004), vec3(0.031, 0.01, 0.004), 3, mat, cs);
-  ContactSpec c;
-  c.enabled = true;
-  c.tolerance = 1e-3;
-  b.contact(c);
-  b.integrator().dt = 1e-3;
+  test::contact_at_1mm(b);
   const auto m = build_model(b.build());
   std::vector<Real> q(m->node_x0.begin(), m->node_x0.end()), u(size_t(m->ndof), 0.0);
   q.resize(size_t(m->ndof), 0.0);
