@@ -244,7 +244,9 @@ TEST_P(SimulatorEngine, QueriesMatchTheCpu) {
           scale = std::max(scale, std::fabs(b[i]));
           diff = std::max(diff, std::fabs(a[i] - b[i]));
         }
-        EXPECT_LE(diff, 1e-9 * std::max(Real(1e-30), scale)) << what;
+        // (values below 1e-20 are the rounding of a zero: a flat shell's bending density at
+        // rest came out 6e-34 on an H200)
+        EXPECT_LE(diff, 1e-9 * scale + 1e-20) << what;
       }
     };
     auto fields = [](const Energies& e) {
