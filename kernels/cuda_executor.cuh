@@ -281,7 +281,7 @@ struct CudaExecutor {
     return std::make_unique<DirectSolver>(n, row_ptr, col, symmetric, kind);
   }
   static std::string direct_name(const DirectSolver* s, bool symmetric) {
-    if (s && s->banded()) return "cuda-banded-lu";
+    if (s && s->banded()) return s->band_name();
     return symmetric ? "cusolver-chol" : "cusolver-qr";
   }
   // cuSOLVER reads the stepper's own value buffer

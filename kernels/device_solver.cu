@@ -1,17 +1,25 @@
-// DeviceSparseSolver: banded LU on the device for Jacobians that order into a narrow band (rods),
+// DeviceSparseSolver: the band on the device for Jacobians that order into a narrow band (rods),
 // else cuSOLVER csrchol (analysis once, factor per call) with a csrlsvqr fallback on the
 // AMD-ordered matrix. The csrchol API is marked deprecated in CUDA 13 in favour of cuDSS (not
 // shipped with the toolkit); it is what the backend's design names, so the deprecation notes are
 // switched off here.
 //
 // The band (the CPU's kBanded, include/slender/core/banded.h, the same reverse Cuthill-McKee
-// order and pivot floor): one kernel fills the band from the CSR values, one block factorizes
-// it (a thread per entry of a column's trailing w x w block) and one block solves (warp 0 running
-// the columns), the rows they work on staged in shared memory a window at a time (the whole band
-// when it fits: a rod of about 1,300 free DOFs). Per Newton iteration: three launches and two reads
-// of a flag, against csrchol's dozens of launches per call along a rod's elimination tree, a chain
-// as long as the rod (bench/results/2026-11-26-gpu-first-light-h200.md: about 4 ms a Newton
-// iteration on S1). A pivot too small for LU without pivoting takes the sparse path, built then.
+// order and pivot floor) is solved in one of two ways, each one kernel to factorize and one to
+// solve, on a single block, and two reads of a flag per Newton iteration:
+// - block cyclic reduction (slender/core/block_cyclic.h, the default, "cuda-block-cyclic"): the
+//   band as block-tridiagonal in blocks of w rows, eliminated in log2(n / w) levels of parallel
+//   passes, its blocks in global memory (any size). On an H200 it took S1's Newton iteration
+//   from 0.84 to 0.55 ms and S7's from 1.44 to 0.69 ms
+//   (bench/results/2026-11-30-block-cyclic-gpu-h200.md);
+// - LU by columns (SLENDER_DEVICE_BAND=lu, "cuda-banded-lu"): one kernel fills the band from the
+//   CSR values, one block factorizes it (a thread per entry of a column's trailing w x w block)
+//   and one block solves (warp 0 running the columns), the rows they work on staged in shared
+//   memory a window at a time (the whole band when it fits: a rod of about 1,300 free DOFs). Its
+//   n columns are a chain of barriers: about 0.4 us each on an H200.
+// Against csrchol's dozens of launches per call along a rod's elimination tree, a chain as long as
+// the rod (bench/results/2026-11-26-gpu-first-light-h200.md: about 4 ms a Newton iteration on
+// S1). A pivot too small for elimination without pivoting takes the sparse path, built then.
 
 #define DISABLE_CUSOLVER_DEPRECATED
 
@@ -28,6 +36,7 @@
 #include "device_solver.h"
 #include "reduce.cuh"
 #include "slender/core/banded.h"
+#include "slender/core/block_cyclic.h"
 #include "slender/core/strided.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/ordering.h"
@@ -264,6 +273,119 @@ __global__ void band_solve_kernel(int n,
   if (threadIdx.x == 0) ok[0] = finite ? 1 : 0;
 }
 
+// ---- block cyclic reduction (slender/core/block_cyclic.h): the band in about 3 log2(n / w)
+// barriers of one block instead of the LU's n columns ----
+
+constexpr int kBcrThreads = 1024;
+
+// D -> D^-1 by Gauss-Jordan on the 32 lanes of a warp (bcr_invert's steps, a barrier between
+// them); false, on every lane, at a pivot at or below floor
+__device__ bool bcr_warp_invert(Real* a, int b, int live, Real floor, int lane) {
+  for (int k = 0; k < b; ++k) {
+    const Real p = bcr_gj_pivot(a, b, k, live, floor);
+    if (p == 0) return false;
+    __syncwarp();  // (every lane has read the pivot before row k changes)
+    bcr_gj_scale(a, b, k, bcr_reciprocal(p), lane, kBandWarp);
+    __syncwarp();
+    for (int i = lane; i < b; i += kBandWarp)
+      bcr_gj_eliminate(a, b, k, i);
+    __syncwarp();
+  }
+  return true;
+}
+
+// The blocks filled from the CSR values (src: bcr_band_source composed with the band's map to
+// CSR slots), the pivot floor from their diagonal, then every level: a warp per eliminated
+// row's inversion, the multipliers, the kept rows' updates, a barrier after each; row 0 last.
+// ok[0] = 1, or 0 at a pivot at or below kBandTiny * max |A(i, i)|.
+__global__ void bcr_factor_kernel(BcrDims d, const int* src, const Real* val, Real* ws, int* ok) {
+  __shared__ Real warp_max[kBcrThreads / kBandWarp];
+  const int tid = int(threadIdx.x), nt = int(blockDim.x);
+  const int lane = tid % kBandWarp, warp = tid / kBandWarp, nwarps = nt / kBandWarp;
+  const long bb = bcr_block_count(d), fill = 3 * bb * d.nb;
+  Real m = 0;
+  for (long t = tid; t < fill; t += nt) {
+    const int s = src[t];
+    const Real v = s >= 0 ? val[s] : s == -2 ? Real(1) : Real(0);
+    ws[bcr_fill_target(d, t)] = v;
+    const long row = t / (3 * bb), rem = t % (3 * bb);
+    const int r = int(rem % bb) / d.b, c = int(rem % bb) % d.b;
+    if (rem / bb == kBcrD && r == c && row * d.b + r < d.n) m = fmax(m, ::fabs(v));
+  }
+  for (int k = kBandWarp / 2; k > 0; k /= 2)
+    m = fmax(m, __shfl_xor_sync(0xffffffffu, m, k));
+  if (lane == 0) warp_max[warp] = m;
+  __syncthreads();
+  Real floor = 0;
+  for (int k = 0; k < nwarps; ++k)
+    floor = fmax(floor, warp_max[k]);
+  floor *= kBandTiny;
+  for (int l = 0; l < d.levels; ++l) {
+    const int ne = bcr_eliminated_count(d, l), nk = bcr_kept_count(d, l);
+    bool bad = false;
+    for (int e = warp; e < ne; e += nwarps) {
+      const int o = bcr_eliminated_row(l, e);
+      bad = bad ||
+            !bcr_warp_invert(bcr_block(ws, d, o, kBcrD), d.b, bcr_live_rows(d, o), floor, lane);
+    }
+    if (__syncthreads_or(bad)) {
+      if (tid == 0) ok[0] = 0;
+      return;
+    }
+    for (long item = tid; item < 2L * ne * bb; item += nt)
+      bcr_multiplier_item(ws, d, l, item);
+    __syncthreads();
+    for (long item = tid; item < 3L * nk * bb; item += nt)
+      bcr_update_item(ws, d, l, item);
+    __syncthreads();
+  }
+  const bool bad = warp == 0 && !bcr_warp_invert(bcr_block(ws, d, 0, kBcrD), d.b,
+                                                 bcr_live_rows(d, 0), floor, lane);
+  if (__syncthreads_or(bad)) {
+    if (tid == 0) ok[0] = 0;
+    return;
+  }
+  if (tid == 0) ok[0] = 1;
+}
+
+// out[order[i]] = A^-1 rhs[order] with bcr_factor_kernel's blocks: the right-hand side into the
+// blocks' order, the forward levels, row 0, the backward levels (residual, then D^-1), a barrier
+// after each pass; ok[0] = 1 if the solution is finite
+__global__ void bcr_solve_kernel(
+    BcrDims d, const int* order, const Real* rhs, Real* out, Real* ws, int* ok) {
+  const int tid = int(threadIdx.x), nt = int(blockDim.x);
+  Real* f = bcr_vector(ws, d);
+  for (long i = tid; i < long(d.nb) * d.b; i += nt)
+    f[i] = i < d.n ? rhs[order[i]] : Real(0);
+  __syncthreads();
+  for (int l = 0; l < d.levels; ++l) {
+    for (long item = tid; item < long(bcr_kept_count(d, l)) * d.b; item += nt)
+      bcr_forward_item(ws, d, l, item);
+    __syncthreads();
+  }
+  for (int l = d.levels; l >= 0; --l) {
+    const int h = 1 << l, ne = l == d.levels ? 1 : bcr_eliminated_count(d, l);
+    for (long item = tid; item < long(ne) * d.b; item += nt) {
+      const int o = l == d.levels ? 0 : bcr_eliminated_row(l, int(item / d.b));
+      bcr_residual_item(ws, d, o, h, int(item % d.b));
+    }
+    __syncthreads();
+    for (long item = tid; item < long(ne) * d.b; item += nt) {
+      const int o = l == d.levels ? 0 : bcr_eliminated_row(l, int(item / d.b));
+      bcr_back_item(ws, d, o, int(item % d.b));
+    }
+    __syncthreads();
+  }
+  bool finite = true;
+  for (long i = tid; i < d.n; i += nt) {
+    const Real v = f[i];
+    out[order[i]] = v;
+    finite = finite && isfinite(v);
+  }
+  finite = __syncthreads_and(finite);
+  if (tid == 0) ok[0] = finite ? 1 : 0;
+}
+
 }  // namespace
 
 struct DeviceSparseSolver::Impl {
@@ -293,6 +415,11 @@ struct DeviceSparseSolver::Impl {
   size_t factor_smem = 0, solve_smem = 0;
   DeviceBuffer<int> band_src, band_order, flag;
   DeviceBuffer<Real> band, band_x;
+  // the band by block cyclic reduction (the default; SLENDER_DEVICE_BAND=lu: the LU kernels)
+  bool cyclic = false;
+  BcrDims bcr;
+  DeviceBuffer<int> bcr_src;
+  DeviceBuffer<Real> bcr_ws;
 
   // the handles are the Impl's, so that a constructor that throws half-way releases them
   ~Impl() {
@@ -355,6 +482,27 @@ void DeviceSparseSolver::Impl::build_sparse() {
 // the band's arrays and windows, if a window of at least 2w + 1 rows fits in a block's shared
 // memory (SLENDER_BAND_STAGE_BYTES caps it: tests make the windows small)
 bool DeviceSparseSolver::Impl::try_band(const BandLayout& layout) {
+  const char* choice = std::getenv("SLENDER_DEVICE_BAND");
+  if (!choice || std::string(choice) != "lu") {
+    // block cyclic reduction: no window to fit, its blocks in global memory
+    cyclic = true;
+    w = layout.w;
+    bcr = bcr_dims(n, w);
+    const long s = 2L * w + 1, count = 3 * bcr_block_count(bcr) * bcr.nb;
+    std::vector<int> slot_of(size_t(n) * size_t(s), -1);
+    for (size_t k = 0; k < layout.band_pos.size(); ++k)
+      slot_of[size_t(layout.band_pos[k])] = int(k);
+    std::vector<int> src(static_cast<size_t>(count));
+    for (long t = 0; t < count; ++t) {
+      const long p = bcr_band_source(bcr, w, t);
+      src[size_t(t)] = p >= 0 ? slot_of[size_t(p)] : int(p);
+    }
+    bcr_src.upload(src);
+    band_order.upload(layout.order);
+    bcr_ws.resize(size_t(bcr_workspace_size(bcr)));
+    flag.resize(1);
+    return true;
+  }
   int dev = 0, optin = 0;
   SLENDER_CUDA_CHECK(cudaGetDevice(&dev));
   SLENDER_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -479,7 +627,16 @@ bool DeviceSparseSolver::factorize(const Real* d_val) {
   s.fallback = false;
   s.band_ready = false;
   if (s.n == 0) return true;
-  if (s.banded) {
+  if (s.banded && s.cyclic) {
+    bcr_factor_kernel<<<1, kBcrThreads>>>(s.bcr, s.bcr_src.data(), d_val, s.bcr_ws.data(),
+                                          s.flag.data());
+    SLENDER_CUDA_LAUNCHED();
+    if (s.read_flag() == 1) {
+      s.band_ready = true;
+      return true;
+    }
+    s.fallback = true;  // a pivot too small for elimination without pivoting: the sparse path
+  } else if (s.banded) {
     parallel_for_cuda(long(s.band.size()), FillBand{s.band_src.data(), d_val, s.band.data()});
     band_factor_kernel<<<1, s.factor_threads, s.factor_smem>>>(s.n, s.w, s.rows, s.band.data(),
                                                                s.flag.data());
@@ -496,6 +653,12 @@ bool DeviceSparseSolver::factorize(const Real* d_val) {
 bool DeviceSparseSolver::solve(const Real* d_b, Real* d_x) {
   Impl& s = *impl_;
   if (s.n == 0) return true;
+  if (s.band_ready && s.cyclic) {
+    bcr_solve_kernel<<<1, kBcrThreads>>>(s.bcr, s.band_order.data(), d_b, d_x, s.bcr_ws.data(),
+                                         s.flag.data());
+    SLENDER_CUDA_LAUNCHED();
+    return s.read_flag() == 1;
+  }
   if (s.band_ready) {
     band_solve_kernel<<<1, kBandThreads, s.solve_smem>>>(s.n, s.w, s.rows, s.x_shared,
                                                          s.band.data(), s.band_order.data(), d_b,
@@ -509,8 +672,12 @@ bool DeviceSparseSolver::solve(const Real* d_b, Real* d_x) {
 bool DeviceSparseSolver::used_fallback() const { return impl_->fallback; }
 long DeviceSparseSolver::factor_nonzeros() const {
   const Impl& s = *impl_;
+  if (s.banded && s.cyclic) return kBcrSlots * bcr_block_count(s.bcr) * s.bcr.nb;
   return s.banded ? long(s.band.size()) : s.fill;
 }
 bool DeviceSparseSolver::banded() const { return impl_->banded; }
+const char* DeviceSparseSolver::band_name() const {
+  return impl_->cyclic ? "cuda-block-cyclic" : "cuda-banded-lu";
+}
 
 }  // namespace slender

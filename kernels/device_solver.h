@@ -1,11 +1,12 @@
 #pragma once
 
-// The direct linear solve of the CUDA backend (issue: CUDA backend, item 3): banded LU on the
-// device for Jacobians that order into a narrow band (the CPU's kBanded rule: rods), else
-// cuSOLVER's sparse Cholesky on the device CSR matrix of the free-DOF Jacobian, symbolic analysis
-// once per sparsity pattern and numeric refactorization every Newton iteration (the low-level
-// csrchol API), with sparse QR (csrlsvqr) when the matrix is not positive definite or not
-// symmetric. Both factorize P J P^T with P an AMD ordering computed on the host once per pattern
+// The direct linear solve of the CUDA backend (issue: CUDA backend, item 3): the band on the
+// device for Jacobians that order into a narrow band (the CPU's kBanded rule: rods; block cyclic
+// reduction in reverse Cuthill-McKee order, or LU by columns), else cuSOLVER's sparse Cholesky on
+// the device CSR matrix of the free-DOF Jacobian, symbolic analysis once per sparsity pattern and
+// numeric refactorization every Newton iteration (the low-level csrchol API), with sparse QR
+// (csrlsvqr) when the matrix is not positive definite or not symmetric. cuSOLVER factorizes P J P^T
+// with P an AMD ordering computed on the host once per pattern
 // (include/slender/engine/ordering.h): the values are gathered into the permuted order on the
 // device, the right-hand side permuted and the solution permuted back. The matrix is the model's
 // CSR (row-major J), so no transposition is involved. Value and vector pointers are device
@@ -23,8 +24,8 @@ class DeviceSparseSolver {
  public:
   /// orders and analyses the pattern (host CSR of an n x n matrix, structurally symmetric);
   /// symmetric = false skips Cholesky (non-symmetric Jacobians: friction, drag); kind kAuto or
-  /// kBanded may take the band (banded LU in reverse Cuthill-McKee order, the sparse path when a
-  /// pivot is too small), any other kind the sparse path alone
+  /// kBanded may take the band (in reverse Cuthill-McKee order, the sparse path when a pivot is
+  /// too small), any other kind the sparse path alone
   DeviceSparseSolver(int n,
                      const std::vector<int>& row_ptr,
                      const std::vector<int>& col,
@@ -47,6 +48,9 @@ class DeviceSparseSolver {
   long factor_nonzeros() const;
   /// whether the band is the first choice
   bool banded() const;
+  /// the band's solve: "cuda-block-cyclic" (block cyclic reduction, the default) or
+  /// "cuda-banded-lu" (LU by columns, SLENDER_DEVICE_BAND=lu)
+  const char* band_name() const;
 
  private:
   struct Impl;

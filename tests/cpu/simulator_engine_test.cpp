@@ -482,9 +482,9 @@ TEST_P(SimulatorEngine, DashpotsMatchTheCpu) {
   }
 }
 
-// the engine hands the solve to the executor's solvers: on CUDA banded LU on the device where
-// the CPU takes the band (kAuto and kBanded on a rod), else cuSOLVER; on the host, the kind the
-// caller asked for (kAuto: banded LU on a rod)
+// the engine hands the solve to the executor's solvers: on CUDA the band by block cyclic
+// reduction on the device where the CPU takes the band (kAuto and kBanded on a rod), else
+// cuSOLVER; on the host, the kind the caller asked for (kAuto: banded LU on a rod)
 TEST_P(SimulatorEngine, SolverNamesTellTheExecutor) {
   const auto model =
       load(std::string(SLENDER_SOURCE_DIR) + "/bench/scenes/s1_cantilever_e1e5.json");
@@ -496,8 +496,8 @@ TEST_P(SimulatorEngine, SolverNamesTellTheExecutor) {
   // (S1's midpoint rule with pointwise stretching, whose Jacobian is symmetric)
   IntegratorSpec spec = model->scene.integrator;
   spec.energy_consistent = false;
-  for (const Case& c : {Case{LinearSolverKind::kAuto, "banded-lu", "cuda-banded-lu"},
-                        Case{LinearSolverKind::kBanded, "banded-lu", "cuda-banded-lu"},
+  for (const Case& c : {Case{LinearSolverKind::kAuto, "banded-lu", "cuda-block-cyclic"},
+                        Case{LinearSolverKind::kBanded, "banded-lu", "cuda-block-cyclic"},
                         Case{LinearSolverKind::kSparseLu, "sparse-lu", "cusolver-qr"},
                         Case{LinearSolverKind::kEigenLdlt, "eigen-ldlt", "cusolver-chol"},
                         Case{LinearSolverKind::kPcg, "pcg", "cuda-pcg"},

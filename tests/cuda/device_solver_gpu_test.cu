@@ -2,8 +2,9 @@
 // backend's: a real Newton Jacobian (mid-edge plate with a joined rod) solved on the device
 // equals the CPU solve; refactorizing new values reuses the analysis; an indefinite matrix falls
 // back to QR; a non-symmetric row-major matrix is solved as J x = b. The band (a rod's Jacobian):
-// the CPU's banded LU's solution, the same bits in small windows as in one, non-symmetric values,
-// and the sparse path for a pivot too small. Skipped without a device.
+// block cyclic reduction (the default) and the LU by columns each against the CPU's banded LU,
+// the LU's same bits in small windows as in one, non-symmetric values, and the sparse path for a
+// pivot too small. Skipped without a device.
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include "device_buffer.cuh"
 #include "device_solver.h"
 #include "slender/builder.h"
+#include "slender/core/block_cyclic.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/ordering.h"
 #include "slender/simulator.h"
@@ -178,8 +180,13 @@ std::vector<Real> cpu_band_solve(const AssemblyPlan& p,
   return x;
 }
 
-TEST(DeviceSolver, BandOnARodMatchesTheCpuBandInOneWindowOrMany) {
+// the band's LU by columns (SLENDER_DEVICE_BAND=lu; block cyclic reduction is the default)
+TEST(DeviceSolver, BandLuOnARodMatchesTheCpuBandInOneWindowOrMany) {
   SLENDER_REQUIRE_GPU();
+  setenv("SLENDER_DEVICE_BAND", "lu", 1);
+  struct Unset {
+    ~Unset() { unsetenv("SLENDER_DEVICE_BAND"); }
+  } unset;
   const RodSystem rod(400);  // about 1,600 free DOFs: a band of about 270 KB, over one window
   const AssemblyPlan& p = rod.m->plan;
   const int w = band_layout(p.nfree, p.row_ptr, p.col).w;
@@ -188,6 +195,7 @@ TEST(DeviceSolver, BandOnARodMatchesTheCpuBandInOneWindowOrMany) {
   DeviceBuffer<Real> dval(rod.val);
   DeviceSparseSolver dev(p.nfree, p.row_ptr, p.col, true, LinearSolverKind::kAuto);
   ASSERT_TRUE(dev.banded());
+  EXPECT_STREQ(dev.band_name(), "cuda-banded-lu");
   bool fallback = true;
   const std::vector<Real> x = device_solve(dev, dval, rod.f, &fallback);
   EXPECT_FALSE(fallback);
@@ -223,6 +231,59 @@ TEST(DeviceSolver, BandOnARodMatchesTheCpuBandInOneWindowOrMany) {
   // a backward-stable solve: the residual at rounding of |J| |y|
   const std::vector<Real> fy = multiply(p.row_ptr, p.col, val, y);
   EXPECT_LT(test::max_abs_diff(fy, rod.f), 1e-12 * max_abs(val) * max_abs(y) * 16);
+}
+
+// block cyclic reduction (slender/core/block_cyclic.h) on rods of 1,600 and 8,000 free DOFs
+// (the second beyond any window of the LU's), symmetric and not: the CPU band's solution within
+// the two eliminations' rounding, a backward-stable residual, the host driver's solution of the
+// same blocks, the same bits on a rerun
+TEST(DeviceSolver, BlockCyclicOnRodsMatchesTheCpuBand) {
+  SLENDER_REQUIRE_GPU();
+  for (int nodes : {400, 2000}) {
+    SCOPED_TRACE(nodes);
+    const RodSystem rod(nodes);
+    const AssemblyPlan& p = rod.m->plan;
+    for (bool symmetric : {true, false}) {
+      SCOPED_TRACE(symmetric);
+      std::vector<Real> val = rod.val;
+      if (!symmetric)
+        for (int r = 0; r < p.nfree; ++r)
+          for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+            if (p.col[k] > r) val[k] *= 1.001;
+      const std::vector<Real> x_cpu = cpu_band_solve(p, val, rod.f, symmetric);
+      DeviceBuffer<Real> dval(val);
+      DeviceSparseSolver dev(p.nfree, p.row_ptr, p.col, symmetric, LinearSolverKind::kAuto);
+      ASSERT_TRUE(dev.banded());
+      EXPECT_STREQ(dev.band_name(), "cuda-block-cyclic");
+      bool fallback = true;
+      const std::vector<Real> x = device_solve(dev, dval, rod.f, &fallback);
+      EXPECT_FALSE(fallback);
+      EXPECT_LT(test::max_abs_diff(x, x_cpu), 1e-9 * max_abs(x_cpu));
+      const std::vector<Real> fx = multiply(p.row_ptr, p.col, val, x);
+      EXPECT_LT(test::max_abs_diff(fx, rod.f), 1e-12 * max_abs(val) * max_abs(x) * 16);
+      EXPECT_EQ(device_solve(dev, dval, rod.f), x);
+      // the host driver on the same blocks (the same passes, one thread)
+      const BandLayout layout = band_layout(p.nfree, p.row_ptr, p.col);
+      const BcrDims d = bcr_dims(p.nfree, layout.w);
+      std::vector<Real> band(size_t(layout.band_size), 0), ws(size_t(bcr_workspace_size(d)), 0);
+      for (size_t k = 0; k < layout.band_pos.size(); ++k)
+        band[size_t(layout.band_pos[k])] = val[k];
+      for (long t = 0; t < 3 * bcr_block_count(d) * d.nb; ++t) {
+        const long src = bcr_band_source(d, layout.w, t);
+        ws[size_t(bcr_fill_target(d, t))] = src >= 0 ? band[size_t(src)] : src == -2 ? 1 : 0;
+      }
+      ASSERT_TRUE(bcr_factor(ws.data(), d, 1e-13 * bcr_diagonal_max(ws.data(), d)));
+      Real* y = bcr_vector(ws.data(), d);
+      for (int i = 0; i < p.nfree; ++i)
+        y[i] = rod.f[size_t(layout.order[size_t(i)])];
+      bcr_solve(ws.data(), d);
+      std::vector<Real> x_host(size_t(p.nfree));
+      for (int i = 0; i < p.nfree; ++i)
+        x_host[size_t(layout.order[size_t(i)])] = y[i];
+      // (fused multiply-adds on the device only)
+      EXPECT_LT(test::max_abs_diff(x, x_host), 1e-12 * max_abs(x_cpu));
+    }
+  }
 }
 
 TEST(DeviceSolver, BandPivotTooSmallTakesTheSparsePath) {
