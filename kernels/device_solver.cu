@@ -294,24 +294,78 @@ __device__ bool bcr_warp_invert(Real* a, int b, int live, Real floor, int lane) 
   return true;
 }
 
+// Which entries of the blocks (or of a block row's vector) a thread takes: with b^2 <= threads,
+// thread t keeps entry (r, c) = ((t mod b^2) / b, t mod b) and takes it in blocks g, g + groups,
+// ... with g = t / b^2 (the threads past groups b^2 idle), so the passes' loops hold no division
+// by b; else every thread walks flat item numbers.
+struct BcrThread {
+  int groups = 0, g = 0, r = 0, c = 0;  // the blocks' mapping (groups 0: flat items)
+  int vgroups = 0, vg = 0, vr = 0;  // the vectors': entry vr of block rows vg, vg + vgroups, ...
+  __device__ BcrThread(const BcrDims& d, int tid, int nt) {
+    const int bb = d.b * d.b;
+    if (bb <= nt) {
+      groups = nt / bb;
+      g = tid / bb;
+      r = tid % bb / d.b;
+      c = tid % d.b;
+    }
+    if (d.b <= nt) {
+      vgroups = nt / d.b;
+      vg = tid / d.b;
+      vr = tid % d.b;
+    }
+  }
+};
+
+// One pass over blocks q < count: f(q, r, c) for every entry of each
+template <class F>
+__device__ void bcr_blocks_pass(const BcrDims& d, const BcrThread& th, int count, F f) {
+  if (th.groups > 0) {
+    if (th.g < th.groups)
+      for (int q = th.g; q < count; q += th.groups)
+        f(q, th.r, th.c);
+  } else {
+    const long bb = bcr_block_count(d);
+    for (long item = threadIdx.x; item < long(count) * bb; item += blockDim.x)
+      f(int(item / bb), int(item % bb) / d.b, int(item % bb) % d.b);
+  }
+}
+// One pass over block rows q < count of a vector: f(q, r) for every entry of each
+template <class F>
+__device__ void bcr_vector_pass(const BcrDims& d, const BcrThread& th, int count, F f) {
+  if (th.vgroups > 0) {
+    if (th.vg < th.vgroups)
+      for (int q = th.vg; q < count; q += th.vgroups)
+        f(q, th.vr);
+  } else {
+    for (long item = threadIdx.x; item < long(count) * d.b; item += blockDim.x)
+      f(int(item / d.b), int(item % d.b));
+  }
+}
+
 // The blocks filled from the CSR values (src: bcr_band_source composed with the band's map to
 // CSR slots), the pivot floor from their diagonal, then every level: a warp per eliminated
-// row's inversion, the multipliers, the kept rows' updates, a barrier after each; row 0 last.
+// row's inversion (the block staged in the warp's share of shared memory when `stage`), the
+// multipliers, the kept rows' updates, a barrier after each; row 0 last.
 // ok[0] = 1, or 0 at a pivot at or below kBandTiny * max |A(i, i)|.
-__global__ void bcr_factor_kernel(BcrDims d, const int* src, const Real* val, Real* ws, int* ok) {
+__global__ void __launch_bounds__(kBcrThreads)
+    bcr_factor_kernel(BcrDims d, bool stage, const int* src, const Real* val, Real* ws, int* ok) {
+  extern __shared__ Real inv_stage[];
   __shared__ Real warp_max[kBcrThreads / kBandWarp];
   const int tid = int(threadIdx.x), nt = int(blockDim.x);
   const int lane = tid % kBandWarp, warp = tid / kBandWarp, nwarps = nt / kBandWarp;
-  const long bb = bcr_block_count(d), fill = 3 * bb * d.nb;
+  const int bb = d.b * d.b;
+  const BcrThread th(d, tid, nt);
   Real m = 0;
-  for (long t = tid; t < fill; t += nt) {
+  // position t = q b^2 + rc of the L, D, U blocks of row q / 3 (bcr_band_source's numbering)
+  bcr_blocks_pass(d, th, 3 * d.nb, [&](int q, int r, int c) {
+    const int row = q / 3, slot = q - 3 * row;
+    const long t = long(q) * bb + r * d.b + c;
     const int s = src[t];
     const Real v = s >= 0 ? val[s] : s == -2 ? Real(1) : Real(0);
-    ws[bcr_fill_target(d, t)] = v;
-    const long row = t / (3 * bb), rem = t % (3 * bb);
-    const int r = int(rem % bb) / d.b, c = int(rem % bb) % d.b;
-    if (rem / bb == kBcrD && r == c && row * d.b + r < d.n) m = fmax(m, ::fabs(v));
-  }
+    ws[(long(row) * kBcrSlots + slot) * bb + r * d.b + c] = v;
+    if (slot == kBcrD && r == c && row * d.b + r < d.n) m = fmax(m, ::fabs(v));
+  });
   for (int k = kBandWarp / 2; k > 0; k /= 2)
     m = fmax(m, __shfl_xor_sync(0xffffffffu, m, k));
   if (lane == 0) warp_max[warp] = m;
@@ -320,27 +374,36 @@ __global__ void bcr_factor_kernel(BcrDims d, const int* src, const Real* val, Re
   for (int k = 0; k < nwarps; ++k)
     floor = fmax(floor, warp_max[k]);
   floor *= kBandTiny;
+  Real* mine = inv_stage + long(warp) * bb;
+  auto invert = [&](int o) {  // on one warp
+    Real* a = bcr_block(ws, d, o, kBcrD);
+    if (!stage) return bcr_warp_invert(a, d.b, bcr_live_rows(d, o), floor, lane);
+    for (int i = lane; i < bb; i += kBandWarp)
+      mine[i] = a[i];
+    __syncwarp();
+    const bool good = bcr_warp_invert(mine, d.b, bcr_live_rows(d, o), floor, lane);
+    for (int i = lane; i < bb; i += kBandWarp)
+      a[i] = mine[i];
+    __syncwarp();  // (before the next block's entries land where these were read)
+    return good;
+  };
   for (int l = 0; l < d.levels; ++l) {
     const int ne = bcr_eliminated_count(d, l), nk = bcr_kept_count(d, l);
     bool bad = false;
-    for (int e = warp; e < ne; e += nwarps) {
-      const int o = bcr_eliminated_row(l, e);
-      bad = bad ||
-            !bcr_warp_invert(bcr_block(ws, d, o, kBcrD), d.b, bcr_live_rows(d, o), floor, lane);
-    }
+    for (int e = warp; e < ne && !bad; e += nwarps)
+      bad = !invert(bcr_eliminated_row(l, e));
     if (__syncthreads_or(bad)) {
       if (tid == 0) ok[0] = 0;
       return;
     }
-    for (long item = tid; item < 2L * ne * bb; item += nt)
-      bcr_multiplier_item(ws, d, l, item);
+    bcr_blocks_pass(d, th, 2 * ne,
+                    [&](int q, int r, int c) { bcr_multiplier_entry(ws, d, l, q, r, c); });
     __syncthreads();
-    for (long item = tid; item < 3L * nk * bb; item += nt)
-      bcr_update_item(ws, d, l, item);
+    bcr_blocks_pass(d, th, 3 * nk,
+                    [&](int q, int r, int c) { bcr_update_entry(ws, d, l, q, r, c); });
     __syncthreads();
   }
-  const bool bad = warp == 0 && !bcr_warp_invert(bcr_block(ws, d, 0, kBcrD), d.b,
-                                                 bcr_live_rows(d, 0), floor, lane);
+  const bool bad = warp == 0 && !invert(0);
   if (__syncthreads_or(bad)) {
     if (tid == 0) ok[0] = 0;
     return;
@@ -351,29 +414,25 @@ __global__ void bcr_factor_kernel(BcrDims d, const int* src, const Real* val, Re
 // out[order[i]] = A^-1 rhs[order] with bcr_factor_kernel's blocks: the right-hand side into the
 // blocks' order, the forward levels, row 0, the backward levels (residual, then D^-1), a barrier
 // after each pass; ok[0] = 1 if the solution is finite
-__global__ void bcr_solve_kernel(
-    BcrDims d, const int* order, const Real* rhs, Real* out, Real* ws, int* ok) {
+__global__ void __launch_bounds__(kBcrThreads)
+    bcr_solve_kernel(BcrDims d, const int* order, const Real* rhs, Real* out, Real* ws, int* ok) {
   const int tid = int(threadIdx.x), nt = int(blockDim.x);
+  const BcrThread th(d, tid, nt);
   Real* f = bcr_vector(ws, d);
   for (long i = tid; i < long(d.nb) * d.b; i += nt)
     f[i] = i < d.n ? rhs[order[i]] : Real(0);
   __syncthreads();
   for (int l = 0; l < d.levels; ++l) {
-    for (long item = tid; item < long(bcr_kept_count(d, l)) * d.b; item += nt)
-      bcr_forward_item(ws, d, l, item);
+    bcr_vector_pass(d, th, bcr_kept_count(d, l),
+                    [&](int k, int r) { bcr_forward_entry(ws, d, l, k, r); });
     __syncthreads();
   }
   for (int l = d.levels; l >= 0; --l) {
     const int h = 1 << l, ne = l == d.levels ? 1 : bcr_eliminated_count(d, l);
-    for (long item = tid; item < long(ne) * d.b; item += nt) {
-      const int o = l == d.levels ? 0 : bcr_eliminated_row(l, int(item / d.b));
-      bcr_residual_item(ws, d, o, h, int(item % d.b));
-    }
+    auto row = [&](int e) { return l == d.levels ? 0 : bcr_eliminated_row(l, e); };
+    bcr_vector_pass(d, th, ne, [&](int e, int r) { bcr_residual_item(ws, d, row(e), h, r); });
     __syncthreads();
-    for (long item = tid; item < long(ne) * d.b; item += nt) {
-      const int o = l == d.levels ? 0 : bcr_eliminated_row(l, int(item / d.b));
-      bcr_back_item(ws, d, o, int(item % d.b));
-    }
+    bcr_vector_pass(d, th, ne, [&](int e, int r) { bcr_back_item(ws, d, row(e), r); });
     __syncthreads();
   }
   bool finite = true;
@@ -418,6 +477,8 @@ struct DeviceSparseSolver::Impl {
   // the band by block cyclic reduction (the default; SLENDER_DEVICE_BAND=lu: the LU kernels)
   bool cyclic = false;
   BcrDims bcr;
+  bool bcr_stage = false;  // each warp's inversions in shared memory (b^2 per warp fits)
+  size_t bcr_smem = 0;
   DeviceBuffer<int> bcr_src;
   DeviceBuffer<Real> bcr_ws;
 
@@ -501,6 +562,17 @@ bool DeviceSparseSolver::Impl::try_band(const BandLayout& layout) {
     band_order.upload(layout.order);
     bcr_ws.resize(size_t(bcr_workspace_size(bcr)));
     flag.resize(1);
+    int dev = 0, optin = 0;
+    SLENDER_CUDA_CHECK(cudaGetDevice(&dev));
+    SLENDER_CUDA_CHECK(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    const size_t need =
+        size_t(kBcrThreads / kBandWarp) * size_t(bcr_block_count(bcr)) * sizeof(Real);
+    bcr_stage = need + 1024 <= size_t(optin);  // (the kernel's static shared memory)
+    bcr_smem = bcr_stage ? need : 0;
+    if (bcr_smem > 48 * 1024)
+      SLENDER_CUDA_CHECK(cudaFuncSetAttribute(
+          bcr_factor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bcr_smem)));
     return true;
   }
   int dev = 0, optin = 0;
@@ -628,8 +700,8 @@ bool DeviceSparseSolver::factorize(const Real* d_val) {
   s.band_ready = false;
   if (s.n == 0) return true;
   if (s.banded && s.cyclic) {
-    bcr_factor_kernel<<<1, kBcrThreads>>>(s.bcr, s.bcr_src.data(), d_val, s.bcr_ws.data(),
-                                          s.flag.data());
+    bcr_factor_kernel<<<1, kBcrThreads, s.bcr_smem>>>(s.bcr, s.bcr_stage, s.bcr_src.data(), d_val,
+                                                      s.bcr_ws.data(), s.flag.data());
     SLENDER_CUDA_LAUNCHED();
     if (s.read_flag() == 1) {
       s.band_ready = true;

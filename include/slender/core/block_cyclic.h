@@ -23,8 +23,10 @@
 //
 // Each pass is a loop over independent items (a block row, or an entry of one); the host runs
 // them in order, a GPU block runs them on its threads with a barrier between passes
-// (kernels/device_solver.cu). The work is about 8 n b^2 multiply-adds against the band's n w^2,
-// in about 3 log2(n / b) barriers (plus 3b barriers of one warp per level) against the band's n.
+// (kernels/device_solver.cu: each thread keeps one entry (r, c) of the blocks and takes it in
+// every block of a pass, so that no thread divides by b in the passes' loops). The work is about 8
+// n b^2 multiply-adds against the band's n w^2, in about 3 log2(n / b) barriers (plus 3b barriers
+// of one warp per level) against the band's n.
 //
 // Storage (`ws`, bcr_workspace_size reals): per block row five b x b blocks, row-major: L, D
 // (D^-1 once the row is eliminated), U, Ml, Mr; then the right-hand side in blocks (nb b, the
@@ -154,15 +156,14 @@ SLENDER_HD inline Real bcr_product_entry(const Real* x, const Real* y, int b, in
   return v;
 }
 
-/// Level l's multipliers, item < bcr_eliminated_count(l) 2 b^2: for eliminated row o, entry (r,
-/// c) of Mr = L_{o+h} D_o^-1 (side 0, where row o + h exists) or of Ml = U_{o-h} D_o^-1 (side 1).
-/// Every D_o of the level already inverted.
-SLENDER_HD inline void bcr_multiplier_item(Real* ws, const BcrDims& d, int l, long item) {
-  const long bb = bcr_block_count(d);
-  const int e = int(item / (2 * bb)), side = int(item % (2 * bb) / bb), rc = int(item % bb);
-  const int r = rc / d.b, c = rc % d.b, o = bcr_eliminated_row(l, e), h = 1 << l;
+/// Level l's multipliers, entry (r, c) of q < 2 bcr_eliminated_count(l), eliminated row
+/// e = q / 2: of Mr = L_{o+h} D_o^-1 (q even, where row o + h exists) or of Ml = U_{o-h} D_o^-1
+/// (q odd). Every D_o of the level already inverted.
+SLENDER_HD inline void bcr_multiplier_entry(
+    Real* ws, const BcrDims& d, int l, int q, int r, int c) {
+  const int o = bcr_eliminated_row(l, q >> 1), h = 1 << l, rc = r * d.b + c;
   const Real* dinv = bcr_block(ws, d, o, kBcrD);
-  if (side == 0) {
+  if ((q & 1) == 0) {
     if (o + h >= d.nb) return;
     bcr_block(ws, d, o, kBcrMr)[rc] =
         bcr_product_entry(bcr_block(ws, d, o + h, kBcrL), dinv, d.b, r, c);
@@ -172,13 +173,12 @@ SLENDER_HD inline void bcr_multiplier_item(Real* ws, const BcrDims& d, int l, lo
   }
 }
 
-/// Level l's updates of the kept rows, item < bcr_kept_count(l) 3 b^2: entry (r, c) of D_p
-/// (which 0), L_p (1) or U_p (2) of kept row p, from the multipliers of its eliminated
+/// Level l's updates of the kept rows, entry (r, c) of q < 3 bcr_kept_count(l), kept row p of
+/// k = q / 3: of D_p (q % 3 == 0), L_p (1) or U_p (2), from the multipliers of its eliminated
 /// neighbours p - h and p + h.
-SLENDER_HD inline void bcr_update_item(Real* ws, const BcrDims& d, int l, long item) {
-  const long bb = bcr_block_count(d);
-  const int k = int(item / (3 * bb)), which = int(item % (3 * bb) / bb), rc = int(item % bb);
-  const int r = rc / d.b, c = rc % d.b, p = bcr_kept_row(l, k), h = 1 << l;
+SLENDER_HD inline void bcr_update_entry(Real* ws, const BcrDims& d, int l, int q, int r, int c) {
+  const int k = q / 3, which = q - 3 * k, rc = r * d.b + c;
+  const int p = bcr_kept_row(l, k), h = 1 << l;
   const bool left = p - h >= 0, right = p + h < d.nb;
   if (which == 0) {
     Real* dp = bcr_block(ws, d, p, kBcrD);
@@ -200,10 +200,22 @@ SLENDER_HD inline void bcr_update_item(Real* ws, const BcrDims& d, int l, long i
   }
 }
 
-/// The forward pass of level l on the right-hand side, item < bcr_kept_count(l) b: entry r of
-/// kept row p, f_p -= Mr f_{p-h} + Ml f_{p+h}.
-SLENDER_HD inline void bcr_forward_item(Real* ws, const BcrDims& d, int l, long item) {
-  const int k = int(item / d.b), r = int(item % d.b), p = bcr_kept_row(l, k), h = 1 << l;
+/// The same passes by a flat item number: item = q b^2 + r b + c.
+SLENDER_HD inline void bcr_multiplier_item(Real* ws, const BcrDims& d, int l, long item) {
+  const long bb = bcr_block_count(d);
+  const int rc = int(item % bb);
+  bcr_multiplier_entry(ws, d, l, int(item / bb), rc / d.b, rc % d.b);
+}
+SLENDER_HD inline void bcr_update_item(Real* ws, const BcrDims& d, int l, long item) {
+  const long bb = bcr_block_count(d);
+  const int rc = int(item % bb);
+  bcr_update_entry(ws, d, l, int(item / bb), rc / d.b, rc % d.b);
+}
+
+/// The forward pass of level l on the right-hand side, entry r of kept row p of k:
+/// f_p -= Mr f_{p-h} + Ml f_{p+h}.
+SLENDER_HD inline void bcr_forward_entry(Real* ws, const BcrDims& d, int l, int k, int r) {
+  const int p = bcr_kept_row(l, k), h = 1 << l;
   Real* f = bcr_vector(ws, d);
   Real v = f[long(p) * d.b + r];
   if (p - h >= 0) {
@@ -219,6 +231,10 @@ SLENDER_HD inline void bcr_forward_item(Real* ws, const BcrDims& d, int l, long 
       v -= m[t] * g[t];
   }
   f[long(p) * d.b + r] = v;
+}
+/// item = k b + r
+SLENDER_HD inline void bcr_forward_item(Real* ws, const BcrDims& d, int l, long item) {
+  bcr_forward_entry(ws, d, l, int(item / d.b), int(item % d.b));
 }
 
 /// The backward pass of eliminated row o (stride h; row 0 with h = 2^levels, no neighbours):
