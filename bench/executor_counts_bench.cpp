@@ -117,8 +117,8 @@ int run(const Options& o) {
   std::cout << "slender_executor_counts: " << o.steps << " steps after 3 (host executor; "
             << "counted as the CUDA executor would run them). Syncs: the phase boundaries the "
                "CPU Simulator times (the CUDA Simulator does not by default). The direct "
-               "solver's own kernels are not counted: on CUDA the band adds 3 launches and 2 "
-               "host reads per iteration (kernels/device_solver.cu)\n\n";
+               "solver's own kernels are not counted: on CUDA the band adds 2 launches (3 for its "
+               "LU) and 1 host read per iteration (kernels/device_solver.cu)\n\n";
   if (o.markdown) {
     slender::bench::print_markdown(std::cout, t);
   } else {

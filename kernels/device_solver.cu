@@ -5,8 +5,8 @@
 // switched off here.
 //
 // The band (the CPU's kBanded, include/slender/core/banded.h, the same reverse Cuthill-McKee
-// order and pivot floor) is solved in one of two ways, each one kernel to factorize and one to
-// solve, on a single block, and two reads of a flag per Newton iteration:
+// order and pivot floor) is solved in one of two ways, each on a single block, with one read of
+// a flag per Newton iteration (the factorization's flag read with the solve's):
 // - block cyclic reduction (slender/core/block_cyclic.h, the default, "cuda-block-cyclic"): the
 //   band as block-tridiagonal in blocks of w rows, eliminated in log2(n / w) levels of parallel
 //   passes, its blocks in global memory (any size). On an H200 it took S1's Newton iteration
@@ -207,8 +207,9 @@ __global__ void band_factor_kernel(int n, int w, int rows, Real* band, int* ok) 
 // (band_forward_column, band_backward_column with the reciprocal pivots the factorization left on
 // the diagonal) over windows of `rows` rows staged in shared memory by the block; x in shared
 // memory after the window when x_shared, else in xg; the block scatters the solution at the end
-// (a lane storing it column by column would wait for each order[i]). ok[0] = 1 if the solution is
-// finite.
+// (a lane storing it column by column would wait for each order[i]). ok[1] = 1 if the solution is
+// finite, 0 if not, 2 without a solve where the factorization failed (ok[0], which the host reads
+// only here: one read of a flag per Newton iteration).
 __global__ void band_solve_kernel(int n,
                                   int w,
                                   int rows,
@@ -220,6 +221,10 @@ __global__ void band_solve_kernel(int n,
                                   Real* xg,
                                   int* ok) {
   extern __shared__ Real stage[];
+  if (ok[0] != 1) {  // the factorization's pivot too small (every thread reads the same flag)
+    if (threadIdx.x == 0) ok[1] = 2;
+    return;
+  }
   const long s = 2 * w + 1;
   const int lane = int(threadIdx.x) % kBandWarp, warp = int(threadIdx.x) / kBandWarp;
   Real* x = x_shared ? stage + long(rows) * s : xg;
@@ -270,7 +275,7 @@ __global__ void band_solve_kernel(int n,
     finite = finite && isfinite(v);
   }
   finite = __syncthreads_and(finite);
-  if (threadIdx.x == 0) ok[0] = finite ? 1 : 0;
+  if (threadIdx.x == 0) ok[1] = finite ? 1 : 0;
 }
 
 // ---- block cyclic reduction (slender/core/block_cyclic.h): the band in about 3 log2(n / w)
@@ -413,10 +418,14 @@ __global__ void __launch_bounds__(kBcrThreads)
 
 // out[order[i]] = A^-1 rhs[order] with bcr_factor_kernel's blocks: the right-hand side into the
 // blocks' order, the forward levels, row 0, the backward levels (residual, then D^-1), a barrier
-// after each pass; ok[0] = 1 if the solution is finite
+// after each pass; ok[1] as band_solve_kernel's
 __global__ void __launch_bounds__(kBcrThreads)
     bcr_solve_kernel(BcrDims d, const int* order, const Real* rhs, Real* out, Real* ws, int* ok) {
   const int tid = int(threadIdx.x), nt = int(blockDim.x);
+  if (ok[0] != 1) {  // the factorization's pivot too small (every thread reads the same flag)
+    if (tid == 0) ok[1] = 2;
+    return;
+  }
   const BcrThread th(d, tid, nt);
   Real* f = bcr_vector(ws, d);
   for (long i = tid; i < long(d.nb) * d.b; i += nt)
@@ -442,7 +451,7 @@ __global__ void __launch_bounds__(kBcrThreads)
     finite = finite && isfinite(v);
   }
   finite = __syncthreads_and(finite);
-  if (tid == 0) ok[0] = finite ? 1 : 0;
+  if (tid == 0) ok[1] = finite ? 1 : 0;
 }
 
 }  // namespace
@@ -496,11 +505,12 @@ struct DeviceSparseSolver::Impl {
     SLENDER_CUDA_CHECK(cudaMemcpy(&h, out.data(), sizeof(Red4), cudaMemcpyDeviceToHost));
     return h;
   }
-  int read_flag() {
+  int read_flag(int i) {
     int h = 0;
-    SLENDER_CUDA_CHECK(cudaMemcpy(&h, flag.data(), sizeof(int), cudaMemcpyDeviceToHost));
+    SLENDER_CUDA_CHECK(cudaMemcpy(&h, flag.data() + i, sizeof(int), cudaMemcpyDeviceToHost));
     return h;
   }
+  const Real* band_values = nullptr;  // the values of the band's last factorization
 
   void build_sparse();
   bool try_band(const BandLayout& layout);
@@ -561,7 +571,7 @@ bool DeviceSparseSolver::Impl::try_band(const BandLayout& layout) {
     bcr_src.upload(src);
     band_order.upload(layout.order);
     bcr_ws.resize(size_t(bcr_workspace_size(bcr)));
-    flag.resize(1);
+    flag.resize(2);  // the factorization's, the solve's
     int dev = 0, optin = 0;
     SLENDER_CUDA_CHECK(cudaGetDevice(&dev));
     SLENDER_CUDA_CHECK(
@@ -607,7 +617,7 @@ bool DeviceSparseSolver::Impl::try_band(const BandLayout& layout) {
   band_order.upload(layout.order);
   band.resize(size_t(layout.band_size));
   if (!x_shared) band_x.resize(size_t(n));
-  flag.resize(1);
+  flag.resize(2);  // the factorization's, the solve's
   return true;
 }
 
@@ -699,25 +709,20 @@ bool DeviceSparseSolver::factorize(const Real* d_val) {
   s.fallback = false;
   s.band_ready = false;
   if (s.n == 0) return true;
-  if (s.banded && s.cyclic) {
-    bcr_factor_kernel<<<1, kBcrThreads, s.bcr_smem>>>(s.bcr, s.bcr_stage, s.bcr_src.data(), d_val,
-                                                      s.bcr_ws.data(), s.flag.data());
-    SLENDER_CUDA_LAUNCHED();
-    if (s.read_flag() == 1) {
-      s.band_ready = true;
-      return true;
+  if (s.banded) {
+    // its flag is read with the solve's (solve() takes the sparse path if a pivot was too small)
+    if (s.cyclic) {
+      bcr_factor_kernel<<<1, kBcrThreads, s.bcr_smem>>>(s.bcr, s.bcr_stage, s.bcr_src.data(), d_val,
+                                                        s.bcr_ws.data(), s.flag.data());
+    } else {
+      parallel_for_cuda(long(s.band.size()), FillBand{s.band_src.data(), d_val, s.band.data()});
+      band_factor_kernel<<<1, s.factor_threads, s.factor_smem>>>(s.n, s.w, s.rows, s.band.data(),
+                                                                 s.flag.data());
     }
-    s.fallback = true;  // a pivot too small for elimination without pivoting: the sparse path
-  } else if (s.banded) {
-    parallel_for_cuda(long(s.band.size()), FillBand{s.band_src.data(), d_val, s.band.data()});
-    band_factor_kernel<<<1, s.factor_threads, s.factor_smem>>>(s.n, s.w, s.rows, s.band.data(),
-                                                               s.flag.data());
     SLENDER_CUDA_LAUNCHED();
-    if (s.read_flag() == 1) {
-      s.band_ready = true;
-      return true;
-    }
-    s.fallback = true;  // a pivot too small for LU without pivoting: the sparse path
+    s.band_ready = true;
+    s.band_values = d_val;
+    return true;
   }
   return s.sparse_factorize(d_val);
 }
@@ -725,18 +730,22 @@ bool DeviceSparseSolver::factorize(const Real* d_val) {
 bool DeviceSparseSolver::solve(const Real* d_b, Real* d_x) {
   Impl& s = *impl_;
   if (s.n == 0) return true;
-  if (s.band_ready && s.cyclic) {
-    bcr_solve_kernel<<<1, kBcrThreads>>>(s.bcr, s.band_order.data(), d_b, d_x, s.bcr_ws.data(),
-                                         s.flag.data());
-    SLENDER_CUDA_LAUNCHED();
-    return s.read_flag() == 1;
-  }
   if (s.band_ready) {
-    band_solve_kernel<<<1, kBandThreads, s.solve_smem>>>(s.n, s.w, s.rows, s.x_shared,
-                                                         s.band.data(), s.band_order.data(), d_b,
-                                                         d_x, s.band_x.data(), s.flag.data());
+    if (s.cyclic) {
+      bcr_solve_kernel<<<1, kBcrThreads>>>(s.bcr, s.band_order.data(), d_b, d_x, s.bcr_ws.data(),
+                                           s.flag.data());
+    } else {
+      band_solve_kernel<<<1, kBandThreads, s.solve_smem>>>(s.n, s.w, s.rows, s.x_shared,
+                                                           s.band.data(), s.band_order.data(), d_b,
+                                                           d_x, s.band_x.data(), s.flag.data());
+    }
     SLENDER_CUDA_LAUNCHED();
-    return s.read_flag() == 1;
+    const int f = s.read_flag(1);
+    if (f != 2) return f == 1;
+    // a pivot too small for elimination without pivoting: the sparse path for these values
+    s.band_ready = false;
+    s.fallback = true;
+    return s.sparse_factorize(s.band_values) && s.sparse_solve(d_b, d_x);
   }
   return s.sparse_solve(d_b, d_x);
 }

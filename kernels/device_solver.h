@@ -36,10 +36,12 @@ class DeviceSparseSolver {
   DeviceSparseSolver& operator=(const DeviceSparseSolver&) = delete;
 
   /// numeric factorization of the values d_val (nnz, the pattern's slot order); false if the
-  /// matrix is singular
+  /// matrix is singular. The band's factorization is only launched: its pivot test is read with
+  /// the solve's flag (one host read a Newton iteration), and d_val must live until solve()
   bool factorize(const Real* d_val);
   /// d_x = J^-1 d_b (n each); false if the solve failed (singular matrix) or the solution is
-  /// not finite
+  /// not finite. Where the band's factorization met a pivot too small, the sparse path factorizes
+  /// and solves here (used_fallback() then says so)
   bool solve(const Real* d_b, Real* d_x);
   /// whether the last factorize() or solve() fell back: from the band to the sparse path, or to
   /// QR
