@@ -105,6 +105,7 @@ int run(const Options& o) {
             "uploads per step",
             "syncs per step",
             "sorts per step",
+            "allocations per step",
             "direct-solver calls per it"};
   for (const Row& r : rows) {
     const double it = double(std::max(1L, r.newton)), st = double(r.steps);
@@ -112,7 +113,8 @@ int run(const Options& o) {
                       fmt("%.1f", r.c.launches / it) + " / " + fmt("%.1f", r.c.launches / st),
                       fmt("%.1f", r.c.host_reads / it) + " / " + fmt("%.1f", r.c.host_reads / st),
                       fmt("%.1f", r.c.uploads / st), fmt("%.1f", r.c.syncs / st),
-                      fmt("%.1f", r.c.sorts / st), fmt("%.2f", r.c.direct_calls / it)});
+                      fmt("%.1f", r.c.sorts / st), fmt("%.1f", r.c.allocations / st),
+                      fmt("%.2f", r.c.direct_calls / it)});
   }
   std::cout << "slender_executor_counts: " << o.steps << " steps after 3 (host executor; "
             << "counted as the CUDA executor would run them). Syncs: the phase boundaries the "

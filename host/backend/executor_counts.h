@@ -10,7 +10,7 @@ namespace slender {
 
 namespace counts {
 
-extern std::atomic<long> launches, sorts, uploads, host_reads, syncs, direct_calls;
+extern std::atomic<long> launches, sorts, uploads, host_reads, syncs, direct_calls, allocations;
 
 inline void add(std::atomic<long>& c, long k = 1) { c.fetch_add(k, std::memory_order_relaxed); }
 

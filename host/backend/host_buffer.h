@@ -22,18 +22,26 @@ struct HostBuffer {
   /// poisoned (NaN, or bytes 0xA5) so that CI catches executor-generic code that reads a buffer
   /// before writing it, which on a GPU would read garbage
   void resize(std::size_t n) {
-    if (n != v.size()) v.assign(n, poison());
+    if (n == v.size()) return;
+    if (n > v.capacity()) counts::add(counts::allocations);
+    v.assign(n, poison());
   }
+  /// room for n elements, so that resizing or uploading up to n allocates nothing (as
+  /// DeviceBuffer's); the size and contents stay
+  void reserve(std::size_t n) {
+    if (n <= v.capacity()) return;
+    counts::add(counts::allocations);
+    v.reserve(n);
+  }
+  std::size_t capacity() const { return v.capacity(); }
   T* data() { return v.data(); }
   const T* data() const { return v.data(); }
   std::size_t size() const { return v.size(); }
   // (counted as the CUDA executor's copies and fill: backend/executor_counts.h)
-  void upload(const std::vector<T>& host) {
-    counts::add(counts::uploads);
-    v = host;
-  }
+  void upload(const std::vector<T>& host) { upload(host.data(), host.size()); }
   void upload(const T* host, std::size_t n) {
     counts::add(counts::uploads);
+    if (n > v.capacity()) counts::add(counts::allocations);
     v.assign(host, host + n);
   }
   void download(std::vector<T>& host) const {
@@ -74,6 +82,8 @@ struct HostView {
   }
   const T* data() const { return p; }
   std::size_t size() const { return n; }
+  void reserve(std::size_t) {}  // (a view holds no memory of its own)
+  std::size_t capacity() const { return n; }
 };
 
 }  // namespace slender

@@ -37,6 +37,9 @@ struct ExecutorCounts {
   long host_reads = 0;    ///< device-to-host copies: each one waits for the device
   long syncs = 0;         ///< synchronisations of the device without a copy
   long direct_calls = 0;  ///< the direct solver's factorizations and solves
+  /// buffers (re)allocated: a new size, as DeviceBuffer's cudaMalloc (none may happen inside
+  /// a captured CUDA graph)
+  long allocations = 0;
 };
 /// the counts so far (all threads' calls together)
 ExecutorCounts executor_counts();
