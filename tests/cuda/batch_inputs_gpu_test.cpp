@@ -8,7 +8,8 @@
 //   finger's tensions);
 // - PI control on natural strains (StrainController: the S-shape, an environment with its own
 //   gains and one with its own reference), on the batch and on a Simulator;
-// - added mass and a follower pressure on an open shell, on a Simulator.
+// - added mass and a follower pressure on an open shell, on a Simulator;
+// - a checkpoint with a controller's state, written and read on CUDA.
 // The CPU half runs first; without a device the cases skip after it.
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +25,7 @@
 #include "gpu_test_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
+#include "slender/checkpoint.h"
 #include "slender/compare.h"
 #include "slender/control.h"
 #include "slender/simulator.h"
@@ -205,6 +208,36 @@ TEST(CudaSimulator, AddedMassAndAFollowerPressureMatchTheCpu) {
     EXPECT_LE(r.u_step_rel_diff, 1e-9);
   }
   if (!skipped.empty()) GTEST_SKIP() << skipped << " (the CPU runs converged)";
+}
+
+// A checkpoint (format 5: the state and the controllers' state) of a PI-controlled Simulator on
+// CUDA: 20 steps, saved, loaded into a new CUDA Simulator and 20 more give the bits of 40
+// uninterrupted steps (device runs are bit-identical), the controllers' integrals and commands
+// included
+TEST(CudaSimulator, ACheckpointWithAControllerResumesInTheSameBits) {
+  const auto m = app_scene("pi_s_shape");
+  ASSERT_FALSE(m->scene.controllers.empty());
+  if (!test::cuda_device_present()) GTEST_SKIP() << "no CUDA device";
+  auto cuda = [&]() {
+    return std::make_unique<Simulator>(m, m->scene.integrator, LinearSolverKind::kAuto,
+                                       BackendKind::kCuda);
+  };
+  const auto whole = cuda(), first = cuda(), resumed = cuda();
+  for (int k = 0; k < 40; ++k)
+    ASSERT_TRUE(whole->step().ok()) << "step " << k;
+  for (int k = 0; k < 20; ++k)
+    ASSERT_TRUE(first->step().ok()) << "step " << k;
+  const std::string path = ::testing::TempDir() + "/cuda_pi.slck";
+  save_checkpoint(*first, path);
+  load_checkpoint(*resumed, path);
+  EXPECT_EQ(resumed->state().q, first->state().q);
+  for (int k = 20; k < 40; ++k)
+    ASSERT_TRUE(resumed->step().ok()) << "step " << k;
+  EXPECT_EQ(resumed->state().q, whole->state().q);
+  EXPECT_EQ(resumed->state().u, whole->state().u);
+  EXPECT_EQ(resumed->controller()->integral(0), whole->controller()->integral(0));
+  EXPECT_EQ(resumed->controller()->command(0), whole->controller()->command(0));
+  std::remove(path.c_str());
 }
 
 }  // namespace SLENDER_UNITY_ID
