@@ -7,11 +7,13 @@
 # sanitizer verdicts), tables.md (the bench tables, ready to paste into bench/results/) and
 # logs.tar.gz.
 #
-#   scripts/gpu_check.sh [STAGE ...]       default: suites small s8
+#   scripts/gpu_check.sh [STAGE ...]       default: suites cli small s8
 #
 #   suites     gpu_tests (every case) and the engine's /Cuda cases of cpu_backend_tests (V8 over
 #              every scene among them), in shards side by side, with memcheck, racecheck and
 #              synccheck on $GPU_SANITIZE_FILTER (default: the single-system band solve) beside
+#   cli        the CLI on CUDA: `slender run --backend cuda --usd` (a USD file written from device
+#              steps), `slender compare` on a contact scene
 #   small      slender_backend_bench on the small scenes, both backends, ms per Newton iteration
 #              (issue 47, item 1)
 #   s8         the snake batch on CUDA at B = 1, 4096 and 65536, and the CPU's per-environment
@@ -101,6 +103,17 @@ stage_suites() {
   for i in "$logs"/san-*.log; do mark "$(basename "$i" .log): $(verdict "$i")"; done
 }
 
+stage_cli() {
+  local cli="$build/slender" usd="$logs/cloth_drop.usda"
+  timeout -k 5 "$(cap 60)" "$cli" run apps/scenes/cloth_drop.json --backend cuda --duration 0.05 \
+    --out "$logs/cli-run" --usd "$usd" -q > "$logs/cli-run.log" 2>&1
+  local rc=$?
+  mark "cli: run --backend cuda --usd: rc $rc, $(grep -c 'timeSamples' "$usd" 2>/dev/null || echo 0) time-sampled attributes in the .usda"
+  timeout -k 5 "$(cap 60)" "$cli" compare apps/scenes/plate_contact.json --steps 50 \
+    > "$logs/cli-compare.log" 2>&1
+  mark "cli: compare plate_contact: rc $?; $(grep -i 'relative difference' "$logs/cli-compare.log" | head -1 | cut -c1-200)"
+}
+
 stage_small() {
   local b=bench/scenes a=apps/scenes
   timeout -k 5 "$(cap 120)" "$build/bench/slender_backend_bench" --steps 20 --repeats 3 --markdown \
@@ -172,11 +185,11 @@ stage_build() {
 }
 
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(suites small s8)
+[ ${#stages[@]} -gt 0 ] || stages=(suites cli small s8)
 for s in "${stages[@]}"; do
   case "$s" in
-    suites | small | s8 | s9 | sanitize | python | build) ;;
-    *) echo "usage: $0 [suites|small|s8|s9|sanitize|python|build ...]" >&2; exit 2 ;;
+    suites | cli | small | s8 | s9 | sanitize | python | build) ;;
+    *) echo "usage: $0 [suites|cli|small|s8|s9|sanitize|python|build ...]" >&2; exit 2 ;;
   esac
 done
 for s in "${stages[@]}"; do
