@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gpu_test_util.h"
+#include "physics/physics_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/checkpoint.h"
@@ -181,18 +182,7 @@ TEST(CudaSimulator, AddedMassAndAFollowerPressureMatchTheCpu) {
     models.emplace_back("added mass", build_model(b.build()));
     ASSERT_GT(models.back().second->node_added_mass[1], 0);
   }
-  {
-    SceneBuilder b;
-    const int mat = b.material("m", 1000, 1e6, 0.3);
-    const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0),
-                                        0.01, false, mat, 1e-3, ShellBending::kHinge);
-    b.membrane(plate, MembraneModel::kSprings);
-    b.fix_node(plate, 0).fix_node(plate, 1);
-    b.family_input(FamilyInput{"follower_pressure"}.part("part", "plate").number("pressure", 2));
-    b.gravity(vec3(0.3, -0.2, -9.8));
-    b.integrator().dt = 0.01;
-    models.emplace_back("follower pressure", build_model(b.build()));
-  }
+  models.emplace_back("follower pressure", build_model(test::follower_pressure_plate().build()));
   std::string skipped;
   for (const auto& [name, m] : models) {
     SCOPED_TRACE(name);

@@ -167,6 +167,15 @@ struct RodSystem {
   }
 };
 
+/// the values with the entries above the diagonal scaled by `factor` (a non-symmetric matrix on
+/// the same pattern)
+std::vector<Real> upper_scaled(const AssemblyPlan& p, std::vector<Real> val, Real factor) {
+  for (int r = 0; r < p.nfree; ++r)
+    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+      if (p.col[k] > r) val[k] *= factor;
+  return val;
+}
+
 std::vector<Real> cpu_band_solve(const AssemblyPlan& p,
                                  const std::vector<Real>& val,
                                  const std::vector<Real>& f,
@@ -218,10 +227,7 @@ TEST(DeviceSolver, BandLuOnARodMatchesTheCpuBandInOneWindowOrMany) {
   // non-symmetric values on the same pattern (LU, as the CPU's band): the upper entries 0.1 %
   // larger (a rod's stiff Jacobian scaled further apart leaves LU without pivoting unstable, on
   // the CPU as here)
-  std::vector<Real> val = rod.val;
-  for (int r = 0; r < p.nfree; ++r)
-    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
-      if (p.col[k] > r) val[k] *= 1.001;
+  const std::vector<Real> val = upper_scaled(p, rod.val, 1.001);
   const std::vector<Real> y_cpu = cpu_band_solve(p, val, rod.f, false);
   DeviceBuffer<Real> dval2(val);
   DeviceSparseSolver lu(p.nfree, p.row_ptr, p.col, false, LinearSolverKind::kAuto);
@@ -245,11 +251,7 @@ TEST(DeviceSolver, BlockCyclicOnRodsMatchesTheCpuBand) {
     const AssemblyPlan& p = rod.m->plan;
     for (bool symmetric : {true, false}) {
       SCOPED_TRACE(symmetric);
-      std::vector<Real> val = rod.val;
-      if (!symmetric)
-        for (int r = 0; r < p.nfree; ++r)
-          for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
-            if (p.col[k] > r) val[k] *= 1.001;
+      const std::vector<Real> val = symmetric ? rod.val : upper_scaled(p, rod.val, 1.001);
       const std::vector<Real> x_cpu = cpu_band_solve(p, val, rod.f, symmetric);
       DeviceBuffer<Real> dval(val);
       DeviceSparseSolver dev(p.nfree, p.row_ptr, p.col, symmetric, LinearSolverKind::kAuto);

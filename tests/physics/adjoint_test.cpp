@@ -680,15 +680,7 @@ TEST(Adjoint, ActuatorLoadsMatchCentralDifferences) {
 // ... and a follower pressure on a hinge plate clamped at one side (its normals turn with the
 // plate: a non-symmetric load), its value an action at every step
 TEST(Adjoint, FollowerPressureLoadMatchesCentralDifferences) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.3);
-  const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0),
-                                      0.01, false, mat, 1e-3, ShellBending::kHinge);
-  b.membrane(plate, MembraneModel::kSprings);
-  b.fix_node(plate, 0).fix_node(plate, 1);
-  b.family_input(FamilyInput{"follower_pressure"}.part("part", "plate").number("pressure", 2));
-  b.gravity(vec3(0.3, -0.2, -9.8));
-  b.integrator().dt = 0.01;
+  SceneBuilder b = test::follower_pressure_plate();
   tight_newton(b);
   Problem pr = problem_of(build_model(b.build()));
   const Model& m = *pr.m;

@@ -163,6 +163,22 @@ inline std::shared_ptr<const Model> plate_with_post(ShellBending bending) {
   return build_model(b.build());
 }
 
+/// A hinge plate (4 x 3 cm, 1 cm edges, 1 mm, two corner nodes fixed) under tilted gravity and a
+/// follower pressure of 2 Pa (its normals turn with the plate: a non-symmetric load, the
+/// family's signal 0); dt = 0.01 s.
+inline SceneBuilder follower_pressure_plate() {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0),
+                                      0.01, false, mat, 1e-3, ShellBending::kHinge);
+  b.membrane(plate, MembraneModel::kSprings);
+  b.fix_node(plate, 0).fix_node(plate, 1);
+  b.family_input(FamilyInput{"follower_pressure"}.part("part", "plate").number("pressure", 2));
+  b.gravity(vec3(0.3, -0.2, -9.8));
+  b.integrator().dt = 0.01;
+  return b;
+}
+
 /// Expects call() to throw slender::Error with `words` in its message.
 template <class Call>
 void expect_error(Call&& call, const std::string& words) {
