@@ -4,8 +4,8 @@
 # so that the default run fits one device call of about 9 minutes), prints a line per check to
 # marks.txt, and leaves its logs under the run's log folder. At the end $OUT (the device tool's
 # folder; gpu-logs/ elsewhere) holds summary.txt (the marks, gtest counts and failures, V8 lines,
-# sanitizer verdicts), tables.md (the bench tables, ready to paste into bench/results/) and
-# logs.tar.gz.
+# sanitizer verdicts), tables.md (the bench tables, ready to paste into bench/results/),
+# profile.md (stage profile: ncu's kernels by time) and logs.tar.gz.
 #
 #   scripts/gpu_check.sh [STAGE ...]       default: suites cli small s8
 #
@@ -19,6 +19,8 @@
 #   s8         the snake batch on CUDA at B = 1, 4096 and 65536, and the CPU's per-environment
 #              engine on every core at 4096 (issue 47, item 2)
 #   s9         S9's cloth on CUDA: 20k into the fold, 200k and 670k with the multigrid (issue 48)
+#   profile    ncu's time per kernel on S1, S7 and cloth_drop (5 steps each, one run a scene),
+#              tabled by scripts/ncu_table.py into profile.md
 #   sanitize   memcheck and racecheck on the GPU suite's short filter and the engine's /Cuda
 #              cases at 3 steps, two at a time until the deadline
 #   python     the Python module's tests and S8 from Python on CUDA (if the bundle has the module)
@@ -145,6 +147,26 @@ stage_s9() {
   done
 }
 
+stage_profile() {
+  local nc bb="$build/bench/slender_backend_bench" sc name
+  nc="$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)"
+  if [ -z "$nc" ]; then
+    mark "profile: no ncu on this machine"
+    return
+  fi
+  rm -f "$out/profile.md"
+  for sc in bench/scenes/s1_cantilever_e1e5.json bench/scenes/s7_steel_rod.json \
+    apps/scenes/cloth_drop.json; do
+    name="$(basename "$sc" .json)"
+    timeout -k 5 "$(cap 90)" "$nc" --clock-control none --metrics gpu__time_duration.sum \
+      --print-summary per-kernel "$bb" --scenes "$sc" --steps 5 --repeats 1 \
+      > "$logs/ncu-$name.txt" 2>&1
+    mark "profile $name: rc $?"
+    { echo "## $name (ncu, 5 steps of each backend's run; the CUDA kernels)"
+      python3 scripts/ncu_table.py "$logs/ncu-$name.txt" --top 12; echo; } >> "$out/profile.md" 2>&1
+  done
+}
+
 stage_sanitize() {
   export sanitizer logs deadline SLENDER_TEST_MAX_STEPS=3
   {
@@ -188,8 +210,8 @@ stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(suites cli small s8)
 for s in "${stages[@]}"; do
   case "$s" in
-    suites | cli | small | s8 | s9 | sanitize | python | build) ;;
-    *) echo "usage: $0 [suites|cli|small|s8|s9|sanitize|python|build ...]" >&2; exit 2 ;;
+    suites | cli | small | s8 | s9 | profile | sanitize | python | build) ;;
+    *) echo "usage: $0 [suites|cli|small|s8|s9|profile|sanitize|python|build ...]" >&2; exit 2 ;;
   esac
 done
 for s in "${stages[@]}"; do
