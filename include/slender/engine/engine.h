@@ -138,16 +138,21 @@ struct StopDofs {
 };
 
 /// per environment: s0 the stencils' energies, s1 the per-DOF potentials (each in index order;
-/// the incremental potential is s0 + s1), s2 |f|^2; max(energy_pool, ndof, nfree) items
+/// the incremental potential is s0 + s1), s2 |f|^2, m0 1 if a stencil is degenerate (kDegenerate
+/// among its flags: the step's end counts them only then); max(energy_pool, ndof, nfree) items
 struct EvalSums {
   long energy_pool;
   int ndof, nfree;
   const Real* e_pool;
   const Real* dof_phi;
   const Real* f;
+  const unsigned* flags;
   SLENDER_HD Red4 operator()(long e, long i) const {
     Red4 r{0, 0, 0, 0};
-    if (i < energy_pool) r.s0 = e_pool[e * energy_pool + i];
+    if (i < energy_pool) {
+      r.s0 = e_pool[e * energy_pool + i];
+      r.m0 = (flags[e * energy_pool + i] & kDegenerate) ? Real(1) : Real(0);
+    }
     if (i < ndof) r.s1 = dof_phi[e * ndof + i];
     if (i < nfree) {
       const Real v = f[e * nfree + i];
@@ -1027,6 +1032,8 @@ class Engine {
   Buffer<Real> alpha_;
   Buffer<Red4> red_scratch_;
   std::vector<Red4> sums_;  // per-environment reductions read on the host
+  // per environment: whether its last evaluation flagged a degenerate stencil (EvalSums's m0)
+  std::vector<unsigned char> degenerate_seen_;
   // per-environment parameters (set_params): density scale, gravity, damping; Young's scale
   bool scaled_ = false;
   std::vector<Real> params_h_, yscale_h_;

@@ -205,17 +205,19 @@ void Engine<X>::evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>&
   s.resize(size_t(B));
   X::env_reduce(B, len,
                 env_major::EvalSums{pd_.energy_pool, m.ndof, pd_.nfree, e_pool_.data(),
-                                    dof_phi_.data(), f_.data()},
+                                    dof_phi_.data(), f_.data(), flags_.data()},
                 s.data(), red_scratch_);
   if (phase_timing_) {
     times.assemble += seconds_since(t0);
   } else {
     times.eval += seconds_since(t0);
   }
+  degenerate_seen_.resize(size_t(B), 0);
   for (int e = 0; e < B; ++e) {
     if (!active_h_[e]) continue;
     phi[e] = s[e].s0 + s[e].s1;
     r[e] = std::sqrt(s[e].s2);
+    degenerate_seen_[size_t(e)] = s[e].m0 > 0 ? 1 : 0;
   }
 }
 

@@ -230,10 +230,17 @@ void Engine<X>::finalize(const std::vector<unsigned char>& done, VectorStepResul
                    fixed_ptr(),  q_.data(),     u_.data(),     a_.data(),
                    env_stride(), step_slot_,    step_target_,  step_target_stride_};
   fin.fixed_per_env = fixed_per_env_;
-  if (spec_.kind == IntegratorKind::kNewmark && contact_step().a > 0) newmark_contact_force(fin);
+  const bool newmark_contact = spec_.kind == IntegratorKind::kNewmark && contact_step().a > 0;
+  if (newmark_contact) newmark_contact_force(fin);
   // the state, and the frames of the new configuration as the next step's start
   se_.end_step(mv_, fin, frames(), tau0_.data(), /*midedge=*/true);
-  if (pd_.energy_pool > 0) {
+  // the degenerate stencils of the last evaluation, counted where it saw one (a host read less
+  // a step where none is; Newmark's contact force evaluates the contact stencils once more)
+  bool count = newmark_contact;
+  for (int e = 0; e < B; ++e)
+    count =
+        count || (done[e] && degenerate_seen_.size() == size_t(B) && degenerate_seen_[size_t(e)]);
+  if (pd_.energy_pool > 0 && count) {
     std::vector<Red4>& s = sums_;
     s.resize(size_t(B));
     X::env_reduce(B, pd_.energy_pool, env_major::DegenerateCount{pd_.energy_pool, flags_.data()},
