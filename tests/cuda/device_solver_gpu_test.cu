@@ -288,6 +288,36 @@ TEST(DeviceSolver, BlockCyclicOnRodsMatchesTheCpuBand) {
   }
 }
 
+// the band by block cyclic reduction asked for on a shell (kBanded: a mid-edge plate with a
+// joined rod, a band wider than a warp, each block's inversion on one warp looping over its
+// rows, the blocks in global memory): the CPU band's solution and a backward-stable residual
+TEST(DeviceSolver, BlockCyclicOnAShellJacobianMatchesTheCpuBand) {
+  SLENDER_REQUIRE_GPU();
+  const auto m = build_model(test::midedge_plate_with_rod(false, true));
+  Simulator sim(m);
+  ASSERT_TRUE(sim.step(1e-3).ok());
+  std::vector<Real> f, J;
+  sim.residual(1e-3, sim.state().q, f, &J);
+  const AssemblyPlan& p = m->plan;
+  std::vector<Real> val(p.nnz());
+  for (int r = 0; r < p.nfree; ++r)
+    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+      val[k] = J[size_t(r) * p.nfree + p.col[k]];
+  const int w = band_layout(p.nfree, p.row_ptr, p.col).w;
+  EXPECT_GT(w, 32) << "(a band wider than a warp)";
+  const std::vector<Real> x_cpu = cpu_band_solve(p, val, f, true);
+  DeviceBuffer<Real> dval(val);
+  DeviceSparseSolver dev(p.nfree, p.row_ptr, p.col, true, LinearSolverKind::kBanded);
+  ASSERT_TRUE(dev.banded());
+  EXPECT_STREQ(dev.band_name(), "cuda-block-cyclic");
+  bool fallback = true;
+  const std::vector<Real> x = device_solve(dev, dval, f, &fallback);
+  EXPECT_FALSE(fallback);
+  EXPECT_LT(test::max_abs_diff(x, x_cpu), 1e-9 * max_abs(x_cpu));
+  const std::vector<Real> fx = multiply(p.row_ptr, p.col, val, x);
+  EXPECT_LT(test::max_abs_diff(fx, f), 1e-12 * max_abs(val) * max_abs(x) * 16);
+}
+
 TEST(DeviceSolver, BandPivotTooSmallTakesTheSparsePath) {
   SLENDER_REQUIRE_GPU();
   // [[1, 1, 0], [1, 1, 1], [0, 1, 1]] (determinant -1): the second pivot is zero in either
