@@ -417,31 +417,36 @@ __global__ void __launch_bounds__(kBcrThreads)
 }
 
 // out[order[i]] = A^-1 rhs[order] with bcr_factor_kernel's blocks: the right-hand side into the
-// blocks' order, the forward levels, row 0, the backward levels (residual, then D^-1), a barrier
-// after each pass; ok[1] as band_solve_kernel's
-__global__ void __launch_bounds__(kBcrThreads)
-    bcr_solve_kernel(BcrDims d, const int* order, const Real* rhs, Real* out, Real* ws, int* ok) {
+// blocks' order (in shared memory with its scratch when `stage`: each pass then reads the vector
+// at shared memory's latency, the blocks from global memory), the forward levels, row 0, the
+// backward levels (residual, then D^-1), a barrier after each pass; ok[1] as band_solve_kernel's
+__global__ void __launch_bounds__(kBcrThreads) bcr_solve_kernel(
+    BcrDims d, bool stage, const int* order, const Real* rhs, Real* out, Real* ws, int* ok) {
+  extern __shared__ Real vec_stage[];
   const int tid = int(threadIdx.x), nt = int(blockDim.x);
   if (ok[0] != 1) {  // the factorization's pivot too small (every thread reads the same flag)
     if (tid == 0) ok[1] = 2;
     return;
   }
   const BcrThread th(d, tid, nt);
-  Real* f = bcr_vector(ws, d);
+  // the right-hand side and the scratch in shared memory when `stage` (2 nb b reals fit)
+  Real* f = stage ? vec_stage : bcr_vector(ws, d);
+  Real* scratch = stage ? vec_stage + long(d.nb) * d.b : bcr_scratch(ws, d);
   for (long i = tid; i < long(d.nb) * d.b; i += nt)
     f[i] = i < d.n ? rhs[order[i]] : Real(0);
   __syncthreads();
   for (int l = 0; l < d.levels; ++l) {
     bcr_vector_pass(d, th, bcr_kept_count(d, l),
-                    [&](int k, int r) { bcr_forward_entry(ws, d, l, k, r); });
+                    [&](int k, int r) { bcr_forward_entry(ws, f, d, l, k, r); });
     __syncthreads();
   }
   for (int l = d.levels; l >= 0; --l) {
     const int h = 1 << l, ne = l == d.levels ? 1 : bcr_eliminated_count(d, l);
     auto row = [&](int e) { return l == d.levels ? 0 : bcr_eliminated_row(l, e); };
-    bcr_vector_pass(d, th, ne, [&](int e, int r) { bcr_residual_item(ws, d, row(e), h, r); });
+    bcr_vector_pass(d, th, ne,
+                    [&](int e, int r) { bcr_residual_item(ws, f, scratch, d, row(e), h, r); });
     __syncthreads();
-    bcr_vector_pass(d, th, ne, [&](int e, int r) { bcr_back_item(ws, d, row(e), r); });
+    bcr_vector_pass(d, th, ne, [&](int e, int r) { bcr_back_item(ws, f, scratch, d, row(e), r); });
     __syncthreads();
   }
   bool finite = true;
@@ -488,6 +493,8 @@ struct DeviceSparseSolver::Impl {
   BcrDims bcr;
   bool bcr_stage = false;  // each warp's inversions in shared memory (b^2 per warp fits)
   size_t bcr_smem = 0;
+  bool bcr_vec_stage = false;  // the solve's vector and scratch in shared memory (2 nb b fit)
+  size_t bcr_vec_smem = 0;
   DeviceBuffer<int> bcr_src;
   DeviceBuffer<Real> bcr_ws;
 
@@ -583,6 +590,12 @@ bool DeviceSparseSolver::Impl::try_band(const BandLayout& layout) {
     if (bcr_smem > 48 * 1024)
       SLENDER_CUDA_CHECK(cudaFuncSetAttribute(
           bcr_factor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bcr_smem)));
+    const size_t vec = 2 * size_t(bcr.nb) * size_t(bcr.b) * sizeof(Real);
+    bcr_vec_stage = vec + 1024 <= size_t(optin);
+    bcr_vec_smem = bcr_vec_stage ? vec : 0;
+    if (bcr_vec_smem > 48 * 1024)
+      SLENDER_CUDA_CHECK(cudaFuncSetAttribute(
+          bcr_solve_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bcr_vec_smem)));
     return true;
   }
   int dev = 0, optin = 0;
@@ -732,8 +745,8 @@ bool DeviceSparseSolver::solve(const Real* d_b, Real* d_x) {
   if (s.n == 0) return true;
   if (s.band_ready) {
     if (s.cyclic) {
-      bcr_solve_kernel<<<1, kBcrThreads>>>(s.bcr, s.band_order.data(), d_b, d_x, s.bcr_ws.data(),
-                                           s.flag.data());
+      bcr_solve_kernel<<<1, kBcrThreads, s.bcr_vec_smem>>>(
+          s.bcr, s.bcr_vec_stage, s.band_order.data(), d_b, d_x, s.bcr_ws.data(), s.flag.data());
     } else {
       band_solve_kernel<<<1, kBandThreads, s.solve_smem>>>(s.n, s.w, s.rows, s.x_shared,
                                                            s.band.data(), s.band_order.data(), d_b,

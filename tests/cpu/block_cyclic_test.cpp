@@ -193,16 +193,18 @@ TEST(BlockCyclic, ThePassesItemsGiveTheSameBitsInAnyOrder) {
       put_rhs(c, d, b);
       for (int l = 0; l < d.levels; ++l)
         for (long item : shuffled(long(bcr_kept_count(d, l)) * d.b))
-          bcr_forward_item(c.data(), d, l, item);
+          bcr_forward_item(c.data(), bcr_vector(c.data(), d), d, l, item);
       for (int l = d.levels; l >= 0; --l) {
         const int h = 1 << l, ne = l == d.levels ? 1 : bcr_eliminated_count(d, l);
         for (long item : shuffled(long(ne) * d.b)) {
           const int o = l == d.levels ? 0 : bcr_eliminated_row(l, int(item / d.b));
-          bcr_residual_item(c.data(), d, o, h, int(item % d.b));
+          bcr_residual_item(c.data(), bcr_vector(c.data(), d), bcr_scratch(c.data(), d), d, o, h,
+                            int(item % d.b));
         }
         for (long item : shuffled(long(ne) * d.b)) {
           const int o = l == d.levels ? 0 : bcr_eliminated_row(l, int(item / d.b));
-          bcr_back_item(c.data(), d, o, int(item % d.b));
+          bcr_back_item(c.data(), bcr_vector(c.data(), d), bcr_scratch(c.data(), d), d, o,
+                        int(item % d.b));
         }
       }
       // every block, the solution and the scratch: bit for bit

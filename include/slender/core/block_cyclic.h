@@ -212,11 +212,11 @@ SLENDER_HD inline void bcr_update_item(Real* ws, const BcrDims& d, int l, long i
   bcr_update_entry(ws, d, l, int(item / bb), rc / d.b, rc % d.b);
 }
 
-/// The forward pass of level l on the right-hand side, entry r of kept row p of k:
+/// The forward pass of level l on the right-hand side f (nb b: bcr_vector(ws), or a copy of it
+/// elsewhere, a GPU block's shared memory), entry r of kept row p of k:
 /// f_p -= Mr f_{p-h} + Ml f_{p+h}.
-SLENDER_HD inline void bcr_forward_entry(Real* ws, const BcrDims& d, int l, int k, int r) {
+SLENDER_HD inline void bcr_forward_entry(Real* ws, Real* f, const BcrDims& d, int l, int k, int r) {
   const int p = bcr_kept_row(l, k), h = 1 << l;
-  Real* f = bcr_vector(ws, d);
   Real v = f[long(p) * d.b + r];
   if (p - h >= 0) {
     const Real* m = bcr_block(ws, d, p - h, kBcrMr) + r * d.b;
@@ -233,16 +233,16 @@ SLENDER_HD inline void bcr_forward_entry(Real* ws, const BcrDims& d, int l, int 
   f[long(p) * d.b + r] = v;
 }
 /// item = k b + r
-SLENDER_HD inline void bcr_forward_item(Real* ws, const BcrDims& d, int l, long item) {
-  bcr_forward_entry(ws, d, l, int(item / d.b), int(item % d.b));
+SLENDER_HD inline void bcr_forward_item(Real* ws, Real* f, const BcrDims& d, int l, long item) {
+  bcr_forward_entry(ws, f, d, l, int(item / d.b), int(item % d.b));
 }
 
 /// The backward pass of eliminated row o (stride h; row 0 with h = 2^levels, no neighbours):
 /// first the residual, entry r: scratch_o = f_o - L_o x_{o-h} - U_o x_{o+h}
 /// (bcr_residual_item), then entry r of x_o = D_o^-1 scratch_o (bcr_back_item), a barrier
 /// between the two.
-SLENDER_HD inline void bcr_residual_item(Real* ws, const BcrDims& d, int o, int h, int r) {
-  Real* f = bcr_vector(ws, d);
+SLENDER_HD inline void bcr_residual_item(
+    Real* ws, const Real* f, Real* scratch, const BcrDims& d, int o, int h, int r) {
   Real v = f[long(o) * d.b + r];
   if (o - h >= 0) {
     const Real* m = bcr_block(ws, d, o, kBcrL) + r * d.b;
@@ -256,15 +256,16 @@ SLENDER_HD inline void bcr_residual_item(Real* ws, const BcrDims& d, int o, int 
     for (int t = 0; t < d.b; ++t)
       v -= m[t] * x[t];
   }
-  bcr_scratch(ws, d)[long(o) * d.b + r] = v;
+  scratch[long(o) * d.b + r] = v;
 }
-SLENDER_HD inline void bcr_back_item(Real* ws, const BcrDims& d, int o, int r) {
+SLENDER_HD inline void bcr_back_item(
+    Real* ws, Real* f, const Real* scratch, const BcrDims& d, int o, int r) {
   const Real* m = bcr_block(ws, d, o, kBcrD) + r * d.b;
-  const Real* s = bcr_scratch(ws, d) + long(o) * d.b;
+  const Real* s = scratch + long(o) * d.b;
   Real v = 0;
   for (int t = 0; t < d.b; ++t)
     v += m[t] * s[t];
-  bcr_vector(ws, d)[long(o) * d.b + r] = v;
+  f[long(o) * d.b + r] = v;
 }
 
 /// max |A(i, i)| over the system's rows, from the D blocks as filled
@@ -298,20 +299,22 @@ inline bool bcr_factor(Real* ws, const BcrDims& d, Real floor) {
 /// The solve on one thread: bcr_vector(ws) holds the right-hand side in block order (padding
 /// rows 0) and holds the solution on return.
 inline void bcr_solve(Real* ws, const BcrDims& d) {
+  Real* f = bcr_vector(ws, d);
+  Real* scratch = bcr_scratch(ws, d);
   for (int l = 0; l < d.levels; ++l)
     for (long item = 0; item < long(bcr_kept_count(d, l)) * d.b; ++item)
-      bcr_forward_item(ws, d, l, item);
+      bcr_forward_item(ws, f, d, l, item);
   for (int l = d.levels; l >= 0; --l) {
     const int h = 1 << l, ne = l == d.levels ? (d.nb > 0 ? 1 : 0) : bcr_eliminated_count(d, l);
     for (int e = 0; e < ne; ++e) {
       const int o = l == d.levels ? 0 : bcr_eliminated_row(l, e);
       for (int r = 0; r < d.b; ++r)
-        bcr_residual_item(ws, d, o, h, r);
+        bcr_residual_item(ws, f, scratch, d, o, h, r);
     }
     for (int e = 0; e < ne; ++e) {
       const int o = l == d.levels ? 0 : bcr_eliminated_row(l, e);
       for (int r = 0; r < d.b; ++r)
-        bcr_back_item(ws, d, o, r);
+        bcr_back_item(ws, f, scratch, d, o, r);
     }
   }
 }
