@@ -58,18 +58,30 @@ std::vector<Real> device_solve(DeviceSparseSolver& s,
   return x;
 }
 
+/// a model's Newton Jacobian (CSR values in the plan's slot order) and residual after a step of
+/// 1 ms
+struct NewtonSystem {
+  std::shared_ptr<const Model> m;
+  std::vector<Real> val, f;
+  explicit NewtonSystem(std::shared_ptr<const Model> model) : m(std::move(model)) {
+    Simulator sim(m);
+    EXPECT_TRUE(sim.step(1e-3).ok());
+    std::vector<Real> J;
+    sim.residual(1e-3, sim.state().q, f, &J);
+    const AssemblyPlan& p = m->plan;
+    val.resize(p.nnz());
+    for (int r = 0; r < p.nfree; ++r)
+      for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+        val[k] = J[size_t(r) * p.nfree + p.col[k]];
+  }
+};
+
 TEST(DeviceSolver, NewtonJacobianMatchesTheCpuSolve) {
   SLENDER_REQUIRE_GPU();
-  const auto m = build_model(test::midedge_plate_with_rod(false, true));
-  Simulator sim(m);
-  ASSERT_TRUE(sim.step(1e-3).ok());
-  std::vector<Real> f, J;
-  sim.residual(1e-3, sim.state().q, f, &J);
-  const AssemblyPlan& p = m->plan;
-  std::vector<Real> val(p.nnz());
-  for (int r = 0; r < p.nfree; ++r)
-    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
-      val[k] = J[size_t(r) * p.nfree + p.col[k]];
+  const NewtonSystem sys(build_model(test::midedge_plate_with_rod(false, true)));
+  const AssemblyPlan& p = sys.m->plan;
+  const std::vector<Real>& val = sys.val;
+  const std::vector<Real>& f = sys.f;
 
   cpu::LinearSolver cpu(p, LinearSolverKind::kAuto);
   std::copy(val.begin(), val.end(), cpu.values());
@@ -143,28 +155,19 @@ TEST(DeviceSolver, NonSymmetricRowMajorMatrixIsSolvedAsJxEqualsB) {
     EXPECT_NEAR(ax[i], b[i], 1e-12);
 }
 
-/// a rod's Newton Jacobian (CSR values in the plan's slot order) and residual after a step
-struct RodSystem {
-  std::shared_ptr<const Model> m;
-  std::vector<Real> val, f;
-  explicit RodSystem(int nodes) {
-    SceneBuilder b;
-    const int mat = b.material("m", 1000, 1e6, 0.5);
-    const int r =
-        b.straight_rod("r", vec3(0, 0, 0), vec3(1, 0, 0), nodes, mat, SceneBuilder::circle(0.003));
-    b.fix_edge(r, 0);
-    b.gravity(vec3(0, 0, -9.8));
-    m = build_model(b.spec());
-    Simulator sim(m);
-    EXPECT_TRUE(sim.step(1e-3).ok());
-    std::vector<Real> J;
-    sim.residual(1e-3, sim.state().q, f, &J);
-    const AssemblyPlan& p = m->plan;
-    val.resize(p.nnz());
-    for (int r = 0; r < p.nfree; ++r)
-      for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
-        val[k] = J[size_t(r) * p.nfree + p.col[k]];
-  }
+/// a rod of `nodes` nodes, 1 m, clamped at its first edge, under gravity
+std::shared_ptr<const Model> clamped_rod(int nodes) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.5);
+  const int r =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(1, 0, 0), nodes, mat, SceneBuilder::circle(0.003));
+  b.fix_edge(r, 0);
+  b.gravity(vec3(0, 0, -9.8));
+  return build_model(b.spec());
+}
+/// its Newton system
+struct RodSystem : NewtonSystem {
+  explicit RodSystem(int nodes) : NewtonSystem(clamped_rod(nodes)) {}
 };
 
 /// the values with the entries above the diagonal scaled by `factor` (a non-symmetric matrix on
@@ -293,16 +296,10 @@ TEST(DeviceSolver, BlockCyclicOnRodsMatchesTheCpuBand) {
 // rows, the blocks in global memory): the CPU band's solution and a backward-stable residual
 TEST(DeviceSolver, BlockCyclicOnAShellJacobianMatchesTheCpuBand) {
   SLENDER_REQUIRE_GPU();
-  const auto m = build_model(test::midedge_plate_with_rod(false, true));
-  Simulator sim(m);
-  ASSERT_TRUE(sim.step(1e-3).ok());
-  std::vector<Real> f, J;
-  sim.residual(1e-3, sim.state().q, f, &J);
-  const AssemblyPlan& p = m->plan;
-  std::vector<Real> val(p.nnz());
-  for (int r = 0; r < p.nfree; ++r)
-    for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
-      val[k] = J[size_t(r) * p.nfree + p.col[k]];
+  const NewtonSystem sys(build_model(test::midedge_plate_with_rod(false, true)));
+  const AssemblyPlan& p = sys.m->plan;
+  const std::vector<Real>& val = sys.val;
+  const std::vector<Real>& f = sys.f;
   const int w = band_layout(p.nfree, p.row_ptr, p.col).w;
   EXPECT_GT(w, 32) << "(a band wider than a warp)";
   const std::vector<Real> x_cpu = cpu_band_solve(p, val, f, true);
