@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "physics/physics_util.h"
 #include "slender/builder.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/ordering.h"
@@ -140,15 +141,7 @@ TEST(BandedLu, ZeroPivotFails) {
   EXPECT_FALSE(band_lu_factor(band.data(), 2, 1, 1e-13));
 }
 
-std::shared_ptr<const Model> rod(int nodes) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.5);
-  const int r =
-      b.straight_rod("r", vec3(0, 0, 0), vec3(0.5, 0, 0), nodes, mat, SceneBuilder::circle(0.003));
-  b.fix_edge(r, 0);
-  b.gravity(vec3(0, 0, -9.8));
-  return build_model(b.spec());
-}
+std::shared_ptr<const Model> rod(int nodes) { return test::clamped_rod(nodes, 0.5); }
 
 TEST(BandedLu, RodJacobianHasANarrowBandInRcmOrder) {
   const auto m = rod(200);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cuda/gpu_models.h"
+#include "physics/physics_util.h"
 #include "slender/builder.h"
 #include "slender/core/banded.h"
 #include "slender/engine/linear_solver.h"
@@ -251,15 +252,10 @@ TEST(BlockCyclic, AZeroPivotFailsAndPaddingRowsDoNot) {
 // 300 nodes (blocks of about 10, 7 levels and more), and a mid-edge plate with a joined rod
 // (blocks of 59, wider than a GPU warp: what `--solver banded` asks of a shell)
 void solves_like_the_cpu_band(const std::shared_ptr<const Model>& m, int min_levels) {
-  Simulator sim(m);
-  ASSERT_TRUE(sim.step(1e-3).ok());
-  std::vector<Real> f, J;
-  sim.residual(1e-3, sim.state().q, f, &J);
+  const test::NewtonSystem sys(m);
   const AssemblyPlan& p = m->plan;
-  std::vector<Real> val(size_t(p.nnz()));
-  for (int i = 0; i < p.nfree; ++i)
-    for (int k = p.row_ptr[i]; k < p.row_ptr[i + 1]; ++k)
-      val[size_t(k)] = J[size_t(i) * p.nfree + p.col[k]];
+  const std::vector<Real>& val = sys.val;
+  const std::vector<Real>& f = sys.f;
   cpu::LinearSolver band(p, LinearSolverKind::kBanded);
   std::copy(val.begin(), val.end(), band.values());
   ASSERT_TRUE(band.factorize());
@@ -303,15 +299,9 @@ void solves_like_the_cpu_band(const std::shared_ptr<const Model>& m, int min_lev
 }
 
 TEST(BlockCyclic, SolvesNewtonJacobiansInTheBandsOrderLikeTheCpuBand) {
-  SceneBuilder sb;
-  const int mat = sb.material("m", 1000, 1e6, 0.5);
-  const int r =
-      sb.straight_rod("r", vec3(0, 0, 0), vec3(1, 0, 0), 300, mat, SceneBuilder::circle(0.003));
-  sb.fix_edge(r, 0);
-  sb.gravity(vec3(0, 0, -9.8));
   {
     SCOPED_TRACE("rod");
-    solves_like_the_cpu_band(build_model(sb.spec()), 7);  // about 1,200 rows in blocks of 10
+    solves_like_the_cpu_band(test::clamped_rod(300, 1), 7);  // about 1,200 rows in blocks of 10
   }
   {
     SCOPED_TRACE("mid-edge plate with a rod");

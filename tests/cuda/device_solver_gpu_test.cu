@@ -19,6 +19,7 @@
 #include "cuda/gpu_test_util.h"
 #include "device_buffer.cuh"
 #include "device_solver.h"
+#include "physics/physics_util.h"
 #include "slender/builder.h"
 #include "slender/core/block_cyclic.h"
 #include "slender/engine/linear_solver.h"
@@ -58,23 +59,7 @@ std::vector<Real> device_solve(DeviceSparseSolver& s,
   return x;
 }
 
-/// a model's Newton Jacobian (CSR values in the plan's slot order) and residual after a step of
-/// 1 ms
-struct NewtonSystem {
-  std::shared_ptr<const Model> m;
-  std::vector<Real> val, f;
-  explicit NewtonSystem(std::shared_ptr<const Model> model) : m(std::move(model)) {
-    Simulator sim(m);
-    EXPECT_TRUE(sim.step(1e-3).ok());
-    std::vector<Real> J;
-    sim.residual(1e-3, sim.state().q, f, &J);
-    const AssemblyPlan& p = m->plan;
-    val.resize(p.nnz());
-    for (int r = 0; r < p.nfree; ++r)
-      for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
-        val[k] = J[size_t(r) * p.nfree + p.col[k]];
-  }
-};
+using test::NewtonSystem;
 
 TEST(DeviceSolver, NewtonJacobianMatchesTheCpuSolve) {
   SLENDER_REQUIRE_GPU();
@@ -155,19 +140,9 @@ TEST(DeviceSolver, NonSymmetricRowMajorMatrixIsSolvedAsJxEqualsB) {
     EXPECT_NEAR(ax[i], b[i], 1e-12);
 }
 
-/// a rod of `nodes` nodes, 1 m, clamped at its first edge, under gravity
-std::shared_ptr<const Model> clamped_rod(int nodes) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.5);
-  const int r =
-      b.straight_rod("r", vec3(0, 0, 0), vec3(1, 0, 0), nodes, mat, SceneBuilder::circle(0.003));
-  b.fix_edge(r, 0);
-  b.gravity(vec3(0, 0, -9.8));
-  return build_model(b.spec());
-}
-/// its Newton system
+/// a rod's Newton system (1 m: a band of about 10)
 struct RodSystem : NewtonSystem {
-  explicit RodSystem(int nodes) : NewtonSystem(clamped_rod(nodes)) {}
+  explicit RodSystem(int nodes) : NewtonSystem(test::clamped_rod(nodes, 1)) {}
 };
 
 /// the values with the entries above the diagonal scaled by `factor` (a non-symmetric matrix on

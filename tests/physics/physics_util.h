@@ -141,6 +141,36 @@ struct Series {
   }
 };
 
+/// A straight rod of `nodes` nodes along x, `length` long (r = 3 mm, E = 1 MPa), clamped at its
+/// first edge, under gravity: a Jacobian in a narrow band.
+inline std::shared_ptr<const Model> clamped_rod(int nodes, Real length) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.5);
+  const int r = b.straight_rod("r", vec3(0, 0, 0), vec3(length, 0, 0), nodes, mat,
+                               SceneBuilder::circle(0.003));
+  b.fix_edge(r, 0);
+  b.gravity(vec3(0, 0, -9.8));
+  return build_model(b.spec());
+}
+
+/// A model's Newton system after one step of 1 ms from its initial state: the free-DOF
+/// Jacobian's CSR values (in the assembly plan's slot order) and the residual at the step's end.
+struct NewtonSystem {
+  std::shared_ptr<const Model> m;
+  std::vector<Real> val, f;
+  explicit NewtonSystem(std::shared_ptr<const Model> model) : m(std::move(model)) {
+    Simulator sim(m);
+    EXPECT_TRUE(sim.step(1e-3).ok());
+    std::vector<Real> J;
+    sim.residual(1e-3, sim.state().q, f, &J);
+    const AssemblyPlan& p = m->plan;
+    val.resize(size_t(p.nnz()));
+    for (int r = 0; r < p.nfree; ++r)
+      for (int k = p.row_ptr[r]; k < p.row_ptr[r + 1]; ++k)
+        val[size_t(k)] = J[size_t(r) * p.nfree + p.col[k]];
+  }
+};
+
 /// A small shell plate (4 x 3 cm, 1 cm edges, 1 mm, two corner nodes fixed) with a rod post
 /// jointed to its last corner, tilted gravity, a load at the post's tip and aerodynamic drag (a
 /// non-symmetric Jacobian); dt = 0.01 s.
