@@ -368,7 +368,7 @@ __global__ void __launch_bounds__(kBcrThreads)
     const long t = long(q) * bb + r * d.b + c;
     const int s = src[t];
     const Real v = s >= 0 ? val[s] : s == -2 ? Real(1) : Real(0);
-    ws[(long(row) * kBcrSlots + slot) * bb + r * d.b + c] = v;
+    bcr_block(ws, d, row, slot)[r * d.b + c] = v;
     if (slot == kBcrD && r == c && row * d.b + r < d.n) m = fmax(m, ::fabs(v));
   });
   for (int k = kBandWarp / 2; k > 0; k /= 2)
@@ -557,79 +557,71 @@ void DeviceSparseSolver::Impl::build_sparse() {
   }
 }
 
-// the band's arrays and windows, if a window of at least 2w + 1 rows fits in a block's shared
-// memory (SLENDER_BAND_STAGE_BYTES caps it: tests make the windows small)
-bool DeviceSparseSolver::Impl::try_band(const BandLayout& layout) {
-  const char* choice = std::getenv("SLENDER_DEVICE_BAND");
-  if (!choice || std::string(choice) != "lu") {
-    // block cyclic reduction: no window to fit, its blocks in global memory
-    cyclic = true;
-    w = layout.w;
-    bcr = bcr_dims(n, w);
-    const long s = 2L * w + 1, count = 3 * bcr_block_count(bcr) * bcr.nb;
-    std::vector<int> slot_of(size_t(n) * size_t(s), -1);
-    for (size_t k = 0; k < layout.band_pos.size(); ++k)
-      slot_of[size_t(layout.band_pos[k])] = int(k);
-    std::vector<int> src(static_cast<size_t>(count));
-    for (long t = 0; t < count; ++t) {
-      const long p = bcr_band_source(bcr, w, t);
-      src[size_t(t)] = p >= 0 ? slot_of[size_t(p)] : int(p);
-    }
-    bcr_src.upload(src);
-    band_order.upload(layout.order);
-    bcr_ws.resize(size_t(bcr_workspace_size(bcr)));
-    flag.resize(2);  // the factorization's, the solve's
-    int dev = 0, optin = 0;
-    SLENDER_CUDA_CHECK(cudaGetDevice(&dev));
+// a kernel's dynamic shared memory: above the default 48 KiB the kernel asks for its share
+template <class Kernel>
+void allow_shared_memory(Kernel kernel, size_t bytes) {
+  if (bytes > 48 * 1024)
     SLENDER_CUDA_CHECK(
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    const size_t need =
-        size_t(kBcrThreads / kBandWarp) * size_t(bcr_block_count(bcr)) * sizeof(Real);
-    bcr_stage = need + 1024 <= size_t(optin);  // (the kernel's static shared memory)
-    bcr_smem = bcr_stage ? need : 0;
-    if (bcr_smem > 48 * 1024)
-      SLENDER_CUDA_CHECK(cudaFuncSetAttribute(
-          bcr_factor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bcr_smem)));
-    const size_t vec = 2 * size_t(bcr.nb) * size_t(bcr.b) * sizeof(Real);
-    bcr_vec_stage = vec + 1024 <= size_t(optin);
-    bcr_vec_smem = bcr_vec_stage ? vec : 0;
-    if (bcr_vec_smem > 48 * 1024)
-      SLENDER_CUDA_CHECK(cudaFuncSetAttribute(
-          bcr_solve_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bcr_vec_smem)));
-    return true;
-  }
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
+// the band's arrays: block cyclic reduction's blocks (any size: they live in global memory, each
+// warp's inversion and the solve's vector staged in shared memory where they fit), or the LU's
+// band and windows, if a window of at least 2w + 1 rows fits in a block's shared memory
+// (SLENDER_BAND_STAGE_BYTES caps it: tests make the windows small)
+bool DeviceSparseSolver::Impl::try_band(const BandLayout& layout) {
   int dev = 0, optin = 0;
   SLENDER_CUDA_CHECK(cudaGetDevice(&dev));
   SLENDER_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  long cap = long(optin) - 1024;  // (the kernels' static shared memory)
-  if (const char* e = std::getenv("SLENDER_BAND_STAGE_BYTES")) cap = std::min(cap, std::atol(e));
-  const long s = 2L * layout.w + 1, row_bytes = s * long(sizeof(Real));
-  const long x_bytes = long(n) * long(sizeof(Real));
-  // x in shared memory when it takes at most a quarter of the capacity (the rest for rows)
-  x_shared = x_bytes <= cap / 4;
-  // one window size for both kernels: the solve's, whose x may take part of the capacity
-  const long window = std::min<long>(n, (cap - (x_shared ? x_bytes : 0)) / row_bytes);
-  if (window < std::min<long>(n, s)) return false;
-  rows = int(window);
-  factor_smem = size_t(rows) * size_t(row_bytes);
-  solve_smem = factor_smem + (x_shared ? size_t(x_bytes) : 0);
-  // above the default 48 KiB, each kernel asks for its share
-  if (factor_smem > 48 * 1024)
-    SLENDER_CUDA_CHECK(cudaFuncSetAttribute(
-        band_factor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(factor_smem)));
-  if (solve_smem > 48 * 1024)
-    SLENDER_CUDA_CHECK(cudaFuncSetAttribute(
-        band_solve_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(solve_smem)));
-  w = layout.w;
-  factor_threads =
-      std::clamp((w * w + kBandWarp - 1) / kBandWarp * kBandWarp, kBandWarp, kBandMaxThreads);
-  std::vector<int> src(size_t(layout.band_size), -1);
+  const long cap_all = long(optin) - 1024;  // (the kernels' static shared memory)
+  // the CSR slot of each band position (-1: a zero)
+  std::vector<int> slot_of(size_t(layout.band_size), -1);
   for (size_t k = 0; k < layout.band_pos.size(); ++k)
-    src[size_t(layout.band_pos[k])] = int(k);
-  band_src.upload(src);
+    slot_of[size_t(layout.band_pos[k])] = int(k);
+  const char* choice = std::getenv("SLENDER_DEVICE_BAND");
+  cyclic = !choice || std::string(choice) != "lu";
+  if (cyclic) {
+    bcr = bcr_dims(n, layout.w);
+    const long count = 3 * bcr_block_count(bcr) * bcr.nb;
+    std::vector<int> src(static_cast<size_t>(count));
+    for (long t = 0; t < count; ++t) {
+      const long p = bcr_band_source(bcr, layout.w, t);
+      src[size_t(t)] = p >= 0 ? slot_of[size_t(p)] : int(p);
+    }
+    bcr_src.upload(src);
+    bcr_ws.resize(size_t(bcr_workspace_size(bcr)));
+    const long inversions =
+        long(kBcrThreads / kBandWarp) * bcr_block_count(bcr) * long(sizeof(Real));
+    bcr_stage = inversions <= cap_all;
+    bcr_smem = bcr_stage ? size_t(inversions) : 0;
+    allow_shared_memory(bcr_factor_kernel, bcr_smem);
+    const long vec = 2L * bcr.nb * bcr.b * long(sizeof(Real));
+    bcr_vec_stage = vec <= cap_all;
+    bcr_vec_smem = bcr_vec_stage ? size_t(vec) : 0;
+    allow_shared_memory(bcr_solve_kernel, bcr_vec_smem);
+  } else {
+    long cap = cap_all;
+    if (const char* e = std::getenv("SLENDER_BAND_STAGE_BYTES")) cap = std::min(cap, std::atol(e));
+    const long s = 2L * layout.w + 1, row_bytes = s * long(sizeof(Real));
+    const long x_bytes = long(n) * long(sizeof(Real));
+    // x in shared memory when it takes at most a quarter of the capacity (the rest for rows)
+    x_shared = x_bytes <= cap / 4;
+    // one window size for both kernels: the solve's, whose x may take part of the capacity
+    const long window = std::min<long>(n, (cap - (x_shared ? x_bytes : 0)) / row_bytes);
+    if (window < std::min<long>(n, s)) return false;
+    rows = int(window);
+    factor_smem = size_t(rows) * size_t(row_bytes);
+    solve_smem = factor_smem + (x_shared ? size_t(x_bytes) : 0);
+    allow_shared_memory(band_factor_kernel, factor_smem);
+    allow_shared_memory(band_solve_kernel, solve_smem);
+    factor_threads = std::clamp((layout.w * layout.w + kBandWarp - 1) / kBandWarp * kBandWarp,
+                                kBandWarp, kBandMaxThreads);
+    band_src.upload(slot_of);
+    band.resize(size_t(layout.band_size));
+    if (!x_shared) band_x.resize(size_t(n));
+  }
+  w = layout.w;
   band_order.upload(layout.order);
-  band.resize(size_t(layout.band_size));
-  if (!x_shared) band_x.resize(size_t(n));
   flag.resize(2);  // the factorization's, the solve's
   return true;
 }
