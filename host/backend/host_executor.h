@@ -69,10 +69,7 @@ struct HostExecutor {
 
   template <class T>
   static void upload(Buffer<T>& b, const T* h, size_t n) {
-    counts::add(counts::uploads);
-    if (n > b.v.capacity()) counts::add(counts::allocations);
-    b.v.resize(n);
-    std::copy(h, h + n, b.v.begin());
+    b.upload(h, n);
   }
   template <class T>
   static void upload_at(Buffer<T>& b, size_t off, const T* h, size_t n) {

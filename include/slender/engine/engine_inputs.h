@@ -274,23 +274,23 @@ void Engine<X>::use_plan(std::shared_ptr<const AssemblyPlan> plan) {
   auto room = [](auto& buf, size_t n) {
     if (buf.capacity() < n) buf.reserve(n + n / 4);
   };
-  room(free_dof_, p.free_dof.size());
-  room(row_src_adr_, p.row_src_adr.size());
-  room(row_src_, p.row_src.size());
-  free_dof_.upload(p.free_dof);
-  row_src_adr_.upload(p.row_src_adr);
-  row_src_.upload(p.row_src);
-  const size_t sizes[] = {B * size_t(p.energy_pool), B * size_t(p.energy_pool),
-                          B * size_t(p.grad_pool),   B * size_t(p.hess_pool),
-                          B * size_t(p.nfree),       B * size_t(p.nfree)};
-  room(e_pool_, sizes[0]), room(flags_, sizes[1]), room(g_pool_, sizes[2]);
-  room(h_pool_, sizes[3]), room(f_, sizes[4]), room(dx_, sizes[5]);
-  e_pool_.resize(sizes[0]);
-  flags_.resize(sizes[1]);
-  g_pool_.resize(sizes[2]);
-  h_pool_.resize(sizes[3]);
-  f_.resize(sizes[4]);
-  dx_.resize(sizes[5]);
+  auto put = [&](auto& buf, const std::vector<int>& host) {
+    room(buf, host.size());
+    buf.upload(host);
+  };
+  auto sized = [&](auto& buf, size_t n) {
+    room(buf, n);
+    buf.resize(n);
+  };
+  put(free_dof_, p.free_dof);
+  put(row_src_adr_, p.row_src_adr);
+  put(row_src_, p.row_src);
+  sized(e_pool_, B * size_t(p.energy_pool));
+  sized(flags_, B * size_t(p.energy_pool));
+  sized(g_pool_, B * size_t(p.grad_pool));
+  sized(h_pool_, B * size_t(p.hess_pool));
+  sized(f_, B * size_t(p.nfree));
+  sized(dx_, B * size_t(p.nfree));
   plan_ = plan;
   if (system_) system_->use_plan(std::move(plan));
   // the contact part the engine assembles on the new plan's free rows (a new set of held DOFs)

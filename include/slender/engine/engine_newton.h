@@ -236,10 +236,10 @@ void Engine<X>::finalize(const std::vector<unsigned char>& done, VectorStepResul
   se_.end_step(mv_, fin, frames(), tau0_.data(), /*midedge=*/true);
   // the degenerate stencils of the last evaluation, counted where it saw one (a host read less
   // a step where none is; Newmark's contact force evaluates the contact stencils once more)
+  // (degenerate_seen_: sized by the step's first evaluation)
   bool count = newmark_contact;
   for (int e = 0; e < B; ++e)
-    count =
-        count || (done[e] && degenerate_seen_.size() == size_t(B) && degenerate_seen_[size_t(e)]);
+    count = count || (done[e] && degenerate_seen_[size_t(e)]);
   if (pd_.energy_pool > 0 && count) {
     std::vector<Red4>& s = sums_;
     s.resize(size_t(B));
