@@ -3,10 +3,11 @@
 (flat ground, planes inclined by -3, +3 and +6 degrees, the wavy ground from its crest and from
 its trough) over their four actuation cycles: the centre of mass along the ground at the start
 and end of every cycle, the displacement per cycle, which limbs touch the ground, and the CPU
-time per step. Optionally the same with one value changed (dt, t0 of the SMA law, friction).
+time per step. Optionally the flat ground with one value changed (dt, the Rayleigh beta, t0 of
+the SMA law, friction), and planes steeper than the paper's (the steepest the robot climbs).
 
     PYTHONPATH=build/python OMP_NUM_THREADS=1 python3 bench/star_roll.py [--only NAME ...]
-        [--variants] [--markdown out.md]
+        [--variants] [--inclines] [--markdown out.md]
 """
 
 import argparse
@@ -51,6 +52,14 @@ def limb_of_nodes(sc, model):
     return limb
 
 
+def hub_and_tip(sc, model):
+    """the nodes at limb 0's straight part's two ends: the hub and the joint with its arc"""
+    x0 = np.asarray(model.initial_positions)
+    r = next(r for r in sc["rods"] if r["name"] == "limb0_straight")
+    pts = r["shape"]["points"]
+    return [int(np.argmin(np.linalg.norm(x0 - np.array(p), axis=1))) for p in (pts[0], pts[-1])]
+
+
 def advance(sim, h, depth=0):
     """one step of h, retried as two steps of h / 2 (down to h / 16) where Newton fails, as the
     scenes' adaptive integrator does; returns the Newton iterations and the halvings"""
@@ -65,13 +74,16 @@ def advance(sim, h, depth=0):
 
 
 def run(sc):
-    """Per step: t, the centre of mass along the ground, and its height; the contact limbs at the
-    start of every cycle and at the end; the CPU time and Newton iterations per step."""
+    """Per step: t, the centre of mass along the ground, its height, and the robot's turn in
+    limbs (clockwise, the rolling direction, in units of 2 pi / 7, from limb 0's straight part);
+    the contact limbs at the start of every cycle and at the end; the CPU time and Newton
+    iterations per step."""
     model = slender.build_model(sc)
     sim = slender.Simulator(model)
     mass = np.asarray(model.node_mass)
     tan = slope_tangent(sc)
     limb = limb_of_nodes(sc, model)
+    hub, tip = hub_and_tip(sc, model)
     dt, dur = sc["integrator"]["dt"], sc["integrator"]["duration"]
     delta = sc["forces"]["ground"]["contact_distance"]
     g = sc["forces"]["ground"]
@@ -94,13 +106,22 @@ def run(sc):
     nsteps = int(round(dur / dt))
     x = np.asarray(sim.positions)
     contacts[0.0] = touching(x)
+
+    def angle(x):
+        d = x[tip] - x[hub]
+        return math.atan2(d[2], d[0])
+
+    a_prev, turn = angle(x), 0.0
     for k in range(nsteps):
         its, halvings = advance(sim, dt)
         iters += its
         retried += halvings > 0
         x = np.asarray(sim.positions)
         c = (mass[:, None] * x).sum(0) / mass.sum()
-        rows.append((sim.time, c @ tan, c[2]))
+        a = angle(x)
+        turn -= (a - a_prev + math.pi) % (2 * math.pi) - math.pi  # clockwise positive
+        a_prev = a
+        rows.append((sim.time, c @ tan, c[2], turn / (2 * math.pi / 7)))
         for s in starts + [dur]:
             if abs(sim.time - s) < dt / 2:
                 contacts[s] = touching(x)
@@ -115,15 +136,36 @@ def at(rec, t):
 
 
 def cycles(rec, starts, dur):
-    """(start, end, s at start, s at end) of every cycle; s the centre of mass along the ground"""
+    """(start, end, s at start, s at end, turn) of every cycle; s the centre of mass along the
+    ground, turn the robot's in limbs over the cycle"""
     ends = starts[1:] + [dur]
-    return [(a, b, at(rec, a)[1], at(rec, b)[1]) for a, b in zip(starts, ends)]
+    return [(a, b, at(rec, a)[1], at(rec, b)[1], at(rec, b)[3] - at(rec, a)[3])
+            for a, b in zip(starts, ends)]
+
+
+def per_cycle(cy):
+    """the cycles' advances [mm] (and turns [limbs]) as table cells, and the total [mm]"""
+    cells = [f"{(e - s) * 1e3:+.1f} ({t:+.2f})" for _, _, s, e, t in cy]
+    return cells, (cy[-1][3] - cy[0][2]) * 1e3
+
+
+def steeper_plane(deg):
+    """star_roll.json on a plane inclined by deg (rising towards +x), as
+    scripts/make_star_roll_scene.py writes the paper's inclines"""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import make_star_roll_scene as make
+    th = math.radians(deg)
+    ground = {"type": "plane", "point": [0, 0, 0],
+              "normal": [round(-math.sin(th), 12), 0, round(math.cos(th), 12)]}
+    return make.scene(f"star_roll_incline{deg}", "", make.transform(make.resting(make.star()),
+                                                                   th, None), ground)
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--only", nargs="*", default=None)
     p.add_argument("--variants", action="store_true")
+    p.add_argument("--inclines", action="store_true")
     p.add_argument("--markdown", default=None)
     a = p.parse_args(argv)
     lines = []
@@ -132,29 +174,40 @@ def main(argv=None):
         print(s, flush=True)
         lines.append(s)
 
-    names = a.only or SCENES
-    say("| scene | cycle 1 [mm] | cycle 2 [mm] | cycle 3 [mm] | cycle 4 [mm] | total [mm] | "
-        "contact limbs at each heating, end | ms CPU / step | Newton it. / step |")
-    say("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    names = SCENES if a.only is None else a.only
+    if names:
+        say("Each cycle: the centre of mass's advance along the ground [mm] (the robot's turn "
+            "[limbs]).\n")
+        say("| scene | cycle 1 | cycle 2 | cycle 3 | cycle 4 | total [mm] | "
+            "contact limbs at each heating, end | ms CPU / step | Newton it. / step |")
+        say("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in names:
         with open(os.path.join(ROOT, "apps", "scenes", name + ".json")) as f:
             sc = json.load(f)
         rec, starts, contacts, its, tstep = run(sc)
         dur = sc["integrator"]["duration"]
-        cy = cycles(rec, starts, dur)
-        per = [f"{(e - s) * 1e3:+.1f}" for _, _, s, e in cy]
-        total = (cy[-1][3] - cy[0][2]) * 1e3
+        per, total = per_cycle(cycles(rec, starts, dur))
         cts = "; ".join(",".join(str(k) for k in contacts.get(t, [])) for t in starts + [dur])
         say(f"| {name} | {' | '.join(per)} | {total:+.1f} | {cts} | {tstep * 1e3:.2f} | "
             f"{its:.2f} |")
         np.savetxt(os.path.join("/tmp", name + "_com.txt"), rec[::20], fmt="%.6g",
-                   header="t [s], centre of mass along the ground [m], height [m]")
+                   header="t [s], centre of mass along the ground [m], height [m], turn [limbs]")
 
     if a.variants:
         with open(os.path.join(ROOT, "apps", "scenes", "star_roll.json")) as f:
             base = json.load(f)
-        variants = [("dt / 2", lambda s: s["integrator"].__setitem__("dt", 2.5e-4)),
-                    ("dt x 2", lambda s: s["integrator"].__setitem__("dt", 1e-3))]
+        def set_dt(f):
+            return lambda s: s["integrator"].__setitem__("dt", s["integrator"]["dt"] * f)
+
+        def set_beta(b, f=1.0):
+            def change(s):
+                s["forces"]["damping"]["stiffness_proportional"] = b
+                s["integrator"]["dt"] *= f
+            return change
+        variants = [("dt / 2", set_dt(0.5)), ("dt / 4", set_dt(0.25)), ("dt x 2", set_dt(2.0))]
+        for b in (1e-3, 5e-3):
+            variants += [(f"beta {b:g} s", set_beta(b)), (f"beta {b:g} s, dt / 2", set_beta(b, 0.5))]
+        variants.append(("beta 0.03 s", set_beta(3e-2)))
         for t0 in (0.25,):
             def slow(s, t0=t0):
                 for r in s["rods"]:
@@ -166,8 +219,8 @@ def main(argv=None):
         for mu in (0.5,):
             variants.append((f"friction {mu:g}",
                              lambda s, mu=mu: s["forces"]["ground"].__setitem__("friction", mu)))
-        say("\n| flat ground, one value changed | cycle 1 [mm] | cycle 2 [mm] | cycle 3 [mm] | "
-            "cycle 4 [mm] | total [mm] |")
+        say("\n| flat ground, one value changed | cycle 1 | cycle 2 | cycle 3 | "
+            "cycle 4 | total [mm] |")
         say("| --- | --- | --- | --- | --- | --- |")
         for vname, change in variants:
             sc = copy.deepcopy(base)
@@ -177,9 +230,18 @@ def main(argv=None):
             except RuntimeError as e:
                 say(f"| {vname} | failed: {e} | | | | |")
                 continue
-            cy = cycles(rec, starts, sc["integrator"]["duration"])
-            per = [f"{(e - s) * 1e3:+.1f}" for _, _, s, e in cy]
-            say(f"| {vname} | {' | '.join(per)} | {(cy[-1][3] - cy[0][2]) * 1e3:+.1f} |")
+            per, total = per_cycle(cycles(rec, starts, sc["integrator"]["duration"]))
+            say(f"| {vname} | {' | '.join(per)} | {total:+.1f} |")
+
+    if a.inclines:
+        say("\n| plane steeper than the paper's | cycle 1 | cycle 2 | cycle 3 | cycle 4 | "
+            "total [mm] |")
+        say("| --- | --- | --- | --- | --- | --- |")
+        for deg in (8, 10, 12, 15):
+            sc = steeper_plane(deg)
+            rec, starts, _, _, _ = run(sc)
+            per, total = per_cycle(cycles(rec, starts, sc["integrator"]["duration"]))
+            say(f"| +{deg} degrees | {' | '.join(per)} | {total:+.1f} |")
 
     if a.markdown:
         with open(a.markdown, "w") as f:

@@ -25,24 +25,26 @@ What is ours (the text gives no value):
 - each limb a straight rod and an arc rod (so that the actuation drives the arc only; the
   straight part keeps its zero natural curvature and takes the modulus cycle too), the seven
   straight rods joined at the centre;
-- Kelvin-Voigt damping with a retardation time of 1 ms (eta = 1e5 Pa s, as the jumper: the
-  paper's Rayleigh beta is not a dissipation far from the rest shape, where the actuation puts
-  the limbs; bench/results/2026-11-29-huang-jumper-xeon-2c.md); slip velocity 1 mm/s; contact
+- the paper's damping model (Rayleigh, its eq. 1) with alpha = 0 and beta = 1e-2 s (the text
+  gives no value): with beta = 1e-3 s (apps/scenes/rolling_robot_drop.json) or 5e-3 s the heated
+  limb throws the robot (its centre rises 10 mm) and where it lands, one limb on or two, changes
+  with dt; from 1e-2 s (to 3e-2 s) the roll is the same at every dt from 1 to 0.125 ms
+  (bench/results/2026-11-30-star-rolling-rayleigh-xeon-2c.md). Kelvin-Voigt damping (1 ms, the
+  jumper's) rolled it two limbs a heating and on down a 3 degree decline
+  (bench/results/2026-11-29-star-rolling-xeon-2c.md); slip velocity 1 mm/s; contact
   layer 0.2 mm with a stiffness of ten times the robot's weight over it (the jumper's rule);
 - an inelastic ground (restitution 0: the normal dashpot of docs/scene_format.md, critically
-  damped), for the paper's "inelastic collision between a soft body and rigid surface" (it
-  changes little: the first cycle's roll is 16.3 mm on flat ground and 93.5 mm down the -3
-  degree plane with restitution 1, 15.9 and 92.2 mm with 0);
+  damped), for the paper's "inelastic collision between a soft body and rigid surface";
 - the implicit midpoint rule (second order, as their Newmark-beta) at dt = 0.5 ms, 2D (x-z),
   adaptive (a step whose Newton iteration fails is retried at half the step);
 - the first heating at t = 0.5 s (the robot settles first), then one every 3 s, four in all;
 - the robot's orientation: limb 0 points up, the arcs curl clockwise (in x-z, y into the
   page) and the robot starts at rest on the arcs of limbs 4 and 5, turned until both reach the
   ground (our robot rests on two limbs, where the paper names one contact limb);
-- the schedule: the paper's rule, the limb to the left of the (front) contact limb, that is the
-  rear of our two contact limbs. Heating limb 4 rolls our robot by two limbs (from 4 and 5 onto 6
-  and 0; bench/results/2026-11-29-star-rolling-xeon-2c.md), so the rule heats 4, 6, 1, 3 in the
-  four cycles; the scenes are open loop (the same times and limbs on every ground).
+- the schedule: the paper's, limb 4 and then the next limb each cycle (4, 5, 6, 0), which is
+  the rear of our two contact limbs as long as every heating rolls the robot one limb on (from
+  4 and 5 onto 5 and 6, as the paper's contact limb goes from 5 to 6); the scenes are open loop
+  (the same times and limbs on every ground).
 
 A tilted ground is a tilted plane ("normal" of the ground, rotated by theta about y; the robot
 is rotated with it), not a tilted gravity: +theta rises towards +x, the rolling direction.
@@ -60,8 +62,9 @@ N_STRAIGHT, N_CURVED = 3, 9  # edges: 8 mm / 3 and 22 mm / 9, about 2.5 mm each
 RADIUS, RHO, E = 4e-4, 1912.0, 1e8
 A_WAVE, L_WAVE = 0.0065, 0.2
 T_FIRST, PERIOD, CYCLES = 0.5, 3.0, 4
-# the limbs heated in the four cycles: each time the rear of the two contact limbs (below)
-SCHEDULE = [4, 6, 1, 3]
+# the limbs heated in the four cycles: the paper's, limb 4 and then the next each cycle
+SCHEDULE = [4, 5, 6, 0]
+BETA = 1e-2  # Rayleigh stiffness damping [s] (the paper's eq. 1; the value ours, above)
 DELTA, G = 2e-4, 9.81
 SMA = {"tau": 8, "t_bar": 1.2, "t0": 0.05}
 
@@ -161,7 +164,7 @@ def scene(name, description, limbs, ground, out_every=50):
         "rods": rods,
         "joints": joints,
         "actuation": acts,
-        "forces": {"gravity": [0, 0, -G], "damping": {"kelvin_voigt": 1e5}, "ground": ground},
+        "forces": {"gravity": [0, 0, -G], "damping": {"stiffness_proportional": BETA}, "ground": ground},
         "integrator": {"type": "implicit_midpoint", "dt": 5e-4, "duration": duration,
                        "adaptive": True, "min_dt": 3e-5, "two_d": True},
         "output": {"dir": f"out/{name}", "every": out_every,
@@ -173,10 +176,10 @@ def scene(name, description, limbs, ground, out_every=50):
 COMMON = (
     "Huang et al.'s star-shaped rolling robot (seed 003, Fig. 1a: seven limbs, each a straight "
     "8 mm part from the centre and a 22 mm arc of natural curvature 120 /m, density 1912) {what}. "
-    "Every 3 s from t = 0.5 s one limb (4, 6, 1, 3: the rear of the two limbs it rests on, on flat "
+    "Every 3 s from t = 0.5 s one limb (4, 5, 6, 0: the rear of the two limbs it rests on, on flat "
     "ground) is heated for its SMA cycle (eq. 7 on its arc's natural curvature, n = 0.1, and on its modulus, n = 2.5, t0 = "
-    "0.05 s): it straightens, pushes on the ground and tips the robot over its contact limb; "
-    "four cycles. Friction 0.8. Written by scripts/make_star_roll_scene.py, which says which "
+    "0.05 s): it straightens, pushes on the ground and tips the robot over its front contact "
+    "limb; four cycles. Rayleigh damping (beta = 1e-2 s), friction 0.8. Written by scripts/make_star_roll_scene.py, which says which "
     "values are the paper's and which are ours; tests/physics/star_roll_test.cpp checks it and "
     "bench/star_roll.py reports the displacement per cycle. nodes.csv follows the centre.")
 
