@@ -127,8 +127,13 @@ SLENDER_HD inline Real subpair_distance_to(const Real* x, const int n[4], bool e
 /// of its edges in its plane (0 where they overlap on all, or a triangle is degenerate). Both
 /// triangles are projected on each axis as computed, so that a rounded axis still gives a
 /// bound. In a flat cloth, neighbours whose boxes overlap are mostly separated along an edge's
-/// normal.
-SLENDER_HD inline Real triangle_pair_gap(const Real* x, const int ta[3], const int tb[3]) {
+/// normal. The axes are tried in a fixed order and the first gap of at least `enough` is
+/// returned at once (a lower bound still, and at least `enough` where the largest is): a caller
+/// that asks only whether the gap reaches a value gets the same answer for less work.
+SLENDER_HD inline Real triangle_pair_gap(const Real* x,
+                                         const int ta[3],
+                                         const int tb[3],
+                                         Real enough = HUGE_VAL) {
   Real p[6][3];  // the six nodes, relative to ta's first (smaller numbers, smaller rounding)
   for (int c = 0; c < 3; ++c) {
     const Real o = x[3 * ta[0] + c];
@@ -173,6 +178,7 @@ SLENDER_HD inline Real triangle_pair_gap(const Real* x, const int ta[3], const i
       if (g > 0) {
         const Real mm = m[0] * m[0] + m[1] * m[1] + m[2] * m[2];
         const Real gap = g / ::sqrt(mm);
+        if (gap >= enough) return gap;
         best = gap > best ? gap : best;
       }
     }
@@ -204,7 +210,8 @@ SLENDER_HD inline bool triangle_pair_near(const Real* x,
     s2 += (hi - lo) * (hi - lo);
   }
   const Real reach = max_d + (tolerance + kStepSweep * dt * ::sqrt(s2));
-  return !(triangle_pair_gap(x, ta, tb) >= reach * (1 + Real(1e-9)));
+  const Real beyond = reach * (1 + Real(1e-9));
+  return !(triangle_pair_gap(x, ta, tb, beyond) >= beyond);
 }
 
 /// whether a sub-pair of contact distance d (nodes n at x, velocities u) may come within range
