@@ -692,10 +692,35 @@ TEST(Adjoint, FollowerPressureLoadMatchesCentralDifferences) {
   check_all(pr, LinearLoss(m.ndof, steps, 53), true, true, 1e-6, steps);
 }
 
+/// a user stencil of a rod's twist angles and a position, E = k/2 (x1 - x0 - s x2)^2 (x0, x1 two
+/// edges' twist angles, x2 a node's coordinate): an energy of the DOFs' values, which reads no
+/// frame
+struct TwistCoupling {
+  static constexpr int kDofs = 3;
+  struct Params {
+    Real k, s;
+  };
+  SLENDER_HD static void eval(const Vec<3>& x, const Params& p, unsigned want, LocalEval<3>& r) {
+    const Real v[3] = {-1, 1, -p.s};
+    const Real d = x[1] - x[0] - p.s * x[2];
+    r.E = Real(0.5) * p.k * d * d;
+    for (int i = 0; i < 3 && (want & kGrad); ++i)
+      r.g[i] = p.k * d * v[i];
+    if (!(want & kHess)) return;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        r.H(i, j) = p.k * v[i] * v[j];
+  }
+};
+
 // Energies from the caller's code (stencils/user_energy.h) enter through their Hessians: two
 // zero-length springs, from the clamped node 1 to the tip and between two free nodes, on the
-// cantilever whose clamp is raised; every class against central differences. One that reads a rod's
-// twist (a copy of the bend-twist springs) is refused, naming it
+// cantilever whose clamp is raised; and energies of a rod's twist angles (coupling two edges'
+// twist to the tip's height, and the last edge's twist to a node's x), which read the angles'
+// values and not the frames, so that a turn of the reference frames leaves them as they are
+// (they stay out of the sweep's frame terms); every class against central differences. One
+// that reads the rods' frames (a copy of the bend-twist springs, through their strains) is
+// refused, naming it
 TEST(Adjoint, EnergiesFromTheCallersCodeMatchCentralDifferences) {
   const auto base = cantilever();
   const int tip = base->nnode - 1;
@@ -714,6 +739,17 @@ TEST(Adjoint, EnergiesFromTheCallersCodeMatchCentralDifferences) {
       pr.a.fixed_targets.push_back(pr.s0.q[size_t(dof)] +
                                    (dof < 3 * m.nnode && dof % 3 == 2 ? 1e-3 * (n + 1) : 0));
   check_all(pr, LinearLoss(pr.m->ndof, kSteps, 62), true, true);
+  {
+    SCOPED_TRACE("twist angles");
+    const int tw = 3 * base->nnode;  // the first edge's twist DOF (edge 0 is clamped)
+    std::vector<std::array<int, 3>> tdofs = {{tw + 2, tw + 5, 3 * tip + 2}, {tw + 6, tw + 7, 12}};
+    Problem pt = pr;
+    pt.m = with_energies(base, {std::make_shared<LocalStencilEnergy<TwistCoupling>>(
+                                   "twist couplings", tdofs,
+                                   std::vector<TwistCoupling::Params>{{5e-3, 10}, {2e-3, -20}})});
+    pt.s0 = initial_state(*pt.m);
+    check_all(pt, LinearLoss(pt.m->ndof, kSteps, 63), true, true);
+  }
   const auto twisted = with_energies(
       base, {std::make_shared<BendTwistStrainEnergy<RodElasticStrainEnergy>>("bend-twist copy")});
   expect_error([&] { RolloutAdjoint(twisted, twisted->scene.integrator); },

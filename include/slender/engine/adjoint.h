@@ -98,24 +98,16 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "gradients through time: Kelvin-Voigt damping of mid-edge shells is not "
                 "differentiated yet (a part's kelvin_voigt with shell bending \"mid_edge\"); "
                 "rods, shell springs and hinges are");
-  // the caller's energies: functions of the positions alone are (their Hessians are exact and
-  // need no frames' terms); one that reads a rod's twist would need its frames' transport terms
-  // as the rods' own bend-twist springs have them (transport_asym)
-  const ModelView hv = host_view(m);
-  for (const std::shared_ptr<const UserEnergy>& u : m.user_energies) {
-    const int D = u->dofs_per_stencil();
-    std::vector<int> idx(static_cast<size_t>(D));
-    const long n = u->count(hv);
-    for (long k = 0; k < n; ++k) {
-      u->dofs(hv, k, idx.data());
-      for (int a = 0; a < D; ++a)
-        SLENDER_CHECK(idx[size_t(a)] < 3 * m.nnode, "gradients through time: energy '", u->name(),
-                      "' (from the caller's code) "
-                      "reads DOF ",
-                      idx[size_t(a)], " in its stencil ", k,
-                      ", a rod's twist; energies of the node positions alone are differentiated");
-    }
-  }
+  // the caller's energies: functions of the DOFs' values alone are, twist angles among them
+  // (their Hessians are exact and need no frames' terms: a turn of a rod's reference frames
+  // leaves them as they are, so they stay out of the sweep's G); one that reads the rods' frames
+  // (their strains) would need the frames' transport terms as the rods' own bend-twist springs
+  // have them (transport_asym)
+  for (const std::shared_ptr<const UserEnergy>& u : m.user_energies)
+    SLENDER_CHECK(!u->reads_frames(), "gradients through time: energy '", u->name(),
+                  "' (from the caller's code) reads the rods' frames (their curvatures and "
+                  "twist as strains), whose transport from the step's start is not differentiated "
+                  "for it; energies of the DOFs' values, a rod's twist angles among them, are");
 }
 
 /// The assembly plan of a view with contact pairs, the DOFs flagged in `fixed` (ndof) held: the
@@ -505,9 +497,12 @@ class RolloutAdjointOn {
                      : x1t[k] + vb_[k] / dt_;
     }
 
-    // G: the stencils' Hessian entries in the twist DOFs' columns, (free row, edge, value)
+    // G: the stencils' Hessian entries in the twist DOFs' columns, (free row, edge, value); not
+    // the caller's energies (family kNumFamilies), which read the twist angles' values and not
+    // the frames (check_adjoint_model)
     gtrip_.clear();
-    each_stencil(0, [&](auto, Family, const int* idx, int D, const Real*, const Real* h, long) {
+    each_stencil(0, [&](auto, Family f, const int* idx, int D, const Real*, const Real* h, long) {
+      if (f == kNumFamilies) return;
       for (int b = 0; b < D; ++b) {
         const int j = idx[b] - 3 * nn;
         if (j < 0 || j >= ne) continue;

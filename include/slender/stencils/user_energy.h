@@ -68,6 +68,10 @@ class UserEnergy {
   virtual void dofs(const ModelView& m, long k, int* out) const = 0;
   /// every stencil's energy and, as `want` asks, gradient and Hessian into a's arrays
   virtual void evaluate(const UserEnergyArgs& a) const = 0;
+  /// whether the energy reads the rods' frames (their strains: curvatures in the material
+  /// frame, the reference twist), beside the DOFs' values; an energy of the DOFs alone, a rod's
+  /// twist angles among them, does not. The adjoint of a rollout (engine/adjoint.h) needs it.
+  virtual bool reads_frames() const { return false; }
 };
 
 namespace detail {
@@ -156,6 +160,7 @@ class BendTwistStrainEnergy final : public UserEnergy {
   void dofs(const ModelView& m, long k, int* out) const override {
     RodBendTwistBinding::dofs(m, k, out);
   }
+  bool reads_frames() const override { return true; }
   void evaluate(const UserEnergyArgs& a) const override {
     detail::run_user_stencils(a.on_device, a.m.nbend,
                               detail::BendTwistStrainStencils<Energy>{a, energy_}, name_);
