@@ -99,11 +99,11 @@ struct RolloutOptions {
 /// Newmark (under those two, no Kelvin-Voigt damping; under Newmark, no energy-consistent
 /// contact forces: integrator.energy_consistent false); no Rayleigh stiffness
 /// damping, Kelvin-Voigt damping of constant-strain membranes or mid-edge shells, energies from
-/// the caller's code that read the rods' frames (UserEnergy::reads_frames), mid-edge shells
-/// under the midpoint rule (the ground's dashpot, contact between bodies with friction and the
-/// pairs' dashpot, Kelvin-Voigt damping of rods, springs and hinges, mid-edge shells and the
-/// caller's energies of the DOFs' values, a rod's twist angles among them, are differentiated;
-/// with contact, options.solver
+/// the caller's code of the rods' strains that may read the natural strains
+/// (UserEnergy::reads_natural_strains), mid-edge shells under the midpoint rule (the ground's
+/// dashpot, contact between bodies with friction and the pairs' dashpot, Kelvin-Voigt damping
+/// of rods, springs and hinges, mid-edge shells and the caller's energies, of the DOFs' values
+/// or of the rods' strains, are differentiated; with contact, options.solver
 /// must be a direct solver). Boundary events fix and release DOFs as
 /// in a run (a held DOF's position carries its adjoint through the steps it is held). The scene's
 /// actuation is an input in time, as the loads' time functions are; a natural curvature or twist

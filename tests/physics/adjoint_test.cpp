@@ -713,14 +713,38 @@ struct TwistCoupling {
   }
 };
 
+/// a strain energy of the caller's (BendTwistStrainEnergy): each bend-twist stencil's curvatures
+/// and twist in a positive quadratic form with a bend-twist coupling, of the strains alone (not
+/// the natural strains, which it says)
+struct CoupledStrainEnergy {
+  static constexpr bool kReadsNaturalStrains = false;
+  SLENDER_HD void operator()(const RodBendTwist::Params& p,
+                             const RodBendTwist::Strains& s,
+                             unsigned,
+                             StrainEnergyEval& out) const {
+    const Real a = Real(0.5) * p.EI1 / p.dl, b = Real(0.5) * p.GJ / p.dl;
+    const Real c = Real(0.3) * std::sqrt(a * b);
+    out.E = Real(0.5) * a * (s.kappa1 * s.kappa1 + s.kappa2 * s.kappa2) +
+            Real(0.5) * b * s.tau * s.tau + c * s.kappa1 * s.tau;
+    out.dE[0] = a * s.kappa1 + c * s.tau;
+    out.dE[1] = a * s.kappa2;
+    out.dE[2] = b * s.tau + c * s.kappa1;
+    out.d2E[0][0] = out.d2E[1][1] = a;
+    out.d2E[2][2] = b;
+    out.d2E[0][2] = out.d2E[2][0] = c;
+  }
+};
+
 // Energies from the caller's code (stencils/user_energy.h) enter through their Hessians: two
 // zero-length springs, from the clamped node 1 to the tip and between two free nodes, on the
 // cantilever whose clamp is raised; and energies of a rod's twist angles (coupling two edges'
 // twist to the tip's height, and the last edge's twist to a node's x), which read the angles'
 // values and not the frames, so that a turn of the reference frames leaves them as they are
-// (they stay out of the sweep's frame terms); every class against central differences. One
-// that reads the rods' frames (a copy of the bend-twist springs, through their strains) is
-// refused, naming it
+// (they stay out of the sweep's frame terms); and an energy of the rods' strains, which reads
+// their frames (a coupled quadratic form: the sweep's frame terms with its Hessian and its
+// transport term); both kinds again under the midpoint rule and Newmark. Every class against
+// central differences (within 1.6e-7). One that may read the natural strains (a copy of the
+// rod's own springs) is refused, naming it
 TEST(Adjoint, EnergiesFromTheCallersCodeMatchCentralDifferences) {
   const auto base = cantilever();
   const int tip = base->nnode - 1;
@@ -750,10 +774,33 @@ TEST(Adjoint, EnergiesFromTheCallersCodeMatchCentralDifferences) {
     pt.s0 = initial_state(*pt.m);
     check_all(pt, LinearLoss(pt.m->ndof, kSteps, 63), true, true);
   }
-  const auto twisted = with_energies(
+  {
+    SCOPED_TRACE("the rods' strains");
+    Problem pt = pr;
+    pt.m = with_energies(
+        base, {std::make_shared<BendTwistStrainEnergy<CoupledStrainEnergy>>("coupled strains")});
+    pt.s0 = initial_state(*pt.m);
+    check_all(pt, LinearLoss(pt.m->ndof, kSteps, 64), true, true);
+  }
+  for (const IntegratorCase& c : kIntegrators) {
+    SCOPED_TRACE(std::string("the rods' strains and twist angles, ") + c.name);
+    SceneBuilder b = cantilever_scene(vec3(0.2, 0.01, 0), vec3(0.5, 2.0, -9.8));
+    set_integrator(b, c);
+    if (c.kind == IntegratorKind::kImplicitMidpoint) b.integrator().energy_consistent = false;
+    Problem pt = pr;
+    pt.m = with_energies(
+        build_model(b.build()),
+        {std::make_shared<BendTwistStrainEnergy<CoupledStrainEnergy>>("coupled strains"),
+         std::make_shared<LocalStencilEnergy<TwistCoupling>>(
+             "twist couplings",
+             std::vector<std::array<int, 3>>{{3 * base->nnode + 3, 3 * base->nnode + 6, 3 * tip}},
+             std::vector<TwistCoupling::Params>{{4e-3, 15}})});
+    pt.s0 = initial_state(*pt.m);
+    check_all(pt, LinearLoss(pt.m->ndof, kSteps, 66), true, true, 2e-5);
+  }
+  const auto copy = with_energies(
       base, {std::make_shared<BendTwistStrainEnergy<RodElasticStrainEnergy>>("bend-twist copy")});
-  expect_error([&] { RolloutAdjoint(twisted, twisted->scene.integrator); },
-               "energy 'bend-twist copy'");
+  expect_error([&] { RolloutAdjoint(copy, copy->scene.integrator); }, "energy 'bend-twist copy'");
 }
 
 // Kelvin-Voigt strain-rate damping (seed 004; stencils/kelvin_voigt.h): each damped stencil's

@@ -98,16 +98,16 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "gradients through time: Kelvin-Voigt damping of mid-edge shells is not "
                 "differentiated yet (a part's kelvin_voigt with shell bending \"mid_edge\"); "
                 "rods, shell springs and hinges are");
-  // the caller's energies: functions of the DOFs' values alone are, twist angles among them
-  // (their Hessians are exact and need no frames' terms: a turn of a rod's reference frames
-  // leaves them as they are, so they stay out of the sweep's G); one that reads the rods' frames
-  // (their strains) would need the frames' transport terms as the rods' own bend-twist springs
-  // have them (transport_asym)
+  // the caller's energies: those of the DOFs' values, a rod's twist angles among them, through
+  // their Hessians alone; those that read the rods' frames, as the rods' own bend-twist springs,
+  // with the frames' terms (G and their transport term, UserEnergy::reads_frames), unless they
+  // read the natural strains, whose actions' derivatives their strains' derivatives do not give
   for (const std::shared_ptr<const UserEnergy>& u : m.user_energies)
-    SLENDER_CHECK(!u->reads_frames(), "gradients through time: energy '", u->name(),
-                  "' (from the caller's code) reads the rods' frames (their curvatures and "
-                  "twist as strains), whose transport from the step's start is not differentiated "
-                  "for it; energies of the DOFs' values, a rod's twist angles among them, are");
+    SLENDER_CHECK(!(u->reads_frames() && u->reads_natural_strains()),
+                  "gradients through time: energy '", u->name(),
+                  "' (from the caller's code) may read the rods' natural strains, whose "
+                  "derivative it does not give; an energy of the strains alone says so "
+                  "(static constexpr bool kReadsNaturalStrains = false in its Energy type)");
 }
 
 /// The assembly plan of a view with contact pairs, the DOFs flagged in `fixed` (ndof) held: the
@@ -402,6 +402,42 @@ class RolloutAdjointOn {
     });
   }
 
+  // v(energy, k, local dofs, D, local Hessian) for every stencil of the caller's energies that
+  // read the frames (UserEnergy::reads_frames), from the engine's pools
+  template <class V>
+  void each_frame_energy(const V& v) {
+    Engine<X>& en = en_;
+    const std::vector<std::shared_ptr<const UserEnergy>>& us = model_->user_energies;
+    int idx[kUserEnergyMaxDofs];
+    for (size_t i = 0; i < us.size(); ++i) {
+      if (!us[i]->reads_frames()) continue;
+      const int D = us[i]->dofs_per_stencil();
+      const long n = us[i]->count(en.mv_);
+      const Real* h = en.h_pool_.data() + en.plan_->user_h_off[i];
+      for (long k = 0; k < n; ++k) {
+        us[i]->dofs(en.mv_, k, idx);
+        v(*us[i], k, idx, D, h + k * D * D);
+      }
+    }
+  }
+  // v(local dofs, D, transport term) of every stencil of those energies at the step's
+  // solution y with the step's frames (UserEnergy::frames_transport_term)
+  template <class V>
+  void each_frame_transport(const V& v) {
+    Engine<X>& en = en_;
+    bool any = false;
+    for (const std::shared_ptr<const UserEnergy>& u : model_->user_energies)
+      any = any || u->reads_frames();
+    if (!any) return;
+    const EvalView ev = en.step_eval_view(en.y_.data());
+    std::vector<Real> T;
+    each_frame_energy([&](const UserEnergy& u, long k, const int* idx, int D, const Real*) {
+      T.resize(size_t(D) * size_t(D));
+      u.frames_transport_term(en.mv_, ev, k, T.data());
+      v(idx, D, T.data());
+    });
+  }
+
   void backward_step(int n, const State& sn, const State& sn1, const RolloutLossGradient& loss) {
     const Model& m = *model_;
     Engine<X>& en = en_;
@@ -497,18 +533,23 @@ class RolloutAdjointOn {
                      : x1t[k] + vb_[k] / dt_;
     }
 
-    // G: the stencils' Hessian entries in the twist DOFs' columns, (free row, edge, value); not
-    // the caller's energies (family kNumFamilies), which read the twist angles' values and not
-    // the frames (check_adjoint_model)
+    // G: the stencils' Hessian entries in the twist DOFs' columns, (free row, edge, value): the
+    // families' and those of the caller's energies that read the frames (a turn of the reference
+    // frames leaves an energy of the DOFs' values as it is)
     gtrip_.clear();
-    each_stencil(0, [&](auto, Family f, const int* idx, int D, const Real*, const Real* h, long) {
-      if (f == kNumFamilies) return;
+    auto g_entries = [&](const int* idx, int D, const Real* h) {
       for (int b = 0; b < D; ++b) {
         const int j = idx[b] - 3 * nn;
         if (j < 0 || j >= ne) continue;
         for (int a = 0; a < D; ++a)
           if (!held(idx[a]) && h[a * D + b] != 0) gtrip_.push_back({idx[a], j, h[a * D + b]});
       }
+    };
+    each_stencil(0, [&](auto, Family f, const int* idx, int D, const Real*, const Real* h, long) {
+      if (f != kNumFamilies) g_entries(idx, D, h);
+    });
+    each_frame_energy([&](const UserEnergy&, long, const int* idx, int D, const Real* h) {
+      g_entries(idx, D, h);
     });
 
     // the exact Jacobian J + G B on the plan's pattern, transposed into the solver
@@ -549,6 +590,21 @@ class RolloutAdjointOn {
         }
       }
     }
+    // ... and of the caller's energies that read the frames (unscaled, as their pools)
+    each_frame_transport([&](const int* idx, int D, const Real* T) {
+      for (int a = 0; a < D; ++a) {
+        const int row = dfree[idx[a]];
+        if (row < 0) continue;
+        for (int b = 0; b < D; ++b) {
+          const int col = dfree[idx[b]];
+          if (col < 0 || T[a * D + b] == 0) continue;
+          const int slot = find_slot(p, row, col);
+          SLENDER_CHECK(slot >= 0,
+                        "adjoint: an energy's frames term leaves the Jacobian's pattern");
+          vals_[size_t(slot)] += T[a * D + b];
+        }
+      }
+    });
     for (const GEntry& t : gtrip_) {
       const int row = dfree[t.dof];
       const int na = m.edge_node[2 * t.edge], nb = m.edge_node[2 * t.edge + 1];
@@ -931,6 +987,13 @@ class RolloutAdjointOn {
           }
         }
       }
+      each_frame_transport([&](const int* idx, int D, const Real* T) {
+        for (int b = 0; b < D; ++b) {
+          if (!held(idx[b])) continue;
+          for (int a = 0; a < D; ++a)
+            col[size_t(idx[b])] += T[a * D + b] * lam[size_t(idx[a])];
+        }
+      });
       for (const GEntry& t : gtrip_) {
         const int na = m.edge_node[2 * t.edge], nb = m.edge_node[2 * t.edge + 1];
         for (int side = 0; side < 2; ++side) {

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,19 @@ class UserEnergy {
   /// frame, the reference twist), beside the DOFs' values; an energy of the DOFs alone, a rod's
   /// twist angles among them, does not. The adjoint of a rollout (engine/adjoint.h) needs it.
   virtual bool reads_frames() const { return false; }
+  /// whether the energy reads the rods' natural strains (the bend-twist adaptor's Params), whose
+  /// derivative the adjoint cannot take from the energy's derivatives by the strains
+  virtual bool reads_natural_strains() const { return false; }
+  /// For an energy that reads the frames: stencil k's part of the Jacobian that its Hessian
+  /// leaves out because a step carries the frames from its start (as
+  /// RodBendTwistBinding::transport_asym), D x D row-major into A, at the configuration s (host
+  /// view, one environment); none (zeros) for an energy of the DOFs' values.
+  virtual void frames_transport_term(const ModelView& m, const EvalView& s, long k, Real* A) const {
+    (void)m, (void)s, (void)k;
+    const int D = dofs_per_stencil();
+    for (int i = 0; i < D * D; ++i)
+      A[i] = 0;
+  }
 };
 
 namespace detail {
@@ -143,12 +157,23 @@ struct ListedStencils {
 
 }  // namespace detail
 
+namespace detail {
+/// Energy::kReadsNaturalStrains where the type declares it, else true (it may read them)
+template <class Energy, class = void>
+struct EnergyReadsNaturalStrains : std::true_type {};
+template <class Energy>
+struct EnergyReadsNaturalStrains<Energy, std::void_t<decltype(Energy::kReadsNaturalStrains)>>
+    : std::integral_constant<bool, bool(Energy::kReadsNaturalStrains)> {};
+}  // namespace detail
+
 /// An energy of every rod bend-twist stencil's strains, added to the rod's own: Energy is a
 /// copyable struct with SLENDER_HD void operator()(const RodBendTwist::Params& p, const
 /// RodBendTwist::Strains& s, unsigned want, StrainEnergyEval& out) const, which gives E, dE/ds
 /// and d2E/ds2 for s = (kappa1, kappa2, tau) (p: the stencil's stiffnesses, Voronoi length and
 /// natural strains). The strains and their derivatives are the rod's own, so its frames, its
-/// joints and its orientation rules hold.
+/// joints and its orientation rules hold. An Energy that does not read p's natural strains may
+/// say so, `static constexpr bool kReadsNaturalStrains = false;`, and is then differentiated
+/// by the adjoint of a rollout (slender/adjoint.h), which cannot differentiate one that does.
 template <class Energy>
 class BendTwistStrainEnergy final : public UserEnergy {
  public:
@@ -161,6 +186,22 @@ class BendTwistStrainEnergy final : public UserEnergy {
     RodBendTwistBinding::dofs(m, k, out);
   }
   bool reads_frames() const override { return true; }
+  bool reads_natural_strains() const override {
+    return detail::EnergyReadsNaturalStrains<Energy>::value;
+  }
+  void frames_transport_term(const ModelView& m,
+                             const EvalView& s,
+                             long k,
+                             Real* A) const override {
+    Vec<11> x;
+    RodBendTwist::Params p;
+    RodBendTwistBinding::gather(m, s, 0, k, x, p);
+    LocalEval<11> r;
+    Mat<11, 11> T;
+    rod_bend_twist_eval_with(x, p, energy_, kGradHess, r, nullptr, &T);
+    for (int i = 0; i < 11 * 11; ++i)
+      A[i] = T.a[i];
+  }
   void evaluate(const UserEnergyArgs& a) const override {
     detail::run_user_stencils(a.on_device, a.m.nbend,
                               detail::BendTwistStrainStencils<Energy>{a, energy_}, name_);
