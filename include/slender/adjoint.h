@@ -99,8 +99,8 @@ struct RolloutOptions {
 /// Newmark (under those two, no Kelvin-Voigt damping; under Newmark, no energy-consistent
 /// contact forces: integrator.energy_consistent false); no Rayleigh stiffness
 /// damping, Kelvin-Voigt damping of constant-strain membranes or mid-edge shells, energies from
-/// the caller's code of the rods' strains that may read the natural strains
-/// (UserEnergy::reads_natural_strains), mid-edge shells under the midpoint rule (the ground's
+/// the caller's code of the rods' strains that read the natural strains and do not give their
+/// derivative (UserEnergy::gives_natural_strain_grad), mid-edge shells under the midpoint rule (the ground's
 /// dashpot, contact between bodies with friction and the pairs' dashpot, Kelvin-Voigt damping
 /// of rods, springs and hinges, mid-edge shells and the caller's energies, of the DOFs' values
 /// or of the rods' strains, are differentiated; with contact, options.solver

@@ -103,11 +103,13 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
   // with the frames' terms (G and their transport term, UserEnergy::reads_frames), unless they
   // read the natural strains, whose actions' derivatives their strains' derivatives do not give
   for (const std::shared_ptr<const UserEnergy>& u : m.user_energies)
-    SLENDER_CHECK(!(u->reads_frames() && u->reads_natural_strains()),
+    SLENDER_CHECK(!u->reads_natural_strains() || u->gives_natural_strain_grad(),
                   "gradients through time: energy '", u->name(),
                   "' (from the caller's code) may read the rods' natural strains, whose "
                   "derivative it does not give; an energy of the strains alone says so "
-                  "(static constexpr bool kReadsNaturalStrains = false in its Energy type)");
+                  "(static constexpr bool kReadsNaturalStrains = false in its Energy type), and "
+                  "one of their differences from the natural strains alone too "
+                  "(kOfStrainDifferences = true)");
 }
 
 /// The assembly plan of a view with contact pairs, the DOFs flagged in `fixed` (ndof) held: the
@@ -661,6 +663,27 @@ class RolloutAdjointOn {
             g.kappa_bar[(size_t(n) * m.nbend + k) * 2 + c] -= sc * d;
           } else {
             g.tau_bar[size_t(n) * m.nbend + k] -= sc * d;
+          }
+        }
+      }
+      // ... and the caller's strain energies that read them (unscaled, as their pools)
+      Real ug[kUserEnergyMaxDofs];
+      int uidx[kUserEnergyMaxDofs];
+      for (const std::shared_ptr<const UserEnergy>& u : m.user_energies) {
+        if (!u->reads_frames() || !u->reads_natural_strains()) continue;
+        const long nu = u->count(en.mv_);
+        for (long k = 0; k < nu; ++k) {
+          u->dofs(en.mv_, k, uidx);
+          for (int c = 0; c < 3; ++c) {
+            if (!u->natural_strain_grad(en.mv_, ev, k, c, ug)) continue;
+            Real d = 0;
+            for (int a = 0; a < u->dofs_per_stencil(); ++a)
+              d += ug[a] * lam[size_t(uidx[a])];
+            if (c < 2) {
+              g.kappa_bar[(size_t(n) * m.nbend + size_t(k)) * 2 + c] -= d;
+            } else {
+              g.tau_bar[size_t(n) * m.nbend + size_t(k)] -= d;
+            }
           }
         }
       }

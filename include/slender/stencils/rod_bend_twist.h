@@ -69,6 +69,9 @@ struct StrainEnergyEval {
 /// The discrete elastic rod's energy (seed 000, eq. (16)): 1/2 EI1/dl (kappa1 - kappa1_bar)^2
 /// + 1/2 EI2/dl (kappa2 - kappa2_bar)^2 + 1/2 GJ/dl (tau - tau_bar)^2
 struct RodElasticStrainEnergy {
+  /// a function of s - s_bar alone (the adjoint differentiates it by the natural strains:
+  /// stencils/user_energy.h, StrainDifferenceSensitivity)
+  static constexpr bool kOfStrainDifferences = true;
   SLENDER_HD void operator()(const RodBendTwist::Params& p,
                              const RodBendTwist::Strains& s,
                              unsigned,

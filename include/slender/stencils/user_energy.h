@@ -73,9 +73,19 @@ class UserEnergy {
   /// frame, the reference twist), beside the DOFs' values; an energy of the DOFs alone, a rod's
   /// twist angles among them, does not. The adjoint of a rollout (engine/adjoint.h) needs it.
   virtual bool reads_frames() const { return false; }
-  /// whether the energy reads the rods' natural strains (the bend-twist adaptor's Params), whose
-  /// derivative the adjoint cannot take from the energy's derivatives by the strains
+  /// whether the energy reads the rods' natural strains (the bend-twist adaptor's Params)
   virtual bool reads_natural_strains() const { return false; }
+  /// whether it gives natural_strain_grad (the adjoint refuses an energy that reads the natural
+  /// strains and does not)
+  virtual bool gives_natural_strain_grad() const { return false; }
+  /// For an energy that reads them: the derivative of stencil k's gradient (D values, the
+  /// stencil's local DOFs) by the natural strain c (0: kappa1, 1: kappa2, 2: tau) at the
+  /// configuration s into g, and true; false where the energy cannot give it.
+  virtual bool natural_strain_grad(
+      const ModelView& m, const EvalView& s, long k, int c, Real* g) const {
+    (void)m, (void)s, (void)k, (void)c, (void)g;
+    return false;
+  }
   /// For an energy that reads the frames: stencil k's part of the Jacobian that its Hessian
   /// leaves out because a step carries the frames from its start (as
   /// RodBendTwistBinding::transport_asym), D x D row-major into A, at the configuration s (host
@@ -164,16 +174,47 @@ struct EnergyReadsNaturalStrains : std::true_type {};
 template <class Energy>
 struct EnergyReadsNaturalStrains<Energy, std::void_t<decltype(Energy::kReadsNaturalStrains)>>
     : std::integral_constant<bool, bool(Energy::kReadsNaturalStrains)> {};
+/// Energy::kOfStrainDifferences where the type declares it, else false
+template <class Energy, class = void>
+struct EnergyOfStrainDifferences : std::false_type {};
+template <class Energy>
+struct EnergyOfStrainDifferences<Energy, std::void_t<decltype(Energy::kOfStrainDifferences)>>
+    : std::integral_constant<bool, bool(Energy::kOfStrainDifferences)> {};
 }  // namespace detail
+
+/// The sensitivity of a strain energy E(s - s_bar) (Energy::kOfStrainDifferences) to its natural
+/// strain c: dE/ds_bar_c = -dE/ds_c, so the stencil's gradient changes by -sum_c' d2E/ds_c ds_c'
+/// times the strain c''s gradient; as an "energy" of the strains, linear in them with those
+/// coefficients (frozen at s), whose gradient rod_bend_twist_eval_with chains exactly (no
+/// Hessian asked).
+template <class Energy>
+struct StrainDifferenceSensitivity {
+  Energy energy;
+  int c = 0;
+  SLENDER_HD void operator()(const RodBendTwist::Params& p,
+                             const RodBendTwist::Strains& s,
+                             unsigned,
+                             StrainEnergyEval& out) const {
+    StrainEnergyEval full;
+    energy(p, s, kGradHess, full);
+    const Real v[3] = {s.kappa1, s.kappa2, s.tau};
+    out.E = 0;
+    for (int i = 0; i < 3; ++i) {
+      out.dE[i] = -full.d2E[c][i];
+      out.E += out.dE[i] * v[i];
+    }
+  }
+};
 
 /// An energy of every rod bend-twist stencil's strains, added to the rod's own: Energy is a
 /// copyable struct with SLENDER_HD void operator()(const RodBendTwist::Params& p, const
 /// RodBendTwist::Strains& s, unsigned want, StrainEnergyEval& out) const, which gives E, dE/ds
 /// and d2E/ds2 for s = (kappa1, kappa2, tau) (p: the stencil's stiffnesses, Voronoi length and
 /// natural strains). The strains and their derivatives are the rod's own, so its frames, its
-/// joints and its orientation rules hold. An Energy that does not read p's natural strains may
-/// say so, `static constexpr bool kReadsNaturalStrains = false;`, and is then differentiated
-/// by the adjoint of a rollout (slender/adjoint.h), which cannot differentiate one that does.
+/// joints and its orientation rules hold. The adjoint of a rollout (slender/adjoint.h)
+/// differentiates an Energy that says it reads no natural strains (`static constexpr bool
+/// kReadsNaturalStrains = false;`) or that it is a function of s - s_bar alone (`static
+/// constexpr bool kOfStrainDifferences = true;`, as RodElasticStrainEnergy), and refuses others.
 template <class Energy>
 class BendTwistStrainEnergy final : public UserEnergy {
  public:
@@ -188,6 +229,20 @@ class BendTwistStrainEnergy final : public UserEnergy {
   bool reads_frames() const override { return true; }
   bool reads_natural_strains() const override {
     return detail::EnergyReadsNaturalStrains<Energy>::value;
+  }
+  bool gives_natural_strain_grad() const override {
+    return detail::EnergyOfStrainDifferences<Energy>::value;
+  }
+  bool natural_strain_grad(
+      const ModelView& m, const EvalView& s, long k, int c, Real* g) const override {
+    if (!detail::EnergyOfStrainDifferences<Energy>::value) return false;
+    LocalEval<11> r;
+    r.g.set_zero();
+    RodBendTwistBinding::eval_with(m, s, 0, k, StrainDifferenceSensitivity<Energy>{energy_, c},
+                                   kGrad, r);
+    for (int i = 0; i < 11; ++i)
+      g[i] = r.g[i];
+    return true;
   }
   void frames_transport_term(const ModelView& m,
                              const EvalView& s,
