@@ -427,10 +427,6 @@ class RolloutAdjointOn {
   template <class V>
   void each_frame_transport(const V& v) {
     Engine<X>& en = en_;
-    bool any = false;
-    for (const std::shared_ptr<const UserEnergy>& u : model_->user_energies)
-      any = any || u->reads_frames();
-    if (!any) return;
     const EvalView ev = en.step_eval_view(en.y_.data());
     std::vector<Real> T;
     each_frame_energy([&](const UserEnergy& u, long k, const int* idx, int D, const Real*) {
@@ -650,6 +646,14 @@ class RolloutAdjointOn {
     // the actions: natural strains (the stencil's scale: the model's and its part's), forces
     if (m.nbend > 0) {
       const EvalView ev = en.step_eval_view(en.y_.data());
+      // lambda . dR/d(natural strain c of bend-twist stencil k) = d, into its gradient
+      auto strain_grad = [&](long k, int c, Real d) {
+        if (c < 2) {
+          g.kappa_bar[(size_t(n) * m.nbend + size_t(k)) * 2 + c] -= d;
+        } else {
+          g.tau_bar[size_t(n) * m.nbend + size_t(k)] -= d;
+        }
+      };
       int idx[11];
       for (int k = 0; k < m.nbend; ++k) {
         const Real sc = ys * part_scale_of(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
@@ -659,11 +663,7 @@ class RolloutAdjointOn {
           Real d = 0;
           for (int a = 0; a < 11; ++a)
             d += le.g[a] * lam[size_t(idx[a])];
-          if (c < 2) {
-            g.kappa_bar[(size_t(n) * m.nbend + k) * 2 + c] -= sc * d;
-          } else {
-            g.tau_bar[size_t(n) * m.nbend + k] -= sc * d;
-          }
+          strain_grad(k, c, sc * d);
         }
       }
       // ... and the caller's strain energies that read them (unscaled, as their pools)
@@ -679,11 +679,7 @@ class RolloutAdjointOn {
             Real d = 0;
             for (int a = 0; a < u->dofs_per_stencil(); ++a)
               d += ug[a] * lam[size_t(uidx[a])];
-            if (c < 2) {
-              g.kappa_bar[(size_t(n) * m.nbend + size_t(k)) * 2 + c] -= d;
-            } else {
-              g.tau_bar[size_t(n) * m.nbend + size_t(k)] -= d;
-            }
+            strain_grad(k, c, d);
           }
         }
       }

@@ -165,9 +165,6 @@ struct ListedStencils {
   }
 };
 
-}  // namespace detail
-
-namespace detail {
 /// Energy::kReadsNaturalStrains where the type declares it, else true (it may read them)
 template <class Energy, class = void>
 struct EnergyReadsNaturalStrains : std::true_type {};
