@@ -64,13 +64,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
   SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
                 "gradients through time: the adjoint differentiates implicit Euler, implicit "
                 "midpoint and Newmark steps; this scene's integrator is static (integrator.type)");
-  const bool euler = spec.kind == IntegratorKind::kImplicitEuler;
-  SLENDER_CHECK(euler || !m.kelvin_voigt,
-                "gradients through time: Kelvin-Voigt damping is differentiated in implicit "
-                "Euler steps only (its forces act at q_n + c_u dt (y - q_n), with their own "
-                "frames, under the midpoint rule and Newmark): a part's kelvin_voigt with "
-                "integrator.type ",
-                spec.kind == IntegratorKind::kImplicitMidpoint ? "midpoint" : "newmark");
   // (the midpoint rule's secant contact forces are: their start's distances, ground_secant_
   // start_derivative, imc_secant_start_derivative; Newmark evaluates them at the step's
   // midpoint, whose start dependence is not)
@@ -517,6 +510,9 @@ class RolloutAdjointOn {
                hb1_.data() + 3 * j);
     }
     const std::vector<Real>& hb1 = mid ? hb1_ : hb_;
+    // Kelvin-Voigt damping: its configuration z, its frames and anchors (kv_prepare)
+    const bool kv = m.kelvin_voigt && c_u > 0;
+    if (kv) kv_prepare(sn);
     // x1t: the loss's derivative by q_n+1 with its frames' (alpha_n+1's) share; the right-hand
     // side dL/dy on the free DOFs through q_n+1, u_n+1 (and Newmark's a_n+1)
     std::vector<Real>& x1t = x1t_;
@@ -534,20 +530,28 @@ class RolloutAdjointOn {
     // G: the stencils' Hessian entries in the twist DOFs' columns, (free row, edge, value): the
     // families' and those of the caller's energies that read the frames (a turn of the reference
     // frames leaves an energy of the DOFs' values as it is)
+    // (a damped bend-twist spring's pool holds its Kelvin-Voigt Hessian hk too, whose frames
+    // are z's: its entries apart, flagged)
     gtrip_.clear();
-    auto g_entries = [&](const int* idx, int D, const Real* h) {
+    auto g_entries = [&](const int* idx, int D, const Real* h, const Real* hk) {
       for (int b = 0; b < D; ++b) {
         const int j = idx[b] - 3 * nn;
         if (j < 0 || j >= ne) continue;
-        for (int a = 0; a < D; ++a)
-          if (!held(idx[a]) && h[a * D + b] != 0) gtrip_.push_back({idx[a], j, h[a * D + b]});
+        for (int a = 0; a < D; ++a) {
+          if (held(idx[a])) continue;
+          const Real hkv = hk ? hk[a * D + b] : Real(0), hel = h[a * D + b] - hkv;
+          if (hel != 0) gtrip_.push_back({idx[a], j, hel, false});
+          if (hkv != 0) gtrip_.push_back({idx[a], j, hkv, true});
+        }
       }
     };
-    each_stencil(0, [&](auto, Family f, const int* idx, int D, const Real*, const Real* h, long) {
-      if (f != kNumFamilies) g_entries(idx, D, h);
+    each_stencil(0, [&](auto, Family f, const int* idx, int D, const Real*, const Real* h, long k) {
+      if (f == kNumFamilies) return;
+      const bool damped = kv && f == kFamBendTwist && !kv_hbt_[size_t(k)].empty();
+      g_entries(idx, D, h, damped ? kv_hbt_[size_t(k)].data() : nullptr);
     });
     each_frame_energy([&](const UserEnergy&, long, const int* idx, int D, const Real* h) {
-      g_entries(idx, D, h);
+      g_entries(idx, D, h, nullptr);
     });
 
     // the exact Jacobian J + G B on the plan's pattern, transposed into the solver
@@ -609,9 +613,10 @@ class RolloutAdjointOn {
       for (int side = 0; side < 2; ++side) {
         const int node = side ? nb : na;
         const Real sign = side ? 1 : -1;
+        const std::vector<Real>& hbt = t.kv ? hbz_ : hb_;
         for (int c = 0; c < 3; ++c) {
           const int col = dfree[3 * node + c];
-          const Real v = t.h * sign * hb_[3 * size_t(t.edge) + c];
+          const Real v = t.h * sign * hbt[3 * size_t(t.edge) + c];
           if (col < 0 || v == 0) continue;
           const int slot = find_slot(p, row, col);
           SLENDER_CHECK(slot >= 0, "adjoint: the frames' term leaves the Jacobian's pattern");
@@ -640,8 +645,10 @@ class RolloutAdjointOn {
     // ab <- ab - G^T lambda (ab_in_: alpha_n+1's adjoint, which reaches q_n through the
     // transport to q_n+1)
     if (mid) ab_in_ = ab_;
-    for (const GEntry& t : gtrip_)
+    for (const GEntry& t : gtrip_) {
+      if (t.kv) continue;  // (z's frames: kv_terms)
       ab_[size_t(t.edge)] -= t.h * lam[size_t(t.dof)];
+    }
 
     // the actions: natural strains (the stencil's scale: the model's and its part's), forces
     if (m.nbend > 0) {
@@ -734,8 +741,7 @@ class RolloutAdjointOn {
     // one, so that a slack tendon stays slack); the other stencils do not change, bit for bit
     if (!m.signals.empty() && !act_.loads.empty()) load_gradients(n, lam);
 
-    // Kelvin-Voigt damping: its forces at y and their derivatives by the anchors (kv_at_end)
-    const bool kv = m.kelvin_voigt && c_u > 0;
+    // Kelvin-Voigt damping: its forces at z and their derivatives by the anchors (kv_at_end)
     if (kv) {
       kv_at_end(lam);
       // the retardation times' scale: the damping forces are linear in it
@@ -1018,13 +1024,17 @@ class RolloutAdjointOn {
         for (int side = 0; side < 2; ++side) {
           const int node = side ? nb : na;
           const Real sign = side ? 1 : -1;
+          const std::vector<Real>& hbt = t.kv ? hbz_ : hb_;
           for (int c = 0; c < 3; ++c)
             if (held(3 * node + c))
               col[size_t(3 * node + c)] +=
-                  t.h * sign * hb_[3 * size_t(t.edge) + c] * lam[size_t(t.dof)];
+                  t.h * sign * hbt[3 * size_t(t.edge) + c] * lam[size_t(t.dof)];
         }
       }
     }
+    // Kelvin-Voigt: the adjoint of its anchor q_a = q_hat - u_hat / c_u (into dash, the
+    // dashpots' start, the same point), of the start's frames (kv_ab_) and tangents (kv_x_)
+    if (kv) kv_terms(lam, dash);
     // the state's adjoints at step n. Through the residual, every DOF's predictor q_hat, u_hat
     // (Qh, Uh): the inertia, the forces that read the velocity u = u_hat + c_u (y - q_hat)
     // (w = V^T lambda) and the dashpots' start q_s = q_hat - u_hat / c_u (dash). A free DOF's
@@ -1088,12 +1098,15 @@ class RolloutAdjointOn {
     }
     for (int i = 0; i < nd; ++i)
       xb_[size_t(i)] += start_[size_t(i)];
+    if (kv)
+      for (int i = 0; i < nd; ++i) {
+        xb_[size_t(i)] += kv_x_[size_t(i)];
+        const int j = i - 3 * nn;
+        if (j >= 0 && j < ne) ab_[size_t(j)] += kv_ab_[size_t(j)];
+      }
     // the mid-edge shells' frame vectors tau0: the step's start's, a function of q_n
     // (MidEdgeFrames), read by the bending stencils at y (q_n's adjoint directly)
     if (m.nmid > 0) midedge_frames_and_curvatures(n, sn, lam);
-    // the Kelvin-Voigt anchors' share: the strains at q_n (its frames, alpha_n's: a twist DOF's
-    // share is also its edge's frames' one)
-    if (kv) kv_at_start(sn);
     if (loss) loss(n, sn.q.data(), sn.u.data(), xb_.data(), vb_.data());
   }
 
@@ -1184,32 +1197,97 @@ class RolloutAdjointOn {
 
   // the part of bend-twist spring k's Jacobian at y that its symmetric Hessian leaves out (its
   // frames come from the step's start: transport_asym), scaled by sc; with Kelvin-Voigt damping,
-  // also its damping force's part (the same stencil at the anchors, scaled s / dt)
+  // also its damping force's part (kv_bend_asym)
   void bend_asym(const EvalView& ev, long k, Real sc, Mat<11, 11>& A) {
-    Engine<X>& en = en_;
-    RodBendTwistBinding::transport_asym(en.mv_, ev, 0, k, A);
+    RodBendTwistBinding::transport_asym(en_.mv_, ev, 0, k, A);
     A *= sc;
-    if (!(model_->kelvin_voigt && en.c_.c_u > 0)) return;
-    const Real s = en.se_.kv_scale_of(kFamBendTwist)[k];
-    if (s == 0) return;
-    const KvAnchors a = en.se_.kv_anchors();
-    EvalView kev = kv_eval_view(ev, a);
-    kev.stretch_secant = 0;
+    if (!(model_->kelvin_voigt && en_.c_.c_u > 0)) return;
     Mat<11, 11> B;
-    RodBendTwistBinding::transport_asym(kv_model_view<RodBendTwistBinding>(en.mv_, a), kev, 0, k,
-                                        B);
+    const Real s = kv_bend_asym(k, B);
+    if (s == 0) return;
     for (int i = 0; i < 11 * 11; ++i)
-      A.a[i] += s / dt_ * B.a[i];
+      A.a[i] += s * B.a[i];
   }
 
-  // Kelvin-Voigt damping (stencils/kelvin_voigt.h) in an implicit Euler step: each damped
-  // stencil's force is (s / dt) grad e(y; anchors), e its own energy with its natural strains
-  // replaced by its strains at q_n (the anchors; a stretched edge's rest length by its length
-  // there, and its scale tau l_a / l_bar with it). The force is affine in each anchor, so its
-  // derivative by one is its change when the anchor grows (by 1, an edge's length by itself),
-  // exactly. kv_at_end takes, at the step's solution y, lambda . F (kv_dot_, for the moduli)
-  // and lambda . dF/d(anchor) (kv_coef_) of every stencil; kv_at_start multiplies the latter by
-  // the anchors' gradients at q_n into q_n's adjoint (and alpha_n's, for the twist DOFs).
+  // Kelvin-Voigt damping (stencils/kelvin_voigt.h): each damped stencil's force is
+  // (s / dt) grad e(z; anchors), e its own energy at z = q_a + w (y - q_a), w = c_u dt, with its
+  // frames carried there from the step's start, and its natural strains replaced by its strains
+  // at the anchor q_a = q_hat - u_hat / c_u (a stretched edge's rest length by its length there,
+  // and its scale tau l_a / l_bar with it). Implicit Euler: q_a = q_n, w = 1, z = y; the midpoint
+  // rule: q_a = q_n, w = 2, z = q_n+1; Newmark: w = gamma / beta, and q_a reads the start's
+  // velocity and acceleration. The sweep's terms:
+  // - dR/dy: the pools' share s c_u d2e/dz2, the frames' transport term at z (kv_bend_asym,
+  //   scaled s w / dt) and the twist columns' holonomy at z (G's entries flagged kv, hbz_);
+  // - q_a's adjoint (dash, the dashpots' start, which is the same point): z's share, (1 - w) /
+  //   w of lambda . dR/dy's damping terms (kv_terms), and the anchors' (kv_anchor_share);
+  // - the start's frames (alpha_n, kv_ab_) and tangents (kv_x_): those of z's frames and of
+  //   q_a's (the anchors' twists), by their holonomies (haz_, haa_; at q_a = q_n none).
+  // The force is affine in each anchor, so its derivative by one is its change when the anchor
+  // grows (by 1, an edge's length by itself), exactly: kv_at_end takes lambda . F (kv_dot_, for
+  // the moduli) and lambda . dF/d(anchor) (kv_coef_) of every stencil at z.
+
+  // z's view, the holonomies of the start's frames carried to z and to q_a, and each damped
+  // bend-twist spring's Hessian share at z (kv_hbt_)
+  void kv_prepare(const State& sn) {
+    const Model& m = *model_;
+    Engine<X>& en = en_;
+    kv_w_ = en.c_.c_u * dt_;
+    kvz_ = en.se_.kv_end_view(en.mv_, en.frames(), en.step_eval_view(en.y_.data()), dt_);
+    const Real* z = kvz_.q;
+    const Real* qa = en.se_.kv_anchor_position();
+    const size_t ne = size_t(m.nedge);
+    haz_.assign(3 * ne, 0);
+    hbz_.assign(3 * ne, 0);
+    haa_.assign(3 * ne, 0);
+    hba_.assign(3 * ne, 0);
+    for (size_t j = 0; j < ne; ++j) {
+      const Vec3 t0 = vec3(sn.edge_t[3 * j], sn.edge_t[3 * j + 1], sn.edge_t[3 * j + 2]);
+      const int a = m.edge_node[2 * j], b = m.edge_node[2 * j + 1];
+      const Real l0 = edge_length(sn.q.data(), a, b);
+      holonomy_to(t0, l0, z, a, b, haz_.data() + 3 * j, hbz_.data() + 3 * j);
+      holonomy_to(t0, l0, qa, a, b, haa_.data() + 3 * j, hba_.data() + 3 * j);
+    }
+    const KvAnchors an = en.se_.kv_anchors();
+    const ModelView mv = kv_model_view<RodBendTwistBinding>(en.mv_, an);
+    const EvalView ev = kv_eval_view(kvz_, an);
+    const Real* sc = en.se_.kv_scale_of(kFamBendTwist);
+    kv_hbt_.resize(size_t(m.nbend));
+    for (int k = 0; k < m.nbend; ++k) {
+      std::vector<Real>& hk = kv_hbt_[size_t(k)];
+      hk.clear();
+      if (sc[k] == 0) continue;
+      LocalEval<11> r;
+      r.g.set_zero();
+      r.H.set_zero();
+      RodBendTwistBinding::eval(mv, ev, 0, k, kGradHess, r);
+      hk.resize(121);
+      for (int i = 0; i < 121; ++i)
+        hk[size_t(i)] = sc[k] * en.c_.c_u * r.H.a[i];
+    }
+  }
+  // the holonomy coefficients (as backward_step's) of the transport from tangent t0 (edge
+  // length l0) to the edge a-b of configuration q
+  static void holonomy_to(
+      const Vec3& t0, Real l0, const Real* q, int a, int b, Real* ca, Real* cb) {
+    const Real l1 = edge_length(q, a, b);
+    const Vec3 t1 = l1 > 0 ? (1 / l1) * vec3(q[3 * b] - q[3 * a], q[3 * b + 1] - q[3 * a + 1],
+                                             q[3 * b + 2] - q[3 * a + 2])
+                           : t0;
+    const Vec3 h = transport_holonomy_gradient(t0, t1);
+    for (int c = 0; c < 3; ++c) {
+      ca[c] = l0 > 0 ? h[c] / l0 : 0;
+      cb[c] = l1 > 0 ? h[c] / l1 : 0;
+    }
+  }
+  // the damped spring k's transport term at z into B, and its scale s w / dt (0: not damped)
+  Real kv_bend_asym(long k, Mat<11, 11>& B) {
+    const Real s = en_.se_.kv_scale_of(kFamBendTwist)[k];
+    if (s == 0) return 0;
+    const KvAnchors a = en_.se_.kv_anchors();
+    RodBendTwistBinding::transport_asym(kv_model_view<RodBendTwistBinding>(en_.mv_, a),
+                                        kv_eval_view(kvz_, a), 0, k, B);
+    return s * kv_w_ / dt_;
+  }
   template <class Bd, class F>
   void kv_each(Family f, const F& fn) {
     const Real* sc = en_.se_.kv_scale_of(f);
@@ -1233,9 +1311,8 @@ class RolloutAdjointOn {
   }
   void kv_at_end(const std::vector<Real>& lam) {
     Engine<X>& en = en_;
-    EvalView ev = en.step_eval_view(en.y_.data());
-    ev.stretch_secant = 0;
-    const KvAnchors a = en.se_.kv_anchors();
+    const EvalView& ev = kvz_;
+    KvAnchors a = en.se_.kv_anchors();
     for (auto& v : kv_dot_)
       v.clear();
     for (auto& v : kv_coef_)
@@ -1269,15 +1346,104 @@ class RolloutAdjointOn {
     family(ShellHingeBinding{}, kFamHinge, 1, false,
            [&](long k, int) -> Real& { return a.phi[k]; });
   }
-  void kv_at_start(const State& sn) {
+
+  // q_a's adjoint into dash (-lambda . dR/dq_a), the start's frames' into kv_ab_ and its
+  // tangents' into kv_x_ (the sweep adds both after routing its own)
+  void kv_terms(const std::vector<Real>& lam, std::vector<Real>& dash) {
+    const Model& m = *model_;
+    Engine<X>& en = en_;
+    const size_t nd = size_t(m.ndof), ne = size_t(m.nedge);
+    const Real w = kv_w_;
+    kv_x_.assign(nd, 0);
+    std::vector<Real>& az = kv_az_;  // z's frames' alpha adjoint, per edge
+    std::vector<Real>& aa = kv_aa_;  // q_a's (the anchors' twists)
+    az.assign(ne, 0);
+    aa.assign(ne, 0);
+    // z's frames: dR/dalpha_n = (1 / w) of their twist columns' share (the pools' is s c_u)
+    for (const GEntry& t : gtrip_)
+      if (t.kv) az[size_t(t.edge)] -= t.h / w * lam[size_t(t.dof)];
+    // z's share of q_a's adjoint: with y held, dz/dq_a = 1 - w, so -lambda . dR/dq_a is (w - 1)
+    // / w of lambda . (the damping terms of dR/dy)
+    if (w != 1) {
+      std::vector<Real>& u = kv_u_;
+      u.assign(nd, 0);
+      const KvAnchors an = en.se_.kv_anchors();
+      auto hessians = [&](auto binding, Family f) {
+        using Bd = decltype(binding);
+        constexpr int D = Bd::kDofs;
+        const ModelView mv = kv_model_view<Bd>(en.mv_, an);
+        const EvalView ev = kv_eval_view(kvz_, an);
+        int idx[D];
+        kv_each<Bd>(f, [&](long k, Real s) {
+          LocalEval<D> r;
+          r.g.set_zero();
+          r.H.set_zero();
+          Bd::eval(mv, ev, 0, k, kGradHess, r);
+          Bd::dofs(en.mv_, k, idx);
+          for (int b = 0; b < D; ++b) {
+            Real t = 0;
+            for (int a = 0; a < D; ++a)
+              t += r.H(a, b) * lam[size_t(idx[a])];
+            u[size_t(idx[b])] += s * en.c_.c_u * t;
+          }
+        });
+      };
+      hessians(RodStretchBinding{}, kFamStretch);
+      hessians(ShellStretchBinding{}, kFamShellStretch);
+      hessians(ShellHingeBinding{}, kFamHinge);
+      int idx[11];
+      Mat<11, 11> B;
+      for (int k = 0; k < m.nbend; ++k) {
+        const std::vector<Real>& hk = kv_hbt_[size_t(k)];
+        if (hk.empty()) continue;
+        RodBendTwistBinding::dofs(en.mv_, k, idx);
+        const Real s = kv_bend_asym(k, B);
+        for (int b = 0; b < 11; ++b) {
+          Real t = 0;
+          for (int a = 0; a < 11; ++a)
+            t +=
+                (hk[size_t(11 * a + b)] + (a < 9 && b < 9 ? s * B(a, b) : 0)) * lam[size_t(idx[a])];
+          u[size_t(idx[b])] += t;
+        }
+      }
+      for (const GEntry& t : gtrip_) {
+        if (!t.kv) continue;
+        const int na = m.edge_node[2 * t.edge], nb = m.edge_node[2 * t.edge + 1];
+        for (int c = 0; c < 3; ++c) {
+          const Real v = t.h * hbz_[3 * size_t(t.edge) + c] * lam[size_t(t.dof)];
+          u[size_t(3 * nb + c)] += v;
+          u[size_t(3 * na + c)] -= v;
+        }
+      }
+      for (size_t i = 0; i < nd; ++i)
+        dash[i] += (w - 1) / w * u[i];
+    }
+    kv_anchor_share(dash, aa);
+    // the frames' adjoints: alpha_n's, and through their holonomies the start's tangents' and
+    // q_a's (at q_a = q_n those vanish)
+    add_edge_transpose(haz_, az, 1, kv_x_);
+    add_edge_transpose(haa_, aa, 1, kv_x_);
+    add_edge_transpose(hba_, aa, 1, dash);
+    kv_ab_.resize(ne);
+    for (size_t j = 0; j < ne; ++j)
+      kv_ab_[j] = az[j] + aa[j];
+  }
+
+  // the anchors' share: lambda . dF/d(anchor) (kv_coef_) times the anchors' gradients at q_a
+  // with q_a's frames, -v into q_a's adjoint (dash) and a twist DOF's share also into its
+  // edge's frames' (aa)
+  void kv_anchor_share(std::vector<Real>& dash, std::vector<Real>& aa) {
     const Model& m = *model_;
     Engine<X>& en = en_;
     const int nn = m.nnode;
-    const Real* q = sn.q.data();
-    // q_n's frames (the state's own: the transport from the step's start to q_n is none)
-    X::upload(en.y_, q, size_t(m.ndof));
-    en.frames_at(en.y_.data());
-    const EvalView ev = en.step_eval_view(en.y_.data());
+    const Real* q = en.se_.kv_anchor_position();
+    kva_d1_.resize(3 * size_t(m.nedge));
+    kva_t_.resize(3 * size_t(m.nedge));
+    kva_ref_.resize(size_t(m.nbend));
+    en.se_.frames_at(en.mv_, en.frames(), q, kva_d1_.data(), kva_t_.data(), kva_ref_.data());
+    EvalView ev = en.step_eval_view(q);
+    ev.edge_d1 = kva_d1_.data();
+    ev.bend_ref_twist = kva_ref_.data();
     std::vector<Real>& v = kv_v_;
     v.assign(size_t(m.ndof), 0);
     auto lengths = [&](Family f, const int* node, long n) {
@@ -1323,9 +1489,9 @@ class RolloutAdjointOn {
       }
     }
     for (int i = 0; i < m.ndof; ++i) {
-      xb_[size_t(i)] -= v[size_t(i)];
+      dash[size_t(i)] -= v[size_t(i)];
       const int j = i - 3 * nn;
-      if (j >= 0 && j < m.nedge) ab_[size_t(j)] -= v[size_t(i)];
+      if (j >= 0 && j < m.nedge) aa[size_t(j)] -= v[size_t(i)];
     }
   }
 
@@ -1353,6 +1519,7 @@ class RolloutAdjointOn {
   struct GEntry {
     int dof, edge;
     Real h;
+    bool kv;  // a damped spring's Kelvin-Voigt share, whose frames are z's
   };
 
   std::shared_ptr<const Model> model_;
@@ -1370,8 +1537,15 @@ class RolloutAdjointOn {
   std::vector<Real> xb_, vb_, ab_, accb_, ha_, hb_, ha1_, hb1_, x1t_, ab_in_, y_h_, tau0_bar_,
       start_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
   std::vector<Real> dash_;  // the ground's and the pairs' dashpots' term of q_n's adjoint
-  // Kelvin-Voigt: each family's lambda . F and lambda . dF/d(anchor) per stencil, q_n's share
-  std::vector<Real> kv_dot_[kNumFamilies], kv_coef_[kNumFamilies], kv_v_;
+  // Kelvin-Voigt: each family's lambda . F and lambda . dF/d(anchor) per stencil, the anchors'
+  // share, z's view and w, the holonomies to z and to q_a, the damped bend-twist springs'
+  // Hessian shares, the frames' and tangents' adjoints (kv_terms)
+  std::vector<Real> kv_dot_[kNumFamilies], kv_coef_[kNumFamilies], kv_v_, kv_u_, kv_az_, kv_aa_,
+      kv_ab_, kv_x_, haz_, hbz_, haa_, hba_;
+  std::vector<std::vector<Real>> kv_hbt_;
+  EvalView kvz_{};
+  Real kv_w_ = 1;
+  typename X::template Buffer<Real> kva_d1_, kva_t_, kva_ref_;
   PairPlanFn pair_plan_fn_;
   std::shared_ptr<const AssemblyPlan> pair_plan_;  // the plan with the pairs of the last step
   contact::ContactPairLists pairs_scratch_;

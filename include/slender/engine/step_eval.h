@@ -334,19 +334,7 @@ class StepEval {
   /// view's configuration y (its frames: the step's current ones), for a step of size dt
   void add_kelvin_voigt(
       const ModelView& mv, const EnvPools& p, const StepFrames& fr, EvalView ev, Real dt) {
-    const Model& m = *m_;
-    const Real w = ev.c_u * dt;
-    // (the damping's stencils at z are pointwise: no energy-momentum secant from the step's start)
-    ev.stretch_secant = 0;
-    if (w != 1) {
-      // z = q_a + w (y - q_a) and its frames (implicit Euler: z = y, whose frames are at hand)
-      Real* z = kv_z_.data();
-      run(m.ndof, KvEndPosition{kv_qa_.data(), ev.q, w, z}, kParallelGrain);
-      frames_at(mv, fr, z, kv_d1_.data(), kv_t_.data(), kv_ref_.data());
-      ev.q = z;
-      ev.edge_d1 = kv_d1_.data();
-      ev.bend_ref_twist = kv_ref_.data();
-    }
+    ev = kv_end_view(mv, fr, ev, dt);
     const KvAnchors a = kv_anchor_.view();
     for_each_elastic_family([&](auto binding, Family f, long grain) {
       using Bd = decltype(binding);
@@ -404,9 +392,27 @@ class StepEval {
     X::for_each(nenv_ * per_env, f, grain);
   }
 
-  /// the Kelvin-Voigt anchors of the step (keep_kv_anchors) and family f's scales, both of
-  /// environment 0 (the adjoint's linearization, engine/adjoint.h)
+  /// the view at which the Kelvin-Voigt terms of the iterate ev.q evaluate: the configuration
+  /// z = q_a + w (y - q_a), w = c_u dt, with its frames moved from the step's start (into this
+  /// object's buffers; implicit Euler: z = y, whose frames are at hand), and no energy-momentum
+  /// secant (the damping's stencils at z are pointwise)
+  EvalView kv_end_view(const ModelView& mv, const StepFrames& fr, EvalView ev, Real dt) {
+    ev.stretch_secant = 0;
+    const Real w = ev.c_u * dt;
+    if (w == 1) return ev;
+    Real* z = kv_z_.data();
+    run(m_->ndof, KvEndPosition{kv_qa_.data(), ev.q, w, z}, kParallelGrain);
+    frames_at(mv, fr, z, kv_d1_.data(), kv_t_.data(), kv_ref_.data());
+    ev.q = z;
+    ev.edge_d1 = kv_d1_.data();
+    ev.bend_ref_twist = kv_ref_.data();
+    return ev;
+  }
+
+  /// the Kelvin-Voigt anchors of the step (keep_kv_anchors), their position q_a and family f's
+  /// scales, all of environment 0 (the adjoint's linearization, engine/adjoint.h)
   KvAnchors kv_anchors() { return kv_anchor_.view(); }
+  const Real* kv_anchor_position() { return kv_qa_.data(); }
   const Real* kv_scale_of(Family f) { return kv_scales(f).at(0); }
 
  private:
