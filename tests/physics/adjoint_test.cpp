@@ -920,6 +920,31 @@ TEST(Adjoint, MidpointAndNewmarkKelvinVoigtMatchCentralDifferences) {
   }
 }
 
+// ... of mid-edge shells: a triangle's anchor is its shape operator (less the actuation) at
+// q_a, read with the step's start's frame vectors tau0 (functions of q_n), so the anchors' share
+// reaches q_a, tau0 and the natural curvatures (shell_midedge_xi_chain); under Newmark the
+// damping's part of the pools is at z, its tau0 terms apart. The mid-edge plate with its rod post
+// (eta = 50 Pa s), under implicit Euler, the trapezoidal Newmark rule and the dissipative one:
+// every class against central differences, the natural curvatures among them
+TEST(Adjoint, KelvinVoigtOfMidEdgeShellsMatchesCentralDifferences) {
+  const IntegratorCase euler{"implicit Euler", IntegratorKind::kImplicitEuler, 0.25, 0.5};
+  for (const IntegratorCase& c : {euler, kIntegrators[1], kIntegrators[2]}) {
+    SCOPED_TRACE(c.name);
+    std::printf("%s\n", c.name);
+    SceneSpec sc = test::plate_with_post(ShellBending::kMidEdge)->scene;
+    sc.forces.kelvin_voigt = 50;
+    tight_newton(sc.integrator.newton);
+    sc.integrator.kind = c.kind;
+    sc.integrator.beta = c.beta;
+    sc.integrator.gamma = c.gamma;
+    Problem pr = problem_of(build_model(sc));
+    ASSERT_TRUE(pr.m->kelvin_voigt);
+    ASSERT_GT(pr.m->nmid, 0);
+    pr.p.kelvin_voigt_scale = 1.2;
+    check_all(pr, LinearLoss(pr.m->ndof, 8, 69), false, true, 1e-4, 8);
+  }
+}
+
 // A soft robot of the seeds, differentiated whole: Bartholdt et al.'s pneumatic actuator
 // (apps/scenes/bartholdt_actuator.json: Ogden stretching, Kelvin-Voigt damping, three pressure
 // chambers, a 60 g plate at its tip, parts joined), its chambers' pressures the actions, every

@@ -78,19 +78,17 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "gradients through time: Rayleigh stiffness damping takes the elastic Hessian at "
                 "the step's start, whose derivative needs the energies' third derivatives: not "
                 "differentiated (a part's damping.stiffness_proportional)");
-  SLENDER_CHECK(!m.kelvin_voigt || m.tables[kFamMembrane].rows == 0,
-                "gradients through time: Kelvin-Voigt damping of constant-strain membranes (its "
-                "anchor is the triangle's metric) is not differentiated yet (a part's "
-                "kelvin_voigt with a \"triangle\" membrane); rods, shell springs and hinges are");
+  SLENDER_CHECK(
+      !m.kelvin_voigt || m.tables[kFamMembrane].rows == 0,
+      "gradients through time: Kelvin-Voigt damping of constant-strain membranes (its "
+      "anchor is the triangle's metric) is not differentiated yet (a part's "
+      "kelvin_voigt with a \"triangle\" membrane); rods, shell springs, hinges and mid-edge "
+      "shells are");
   for (int i = 0; i < m.ndof && spec.kind == IntegratorKind::kImplicitMidpoint; ++i)
     SLENDER_CHECK(m.dof_fixed[size_t(i)] || m.dof_mass[size_t(i)] > 0,
                   "gradients through time: DOF ", i,
                   " is massless, which the midpoint rule ends at its midpoint value; not "
                   "differentiated");
-  SLENDER_CHECK(!m.kelvin_voigt || m.nmid == 0,
-                "gradients through time: Kelvin-Voigt damping of mid-edge shells is not "
-                "differentiated yet (a part's kelvin_voigt with shell bending \"mid_edge\"); "
-                "rods, shell springs and hinges are");
   // the caller's energies: those of the DOFs' values, a rod's twist angles among them, through
   // their Hessians alone; those that read the rods' frames, as the rods' own bend-twist springs,
   // with the frames' terms (G and their transport term, UserEnergy::reads_frames), unless they
@@ -1034,7 +1032,7 @@ class RolloutAdjointOn {
     }
     // Kelvin-Voigt: the adjoint of its anchor q_a = q_hat - u_hat / c_u (into dash, the
     // dashpots' start, the same point), of the start's frames (kv_ab_) and tangents (kv_x_)
-    if (kv) kv_terms(lam, dash);
+    if (kv) kv_terms(n, sn, lam, dash);
     // the state's adjoints at step n. Through the residual, every DOF's predictor q_hat, u_hat
     // (Qh, Uh): the inertia, the forces that read the velocity u = u_hat + c_u (y - q_hat)
     // (w = V^T lambda) and the dashpots' start q_s = q_hat - u_hat / c_u (dash). A free DOF's
@@ -1120,6 +1118,12 @@ class RolloutAdjointOn {
     const Real* h = en.h_pool_.data() + en.pd_.h_off[kFamMidEdge];
     std::vector<Real>& tb = tau0_bar_;
     tb.assign(3 * size_t(m.nsedge), 0);
+    // (a damped triangle's pools hold its Kelvin-Voigt share, at z: where z is not y, that
+    // share's terms apart, at z, with its force's own derivatives, (s / dt) of e's)
+    const bool kvz = m.kelvin_voigt && en.c_.c_u > 0 && kv_w_ != 1;
+    const KvAnchors an = en.se_.kv_anchors();
+    const ModelView kmv = kv_model_view<ShellMidEdgeBinding>(en.mv_, an);
+    const Real* ks = kvz ? en.se_.kv_scale_of(kFamMidEdge) : nullptr;
     int idx[12];
     for (int k = 0; k < m.nmid; ++k) {
       ShellMidEdgeBinding::dofs(en.mv_, k, idx);
@@ -1134,15 +1138,34 @@ class RolloutAdjointOn {
           t += h[144 * size_t(k) + 12 * a + b] * ll[b];
         Hl[a] = t;
       }
-      Real dk[3];
-      Vec3 d[3];
+      Real dk[3], dkz[3] = {0, 0, 0};
+      Vec3 d[3], dz[3] = {vec3(0, 0, 0), vec3(0, 0, 0), vec3(0, 0, 0)};
+      if (ks && ks[k] != 0) {
+        LocalEval<12> r;
+        r.g.set_zero();
+        r.H.set_zero();
+        ShellMidEdgeBinding::eval(kmv, kv_eval_view(kvz_, an), 0, k, kGradHess, r);
+        const Real sg = ks[k] / dt_, sh = ks[k] * en.c_.c_u;
+        Vec<12> gz, Hlz;
+        for (int a = 0; a < 12; ++a) {
+          Real t = 0;
+          for (int b = 0; b < 12; ++b)
+            t += r.H(a, b) * ll[b];
+          gz[a] = sg * r.g[a];
+          Hlz[a] = sg * t;
+          gl[a] -= gz[a];
+          Hl[a] -= sh * t;
+        }
+        ShellMidEdgeBinding::adjoint_terms(kmv, kvz_, 0, k, gz, Hlz, ll, dz, dkz);
+      }
       if (!ShellMidEdgeBinding::adjoint_terms(en.mv_, ev, 0, k, gl, Hl, ll, d, dk)) continue;
       for (int c = 0; c < 3; ++c)
-        grad_->midedge_kappa_bar[(size_t(n) * m.nmid + size_t(k)) * 3 + size_t(c)] -= dk[c];
+        grad_->midedge_kappa_bar[(size_t(n) * m.nmid + size_t(k)) * 3 + size_t(c)] -=
+            dk[c] + dkz[c];
       const int t = m.mid_tri[size_t(k)];
       for (int a = 0; a < 3; ++a)
         for (int c = 0; c < 3; ++c)
-          tb[3 * size_t(m.tri_edge[3 * size_t(t) + a]) + c] -= d[a][c];
+          tb[3 * size_t(m.tri_edge[3 * size_t(t) + a]) + c] -= d[a][c] + dz[a][c];
     }
     for (int e = 0; e < m.nsedge; ++e)
       mid_edge_frame_adjoint(en.mv_, sn.q.data(), e,
@@ -1345,11 +1368,13 @@ class RolloutAdjointOn {
            [&](long k, int c) -> Real& { return c < 2 ? a.kappa[2 * k + c] : a.twist[k]; });
     family(ShellHingeBinding{}, kFamHinge, 1, false,
            [&](long k, int) -> Real& { return a.phi[k]; });
+    family(ShellMidEdgeBinding{}, kFamMidEdge, 9, false,
+           [&](long k, int c) -> Real& { return a.lambda[9 * k + c]; });
   }
 
   // q_a's adjoint into dash (-lambda . dR/dq_a), the start's frames' into kv_ab_ and its
   // tangents' into kv_x_ (the sweep adds both after routing its own)
-  void kv_terms(const std::vector<Real>& lam, std::vector<Real>& dash) {
+  void kv_terms(int n, const State& sn, const std::vector<Real>& lam, std::vector<Real>& dash) {
     const Model& m = *model_;
     Engine<X>& en = en_;
     const size_t nd = size_t(m.ndof), ne = size_t(m.nedge);
@@ -1391,6 +1416,7 @@ class RolloutAdjointOn {
       hessians(RodStretchBinding{}, kFamStretch);
       hessians(ShellStretchBinding{}, kFamShellStretch);
       hessians(ShellHingeBinding{}, kFamHinge);
+      hessians(ShellMidEdgeBinding{}, kFamMidEdge);
       int idx[11];
       Mat<11, 11> B;
       for (int k = 0; k < m.nbend; ++k) {
@@ -1418,7 +1444,7 @@ class RolloutAdjointOn {
       for (size_t i = 0; i < nd; ++i)
         dash[i] += (w - 1) / w * u[i];
     }
-    kv_anchor_share(dash, aa);
+    kv_anchor_share(n, sn, dash, aa);
     // the frames' adjoints: alpha_n's, and through their holonomies the start's tangents' and
     // q_a's (at q_a = q_n those vanish)
     add_edge_transpose(haz_, az, 1, kv_x_);
@@ -1432,7 +1458,7 @@ class RolloutAdjointOn {
   // the anchors' share: lambda . dF/d(anchor) (kv_coef_) times the anchors' gradients at q_a
   // with q_a's frames, -v into q_a's adjoint (dash) and a twist DOF's share also into its
   // edge's frames' (aa)
-  void kv_anchor_share(std::vector<Real>& dash, std::vector<Real>& aa) {
+  void kv_anchor_share(int n, const State& sn, std::vector<Real>& dash, std::vector<Real>& aa) {
     const Model& m = *model_;
     Engine<X>& en = en_;
     const int nn = m.nnode;
@@ -1487,6 +1513,54 @@ class RolloutAdjointOn {
         for (int i = 0; i < 12; ++i)
           v[size_t(idx[i])] += cf * gphi[i];
       }
+    }
+    if (!kv_coef_[kFamMidEdge].empty()) {
+      // a triangle's anchor is its shape operator less the actuation at q_a, Lambda'
+      // (KvAnchorMidEdge), and lambda . dF/d(anchor) is a 3 x 3 M (kv_coef_): the share is the
+      // gradient of phi = <M, Lambda'(q_a)>, the stencil's own gradient with kb = 1 / (2 A_bar),
+      // nu = 0 and Lambda_bar = Lambda' - M (g = 2 kb A_bar <C D, dLambda'/dq>, here D = M);
+      // phi reads tau0 (the start's, a function of q_n) and kappa_bar through B^k alone
+      // (shell_midedge_xi_chain)
+      std::vector<Real>& tb = tau0_bar_;
+      tb.assign(3 * size_t(m.nsedge), 0);
+      int idx[12];
+      for (int k = 0; k < m.nmid; ++k) {
+        const Real* M = kv_coef_[kFamMidEdge].data() + 9 * size_t(k);
+        bool any = false;
+        for (int i = 0; i < 9; ++i)
+          any = any || M[i] != 0;
+        if (!any) continue;
+        Vec<12> x;
+        ShellMidedge::Params p;
+        ShellMidEdgeBinding::local(en.mv_, ev, 0, k, x, p);
+        LocalEval<12> r;
+        Mat3 L;
+        shell_midedge_eval(x, p, kEnergy, r, &L);
+        if (r.flags & kDegenerate) continue;
+        p.kb = 1 / (2 * p.A_bar);
+        p.nu = 0;
+        for (int i = 0; i < 9; ++i)
+          p.Lambda_bar.a[i] = L.a[i] - M[i];
+        r.g.set_zero();
+        shell_midedge_eval(x, p, kGrad, r);
+        ShellMidEdgeBinding::dofs(en.mv_, k, idx);
+        for (int i = 0; i < 12; ++i)
+          v[size_t(idx[i])] += r.g[i];
+        const Real gxi[3] = {r.g[9], r.g[10], r.g[11]};
+        Vec3 dt[3];
+        Real dk[3];
+        if (!shell_midedge_xi_chain(x, p, gxi, dt, dk)) continue;
+        const int t = m.mid_tri[size_t(k)];
+        for (int a = 0; a < 3; ++a) {
+          grad_->midedge_kappa_bar[(size_t(n) * m.nmid + size_t(k)) * 3 + size_t(a)] -= dk[a];
+          for (int c = 0; c < 3; ++c)
+            tb[3 * size_t(m.tri_edge[3 * size_t(t) + a]) + c] -= dt[a][c];
+        }
+      }
+      for (int e = 0; e < m.nsedge; ++e)
+        mid_edge_frame_adjoint(
+            en.mv_, sn.q.data(), e,
+            vec3(tb[3 * size_t(e)], tb[3 * size_t(e) + 1], tb[3 * size_t(e) + 2]), kv_x_.data());
     }
     for (int i = 0; i < m.ndof; ++i) {
       dash[size_t(i)] -= v[size_t(i)];

@@ -529,4 +529,30 @@ SLENDER_HD inline bool shell_midedge_adjoint_terms(const Vec<12>& x,
   return true;
 }
 
+/// For any function phi of one mid-edge stencil that reads tau^k = s^k tau0[k] and
+/// kappa_bar[k] only through B^k (its energy; any function of its shape operator less the
+/// actuation, such as a Kelvin-Voigt anchor's <M, Lambda - Lambda_act>), the first order of
+/// shell_midedge_adjoint_terms: from phi's derivatives by the xi DOFs at x, phi_xi,
+///   dphi/dtau0[k] = -phi_xi^k (n + c^k t^k),  dphi/dkappa_bar[k] = -phi_xi^k / (l_bar^k^2 beta^k).
+/// False (outputs zero) for a degenerate stencil.
+SLENDER_HD inline bool shell_midedge_xi_chain(const Vec<12>& x,
+                                              const ShellMidedge::Params& p,
+                                              const Real phi_xi[3],
+                                              Vec3 dtau0[3],
+                                              Real dkappa[3]) {
+  detail::MidedgeGeometry geo;
+  for (int k = 0; k < 3; ++k) {
+    dtau0[k] = vec3(0, 0, 0);
+    dkappa[k] = 0;
+  }
+  if (!detail::midedge_geometry(x, p, geo)) return false;
+  for (int k = 0; k < 3; ++k) {
+    const Real c = geo.a[k] / dot(geo.tau[k], geo.t[k]);
+    dtau0[k] = -phi_xi[k] * (geo.n + c * geo.t[k]);
+    const Real beta = p.s[k] * geo.l[k] / geo.d[k];
+    dkappa[k] = -phi_xi[k] / (p.l_bar[k] * p.l_bar[k] * beta);
+  }
+  return true;
+}
+
 }  // namespace slender
