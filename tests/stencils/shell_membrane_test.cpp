@@ -102,6 +102,39 @@ TEST_P(ShellMembraneStencilTest, HessianMatchesGradientDifferences) {
   }
 }
 
+// lambda . g by the rest metric (the Kelvin-Voigt anchors' share in the adjoint) against central
+// differences of lambda . g in g11, g22, g12 (steps 1e-6 of the metric's scale)
+TEST_P(ShellMembraneStencilTest, RestMetricDerivativeMatchesCentralDifferences) {
+  for (int law : kLaws) {
+    const Config c = random_config(GetParam(), law);
+    std::mt19937_64 rng(GetParam() + 7);
+    std::uniform_real_distribution<Real> u(-1, 1);
+    Vec<9> lam;
+    for (int i = 0; i < 9; ++i)
+      lam[i] = u(rng);
+    Real d[3];
+    shell_membrane_rest_metric_derivative(c.x, c.p, lam, d);
+    const Real scale = std::max(c.p.g11, c.p.g22), h = 1e-6 * scale;
+    auto lg = [&](int j, Real dg) {
+      ShellMembrane::Params p = c.p;
+      (j == 0 ? p.g11 : j == 1 ? p.g22 : p.g12) += dg;
+      const LocalEval<9> r = eval(c.x, p, kGrad);
+      Real t = 0;
+      for (int i = 0; i < 9; ++i)
+        t += r.g[i] * lam[i];
+      return t;
+    };
+    Real err = 0, mag = 0;
+    for (int j = 0; j < 3; ++j) {
+      const Real fd = (lg(j, h) - lg(j, -h)) / (2 * h);
+      err = std::max(err, std::fabs(d[j] - fd));
+      mag = std::max(mag, std::fabs(fd));
+    }
+    EXPECT_LT(err, kFdRelTol * mag) << law_name(law) << ", nu " << c.p.nu;
+    EXPECT_GT(mag, 0);
+  }
+}
+
 TEST_P(ShellMembraneStencilTest, HessianIsSymmetric) {
   for (int law : kLaws) {
     const Config c = random_config(GetParam(), law);

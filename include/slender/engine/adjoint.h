@@ -78,12 +78,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "gradients through time: Rayleigh stiffness damping takes the elastic Hessian at "
                 "the step's start, whose derivative needs the energies' third derivatives: not "
                 "differentiated (a part's damping.stiffness_proportional)");
-  SLENDER_CHECK(
-      !m.kelvin_voigt || m.tables[kFamMembrane].rows == 0,
-      "gradients through time: Kelvin-Voigt damping of constant-strain membranes (its "
-      "anchor is the triangle's metric) is not differentiated yet (a part's "
-      "kelvin_voigt with a \"triangle\" membrane); rods, shell springs, hinges and mid-edge "
-      "shells are");
   for (int i = 0; i < m.ndof && spec.kind == IntegratorKind::kImplicitMidpoint; ++i)
     SLENDER_CHECK(m.dof_fixed[size_t(i)] || m.dof_mass[size_t(i)] > 0,
                   "gradients through time: DOF ", i,
@@ -1370,6 +1364,27 @@ class RolloutAdjointOn {
            [&](long k, int) -> Real& { return a.phi[k]; });
     family(ShellMidEdgeBinding{}, kFamMidEdge, 9, false,
            [&](long k, int c) -> Real& { return a.lambda[9 * k + c]; });
+    // the membrane triangles: their anchor is the rest metric (g11, g22, g12), which their laws
+    // do not read linearly: its derivative from the law's own (shell_membrane_rest_metric_
+    // derivative, exact)
+    using Mb = ShellMembraneBinding<kFamMembrane>;
+    const size_t nm = size_t(Mb::count(en.mv_));
+    kv_dot_[kFamMembrane].assign(nm, 0);
+    kv_coef_[kFamMembrane].assign(3 * nm, 0);
+    const ModelView mmv = kv_model_view<Mb>(en.mv_, a);
+    kv_each<Mb>(kFamMembrane, [&](long k, Real s) {
+      kv_dot_[kFamMembrane][size_t(k)] = kv_dot<Mb>(a, ev, k, s, lam);
+      int idx[9];
+      Mb::dofs(en.mv_, k, idx);
+      Vec<9> x, ll;
+      detail::gather_positions<3>(ev.q, mmv.table[kFamMembrane].i + Mb::kInts * k, x);
+      for (int i = 0; i < 9; ++i)
+        ll[i] = lam[size_t(idx[i])];
+      Real d[3];
+      shell_membrane_rest_metric_derivative(x, Mb::params(mmv, k), ll, d);
+      for (int c = 0; c < 3; ++c)
+        kv_coef_[kFamMembrane][3 * size_t(k) + size_t(c)] = s / dt_ * d[c];
+    });
   }
 
   // q_a's adjoint into dash (-lambda . dR/dq_a), the start's frames' into kv_ab_ and its
@@ -1417,6 +1432,7 @@ class RolloutAdjointOn {
       hessians(ShellStretchBinding{}, kFamShellStretch);
       hessians(ShellHingeBinding{}, kFamHinge);
       hessians(ShellMidEdgeBinding{}, kFamMidEdge);
+      hessians(ShellMembraneBinding<kFamMembrane>{}, kFamMembrane);
       int idx[11];
       Mat<11, 11> B;
       for (int k = 0; k < m.nbend; ++k) {
@@ -1512,6 +1528,27 @@ class RolloutAdjointOn {
         ShellHingeBinding::dofs(en.mv_, k, idx);
         for (int i = 0; i < 12; ++i)
           v[size_t(idx[i])] += cf * gphi[i];
+      }
+    }
+    if (!kv_coef_[kFamMembrane].empty()) {
+      // a membrane triangle's anchors are its metric's entries at q_a, m11 = |e1|^2,
+      // m22 = |e2|^2, m12 = e1 . e2
+      using Mb = ShellMembraneBinding<kFamMembrane>;
+      const long nm = Mb::count(en.mv_);
+      int idx[9];
+      for (long k = 0; k < nm; ++k) {
+        const Real* c = kv_coef_[kFamMembrane].data() + 3 * size_t(k);
+        if (c[0] == 0 && c[1] == 0 && c[2] == 0) continue;
+        Mb::dofs(en.mv_, k, idx);
+        Vec<9> x;
+        detail::gather_positions<3>(q, en.mv_.table[kFamMembrane].i + Mb::kInts * k, x);
+        const Vec3 e1 = x.segment<3>(3) - x.segment<3>(0), e2 = x.segment<3>(6) - x.segment<3>(0);
+        const Vec3 g1 = 2 * c[0] * e1 + c[2] * e2, g2 = 2 * c[1] * e2 + c[2] * e1;
+        for (int i = 0; i < 3; ++i) {
+          v[size_t(idx[3 + i])] += g1[i];
+          v[size_t(idx[6 + i])] += g2[i];
+          v[size_t(idx[i])] -= g1[i] + g2[i];
+        }
       }
     }
     if (!kv_coef_[kFamMidEdge].empty()) {

@@ -214,6 +214,65 @@ SLENDER_HD inline void shell_membrane_eval(const Vec<9>& x,
     }
 }
 
+/// The derivative of lambda . g by the rest metric (g11, g22, g12), g the triangle's gradient
+/// at x (shell_membrane_eval): the Kelvin-Voigt anchor's share in the adjoint (engine/adjoint.h;
+/// a damped triangle's rest metric is its metric at the step's anchor). With l1, l2 lambda's
+/// edge parts (lambda_1 - lambda_0, lambda_2 - lambda_0), lambda . g = V sum_k W_k c_k,
+/// c = (2 e1 . l1, 2 e2 . l2, e2 . l1 + e1 . l2), and with Im = dD/dg / D, dm = (m22, m11,
+/// -2 m12) / D:
+///   dV/dg_j = V Im_j / 2,  dI/dg_j = dm_j - I Im_j,  dd/dg_j = -d Im_j,
+///   dIm_k/dg_j = (da_kj / D - Im_k Im_j),  ddm_k/dg_j = -dm_k Im_j,
+/// da_kj the derivative of (g22, g11, -2 g12)_k by g_j. Exact; zeros for a rest shape without
+/// area (as the gradient).
+SLENDER_HD inline void shell_membrane_rest_metric_derivative(const Vec<9>& x,
+                                                             const ShellMembrane::Params& p,
+                                                             const Vec<9>& lambda,
+                                                             Real out[3]) {
+  out[0] = out[1] = out[2] = 0;
+  const Real D = p.g11 * p.g22 - p.g12 * p.g12;
+  if (!(D > 0)) return;
+  const Vec3 e1 = x.segment<3>(3) - x.segment<3>(0), e2 = x.segment<3>(6) - x.segment<3>(0);
+  const Vec3 l1 = lambda.segment<3>(3) - lambda.segment<3>(0),
+             l2 = lambda.segment<3>(6) - lambda.segment<3>(0);
+  const Real m11 = dot(e1, e1), m22 = dot(e2, e2), m12 = dot(e1, e2);
+  const Real V = p.h * Real(0.5) * ::sqrt(D);
+  const Real I = (p.g22 * m11 - 2 * p.g12 * m12 + p.g11 * m22) / D;
+  Real d = (m11 * m22 - m12 * m12) / D;
+  const Real mu = p.E / (2 * (1 + p.nu));
+  Real WI, Wd, WII, Wdd;
+  const bool squashed = !(d > kMembraneMinAreaRatio2);
+  if (p.law == ShellMembrane::kStvk) {
+    const Real lam = p.E * p.nu / (1 - p.nu * p.nu);
+    WI = mu / 2 * (I - 1) + lam / 4 * (I - 2);
+    Wd = -mu / 2;
+    WII = mu / 2 + lam / 4;
+    Wdd = 0;
+  } else {
+    if (squashed) d = kMembraneMinAreaRatio2;
+    const Real a = (1 - 2 * p.nu) / (1 - p.nu);
+    const Real s = ::exp(shell_membrane_log_thickness_stretch(d, a));
+    WI = mu / 2;
+    WII = 0;
+    Wd = squashed ? 0 : -mu * s / (2 * d);
+    Wdd = squashed ? 0 : mu * s / (2 * d * d) * (1 + (1 - a) / (a * s + 1 - a));
+  }
+  const Real Im[3] = {p.g22 / D, p.g11 / D, -2 * p.g12 / D};
+  const Real dm[3] = {m22 / D, m11 / D, -2 * m12 / D};
+  const Real c[3] = {2 * dot(e1, l1), 2 * dot(e2, l2), dot(e2, l1) + dot(e1, l2)};
+  const Real da[3][3] = {{0, 1, 0}, {1, 0, 0}, {0, 0, -2}};
+  Real P = 0;
+  for (int k = 0; k < 3; ++k)
+    P += (WI * Im[k] + Wd * dm[k]) * c[k];
+  for (int j = 0; j < 3; ++j) {
+    const Real dI = dm[j] - I * Im[j], dd = -d * Im[j];
+    Real t = Real(0.5) * Im[j] * P;
+    for (int k = 0; k < 3; ++k)
+      t += c[k] * (WII * dI * Im[k] + WI * (da[k][j] / D - Im[k] * Im[j]) + Wdd * dd * dm[k] -
+                   Wd * dm[k] * Im[j]);
+    out[j] = V * t;
+  }
+}
+
 /// The membrane family F (families.h): one row per triangle of the shell parts whose
 /// "membrane" is a constant-strain law (PartSpec::membrane),
 ///   ints [n0, n1, n2, law], reals [E, nu, h, g11, g22, g12],
