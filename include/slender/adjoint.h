@@ -94,21 +94,20 @@ struct RolloutOptions {
   LinearSolverKind solver = LinearSolverKind::kAuto;
 };
 
-/// A rollout and its gradient. The model must be one the adjoint linearizes exactly (the
-/// constructor throws slender::Error naming what is not): implicit Euler, the midpoint rule or
-/// Newmark (under those two, no Kelvin-Voigt damping; under Newmark, no energy-consistent
-/// contact forces: integrator.energy_consistent false); no Rayleigh stiffness
-/// damping, Kelvin-Voigt damping of constant-strain membranes or mid-edge shells, energies from
-/// the caller's code of the rods' strains that read the natural strains and do not give their
-/// derivative (UserEnergy::gives_natural_strain_grad), mid-edge shells under the midpoint rule (the ground's
-/// dashpot, contact between bodies with friction and the pairs' dashpot, Kelvin-Voigt damping
-/// of rods, springs and hinges, mid-edge shells and the caller's energies, of the DOFs' values
-/// or of the rods' strains, are differentiated; with contact, options.solver
-/// must be a direct solver). Boundary events fix and release DOFs as
-/// in a run (a held DOF's position carries its adjoint through the steps it is held). The scene's
-/// actuation is an input in time, as the loads' time functions are; a natural curvature or twist
-/// given as the rollout's action replaces the actuation of its kind, and their gradients are those
-/// of the natural values in effect.
+/// A rollout and its gradient. The model must be one the adjoint linearizes (the constructor
+/// throws slender::Error naming what is not): implicit Euler, the midpoint rule or Newmark
+/// (under Newmark, no energy-consistent contact forces: integrator.energy_consistent false); no
+/// energies from the caller's code of the rods' strains that read the natural strains and do
+/// not give their derivative (UserEnergy::gives_natural_strain_grad), no mid-edge shells under
+/// the midpoint rule (the ground's dashpot, contact between bodies with friction and the pairs'
+/// dashpot, Kelvin-Voigt damping of every elastic family under every integrator, Rayleigh
+/// stiffness damping (its start's Hessians' own derivative by differences: docs/gradients.md),
+/// mid-edge shells and the caller's energies, of the DOFs' values or of the rods' strains, are
+/// differentiated; with contact, options.solver must be a direct solver). Boundary events fix and
+/// release DOFs as in a run (a held DOF's position carries its adjoint through the steps it is
+/// held). The scene's actuation is an input in time, as the loads' time functions are; a natural
+/// curvature or twist given as the rollout's action replaces the actuation of its kind, and their
+/// gradients are those of the natural values in effect.
 class RolloutAdjoint {
  public:
   RolloutAdjoint(std::shared_ptr<const Model> model,

@@ -74,10 +74,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "discrete gradient over the step, integrator.energy_consistent) are not "
                 "differentiated (the midpoint rule's are); set integrator.energy_consistent to "
                 "false for the ground and contact of this Newmark scene");
-  SLENDER_CHECK(!m.stiffness_damping,
-                "gradients through time: Rayleigh stiffness damping takes the elastic Hessian at "
-                "the step's start, whose derivative needs the energies' third derivatives: not "
-                "differentiated (a part's damping.stiffness_proportional)");
   for (int i = 0; i < m.ndof && spec.kind == IntegratorKind::kImplicitMidpoint; ++i)
     SLENDER_CHECK(m.dof_fixed[size_t(i)] || m.dof_mass[size_t(i)] > 0,
                   "gradients through time: DOF ", i,
@@ -525,13 +521,14 @@ class RolloutAdjointOn {
     // (a damped bend-twist spring's pool holds its Kelvin-Voigt Hessian hk too, whose frames
     // are z's: its entries apart, flagged)
     gtrip_.clear();
-    auto g_entries = [&](const int* idx, int D, const Real* h, const Real* hk) {
+    auto g_entries = [&](const int* idx, int D, const Real* h, const Real* hk, const Real* hr) {
       for (int b = 0; b < D; ++b) {
         const int j = idx[b] - 3 * nn;
         if (j < 0 || j >= ne) continue;
         for (int a = 0; a < D; ++a) {
           if (held(idx[a])) continue;
-          const Real hkv = hk ? hk[a * D + b] : Real(0), hel = h[a * D + b] - hkv;
+          const Real hkv = hk ? hk[a * D + b] : Real(0);
+          const Real hel = h[a * D + b] - hkv - (hr ? hr[a * D + b] : Real(0));
           if (hel != 0) gtrip_.push_back({idx[a], j, hel, false});
           if (hkv != 0) gtrip_.push_back({idx[a], j, hkv, true});
         }
@@ -540,10 +537,24 @@ class RolloutAdjointOn {
     each_stencil(0, [&](auto, Family f, const int* idx, int D, const Real*, const Real* h, long k) {
       if (f == kNumFamilies) return;
       const bool damped = kv && f == kFamBendTwist && !kv_hbt_[size_t(k)].empty();
-      g_entries(idx, D, h, damped ? kv_hbt_[size_t(k)].data() : nullptr);
+      // (Rayleigh's share b c_u K reads no frames at y: left out)
+      const Real* hr = nullptr;
+      if (m.stiffness_damping && f == kFamBendTwist) {
+        int id[11];
+        const Real b =
+            en.se_.stiffness_beta()[stencil_part_node<RodBendTwistBinding>(en.mv_, k, id)];
+        if (b != 0) {
+          const Real* K = en.se_.start_stiffness(kFamBendTwist) + k * 121;
+          rhk_.resize(121);
+          for (int i = 0; i < 121; ++i)
+            rhk_[size_t(i)] = b * c_u * K[i];
+          hr = rhk_.data();
+        }
+      }
+      g_entries(idx, D, h, damped ? kv_hbt_[size_t(k)].data() : nullptr, hr);
     });
     each_frame_energy([&](const UserEnergy&, long, const int* idx, int D, const Real* h) {
-      g_entries(idx, D, h, nullptr);
+      g_entries(idx, D, h, nullptr, nullptr);
     });
 
     // the exact Jacobian J + G B on the plan's pattern, transposed into the solver
@@ -1024,6 +1035,9 @@ class RolloutAdjointOn {
         }
       }
     }
+    // Rayleigh stiffness damping: its share of V^T lambda, of the held columns, and its start's
+    // Hessians' dependence on q_n, alpha_n and the natural strains (rayleigh_terms)
+    if (m.stiffness_damping && c_u > 0) rayleigh_terms(n, sn, lam, uy, w, col);
     // Kelvin-Voigt: the adjoint of its anchor q_a = q_hat - u_hat / c_u (into dash, the
     // dashpots' start, the same point), of the start's frames (kv_ab_) and tangents (kv_x_)
     if (kv) kv_terms(n, sn, lam, dash);
@@ -1090,6 +1104,12 @@ class RolloutAdjointOn {
     }
     for (int i = 0; i < nd; ++i)
       xb_[size_t(i)] += start_[size_t(i)];
+    if (m.stiffness_damping && c_u > 0)
+      for (int i = 0; i < nd; ++i) {
+        xb_[size_t(i)] += rx_[size_t(i)];
+        const int j = i - 3 * nn;
+        if (j >= 0 && j < ne) ab_[size_t(j)] += rab_[size_t(j)];
+      }
     if (kv)
       for (int i = 0; i < nd; ++i) {
         xb_[size_t(i)] += kv_x_[size_t(i)];
@@ -1118,6 +1138,9 @@ class RolloutAdjointOn {
     const KvAnchors an = en.se_.kv_anchors();
     const ModelView kmv = kv_model_view<ShellMidEdgeBinding>(en.mv_, an);
     const Real* ks = kvz ? en.se_.kv_scale_of(kFamMidEdge) : nullptr;
+    const bool ray = m.stiffness_damping && en.c_.c_u > 0;
+    const Real* Kr = ray ? en.se_.start_stiffness(kFamMidEdge) : nullptr;
+    const Real* rbeta = ray ? en.se_.stiffness_beta() : nullptr;
     int idx[12];
     for (int k = 0; k < m.nmid; ++k) {
       ShellMidEdgeBinding::dofs(en.mv_, k, idx);
@@ -1131,6 +1154,21 @@ class RolloutAdjointOn {
         for (int b = 0; b < 12; ++b)
           t += h[144 * size_t(k) + 12 * a + b] * ll[b];
         Hl[a] = t;
+      }
+      // (Rayleigh's share b K u of the pools reads tau0 through K at the step's start, not at y:
+      // out, rayleigh_terms takes it)
+      const Real rb = Kr ? rbeta[stencil_part_node<ShellMidEdgeBinding>(en.mv_, k, idx)] : 0;
+      if (rb != 0) {
+        const Real* Kk = Kr + 144 * size_t(k);
+        for (int a = 0; a < 12; ++a) {
+          Real tu = 0, tl = 0;
+          for (int b = 0; b < 12; ++b) {
+            tu += Kk[12 * a + b] * uy_[size_t(idx[b])];
+            tl += Kk[12 * a + b] * ll[b];
+          }
+          gl[a] -= rb * tu;
+          Hl[a] -= rb * en.c_.c_u * tl;
+        }
       }
       Real dk[3], dkz[3] = {0, 0, 0};
       Vec3 d[3], dz[3] = {vec3(0, 0, 0), vec3(0, 0, 0), vec3(0, 0, 0)};
@@ -1211,6 +1249,198 @@ class RolloutAdjointOn {
     for (size_t k = 0; k < ns; ++k)
       grad_->loads[size_t(n) * ns + k] -= d[k] / delta[k];
   }
+
+  // Rayleigh stiffness damping (stencils/rayleigh.h): each elastic stencil's force b K u(y), K
+  // its Hessian at the step's start q_n (scaled as the stencil: Young's and the part's scales;
+  // with q_n's frames, its mid-edge frame vectors tau0 and the step's natural shape), u = u_hat
+  // + c_u (y - q_hat). Its terms: dR/dy = b c_u K (in the pools, but out of G: the force reads
+  // no frames at y); the forces that read the velocity, V^T lambda (w) += b c_u K lambda, and at
+  // a held DOF none at a fixed velocity (col); and K's own dependence on the start: lambda . b
+  // dK/dp u for p the start's DOFs, its frames (alpha_n: a twist DOF's share), tau0 (through
+  // mid_edge_frame_adjoint) and the natural strains, a third derivative of the energies, which
+  // the stencils do not give: taken by fourth-order central differences of each stencil's own
+  // Hessian (steps 1e-3 of its size, of a radian and of its strains' scale; their truncation is
+  // about 1e-12 of the term, their round-off 1e-13).
+  void rayleigh_terms(int n,
+                      const State& sn,
+                      const std::vector<Real>& lam,
+                      const std::vector<Real>& uy,
+                      std::vector<Real>& w,
+                      std::vector<Real>& col) {
+    const Model& m = *model_;
+    Engine<X>& en = en_;
+    const int nn = m.nnode, ne = m.nedge;
+    const size_t nd = size_t(m.ndof);
+    const Real c_u = en.c_.c_u;
+    const Real* beta = en.se_.stiffness_beta();
+    const Real ys = en.yscale_h_.empty() ? Real(1) : en.yscale_h_[0];
+    auto part_scale_of = [&](int node) -> Real {
+      return en.parts_scaled_ && !en.ps_scratch_.empty()
+                 ? en.ps_scratch_[size_t(m.node_part[size_t(node)])]
+                 : Real(1);
+    };
+    const unsigned char* fx = en.fixed(0);
+    // the start as keep_start_stiffness saw it, in scratch copies the differences move
+    const StepFrames fr = en.frames();
+    auto copy = [](std::vector<Real>& v, const Real* p, size_t k) {
+      v.assign(p ? p : nullptr, p ? p + k : nullptr);
+    };
+    rq_ = sn.q;
+    copy(rd1_, fr.d1, 3 * size_t(ne));
+    copy(rt_, fr.t, 3 * size_t(ne));
+    copy(rref_, fr.ref, size_t(m.nbend));
+    rd1c_ = rd1_;
+    rtc_ = rt_;
+    rrefc_ = rref_;
+    EvalView ev = en.step_eval_view(rq_.data());
+    if (ev.q_start) ev.q_start = rq_.data();  // (the secant's start moves with q_n)
+    copy(rtau0_, ev.sedge_tau0, 3 * size_t(m.nsedge));
+    copy(rkap_, ev.bend_kappa_bar, 2 * size_t(m.nbend));
+    copy(rtw_, ev.bend_tau_bar, size_t(m.nbend));
+    copy(rphi_, ev.hinge_phi_bar, size_t(m.nhinge));
+    copy(rmid_, ev.mid_kappa_bar, 3 * size_t(m.nmid));
+    copy(rstr_, ev.edge_stretch_bar, size_t(ne));
+    ev.edge_d1 = rd1c_.data();
+    ev.bend_ref_twist = rrefc_.data();
+    if (ev.sedge_tau0) ev.sedge_tau0 = rtau0_.data();
+    if (ev.bend_kappa_bar) ev.bend_kappa_bar = rkap_.data();
+    if (ev.bend_tau_bar) ev.bend_tau_bar = rtw_.data();
+    if (ev.hinge_phi_bar) ev.hinge_phi_bar = rphi_.data();
+    if (ev.mid_kappa_bar) ev.mid_kappa_bar = rmid_.data();
+    if (ev.edge_stretch_bar) ev.edge_stretch_bar = rstr_.data();
+    ModelView mv = en.mv_;
+    mv.two_d = 0;
+    rx_.assign(nd, 0);
+    rab_.assign(size_t(ne), 0);
+    std::vector<Real>& tb = tau0_bar_;
+    tb.assign(3 * size_t(m.nsedge), 0);
+    RolloutGradient& g = *grad_;
+    for_each_elastic_family([&](auto binding, Family f, long) {
+      using Bd = decltype(binding);
+      constexpr int D = Bd::kDofs;
+      constexpr bool bend = std::is_same_v<Bd, RodBendTwistBinding>;
+      constexpr bool mid = std::is_same_v<Bd, ShellMidEdgeBinding>;
+      const long count = Bd::count(mv);
+      const Real* K = en.se_.start_stiffness(f);
+      int idx[D];
+      for (long k = 0; k < count; ++k) {
+        const int node = stencil_part_node<Bd>(mv, k, idx);
+        const Real b = beta[node];
+        if (b == 0) continue;
+        const Real sc = ys * part_scale_of(node);
+        const Real* Kk = K + k * D * D;
+        Real ll[D], ul[D];
+        for (int a = 0; a < D; ++a) {
+          ll[a] = idx[a] >= 0 ? lam[size_t(idx[a])] : 0;
+          ul[a] = idx[a] >= 0 ? uy[size_t(idx[a])] : 0;
+        }
+        // V^T lambda, and nothing at a held DOF at a fixed velocity
+        for (int c = 0; c < D; ++c) {
+          if (idx[c] < 0) continue;
+          Real t = 0;
+          for (int a = 0; a < D; ++a)
+            t += Kk[a * D + c] * ll[a];
+          w[size_t(idx[c])] += b * c_u * t;
+          if (fx[idx[c]]) col[size_t(idx[c])] -= b * c_u * t;
+        }
+        // b lambda . K(p) u with the stencil's scale, by differences in one number p
+        auto form = [&]() {
+          LocalEval<D> r;
+          r.g.set_zero();
+          r.H.set_zero();
+          Bd::eval(mv, ev, 0, k, kGradHess, r);
+          Real s = 0;
+          for (int a = 0; a < D; ++a) {
+            Real t = 0;
+            for (int c = 0; c < D; ++c)
+              t += r.H(a, c) * ul[c];
+            s += ll[a] * t;
+          }
+          return b * sc * s;
+        };
+        // the rods' frames at q_n moved with a node (parallel transport from the unmoved ones)
+        auto frames = [&](bool moved) {
+          if constexpr (bend) {
+            for (int e2 = 0; e2 < 2; ++e2) {
+              const int e = mv.bend_edge[2 * k + e2];
+              if (moved) {
+                TransportFrames{
+                    mv, rq_.data(), rd1_.data(), rt_.data(), rd1c_.data(), rtc_.data()}(e);
+              } else {
+                for (int c = 0; c < 3; ++c) {
+                  rd1c_[3 * size_t(e) + c] = rd1_[3 * size_t(e) + c];
+                  rtc_[3 * size_t(e) + c] = rt_[3 * size_t(e) + c];
+                }
+              }
+            }
+            rrefc_[size_t(k)] = rref_[size_t(k)];
+            if (moved)
+              ReferenceTwists{mv, rd1c_.data(), rtc_.data(), rref_.data(), rrefc_.data()}(k);
+          }
+        };
+        auto diff = [&](Real& v, Real h, bool position) {
+          const Real v0 = v;
+          Real fv[4];
+          const Real step[4] = {h, -h, 2 * h, -2 * h};
+          for (int s = 0; s < 4; ++s) {
+            v = v0 + step[s];
+            if (position) frames(true);
+            fv[s] = form();
+          }
+          v = v0;
+          if (position) frames(false);
+          return (8 * (fv[0] - fv[1]) - (fv[2] - fv[3])) / (12 * h);
+        };
+        // the stencil's size: its nodes' largest distance from its first
+        Real size = 0;
+        for (int a = 1; a < D && idx[a] >= 0 && idx[a] < 3 * nn; ++a)
+          if (a % 3 == 0)
+            size = std::max(size, std::sqrt(sq(rq_[size_t(idx[a])] - rq_[size_t(idx[0])]) +
+                                            sq(rq_[size_t(idx[a] + 1)] - rq_[size_t(idx[0] + 1)]) +
+                                            sq(rq_[size_t(idx[a] + 2)] - rq_[size_t(idx[0] + 2)])));
+        if (!(size > 0)) continue;
+        for (int a = 0; a < D; ++a) {
+          if (idx[a] < 0) continue;
+          const bool position = idx[a] < 3 * nn;
+          const Real d = diff(rq_[size_t(idx[a])], Real(1e-3) * (position ? size : 1), position);
+          rx_[size_t(idx[a])] -= d;
+          const int j = idx[a] - 3 * nn;
+          if (j >= 0 && j < ne) rab_[size_t(j)] -= d;
+        }
+        // the natural strains of the step (kappa and tau of the rods' springs, the hinges'
+        // angles, the mid-edge curvatures, the rod edges' stretch)
+        const Real kscale = 1 / size;
+        if constexpr (bend) {
+          for (int c = 0; c < 2; ++c)
+            g.kappa_bar[(size_t(n) * m.nbend + size_t(k)) * 2 + size_t(c)] -=
+                diff(rkap_[2 * size_t(k) + size_t(c)], Real(1e-3) * kscale, false);
+          g.tau_bar[size_t(n) * m.nbend + size_t(k)] -=
+              diff(rtw_[size_t(k)], Real(1e-3) * kscale, false);
+        } else if constexpr (std::is_same_v<Bd, ShellHingeBinding>) {
+          g.phi_bar[size_t(n) * m.nhinge + size_t(k)] -= diff(rphi_[size_t(k)], Real(1e-3), false);
+        } else if constexpr (std::is_same_v<Bd, RodStretchBinding>) {
+          if (!rstr_.empty())
+            g.stretch_bar[size_t(n) * ne + size_t(k)] -= diff(rstr_[size_t(k)], Real(1e-4), false);
+        } else if constexpr (mid) {
+          for (int c = 0; c < 3; ++c)
+            g.midedge_kappa_bar[(size_t(n) * m.nmid + size_t(k)) * 3 + size_t(c)] -=
+                diff(rmid_[3 * size_t(k) + size_t(c)], Real(1e-3) * kscale, false);
+          // tau0 of its edges (functions of q_n: mid_edge_frame_adjoint below)
+          const int t = m.mid_tri[size_t(k)];
+          for (int a = 0; a < 3; ++a) {
+            const size_t e = size_t(m.tri_edge[3 * size_t(t) + size_t(a)]);
+            for (int c = 0; c < 3; ++c)
+              tb[3 * e + size_t(c)] -= diff(rtau0_[3 * e + size_t(c)], Real(1e-3), false);
+          }
+        }
+      }
+    });
+    for (int e = 0; e < m.nsedge; ++e)
+      mid_edge_frame_adjoint(en.mv_, sn.q.data(), e,
+                             vec3(tb[3 * size_t(e)], tb[3 * size_t(e) + 1], tb[3 * size_t(e) + 2]),
+                             rx_.data());
+  }
+  static Real sq(Real v) { return v * v; }
 
   // the part of bend-twist spring k's Jacobian at y that its symmetric Hessian leaves out (its
   // frames come from the step's start: transport_asym), scaled by sc; with Kelvin-Voigt damping,
@@ -1657,6 +1887,10 @@ class RolloutAdjointOn {
   EvalView kvz_{};
   Real kv_w_ = 1;
   typename X::template Buffer<Real> kva_d1_, kva_t_, kva_ref_;
+  // Rayleigh: the start's scratch copies (positions, frames, tau0, natural strains) and the
+  // terms of q_n's and alpha_n's adjoints (rayleigh_terms)
+  std::vector<Real> rq_, rd1_, rt_, rref_, rd1c_, rtc_, rrefc_, rtau0_, rkap_, rtw_, rphi_, rmid_,
+      rstr_, rx_, rab_, rhk_;
   PairPlanFn pair_plan_fn_;
   std::shared_ptr<const AssemblyPlan> pair_plan_;  // the plan with the pairs of the last step
   contact::ContactPairLists pairs_scratch_;

@@ -413,6 +413,12 @@ class StepEval {
   /// scales, all of environment 0 (the adjoint's linearization, engine/adjoint.h)
   KvAnchors kv_anchors() { return kv_anchor_.view(); }
   const Real* kv_anchor_position() { return kv_qa_.data(); }
+  /// environment 0's elastic Hessians at the step's start (keep_start_stiffness, scaled), family
+  /// f's first, and each node's Rayleigh beta (the adjoint's linearization, engine/adjoint.h)
+  const Real* start_stiffness(Family f) {
+    return k_start_.data() + (m_->plan.h_off[f] - m_->plan.h_off[kFamElasticBegin]);
+  }
+  const Real* stiffness_beta() { return beta_.data(); }
   const Real* kv_scale_of(Family f) { return kv_scales(f).at(0); }
 
  private:
