@@ -176,7 +176,8 @@ void check_all(const Problem& base,
                int steps = kSteps,
                Real tol = 1e-6,
                Real h_scale = 1,  // (the parameters', loads' and velocities' steps' factor)
-               bool fourth = false) {
+               bool fourth = false,
+               Real q_scale = 1) {  // (the initial positions' step's factor)
   const Model& m = *base.m;
   RolloutAdjoint ad(base.m, m.scene.integrator);
   ad.run(base.s0, steps, base.a, base.p);
@@ -298,11 +299,11 @@ void check_all(const Problem& base,
       Problem pr = base;
       std::vector<Real> q = base.s0.q;
       for (size_t i = 0; i < nd; ++i)
-        q[i] += 1e-3 * h * d[i];
+        q[i] += 1e-3 * q_scale * h * d[i];
       pr.s0 = transported_state(m, base.s0, q);
       return loss_of(pr, loss, steps);
     };
-    expect_directional("initial positions", 1e-3 * dot(g.q0, d), Lq, 1e-4, tol, fourth);
+    expect_directional("initial positions", 1e-3 * q_scale * dot(g.q0, d), Lq, 1e-4, tol, fourth);
     auto Lu = [&](Real h) {
       Problem pr = base;
       for (size_t i = 0; i < nd; ++i)
@@ -1054,6 +1055,27 @@ TEST(Adjoint, PneumaticActuatorMatchesCentralDifferences) {
   // are exact to ~1e-14 m, and the damping's and density's small sensitivities need the larger
   // step to rise above that; the truncation stays below 1e-8)
   check_all(pr, LinearLoss(m.ndof, kSteps, 71), true, true, 1e-4, kSteps, 1e-6, 10);
+}
+
+// The star robot of Huang et al. (seed 003; apps/scenes/star_roll.json: seven SMA-driven
+// limbs of naturally curved rods, Rayleigh stiffness damping, the ground with friction 0.8 and
+// a dashpot of restitution 0, the midpoint rule with energy-consistent contact, the 2D mode),
+// resting on its two lower limbs, differentiated whole over 24 steps of 0.5 ms: every class
+// against central differences (its limbs' natural curvatures, the forces, the moduli, the
+// density, the initial state; before, its Rayleigh damping was refused)
+TEST(Adjoint, StarRobotMatchesCentralDifferences) {
+  SceneSpec sc = read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/star_roll.json");
+  tight_newton(sc.integrator.newton);
+  sc.integrator.adaptive = false;
+  Problem pr = problem_of(build_model(sc));
+  const Model& m = *pr.m;
+  ASSERT_TRUE(m.stiffness_damping);
+  ASSERT_TRUE(m.ground.enabled);
+  const int N = 24;
+  // (fourth-order differences; the initial positions moved by 1e-8 m: the friction's
+  // regularization, 1 mm/s of slip, is 5e-7 m in a step, which the usual 1e-7 m step reaches far
+  // enough into for 2e-5 of truncation, 4e-9 at 1e-8 m)
+  check_all(pr, LinearLoss(m.ndof, N, 74), true, true, 1e-6, N, 1e-6, 10, true, 0.1);
 }
 
 // ... and a closed shell's inner pressure (the pressure family, E = -p V) as the action: the
