@@ -10,7 +10,8 @@
 // apps/scenes/gripper.json is the other bench (five fingers coiling into each other with
 // rod-rod friction).
 // --integrator midpoint|newmark replaces the integrator (Newmark's with pointwise contact forces,
-// integrator.energy_consistent false: its secant contact forces are not differentiated).
+// integrator.energy_consistent false, as the 2026-11-29 results measured it; its secant contact
+// forces are differentiated since 2026-11-30).
 //   slender_adjoint_bench [--repeats 5] [--steps 200] [--scene FILE] [--integrator KIND]
 //                         [--markdown FILE]
 

@@ -101,7 +101,8 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                      0,
                      0,
                      0,
-                     in.stretch.data()};
+                     in.stretch.data(),
+                     0};
   in.dev = EvalView{1,
                     in.dq.data(),
                     in.dd1.data(),
@@ -122,7 +123,8 @@ void make_inputs(const Model& m, std::mt19937_64& rng, Inputs& in) {
                     0,
                     0,
                     0,
-                    in.dstretch.data()};
+                    in.dstretch.data(),
+                    0};
 }
 
 /// The local-result pools of every family (the plan's layout), host and device.

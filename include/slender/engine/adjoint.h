@@ -64,16 +64,16 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
   SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
                 "gradients through time: the adjoint differentiates implicit Euler, implicit "
                 "midpoint and Newmark steps; this scene's integrator is static (integrator.type)");
-  // (the midpoint rule's secant contact forces are: their start's distances, ground_secant_
-  // start_derivative, imc_secant_start_derivative; Newmark evaluates them at the step's
-  // midpoint, whose start dependence is not)
+  // (the secant contact forces are, the midpoint rule's and Newmark's; Newmark's dashpots, whose
+  // start is the step's, inside the discrete gradient, are not)
   SLENDER_CHECK(contact_step_coeffs(spec, spec.dt).a == 0 ||
                     spec.kind != IntegratorKind::kNewmark ||
-                    !(m.ground.enabled || m.contact.enabled),
-                "gradients through time: Newmark's energy-consistent contact forces (the "
-                "discrete gradient over the step, integrator.energy_consistent) are not "
-                "differentiated (the midpoint rule's are); set integrator.energy_consistent to "
-                "false for the ground and contact of this Newmark scene");
+                    !((m.ground.enabled && m.ground.restitution < 1) ||
+                      (m.contact.enabled && m.contact.restitution < 1)),
+                "gradients through time: the contact dashpots (restitution < 1) within Newmark's "
+                "energy-consistent contact forces (integrator.energy_consistent) are not "
+                "differentiated; set the restitution to 1 or integrator.energy_consistent to "
+                "false for this Newmark scene");
   for (int i = 0; i < m.ndof && spec.kind == IntegratorKind::kImplicitMidpoint; ++i)
     SLENDER_CHECK(m.dof_fixed[size_t(i)] || m.dof_mass[size_t(i)] > 0,
                   "gradients through time: DOF ", i,
@@ -513,6 +513,27 @@ class RolloutAdjointOn {
       rhs[k] = mid   ? 2 * x1t[k] + 4 / dt_ * vb_[k]
                : nmk ? x1t[k] + c_u * vb_[k] + c_m * accb_[k]
                      : x1t[k] + vb_[k] / dt_;
+    }
+    // Newmark's energy-consistent contact: the stored acceleration takes the contact forces back
+    // out, a_n+1 = c_m (y - q_hat) + R_c / m (R_c the residual's contact share), so a_n+1's
+    // adjoint reaches y through R_c too (phi = accb / m; newmark_contact_terms for the rest)
+    const bool nec =
+        nmk && contact_step_coeffs(spec_, dt_).a > 0 && (m.ground.enabled || m.contact.enabled);
+    if (nec) {
+      const Real dens = en.scaled_ ? en.params_h_[0] : Real(1);
+      std::vector<Real>& ph = nec_phi_;
+      ph.assign(size_t(nd), 0);
+      for (int i = 0; i < nd; ++i)
+        if (!held(i) && m.dof_mass[size_t(i)] > 0)
+          ph[size_t(i)] = accb_[size_t(i)] / (dens * m.dof_mass[size_t(i)]);
+      each_contact_stencil([&](const int* idx, int D, const Real*, const Real* h) {
+        for (int b = 0; b < D; ++b) {
+          Real t = 0;
+          for (int a = 0; a < D; ++a)
+            t += ph[size_t(idx[a])] * h[a * D + b];
+          rhs[size_t(idx[b])] += t;
+        }
+      });
     }
 
     // G: the stencils' Hessian entries in the twist DOFs' columns, (free row, edge, value): the
@@ -1035,6 +1056,7 @@ class RolloutAdjointOn {
         }
       }
     }
+    if (nec) newmark_contact_terms(lam, col);
     // Rayleigh stiffness damping: its share of V^T lambda, of the held columns, and its start's
     // Hessians' dependence on q_n, alpha_n and the natural strains (rayleigh_terms)
     if (m.stiffness_damping && c_u > 0) rayleigh_terms(n, sn, lam, uy, w, col);
@@ -1248,6 +1270,109 @@ class RolloutAdjointOn {
     });
     for (size_t k = 0; k < ns; ++k)
       grad_->loads[size_t(n) * ns + k] -= d[k] / delta[k];
+  }
+
+  // v(local dofs, D, local gradient, local Hessian) of every contact stencil (the ground's
+  // nodes, the pairs) from the engine's pools
+  template <class V>
+  void each_contact_stencil(const V& v) {
+    each_stencil(2, [&](auto, Family f, const int* idx, int D, const Real* g, const Real* h, long) {
+      if (f == kFamGround || f == kFamContact || f == kFamContactPointTri) v(idx, D, g, h);
+    });
+  }
+
+  // Newmark's energy-consistent contact (contact_discrete_gradient.h; trapezoidal Newmark): each
+  // contact stencil acts at x = x0 + hm (y - x0), x0 = q_n, with the step's mean velocity
+  // u = c (x - x0), its normal force the secant from its distance at x0, weighted w in the
+  // residual. With J_x, J_u its derivatives by x and u, the pools hold dR/dy = H = w hm (J_x +
+  // c J_u), and dR/dx0 = w ((1 - hm) J_x - c hm J_u) + w dg/dD0 grad D0^T = P0 / hm - H + the
+  // secant's, P0 = w hm J_x (the stencils again with du/dx left out: contact_fixed_velocity).
+  // The stored acceleration's share: psi = lambda - phi (phi = accb / m: a_n+1 = ... + R_c / m),
+  // so q_n's adjoint (start_) takes -psi . dR_c/dx0, and the density scale -phi . R_c / rho (the
+  // mass divides R_c) plus phi . dR_c/drho (the ground's automatic stiffness, linear in it).
+  void newmark_contact_terms(const std::vector<Real>& lam, std::vector<Real>& col) {
+    const Model& m = *model_;
+    Engine<X>& en = en_;
+    const size_t nd = size_t(m.ndof);
+    const std::vector<Real>& ph = nec_phi_;
+    std::vector<Real>& psi = nec_psi_;
+    psi.resize(nd);
+    for (size_t i = 0; i < nd; ++i)
+      psi[i] = lam[i] - ph[i];
+    const Real hm = contact_step_coeffs(spec_, dt_).hm;
+    const Real dens = en.scaled_ ? en.params_h_[0] : Real(1);
+    RolloutGradient& g = *grad_;
+    // psi^T H (the pools as evaluated at y) and the density's share
+    // (a held DOF's y is its start or its path's x1: phi . H reaches it as lambda . H does,
+    // through its column, col)
+    const bool auto_k = en.mv_.ground_on && en.mv_.ground.k_per_kg > 0;
+    const unsigned char* fx = en.fixed(0);
+    each_stencil(2,
+                 [&](auto, Family f, const int* idx, int D, const Real* gl, const Real* h, long) {
+                   if (f != kFamGround && f != kFamContact && f != kFamContactPointTri) return;
+                   for (int b = 0; b < D; ++b) {
+                     Real t = 0, tp = 0;
+                     for (int a = 0; a < D; ++a) {
+                       t += psi[size_t(idx[a])] * h[a * D + b];
+                       tp += ph[size_t(idx[a])] * h[a * D + b];
+                     }
+                     start_[size_t(idx[b])] += t;
+                     if (fx[idx[b]]) col[size_t(idx[b])] -= tp;
+                     const Real r = gl[b] * ph[size_t(idx[b])] / par_.density_scale;
+                     g.density_scale -= (f == kFamGround && auto_k) ? 0 : r;
+                   }
+                 });
+    // the secants' start: -(psi . w dg/dD0) grad D0
+    const EvalView ev = en.step_eval_view(en.y_.data());
+    const ModelView& mv = en.mv_;
+    if (mv.ground_on)
+      for (int k = 0; k < m.nnode; ++k) {
+        Vec3 dg, gd;
+        if (!GroundBinding::secant_start_derivative(mv, ev, 0, k, en.mu_.data()[0], dens, dg, gd))
+          continue;
+        Real sl = 0;
+        for (int i = 0; i < 3; ++i)
+          sl += dg[i] * psi[size_t(3 * k + i)];
+        for (int i = 0; i < 3; ++i)
+          start_[size_t(3 * k + i)] -= sl * gd[i];
+      }
+    auto pairs = [&](auto distance, long npair, const int* pnode, const Real* pd, const Real* pmu) {
+      using Distance = decltype(distance);
+      for (long k = 0; k < npair; ++k) {
+        const int* node = pnode + 4 * k;
+        Vec<12> dg, gd;
+        if (!detail::contact_pair_secant_start_derivative<Distance>(mv, ev, 0, node, pd[k],
+                                                                    pmu ? pmu[k] : 0, dg, gd))
+          continue;
+        Real sl = 0;
+        for (int j = 0; j < 12; ++j)
+          sl += dg[j] * psi[size_t(3 * node[j / 3] + j % 3)];
+        for (int j = 0; j < 12; ++j)
+          start_[size_t(3 * node[j / 3] + j % 3)] -= sl * gd[j];
+      }
+    };
+    pairs(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d, mv.pair_mu);
+    pairs(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d, mv.pt_mu);
+    // -psi^T P0 / hm: the contact stencils again, their mean velocity's derivative by x left out
+    // (their pools hold P0 from here on; nothing after reads them)
+    EvalView evf = ev;
+    evf.contact_fixed_velocity = 1;
+    const EnvPools pl = en.pools();
+    if (mv.ground_on) en.eval_ground(evf, kGradHess);
+    if (mv.npair > 0)
+      en.se_.template eval_family<ContactEdgeEdgeBinding>(mv, pl, kFamContact, evf, kGradHess,
+                                                          kParallelGrainHeavy);
+    if (mv.npt > 0)
+      en.se_.template eval_family<ContactPointTriangleBinding>(mv, pl, kFamContactPointTri, evf,
+                                                               kGradHess, kParallelGrainHeavy);
+    each_contact_stencil([&](const int* idx, int D, const Real*, const Real* h) {
+      for (int b = 0; b < D; ++b) {
+        Real t = 0;
+        for (int a = 0; a < D; ++a)
+          t += psi[size_t(idx[a])] * h[a * D + b];
+        start_[size_t(idx[b])] -= t / hm;
+      }
+    });
   }
 
   // Rayleigh stiffness damping (stencils/rayleigh.h): each elastic stencil's force b K u(y), K
@@ -1878,6 +2003,7 @@ class RolloutAdjointOn {
   std::vector<Real> xb_, vb_, ab_, accb_, ha_, hb_, ha1_, hb1_, x1t_, ab_in_, y_h_, tau0_bar_,
       start_, rhs_, vals_, rf_, lf_, lam_, mass_, w_, uy_, held_col_;
   std::vector<Real> dash_;  // the ground's and the pairs' dashpots' term of q_n's adjoint
+  std::vector<Real> nec_phi_, nec_psi_;  // Newmark's energy-consistent contact (phi, psi)
   // Kelvin-Voigt: each family's lambda . F and lambda . dF/d(anchor) per stencil, the anchors'
   // share, z's view and w, the holonomies to z and to q_a, the damped bend-twist springs'
   // Hessian shares, the frames' and tangents' adjoints (kv_terms)

@@ -93,6 +93,9 @@ struct EvalView {
   // edge's natural length is edge_stretch_bar * edge_l_bar [-] (· x nedge); null: 1 (the rest
   // lengths)
   const Real* edge_stretch_bar;
+  // the adjoint's view of Newmark's energy-consistent contact (engine/adjoint.h): the stencils'
+  // mean velocity as usual, its derivative by x left out of their Jacobians (1), or not (0)
+  int contact_fixed_velocity;
 };
 
 /// The integrator's view of one contact stencil within a step: the configuration it is
@@ -139,6 +142,7 @@ struct ContactView {
       u[i] = c_u * (x[i] - x0[i]);
     }
     moving = true;
+    if (s.contact_fixed_velocity) c_u = 0;
   }
   /// the results' weights
   template <int D>
@@ -583,7 +587,7 @@ struct GroundBinding {
     cv.weigh(want, r);
   }
   /// the derivative of node k's penalty and friction forces by its distance Delta_0 at the
-  /// step's start under the midpoint rule's secant (ground_secant_start_derivative) and that
+  /// step's start under the secant (ground_secant_start_derivative; Newmark's weighted) and that
   /// distance's gradient there (the adjoint's term); false where there is none
   SLENDER_HD static bool secant_start_derivative(const ModelView& m,
                                                  const EvalView& s,
@@ -596,8 +600,10 @@ struct GroundBinding {
     ContactView<3> cv;
     GroundContact::Params p;
     setup(m, s, env, k, kGrad, mu, mass_scale, cv, p, &grad_D0);
-    if (!cv.secant || cv.scaled) return false;
-    return ground_secant_start_derivative(cv.x, p, dg);
+    if (!cv.secant) return false;
+    if (!ground_secant_start_derivative(cv.x, p, dg)) return false;
+    dg *= cv.w;  // (Newmark's weight on the residual)
+    return true;
   }
   /// node k's contact view and ground parameters as a step's evaluation takes them
   SLENDER_HD static void setup(const ModelView& m,
@@ -624,6 +630,13 @@ struct GroundBinding {
       p.q_hat[i] = mid ? cv.x0[i] : s.q_hat ? s.q_hat[base + dof + i] : 0;
       p.u_hat[i] = mid ? 0 : s.u_hat ? s.u_hat[base + dof + i] : 0;
     }
+    // (the adjoint's view with the mean velocity's derivative left out, contact_fixed_velocity:
+    // the same velocity as offsets, u_hat = u at q_hat = x)
+    if (mid && s.contact_fixed_velocity)
+      for (int i = 0; i < 3; ++i) {
+        p.q_hat[i] = cv.x[i];
+        p.u_hat[i] = cv.u[i];
+      }
     // the node's mass (the dashpot and the automatic stiffness); the dashpot also needs the
     // step's offsets (none outside a step)
     p.mass = m.node_mass ? m.node_mass[k] * mass_scale : 0;
@@ -786,7 +799,7 @@ struct ContactPairSetup {
 };
 
 /// the derivative of a contact pair's penalty and friction forces by its distance at the step's
-/// start under the midpoint rule's secant (imc_secant_start_derivative) and that distance's
+/// start under the secant (imc_secant_start_derivative; Newmark's weighted) and that distance's
 /// gradient there (the adjoint's term); false where there is none
 template <class Distance>
 SLENDER_HD inline bool contact_pair_secant_start_derivative(const ModelView& m,
@@ -799,9 +812,12 @@ SLENDER_HD inline bool contact_pair_secant_start_derivative(const ModelView& m,
                                                             Vec<12>& grad_D0) {
   ContactPairSetup<Distance> ps;
   ps.at(m, s, long(env) * m.ndof, node, mu, kGrad, &grad_D0);
-  if (!ps.cv.secant || ps.cv.scaled) return false;
-  return imc_secant_start_derivative<12, Distance>(
-      ps.cv.x, ImcParams{m.contact_k, d, m.contact_delta}, ps.friction(), ps.step, dg);
+  if (!ps.cv.secant) return false;
+  if (!imc_secant_start_derivative<12, Distance>(
+          ps.cv.x, ImcParams{m.contact_k, d, m.contact_delta}, ps.friction(), ps.step, dg))
+    return false;
+  dg *= ps.cv.w;  // (Newmark's weight on the residual)
+  return true;
 }
 
 /// one 4-node contact pair (nodes `node`, contact distance d, friction coefficient mu) of
