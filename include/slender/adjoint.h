@@ -98,9 +98,9 @@ struct RolloutOptions {
 /// throws slender::Error naming what is not): implicit Euler, the midpoint rule or Newmark
 /// (under Newmark's energy-consistent contact, no contact dashpots: restitution 1); no
 /// energies from the caller's code of the rods' strains that read the natural strains and do
-/// not give their derivative (UserEnergy::gives_natural_strain_grad), no mid-edge shells under
-/// the midpoint rule (the ground's dashpot, contact between bodies with friction and the pairs'
-/// dashpot, Kelvin-Voigt damping of every elastic family under every integrator, Rayleigh
+/// not give their derivative (UserEnergy::gives_natural_strain_grad) (the ground's dashpot,
+/// contact between bodies with friction and the pairs' dashpot, Kelvin-Voigt damping of every
+/// elastic family under every integrator, Rayleigh
 /// stiffness damping (its start's Hessians' own derivative by differences: docs/gradients.md),
 /// mid-edge shells and the caller's energies, of the DOFs' values or of the rods' strains, are
 /// differentiated; with contact, options.solver must be a direct solver). Boundary events fix and

@@ -74,11 +74,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                 "energy-consistent contact forces (integrator.energy_consistent) are not "
                 "differentiated; set the restitution to 1 or integrator.energy_consistent to "
                 "false for this Newmark scene");
-  for (int i = 0; i < m.ndof && spec.kind == IntegratorKind::kImplicitMidpoint; ++i)
-    SLENDER_CHECK(m.dof_fixed[size_t(i)] || m.dof_mass[size_t(i)] > 0,
-                  "gradients through time: DOF ", i,
-                  " is massless, which the midpoint rule ends at its midpoint value; not "
-                  "differentiated");
   // the caller's energies: those of the DOFs' values, a rod's twist angles among them, through
   // their Hessians alone; those that read the rods' frames, as the rods' own bend-twist springs,
   // with the frames' terms (G and their transport term, UserEnergy::reads_frames), unless they
@@ -440,9 +435,12 @@ class RolloutAdjointOn {
     ys_h = sn1.q;
     if (mid) {
       const unsigned char* fx0 = en.fixed(0);
+      // (a massless DOF, a mid-edge xi, keeps its midpoint value: q_n+1 = y)
       for (int i = 0; i < nd; ++i)
-        ys_h[size_t(i)] =
-            fx0[i] ? en.q_hat_.data()[i] : Real(0.5) * (sn.q[size_t(i)] + sn1.q[size_t(i)]);
+        ys_h[size_t(i)] = fx0[i] ? en.q_hat_.data()[i]
+                          : m.dof_mass[size_t(i)] == 0
+                              ? sn1.q[size_t(i)]
+                              : Real(0.5) * (sn.q[size_t(i)] + sn1.q[size_t(i)]);
     }
     X::upload(en.y_, ys_h.data(), size_t(nd));
     std::vector<Real> r(1), phi(1);
@@ -510,9 +508,11 @@ class RolloutAdjointOn {
     rhs.assign(size_t(nd), 0);
     for (int i = 0; i < nd; ++i) {
       const size_t k = size_t(i);
-      rhs[k] = mid   ? 2 * x1t[k] + 4 / dt_ * vb_[k]
-               : nmk ? x1t[k] + c_u * vb_[k] + c_m * accb_[k]
-                     : x1t[k] + vb_[k] / dt_;
+      // (under the midpoint rule a massless DOF ends at y, with the velocity (y - q_n) / dt)
+      const bool ends_at_y = !mid || m.dof_mass[k] == 0;
+      rhs[k] = mid && !ends_at_y ? 2 * x1t[k] + 4 / dt_ * vb_[k]
+               : nmk             ? x1t[k] + c_u * vb_[k] + c_m * accb_[k]
+                                 : x1t[k] + vb_[k] / dt_;
     }
     // Newmark's energy-consistent contact: the stored acceleration takes the contact forces back
     // out, a_n+1 = c_m (y - q_hat) + R_c / m (R_c the residual's contact share), so a_n+1's
@@ -1102,7 +1102,7 @@ class RolloutAdjointOn {
       }
       Real Qh = c_m * mass_[k] * lam[k] + w[k] + dash[k], Uh = -(w[k] + dash[k]) / c_u;
       Real xq = 0, xu = 0;  // q_n+1's and u_n+1's own dependence on q_n, u_n
-      if (mid) {
+      if (mid && m.dof_mass[k] > 0) {
         xq = -x1 - 4 / dt_ * v1;
         xu = -v1;
       } else if (nmk) {
