@@ -95,8 +95,7 @@ struct RolloutOptions {
 };
 
 /// A rollout and its gradient. The model must be one the adjoint linearizes (the constructor
-/// throws slender::Error naming what is not): implicit Euler, the midpoint rule or Newmark
-/// (under Newmark's energy-consistent contact, no contact dashpots: restitution 1); no
+/// throws slender::Error naming what is not): implicit Euler, the midpoint rule or Newmark; no
 /// energies from the caller's code of the rods' strains that read the natural strains and do
 /// not give their derivative (UserEnergy::gives_natural_strain_grad) (the ground's dashpot,
 /// contact between bodies with friction and the pairs' dashpot, Kelvin-Voigt damping of every

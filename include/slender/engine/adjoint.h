@@ -64,16 +64,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
   SLENDER_CHECK(spec.kind != IntegratorKind::kStatic,
                 "gradients through time: the adjoint differentiates implicit Euler, implicit "
                 "midpoint and Newmark steps; this scene's integrator is static (integrator.type)");
-  // (the secant contact forces are, the midpoint rule's and Newmark's; Newmark's dashpots, whose
-  // start is the step's, inside the discrete gradient, are not)
-  SLENDER_CHECK(contact_step_coeffs(spec, spec.dt).a == 0 ||
-                    spec.kind != IntegratorKind::kNewmark ||
-                    !((m.ground.enabled && m.ground.restitution < 1) ||
-                      (m.contact.enabled && m.contact.restitution < 1)),
-                "gradients through time: the contact dashpots (restitution < 1) within Newmark's "
-                "energy-consistent contact forces (integrator.energy_consistent) are not "
-                "differentiated; set the restitution to 1 or integrator.energy_consistent to "
-                "false for this Newmark scene");
   // the caller's energies: those of the DOFs' values, a rod's twist angles among them, through
   // their Hessians alone; those that read the rods' frames, as the rods' own bend-twist springs,
   // with the frames' terms (G and their transport term, UserEnergy::reads_frames), unless they
@@ -853,7 +843,8 @@ class RolloutAdjointOn {
     // automatic one, linearly: above)
     std::vector<Real>& dash = dash_;
     dash.assign(size_t(nd), 0);
-    if (en.mv_.ground_on && en.mv_.ground.zeta > 0) {
+    // (Newmark's energy-consistent contact: its dashpots' start is q_n, newmark_contact_terms)
+    if (en.mv_.ground_on && en.mv_.ground.zeta > 0 && !nec) {
       GroundContact::Params gp = en.mv_.ground;
       gp.c_u = c_u;
       gp.dashpot = true;
@@ -914,7 +905,7 @@ class RolloutAdjointOn {
     // (pair_dashpot_start_derivative, into dash), and their force goes as the square root of the
     // density scale (the reduced mass; the contact stiffness is the model's)
     const bool pair_secant = mid && contact_step_coeffs(spec_, dt_).a > 0;
-    const bool pair_dashpot = en.mv_.contact_zeta > 0 && c_u > 0;
+    const bool pair_dashpot = en.mv_.contact_zeta > 0 && c_u > 0 && !nec;
     if ((pair_secant || pair_dashpot) && en.mv_.npair + en.mv_.npt > 0) {
       const ModelView& mv = en.mv_;
       const EvalView ev = en.step_eval_view(en.y_.data());
@@ -1353,6 +1344,58 @@ class RolloutAdjointOn {
     };
     pairs(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d, mv.pair_mu);
     pairs(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d, mv.pt_mu);
+    // the dashpots: their normal, activation and (reduced) mass at the start x0 = q_n, their
+    // velocity the mean one at x: -psi^T w dg_d/dx0 into q_n's, and their force's square root
+    // of the density (with the ground's automatic stiffness, linear: in the pool's term above)
+    const Real w = contact_step_coeffs(spec_, dt_).w;
+    if (mv.ground_on && mv.ground.zeta > 0)
+      for (int k = 0; k < m.nnode; ++k) {
+        ContactView<3> cv;
+        GroundContact::Params p;
+        GroundBinding::setup(mv, ev, 0, k, kGrad, en.mu_.data()[0], dens, cv, p);
+        Vec3 gdp;
+        Mat3 dd;
+        if (!ground_dashpot_start_derivative(cv.x, p, gdp, dd)) continue;
+        for (int j = 0; j < 3; ++j) {
+          Real t = 0;
+          for (int i = 0; i < 3; ++i)
+            t += dd(i, j) * psi[size_t(3 * k + i)];
+          start_[size_t(3 * k + j)] -= (getenv("NODD") ? 0 : 1) * w * t;
+          if (!(mv.ground.k_per_kg > 0))
+            g.density_scale -= Real(0.5) * w * gdp[j] * psi[size_t(3 * k + j)] / par_.density_scale;
+        }
+      }
+    auto dashpots = [&](auto distance, long npair, const int* pnode, const Real* pd) {
+      using Distance = decltype(distance);
+      const Real* y = en.y_.data();
+      const Real* q0 = en.q_.data();
+      const Real cu = contact_step_coeffs(spec_, dt_).cu;
+      for (long k = 0; k < npair; ++k) {
+        const int* node = pnode + 4 * k;
+        Vec<12> xl, uu, gdp;
+        for (int a = 0; a < 4; ++a)
+          for (int i = 0; i < 3; ++i) {
+            const size_t dof = size_t(3 * node[a] + i);
+            xl[3 * a + i] = q0[dof];
+            uu[3 * a + i] = cu * hm * (y[dof] - q0[dof]);
+          }
+        Mat<12, 12> dd;
+        if (!detail::pair_dashpot_start_derivative<Distance>(mv, node, pd[k], xl, uu, gdp, dd))
+          continue;
+        for (int j = 0; j < 12; ++j) {
+          const size_t dof = size_t(3 * node[j / 3] + j % 3);
+          Real t = 0;
+          for (int i = 0; i < 12; ++i)
+            t += dd(i, j) * psi[size_t(3 * node[i / 3] + i % 3)];
+          start_[dof] -= w * t;
+          g.density_scale -= Real(0.5) * w * gdp[j] * psi[dof] / par_.density_scale;
+        }
+      }
+    };
+    if (mv.contact_zeta > 0) {
+      dashpots(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d);
+      dashpots(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d);
+    }
     // -psi^T P0 / hm: the contact stencils again, their mean velocity's derivative by x left out
     // (their pools hold P0 from here on; nothing after reads them)
     EvalView evf = ev;

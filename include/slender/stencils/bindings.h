@@ -631,12 +631,12 @@ struct GroundBinding {
       p.u_hat[i] = mid ? 0 : s.u_hat ? s.u_hat[base + dof + i] : 0;
     }
     // (the adjoint's view with the mean velocity's derivative left out, contact_fixed_velocity:
-    // the same velocity as offsets, u_hat = u at q_hat = x)
-    if (mid && s.contact_fixed_velocity)
-      for (int i = 0; i < 3; ++i) {
-        p.q_hat[i] = cv.x[i];
+    // the same velocity as the offset u_hat, c_u = 0, and the dashpot's start x0 given)
+    if (mid && s.contact_fixed_velocity) {
+      for (int i = 0; i < 3; ++i)
         p.u_hat[i] = cv.u[i];
-      }
+      p.start_given = true;
+    }
     // the node's mass (the dashpot and the automatic stiffness); the dashpot also needs the
     // step's offsets (none outside a step)
     p.mass = m.node_mass ? m.node_mass[k] * mass_scale : 0;
@@ -841,7 +841,8 @@ SLENDER_HD inline void contact_pair_eval(const ModelView& m,
   r.g.set_zero();  // out of range the stencil returns early; keep every path defined
   imc_eval<12, Distance>(cv.x, ImcParams{m.contact_k, d, m.contact_delta}, want, r, nullptr,
                          ps.friction(), &ps.step);
-  if (m.contact_zeta > 0 && cv.c_u > 0 && cv.moving && s.q_hat && m.node_mass) {
+  if (m.contact_zeta > 0 && (cv.c_u > 0 || s.contact_fixed_velocity) && cv.moving && s.q_hat &&
+      m.node_mass) {
     // the normal dashpot (contact_damping.h): normal, activation and reduced mass at the step's
     // start x_lag (q_hat - u_hat / c_u; Newmark's form: x0)
     Vec<12> xl;

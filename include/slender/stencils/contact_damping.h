@@ -41,14 +41,15 @@ SLENDER_HD inline Real contact_logistic(Real z) {
 }
 
 /// adds the lagged dashpot's potential, gradient and (on request) Hessian: c its coefficient
-/// (sigma included), w = grad Delta at the step's start, u the current velocities, c_u > 0
+/// (sigma included), w = grad Delta at the step's start, u the current velocities, c_u = du/dx >= 0
+/// (0: the adjoint's view of a held velocity, neither Jacobian nor potential)
 template <int N>
 SLENDER_HD inline void add_contact_damping(
     const Vec<N>& w, Real c, const Vec<N>& u, Real c_u, unsigned want, LocalEval<N>& out) {
   Real vn = 0;
   for (int i = 0; i < N; ++i)
     vn += w[i] * u[i];
-  out.E += Real(0.5) * c * vn * vn / c_u;
+  if (c_u > 0) out.E += Real(0.5) * c * vn * vn / c_u;  // (0: the adjoint's view, no potential)
   if (want == kEnergy) return;
   for (int i = 0; i < N; ++i)
     out.g[i] += c * vn * w[i];

@@ -97,6 +97,9 @@ struct GroundContact {
     Real mass;     ///< the node's mass [kg] (dashpot, automatic stiffness)
     bool dashpot;  ///< the step's offsets are set (the dashpot needs them)
     ContactStep step;  ///< the step's energy-consistent normal force (off: pointwise)
+    /// the dashpot's start is q_hat itself, not q_hat - u_hat / c_u (the adjoint's view of
+    /// Newmark's energy-consistent contact with the velocity u_hat held: c_u = 0)
+    bool start_given = false;
   };
 };
 
@@ -282,10 +285,11 @@ SLENDER_HD inline void ground_contact_eval(const Vec3& x,
   // the automatic stiffness is per node, proportional to its mass (every node settles alike)
   const Real k_c = p.k_per_kg > 0 ? p.k_per_kg * p.mass : p.k_c;
   detail::ground_penalty_friction_eval(x, p, k_c, want, out);
-  if (!(p.zeta > 0 && p.c_u > 0 && p.mass > 0 && p.dashpot)) return;
+  if (!(p.zeta > 0 && (p.c_u > 0 || p.start_given) && p.mass > 0 && p.dashpot)) return;
   Vec3 w;
   Mat3 Hl;
-  const Real Dl = ground_distance(p.ground, p.q_hat - (1 / p.c_u) * p.u_hat, w, Hl);
+  const Real Dl =
+      ground_distance(p.ground, p.start_given ? p.q_hat : p.q_hat - (1 / p.c_u) * p.u_hat, w, Hl);
   const Real a2 = dot(w, w);
   if (!(a2 > 0)) return;
   const Real c = 2 * p.zeta * ::sqrt(2 * k_c * p.mass / a2) * contact_logistic(-15 / p.delta * Dl);
