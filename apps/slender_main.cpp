@@ -375,7 +375,8 @@ int run_main(int argc, char** argv) {
   run->add_option("--solver", ra.solver,
                   "linear solver: auto (banded LU for rods, else CHOLMOD, or sparse LU for "
                   "non-symmetric Jacobians), cholmod, eigen-ldlt, sparse-lu, pcg (block-Jacobi "
-                  "CG), amg (CG with a multigrid preconditioner: large shells) or banded")
+                  "CG), amg (CG with a multigrid preconditioner: large shells), pcg-mixed (pcg "
+                  "with the matrix in single precision) or banded")
       ->check(solver_names);
   run->add_flag("--quiet,-q", ra.quiet, "print nothing but errors");
   run->add_flag("--no-output", ra.no_output, "write no files");

@@ -269,7 +269,7 @@ slender::bench::Table phase_table(const std::vector<CaseResult>& cases) {
 void usage(std::ostream& os) {
   os << "usage: slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] "
         "[--max-seconds S] [--probe-every N] [--E PA] [--solver "
-        "auto|cholmod|eigen-ldlt|sparse-lu|pcg|amg] "
+        "auto|cholmod|eigen-ldlt|sparse-lu|pcg|amg|pcg-mixed] "
         "[--backend cpu|cuda] [--markdown FILE] [--compare N [--compare-after W]]\n"
         "--sizes: target triangle counts (k = 1000); --steps: steps per size (one value for all, "
         "or one per size)\n";

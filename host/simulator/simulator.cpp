@@ -44,7 +44,8 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind) {
       {"pcg", LinearSolverKind::kPcg},
       {"banded", LinearSolverKind::kBanded},
       {"dense", LinearSolverKind::kDense},
-      {"amg", LinearSolverKind::kAmg}};
+      {"amg", LinearSolverKind::kAmg},
+      {"pcg-mixed", LinearSolverKind::kPcgMixed}};
   for (const auto& [n, k] : kinds)
     if (name == n) {
       kind = k;
@@ -54,7 +55,7 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind) {
 }
 
 const char* linear_solver_names() {
-  return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded, dense, amg";
+  return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded, dense, amg, pcg-mixed";
 }
 
 const char* to_string(StepStatus s) {
@@ -557,7 +558,7 @@ double Simulator::memory_estimate(const Model& m,
   // its values, preconditioner blocks and vectors (BiCGSTAB's seven; kAmg's multigrid hierarchy
   // is not counted); the Krylov workspace's reductions either way
   const bool symmetric = !engine_nonsymmetric(m, spec) && solver != LinearSolverKind::kSparseLu;
-  const bool iterative = solver == LinearSolverKind::kPcg || solver == LinearSolverKind::kAmg;
+  const bool iterative = linear_solver_iterative(solver);
   if (iterative) {
     long nblock = p.nfree > 0 ? 1 : 0;
     for (int r = 1; r < p.nfree; ++r)
@@ -566,6 +567,10 @@ double Simulator::memory_estimate(const Model& m,
     host.once<int>(nblock + 1.0);
     host.once<Real>(9.0 * nblock);
     host.once<unsigned char>(double(nblock));
+    if (solver == LinearSolverKind::kPcgMixed) {  // the single-precision copies
+      host.once<float>(double(p.nnz()));
+      host.once<float>(9.0 * nblock);
+    }
     for (int k = 0; k < 7; ++k)
       host.once<Real>(n);
   } else {

@@ -233,7 +233,7 @@ LinearSolverKind resolve_kind(int n,
   SLENDER_CHECK(kind != LinearSolverKind::kCholmod,
                 "CHOLMOD was asked for, but this build has no SuiteSparse");
 #endif
-  SLENDER_CHECK(kind != LinearSolverKind::kPcg && kind != LinearSolverKind::kAmg,
+  SLENDER_CHECK(!linear_solver_iterative(kind),
                 "cpu::LinearSolver is direct: the iterative path is the engine's (stepper.h)");
   const LinearSolverKind general = symmetric ? cholesky : LinearSolverKind::kSparseLu;
   // dense (the vectorized batch's): here the sparse direct factorization, the same exact solve

@@ -146,21 +146,30 @@ struct BlockJacobiSetupSum {
 };
 
 /// z = P^-1 r for one block per index.
-struct BlockJacobiApply {
+template <class V>
+struct BlockJacobiApplyOf {
   const int* block_row;
-  const Real* inv;
+  const V* inv;  // (Real, or float where the blocks are kept in single precision)
   const Real* r;
   Real* z;
   SLENDER_HD void operator()(long b) const {
     const int r0 = block_row[b], m = block_row[b + 1] - r0;
-    const Real* B = inv + 9 * b;
+    const V* B = inv + 9 * b;
     for (int i = 0; i < m; ++i) {
       Real s = 0;
       for (int j = 0; j < m; ++j)
-        s += B[3 * i + j] * r[r0 + j];
+        s += Real(B[3 * i + j]) * r[r0 + j];
       z[r0 + i] = s;
     }
   }
+};
+using BlockJacobiApply = BlockJacobiApplyOf<Real>;
+
+/// to[i] = from[i] in single precision, one entry per index
+struct ToSingle {
+  const Real* from;
+  float* to;
+  SLENDER_HD void operator()(long i) const { to[i] = float(from[i]); }
 };
 
 }  // namespace slender

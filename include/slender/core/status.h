@@ -63,10 +63,28 @@ struct EnvParams {
 /// (engine/amg.h) instead of block Jacobi: iterations that stay nearly flat as a shell's mesh is
 /// refined, where block Jacobi's grow like the square root of the unknowns. A Simulator's only
 /// (the vectorized batch refuses it).
-enum class LinearSolverKind { kAuto, kCholmod, kEigenLdlt, kSparseLu, kPcg, kBanded, kDense, kAmg };
+/// kPcgMixed: kPcg with the matrix and the preconditioner's blocks kept in single precision
+/// (the vectors, the residual and the updates in double; the same tolerance): fewer bytes a
+/// matrix product, for memory-bound Krylov solves (issue 48). A Simulator's only.
+enum class LinearSolverKind {
+  kAuto,
+  kCholmod,
+  kEigenLdlt,
+  kSparseLu,
+  kPcg,
+  kBanded,
+  kDense,
+  kAmg,
+  kPcgMixed
+};
+/// whether the kind solves by Krylov iterations (kPcg, kAmg, kPcgMixed)
+inline bool linear_solver_iterative(LinearSolverKind k) {
+  return k == LinearSolverKind::kPcg || k == LinearSolverKind::kAmg ||
+         k == LinearSolverKind::kPcgMixed;
+}
 /// The kind a name gives ("auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded",
-/// "dense", "amg"), as the command line, the benchmarks and the Python module spell it; false for
-/// any other name.
+/// "dense", "amg", "pcg-mixed"), as the command line, the benchmarks and the Python module spell
+/// it; false for any other name.
 bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind);
 /// The names linear_solver_from_name accepts, comma-separated (for error messages).
 const char* linear_solver_names();

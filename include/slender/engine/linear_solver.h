@@ -30,8 +30,7 @@ constexpr int kBandedAutoMax = 24;
 /// kPcg's and kAmg's direct path (CG could not go on) and kDense are the sparse direct kind, and a
 /// non-symmetric Jacobian needs LU (banded or sparse), between which kAuto chooses.
 inline LinearSolverKind direct_solver_kind(LinearSolverKind kind, bool symmetric) {
-  if (kind == LinearSolverKind::kPcg || kind == LinearSolverKind::kAmg)
-    kind = LinearSolverKind::kDense;
+  if (linear_solver_iterative(kind)) kind = LinearSolverKind::kDense;
   if (!symmetric && kind != LinearSolverKind::kAuto && kind != LinearSolverKind::kBanded)
     kind = LinearSolverKind::kSparseLu;
   return kind;

@@ -68,7 +68,7 @@ class SystemSolveOn {
     amg_stale_ = true;  // the multigrid is built again for a new plan (its pattern may differ)
     if (same_pattern) return;  // the solver, and where the values live, stay
     // the iterative path: CG for a symmetric Jacobian, BiCGSTAB otherwise
-    iterative_ = kind_ == LinearSolverKind::kPcg || kind_ == LinearSolverKind::kAmg ||
+    iterative_ = linear_solver_iterative(kind_) ||
                  (kind_ == LinearSolverKind::kAuto && p.nfree >= X::kPcgAutoThreshold);
     direct_.reset();
     if (!iterative_) {
@@ -116,7 +116,9 @@ class SystemSolveOn {
   std::string name() const {
     if (iterative_)
       return std::string(symmetric_ ? X::kPcgName : X::kBicgName) +
-             (kind_ == LinearSolverKind::kAmg ? "-amg" : "");
+             (kind_ == LinearSolverKind::kAmg        ? "-amg"
+              : kind_ == LinearSolverKind::kPcgMixed ? "-mixed"
+                                                     : "");
     return X::direct_name(direct_.get(), symmetric_);
   }
 
@@ -257,7 +259,22 @@ class SystemSolveOn {
       amg_fresh_ = true;
       return amg_setup();
     }
-    return block_jacobi_setup();
+    if (!block_jacobi_setup()) return false;
+    if (mixed()) to_single();
+    return true;
+  }
+
+  // kPcgMixed: the matrix (and its contact part) and the preconditioner's blocks in single
+  // precision, copied from the double ones of this Newton iteration
+  bool mixed() const { return kind_ == LinearSolverKind::kPcgMixed; }
+  void to_single() {
+    auto copy = [](const Real* from, long n, Buffer<float>& to) {
+      to.resize(size_t(n));
+      X::for_each(n, ToSingle{from, to.data()});
+    };
+    copy(val_.data(), nnz_, valf_);
+    copy(block_inv_.data(), 9 * nblock_, block_invf_);
+    if (has_contact()) copy(contact_->val(), contact_->nnz(), cvalf_);
   }
 
   bool block_jacobi_setup() {
@@ -322,11 +339,24 @@ class SystemSolveOn {
       amg_.apply(in, out, [this](const Real* x, Real* y) { apply_matrix(x, y); });
       return;
     }
+    if (mixed()) {
+      X::for_each(nblock_,
+                  BlockJacobiApplyOf<float>{block_row_.data(), block_invf_.data(), in, out});
+      return;
+    }
     X::for_each(nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(), in, out});
   }
 
-  // y = J x with J = J_static + J_c
+  // y = J x with J = J_static + J_c (kPcgMixed: their single-precision copies)
   void apply_matrix(const Real* x, Real* y) {
+    if (mixed()) {
+      X::for_each(nfree_, CsrSpmvOf<float>{row_ptr_.data(), col_.data(), valf_.data(), x, y});
+      if (has_contact()) {
+        const auto& cj = *contact_;
+        X::for_each(nfree_, CsrSpmvAddOf<float>{cj.row_ptr(), cj.col(), cvalf_.data(), x, y});
+      }
+      return;
+    }
     X::for_each(nfree_, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), x, y});
     if (has_contact()) {
       const auto& cj = *contact_;
@@ -346,6 +376,7 @@ class SystemSolveOn {
   long nblock_ = 0;
   Buffer<int> block_row_;
   Buffer<Real> block_inv_;
+  Buffer<float> valf_, block_invf_, cvalf_;  // kPcgMixed's single-precision copies
   Buffer<unsigned char> block_ok_;
   KrylovOn<X> krylov_;  // CG and BiCGSTAB (engine/krylov.h)
   AmgOn<X> amg_;        // kAmg's preconditioner
