@@ -107,6 +107,45 @@ SLENDER_HD inline Real shell_membrane_log_thickness_stretch(Real d, Real a) {
   return t;
 }
 
+namespace detail {
+
+/// A law's W(I, d) (with `energy`) and its derivatives W_I, W_d, W_II, W_dd (W_Id = 0 for both
+/// laws). A squashed triangle: St Venant-Kirchhoff keeps its exact values, neo-Hookean takes d
+/// at the floor kMembraneMinAreaRatio2 (d is set to it) and no longer depends on d.
+struct MembraneLaw {
+  Real W = 0, WI = 0, Wd = 0, WII = 0, Wdd = 0;
+};
+SLENDER_HD inline MembraneLaw membrane_law(
+    const ShellMembrane::Params& p, Real I, Real& d, bool squashed, bool energy) {
+  MembraneLaw w;
+  const Real mu = p.E / (2 * (1 + p.nu));
+  if (p.law == ShellMembrane::kStvk) {
+    const Real lam = p.E * p.nu / (1 - p.nu * p.nu);
+    if (energy) w.W = mu / 4 * (I * I - 2 * I + 2 - 2 * d) + lam / 8 * (I - 2) * (I - 2);
+    w.WI = mu / 2 * (I - 1) + lam / 4 * (I - 2);
+    w.Wd = -mu / 2;
+    w.WII = mu / 2 + lam / 4;
+    w.Wdd = 0;
+  } else {
+    if (squashed) d = kMembraneMinAreaRatio2;
+    const Real a = (1 - 2 * p.nu) / (1 - p.nu);
+    const Real t = shell_membrane_log_thickness_stretch(d, a);
+    const Real s = ::exp(t);
+    if (energy) {
+      const Real l = Real(0.5) * (::log(d) + t);
+      w.W = mu / 2 * (I + s - 3 - (s + 1) * l);
+    }
+    w.WI = mu / 2;
+    w.WII = 0;
+    // at the floor the energy no longer depends on d
+    w.Wd = squashed ? 0 : -mu * s / (2 * d);
+    w.Wdd = squashed ? 0 : mu * s / (2 * d * d) * (1 + (1 - a) / (a * s + 1 - a));
+  }
+  return w;
+}
+
+}  // namespace detail
+
 /// Energy and, on request, gradient and Hessian of one membrane triangle.
 SLENDER_HD inline void shell_membrane_eval(const Vec<9>& x,
                                            const ShellMembrane::Params& p,
@@ -127,32 +166,13 @@ SLENDER_HD inline void shell_membrane_eval(const Vec<9>& x,
   const Real V = p.h * Real(0.5) * ::sqrt(D);  // h A_bar
   const Real I = (p.g22 * m11 - 2 * p.g12 * m12 + p.g11 * m22) / D;
   Real d = (m11 * m22 - m12 * m12) / D;
-  const Real mu = p.E / (2 * (1 + p.nu));
 
   // W(I, d) and its derivatives W_I, W_d, W_II, W_dd (W_Id = 0 for both laws)
-  Real W, WI, Wd, WII, Wdd;
   const bool squashed = !(d > kMembraneMinAreaRatio2);
   if (squashed) out.flags |= kDegenerate;
-  if (p.law == ShellMembrane::kStvk) {
-    const Real lam = p.E * p.nu / (1 - p.nu * p.nu);
-    W = mu / 4 * (I * I - 2 * I + 2 - 2 * d) + lam / 8 * (I - 2) * (I - 2);
-    WI = mu / 2 * (I - 1) + lam / 4 * (I - 2);
-    Wd = -mu / 2;
-    WII = mu / 2 + lam / 4;
-    Wdd = 0;
-  } else {
-    if (squashed) d = kMembraneMinAreaRatio2;
-    const Real a = (1 - 2 * p.nu) / (1 - p.nu);
-    const Real t = shell_membrane_log_thickness_stretch(d, a);
-    const Real s = ::exp(t), l = Real(0.5) * (::log(d) + t);
-    W = mu / 2 * (I + s - 3 - (s + 1) * l);
-    WI = mu / 2;
-    WII = 0;
-    // at the floor the energy no longer depends on d
-    Wd = squashed ? 0 : -mu * s / (2 * d);
-    Wdd = squashed ? 0 : mu * s / (2 * d * d) * (1 + (1 - a) / (a * s + 1 - a));
-  }
-  out.E = V * W;
+  const detail::MembraneLaw law = detail::membrane_law(p, I, d, squashed, true);
+  const Real WI = law.WI, Wd = law.Wd, WII = law.WII, Wdd = law.Wdd;
+  out.E = V * law.W;
   if (want == kEnergy) return;
 
   // W_k = dW/dm_k for m = (m11, m22, m12), through dI/dm and dd/dm
@@ -238,24 +258,9 @@ SLENDER_HD inline void shell_membrane_rest_metric_derivative(const Vec<9>& x,
   const Real V = p.h * Real(0.5) * ::sqrt(D);
   const Real I = (p.g22 * m11 - 2 * p.g12 * m12 + p.g11 * m22) / D;
   Real d = (m11 * m22 - m12 * m12) / D;
-  const Real mu = p.E / (2 * (1 + p.nu));
-  Real WI, Wd, WII, Wdd;
-  const bool squashed = !(d > kMembraneMinAreaRatio2);
-  if (p.law == ShellMembrane::kStvk) {
-    const Real lam = p.E * p.nu / (1 - p.nu * p.nu);
-    WI = mu / 2 * (I - 1) + lam / 4 * (I - 2);
-    Wd = -mu / 2;
-    WII = mu / 2 + lam / 4;
-    Wdd = 0;
-  } else {
-    if (squashed) d = kMembraneMinAreaRatio2;
-    const Real a = (1 - 2 * p.nu) / (1 - p.nu);
-    const Real s = ::exp(shell_membrane_log_thickness_stretch(d, a));
-    WI = mu / 2;
-    WII = 0;
-    Wd = squashed ? 0 : -mu * s / (2 * d);
-    Wdd = squashed ? 0 : mu * s / (2 * d * d) * (1 + (1 - a) / (a * s + 1 - a));
-  }
+  const detail::MembraneLaw law =
+      detail::membrane_law(p, I, d, !(d > kMembraneMinAreaRatio2), false);
+  const Real WI = law.WI, Wd = law.Wd, WII = law.WII, Wdd = law.Wdd;
   const Real Im[3] = {p.g22 / D, p.g11 / D, -2 * p.g12 / D};
   const Real dm[3] = {m22 / D, m11 / D, -2 * m12 / D};
   const Real c[3] = {2 * dot(e1, l1), 2 * dot(e2, l2), dot(e2, l1) + dot(e1, l2)};

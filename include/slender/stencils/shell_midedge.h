@@ -478,6 +478,21 @@ SLENDER_HD inline void shell_midedge_eval(const Vec<12>& x,
   detail::midedge_add_normal_hess(geo, G, w, 2 * c, out.H);
 }
 
+namespace detail {
+/// the adjoint terms' outputs zeroed and the stencil's geometry at x; false where degenerate
+SLENDER_HD inline bool midedge_terms_geometry(const Vec<12>& x,
+                                              const ShellMidedge::Params& p,
+                                              MidedgeGeometry& geo,
+                                              Vec3 dtau0[3],
+                                              Real dkappa[3]) {
+  for (int k = 0; k < 3; ++k) {
+    dtau0[k] = vec3(0, 0, 0);
+    dkappa[k] = 0;
+  }
+  return midedge_geometry(x, p, geo);
+}
+}  // namespace detail
+
 /// The adjoint's terms of one mid-edge stencil (engine/adjoint.h), for each edge k: lambda .
 /// dg/d(tau0[k]) (tau0 is the step's start's) and lambda . dg/d(kappa_bar[k]) (the actuated
 /// natural curvature), from the stencil's gradient g and its Hessian times lambda, Hl = H lambda,
@@ -497,11 +512,7 @@ SLENDER_HD inline bool shell_midedge_adjoint_terms(const Vec<12>& x,
                                                    Vec3 dtau0[3],
                                                    Real dkappa[3]) {
   detail::MidedgeGeometry geo;
-  for (int k = 0; k < 3; ++k) {
-    dtau0[k] = vec3(0, 0, 0);
-    dkappa[k] = 0;
-  }
-  if (!detail::midedge_geometry(x, p, geo)) return false;
+  if (!detail::midedge_terms_geometry(x, p, geo, dtau0, dkappa)) return false;
   const Vec3 dx[3] = {lambda.segment<3>(0), lambda.segment<3>(3), lambda.segment<3>(6)};
   Vec3 de[3];
   for (int k = 0; k < 3; ++k)
@@ -541,11 +552,7 @@ SLENDER_HD inline bool shell_midedge_xi_chain(const Vec<12>& x,
                                               Vec3 dtau0[3],
                                               Real dkappa[3]) {
   detail::MidedgeGeometry geo;
-  for (int k = 0; k < 3; ++k) {
-    dtau0[k] = vec3(0, 0, 0);
-    dkappa[k] = 0;
-  }
-  if (!detail::midedge_geometry(x, p, geo)) return false;
+  if (!detail::midedge_terms_geometry(x, p, geo, dtau0, dkappa)) return false;
   for (int k = 0; k < 3; ++k) {
     const Real c = geo.a[k] / dot(geo.tau[k], geo.t[k]);
     dtau0[k] = -phi_xi[k] * (geo.n + c * geo.t[k]);
