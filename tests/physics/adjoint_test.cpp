@@ -461,10 +461,28 @@ const IntegratorCase kIntegrators[] = {
     {"midpoint", IntegratorKind::kImplicitMidpoint, 0.25, 0.5},
     {"Newmark", IntegratorKind::kNewmark, 0.25, 0.5},
     {"Newmark, dissipative", IntegratorKind::kNewmark, 0.3025, 0.6}};
-void set_integrator(SceneBuilder& b, const IntegratorCase& c) {
-  b.integrator().kind = c.kind;
-  b.integrator().beta = c.beta;
-  b.integrator().gamma = c.gamma;
+void set_integrator(IntegratorSpec& s, const IntegratorCase& c) {
+  s.kind = c.kind;
+  s.beta = c.beta;
+  s.gamma = c.gamma;
+}
+void set_integrator(SceneBuilder& b, const IntegratorCase& c) { set_integrator(b.integrator(), c); }
+void set_integrator(SceneSpec& sc, const IntegratorCase& c) { set_integrator(sc.integrator, c); }
+
+/// the damping tests' cantilever actions: its springs' natural curvatures both ways and twist
+/// growing in time, and its clamp (the fixed DOFs' targets) swung sideways
+void ramp_actions(Problem& pr) {
+  const Model& m = *pr.m;
+  for (int n = 0; n < kSteps; ++n) {
+    for (int k = 0; k < m.nbend; ++k) {
+      pr.a.kappa_bar.push_back(0.02 * (n + 1) / kSteps);
+      pr.a.kappa_bar.push_back(-0.01 * (n + 1) / kSteps);
+      pr.a.tau_bar.push_back(0.05 * (n + 1) / kSteps);
+    }
+    for (const int dof : m.fixed_dof)
+      pr.a.fixed_targets.push_back(pr.s0.q[size_t(dof)] +
+                                   (dof < 3 * m.nnode && dof % 3 == 1 ? 2e-3 * (n + 1) : 0));
+  }
 }
 
 TEST(Adjoint, MidpointAndNewmarkCantileverMatchCentralDifferences) {
@@ -548,9 +566,7 @@ TEST(Adjoint, MidpointAndNewmarkGroundFrictionMatchCentralDifferences) {
     SCOPED_TRACE(c.name);
     std::printf("%s%s\n", c.name, consistent ? ", energy-consistent" : "");
     SceneSpec sc = rod_on_ground()->scene;
-    sc.integrator.kind = c.kind;
-    sc.integrator.beta = c.beta;
-    sc.integrator.gamma = c.gamma;
+    set_integrator(sc, c);
     sc.integrator.energy_consistent = consistent;
     sc.forces.ground.restitution = 0.5;  // (the dashpot on)
     Problem pr = problem_of(build_model(sc));
@@ -632,9 +648,7 @@ TEST(Adjoint, MidpointAndNewmarkHingeShellMatchCentralDifferences) {
     std::printf("%s\n", c.name);
     SceneSpec sc = test::plate_with_post(ShellBending::kHinge)->scene;
     tight_newton(sc.integrator.newton);
-    sc.integrator.kind = c.kind;
-    sc.integrator.beta = c.beta;
-    sc.integrator.gamma = c.gamma;
+    set_integrator(sc, c);
     Problem pr = problem_of(build_model(sc));
     const bool mid = c.kind == IntegratorKind::kImplicitMidpoint;  // (the post's secant, as above)
     check_all(pr, LinearLoss(pr.m->ndof, 8, 54), false, true, 1e-4, 8, 1e-6, mid ? 10 : 1, mid);
@@ -891,16 +905,7 @@ TEST(Adjoint, KelvinVoigtDampingMatchesCentralDifferences) {
     ASSERT_TRUE(m.kelvin_voigt);
     pr.s0 = initial_state(m);
     pr.p.kelvin_voigt_scale = 1.3;
-    for (int n = 0; n < kSteps; ++n) {
-      for (int k = 0; k < m.nbend; ++k) {
-        pr.a.kappa_bar.push_back(0.02 * (n + 1) / kSteps);
-        pr.a.kappa_bar.push_back(-0.01 * (n + 1) / kSteps);
-        pr.a.tau_bar.push_back(0.05 * (n + 1) / kSteps);
-      }
-      for (const int dof : m.fixed_dof)
-        pr.a.fixed_targets.push_back(pr.s0.q[size_t(dof)] +
-                                     (dof < 3 * m.nnode && dof % 3 == 1 ? 2e-3 * (n + 1) : 0));
-    }
+    ramp_actions(pr);
     check_all(pr, LinearLoss(m.ndof, kSteps, 61), true, true);
   }
   {
@@ -938,16 +943,7 @@ TEST(Adjoint, MidpointAndNewmarkKelvinVoigtMatchCentralDifferences) {
       Simulator sim(pr.m);
       pr.s0 = sim.state();
       pr.p.kelvin_voigt_scale = 1.3;
-      for (int n = 0; n < kSteps; ++n) {
-        for (int k = 0; k < m.nbend; ++k) {
-          pr.a.kappa_bar.push_back(0.02 * (n + 1) / kSteps);
-          pr.a.kappa_bar.push_back(-0.01 * (n + 1) / kSteps);
-          pr.a.tau_bar.push_back(0.05 * (n + 1) / kSteps);
-        }
-        for (const int dof : m.fixed_dof)
-          pr.a.fixed_targets.push_back(pr.s0.q[size_t(dof)] +
-                                       (dof < 3 * m.nnode && dof % 3 == 1 ? 2e-3 * (n + 1) : 0));
-      }
+      ramp_actions(pr);
       check_all(pr, LinearLoss(m.ndof, kSteps, 62), true, true);
     }
     {
@@ -955,9 +951,7 @@ TEST(Adjoint, MidpointAndNewmarkKelvinVoigtMatchCentralDifferences) {
       SceneSpec sc = test::plate_with_post(ShellBending::kHinge)->scene;
       sc.forces.kelvin_voigt = 50;
       tight_newton(sc.integrator.newton);
-      sc.integrator.kind = c.kind;
-      sc.integrator.beta = c.beta;
-      sc.integrator.gamma = c.gamma;
+      set_integrator(sc, c);
       Problem pr = problem_of(build_model(sc));
       ASSERT_TRUE(pr.m->kelvin_voigt);
       // (the midpoint rule: the post's stretching secant, whose Newton noise the fourth-order
@@ -983,9 +977,7 @@ TEST(Adjoint, KelvinVoigtOfMidEdgeShellsMatchesCentralDifferences) {
     SceneSpec sc = test::plate_with_post(ShellBending::kMidEdge)->scene;
     sc.forces.kelvin_voigt = 50;
     tight_newton(sc.integrator.newton);
-    sc.integrator.kind = c.kind;
-    sc.integrator.beta = c.beta;
-    sc.integrator.gamma = c.gamma;
+    set_integrator(sc, c);
     Problem pr = problem_of(build_model(sc));
     ASSERT_TRUE(pr.m->kelvin_voigt);
     ASSERT_GT(pr.m->nmid, 0);
@@ -1013,9 +1005,7 @@ TEST(Adjoint, KelvinVoigtOfMembranesMatchesCentralDifferences) {
       sc.parts[0].membrane = law;
       sc.forces.kelvin_voigt = 50;
       tight_newton(sc.integrator.newton);
-      sc.integrator.kind = c.kind;
-      sc.integrator.beta = c.beta;
-      sc.integrator.gamma = c.gamma;
+      set_integrator(sc, c);
       // (the midpoint rule without the post's stretching secant: with it, its Newton noise
       // leaves the moduli's and the initial velocities' differences 1e-6 to 3e-5 off at one
       // step and 1e-7 to 8e-7 at ten times it; the secant with damping is checked on the
@@ -1053,16 +1043,7 @@ TEST(Adjoint, RayleighStiffnessDampingMatchesCentralDifferences) {
     ASSERT_TRUE(m.stiffness_damping);
     Simulator sim(pr.m);
     pr.s0 = sim.state();
-    for (int n = 0; n < kSteps; ++n) {
-      for (int k = 0; k < m.nbend; ++k) {
-        pr.a.kappa_bar.push_back(0.02 * (n + 1) / kSteps);
-        pr.a.kappa_bar.push_back(-0.01 * (n + 1) / kSteps);
-        pr.a.tau_bar.push_back(0.05 * (n + 1) / kSteps);
-      }
-      for (const int dof : m.fixed_dof)
-        pr.a.fixed_targets.push_back(pr.s0.q[size_t(dof)] +
-                                     (dof < 3 * m.nnode && dof % 3 == 1 ? 2e-3 * (n + 1) : 0));
-    }
+    ramp_actions(pr);
     check_all(pr, LinearLoss(m.ndof, kSteps, 72), true, true);
   }
   for (ShellBending bending : {ShellBending::kHinge, ShellBending::kMidEdge})
@@ -1074,9 +1055,7 @@ TEST(Adjoint, RayleighStiffnessDampingMatchesCentralDifferences) {
       SceneSpec sc = test::plate_with_post(bending)->scene;
       sc.forces.stiffness_damping = 5e-3;
       tight_newton(sc.integrator.newton);
-      sc.integrator.kind = c.kind;
-      sc.integrator.beta = c.beta;
-      sc.integrator.gamma = c.gamma;
+      set_integrator(sc, c);
       Problem pr = problem_of(build_model(sc));
       ASSERT_TRUE(pr.m->stiffness_damping);
       check_all(pr, LinearLoss(pr.m->ndof, 8, 73), false, true, 1e-4, 8, 1e-6, 1, true);
