@@ -1360,7 +1360,7 @@ class RolloutAdjointOn {
           Real t = 0;
           for (int i = 0; i < 3; ++i)
             t += dd(i, j) * psi[size_t(3 * k + i)];
-          start_[size_t(3 * k + j)] -= (getenv("NODD") ? 0 : 1) * w * t;
+          start_[size_t(3 * k + j)] -= w * t;
           if (!(mv.ground.k_per_kg > 0))
             g.density_scale -= Real(0.5) * w * gdp[j] * psi[size_t(3 * k + j)] / par_.density_scale;
         }
