@@ -1483,6 +1483,15 @@ class RolloutAdjointOn {
     std::vector<Real>& tb = tau0_bar_;
     tb.assign(3 * size_t(m.nsedge), 0);
     RolloutGradient& g = *grad_;
+    // positions held for good and not moved (the 2D mode's y, a clamp's node): their adjoint
+    // reaches nothing but their own held chain, whose initial entry is 0 (a twist's is also its
+    // frames' alpha_n: kept)
+    std::vector<unsigned char>& idle = ridle_;
+    idle.assign(nd, 0);
+    if (act_.fixed_targets.empty())
+      for (int i = 0; i < 3 * nn; ++i)
+        idle[size_t(i)] = m.dof_locked[size_t(i)] &&
+                          (m.dof_motion_slot.empty() || m.dof_motion_slot[size_t(i)] < 0);
     for_each_elastic_family([&](auto binding, Family f, long) {
       using Bd = decltype(binding);
       constexpr int D = Bd::kDofs;
@@ -1568,7 +1577,7 @@ class RolloutAdjointOn {
                                             sq(rq_[size_t(idx[a] + 2)] - rq_[size_t(idx[0] + 2)])));
         if (!(size > 0)) continue;
         for (int a = 0; a < D; ++a) {
-          if (idx[a] < 0) continue;
+          if (idx[a] < 0 || idle[size_t(idx[a])]) continue;
           const bool position = idx[a] < 3 * nn;
           const Real d = diff(rq_[size_t(idx[a])], Real(1e-3) * (position ? size : 1), position);
           rx_[size_t(idx[a])] -= d;
@@ -2060,6 +2069,7 @@ class RolloutAdjointOn {
   // terms of q_n's and alpha_n's adjoints (rayleigh_terms)
   std::vector<Real> rq_, rd1_, rt_, rref_, rd1c_, rtc_, rrefc_, rtau0_, rkap_, rtw_, rphi_, rmid_,
       rstr_, rx_, rab_, rhk_;
+  std::vector<unsigned char> ridle_;
   PairPlanFn pair_plan_fn_;
   std::shared_ptr<const AssemblyPlan> pair_plan_;  // the plan with the pairs of the last step
   contact::ContactPairLists pairs_scratch_;
