@@ -510,13 +510,13 @@ class RolloutAdjointOn {
     const bool nec =
         nmk && contact_step_coeffs(spec_, dt_).a > 0 && (m.ground.enabled || m.contact.enabled);
     if (nec) {
-      const Real dens = en.scaled_ ? en.params_h_[0] : Real(1);
+      const Real dens = density_scale();
       std::vector<Real>& ph = nec_phi_;
       ph.assign(size_t(nd), 0);
       for (int i = 0; i < nd; ++i)
         if (!held(i) && m.dof_mass[size_t(i)] > 0)
           ph[size_t(i)] = accb_[size_t(i)] / (dens * m.dof_mass[size_t(i)]);
-      each_contact_stencil([&](const int* idx, int D, const Real*, const Real* h) {
+      each_contact_stencil([&](Family, const int* idx, int D, const Real*, const Real* h) {
         for (int b = 0; b < D; ++b) {
           Real t = 0;
           for (int a = 0; a < D; ++a)
@@ -579,19 +579,14 @@ class RolloutAdjointOn {
       diag(rr);
     // the bend-twist stencils' part of the Jacobian that their symmetric Hessian leaves out
     // (their frames come from the step's start), scaled as the stencil
-    const Real ys = en.yscale_h_.empty() ? Real(1) : en.yscale_h_[0];
+    const Real ys = youngs_scale();
     const std::vector<int>& node_part = m.node_part;
-    auto part_scale_of = [&](int node) -> Real {
-      return en.parts_scaled_ && !en.ps_scratch_.empty()
-                 ? en.ps_scratch_[size_t(node_part[size_t(node)])]
-                 : Real(1);
-    };
     if (m.nbend > 0) {
       const EvalView ev = en.step_eval_view(en.y_.data());
       int idx[11];
       Mat<11, 11> A;
       for (int k = 0; k < m.nbend; ++k) {
-        const Real sc = ys * part_scale_of(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+        const Real sc = stencil_scale(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
         bend_asym(ev, k, sc, A);
         for (int a = 0; a < 9; ++a) {
           const int row = dfree[idx[a]];
@@ -677,7 +672,7 @@ class RolloutAdjointOn {
       };
       int idx[11];
       for (int k = 0; k < m.nbend; ++k) {
-        const Real sc = ys * part_scale_of(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+        const Real sc = stencil_scale(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
         for (int c = 0; c < 3; ++c) {
           LocalEval<11> le;
           RodBendTwistBinding::natural_strain_grad(en.mv_, ev, 0, k, c, le);
@@ -710,7 +705,7 @@ class RolloutAdjointOn {
       const EvalView ev = en.step_eval_view(en.y_.data());
       int idx[12];
       for (int k = 0; k < m.nhinge; ++k) {
-        const Real sc = ys * part_scale_of(stencil_part_node<ShellHingeBinding>(en.mv_, k, idx));
+        const Real sc = stencil_scale(stencil_part_node<ShellHingeBinding>(en.mv_, k, idx));
         LocalEval<12> le;
         ShellHingeBinding::natural_angle_grad(en.mv_, ev, 0, k, le);
         Real d = 0;
@@ -730,7 +725,7 @@ class RolloutAdjointOn {
       Vec<6> dg;
       Mat<6, 6> D;
       for (int k = 0; k < ne; ++k) {
-        const Real sc = ys * part_scale_of(stencil_part_node<RodStretchBinding>(en.mv_, k, idx));
+        const Real sc = stencil_scale(stencil_part_node<RodStretchBinding>(en.mv_, k, idx));
         const bool any =
             RodStretchBinding::adjoint_terms(en.mv_, ev, 0, k, dg, secant ? &D : nullptr);
         if (secant)
@@ -848,7 +843,7 @@ class RolloutAdjointOn {
       GroundContact::Params gp = en.mv_.ground;
       gp.c_u = c_u;
       gp.dashpot = true;
-      const Real dens = ep ? ep[0] : Real(1);
+      const Real dens = density_scale();
       for (int k = 0; k < nn; ++k) {
         if (dfree[3 * k] < 0 && dfree[3 * k + 1] < 0 && dfree[3 * k + 2] < 0) continue;
         gp.mass = m.node_mass[size_t(k)] * dens;
@@ -885,7 +880,7 @@ class RolloutAdjointOn {
     // step's start x0 = q_n (start_, as the stretching secant's)
     if (mid && en.mv_.ground_on && contact_step_coeffs(spec_, dt_).a > 0) {
       const EvalView ev = en.step_eval_view(en.y_.data());
-      const Real dens = ep ? ep[0] : Real(1);
+      const Real dens = density_scale();
       for (int k = 0; k < nn; ++k) {
         Vec3 dg, gd;
         if (!GroundBinding::secant_start_derivative(en.mv_, ev, 0, k, en.mu_.data()[0], dens, dg,
@@ -1013,8 +1008,7 @@ class RolloutAdjointOn {
         int idx[11];
         Mat<11, 11> A;
         for (int k = 0; k < m.nbend; ++k) {
-          const Real sc =
-              ys * part_scale_of(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+          const Real sc = stencil_scale(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
           bool touches = false;  // (the term again only for the stencils at a held node)
           for (int b = 0; b < 9 && !touches; ++b)
             touches = held(idx[b]);
@@ -1117,18 +1111,8 @@ class RolloutAdjointOn {
     }
     for (int i = 0; i < nd; ++i)
       xb_[size_t(i)] += start_[size_t(i)];
-    if (m.stiffness_damping && c_u > 0)
-      for (int i = 0; i < nd; ++i) {
-        xb_[size_t(i)] += rx_[size_t(i)];
-        const int j = i - 3 * nn;
-        if (j >= 0 && j < ne) ab_[size_t(j)] += rab_[size_t(j)];
-      }
-    if (kv)
-      for (int i = 0; i < nd; ++i) {
-        xb_[size_t(i)] += kv_x_[size_t(i)];
-        const int j = i - 3 * nn;
-        if (j >= 0 && j < ne) ab_[size_t(j)] += kv_ab_[size_t(j)];
-      }
+    if (m.stiffness_damping && c_u > 0) add_start_share(rx_, rab_);
+    if (kv) add_start_share(kv_x_, kv_ab_);
     // the mid-edge shells' frame vectors tau0: the step's start's, a function of q_n
     // (MidEdgeFrames), read by the bending stencils at y (q_n's adjoint directly)
     if (m.nmid > 0) midedge_frames_and_curvatures(n, sn, lam);
@@ -1263,12 +1247,12 @@ class RolloutAdjointOn {
       grad_->loads[size_t(n) * ns + k] -= d[k] / delta[k];
   }
 
-  // v(local dofs, D, local gradient, local Hessian) of every contact stencil (the ground's
-  // nodes, the pairs) from the engine's pools
+  // v(family, local dofs, D, local gradient, local Hessian) of every contact stencil (the
+  // ground's nodes, the pairs) from the engine's pools
   template <class V>
   void each_contact_stencil(const V& v) {
     each_stencil(2, [&](auto, Family f, const int* idx, int D, const Real* g, const Real* h, long) {
-      if (f == kFamGround || f == kFamContact || f == kFamContactPointTri) v(idx, D, g, h);
+      if (f == kFamGround || f == kFamContact || f == kFamContactPointTri) v(f, idx, D, g, h);
     });
   }
 
@@ -1290,29 +1274,28 @@ class RolloutAdjointOn {
     psi.resize(nd);
     for (size_t i = 0; i < nd; ++i)
       psi[i] = lam[i] - ph[i];
-    const Real hm = contact_step_coeffs(spec_, dt_).hm;
-    const Real dens = en.scaled_ ? en.params_h_[0] : Real(1);
+    const ContactStepCoeffs cs = contact_step_coeffs(spec_, dt_);
+    const Real hm = cs.hm, w = cs.w, cu = cs.cu;
+    const Real dens = density_scale();
     RolloutGradient& g = *grad_;
     // psi^T H (the pools as evaluated at y) and the density's share
     // (a held DOF's y is its start or its path's x1: phi . H reaches it as lambda . H does,
     // through its column, col)
     const bool auto_k = en.mv_.ground_on && en.mv_.ground.k_per_kg > 0;
     const unsigned char* fx = en.fixed(0);
-    each_stencil(2,
-                 [&](auto, Family f, const int* idx, int D, const Real* gl, const Real* h, long) {
-                   if (f != kFamGround && f != kFamContact && f != kFamContactPointTri) return;
-                   for (int b = 0; b < D; ++b) {
-                     Real t = 0, tp = 0;
-                     for (int a = 0; a < D; ++a) {
-                       t += psi[size_t(idx[a])] * h[a * D + b];
-                       tp += ph[size_t(idx[a])] * h[a * D + b];
-                     }
-                     start_[size_t(idx[b])] += t;
-                     if (fx[idx[b]]) col[size_t(idx[b])] -= tp;
-                     const Real r = gl[b] * ph[size_t(idx[b])] / par_.density_scale;
-                     g.density_scale -= (f == kFamGround && auto_k) ? 0 : r;
-                   }
-                 });
+    each_contact_stencil([&](Family f, const int* idx, int D, const Real* gl, const Real* h) {
+      for (int b = 0; b < D; ++b) {
+        Real t = 0, tp = 0;
+        for (int a = 0; a < D; ++a) {
+          t += psi[size_t(idx[a])] * h[a * D + b];
+          tp += ph[size_t(idx[a])] * h[a * D + b];
+        }
+        start_[size_t(idx[b])] += t;
+        if (fx[idx[b]]) col[size_t(idx[b])] -= tp;
+        const Real r = gl[b] * ph[size_t(idx[b])] / par_.density_scale;
+        g.density_scale -= (f == kFamGround && auto_k) ? 0 : r;
+      }
+    });
     // the secants' start: -(psi . w dg/dD0) grad D0
     const EvalView ev = en.step_eval_view(en.y_.data());
     const ModelView& mv = en.mv_;
@@ -1347,7 +1330,6 @@ class RolloutAdjointOn {
     // the dashpots: their normal, activation and (reduced) mass at the start x0 = q_n, their
     // velocity the mean one at x: -psi^T w dg_d/dx0 into q_n's, and their force's square root
     // of the density (with the ground's automatic stiffness, linear: in the pool's term above)
-    const Real w = contact_step_coeffs(spec_, dt_).w;
     if (mv.ground_on && mv.ground.zeta > 0)
       for (int k = 0; k < m.nnode; ++k) {
         ContactView<3> cv;
@@ -1369,7 +1351,6 @@ class RolloutAdjointOn {
       using Distance = decltype(distance);
       const Real* y = en.y_.data();
       const Real* q0 = en.q_.data();
-      const Real cu = contact_step_coeffs(spec_, dt_).cu;
       for (long k = 0; k < npair; ++k) {
         const int* node = pnode + 4 * k;
         Vec<12> xl, uu, gdp;
@@ -1408,7 +1389,7 @@ class RolloutAdjointOn {
     if (mv.npt > 0)
       en.se_.template eval_family<ContactPointTriangleBinding>(mv, pl, kFamContactPointTri, evf,
                                                                kGradHess, kParallelGrainHeavy);
-    each_contact_stencil([&](const int* idx, int D, const Real*, const Real* h) {
+    each_contact_stencil([&](Family, const int* idx, int D, const Real*, const Real* h) {
       for (int b = 0; b < D; ++b) {
         Real t = 0;
         for (int a = 0; a < D; ++a)
@@ -1441,12 +1422,6 @@ class RolloutAdjointOn {
     const size_t nd = size_t(m.ndof);
     const Real c_u = en.c_.c_u;
     const Real* beta = en.se_.stiffness_beta();
-    const Real ys = en.yscale_h_.empty() ? Real(1) : en.yscale_h_[0];
-    auto part_scale_of = [&](int node) -> Real {
-      return en.parts_scaled_ && !en.ps_scratch_.empty()
-                 ? en.ps_scratch_[size_t(m.node_part[size_t(node)])]
-                 : Real(1);
-    };
     const unsigned char* fx = en.fixed(0);
     // the start as keep_start_stiffness saw it, in scratch copies the differences move
     const StepFrames fr = en.frames();
@@ -1504,7 +1479,7 @@ class RolloutAdjointOn {
         const int node = stencil_part_node<Bd>(mv, k, idx);
         const Real b = beta[node];
         if (b == 0) continue;
-        const Real sc = ys * part_scale_of(node);
+        const Real sc = stencil_scale(node);
         const Real* Kk = K + k * D * D;
         Real ll[D], ul[D];
         for (int a = 0; a < D; ++a) {
@@ -2012,6 +1987,26 @@ class RolloutAdjointOn {
       if (j >= 0 && j < m.nedge) aa[size_t(j)] -= v[size_t(i)];
     }
   }
+
+  // the damping terms' shares of q_n's adjoint (x, ndof) and of alpha_n's (ab, nedge), added
+  // after the sweep's own
+  void add_start_share(const std::vector<Real>& x, const std::vector<Real>& ab) {
+    for (size_t i = 0; i < x.size(); ++i)
+      xb_[i] += x[i];
+    for (size_t j = 0; j < ab.size(); ++j)
+      ab_[j] += ab[j];
+  }
+
+  // the scales the engine's pools carry (environment 0's): Young's modulus scale, and with it
+  // the part's of the node that names a stencil (stencil_part_node); the density scale
+  Real youngs_scale() const { return en_.yscale_h_.empty() ? Real(1) : en_.yscale_h_[0]; }
+  Real stencil_scale(int node) const {
+    const Real ps = en_.parts_scaled_ && !en_.ps_scratch_.empty()
+                        ? en_.ps_scratch_[size_t(model_->node_part[size_t(node)])]
+                        : Real(1);
+    return youngs_scale() * ps;
+  }
+  Real density_scale() const { return en_.scaled_ ? en_.params_h_[0] : Real(1); }
 
   static Real edge_length(const Real* q, int a, int b) {
     const Real dx = q[3 * b] - q[3 * a], dy = q[3 * b + 1] - q[3 * a + 1],
