@@ -340,27 +340,30 @@ class SystemSolveOn {
       return;
     }
     if (mixed()) {
-      X::for_each(nblock_,
-                  BlockJacobiApplyOf<float>{block_row_.data(), block_invf_.data(), in, out});
-      return;
+      apply_blocks(block_invf_.data(), in, out);
+    } else {
+      apply_blocks(block_inv_.data(), in, out);
     }
-    X::for_each(nblock_, BlockJacobiApply{block_row_.data(), block_inv_.data(), in, out});
+  }
+  template <class V>
+  void apply_blocks(const V* inv, const Real* in, Real* out) {
+    X::for_each(nblock_, BlockJacobiApplyOf<V>{block_row_.data(), inv, in, out});
   }
 
   // y = J x with J = J_static + J_c (kPcgMixed: their single-precision copies)
   void apply_matrix(const Real* x, Real* y) {
     if (mixed()) {
-      X::for_each(nfree_, CsrSpmvOf<float>{row_ptr_.data(), col_.data(), valf_.data(), x, y});
-      if (has_contact()) {
-        const auto& cj = *contact_;
-        X::for_each(nfree_, CsrSpmvAddOf<float>{cj.row_ptr(), cj.col(), cvalf_.data(), x, y});
-      }
-      return;
+      apply_csr(valf_.data(), cvalf_.data(), x, y);
+    } else {
+      apply_csr(val_.data(), has_contact() ? contact_->val() : nullptr, x, y);
     }
-    X::for_each(nfree_, CsrSpmv{row_ptr_.data(), col_.data(), val_.data(), x, y});
+  }
+  template <class V>
+  void apply_csr(const V* val, const V* contact_val, const Real* x, Real* y) {
+    X::for_each(nfree_, CsrSpmvOf<V>{row_ptr_.data(), col_.data(), val, x, y});
     if (has_contact()) {
       const auto& cj = *contact_;
-      X::for_each(nfree_, CsrSpmvAdd{cj.row_ptr(), cj.col(), cj.val(), x, y});
+      X::for_each(nfree_, CsrSpmvAddOf<V>{cj.row_ptr(), cj.col(), contact_val, x, y});
     }
   }
 
