@@ -1275,7 +1275,7 @@ class RolloutAdjointOn {
     for (size_t i = 0; i < nd; ++i)
       psi[i] = lam[i] - ph[i];
     const ContactStepCoeffs cs = contact_step_coeffs(spec_, dt_);
-    const Real hm = cs.hm, w = cs.w, cu = cs.cu;
+    const Real hm = cs.hm, w = cs.w;
     const Real dens = density_scale();
     RolloutGradient& g = *grad_;
     // psi^T H (the pools as evaluated at y) and the density's share
@@ -1347,21 +1347,18 @@ class RolloutAdjointOn {
             g.density_scale -= Real(0.5) * w * gdp[j] * psi[size_t(3 * k + j)] / par_.density_scale;
         }
       }
-    auto dashpots = [&](auto distance, long npair, const int* pnode, const Real* pd) {
+    auto dashpots = [&](auto distance, long npair, const int* pnode, const Real* pd,
+                        const Real* pmu) {
       using Distance = decltype(distance);
-      const Real* y = en.y_.data();
-      const Real* q0 = en.q_.data();
       for (long k = 0; k < npair; ++k) {
         const int* node = pnode + 4 * k;
-        Vec<12> xl, uu, gdp;
-        for (int a = 0; a < 4; ++a)
-          for (int i = 0; i < 3; ++i) {
-            const size_t dof = size_t(3 * node[a] + i);
-            xl[3 * a + i] = q0[dof];
-            uu[3 * a + i] = cu * hm * (y[dof] - q0[dof]);
-          }
+        // (the pair's start x0 and mean velocity as its binding takes them)
+        detail::ContactPairSetup<Distance> ps;
+        ps.at(mv, ev, 0, node, pmu ? pmu[k] : 0, kGrad);
+        Vec<12> gdp;
         Mat<12, 12> dd;
-        if (!detail::pair_dashpot_start_derivative<Distance>(mv, node, pd[k], xl, uu, gdp, dd))
+        if (!detail::pair_dashpot_start_derivative<Distance>(mv, node, pd[k], ps.cv.x0, ps.cv.u,
+                                                             gdp, dd))
           continue;
         for (int j = 0; j < 12; ++j) {
           const size_t dof = size_t(3 * node[j / 3] + j % 3);
@@ -1374,8 +1371,8 @@ class RolloutAdjointOn {
       }
     };
     if (mv.contact_zeta > 0) {
-      dashpots(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d);
-      dashpots(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d);
+      dashpots(detail::EdgeEdgeDistanceFn{}, mv.npair, mv.pair_node, mv.pair_d, mv.pair_mu);
+      dashpots(detail::PointTriangleDistanceFn{}, mv.npt, mv.pt_node, mv.pt_d, mv.pt_mu);
     }
     // -psi^T P0 / hm: the contact stencils again, their mean velocity's derivative by x left out
     // (their pools hold P0 from here on; nothing after reads them)
