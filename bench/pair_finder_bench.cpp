@@ -9,8 +9,9 @@
 // repeat calls the finder once on every kept state and times the pass. The table gives
 // min/median/max per call over the repeats, the sub-pairs and the candidates per state, and what
 // a call asks of its executor as the CUDA executor would run it (the host executor's counts,
-// slender/backend.h: kernel launches, device-to-host reads, sorts). (Until the host's own finder
-// was retired, this program timed the two side by side:
+// slender/backend.h: kernel launches, device-to-host reads, sorts), and the finder's set-up
+// (its construction, which tables the shells' rest neighbours once) with the table's size. (Until
+// the host's own finder was retired, this program timed the two side by side:
 // bench/results/2026-11-29-one-pair-finder-xeon-2c.md.)
 //
 //   slender_pair_finder_bench [--cases cloth2k,cloth20k,cloth200k,cloth_drop,gripper] [--repeats N]
@@ -127,7 +128,9 @@ int main(int argc, char** argv) try {
             "sub-pairs / state",
             "candidates / state",
             "finder [ms/call] min / median / max",
-            "launches / host reads / sorts per call (as on a GPU)"};
+            "launches / host reads / sorts per call (as on a GPU)",
+            "set-up [ms]",
+            "rest-neighbour table [triangle pairs]"};
   for (const std::string& name : cases) {
     Case c;
     const auto t0 = Clock::now();
@@ -152,7 +155,9 @@ int main(int argc, char** argv) try {
     }
     std::cerr << name << ": " << c.states.size() << " states recorded in "
               << fmt("%.1f", seconds_since(t0)) << " s\n";
+    const auto s_setup = Clock::now();
     contact::ContactPipeline<HostExecutor> finder(*c.model);
+    const double setup_ms = 1e3 * seconds_since(s_setup);
     long pairs = 0, candidates = 0;
     reset_executor_counts();
     for (const Snapshot& s : c.states) {
@@ -179,7 +184,8 @@ int main(int argc, char** argv) try {
                           fmt("%.3f", *std::max_element(times.begin(), times.end())),
                       fmt("%.1f", double(counts.launches) / double(ns)) + " / " +
                           fmt("%.1f", double(counts.host_reads) / double(ns)) + " / " +
-                          fmt("%.1f", double(counts.sorts) / double(ns))});
+                          fmt("%.1f", double(counts.sorts) / double(ns)),
+                      fmt("%.1f", setup_ms), std::to_string(finder.rest_pairs())});
   }
   if (profile) return 0;
   std::cout << "CPU: " << bench::cpu_model() << ", threads " << bench::omp_threads() << "\n";

@@ -262,6 +262,56 @@ TEST(Pipeline, AnIrregularFineSheetGivesTheSameListsShrunkOrCrumpled) {
   EXPECT_GT(expect_same(*fine, pipe, q, u, dt, "fine sheet crumpled"), 100);
 }
 
+// The walk reads a shell's rest-neighbour verdicts from a table the pipeline builds once
+// (pipe::Geometry::rest_row): on the irregular fine sheet, every triangle pair sharing no node,
+// tested by brute force, has in the table exactly the sub-pairs the Geometry's own verdicts call
+// rest neighbours, and none beside; many pairs are rest neighbours in all fifteen sub-pairs
+// (those the walk skips whole) and many in some. The lists the walk gives with the table are
+// the reference's in the tests above and below.
+TEST(Pipeline, TheRestNeighbourTableHoldsEveryPairsVerdicts) {
+  SceneBuilder b;
+  const int mat = b.material("cloth", 300, 1e6, 0.3);
+  const int sheet = b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.03, 0, 0), vec3(0, 0.02, 0),
+                                      0.002, false, mat, 0.003);
+  b.membrane(sheet, MembraneModel::kSprings);
+  std::mt19937 jitter(11);
+  std::uniform_real_distribution<Real> offset(-0.0006, 0.0006);
+  for (auto& x : b.part(sheet).nodes) {
+    x[0] += offset(jitter);
+    x[1] += offset(jitter);
+  }
+  test::contact_at_1mm(b);
+  const auto m = build_model(b.build());
+  const Pipeline pipe(*m);
+  const pipe::Geometry& tab = pipe.geometry();
+  const pipe::Geometry ref = pipe::host_geometry(*m);
+  ASSERT_NE(tab.rest_row, nullptr);
+  long kept = 0, whole = 0, some = 0;
+  for (int a = 0; a < m->ntri; ++a)
+    for (int c = a + 1; c < m->ntri; ++c) {
+      bool shared = false;
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+          shared = shared || m->tri_node[3 * a + i] == m->tri_node[3 * c + j];
+      if (shared) continue;
+      int want = 0;
+      for (int j = 0; j < 6; ++j) {
+        const int tri = j < 3 ? a : c, t = j < 3 ? c : a;
+        if (ref.rest_neighbours_vt(m->tri_node[3 * tri + j % 3], t)) want |= 1 << j;
+      }
+      for (int j = 0; j < 9; ++j)
+        if (ref.rest_neighbours_ee(m->tri_edge[3 * a + j / 3], m->tri_edge[3 * c + j % 3]))
+          want |= 1 << (6 + j);
+      ASSERT_EQ(tab.rest_mask(a, c), want) << "triangles " << a << ", " << c;
+      kept += want != 0;
+      whole += want == pipe::kAllSubpairs;
+      some += want != 0 && want != pipe::kAllSubpairs;
+    }
+  EXPECT_EQ(pipe.rest_pairs(), kept);
+  EXPECT_GT(whole, 100) << "pairs rest neighbours in every sub-pair";
+  EXPECT_GT(some, 100) << "pairs rest neighbours in some sub-pairs";
+}
+
 // The pair search covers each element's own motion over the step, not the fastest node's
 // everywhere: a sheet moving fast as a whole gains no pairs and no candidates (element pairs
 // that bring a sub-pair), while the halves of a fold 8 mm

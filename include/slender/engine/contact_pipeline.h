@@ -16,9 +16,10 @@
 // 3. candidates: each leaf climbs the tree and walks down the subtrees of the leaves after it in
 //    the order for those whose boxes overlap its own, that share no node with it and that bring
 //    a sub-pair within reach (WalkTree::near: a triangle pair tested whole first,
-//    triangle_pair_near), written in one pass at places an atomic counter hands out (a second
-//    pass where they outgrow the room), then sorted by kind (edge-edge, edge-triangle,
-//    triangle-triangle) and ids;
+//    triangle_pair_near, and a shell's rest-neighbour verdicts read from a table the constructor
+//    builds once from the rest shape, Geometry::rest_row), written in one pass at places an
+//    atomic counter hands out (a second pass where they outgrow the room), then sorted by kind
+//    (edge-edge, edge-triangle, triangle-triangle) and ids;
 // 4. sub-pairs: rod edge pairs in candidate order (each candidate one); vertex-triangle,
 //    rod-shell edge and shell edge pairs written into fixed slots per candidate (vt_slot,
 //    ee_slot: empty where out of reach or between a shell's rest neighbours), sorted (stable, so
@@ -279,6 +280,30 @@ struct Geometry {
   /// rest shape
   SLENDER_HD bool rest_within(const int n[4], bool edge_edge, Real range) const {
     return subpair_distance_to(node_x0, n, edge_edge, range) < range;
+  }
+
+  /// The rest-neighbour verdicts of the triangle pairs, tabled once (ContactPipeline, from the
+  /// rest shape, which never changes): for triangle a, the triangles b > a that share no node
+  /// with it and have at least one sub-pair of rest neighbours are rest_tri[rest_row[a] ..
+  /// rest_row[a + 1]) in increasing order, and rest_bits of each says which: bit j < 6 for
+  /// vt_slot's sub-pair j, bit 6 + j for ee_slot's j, each the verdict rest_neighbours_vt or
+  /// rest_neighbours_ee gives. A pair not in the table has none. Null where no table is built
+  /// (host_geometry): the verdicts are then computed.
+  const int* rest_row = nullptr;
+  const int* rest_tri = nullptr;
+  const int* rest_bits = nullptr;
+  /// the rest_bits of triangles a < b sharing no node (0: no sub-pair of rest neighbours)
+  SLENDER_HD int rest_mask(int a, int b) const {
+    int lo = rest_row[a], hi = rest_row[a + 1];
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (rest_tri[mid] < b) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo < rest_row[a + 1] && rest_tri[lo] == b ? rest_bits[lo] : 0;
   }
 
   SLENDER_HD Real part_mu(int a, int b) const {
@@ -556,6 +581,9 @@ struct Reach {
 };
 
 constexpr std::uint64_t kNoKey = ~std::uint64_t(0);
+/// Geometry::rest_bits of a triangle pair all of whose sub-pairs (6 vertex-triangle, 9 edge-edge:
+/// two triangles sharing no node have all fifteen) join rest neighbours
+constexpr int kAllSubpairs = (1 << 15) - 1;
 
 /// Vertex-triangle sub-pair j of element pair (a, b) of kind 1 (rod edge a, triangle b; j < 2:
 /// the edge's end nodes) or kind 2 (triangles a, b; j < 6: a's vertices against b, then b's
@@ -563,8 +591,16 @@ constexpr std::uint64_t kNoKey = ~std::uint64_t(0);
 /// element that brought the vertex; kNoKey where there is no such sub-pair (the vertex on the
 /// triangle, a rod edge that does not stretch), it is out of reach, or it joins a shell's rest
 /// neighbours (verdicts of the sub-pair alone: a sub-pair several candidates bring gets one).
-SLENDER_HD inline std::uint64_t vt_slot(
-    const Geometry& g, const Reach& reach, int kind, int a, int b, int j, int& part) {
+/// rest_known: the caller knows the sub-pair joins no rest neighbours (Geometry::rest_mask), and
+/// the verdict is not computed again.
+SLENDER_HD inline std::uint64_t vt_slot(const Geometry& g,
+                                        const Reach& reach,
+                                        int kind,
+                                        int a,
+                                        int b,
+                                        int j,
+                                        int& part,
+                                        bool rest_known = false) {
   int v, t;
   if (kind == 1) {
     if (!(g.edge_EA[a] > 0)) return kNoKey;
@@ -578,7 +614,7 @@ SLENDER_HD inline std::uint64_t vt_slot(
   if (v == tn[0] || v == tn[1] || v == tn[2]) return kNoKey;
   const int n[4] = {v, tn[0], tn[1], tn[2]};
   if (!reach.near(n, g.node_contact_radius[v] + g.tri_half_thickness[t], false) ||
-      g.rest_neighbours_vt(v, t))
+      (!rest_known && g.rest_neighbours_vt(v, t)))
     return kNoKey;
   return (std::uint64_t(v) << 32) | std::uint64_t(t);
 }
@@ -587,8 +623,9 @@ SLENDER_HD inline std::uint64_t vt_slot(
 /// j < 3: key (rod edge, shell edge)) or kind 2 (triangle a's edge j / 3 against b's edge j % 3,
 /// j < 9: key (lower, higher shell edge)); kNoKey where the edges share a node or the rod edge
 /// does not stretch, the sub-pair is out of reach, or it joins a shell's rest neighbours.
+/// rest_known as for vt_slot.
 SLENDER_HD inline std::uint64_t ee_slot(
-    const Geometry& g, const Reach& reach, int kind, int a, int b, int j) {
+    const Geometry& g, const Reach& reach, int kind, int a, int b, int j, bool rest_known = false) {
   if (kind == 1) {
     if (!(g.edge_EA[a] > 0)) return kNoKey;
     const int se = g.tri_edge[3 * b + j];
@@ -607,7 +644,7 @@ SLENDER_HD inline std::uint64_t ee_slot(
   if (n[0] == n[2] || n[0] == n[3] || n[1] == n[2] || n[1] == n[3]) return kNoKey;
   const Real d =
       g.tri_half_thickness[g.sedge_tri[2 * lo]] + g.tri_half_thickness[g.sedge_tri[2 * hi]];
-  if (!reach.near(n, d, true) || g.rest_neighbours_ee(lo, hi)) return kNoKey;
+  if (!reach.near(n, d, true) || (!rest_known && g.rest_neighbours_ee(lo, hi))) return kNoKey;
   return (std::uint64_t(lo) << 32) | std::uint64_t(hi);
 }
 
@@ -656,16 +693,32 @@ struct WalkTree {
                         g.edge_node[2 * b + 1]};
       return reach.near(n, g.edge_radius[a] + g.edge_radius[b], true);
     }
-    const int kind = a < g.nedge ? 1 : 2;
-    const int la = kind == 1 ? a : a - g.nedge, lb = b - g.nedge;
-    if (kind == 2 && !triangle_pair_near(reach.x, reach.u, g.tri_node + 3 * la, g.tri_node + 3 * lb,
-                                         max_d, reach.tolerance, reach.dt))
-      return false;
     int part;
-    for (int j = 0; j < (kind == 1 ? 2 : 6); ++j)
-      if (vt_slot(g, reach, kind, la, lb, j, part) != kNoKey) return true;
-    for (int j = 0; j < (kind == 1 ? 3 : 9); ++j)
-      if (ee_slot(g, reach, kind, la, lb, j) != kNoKey) return true;
+    const int lb = b - g.nedge;
+    if (a < g.nedge) {  // a rod edge and a triangle
+      for (int j = 0; j < 2; ++j)
+        if (vt_slot(g, reach, 1, a, lb, j, part) != kNoKey) return true;
+      for (int j = 0; j < 3; ++j)
+        if (ee_slot(g, reach, 1, a, lb, j) != kNoKey) return true;
+      return false;
+    }
+    // two triangles: their rest-neighbour verdicts from the table where there is one (a pair
+    // whose fifteen sub-pairs all join rest neighbours brings none, wherever it is; the
+    // table's presence read from g where it is needed, a register less in the walk)
+    const int la = a - g.nedge;
+    const int rest = g.rest_row ? g.rest_mask(la, lb) : 0;
+    if (rest == kAllSubpairs) return false;
+    if (!triangle_pair_near(reach.x, reach.u, g.tri_node + 3 * la, g.tri_node + 3 * lb, max_d,
+                            reach.tolerance, reach.dt))
+      return false;
+    for (int j = 0; j < 6; ++j)
+      if (!(rest >> j & 1) &&
+          vt_slot(g, reach, 2, la, lb, j, part, g.rest_row != nullptr) != kNoKey)
+        return true;
+    for (int j = 0; j < 9; ++j)
+      if (!(rest >> (6 + j) & 1) &&
+          ee_slot(g, reach, 2, la, lb, j, g.rest_row != nullptr) != kNoKey)
+        return true;
     return false;
   }
   SLENDER_HD void flush(const std::uint64_t* batch, int nb) const {
@@ -888,6 +941,60 @@ struct WriteShellEdgePair {
   }
 };
 
+/// the rest-neighbour bits (Geometry::rest_bits) of triangle pair candidate k (a key of kind 2),
+/// the Geometry's own verdicts of its fifteen sub-pairs in vt_slot's and ee_slot's order
+struct RestBits {
+  Geometry g;
+  const std::uint64_t* tt;
+  int* bits;
+  SLENDER_HD void operator()(long k) const {
+    const int a = key_first(tt[k]), b = key_second(tt[k]);
+    int mask = 0;
+    for (int j = 0; j < 6; ++j) {
+      const int tri = j < 3 ? a : b, t = j < 3 ? b : a;
+      if (g.rest_neighbours_vt(g.tri_node[3 * tri + j % 3], t)) mask |= 1 << j;
+    }
+    for (int j = 0; j < 9; ++j)
+      if (g.rest_neighbours_ee(g.tri_edge[3 * a + j / 3], g.tri_edge[3 * b + j % 3]))
+        mask |= 1 << (6 + j);
+    bits[k] = mask;
+  }
+};
+
+/// 1 where a value is not 0
+struct NonZero {
+  const int* v;
+  int* flag;
+  SLENDER_HD void operator()(long i) const { flag[i] = v[i] != 0 ? 1 : 0; }
+};
+
+/// the table's entries (Geometry::rest_tri, rest_bits) from the candidates with bits, and the
+/// first triangle of each (for the rows)
+struct WriteRestEntries {
+  const std::uint64_t* tt;
+  const int* bits;
+  const int* flag;
+  const int* pos;
+  int* first;
+  int* tri;
+  int* out_bits;
+  SLENDER_HD void operator()(long k) const {
+    if (!flag[k]) return;
+    const int p = pos[k];
+    first[p] = key_first(tt[k]);
+    tri[p] = key_second(tt[k]);
+    out_bits[p] = bits[k];
+  }
+};
+
+/// row t of the table: the first entry whose first triangle is t or later
+struct RestRows {
+  const int* first;
+  long n;
+  int* row;
+  SLENDER_HD void operator()(long t) const { row[t] = int(lower_bound(first, n, int(t))); }
+};
+
 /// 1 where two node lists differ
 struct Differs {
   const int* a;
@@ -920,6 +1027,7 @@ class ContactPipeline {
       SLENDER_GEOMETRY_SHELL_ARRAYS(SLENDER_UP_ARRAY)
     }
 #undef SLENDER_UP_ARRAY
+    if (m.ntri > 1) rest_table();
   }
 
   /// the sub-pairs of the step of size dt from positions q and velocities u (executor memory,
@@ -986,6 +1094,10 @@ class ContactPipeline {
   long candidates_ee() const { return nce_; }
   long candidates_et() const { return ncet_; }
   long candidates_tt() const { return nctt_; }
+  /// triangle pairs in the rest-neighbour table (pipe::Geometry::rest_row), and the pipeline's
+  /// Geometry (executor memory)
+  long rest_pairs() const { return rest_pairs_; }
+  const pipe::Geometry& geometry() const { return g_; }
   /// the sorted candidate keys (pipe::candidate_key), in the executor's memory
   const std::uint64_t* candidate_keys() const { return cand_.data(); }
 
@@ -1010,6 +1122,39 @@ class ContactPipeline {
   }
   static pipe::PairOut pt_out(Lists& l) {
     return {l.pt_node.data(), l.pt_d.data(), l.pt_mu.data()};
+  }
+
+  // Geometry's rest-neighbour table, from the triangle pairs whose boxes overlap in the rest
+  // shape: the boxes grow by the half thicknesses and the largest contact distance plus the
+  // tolerance (and a hundredth), so that every sub-pair closer than its range at rest is among
+  // them. Once, in the constructor; the candidates' room is given back after.
+  void rest_table() {
+    const Real grow = (max_d_ + inflation()) * Real(1.01);
+    find_overlapping(g_.node_x0, grow);
+    const long ntt = nctt_;
+    const std::uint64_t* tt = cand_.data() + nce_ + ncet_;
+    Buffer<int> bits, flag, pos, first;
+    long kept = 0;
+    if (ntt > 0) {
+      bits.resize(size_t(ntt)), flag.resize(size_t(ntt)), pos.resize(size_t(ntt));
+      each_heavy(ntt, pipe::RestBits{g_, tt, bits.data()});
+      each(ntt, pipe::NonZero{bits.data(), flag.data()});
+      kept = x_.exclusive_scan(flag.data(), pos.data(), ntt);
+    }
+    first.resize(size_t(kept > 0 ? kept : 1));
+    rest_tri_.resize(size_t(kept > 0 ? kept : 1));
+    rest_bits_.resize(size_t(kept > 0 ? kept : 1));
+    if (kept > 0)
+      each(ntt, pipe::WriteRestEntries{tt, bits.data(), flag.data(), pos.data(), first.data(),
+                                       rest_tri_.data(), rest_bits_.data()});
+    rest_row_.resize(size_t(g_.ntri) + 1);
+    each(long(g_.ntri) + 1, pipe::RestRows{first.data(), kept, rest_row_.data()});
+    g_.rest_row = rest_row_.data();
+    g_.rest_tri = rest_tri_.data();
+    g_.rest_bits = rest_bits_.data();
+    rest_pairs_ = kept;
+    cand_ = Buffer<std::uint64_t>();
+    nce_ = ncet_ = nctt_ = ncand_ = 0;
   }
 
   bool differ(const Buffer<int>& a, const Buffer<int>& b, long n) {
@@ -1164,6 +1309,9 @@ class ContactPipeline {
   Buffer<int> vt_part_, vt_flag_, vt_pos_, rs_flag_, rs_pos_, se_flag_, se_pos_;
   Buffer<std::uint64_t> vt_key_, rs_key_, se_key_;
   Lists cur_, prev_, next_;
+  // the rest-neighbour table (rest_table)
+  Buffer<int> rest_row_, rest_tri_, rest_bits_;
+  long rest_pairs_ = 0;
   Real max_d_ = 0;           // pipe::largest_contact_distance
   const Real* u_ = nullptr;  // the last call's velocities (executor memory) and step
   Real dt_ = 0;
