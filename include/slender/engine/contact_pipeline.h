@@ -31,6 +31,7 @@
 // boxes do not depend on the order the counters are taken, the candidates are sorted whatever
 // order the walk wrote them in), so two runs agree bit for bit.
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -1125,12 +1126,18 @@ class ContactPipeline {
   }
 
   // Geometry's rest-neighbour table, from the triangle pairs whose boxes overlap in the rest
-  // shape: the boxes grow by the half thicknesses and the largest contact distance plus the
-  // tolerance (and a hundredth), so that every sub-pair closer than its range at rest is among
-  // them. Once, in the constructor; the candidates' room is given back after.
+  // shape. A sub-pair is rest neighbours within its range, at most the largest contact distance
+  // plus the tolerance; two triangles' boxes, each grown by its half thickness and half the
+  // inflation, overlap wherever their nodes come that close once the inflation is that range
+  // less twice the thinnest half thickness (and a hundredth of the range more, for rounding).
+  // Once, in the constructor; the candidates' room is given back after.
   void rest_table() {
-    const Real grow = (max_d_ + inflation()) * Real(1.01);
-    find_overlapping(g_.node_x0, grow);
+    const Model& m = *model_;
+    Real thinnest = m.tri_half_thickness[0];
+    for (int t = 1; t < m.ntri; ++t)
+      thinnest = std::min(thinnest, m.tri_half_thickness[size_t(t)]);
+    const Real range = max_d_ + inflation();
+    find_overlapping(g_.node_x0, std::max(Real(0), range - 2 * thinnest) + Real(0.01) * range);
     const long ntt = nctt_;
     const std::uint64_t* tt = cand_.data() + nce_ + ncet_;
     Buffer<int> bits, flag, pos, first;
