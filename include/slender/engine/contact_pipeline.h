@@ -16,8 +16,8 @@
 // 3. candidates: each leaf climbs the tree and walks down the subtrees of the leaves after it in
 //    the order for those whose boxes overlap its own, that share no node with it and that bring
 //    a sub-pair within reach (WalkTree::near: a triangle pair tested whole first,
-//    triangle_pair_near, and a shell's rest-neighbour verdicts read from a table the constructor
-//    builds once from the rest shape, Geometry::rest_row), written in one pass at places an
+//    triangle_pair_near, and a shell's rest-neighbour verdicts read from a table the first call
+//    builds from the rest shape, Geometry::rest_row), written in one pass at places an
 //    atomic counter hands out (a second pass where they outgrow the room), then sorted by kind
 //    (edge-edge, edge-triangle, triangle-triangle) and ids;
 // 4. sub-pairs: rod edge pairs in candidate order (each candidate one); vertex-triangle,
@@ -1028,7 +1028,6 @@ class ContactPipeline {
       SLENDER_GEOMETRY_SHELL_ARRAYS(SLENDER_UP_ARRAY)
     }
 #undef SLENDER_UP_ARRAY
-    if (m.ntri > 1) rest_table();
   }
 
   /// the sub-pairs of the step of size dt from positions q and velocities u (executor memory,
@@ -1036,6 +1035,7 @@ class ContactPipeline {
   /// first call: always)
   bool find(const Real* q, const Real* u, Real dt) {
     const int nelem = g_.nedge + g_.ntri;
+    if (first_ && g_.ntri > 1) rest_table();  // (find_overlapping alone needs no table)
     u_ = u;
     dt_ = dt;
     candidates(q, nelem, inflation(), false);
@@ -1095,8 +1095,8 @@ class ContactPipeline {
   long candidates_ee() const { return nce_; }
   long candidates_et() const { return ncet_; }
   long candidates_tt() const { return nctt_; }
-  /// triangle pairs in the rest-neighbour table (pipe::Geometry::rest_row), and the pipeline's
-  /// Geometry (executor memory)
+  /// triangle pairs in the rest-neighbour table (pipe::Geometry::rest_row, built by the first
+  /// find), and the pipeline's Geometry (executor memory)
   long rest_pairs() const { return rest_pairs_; }
   const pipe::Geometry& geometry() const { return g_; }
   /// the sorted candidate keys (pipe::candidate_key), in the executor's memory
@@ -1130,7 +1130,7 @@ class ContactPipeline {
   // plus the tolerance; two triangles' boxes, each grown by its half thickness and half the
   // inflation, overlap wherever their nodes come that close once the inflation is that range
   // less twice the thinnest half thickness (and a hundredth of the range more, for rounding).
-  // Once, in the constructor; the candidates' room is given back after.
+  // Once, at the first find; the candidates' room is given back after.
   void rest_table() {
     const Model& m = *model_;
     Real thinnest = m.tri_half_thickness[0];
