@@ -32,4 +32,19 @@ SLENDER_HD inline bool is_finite(Real x) { return x - x == 0; }
 
 constexpr Real kPi = 3.14159265358979323846;
 
+/// the first index of the sorted key[0, n) at or above `bound` (bisection, host and device)
+template <class K>
+SLENDER_HD long sorted_lower_bound(const K* key, long n, K bound) {
+  long lo = 0, hi = n;
+  while (lo < hi) {
+    const long mid = lo + (hi - lo) / 2;
+    if (key[mid] < bound) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 }  // namespace slender

@@ -70,7 +70,7 @@ struct RowStarts {
   long n;
   int* adr;
   SLENDER_HD void operator()(long r) const {
-    adr[r] = int(pipe::lower_bound(key, n, std::uint64_t(r) << 32));
+    adr[r] = int(sorted_lower_bound(key, n, std::uint64_t(r) << 32));
   }
 };
 
@@ -112,7 +112,7 @@ struct EntryEnd {
   long nnz;
   int* start;
   SLENDER_HD void operator()(long) const {
-    start[nnz] = int(pipe::lower_bound(key, n, pipe::kNoKey));
+    start[nnz] = int(sorted_lower_bound(key, n, pipe::kNoKey));
   }
 };
 
@@ -122,7 +122,7 @@ struct RowPointers {
   long nnz;
   int* row_ptr;
   SLENDER_HD void operator()(long r) const {
-    row_ptr[r] = int(pipe::lower_bound(row, nnz, int(r)));
+    row_ptr[r] = int(sorted_lower_bound(row, nnz, int(r)));
   }
 };
 

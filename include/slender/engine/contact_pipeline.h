@@ -295,16 +295,9 @@ struct Geometry {
   const int* rest_bits = nullptr;
   /// the rest_bits of triangles a < b sharing no node (0: no sub-pair of rest neighbours)
   SLENDER_HD int rest_mask(int a, int b) const {
-    int lo = rest_row[a], hi = rest_row[a + 1];
-    while (lo < hi) {
-      const int mid = lo + (hi - lo) / 2;
-      if (rest_tri[mid] < b) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo < rest_row[a + 1] && rest_tri[lo] == b ? rest_bits[lo] : 0;
+    const int r0 = rest_row[a], n = rest_row[a + 1] - r0;
+    const int at = r0 + int(sorted_lower_bound(rest_tri + r0, long(n), b));
+    return at < r0 + n && rest_tri[at] == b ? rest_bits[at] : 0;
   }
 
   SLENDER_HD Real part_mu(int a, int b) const {
@@ -775,29 +768,14 @@ struct WalkTree {
   }
 };
 
-/// first index of the sorted keys at or above `bound`
-template <class K>
-SLENDER_HD long lower_bound(const K* key, long n, K bound) {
-  long lo = 0, hi = n;
-  while (lo < hi) {
-    const long mid = lo + (hi - lo) / 2;
-    if (key[mid] < bound) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
 /// where the sorted candidate keys of kinds 1 and 2 start (one item)
 struct KindStarts {
   const std::uint64_t* key;
   long n;
   long* start;  // (2)
   SLENDER_HD void operator()(long) const {
-    start[0] = lower_bound(key, n, std::uint64_t(1) << 62);
-    start[1] = lower_bound(key, n, std::uint64_t(2) << 62);
+    start[0] = sorted_lower_bound(key, n, std::uint64_t(1) << 62);
+    start[1] = sorted_lower_bound(key, n, std::uint64_t(2) << 62);
   }
 };
 
@@ -993,7 +971,7 @@ struct RestRows {
   const int* first;
   long n;
   int* row;
-  SLENDER_HD void operator()(long t) const { row[t] = int(lower_bound(first, n, int(t))); }
+  SLENDER_HD void operator()(long t) const { row[t] = int(sorted_lower_bound(first, n, int(t))); }
 };
 
 /// 1 where two node lists differ
