@@ -394,6 +394,25 @@ int rigid_near_null(const std::vector<int>& free_dof,
   return k;
 }
 
+bool amg_dense_inverse(const AmgCsr& A, std::vector<Real>& out, std::string& why) {
+  const int n = A.nrow;
+  Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
+  for (int r = 0; r < n; ++r)
+    for (int e = A.row_ptr[size_t(r)]; e < A.row_ptr[size_t(r) + 1]; ++e)
+      M(r, A.col[size_t(e)]) += A.val[size_t(e)];
+  const Eigen::PartialPivLU<Eigen::MatrixXd> lu(M);
+  const Eigen::MatrixXd Mi = lu.inverse();
+  out.resize(size_t(n) * size_t(n));
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c)
+      out[size_t(r) * size_t(n) + size_t(c)] = Mi(r, c);
+  if (n > 0 && (!all_finite(out) || !(std::abs(lu.determinant()) > 0))) {
+    why = "the coarsest matrix (" + std::to_string(n) + " rows) is singular";
+    return false;
+  }
+  return true;
+}
+
 bool build_amg(const AmgCsr& A0,
                const std::vector<int>& block_row0,
                const std::vector<Real>& near_null,
@@ -444,20 +463,7 @@ bool build_amg(const AmgCsr& A0,
               " rows: too many to invert densely";
         return false;
       }
-      Eigen::MatrixXd M = Eigen::MatrixXd::Zero(n, n);
-      for (int r = 0; r < n; ++r)
-        for (int e = A.row_ptr[size_t(r)]; e < A.row_ptr[size_t(r) + 1]; ++e)
-          M(r, A.col[size_t(e)]) += A.val[size_t(e)];
-      const Eigen::PartialPivLU<Eigen::MatrixXd> lu(M);
-      const Eigen::MatrixXd Mi = lu.inverse();
-      out.coarse_inverse.resize(size_t(n) * size_t(n));
-      for (int r = 0; r < n; ++r)
-        for (int c = 0; c < n; ++c)
-          out.coarse_inverse[size_t(r) * size_t(n) + size_t(c)] = Mi(r, c);
-      if (n > 0 && (!all_finite(out.coarse_inverse) || !(std::abs(lu.determinant()) > 0))) {
-        why = "the coarsest matrix (" + std::to_string(n) + " rows) is singular";
-        return false;
-      }
+      if (!amg_dense_inverse(A, out.coarse_inverse, why)) return false;
       out.cycle_madds += double(n) * double(n);
       if (trace) std::fprintf(stderr, "amg level %d: %d rows (coarsest)\n", level, n);
       break;
@@ -561,8 +567,11 @@ bool build_amg(const AmgCsr& A0,
     const AmgCsr& P = L.P;
     lap("smoothed P");
     L.R = transpose(P);
-    // the coarse matrix R A P
-    coarse_A = multiply(L.R, multiply(A, P));
+    // the coarse matrix R A P (A P's pattern kept for refresh_amg's products on the executor)
+    AmgCsr AP = multiply(A, P);
+    coarse_A = multiply(L.R, AP);
+    L.AP_row_ptr = std::move(AP.row_ptr);
+    L.AP_col = std::move(AP.col);
     lap("R A P");
     out.cycle_madds += 2 * double(bs) * double(bs) * double(block_row.size() - 1) +
                        2 * double(A.nnz()) + double(P.nnz()) + double(L.R.nnz()) + 2.0 * n;

@@ -36,7 +36,9 @@
 
 #include "slender/core/hd.h"
 #include "slender/core/pcg.h"
+#include "slender/core/reduce4.h"
 #include "slender/core/types.h"
+#include "slender/engine/krylov.h"
 
 namespace slender {
 
@@ -50,6 +52,10 @@ constexpr int kAmgMaxLevels = 12;
 /// takes more than kAmgStale times the iterations of the first one after the build, plus 10, a
 /// solve fails, the plan changes, or kAmgReuse solves have used it
 constexpr int kAmgReuse = 20;
+/// the same with the Galerkin refresh (AmgOn::refresh), which keeps a hierarchy's coarse
+/// matrices those of the current one: on S9's 20k cloth one build then served 350 solves at the
+/// iterations of a fresh one (bench/results/2026-11-30-rest-neighbour-table-xeon-2c.md)
+constexpr int kAmgReuseRefreshed = 200;
 constexpr Real kAmgStale = 1.5;
 
 struct AmgOptions {
@@ -77,6 +83,9 @@ AmgCsr csr_add(const AmgCsr& A, Real a, const AmgCsr& B, Real b, bool keep_zeros
 /// and the prolongation to it from the next coarser level (P) with its transpose (R)
 struct AmgLevelHost {
   AmgCsr A, P, R;
+  /// the pattern of this level's matrix times P (the coarse matrix is R times it): the
+  /// executor's Galerkin refresh (AmgOn::refresh) fills it again for a new matrix
+  std::vector<int> AP_row_ptr, AP_col;
   std::vector<int> block_row;
   int bs = 3;  // the largest block's rows (3 on the finest level)
   std::vector<Real> smoother;
@@ -102,6 +111,10 @@ bool build_amg(const AmgCsr& A,
                const AmgOptions& options,
                AmgHierarchyHost& out,
                std::string& why);
+
+/// The dense inverse (n x n, row-major) of a coarsest level's matrix A, as build_amg takes it;
+/// false, with the reason in `why`, where A is singular
+bool amg_dense_inverse(const AmgCsr& A, std::vector<Real>& out, std::string& why);
 
 /// The engine's near-null space for build_amg (B: nfree x k, row-major; returns k): on each free
 /// row whose DOF is a node position (free_dof[r] < y.size(), y the positions, three DOFs a
@@ -170,6 +183,102 @@ struct DenseRowProduct {
   }
 };
 
+/// C = A B into C's given pattern (each row's columns sorted, holding every product's column),
+/// one row of C per index: the row set to zero, then each product added at its column, found by
+/// bisection. The Galerkin refresh's two products (A P, then R (A P)) with the patterns of the
+/// build.
+template <class TA, class TB, class TC>
+struct CsrProductInPattern {
+  const int* a_row;
+  const int* a_col;
+  const TA* a_val;
+  const int* b_row;
+  const int* b_col;
+  const TB* b_val;
+  const int* c_row;
+  const int* c_col;
+  TC* c_val;
+  SLENDER_HD void operator()(long i) const {
+    const int c0 = c_row[i], c1 = c_row[i + 1];
+    for (int e = c0; e < c1; ++e)
+      c_val[e] = TC(0);
+    for (int ea = a_row[i]; ea < a_row[i + 1]; ++ea) {
+      const int k = a_col[ea];
+      const Real a = Real(a_val[ea]);
+      for (int eb = b_row[k]; eb < b_row[k + 1]; ++eb) {
+        const long at = c0 + sorted_lower_bound(c_col + c0, long(c1 - c0), b_col[eb]);
+        c_val[at] = TC(Real(c_val[at]) + a * Real(b_val[eb]));
+      }
+    }
+  }
+};
+
+/// the largest block of a coarse level (the near-null space's columns: at most 7)
+constexpr int kAmgMaxBlock = 8;
+
+/// A coarse level's smoother from its matrix: each block's inverse (bs x bs, row-major) times w,
+/// the symmetric part of the block inverted by Cholesky (as build_amg's); ok[b] = 0 where the
+/// block is not positive definite
+struct AmgBlockSmoother {
+  const int* row;
+  const int* col;
+  const float* val;
+  const int* block_row;
+  int bs;
+  Real w;
+  Real* smoother;
+  unsigned char* ok;
+  SLENDER_HD void operator()(long b) const {
+    const int r0 = block_row[b], m = block_row[b + 1] - r0;
+    Real a[kAmgMaxBlock * kAmgMaxBlock];
+    for (int i = 0; i < m * m; ++i)
+      a[i] = 0;
+    for (int i = 0; i < m; ++i)
+      for (int e = row[r0 + i]; e < row[r0 + i + 1]; ++e) {
+        const int c = col[e] - r0;
+        if (c >= 0 && c < m) a[i * m + c] += Real(val[e]);
+      }
+    // the lower Cholesky factor of the symmetric part, in place
+    for (int j = 0; j < m; ++j) {
+      Real d = Real(0.5) * (a[j * m + j] + a[j * m + j]);
+      for (int k = 0; k < j; ++k)
+        d -= a[j * m + k] * a[j * m + k];
+      if (!(d > 0) || !is_finite(d)) {
+        ok[b] = 0;
+        return;
+      }
+      const Real l = ::sqrt(d);
+      a[j * m + j] = l;
+      for (int i = j + 1; i < m; ++i) {
+        Real v = Real(0.5) * (a[i * m + j] + a[j * m + i]);
+        for (int k = 0; k < j; ++k)
+          v -= a[i * m + k] * a[j * m + k];
+        a[i * m + j] = v / l;
+      }
+    }
+    // the inverse, column by column: L y = e_c, then L^T x = y
+    Real* S = smoother + long(bs) * bs * b;
+    for (int c = 0; c < m; ++c) {
+      Real x[kAmgMaxBlock];
+      for (int i = 0; i < m; ++i) {
+        Real v = i == c ? Real(1) : Real(0);
+        for (int k = 0; k < i; ++k)
+          v -= a[i * m + k] * x[k];
+        x[i] = v / a[i * m + i];
+      }
+      for (int i = m - 1; i >= 0; --i) {
+        Real v = x[i];
+        for (int k = i + 1; k < m; ++k)
+          v -= a[k * m + i] * x[k];
+        x[i] = v / a[i * m + i];
+      }
+      for (int i = 0; i < m; ++i)
+        S[i * bs + c] = w * x[i];
+    }
+    ok[b] = 1;
+  }
+};
+
 namespace stepper {
 
 /// The hierarchy on executor X and its V-cycle. `set` takes a hierarchy built on the host;
@@ -196,11 +305,67 @@ class AmgOn {
       upload(s.A, d.A);
       upload(s.P, d.P);
       upload(s.R, d.R);
+      d.ap_row.upload(s.AP_row_ptr);
+      d.ap_col.upload(s.AP_col);
+      d.ap_val.resize(s.AP_col.size());
       d.r.resize(size_t(d.n));
       d.z.resize(size_t(d.n));
       d.t.resize(size_t(d.n));
     }
     coarse_inverse_.upload(h.coarse_inverse);
+    // the coarsest level's pattern on the host, for refresh's dense inverse
+    coarsest_ = h.levels.empty() ? AmgCsr{} : (L > 1 ? h.levels[L - 1].A : AmgCsr{});
+  }
+  /// The Galerkin refresh: the hierarchy for a new finest matrix (n x n CSR in X's memory, of
+  /// the pattern the hierarchy was built on or within it), its aggregates and prolongators kept.
+  /// Each coarse matrix becomes R (A P) again from the level above (the products on the
+  /// executor, into the patterns of the build), each coarse smoother the new blocks' inverses
+  /// with the damping of the build, and the coarsest inverse is taken again (on the host: its
+  /// matrix is at most a few hundred rows). The finest smoother is the caller's
+  /// (refresh_finest). False where a block is not positive definite or the coarsest matrix is
+  /// singular (the caller builds again).
+  bool refresh(const int* row, const int* col, const Real* val) {
+    const size_t L = levels_.size();
+    if (L < 2) return true;
+    for (const Level& v : levels_)
+      if (v.bs > kAmgMaxBlock) return false;
+    for (size_t l = 0; l + 1 < L; ++l) {
+      Level& F = levels_[l];
+      Level& C = levels_[l + 1];
+      if (l == 0) {
+        X::for_each(F.n, CsrProductInPattern<Real, float, Real>{
+                             row, col, val, F.P.row_ptr.data(), F.P.col.data(), F.P.val.data(),
+                             F.ap_row.data(), F.ap_col.data(), F.ap_val.data()});
+      } else {
+        X::for_each(F.n, CsrProductInPattern<float, float, Real>{
+                             F.A.row_ptr.data(), F.A.col.data(), F.A.val.data(), F.P.row_ptr.data(),
+                             F.P.col.data(), F.P.val.data(), F.ap_row.data(), F.ap_col.data(),
+                             F.ap_val.data()});
+      }
+      X::for_each(C.n, CsrProductInPattern<float, Real, float>{
+                           F.R.row_ptr.data(), F.R.col.data(), F.R.val.data(), F.ap_row.data(),
+                           F.ap_col.data(), F.ap_val.data(), C.A.row_ptr.data(), C.A.col.data(),
+                           C.A.val.data()});
+      if (l + 2 < L) {
+        ok_.resize(size_t(C.nblock));
+        X::for_each(C.nblock,
+                    AmgBlockSmoother{C.A.row_ptr.data(), C.A.col.data(), C.A.val.data(),
+                                     C.block_row.data(), C.bs, C.w, C.smoother.data(), ok_.data()});
+        Red4 bad{};
+        X::env_reduce(1, C.nblock, env_major::CountZeros{C.nblock, ok_.data()}, &bad, scratch_);
+        if (bad.s0 != 0) return false;
+      }
+    }
+    // the coarsest inverse, on the host
+    Level& K = levels_[L - 1];
+    std::vector<float> v(coarsest_.col.size());
+    X::to_host(v.data(), K.A.val.data(), v.size());
+    coarsest_.val.assign(v.begin(), v.end());
+    std::vector<Real> inv;
+    std::string why;
+    if (!amg_dense_inverse(coarsest_, inv, why)) return false;
+    coarse_inverse_.upload(inv);
+    return true;
   }
   bool ready() const { return !levels_.empty(); }
   /// the finest level's smoother from the current matrix's block inverses (3 x 3 each), with
@@ -211,6 +376,26 @@ class AmgOn {
     X::for_each(9 * L.nblock, ScaledCopy{block_inverse, L.w, L.smoother.data()});
   }
   int levels() const { return int(levels_.size()); }
+  /// level l's matrix (l >= 1: its values as held, in single precision) and smoother, copied to
+  /// the host (checks)
+  AmgCsr level_matrix(size_t l) const {
+    const Level& v = levels_[l];
+    AmgCsr out;
+    out.nrow = out.ncol = v.n;
+    out.row_ptr.resize(size_t(v.n) + 1);
+    out.col.resize(v.A.col.size());
+    std::vector<float> f(v.A.val.size());
+    X::to_host(out.row_ptr.data(), v.A.row_ptr.data(), out.row_ptr.size());
+    X::to_host(out.col.data(), v.A.col.data(), out.col.size());
+    X::to_host(f.data(), v.A.val.data(), f.size());
+    out.val.assign(f.begin(), f.end());
+    return out;
+  }
+  std::vector<Real> level_smoother(size_t l) const {
+    std::vector<Real> out(levels_[l].smoother.size());
+    X::to_host(out.data(), levels_[l].smoother.data(), out.size());
+    return out;
+  }
 
   /// z = M^-1 r (one V-cycle); `finest(x, y)`: y = A x with the finest level's matrix
   template <class Finest>
@@ -230,6 +415,8 @@ class AmgOn {
     int bs = 3;
     Real w = 0;  // the smoother's damping
     DeviceCsr A, P, R;
+    Buffer<int> ap_row, ap_col;  // the pattern of A P (refresh)
+    Buffer<Real> ap_val;
     Buffer<int> block_row;
     Buffer<Real> smoother;
     Buffer<Real> r, z, t;  // this level's right-hand side, correction and residual
@@ -282,6 +469,9 @@ class AmgOn {
 
   std::vector<Level> levels_;
   Buffer<Real> coarse_inverse_;
+  AmgCsr coarsest_;           // the coarsest level's pattern (host), for refresh
+  Buffer<unsigned char> ok_;  // refresh's block flags
+  Buffer<Red4> scratch_;      // its reduction's workspace
 };
 
 }  // namespace stepper

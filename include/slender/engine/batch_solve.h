@@ -39,6 +39,7 @@
 
 #include "slender/core/banded.h"
 #include "slender/core/dense.h"
+#include "slender/core/env_switch.h"
 #include "slender/core/error.h"
 #include "slender/core/parallel_for.h"
 #include "slender/core/pcg.h"
@@ -71,14 +72,6 @@ constexpr int kBandLanesMaxEnvs = 8192;
 /// at 1024, 0.94x at 4096 and 0.93x at 16384; the switch lies between 1024 and 4096, at 2048.
 /// SLENDER_BATCH_STAGED=0 or 1 overrides
 constexpr int kStagedMaxEnvs = 2048;
-
-/// an environment switch that forces a choice: "0" false, "1" true, else (unset) `otherwise`
-inline bool env_switch(const char* name, bool otherwise) {
-  const char* v = std::getenv(name);
-  if (v && v[0] == '0') return false;
-  if (v && v[0] == '1') return true;
-  return otherwise;
-}
 
 inline bool vec_use_staged(int nenv) {
   return env_switch("SLENDER_BATCH_STAGED", nenv <= kStagedMaxEnvs);

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "slender/core/env_switch.h"
 #include "slender/core/integrator.h"
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
@@ -246,13 +247,18 @@ class SystemSolveOn {
 
   bool pcg_setup() {
     if (kind_ == LinearSolverKind::kAmg) {
-      if (amg_.ready() && !amg_stale_ && amg_uses_ < kAmgReuse) {
-        // the hierarchy of an earlier matrix, its finest smoother from this one
-        ++amg_uses_;
-        amg_fresh_ = false;
+      const bool refresh = amg_refresh_ && !has_contact();
+      if (amg_.ready() && !amg_stale_ && amg_uses_ < (refresh ? kAmgReuseRefreshed : kAmgReuse)) {
+        // the hierarchy of an earlier matrix: its finest smoother from this one, and with the
+        // Galerkin refresh its coarse matrices, smoothers and coarsest inverse too (where a
+        // coarse block is no longer positive definite, built again below)
         if (!block_jacobi_setup()) return false;
-        amg_.refresh_finest(block_inv_.data());
-        return true;
+        if (!refresh || amg_.refresh(row_ptr_.data(), col_.data(), values())) {
+          ++amg_uses_;
+          amg_fresh_ = false;
+          amg_.refresh_finest(block_inv_.data());
+          return true;
+        }
       }
       amg_uses_ = 0;
       amg_stale_ = false;
@@ -383,6 +389,11 @@ class SystemSolveOn {
   Buffer<unsigned char> block_ok_;
   KrylovOn<X> krylov_;  // CG and BiCGSTAB (engine/krylov.h)
   AmgOn<X> amg_;        // kAmg's preconditioner
+  // the multigrid's Galerkin refresh at each reuse (AmgOn::refresh), without a contact part
+  // (whose pattern may have outgrown the build's). Off unless SLENDER_AMG_REFRESH=1: on the host
+  // executor a refresh costs more than the iterations and builds it saves, and on a device it
+  // has not run (bench/results/2026-11-30-rest-neighbour-table-xeon-2c.md)
+  bool amg_refresh_ = env_switch("SLENDER_AMG_REFRESH", false);
   // its reuse: the solves since the last build, whether the last solve's hierarchy was built
   // for its matrix, whether the next set-up builds, and the first solve's iterations after a
   // build
