@@ -266,6 +266,9 @@ TEST(Amg, GalerkinRefreshHoldsTheNewMatricesProducts) {
   ASSERT_GE(h.levels.size(), 3u);
   stepper::AmgOn<HostExecutor> amg;
   amg.set(h);
+  EXPECT_FALSE(amg.refresh(b.A.row_ptr.data(), b.A.col.data(), b.A.val.data()))
+      << "a hierarchy set without its products' patterns";
+  amg.set(h, /*refreshable=*/true);
   ASSERT_TRUE(amg.refresh(b.A.row_ptr.data(), b.A.col.data(), b.A.val.data()));
   const int n = b.A.nrow;
   std::vector<Real> level = m8.dense;  // the new matrix of the level above, dense

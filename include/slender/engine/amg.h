@@ -290,7 +290,10 @@ class AmgOn {
   template <class T>
   using Buffer = typename X::template Buffer<T>;
 
-  void set(const AmgHierarchyHost& h) {
+  /// (refreshable: the patterns of A P kept for refresh, which then may run; their values, as
+  /// many as A P has, take memory of the order of the finest matrix's)
+  void set(const AmgHierarchyHost& h, bool refreshable = false) {
+    refreshable_ = refreshable;
     const size_t L = h.levels.size();
     levels_.resize(L);
     for (size_t l = 0; l < L; ++l) {
@@ -305,9 +308,13 @@ class AmgOn {
       upload(s.A, d.A);
       upload(s.P, d.P);
       upload(s.R, d.R);
-      d.ap_row.upload(s.AP_row_ptr);
-      d.ap_col.upload(s.AP_col);
-      d.ap_val.resize(s.AP_col.size());
+      if (refreshable) {
+        d.ap_row.upload(s.AP_row_ptr);
+        d.ap_col.upload(s.AP_col);
+        d.ap_val.resize(s.AP_col.size());
+      } else {
+        d.ap_row.resize(0), d.ap_col.resize(0), d.ap_val.resize(0);
+      }
       d.r.resize(size_t(d.n));
       d.z.resize(size_t(d.n));
       d.t.resize(size_t(d.n));
@@ -316,17 +323,18 @@ class AmgOn {
     // the coarsest level's pattern on the host, for refresh's dense inverse
     coarsest_ = h.levels.empty() ? AmgCsr{} : (L > 1 ? h.levels[L - 1].A : AmgCsr{});
   }
-  /// The Galerkin refresh: the hierarchy for a new finest matrix (n x n CSR in X's memory, of
-  /// the pattern the hierarchy was built on or within it), its aggregates and prolongators kept.
-  /// Each coarse matrix becomes R (A P) again from the level above (the products on the
-  /// executor, into the patterns of the build), each coarse smoother the new blocks' inverses
-  /// with the damping of the build, and the coarsest inverse is taken again (on the host: its
-  /// matrix is at most a few hundred rows). The finest smoother is the caller's
+  /// The Galerkin refresh (of a hierarchy set refreshable): the hierarchy for a new finest matrix
+  /// (n x n CSR in X's memory, of the pattern the hierarchy was built on or within it), its
+  /// aggregates and prolongators kept. Each coarse matrix becomes R (A P) again from the level
+  /// above (the products on the executor, into the patterns of the build), each coarse smoother the
+  /// new blocks' inverses with the damping of the build, and the coarsest inverse is taken again
+  /// (on the host: its matrix is at most a few hundred rows). The finest smoother is the caller's
   /// (refresh_finest). False where a block is not positive definite or the coarsest matrix is
   /// singular (the caller builds again).
   bool refresh(const int* row, const int* col, const Real* val) {
     const size_t L = levels_.size();
     if (L < 2) return true;
+    if (!refreshable_) return false;
     for (const Level& v : levels_)
       if (v.bs > kAmgMaxBlock) return false;
     for (size_t l = 0; l + 1 < L; ++l) {
@@ -469,6 +477,7 @@ class AmgOn {
 
   std::vector<Level> levels_;
   Buffer<Real> coarse_inverse_;
+  bool refreshable_ = false;
   AmgCsr coarsest_;           // the coarsest level's pattern (host), for refresh
   Buffer<unsigned char> ok_;  // refresh's block flags
   Buffer<Red4> scratch_;      // its reduction's workspace

@@ -323,7 +323,7 @@ class SystemSolveOn {
       if (krylov_.trace()) std::fprintf(stderr, "slender: amg set-up: %s\n", why.c_str());
       return false;
     }
-    amg_.set(h);
+    amg_.set(h, amg_refresh_);
     return true;
   }
 
