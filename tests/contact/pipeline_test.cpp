@@ -222,6 +222,24 @@ TEST(Pipeline, AShellsRestNeighboursAreNoPairsButItsFoldsAre) {
   EXPECT_GT(expect_same(*m, pipe, q, u, dt, "folded"), 100);
 }
 
+// a sheet `length` m by 2 cm of 2 mm edges (3 mm thick: finer than its contact range) whose
+// nodes are moved in its plane at random (seed) by up to 0.3 of an edge, contact at 1 mm
+std::shared_ptr<const Model> irregular_fine_sheet(Real length, unsigned seed) {
+  SceneBuilder b;
+  const int mat = b.material("cloth", 300, 1e6, 0.3);
+  const int sheet = b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(length, 0, 0),
+                                      vec3(0, 0.02, 0), 0.002, false, mat, 0.003);
+  b.membrane(sheet, MembraneModel::kSprings);
+  std::mt19937 jitter(seed);
+  std::uniform_real_distribution<Real> offset(-0.0006, 0.0006);
+  for (auto& x : b.part(sheet).nodes) {
+    x[0] += offset(jitter);
+    x[1] += offset(jitter);
+  }
+  test::contact_at_1mm(b);
+  return build_model(b.build());
+}
+
 // On a fine sheet with an irregular rest shape (its nodes moved in its plane by up to 0.3 of an
 // edge, so that no symmetry of the mesh makes a pair's verdicts alike), the reference's lists
 // equal the pipeline's:
@@ -230,19 +248,7 @@ TEST(Pipeline, AShellsRestNeighboursAreNoPairsButItsFoldsAre) {
 // - crumpled at random (nodes moved by up to 0.6 of an edge, velocities of up to an edge per
 //   step): most pairs near at rest come within reach.
 TEST(Pipeline, AnIrregularFineSheetGivesTheSameListsShrunkOrCrumpled) {
-  SceneBuilder b;
-  const int mat = b.material("cloth", 300, 1e6, 0.3);
-  const int sheet = b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.06, 0, 0), vec3(0, 0.02, 0),
-                                      0.002, false, mat, 0.003);
-  b.membrane(sheet, MembraneModel::kSprings);
-  std::mt19937 jitter(3);
-  std::uniform_real_distribution<Real> offset(-0.0006, 0.0006);
-  for (auto& x : b.part(sheet).nodes) {
-    x[0] += offset(jitter);
-    x[1] += offset(jitter);
-  }
-  test::contact_at_1mm(b);
-  const auto fine = build_model(b.build());
+  const auto fine = irregular_fine_sheet(0.06, 3);
   const Real dt = fine->scene.integrator.dt;
   Pipeline pipe(*fine);
   Simulator sim(fine);
@@ -269,19 +275,7 @@ TEST(Pipeline, AnIrregularFineSheetGivesTheSameListsShrunkOrCrumpled) {
 // (those the walk skips whole) and many in some. The lists the walk gives with the table are
 // the reference's in the tests above and below.
 TEST(Pipeline, TheRestNeighbourTableHoldsEveryPairsVerdicts) {
-  SceneBuilder b;
-  const int mat = b.material("cloth", 300, 1e6, 0.3);
-  const int sheet = b.rectangle_shell("sheet", vec3(0, 0, 0.05), vec3(0.03, 0, 0), vec3(0, 0.02, 0),
-                                      0.002, false, mat, 0.003);
-  b.membrane(sheet, MembraneModel::kSprings);
-  std::mt19937 jitter(11);
-  std::uniform_real_distribution<Real> offset(-0.0006, 0.0006);
-  for (auto& x : b.part(sheet).nodes) {
-    x[0] += offset(jitter);
-    x[1] += offset(jitter);
-  }
-  test::contact_at_1mm(b);
-  const auto m = build_model(b.build());
+  const auto m = irregular_fine_sheet(0.03, 11);
   Pipeline pipe(*m);
   EXPECT_EQ(pipe.geometry().rest_row, nullptr) << "the table comes with the first find";
   const std::vector<Real> u(size_t(m->ndof), 0.0);
