@@ -567,7 +567,7 @@ bool build_amg(const AmgCsr& A0,
     const AmgCsr& P = L.P;
     lap("smoothed P");
     L.R = transpose(P);
-    // the coarse matrix R A P (A P's pattern kept for refresh_amg's products on the executor)
+    // the coarse matrix R A P (A P's pattern kept for AmgOn::refresh's products)
     AmgCsr AP = multiply(A, P);
     coarse_A = multiply(L.R, AP);
     L.AP_row_ptr = std::move(AP.row_ptr);

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "slender/core/dense.h"
 #include "slender/core/hd.h"
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
@@ -238,40 +239,21 @@ struct AmgBlockSmoother {
         const int c = col[e] - r0;
         if (c >= 0 && c < m) a[i * m + c] += Real(val[e]);
       }
-    // the lower Cholesky factor of the symmetric part, in place
-    for (int j = 0; j < m; ++j) {
-      Real d = Real(0.5) * (a[j * m + j] + a[j * m + j]);
-      for (int k = 0; k < j; ++k)
-        d -= a[j * m + k] * a[j * m + k];
-      if (!(d > 0) || !is_finite(d)) {
-        ok[b] = 0;
-        return;
-      }
-      const Real l = ::sqrt(d);
-      a[j * m + j] = l;
-      for (int i = j + 1; i < m; ++i) {
-        Real v = Real(0.5) * (a[i * m + j] + a[j * m + i]);
-        for (int k = 0; k < j; ++k)
-          v -= a[i * m + k] * a[j * m + k];
-        a[i * m + j] = v / l;
-      }
+    // the symmetric part (in the upper triangle, which the factorization reads), factored and
+    // inverted column by column (core/dense.h; a pivot at or below 0 fails)
+    for (int i = 0; i < m; ++i)
+      for (int j = i + 1; j < m; ++j)
+        a[i * m + j] = Real(0.5) * (a[i * m + j] + a[j * m + i]);
+    if (!dense_cholesky_factor(a, m, Real(0))) {
+      ok[b] = 0;
+      return;
     }
-    // the inverse, column by column: L y = e_c, then L^T x = y
     Real* S = smoother + long(bs) * bs * b;
     for (int c = 0; c < m; ++c) {
       Real x[kAmgMaxBlock];
-      for (int i = 0; i < m; ++i) {
-        Real v = i == c ? Real(1) : Real(0);
-        for (int k = 0; k < i; ++k)
-          v -= a[i * m + k] * x[k];
-        x[i] = v / a[i * m + i];
-      }
-      for (int i = m - 1; i >= 0; --i) {
-        Real v = x[i];
-        for (int k = i + 1; k < m; ++k)
-          v -= a[k * m + i] * x[k];
-        x[i] = v / a[i * m + i];
-      }
+      for (int i = 0; i < m; ++i)
+        x[i] = i == c ? Real(1) : Real(0);
+      dense_cholesky_solve(a, m, x);
       for (int i = 0; i < m; ++i)
         S[i * bs + c] = w * x[i];
     }
@@ -321,7 +303,7 @@ class AmgOn {
     }
     coarse_inverse_.upload(h.coarse_inverse);
     // the coarsest level's pattern on the host, for refresh's dense inverse
-    coarsest_ = h.levels.empty() ? AmgCsr{} : (L > 1 ? h.levels[L - 1].A : AmgCsr{});
+    coarsest_ = L > 1 ? h.levels[L - 1].A : AmgCsr{};
   }
   /// The Galerkin refresh (of a hierarchy set refreshable): the hierarchy for a new finest matrix
   /// (n x n CSR in X's memory, of the pattern the hierarchy was built on or within it), its
