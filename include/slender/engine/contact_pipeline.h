@@ -579,6 +579,21 @@ constexpr std::uint64_t kNoKey = ~std::uint64_t(0);
 /// two triangles sharing no node have all fifteen) join rest neighbours
 constexpr int kAllSubpairs = (1 << 15) - 1;
 
+/// Sub-pair j of triangles a and b as vt_slot numbers them (j < 6): vertex v of triangle tri (a's
+/// for j < 3, then b's) against the other triangle, t; the rest-neighbour table's bits follow
+/// these numbers (RestBits)
+SLENDER_HD inline void tt_vertex_triangle(
+    const Geometry& g, int a, int b, int j, int& tri, int& v, int& t) {
+  tri = j < 3 ? a : b;
+  t = j < 3 ? b : a;
+  v = g.tri_node[3 * tri + j % 3];
+}
+/// ... and as ee_slot numbers them (j < 9): a's shell edge j / 3 against b's edge j % 3
+SLENDER_HD inline void tt_edges(const Geometry& g, int a, int b, int j, int& ea, int& eb) {
+  ea = g.tri_edge[3 * a + j / 3];
+  eb = g.tri_edge[3 * b + j % 3];
+}
+
 /// Vertex-triangle sub-pair j of element pair (a, b) of kind 1 (rod edge a, triangle b; j < 2:
 /// the edge's end nodes) or kind 2 (triangles a, b; j < 6: a's vertices against b, then b's
 /// against a), ids local to their kind: its key (vertex, triangle), with `part` the part of the
@@ -600,9 +615,9 @@ SLENDER_HD inline std::uint64_t vt_slot(const Geometry& g,
     if (!(g.edge_EA[a] > 0)) return kNoKey;
     v = g.edge_node[2 * a + j], t = b, part = g.edge_part[a];
   } else {
-    const int tri = j < 3 ? a : b;
-    t = j < 3 ? b : a;
-    v = g.tri_node[3 * tri + j % 3], part = g.tri_part[tri];
+    int tri;
+    tt_vertex_triangle(g, a, b, j, tri, v, t);
+    part = g.tri_part[tri];
   }
   const int* tn = g.tri_node + 3 * t;
   if (v == tn[0] || v == tn[1] || v == tn[2]) return kNoKey;
@@ -631,7 +646,8 @@ SLENDER_HD inline std::uint64_t ee_slot(
       return kNoKey;
     return (std::uint64_t(a) << 32) | std::uint64_t(se);
   }
-  const int ea = g.tri_edge[3 * a + j / 3], eb = g.tri_edge[3 * b + j % 3];
+  int ea, eb;
+  tt_edges(g, a, b, j, ea, eb);
   const int lo = ea < eb ? ea : eb, hi = ea < eb ? eb : ea;
   const int n[4] = {g.sedge_node[2 * lo], g.sedge_node[2 * lo + 1], g.sedge_node[2 * hi],
                     g.sedge_node[2 * hi + 1]};
@@ -930,12 +946,15 @@ struct RestBits {
     const int a = key_first(tt[k]), b = key_second(tt[k]);
     int mask = 0;
     for (int j = 0; j < 6; ++j) {
-      const int tri = j < 3 ? a : b, t = j < 3 ? b : a;
-      if (g.rest_neighbours_vt(g.tri_node[3 * tri + j % 3], t)) mask |= 1 << j;
+      int tri, v, t;
+      tt_vertex_triangle(g, a, b, j, tri, v, t);
+      if (g.rest_neighbours_vt(v, t)) mask |= 1 << j;
     }
-    for (int j = 0; j < 9; ++j)
-      if (g.rest_neighbours_ee(g.tri_edge[3 * a + j / 3], g.tri_edge[3 * b + j % 3]))
-        mask |= 1 << (6 + j);
+    for (int j = 0; j < 9; ++j) {
+      int ea, eb;
+      tt_edges(g, a, b, j, ea, eb);
+      if (g.rest_neighbours_ee(ea, eb)) mask |= 1 << (6 + j);
+    }
     bits[k] = mask;
   }
 };
