@@ -878,21 +878,8 @@ class RolloutAdjointOn {
 
     // the midpoint rule's secant ground force: its normal force psi reads the distance at the
     // step's start x0 = q_n (start_, as the stretching secant's)
-    if (mid && en.mv_.ground_on && contact_step_coeffs(spec_, dt_).a > 0) {
-      const EvalView ev = en.step_eval_view(en.y_.data());
-      const Real dens = density_scale();
-      for (int k = 0; k < nn; ++k) {
-        Vec3 dg, gd;
-        if (!GroundBinding::secant_start_derivative(en.mv_, ev, 0, k, en.mu_.data()[0], dens, dg,
-                                                    gd))
-          continue;
-        Real sl = 0;
-        for (int i = 0; i < 3; ++i)
-          sl += dg[i] * lam[size_t(3 * k + i)];
-        for (int i = 0; i < 3; ++i)
-          start_[size_t(3 * k + i)] -= sl * gd[i];
-      }
-    }
+    if (mid && en.mv_.ground_on && contact_step_coeffs(spec_, dt_).a > 0)
+      add_ground_secant_start(lam.data(), density_scale());
 
     // the contact pairs, each at the step's start: under the midpoint rule the secant normal
     // force reads their distance there (contact_pair_secant_start_derivative, into start_); their
@@ -1299,17 +1286,7 @@ class RolloutAdjointOn {
     // the secants' start: -(psi . w dg/dD0) grad D0
     const EvalView ev = en.step_eval_view(en.y_.data());
     const ModelView& mv = en.mv_;
-    if (mv.ground_on)
-      for (int k = 0; k < m.nnode; ++k) {
-        Vec3 dg, gd;
-        if (!GroundBinding::secant_start_derivative(mv, ev, 0, k, en.mu_.data()[0], dens, dg, gd))
-          continue;
-        Real sl = 0;
-        for (int i = 0; i < 3; ++i)
-          sl += dg[i] * psi[size_t(3 * k + i)];
-        for (int i = 0; i < 3; ++i)
-          start_[size_t(3 * k + i)] -= sl * gd[i];
-      }
+    if (mv.ground_on) add_ground_secant_start(psi.data(), dens);
     auto pairs = [&](auto distance, long npair, const int* pnode, const Real* pd, const Real* pmu) {
       using Distance = decltype(distance);
       for (long k = 0; k < npair; ++k) {
@@ -1987,6 +1964,23 @@ class RolloutAdjointOn {
 
   // the damping terms' shares of q_n's adjoint (x, ndof) and of alpha_n's (ab, nedge), added
   // after the sweep's own
+  // the secant ground force's share of the step's start adjoint against v (the adjoint, or
+  // Newmark's psi): start_ -= (v . dg) gd at each node, dg its force's derivative by the start's
+  // distance and gd that distance's gradient (GroundBinding::secant_start_derivative, at y)
+  void add_ground_secant_start(const Real* v, Real dens) {
+    Engine<X>& en = en_;
+    const EvalView ev = en.step_eval_view(en.y_.data());
+    for (int k = 0; k < model_->nnode; ++k) {
+      Vec3 dg, gd;
+      if (!GroundBinding::secant_start_derivative(en.mv_, ev, 0, k, en.mu_.data()[0], dens, dg, gd))
+        continue;
+      Real sl = 0;
+      for (int i = 0; i < 3; ++i)
+        sl += dg[i] * v[3 * k + i];
+      for (int i = 0; i < 3; ++i)
+        start_[size_t(3 * k + i)] -= sl * gd[i];
+    }
+  }
   void add_start_share(const std::vector<Real>& x, const std::vector<Real>& ab) {
     for (size_t i = 0; i < x.size(); ++i)
       xb_[i] += x[i];
