@@ -193,12 +193,8 @@ TEST(LinearSolver, PcgGivesNewtonTheDirectPathsIterates) {
     ASSERT_TRUE(a.ok() && c.ok()) << "step " << s;
     EXPECT_EQ(a.iterations, c.iterations) << "step " << s;
   }
-  Real diff = 0, ref = 0;
-  for (size_t i = 0; i < direct.state().q.size(); ++i) {
-    diff = std::max(diff, std::fabs(direct.state().q[i] - cg.state().q[i]));
-    ref = std::max(ref, std::fabs(direct.state().q[i]));
-  }
-  EXPECT_LT(diff, 1e-9 * ref);
+  EXPECT_LT(test::max_abs_diff(direct.state().q, cg.state().q),
+            1e-9 * test::max_abs(direct.state().q));
   EXPECT_EQ(cg.state().warn_linear_fallback, 0);
 }
 
@@ -234,12 +230,8 @@ TEST(LinearSolver, MixedPrecisionPcgGivesNewtonTheSameIterates) {
       ASSERT_TRUE(a.ok() && c.ok() && x.ok()) << "step " << s;
       EXPECT_EQ(a.iterations, x.iterations) << "step " << s;
     }
-    Real diff = 0, ref = 0;
-    for (size_t i = 0; i < direct.state().q.size(); ++i) {
-      diff = std::max(diff, std::fabs(direct.state().q[i] - mixed.state().q[i]));
-      ref = std::max(ref, std::fabs(direct.state().q[i]));
-    }
-    EXPECT_LT(diff, 1e-9 * ref);
+    EXPECT_LT(test::max_abs_diff(direct.state().q, mixed.state().q),
+              1e-9 * test::max_abs(direct.state().q));
     EXPECT_EQ(mixed.state().warn_linear_fallback, 0);
     const double its_cg = cg.phase_times().linear_iters,
                  its_mixed = mixed.phase_times().linear_iters;
