@@ -18,26 +18,9 @@ extern template class Engine<HostExecutor>;
 
 namespace slender {
 
-namespace {
-
-// the plan of a step's contact pairs as the Simulator builds it (the static families' part
-// sorted once, in the cache)
-PairPlanFn host_pair_plan(const std::shared_ptr<const Model>& model) {
-  if (!model->contact.enabled) return {};
-  auto cache = std::make_shared<AssemblyPlanCache>();
-  const Model* m = model.get();
-  return [m, cache](const ModelView& view, const unsigned char* fixed) {
-    auto plan = std::make_shared<AssemblyPlan>();
-    build_assembly_plan(*m, view, *plan, *cache, fixed);
-    return std::shared_ptr<const AssemblyPlan>(std::move(plan));
-  };
-}
-
-}  // namespace
-
 struct RolloutAdjoint::Impl {
   Impl(std::shared_ptr<const Model> model, const IntegratorSpec& spec, const RolloutOptions& opt)
-      : on(model, spec, opt, host_pair_plan(model)) {}
+      : on(model, spec, opt) {}
   RolloutAdjointOn<HostExecutor> on;
 };
 

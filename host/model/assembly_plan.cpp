@@ -13,8 +13,6 @@ namespace slender {
 
 namespace {
 
-using Contribution = PlanContribution;
-
 // lays out n stencils of D DOFs each (D <= kUserEnergyMaxDofs) in the pools (their offsets
 // h_off, g_off, e_off, the pools' lengths) and gives each of their contributions to the free
 // DOFs, in generation order: on_grad(row, src) for each local gradient entry, on_hess(row, col,
@@ -81,24 +79,6 @@ void user_contributions(
   }
 }
 
-// lays out one family in the pools and appends its contributions as keyed records
-template <class B>
-void collect(AssemblyPlan& p,
-             const ModelView& mv,
-             Family f,
-             std::vector<Contribution>& hs,
-             std::vector<Contribution>& gs) {
-  const long nfree = p.nfree;
-  family_contributions<B>(
-      p, mv, f,
-      [&](int ra, int rb, int src) {
-        hs.push_back({ra * nfree + rb, src});
-      },
-      [&](int ra, int src) {
-        gs.push_back({ra, src});
-      });
-}
-
 }  // namespace
 
 void build_assembly_plan(Model& m) { build_assembly_plan(m, host_view(m), m.plan); }
@@ -118,116 +98,8 @@ void number_free_dofs(const Model& m, AssemblyPlan& p, const unsigned char* fixe
   p.nfree = int(p.free_dof.size());
 }
 
-// the families whose layout does not change between steps (all but the contact pairs), in
-// their enum order, and every free DOF's diagonal slot (inertia and damping land there)
-void collect_static(AssemblyPlan& p,
-                    const Model& m,
-                    const ModelView& mv,
-                    std::vector<Contribution>& hs,
-                    std::vector<Contribution>& gs) {
-  p.hess_pool = p.grad_pool = p.energy_pool = 0;
-  for_each_family([&](auto binding, Family f, long) {
-    if (f < kFamPairsBegin) collect<decltype(binding)>(p, mv, f, hs, gs);
-  });
-  const long nfree = p.nfree;
-  user_contributions(
-      p, m, mv,
-      [&](int ra, int rb, int src) {
-        hs.push_back({ra * nfree + rb, src});
-      },
-      [&](int ra, int src) {
-        gs.push_back({ra, src});
-      });
-  for (long r = 0; r < nfree; ++r)
-    hs.push_back({r * nfree + r, -1});
-}
-
-void collect_contact(AssemblyPlan& p,
-                     const ModelView& mv,
-                     std::vector<Contribution>& hs,
-                     std::vector<Contribution>& gs) {
-  for_each_family([&](auto binding, Family f, long) {
-    if (f >= kFamPairsBegin) collect<decltype(binding)>(p, mv, f, hs, gs);
-  });
-}
-
-bool by_key(const Contribution& a, const Contribution& b) { return a.key < b.key; }
-
-// a stable sort by key (row * nfree + col, or row): a least-significant-digit radix sort with
-// two stable counting passes (by column, then by row), linear in the count; a comparison sort
-// of the hundreds of thousands of contact entries dominated a contact step
-void counting_pass(const std::vector<Contribution>& in,
-                   std::vector<Contribution>& out,
-                   long nfree,
-                   long div,
-                   long mod,
-                   std::vector<long>& next) {
-  next.assign(size_t(nfree) + 1, 0);
-  auto digit = [&](const Contribution& c) { return mod ? (c.key / div) % mod : c.key / div; };
-  for (const Contribution& c : in)
-    ++next[size_t(digit(c)) + 1];
-  for (long r = 0; r < nfree; ++r)
-    next[r + 1] += next[r];
-  out.resize(in.size());
-  for (const Contribution& c : in)
-    out[size_t(next[size_t(digit(c))]++)] = c;
-}
-
-void sort_contributions(std::vector<Contribution>& v,
-                        long nfree,
-                        std::vector<Contribution>& tmp,
-                        bool rows_only) {
-  std::vector<long> next;
-  if (rows_only) {
-    counting_pass(v, tmp, nfree, 1, 0, next);
-    v.swap(tmp);
-    return;
-  }
-  counting_pass(v, tmp, nfree, 1, nfree, next);  // by column
-  counting_pass(tmp, v, nfree, nfree, 0, next);  // by row, stably
-}
-
-// the CSR pattern and gather lists from contributions sorted by key (generation order within a
-// key: a fixed summation order)
-void finish_plan(AssemblyPlan& p,
-                 const std::vector<Contribution>& hs,
-                 const std::vector<Contribution>& gs) {
-  const long nfree = p.nfree;
-  p.row_ptr.assign(nfree + 1, 0);
-  p.col.clear();
-  p.slot_src_adr.assign(1, 0);
-  p.slot_src.clear();
-  for (size_t i = 0; i < hs.size(); ++i) {
-    if (i == 0 || hs[i].key != hs[i - 1].key) {
-      if (i > 0) p.slot_src_adr.push_back(int(p.slot_src.size()));
-      const long row = hs[i].key / nfree;
-      p.col.push_back(int(hs[i].key % nfree));
-      p.row_ptr[row + 1]++;
-    }
-    if (hs[i].src >= 0) p.slot_src.push_back(hs[i].src);
-  }
-  p.slot_src_adr.push_back(int(p.slot_src.size()));
-  for (long r = 0; r < nfree; ++r)
-    p.row_ptr[r + 1] += p.row_ptr[r];
-
-  p.diag_slot.assign(nfree, -1);
-  for (long r = 0; r < nfree; ++r) {
-    const auto b = p.col.begin() + p.row_ptr[r], e = p.col.begin() + p.row_ptr[r + 1];
-    p.diag_slot[r] = int(std::lower_bound(b, e, int(r)) - p.col.begin());
-  }
-
-  p.row_src_adr.assign(nfree + 1, 0);
-  p.row_src.clear();
-  for (const Contribution& c : gs) {
-    p.row_src_adr[c.key + 1]++;
-    p.row_src.push_back(c.src);
-  }
-  for (long r = 0; r < nfree; ++r)
-    p.row_src_adr[r + 1] += p.row_src_adr[r];
-}
-
 // ---- the whole plan at once, in row buckets ----
-// The same plan as sorting every contribution by (row, column) stably (the order of generation
+// The plan of sorting every contribution by (row, column) stably (the order of generation
 // within a slot, the summation order), built with a fraction of the memory: each row's
 // Hessian contributions are placed in a bucket of their own in generation order (a column and
 // a source each, in two arrays), sorted stably by column within the row, and read off in place:
@@ -242,8 +114,9 @@ struct Entry {
 };
 
 // one pass over every family's stencils in generation order, the free DOFs' diagonal after the
-// families before the contact pairs (as collect_static and collect_contact order them):
-// on_hess(row, col, src) and on_grad(row, src); the pools' layout is set as collect sets it
+// families before the contact pairs (a view's pairs: the reference the engine's merged contact
+// part is checked against, engine/contact_jacobian.h): on_hess(row, col, src) and
+// on_grad(row, src); the pools' layout is set on the way
 template <class H, class G>
 void each_contribution(
     AssemblyPlan& p, const Model& m, const ModelView& mv, const H& on_hess, const G& on_grad) {
@@ -381,65 +254,6 @@ void build_assembly_plan(const Model& m,
   // than it needs (a copy to the exact size would be the largest array twice)
   esrc.resize(size_t(nsrc));
   p.slot_src = std::move(esrc);
-}
-
-void build_assembly_plan(const Model& m,
-                         const ModelView& mv,
-                         AssemblyPlan& p,
-                         AssemblyPlanCache& cache,
-                         const unsigned char* fixed) {
-  // the static part again for another set of held DOFs
-  const bool model_set = !fixed || std::equal(m.dof_fixed.begin(), m.dof_fixed.end(), fixed);
-  const bool same =
-      model_set ? cache.fixed.empty()
-                : !cache.fixed.empty() && std::equal(cache.fixed.begin(), cache.fixed.end(), fixed);
-  if (!same) cache.ready = false;
-  if (!cache.ready) {
-    if (model_set) {
-      cache.fixed.clear();
-    } else {
-      cache.fixed.assign(fixed, fixed + m.ndof);
-    }
-    number_free_dofs(m, cache.base, model_set ? nullptr : fixed);
-    cache.hs.clear();
-    cache.gs.clear();
-    collect_static(cache.base, m, mv, cache.hs, cache.gs);
-    std::vector<Contribution> tmp;
-    sort_contributions(cache.hs, cache.base.nfree, tmp, false);
-    sort_contributions(cache.gs, cache.base.nfree, tmp, true);
-    cache.ready = true;
-  }
-  const AssemblyPlan& b = cache.base;
-  p.nfree = b.nfree;
-  p.dof_free = b.dof_free;
-  p.free_dof = b.free_dof;
-  p.hess_pool = b.hess_pool;
-  p.grad_pool = b.grad_pool;
-  p.energy_pool = b.energy_pool;
-  for (int f = 0; f < kNumFamilies; ++f) {
-    p.h_off[f] = b.h_off[f];
-    p.g_off[f] = b.g_off[f];
-    p.e_off[f] = b.e_off[f];
-  }
-  p.user_h_off = b.user_h_off;
-  p.user_g_off = b.user_g_off;
-  p.user_e_off = b.user_e_off;
-  std::vector<Contribution>& hc = cache.contact_hs;
-  std::vector<Contribution>& gc = cache.contact_gs;
-  hc.clear();
-  gc.clear();
-  collect_contact(p, mv, hc, gc);
-  sort_contributions(hc, p.nfree, cache.tmp, false);
-  sort_contributions(gc, p.nfree, cache.tmp, true);
-  // std::merge takes the first range's element first among equal keys: the static families
-  // before the contact pairs within a slot, as the full stable sort orders them
-  std::vector<Contribution>& hs = cache.merged_hs;
-  std::vector<Contribution>& gs = cache.merged_gs;
-  hs.resize(cache.hs.size() + hc.size());
-  gs.resize(cache.gs.size() + gc.size());
-  std::merge(cache.hs.begin(), cache.hs.end(), hc.begin(), hc.end(), hs.begin(), by_key);
-  std::merge(cache.gs.begin(), cache.gs.end(), gc.begin(), gc.end(), gs.begin(), by_key);
-  finish_plan(p, hs, gs);
 }
 
 }  // namespace slender

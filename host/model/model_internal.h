@@ -74,37 +74,15 @@ void actuation_springs(const Model& m,
 
 /// Free-DOF CSR pattern and the gather lists of the assembly.
 void build_assembly_plan(Model& m);
-/// The same for the families of a view (a simulator's view adds this step's contact pairs),
-/// with the DOFs flagged in `fixed` held (ndof; null: the model's dof_fixed).
+/// The same for the families of a view (a view with contact pairs: the merged plan the engine's
+/// contact part must reproduce, engine/contact_jacobian.h), with the DOFs flagged in `fixed`
+/// held (ndof; null: the model's dof_fixed).
 void build_assembly_plan(const Model& m,
                          const ModelView& mv,
                          AssemblyPlan& p,
                          const unsigned char* fixed = nullptr);
 
-/// One Jacobian or gradient contribution: key row * nfree + col (slots) or row (gradients), the
-/// index of its source in the local pool (-1: a diagonal slot's placeholder).
 /// a part-local node or edge index with a negative one counted from the end (-1: the last)
 inline int local_index(int index, int count) { return index < 0 ? count + index : index; }
-
-struct PlanContribution {
-  long key;
-  int src;
-};
-/// The sorted contributions of the families that keep their layout from step to step (all but
-/// the contact pairs), built at the first call and merged with each step's contact pairs.
-struct AssemblyPlanCache {
-  bool ready = false;
-  std::vector<unsigned char> fixed;  // the held DOFs `base` was built for (empty: the model's)
-  AssemblyPlan base;                 // free DOFs and the pool layout of those families
-  std::vector<PlanContribution> hs, gs, contact_hs, contact_gs, merged_hs, merged_gs, tmp;
-};
-/// The plan of a view, reusing the static families' sorted contributions: the same plan as
-/// build_assembly_plan(m, mv, p, fixed), in time linear in the static part (the cache is built
-/// again when `fixed` differs from the set it was built for).
-void build_assembly_plan(const Model& m,
-                         const ModelView& mv,
-                         AssemblyPlan& p,
-                         AssemblyPlanCache& cache,
-                         const unsigned char* fixed = nullptr);
 
 }  // namespace slender

@@ -1,10 +1,11 @@
 // The Simulator: the front end of one environment. It owns the engine
 // (engine/simulator_engine_on.h, the Newton step written once over an executor: the host one for
 // the CPU backend, the CUDA one for the CUDA backend) and keeps the host side: the step's inputs
-// (actuation, point loads, prescribed motion, the assembly plan of the contact pairs the engine
-// found) and the host copy of the state. Its queries (energies, strains, reactions, the shells'
-// bending energy density, Newmark's initial acceleration) are the engine's, on its executor
-// (engine/engine_queries.h), with the inputs of the state's time that this side computes.
+// (actuation, point loads, prescribed motion, the assembly plan of a new set of held DOFs) and
+// the host copy of the state; contact between bodies is the engine's alone. Its queries (energies,
+// strains, reactions, the shells' bending energy density, Newmark's initial acceleration) are the
+// engine's, on its executor (engine/engine_queries.h), with the inputs of the state's time that
+// this side computes.
 
 #include "slender/simulator.h"
 
@@ -87,7 +88,7 @@ struct Simulator::Impl {
   std::shared_ptr<const Model> model;
   IntegratorSpec spec;
   State state;   // the host copy of the engine's state, refreshed when a query needs it
-  ModelView mv;  // the model's arrays plus the contact pairs (the plans' pattern)
+  ModelView mv;  // the model's arrays (host)
   PhaseTimes times;
 
   // the engine (engine/simulator_engine_on.h) on the host executor (CPU backend) or on the CUDA
@@ -96,20 +97,14 @@ struct Simulator::Impl {
   bool on_cuda = false;
   bool host_stale = false;
   bool loads_dirty = false;  // external forces changed since the engine last saw them
-  long plan_version = 0, engine_plan_version = 0;  // contact plans built / known to the engine
+  long plan_version = 0, engine_plan_version = 0;  // plans built / known to the engine
 
-  // rod-rod contact: the engine's candidate pairs (downloaded when they change) and the
-  // assembly plan that includes them
-  contact::ContactPairLists pairs, fresh_pairs;  // this step's sub-pairs, the next candidates
-  // the plan in use: the model's, or one with the contact pairs (a new object for new pairs)
+  // the plan in use: the model's, or that of another set of held DOFs (a new object for each)
   std::shared_ptr<const AssemblyPlan> plan_now;
-  AssemblyPlanCache plan_cache;  // the static families' sorted contributions
-  const AssemblyPlan& plan() const { return *plan_now; }
-  // the held DOFs: the state's (State::dof_fixed); the set the plans were built for (empty: the
-  // model's) and the plan of that set without contact pairs
+  // the held DOFs: the state's (State::dof_fixed); the set the plan was built for (empty: the
+  // model's)
   std::vector<unsigned char> plan_fixed;
-  std::shared_ptr<const AssemblyPlan> fixed_plan;
-  bool fixed_dirty = false;  // the state's set is not the plans' (they follow at the next step)
+  bool fixed_dirty = false;  // the state's set is not the plan's (it follows at the next step)
   const unsigned char* fixed_now() const { return state_fixed(*model, state); }
 
   // the step's inputs, computed on the host
@@ -167,7 +162,6 @@ struct Simulator::Impl {
     if (!on_cuda) engine->set_phase_timing(true);
     env_mass = md.dof_mass;
     plan_now = std::shared_ptr<const AssemblyPlan>(model, &md.plan);
-    fixed_plan = plan_now;
     f_time.resize(md.ndof);
     nat_kappa_bar = md.bend_kappa_bar;
     nat_tau_bar = md.bend_tau_bar;
@@ -294,69 +288,29 @@ struct Simulator::Impl {
     add_point_loads(*model, c.t_eval, c.load_factor, f_time.data());
   }
 
-  // the contact candidates of a step of size dt from the state, found by the engine on its
-  // state; the assembly plan for them when they changed
+  // the contact pairs of a step of size dt from the state and their part of the Jacobian, found
+  // and built by the engine on its state and executor
   void update_contacts(Real dt) {
     if (!model->contact.enabled) return;
     const auto t0 = Clock::now();
-    if (engine->find_contacts(dt, false, fresh_pairs)) {
-      std::swap(pairs, fresh_pairs);
-      point_view_at_pairs();
-      adopt_pair_plan();
-    }
+    engine->find_contacts(dt);  // (the host state stays as stale as it was)
     times.contacts += seconds_since(t0);
   }
 
-  void point_view_at_pairs() {
-    mv.npair = pairs.nee();
-    mv.pair_node = pairs.ee_node.data();
-    mv.pair_d = pairs.ee_d.data();
-    mv.npt = pairs.npt();
-    mv.pt_node = pairs.pt_node.data();
-    mv.pt_d = pairs.pt_d.data();
-    const bool friction = model->contact_friction();
-    mv.pair_mu = friction ? pairs.ee_mu.data() : nullptr;
-    mv.pt_mu = friction ? pairs.pt_mu.data() : nullptr;
-  }
-
-  // the assembly plan for new pairs (the engine keeps its solver when the pattern is the same)
-  void adopt_pair_plan() {
-    // a new object (the engine reads the one it holds in place until it takes this one); a
-    // plan kept for reuse would cost as much memory again (20 MiB on the gripper)
-    auto next = std::make_shared<AssemblyPlan>();
-    build_assembly_plan(*model, mv, *next, plan_cache, fixed_now());
-    plan_now = std::move(next);
-    ++plan_version;
-  }
-
-  // what the engine needs for a step of size dt from the state: the contact plan when it
-  // changed, the integrator's coefficients, the natural shape, the loads, the prescribed motion
+  // what the engine needs for a step of size dt from the state: the plan of a new set of held
+  // DOFs, the integrator's coefficients, the natural shape, the loads, the prescribed motion
   StepInputs inputs(Real dt) {
     const Model& m = *model;
     StepInputs in;
-    // the plans of a new set of held DOFs
-    const bool refixed = fixed_dirty;
-    if (refixed) {
+    if (fixed_dirty) {
       fixed_dirty = false;
       plan_fixed = state.dof_fixed;
-      fixed_plan = assembly_plan_for(model, fixed_now());
-      if (!m.contact.enabled) {
-        plan_now = fixed_plan;
-        ++plan_version;
-      }
+      plan_now = assembly_plan_for(model, fixed_now());
+      ++plan_version;
     }
-    if (m.contact.enabled) {
-      update_contacts(dt);             // by the engine; the host state stays as stale as it was
-      if (refixed) adopt_pair_plan();  // the pairs' plan on the new set's free rows
-      // the host's plan, unless the engine assembles the contact part itself (its PCG path:
-      // then the plan of the held DOFs, when they changed)
-      in.plan_changed = !engine->assembles_contact() && plan_version != engine_plan_version;
-      in.plan = plan_now;
-      if (refixed && engine->assembles_contact()) {
-        in.plan_changed = true;
-        in.plan = fixed_plan;
-      }
-    } else if (plan_version != engine_plan_version) {
+    // the pairs on the engine's plan; a new plan's free rows take them over
+    update_contacts(dt);
+    if (plan_version != engine_plan_version) {
       in.plan_changed = true;
       in.plan = plan_now;
     }
@@ -604,22 +558,20 @@ double Simulator::memory_estimate(const Model& m,
   host.once<unsigned>(double(p.energy_pool));
   host.once<Real>(double(p.grad_pool));
   host.once<unsigned char>(nd);
-  // contact between bodies on the direct path: the plan of each step's pairs, built from a
-  // cache of the static families' sorted contributions (theirs, the merged ones and the sort's
-  // scratch, Hessian and gradient sources; host/model/assembly_plan.cpp) and the plans
-  // themselves (the cache's base and the one in use), before any pair; the pairs add their own
-  // as they come. (The Krylov path assembles the contact part in the engine: no plans.)
+  // contact between bodies on the direct path, from the first pair that adds an entry: the
+  // static and contact parts merged into one matrix on the executor (each entry's column,
+  // static slot and contact entry; each row's count, pointer and diagonal entry), at least the
+  // static pattern's size, and its pattern on the host (kept, and the download compared with
+  // it; engine/contact_jacobian.h). The contact part's own arrays grow with the pairs, as on
+  // the Krylov path.
   if (m.contact.enabled && !iterative) {
-    for (int k = 0; k < 3; ++k)
-      host.once<PlanContribution>(double(p.hess_pool));
-    for (int k = 0; k < 2; ++k)
-      host.once<PlanContribution>(double(p.grad_pool));
-    const double plan_ints = double(p.dof_free.size() + p.free_dof.size() + p.row_ptr.size() +
-                                    p.col.size() + p.diag_slot.size() + p.slot_src_adr.size() +
-                                    p.slot_src.size() + p.row_src_adr.size() + p.row_src.size());
+    for (int k = 0; k < 3; ++k) {
+      exec.once<int>(double(p.nnz()));
+      exec.once<int>(n + 1);
+    }
     for (int k = 0; k < 2; ++k) {
-      host.shared += plan_ints * sizeof(int);
-      host.blocks += 9;
+      host.once<int>(double(p.nnz()));
+      host.once<int>(n + 1);
     }
   }
   return exec.total(1) + host.total(1);
@@ -804,9 +756,8 @@ std::vector<Real> Simulator::strains(StrainKind kind) const {
 
 std::vector<Real> Simulator::reactions() const {
   Impl& s = *impl_;
-  // an engine that assembles the contact part itself finds the state's pairs now (the others
-  // hold those of the last step, which the step evaluated)
-  if (s.engine->assembles_contact()) s.update_contacts(s.spec.dt);
+  // the state's pairs, found now
+  s.update_contacts(s.spec.dt);
   std::vector<Real> g(size_t(s.model->ndof));
   s.engine->reactions(s.query_inputs(true), g.data());
   return g;

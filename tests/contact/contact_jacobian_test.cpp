@@ -1,8 +1,10 @@
 // The contact part of the Newton system assembled by sorts and scans (engine/contact_jacobian.h,
-// run by the host executor here, by CUDA on the GPU): static plan + J_c equals the plan merged on
-// the host (build_assembly_plan with the pairs) entry for entry to rounding (1e-12 of the row's
-// largest magnitude), with the same pattern, on a contact scene's disturbed state with clamped
-// DOFs among the pairs; the residual likewise; two builds agree bit for bit.
+// run by the host executor here, by CUDA on the GPU), against the plan of the static families
+// and the pairs in one list (build_assembly_plan with the pairs), on a contact scene's disturbed
+// state with clamped DOFs among the pairs: static plan + J_c (the iterative paths) entry for
+// entry to rounding (1e-12 of the row's largest magnitude), with the same pattern; the residual,
+// and the matrix merged on the executor (the direct path: pattern, diagonal, values), bit for
+// bit; two builds agree bit for bit.
 
 #include "slender/engine/contact_jacobian.h"
 
@@ -131,6 +133,27 @@ TEST_P(ContactJacobianScenes, StaticPlusContactEqualsTheMergedPlan) {
   }
   EXPECT_GT(cj.nnz(), 0);
   EXPECT_GT(contact_entries_in_static_rows, 0);
+  // the residual: the same bits (the contact sources added one by one after the static ones)
+  for (int r = 0; r < merged.nfree; ++r)
+    ASSERT_EQ(f_s[r], f_m[r]) << "row " << r;
+  // the direct path's matrix, merged on the executor: the merged plan's pattern, diagonal
+  // entries and values bit for bit (the per-DOF diagonal added as the plan adds it)
+  cj.merge(st.row_ptr.data(), st.col.data());
+  ASSERT_EQ(cj.merged_nnz(), merged.nnz());
+  EXPECT_EQ(std::vector<int>(cj.merged_row_ptr(), cj.merged_row_ptr() + merged.nfree + 1),
+            merged.row_ptr);
+  EXPECT_EQ(std::vector<int>(cj.merged_col(), cj.merged_col() + merged.nnz()), merged.col);
+  EXPECT_EQ(std::vector<int>(cj.merged_diag(), cj.merged_diag() + merged.nfree), merged.diag_slot);
+  std::vector<Real> dof_J(size_t(m.ndof)), val_x(size_t(merged.nnz()));
+  for (Real& v : dof_J)
+    v = unit(rng);
+  cj.assemble_merged(st.slot_src_adr.data(), st.slot_src.data(), h.data(),
+                     h.data() + merged.h_off[kFamContact], val_x.data());
+  for (int r = 0; r < merged.nfree; ++r) {
+    AddDiagonal{cj.merged_diag(), st.free_dof.data(), dof_J.data(), val_x.data()}(r);
+    AddDiagonal{merged.diag_slot.data(), merged.free_dof.data(), dof_J.data(), val_m.data()}(r);
+  }
+  EXPECT_EQ(val_x, val_m);
   // a second build of the same pairs: the same bits
   ContactJacobian<HostExecutor> again(st, m.ndof);
   again.build(c.mv);

@@ -44,7 +44,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,11 +77,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
                   "(kOfStrainDifferences = true)");
 }
 
-/// The assembly plan of a view with contact pairs, the DOFs flagged in `fixed` (ndof) held: the
-/// host's plan builder, which the adjoint of a model with contact between bodies is given
-using PairPlanFn = std::function<std::shared_ptr<const AssemblyPlan>(const ModelView& view,
-                                                                     const unsigned char* fixed)>;
-
 template <class X>
 class RolloutAdjointOn {
   static_assert(X::kHostMemory, "the adjoint's loops run on the host");
@@ -90,25 +84,19 @@ class RolloutAdjointOn {
  public:
   RolloutAdjointOn(std::shared_ptr<const Model> model,
                    const IntegratorSpec& spec,
-                   const RolloutOptions& opt,
-                   PairPlanFn pair_plan = {})
+                   const RolloutOptions& opt)
       : model_(std::move(model)),
         spec_(spec),
         opt_(opt),
-        en_(model_, 1, spec, initial_state(*model_), opt.solver, EngineSolve::kSystem),
-        pair_plan_fn_(std::move(pair_plan)) {
+        en_(model_, 1, spec, initial_state(*model_), opt.solver, EngineSolve::kSystem) {
     check_adjoint_model(*model_, spec);
     en_.plans_follow_fixed_ = true;  // a boundary event's set of held DOFs takes its own plan
     SLENDER_CHECK(opt.checkpoint_every >= 0, "checkpoint_every must be >= 0, got ",
                   opt.checkpoint_every);
-    if (model_->contact.enabled) {
-      SLENDER_CHECK(pair_plan_fn_,
-                    "adjoint: a model with contact between bodies needs the "
-                    "plan builder of its pairs");
-      SLENDER_CHECK(!en_.assembles_contact(),
-                    "gradients through time with contact between bodies solve each step with a "
-                    "direct solver (the pairs in the assembly plan); options.solver is iterative");
-    }
+    SLENDER_CHECK(!model_->contact.enabled || !en_.system_->iterative(),
+                  "gradients through time with contact between bodies solve each step with a "
+                  "direct solver (the pairs' part merged into its matrix); options.solver is "
+                  "iterative");
   }
 
   const Model& model() const { return *model_; }
@@ -297,39 +285,42 @@ class RolloutAdjointOn {
                                  : "");
   }
 
-  // the contact pairs of the step from the engine's state (as the Simulator finds them), and
-  // the plan that holds them on the free rows of the set held now
+  // the contact pairs of the step from the engine's state (as the Simulator finds them) and
+  // their part of the Jacobian (the engine's: merged with the plan's on the direct path)
   void take_pairs() {
-    if (!model_->contact.enabled) return;
-    const bool changed = en_.find_contacts(dt_, false, pairs_scratch_);
-    if (!changed && en_.plan_ == pair_plan_) return;
-    pair_plan_ = pair_plan_fn_(en_.mv_, en_.fixed(0));
-    en_.use_plan(pair_plan_);
+    if (model_->contact.enabled) en_.find_contacts(dt_);
   }
 
-  // the plan's transposed slots and the solver of the transposed Jacobian (once per plan)
-  void ensure_solver(const AssemblyPlan& p) {
-    // (the plan held, so that a later plan of another set of held DOFs, a boundary event's,
-    // cannot take its address while the solver is for it)
-    if (plan_ == &p && plan_keep_ == en_.plan_) return;
-    plan_ = &p;
-    plan_keep_ = en_.plan_;
-    const int nf = p.nfree;
-    tslot_.assign(size_t(p.nnz()), -1);
+  // the transposed slots of the engine's direct pattern (the plan's, or merged with the contact
+  // part's) and the solver of the transposed Jacobian (once per pattern)
+  void ensure_solver() {
+    const stepper::SystemSolveOn<X>& sys = *en_.system_;
+    // (the arrays of the plan in use: one of the same pattern may have replaced the last)
+    prow_ = &sys.pattern_row_ptr();
+    pcol_ = &sys.pattern_col();
+    if (solver_ && pattern_ == sys.pattern_version()) return;
+    pattern_ = sys.pattern_version();
+    const std::vector<int>& rp = *prow_;
+    const std::vector<int>& col = *pcol_;
+    const int nf = int(rp.size()) - 1;
+    tslot_.assign(col.size(), -1);
     for (int r = 0; r < nf; ++r)
-      for (int s = p.row_ptr[r]; s < p.row_ptr[r + 1]; ++s) {
-        const int t = find_slot(p, p.col[s], r);
+      for (int s = rp[size_t(r)]; s < rp[size_t(r) + 1]; ++s) {
+        const int t = find_slot(col[size_t(s)], r);
         SLENDER_CHECK(t >= 0, "adjoint: the Jacobian's pattern is not structurally symmetric");
         tslot_[size_t(s)] = t;
       }
     solver_ = std::make_unique<cpu::LinearSolver>(
-        p, cpu::direct_solver_kind(opt_.solver, /*symmetric=*/false), /*symmetric=*/false);
+        nf, rp, col, cpu::direct_solver_kind(opt_.solver, /*symmetric=*/false),
+        /*symmetric=*/false);
   }
-  static int find_slot(const AssemblyPlan& p, int row, int col) {
-    const int* b = p.col.data() + p.row_ptr[row];
-    const int* e = p.col.data() + p.row_ptr[row + 1];
+  // the slot of (row, col) in that pattern, -1 where it has none
+  int find_slot(int row, int col) const {
+    const int* c = pcol_->data();
+    const int* b = c + (*prow_)[size_t(row)];
+    const int* e = c + (*prow_)[size_t(row) + 1];
     const int* it = std::lower_bound(b, e, col);
-    return it != e && *it == col ? int(it - p.col.data()) : -1;
+    return it != e && *it == col ? int(it - c) : -1;
   }
 
   // v(binding, family, local dofs, local gradient, local Hessian, k) for every stencil of every
@@ -436,7 +427,7 @@ class RolloutAdjointOn {
     std::vector<Real> r(1), phi(1);
     en.evaluate(en.y_.data(), r, phi, true);
     const AssemblyPlan& p = *en.plan_;
-    ensure_solver(p);
+    ensure_solver();
     const int nf = p.nfree;
     const int* dfree = p.dof_free.data();
     // the DOFs held in this step: those the plan leaves out (the engine takes the plan of every
@@ -568,15 +559,10 @@ class RolloutAdjointOn {
       g_entries(idx, D, h, nullptr, nullptr);
     });
 
-    // the exact Jacobian J + G B on the plan's pattern, transposed into the solver
-    vals_.assign(size_t(p.nnz()), 0);
-    const AssembleJacobian asm_j{p.slot_src_adr.data(), p.slot_src.data(), en.h_pool_.data(),
-                                 vals_.data()};
-    for (int s = 0; s < p.nnz(); ++s)
-      asm_j(s);
-    const AddDiagonal diag{p.diag_slot.data(), p.free_dof.data(), en.dof_J_.data(), vals_.data()};
-    for (int rr = 0; rr < nf; ++rr)
-      diag(rr);
+    // the exact Jacobian J + G B on the engine's pattern, transposed into the solver
+    vals_.assign(tslot_.size(), 0);
+    en.system_->assemble_into(en.h_pool_.data(), en.dof_J_.data(), en.free_dof_.data(),
+                              en.h_pool_.data() + en.pd_.h_off[kFamContact], vals_.data());
     // the bend-twist stencils' part of the Jacobian that their symmetric Hessian leaves out
     // (their frames come from the step's start), scaled as the stencil
     const Real ys = youngs_scale();
@@ -594,7 +580,7 @@ class RolloutAdjointOn {
           for (int b = 0; b < 9; ++b) {
             const int col = dfree[idx[b]];
             if (col < 0 || A(a, b) == 0) continue;
-            const int slot = find_slot(p, row, col);
+            const int slot = find_slot(row, col);
             SLENDER_CHECK(slot >= 0, "adjoint: a bend-twist term leaves the Jacobian's pattern");
             vals_[size_t(slot)] += A(a, b);
           }
@@ -609,7 +595,7 @@ class RolloutAdjointOn {
         for (int b = 0; b < D; ++b) {
           const int col = dfree[idx[b]];
           if (col < 0 || T[a * D + b] == 0) continue;
-          const int slot = find_slot(p, row, col);
+          const int slot = find_slot(row, col);
           SLENDER_CHECK(slot >= 0,
                         "adjoint: an energy's frames term leaves the Jacobian's pattern");
           vals_[size_t(slot)] += T[a * D + b];
@@ -627,14 +613,14 @@ class RolloutAdjointOn {
           const int col = dfree[3 * node + c];
           const Real v = t.h * sign * hbt[3 * size_t(t.edge) + c];
           if (col < 0 || v == 0) continue;
-          const int slot = find_slot(p, row, col);
+          const int slot = find_slot(row, col);
           SLENDER_CHECK(slot >= 0, "adjoint: the frames' term leaves the Jacobian's pattern");
           vals_[size_t(slot)] += v;
         }
       }
     }
     Real* tv = solver_->values();
-    for (int s = 0; s < p.nnz(); ++s)
+    for (size_t s = 0; s < tslot_.size(); ++s)
       tv[s] = vals_[size_t(tslot_[size_t(s)])];
     SLENDER_CHECK(solver_->factorize(), "adjoint: the transposed Jacobian of step ", n,
                   " could not be factorized");
@@ -2056,13 +2042,13 @@ class RolloutAdjointOn {
   std::vector<Real> rq_, rd1_, rt_, rref_, rd1c_, rtc_, rrefc_, rtau0_, rkap_, rtw_, rphi_, rmid_,
       rstr_, rx_, rab_, rhk_;
   std::vector<unsigned char> ridle_;
-  PairPlanFn pair_plan_fn_;
-  std::shared_ptr<const AssemblyPlan> pair_plan_;  // the plan with the pairs of the last step
-  contact::ContactPairLists pairs_scratch_;
   std::vector<GEntry> gtrip_;
+  // the transposed slots of the engine's direct pattern (its row pointers and columns, and the
+  // number of that pattern: stepper::SystemSolveOn::pattern_version)
   std::vector<int> tslot_;
-  const AssemblyPlan* plan_ = nullptr;
-  std::shared_ptr<const AssemblyPlan> plan_keep_;
+  const std::vector<int>* prow_ = nullptr;
+  const std::vector<int>* pcol_ = nullptr;
+  long pattern_ = -1;
   std::unique_ptr<cpu::LinearSolver> solver_;
   typename X::template Buffer<Real> u_y_;
 };

@@ -4,14 +4,16 @@
 // families' gradients and Hessians (the last two families of the pools, edge-edge then
 // vertex-triangle) gathered into the free-DOF residual and into a CSR matrix J_c of their own,
 // so that J = J_static + J_c. The static plan (the model's, fixed) never changes; a new set of
-// contact pairs only rebuilds J_c's pattern, by sorts and scans on the executor. The CUDA
-// backend's PCG path uses it for large meshes with self-contact (S9), where a merged plan built
-// on the host for every new pattern would cost more than the step.
+// contact pairs only rebuilds J_c's pattern, by sorts and scans on the executor. The iterative
+// paths apply J_static and J_c apart; the direct path merges the two patterns on the executor
+// (merge: each entry's static slot and J_c entry) and assembles one matrix for the direct
+// solver, whose symbolic analysis alone needs the merged pattern on the host.
 //
 // Determinism: each free row's gradient sources and each J_c entry's Hessian sources are summed
 // in ascending pool order (sorted keys with the source index in their low bits, or a stable
-// sort), so two runs agree bit for bit. The sums differ from the merged plan's only in rounding
-// (the merged plan adds static and contact sources in one sum).
+// sort), so two runs agree bit for bit. The residual and the merged matrix add the contact
+// sources one by one after the static ones, the sums of one plan holding both in one list
+// (static sources first); J_c's own values (the iterative paths) start from zero.
 
 #include <climits>
 #include <cstdint>
@@ -74,17 +76,18 @@ struct RowStarts {
   }
 };
 
-/// f[r] += the row's contact gradient sources, in pool order
+/// f[r] += the row's contact gradient sources one by one, in pool order (the sum a plan with
+/// the static and contact sources in one list makes)
 struct AddResidual {
   const int* adr;
   const std::uint64_t* key;
   const Real* g;  // the contact part of the gradient pool
   Real* f;
   SLENDER_HD void operator()(long r) const {
-    Real s = 0;
+    Real s = f[r];
     for (int i = adr[r]; i < adr[r + 1]; ++i)
       s += g[key[i] & 0xffffffffULL];
-    f[r] += s;
+    f[r] = s;
   }
 };
 
@@ -137,6 +140,90 @@ struct EntryValues {
     for (int i = start[e]; i < start[e + 1]; ++i)
       s += h[src[i]];
     val[e] = s;
+  }
+};
+
+/// the entries of row r of J_static + J_c: the union of the two rows' columns (each sorted)
+struct MergeCount {
+  const int* srow;  // J_static's row pointers and columns
+  const int* scol;
+  const int* crow;  // J_c's
+  const int* ccol;
+  int* count;  // (nfree)
+  SLENDER_HD void operator()(long r) const {
+    int i = srow[r], j = crow[r], n = 0;
+    const int ie = srow[r + 1], je = crow[r + 1];
+    while (i < ie || j < je) {
+      const bool take_s = j == je || (i < ie && scol[i] <= ccol[j]);
+      const bool take_c = i == ie || (j < je && ccol[j] <= scol[i]);
+      i += take_s;
+      j += take_c;
+      ++n;
+    }
+    count[r] = n;
+  }
+};
+
+/// row r of J_static + J_c: each entry's column, its static slot and its J_c entry (-1: none),
+/// and the row's diagonal entry
+struct MergeFill {
+  const int* srow;
+  const int* scol;
+  const int* crow;
+  const int* ccol;
+  const int* mrow;  // (nfree + 1) from MergeCount's scan
+  int* mcol;
+  int* mstatic;
+  int* mcontact;
+  int* mdiag;  // (nfree)
+  SLENDER_HD void operator()(long r) const {
+    int i = srow[r], j = crow[r], m = mrow[r];
+    const int ie = srow[r + 1], je = crow[r + 1];
+    while (i < ie || j < je) {
+      const bool take_s = j == je || (i < ie && scol[i] <= ccol[j]);
+      const bool take_c = i == ie || (j < je && ccol[j] <= scol[i]);
+      const int c = take_s ? scol[i] : ccol[j];
+      mcol[m] = c;
+      mstatic[m] = take_s ? i : -1;
+      mcontact[m] = take_c ? j : -1;
+      if (c == int(r)) mdiag[r] = m;
+      i += take_s;
+      j += take_c;
+      ++m;
+    }
+  }
+};
+
+/// row_ptr[n] = total (the last of a scan's row pointers)
+struct SetLast {
+  int* row_ptr;
+  long n;
+  long total;
+  SLENDER_HD void operator()(long) const { row_ptr[n] = int(total); }
+};
+
+/// the value of entry m of J_static + J_c: its static slot's Hessian sources, then its J_c
+/// entry's, summed one by one in pool order (the bits of a plan with both in one list)
+struct MergedValues {
+  const int* mstatic;
+  const int* mcontact;
+  const int* slot_src_adr;  // the static plan's
+  const int* slot_src;
+  const int* start;  // J_c's
+  const int* src;
+  const Real* h;   // the Hessian pool
+  const Real* hc;  // its contact part
+  Real* val;
+  SLENDER_HD void operator()(long m) const {
+    Real s = 0;
+    const int a = mstatic[m], b = mcontact[m];
+    if (a >= 0)
+      for (int i = slot_src_adr[a]; i < slot_src_adr[a + 1]; ++i)
+        s += h[slot_src[i]];
+    if (b >= 0)
+      for (int i = start[b]; i < start[b + 1]; ++i)
+        s += hc[src[i]];
+    val[m] = s;
   }
 };
 
@@ -197,6 +284,37 @@ class ContactJacobian {
     if (nnz_ > 0) each(nnz_, cj::EntryValues{start_.data(), hsrc_.data(), h, val_.data()});
   }
 
+  /// J_static + J_c as one CSR on the executor (the direct path): the union of the static
+  /// plan's pattern (its row pointers and columns on X) and J_c's, row by row
+  void merge(const int* static_row_ptr, const int* static_col) {
+    fit(mcount_, nfree_), fit(mrow_ptr_, long(nfree_) + 1), fit(mdiag_, nfree_);
+    each(nfree_,
+         cj::MergeCount{static_row_ptr, static_col, row_ptr_.data(), col_.data(), mcount_.data()});
+    mnnz_ = x_.exclusive_scan(mcount_.data(), mrow_ptr_.data(), nfree_);
+    SLENDER_CHECK(mnnz_ < INT_MAX, "contact: ", mnnz_,
+                  " Jacobian entries, too many for one matrix");
+    each(1, cj::SetLast{mrow_ptr_.data(), nfree_, mnnz_});
+    fit(mcol_, mnnz_), fit(mstatic_, mnnz_), fit(mcontact_, mnnz_);
+    each(nfree_,
+         cj::MergeFill{static_row_ptr, static_col, row_ptr_.data(), col_.data(), mrow_ptr_.data(),
+                       mcol_.data(), mstatic_.data(), mcontact_.data(), mdiag_.data()});
+  }
+  /// the merged matrix's values (val: merged_nnz) from the Hessian pool h (the static plan's
+  /// gather lists slot_src_adr, slot_src on X) and its contact part hc, without the per-DOF
+  /// diagonal (at merged_diag)
+  void assemble_merged(const int* slot_src_adr,
+                       const int* slot_src,
+                       const Real* h,
+                       const Real* hc,
+                       Real* val) const {
+    each(mnnz_, cj::MergedValues{mstatic_.data(), mcontact_.data(), slot_src_adr, slot_src,
+                                 start_.data(), hsrc_.data(), h, hc, val});
+  }
+  long merged_nnz() const { return mnnz_; }
+  const int* merged_row_ptr() const { return mrow_ptr_.data(); }
+  const int* merged_col() const { return mcol_.data(); }
+  const int* merged_diag() const { return mdiag_.data(); }
+
   int nfree() const { return nfree_; }
   long nnz() const { return nnz_; }
   const int* row_ptr() const { return row_ptr_.data(); }
@@ -216,8 +334,11 @@ class ContactJacobian {
     X::for_each(n, f, kParallelGrainMedium);
   }
   int nfree_ = 0;
-  long ng_ = 0, nnz_ = 0;
+  long ng_ = 0, nnz_ = 0, mnnz_ = 0;
   Buffer<int> free_of_dof_, gadr_, hsrc_, flag_, pos_, start_, row_, col_, row_ptr_;
+  // the merged matrix (merge): per row entry counts, row pointers, columns, each entry's static
+  // slot and J_c entry, each row's diagonal entry
+  Buffer<int> mcount_, mrow_ptr_, mcol_, mstatic_, mcontact_, mdiag_;
   Buffer<std::uint64_t> gkey_, hkey_;
   Buffer<Real> val_;
 };

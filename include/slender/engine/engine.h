@@ -22,9 +22,9 @@
 //   Krylov method (engine/system_solve.h).
 // - With one environment (kSystem) the front end may hand each step's inputs
 //   (StepInputs: the integrator's coefficients, static load steps included, the natural
-//   shape under actuation, point loads, prescribed motion, the plan with the contact pairs),
-//   and the engine also runs contact between bodies (its pairs found by X's ContactFinder:
-//   engine/contact_pipeline.h on the GPU), energies from the caller's code
+//   shape under actuation, point loads, prescribed motion, the plan of a new set of held DOFs),
+//   and the engine also runs contact between bodies (its pairs found by X's ContactFinder,
+//   engine/contact_pipeline.h, their part of J by engine/contact_jacobian.h), energies from the caller's code
 //   (stencils/user_energy.h) and, on host executors, the caller's force callback.
 // - The batch (kBatched) computes each environment's inputs at its own time: point loads and
 //   forces, the scene's motions or the caller's fixed targets, parts' moduli in time, signals,
@@ -60,7 +60,6 @@
 #include "slender/engine/batch_kelvin_voigt.h"
 #include "slender/engine/batch_solve.h"
 #include "slender/engine/contact_jacobian.h"
-#include "slender/engine/contact_pairs.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/model_view.h"
 #include "slender/engine/simulator_engine.h"
@@ -378,9 +377,10 @@ class Engine {
       batched_ = std::make_unique<VectorLinearSolve<X>>(*plan_, m.ndof, nenv, solver,
                                                         !nonsymmetric(m, spec));
     if (m.contact.enabled) {
+      SLENDER_CHECK(system_, "contact between bodies: one system a step (EngineSolve::kSystem)");
       contacts_ = std::make_unique<ContactFinder>(m);
-      // the iterative path keeps the model's plan and assembles the contact part on its own
-      contact_jacobian_ = system_->contact_part(m.plan, m.ndof);
+      // the plan stays the model's (or its held set's); the contact part is assembled apart
+      system_->contact_part(m.plan, m.ndof);
     }
     // every environment at the initial state and the model's natural shape
     for (int e = 0; e < nenv; ++e)
@@ -627,14 +627,9 @@ class Engine {
                 std::vector<Real>& f,
                 std::vector<Real>* jacobian);
 
-  /// whether the engine assembles the contact part of the Jacobian itself (the iterative path:
-  /// then find_contacts never reports a change and the host's plans are not for it)
-  bool assembles_contact() const { return contact_jacobian_ != nullptr; }
-
-  /// the contact sub-pairs of a step of size dt from the state (one environment); true when
-  /// they changed since the last call (always on the first) or `force`, and then they are
-  /// downloaded into `changed` (never when the engine assembles the contact part itself)
-  bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed);
+  /// the contact sub-pairs of a step of size dt from the state (one environment), and where
+  /// they changed (always on the first call) the contact part's pattern (engine/system_solve.h)
+  void find_contacts(Real dt);
 
   // ---- queries of the state (engine/engine_queries.h) ------------------------------------------
   // Each evaluates the stencils once at every environment's state (its configuration and
@@ -1045,10 +1040,8 @@ class Engine {
   Buffer<Real> mu_;
   std::vector<unsigned char> friction_;
   std::vector<long> steps_;
-  // contact pairs, found on the executor, and the contact part of J the iterative path
-  // assembles there (the solve policy's; else the host's merged plans carry the pairs)
+  // contact pairs, found on the executor (their part of J: the solve policy's)
   std::unique_ptr<ContactFinder> contacts_;
-  contact::ContactJacobian<X>* contact_jacobian_ = nullptr;
   UserForce force_;  // the caller's force (host executors, one environment)
   // the pivoting fallback for an environment whose band has too small a pivot
   std::unique_ptr<cpu::LinearSolver> fallback_;

@@ -9,20 +9,15 @@
 namespace slender {
 
 template <class X>
-bool Engine<X>::find_contacts(Real dt, bool force, contact::ContactPairLists& changed) {
+void Engine<X>::find_contacts(Real dt) {
   SLENDER_CHECK(contacts_, "find_contacts: the model has no contact between bodies");
   const bool ch = contacts_->find(q_.data(), u_.data(), dt);
   point_view_at_pairs();
-  if (contact_jacobian_) {
-    // the contact part's pattern on the executor; the host has nothing to do
-    if (ch) {
-      size_contact_pools();
-      contact_jacobian_->build(mv_);
-    }
-    return false;
-  }
-  if (ch || force) contacts_->download(changed);
-  return ch || force;
+  if (!ch) return;
+  // the contact part's pattern on the executor (the direct path: the merged pattern, which
+  // alone goes to the host, for the solver's analysis)
+  size_contact_pools();
+  system_->build_contact(mv_);
 }
 
 template <class X>

@@ -3,13 +3,13 @@
 // The seam between the front ends (Simulator) and the engine: the engine (engine/engine.h with one
 // environment, engine/simulator_engine_on.h, over an executor) owns the state and runs the whole
 // Newton step; the front end hands it, per step, what it computes cheaply on the host (the
-// integrator's coefficients, the natural shape under actuation, point loads, the assembly plan that
-// includes the contact pairs) and asks for the state only when a recorder does. The contact pairs
-// are found by the engine (engine/contact_pipeline.h on the GPU); the front end sees them only when
-// they change, to build the plan. Two executors: the host one (host/backend/host_engine.cpp: the
-// CPU backend) and the CUDA one (kernels/cuda_engine.cu, in the CUDA module, which
-// backend/cuda_loader.cpp loads on first use). (Until 2026-11-29 this seam was the
-// DeviceStepper, after the CUDA stepper it was first written for; it is the CPU backend's too.)
+// integrator's coefficients, the natural shape under actuation, point loads, the assembly plan of
+// a new set of held DOFs) and asks for the state only when a recorder does. The contact pairs and
+// their part of the Jacobian are the engine's, on its executor (engine/contact_pipeline.h,
+// engine/contact_jacobian.h); the front end never sees them. Two executors: the host one
+// (host/backend/host_engine.cpp: the CPU backend) and the CUDA one (kernels/cuda_engine.cu, in the
+// CUDA module, which backend/cuda_loader.cpp loads on first use). (Until 2026-11-29 this seam was
+// the DeviceStepper, after the CUDA stepper it was first written for; it is the CPU backend's too.)
 
 #include <memory>
 #include <string>
@@ -18,7 +18,6 @@
 #include "slender/core/force.h"
 #include "slender/core/integrator.h"
 #include "slender/core/status.h"
-#include "slender/engine/contact_pairs.h"
 #include "slender/model.h"
 #include "slender/state.h"
 #include "slender/stencils/bindings.h"
@@ -53,11 +52,10 @@ struct StepInputs {
   // (Model::motion_dof)
   const Real* target = nullptr;
   bool target_fixed = false;
-  // the plan that includes this step's contact pairs (those of the last find_contacts), uploaded
-  // and analysed when `plan_changed` (an executor whose memory the host reads keeps it, shared,
-  // and reads it in place: the owner builds a new plan rather than change this one); after a
-  // change of the held DOFs (set_fixed), the plan of the new set (without the pairs where the
-  // stepper assembles the contact part itself)
+  // after a change of the held DOFs (set_fixed), the assembly plan of the new set, uploaded and
+  // analysed when `plan_changed` (an executor whose memory the host reads keeps it, shared, and
+  // reads it in place: the owner builds a new plan rather than change this one); the contact
+  // pairs' part is the stepper's own
   bool plan_changed = false;
   std::shared_ptr<const AssemblyPlan> plan;
 };
@@ -84,13 +82,9 @@ class SimulatorEngine {
   /// Executors whose memory the host cannot read (CUDA) refuse a callback with slender::Error.
   virtual void set_force_callback(ForceCallback fn, bool symmetric) = 0;
   /// the contact sub-pairs of a step of size dt from the executor's state
-  /// (contact::ContactPipeline); true when they changed since the last
-  /// call (always on the first) or `force` (the host's copy was replaced), and then they are
-  /// downloaded into `changed` (never when the stepper assembles the contact part itself)
-  virtual bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed) = 0;
-  /// whether the stepper assembles the contact part of the Jacobian itself (then find_contacts
-  /// never reports a change and the host's plans are not for it)
-  virtual bool assembles_contact() const = 0;
+  /// (contact::ContactPipeline), and the contact part of the Jacobian for them, both on the
+  /// executor (the pairs never reach the host)
+  virtual void find_contacts(Real dt) = 0;
   /// this simulator's physical parameters (Simulator::set_params: mass and stiffness scales,
   /// gravity, damping, ground friction; ground friction makes the Jacobian non-symmetric)
   virtual void set_params(const EnvParams& p) = 0;

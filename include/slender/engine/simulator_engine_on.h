@@ -86,10 +86,9 @@ class SimulatorEngineOn final : public SimulatorEngine {
     const typename X::OnDevice on(device_);
     engine_.set_params(0, p);
   }
-  bool assembles_contact() const override { return engine_.assembles_contact(); }
-  bool find_contacts(Real dt, bool force, contact::ContactPairLists& changed) override {
+  void find_contacts(Real dt) override {
     const typename X::OnDevice on(device_);
-    return engine_.find_contacts(dt, force, changed);
+    engine_.find_contacts(dt);
   }
 
  private:

@@ -8,10 +8,12 @@
 //   host; cuSOLVER's Cholesky or QR on the GPU), one symbolic analysis per pattern; or
 // - iteratively: block-Jacobi CG for a symmetric Jacobian, BiCGSTAB otherwise (engine/krylov.h),
 //   or the same preconditioned by a multigrid V-cycle (kAmg: engine/amg.h, whose hierarchy is
-//   built on the host for every matrix), with the contact part of J assembled on X beside the
-//   static pattern
-//   (engine/contact_jacobian.h); where CG or BiCGSTAB cannot go on, the direct solver takes that
-//   matrix (the static and contact parts merged on the host), counted as a fallback.
+//   built on the host for every matrix); where CG or BiCGSTAB cannot go on, the direct solver
+//   takes that matrix (the static and contact parts merged on the host), counted as a fallback.
+// Contact between bodies: the contact part of J is assembled on X (engine/contact_jacobian.h),
+// beside the static pattern on the iterative path, merged with it into one matrix on the direct
+// path (the merged pattern goes to the host for the direct solver's analysis, only when it
+// changed).
 // The caller evaluates the stencils into its pools and calls assemble() with them; the values
 // stay here until the next assemble.
 
@@ -72,6 +74,10 @@ class SystemSolveOn {
     iterative_ = linear_solver_iterative(kind_) ||
                  (kind_ == LinearSolverKind::kAuto && p.nfree >= X::kPcgAutoThreshold);
     direct_.reset();
+    merged_ = false;
+    std::vector<int>().swap(mrow_h_);
+    std::vector<int>().swap(mcol_h_);
+    ++pattern_version_;
     if (!iterative_) {
       direct_ = make_direct(p.row_ptr, p.col);
     } else {
@@ -88,18 +94,46 @@ class SystemSolveOn {
     size_values();
   }
 
-  /// the contact part of J, assembled on X (the iterative path with contact between bodies;
-  /// `plan`: the one in use, whose free rows it uses); null on the direct path, where the
-  /// caller's merged plans carry the contact pairs; `renew`: a new one for a plan of other free
-  /// rows (another set of held DOFs)
-  contact::ContactJacobian<X>* contact_part(const AssemblyPlan& plan,
-                                            int ndof,
-                                            bool renew = false) {
-    if (iterative_ && (!contact_ || renew))
-      contact_ = std::make_unique<contact::ContactJacobian<X>>(plan, ndof);
-    return contact_.get();
+  /// the contact part of J, assembled on X (contact between bodies; `plan`: the one in use,
+  /// whose free rows it uses); `renew`: a new one for a plan of other free rows (another set of
+  /// held DOFs), whose pattern build_contact makes
+  void contact_part(const AssemblyPlan& plan, int ndof, bool renew = false) {
+    // (a merged pattern's solver stays until build_contact compares the new pattern with it)
+    if (!contact_ || renew) contact_ = std::make_unique<contact::ContactJacobian<X>>(plan, ndof);
   }
-  contact::ContactJacobian<X>* contact_part() const { return contact_.get(); }
+  bool has_contact_part() const { return contact_ != nullptr; }
+
+  /// J_c's pattern for the pairs of view `v` (executor pointers), and on the direct path the
+  /// merged pattern and, where that changed, the direct solver's analysis of it
+  void build_contact(const ModelView& v) {
+    contact_->build(v);
+    if (iterative_) return;
+    if (contact_->nnz() == 0) {
+      if (!merged_) return;
+      // no pair adds an entry: the plan's pattern
+      merged_ = false;
+      std::vector<int>().swap(mrow_h_);
+      std::vector<int>().swap(mcol_h_);
+      new_direct(plan_->row_ptr, plan_->col);
+      return;
+    }
+    contact_->merge(row_ptr_.data(), col_.data());
+    std::vector<int> rp(size_t(nfree_) + 1), col(size_t(contact_->merged_nnz()));
+    X::to_host(rp.data(), contact_->merged_row_ptr(), rp.size());
+    X::to_host(col.data(), contact_->merged_col(), col.size());
+    const bool same = merged_ && direct_ && rp == mrow_h_ && col == mcol_h_;
+    merged_ = true;
+    if (same) return;  // the analysis of the last merged pattern holds
+    mrow_h_ = std::move(rp);
+    mcol_h_ = std::move(col);
+    new_direct(mrow_h_, mcol_h_);
+  }
+
+  /// the direct path's pattern on the host (the plan's, or merged with the contact part's) and
+  /// a number that changes with it
+  const std::vector<int>& pattern_row_ptr() const { return merged_ ? mrow_h_ : plan_->row_ptr; }
+  const std::vector<int>& pattern_col() const { return merged_ ? mcol_h_ : plan_->col; }
+  long pattern_version() const { return pattern_version_; }
 
   /// a Jacobian that is (or may become) non-symmetric from here on: LU or QR on the direct
   /// path, BiCGSTAB on the iterative one
@@ -107,7 +141,7 @@ class SystemSolveOn {
     if (!symmetric_) return;
     symmetric_ = false;
     direct_.reset();  // a Cholesky solver (the direct path, or the iterative one's fallback)
-    if (!iterative_) direct_ = make_direct(plan_->row_ptr, plan_->col);
+    if (!iterative_) new_direct(pattern_row_ptr(), pattern_col());
     size_values();
   }
 
@@ -136,9 +170,22 @@ class SystemSolveOn {
   /// diagonal (dof_J, ndof; free_dof: the plan's free DOFs on X, the caller's copy); the contact
   /// part from its Hessians (h_contact) where X assembles it
   void assemble(const Real* h_pool, const Real* dof_J, const int* free_dof, const Real* h_contact) {
-    X::for_each(nnz_, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(), h_pool, values()});
-    X::for_each(nfree_, AddDiagonal{diag_slot_.data(), free_dof, dof_J, values()});
-    if (contact_) contact_->assemble(h_contact);
+    assemble_into(h_pool, dof_J, free_dof, h_contact, values());
+    if (contact_ && iterative_) contact_->assemble(h_contact);
+  }
+  /// the same values (the direct path's pattern: pattern_row_ptr, pattern_col) into `val`
+  void assemble_into(const Real* h_pool,
+                     const Real* dof_J,
+                     const int* free_dof,
+                     const Real* h_contact,
+                     Real* val) {
+    if (merged_) {
+      contact_->assemble_merged(slot_src_adr_.data(), slot_src_.data(), h_pool, h_contact, val);
+      X::for_each(nfree_, AddDiagonal{contact_->merged_diag(), free_dof, dof_J, val});
+      return;
+    }
+    X::for_each(nnz_, AssembleJacobian{slot_src_adr_.data(), slot_src_.data(), h_pool, val});
+    X::for_each(nfree_, AddDiagonal{diag_slot_.data(), free_dof, dof_J, val});
   }
 
   /// the contact part's residual entries (where X assembles the contact part)
@@ -210,15 +257,24 @@ class SystemSolveOn {
   }
 
  private:
-  bool has_contact() const { return contact_ && contact_->nnz() > 0; }
+  // the iterative path's contact part (J_c apart from the static values)
+  bool has_contact() const { return iterative_ && contact_ && contact_->nnz() > 0; }
 
   std::unique_ptr<DirectSolver> make_direct(const std::vector<int>& row_ptr,
                                             const std::vector<int>& col) const {
     return X::make_direct_solver(int(row_ptr.size()) - 1, row_ptr, col, symmetric_, kind_);
   }
+  // the direct path's solver for a new pattern, and the values' room
+  void new_direct(const std::vector<int>& row_ptr, const std::vector<int>& col) {
+    direct_.reset();  // (first: its factor's memory)
+    direct_ = make_direct(row_ptr, col);
+    ++pattern_version_;
+    size_values();
+  }
   void size_values() {
     const bool own = iterative_ || !direct_ || !X::solver_values(direct_.get());
-    val_.resize(own ? size_t(nnz_) : 0);
+    const long n = merged_ ? contact_->merged_nnz() : nnz_;
+    val_.resize(own ? size_t(n) : 0);
   }
 
   // J_c, which the executor assembles (the iterative path), copied to the host
@@ -331,9 +387,9 @@ class SystemSolveOn {
   AmgCsr merged_on_host() {
     AmgCsr out;
     out.nrow = out.ncol = nfree_;
-    out.row_ptr = plan_->row_ptr;
-    out.col = plan_->col;
-    out.val.resize(static_cast<size_t>(nnz_));
+    out.row_ptr = pattern_row_ptr();
+    out.col = pattern_col();
+    out.val.resize(out.col.size());
     X::to_host(out.val.data(), values(), out.val.size());
     if (!has_contact()) return out;
     return csr_add(out, 1, contact_csr_on_host(), 1, /*keep_zeros=*/true);
@@ -381,6 +437,12 @@ class SystemSolveOn {
   Const<int> row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_;
   Buffer<Real> val_;
   std::unique_ptr<DirectSolver> direct_;
+  // the direct path with a contact part that adds entries: the matrix merged on X (merged_),
+  // its pattern on the host (that of the direct solver's analysis); a count of the direct
+  // path's patterns (a new analysis each)
+  bool merged_ = false;
+  std::vector<int> mrow_h_, mcol_h_;
+  long pattern_version_ = 0;
   // the iterative path: the preconditioner's blocks, the Krylov solves, the contact part
   long nblock_ = 0;
   Buffer<int> block_row_;
