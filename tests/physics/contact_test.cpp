@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -85,6 +86,41 @@ TEST(RodContact, JacobianWithActivePairsMatchesFiniteDifferences) {
   const Real dt = 2e-3;
   const Real rel = test::residual_fd_error(sim, dt, [](Real) { return Real(1e-8); });
   std::printf("rod contact Jacobian: relative error %.3e\n", rel);
+  EXPECT_LT(rel, 1e-6);
+}
+
+// A force of the caller's coupling a node of each rod (a spring between them): its Jacobian
+// entries land where only the contact pairs couple the rods, in the merged matrix of the direct
+// path (the model's pattern and the contact part's, engine/contact_jacobian.h). An entry looked
+// up in the model's pattern alone is refused as outside the pattern, and one written at the
+// model's slots lands at the wrong entries: central differences see both
+TEST(RodContact, ACallersForceBetweenTouchingRodsTakesTheMergedPattern) {
+  const auto m = build_model(crossing_rods(-0.0002, 1e-3));
+  Simulator sim(m);
+  const int a = 10, b = 21 + 10;  // the middle nodes of base and top, where they cross
+  constexpr Real k = 40;
+  sim.set_force_callback([=](ForceEval& e) {
+    for (int c = 0; c < 3; ++c) {
+      const Real d = e.q[3 * a + c] - e.q[3 * b + c];
+      e.force[3 * a + c] += -k * d;
+      e.force[3 * b + c] += k * d;
+      e.add_jacobian(3 * a + c, 3 * a + c, -k);
+      e.add_jacobian(3 * a + c, 3 * b + c, k);
+      e.add_jacobian(3 * b + c, 3 * b + c, -k);
+      e.add_jacobian(3 * b + c, 3 * a + c, k);
+    }
+  });
+  // (no stencil of the model couples the two rods)
+  const AssemblyPlan& p = m->plan;
+  const int ra = p.dof_free[3 * a], rb = p.dof_free[3 * b];
+  ASSERT_GE(ra, 0);
+  ASSERT_GE(rb, 0);
+  EXPECT_FALSE(
+      std::binary_search(p.col.begin() + p.row_ptr[ra], p.col.begin() + p.row_ptr[ra + 1], rb));
+  for (int s = 0; s < 3; ++s)
+    ASSERT_TRUE(sim.step().ok()) << "step " << s;
+  const Real rel = test::residual_fd_error(sim, 2e-3, [](Real) { return Real(1e-8); });
+  std::printf("rod contact with a caller's spring: relative error %.3e\n", rel);
   EXPECT_LT(rel, 1e-6);
 }
 

@@ -80,7 +80,8 @@ struct LoopRun {
 LoopRun run_loop(const NewtonSpec& ns,
                  const std::vector<Problem>& probs,
                  const std::vector<Real>& x0,
-                 const EnvMask& want) {
+                 const EnvMask& want,
+                 bool fused = false) {
   const int B = int(probs.size());
   LoopRun out;
   out.x = x0;
@@ -94,33 +95,44 @@ LoopRun run_loop(const NewtonSpec& ns,
     phi[e] = potential(probs[e], x0[e]);
   }
   Real seconds = 0;
+  auto direction = [&](const EnvMask& running, std::vector<NewtonDirection>& d) {
+    for (int e = 0; e < B; ++e) {
+      if (!running[e]) continue;
+      ++out.solves[e];
+      const Real f = residual(probs[e], out.x[e]);
+      dx[e] = f / derivative(probs[e], out.x[e]);
+      d[e].solved = !(probs[e] == Problem::kNoSolve && out.solves[e] == 2);
+      d[e].slope = dx[e] * f;
+      d[e].dx_max = std::fabs(dx[e]);
+    }
+  };
+  auto trial = [&](const EnvMask& mask, const std::vector<Real>& alpha, std::vector<Real>& r_new,
+                   std::vector<Real>& phi_new) {
+    for (int e = 0; e < B; ++e) {
+      if (!mask[e]) continue;
+      ++out.trials[e];
+      xt[e] = out.x[e] - alpha[e] * dx[e];
+      r_new[e] = std::fabs(residual(probs[e], xt[e]));
+      phi_new[e] = potential(probs[e], xt[e]);
+    }
+  };
+  // fused: each direction with its full step's trial, for every running environment (a failed
+  // direction's trial too, which the loop must ignore)
+  auto first_trial = [&](const EnvMask& running, std::vector<NewtonDirection>& d,
+                         std::vector<Real>& r_new, std::vector<Real>& phi_new) {
+    if (!fused) return false;
+    direction(running, d);
+    trial(running, std::vector<Real>(size_t(B), 1), r_new, phi_new);
+    return true;
+  };
   out.done = newton_iterations(
-      ns, want, EnvMask(B, 0), r, phi, out.reps.data(), out.warnings.data(), seconds,
-      [&](const EnvMask& running, std::vector<NewtonDirection>& d) {
-        for (int e = 0; e < B; ++e) {
-          if (!running[e]) continue;
-          ++out.solves[e];
-          const Real f = residual(probs[e], out.x[e]);
-          dx[e] = f / derivative(probs[e], out.x[e]);
-          d[e].solved = !(probs[e] == Problem::kNoSolve && out.solves[e] == 2);
-          d[e].slope = dx[e] * f;
-          d[e].dx_max = std::fabs(dx[e]);
-        }
-      },
-      [&](const EnvMask& mask, const std::vector<Real>& alpha, std::vector<Real>& r_new,
-          std::vector<Real>& phi_new) {
-        for (int e = 0; e < B; ++e) {
-          if (!mask[e]) continue;
-          ++out.trials[e];
-          xt[e] = out.x[e] - alpha[e] * dx[e];
-          r_new[e] = std::fabs(residual(probs[e], xt[e]));
-          phi_new[e] = potential(probs[e], xt[e]);
-        }
-      },
+      ns, want, EnvMask(B, 0), r, phi, out.reps.data(), out.warnings.data(), seconds, direction,
+      trial,
       [&](const EnvMask& mask) {
         for (int e = 0; e < B; ++e)
           if (mask[e]) out.x[e] = xt[e];
-      });
+      },
+      first_trial);
   return out;
 }
 
@@ -180,6 +192,31 @@ TEST(NewtonLoop, TogetherEachEnvironmentGetsTheBitsItGetsAlone) {
       EXPECT_TRUE(same_bits(together.reps[e].residual, alone.reps[0].residual));
       EXPECT_EQ(together.warnings[e], alone.warnings[0]);
       EXPECT_EQ(together.trials[e], alone.trials[0]);
+    }
+  }
+}
+
+// A direction evaluated together with its full step's trial (newton_iterations' first_trial, the
+// engine's one read of both): the same iterates, reports and warnings as each apart, with one
+// trial more only where a direction failed (evaluated, then ignored)
+TEST(NewtonLoop, DirectionsFusedWithTheirFirstTrialGiveTheSameBits) {
+  for (const bool line_search : {true, false}) {
+    NewtonSpec ns;
+    ns.line_search = line_search;
+    const EnvMask all(kProblems.size(), 1);
+    const LoopRun apart = run_loop(ns, kProblems, kStart, all);
+    const LoopRun fused = run_loop(ns, kProblems, kStart, all, /*fused=*/true);
+    EXPECT_EQ(apart.done, fused.done);
+    for (size_t e = 0; e < kProblems.size(); ++e) {
+      SCOPED_TRACE(testing::Message() << "environment " << e << ", line search " << line_search);
+      EXPECT_TRUE(same_bits(apart.x[e], fused.x[e]));
+      EXPECT_EQ(apart.reps[e].status, fused.reps[e].status);
+      EXPECT_EQ(apart.reps[e].iterations, fused.reps[e].iterations);
+      EXPECT_TRUE(same_bits(apart.reps[e].residual, fused.reps[e].residual));
+      EXPECT_EQ(apart.warnings[e], fused.warnings[e]);
+      EXPECT_EQ(apart.solves[e], fused.solves[e]);
+      const int failed = apart.reps[e].status == StepStatus::kLinearSolveFailed ? 1 : 0;
+      EXPECT_EQ(apart.trials[e] + failed, fused.trials[e]);
     }
   }
 }

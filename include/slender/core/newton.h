@@ -49,7 +49,13 @@ using EnvMask = std::vector<unsigned char>;
 /// line searches without sufficient decrease in ls_warnings[e], adds the line searches' wall
 /// time to line_search_seconds. Returns the mask of the environments that converged: the caller
 /// finalizes their steps and leaves the others' states as they were.
-template <class Direction, class Trial, class Accept>
+/// first_trial(running, d, r_new, phi_new), optional: the directions together with the full
+/// step's trial (alpha 1) of every running environment, true where it took them (then neither
+/// direction nor that first trial is called; the trial of an environment whose direction
+/// failed is ignored), false where it did nothing. The iterates are the same either way: an
+/// executor whose reductions the host reads across a bus reads the direction's and the
+/// trial's in one transfer where they took two.
+template <class Direction, class Trial, class Accept, class FirstTrial>
 EnvMask newton_iterations(const NewtonSpec& ns,
                           const EnvMask& want,
                           const EnvMask& no_potential,
@@ -60,7 +66,8 @@ EnvMask newton_iterations(const NewtonSpec& ns,
                           Real& line_search_seconds,
                           Direction&& direction,
                           Trial&& trial,
-                          Accept&& accept) {
+                          Accept&& accept,
+                          FirstTrial&& first_trial) {
   using Clock = std::chrono::steady_clock;
   enum Phase : unsigned char { kRunning, kDone, kFailed };
   const int B = int(want.size());
@@ -97,7 +104,8 @@ EnvMask newton_iterations(const NewtonSpec& ns,
     if (!any) break;
     for (int e = 0; e < B; ++e)
       running[e] = phase[e] == kRunning;
-    direction(running, d);
+    const bool fused = first_trial(running, d, r_new, phi_new);
+    if (!fused) direction(running, d);
     for (int e = 0; e < B; ++e) {
       if (!running[e]) continue;
       if (!d[e].solved) {
@@ -122,7 +130,7 @@ EnvMask newton_iterations(const NewtonSpec& ns,
         any_trial = any_trial || mask[e];
       }
       if (!any_trial) break;
-      trial(mask, alpha, r_new, phi_new);
+      if (!fused || h > 0) trial(mask, alpha, r_new, phi_new);
       for (int e = 0; e < B; ++e) {
         if (!mask[e]) continue;
         if (std::isfinite(r_new[e]) && r_new[e] < best_r[e]) {
@@ -191,6 +199,25 @@ EnvMask newton_iterations(const NewtonSpec& ns,
     }
   }
   return done;
+}
+
+/// The same, each direction apart from its first trial
+template <class Direction, class Trial, class Accept>
+EnvMask newton_iterations(const NewtonSpec& ns,
+                          const EnvMask& want,
+                          const EnvMask& no_potential,
+                          std::vector<Real>& r,
+                          std::vector<Real>& phi,
+                          StepReport* reps,
+                          long* ls_warnings,
+                          Real& line_search_seconds,
+                          Direction&& direction,
+                          Trial&& trial,
+                          Accept&& accept) {
+  return newton_iterations(ns, want, no_potential, r, phi, reps, ls_warnings, line_search_seconds,
+                           direction, trial, accept,
+                           [](const EnvMask&, std::vector<NewtonDirection>&, std::vector<Real>&,
+                              std::vector<Real>&) { return false; });
 }
 
 }  // namespace slender

@@ -24,8 +24,8 @@
 //   (StepInputs: the integrator's coefficients, static load steps included, the natural
 //   shape under actuation, point loads, prescribed motion, the plan of a new set of held DOFs),
 //   and the engine also runs contact between bodies (its pairs found by X's ContactFinder,
-//   engine/contact_pipeline.h, their part of J by engine/contact_jacobian.h), energies from the caller's code
-//   (stencils/user_energy.h) and, on host executors, the caller's force callback.
+//   engine/contact_pipeline.h, their part of J by engine/contact_jacobian.h), energies from the
+//   caller's code (stencils/user_energy.h) and, on host executors, the caller's force callback.
 // - The batch (kBatched) computes each environment's inputs at its own time: point loads and
 //   forces, the scene's motions or the caller's fixed targets, parts' moduli in time, signals,
 //   per-environment natural shapes and physical parameters, the scene's boundary events.
@@ -171,6 +171,17 @@ struct SlopeMax {
     const Real d = dx[e * nfree + i];
     const Real solved = ok && i == 0 && ok[e] ? Real(1) : Real(0);
     return Red4{d * f[e * nfree + i], solved, d - d == 0 ? Real(0) : Real(1), ::fabs(d)};
+  }
+};
+
+/// out[0] = a[0], out[1] = b[0]: two reductions' results side by side, for one read
+struct PackTwo {
+  const Red4* a;
+  const Red4* b;
+  Red4* out;
+  SLENDER_HD void operator()(long) const {
+    out[0] = a[0];
+    out[1] = b[0];
   }
 };
 
@@ -860,6 +871,16 @@ class Engine {
   // Jacobian) when `hess`; the pools, residuals and frames of the other environments are left
   // alone
   void evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>& phi, bool hess);
+  // evaluate's two halves: the stencils, the residual and the Jacobian at q (the phases'
+  // clock, started), then, from the per-environment sums `s` (env_major::EvalSums, which the
+  // caller reduced), the residual norms and potentials
+  Clock::time_point evaluate_begin(const Real* q, bool hess);
+  env_major::EvalSums eval_sums() const;
+  long eval_sums_len() const;
+  void evaluate_end(Clock::time_point t0,
+                    const Red4* s,
+                    std::vector<Real>& r,
+                    std::vector<Real>& phi);
 
   // ---- Newton directions -----------------------------------------------------------------------
 
@@ -877,6 +898,13 @@ class Engine {
   // the direction of the only environment (kSystem): dx = J^-1 f by the solve policy; a
   // non-finite dx fails it (as the CPU's solve does)
   void system_direction(std::vector<NewtonDirection>& d, VectorStepResult& res);
+  // the same with the full step's trial evaluated (newton_iterations' first_trial): the
+  // direction's slope and max |dx| and the trial's sums read in one transfer, where they took
+  // two. The trial of a failed direction is evaluated and ignored (the step fails)
+  void system_direction_and_trial(std::vector<NewtonDirection>& d,
+                                  std::vector<Real>& r_new,
+                                  std::vector<Real>& phi_new,
+                                  VectorStepResult& res);
 
   // dx[e] = J_e^-1 f[e] by sparse LU on the host from environment e's local Hessians (the
   // pivoting fallback of the batched solve); false when even that fails
@@ -1027,6 +1055,9 @@ class Engine {
   Buffer<Real> alpha_;
   Buffer<Red4> red_scratch_;
   std::vector<Red4> sums_;  // per-environment reductions read on the host
+  // system_direction_and_trial's two reductions left on the executor, and the two results
+  // packed for one read
+  Buffer<Red4> slope_red_, eval_red_, pack_red_;
   // per environment: whether its last evaluation flagged a degenerate stencil (EvalSums's m0)
   std::vector<unsigned char> degenerate_seen_;
   // per-environment parameters (set_params): density scale, gravity, damping; Young's scale

@@ -154,9 +154,17 @@ void Engine<X>::residual_rows() {
 
 template <class X>
 void Engine<X>::evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>& phi, bool hess) {
+  const Clock::time_point t0 = evaluate_begin(q, hess);
+  std::vector<Red4>& s = sums_;
+  s.resize(size_t(nenv_));
+  X::env_reduce(nenv_, eval_sums_len(), eval_sums(), s.data(), red_scratch_);
+  evaluate_end(t0, s.data(), r, phi);
+}
+
+template <class X>
+typename Engine<X>::Clock::time_point Engine<X>::evaluate_begin(const Real* q, bool hess) {
   const Model& m = *model_;
   PhaseTimes& times = *times_;
-  const int B = nenv_;
   auto t0 = Clock::now();
   frames_at(q);
   sync_phase();
@@ -189,19 +197,34 @@ void Engine<X>::evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>&
                       h_pool_.data() + pd_.h_off[kFamContact]);
     if constexpr (X::kHostMemory) {
       if (force_) {
-        const AssemblyPlan& pl = system_->plan();
-        force_.add_jacobian(c_.c_u, m.ndof, pl.dof_free.data(), pl.row_ptr.data(), pl.col.data(),
+        // (the solver's pattern: the plan's, or merged with the contact part's)
+        force_.add_jacobian(c_.c_u, m.ndof, system_->plan().dof_free.data(),
+                            system_->pattern_row_ptr().data(), system_->pattern_col().data(),
                             system_->values());
       }
     }
   }
-  const long len = std::max({pd_.energy_pool, long(m.ndof), long(pd_.nfree)});
-  std::vector<Red4>& s = sums_;
-  s.resize(size_t(B));
-  X::env_reduce(B, len,
-                env_major::EvalSums{pd_.energy_pool, m.ndof, pd_.nfree, e_pool_.data(),
-                                    dof_phi_.data(), f_.data(), flags_.data()},
-                s.data(), red_scratch_);
+  return t0;
+}
+
+template <class X>
+env_major::EvalSums Engine<X>::eval_sums() const {
+  return env_major::EvalSums{pd_.energy_pool, model_->ndof, pd_.nfree,    e_pool_.data(),
+                             dof_phi_.data(), f_.data(),    flags_.data()};
+}
+
+template <class X>
+long Engine<X>::eval_sums_len() const {
+  return std::max({pd_.energy_pool, long(model_->ndof), long(pd_.nfree)});
+}
+
+template <class X>
+void Engine<X>::evaluate_end(Clock::time_point t0,
+                             const Red4* s,
+                             std::vector<Real>& r,
+                             std::vector<Real>& phi) {
+  PhaseTimes& times = *times_;
+  const int B = nenv_;
   if (phase_timing_) {
     times.assemble += seconds_since(t0);
   } else {

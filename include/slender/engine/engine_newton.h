@@ -72,7 +72,13 @@ void Engine<X>::newton_step(const EnvMask& want, VectorStepResult& res, PhaseTim
         trial(mask, alpha);
         evaluate(y_trial_.data(), r_new, phi_new, true);
       },
-      [&](const EnvMask& mask) { accept(mask); });
+      [&](const EnvMask& mask) { accept(mask); },
+      [&](const EnvMask&, std::vector<NewtonDirection>& d, std::vector<Real>& r_new,
+          std::vector<Real>& phi_new) {
+        if (!system_) return false;  // (the batch: each direction apart from its trials)
+        system_direction_and_trial(d, r_new, phi_new, res);
+        return true;
+      });
   for (int e = 0; e < B; ++e) {
     res.reports[e].dt = dt_;
     res.line_search_warnings += ls_warn[e];
@@ -147,6 +153,46 @@ void Engine<X>::system_direction(std::vector<NewtonDirection>& d, VectorStepResu
     d[0].solved = sm.s2 == 0;
     d[0].slope = sm.s0;
     d[0].dx_max = sm.m0;
+  }
+}
+
+template <class X>
+void Engine<X>::system_direction_and_trial(std::vector<NewtonDirection>& d,
+                                           std::vector<Real>& r_new,
+                                           std::vector<Real>& phi_new,
+                                           VectorStepResult& res) {
+  const int nf = pd_.nfree;
+  ++times_->factorizations;  // one per Newton iteration, as the CPU counts them
+  bool fallback = false;
+  d[0] = NewtonDirection{};
+  system_->set_geometry(y_.data(), 3 * model_->nnode);
+  const bool solved = system_->solve(f_.data(), dx_.data(), *times_, fallback);
+  if (fallback) {
+    ++res.linear_fallbacks;
+    ++warn_[1];
+  }
+  if (!solved) return;  // (the step fails: no trial)
+  if (nf > 0) X::env_reduce_to(1, nf, env_major::SlopeMax{nf, dx_.data(), f_.data()}, slope_red_);
+  // the full step's trial, evaluated before the slope is read (a non-finite dx's too: the
+  // step fails and the trial is ignored)
+  const std::vector<unsigned char> one(1, 1);
+  const std::vector<Real> full(1, 1);
+  trial(one, full);
+  const Clock::time_point t0 = evaluate_begin(y_trial_.data(), true);
+  X::env_reduce_to(1, eval_sums_len(), eval_sums(), eval_red_);
+  Red4 got[2];
+  if (nf > 0) {
+    pack_red_.resize(2);
+    X::for_each(1, env_major::PackTwo{slope_red_.data(), eval_red_.data(), pack_red_.data()});
+    X::to_host(got, pack_red_.data(), 2);
+  } else {
+    X::to_host(got + 1, eval_red_.data(), 1);
+  }
+  evaluate_end(t0, got + 1, r_new, phi_new);
+  d[0].solved = nf == 0 || got[0].s2 == 0;
+  if (nf > 0) {
+    d[0].slope = got[0].s0;
+    d[0].dx_max = got[0].m0;
   }
 }
 
