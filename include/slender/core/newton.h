@@ -27,6 +27,16 @@ struct NewtonDirection {
 /// An environment mask: mask[e] != 0 for the environments a call is about.
 using EnvMask = std::vector<unsigned char>;
 
+/// newton_iterations' first_trial where a caller has none: each direction apart from its trials
+struct NoFirstTrial {
+  bool operator()(const EnvMask&,
+                  std::vector<NewtonDirection>&,
+                  std::vector<Real>&,
+                  std::vector<Real>&) const {
+    return false;
+  }
+};
+
 /// Newton's iterations of every environment in `want` from its predictor, whose residual norm
 /// r[e] and incremental potential phi[e] the caller has evaluated. The caller's operations, each
 /// on a mask of environments (the others must be left alone):
@@ -55,7 +65,7 @@ using EnvMask = std::vector<unsigned char>;
 /// failed is ignored), false where it did nothing. The iterates are the same either way: an
 /// executor whose reductions the host reads across a bus reads the direction's and the
 /// trial's in one transfer where they took two.
-template <class Direction, class Trial, class Accept, class FirstTrial>
+template <class Direction, class Trial, class Accept, class FirstTrial = NoFirstTrial>
 EnvMask newton_iterations(const NewtonSpec& ns,
                           const EnvMask& want,
                           const EnvMask& no_potential,
@@ -67,7 +77,7 @@ EnvMask newton_iterations(const NewtonSpec& ns,
                           Direction&& direction,
                           Trial&& trial,
                           Accept&& accept,
-                          FirstTrial&& first_trial) {
+                          FirstTrial&& first_trial = FirstTrial{}) {
   using Clock = std::chrono::steady_clock;
   enum Phase : unsigned char { kRunning, kDone, kFailed };
   const int B = int(want.size());
@@ -199,25 +209,6 @@ EnvMask newton_iterations(const NewtonSpec& ns,
     }
   }
   return done;
-}
-
-/// The same, each direction apart from its first trial
-template <class Direction, class Trial, class Accept>
-EnvMask newton_iterations(const NewtonSpec& ns,
-                          const EnvMask& want,
-                          const EnvMask& no_potential,
-                          std::vector<Real>& r,
-                          std::vector<Real>& phi,
-                          StepReport* reps,
-                          long* ls_warnings,
-                          Real& line_search_seconds,
-                          Direction&& direction,
-                          Trial&& trial,
-                          Accept&& accept) {
-  return newton_iterations(ns, want, no_potential, r, phi, reps, ls_warnings, line_search_seconds,
-                           direction, trial, accept,
-                           [](const EnvMask&, std::vector<NewtonDirection>&, std::vector<Real>&,
-                              std::vector<Real>&) { return false; });
 }
 
 }  // namespace slender
