@@ -296,9 +296,9 @@ TEST(BoundaryEvents, VectorizedBatchEventsFollowEachEnvironmentsTime) {
   }
 }
 
-// a scene with contact between bodies (rod_twist.json): the plans with the contact pairs (the
-// direct solvers: merged on the host) and the contact part the engine assembles itself (pcg)
-// follow a new set of held DOFs; the caught node holds to the bit and both agree
+// a scene with contact between bodies (rod_twist.json): the contact part the engine assembles,
+// merged with the plan into one matrix (the direct solvers) or beside it (pcg), follows a new
+// set of held DOFs; the caught node holds to the bit and both agree
 TEST(BoundaryEvents, ContactPlansFollowTheHeldDofs) {
   const auto m = scene("rod_twist.json");
   std::vector<State> end;
