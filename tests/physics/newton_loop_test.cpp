@@ -95,7 +95,7 @@ LoopRun run_loop(const NewtonSpec& ns,
     phi[e] = potential(probs[e], x0[e]);
   }
   Real seconds = 0;
-  auto direction = [&](const EnvMask& running, std::vector<NewtonDirection>& d) {
+  auto solve = [&](const EnvMask& running, std::vector<NewtonDirection>& d) {
     for (int e = 0; e < B; ++e) {
       if (!running[e]) continue;
       ++out.solves[e];
@@ -118,21 +118,18 @@ LoopRun run_loop(const NewtonSpec& ns,
   };
   // fused: each direction with its full step's trial, for every running environment (a failed
   // direction's trial too, which the loop must ignore)
-  auto first_trial = [&](const EnvMask& running, std::vector<NewtonDirection>& d,
-                         std::vector<Real>& r_new, std::vector<Real>& phi_new) {
-    if (!fused) return false;
-    direction(running, d);
-    trial(running, std::vector<Real>(size_t(B), 1), r_new, phi_new);
-    return true;
+  auto direction = [&](const EnvMask& running, std::vector<NewtonDirection>& d,
+                       std::vector<Real>& r_new, std::vector<Real>& phi_new) {
+    solve(running, d);
+    if (fused) trial(running, std::vector<Real>(size_t(B), 1), r_new, phi_new);
+    return fused;
   };
-  out.done = newton_iterations(
-      ns, want, EnvMask(B, 0), r, phi, out.reps.data(), out.warnings.data(), seconds, direction,
-      trial,
-      [&](const EnvMask& mask) {
-        for (int e = 0; e < B; ++e)
-          if (mask[e]) out.x[e] = xt[e];
-      },
-      first_trial);
+  out.done =
+      newton_iterations(ns, want, EnvMask(B, 0), r, phi, out.reps.data(), out.warnings.data(),
+                        seconds, direction, trial, [&](const EnvMask& mask) {
+                          for (int e = 0; e < B; ++e)
+                            if (mask[e]) out.x[e] = xt[e];
+                        });
   return out;
 }
 
@@ -196,9 +193,9 @@ TEST(NewtonLoop, TogetherEachEnvironmentGetsTheBitsItGetsAlone) {
   }
 }
 
-// A direction evaluated together with its full step's trial (newton_iterations' first_trial, the
-// engine's one read of both): the same iterates, reports and warnings as each apart, with one
-// trial more only where a direction failed (evaluated, then ignored)
+// A direction evaluated together with its full step's trial (a direction that takes the first
+// trial, the engine's one read of both): the same iterates, reports and warnings as each apart,
+// with one trial more only where a direction failed (evaluated, then ignored)
 TEST(NewtonLoop, DirectionsFusedWithTheirFirstTrialGiveTheSameBits) {
   for (const bool line_search : {true, false}) {
     NewtonSpec ns;

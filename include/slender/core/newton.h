@@ -27,21 +27,16 @@ struct NewtonDirection {
 /// An environment mask: mask[e] != 0 for the environments a call is about.
 using EnvMask = std::vector<unsigned char>;
 
-/// newton_iterations' first_trial where a caller has none: each direction apart from its trials
-struct NoFirstTrial {
-  bool operator()(const EnvMask&,
-                  std::vector<NewtonDirection>&,
-                  std::vector<Real>&,
-                  std::vector<Real>&) const {
-    return false;
-  }
-};
-
 /// Newton's iterations of every environment in `want` from its predictor, whose residual norm
 /// r[e] and incremental potential phi[e] the caller has evaluated. The caller's operations, each
 /// on a mask of environments (the others must be left alone):
-///   direction(running, d): the Newton direction of each running environment at its current
-///     iterate into d[e] (factorize and solve);
+///   direction(running, d, r_new, phi_new): the Newton direction of each running environment at
+///     its current iterate into d[e] (factorize and solve); true where it also took the full
+///     step's trial (alpha 1) of every running environment into r_new and phi_new (the trial of
+///     an environment whose direction failed is ignored; the line search then starts from it),
+///     false where it took none. The iterates are the same either way: an executor whose
+///     reductions the host reads across a bus reads a direction's and its trial's in one
+///     transfer where they took two (engine/engine_newton.h);
 ///   trial(mask, alpha, r_new, phi_new): evaluates each masked environment's iterate moved by
 ///     alpha[e] dx, into r_new[e] and phi_new[e] (the residual norm and the potential);
 ///   accept(mask): the last trial of each masked environment becomes its iterate.
@@ -59,13 +54,7 @@ struct NoFirstTrial {
 /// line searches without sufficient decrease in ls_warnings[e], adds the line searches' wall
 /// time to line_search_seconds. Returns the mask of the environments that converged: the caller
 /// finalizes their steps and leaves the others' states as they were.
-/// first_trial(running, d, r_new, phi_new), optional: the directions together with the full
-/// step's trial (alpha 1) of every running environment, true where it took them (then neither
-/// direction nor that first trial is called; the trial of an environment whose direction
-/// failed is ignored), false where it did nothing. The iterates are the same either way: an
-/// executor whose reductions the host reads across a bus reads the direction's and the
-/// trial's in one transfer where they took two.
-template <class Direction, class Trial, class Accept, class FirstTrial = NoFirstTrial>
+template <class Direction, class Trial, class Accept>
 EnvMask newton_iterations(const NewtonSpec& ns,
                           const EnvMask& want,
                           const EnvMask& no_potential,
@@ -76,8 +65,7 @@ EnvMask newton_iterations(const NewtonSpec& ns,
                           Real& line_search_seconds,
                           Direction&& direction,
                           Trial&& trial,
-                          Accept&& accept,
-                          FirstTrial&& first_trial = FirstTrial{}) {
+                          Accept&& accept) {
   using Clock = std::chrono::steady_clock;
   enum Phase : unsigned char { kRunning, kDone, kFailed };
   const int B = int(want.size());
@@ -114,8 +102,7 @@ EnvMask newton_iterations(const NewtonSpec& ns,
     if (!any) break;
     for (int e = 0; e < B; ++e)
       running[e] = phase[e] == kRunning;
-    const bool fused = first_trial(running, d, r_new, phi_new);
-    if (!fused) direction(running, d);
+    const bool fused = direction(running, d, r_new, phi_new);
     for (int e = 0; e < B; ++e) {
       if (!running[e]) continue;
       if (!d[e].solved) {

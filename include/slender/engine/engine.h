@@ -185,6 +185,18 @@ struct PackTwo {
   }
 };
 
+/// out[e] = a[e], out[n + e] = b[e]: two per-environment reductions side by side, for one read
+struct PackPairs {
+  const Red4* a;
+  const Red4* b;
+  Red4* out;
+  int n;
+  SLENDER_HD void operator()(long e) const {
+    out[e] = a[e];
+    out[n + e] = b[e];
+  }
+};
+
 /// the values of an action array given in the executor's memory that are not finite (s0) and
 /// those that are not positive (s1: NaN included), per environment (nenv x len)
 struct NonFiniteCount {
@@ -892,20 +904,29 @@ class Engine {
     active_dev_h_ = active_h_;
   }
 
-  // the Newton directions of the running environments, their slopes and max |dx|
-  void directions(const EnvMask& running, std::vector<NewtonDirection>& d, VectorStepResult& res);
-
-  // the direction of the only environment (kSystem): dx = J^-1 f by the solve policy; a
-  // non-finite dx fails it (as the CPU's solve does)
-  void system_direction(std::vector<NewtonDirection>& d, VectorStepResult& res);
-  // the same with the full step's trial evaluated (newton_iterations' first_trial): the
-  // direction's slope and max |dx| and the trial's sums read in one transfer, where they took
-  // two. The trial of a failed direction is evaluated and ignored (the step fails)
+  // the Newton directions of the running environments (their slopes and max |dx|) and each
+  // one's full step evaluated, its residual norm and potential in r_new and phi_new: the
+  // directions' and the trials' reductions read in one transfer, where they took two (a trial
+  // whose direction failed is evaluated and ignored: newton_iterations' direction)
+  void directions_and_trials(const EnvMask& running,
+                             std::vector<NewtonDirection>& d,
+                             std::vector<Real>& r_new,
+                             std::vector<Real>& phi_new,
+                             VectorStepResult& res);
+  // the only environment (kSystem): dx = J^-1 f by the solve policy (a failed solve takes no
+  // trial; a non-finite dx fails the direction, as the CPU's solve does)
   void system_direction_and_trial(std::vector<NewtonDirection>& d,
                                   std::vector<Real>& r_new,
                                   std::vector<Real>& phi_new,
                                   VectorStepResult& res);
-
+  // the batch: one batched solve, the slopes with its flags; an environment the batched solve
+  // could not take is evaluated at its iterate again (its trial took the residual and the
+  // Jacobian's place), solved by pivoting LU, and its trial evaluated again
+  void batch_direction_and_trial(const EnvMask& running,
+                                 std::vector<NewtonDirection>& d,
+                                 std::vector<Real>& r_new,
+                                 std::vector<Real>& phi_new,
+                                 VectorStepResult& res);
   // dx[e] = J_e^-1 f[e] by sparse LU on the host from environment e's local Hessians (the
   // pivoting fallback of the batched solve); false when even that fails
   bool pivoting_solve(int e);
@@ -1058,6 +1079,7 @@ class Engine {
   // system_direction_and_trial's two reductions left on the executor, and the two results
   // packed for one read
   Buffer<Red4> slope_red_, eval_red_, pack_red_;
+  std::vector<Red4> pack_h_;
   // per environment: whether its last evaluation flagged a degenerate stencil (EvalSums's m0)
   std::vector<unsigned char> degenerate_seen_;
   // per-environment parameters (set_params): density scale, gravity, damping; Young's scale

@@ -66,19 +66,17 @@ void Engine<X>::newton_step(const EnvMask& want, VectorStepResult& res, PhaseTim
   const EnvMask done = newton_iterations(
       spec_.newton, want, no_potential, r, phi, res.reports.data(), ls_warn.data(),
       times.line_search,
-      [&](const EnvMask& running, std::vector<NewtonDirection>& d) { directions(running, d, res); },
+      [&](const EnvMask& running, std::vector<NewtonDirection>& d, std::vector<Real>& r_new,
+          std::vector<Real>& phi_new) {
+        directions_and_trials(running, d, r_new, phi_new, res);
+        return true;  // (the full step's trials taken with the directions)
+      },
       [&](const EnvMask& mask, const std::vector<Real>& alpha, std::vector<Real>& r_new,
           std::vector<Real>& phi_new) {
         trial(mask, alpha);
         evaluate(y_trial_.data(), r_new, phi_new, true);
       },
-      [&](const EnvMask& mask) { accept(mask); },
-      [&](const EnvMask&, std::vector<NewtonDirection>& d, std::vector<Real>& r_new,
-          std::vector<Real>& phi_new) {
-        if (!system_) return false;  // (the batch: each direction apart from its trials)
-        system_direction_and_trial(d, r_new, phi_new, res);
-        return true;
-      });
+      [&](const EnvMask& mask) { accept(mask); });
   for (int e = 0; e < B; ++e) {
     res.reports[e].dt = dt_;
     res.line_search_warnings += ls_warn[e];
@@ -89,71 +87,90 @@ void Engine<X>::newton_step(const EnvMask& want, VectorStepResult& res, PhaseTim
 }
 
 template <class X>
-void Engine<X>::directions(const EnvMask& running,
-                           std::vector<NewtonDirection>& d,
-                           VectorStepResult& res) {
-  if (system_) return system_direction(d, res);
+void Engine<X>::directions_and_trials(const EnvMask& running,
+                                      std::vector<NewtonDirection>& d,
+                                      std::vector<Real>& r_new,
+                                      std::vector<Real>& phi_new,
+                                      VectorStepResult& res) {
+  if (system_) return system_direction_and_trial(d, r_new, phi_new, res);
+  batch_direction_and_trial(running, d, r_new, phi_new, res);
+}
+
+template <class X>
+void Engine<X>::batch_direction_and_trial(const EnvMask& running,
+                                          std::vector<NewtonDirection>& d,
+                                          std::vector<Real>& r_new,
+                                          std::vector<Real>& phi_new,
+                                          VectorStepResult& res) {
   const int B = nenv_, nf = pd_.nfree;
-  const auto t0 = Clock::now();
+  auto t0 = Clock::now();
   active_h_ = running;
   push_active();
-  // every running environment's Jacobian, one batched solve; then the slopes and max |dx|
-  // (one host read with the solve's flags)
   std::vector<unsigned char>& okh = ok_h_;
   const bool ok_read =
       batched_->solve(active_h_, active_.data(), h_pool_.data(), dof_J_.data(), f_.data(),
                       dx_.data(), okh, fallback_h_, res.solve, /*defer_ok=*/true);
-  std::vector<Red4>& sm = sums_;
-  sm.resize(size_t(B));
-  X::env_reduce(
+  X::env_reduce_to(
       B, nf,
       env_major::SlopeMax{nf, dx_.data(), f_.data(), ok_read ? nullptr : batched_->ok_flags()},
-      sm.data(), red_scratch_);
+      slope_red_);
+  times_->solve += seconds_since(t0);
+  // every running environment's full step, evaluated before the slopes and flags are read
+  const std::vector<Real> full(static_cast<size_t>(B), 1);
+  trial(running, full);
+  const Clock::time_point t1 = evaluate_begin(y_trial_.data(), true);
+  X::env_reduce_to(B, eval_sums_len(), eval_sums(), eval_red_);
+  pack_red_.resize(2 * size_t(B));
+  X::for_each(B, env_major::PackPairs{slope_red_.data(), eval_red_.data(), pack_red_.data(), B});
+  std::vector<Red4>& got = pack_h_;
+  got.resize(2 * size_t(B));
+  X::to_host(got.data(), pack_red_.data(), got.size());
+  evaluate_end(t1, got.data() + B, r_new, phi_new);
+  // (the slopes apart from sums_, which a fallback's evaluations below use)
+  Red4* sm = got.data();
   if (!ok_read)
     for (int e = 0; e < B; ++e)
-      okh[e] = active_h_[e] && sm[e].s1 > 0 ? 1 : 0;
-  // a system the batched solve could not take (a band or dense pivot too small, CG that did
-  // not converge): that environment's Jacobian solved by pivoting sparse LU on the host, as
-  // the CPU's direct solvers fall back (and its slope taken again)
-  bool fell_back = false;
-  for (int e = 0; e < B; ++e) {
-    if (!running[e]) continue;
-    if (!okh[e]) {
-      okh[e] = pivoting_solve(e) ? 1 : 0;
-      fallback_h_[e] = 1;
-      fell_back = true;
-    }
-    if (fallback_h_[e]) {
+      okh[e] = running[e] && sm[e].s1 > 0 ? 1 : 0;
+  // an environment whose system the batched solve could not take: its residual and Jacobian
+  // at the iterate again (the trial's evaluation took their place), the pivoting solve, its
+  // slope, and its trial again
+  EnvMask redo(static_cast<size_t>(B), 0);
+  for (int e = 0; e < B; ++e)
+    redo[e] = running[e] && !okh[e] ? 1 : 0;
+  if (std::any_of(redo.begin(), redo.end(), [](unsigned char v) { return v != 0; })) {
+    std::vector<Real> r_it(static_cast<size_t>(B)), phi_it(static_cast<size_t>(B));
+    active_h_ = redo;
+    push_active();
+    evaluate(y_.data(), r_it, phi_it, true);
+    t0 = Clock::now();
+    for (int e = 0; e < B; ++e)
+      if (redo[e]) {
+        okh[e] = pivoting_solve(e) ? 1 : 0;
+        fallback_h_[e] = 1;
+      }
+    std::vector<Red4> again(static_cast<size_t>(B));
+    X::env_reduce(B, nf, env_major::SlopeMax{nf, dx_.data(), f_.data()}, again.data(),
+                  red_scratch_);
+    times_->solve += seconds_since(t0);
+    for (int e = 0; e < B; ++e)
+      if (redo[e]) sm[e] = again[size_t(e)];
+    trial(redo, full);
+    std::vector<Real> r_t(static_cast<size_t>(B)), phi_t(static_cast<size_t>(B));
+    evaluate(y_trial_.data(), r_t, phi_t, true);
+    for (int e = 0; e < B; ++e)
+      if (redo[e]) {
+        r_new[e] = r_t[size_t(e)];
+        phi_new[e] = phi_t[size_t(e)];
+      }
+  }
+  // the fallbacks: the pivoting solves, and those inside the batched solve
+  for (int e = 0; e < B; ++e)
+    if (running[e] && fallback_h_[e]) {
       ++res.linear_fallbacks;
       ++warn_[3 * e + 1];
     }
-  }
-  if (fell_back)
-    X::env_reduce(B, nf, env_major::SlopeMax{nf, dx_.data(), f_.data()}, sm.data(), red_scratch_);
-  times_->solve += seconds_since(t0);
   for (int e = 0; e < B; ++e)
     if (running[e]) d[e] = NewtonDirection{okh[e] && sm[e].s2 == 0, sm[e].s0, sm[e].m0};
-}
-
-template <class X>
-void Engine<X>::system_direction(std::vector<NewtonDirection>& d, VectorStepResult& res) {
-  const int nf = pd_.nfree;
-  ++times_->factorizations;  // one per Newton iteration, as the CPU counts them
-  bool fallback = false;
-  d[0] = NewtonDirection{};
-  system_->set_geometry(y_.data(), 3 * model_->nnode);
-  d[0].solved = system_->solve(f_.data(), dx_.data(), *times_, fallback);
-  if (fallback) {
-    ++res.linear_fallbacks;
-    ++warn_[1];
-  }
-  if (d[0].solved && nf > 0) {
-    Red4 sm;
-    X::env_reduce(1, nf, env_major::SlopeMax{nf, dx_.data(), f_.data()}, &sm, red_scratch_);
-    d[0].solved = sm.s2 == 0;
-    d[0].slope = sm.s0;
-    d[0].dx_max = sm.m0;
-  }
 }
 
 template <class X>
