@@ -4,7 +4,10 @@
 // families' gradients and Hessians (the last two families of the pools, edge-edge then
 // vertex-triangle) gathered into the free-DOF residual and into a CSR matrix J_c of their own,
 // so that J = J_static + J_c. The static plan (the model's, fixed) never changes; a new set of
-// contact pairs only rebuilds J_c's pattern, by sorts and scans on the executor. The iterative
+// contact pairs only rebuilds J_c's pattern, by sorts and scans on the executor: a stencil's
+// 12 x 12 Hessian is 16 blocks of 3 x 3, one per pair of its nodes, and the blocks are sorted by
+// their node pairs (16 keys a stencil, where a key per entry took 144), each block of J_c then
+// laid out as the free rows and columns of its two nodes. The iterative
 // paths apply J_static and J_c apart; the direct path merges the two patterns on the executor
 // (merge: each entry's static slot and J_c entry) and assembles one matrix for the direct
 // solver, whose symbolic analysis alone needs the merged pattern on the host.
@@ -50,18 +53,26 @@ struct EmitGradient {
   }
 };
 
-/// Hessian slot s (144 per stencil, row-major): key (row, column), value s
-struct EmitHessian {
+/// node block s of the Hessians (16 per stencil: its local nodes a = s % 16 / 4 and b = s % 4,
+/// each a 3 x 3 block of the stencil's 12 x 12): key (node of a, node of b) where both nodes
+/// have a free DOF, value s. Sorted stably, each run is one block of J_c with its sources in
+/// pool order (a stencil's blocks before the next stencil's)
+struct EmitBlock {
   ModelView v;
   const int* free_of_dof;
   std::uint64_t* key;
   int* src;
   SLENDER_HD void operator()(long s) const {
     int d[12];
-    contact_dofs(v, s / 144, d);
-    const int a = int(s % 144) / 12, b = int(s % 12);
-    const int ra = free_of_dof[d[a]], rb = free_of_dof[d[b]];
-    key[s] = ra < 0 || rb < 0 ? pipe::kNoKey : (std::uint64_t(ra) << 32) | std::uint64_t(rb);
+    contact_dofs(v, s / 16, d);
+    const int a = int(s % 16) / 4, b = int(s % 4);
+    auto any_free = [&](int l) {
+      return free_of_dof[d[3 * l]] >= 0 || free_of_dof[d[3 * l + 1]] >= 0 ||
+             free_of_dof[d[3 * l + 2]] >= 0;
+    };
+    key[s] = any_free(a) && any_free(b)
+                 ? (std::uint64_t(d[3 * a] / 3) << 32) | std::uint64_t(d[3 * b] / 3)
+                 : pipe::kNoKey;
     src[s] = int(s);
   }
 };
@@ -91,56 +102,104 @@ struct AddResidual {
   }
 };
 
-/// for the first key of each run: the entry's first source, its row and column
-struct EntryStarts {
+/// for the first key of each run: the block's first source and its node pair
+struct BlockStarts {
   const std::uint64_t* key;
   const int* flag;
   const int* pos;
-  int* start;  // (nnz + 1)
-  int* row;    // (nnz)
-  int* col;    // (nnz)
+  int* start;           // (nblock + 1)
+  std::uint64_t* node;  // (nblock)
   SLENDER_HD void operator()(long i) const {
     if (!flag[i]) return;
-    const int p = pos[i];
-    start[p] = int(i);
-    row[p] = pipe::key_hi(key[i]);
-    col[p] = pipe::key_lo(key[i]);
+    start[pos[i]] = int(i);
+    node[pos[i]] = key[i];
   }
 };
 
-/// start[nnz] = the number of valid (sorted) keys
-struct EntryEnd {
+/// start[nblock] = the number of valid (sorted) keys
+struct BlockEnd {
   const std::uint64_t* key;
   long n;
-  long nnz;
+  long nblock;
   int* start;
   SLENDER_HD void operator()(long) const {
-    start[nnz] = int(sorted_lower_bound(key, n, pipe::kNoKey));
+    start[nblock] = int(sorted_lower_bound(key, n, pipe::kNoKey));
   }
 };
 
-/// row_ptr[r] = first entry of row r (rows of the entries ascending)
-struct RowPointers {
-  const int* row;
-  long nnz;
-  int* row_ptr;
+/// the first block of node n's row of blocks (the blocks' node pairs ascending)
+SLENDER_HD inline long first_block_of(const std::uint64_t* node, long nblock, int n) {
+  return sorted_lower_bound(node, nblock, std::uint64_t(n) << 32);
+}
+
+/// count[r] = the entries of free row r: the free columns of the blocks of its node
+struct RowCounts {
+  const int* free_dof;
+  const int* free_of_dof;
+  const std::uint64_t* node;
+  long nblock;
+  int* count;
   SLENDER_HD void operator()(long r) const {
-    row_ptr[r] = int(sorted_lower_bound(row, nnz, int(r)));
+    const int n = free_dof[r] / 3;
+    int c = 0;
+    for (long u = first_block_of(node, nblock, n); u < nblock && pipe::key_hi(node[u]) == n; ++u)
+      for (int j = 0; j < 3; ++j)
+        c += free_of_dof[3 * pipe::key_lo(node[u]) + j] >= 0 ? 1 : 0;
+    count[r] = c;
+  }
+};
+
+/// row r's entries (from row_ptr[r], columns ascending): each one's column, block and place in
+/// the block (3 i + j)
+struct RowEntries {
+  const int* free_dof;
+  const int* free_of_dof;
+  const std::uint64_t* node;
+  long nblock;
+  const int* row_ptr;
+  int* col;
+  int* block;
+  int* ij;
+  SLENDER_HD void operator()(long r) const {
+    const int dof = free_dof[r], n = dof / 3, i = dof % 3;
+    int e = row_ptr[r];
+    for (long u = first_block_of(node, nblock, n); u < nblock && pipe::key_hi(node[u]) == n; ++u)
+      for (int j = 0; j < 3; ++j) {
+        const int c = free_of_dof[3 * pipe::key_lo(node[u]) + j];
+        if (c < 0) continue;
+        col[e] = c;
+        block[e] = int(u);
+        ij[e] = 3 * i + j;
+        ++e;
+      }
+  }
+};
+
+/// an entry of J_c: its block's sources at its place (i, j), added to s one by one in pool
+/// order (the contact part of the Hessian pool h: stencil k's entry (3 a + i, 3 b + j) at
+/// 144 k + 12 (3 a + i) + 3 b + j)
+struct ContactEntries {
+  const int* start;  // each block's first source (nblock + 1)
+  const int* src;    // the blocks' sources, s = 16 k + 4 a + b
+  const int* block;  // each entry's block and place
+  const int* ij;
+  SLENDER_HD Real add(long e, const Real* h, Real s) const {
+    const int u = block[e], i = ij[e] / 3, j = ij[e] % 3;
+    for (int t = start[u]; t < start[u + 1]; ++t) {
+      const long k = src[t] / 16;
+      const int a = src[t] % 16 / 4, b = src[t] % 4;
+      s += h[144 * k + 12 * (3 * a + i) + 3 * b + j];
+    }
+    return s;
   }
 };
 
 /// val[e] = the entry's Hessian sources summed in pool order
 struct EntryValues {
-  const int* start;
-  const int* src;
+  ContactEntries c;
   const Real* h;  // the contact part of the Hessian pool
   Real* val;
-  SLENDER_HD void operator()(long e) const {
-    Real s = 0;
-    for (int i = start[e]; i < start[e + 1]; ++i)
-      s += h[src[i]];
-    val[e] = s;
-  }
+  SLENDER_HD void operator()(long e) const { val[e] = c.add(e, h, Real(0)); }
 };
 
 /// the entries of row r of J_static + J_c: the union of the two rows' columns (each sorted)
@@ -209,10 +268,9 @@ struct MergedValues {
   const int* mcontact;
   const int* slot_src_adr;  // the static plan's
   const int* slot_src;
-  const int* start;  // J_c's
-  const int* src;
-  const Real* h;   // the Hessian pool
-  const Real* hc;  // its contact part
+  ContactEntries c;  // J_c's
+  const Real* h;     // the Hessian pool
+  const Real* hc;    // its contact part
   Real* val;
   SLENDER_HD void operator()(long m) const {
     Real s = 0;
@@ -220,9 +278,7 @@ struct MergedValues {
     if (a >= 0)
       for (int i = slot_src_adr[a]; i < slot_src_adr[a + 1]; ++i)
         s += h[slot_src[i]];
-    if (b >= 0)
-      for (int i = start[b]; i < start[b + 1]; ++i)
-        s += hc[src[i]];
+    if (b >= 0) s = c.add(b, hc, s);
     val[m] = s;
   }
 };
@@ -242,6 +298,7 @@ class ContactJacobian {
     for (int r = 0; r < plan.nfree; ++r)
       free_of_dof[size_t(plan.free_dof[r])] = r;
     free_of_dof_.upload(free_of_dof);
+    free_dof_.upload(plan.free_dof);
     row_ptr_.resize(size_t(nfree_) + 1);
     gadr_.resize(size_t(nfree_) + 1);
   }
@@ -251,28 +308,39 @@ class ContactJacobian {
   void build(const ModelView& v) {
     const long nst = long(v.npair) + v.npt;
     SLENDER_CHECK(144 * nst < INT_MAX, "contact: ", nst, " pairs, too many for one matrix");
-    const long ng = 12 * nst, nh = 144 * nst;
+    const long ng = 12 * nst, nb = 16 * nst;
     ng_ = ng;
-    fit(gkey_, ng), fit(hkey_, nh), fit(hsrc_, nh), fit(flag_, nh), fit(pos_, nh);
+    fit(gkey_, ng), fit(bkey_, nb), fit(bsrc_, nb), fit(flag_, nb), fit(pos_, nb);
     if (ng > 0) {
       each(ng, cj::EmitGradient{v, free_of_dof_.data(), gkey_.data()});
       x_.sort_keys(gkey_.data(), ng);
     }
     each(long(nfree_) + 1, cj::RowStarts{gkey_.data(), ng, gadr_.data()});
-    nnz_ = 0;
-    if (nh > 0) {
-      each(nh, cj::EmitHessian{v, free_of_dof_.data(), hkey_.data(), hsrc_.data()});
-      x_.sort_pairs(hkey_.data(), hsrc_.data(), nh);
-      each(nh, pipe::FirstOfRun{hkey_.data(), flag_.data()});
-      nnz_ = x_.exclusive_scan(flag_.data(), pos_.data(), nh);
+    // the blocks: 3 x 3 node blocks of the stencils' Hessians, sorted by their node pairs
+    nblock_ = 0;
+    if (nb > 0) {
+      each(nb, cj::EmitBlock{v, free_of_dof_.data(), bkey_.data(), bsrc_.data()});
+      x_.sort_pairs(bkey_.data(), bsrc_.data(), nb);
+      each(nb, pipe::FirstOfRun{bkey_.data(), flag_.data()});
+      nblock_ = x_.exclusive_scan(flag_.data(), pos_.data(), nb);
     }
-    fit(start_, nnz_ + 1), fit(row_, nnz_), fit(col_, nnz_), fit(val_, nnz_);
-    if (nnz_ > 0) {
-      each(nh, cj::EntryStarts{hkey_.data(), flag_.data(), pos_.data(), start_.data(), row_.data(),
-                               col_.data()});
-      each(1, cj::EntryEnd{hkey_.data(), nh, nnz_, start_.data()});
+    fit(bstart_, nblock_ + 1), fit(bnode_, nblock_);
+    if (nblock_ > 0) {
+      each(nb,
+           cj::BlockStarts{bkey_.data(), flag_.data(), pos_.data(), bstart_.data(), bnode_.data()});
+      each(1, cj::BlockEnd{bkey_.data(), nb, nblock_, bstart_.data()});
     }
-    each(long(nfree_) + 1, cj::RowPointers{row_.data(), nnz_, row_ptr_.data()});
+    // the entries: each free row's free columns of its node's blocks
+    fit(count_, nfree_);
+    each(nfree_, cj::RowCounts{free_dof_.data(), free_of_dof_.data(), bnode_.data(), nblock_,
+                               count_.data()});
+    nnz_ = x_.exclusive_scan(count_.data(), row_ptr_.data(), nfree_);
+    SLENDER_CHECK(nnz_ < INT_MAX, "contact: ", nnz_, " Jacobian entries, too many for one matrix");
+    each(1, cj::SetLast{row_ptr_.data(), nfree_, nnz_});
+    fit(col_, nnz_), fit(eblock_, nnz_), fit(eij_, nnz_), fit(val_, nnz_);
+    if (nnz_ > 0)
+      each(nfree_, cj::RowEntries{free_dof_.data(), free_of_dof_.data(), bnode_.data(), nblock_,
+                                  row_ptr_.data(), col_.data(), eblock_.data(), eij_.data()});
   }
 
   /// f += the contact gradients (g: the gradient pool from the contact families' offset)
@@ -281,7 +349,7 @@ class ContactJacobian {
   }
   /// J_c's values from the Hessian pool (h: from the contact families' offset)
   void assemble(const Real* h) {
-    if (nnz_ > 0) each(nnz_, cj::EntryValues{start_.data(), hsrc_.data(), h, val_.data()});
+    if (nnz_ > 0) each(nnz_, cj::EntryValues{entries(), h, val_.data()});
   }
 
   /// J_static + J_c as one CSR on the executor (the direct path): the union of the static
@@ -308,7 +376,7 @@ class ContactJacobian {
                        const Real* hc,
                        Real* val) const {
     each(mnnz_, cj::MergedValues{mstatic_.data(), mcontact_.data(), slot_src_adr, slot_src,
-                                 start_.data(), hsrc_.data(), h, hc, val});
+                                 entries(), h, hc, val});
   }
   long merged_nnz() const { return mnnz_; }
   const int* merged_row_ptr() const { return mrow_ptr_.data(); }
@@ -333,13 +401,20 @@ class ContactJacobian {
   static void each(long n, const F& f) {
     X::for_each(n, f, kParallelGrainMedium);
   }
+  cj::ContactEntries entries() const {
+    return cj::ContactEntries{bstart_.data(), bsrc_.data(), eblock_.data(), eij_.data()};
+  }
+
   int nfree_ = 0;
-  long ng_ = 0, nnz_ = 0, mnnz_ = 0;
-  Buffer<int> free_of_dof_, gadr_, hsrc_, flag_, pos_, start_, row_, col_, row_ptr_;
+  long ng_ = 0, nblock_ = 0, nnz_ = 0, mnnz_ = 0;
+  Buffer<int> free_of_dof_, free_dof_, gadr_, flag_, pos_, row_ptr_, count_, col_;
+  // the node blocks: each sorted key's source, each block's first source; each entry's block
+  // and place in it
+  Buffer<int> bsrc_, bstart_, eblock_, eij_;
   // the merged matrix (merge): per row entry counts, row pointers, columns, each entry's static
   // slot and J_c entry, each row's diagonal entry
   Buffer<int> mcount_, mrow_ptr_, mcol_, mstatic_, mcontact_, mdiag_;
-  Buffer<std::uint64_t> gkey_, hkey_;
+  Buffer<std::uint64_t> gkey_, bkey_, bnode_;  // gradient keys; blocks' keys, node pairs
   Buffer<Real> val_;
 };
 
