@@ -127,9 +127,18 @@ struct BlockEnd {
   }
 };
 
-/// the first block of node n's row of blocks (the blocks' node pairs ascending)
-SLENDER_HD inline long first_block_of(const std::uint64_t* node, long nblock, int n) {
-  return sorted_lower_bound(node, nblock, std::uint64_t(n) << 32);
+/// visit(u, j, c) for each entry of the row of node n's DOFs, columns ascending: block u of the
+/// node's row of blocks (the blocks' node pairs ascending), its column node's DOF j, free as
+/// column c
+template <class V>
+SLENDER_HD void each_block_column(
+    const int* free_of_dof, const std::uint64_t* node, long nblock, int n, const V& visit) {
+  for (long u = sorted_lower_bound(node, nblock, std::uint64_t(n) << 32);
+       u < nblock && pipe::key_hi(node[u]) == n; ++u)
+    for (int j = 0; j < 3; ++j) {
+      const int c = free_of_dof[3 * pipe::key_lo(node[u]) + j];
+      if (c >= 0) visit(u, j, c);
+    }
 }
 
 /// count[r] = the entries of free row r: the free columns of the blocks of its node
@@ -140,11 +149,8 @@ struct RowCounts {
   long nblock;
   int* count;
   SLENDER_HD void operator()(long r) const {
-    const int n = free_dof[r] / 3;
     int c = 0;
-    for (long u = first_block_of(node, nblock, n); u < nblock && pipe::key_hi(node[u]) == n; ++u)
-      for (int j = 0; j < 3; ++j)
-        c += free_of_dof[3 * pipe::key_lo(node[u]) + j] >= 0 ? 1 : 0;
+    each_block_column(free_of_dof, node, nblock, free_dof[r] / 3, [&](long, int, int) { ++c; });
     count[r] = c;
   }
 };
@@ -161,17 +167,14 @@ struct RowEntries {
   int* block;
   int* ij;
   SLENDER_HD void operator()(long r) const {
-    const int dof = free_dof[r], n = dof / 3, i = dof % 3;
+    const int dof = free_dof[r], i = dof % 3;
     int e = row_ptr[r];
-    for (long u = first_block_of(node, nblock, n); u < nblock && pipe::key_hi(node[u]) == n; ++u)
-      for (int j = 0; j < 3; ++j) {
-        const int c = free_of_dof[3 * pipe::key_lo(node[u]) + j];
-        if (c < 0) continue;
-        col[e] = c;
-        block[e] = int(u);
-        ij[e] = 3 * i + j;
-        ++e;
-      }
+    each_block_column(free_of_dof, node, nblock, dof / 3, [&](long u, int j, int c) {
+      col[e] = c;
+      block[e] = int(u);
+      ij[e] = 3 * i + j;
+      ++e;
+    });
   }
 };
 
@@ -202,23 +205,35 @@ struct EntryValues {
   SLENDER_HD void operator()(long e) const { val[e] = c.add(e, h, Real(0)); }
 };
 
-/// the entries of row r of J_static + J_c: the union of the two rows' columns (each sorted)
-struct MergeCount {
+/// row r of J_static + J_c, two CSR matrices of one size: visit(c, i, j) for each column c of
+/// the union of the row's two column lists (each sorted), ascending, with its entry in each
+/// (-1: none)
+struct MergedRow {
   const int* srow;  // J_static's row pointers and columns
   const int* scol;
   const int* crow;  // J_c's
   const int* ccol;
-  int* count;  // (nfree)
-  SLENDER_HD void operator()(long r) const {
-    int i = srow[r], j = crow[r], n = 0;
+  template <class V>
+  SLENDER_HD void each(long r, const V& visit) const {
+    int i = srow[r], j = crow[r];
     const int ie = srow[r + 1], je = crow[r + 1];
     while (i < ie || j < je) {
       const bool take_s = j == je || (i < ie && scol[i] <= ccol[j]);
       const bool take_c = i == ie || (j < je && ccol[j] <= scol[i]);
+      visit(take_s ? scol[i] : ccol[j], take_s ? i : -1, take_c ? j : -1);
       i += take_s;
       j += take_c;
-      ++n;
     }
+  }
+};
+
+/// count[r] = the entries of row r of J_static + J_c
+struct MergeCount {
+  MergedRow row;
+  int* count;  // (nfree)
+  SLENDER_HD void operator()(long r) const {
+    int n = 0;
+    row.each(r, [&](int, int, int) { ++n; });
     count[r] = n;
   }
 };
@@ -226,30 +241,21 @@ struct MergeCount {
 /// row r of J_static + J_c: each entry's column, its static slot and its J_c entry (-1: none),
 /// and the row's diagonal entry
 struct MergeFill {
-  const int* srow;
-  const int* scol;
-  const int* crow;
-  const int* ccol;
+  MergedRow row;
   const int* mrow;  // (nfree + 1) from MergeCount's scan
   int* mcol;
   int* mstatic;
   int* mcontact;
   int* mdiag;  // (nfree)
   SLENDER_HD void operator()(long r) const {
-    int i = srow[r], j = crow[r], m = mrow[r];
-    const int ie = srow[r + 1], je = crow[r + 1];
-    while (i < ie || j < je) {
-      const bool take_s = j == je || (i < ie && scol[i] <= ccol[j]);
-      const bool take_c = i == ie || (j < je && ccol[j] <= scol[i]);
-      const int c = take_s ? scol[i] : ccol[j];
+    int m = mrow[r];
+    row.each(r, [&](int c, int i, int j) {
       mcol[m] = c;
-      mstatic[m] = take_s ? i : -1;
-      mcontact[m] = take_c ? j : -1;
+      mstatic[m] = i;
+      mcontact[m] = j;
       if (c == int(r)) mdiag[r] = m;
-      i += take_s;
-      j += take_c;
       ++m;
-    }
+    });
   }
 };
 
@@ -355,17 +361,16 @@ class ContactJacobian {
   /// J_static + J_c as one CSR on the executor (the direct path): the union of the static
   /// plan's pattern (its row pointers and columns on X) and J_c's, row by row
   void merge(const int* static_row_ptr, const int* static_col) {
-    fit(mcount_, nfree_), fit(mrow_ptr_, long(nfree_) + 1), fit(mdiag_, nfree_);
-    each(nfree_,
-         cj::MergeCount{static_row_ptr, static_col, row_ptr_.data(), col_.data(), mcount_.data()});
-    mnnz_ = x_.exclusive_scan(mcount_.data(), mrow_ptr_.data(), nfree_);
+    fit(count_, nfree_), fit(mrow_ptr_, long(nfree_) + 1), fit(mdiag_, nfree_);
+    const cj::MergedRow row{static_row_ptr, static_col, row_ptr_.data(), col_.data()};
+    each(nfree_, cj::MergeCount{row, count_.data()});
+    mnnz_ = x_.exclusive_scan(count_.data(), mrow_ptr_.data(), nfree_);
     SLENDER_CHECK(mnnz_ < INT_MAX, "contact: ", mnnz_,
                   " Jacobian entries, too many for one matrix");
     each(1, cj::SetLast{mrow_ptr_.data(), nfree_, mnnz_});
     fit(mcol_, mnnz_), fit(mstatic_, mnnz_), fit(mcontact_, mnnz_);
-    each(nfree_,
-         cj::MergeFill{static_row_ptr, static_col, row_ptr_.data(), col_.data(), mrow_ptr_.data(),
-                       mcol_.data(), mstatic_.data(), mcontact_.data(), mdiag_.data()});
+    each(nfree_, cj::MergeFill{row, mrow_ptr_.data(), mcol_.data(), mstatic_.data(),
+                               mcontact_.data(), mdiag_.data()});
   }
   /// the merged matrix's values (val: merged_nnz) from the Hessian pool h (the static plan's
   /// gather lists slot_src_adr, slot_src on X) and its contact part hc, without the per-DOF
@@ -407,13 +412,14 @@ class ContactJacobian {
 
   int nfree_ = 0;
   long ng_ = 0, nblock_ = 0, nnz_ = 0, mnnz_ = 0;
+  // (count_: each row's entries before a scan, of J_c's rows and then of the merged ones)
   Buffer<int> free_of_dof_, free_dof_, gadr_, flag_, pos_, row_ptr_, count_, col_;
   // the node blocks: each sorted key's source, each block's first source; each entry's block
   // and place in it
   Buffer<int> bsrc_, bstart_, eblock_, eij_;
-  // the merged matrix (merge): per row entry counts, row pointers, columns, each entry's static
-  // slot and J_c entry, each row's diagonal entry
-  Buffer<int> mcount_, mrow_ptr_, mcol_, mstatic_, mcontact_, mdiag_;
+  // the merged matrix (merge): row pointers, columns, each entry's static slot and J_c entry,
+  // each row's diagonal entry
+  Buffer<int> mrow_ptr_, mcol_, mstatic_, mcontact_, mdiag_;
   Buffer<std::uint64_t> gkey_, bkey_, bnode_;  // gradient keys; blocks' keys, node pairs
   Buffer<Real> val_;
 };

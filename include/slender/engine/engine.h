@@ -174,17 +174,6 @@ struct SlopeMax {
   }
 };
 
-/// out[0] = a[0], out[1] = b[0]: two reductions' results side by side, for one read
-struct PackTwo {
-  const Red4* a;
-  const Red4* b;
-  Red4* out;
-  SLENDER_HD void operator()(long) const {
-    out[0] = a[0];
-    out[1] = b[0];
-  }
-};
-
 /// out[e] = a[e], out[n + e] = b[e]: two per-environment reductions side by side, for one read
 struct PackPairs {
   const Red4* a;
@@ -927,6 +916,10 @@ class Engine {
                                  std::vector<Real>& r_new,
                                  std::vector<Real>& phi_new,
                                  VectorStepResult& res);
+  // the full steps of the environments in `mask` evaluated (r_new, phi_new), their sums read
+  // with the slopes the caller reduced into slope_red_ (nenv of them), which this returns (the
+  // host's copy, pack_h_)
+  Red4* full_step_trials(const EnvMask& mask, std::vector<Real>& r_new, std::vector<Real>& phi_new);
   // dx[e] = J_e^-1 f[e] by sparse LU on the host from environment e's local Hessians (the
   // pivoting fallback of the batched solve); false when even that fails
   bool pivoting_solve(int e);
@@ -1076,8 +1069,8 @@ class Engine {
   Buffer<Real> alpha_;
   Buffer<Red4> red_scratch_;
   std::vector<Red4> sums_;  // per-environment reductions read on the host
-  // system_direction_and_trial's two reductions left on the executor, and the two results
-  // packed for one read
+  // the directions' slopes and the trials' sums left on the executor, and both packed for one
+  // read (full_step_trials)
   Buffer<Red4> slope_red_, eval_red_, pack_red_;
   std::vector<Red4> pack_h_;
   // per environment: whether its last evaluation flagged a degenerate stencil (EvalSums's m0)

@@ -293,8 +293,9 @@ void Engine<X>::use_plan(std::shared_ptr<const AssemblyPlan> plan) {
   sized(dx_, B * size_t(p.nfree));
   plan_ = plan;
   if (system_) system_->use_plan(std::move(plan));
-  // the contact part on the new plan's free rows (a new set of held DOFs)
-  if (contacts_ && system_->has_contact_part()) {
+  // the contact part on the new plan's free rows (a new set of held DOFs; the constructor's
+  // first plan comes before the contact finder and its part)
+  if (contacts_) {
     size_contact_pools();  // (the plan's dimensions end before the contact families)
     system_->contact_part(*plan_, model_->ndof, /*renew=*/true);
     system_->build_contact(mv_);

@@ -116,18 +116,8 @@ void Engine<X>::batch_direction_and_trial(const EnvMask& running,
       slope_red_);
   times_->solve += seconds_since(t0);
   // every running environment's full step, evaluated before the slopes and flags are read
-  const std::vector<Real> full(static_cast<size_t>(B), 1);
-  trial(running, full);
-  const Clock::time_point t1 = evaluate_begin(y_trial_.data(), true);
-  X::env_reduce_to(B, eval_sums_len(), eval_sums(), eval_red_);
-  pack_red_.resize(2 * size_t(B));
-  X::for_each(B, env_major::PackPairs{slope_red_.data(), eval_red_.data(), pack_red_.data(), B});
-  std::vector<Red4>& got = pack_h_;
-  got.resize(2 * size_t(B));
-  X::to_host(got.data(), pack_red_.data(), got.size());
-  evaluate_end(t1, got.data() + B, r_new, phi_new);
   // (the slopes apart from sums_, which a fallback's evaluations below use)
-  Red4* sm = got.data();
+  Red4* sm = full_step_trials(running, r_new, phi_new);
   if (!ok_read)
     for (int e = 0; e < B; ++e)
       okh[e] = running[e] && sm[e].s1 > 0 ? 1 : 0;
@@ -154,14 +144,9 @@ void Engine<X>::batch_direction_and_trial(const EnvMask& running,
     times_->solve += seconds_since(t0);
     for (int e = 0; e < B; ++e)
       if (redo[e]) sm[e] = again[size_t(e)];
-    trial(redo, full);
-    std::vector<Real> r_t(static_cast<size_t>(B)), phi_t(static_cast<size_t>(B));
-    evaluate(y_trial_.data(), r_t, phi_t, true);
-    for (int e = 0; e < B; ++e)
-      if (redo[e]) {
-        r_new[e] = r_t[size_t(e)];
-        phi_new[e] = phi_t[size_t(e)];
-      }
+    // (evaluate sets the residual norms and potentials of the environments in redo alone)
+    trial(redo, std::vector<Real>(static_cast<size_t>(B), 1));
+    evaluate(y_trial_.data(), r_new, phi_new, true);
   }
   // the fallbacks: the pivoting solves, and those inside the batched solve
   for (int e = 0; e < B; ++e)
@@ -189,28 +174,28 @@ void Engine<X>::system_direction_and_trial(std::vector<NewtonDirection>& d,
     ++warn_[1];
   }
   if (!solved) return;  // (the step fails: no trial)
-  if (nf > 0) X::env_reduce_to(1, nf, env_major::SlopeMax{nf, dx_.data(), f_.data()}, slope_red_);
+  // (no free DOF: a slope and a step of 0, as NewtonDirection's)
+  X::env_reduce_to(1, nf, env_major::SlopeMax{nf, dx_.data(), f_.data()}, slope_red_);
   // the full step's trial, evaluated before the slope is read (a non-finite dx's too: the
   // step fails and the trial is ignored)
-  const std::vector<unsigned char> one(1, 1);
-  const std::vector<Real> full(1, 1);
-  trial(one, full);
+  const Red4 sm = *full_step_trials(EnvMask(1, 1), r_new, phi_new);
+  d[0] = NewtonDirection{sm.s2 == 0, sm.s0, sm.m0};
+}
+
+template <class X>
+Red4* Engine<X>::full_step_trials(const EnvMask& mask,
+                                  std::vector<Real>& r_new,
+                                  std::vector<Real>& phi_new) {
+  const int B = nenv_;
+  trial(mask, std::vector<Real>(static_cast<size_t>(B), 1));
   const Clock::time_point t0 = evaluate_begin(y_trial_.data(), true);
-  X::env_reduce_to(1, eval_sums_len(), eval_sums(), eval_red_);
-  Red4 got[2];
-  if (nf > 0) {
-    pack_red_.resize(2);
-    X::for_each(1, env_major::PackTwo{slope_red_.data(), eval_red_.data(), pack_red_.data()});
-    X::to_host(got, pack_red_.data(), 2);
-  } else {
-    X::to_host(got + 1, eval_red_.data(), 1);
-  }
-  evaluate_end(t0, got + 1, r_new, phi_new);
-  d[0].solved = nf == 0 || got[0].s2 == 0;
-  if (nf > 0) {
-    d[0].slope = got[0].s0;
-    d[0].dx_max = got[0].m0;
-  }
+  X::env_reduce_to(B, eval_sums_len(), eval_sums(), eval_red_);
+  pack_red_.resize(2 * size_t(B));
+  X::for_each(B, env_major::PackPairs{slope_red_.data(), eval_red_.data(), pack_red_.data(), B});
+  pack_h_.resize(2 * size_t(B));
+  X::to_host(pack_h_.data(), pack_red_.data(), pack_h_.size());
+  evaluate_end(t0, pack_h_.data() + B, r_new, phi_new);
+  return pack_h_.data();
 }
 
 template <class X>

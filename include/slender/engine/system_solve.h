@@ -101,7 +101,6 @@ class SystemSolveOn {
     // (a merged pattern's solver stays until build_contact compares the new pattern with it)
     if (!contact_ || renew) contact_ = std::make_unique<contact::ContactJacobian<X>>(plan, ndof);
   }
-  bool has_contact_part() const { return contact_ != nullptr; }
 
   /// J_c's pattern for the pairs of view `v` (executor pointers), and on the direct path the
   /// merged pattern and, where that changed, the direct solver's analysis of it
