@@ -4,11 +4,13 @@
 // counts bound a small scene's Newton iteration on any GPU from below, and they are measured in
 // CI without one. Scenes: S1 and S7 (rods, the direct solver), cloth_drop (S9's scene file: shell,
 // self-contact; from rest and in its contact phase) on the CPU Simulator; S8 (the snake, under its
-// curvature wave) on the vectorized batch.
+// curvature wave) on the vectorized batch. The engine reads the predictor's sums with the first
+// direction's, as on the device (SLENDER_FUSED_PREDICTOR_READ=0 counts the host's order).
 //
 //   slender_executor_counts [--steps N] [--envs B] [--markdown]
 
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -120,11 +122,15 @@ int run(const Options& o) {
                       fmt("%.1f", r.c.sorts / st), fmt("%.1f", r.c.allocations / st),
                       fmt("%.2f", r.c.direct_calls / it)});
   }
+  const char* fused = std::getenv("SLENDER_FUSED_PREDICTOR_READ");
   std::cout << "slender_executor_counts: " << o.steps << " steps after 3 (host executor; "
-            << "counted as the CUDA executor would run them). Syncs: the phase boundaries the "
+            << "counted as the CUDA executor would run them; the predictor's read "
+            << (fused && fused[0] == '0' ? "apart" : "with the first direction's")
+            << "). Syncs: the phase boundaries the "
                "CPU Simulator times (the CUDA Simulator does not by default). The direct "
                "solver's own kernels are not counted: on CUDA the band adds 2 launches (3 for its "
-               "LU) and 1 host read per iteration (kernels/device_solver.cu)\n\n";
+               "LU) per iteration, and its status is read with the slope (a host read more per "
+               "iteration where the predictor's read is apart; kernels/device_solver.cu)\n\n";
   if (o.markdown) {
     slender::bench::print_markdown(std::cout, t);
   } else {
@@ -137,6 +143,9 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
+  // the engine's choices as on the device: the predictor's sums read with the first direction's
+  // (engine/engine.h, fused_first_mask; off on the host executor unless asked for)
+  setenv("SLENDER_FUSED_PREDICTOR_READ", "1", /*overwrite=*/0);
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];

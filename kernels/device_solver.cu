@@ -518,7 +518,9 @@ struct DeviceSparseSolver::Impl {
     return h;
   }
   const Real* band_values = nullptr;  // the values of the band's last factorization
+  bool deferred = false;              // the band's status left for the caller (solve_deferred)
 
+  void launch_band_solve(const Real* d_b, Real* d_x);
   void build_sparse();
   bool try_band(const BandLayout& layout);
   bool sparse_factorize(const Real* d_val);
@@ -732,27 +734,46 @@ bool DeviceSparseSolver::factorize(const Real* d_val) {
   return s.sparse_factorize(d_val);
 }
 
+void DeviceSparseSolver::Impl::launch_band_solve(const Real* d_b, Real* d_x) {
+  if (cyclic) {
+    bcr_solve_kernel<<<1, kBcrThreads, bcr_vec_smem>>>(bcr, bcr_vec_stage, band_order.data(), d_b,
+                                                       d_x, bcr_ws.data(), flag.data());
+  } else {
+    band_solve_kernel<<<1, kBandThreads, solve_smem>>>(
+        n, w, rows, x_shared, band.data(), band_order.data(), d_b, d_x, band_x.data(), flag.data());
+  }
+  SLENDER_CUDA_LAUNCHED();
+}
+
 bool DeviceSparseSolver::solve(const Real* d_b, Real* d_x) {
   Impl& s = *impl_;
   if (s.n == 0) return true;
   if (s.band_ready) {
-    if (s.cyclic) {
-      bcr_solve_kernel<<<1, kBcrThreads, s.bcr_vec_smem>>>(
-          s.bcr, s.bcr_vec_stage, s.band_order.data(), d_b, d_x, s.bcr_ws.data(), s.flag.data());
-    } else {
-      band_solve_kernel<<<1, kBandThreads, s.solve_smem>>>(s.n, s.w, s.rows, s.x_shared,
-                                                           s.band.data(), s.band_order.data(), d_b,
-                                                           d_x, s.band_x.data(), s.flag.data());
-    }
-    SLENDER_CUDA_LAUNCHED();
+    s.launch_band_solve(d_b, d_x);
     const int f = s.read_flag(1);
     if (f != 2) return f == 1;
     // a pivot too small for elimination without pivoting: the sparse path for these values
-    s.band_ready = false;
-    s.fallback = true;
-    return s.sparse_factorize(s.band_values) && s.sparse_solve(d_b, d_x);
+    return solve_after_pivot(d_b, d_x);
   }
   return s.sparse_solve(d_b, d_x);
+}
+
+void DeviceSparseSolver::set_deferred(bool on) { impl_->deferred = on; }
+
+bool DeviceSparseSolver::solve_deferred(const Real* d_b, Real* d_x, const int*& status) {
+  Impl& s = *impl_;
+  status = nullptr;
+  if (!s.deferred || s.n == 0 || !s.band_ready) return solve(d_b, d_x);
+  s.launch_band_solve(d_b, d_x);
+  status = s.flag.data() + 1;
+  return true;
+}
+
+bool DeviceSparseSolver::solve_after_pivot(const Real* d_b, Real* d_x) {
+  Impl& s = *impl_;
+  s.band_ready = false;
+  s.fallback = true;
+  return s.sparse_factorize(s.band_values) && s.sparse_solve(d_b, d_x);
 }
 
 bool DeviceSparseSolver::used_fallback() const { return impl_->fallback; }

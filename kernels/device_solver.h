@@ -43,6 +43,15 @@ class DeviceSparseSolver {
   /// not finite. Where the band's factorization met a pivot too small, the sparse path factorizes
   /// and solves here (used_fallback() then says so)
   bool solve(const Real* d_b, Real* d_x);
+  /// the band's solve without its read (where set_deferred asked for it): launched, its status
+  /// left in device memory at `status` for the caller to read with the direction's slope (1
+  /// solved, 0 a result not finite, 2 no solve: the factorization's pivot too small, then
+  /// solve_after_pivot), true; status null where the band is not the solve (then as solve())
+  void set_deferred(bool on);
+  bool solve_deferred(const Real* d_b, Real* d_x, const int*& status);
+  /// after a deferred status of 2: the sparse path for the values factorize() was given, which
+  /// the caller has assembled there again (used_fallback() then says so)
+  bool solve_after_pivot(const Real* d_b, Real* d_x);
   /// whether the last factorize() or solve() fell back: from the band to the sparse path, or to
   /// QR
   bool used_fallback() const;

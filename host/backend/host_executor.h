@@ -40,11 +40,34 @@ class HostDirectSolver {
   bool factorize(const Real* val) {
     counts::add(counts::direct_calls);
     if (val != solver_->values()) std::copy(val, val + nnz_, solver_->values());
+    if (deferred_ && solver_->banded()) {  // (the pivot's test goes with the solve's status)
+      status_ = solver_->factorize(/*band_only=*/true) ? 1 : 2;
+      return true;
+    }
     return solver_->factorize();
   }
   bool solve(const Real* b, Real* x) {
+    if (deferred_ && solver_->banded() && status_ == 2) return solve_after_pivot(b, x);
     counts::add(counts::direct_calls);
     return solver_->solve(b, x);
+  }
+  // The device band's order (DeviceSparseSolver), where set_deferred asked for it: the band's
+  // solve launched and its status left where the caller reads it with the direction's slope (1
+  // solved, 0 a result not finite, 2 no solve: a pivot too small, solve_after_pivot's case);
+  // status null where the band is not the solve (then as solve())
+  void set_deferred(bool on) { deferred_ = on; }
+  bool solve_deferred(const Real* b, Real* x, const int*& status) {
+    status = nullptr;
+    if (!deferred_ || !solver_->banded()) return solve(b, x);
+    counts::add(counts::direct_calls);
+    status = &status_;
+    if (status_ != 2) status_ = solver_->solve(b, x) ? 1 : 0;
+    return true;
+  }
+  // the sparse direct path for the values assembled again after a deferred status of 2
+  bool solve_after_pivot(const Real* b, Real* x) {
+    counts::add(counts::direct_calls, 2);
+    return solver_->factorize_sparse() && solver_->solve(b, x);
   }
   bool used_fallback() const { return solver_->used_fallback(); }
   Real* values() { return solver_->values(); }
@@ -52,6 +75,8 @@ class HostDirectSolver {
  private:
   int nnz_ = 0;
   std::unique_ptr<cpu::LinearSolver> solver_;
+  bool deferred_ = false;
+  int status_ = 1;  // (the deferred solve's)
 };
 
 struct HostExecutor {

@@ -305,12 +305,12 @@ LinearSolver::~LinearSolver() = default;
 
 Real* LinearSolver::values() { return impl_->A.valuePtr(); }
 
-bool LinearSolver::factorize() {
+bool LinearSolver::factorize(bool band_only) {
   Impl& s = *impl_;
   s.fallback = false;
   s.band_ready = false;
   if (s.n == 0) return true;
-  if (s.kind == LinearSolverKind::kBanded && s.n > 1) {
+  if (banded()) {
     std::fill(s.band.begin(), s.band.end(), 0);
     const Real* val = s.A.valuePtr();
     for (size_t k = 0; k < s.band_pos.size(); ++k)
@@ -319,9 +319,21 @@ bool LinearSolver::factorize() {
       s.band_ready = true;
       return true;
     }
+    if (band_only) return false;
     s.fallback = true;  // a pivot too small for LU without pivoting
   }
   return s.direct_factorize();
+}
+
+bool LinearSolver::factorize_sparse() {
+  Impl& s = *impl_;
+  s.band_ready = false;
+  s.fallback = banded();  // (the band's fallback)
+  return s.n == 0 || s.direct_factorize();
+}
+
+bool LinearSolver::banded() const {
+  return impl_->kind == LinearSolverKind::kBanded && impl_->n > 1;
 }
 
 bool LinearSolver::solve(const Real* b, Real* x) {

@@ -4,8 +4,9 @@
 // step inputs only, not the model or the plan again; and a Newton iteration's kernel launches
 // and host reads stay within the bounds measured when these counts began (bench
 // slender_executor_counts prints them): a change that adds launches or host round trips to the
-// Newton loop fails here before a device run shows it. Issue 47's target, one host
-// synchronisation per converged step, is not met yet (its figure is in the bench table).
+// Newton loop fails here before a device run shows it. These count the host executor's own
+// order (the predictor's sums read apart); the device's order, which reads them with the first
+// direction's (one host read a step of S1), is counted in predictor_read_test.cpp.
 
 #include <gtest/gtest.h>
 

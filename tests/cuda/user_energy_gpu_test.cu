@@ -71,5 +71,52 @@ TEST(CudaUserEnergy, SadowskyRibbonAndASpringMatchTheCpu) {
   EXPECT_NEAR(gpu.energies().user, cpu.energies().user, 1e-9 * std::abs(cpu.energies().user));
 }
 
+// A band whose pivot is too small on the device, where its solve's status is read with the
+// Newton direction's slope (DeviceSparseSolver::solve_deferred; the engine evaluates the iterate
+// again and takes solve_after_pivot's sparse path): a spring of 1e25 N/m from a held node (a
+// second, clamped rod's) to the free node where it starts puts every other pivot below the
+// band's floor (1e-13 of the largest diagonal entry). The same Newton iterations and fallbacks as
+// the CPU, whose band falls back at once, and the state within 1e-9 relative after 6 steps.
+TEST(CudaUserEnergy, ABandsPivotTooSmallFallsBackAsOnTheCpu) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e7, 0.5);
+  const int rod =
+      b.straight_rod("r", vec3(0, 0, 0), vec3(0.2, 0, 0), 12, mat, SceneBuilder::circle(1e-3));
+  b.fix_edge(rod, 0);
+  const int n1 = 6;  // (the anchor's first node is node 12, at node 6)
+  const Real x1 = 0.2 * n1 / 11;
+  const int anchor = b.straight_rod("anchor", vec3(x1, 0, 0), vec3(x1, 0, -0.01), 2, mat,
+                                    SceneBuilder::circle(1e-3));
+  b.fix_edge(anchor, 0);
+  b.gravity(vec3(0, 0, -9.81));
+  const std::vector<std::array<int, 6>> dofs = {{36, 37, 38, 3 * n1, 3 * n1 + 1, 3 * n1 + 2}};
+  const auto model = with_energies(build_model(b.build()),
+                                   {std::make_shared<LocalStencilEnergy<NodeSpring>>(
+                                       "stiff", dofs, std::vector<NodeSpring::Params>{{1e25}})});
+  Simulator cpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCpu);
+  ASSERT_EQ(cpu.linear_solver_name(), "banded-lu");
+  std::vector<int> iterations;
+  for (int s = 0; s < 6; ++s) {
+    const StepReport rc = cpu.step();
+    ASSERT_TRUE(rc.ok()) << "CPU, step " << s << ": " << to_string(rc.status);
+    ASSERT_GT(rc.iterations, 0);
+    iterations.push_back(rc.iterations);
+  }
+  long its = 0;
+  for (int i : iterations)
+    its += i;
+  EXPECT_EQ(cpu.state().warn_linear_fallback, its);  // (every iteration's band fell back)
+  if (!test::cuda_device_present()) GTEST_SKIP() << "no CUDA device (the CPU half ran)";
+  Simulator gpu(model, model->scene.integrator, LinearSolverKind::kAuto, BackendKind::kCuda);
+  for (int s = 0; s < 6; ++s) {
+    const StepReport rg = gpu.step();
+    ASSERT_TRUE(rg.ok()) << "CUDA, step " << s << ": " << to_string(rg.status);
+    EXPECT_EQ(rg.iterations, iterations[size_t(s)]) << "step " << s;
+  }
+  EXPECT_EQ(gpu.state().warn_linear_fallback, its);
+  const Real d = test::max_abs_diff(cpu.state().q, gpu.state().q), m = test::max_abs(cpu.state().q);
+  EXPECT_LT(d / m, 1e-9);
+}
+
 }  // namespace
 }  // namespace slender

@@ -50,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "slender/core/env_switch.h"
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
 #include "slender/core/newton.h"
@@ -161,28 +162,35 @@ struct EvalSums {
   }
 };
 
-/// per environment: s0 dx . f, s2 the number of entries of dx that are not finite, m0 max |dx|
+/// per environment: s0 dx . f, s2 the number of entries of dx that are not finite, m0 max |dx|;
+/// s1 the solve's flag (ok: 1 or 0) or its deferred status (status: DirectSolver::solve_deferred's
+/// 0, 1 or 2), where one is given
 struct SlopeMax {
   int nfree;
   const Real* dx;
   const Real* f;
-  const unsigned char* ok = nullptr;  // (nenv) the solve's flags, summed into s1 when given
+  const unsigned char* ok = nullptr;  // (nenv) the solve's flags
+  const int* status = nullptr;        // (nenv) the solve's deferred status
   SLENDER_HD Red4 operator()(long e, long i) const {
     const Real d = dx[e * nfree + i];
-    const Real solved = ok && i == 0 && ok[e] ? Real(1) : Real(0);
-    return Red4{d * f[e * nfree + i], solved, d - d == 0 ? Real(0) : Real(1), ::fabs(d)};
+    Real s1 = 0;
+    if (i == 0) s1 = status ? Real(status[e]) : ok && ok[e] ? Real(1) : Real(0);
+    return Red4{d * f[e * nfree + i], s1, d - d == 0 ? Real(0) : Real(1), ::fabs(d)};
   }
 };
 
-/// out[e] = a[e], out[n + e] = b[e]: two per-environment reductions side by side, for one read
-struct PackPairs {
+/// out[e] = a[e], out[n + e] = b[e] and, with c, out[2 n + e] = c[e]: per-environment
+/// reductions side by side, for one read
+struct PackSums {
   const Red4* a;
   const Red4* b;
+  const Red4* c;
   Red4* out;
   int n;
   SLENDER_HD void operator()(long e) const {
     out[e] = a[e];
     out[n + e] = b[e];
+    if (c) out[2 * n + e] = c[e];
   }
 };
 
@@ -380,10 +388,15 @@ class Engine {
     // the midpoint rule's and Newmark's energy-consistent contact forces (where there is contact)
     contact_on_ = m.ground.enabled || m.contact.enabled;
     events_done_.assign(B, 0);
+    iterated_h_.assign(B, 0);
+    pred_red_.resize(B);  // (sized before the first step that reads it with a direction)
+    fuse_predictor_read_ = env_switch("SLENDER_FUSED_PREDICTOR_READ", !X::kHostMemory);
     // the solve policy and the model's plan
     if (policy == EngineSolve::kSystem)
       system_ = std::make_unique<stepper::SystemSolveOn<X>>(
           solver, !nonsymmetric(m, spec) && solver != LinearSolverKind::kSparseLu);
+    // (the band's status read with the direction's slope where the predictor's is too)
+    if (system_) system_->set_deferred(fuse_predictor_read_);
     use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
     if (policy == EngineSolve::kBatched)
       batched_ = std::make_unique<VectorLinearSolve<X>>(*plan_, m.ndof, nenv, solver,
@@ -874,7 +887,7 @@ class Engine {
   void evaluate(const Real* q, std::vector<Real>& r, std::vector<Real>& phi, bool hess);
   // evaluate's two halves: the stencils, the residual and the Jacobian at q (the phases'
   // clock, started), then, from the per-environment sums `s` (env_major::EvalSums, which the
-  // caller reduced), the residual norms and potentials
+  // caller reduced), the residual norms and potentials (s null: the phase's time alone)
   Clock::time_point evaluate_begin(const Real* q, bool hess);
   env_major::EvalSums eval_sums() const;
   long eval_sums_len() const;
@@ -882,6 +895,8 @@ class Engine {
                     const Red4* s,
                     std::vector<Real>& r,
                     std::vector<Real>& phi);
+  // the residual norms and potentials of the environments in mask from their sums s
+  void take_sums(const EnvMask& mask, const Red4* s, std::vector<Real>& r, std::vector<Real>& phi);
 
   // ---- Newton directions -----------------------------------------------------------------------
 
@@ -906,8 +921,7 @@ class Engine {
   // trial; a non-finite dx fails the direction, as the CPU's solve does)
   void system_direction_and_trial(std::vector<NewtonDirection>& d,
                                   std::vector<Real>& r_new,
-                                  std::vector<Real>& phi_new,
-                                  VectorStepResult& res);
+                                  std::vector<Real>& phi_new);
   // the batch: one batched solve, the slopes with its flags; an environment the batched solve
   // could not take is evaluated at its iterate again (its trial took the residual and the
   // Jacobian's place), solved by pivoting LU, and its trial evaluated again
@@ -918,8 +932,45 @@ class Engine {
                                  VectorStepResult& res);
   // the full steps of the environments in `mask` evaluated (r_new, phi_new), their sums read
   // with the slopes the caller reduced into slope_red_ (nenv of them), which this returns (the
-  // host's copy, pack_h_)
+  // host's copy, pack_h_), and with the predictor's sums where they are pending
   Red4* full_step_trials(const EnvMask& mask, std::vector<Real>& r_new, std::vector<Real>& phi_new);
+  // the linear fallbacks (fallback: the directions' solves', per environment; and, one system,
+  // the factorizations) counted for the environments in mask: those whose directions the Newton
+  // loop takes
+  void count_directions(const EnvMask& mask,
+                        const std::vector<unsigned char>& fallback,
+                        VectorStepResult& res);
+
+  // ---- the predictor's sums read with the first direction's ------------------------------------
+  // A step evaluates its predictor, whose residual norm decides whether Newton iterates at all,
+  // then each iteration reads a direction's slope with its full step's sums (one host read an
+  // iteration: full_step_trials). Where the executor reads across a bus, the first direction of
+  // the environments likely to iterate (those whose last two steps did) is taken before the
+  // predictor's sums are read, and they travel with the first iteration's: a step of one
+  // iteration reads the host once. An environment that turns out converged (or failed) at its
+  // predictor ignores its direction and its trial, and is evaluated at its predictor again at
+  // the step's end (no read: its sums and degenerate flags are the predictor's), so that the
+  // step leaves the pools and flags its plain run leaves: the iterates, states and reports are
+  // the same bits either way (tests/cpu/predictor_read_test.cpp). Not on an
+  // iterative one-system solve (its Krylov loop reads the host anyway, and the multigrid counts
+  // its solves), nor with the caller's force (a host executor's: called at every evaluation).
+  // With it, a band's solve leaves its status for the same read (SystemSolveOn::set_deferred).
+  // SLENDER_FUSED_PREDICTOR_READ=1 or 0 forces both on or off (default: on where X's memory is
+  // not the host's).
+  EnvMask fused_first_mask(const EnvMask& want) const;
+  // the predictor's sums, when pending, read on their own (a first direction that failed
+  // before its trial), into the step's r and phi
+  void read_pending_predictor();
+  bool fuse_predictor_read_ = false;
+  bool pred_pending_ = false;
+  EnvMask pred_mask_;  // the environments the predictor was evaluated for
+  // the step's residual norms and potentials, which its sums fill when read
+  std::vector<Real>* pred_r_ = nullptr;
+  std::vector<Real>* pred_phi_ = nullptr;
+  Buffer<Red4> pred_red_;  // its sums, left on the executor
+  // per environment: how many of its last steps in a row took a Newton iteration (up to 255)
+  std::vector<unsigned char> iterated_h_;
+  std::vector<unsigned char> pred_degenerate_;  // the predictor's degenerate flags (take_sums')
   // dx[e] = J_e^-1 f[e] by sparse LU on the host from environment e's local Hessians (the
   // pivoting fallback of the batched solve); false when even that fails
   bool pivoting_solve(int e);

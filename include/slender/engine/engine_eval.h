@@ -224,15 +224,23 @@ void Engine<X>::evaluate_end(Clock::time_point t0,
                              std::vector<Real>& r,
                              std::vector<Real>& phi) {
   PhaseTimes& times = *times_;
-  const int B = nenv_;
   if (phase_timing_) {
     times.assemble += seconds_since(t0);
   } else {
     times.eval += seconds_since(t0);
   }
+  if (s) take_sums(active_h_, s, r, phi);  // (none: the sums are read later)
+}
+
+template <class X>
+void Engine<X>::take_sums(const EnvMask& mask,
+                          const Red4* s,
+                          std::vector<Real>& r,
+                          std::vector<Real>& phi) {
+  const int B = nenv_;
   degenerate_seen_.resize(size_t(B), 0);
   for (int e = 0; e < B; ++e) {
-    if (!active_h_[e]) continue;
+    if (!mask[e]) continue;
     phi[e] = s[e].s0 + s[e].s1;
     r[e] = std::sqrt(s[e].s2);
     degenerate_seen_[size_t(e)] = s[e].m0 > 0 ? 1 : 0;

@@ -58,8 +58,15 @@ class LinearSolver {
   ~LinearSolver();
   /// CSR values (nnz) in the plan's slot order: assemble here before factorize()
   Real* values();
-  /// factorizes the current values; false if even the fallback failed
-  bool factorize();
+  /// factorizes the current values; false if even the fallback failed. band_only: a band's
+  /// pivot too small returns false without the sparse direct path (the caller then takes
+  /// factorize_sparse(), as the device's band does once its status is read)
+  bool factorize(bool band_only = false);
+  /// the sparse direct factorization of the current values (a band's fallback; counted as one
+  /// by used_fallback() where the band is the kind); false if it fails
+  bool factorize_sparse();
+  /// whether the band is this solver's kind (kBanded, more than one row)
+  bool banded() const;
   /// x = J^-1 b (both nfree); false on a non-finite result
   bool solve(const Real* b, Real* x);
   /// whether the last factorize() or solve() needed a fallback (LU for an indefinite matrix,

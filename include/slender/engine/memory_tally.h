@@ -211,6 +211,12 @@ inline void tally_engine_memory(const Model& m,
   host.env<Real>(1);
   host.env<EnvParams>(1);
   if (device) exec.env<Red4>(1);  // the reductions' results (on the host: written in place)
+  // the Newton loop's reductions: a direction's slopes, a trial's and the predictor's sums and
+  // the three packed for one read (X), their host copy, and whether each environment's last
+  // step iterated (fused_first_mask)
+  exec.env<Red4>(6);
+  host.env<Red4>(3);
+  host.env<unsigned char>(1);
   // held DOFs per environment (a fix, a release, a boundary event): host and X
   host.env<unsigned char>(nd);
   exec.env<unsigned char>(nd);

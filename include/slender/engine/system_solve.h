@@ -196,11 +196,17 @@ class SystemSolveOn {
   /// direct factorization instead of the preconditioner (an indefinite block) or QR instead of
   /// Cholesky. Into `times`: factor (the preconditioner's set-up included), solve, Krylov
   /// iterations and restarts
-  bool solve(const Real* f, Real* dx, PhaseTimes& times, bool& fallback) {
+  /// With `status` (where set_deferred asked for it): a band's solve status left on X for the
+  /// caller to read with the direction's slope (DirectSolver::solve_deferred: 1 solved, 0 not
+  /// finite, 2 a pivot too small, then solve_after_pivot on the values assembled again), or null
+  /// where the solve finished here.
+  bool solve(
+      const Real* f, Real* dx, PhaseTimes& times, bool& fallback, const int** status = nullptr) {
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t0) {
       return std::chrono::duration<double>(Clock::now() - t0).count();
     };
+    if (status) *status = nullptr;
     if (nfree_ == 0) return true;
     if (iterative_) {
       auto t0 = Clock::now();
@@ -231,11 +237,27 @@ class SystemSolveOn {
     const bool factored = direct_->factorize(values());
     times.factor += since(t0);
     t0 = Clock::now();
-    const bool solved = factored && direct_->solve(f, dx);
+    const bool solved = factored && (status && !iterative_ ? direct_->solve_deferred(f, dx, *status)
+                                                           : direct_->solve(f, dx));
     times.solve += since(t0);
     // after the solve: a factorization the solve finds unusable falls back there
     if (direct_->used_fallback()) fallback = true;
     return solved;
+  }
+
+  /// after a deferred status of 2: the direct solver's sparse path for the values assembled
+  /// again (the band's fallback, counted as one by the caller)
+  bool solve_after_pivot(const Real* f, Real* dx, PhaseTimes& times) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool ok = direct_->solve_after_pivot(f, dx);
+    times.factor += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return ok;
+  }
+  /// the direct solvers' order of reads (DirectSolver::set_deferred): a band's status left on X
+  /// for the caller (solve's `status`)
+  void set_deferred(bool on) {
+    deferred_ = on;
+    if (direct_) direct_->set_deferred(on);
   }
 
   /// J (nfree x nfree, row-major) on the host, the contact part included: from the last assemble
@@ -261,7 +283,10 @@ class SystemSolveOn {
 
   std::unique_ptr<DirectSolver> make_direct(const std::vector<int>& row_ptr,
                                             const std::vector<int>& col) const {
-    return X::make_direct_solver(int(row_ptr.size()) - 1, row_ptr, col, symmetric_, kind_);
+    std::unique_ptr<DirectSolver> s =
+        X::make_direct_solver(int(row_ptr.size()) - 1, row_ptr, col, symmetric_, kind_);
+    s->set_deferred(deferred_);
+    return s;
   }
   // the direct path's solver for a new pattern, and the values' room
   void new_direct(const std::vector<int>& row_ptr, const std::vector<int>& col) {
@@ -436,6 +461,7 @@ class SystemSolveOn {
   Const<int> row_ptr_, col_, diag_slot_, slot_src_adr_, slot_src_;
   Buffer<Real> val_;
   std::unique_ptr<DirectSolver> direct_;
+  bool deferred_ = false;  // (set_deferred)
   // the direct path with a contact part that adds entries: the matrix merged on X (merged_),
   // its pattern on the host (that of the direct solver's analysis); a count of the direct
   // path's patterns (a new analysis each)
