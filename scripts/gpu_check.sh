@@ -15,7 +15,7 @@
 #   cli        the CLI on CUDA: `slender run --backend cuda --usd` (a USD file written from device
 #              steps), `slender compare` on a contact scene
 #   small      slender_backend_bench on the small scenes, both backends, ms per Newton iteration
-#              (issue 47, item 1)
+#              (issue 47, item 1); S1 and S7 again with the plain order of host reads
 #   s8         the snake batch on CUDA at B = 1, 4096 and 65536, and the CPU's per-environment
 #              engine on every core at 4096 (issue 47, item 2)
 #   s9         S9's cloth on CUDA: 20k into the fold, 200k and 670k with the multigrid (issue 48)
@@ -122,6 +122,12 @@ stage_small() {
     --scenes "$b/s1_cantilever_e1e5.json,$b/s2_cantilever_e1e7.json,$b/s3_helix_e1e7.json,$b/s4_helix_e1e9.json,$b/s6_cantilever101_e1e6.json,$b/s7_steel_rod.json,$a/rod_drop.json,$a/plate_contact.json,$a/cloth_drop.json" \
     > "$logs/small.md" 2> "$logs/small.err"
   mark "small scenes (backend bench): rc $?"
+  # S1 and S7 with the predictor's and the band's reads apart (the plain order) beside the
+  # device's default (bench/results/2026-11-30-predictor-read-with-the-first-direction-epyc-2c.md)
+  SLENDER_FUSED_PREDICTOR_READ=0 timeout -k 5 "$(cap 60)" "$build/bench/slender_backend_bench" \
+    --steps 20 --repeats 3 --markdown --scenes "$b/s1_cantilever_e1e5.json,$b/s7_steel_rod.json" \
+    > "$logs/small_plain_reads.md" 2> "$logs/small_plain_reads.err"
+  mark "S1, S7 with the plain order of reads (SLENDER_FUSED_PREDICTOR_READ=0): rc $?"
 }
 
 stage_s8() {
@@ -230,7 +236,7 @@ done
 grep -h -B3 -A10 -m 4 -E 'Failure$|what\(\)|ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]' \
   "$logs"/*.log 2>/dev/null | head -200 > "$out/failures.txt"
 {
-  for f in "$logs"/small.md "$logs"/s8_*.md "$logs"/s9_*.md "$logs"/s8_python.md; do
+  for f in "$logs"/small.md "$logs"/small_plain_reads.md "$logs"/s8_*.md "$logs"/s9_*.md "$logs"/s8_python.md; do
     [ -f "$f" ] && { echo "## $(basename "$f")"; grep -E '^\||^slender|rror' "$f"; echo; }
   done
 } > "$out/tables.md" 2>&1
