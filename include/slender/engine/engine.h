@@ -961,6 +961,12 @@ class Engine {
   // the predictor's sums, when pending, read on their own (a first direction that failed
   // before its trial), into the step's r and phi
   void read_pending_predictor();
+  // the predictor's sums s (read) into the step's r and phi, and its degenerate flags kept
+  void take_predictor_sums(const Red4* s);
+  // the active environments evaluated at their iterates y_ again, the Jacobian too, where their
+  // sums there are known (the trial's evaluation took the pools' and the residual's place):
+  // nothing read
+  void evaluate_again();
   bool fuse_predictor_read_ = false;
   bool pred_pending_ = false;
   EnvMask pred_mask_;  // the environments the predictor was evaluated for

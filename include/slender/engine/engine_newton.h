@@ -139,7 +139,7 @@ void Engine<X>::newton_step(const EnvMask& want, VectorStepResult& res, PhaseTim
     if (any) {  // (no read: the sums are the predictor's, its degenerate flags kept)
       active_h_ = again;
       push_active();
-      evaluate_end(evaluate_begin(y_.data(), true), nullptr, r, phi);
+      evaluate_again();
       for (int e = 0; e < B; ++e)
         if (again[e]) degenerate_seen_[size_t(e)] = pred_degenerate_[size_t(e)];
     }
@@ -189,10 +189,9 @@ void Engine<X>::batch_direction_and_trial(const EnvMask& running,
   for (int e = 0; e < B; ++e)
     redo[e] = running[e] && !okh[e] ? 1 : 0;
   if (std::any_of(redo.begin(), redo.end(), [](unsigned char v) { return v != 0; })) {
-    std::vector<Real> r_it(static_cast<size_t>(B)), phi_it(static_cast<size_t>(B));
     active_h_ = redo;
     push_active();
-    evaluate(y_.data(), r_it, phi_it, true);
+    evaluate_again();
     t0 = Clock::now();
     for (int e = 0; e < B; ++e)
       if (redo[e]) {
@@ -237,7 +236,7 @@ void Engine<X>::system_direction_and_trial(std::vector<NewtonDirection>& d,
     // trial's took their place), the sparse path for them, counted as a fallback, then its
     // slope and its trial, as the solve that reads its status at once takes them
     fallback_h_[0] = 1;
-    evaluate_begin(y_.data(), true);  // (no read: its sums are known)
+    evaluate_again();
     if (!system_->solve_after_pivot(f_.data(), dx_.data(), *times_)) return;
     X::env_reduce_to(1, nf, env_major::SlopeMax{nf, dx_.data(), f_.data()}, slope_red_);
     sm = *full_step_trials(EnvMask(1, 1), r_new, phi_new);
@@ -263,11 +262,8 @@ Red4* Engine<X>::full_step_trials(const EnvMask& mask,
                                   pred_pending_ ? pred_red_.data() : nullptr, pack_red_.data(), B});
   pack_h_.resize(size_t(lists) * size_t(B));
   X::to_host(pack_h_.data(), pack_red_.data(), pack_h_.size());
-  if (pred_pending_) {  // the predictor's first: its degenerate flags give way to the trial's
-    pred_pending_ = false;
-    take_sums(pred_mask_, pack_h_.data() + 2 * B, *pred_r_, *pred_phi_);
-    pred_degenerate_ = degenerate_seen_;
-  }
+  // the predictor's first: its degenerate flags give way to the trial's
+  if (pred_pending_) take_predictor_sums(pack_h_.data() + 2 * B);
   evaluate_end(t0, pack_h_.data() + B, r_new, phi_new);
   return pack_h_.data();
 }
@@ -275,11 +271,22 @@ Red4* Engine<X>::full_step_trials(const EnvMask& mask,
 template <class X>
 void Engine<X>::read_pending_predictor() {
   if (!pred_pending_) return;
-  pred_pending_ = false;
   sums_.resize(size_t(nenv_));
   X::to_host(sums_.data(), pred_red_.data(), sums_.size());
-  take_sums(pred_mask_, sums_.data(), *pred_r_, *pred_phi_);
+  take_predictor_sums(sums_.data());
+}
+
+template <class X>
+void Engine<X>::take_predictor_sums(const Red4* s) {
+  pred_pending_ = false;
+  take_sums(pred_mask_, s, *pred_r_, *pred_phi_);
   pred_degenerate_ = degenerate_seen_;
+}
+
+template <class X>
+void Engine<X>::evaluate_again() {
+  std::vector<Real> unread;  // (evaluate_end without sums: its phase's time alone)
+  evaluate_end(evaluate_begin(y_.data(), true), nullptr, unread, unread);
 }
 
 template <class X>
@@ -303,9 +310,8 @@ template <class X>
 void Engine<X>::count_directions(const EnvMask& mask,
                                  const std::vector<unsigned char>& fallback,
                                  VectorStepResult& res) {
-  if (system_ && mask[0])
-    ++times_->factorizations;  // one per Newton iteration, as the CPU
-                               // counts them
+  // (one factorization per Newton iteration, as the CPU counts them)
+  if (system_ && mask[0]) ++times_->factorizations;
   for (int e = 0; e < nenv_; ++e)
     if (mask[e] && e < int(fallback.size()) && fallback[size_t(e)]) {
       ++res.linear_fallbacks;
