@@ -181,8 +181,15 @@ struct LocalBuffers {
     }
     if ((want & kHess) && H) {
       Real* Hk = H + env * h_stride + k * D * D;
-      for (int i = 0; i < D * D; ++i)
-        Hk[i] = r.H.a[i];
+      if (D >= 11) {  // a large stencil's Hessian a row at a time: registers for its evaluation
+        SLENDER_ROLL_ON_DEVICE
+        for (int i = 0; i < D; ++i)
+          for (int j = 0; j < D; ++j)
+            Hk[i * D + j] = r.H.a[i * D + j];
+      } else {
+        for (int i = 0; i < D * D; ++i)
+          Hk[i] = r.H.a[i];
+      }
     }
   }
 };

@@ -133,30 +133,6 @@ SLENDER_HD SLENDER_INLINE Vec<6> kb_dot_grad(
   return r;
 }
 
-// Hessian in (e0, e1) of w . kappa b for fixed w: 6 x 6
-SLENDER_HD inline Mat<6, 6> kb_dot_hess(const Vec3& w,
-                                        const Vec3& e0,
-                                        const Vec3& e1,
-                                        const Vec3& kb,
-                                        Real D,
-                                        const Vec<6>& dD,
-                                        const Mat<6, 6>& D2) {
-  // w . c with c = e0 x e1, and its gradient a_w
-  const Real wc = Real(0.5) * D * dot(w, kb);
-  Vec<6> a;
-  a.set_segment(0, cross(e1, w));
-  a.set_segment(3, cross(w, e0));
-  Mat<6, 6> H = Mat<6, 6>::zero();
-  // second derivative of the bilinear c: blocks -[w]x and [w]x
-  const Mat3 W = skew(w);
-  H.add_block(0, 3, W, -2 / D);
-  H.add_block(3, 0, W, 2 / D);
-  add_sym_outer(H, a, dD, -2 / (D * D));
-  H += (-2 * wc / (D * D)) * D2;
-  add_outer(H, dD, 4 * wc / (D * D * D));
-  return H;
-}
-
 // The Hessian's x-z block where both edges lie in a plane y = const (e0.y = e1.y = 0): there
 // kappa b = kappa y_hat with kappa = 2 c / D, c = (e0 x e1).y, and kappa b's x and z components
 // vanish on every in-plane motion, so that (differentiating the general terms below) the frame
@@ -230,21 +206,24 @@ SLENDER_HD inline void expand_grad(const Vec<8>& gr, Vec<11>& g) {
 SLENDER_HD inline void expand_hess(const Mat<8, 8>& Hr, Mat<11, 11>& H) {
   // s[a][n]: coefficient of node n in edge a
   const Real s[2][3] = {{-1, 1, 0}, {0, -1, 1}};
+  SLENDER_ROLL_ON_DEVICE
   for (int n = 0; n < 3; ++n)
-    for (int m = 0; m < 3; ++m)
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-          Real v = 0;
-          for (int a = 0; a < 2; ++a) {
-            if (s[a][n] == 0) continue;
-            for (int b = 0; b < 2; ++b) {
-              if (s[b][m] == 0) continue;
-              v += s[a][n] * s[b][m] * Hr(3 * a + i, 3 * b + j);
-            }
+    SLENDER_ROLL_ON_DEVICE
+  for (int m = 0; m < 3; ++m)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        Real v = 0;
+        for (int a = 0; a < 2; ++a) {
+          if (s[a][n] == 0) continue;
+          for (int b = 0; b < 2; ++b) {
+            if (s[b][m] == 0) continue;
+            v += s[a][n] * s[b][m] * Hr(3 * a + i, 3 * b + j);
           }
-          H(3 * n + i, 3 * m + j) = v;
         }
+        H(3 * n + i, 3 * m + j) = v;
+      }
   // mixed position-twist and twist-twist blocks
+  SLENDER_ROLL_ON_DEVICE
   for (int k = 0; k < 2; ++k) {
     for (int n = 0; n < 3; ++n)
       for (int i = 0; i < 3; ++i) {
@@ -257,6 +236,260 @@ SLENDER_HD inline void expand_hess(const Mat<8, 8>& Hr, Mat<11, 11>& H) {
     for (int l = 0; l < 2; ++l)
       H(9 + k, 9 + l) = Hr(6 + k, 6 + l);
   }
+}
+
+// The parts of one bend-twist stencil's gradient and reduced Hessian (8 x 8 in e0, e1, theta0,
+// theta1). The Hessian is made entry by entry, each entry the same sum in the same order as the
+// 6 x 6 and 8 x 8 matrices it was once assembled from (the Hessian of w . kappa b, that of D,
+// the twist's dW, the strains' outer products), so that its bits are theirs. On the device the
+// gradient and the Hessian are calls of their own over these parts, and the entries are made
+// in rolled loops: the parts stay in the thread's local memory and the registers hold one
+// entry's working set (issue 47: the kernel within 128 registers, no spills; it took 244 when
+// it held the matrices whole). The host's compiler inlines and unrolls as it likes.
+struct BendTwistHessParts {
+  Real e[6];        // e0, e1
+  Real t[6];        // their unit tangents
+  Real kb[3];       // the curvature binormal
+  Real dD[6];       // dD/d(e0, e1), D = l0 l1 + e0 . e1
+  Real l[2];        // |e0|, |e1|
+  Real D;           // l0 l1 + e0 . e1
+  Real m[4][3];     // the material directors m1, m2 of edge 0, then of edge 1
+  Real dE[3];       // the energy's derivatives by the strains
+  Real w[3];        // w = a1 M2 - a2 M1, the curvatures' director (a = dE/ds)
+  Real a[6];        // grad (w . (e0 x e1)) = (e1 x w, w x e0)
+  Real wc;          // w . (e0 x e1) = D/2 w . kb
+  Real wf[6];       // the frame rotation's directors w0, w1 (a1 m2 - a2 m1 of each edge)
+  Real c[2][6];     // the position-theta columns
+  Real c_theta[2];  // the theta-theta diagonal
+  // the scalars of the entries, each as the matrix expressions computed it: 2 / D (-2 / D is its
+  // negation, exactly), -2 / D^2, -2 wc / D^2, 4 wc / D^3, dE/dtau / 2; per edge b 1 / 4 l_b^2
+  // and l_other / l_b
+  Real s2D, sSym, sD2, sOut, sTw;
+  Real sRot[2], sLen[2];
+  Real dW[6][6];   // the twist one-form\'s Jacobian (twist_form_entry)
+  Real g[3][8];    // grad kappa1, grad kappa2, grad tau
+  Real d2E[3][3];  // the energy's second derivatives by the strains
+};
+
+// entry (r, c) of the cross-product matrix [v]x (skew)
+SLENDER_HD SLENDER_INLINE Real skew_entry(const Real* v, int r, int c) {
+  if (r == c) return 0;
+  const int k = 3 - r - c;
+  return (c - r + 3) % 3 == 1 ? -v[k] : v[k];
+}
+
+// entry (i, j) of the second derivative of D in (e0, e1)
+SLENDER_HD SLENDER_INLINE Real d2D_entry(const BendTwistHessParts& p, int i, int j) {
+  const int bi = i / 3, bj = j / 3, r = i % 3, c = j % 3;
+  const Real id = r == c ? Real(1) : Real(0);
+  Real v = 0;
+  if (bi == bj)  // (l_other / l_own) (I - t t^T)
+    v += p.sLen[bi] * (id - p.t[3 * bi + r] * p.t[3 * bj + c]);
+  else  // I + t0 t1^T and its transpose
+    v += id + p.t[3 * bi + r] * p.t[3 * bj + c];
+  return v;
+}
+
+// entry (i, j) of the Hessian of w . kappa b in (e0, e1) for a fixed w: with c = e0 x e1 (the
+// bilinear c's second derivative has the blocks -2/D [w]x and 2/D [w]x) and w . kappa b =
+// 2 w . c / D, Hess = 2/D Hess(w . c) - 2/D^2 (a dD^T + dD a^T) - 2 wc/D^2 Hess D
+// + 4 wc/D^3 dD dD^T, a = grad (w . c)
+SLENDER_HD SLENDER_INLINE Real kb_dot_hess_entry(const BendTwistHessParts& p, int i, int j) {
+  Real h = 0;
+  if (i < 3 && j >= 3) h += -p.s2D * skew_entry(p.w, i, j - 3);
+  if (i >= 3 && j < 3) h += p.s2D * skew_entry(p.w, i - 3, j);
+  h += p.sSym * (p.a[i] * p.dD[j] + p.dD[i] * p.a[j]);
+  h += d2D_entry(p, i, j) * p.sD2;
+  h += p.sOut * p.dD[i] * p.dD[j];
+  return h;
+}
+
+// entry (i, j) of dW = d/d(e0, e1) of (kb / 2 l0, kb / 2 l1), the twist's one-form
+SLENDER_HD SLENDER_INLINE Real twist_form_entry(const BendTwistHessParts& p, int i, int j) {
+  const int bi = i / 3, r = i % 3, bj = j / 3, c = j % 3;
+  const Real D = p.D;
+  // d(kappa b)_r / d(e0, e1)_j
+  const Real J = bj == 0 ? -p.s2D * skew_entry(p.e + 3, r, c) - p.kb[r] * p.dD[j] / D
+                         : p.s2D * skew_entry(p.e, r, c) - p.kb[r] * p.dD[j] / D;
+  const Real l = p.l[bi];
+  Real v = J / (2 * l);
+  if (bi == bj) v -= p.kb[r] * p.t[3 * bj + c] / (2 * l * l);
+  return v;
+}
+
+// entry (i, j) of the reduced Hessian
+SLENDER_HD SLENDER_INLINE Real bend_twist_hess_entry(const BendTwistHessParts& p, int i, int j) {
+  Real h = 0;
+  if (i < 6 && j < 6) {
+    h += Real(0.5) * kb_dot_hess_entry(p, i, j);
+    const int b = i / 3;
+    if (b == j / 3) {  // the frame rotation: (kb w^T + w kb^T) / 4 l^2 in edge b's block
+      const int r = i % 3, c = j % 3;
+      const Real* w = p.wf + 3 * b;
+      h += p.sRot[b] * (p.kb[r] * w[c] + w[r] * p.kb[c]);
+    }
+    h += p.sTw * (p.dW[i][j] + p.dW[j][i]);
+  } else if (i >= 6 && j >= 6) {
+    if (i == j) h = p.c_theta[i - 6];
+  } else {
+    h = i >= 6 ? p.c[i - 6][j] : p.c[j - 6][i];
+  }
+  for (int a = 0; a < 3; ++a) {
+    h += p.d2E[a][a] * p.g[a][i] * p.g[a][j];
+    for (int b = a + 1; b < 3; ++b)
+      if (p.d2E[a][b] != 0) h += p.d2E[a][b] * (p.g[a][i] * p.g[b][j] + p.g[b][i] * p.g[a][j]);
+  }
+  return h;
+}
+
+// entry (i, j) of the antisymmetric part the symmetric Hessian leaves out under the step's
+// frame transport (rod_bend_twist_eval_with's transport_asym)
+SLENDER_HD inline Real bend_twist_asym_entry(const BendTwistHessParts& p, int i, int j) {
+  Real h = 0;
+  if (i >= 6 || j >= 6) return h;
+  const int b = i / 3;
+  if (b == j / 3) {
+    const int r = i % 3, c = j % 3;
+    const Real* w = p.wf + 3 * b;
+    h += p.sRot[b] * (p.kb[r] * w[c] - w[r] * p.kb[c]);
+  }
+  h += p.sTw * (p.dW[i][j] - p.dW[j][i]);
+  return h;
+}
+
+// the gradients of kappa1, kappa2 and tau in reduced coordinates (e0, e1, theta0, theta1) into
+// the parts, and the stencil's gradient; out of line on the device
+SLENDER_HD inline SLENDER_OUTLINED_ON_DEVICE void bend_twist_grad(BendTwistHessParts& hp,
+                                                                  Vec<11>& g) {
+  const Vec3 e0 = vec3(hp.e[0], hp.e[1], hp.e[2]), e1 = vec3(hp.e[3], hp.e[4], hp.e[5]);
+  const Vec3 t0 = vec3(hp.t[0], hp.t[1], hp.t[2]), t1 = vec3(hp.t[3], hp.t[4], hp.t[5]);
+  const Vec3 kb = vec3(hp.kb[0], hp.kb[1], hp.kb[2]);
+  const Real l0 = hp.l[0], l1 = hp.l[1], D = hp.D;
+  Vec3 m[4];  // m1_0, m2_0, m1_1, m2_1
+  for (int k = 0; k < 4; ++k)
+    m[k] = vec3(hp.m[k][0], hp.m[k][1], hp.m[k][2]);
+  const Vec3 M1 = m[0] + m[2], M2 = m[1] + m[3];
+  Vec<6> dD;
+  dD.set_segment(0, l1 * t0 + e1);
+  dD.set_segment(3, l0 * t1 + e0);
+  for (int i = 0; i < 6; ++i)
+    hp.dD[i] = dD[i];
+  Real* const gk1 = hp.g[0];
+  Real* const gk2 = hp.g[1];
+  Real* const gt = hp.g[2];
+  {
+    const Vec<6> c1 = Real(0.5) * kb_dot_grad(M2, e0, e1, kb, D, dD);
+    const Vec<6> c2 = Real(-0.5) * kb_dot_grad(M1, e0, e1, kb, D, dD);
+    const Vec3 c3 = kb / (2 * l0), c4 = kb / (2 * l1);
+    for (int i = 0; i < 6; ++i) {
+      gk1[i] = c1[i];
+      gk2[i] = c2[i];
+    }
+    for (int i = 0; i < 3; ++i) {
+      gt[i] = c3[i];
+      gt[3 + i] = c4[i];
+    }
+  }
+  gk1[6] = Real(-0.5) * dot(kb, m[0]);
+  gk1[7] = Real(-0.5) * dot(kb, m[2]);
+  gk2[6] = Real(-0.5) * dot(kb, m[1]);
+  gk2[7] = Real(-0.5) * dot(kb, m[3]);
+  gt[6] = -1;
+  gt[7] = 1;
+  Vec<8> gr;
+  SLENDER_ROLL_ON_DEVICE
+  for (int i = 0; i < 8; ++i)
+    gr[i] = hp.dE[0] * gk1[i] + hp.dE[1] * gk2[i] + hp.dE[2] * gt[i];
+  expand_grad(gr, g);
+}
+
+// the Hessian where both edges lie in a plane y = const, from the parts (planar_hessian)
+SLENDER_HD inline SLENDER_OUTLINED_ON_DEVICE void bend_twist_planar_hess(
+    const BendTwistHessParts& hp, Mat<11, 11>& H) {
+  const Vec3 e0 = vec3(hp.e[0], hp.e[1], hp.e[2]), e1 = vec3(hp.e[3], hp.e[4], hp.e[5]);
+  const Real M1y = hp.m[0][1] + hp.m[2][1], M2y = hp.m[1][1] + hp.m[3][1];
+  const Real s1 = Real(0.5) * (hp.dE[0] * M2y - hp.dE[1] * M1y);
+  const Real s2 = Real(0.25) * (hp.d2E[0][0] * M2y * M2y - 2 * hp.d2E[0][1] * M1y * M2y +
+                                hp.d2E[1][1] * M1y * M1y);
+  planar_hessian(e0, e1, hp.l[0], hp.l[1], hp.D, s1, s2, H);
+}
+
+// the Hessian (and, when asked, transport_asym) of one bend-twist stencil from its parts; out
+// of line on the device, so that none of the stencil's gradient registers stay live across it
+SLENDER_HD inline SLENDER_OUTLINED_ON_DEVICE void bend_twist_hess(BendTwistHessParts& hp,
+                                                                  Mat<11, 11>& H,
+                                                                  Mat<11, 11>* transport_asym) {
+  const Vec3 e0 = vec3(hp.e[0], hp.e[1], hp.e[2]), e1 = vec3(hp.e[3], hp.e[4], hp.e[5]);
+  const Vec3 kb = vec3(hp.kb[0], hp.kb[1], hp.kb[2]);
+  const Real D = hp.D;
+  Vec<6> dD;
+  for (int i = 0; i < 6; ++i)
+    dD[i] = hp.dD[i];
+  Vec3 m[4];  // m1_0, m2_0, m1_1, m2_1
+  for (int k = 0; k < 4; ++k)
+    m[k] = vec3(hp.m[k][0], hp.m[k][1], hp.m[k][2]);
+  const Vec3 M1 = m[0] + m[2], M2 = m[1] + m[3];
+  // the curvature terms k1 d1 Hess(kappa1) + k2 d2 Hess(kappa2): every piece is linear in the
+  // director it contracts kappa b with, so the two curvatures share one Hessian of w . kappa b
+  // (w = a1 M2 - a2 M1, kb_dot_hess_entry)
+  const Real a1 = hp.dE[0], a2 = hp.dE[1];
+  {
+    const Vec3 w = a1 * M2 - a2 * M1;
+    const Vec3 aw0 = cross(e1, w), aw1 = cross(w, e0);
+    for (int i = 0; i < 3; ++i) {
+      hp.w[i] = w[i];
+      hp.a[i] = aw0[i];
+      hp.a[3 + i] = aw1[i];
+    }
+    hp.wc = Real(0.5) * D * dot(w, kb);
+  }
+  hp.s2D = 2 / D;
+  hp.sSym = -2 / (D * D);
+  hp.sD2 = -2 * hp.wc / (D * D);
+  hp.sOut = 4 * hp.wc / (D * D * D);
+  hp.sTw = Real(0.5) * hp.dE[2];
+  for (int b = 0; b < 2; ++b) {
+    hp.sRot[b] = Real(0.25) / (hp.l[b] * hp.l[b]);
+    hp.sLen[b] = hp.l[1 - b] / hp.l[b];
+  }
+  // frame rotation terms in each edge's own block
+  SLENDER_ROLL_ON_DEVICE
+  for (int k = 0; k < 2; ++k) {
+    const Vec3 wk = a1 * m[2 * k + 1] - a2 * m[2 * k];
+    for (int i = 0; i < 3; ++i)
+      hp.wf[3 * k + i] = wk[i];
+  }
+  // mixed position-theta and theta-theta terms
+  SLENDER_ROLL_ON_DEVICE
+  for (int k = 0; k < 2; ++k) {
+    const Vec<6> c = Real(-0.5) * kb_dot_grad(a1 * m[2 * k] + a2 * m[2 * k + 1], e0, e1, kb, D, dD);
+    for (int i = 0; i < 6; ++i)
+      hp.c[k][i] = c[i];
+    hp.c_theta[k] = Real(0.5) * (a2 * dot(kb, m[2 * k]) - a1 * dot(kb, m[2 * k + 1]));
+  }
+  // the twist's Hessian: the symmetric part of dW
+  SLENDER_ROLL_ON_DEVICE
+  for (int i = 0; i < 6; ++i) {
+    SLENDER_ROLL_ON_DEVICE
+    for (int j = 0; j < 6; ++j)
+      hp.dW[i][j] = twist_form_entry(hp, i, j);
+  }
+  // H = sum_s dE/ds Hess s + sum_{s, s'} d2E/ds ds' grad s grad s'^T
+  Mat<8, 8> Hr;
+  SLENDER_ROLL_ON_DEVICE
+  for (int i = 0; i < 8; ++i) {
+    SLENDER_ROLL_ON_DEVICE
+    for (int j = 0; j < 8; ++j)
+      Hr(i, j) = bend_twist_hess_entry(hp, i, j);
+  }
+  if (transport_asym) {
+    Mat<8, 8> Ar;
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 8; ++j)
+        Ar(i, j) = bend_twist_asym_entry(hp, i, j);
+    expand_hess(Ar, *transport_asym);
+  }
+  expand_hess(Hr, H);
 }
 
 }  // namespace detail
@@ -313,106 +546,34 @@ SLENDER_HD inline void rod_bend_twist_eval_with(const Vec<11>& x,
   energy(p, RodBendTwist::Strains{kappa1, kappa2, tau}, want, se);
   out.E = se.E;
   if (want == kEnergy) return;
-
-  // gradients of kappa1, kappa2 and tau in reduced coordinates (e0, e1, theta0, theta1)
-  Vec<6> dD;
-  dD.set_segment(0, l1 * t0 + e1);
-  dD.set_segment(3, l0 * t1 + e0);
-  Vec<8> gk1, gk2, gt;
-  gk1.set_segment(0, Real(0.5) * detail::kb_dot_grad(M2, e0, e1, kb, D, dD));
-  gk1[6] = Real(-0.5) * dot(kb, m1_0);
-  gk1[7] = Real(-0.5) * dot(kb, m1_1);
-  gk2.set_segment(0, Real(-0.5) * detail::kb_dot_grad(M1, e0, e1, kb, D, dD));
-  gk2[6] = Real(-0.5) * dot(kb, m2_0);
-  gk2[7] = Real(-0.5) * dot(kb, m2_1);
-  gt.set_segment(0, kb / (2 * l0));
-  gt.set_segment(3, kb / (2 * l1));
-  gt[6] = -1;
-  gt[7] = 1;
-
-  const Vec<8> gr = se.dE[0] * gk1 + se.dE[1] * gk2 + se.dE[2] * gt;
-  detail::expand_grad(gr, out.g);
+  // the rest from the stencil's parts (detail::BendTwistHessParts), out of line on the device
+  detail::BendTwistHessParts hp;
+  for (int i = 0; i < 3; ++i) {
+    hp.e[i] = e0[i];
+    hp.e[3 + i] = e1[i];
+    hp.t[i] = t0[i];
+    hp.t[3 + i] = t1[i];
+    hp.kb[i] = kb[i];
+    hp.m[0][i] = m1_0[i];
+    hp.m[1][i] = m2_0[i];
+    hp.m[2][i] = m1_1[i];
+    hp.m[3][i] = m2_1[i];
+  }
+  hp.l[0] = l0;
+  hp.l[1] = l1;
+  hp.D = D;
+  for (int a = 0; a < 3; ++a) {
+    hp.dE[a] = se.dE[a];
+    for (int b = 0; b < 3; ++b)
+      hp.d2E[a][b] = se.d2E[a][b];
+  }
+  detail::bend_twist_grad(hp, out.g);
   if (!(want & kHess)) return;
-
   if (p.in_plane && e0[1] == 0 && e1[1] == 0) {
-    const Real M1y = M1[1], M2y = M2[1];
-    const Real s1 = Real(0.5) * (se.dE[0] * M2y - se.dE[1] * M1y);
-    const Real s2 = Real(0.25) * (se.d2E[0][0] * M2y * M2y - 2 * se.d2E[0][1] * M1y * M2y +
-                                  se.d2E[1][1] * M1y * M1y);
-    detail::planar_hessian(e0, e1, l0, l1, D, s1, s2, out.H);
+    detail::bend_twist_planar_hess(hp, out.H);
     return;
   }
-
-  // second derivative of D = l0 l1 + e0 . e1
-  Mat<6, 6> D2 = Mat<6, 6>::zero();
-  const Mat3 I = Mat3::identity();
-  D2.add_block(0, 0, I - outer(t0, t0), l1 / l0);
-  D2.add_block(3, 3, I - outer(t1, t1), l0 / l1);
-  D2.add_block(0, 3, I + outer(t0, t1));
-  D2.add_block(3, 0, I + outer(t1, t0));
-
-  // the curvature terms k1 d1 Hess(kappa1) + k2 d2 Hess(kappa2): every piece is linear in the
-  // director it contracts kappa b with, so the two curvatures share one evaluation each
-  const Real a1 = se.dE[0], a2 = se.dE[1];
-  Mat<8, 8> Hr = Mat<8, 8>::zero();
-  Hr.add_block(0, 0, detail::kb_dot_hess(a1 * M2 - a2 * M1, e0, e1, kb, D, dD, D2), Real(0.5));
-  // frame rotation terms in each edge's own block
-  const Vec3 w0 = a1 * m2_0 - a2 * m1_0, w1 = a1 * m2_1 - a2 * m1_1;
-  Hr.add_block(0, 0, outer(kb, w0) + outer(w0, kb), Real(0.25) / (l0 * l0));
-  Hr.add_block(3, 3, outer(kb, w1) + outer(w1, kb), Real(0.25) / (l1 * l1));
-  // mixed position-theta and theta-theta terms
-  const Vec3* m1s[2] = {&m1_0, &m1_1};
-  const Vec3* m2s[2] = {&m2_0, &m2_1};
-  for (int k = 0; k < 2; ++k) {
-    const Vec<6> c =
-        Real(-0.5) * detail::kb_dot_grad(a1 * *m1s[k] + a2 * *m2s[k], e0, e1, kb, D, dD);
-    for (int i = 0; i < 6; ++i)
-      Hr(i, 6 + k) = Hr(6 + k, i) = c[i];
-    Hr(6 + k, 6 + k) = Real(0.5) * (a2 * dot(kb, *m1s[k]) - a1 * dot(kb, *m2s[k]));
-  }
-
-  // Hessian of the twist: symmetric part of d/de of (kb / 2 l0, kb / 2 l1)
-  Mat<3, 6> J;  // d(kappa b)/d(e0, e1)
-  {
-    const Mat3 A = skew(e1), B = skew(e0);
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) {
-        J(i, j) = -2 / D * A(i, j) - kb[i] * dD[j] / D;
-        J(i, 3 + j) = 2 / D * B(i, j) - kb[i] * dD[3 + j] / D;
-      }
-  }
-  Mat<6, 6> dW;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 6; ++j) {
-      dW(i, j) = J(i, j) / (2 * l0);
-      dW(3 + i, j) = J(i, j) / (2 * l1);
-    }
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      dW(i, j) -= kb[i] * t0[j] / (2 * l0 * l0);
-      dW(3 + i, 3 + j) -= kb[i] * t1[j] / (2 * l1 * l1);
-    }
-  for (int i = 0; i < 6; ++i)
-    for (int j = 0; j < 6; ++j)
-      Hr(i, j) += Real(0.5) * se.dE[2] * (dW(i, j) + dW(j, i));
-  if (transport_asym) {
-    Mat<8, 8> Ar = Mat<8, 8>::zero();
-    Ar.add_block(0, 0, outer(kb, w0) - outer(w0, kb), Real(0.25) / (l0 * l0));
-    Ar.add_block(3, 3, outer(kb, w1) - outer(w1, kb), Real(0.25) / (l1 * l1));
-    for (int i = 0; i < 6; ++i)
-      for (int j = 0; j < 6; ++j)
-        Ar(i, j) += Real(0.5) * se.dE[2] * (dW(i, j) - dW(j, i));
-    detail::expand_hess(Ar, *transport_asym);
-  }
-
-  // H = sum_s dE/ds Hess s (above) + sum_{s, s'} d2E/ds ds' grad s grad s'^T
-  const Vec<8>* gs[3] = {&gk1, &gk2, &gt};
-  for (int a = 0; a < 3; ++a) {
-    add_outer(Hr, *gs[a], se.d2E[a][a]);
-    for (int b = a + 1; b < 3; ++b)
-      if (se.d2E[a][b] != 0) add_sym_outer(Hr, *gs[a], *gs[b], se.d2E[a][b]);
-  }
-  detail::expand_hess(Hr, out.H);
+  detail::bend_twist_hess(hp, out.H, transport_asym);
 }
 
 /// Energy and, on request, gradient and Hessian of one bend-twist stencil of the discrete
