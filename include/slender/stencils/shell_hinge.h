@@ -68,54 +68,70 @@ SLENDER_HD inline bool hinge_degenerate(const HingeEdges& h) {
            norm(h.mB) > Real(1e-12) * h.l * norm(h.b));
 }
 
-SLENDER_HD inline void add_scaled_identity(Mat<9, 9>& H, int i, int j, Real s) {
-  for (int k = 0; k < 3; ++k)
-    H(i + k, j + k) += s;
+// The parts of one hinge's gradient and reduced Hessian (9 x 9 in e, a, b). The Hessian is
+// made entry by entry, each entry the same sum in the same order as the matrices it was once
+// assembled from (w_S Hess S, w_C Hess C and the outer products of grad S, grad C and
+// grad phi), so that its bits are theirs. On the device the gradient and the Hessian are calls
+// of their own over these parts and the entries are made in rolled loops: the parts stay in the
+// thread's local memory and the registers hold one entry's working set (issue 48: the hinge
+// kernel spilled 2,644 bytes when it held the matrices whole). The host's compiler inlines and
+// unrolls as it likes.
+struct HingeParts {
+  Real v[9];     // e, a, b
+  Real t[3];     // e / l
+  Real l, T;     // |e|, e . (a x b)
+  Real gl[9];    // grad l
+  Real gT[9];    // grad T
+  Real gS[9];    // grad S
+  Real gC[9];    // grad C
+  Real gphi[9];  // grad phi
+  // grad p, q, r, s of C = p q - s r (p = e . a, q = e . b, r = a . b, s = e . e)
+  Real gp[9], gq[9], gr[9], gs[9];
+  Real p, q, r, s;
+  Real wS, wC;         // the weights of Hess S and Hess C: kb dphi C / R, -kb dphi S / R
+  Real cSC, cSS, cCC;  // those of grad S grad C^T (symmetrized), grad S grad S^T, grad C grad C^T
+  Real kb;             // that of grad phi grad phi^T
+};
+
+// entry (r, c) of the cross-product matrix [v]x
+SLENDER_HD SLENDER_INLINE Real hinge_skew_entry(const Real* v, int r, int c) {
+  if (r == c) return 0;
+  const int k = 3 - r - c;
+  return (c - r + 3) % 3 == 1 ? -v[k] : v[k];
 }
 
-// H += w Hess S, S = -l T with the triple product T = e . (a x b); blocks ordered (e, a, b)
-SLENDER_HD inline void hinge_add_hess_s(
-    Mat<9, 9>& H, const HingeEdges& h, Real T, const Vec<9>& gl, const Vec<9>& gT, Real w) {
-  // -T Hess l, Hess l = (I - t t^T) / l in the e block
-  const Vec3 t = h.e / h.l;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      H(i, j) -= w * T / h.l * ((i == j ? 1 : 0) - t[i] * t[j]);
-  // -(grad l grad T^T + grad T grad l^T)
-  add_sym_outer(H, gl, gT, -w);
-  // -l Hess T; Hess T has blocks (e,a) = -[b]x, (e,b) = [a]x, (a,b) = -[e]x and their transposes
-  const Real s = w * h.l;
-  const Mat3 Ka = skew(h.a), Kb = skew(h.b), Ke = skew(h.e);
-  H.add_block(0, 3, Kb, s);
-  H.add_block(3, 0, Kb, -s);
-  H.add_block(0, 6, Ka, -s);
-  H.add_block(6, 0, Ka, s);
-  H.add_block(3, 6, Ke, s);
-  H.add_block(6, 3, Ke, -s);
-}
-
-// H += w Hess C, C = p q - s r with p = e . a, q = e . b, r = a . b, s = e . e
-SLENDER_HD inline void hinge_add_hess_c(Mat<9, 9>& H, const HingeEdges& h, Real w) {
-  const Real p = dot(h.e, h.a), q = dot(h.e, h.b), r = dot(h.a, h.b), s = dot(h.e, h.e);
-  Vec<9> gp = Vec<9>::zero(), gq = Vec<9>::zero(), gr = Vec<9>::zero(), gs = Vec<9>::zero();
-  gp.set_segment(0, h.a);
-  gp.set_segment(3, h.e);
-  gq.set_segment(0, h.b);
-  gq.set_segment(6, h.e);
-  gr.set_segment(3, h.b);
-  gr.set_segment(6, h.a);
-  gs.set_segment(0, 2 * h.e);
-  // products of first derivatives
-  add_sym_outer(H, gp, gq, w);
-  add_sym_outer(H, gr, gs, -w);
-  // second derivatives of p, q, r, s are constant identity blocks
-  add_scaled_identity(H, 0, 3, w * q);
-  add_scaled_identity(H, 3, 0, w * q);
-  add_scaled_identity(H, 0, 6, w * p);
-  add_scaled_identity(H, 6, 0, w * p);
-  add_scaled_identity(H, 0, 0, -2 * w * r);
-  add_scaled_identity(H, 3, 6, -w * s);
-  add_scaled_identity(H, 6, 3, -w * s);
+// entry (i, j) of the reduced Hessian: w_S Hess S, S = -l T (blocks ordered e, a, b; Hess l =
+// (I - t t^T) / l in the e block; Hess T has blocks (e, a) = -[b]x, (e, b) = [a]x, (a, b) =
+// -[e]x and their transposes); then w_C Hess C (the products of p's, q's, r's and s's first
+// derivatives and their constant identity blocks); then the outer products
+SLENDER_HD SLENDER_INLINE Real hinge_hess_entry(const HingeParts& h, int i, int j) {
+  const int bi = i / 3, bj = j / 3, r = i % 3, c = j % 3;
+  Real H = 0;
+  // w_S Hess S
+  if (bi == 0 && bj == 0) H -= h.wS * h.T / h.l * ((r == c ? 1 : 0) - h.t[r] * h.t[c]);
+  H += -h.wS * (h.gl[i] * h.gT[j] + h.gT[i] * h.gl[j]);
+  if (bi != bj) {
+    // -l Hess T: (e, a) s [b]x, (a, e) -s [b]x, (e, b) -s [a]x, (b, e) s [a]x, (a, b) s [e]x,
+    // (b, a) -s [e]x with s = w_S l: the skew matrix of the third vector
+    const Real s = h.wS * h.l;
+    const bool plus = (bi == 0 && bj == 1) || (bi == 2 && bj == 0) || (bi == 1 && bj == 2);
+    H += (plus ? s : -s) * hinge_skew_entry(h.v + 3 * (3 - bi - bj), r, c);
+  }
+  // w_C Hess C
+  H += h.wC * (h.gp[i] * h.gq[j] + h.gq[i] * h.gp[j]);
+  H += -h.wC * (h.gr[i] * h.gs[j] + h.gs[i] * h.gr[j]);
+  if (r == c) {
+    if ((bi == 0 && bj == 1) || (bi == 1 && bj == 0)) H += h.wC * h.q;
+    if ((bi == 0 && bj == 2) || (bi == 2 && bj == 0)) H += h.wC * h.p;
+    if (bi == 0 && bj == 0) H += -2 * h.wC * h.r;
+    if ((bi == 1 && bj == 2) || (bi == 2 && bj == 1)) H += -h.wC * h.s;
+  }
+  // the outer products
+  H += h.cSC * (h.gS[i] * h.gC[j] + h.gC[i] * h.gS[j]);
+  H += h.cSS * h.gS[i] * h.gS[j];
+  H += h.cCC * h.gC[i] * h.gC[j];
+  H += h.kb * h.gphi[i] * h.gphi[j];
+  return H;
 }
 
 // coefficient of node n in reduced vector k: e = x1 - x0, a = x2 - x0, b = x3 - x1
@@ -141,6 +157,7 @@ SLENDER_HD inline void hinge_expand_grad(const Vec<9>& gr, Vec<12>& g) {
 // of M's entries that skips the zeros, written out (a loop over M's entries was half of a
 // shell scene's stencil time)
 SLENDER_HD inline void hinge_expand_hess(const Mat<9, 9>& Hr, Mat<12, 12>& H) {
+  SLENDER_ROLL_ON_DEVICE
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
       const Real EE = Hr(i, j), EA = Hr(i, 3 + j), EB = Hr(i, 6 + j);
@@ -163,6 +180,79 @@ SLENDER_HD inline void hinge_expand_hess(const Mat<9, 9>& Hr, Mat<12, 12>& H) {
       H(9 + i, 6 + j) = BA;
       H(9 + i, 9 + j) = BB;
     }
+}
+
+// the gradients of l, T, S, C, phi and of C's products into the parts, and the stencil's
+// gradient kb dphi grad phi; out of line on the device. (phi = atan2(S, C); T = e . (a x b),
+// S = -l T; C = m_A . m_B = e . (a x m_B) + e . (m_A x b) = a . (m_B x e) = b . (e x m_A).)
+SLENDER_HD inline SLENDER_OUTLINED_ON_DEVICE void hinge_grad(
+    HingeParts& h, const Vec3& mA, const Vec3& mB, Real S, Real C, Real dphi, Vec<12>& g) {
+  const Vec3 e = vec3(h.v[0], h.v[1], h.v[2]), a = vec3(h.v[3], h.v[4], h.v[5]),
+             b = vec3(h.v[6], h.v[7], h.v[8]);
+  const Real l = h.l, T = h.T;
+  Vec<9> gl = Vec<9>::zero(), gT, gS, gC;
+  const Vec3 t = e / l;
+  gl.set_segment(0, t);
+  gT.set_segment(0, cross(a, b));
+  gT.set_segment(3, cross(b, e));
+  gT.set_segment(6, cross(e, a));
+  gS = (-T) * gl - l * gT;
+  gC.set_segment(0, cross(a, mB) + cross(mA, b));
+  gC.set_segment(3, cross(mB, e));
+  gC.set_segment(6, cross(e, mA));
+  const Real R = S * S + C * C;
+  const Vec<9> gphi = (C / R) * gS - (S / R) * gC;
+  hinge_expand_grad((h.kb * dphi) * gphi, g);
+  for (int i = 0; i < 3; ++i)
+    h.t[i] = t[i];
+  for (int i = 0; i < 9; ++i) {
+    h.gl[i] = gl[i];
+    h.gT[i] = gT[i];
+    h.gS[i] = gS[i];
+    h.gC[i] = gC[i];
+    h.gphi[i] = gphi[i];
+  }
+  // kb (grad phi grad phi^T + dphi Hess phi), Hess phi from the atan2 form in the header
+  const Real w = h.kb * dphi;
+  h.wS = w * C / R;
+  h.wC = -w * S / R;
+  const Real R2 = R * R;
+  h.cSC = w * (S * S - C * C) / R2;
+  h.cSS = -2 * w * S * C / R2;
+  h.cCC = 2 * w * S * C / R2;
+}
+
+// the reduced Hessian entry by entry (hinge_hess_entry) and the stencil's Hessian; out of line
+// on the device
+SLENDER_HD inline SLENDER_OUTLINED_ON_DEVICE void hinge_hess(HingeParts& h, Mat<12, 12>& H) {
+  const Vec3 e = vec3(h.v[0], h.v[1], h.v[2]), a = vec3(h.v[3], h.v[4], h.v[5]),
+             b = vec3(h.v[6], h.v[7], h.v[8]);
+  h.p = dot(e, a);
+  h.q = dot(e, b);
+  h.r = dot(a, b);
+  h.s = dot(e, e);
+  Vec<9> gp = Vec<9>::zero(), gq = Vec<9>::zero(), gr = Vec<9>::zero(), gs = Vec<9>::zero();
+  gp.set_segment(0, a);
+  gp.set_segment(3, e);
+  gq.set_segment(0, b);
+  gq.set_segment(6, e);
+  gr.set_segment(3, b);
+  gr.set_segment(6, a);
+  gs.set_segment(0, 2 * e);
+  for (int i = 0; i < 9; ++i) {
+    h.gp[i] = gp[i];
+    h.gq[i] = gq[i];
+    h.gr[i] = gr[i];
+    h.gs[i] = gs[i];
+  }
+  Mat<9, 9> Hr;
+  SLENDER_ROLL_ON_DEVICE
+  for (int i = 0; i < 9; ++i) {
+    SLENDER_ROLL_ON_DEVICE
+    for (int j = 0; j < 9; ++j)
+      Hr(i, j) = hinge_hess_entry(h, i, j);
+  }
+  hinge_expand_hess(Hr, H);
 }
 
 }  // namespace detail
@@ -197,35 +287,20 @@ SLENDER_HD inline void shell_hinge_eval(const Vec<12>& x,
   out.E = Real(0.5) * p.kb * dphi * dphi;
   if (want == kEnergy) return;
 
-  // first derivatives in (e, a, b): T = e . (a x b), S = -l T, l = |e|
-  const Real T = -S / h.l;
-  Vec<9> gl = Vec<9>::zero(), gT, gS, gC;
-  gl.set_segment(0, h.e / h.l);
-  gT.set_segment(0, cross(h.a, h.b));
-  gT.set_segment(3, cross(h.b, h.e));
-  gT.set_segment(6, cross(h.e, h.a));
-  gS = (-T) * gl - h.l * gT;
-  // C = m_A . m_B = e . (a x m_B) + e . (m_A x b) = a . (m_B x e) = b . (e x m_A)
-  gC.set_segment(0, cross(h.a, h.mB) + cross(h.mA, h.b));
-  gC.set_segment(3, cross(h.mB, h.e));
-  gC.set_segment(6, cross(h.e, h.mA));
-
-  const Real R = S * S + C * C;
-  const Vec<9> gphi = (C / R) * gS - (S / R) * gC;
-  detail::hinge_expand_grad((p.kb * dphi) * gphi, out.g);
+  // first derivatives in (e, a, b): T = e . (a x b), S = -l T, l = |e| (the rest from the
+  // stencil's parts, detail::HingeParts, out of line on the device)
+  detail::HingeParts hp;
+  for (int i = 0; i < 3; ++i) {
+    hp.v[i] = h.e[i];
+    hp.v[3 + i] = h.a[i];
+    hp.v[6 + i] = h.b[i];
+  }
+  hp.l = h.l;
+  hp.T = -S / h.l;
+  hp.kb = p.kb;
+  detail::hinge_grad(hp, h.mA, h.mB, S, C, dphi, out.g);
   if (!(want & kHess)) return;
-
-  // kb (grad phi grad phi^T + dphi Hess phi), Hess phi from the atan2 form in the header
-  const Real w = p.kb * dphi;
-  Mat<9, 9> Hr = Mat<9, 9>::zero();
-  detail::hinge_add_hess_s(Hr, h, T, gl, gT, w * C / R);
-  detail::hinge_add_hess_c(Hr, h, -w * S / R);
-  const Real R2 = R * R;
-  add_sym_outer(Hr, gS, gC, w * (S * S - C * C) / R2);
-  add_outer(Hr, gS, -2 * w * S * C / R2);
-  add_outer(Hr, gC, 2 * w * S * C / R2);
-  add_outer(Hr, gphi, p.kb);
-  detail::hinge_expand_hess(Hr, out.H);
+  detail::hinge_hess(hp, out.H);
 }
 
 /// The gradient of the hinge's angle phi (zeros for a degenerate hinge): the stencil's gradient
