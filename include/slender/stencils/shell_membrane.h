@@ -144,6 +144,75 @@ SLENDER_HD inline MembraneLaw membrane_law(
   return w;
 }
 
+/// The parts of one membrane triangle's Hessian: on the device the Hessian is a call of its own
+/// over them and is made entry by entry in rolled loops (the parts in the thread's local
+/// memory), each entry the same sum in the same order as the whole 6 x 6 matrix it was once
+/// assembled in, so that the host's bits do not change.
+struct MembraneParts {
+  Real e[6];   // e1, e2
+  Real Im[3];  // dI/dm for m = (m11, m22, m12)
+  Real dm[3];  // dd/dm
+  Real Wm[3];  // dW/dm
+  Real WII, Wdd, Wd, D, V;
+  Real Wmm[3][3];  // d2W/dm dm
+  Real n[3][6];    // dm_k/d(e1, e2): (2 e1, 0), (0, 2 e2), (e2, e1)
+};
+
+/// entry (r, c) of the Hessian in (e1, e2): sum_k,j Wmm_kj n_k,r n_j,c, then W_k's share of
+/// d2m_k/d(e1, e2)^2 (2 W_11 on (e1, e1), 2 W_22 on (e2, e2), W_12 on (e1, e2), (e2, e1))
+SLENDER_HD SLENDER_INLINE Real membrane_hess_entry(const MembraneParts& p, int r, int c) {
+  Real h = 0;
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 3; ++j)
+      h += p.Wmm[k][j] * p.n[k][r] * p.n[j][c];
+  if (r % 3 == c % 3) {
+    if (r < 3 && c < 3) h += 2 * p.Wm[0];
+    if (r >= 3 && c >= 3) h += 2 * p.Wm[1];
+    if (r < 3 && c >= 3) h += p.Wm[2];
+    if (r >= 3 && c < 3) h += p.Wm[2];
+  }
+  return h;
+}
+
+/// the triangle's Hessian from its parts; out of line on the device
+SLENDER_HD inline SLENDER_OUTLINED_ON_DEVICE void membrane_hess(MembraneParts& p, Mat<9, 9>& H) {
+  // d2W/dm_k dm_l: the laws' second derivatives and d2d/dm11 dm22 = 1 / D, d2d/dm12^2 = -2 / D
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 3; ++j)
+      p.Wmm[k][j] = p.WII * p.Im[k] * p.Im[j] + p.Wdd * p.dm[k] * p.dm[j];
+  p.Wmm[0][1] += p.Wd / p.D;
+  p.Wmm[1][0] += p.Wd / p.D;
+  p.Wmm[2][2] += -2 * p.Wd / p.D;
+  for (int i = 0; i < 3; ++i) {
+    p.n[0][i] = 2 * p.e[i];
+    p.n[0][3 + i] = 0;
+    p.n[1][i] = 0;
+    p.n[1][3 + i] = 2 * p.e[3 + i];
+    p.n[2][i] = p.e[3 + i];
+    p.n[2][3 + i] = p.e[i];
+  }
+  // x = (x0, x1, x2) with e1 = x1 - x0, e2 = x2 - x0: H = T He T^T
+  SLENDER_ROLL_ON_DEVICE
+  for (int i = 0; i < 3; ++i) {
+    SLENDER_ROLL_ON_DEVICE
+    for (int j = 0; j < 3; ++j) {
+      const Real h11 = p.V * membrane_hess_entry(p, i, j);
+      const Real h12 = p.V * membrane_hess_entry(p, i, 3 + j);
+      const Real h21 = p.V * membrane_hess_entry(p, 3 + i, j);
+      const Real h22 = p.V * membrane_hess_entry(p, 3 + i, 3 + j);
+      H(3 + i, 3 + j) = h11;
+      H(3 + i, 6 + j) = h12;
+      H(6 + i, 3 + j) = h21;
+      H(6 + i, 6 + j) = h22;
+      H(i, 3 + j) = -(h11 + h21);
+      H(3 + i, j) = -(h11 + h12);
+      H(i, 6 + j) = -(h12 + h22);
+      H(6 + i, j) = -(h21 + h22);
+      H(i, j) = h11 + h12 + h21 + h22;
+    }
+  }
+}
+
 }  // namespace detail
 
 /// Energy and, on request, gradient and Hessian of one membrane triangle.
@@ -188,50 +257,23 @@ SLENDER_HD inline void shell_membrane_eval(const Vec<9>& x,
   out.g.set_segment(6, g2);
   if (!(want & kHess)) return;
 
-  // d2W/dm_k dm_l: the laws' second derivatives and d2d/dm11 dm22 = 1 / D, d2d/dm12^2 = -2 / D
-  Real Wmm[3][3];
-  for (int k = 0; k < 3; ++k)
-    for (int j = 0; j < 3; ++j)
-      Wmm[k][j] = WII * Im[k] * Im[j] + Wdd * dm[k] * dm[j];
-  Wmm[0][1] += Wd / D;
-  Wmm[1][0] += Wd / D;
-  Wmm[2][2] += -2 * Wd / D;
-  // n_k = dm_k / d(e1, e2): (2 e1, 0), (0, 2 e2), (e2, e1)
-  Vec<6> n[3];
-  n[0].set_segment(0, 2 * e1);
-  n[0].set_segment(3, Vec3::zero());
-  n[1].set_segment(0, Vec3::zero());
-  n[1].set_segment(3, 2 * e2);
-  n[2].set_segment(0, e2);
-  n[2].set_segment(3, e1);
-  Mat<6, 6> He = Mat<6, 6>::zero();
-  for (int k = 0; k < 3; ++k)
-    for (int j = 0; j < 3; ++j)
-      for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c)
-          He(r, c) += Wmm[k][j] * n[k][r] * n[j][c];
-  // W_k d2m_k / d(e1, e2)^2: 2 W_11 on (e1, e1), 2 W_22 on (e2, e2), W_12 on (e1, e2), (e2, e1)
+  // the rest from the triangle's parts (detail::MembraneParts), out of line on the device
+  detail::MembraneParts mp;
   for (int i = 0; i < 3; ++i) {
-    He(i, i) += 2 * Wm[0];
-    He(3 + i, 3 + i) += 2 * Wm[1];
-    He(i, 3 + i) += Wm[2];
-    He(3 + i, i) += Wm[2];
+    mp.e[i] = e1[i];
+    mp.e[3 + i] = e2[i];
   }
-  // x = (x0, x1, x2) with e1 = x1 - x0, e2 = x2 - x0: H = T He T^T
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      const Real h11 = V * He(i, j), h12 = V * He(i, 3 + j);
-      const Real h21 = V * He(3 + i, j), h22 = V * He(3 + i, 3 + j);
-      out.H(3 + i, 3 + j) = h11;
-      out.H(3 + i, 6 + j) = h12;
-      out.H(6 + i, 3 + j) = h21;
-      out.H(6 + i, 6 + j) = h22;
-      out.H(i, 3 + j) = -(h11 + h21);
-      out.H(3 + i, j) = -(h11 + h12);
-      out.H(i, 6 + j) = -(h12 + h22);
-      out.H(6 + i, j) = -(h21 + h22);
-      out.H(i, j) = h11 + h12 + h21 + h22;
-    }
+  for (int k = 0; k < 3; ++k) {
+    mp.Im[k] = Im[k];
+    mp.dm[k] = dm[k];
+    mp.Wm[k] = Wm[k];
+  }
+  mp.WII = WII;
+  mp.Wdd = Wdd;
+  mp.Wd = Wd;
+  mp.D = D;
+  mp.V = V;
+  detail::membrane_hess(mp, out.H);
 }
 
 /// The derivative of lambda . g by the rest metric (g11, g22, g12), g the triangle's gradient
