@@ -1,6 +1,7 @@
 // slender_stencil_bench: one stencil's evaluation alone on one host thread, nanoseconds a call
 // (energy, gradient and Hessian), for the large stencils whose device kernels were restructured
-// to fit their registers (issue 47: the bend-twist spring; issue 48: the shell hinge).
+// to fit their registers (issue 47: the bend-twist spring; issue 48: the shell hinge and the
+// membrane triangle).
 //
 // Each case evaluates 4,096 stencils of random shapes near a straight rod or a flat hinge (fixed
 // seed) `--calls` times in a row; a repeat's time over the calls gives ns a call, and the table
@@ -21,6 +22,7 @@
 #include "bench_util.h"
 #include "slender/stencils/rod_bend_twist.h"
 #include "slender/stencils/shell_hinge.h"
+#include "slender/stencils/shell_membrane.h"
 
 namespace {
 
@@ -123,6 +125,29 @@ Result hinge_case(int repeats, int calls) {
   });
 }
 
+// membrane triangles stretched up to about 5 % from their rest shapes (fixed seed)
+Result membrane_case(int repeats, int calls, int law) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<Vec<9>> xs(kStencils);
+  std::vector<ShellMembrane::Params> ps(kStencils);
+  const double rest[9] = {0, 0, 0, 0.01, 0, 0, 0.005, 0.0087, 0};
+  for (int k = 0; k < kStencils; ++k) {
+    Vec<9> x0, x;
+    for (int i = 0; i < 9; ++i) {
+      x0[i] = rest[i] + 2e-4 * u(rng);
+      x[i] = x0[i] * (1 + 0.05 * u(rng)) + 1e-4 * u(rng);
+    }
+    ShellMembrane::Params p{law, 1e6, 0.3, 1e-3, 0, 0, 0};
+    shell_membrane_metric(x0, p.g11, p.g22, p.g12);
+    xs[size_t(k)] = x;
+    ps[size_t(k)] = p;
+  }
+  return time_case<9>(repeats, calls, [&](int k, LocalEval<9>& r) {
+    shell_membrane_eval(xs[size_t(k)], ps[size_t(k)], kGradHess, r);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +189,8 @@ int main(int argc, char** argv) {
   row("rod bend-twist", 11, bend_twist_case(repeats, calls, false));
   row("rod bend-twist, planar (2D mode)", 11, bend_twist_case(repeats, calls, true));
   row("shell hinge", 12, hinge_case(repeats, calls));
+  row("membrane, St Venant-Kirchhoff", 9, membrane_case(repeats, calls, ShellMembrane::kStvk));
+  row("membrane, neo-Hookean", 9, membrane_case(repeats, calls, ShellMembrane::kNeoHookean));
   print_text(std::cout, t);
   if (!markdown.empty()) {
     std::ofstream md =
