@@ -254,5 +254,12 @@ SLENDER_HD inline void add_outer(Mat<N, N>& H, const Vec<N>& a, Real s) {
 SLENDER_HD inline Mat3 skew(const Vec3& a) {
   return Mat3{{0, -a.v[2], a.v[1], a.v[2], 0, -a.v[0], -a.v[1], a.v[0], 0}};
 }
+/// entry (r, c) of [a]x, a given by its three values (skew's entry, for stencils that make
+/// their matrices entry by entry)
+SLENDER_HD SLENDER_INLINE Real skew_entry(const Real* a, int r, int c) {
+  if (r == c) return 0;
+  const int k = 3 - r - c;
+  return (c - r + 3) % 3 == 1 ? -a[k] : a[k];
+}
 
 }  // namespace slender

@@ -271,13 +271,6 @@ struct BendTwistHessParts {
   Real d2E[3][3];  // the energy's second derivatives by the strains
 };
 
-// entry (r, c) of the cross-product matrix [v]x (skew)
-SLENDER_HD SLENDER_INLINE Real skew_entry(const Real* v, int r, int c) {
-  if (r == c) return 0;
-  const int k = 3 - r - c;
-  return (c - r + 3) % 3 == 1 ? -v[k] : v[k];
-}
-
 // entry (i, j) of the second derivative of D in (e0, e1)
 SLENDER_HD SLENDER_INLINE Real d2D_entry(const BendTwistHessParts& p, int i, int j) {
   const int bi = i / 3, bj = j / 3, r = i % 3, c = j % 3;

@@ -93,13 +93,6 @@ struct HingeParts {
   Real kb;             // that of grad phi grad phi^T
 };
 
-// entry (r, c) of the cross-product matrix [v]x
-SLENDER_HD SLENDER_INLINE Real hinge_skew_entry(const Real* v, int r, int c) {
-  if (r == c) return 0;
-  const int k = 3 - r - c;
-  return (c - r + 3) % 3 == 1 ? -v[k] : v[k];
-}
-
 // entry (i, j) of the reduced Hessian: w_S Hess S, S = -l T (blocks ordered e, a, b; Hess l =
 // (I - t t^T) / l in the e block; Hess T has blocks (e, a) = -[b]x, (e, b) = [a]x, (a, b) =
 // -[e]x and their transposes); then w_C Hess C (the products of p's, q's, r's and s's first
@@ -115,7 +108,7 @@ SLENDER_HD SLENDER_INLINE Real hinge_hess_entry(const HingeParts& h, int i, int 
     // (b, a) -s [e]x with s = w_S l: the skew matrix of the third vector
     const Real s = h.wS * h.l;
     const bool plus = (bi == 0 && bj == 1) || (bi == 2 && bj == 0) || (bi == 1 && bj == 2);
-    H += (plus ? s : -s) * hinge_skew_entry(h.v + 3 * (3 - bi - bj), r, c);
+    H += (plus ? s : -s) * skew_entry(h.v + 3 * (3 - bi - bj), r, c);
   }
   // w_C Hess C
   H += h.wC * (h.gp[i] * h.gq[j] + h.gq[i] * h.gp[j]);
