@@ -20,25 +20,26 @@
 
 // SLENDER_ROLL_ON_DEVICE before a loop keeps it rolled in device code (`#pragma unroll 1`): a
 // large stencil's parts, indexed by the loop's counter, then stay in the thread's local memory
-// where an unrolled loop would hold them in registers. Host compilers unroll it whole (up to 16
-// iterations), so that the branches on its counter fold.
+// where an unrolled loop would hold them in registers.
+// SLENDER_OUTLINED_ON_DEVICE keeps a function out of line in CUDA code (`__noinline__`): a call
+// bounds the registers live across it, where a large stencil's phases inlined into one kernel
+// would hold all of their values at once.
+// On the host, where the library asks for it (SLENDER_UNROLL_STENCILS: libslender_host's GCC
+// build, whose engine runs the stencils), GCC unrolls such a loop whole (up to 16 iterations, so
+// that the branches on its counter fold) and inlines such a function (a call costs a stencil a
+// tenth of its time). Elsewhere (the suites, clang's sanitized build) the compiler decides: the
+// forced form would double a sanitized translation unit's compile time.
 #if defined(__CUDA_ARCH__)
 #define SLENDER_ROLL_ON_DEVICE _Pragma("unroll 1")
-#elif defined(__CUDACC__)  // nvcc's host pass: the host compiler's pragma is unknown to nvcc
-#define SLENDER_ROLL_ON_DEVICE
-#elif defined(__GNUC__)
+#elif defined(SLENDER_UNROLL_STENCILS) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__CUDACC__)
 #define SLENDER_ROLL_ON_DEVICE _Pragma("GCC unroll 16")
 #else
 #define SLENDER_ROLL_ON_DEVICE
 #endif
-
-// SLENDER_OUTLINED_ON_DEVICE keeps a function out of line in CUDA code (`__noinline__`): a call
-// bounds the registers live across it, where a large stencil's phases inlined into one kernel
-// would hold all of their values at once. Host compilers must inline it (a call there costs a
-// stencil a tenth of its time).
 #if defined(__CUDACC__)
 #define SLENDER_OUTLINED_ON_DEVICE __noinline__
-#elif defined(__GNUC__) || defined(__clang__)
+#elif defined(SLENDER_UNROLL_STENCILS) && defined(__GNUC__) && !defined(__clang__)
 #define SLENDER_OUTLINED_ON_DEVICE __attribute__((always_inline))
 #else
 #define SLENDER_OUTLINED_ON_DEVICE
