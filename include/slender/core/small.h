@@ -254,6 +254,18 @@ SLENDER_HD inline void add_outer(Mat<N, N>& H, const Vec<N>& a, Real s) {
 SLENDER_HD inline Mat3 skew(const Vec3& a) {
   return Mat3{{0, -a.v[2], a.v[1], a.v[2], 0, -a.v[0], -a.v[1], a.v[0], 0}};
 }
+/// M(i, j) = entry(i, j) for every entry, row by row, in loops kept rolled on the device
+/// (SLENDER_ROLL_ON_DEVICE): a large stencil's matrix made entry by entry from parts in local
+/// memory
+template <int R, int C, class F>
+SLENDER_HD SLENDER_INLINE void fill_by_entry(Mat<R, C>& M, const F& entry) {
+  SLENDER_ROLL_ON_DEVICE
+  for (int i = 0; i < R; ++i) {
+    SLENDER_ROLL_ON_DEVICE
+    for (int j = 0; j < C; ++j)
+      M(i, j) = entry(i, j);
+  }
+}
 /// entry (r, c) of [a]x, a given by its three values (skew's entry, for stencils that make
 /// their matrices entry by entry)
 SLENDER_HD SLENDER_INLINE Real skew_entry(const Real* a, int r, int c) {

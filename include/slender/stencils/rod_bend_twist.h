@@ -245,7 +245,7 @@ SLENDER_HD inline void expand_hess(const Mat<8, 8>& Hr, Mat<11, 11>& H) {
 // gradient and the Hessian are calls of their own over these parts, and the entries are made
 // in rolled loops: the parts stay in the thread's local memory and the registers hold one
 // entry's working set (issue 47: the kernel within 128 registers, no spills; it took 244 when
-// it held the matrices whole). The host's compiler inlines and unrolls as it likes.
+// it held the matrices whole). The library's GCC build unrolls and inlines them whole (hd.h).
 struct BendTwistHessParts {
   Real e[6];        // e0, e1
   Real t[6];        // their unit tangents
@@ -266,7 +266,7 @@ struct BendTwistHessParts {
   // and l_other / l_b
   Real s2D, sSym, sD2, sOut, sTw;
   Real sRot[2], sLen[2];
-  Real dW[6][6];   // the twist one-form\'s Jacobian (twist_form_entry)
+  Mat<6, 6> dW;    // the twist one-form's Jacobian (twist_form_entry)
   Real g[3][8];    // grad kappa1, grad kappa2, grad tau
   Real d2E[3][3];  // the energy's second derivatives by the strains
 };
@@ -321,7 +321,7 @@ SLENDER_HD SLENDER_INLINE Real bend_twist_hess_entry(const BendTwistHessParts& p
       const Real* w = p.wf + 3 * b;
       h += p.sRot[b] * (p.kb[r] * w[c] + w[r] * p.kb[c]);
     }
-    h += p.sTw * (p.dW[i][j] + p.dW[j][i]);
+    h += p.sTw * (p.dW(i, j) + p.dW(j, i));
   } else if (i >= 6 && j >= 6) {
     if (i == j) h = p.c_theta[i - 6];
   } else {
@@ -346,7 +346,7 @@ SLENDER_HD inline Real bend_twist_asym_entry(const BendTwistHessParts& p, int i,
     const Real* w = p.wf + 3 * b;
     h += p.sRot[b] * (p.kb[r] * w[c] - w[r] * p.kb[c]);
   }
-  h += p.sTw * (p.dW[i][j] - p.dW[j][i]);
+  h += p.sTw * (p.dW(i, j) - p.dW(j, i));
   return h;
 }
 
@@ -461,25 +461,13 @@ SLENDER_HD inline SLENDER_OUTLINED_ON_DEVICE void bend_twist_hess(BendTwistHessP
     hp.c_theta[k] = Real(0.5) * (a2 * dot(kb, m[2 * k]) - a1 * dot(kb, m[2 * k + 1]));
   }
   // the twist's Hessian: the symmetric part of dW
-  SLENDER_ROLL_ON_DEVICE
-  for (int i = 0; i < 6; ++i) {
-    SLENDER_ROLL_ON_DEVICE
-    for (int j = 0; j < 6; ++j)
-      hp.dW[i][j] = twist_form_entry(hp, i, j);
-  }
+  fill_by_entry(hp.dW, [&](int i, int j) { return twist_form_entry(hp, i, j); });
   // H = sum_s dE/ds Hess s + sum_{s, s'} d2E/ds ds' grad s grad s'^T
   Mat<8, 8> Hr;
-  SLENDER_ROLL_ON_DEVICE
-  for (int i = 0; i < 8; ++i) {
-    SLENDER_ROLL_ON_DEVICE
-    for (int j = 0; j < 8; ++j)
-      Hr(i, j) = bend_twist_hess_entry(hp, i, j);
-  }
+  fill_by_entry(Hr, [&](int i, int j) { return bend_twist_hess_entry(hp, i, j); });
   if (transport_asym) {
     Mat<8, 8> Ar;
-    for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < 8; ++j)
-        Ar(i, j) = bend_twist_asym_entry(hp, i, j);
+    fill_by_entry(Ar, [&](int i, int j) { return bend_twist_asym_entry(hp, i, j); });
     expand_hess(Ar, *transport_asym);
   }
   expand_hess(Hr, H);

@@ -74,8 +74,8 @@ SLENDER_HD inline bool hinge_degenerate(const HingeEdges& h) {
 // grad phi), so that its bits are theirs. On the device the gradient and the Hessian are calls
 // of their own over these parts and the entries are made in rolled loops: the parts stay in the
 // thread's local memory and the registers hold one entry's working set (issue 48: the hinge
-// kernel spilled 2,644 bytes when it held the matrices whole). The host's compiler inlines and
-// unrolls as it likes.
+// kernel spilled 2,644 bytes when it held the matrices whole). The library's GCC build unrolls
+// and inlines them whole (hd.h).
 struct HingeParts {
   Real v[9];     // e, a, b
   Real t[3];     // e / l
@@ -239,12 +239,7 @@ SLENDER_HD inline SLENDER_OUTLINED_ON_DEVICE void hinge_hess(HingeParts& h, Mat<
     h.gs[i] = gs[i];
   }
   Mat<9, 9> Hr;
-  SLENDER_ROLL_ON_DEVICE
-  for (int i = 0; i < 9; ++i) {
-    SLENDER_ROLL_ON_DEVICE
-    for (int j = 0; j < 9; ++j)
-      Hr(i, j) = hinge_hess_entry(h, i, j);
-  }
+  fill_by_entry(Hr, [&](int i, int j) { return hinge_hess_entry(h, i, j); });
   hinge_expand_hess(Hr, H);
 }
 
