@@ -3,12 +3,15 @@
 # compiled by the build's nvcc at full optimisation for one architecture, and ptxas's report
 # checked by scripts/ptxas_table.py: at most 128 registers, no spill stores or loads. No GPU
 # needed; about 5 s.
-#   ptxas_bend_twist.sh NVCC ARCH SOURCE_DIR BUILD_DIR
+#   ptxas_bend_twist.sh NVCC ARCH SOURCE_DIR BUILD_DIR [FLAG...]
+# FLAG...: the build's CUDA flags without the quick device code's (CMakeLists.txt,
+# SLENDER_CUDA_FULL_FLAGS)
 set -euo pipefail
 nvcc="$1" arch="$2" src="$3" build="$4"
+shift 4
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-"$nvcc" -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -diag-suppress=20012 --fmad=false \
+"$nvcc" -std=c++17 -O3 -DNDEBUG "$@" \
   -I"$src/kernels" -I"$src/include" -I"$build/generated" \
   --generate-code="arch=compute_$arch,code=sm_$arch" -Xptxas -v \
   -x cu -c "$src/tests/cuda/ptxas_bend_twist.cu" -o "$tmp/k.o" > "$tmp/log" 2>&1 ||
