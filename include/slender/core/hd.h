@@ -18,6 +18,17 @@
 #define SLENDER_INLINE inline
 #endif
 
+// SLENDER_ENTRY_INLINE marks the entry functions a large stencil's Hessian is built from, one
+// call an entry (`fill_by_entry`). The device and the library's GCC build
+// (SLENDER_UNROLL_STENCILS) must inline them; elsewhere (clang, the test suites, the sanitized
+// build) they are plain `inline`: forcing them there costs compile time and gains nothing.
+#if defined(__CUDACC__) || \
+    (defined(SLENDER_UNROLL_STENCILS) && defined(__GNUC__) && !defined(__clang__))
+#define SLENDER_ENTRY_INLINE inline __attribute__((always_inline))
+#else
+#define SLENDER_ENTRY_INLINE inline
+#endif
+
 // SLENDER_ROLL_ON_DEVICE before a loop keeps it rolled in device code (`#pragma unroll 1`): a
 // large stencil's parts, indexed by the loop's counter, then stay in the thread's local memory
 // where an unrolled loop would hold them in registers.

@@ -258,7 +258,7 @@ SLENDER_HD inline Mat3 skew(const Vec3& a) {
 /// (SLENDER_ROLL_ON_DEVICE): a large stencil's matrix made entry by entry from parts in local
 /// memory
 template <int R, int C, class F>
-SLENDER_HD SLENDER_INLINE void fill_by_entry(Mat<R, C>& M, const F& entry) {
+SLENDER_HD SLENDER_ENTRY_INLINE void fill_by_entry(Mat<R, C>& M, const F& entry) {
   SLENDER_ROLL_ON_DEVICE
   for (int i = 0; i < R; ++i) {
     SLENDER_ROLL_ON_DEVICE
@@ -268,7 +268,7 @@ SLENDER_HD SLENDER_INLINE void fill_by_entry(Mat<R, C>& M, const F& entry) {
 }
 /// entry (r, c) of [a]x, a given by its three values (skew's entry, for stencils that make
 /// their matrices entry by entry)
-SLENDER_HD SLENDER_INLINE Real skew_entry(const Real* a, int r, int c) {
+SLENDER_HD SLENDER_ENTRY_INLINE Real skew_entry(const Real* a, int r, int c) {
   if (r == c) return 0;
   const int k = 3 - r - c;
   return (c - r + 3) % 3 == 1 ? -a[k] : a[k];

@@ -272,7 +272,7 @@ struct BendTwistHessParts {
 };
 
 // entry (i, j) of the second derivative of D in (e0, e1)
-SLENDER_HD SLENDER_INLINE Real d2D_entry(const BendTwistHessParts& p, int i, int j) {
+SLENDER_HD SLENDER_ENTRY_INLINE Real d2D_entry(const BendTwistHessParts& p, int i, int j) {
   const int bi = i / 3, bj = j / 3, r = i % 3, c = j % 3;
   const Real id = r == c ? Real(1) : Real(0);
   Real v = 0;
@@ -287,7 +287,7 @@ SLENDER_HD SLENDER_INLINE Real d2D_entry(const BendTwistHessParts& p, int i, int
 // bilinear c's second derivative has the blocks -2/D [w]x and 2/D [w]x) and w . kappa b =
 // 2 w . c / D, Hess = 2/D Hess(w . c) - 2/D^2 (a dD^T + dD a^T) - 2 wc/D^2 Hess D
 // + 4 wc/D^3 dD dD^T, a = grad (w . c)
-SLENDER_HD SLENDER_INLINE Real kb_dot_hess_entry(const BendTwistHessParts& p, int i, int j) {
+SLENDER_HD SLENDER_ENTRY_INLINE Real kb_dot_hess_entry(const BendTwistHessParts& p, int i, int j) {
   Real h = 0;
   if (i < 3 && j >= 3) h += -p.s2D * skew_entry(p.w, i, j - 3);
   if (i >= 3 && j < 3) h += p.s2D * skew_entry(p.w, i - 3, j);
@@ -298,7 +298,7 @@ SLENDER_HD SLENDER_INLINE Real kb_dot_hess_entry(const BendTwistHessParts& p, in
 }
 
 // entry (i, j) of dW = d/d(e0, e1) of (kb / 2 l0, kb / 2 l1), the twist's one-form
-SLENDER_HD SLENDER_INLINE Real twist_form_entry(const BendTwistHessParts& p, int i, int j) {
+SLENDER_HD SLENDER_ENTRY_INLINE Real twist_form_entry(const BendTwistHessParts& p, int i, int j) {
   const int bi = i / 3, r = i % 3, bj = j / 3, c = j % 3;
   const Real D = p.D;
   // d(kappa b)_r / d(e0, e1)_j
@@ -311,7 +311,9 @@ SLENDER_HD SLENDER_INLINE Real twist_form_entry(const BendTwistHessParts& p, int
 }
 
 // entry (i, j) of the reduced Hessian
-SLENDER_HD SLENDER_INLINE Real bend_twist_hess_entry(const BendTwistHessParts& p, int i, int j) {
+SLENDER_HD SLENDER_ENTRY_INLINE Real bend_twist_hess_entry(const BendTwistHessParts& p,
+                                                           int i,
+                                                           int j) {
   Real h = 0;
   if (i < 6 && j < 6) {
     h += Real(0.5) * kb_dot_hess_entry(p, i, j);

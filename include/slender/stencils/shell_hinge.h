@@ -97,7 +97,7 @@ struct HingeParts {
 // (I - t t^T) / l in the e block; Hess T has blocks (e, a) = -[b]x, (e, b) = [a]x, (a, b) =
 // -[e]x and their transposes); then w_C Hess C (the products of p's, q's, r's and s's first
 // derivatives and their constant identity blocks); then the outer products
-SLENDER_HD SLENDER_INLINE Real hinge_hess_entry(const HingeParts& h, int i, int j) {
+SLENDER_HD SLENDER_ENTRY_INLINE Real hinge_hess_entry(const HingeParts& h, int i, int j) {
   const int bi = i / 3, bj = j / 3, r = i % 3, c = j % 3;
   Real H = 0;
   // w_S Hess S

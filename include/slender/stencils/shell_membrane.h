@@ -160,7 +160,7 @@ struct MembraneParts {
 
 /// entry (r, c) of the Hessian in (e1, e2): sum_k,j Wmm_kj n_k,r n_j,c, then W_k's share of
 /// d2m_k/d(e1, e2)^2 (2 W_11 on (e1, e1), 2 W_22 on (e2, e2), W_12 on (e1, e2), (e2, e1))
-SLENDER_HD SLENDER_INLINE Real membrane_hess_entry(const MembraneParts& p, int r, int c) {
+SLENDER_HD SLENDER_ENTRY_INLINE Real membrane_hess_entry(const MembraneParts& p, int r, int c) {
   Real h = 0;
   for (int k = 0; k < 3; ++k)
     for (int j = 0; j < 3; ++j)
