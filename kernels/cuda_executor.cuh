@@ -195,6 +195,12 @@ struct CudaExecutor {
   static void reduce4(long n, const F& f, Red4* partial, Red4* out) {
     reduce4_async(n, f, partial, out);
   }
+  // f.map(i) and f(i) in one pass (f(i) reads only what f.map(i) wrote at i): the same tree,
+  // and so the same bits, as reduce4 of f after a for_each of f.map
+  template <class F>
+  static void map_reduce4(long n, const F& f, Red4* partial, Red4* out) {
+    reduce4_async(n, MapThenValue<F>{f}, partial, out);
+  }
   // per environment into a device buffer (one block per environment, a fixed order; one
   // environment by the device-wide reduction, its partials after the result)
   template <class F>

@@ -519,6 +519,7 @@ double Simulator::memory_estimate(const Model& m,
       nblock += p.free_dof[r] / 3 != p.free_dof[r - 1] / 3 ? 1 : 0;
     host.once<Real>(double(p.nnz()));
     host.once<int>(nblock + 1.0);
+    host.once<int>(n);  // each row's block (the fused CG's)
     host.once<Real>(9.0 * nblock);
     host.once<unsigned char>(double(nblock));
     if (solver == LinearSolverKind::kPcgMixed) {  // the single-precision copies

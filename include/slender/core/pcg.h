@@ -165,6 +165,37 @@ struct BlockJacobiApplyOf {
 };
 using BlockJacobiApply = BlockJacobiApplyOf<Real>;
 
+/// row r of J x for the iterative path's matrix: the model's CSR and, where contact adds a
+/// part, the pairs' CSR (c_val null: none); values of type V (Real, or float for kPcgMixed).
+/// The same bits as CsrSpmvOf followed by CsrSpmvAddOf.
+template <class V>
+struct SystemRowsOf {
+  const int* row_ptr;
+  const int* col;
+  const V* val;
+  const int* c_row_ptr;
+  const int* c_col;
+  const V* c_val;
+  SLENDER_HD Real operator()(const Real* x, long r) const {
+    Real y = csr_row_dot(row_ptr, col, val, x, r);
+    if (c_val) y += csr_row_dot(c_row_ptr, c_col, c_val, x, r);
+    return y;
+  }
+};
+
+/// row i of z = P^-1 r (block Jacobi, the block b that holds row i) with r's entries given by
+/// rj(j): the same sum, in the same order, as BlockJacobiApplyOf's at that row
+template <class V, class R>
+SLENDER_HD inline Real block_jacobi_row(
+    const int* block_row, const V* inv, int b, long i, const R& rj) {
+  const int r0 = block_row[b], m = block_row[b + 1] - r0;
+  const V* B = inv + 9 * b + 3 * (i - r0);
+  Real s = 0;
+  for (int j = 0; j < m; ++j)
+    s += Real(B[j]) * rj(r0 + j);
+  return s;
+}
+
 /// to[i] = from[i] in single precision, one entry per index
 struct ToSingle {
   const Real* from;

@@ -18,4 +18,15 @@ struct Red4Combine {
   }
 };
 
+/// f.map(i), then f(i): the one pass of a map_reduce4 (engine/executor.h) on the device, where
+/// the reduction's first pass visits each index once
+template <class F>
+struct MapThenValue {
+  F f;
+  SLENDER_HD Red4 operator()(long i) const {
+    f.map(i);
+    return f(i);
+  }
+};
+
 }  // namespace slender

@@ -48,6 +48,10 @@
 // Reductions (deterministic: the same bits on every run)
 //   reduce4(n, f, partial, out)    Red4 of f(i) into *out (X memory); partial: workspace of
 //                                  kReducePartials (krylov.h) entries
+//   map_reduce4(n, f, partial, out)
+//                                  f.map(i) for every i, then reduce4 of f (f(i) reads only
+//                                  what f.map(i) wrote at i): one pass on the device, the same
+//                                  bits as a for_each of f.map followed by reduce4
 //   env_reduce(nenv, len, f, host_out, scratch), env_reduce_to(nenv, len, f, out)
 //                                  Red4 of f(e, i) per environment (the host: in index
 //                                  order; CUDA: a block per environment, or for one

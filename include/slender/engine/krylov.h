@@ -67,16 +67,17 @@ struct PcgUpdateX {
   }
 };
 
-// p = z + beta p with beta = rz_new / rz_old (nothing once converged)
+// p = z + beta p with beta = rz_new / rz_old (nothing once converged); the two are sums of
+// reduction slots (cg: each slot's s0; cg_fused: rz_new the s1 of the residual's slot)
 struct PcgUpdateP {
-  const Red4* rz_new;
-  const Red4* rz_old;
+  const Real* rz_new;
+  const Real* rz_old;
   const Red4* done;
   const Real* z;
   Real* p;
   SLENDER_HD void operator()(long i) const {
     if (done->s0 != 0) return;
-    const Real beta = rz_old->s0 != 0 ? rz_new->s0 / rz_old->s0 : Real(0);
+    const Real beta = *rz_old != 0 ? *rz_new / *rz_old : Real(0);
     p[i] = z[i] + beta * p[i];
   }
 };
@@ -89,6 +90,70 @@ struct PcgMarkDone {
   SLENDER_HD void operator()(long) const {
     if (rr->s0 <= stop) done->s0 = 1;
   }
+};
+
+// ---- the fused CG iteration (cg_fused: block Jacobi, the matrix given by its rows) ----------
+// Each functor is one map_reduce4 (executor.h) of cg's loop: the same values in the same order,
+// so the same bits, in fewer passes (the device: one kernel and the reduction's second pass).
+
+// s0: r . r, s1: r . z (cg's |r|^2 and the r . z of its direction update, in one slot)
+struct RrRz {
+  const Real* r;
+  const Real* z;
+  SLENDER_HD Red4 operator()(long i) const { return Red4{r[i] * r[i], r[i] * z[i], 0, 0}; }
+};
+
+// map: Ap = J p at row i (Rows: SystemRowsOf); value: p . Ap as DotMax{p, Ap}
+template <class Rows>
+struct CgProduct {
+  Rows rows;
+  const Real* p;
+  Real* Ap;
+  SLENDER_HD void map(long i) const { Ap[i] = rows(p, i); }
+  SLENDER_HD Red4 operator()(long i) const { return DotMax{p, Ap}(i); }
+};
+
+// map: PcgUpdateX at row i (x += alpha p; r_out = r_in - alpha Ap, r_in kept once converged)
+// and z = P^-1 r_out there (block Jacobi, core/pcg.h), each of the block's rows of r_out formed
+// again where z needs it, so that no row reads another's output; value: RrRz of r_out and z.
+// alpha = rz / pAp with rz the s1 of `rr_rz`, which this pass's reduction replaces: its index 0
+// first keeps that rz in `rz_old` (s0) for the direction's update
+template <class V>
+struct CgUpdatePrecondition {
+  const Red4* rr_rz;
+  const Red4* pAp;
+  const Red4* done;
+  Red4* bad;
+  Red4* rz_old;
+  const int* row_block;  // (n) the block of each row
+  const int* block_row;  // (nblock + 1)
+  const V* inv;          // (nblock x 9)
+  const Real* p;
+  const Real* Ap;
+  Real* x;
+  const Real* r_in;
+  Real* r_out;
+  Real* z;
+  SLENDER_HD void map(long i) const {
+    const Real rz = rr_rz->s1;
+    if (i == 0) rz_old->s0 = rz;
+    const bool run = done->s0 == 0;
+    Real alpha = 0;
+    if (run) {
+      if (rz != 0) {
+        if (pAp->s0 > 0) {
+          alpha = rz / pAp->s0;
+        } else if (i == 0) {
+          bad->s0 = 1;
+        }
+      }
+      x[i] += alpha * p[i];
+    }
+    const auto r = [&](long j) { return run ? r_in[j] - alpha * Ap[j] : r_in[j]; };
+    r_out[i] = r(i);
+    z[i] = block_jacobi_row(block_row, inv, row_block[i], i, r);
+  }
+  SLENDER_HD Red4 operator()(long i) const { return RrRz{r_out, z}(i); }
 };
 
 // ---- BiCGSTAB update functors (non-symmetric Jacobians: friction, drag) ---------------------
@@ -391,9 +456,55 @@ class KrylovOn {
       if (verdict != Krylov::kGoOn) return verdict == Krylov::kConverged;
       precondition(pr_.data(), pz_.data());
       X::reduce4(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_next));
-      X::for_each(n,
-                  PcgUpdateP{slot(rz_next), slot(rz_cur), slot(kSlotDone), pz_.data(), pp_.data()});
+      X::for_each(n, PcgUpdateP{&slot(rz_next)->s0, &slot(rz_cur)->s0, slot(kSlotDone), pz_.data(),
+                                pp_.data()});
       std::swap(rz_cur, rz_next);
+    }
+    return false;
+  }
+
+  // cg with block Jacobi in fewer passes: the matrix product with p . Ap, and the update of x
+  // and r with the preconditioner and both dot products (CgProduct, CgUpdatePrecondition:
+  // six launches an iteration where cg takes eleven, five vector passes fewer). The same
+  // iterates, bit for bit, as cg with BlockJacobiApplyOf. rows: SystemRowsOf (row i of A x);
+  // row_block, block_row, inv: the blocks (core/pcg.h); precondition: out = P^-1 in, for the
+  // first residual
+  template <class Rows, class V, class Precondition>
+  bool cg_fused(int n,
+                const Real* b,
+                Real* x,
+                const Rows& rows,
+                const int* row_block,
+                const int* block_row,
+                const V* inv,
+                const Precondition& precondition) {
+    resize(n);
+    if (pr2_.size() != size_t(n)) pr2_.resize(size_t(n));
+    const int max_iter = krylov_max_iterations(n);
+    Real stop = 0;
+    const Krylov start = krylov_start(n, b, x, stop);
+    if (start != Krylov::kGoOn) return start == Krylov::kConverged;
+    X::copy(pr_.data(), b, size_t(n));
+    precondition(pr_.data(), pz_.data());
+    X::copy(pp_.data(), pz_.data(), size_t(n));
+    X::reduce4(n, RrRz{pr_.data(), pz_.data()}, partial_.data(), slot(kSlotRr));
+    Real* r_in = pr_.data();
+    Real* r_out = pr2_.data();
+    for (int it = 1; it <= max_iter; ++it) {
+      X::map_reduce4(n, CgProduct<Rows>{rows, pp_.data(), pAp_.data()}, partial_.data(),
+                     slot(kSlotPAp));
+      X::map_reduce4(
+          n,
+          CgUpdatePrecondition<V>{slot(kSlotRr), slot(kSlotPAp), slot(kSlotDone), slot(kSlotBad),
+                                  slot(kSlotRzA), row_block, block_row, inv, pp_.data(),
+                                  pAp_.data(), x, r_in, r_out, pz_.data()},
+          partial_.data(), slot(kSlotRr));
+      X::for_each(1, PcgMarkDone{slot(kSlotRr), slot(kSlotDone), stop});
+      const Krylov verdict = krylov_check(it, max_iter);
+      if (verdict != Krylov::kGoOn) return verdict == Krylov::kConverged;
+      X::for_each(n, PcgUpdateP{&slot(kSlotRr)->s1, &slot(kSlotRzA)->s0, slot(kSlotDone),
+                                pz_.data(), pp_.data()});
+      std::swap(r_in, r_out);
     }
     return false;
   }
@@ -465,6 +576,7 @@ class KrylovOn {
   long iterations_ = 0;
   Buffer<Red4> partial_, slots_;
   Buffer<Real> pr_, pz_, pp_, pAp_;
+  Buffer<Real> pr2_;             // cg_fused's second residual (r_in and r_out alternate)
   Buffer<Real> rhat_, bs_, bt_;  // BiCGSTAB's shadow residual, s and t
 };
 

@@ -88,6 +88,11 @@ class SystemSolveOn {
       block_row.push_back(p.nfree);
       nblock_ = long(block_row.size()) - 1;
       block_row_.upload(block_row);
+      std::vector<int> row_block(static_cast<size_t>(p.nfree));
+      for (long b = 0; b < nblock_; ++b)
+        for (int r = block_row[size_t(b)]; r < block_row[size_t(b) + 1]; ++r)
+          row_block[size_t(r)] = int(b);
+      row_block_.upload(row_block);
       block_inv_.resize(9 * size_t(nblock_));
       block_ok_.resize(size_t(nblock_));
     }
@@ -218,8 +223,12 @@ class SystemSolveOn {
         auto apply = [this](const Real* x, Real* y) { apply_matrix(x, y); };
         auto precond = [this](const Real* in, Real* out) { precondition(in, out); };
         const bool ok =
-            symmetric_ ? krylov_.cg(nfree_, f, dx, apply, precond)
-                       : krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts);
+            !symmetric_ ? krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts)
+            : fused_cg()
+                ? (mixed() ? cg_fused(f, dx, valf_.data(), cvalf_.data(), block_invf_.data())
+                           : cg_fused(f, dx, val_.data(), has_contact() ? contact_->val() : nullptr,
+                                      block_inv_.data()))
+                : krylov_.cg(nfree_, f, dx, apply, precond);
         times.solve += since(t0);
         const long its = krylov_.iterations() - it0;
         times.linear_iters += its;
@@ -436,6 +445,25 @@ class SystemSolveOn {
     X::for_each(nblock_, BlockJacobiApplyOf<V>{block_row_.data(), inv, in, out});
   }
 
+  // CG with block Jacobi takes the fused iteration (KrylovOn::cg_fused: the same iterates in
+  // fewer launches and passes) on the device; on the host, where it measured no faster (pcg) or
+  // slower (pcg-mixed: 1.2x at S9's 200k; bench/results/2026-11-30-fused-cg-epyc-2c.md), only
+  // with SLENDER_FUSED_CG=1 (=0 turns it off on the device). The multigrid's V-cycle is not a
+  // row's work
+  bool fused_cg() const { return kind_ != LinearSolverKind::kAmg && fused_cg_; }
+  template <class V>
+  bool cg_fused(const Real* f, Real* dx, const V* val, const V* contact_val, const V* inv) {
+    const bool c = has_contact();
+    const SystemRowsOf<V> rows{row_ptr_.data(),
+                               col_.data(),
+                               val,
+                               c ? contact_->row_ptr() : nullptr,
+                               c ? contact_->col() : nullptr,
+                               c ? contact_val : nullptr};
+    return krylov_.cg_fused(nfree_, f, dx, rows, row_block_.data(), block_row_.data(), inv,
+                            [this](const Real* in, Real* out) { precondition(in, out); });
+  }
+
   // y = J x with J = J_static + J_c (kPcgMixed: their single-precision copies)
   void apply_matrix(const Real* x, Real* y) {
     if (mixed()) {
@@ -470,7 +498,8 @@ class SystemSolveOn {
   long pattern_version_ = 0;
   // the iterative path: the preconditioner's blocks, the Krylov solves, the contact part
   long nblock_ = 0;
-  Buffer<int> block_row_;
+  Buffer<int> block_row_, row_block_;  // the blocks' first rows, and each row's block
+  bool fused_cg_ = env_switch("SLENDER_FUSED_CG", !X::kHostMemory);
   Buffer<Real> block_inv_;
   Buffer<float> valf_, block_invf_, cvalf_;  // kPcgMixed's single-precision copies
   Buffer<unsigned char> block_ok_;
