@@ -19,6 +19,8 @@
 #   s8         the snake batch on CUDA at B = 1, 4096 and 65536, and the CPU's per-environment
 #              engine on every core at 4096 (issue 47, item 2)
 #   s9         S9's cloth on CUDA: 20k into the fold, 200k and 670k with the multigrid (issue 48)
+#   cg         S9's 200k cloth with block-Jacobi CG (pcg, pcg-mixed), the fused iteration against
+#              SLENDER_FUSED_CG=0: the time a CG iteration (issue 48, item 3)
 #   profile    ncu's time per kernel on S1, S7 and cloth_drop (5 steps each, one run a scene),
 #              tabled by scripts/ncu_table.py into profile.md
 #   sanitize   memcheck and racecheck on the GPU suite's short filter and the engine's /Cuda
@@ -153,6 +155,19 @@ stage_s9() {
   done
 }
 
+stage_cg() {
+  local cb="$build/bench/slender_cloth_bench" solver fused
+  for solver in pcg pcg-mixed; do
+    for fused in 1 0; do
+      SLENDER_FUSED_CG=$fused timeout -k 5 "$(cap 75)" stdbuf -oL "$cb" --backend cuda \
+        --sizes 200k --steps 2 --repeats 1 --probe-every 0 --solver $solver \
+        --markdown "$logs/s9_cg_${solver}_fused$fused.md" > "$logs/s9_cg_${solver}_fused$fused.log" 2>&1
+      mark "S9 cuda 200k $solver fused $fused: rc $?; $(grep -A2 -m1 '^case  solver' \
+        "$logs/s9_cg_${solver}_fused$fused.log" | tail -1 | cut -c1-160)"
+    done
+  done
+}
+
 stage_profile() {
   local nc bb="$build/bench/slender_backend_bench" sc name
   nc="$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)"
@@ -216,8 +231,8 @@ stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(suites cli small s8)
 for s in "${stages[@]}"; do
   case "$s" in
-    suites | cli | small | s8 | s9 | profile | sanitize | python | build) ;;
-    *) echo "usage: $0 [suites|cli|small|s8|s9|profile|sanitize|python|build ...]" >&2; exit 2 ;;
+    suites | cli | small | s8 | s9 | cg | profile | sanitize | python | build) ;;
+    *) echo "usage: $0 [suites|cli|small|s8|s9|cg|profile|sanitize|python|build ...]" >&2; exit 2 ;;
   esac
 done
 for s in "${stages[@]}"; do
