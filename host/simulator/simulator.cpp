@@ -23,6 +23,7 @@
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
 #include "slender/core/parallel_for.h"
+#include "slender/core/pcg.h"
 #include "slender/engine/assemble.h"
 #include "slender/engine/memory_tally.h"
 #include "slender/engine/simulator_engine.h"
@@ -519,7 +520,10 @@ double Simulator::memory_estimate(const Model& m,
       nblock += p.free_dof[r] / 3 != p.free_dof[r - 1] / 3 ? 1 : 0;
     host.once<Real>(double(p.nnz()));
     host.once<int>(nblock + 1.0);
-    host.once<int>(n);  // each row's block (the fused CG's)
+    host.once<int>(n);                        // each row's block (the fused CG's)
+    const ColumnRuns runs(p.row_ptr, p.col);  // the pattern's columns in runs
+    host.once<int>(double(runs.run_ptr.size() + runs.run_col.size()));
+    host.once<unsigned char>(double(runs.run_len.size()));
     host.once<Real>(9.0 * nblock);
     host.once<unsigned char>(double(nblock));
     if (solver == LinearSolverKind::kPcgMixed) {  // the single-precision copies

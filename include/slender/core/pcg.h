@@ -7,6 +7,8 @@
 // diagonal). A symmetric positive definite matrix has SPD diagonal blocks, so the preconditioner
 // is SPD whenever CG applies at all.
 
+#include <vector>
+
 #include "slender/core/types.h"
 
 namespace slender {
@@ -30,6 +32,53 @@ SLENDER_HD inline Real csr_row_dot(
     s += Real(val[j]) * x[col[j]];
   return s;
 }
+
+/// row r of A x with each row's columns in runs of consecutive columns (run_ptr: the row's runs,
+/// run_col: a run's first column, run_len: its length, at most 255): the same products, summed
+/// in the same order, as csr_row_dot, with a column index read a run where it read one an entry
+template <class V>
+SLENDER_HD inline Real run_row_dot(const int* row_ptr,
+                                   const int* run_ptr,
+                                   const int* run_col,
+                                   const unsigned char* run_len,
+                                   const V* val,
+                                   const Real* x,
+                                   long r) {
+  Real s = 0;
+  int j = row_ptr[r];
+  for (int k = run_ptr[r]; k < run_ptr[r + 1]; ++k) {
+    const Real* xc = x + run_col[k];
+    const int m = run_len[k];
+    for (int c = 0; c < m; ++c)
+      s += Real(val[j + c]) * xc[c];
+    j += m;
+  }
+  return s;
+}
+
+/// A CSR pattern's columns as runs (run_row_dot): host-side construction
+struct ColumnRuns {
+  std::vector<int> run_ptr{0}, run_col;
+  std::vector<unsigned char> run_len;
+  ColumnRuns() = default;
+  ColumnRuns(const std::vector<int>& row_ptr, const std::vector<int>& col) {
+    const int n = int(row_ptr.size()) - 1;
+    run_ptr.reserve(size_t(n) + 1);
+    for (int r = 0; r < n; ++r) {
+      for (int j = row_ptr[size_t(r)]; j < row_ptr[size_t(r) + 1]; ++j) {
+        const bool extends = j > row_ptr[size_t(r)] && col[size_t(j)] == col[size_t(j) - 1] + 1 &&
+                             run_len.back() < 255;
+        if (extends) {
+          ++run_len.back();
+        } else {
+          run_col.push_back(col[size_t(j)]);
+          run_len.push_back(1);
+        }
+      }
+      run_ptr.push_back(int(run_col.size()));
+    }
+  }
+};
 
 /// y = A x for one CSR row per index.
 template <class V>
@@ -165,22 +214,33 @@ struct BlockJacobiApplyOf {
 };
 using BlockJacobiApply = BlockJacobiApplyOf<Real>;
 
-/// row r of J x for the iterative path's matrix: the model's CSR and, where contact adds a
-/// part, the pairs' CSR (c_val null: none); values of type V (Real, or float for kPcgMixed).
-/// The same bits as CsrSpmvOf followed by CsrSpmvAddOf.
+/// row r of J x for the iterative path's matrix: the model's CSR with its columns in runs
+/// (run_row_dot) and, where contact adds a part, the pairs' CSR (c_val null: none); values of
+/// type V (Real, or float for kPcgMixed). The same bits as CsrSpmvOf followed by CsrSpmvAddOf.
 template <class V>
 struct SystemRowsOf {
   const int* row_ptr;
-  const int* col;
+  const int* run_ptr;
+  const int* run_col;
+  const unsigned char* run_len;
   const V* val;
   const int* c_row_ptr;
   const int* c_col;
   const V* c_val;
   SLENDER_HD Real operator()(const Real* x, long r) const {
-    Real y = csr_row_dot(row_ptr, col, val, x, r);
+    Real y = run_row_dot(row_ptr, run_ptr, run_col, run_len, val, x, r);
     if (c_val) y += csr_row_dot(c_row_ptr, c_col, c_val, x, r);
     return y;
   }
+};
+
+/// y = J x (SystemRowsOf) for one row per index
+template <class V>
+struct SystemSpmvOf {
+  SystemRowsOf<V> rows;
+  const Real* x;
+  Real* y;
+  SLENDER_HD void operator()(long r) const { y[r] = rows(x, r); }
 };
 
 /// row i of z = P^-1 r (block Jacobi, the block b that holds row i) with r's entries given by

@@ -93,6 +93,10 @@ class SystemSolveOn {
         for (int r = block_row[size_t(b)]; r < block_row[size_t(b) + 1]; ++r)
           row_block[size_t(r)] = int(b);
       row_block_.upload(row_block);
+      const ColumnRuns runs(p.row_ptr, p.col);
+      run_ptr_.upload(runs.run_ptr);
+      run_col_.upload(runs.run_col);
+      run_len_.upload(runs.run_len);
       block_inv_.resize(9 * size_t(nblock_));
       block_ok_.resize(size_t(nblock_));
     }
@@ -453,15 +457,22 @@ class SystemSolveOn {
   bool fused_cg() const { return kind_ != LinearSolverKind::kAmg && fused_cg_; }
   template <class V>
   bool cg_fused(const Real* f, Real* dx, const V* val, const V* contact_val, const V* inv) {
-    const bool c = has_contact();
-    const SystemRowsOf<V> rows{row_ptr_.data(),
-                               col_.data(),
-                               val,
-                               c ? contact_->row_ptr() : nullptr,
-                               c ? contact_->col() : nullptr,
-                               c ? contact_val : nullptr};
-    return krylov_.cg_fused(nfree_, f, dx, rows, row_block_.data(), block_row_.data(), inv,
+    return krylov_.cg_fused(nfree_, f, dx, rows(val, contact_val), row_block_.data(),
+                            block_row_.data(), inv,
                             [this](const Real* in, Real* out) { precondition(in, out); });
+  }
+  // the rows of J_static + J_c: the model's part by its column runs, the pairs' by their CSR
+  template <class V>
+  SystemRowsOf<V> rows(const V* val, const V* contact_val) {
+    const bool c = has_contact();
+    return SystemRowsOf<V>{row_ptr_.data(),
+                           run_ptr_.data(),
+                           run_col_.data(),
+                           run_len_.data(),
+                           val,
+                           c ? contact_->row_ptr() : nullptr,
+                           c ? contact_->col() : nullptr,
+                           c ? contact_val : nullptr};
   }
 
   // y = J x with J = J_static + J_c (kPcgMixed: their single-precision copies)
@@ -474,11 +485,7 @@ class SystemSolveOn {
   }
   template <class V>
   void apply_csr(const V* val, const V* contact_val, const Real* x, Real* y) {
-    X::for_each(nfree_, CsrSpmvOf<V>{row_ptr_.data(), col_.data(), val, x, y});
-    if (has_contact()) {
-      const auto& cj = *contact_;
-      X::for_each(nfree_, CsrSpmvAddOf<V>{cj.row_ptr(), cj.col(), contact_val, x, y});
-    }
+    X::for_each(nfree_, SystemSpmvOf<V>{rows(val, contact_val), x, y});
   }
 
   LinearSolverKind kind_;
@@ -499,6 +506,8 @@ class SystemSolveOn {
   // the iterative path: the preconditioner's blocks, the Krylov solves, the contact part
   long nblock_ = 0;
   Buffer<int> block_row_, row_block_;  // the blocks' first rows, and each row's block
+  Buffer<int> run_ptr_, run_col_;      // the pattern's columns in runs (core/pcg.h)
+  Buffer<unsigned char> run_len_;
   bool fused_cg_ = env_switch("SLENDER_FUSED_CG", !X::kHostMemory);
   Buffer<Real> block_inv_;
   Buffer<float> valf_, block_invf_, cvalf_;  // kPcgMixed's single-precision copies
