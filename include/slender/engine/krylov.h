@@ -435,14 +435,10 @@ class KrylovOn {
   template <class Apply, class Precondition>
   bool cg(
       int n, const Real* b, Real* x, const Apply& apply_matrix, const Precondition& precondition) {
-    resize(n);
-    const int max_iter = krylov_max_iterations(n);
     Real stop = 0;
-    const Krylov start = krylov_start(n, b, x, stop);
+    const Krylov start = cg_start(n, b, x, precondition, stop);
     if (start != Krylov::kGoOn) return start == Krylov::kConverged;
-    X::copy(pr_.data(), b, size_t(n));
-    precondition(pr_.data(), pz_.data());
-    X::copy(pp_.data(), pz_.data(), size_t(n));
+    const int max_iter = krylov_max_iterations(n);
     Slot rz_cur = kSlotRzA, rz_next = kSlotRzB;
     X::reduce4(n, DotMax{pr_.data(), pz_.data()}, partial_.data(), slot(rz_cur));
     for (int it = 1; it <= max_iter; ++it) {
@@ -478,15 +474,11 @@ class KrylovOn {
                 const int* block_row,
                 const V* inv,
                 const Precondition& precondition) {
-    resize(n);
     if (pr2_.size() != size_t(n)) pr2_.resize(size_t(n));
-    const int max_iter = krylov_max_iterations(n);
     Real stop = 0;
-    const Krylov start = krylov_start(n, b, x, stop);
+    const Krylov start = cg_start(n, b, x, precondition, stop);
     if (start != Krylov::kGoOn) return start == Krylov::kConverged;
-    X::copy(pr_.data(), b, size_t(n));
-    precondition(pr_.data(), pz_.data());
-    X::copy(pp_.data(), pz_.data(), size_t(n));
+    const int max_iter = krylov_max_iterations(n);
     X::reduce4(n, RrRz{pr_.data(), pz_.data()}, partial_.data(), slot(kSlotRr));
     Real* r_in = pr_.data();
     Real* r_out = pr2_.data();
@@ -513,6 +505,18 @@ class KrylovOn {
   enum class Krylov { kGoOn, kConverged, kFailed };
   // the host reads the iteration's state every kKrylovCheck iterations (and at the last)
   static constexpr int kKrylovCheck = 8;
+
+  // CG's start (cg, cg_fused): krylov_start, then r = b, z = P^-1 r and p = z
+  template <class Precondition>
+  Krylov cg_start(int n, const Real* b, Real* x, const Precondition& precondition, Real& stop) {
+    resize(n);
+    const Krylov start = krylov_start(n, b, x, stop);
+    if (start != Krylov::kGoOn) return start;
+    X::copy(pr_.data(), b, size_t(n));
+    precondition(pr_.data(), pz_.data());
+    X::copy(pp_.data(), pz_.data(), size_t(n));
+    return start;
+  }
 
   // x = 0, the flags cleared and, in `stop`, the bound on |r|^2 (kKrylovRelTol^2 |b|^2);
   // kConverged when b = 0 (x = 0 solves it), kFailed when b is not finite
