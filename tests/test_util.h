@@ -7,11 +7,25 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "slender/core/small.h"
 
 namespace slender::test {
+
+/// an environment variable set for a scope (the engine reads its switches, SLENDER_FUSED_CG and
+/// the like, when an engine is made), unset at its end
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_.c_str()); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+};
 
 /// SLENDER_TEST_MAX_STEPS=N caps the step counts of the tests that ask (capped_steps) at N, each
 /// at least 1: under compute-sanitizer a step costs seconds, and the sanitizer's verdict is then

@@ -153,18 +153,13 @@ struct HostExecutor {
       acc = op(acc, f(i));
     *out = acc;
   }
-  // f.map(i) for every i (in parallel), then the Red4 of f(i) in index order: the same bits as
-  // reduce4 of f after a for_each of f.map; counted as the device's one fused pass (two launches)
+  // f.map(i) for every i (in parallel), then reduce4 of f: counted as the device's one fused
+  // pass (reduce4's two launches)
   template <class F>
-  static void map_reduce4(long n, const F& f, Red4*, Red4* out) {
-    counts::add(counts::launches, 2);
+  static void map_reduce4(long n, const F& f, Red4* partial, Red4* out) {
     parallel_for_host(
         n, [&f](long i) { f.map(i); }, kParallelGrain);
-    const Red4Combine op;
-    Red4 acc{0, 0, 0, 0};
-    for (long i = 0; i < n; ++i)
-      acc = op(acc, f(i));
-    *out = acc;
+    reduce4(n, f, partial, out);
   }
   // per environment, the items in index order, read by the host (the CUDA executor's
   // env_reduce_to and a copy)

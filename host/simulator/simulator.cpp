@@ -520,10 +520,10 @@ double Simulator::memory_estimate(const Model& m,
       nblock += p.free_dof[r] / 3 != p.free_dof[r - 1] / 3 ? 1 : 0;
     host.once<Real>(double(p.nnz()));
     host.once<int>(nblock + 1.0);
-    host.once<int>(n);                        // each row's block (the fused CG's)
-    const ColumnRuns runs(p.row_ptr, p.col);  // the pattern's columns in runs
-    host.once<int>(double(runs.run_ptr.size() + runs.run_col.size()));
-    host.once<unsigned char>(double(runs.run_len.size()));
+    host.once<int>(n);  // each row's block (the fused CG's)
+    const double runs = double(ColumnRuns::count(p.row_ptr, p.col));  // (core/pcg.h)
+    host.once<int>(n + 1 + runs);
+    host.once<unsigned char>(runs);
     host.once<Real>(9.0 * nblock);
     host.once<unsigned char>(double(nblock));
     if (solver == LinearSolverKind::kPcgMixed) {  // the single-precision copies

@@ -368,17 +368,13 @@ TEST(Amg, GalerkinRefreshHoldsTheNewMatricesProducts) {
 // again (over 14 steps: 1,272 against 1,400). A refresh that held wrong coarse matrices would
 // cost CG iterations, not accuracy.
 TEST(Amg, GalerkinRefreshInTheEngineGivesTheDirectPathsIterates) {
-  struct Switch {
-    Switch() { setenv("SLENDER_AMG_REFRESH", "1", 1); }
-    ~Switch() { unsetenv("SLENDER_AMG_REFRESH"); }
-  };
   const auto m = plate(ShellBending::kMidEdge, 0.2, 0.01);
   Simulator direct(m, m->scene.integrator, LinearSolverKind::kAuto);
   Simulator plain(m, m->scene.integrator, LinearSolverKind::kAmg);
   PhaseTimes refreshed_times;
   std::vector<Real> refreshed_q;
   {
-    const Switch on;
+    const test::ScopedEnv on("SLENDER_AMG_REFRESH", "1");
     Simulator refreshed(m, m->scene.integrator, LinearSolverKind::kAmg);
     for (int s = 0; s < 14; ++s) {
       const StepReport a = direct.step(), b = refreshed.step(), c = plain.step();

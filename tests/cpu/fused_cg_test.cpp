@@ -22,6 +22,7 @@
 #include "slender/engine/krylov.h"
 #include "slender/scene.h"
 #include "slender/simulator.h"
+#include "test_util.h"
 
 namespace slender {
 namespace {
@@ -207,12 +208,8 @@ TEST(FusedCg, SameIteratesAsCgOnBlockSystemsWithHeldDofs) {
 }
 
 // SLENDER_FUSED_CG set for the engines made in its scope (read when one is made)
-class FusedCgSwitch {
- public:
-  explicit FusedCgSwitch(bool on) { setenv("SLENDER_FUSED_CG", on ? "1" : "0", 1); }
-  ~FusedCgSwitch() { unsetenv("SLENDER_FUSED_CG"); }
-  FusedCgSwitch(const FusedCgSwitch&) = delete;
-  FusedCgSwitch& operator=(const FusedCgSwitch&) = delete;
+struct FusedCgSwitch : test::ScopedEnv {
+  explicit FusedCgSwitch(bool on) : ScopedEnv("SLENDER_FUSED_CG", on ? "1" : "0") {}
 };
 
 struct Rollout {

@@ -21,18 +21,15 @@
 #include "slender/builder.h"
 #include "slender/core/status.h"
 #include "slender/simulator.h"
+#include "test_util.h"
 
 namespace slender {
 namespace {
 namespace SLENDER_UNITY_ID {
 
 // SLENDER_FUSED_PREDICTOR_READ set for the engines made in its scope (read when one is made)
-class FusedRead {
- public:
-  explicit FusedRead(bool on) { setenv("SLENDER_FUSED_PREDICTOR_READ", on ? "1" : "0", 1); }
-  ~FusedRead() { unsetenv("SLENDER_FUSED_PREDICTOR_READ"); }
-  FusedRead(const FusedRead&) = delete;
-  FusedRead& operator=(const FusedRead&) = delete;
+struct FusedRead : test::ScopedEnv {
+  explicit FusedRead(bool on) : ScopedEnv("SLENDER_FUSED_PREDICTOR_READ", on ? "1" : "0") {}
 };
 
 bool same_bits(const std::vector<Real>& a, const std::vector<Real>& b) {

@@ -74,13 +74,6 @@ bool heap_measurable() {
   return heap_in_use() - h0 >= double(v.size());
 }
 
-// a scoped environment variable
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
-
 // the heap's growth [bytes] from before the batch to a batch in use: built, every
 // environment's parameters set, actions given, two steps, every observation read
 double heap_growth(const std::shared_ptr<const Model>& m,
@@ -162,7 +155,7 @@ TEST(BatchMemory, EstimateMatchesTheHeapsGrowth) {
 // the estimate, the memory available and the most environments that fit.
 TEST(BatchMemory, AMillionEnvironmentsAreRefusedAtOnce) {
   const auto m = snake();
-  const ScopedEnv limit("SLENDER_MEMORY_LIMIT", "8G");
+  const test::ScopedEnv limit("SLENDER_MEMORY_LIMIT", "8G");
   const double eight = 8.0 * (1 << 30);
   for (BatchEngine engine : {BatchEngine::kVectorized, BatchEngine::kPerEnvironment}) {
     const int n = 1000000;
@@ -213,7 +206,7 @@ TEST(ModelMemory, AModelThatWouldNotFitIsRefusedBeforeItsArrays) {
               format_bytes(sim).c_str());
   ASSERT_GT(model, double(1 << 20));  // large enough to be checked
   {
-    const ScopedEnv limit("SLENDER_MEMORY_LIMIT", "1M");
+    const test::ScopedEnv limit("SLENDER_MEMORY_LIMIT", "1M");
     try {
       build_model(sc);
       FAIL() << "a model whose plan needs more than 1 MiB was built under a 1 MiB limit";
@@ -228,7 +221,7 @@ TEST(ModelMemory, AModelThatWouldNotFitIsRefusedBeforeItsArrays) {
   }
   // room for the model's plan, not for its simulator
   const std::string room = std::to_string(long(sim / 2));
-  const ScopedEnv limit("SLENDER_MEMORY_LIMIT", room.c_str());
+  const test::ScopedEnv limit("SLENDER_MEMORY_LIMIT", room.c_str());
   const double h0 = heap_in_use();
   try {
     Simulator s(m);
@@ -279,7 +272,8 @@ TEST(BatchMemory, TheLimitIsTheEdgeAndTheMachinesOwnLimitRefusesToo) {
   const BatchMemory need = BatchedSimulator::memory_estimate(
       *m, 4, m->scene.integrator, LinearSolverKind::kAuto, BatchEngine::kVectorized);
   {
-    const ScopedEnv limit("SLENDER_MEMORY_LIMIT", std::to_string(long(need.host(4)) + 1).c_str());
+    const test::ScopedEnv limit("SLENDER_MEMORY_LIMIT",
+                                std::to_string(long(need.host(4)) + 1).c_str());
     BatchedSimulator fits(m, 4, m->scene.integrator, LinearSolverKind::kAuto,
                           BatchEngine::kVectorized);
     EXPECT_EQ(fits.step().size(), 4u);
@@ -320,16 +314,16 @@ TEST(BatchMemory, AvailableMemoryReadsItsLimits) {
     EXPECT_LE(double(a.bytes), mem_available + 64.0 * (1 << 20));
   }
   {
-    const ScopedEnv e("SLENDER_MEMORY_LIMIT", "1.5G");
+    const test::ScopedEnv e("SLENDER_MEMORY_LIMIT", "1.5G");
     EXPECT_EQ(available_memory_bytes(), 3ull << 29);
     EXPECT_EQ(available_memory().limit, "SLENDER_MEMORY_LIMIT");
   }
   for (const char* v : {"512MiB", "512M", "512m", "536870912"}) {
-    const ScopedEnv e("SLENDER_MEMORY_LIMIT", v);
+    const test::ScopedEnv e("SLENDER_MEMORY_LIMIT", v);
     EXPECT_EQ(available_memory_bytes(), 512ull << 20) << v;
   }
   for (const char* v : {"lots", "8X", "-1G", "8 G"}) {
-    const ScopedEnv e("SLENDER_MEMORY_LIMIT", v);
+    const test::ScopedEnv e("SLENDER_MEMORY_LIMIT", v);
     try {
       available_memory();
       ADD_FAILURE() << v << " taken";

@@ -62,20 +62,43 @@ struct ColumnRuns {
   std::vector<unsigned char> run_len;
   ColumnRuns() = default;
   ColumnRuns(const std::vector<int>& row_ptr, const std::vector<int>& col) {
-    const int n = int(row_ptr.size()) - 1;
-    run_ptr.reserve(size_t(n) + 1);
-    for (int r = 0; r < n; ++r) {
-      for (int j = row_ptr[size_t(r)]; j < row_ptr[size_t(r) + 1]; ++j) {
-        const bool extends = j > row_ptr[size_t(r)] && col[size_t(j)] == col[size_t(j) - 1] + 1 &&
-                             run_len.back() < 255;
-        if (extends) {
-          ++run_len.back();
-        } else {
-          run_col.push_back(col[size_t(j)]);
-          run_len.push_back(1);
-        }
+    run_ptr.reserve(row_ptr.size());
+    each_entry(
+        row_ptr, col,
+        [&](int j, bool opens) {
+          if (opens) {
+            run_col.push_back(col[size_t(j)]);
+            run_len.push_back(1);
+          } else {
+            ++run_len.back();
+          }
+        },
+        [&] { run_ptr.push_back(int(run_col.size())); });
+  }
+  /// the number of runs the pattern makes, without making them (memory estimates)
+  static long count(const std::vector<int>& row_ptr, const std::vector<int>& col) {
+    long k = 0;
+    each_entry(
+        row_ptr, col, [&](int, bool opens) { k += opens ? 1 : 0; }, [] {});
+    return k;
+  }
+
+ private:
+  // entry(j, opens) for every entry in order, `opens` where it starts a run (a row's first
+  // entry, a gap in the columns, or a run already 255 long); row_end() after each row
+  template <class Entry, class RowEnd>
+  static void each_entry(const std::vector<int>& row_ptr,
+                         const std::vector<int>& col,
+                         const Entry& entry,
+                         const RowEnd& row_end) {
+    for (size_t r = 0; r + 1 < row_ptr.size(); ++r) {
+      int len = 0;
+      for (int j = row_ptr[r]; j < row_ptr[r + 1]; ++j) {
+        const bool opens = len == 0 || col[size_t(j)] != col[size_t(j) - 1] + 1 || len == 255;
+        len = opens ? 1 : len + 1;
+        entry(j, opens);
       }
-      run_ptr.push_back(int(run_col.size()));
+      row_end();
     }
   }
 };

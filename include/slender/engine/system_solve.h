@@ -226,13 +226,10 @@ class SystemSolveOn {
         const long it0 = krylov_.iterations();
         auto apply = [this](const Real* x, Real* y) { apply_matrix(x, y); };
         auto precond = [this](const Real* in, Real* out) { precondition(in, out); };
-        const bool ok =
-            !symmetric_ ? krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts)
-            : fused_cg()
-                ? (mixed() ? cg_fused(f, dx, valf_.data(), cvalf_.data(), block_invf_.data())
-                           : cg_fused(f, dx, val_.data(), has_contact() ? contact_->val() : nullptr,
-                                      block_inv_.data()))
-                : krylov_.cg(nfree_, f, dx, apply, precond);
+        const bool ok = !symmetric_
+                            ? krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts)
+                        : fused_cg() ? cg_fused(f, dx)
+                                     : krylov_.cg(nfree_, f, dx, apply, precond);
         times.solve += since(t0);
         const long its = krylov_.iterations() - it0;
         times.linear_iters += its;
@@ -455,12 +452,19 @@ class SystemSolveOn {
   // with SLENDER_FUSED_CG=1 (=0 turns it off on the device). The multigrid's V-cycle is not a
   // row's work
   bool fused_cg() const { return kind_ != LinearSolverKind::kAmg && fused_cg_; }
+  // dx = J^-1 f by cg_fused (kPcgMixed: the single-precision copies)
+  bool cg_fused(const Real* f, Real* dx) {
+    if (mixed()) return cg_fused(f, dx, valf_.data(), cvalf_.data(), block_invf_.data());
+    return cg_fused(f, dx, val_.data(), contact_values(), block_inv_.data());
+  }
   template <class V>
   bool cg_fused(const Real* f, Real* dx, const V* val, const V* contact_val, const V* inv) {
     return krylov_.cg_fused(nfree_, f, dx, rows(val, contact_val), row_block_.data(),
                             block_row_.data(), inv,
                             [this](const Real* in, Real* out) { precondition(in, out); });
   }
+  // the contact part's values (double), null without one
+  const Real* contact_values() const { return has_contact() ? contact_->val() : nullptr; }
   // the rows of J_static + J_c: the model's part by its column runs, the pairs' by their CSR
   template <class V>
   SystemRowsOf<V> rows(const V* val, const V* contact_val) {
@@ -480,7 +484,7 @@ class SystemSolveOn {
     if (mixed()) {
       apply_csr(valf_.data(), cvalf_.data(), x, y);
     } else {
-      apply_csr(val_.data(), has_contact() ? contact_->val() : nullptr, x, y);
+      apply_csr(val_.data(), contact_values(), x, y);
     }
   }
   template <class V>
