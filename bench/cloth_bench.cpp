@@ -29,8 +29,11 @@
 //   slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] [--max-seconds S]
 //                       [--probe-every N] [--E PA]
 //                       [--solver auto|cholmod|eigen-ldlt|sparse-lu|pcg|amg]
-//                       [--backend cpu|cuda] [--markdown FILE]
+//                       [--backend cpu|cuda] [--inexact] [--markdown FILE]
 //                       [--compare N [--compare-after W]]
+//
+// --inexact: each Newton direction solved by the iterative solvers only as accurately as the
+// iteration can use (the scene's integrator.newton.inexact; core/newton.h's newton_forcing).
 //
 // --compare N: instead of the timings, the CPU and CUDA backends side by side (compare_backends)
 // for N steps of each size, from rest or, with --compare-after W, from the state the CPU reaches
@@ -79,10 +82,13 @@ struct Options {
   slender::BackendKind backend = slender::BackendKind::kCpu;
   std::string markdown;
   long compare = 0, compare_after = 0;  // --compare N, --compare-after W
+  bool inexact = false;                 // --inexact: inexact Newton (NewtonSpec::inexact)
 };
 
 slender::SceneSpec make_scene(int rings, const Options& o) {
-  return slender::bench::cloth::make_scene(rings, o.E);
+  slender::SceneSpec s = slender::bench::cloth::make_scene(rings, o.E);
+  s.integrator.newton.inexact = o.inexact;
+  return s;
 }
 
 struct RunOutcome {
@@ -270,7 +276,7 @@ void usage(std::ostream& os) {
   os << "usage: slender_cloth_bench [--sizes 2k,20k] [--steps 450,5] [--repeats N] "
         "[--max-seconds S] [--probe-every N] [--E PA] [--solver "
         "auto|cholmod|eigen-ldlt|sparse-lu|pcg|amg|pcg-mixed] "
-        "[--backend cpu|cuda] [--markdown FILE] [--compare N [--compare-after W]]\n"
+        "[--backend cpu|cuda] [--inexact] [--markdown FILE] [--compare N [--compare-after W]]\n"
         "--sizes: target triangle counts (k = 1000); --steps: steps per size (one value for all, "
         "or one per size)\n";
 }
@@ -315,6 +321,8 @@ bool parse_args(int argc, char** argv, Options& o) {
       o.backend = slender::bench::parse_backend(value());
     } else if (a == "--markdown") {
       o.markdown = value();
+    } else if (a == "--inexact") {
+      o.inexact = true;
     } else if (a == "-h" || a == "--help") {
       usage(std::cout);
       return false;

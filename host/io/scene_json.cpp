@@ -1294,12 +1294,13 @@ void SceneReader::read_integrator(const JsonObject& g) {
   out.energy_consistent = g.boolean_or("energy_consistent", out.energy_consistent);
   if (g.has("newton")) {
     const JsonObject n = g.object("newton");
-    n.allow_only({"max_iters", "abs_tol", "rel_tol", "step_tol", "line_search"});
+    n.allow_only({"max_iters", "abs_tol", "rel_tol", "step_tol", "line_search", "inexact"});
     out.newton.max_iters = n.integer_or("max_iters", out.newton.max_iters);
     out.newton.abs_tol = n.number_or("abs_tol", out.newton.abs_tol);
     out.newton.rel_tol = n.number_or("rel_tol", out.newton.rel_tol);
     out.newton.step_tol = n.number_or("step_tol", out.newton.step_tol);
     out.newton.line_search = n.boolean_or("line_search", out.newton.line_search);
+    out.newton.inexact = n.boolean_or("inexact", out.newton.inexact);
   }
 }
 

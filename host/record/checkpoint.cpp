@@ -263,6 +263,7 @@ SceneFingerprint scene_fingerprint(const Model& m, const IntegratorSpec& in) {
     Fnv f;
     f(in.kind)(in.beta)(in.gamma)(in.adaptive)(in.min_dt)(in.two_d)(in.energy_consistent);
     f(n.max_iters)(n.abs_tol)(n.rel_tol)(n.step_tol)(n.line_search);
+    if (n.inexact) f(n.inexact);  // (only when set: the fingerprints of earlier checkpoints hold)
     add("integrator", f);
   }
   add("dt", Fnv()(in.dt));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "slender/core/integrator.h"
+#include "slender/core/pcg.h"
 #include "slender/core/status.h"
 
 namespace slender {
@@ -26,6 +27,34 @@ struct NewtonDirection {
 
 /// An environment mask: mask[e] != 0 for the environments a call is about.
 using EnvMask = std::vector<unsigned char>;
+
+/// Inexact Newton (NewtonSpec::inexact): the relative residual eta, |f - J dx| <= eta |f|, to
+/// which an iterative solver takes the Newton direction at the residual norm r. Eisenstat and
+/// Walker's second choice (SIAM J. Sci. Comput. 17, 1996): eta = 0.9 (r / r_prev)^2 after an
+/// iteration that took the norm from r_prev to r; the first direction of a step (r_prev <= 0) at
+/// kForcingFirst. Where eta r lies within a decade of the norm at which the step converges
+/// (target: newton_converged's bound), a tenth of target / r, so that this direction ends the
+/// step, and never less than that (solving further is wasted). Within [kKrylovRelTol,
+/// kForcingMax]. (Their safeguard against a forcing that falls too fast, 0.9 eta_prev^2, acts
+/// only above a last forcing of 1/3, which kForcingMax rules out.) The
+/// constants as measured on S9's cloth (bench/results/2026-11-30-inexact-newton-epyc-2c.md):
+/// a first direction at 1e-2 took the 20k cloth three iterations a step where 1e-3 took two.
+constexpr Real kForcingFirst = 1e-3;
+constexpr Real kForcingMax = 0.1;
+inline Real newton_forcing(Real r, Real r_prev, Real target) {
+  Real eta = kForcingFirst;
+  if (r_prev > 0 && std::isfinite(r) && std::isfinite(r_prev)) {
+    const Real q = r / r_prev;
+    eta = Real(0.9) * q * q;
+  }
+  if (r > 0 && target > 0) {
+    // within a decade of convergence after this direction: solve to converge with it (an
+    // iteration less); never further than that (solving past it is wasted)
+    const Real finish = Real(0.1) * target / r;
+    eta = eta * r < 10 * target ? finish : std::fmax(eta, finish);
+  }
+  return std::fmax(std::fmin(eta, kForcingMax), kKrylovRelTol);
+}
 
 /// Newton's iterations of every environment in `want` from its predictor, whose residual norm
 /// r[e] and incremental potential phi[e] the caller has evaluated. The caller's operations, each

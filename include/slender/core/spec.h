@@ -25,6 +25,10 @@ struct NewtonSpec {
   Real rel_tol = 1e-10;     ///< relative to the first iteration's residual norm
   Real step_tol = 1e-12;    ///< on the Newton step's max-norm [m or rad]
   bool line_search = true;  ///< backtracking on the residual norm
+  /// with an iterative linear solver (pcg, pcg-mixed, amg; BiCGSTAB where the Jacobian is not
+  /// symmetric), each Newton direction solved only as accurately as the iteration can use
+  /// (newton_forcing, core/newton.h) instead of to kKrylovRelTol; the direct solvers are exact
+  bool inexact = false;
 };
 
 struct IntegratorSpec {

@@ -550,6 +550,11 @@ class VectorLinearSolve {
   }
 
   VecSolver kind() const { return kind_; }
+  /// each environment's relative residual for the next pcg solves (inexact Newton's forcing,
+  /// core/newton.h), or kKrylovRelTol (empty); the other kinds solve directly
+  void set_krylov_tol(const std::vector<Real>& t) {
+    if (kind_ == VecSolver::kPcg) cg_.set_rel_tol(t);
+  }
   int half_bandwidth() const { return layout_.w; }
 
   /// "banded-lu", "dense-cholesky", "dense-lu" (or "dense-cholesky+lu" when the environments

@@ -958,6 +958,15 @@ class Engine {
   // SLENDER_FUSED_PREDICTOR_READ=1 or 0 forces both on or off (default: on where X's memory is
   // not the host's).
   EnvMask fused_first_mask(const EnvMask& want) const;
+  // inexact Newton (NewtonSpec::inexact, with an iterative solve): the relative residual to which
+  // the next Newton directions of the environments in `now` are solved (newton_forcing), from
+  // their residual norms r (the current iterates'; null: the step's first directions, taken
+  // before the predictor's norm is read) and reps' first norms; a direction's norm is kept for
+  // the next one. off (the default): the solvers' own kKrylovRelTol
+  bool inexact() const;
+  void set_forcing(const EnvMask& now, const std::vector<Real>* r, const StepReport* reps);
+  void clear_forcing();
+  std::vector<Real> forcing_r_, forcing_eta_;  // per environment: the last direction's norm, eta
   // the predictor's sums, when pending, read on their own (a first direction that failed
   // before its trial), into the step's r and phi
   void read_pending_predictor();

@@ -52,6 +52,7 @@ void Engine<X>::newton_step(const EnvMask& want, VectorStepResult& res, PhaseTim
   push_active();
   predict();
   X::copy(y_.data(), q_hat_.data(), size_t(B) * m.ndof);
+  if (inexact()) forcing_r_.assign(size_t(B), 0);  // (no direction yet)
   std::vector<Real> r(B), phi(B);
   // the first directions of the environments likely to iterate, taken before the predictor's
   // sums are read (fused_first_mask), or none
@@ -68,6 +69,7 @@ void Engine<X>::newton_step(const EnvMask& want, VectorStepResult& res, PhaseTim
     pred_mask_ = want;
     pred_r_ = &r;
     pred_phi_ = &phi;
+    set_forcing(first, nullptr, res.reports.data());
     directions_and_trials(first, d_first, r_first, phi_first, res);
     first_fallback = fallback_h_;
     read_pending_predictor();  // (where the directions' read did not take them)
@@ -99,6 +101,7 @@ void Engine<X>::newton_step(const EnvMask& want, VectorStepResult& res, PhaseTim
           }
         first_call = false;
         if (std::any_of(now.begin(), now.end(), [](unsigned char v) { return v; })) {
+          set_forcing(now, &r, res.reports.data());
           directions_and_trials(now, d, r_new, phi_new, res);
           count_directions(now, fallback_h_, res);
         }
@@ -144,6 +147,7 @@ void Engine<X>::newton_step(const EnvMask& want, VectorStepResult& res, PhaseTim
         if (again[e]) degenerate_seen_[size_t(e)] = pred_degenerate_[size_t(e)];
     }
   }
+  clear_forcing();
   finalize(done, res);
 }
 
@@ -287,6 +291,43 @@ template <class X>
 void Engine<X>::evaluate_again() {
   std::vector<Real> unread;  // (evaluate_end without sums: its phase's time alone)
   evaluate_end(evaluate_begin(y_.data(), true), nullptr, unread, unread);
+}
+
+template <class X>
+bool Engine<X>::inexact() const {
+  return spec_.newton.inexact &&
+         ((system_ && system_->iterative()) || (batched_ && batched_->kind() == VecSolver::kPcg));
+}
+
+template <class X>
+void Engine<X>::set_forcing(const EnvMask& now,
+                            const std::vector<Real>* r,
+                            const StepReport* reps) {
+  if (!inexact()) return;
+  const NewtonSpec& ns = spec_.newton;
+  const size_t B = size_t(nenv_);
+  forcing_r_.resize(B, 0);
+  forcing_eta_.resize(B, kForcingFirst);
+  for (size_t e = 0; e < B; ++e) {
+    if (!now[e]) continue;
+    if (!r) {  // (the norm not read yet: the step's first norm, at the next direction)
+      forcing_eta_[e] = kForcingFirst;
+      forcing_r_[e] = -1;
+      continue;
+    }
+    const Real r0 = reps[e].residual0, prev = forcing_r_[e] < 0 ? r0 : forcing_r_[e];
+    forcing_eta_[e] = newton_forcing((*r)[e], prev, std::max(ns.abs_tol, ns.rel_tol * r0));
+    forcing_r_[e] = (*r)[e];
+  }
+  if (system_) system_->set_krylov_tol(forcing_eta_[0]);
+  if (batched_) batched_->set_krylov_tol(forcing_eta_);
+}
+
+template <class X>
+void Engine<X>::clear_forcing() {
+  if (!inexact()) return;
+  if (system_) system_->set_krylov_tol(kKrylovRelTol);
+  if (batched_) batched_->set_krylov_tol({});
 }
 
 template <class X>

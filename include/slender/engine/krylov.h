@@ -326,6 +326,10 @@ class KrylovOn {
 
   /// the iterations of every solve so far
   long iterations() const { return iterations_; }
+  /// the relative residual the next solves stop at, |b - A x| <= rel_tol |b| (inexact Newton's
+  /// forcing, core/newton.h); kKrylovRelTol unless set
+  void set_rel_tol(Real t) { rel_tol_ = t; }
+  Real rel_tol() const { return rel_tol_; }
   /// the reduction results the constructor allocates (memory estimates, engine/memory_tally.h)
   static constexpr long workspace_reductions() { return kReducePartials + kNumSlots; }
 
@@ -348,11 +352,11 @@ class KrylovOn {
                  "at %.3e), breakdown %g (why %g: 1 rhat.v, 2 omega, 4 rho), done %g; "
                  "rhat.r %.3e, rhat.v %.3e, t.s %.3e, t.t %.3e\n",
                  symmetric ? "CG" : "BiCGSTAB", iterations, krylov_max_iterations(n), h[0].s0,
-                 bb.s0, kKrylovRelTol * kKrylovRelTol * bb.s0, h[1].s0, h[1].s1, h[2].s0, h[0].s1,
-                 rv.s0, ts.s0, ts.s1);
+                 bb.s0, rel_tol_ * rel_tol_ * bb.s0, h[1].s0, h[1].s1, h[2].s0, h[0].s1, rv.s0,
+                 ts.s0, ts.s1);
   }
 
-  // preconditioned BiCGSTAB from x = 0 to |b - J x| <= kKrylovRelTol |b|, for non-symmetric
+  // preconditioned BiCGSTAB from x = 0 to |b - J x| <= rel_tol |b|, for non-symmetric
   // Jacobians; the scalars stay in device memory (krylov_check reads the state). A breakdown
   // idles the iteration; at the next check the host restarts it from the true residual b - J x
   // with the shadow residual rhat = r (at most kBicgRestarts times, within max_iter in all)
@@ -429,7 +433,7 @@ class KrylovOn {
     return false;
   }
 
-  // preconditioned CG from x = 0 to |b - A x| <= kKrylovRelTol |b| (as the CPU's); the step
+  // preconditioned CG from x = 0 to |b - A x| <= rel_tol |b| (as the CPU's); the step
   // length and direction update read their scalars from device memory (krylov_check reads the
   // state)
   template <class Apply, class Precondition>
@@ -518,7 +522,7 @@ class KrylovOn {
     return start;
   }
 
-  // x = 0, the flags cleared and, in `stop`, the bound on |r|^2 (kKrylovRelTol^2 |b|^2);
+  // x = 0, the flags cleared and, in `stop`, the bound on |r|^2 (rel_tol^2 |b|^2);
   // kConverged when b = 0 (x = 0 solves it), kFailed when b is not finite
   Krylov krylov_start(int n, const Real* b, Real* x, Real& stop) {
     X::reduce4(n, DotMax{b, b}, partial_.data(), slot(kSlotBB));
@@ -526,7 +530,7 @@ class KrylovOn {
     X::fill_zero(x, size_t(n));
     if (bb == 0) return Krylov::kConverged;
     if (!std::isfinite(bb)) return Krylov::kFailed;
-    stop = kKrylovRelTol * kKrylovRelTol * bb;
+    stop = rel_tol_ * rel_tol_ * bb;
     X::fill_zero(slot(kSlotBad), 2);  // bad, done
     return Krylov::kGoOn;
   }
@@ -578,6 +582,7 @@ class KrylovOn {
   }
 
   long iterations_ = 0;
+  Real rel_tol_ = kKrylovRelTol;
   Buffer<Red4> partial_, slots_;
   Buffer<Real> pr_, pz_, pp_, pAp_;
   Buffer<Real> pr2_;             // cg_fused's second residual (r_in and r_out alternate)
@@ -689,6 +694,7 @@ struct Dots {
 /// CG converges.
 struct CgInit {
   Real rel_tol;
+  const Real* rel_tol_env;  // per environment (inexact Newton's forcing), or null: rel_tol
   const unsigned char* active;
   const Red4* bad;
   const Red4* d0;
@@ -702,7 +708,8 @@ struct CgInit {
     ok[e] = go && d0[e].s0 == 0 ? 1 : 0;
     run[e] = go && d0[e].s0 != 0 ? 1 : 0;
     rz[e] = d0[e].s1;
-    stop[e] = rel_tol * rel_tol * d0[e].s0;
+    const Real t = rel_tol_env ? rel_tol_env[e] : rel_tol;
+    stop[e] = t * t * d0[e].s0;
     iters[e] = 0;
   }
 };
@@ -817,6 +824,13 @@ class BatchCgOn {
   /// every environment's matrix values (nenv x nnz), which the caller gathers before a solve
   Buffer<Real>& values() { return val_; }
 
+  /// each environment's relative residual for the next solves (inexact Newton's forcing,
+  /// core/newton.h; nenv values, uploaded), or kKrylovRelTol for all (empty)
+  void set_rel_tol(const std::vector<Real>& t) {
+    tol_set_ = !t.empty();
+    if (tol_set_) X::upload(tol_, t.data(), t.size());
+  }
+
   /// dx[e] = J_e^-1 f[e] for the environments with active[e] (on X). ok[e] (on X, and ok_h on
   /// the host) = 1 where CG converged, 0 where the caller must fall back; `run` (nenv, on X) holds
   /// the running flags; the iterations taken are added to `iterations`
@@ -897,8 +911,8 @@ class BatchCgOn {
                                           z_.data()},
                  active, nblock_});
     X::env_reduce_to(B, n, env_major::Dots{n, f, f, r_.data(), z_.data()}, red_);
-    each(B, env_major::CgInit{kKrylovRelTol, active, bad_.data(), red_.data(), run, ok, rz_.data(),
-                              stop_.data(), iters_.data()});
+    each(B, env_major::CgInit{kKrylovRelTol, tol_set_ ? tol_.data() : nullptr, active, bad_.data(),
+                              red_.data(), run, ok, rz_.data(), stop_.data(), iters_.data()});
     if (running(run) == 0) return false;
     each(Bn, env_major::Masked<env_major::Copy>{env_major::Copy{p_.data(), z_.data()}, run, n});
     return true;
@@ -912,6 +926,8 @@ class BatchCgOn {
   // CG's per-environment scalars: r.z, the stopping threshold, alpha or beta, iterations taken;
   // per-environment reductions and the running count
   Buffer<Real> rz_, stop_, coef_;
+  Buffer<Real> tol_;  // set_rel_tol's, where tol_set_
+  bool tol_set_ = false;
   Buffer<int> iters_;
   Buffer<Red4> red_, bad_, count_;
 };

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -155,6 +156,9 @@ class SystemSolveOn {
 
   bool symmetric() const { return symmetric_; }
   bool iterative() const { return iterative_; }
+  /// the relative residual of the next Krylov solves (inexact Newton's forcing, core/newton.h);
+  /// kKrylovRelTol unless set
+  void set_krylov_tol(Real t) { krylov_.set_rel_tol(t); }
   const AssemblyPlan& plan() const { return *plan_; }
   std::string name() const {
     if (iterative_)
@@ -391,7 +395,12 @@ class SystemSolveOn {
 
   // the multigrid is built again at the next set-up when its last solve failed, or took more
   // than kAmgStale times the iterations of the first solve after the last build (plus a margin)
+  // (iterations counted as to kKrylovRelTol where a solve stopped at another tolerance, by the
+  // decades of reduction: inexact Newton's solves stop at their own)
   void amg_track(bool ok, long its) {
+    const Real t = krylov_.rel_tol();
+    if (t != kKrylovRelTol)
+      its = long(std::ceil(Real(its) * std::log(kKrylovRelTol) / std::log(t)));
     if (amg_fresh_) amg_base_its_ = its;
     if (!ok || its > kAmgStale * Real(amg_base_its_) + 10) amg_stale_ = true;
   }
