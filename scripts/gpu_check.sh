@@ -20,7 +20,8 @@
 #              engine on every core at 4096 (issue 47, item 2)
 #   s9         S9's cloth on CUDA: 20k into the fold, 200k and 670k with the multigrid (issue 48)
 #   cg         S9's 200k cloth with block-Jacobi CG (pcg, pcg-mixed), the fused iteration against
-#              SLENDER_FUSED_CG=0: the time a CG iteration (issue 48, item 3)
+#              SLENDER_FUSED_CG=0: the time a CG iteration (issue 48, item 3); pcg with inexact
+#              Newton (--inexact)
 #   profile    ncu's time per kernel on S1, S7 and cloth_drop (5 steps each, one run a scene),
 #              tabled by scripts/ncu_table.py into profile.md
 #   sanitize   memcheck and racecheck on the GPU suite's short filter and the engine's /Cuda
@@ -166,6 +167,12 @@ stage_cg() {
         "$logs/s9_cg_${solver}_fused$fused.log" | tail -1 | cut -c1-160)"
     done
   done
+  # inexact Newton (integrator.newton.inexact), fused, against the exact pcg run above
+  timeout -k 5 "$(cap 75)" stdbuf -oL "$cb" --backend cuda --sizes 200k --steps 2 --repeats 1 \
+    --probe-every 0 --solver pcg --inexact --markdown "$logs/s9_cg_pcg_inexact.md" \
+    > "$logs/s9_cg_pcg_inexact.log" 2>&1
+  mark "S9 cuda 200k pcg inexact: rc $?; $(grep -A2 -m1 '^case  solver' \
+    "$logs/s9_cg_pcg_inexact.log" | tail -1 | cut -c1-160)"
 }
 
 stage_profile() {
