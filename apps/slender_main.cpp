@@ -82,6 +82,7 @@ struct RunArgs {
   std::string resume;         // a checkpoint to continue from
   bool render = false;        // render the outputs into a video when the run ends
   std::string usd;            // a .usda to write the records into ("" = none)
+  bool inexact = false;       // inexact Newton (the scene's integrator.newton.inexact)
 };
 
 struct ExportUsdArgs {
@@ -164,6 +165,7 @@ void apply_overrides(const RunArgs& a, SceneSpec& sc) {
   }
   if (!a.out.empty()) sc.output.dir = a.out;
   if (!a.backend.empty()) backend_from_name(a.backend, sc.backend);  // checked by CLI11
+  if (a.inexact) sc.integrator.newton.inexact = true;
 }
 
 // the option's value, already checked against the names by CLI11
@@ -378,6 +380,9 @@ int run_main(int argc, char** argv) {
                   "CG), amg (CG with a multigrid preconditioner: large shells), pcg-mixed (pcg "
                   "with the matrix in single precision) or banded")
       ->check(solver_names);
+  run->add_flag("--inexact", ra.inexact,
+                "inexact Newton: with an iterative solver, each direction only as exact as the "
+                "iteration needs (the scene's integrator.newton.inexact; docs/numerics.md)");
   run->add_flag("--quiet,-q", ra.quiet, "print nothing but errors");
   run->add_flag("--no-output", ra.no_output, "write no files");
   run->add_option("--checkpoint-every", ra.checkpoint_every,

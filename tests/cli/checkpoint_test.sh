@@ -48,5 +48,16 @@ if [ "$code" -ne 2 ] || ! grep -q "another model" "$out/other.err"; then
   echo "another scene's checkpoint: exit $code, $(cat "$out/other.err")"
   fail=1
 fi
+# the same scene with inexact Newton (--inexact, integrator.newton.inexact) is another
+# integrator: refused, naming it
+set +e
+"$bin" run "$scene" --duration 0.08 --out "$out/inexact" --inexact \
+  --resume "$out/first/checkpoint.slck" -q 2> "$out/inexact.err"
+code=$?
+set -e
+if [ "$code" -ne 2 ] || ! grep -q "integrator" "$out/inexact.err"; then
+  echo "a checkpoint resumed with --inexact: exit $code, $(cat "$out/inexact.err")"
+  fail=1
+fi
 [ "$fail" -eq 0 ] && echo "resumed run ends as the whole run: $(tail -1 "$out/whole/energies.csv" | cut -c1-60)"
 exit $fail
