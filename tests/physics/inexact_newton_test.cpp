@@ -21,6 +21,7 @@
 #include "slender/compare.h"
 #include "slender/core/newton.h"
 #include "slender/simulator.h"
+#include "test_util.h"
 
 namespace slender {
 namespace {
@@ -87,9 +88,7 @@ TEST(InexactNewton, ContactStepsConvergeAsTheExactOnesInFewerKrylovIterations) {
   const Rollout exact = run(m, LinearSolverKind::kPcg, false, steps);
   const Rollout inexact = run(m, LinearSolverKind::kPcg, true, steps);
   const Real d_exact = max_relative_difference(direct.q, exact.q);
-  Real d_inexact = 0;  // [m, rad]
-  for (size_t i = 0; i < direct.q.size(); ++i)
-    d_inexact = std::max(d_inexact, std::fabs(direct.q[i] - inexact.q[i]));
+  const Real d_inexact = test::max_abs_diff(direct.q, inexact.q);  // [m, rad]
   std::printf(
       "plate_contact, %d steps: exact CG %ld Krylov iterations in %ld Newton iterations "
       "(%.2e relative from direct), inexact %ld in %ld (%.2e m or rad), %.2f of the "
