@@ -17,6 +17,7 @@
 
 #include "backend/host_executor.h"
 #include "slender/backend.h"
+#include "slender/builder.h"
 #include "slender/config.h"
 #include "slender/core/pcg.h"
 #include "slender/engine/krylov.h"

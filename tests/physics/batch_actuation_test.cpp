@@ -17,6 +17,7 @@
 #include "slender/builder.h"
 #include "slender/core/error.h"
 #include "slender/simulator.h"
+#include "physics_util.h"
 #include "test_util.h"
 
 namespace slender {
