@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "physics_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/core/error.h"
 #include "slender/simulator.h"
-#include "physics_util.h"
 #include "test_util.h"
 
 namespace slender {
