@@ -32,23 +32,6 @@ namespace SLENDER_UNITY_ID {
 
 constexpr Real kG = 9.8;
 
-// a 0.1 m square plate (edge 0.02: a 6 x 6 grid of nodes), clamped along x = 0, sagging under
-// gravity
-std::shared_ptr<const Model> plate_model(ShellBending bending, Real edge = 0.02) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.3);
-  const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), edge,
-                                  true, mat, 1e-3, bending);
-  b.membrane(s, MembraneModel::kSprings);
-  const PartSpec& part = b.part(s);
-  for (int i = 0; i < int(part.nodes.size()); ++i)
-    if (part.nodes[i][0] <= 1e-12) b.fix_node(s, i);
-  b.gravity(vec3(0, 0, -kG));
-  b.integrator().kind = IntegratorKind::kImplicitEuler;
-  b.integrator().dt = 5e-3;
-  return build_model(b.build());
-}
-
 // a plate with a post jointed to a corner, aerodynamic drag (a non-symmetric Jacobian)
 std::shared_ptr<const Model> rod_shell_model() {
   return test::plate_with_post(ShellBending::kMidEdge);
@@ -109,7 +92,7 @@ const Real kYoungs[] = {1, 0.5, 2, 3};
 // hinges, 1e-14 with mid-edge bending)
 TEST(VectorSolvers, ShellPlatesDenseMatchSingleRuns) {
   for (const ShellBending bending : {ShellBending::kHinge, ShellBending::kMidEdge}) {
-    const auto m = plate_model(bending);
+    const auto m = test::clamped_plate(bending);
     const int B = 4, steps = 25;
     BatchedSimulator batch(m, B, m->scene.integrator, LinearSolverKind::kAuto,
                            BatchEngine::kVectorized);
@@ -455,7 +438,7 @@ TEST(VectorSolvers, FactorizationsOnLanesGiveTheSameBits) {
       {"snake",
        build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json")),
        "banded-lu"},
-      {"plate", plate_model(ShellBending::kMidEdge), "dense-cholesky"},
+      {"plate", test::clamped_plate(ShellBending::kMidEdge), "dense-cholesky"},
       {"rod-shell", rod_shell_model(), "dense-lu"}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -557,9 +540,10 @@ TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
       {"snake",
        build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json")),
        "banded-lu", LinearSolverKind::kAuto},
-      {"plate", plate_model(ShellBending::kHinge), "dense-cholesky", LinearSolverKind::kAuto},
+      {"plate", test::clamped_plate(ShellBending::kHinge), "dense-cholesky",
+       LinearSolverKind::kAuto},
       {"rod-shell", rod_shell_model(), "dense-lu", LinearSolverKind::kAuto},
-      {"plate-pcg", plate_model(ShellBending::kMidEdge), "pcg", LinearSolverKind::kPcg}};
+      {"plate-pcg", test::clamped_plate(ShellBending::kMidEdge), "pcg", LinearSolverKind::kPcg}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const Model& m = *c.m;
@@ -613,7 +597,7 @@ TEST(VectorSolvers, InterleavedMatricesGiveTheSameBits) {
 // residual; measured 6e-16 and 2e-14), and CG converged everywhere (no fallback)
 TEST(VectorSolvers, PcgTakesTheDenseIterationsOnShells) {
   for (const ShellBending bending : {ShellBending::kHinge, ShellBending::kMidEdge}) {
-    const auto m = plate_model(bending);
+    const auto m = test::clamped_plate(bending);
     const int B = 4, steps = 20;
     BatchedSimulator dense = vectorized(m, B, LinearSolverKind::kDense);
     BatchedSimulator pcg = vectorized(m, B, LinearSolverKind::kPcg);
@@ -645,7 +629,7 @@ TEST(VectorSolvers, PcgTakesTheDenseIterationsOnShells) {
 // ctest -j2 the two threads share the cores with another suite, and every parallel loop then
 // waits for a time slice
 TEST(VectorSolvers, RepeatRunsAreBitIdentical) {
-  const auto m = plate_model(ShellBending::kMidEdge);
+  const auto m = test::clamped_plate(ShellBending::kMidEdge);
   const int B = 4;
   for (const LinearSolverKind kind : {LinearSolverKind::kDense, LinearSolverKind::kPcg}) {
     std::vector<std::vector<Real>> runs;
@@ -754,9 +738,10 @@ TEST(VectorSolvers, AutomaticChoiceFollowsTheStructure) {
   const auto snake =
       build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json"));
   EXPECT_EQ(vectorized(snake, 2).solver_name(), "banded-lu");
-  EXPECT_EQ(vectorized(plate_model(ShellBending::kMidEdge), 2).solver_name(), "dense-cholesky");
+  EXPECT_EQ(vectorized(test::clamped_plate(ShellBending::kMidEdge), 2).solver_name(),
+            "dense-cholesky");
   EXPECT_EQ(vectorized(rod_shell_model(), 2).solver_name(), "dense-lu");
-  const auto plate424 = plate_model(ShellBending::kMidEdge, 0.0125);
+  const auto plate424 = test::clamped_plate(ShellBending::kMidEdge, 0.0125);
   EXPECT_EQ(plate424->plan.nfree, 424);
   EXPECT_EQ(vectorized(plate424, 2).solver_name(), "pcg");
   // the per-environment engine names its Simulators' solver: dense is their sparse Cholesky
@@ -779,7 +764,7 @@ TEST(VectorSolvers, UnsupportedRequestsAreClearErrors) {
   test::expect_error([&] { vectorized(big, 2, LinearSolverKind::kDense); }, "up to 1024 free DOFs");
   EXPECT_EQ(vectorized(big, 2).solver_name(), "pcg");
   // the dense matrices of 20,000 plates of 3 x 10^2 free DOFs: 14 GiB, over the memory cap
-  const auto plate = plate_model(ShellBending::kMidEdge);
+  const auto plate = test::clamped_plate(ShellBending::kMidEdge);
   test::expect_error([&] { vectorized(plate, 20000, LinearSolverKind::kDense); },
                      "more than the cap");
   // the sparse direct solvers are the per-environment engine's

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "physics_util.h"
 #include "slender/batch.h"
 #include "slender/builder.h"
 #include "slender/compare.h"
@@ -118,16 +119,7 @@ TEST(InexactNewton, DirectSolversAreUntouched) {
 // have their own moduli, exact and inexact, against the dense Cholesky's steps: every
 // environment within 1e-7 relative (measured 2e-9), in fewer CG iterations
 TEST(InexactNewton, TheVectorizedBatchSolvesEachEnvironmentToItsOwnForcing) {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.3);
-  const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.02,
-                                  true, mat, 1e-3, ShellBending::kMidEdge);
-  b.membrane(s, MembraneModel::kSprings);
-  for (int i = 0; i < int(b.part(s).nodes.size()); ++i)
-    if (b.part(s).nodes[i][0] <= 1e-12) b.fix_node(s, i);
-  b.gravity(vec3(0, 0, -9.8));
-  b.integrator().dt = 5e-3;
-  const auto m = build_model(b.build());
+  const auto m = test::clamped_plate(ShellBending::kMidEdge);
   const int B = 4, steps = 20;
   auto batch = [&](LinearSolverKind kind, bool inexact) {
     IntegratorSpec spec = m->scene.integrator;

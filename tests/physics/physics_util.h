@@ -171,6 +171,23 @@ struct NewtonSystem {
   }
 };
 
+/// A 0.1 m square plate (edge 0.02: a 6 x 6 grid of nodes; 1 mm, E = 1 MPa, nu = 0.3, spring
+/// membrane), clamped along x = 0, sagging under gravity (9.8); implicit Euler at dt = 5 ms.
+inline std::shared_ptr<const Model> clamped_plate(ShellBending bending, Real edge = 0.02) {
+  SceneBuilder b;
+  const int mat = b.material("m", 1000, 1e6, 0.3);
+  const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), edge,
+                                  true, mat, 1e-3, bending);
+  b.membrane(s, MembraneModel::kSprings);
+  const PartSpec& part = b.part(s);
+  for (int i = 0; i < int(part.nodes.size()); ++i)
+    if (part.nodes[i][0] <= 1e-12) b.fix_node(s, i);
+  b.gravity(vec3(0, 0, -9.8));
+  b.integrator().kind = IntegratorKind::kImplicitEuler;
+  b.integrator().dt = 5e-3;
+  return build_model(b.build());
+}
+
 /// A small shell plate (4 x 3 cm, 1 cm edges, 1 mm, two corner nodes fixed) with a rod post
 /// jointed to its last corner, tilted gravity, a load at the post's tip and aerodynamic drag (a
 /// non-symmetric Jacobian); dt = 0.01 s.

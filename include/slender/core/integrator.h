@@ -99,9 +99,15 @@ inline bool stretch_secant_on(const IntegratorSpec& spec) {
   return spec.energy_consistent && spec.kind == IntegratorKind::kImplicitMidpoint;
 }
 
+/// The residual norm at or below which a step that has iterated has converged: abs_tol, or
+/// rel_tol times the first iteration's norm r0, whichever is larger (inexact Newton aims at it).
+inline Real newton_bound(const NewtonSpec& n, Real r0) {
+  return std::max(n.abs_tol, n.rel_tol * r0);
+}
+
 /// Newton's convergence test on the free-DOF residual norm r (r0: the first iteration's).
 inline bool newton_converged(const NewtonSpec& n, Real r, Real r0, int iters) {
-  return r <= n.abs_tol || (iters > 0 && r <= n.rel_tol * r0);
+  return r <= n.abs_tol || (iters > 0 && r <= newton_bound(n, r0));
 }
 
 /// The backtracking line search's acceptance of a trial at step length alpha: a sufficient

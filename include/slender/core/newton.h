@@ -33,8 +33,8 @@ using EnvMask = std::vector<unsigned char>;
 /// Walker's second choice (SIAM J. Sci. Comput. 17, 1996): eta = 0.9 (r / r_prev)^2 after an
 /// iteration that took the norm from r_prev to r; the first direction of a step (r_prev <= 0) at
 /// kForcingFirst. Where eta r lies within a decade of the norm at which the step converges
-/// (target: newton_converged's bound), a tenth of target / r, so that this direction ends the
-/// step, and never less than that (solving further is wasted). Within [kKrylovRelTol,
+/// (target: newton_bound, core/integrator.h), a tenth of target / r, so that this direction ends
+/// the step, and never less than that (solving further is wasted). Within [kKrylovRelTol,
 /// kForcingMax]. (Their safeguard against a forcing that falls too fast, 0.9 eta_prev^2, acts
 /// only above a last forcing of 1/3, which kForcingMax rules out.) The
 /// constants as measured on S9's cloth (bench/results/2026-11-30-inexact-newton-epyc-2c.md):

@@ -966,7 +966,9 @@ class Engine {
   bool inexact() const;
   void set_forcing(const EnvMask& now, const std::vector<Real>* r, const StepReport* reps);
   void clear_forcing();
-  std::vector<Real> forcing_r_, forcing_eta_;  // per environment: the last direction's norm, eta
+  // per environment: the norm at its last direction this step (0: none yet; -1: the step's
+  // first norm, not read when that direction was taken) and the forcing set for it
+  std::vector<Real> forcing_r_, forcing_eta_;
   // the predictor's sums, when pending, read on their own (a first direction that failed
   // before its trial), into the step's r and phi
   void read_pending_predictor();

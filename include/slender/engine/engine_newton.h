@@ -304,7 +304,6 @@ void Engine<X>::set_forcing(const EnvMask& now,
                             const std::vector<Real>* r,
                             const StepReport* reps) {
   if (!inexact()) return;
-  const NewtonSpec& ns = spec_.newton;
   const size_t B = size_t(nenv_);
   forcing_r_.resize(B, 0);
   forcing_eta_.resize(B, kForcingFirst);
@@ -316,7 +315,7 @@ void Engine<X>::set_forcing(const EnvMask& now,
       continue;
     }
     const Real r0 = reps[e].residual0, prev = forcing_r_[e] < 0 ? r0 : forcing_r_[e];
-    forcing_eta_[e] = newton_forcing((*r)[e], prev, std::max(ns.abs_tol, ns.rel_tol * r0));
+    forcing_eta_[e] = newton_forcing((*r)[e], prev, newton_bound(spec_.newton, r0));
     forcing_r_[e] = (*r)[e];
   }
   if (system_) system_->set_krylov_tol(forcing_eta_[0]);
