@@ -45,22 +45,6 @@ std::shared_ptr<const Model> snake() {
   return build_model(read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/snake.json"));
 }
 
-// a 0.1 m square plate of 6 x 6 nodes (hinge bending), clamped along x = 0
-std::shared_ptr<const Model> plate() {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.3);
-  const int s = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.1, 0, 0), vec3(0, 0.1, 0), 0.02,
-                                  true, mat, 1e-3, ShellBending::kHinge);
-  b.membrane(s, MembraneModel::kSprings);
-  const PartSpec& part = b.part(s);
-  for (int i = 0; i < int(part.nodes.size()); ++i)
-    if (part.nodes[i][0] <= 1e-12) b.fix_node(s, i);
-  b.gravity(vec3(0, 0, -9.8));
-  b.integrator().kind = IntegratorKind::kImplicitEuler;
-  b.integrator().dt = 5e-3;
-  return build_model(b.build());
-}
-
 // the bytes the heap hands out now (every arena)
 double heap_in_use() {
   const struct mallinfo2 mi = mallinfo2();
@@ -120,7 +104,7 @@ TEST(BatchMemory, EstimateMatchesTheHeapsGrowth) {
     int b0, b1;
     LinearSolverKind solver = LinearSolverKind::kAuto;
   };
-  const auto sn = snake(), pl = plate();
+  const auto sn = snake(), pl = test::clamped_plate(ShellBending::kHinge);
   const Case cases[] = {
       {"snake, vectorized (banded)", sn, BatchEngine::kVectorized, 32, 96},
       {"snake, per-environment (banded)", sn, BatchEngine::kPerEnvironment, 16, 48},
