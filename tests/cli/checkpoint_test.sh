@@ -28,36 +28,30 @@ if [ "$(tail -1 "$out/whole12/nodes.csv")" != "$(tail -1 "$out/further/nodes.csv
   echo "a run resumed to --duration 0.12 does not end as the whole run of 0.12 s"
   fail=1
 fi
+# refused NAME WHAT PATTERN SCENE ARGS...: a run of SCENE with ARGS, resuming the step-30
+# checkpoint, exits with 2 and an error matching PATTERN (WHAT says the case where it does not)
+refused() {
+  local name=$1 what=$2 pattern=$3 sc=$4 code
+  shift 4
+  set +e
+  "$bin" run "$sc" --out "$out/$name" --resume "$out/first/checkpoint.slck" -q "$@" \
+    2> "$out/$name.err"
+  code=$?
+  set -e
+  if [ "$code" -ne 2 ] || ! grep -q -- "$pattern" "$out/$name.err"; then
+    echo "$what: exit $code, $(cat "$out/$name.err")"
+    fail=1
+  fi
+}
 # ... and a --duration that ends before the checkpoint is refused (exit 2), naming the option
-set +e
-"$bin" run "$scene" --duration 0.04 --out "$out/short" --resume "$out/first/checkpoint.slck" -q \
-  2> "$out/short.err"
-code=$?
-set -e
-if [ "$code" -ne 2 ] || ! grep -q -- "--duration.*nothing to resume" "$out/short.err"; then
-  echo "a --duration before the checkpoint: exit $code, $(cat "$out/short.err")"
-  fail=1
-fi
+refused short "a --duration before the checkpoint" "--duration.*nothing to resume" "$scene" \
+  --duration 0.04
 # a checkpoint of another scene is refused with exit code 2, naming the file
-set +e
-"$bin" run "$(dirname "$scene")/gripper.json" --duration 0.01 --out "$out/other" \
-  --resume "$out/first/checkpoint.slck" -q 2> "$out/other.err"
-code=$?
-set -e
-if [ "$code" -ne 2 ] || ! grep -q "another model" "$out/other.err"; then
-  echo "another scene's checkpoint: exit $code, $(cat "$out/other.err")"
-  fail=1
-fi
+refused other "another scene's checkpoint" "another model" "$(dirname "$scene")/gripper.json" \
+  --duration 0.01
 # the same scene with inexact Newton (--inexact, integrator.newton.inexact) is another
 # integrator: refused, naming it
-set +e
-"$bin" run "$scene" --duration 0.08 --out "$out/inexact" --inexact \
-  --resume "$out/first/checkpoint.slck" -q 2> "$out/inexact.err"
-code=$?
-set -e
-if [ "$code" -ne 2 ] || ! grep -q "integrator" "$out/inexact.err"; then
-  echo "a checkpoint resumed with --inexact: exit $code, $(cat "$out/inexact.err")"
-  fail=1
-fi
+refused inexact "a checkpoint resumed with --inexact" "integrator" "$scene" --duration 0.08 \
+  --inexact
 [ "$fail" -eq 0 ] && echo "resumed run ends as the whole run: $(tail -1 "$out/whole/energies.csv" | cut -c1-60)"
 exit $fail
