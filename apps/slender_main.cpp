@@ -236,12 +236,11 @@ int cmd_run(const RunArgs& a) {
   const IntegratorSpec& in = sim.integrator();
   // (inexact Newton acts on the iterative solvers alone: said either way, never silently dropped)
   const std::string solver = sim.linear_solver_name();
-  const bool iterative =
-      solver.find("pcg") != std::string::npos || solver.find("bicgstab") != std::string::npos;
   const char* inexact = !in.newton.inexact ? ""
-                        : iterative        ? ", inexact Newton"
-                                           : "; inexact Newton does nothing with a direct solver: "
-                                             "--solver pcg, pcg-mixed or amg";
+                        : sim.inexact_newton()
+                            ? ", inexact Newton"
+                            : "; inexact Newton does nothing with a direct solver: "
+                              "--solver pcg, pcg-mixed or amg";
   log << "slender: " << sc.name << ": " << model->nnode << " nodes, " << model->nedge << " edges, "
       << model->plan.nfree << " free DOFs; " << integrator_name(in.kind) << ", dt = " << in.dt
       << " s, duration " << in.duration << " s (" << solver << inexact << ")\n";

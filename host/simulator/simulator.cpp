@@ -592,6 +592,7 @@ const State& Simulator::state() const {
 Real Simulator::time() const { return impl_->state.time; }
 const IntegratorSpec& Simulator::integrator() const { return impl_->spec; }
 std::string Simulator::linear_solver_name() const { return impl_->engine->solver_name(); }
+bool Simulator::inexact_newton() const { return impl_->engine->inexact_newton(); }
 BackendKind Simulator::backend() const {
   return impl_->on_cuda ? BackendKind::kCuda : BackendKind::kCpu;
 }

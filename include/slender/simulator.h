@@ -135,6 +135,9 @@ class Simulator {
   /// name of the linear solver in use ("cholmod", "eigen-ldlt", "sparse-lu", "pcg"; on the
   /// CUDA backend "cuda-banded-lu", "cusolver-chol" or "cuda-pcg")
   std::string linear_solver_name() const;
+  /// whether the steps take inexact Newton: the integrator's newton.inexact, where the linear
+  /// solve is iterative (a direct solver is exact, and the setting does nothing there)
+  bool inexact_newton() const;
   /// the backend the steps run on
   BackendKind backend() const;
   /// CUDA backend: synchronize the device between phases so that phase_times() splits frames,

@@ -102,12 +102,17 @@ TEST(InexactNewton, ContactStepsConvergeAsTheExactOnesInFewerKrylovIterations) {
   EXPECT_LT(double(inexact.krylov), 0.6 * double(exact.krylov));
 }
 
-// the direct solvers are exact: the field changes nothing, bit for bit
+// the direct solvers are exact: the field changes nothing, bit for bit (and the Simulator says
+// inexact Newton is not in effect there)
 TEST(InexactNewton, DirectSolversAreUntouched) {
   SceneSpec sc =
       read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/plate_contact.json");
   sc.backend = BackendKind::kCpu;
   const auto m = build_model(sc);
+  IntegratorSpec spec = m->scene.integrator;
+  spec.newton.inexact = true;
+  EXPECT_FALSE(Simulator(m, spec, LinearSolverKind::kAuto).inexact_newton());  // (it says so)
+  EXPECT_TRUE(Simulator(m, spec, LinearSolverKind::kPcg).inexact_newton());
   const Rollout a = run(m, LinearSolverKind::kAuto, false, 25);
   const Rollout b = run(m, LinearSolverKind::kAuto, true, 25);
   ASSERT_EQ(a.q.size(), b.q.size());

@@ -680,6 +680,8 @@ class Engine {
   /// free DOFs: M a = F(q, u) - grad E(q), with the loads of `in` whole and the
   /// energy-consistent contact forces left out
   void newmark_start(const StepInputs& in);
+  /// whether the steps take inexact Newton (NewtonSpec::inexact, and an iterative solve)
+  bool inexact_newton() const { return inexact(); }
 
  private:
   // the per-DOF functors' stride: ndof over env-major arrays, 0 for one environment (their

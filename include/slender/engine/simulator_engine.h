@@ -112,6 +112,8 @@ class SimulatorEngine {
   /// name of the linear solver ("cuda-banded-lu", "cusolver-chol", "cusolver-qr", "cuda-pcg",
   /// "cuda-bicgstab")
   virtual std::string solver_name() const = 0;
+  /// whether the steps take inexact Newton (NewtonSpec::inexact with an iterative solve)
+  virtual bool inexact_newton() const = 0;
   /// synchronize the device at phase boundaries so that PhaseTimes splits frames, evaluation
   /// and assembly (off: they are counted together under eval)
   virtual void set_phase_timing(bool on) = 0;

@@ -81,6 +81,7 @@ class SimulatorEngineOn final : public SimulatorEngine {
     engine_.newmark_start(in);
   }
   std::string solver_name() const override { return engine_.solver_name(); }
+  bool inexact_newton() const override { return engine_.inexact_newton(); }
   void set_phase_timing(bool on) override { engine_.set_phase_timing(on); }
   void set_params(const EnvParams& p) override {
     const typename X::OnDevice on(device_);
