@@ -240,7 +240,7 @@ int cmd_run(const RunArgs& a) {
                         : sim.inexact_newton()
                             ? ", inexact Newton"
                             : "; inexact Newton does nothing with a direct solver: "
-                              "--solver pcg, pcg-mixed or amg";
+                              "--solver pcg, pcg-mixed, amg or matrix-free";
   log << "slender: " << sc.name << ": " << model->nnode << " nodes, " << model->nedge << " edges, "
       << model->plan.nfree << " free DOFs; " << integrator_name(in.kind) << ", dt = " << in.dt
       << " s, duration " << in.duration << " s (" << solver << inexact << ")\n";
@@ -385,7 +385,8 @@ int run_main(int argc, char** argv) {
                   "linear solver: auto (banded LU for rods, else CHOLMOD, or sparse LU for "
                   "non-symmetric Jacobians), cholmod, eigen-ldlt, sparse-lu, pcg (block-Jacobi "
                   "CG), amg (CG with a multigrid preconditioner: large shells), pcg-mixed (pcg "
-                  "with the matrix in single precision) or banded")
+                  "with the matrix in single precision), matrix-free (pcg with no Jacobian in "
+                  "memory: the stencils evaluated in each product; large rod networks) or banded")
       ->check(solver_names);
   run->add_flag("--inexact", ra.inexact,
                 "inexact Newton: with an iterative solver, each direction only as exact as the "
@@ -495,7 +496,7 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << '\n';
     return kExitInput;
   } catch (const slender::Error& e) {
-    std::cerr << "error: " << e.what() << '\n';
+    std::cerr << "error: " << slender::without_check_text(e.what()) << '\n';
     return kExitError;
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory\n";

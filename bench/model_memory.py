@@ -9,13 +9,15 @@ Kinds: chains (parallel chains of 1,000 nodes), linked (the same chains, each no
 to the same node of the next chain by an edge: junctions of degree 4), grid (a square grid
 network, every interior node of degree 4: six bend-twist springs a node), sheet (an OBJ grid).
 
-usage: bench/model_memory.py SLENDER [--vs SLENDER_B] [--run]
-         [--sizes chains:200000,linked:1000000,grid:100000,sheet:160000]
+usage: bench/model_memory.py SLENDER [--vs SLENDER_B] [--run] [--solvers auto,pcg,matrix-free]
+         [--inexact] [--sizes chains:200000,linked:1000000,grid:100000,sheet:160000]
   (sizes in nodes; the files go to a temporary folder; the second binary may need
-   LD_LIBRARY_PATH for its own libslender_host.so)
+   LD_LIBRARY_PATH for its own libslender_host.so; with --solvers, a one-step run with each
+   linear solver, a row each; --inexact: the runs with inexact Newton)
 """
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -97,12 +99,13 @@ def timed(args):
     return int(peak_kb) / 1024.0, float(wall), r.stdout
 
 
-def measure(binary, scene, run):
+def measure(binary, scene, run, solver, inexact):
     peak, wall, out = timed([binary, "info", scene])
     dofs = int(re.search(r"DOFs\s+(\d+) total", out).group(1))
     value, unit = re.search(r"model ([\d.]+) (KiB|MiB|GiB)", out).groups()
     model = float(value) * {"KiB": 2**-10, "MiB": 1.0, "GiB": 2**10}[unit]
-    run_peak, run_wall = (timed([binary, "run", scene, "-q", "--no-output"])[:2] if run
+    args = [binary, "run", scene, "-q", "--no-output", "--solver", solver]
+    run_peak, run_wall = (timed(args + (["--inexact"] if inexact else []))[:2] if run
                           else (float("nan"), float("nan")))
     return dofs, model, peak, wall, run_peak, run_wall
 
@@ -113,6 +116,9 @@ def main():
     ap.add_argument("--vs", default=None)
     ap.add_argument("--sizes", default="chains:50000,chains:200000,sheet:40000,sheet:160000")
     ap.add_argument("--run", action="store_true", help="also a one-step run (no output)")
+    ap.add_argument("--solvers", default="auto",
+                    help="the runs' linear solvers, comma-separated (a row each)")
+    ap.add_argument("--inexact", action="store_true", help="the runs with inexact Newton")
     a = ap.parse_args()
     kinds = {"chains": chains, "linked": linked, "grid": grid, "sheet": sheet}
     rows = []
@@ -120,9 +126,12 @@ def main():
         for item in a.sizes.split(","):
             kind, nodes = item.split(":")
             scene = kinds[kind](folder, int(nodes))
-            for label, binary in [("A", a.slender)] + ([("B", a.vs)] if a.vs else []):
-                dofs, model, peak, wall, run_peak, run_wall = measure(binary, scene, a.run)
-                rows.append((f"{kind} {nodes} nodes", label, dofs, model,
+            builds = [("A", a.slender)] + ([("B", a.vs)] if a.vs else [])
+            for (label, binary), solver in itertools.product(builds, a.solvers.split(",")):
+                dofs, model, peak, wall, run_peak, run_wall = measure(binary, scene, a.run,
+                                                                      solver, a.inexact)
+                tag = label if solver == "auto" else f"{label}, {solver}"
+                rows.append((f"{kind} {nodes} nodes", tag, dofs, model,
                              model * 2**20 / dofs, peak, peak / model, wall, run_peak,
                              run_peak / model, run_wall))
     head = ("| scene | build | DOFs | model [MiB] | model bytes / DOF | info peak [MiB] "

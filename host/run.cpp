@@ -227,7 +227,9 @@ void log_warnings(const State& s, std::ostream& log) {
   }
   if (s.warn_linear_fallback > 0) {
     log << "warning: " << s.warn_linear_fallback
-        << " factorizations fell back to sparse LU (the Jacobian was not positive definite)\n";
+        << " linear solves fell back (sparse LU for a Jacobian that was not positive definite; "
+           "the direct solve for a Krylov solver's; matrix-free: BiCGSTAB or an inexact "
+           "direction)\n";
   }
   if (s.warn_line_search > 0) {
     log << "warning: " << s.warn_line_search << " line searches hit their smallest step length\n";

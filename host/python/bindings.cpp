@@ -25,7 +25,7 @@ PYBIND11_MODULE(_core, m) {
     } catch (const MemoryLimitError& e) {
       PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const Error& e) {
-      PyErr_SetString(PyExc_RuntimeError, python::without_check_text(e.what()).c_str());
+      PyErr_SetString(PyExc_RuntimeError, without_check_text(e.what()).c_str());
     }
   });
 

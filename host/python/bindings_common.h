@@ -114,21 +114,6 @@ inline const double* checked(const Array& a, std::vector<py::ssize_t> shape, con
   return a.data();
 }
 
-// a failed SLENDER_CHECK's message without what is for C++ debugging: "FILE:LINE: check failed
-// (CONDITION): message" becomes "message" (the condition's parentheses balanced); any other
-// message as it is
-inline std::string without_check_text(const std::string& what) {
-  const std::string mark = ": check failed (";
-  const size_t at = what.find(mark);
-  if (at == std::string::npos) return what;
-  int depth = 1;
-  size_t i = at + mark.size();
-  for (; i < what.size() && depth > 0; ++i)
-    depth += what[i] == '(' ? 1 : what[i] == ')' ? -1 : 0;
-  if (depth != 0 || what.compare(i, 2, ": ") != 0) return what;
-  return what.substr(i + 2);
-}
-
 // refuses a NaN or infinite value among n values (rows of `width`), naming the argument, the
 // row (`row`: "node", "environment", ...) and the column
 inline void check_finite(

@@ -47,7 +47,8 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind) {
       {"banded", LinearSolverKind::kBanded},
       {"dense", LinearSolverKind::kDense},
       {"amg", LinearSolverKind::kAmg},
-      {"pcg-mixed", LinearSolverKind::kPcgMixed}};
+      {"pcg-mixed", LinearSolverKind::kPcgMixed},
+      {"matrix-free", LinearSolverKind::kMatrixFree}};
   for (const auto& [n, k] : kinds)
     if (name == n) {
       kind = k;
@@ -57,7 +58,7 @@ bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind) {
 }
 
 const char* linear_solver_names() {
-  return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded, dense, amg, pcg-mixed";
+  return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded, dense, amg, pcg-mixed, matrix-free";
 }
 
 const char* to_string(StepStatus s) {
@@ -518,12 +519,16 @@ double Simulator::memory_estimate(const Model& m,
     long nblock = p.nfree > 0 ? 1 : 0;
     for (int r = 1; r < p.nfree; ++r)
       nblock += p.free_dof[r] / 3 != p.free_dof[r - 1] / 3 ? 1 : 0;
-    host.once<Real>(double(p.nnz()));
     host.once<int>(nblock + 1.0);
     host.once<int>(n);  // each row's block (the fused CG's)
-    const double runs = double(ColumnRuns::count(p.row_ptr, p.col));  // (core/pcg.h)
-    host.once<int>(n + 1 + runs);
-    host.once<unsigned char>(runs);
+    if (solver == LinearSolverKind::kMatrixFree) {
+      host.once<Real>(n);  // a block column's entries (no values, no column runs)
+    } else {
+      host.once<Real>(double(p.nnz()));
+      const double runs = double(ColumnRuns::count(p.row_ptr, p.col));  // (core/pcg.h)
+      host.once<int>(n + 1 + runs);
+      host.once<unsigned char>(runs);
+    }
     host.once<Real>(9.0 * nblock);
     host.once<unsigned char>(double(nblock));
     if (solver == LinearSolverKind::kPcgMixed) {  // the single-precision copies

@@ -30,7 +30,7 @@ struct State {
 
   // warning counters (as MuJoCo keeps them): they never stop a run, but a run reports them
   long warn_degenerate = 0;       ///< stencils evaluated on a zero-length edge
-  long warn_linear_fallback = 0;  ///< factorizations that fell back to sparse LU
+  long warn_linear_fallback = 0;  ///< linear solves that fell back (docs/failures.md)
   long warn_line_search = 0;      ///< line searches that hit their smallest step
 };
 

@@ -104,6 +104,23 @@ template <class... Args>
 
 }  // namespace slender
 
+namespace slender {
+/// A failed SLENDER_CHECK's message for the user: "FILE:LINE: check failed (CONDITION): message"
+/// becomes "message" (the condition's parentheses balanced; what is for C++ debugging); any
+/// other message as it is. The command line and the Python module print this.
+inline std::string without_check_text(const std::string& what) {
+  const std::string mark = ": check failed (";
+  const size_t at = what.find(mark);
+  if (at == std::string::npos) return what;
+  int depth = 1;
+  size_t i = at + mark.size();
+  for (; i < what.size() && depth > 0; ++i)
+    depth += what[i] == '(' ? 1 : what[i] == ')' ? -1 : 0;
+  if (depth != 0 || what.compare(i, 2, ": ") != 0) return what;
+  return what.substr(i + 2);
+}
+}  // namespace slender
+
 /// Always-on O(1) contract check at API entry points; throws slender::Error.
 #define SLENDER_CHECK(cond, ...)                                                          \
   do {                                                                                    \

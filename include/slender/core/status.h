@@ -66,6 +66,14 @@ struct EnvParams {
 /// kPcgMixed: kPcg with the matrix and the preconditioner's blocks kept in single precision
 /// (the vectors, the residual and the updates in double; the same tolerance): fewer bytes a
 /// matrix product, for memory-bound Krylov solves (issue 48). A Simulator's only.
+/// kMatrixFree: kPcg's Krylov solves (block-Jacobi CG, BiCGSTAB where the Jacobian is not
+/// symmetric) without a Jacobian in memory: each product J x evaluates every stencil's local
+/// Hessian again and multiplies it by x there (engine/matrix_free.h), so that neither the
+/// local-Hessian pool nor the CSR values exist. For models too large for the memory an
+/// assembled Jacobian takes (a rod network of 10^6 nodes within twice its model's memory),
+/// at the cost of a stencil evaluation for each Krylov iteration. A Simulator's only, with no
+/// direct fallback; it refuses what adds to the matrix besides the stencils (Rayleigh and
+/// Kelvin-Voigt damping, energies and force callbacks from the caller's code).
 enum class LinearSolverKind {
   kAuto,
   kCholmod,
@@ -75,16 +83,17 @@ enum class LinearSolverKind {
   kBanded,
   kDense,
   kAmg,
-  kPcgMixed
+  kPcgMixed,
+  kMatrixFree
 };
-/// whether the kind solves by Krylov iterations (kPcg, kAmg, kPcgMixed)
+/// whether the kind solves by Krylov iterations (kPcg, kAmg, kPcgMixed, kMatrixFree)
 inline bool linear_solver_iterative(LinearSolverKind k) {
   return k == LinearSolverKind::kPcg || k == LinearSolverKind::kAmg ||
-         k == LinearSolverKind::kPcgMixed;
+         k == LinearSolverKind::kPcgMixed || k == LinearSolverKind::kMatrixFree;
 }
 /// The kind a name gives ("auto", "cholmod", "eigen-ldlt", "sparse-lu", "pcg", "banded",
-/// "dense", "amg", "pcg-mixed"), as the command line, the benchmarks and the Python module spell
-/// it; false for any other name.
+/// "dense", "amg", "pcg-mixed", "matrix-free"), as the command line, the benchmarks and the Python
+/// module spell it; false for any other name.
 bool linear_solver_from_name(const std::string& name, LinearSolverKind& kind);
 /// The names linear_solver_from_name accepts, comma-separated (for error messages).
 const char* linear_solver_names();

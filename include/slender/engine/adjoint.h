@@ -90,6 +90,9 @@ class RolloutAdjointOn {
         opt_(opt),
         en_(model_, 1, spec, initial_state(*model_), opt.solver, EngineSolve::kSystem) {
     check_adjoint_model(*model_, spec);
+    SLENDER_CHECK(opt.solver != LinearSolverKind::kMatrixFree,
+                  "gradients through time read each step's local Hessians, which the "
+                  "matrix-free solver does not keep: options.solver pcg, or a direct solver");
     en_.plans_follow_fixed_ = true;  // a boundary event's set of held DOFs takes its own plan
     SLENDER_CHECK(opt.checkpoint_every >= 0, "checkpoint_every must be >= 0, got ",
                   opt.checkpoint_every);

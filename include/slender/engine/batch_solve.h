@@ -141,8 +141,8 @@ inline VecSolver choose_vector_solver(
     default:
       SLENDER_CHECK(false,
                     "the vectorized batch solves by banded LU, dense Cholesky/LU or PCG (solver "
-                    "auto, banded, dense or pcg); the sparse direct solvers are the "
-                    "per-environment engine's");
+                    "auto, banded, dense or pcg); the sparse direct solvers, amg, pcg-mixed "
+                    "and matrix-free are the per-environment engine's");
   }
   return VecSolver::kBanded;
 }

@@ -62,6 +62,7 @@
 #include "slender/engine/batch_solve.h"
 #include "slender/engine/contact_jacobian.h"
 #include "slender/engine/linear_solver.h"
+#include "slender/engine/matrix_free.h"
 #include "slender/engine/model_view.h"
 #include "slender/engine/simulator_engine.h"
 #include "slender/engine/step_eval.h"
@@ -98,6 +99,27 @@ struct EvalGround {
     GroundBinding::eval_with_friction(m, s, env, k, want, mu[env], r,
                                       params ? params[5 * env] : Real(1));
     out.store(env, k, r, want);
+  }
+};
+
+/// EvalGround's local Hessians times a vector (or their diagonal blocks' column): the
+/// matrix-free Jacobian's ground part (engine/matrix_free.h)
+struct GroundProduct {
+  ModelView m;
+  EvalView s;
+  long n;
+  HessianProductOut<3> out;
+  const Real* mu;      // (nenv)
+  const Real* params;  // per environment: density scale first, stride 5 (null: 1)
+  SLENDER_HD void operator()(long t) const {
+    const int env = int(t / n);
+    const long k = t % n;
+    LocalEval<3> r;
+    GroundBinding::eval_with_friction(m, s, env, k, kGradHess, mu[env], r,
+                                      params ? params[5 * env] : Real(1));
+    int dof[3];
+    GroundBinding::dofs(m, k, dof);
+    out.store(env, k, dof, r);
   }
 };
 
@@ -395,6 +417,12 @@ class Engine {
     if (policy == EngineSolve::kSystem)
       system_ = std::make_unique<stepper::SystemSolveOn<X>>(
           solver, !nonsymmetric(m, spec) && solver != LinearSolverKind::kSparseLu);
+    if (system_ && solver == LinearSolverKind::kMatrixFree) {
+      check_matrix_free(m);
+      matrix_free_ = true;
+      system_->set_matrix_free([this](const Real* x, Real* y) { jacobian_product(x, y); },
+                               [this](int c, Real* y) { jacobian_block_column(c, y); });
+    }
     // (the band's status read with the direction's slope where the predictor's is too)
     if (system_) system_->set_deferred(fuse_predictor_read_);
     use_plan(std::shared_ptr<const AssemblyPlan>(model_, &m.plan));
@@ -545,6 +573,9 @@ class Engine {
   void set_force_callback(ForceCallback fn, bool symmetric) {
     if constexpr (X::kHostMemory) {
       SLENDER_CHECK(!fn || system_, "force callbacks run with one environment");
+      SLENDER_CHECK(!fn || !matrix_free_,
+                    "a force callback adds its Jacobian to the assembled matrix, and the "
+                    "matrix-free solver assembles none: use --solver pcg (or a direct solver)");
       force_.fn = std::move(fn);
       if (force_ && !symmetric) system_->make_nonsymmetric();
     } else {
@@ -875,6 +906,15 @@ class Engine {
   // every family's stencils at the view's configuration into the pools, scaled (Young's
   // modulus, parts), and the energies from the caller's code
   void eval_families(const EvalView& ev, unsigned want);
+  // the matrix-free Jacobian at the last evaluation with one (engine/matrix_free.h): y = J x
+  // over the free rows, and column c (0, 1, 2) of every diagonal block's rows into y
+  void jacobian_product(const Real* x, Real* y);
+  void jacobian_block_column(int c, Real* y);
+  // every family's local Hessians at jac_q_ times prod_x_ (column < 0) or their diagonal
+  // blocks' column into prod_pool_, scaled as the elastic families' gradients are
+  void hessian_products(int column);
+  // what the matrix-free solver cannot take: refused with the reason
+  void check_matrix_free(const Model& m) const;
   // the per-DOF terms at configuration q with the integrator's coefficients c_m, c_u and the
   // loads' factor (inertia, weight and buoyancy, drag, damping, the point loads of f_time_)
   DofTerms dof_terms_at(const Real* q, Real c_m, Real c_u, Real load_factor);
@@ -1132,6 +1172,12 @@ class Engine {
   Buffer<Real> signal_;  // the model's signals at each environment's evaluation time (nenv x 8)
   Buffer<Real> e_pool_, g_pool_, h_pool_;
   Buffer<unsigned> flags_;
+  // the matrix-free Jacobian (LinearSolverKind::kMatrixFree: no h_pool_, no CSR values): the
+  // stencils' Hessian products (the gradient pool's layout), the vector of every DOF they
+  // multiply, and the iterate of the last evaluation with a Jacobian, at which they evaluate
+  bool matrix_free_ = false;
+  Buffer<Real> prod_pool_, prod_x_;
+  const Real* jac_q_ = nullptr;
   Buffer<unsigned char> active_;
   std::vector<unsigned char> ok_h_, fallback_h_;  // the last solve's outcome (nenv)
   // each environment's warning counters: degenerate, linear fallback, line search (nenv x 3)

@@ -89,7 +89,11 @@ void Engine<X>::size_contact_pools() {
   grow(e_pool_, pd_.energy_pool);
   grow(flags_, pd_.energy_pool);
   grow(g_pool_, pd_.grad_pool);
-  grow(h_pool_, pd_.hess_pool);
+  if (matrix_free_) {
+    grow(prod_pool_, pd_.grad_pool);
+  } else {
+    grow(h_pool_, pd_.hess_pool);
+  }
 }
 
 template <class X>
@@ -106,6 +110,64 @@ void Engine<X>::eval_families(const EvalView& ev, unsigned want) {
   });
   se_.scale_elastic(mv_, p, want);
   eval_user_energies(ev, want);
+}
+
+template <class X>
+void Engine<X>::check_matrix_free(const Model& m) const {
+  auto refuse = [](const char* what) {
+    SLENDER_CHECK(false,
+                  "the matrix-free solver (matrix-free) evaluates the stencils' Hessians "
+                  "in each product and keeps no matrix; ",
+                  what, " adds to the Jacobian apart from them: use pcg (or a direct solver)");
+  };
+  if (m.stiffness_damping) refuse("Rayleigh stiffness damping (its Hessians at a step's start)");
+  if (m.kelvin_voigt) refuse("Kelvin-Voigt damping");
+  if (!m.user_energies.empty()) refuse("an energy from the caller's code");
+}
+
+template <class X>
+void Engine<X>::hessian_products(int column) {
+  SLENDER_CHECK(jac_q_, "a Jacobian product before any evaluation with a Jacobian");
+  const EvalView ev = step_eval_view(jac_q_);
+  const long ndof = model_->ndof;
+  for_each_family([&](auto binding, Family f, long grain) {
+    using Bd = decltype(binding);
+    const long n = Bd::count(mv_);
+    if (n == 0) return;
+    const HessianProductOut<Bd::kDofs> out{prod_pool_.data() + pd_.g_off[f], pd_.grad_pool,
+                                           prod_x_.data(), ndof, column};
+    if constexpr (std::is_same_v<Bd, GroundBinding>) {
+      se_.run(
+          n,
+          env_major::GroundProduct{mv_, ev, n, out, mu_.data(), scaled_ ? params_.data() : nullptr},
+          kParallelGrainHeavy);
+    } else {
+      se_.run(n, HessianProductStencils<Bd>{mv_, ev, n, out}, grain);
+    }
+  });
+  // (each elastic stencil's scales multiply its Hessian, as its gradient's)
+  const EnvPools p{nullptr,       prod_pool_.data(), nullptr,   nullptr,   pd_.energy_pool,
+                   pd_.grad_pool, pd_.hess_pool,     pd_.e_off, pd_.g_off, pd_.h_off};
+  se_.scale_elastic(mv_, p, kGrad);
+}
+
+template <class X>
+void Engine<X>::jacobian_product(const Real* x, Real* y) {
+  const long nf = pd_.nfree;
+  X::fill_zero(prod_x_.data(), size_t(model_->ndof));
+  X::for_each(nf, ScatterFreeRows{free_dof_.data(), x, prod_x_.data()});
+  hessian_products(-1);
+  X::for_each(nf, MatrixFreeRows{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
+                                 prod_pool_.data(), dof_J_.data(), x, -1, y});
+  system_->add_contact_residual(prod_pool_.data() + pd_.g_off[kFamContact], y);
+}
+
+template <class X>
+void Engine<X>::jacobian_block_column(int c, Real* y) {
+  hessian_products(c);
+  X::for_each(pd_.nfree, MatrixFreeRows{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
+                                        prod_pool_.data(), dof_J_.data(), nullptr, c, y});
+  system_->add_contact_residual(prod_pool_.data() + pd_.g_off[kFamContact], y);
 }
 
 template <class X>
@@ -173,7 +235,9 @@ typename Engine<X>::Clock::time_point Engine<X>::evaluate_begin(const Real* q, b
     t0 = Clock::now();
   }
   const EvalView ev = step_eval_view(q);
-  eval_families(ev, hess ? kGradHess : kGrad);
+  // (matrix-free: no Hessians; the products evaluate them at this q, with these frames)
+  eval_families(ev, hess && !matrix_free_ ? kGradHess : kGrad);
+  if (hess) jac_q_ = q;
   if (m.stiffness_damping) se_.add_stiffness_damping(mv_, pools(hess), ev);
   if (m.kelvin_voigt && c_.c_u > 0) se_.add_kelvin_voigt(mv_, pools(hess), frames(), ev, dt_);
   sync_phase();

@@ -288,7 +288,11 @@ void Engine<X>::use_plan(std::shared_ptr<const AssemblyPlan> plan) {
   sized(e_pool_, B * size_t(p.energy_pool));
   sized(flags_, B * size_t(p.energy_pool));
   sized(g_pool_, B * size_t(p.grad_pool));
-  sized(h_pool_, B * size_t(p.hess_pool));
+  sized(h_pool_, matrix_free_ ? 0 : B * size_t(p.hess_pool));
+  if (matrix_free_) {  // (one environment)
+    sized(prod_pool_, size_t(p.grad_pool));
+    sized(prod_x_, size_t(model_->ndof));
+  }
   sized(f_, B * size_t(p.nfree));
   sized(dx_, B * size_t(p.nfree));
   plan_ = plan;

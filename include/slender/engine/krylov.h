@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -332,6 +333,14 @@ class KrylovOn {
   Real rel_tol() const { return rel_tol_; }
   /// the reduction results the constructor allocates (memory estimates, engine/memory_tally.h)
   static constexpr long workspace_reductions() { return kReducePartials + kNumSlots; }
+
+  /// the last solve's residual relative to its right-hand side, |r| / |b| (the iteration's own
+  /// residual, as its stopping test reads it; not a number where it is not finite)
+  Real last_relative_residual() {
+    const Red4 rr = read_slot(kSlotRr), bb = read_slot(kSlotBB);
+    if (!std::isfinite(bb.s0)) return std::numeric_limits<Real>::quiet_NaN();  // (no iteration)
+    return bb.s0 > 0 ? std::sqrt(rr.s0 / bb.s0) : Real(0);
+  }
 
   // SLENDER_KRYLOV_TRACE=1: a line on stderr for each Krylov solve that gives up (a diagnosis
   // aid for the device, where a debugger is not at hand)

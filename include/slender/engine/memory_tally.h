@@ -225,7 +225,13 @@ inline void tally_engine_memory(const Model& m,
   exec.env<Real>(double(p.energy_pool));
   exec.env<unsigned>(double(p.energy_pool));
   exec.env<Real>(double(p.grad_pool));
-  exec.env<Real>(double(p.hess_pool));
+  if (solver == LinearSolverKind::kMatrixFree && !batched) {
+    // no Hessians: the products' pool (the gradients' layout) and the vector they multiply
+    exec.env<Real>(double(p.grad_pool));
+    exec.env<Real>(nd);
+  } else {
+    exec.env<Real>(double(p.hess_pool));
+  }
   exec.env<Real>(p.nfree);
   exec.env<Real>(p.nfree);
   if (device) {

@@ -43,12 +43,19 @@ struct EnvPools {
   const long* e_off;
   const long* g_off;
   const long* h_off;
-  /// family f's slices (n stencils per environment); without `hess` no Hessians
+  /// family f's slices (n stencils per environment); without `hess` no Hessians (a pool that is
+  /// null has null slices: the matrix-free path's products have no energies, its evaluations no
+  /// Hessians)
   template <int D>
   LocalBuffers<D> family(Family f, long n, bool hess = true) const {
-    return LocalBuffers<D>{
-        e + e_off[f], g + g_off[f], hess ? h + h_off[f] : nullptr, flags + e_off[f], n, e_stride,
-        g_stride,     h_stride};
+    return LocalBuffers<D>{e ? e + e_off[f] : nullptr,
+                           g ? g + g_off[f] : nullptr,
+                           hess && h ? h + h_off[f] : nullptr,
+                           flags ? flags + e_off[f] : nullptr,
+                           n,
+                           e_stride,
+                           g_stride,
+                           h_stride};
   }
 };
 
@@ -129,7 +136,7 @@ struct EnvScaleByPart {
     ScaleByPart<Bd>{m,
                     node_part,
                     part_scale + env * npart,
-                    pools.E + env * pools.e_stride,
+                    pools.E ? pools.E + env * pools.e_stride : nullptr,
                     pools.g + env * pools.g_stride,
                     pools.H ? pools.H + env * pools.h_stride : nullptr}(k);
   }
@@ -233,12 +240,13 @@ class StepEval {
   }
 
   /// the elastic families' results scaled by each environment's Young's modulus scale, then by
-  /// its parts' scales (their Hessians only with kHess in `want`)
+  /// its parts' scales (their Hessians only with kHess in `want`; no energies where p.e is null:
+  /// the matrix-free path's Hessian products in p.g)
   void scale_elastic(const ModelView& mv, const EnvPools& p, unsigned want) {
     const Family a = kFamElasticBegin, b = kFamElasticEnd;
-    const bool hess = (want & kHess) != 0;
+    const bool hess = (want & kHess) != 0 && p.h;  // (no Hessian pool: matrix-free)
     if (youngs_scaled_) {  // the elastic families are one range of each pool
-      scale_range(p.e, p.e_stride, p.e_off[a], p.e_off[b]);
+      if (p.e) scale_range(p.e, p.e_stride, p.e_off[a], p.e_off[b]);
       scale_range(p.g, p.g_stride, p.g_off[a], p.g_off[b]);
       if (hess) scale_range(p.h, p.h_stride, p.h_off[a], p.h_off[b]);
     }

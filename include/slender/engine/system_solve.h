@@ -7,6 +7,8 @@
 // - directly: X's sparse direct solver (the CPU's banded LU, CHOLMOD, LDLT or sparse LU on the
 //   host; cuSOLVER's Cholesky or QR on the GPU), one symbolic analysis per pattern; or
 // - iteratively: block-Jacobi CG for a symmetric Jacobian, BiCGSTAB otherwise (engine/krylov.h),
+//   on these values, or (kMatrixFree) on the caller's products J x and diagonal blocks, with no
+//   values at all (engine/matrix_free.h) and no direct fallback;
 //   or the same preconditioned by a multigrid V-cycle (kAmg: engine/amg.h, whose hierarchy is
 //   built on the host for every matrix); where CG or BiCGSTAB cannot go on, the direct solver
 //   takes that matrix (the static and contact parts merged on the host), counted as a fallback.
@@ -20,6 +22,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -27,6 +30,7 @@
 
 #include "slender/core/env_switch.h"
 #include "slender/core/integrator.h"
+#include "slender/core/newton.h"
 #include "slender/core/pcg.h"
 #include "slender/core/reduce4.h"
 #include "slender/core/status.h"
@@ -35,6 +39,7 @@
 #include "slender/engine/contact_jacobian.h"
 #include "slender/engine/krylov.h"
 #include "slender/engine/linear_solver.h"
+#include "slender/engine/matrix_free.h"
 #include "slender/model.h"
 
 namespace slender {
@@ -94,10 +99,15 @@ class SystemSolveOn {
         for (int r = block_row[size_t(b)]; r < block_row[size_t(b) + 1]; ++r)
           row_block[size_t(r)] = int(b);
       row_block_.upload(row_block);
-      const ColumnRuns runs(p.row_ptr, p.col);
-      run_ptr_.upload(runs.run_ptr);
-      run_col_.upload(runs.run_col);
-      run_len_.upload(runs.run_len);
+      if (matrix_free()) {  // (no matrix: no column runs for its rows)
+        free_dof_.upload(p.free_dof);
+        mf_entry_.resize(size_t(p.nfree));
+      } else {
+        const ColumnRuns runs(p.row_ptr, p.col);
+        run_ptr_.upload(runs.run_ptr);
+        run_col_.upload(runs.run_col);
+        run_len_.upload(runs.run_len);
+      }
       block_inv_.resize(9 * size_t(nblock_));
       block_ok_.resize(size_t(nblock_));
     }
@@ -156,6 +166,15 @@ class SystemSolveOn {
 
   bool symmetric() const { return symmetric_; }
   bool iterative() const { return iterative_; }
+  /// kMatrixFree's Jacobian: `product`(x, y) sets y = J x over the free rows; `column`(c, y)
+  /// sets y[r] to the entry of row r in column c (0, 1, 2) of its aligned triple, within the
+  /// diagonal block of r's (the caller evaluates both at the last evaluation with a Jacobian)
+  void set_matrix_free(std::function<void(const Real*, Real*)> product,
+                       std::function<void(int, Real*)> column) {
+    product_ = std::move(product);
+    block_column_ = std::move(column);
+  }
+  bool matrix_free() const { return kind_ == LinearSolverKind::kMatrixFree; }
   /// the relative residual of the next Krylov solves (inexact Newton's forcing, core/newton.h);
   /// kKrylovRelTol unless set
   void set_krylov_tol(Real t) { krylov_.set_rel_tol(t); }
@@ -165,6 +184,7 @@ class SystemSolveOn {
       return std::string(symmetric_ ? X::kPcgName : X::kBicgName) +
              (kind_ == LinearSolverKind::kAmg        ? "-amg"
               : kind_ == LinearSolverKind::kPcgMixed ? "-mixed"
+              : matrix_free()                        ? "-matrix-free"
                                                      : "");
     return X::direct_name(direct_.get(), symmetric_);
   }
@@ -182,6 +202,7 @@ class SystemSolveOn {
   /// diagonal (dof_J, ndof; free_dof: the plan's free DOFs on X, the caller's copy); the contact
   /// part from its Hessians (h_contact) where X assembles it
   void assemble(const Real* h_pool, const Real* dof_J, const int* free_dof, const Real* h_contact) {
+    if (matrix_free()) return;  // (no values: the products evaluate the stencils)
     assemble_into(h_pool, dof_J, free_dof, h_contact, values());
     if (contact_ && iterative_) contact_->assemble(h_contact);
   }
@@ -223,7 +244,8 @@ class SystemSolveOn {
     if (nfree_ == 0) return true;
     if (iterative_) {
       auto t0 = Clock::now();
-      const bool setup = pcg_setup();
+      const bool blocks = matrix_free() ? matrix_free_blocks() : true;
+      const bool setup = matrix_free() || pcg_setup();
       if (setup) {
         times.factor += since(t0);
         t0 = Clock::now();
@@ -238,8 +260,22 @@ class SystemSolveOn {
         const long its = krylov_.iterations() - it0;
         times.linear_iters += its;
         if (kind_ == LinearSolverKind::kAmg) amg_track(ok, its);
-        if (ok) return true;
-        if (krylov_.trace()) krylov_.trace_failure(symmetric_, nfree_, its);
+        if (ok && !matrix_free()) return true;
+        if (!ok && krylov_.trace()) krylov_.trace_failure(symmetric_, nfree_, its);
+        if (matrix_free()) {
+          // CG met an indefinite Jacobian (contact's) or stalled: BiCGSTAB on the same products,
+          // where the other solvers' fallback factorizes the matrix
+          bool ok2 = ok;
+          if (!ok && symmetric_) {
+            t0 = Clock::now();
+            const long it1 = krylov_.iterations();
+            ok2 = krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts);
+            times.solve += since(t0);
+            times.linear_iters += krylov_.iterations() - it1;
+            if (!ok2 && krylov_.trace()) krylov_.trace_failure(false, nfree_, its);
+          }
+          return matrix_free_outcome(blocks, ok, ok2, fallback);
+        }
       }
       // CG or BiCGSTAB cannot go on (an indefinite block, a breakdown, or too slow): the direct
       // path for this matrix, counted as a fallback (as the CPU counts it)
@@ -276,6 +312,9 @@ class SystemSolveOn {
 
   /// J (nfree x nfree, row-major) on the host, the contact part included: from the last assemble
   void dense_on_host(std::vector<Real>& jacobian) {
+    SLENDER_CHECK(!matrix_free(),
+                  "the matrix-free solver keeps no Jacobian to read: ask with "
+                  "pcg or a direct solver");
     const int n = nfree_;
     const AmgCsr m = merged_on_host();
     jacobian.assign(size_t(n) * size_t(n), 0);
@@ -310,7 +349,7 @@ class SystemSolveOn {
     size_values();
   }
   void size_values() {
-    const bool own = iterative_ || !direct_ || !X::solver_values(direct_.get());
+    const bool own = !matrix_free() && (iterative_ || !direct_ || !X::solver_values(direct_.get()));
     const long n = merged_ ? contact_->merged_nnz() : nnz_;
     val_.resize(own ? size_t(n) : 0);
   }
@@ -393,6 +432,33 @@ class SystemSolveOn {
     return bad.s0 == 0;
   }
 
+  // kMatrixFree's block Jacobi: the blocks a column at a time from the caller's entries, then
+  // inverted in place; a block that is not positive definite takes the inverse of its
+  // diagonal's magnitudes instead (there is no matrix to factorize): true where none did
+  bool matrix_free_blocks() {
+    for (int c = 0; c < 3; ++c) {
+      block_column_(c, mf_entry_.data());
+      X::for_each(nblock_, MatrixFreeBlockColumn{block_row_.data(), free_dof_.data(),
+                                                 mf_entry_.data(), c, block_inv_.data()});
+    }
+    X::for_each(nblock_,
+                BlockJacobiInvertStaged{block_row_.data(), block_inv_.data(), block_ok_.data()});
+    Red4 bad{};
+    X::env_reduce(1, nblock_, env_major::CountZeros{nblock_, block_ok_.data()}, &bad, scratch_);
+    return bad.s0 == 0;
+  }
+  // kMatrixFree's outcome (solve's; `blocks`: matrix_free_blocks'; `first`: the Krylov solve's,
+  // `last`: BiCGSTAB's after a CG that failed, else the same): with no matrix to fall back on,
+  // a solve that stopped short of its tolerance still gives an inexact Newton direction
+  // (core/newton.h) where its residual fell by kForcingMax or more, as inexact Newton's looser
+  // solves do. A block replaced, a second solver or a direction short of the tolerance counts
+  // as a fallback
+  bool matrix_free_outcome(bool blocks, bool first, bool last, bool& fallback) {
+    if (!blocks || !first) fallback = true;
+    if (last) return true;
+    return krylov_.last_relative_residual() <= kForcingMax;
+  }
+
   // the multigrid is built again at the next set-up when its last solve failed, or took more
   // than kAmgStale times the iterations of the first solve after the last build (plus a margin)
   // (iterations counted as to kKrylovRelTol where a solve stopped at another tolerance, by the
@@ -460,7 +526,7 @@ class SystemSolveOn {
   // slower (pcg-mixed: 1.2x at S9's 200k; bench/results/2026-11-30-fused-cg-epyc-2c.md), only
   // with SLENDER_FUSED_CG=1 (=0 turns it off on the device). The multigrid's V-cycle is not a
   // row's work
-  bool fused_cg() const { return kind_ != LinearSolverKind::kAmg && fused_cg_; }
+  bool fused_cg() const { return kind_ != LinearSolverKind::kAmg && !matrix_free() && fused_cg_; }
   // dx = J^-1 f by cg_fused (kPcgMixed: the single-precision copies)
   bool cg_fused(const Real* f, Real* dx) {
     if (mixed()) return cg_fused(f, dx, valf_.data(), cvalf_.data(), block_invf_.data());
@@ -490,6 +556,7 @@ class SystemSolveOn {
 
   // y = J x with J = J_static + J_c (kPcgMixed: their single-precision copies)
   void apply_matrix(const Real* x, Real* y) {
+    if (matrix_free()) return product_(x, y);
     if (mixed()) {
       apply_csr(valf_.data(), cvalf_.data(), x, y);
     } else {
@@ -543,6 +610,12 @@ class SystemSolveOn {
   int geometry_dofs_ = 0;
   std::unique_ptr<contact::ContactJacobian<X>> contact_;
   Buffer<Red4> scratch_;  // the reductions' workspace
+  // kMatrixFree: the caller's products and block columns, the plan's free DOFs, a column's
+  // entries
+  std::function<void(const Real*, Real*)> product_;
+  std::function<void(int, Real*)> block_column_;
+  Const<int> free_dof_;
+  Buffer<Real> mf_entry_;
 };
 
 }  // namespace stepper

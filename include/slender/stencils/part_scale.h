@@ -24,14 +24,14 @@ struct ScaleByPart {
   ModelView m;
   const int* node_part;    // (nnode)
   const Real* part_scale;  // (npart)
-  Real* E;                 // this family's energies (n)
+  Real* E;                 // this family's energies (n); null: none
   Real* g;                 // ... gradients (n x D); null: none
   Real* H;                 // ... Hessians (n x D x D); null: none
   SLENDER_HD void operator()(long k) const {
     int idx[D];
     const Real s = part_scale[node_part[stencil_part_node<B>(m, k, idx)]];
     if (s == 1) return;
-    E[k] *= s;
+    if (E) E[k] *= s;
     if (g)
       for (int i = 0; i < D; ++i)
         g[k * D + i] *= s;
