@@ -114,15 +114,12 @@ void Engine<X>::eval_families(const EvalView& ev, unsigned want) {
 
 template <class X>
 void Engine<X>::check_matrix_free(const Model& m) const {
-  auto refuse = [](const char* what) {
-    SLENDER_CHECK(false,
-                  "the matrix-free solver (matrix-free) evaluates the stencils' Hessians "
-                  "in each product and keeps no matrix; ",
-                  what, " adds to the Jacobian apart from them: use pcg (or a direct solver)");
-  };
-  if (m.stiffness_damping) refuse("Rayleigh stiffness damping (its Hessians at a step's start)");
-  if (m.kelvin_voigt) refuse("Kelvin-Voigt damping");
-  if (!m.user_energies.empty()) refuse("an energy from the caller's code");
+  const char* what = matrix_free_refusal(m);
+  SLENDER_CHECK(!what,
+                "the matrix-free solver (matrix-free) evaluates the stencils' Hessians in each "
+                "product and keeps no matrix; ",
+                what ? what : "",
+                " adds to the Jacobian apart from them: use pcg (or a direct solver)");
 }
 
 template <class X>
@@ -136,13 +133,14 @@ void Engine<X>::hessian_products(int column) {
     if (n == 0) return;
     const HessianProductOut<Bd::kDofs> out{prod_pool_.data() + pd_.g_off[f], pd_.grad_pool,
                                            prod_x_.data(), ndof, column};
+    // (one environment: X's plain loops, no masked variants)
     if constexpr (std::is_same_v<Bd, GroundBinding>) {
-      se_.run(
+      X::for_each(
           n,
           env_major::GroundProduct{mv_, ev, n, out, mu_.data(), scaled_ ? params_.data() : nullptr},
           kParallelGrainHeavy);
     } else {
-      se_.run(n, HessianProductStencils<Bd>{mv_, ev, n, out}, grain);
+      X::for_each(n, HessianProductStencils<Bd>{mv_, ev, n, out}, grain);
     }
   });
   // (each elastic stencil's scales multiply its Hessian, as its gradient's)
