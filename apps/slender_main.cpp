@@ -241,9 +241,14 @@ int cmd_run(const RunArgs& a) {
                             ? ", inexact Newton"
                             : "; inexact Newton does nothing with a direct solver: "
                               "--solver pcg, pcg-mixed, amg or matrix-free";
+  // (auto takes the matrix-free solver where an assembled Jacobian would not fit: said so)
+  const char* why = solver_kind(a.solver) == LinearSolverKind::kAuto &&
+                            solver.find("matrix-free") != std::string::npos
+                        ? ": an assembled Jacobian would not fit in the memory available"
+                        : "";
   log << "slender: " << sc.name << ": " << model->nnode << " nodes, " << model->nedge << " edges, "
       << model->plan.nfree << " free DOFs; " << integrator_name(in.kind) << ", dt = " << in.dt
-      << " s, duration " << in.duration << " s (" << solver << inexact << ")\n";
+      << " s, duration " << in.duration << " s (" << solver << why << inexact << ")\n";
 
   RunOptions opt;
   if (a.has_every) opt.every = a.every;

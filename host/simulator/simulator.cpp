@@ -483,14 +483,33 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
   // a grid of rods), so that small models and the batches' simulators pay nothing for it
   const Model& m = *model;
   const double model_bytes = double(m.memory_bytes());
+  const double available = double(available_memory_bytes());
   if (backend == BackendKind::kCpu && model_bytes >= double(1 << 20) &&
-      double(available_memory_bytes()) < 16 * model_bytes + double(256 << 20)) {
-    require_memory("model",
-                   "a simulator of '" + m.scene.name + "' (" + std::to_string(m.ndof) + " DOFs, " +
-                       std::to_string(m.plan.nnz()) + " Jacobian nonzeros)",
-                   memory_estimate(m, integrator, solver),
-                   "its state, Jacobian, factorization and workspaces; the model itself holds " +
-                       format_bytes(model_bytes));
+      available < 16 * model_bytes + double(256 << 20)) {
+    // without a Jacobian in memory (--solver matrix-free), where the model allows it
+    const bool free_ok = !matrix_free_refusal(m) && solver != LinearSolverKind::kMatrixFree;
+    const double need = memory_estimate(m, integrator, solver);
+    const double need_free =
+        free_ok ? memory_estimate(m, integrator, LinearSolverKind::kMatrixFree) : 0;
+    if (solver == LinearSolverKind::kAuto && free_ok && need > available &&
+        need_free <= available) {
+      // auto: a model whose assembled Jacobian would not fit takes the matrix-free solver
+      // (the solver's name says so: linear_solver_name, slender run's first line)
+      solver = LinearSolverKind::kMatrixFree;
+    } else {
+      require_memory("model",
+                     "a simulator of '" + m.scene.name + "' (" + std::to_string(m.ndof) +
+                         " DOFs, " + std::to_string(m.plan.nnz()) + " Jacobian nonzeros)",
+                     need,
+                     "its state, Jacobian, factorization and workspaces; the model itself holds " +
+                         format_bytes(model_bytes),
+                     [&](double) {
+                       return free_ok && need_free < need
+                                  ? "the matrix-free solver (--solver matrix-free) would need " +
+                                        format_bytes(need_free)
+                                  : std::string();
+                     });
+    }
   }
   impl_ = std::make_unique<Impl>(std::move(model), integrator, solver, backend);
   if (!m.scene.controllers.empty())

@@ -252,6 +252,36 @@ TEST(MatrixFree, HoldsNeitherTheHessiansNorTheMatrix) {
   set_host_threads(0);
 }
 
+// auto, where the memory available (here SLENDER_MEMORY_LIMIT) holds the matrix-free solver's
+// simulator but not the direct solver's, takes the matrix-free solver; asked for by name, the
+// direct solver is refused there, and the refusal says what the matrix-free solver would need.
+// Below both: refused either way.
+TEST(MatrixFree, AutoTakesItWhereTheAssembledJacobianWouldNotFit) {
+  const auto m = linked_network(60, 60);
+  const IntegratorSpec& spec = m->scene.integrator;
+  const double direct = Simulator::memory_estimate(*m, spec, LinearSolverKind::kAuto);
+  const double free = Simulator::memory_estimate(*m, spec, LinearSolverKind::kMatrixFree);
+  ASSERT_LT(free, 0.5 * direct);
+  {
+    const std::string between = std::to_string(long(0.5 * (free + direct)));
+    const test::ScopedEnv limit("SLENDER_MEMORY_LIMIT", between.c_str());
+    IntegratorSpec inexact = spec;  // (a shorter step)
+    inexact.newton.inexact = true;
+    Simulator sim(m, inexact, LinearSolverKind::kAuto);
+    EXPECT_EQ(sim.linear_solver_name(), "pcg-matrix-free");
+    EXPECT_TRUE(sim.step().ok());
+    test::expect_error([&] { Simulator(m, spec, LinearSolverKind::kCholmod); },
+                       "the matrix-free solver (--solver matrix-free) would need");
+  }
+  {
+    const std::string below = std::to_string(long(0.5 * free));
+    const test::ScopedEnv limit("SLENDER_MEMORY_LIMIT", below.c_str());
+    test::expect_error([&] { Simulator sim(m); }, "is available (SLENDER_MEMORY_LIMIT)");
+  }
+  Simulator plenty(m);  // (no limit: the direct solver, as before)
+  EXPECT_NE(plenty.linear_solver_name(), "pcg-matrix-free");
+}
+
 }  // namespace SLENDER_UNITY_ID
 }  // namespace
 }  // namespace slender

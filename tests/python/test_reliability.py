@@ -239,3 +239,22 @@ def test_a_batch_too_large_for_the_memory_is_refused_up_front(model, monkeypatch
     with pytest.raises(MemoryError, match=r"num_envs: .* of memory is available \("):
         slender.BatchedSimulator(model, 10**6)
     assert time.perf_counter() - t0 < 1.0
+
+
+def test_the_matrix_free_solver_steps_as_pcg_and_refuses_what_it_cannot_apply():
+    # issue 49, case 9: solver="matrix-free" keeps no Jacobian (each Krylov product evaluates the
+    # stencils again); the plate's steps are pcg's to round-off (tests/physics/matrix_free_test.cpp
+    # holds them on every kind of stencil), and what adds to the Jacobian apart from the
+    # stencils is refused naming it, without the check's source location
+    plate = slender.load_model(os.path.join(ROOT, "apps", "scenes", "plate_contact.json"))
+    sims = {s: slender.Simulator(plate, solver=s) for s in ("pcg", "matrix-free")}
+    assert sims["matrix-free"].linear_solver == "pcg-matrix-free"
+    for sim in sims.values():
+        for _ in range(5):
+            assert sim.step()["ok"]
+    np.testing.assert_allclose(sims["matrix-free"].positions, sims["pcg"].positions, atol=1e-12)
+    damped = slender.load_model(os.path.join(ROOT, "apps", "scenes", "rayleigh_beams.json"))
+    with pytest.raises(RuntimeError) as e:
+        slender.Simulator(damped, solver="matrix-free")
+    msg = str(e.value)
+    assert "Rayleigh stiffness damping" in msg and "check failed" not in msg and ".h:" not in msg

@@ -12,9 +12,20 @@
 
 #include "slender/core/pcg.h"
 #include "slender/core/types.h"
+#include "slender/model.h"
 #include "slender/stencils/bindings.h"
 
 namespace slender {
+
+/// What of model m adds to the Jacobian apart from the stencils, which the matrix-free solver
+/// cannot apply (null: nothing): Rayleigh stiffness damping (its Hessians at a step's start are
+/// a pool of their own), Kelvin-Voigt damping, energies from the caller's code
+inline const char* matrix_free_refusal(const Model& m) {
+  if (m.stiffness_damping) return "Rayleigh stiffness damping (its Hessians at a step's start)";
+  if (m.kelvin_voigt) return "Kelvin-Voigt damping";
+  if (!m.user_energies.empty()) return "an energy from the caller's code";
+  return nullptr;
+}
 
 /// Where one family's products go: the family's slice of the product pool (the gradient
 /// pool's layout), and what is multiplied.
