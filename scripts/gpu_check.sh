@@ -21,7 +21,8 @@
 #   s9         S9's cloth on CUDA: 20k into the fold, 200k and 670k with the multigrid (issue 48)
 #   cg         S9's 200k cloth with block-Jacobi CG (pcg, pcg-mixed), the fused iteration against
 #              SLENDER_FUSED_CG=0: the time a CG iteration (issue 48, item 3); pcg with inexact
-#              Newton (--inexact)
+#              Newton (--inexact); the matrix-free solver against the CPU (plate_contact) and
+#              beside pcg at 20k
 #   profile    ncu's time per kernel on S1, S7 and cloth_drop (5 steps each, one run a scene),
 #              tabled by scripts/ncu_table.py into profile.md
 #   sanitize   memcheck and racecheck on the GPU suite's short filter and the engine's /Cuda
@@ -173,6 +174,19 @@ stage_cg() {
     > "$logs/s9_cg_pcg_inexact.log" 2>&1
   mark "S9 cuda 200k pcg inexact: rc $?; $(grep -A2 -m1 '^case  solver' \
     "$logs/s9_cg_pcg_inexact.log" | tail -1 | cut -c1-160)"
+  # the matrix-free solver (no Jacobian in memory: each product evaluates the stencils): the
+  # CPU's states on a contact scene, then its time beside pcg's at 20k, both inexact
+  timeout -k 5 "$(cap 60)" "$build/slender" compare apps/scenes/plate_contact.json --steps 30 \
+    --solver matrix-free > "$logs/compare_matrix_free.log" 2>&1
+  mark "compare plate_contact matrix-free: rc $?; $(tail -2 "$logs/compare_matrix_free.log" \
+    | tr '\n' ' ' | cut -c1-200)"
+  for solver in pcg matrix-free; do
+    timeout -k 5 "$(cap 60)" stdbuf -oL "$cb" --backend cuda --sizes 20k --steps 2 --repeats 1 \
+      --probe-every 0 --solver $solver --inexact --markdown "$logs/s9_20k_${solver}_inexact.md" \
+      > "$logs/s9_20k_${solver}_inexact.log" 2>&1
+    mark "S9 cuda 20k $solver inexact: rc $?; $(grep -A2 -m1 '^case  solver' \
+      "$logs/s9_20k_${solver}_inexact.log" | tail -1 | cut -c1-160)"
+  done
 }
 
 stage_profile() {
