@@ -54,24 +54,6 @@ std::shared_ptr<const Model> linked_network(int chains, int per) {
   return build_model(b.build());
 }
 
-// a hinge plate (4 x 3 cm, two corners held) with a rod post jointed to its last corner, under
-// tilted gravity: two parts (plate_with_post without its drag and load: a symmetric Jacobian)
-std::shared_ptr<const Model> plate_and_post() {
-  SceneBuilder b;
-  const int mat = b.material("m", 1000, 1e6, 0.3);
-  const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0),
-                                      0.01, false, mat, 1e-3, ShellBending::kHinge);
-  b.membrane(plate, MembraneModel::kSprings);
-  const Vec3 c = b.part(plate).nodes.back();
-  const int rod =
-      b.straight_rod("post", c, c + vec3(0.01, 0.005, 0.02), 5, mat, SceneBuilder::circle(1e-3));
-  b.joint({NodeRef{plate, -1, {}}, NodeRef{rod, 0, {}}});
-  b.fix_node(plate, 0).fix_node(plate, 1);
-  b.gravity(vec3(0.3, -0.2, -9.8));
-  b.integrator().dt = 0.01;
-  return build_model(b.build());
-}
-
 std::shared_ptr<const Model> scene(const std::string& name) {
   return build_model(
       read_scene_file(std::string(SLENDER_SOURCE_DIR) + "/apps/scenes/" + name + ".json"));
@@ -160,7 +142,7 @@ TEST(MatrixFree, StepsMatchTheAssembledPcgOnEveryKindOfStencil) {
 // The elastic families' scales multiply their Hessians as their gradients: an environment's
 // Young's modulus scale and each part's (stencils/part_scale.h) on the products too.
 TEST(MatrixFree, ModulusScalesActOnTheProducts) {
-  const auto m = plate_and_post();
+  const auto m = test::plate_with_post(ShellBending::kHinge, /*loads=*/false);  // (two parts)
   EnvParams p;
   p.youngs_scale = 3;
   const std::vector<Real> parts = {1.0, 0.25};

@@ -190,8 +190,9 @@ inline std::shared_ptr<const Model> clamped_plate(ShellBending bending, Real edg
 
 /// A small shell plate (4 x 3 cm, 1 cm edges, 1 mm, two corner nodes fixed) with a rod post
 /// jointed to its last corner, tilted gravity, a load at the post's tip and aerodynamic drag (a
-/// non-symmetric Jacobian); dt = 0.01 s.
-inline std::shared_ptr<const Model> plate_with_post(ShellBending bending) {
+/// non-symmetric Jacobian; without `loads`, neither the load nor the drag: a symmetric one);
+/// dt = 0.01 s.
+inline std::shared_ptr<const Model> plate_with_post(ShellBending bending, bool loads = true) {
   SceneBuilder b;
   const int mat = b.material("m", 1000, 1e6, 0.3);
   const int plate = b.rectangle_shell("plate", vec3(0, 0, 0), vec3(0.04, 0, 0), vec3(0, 0.03, 0),
@@ -203,9 +204,11 @@ inline std::shared_ptr<const Model> plate_with_post(ShellBending bending) {
   b.joint({NodeRef{plate, -1, {}}, NodeRef{rod, 0, {}}});
   b.fix_node(plate, 0).fix_node(plate, 1);
   b.gravity(vec3(0.3, -0.2, -9.8));
-  b.point_load(rod, -1, vec3(1e-3, 2e-3, 0));
-  b.spec().forces.drag_density = 1.2;
-  b.spec().forces.drag_coefficient = 1;
+  if (loads) {
+    b.point_load(rod, -1, vec3(1e-3, 2e-3, 0));
+    b.spec().forces.drag_density = 1.2;
+    b.spec().forces.drag_coefficient = 1;
+  }
   b.integrator().dt = 0.01;
   return build_model(b.build());
 }

@@ -92,12 +92,23 @@ struct EvalGround {
   const Real* mu;      // (nenv)
   const Real* params;  // per environment: density scale first, stride 5 (null: 1)
   unsigned want = kGradHess;
+  /// node k of environment env with its friction coefficient and density scale
+  SLENDER_HD static void local(const ModelView& m,
+                               const EvalView& s,
+                               int env,
+                               long k,
+                               unsigned want,
+                               const Real* mu,
+                               const Real* params,
+                               LocalEval<3>& r) {
+    GroundBinding::eval_with_friction(m, s, env, k, want, mu[env], r,
+                                      params ? params[5 * env] : Real(1));
+  }
   SLENDER_HD void operator()(long t) const {
     const int env = int(t / n);
     const long k = t % n;
     LocalEval<3> r;
-    GroundBinding::eval_with_friction(m, s, env, k, want, mu[env], r,
-                                      params ? params[5 * env] : Real(1));
+    local(m, s, env, k, want, mu, params, r);
     out.store(env, k, r, want);
   }
 };
@@ -115,8 +126,7 @@ struct GroundProduct {
     const int env = int(t / n);
     const long k = t % n;
     LocalEval<3> r;
-    GroundBinding::eval_with_friction(m, s, env, k, kGradHess, mu[env], r,
-                                      params ? params[5 * env] : Real(1));
+    EvalGround::local(m, s, env, k, kGradHess, mu, params, r);
     int dof[3];
     GroundBinding::dofs(m, k, dof);
     out.store(env, k, dof, r);
