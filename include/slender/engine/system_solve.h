@@ -271,8 +271,9 @@ class SystemSolveOn {
             const long it1 = krylov_.iterations();
             ok2 = krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts);
             times.solve += since(t0);
-            times.linear_iters += krylov_.iterations() - it1;
-            if (!ok2 && krylov_.trace()) krylov_.trace_failure(false, nfree_, its);
+            const long its2 = krylov_.iterations() - it1;
+            times.linear_iters += its2;
+            if (!ok2 && krylov_.trace()) krylov_.trace_failure(false, nfree_, its2);
           }
           return matrix_free_outcome(blocks, ok, ok2, fallback);
         }
