@@ -254,7 +254,7 @@ typename Engine<X>::Clock::time_point Engine<X>::evaluate_begin(const Real* q, b
     }
   }
   residual_rows();
-  if (system_ && hess) {
+  if (system_ && hess && !matrix_free_) {  // (matrix-free: nothing to assemble)
     system_->assemble(h_pool_.data(), dof_J_.data(), free_dof_.data(),
                       h_pool_.data() + pd_.h_off[kFamContact]);
     if constexpr (X::kHostMemory) {
