@@ -483,9 +483,10 @@ Simulator::Simulator(std::shared_ptr<const Model> model,
   // a grid of rods), so that small models and the batches' simulators pay nothing for it
   const Model& m = *model;
   const double model_bytes = double(m.memory_bytes());
-  const double available = double(available_memory_bytes());
-  if (backend == BackendKind::kCpu && model_bytes >= double(1 << 20) &&
-      available < 16 * model_bytes + double(256 << 20)) {
+  // (the memory available read only for such a model: a batch's small simulators pay nothing)
+  const bool sized = backend == BackendKind::kCpu && model_bytes >= double(1 << 20);
+  const double available = sized ? double(available_memory_bytes()) : 0;
+  if (sized && available < 16 * model_bytes + double(256 << 20)) {
     // without a Jacobian in memory (--solver matrix-free), where the model allows it
     const bool free_ok = !matrix_free_refusal(m) && solver != LinearSolverKind::kMatrixFree;
     const double need = memory_estimate(m, integrator, solver);

@@ -430,8 +430,8 @@ class Engine {
     if (system_ && solver == LinearSolverKind::kMatrixFree) {
       check_matrix_free(m);
       matrix_free_ = true;
-      system_->set_matrix_free([this](const Real* x, Real* y) { jacobian_product(x, y); },
-                               [this](int c, Real* y) { jacobian_block_column(c, y); });
+      system_->set_matrix_free([this](const Real* x, Real* y) { jacobian_product(x, -1, y); },
+                               [this](int c, Real* y) { jacobian_product(nullptr, c, y); });
     }
     // (the band's status read with the direction's slope where the predictor's is too)
     if (system_) system_->set_deferred(fuse_predictor_read_);
@@ -917,9 +917,9 @@ class Engine {
   // modulus, parts), and the energies from the caller's code
   void eval_families(const EvalView& ev, unsigned want);
   // the matrix-free Jacobian at the last evaluation with one (engine/matrix_free.h): y = J x
-  // over the free rows, and column c (0, 1, 2) of every diagonal block's rows into y
-  void jacobian_product(const Real* x, Real* y);
-  void jacobian_block_column(int c, Real* y);
+  // over the free rows (column < 0), or column `column` (0, 1, 2) of every diagonal block's
+  // rows into y (x unread)
+  void jacobian_product(const Real* x, int column, Real* y);
   // every family's local Hessians at jac_q_ times prod_x_ (column < 0) or their diagonal
   // blocks' column into prod_pool_, scaled as the elastic families' gradients are
   void hessian_products(int column);

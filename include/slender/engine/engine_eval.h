@@ -150,21 +150,15 @@ void Engine<X>::hessian_products(int column) {
 }
 
 template <class X>
-void Engine<X>::jacobian_product(const Real* x, Real* y) {
+void Engine<X>::jacobian_product(const Real* x, int column, Real* y) {
   const long nf = pd_.nfree;
-  X::fill_zero(prod_x_.data(), size_t(model_->ndof));
-  X::for_each(nf, ScatterFreeRows{free_dof_.data(), x, prod_x_.data()});
-  hessian_products(-1);
+  if (column < 0) {  // (x of the free rows into the vector of every DOF the stencils read)
+    X::fill_zero(prod_x_.data(), size_t(model_->ndof));
+    X::for_each(nf, ScatterFreeRows{free_dof_.data(), x, prod_x_.data()});
+  }
+  hessian_products(column);
   X::for_each(nf, MatrixFreeRows{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
-                                 prod_pool_.data(), dof_J_.data(), x, -1, y});
-  system_->add_contact_residual(prod_pool_.data() + pd_.g_off[kFamContact], y);
-}
-
-template <class X>
-void Engine<X>::jacobian_block_column(int c, Real* y) {
-  hessian_products(c);
-  X::for_each(pd_.nfree, MatrixFreeRows{row_src_adr_.data(), row_src_.data(), free_dof_.data(),
-                                        prod_pool_.data(), dof_J_.data(), nullptr, c, y});
+                                 prod_pool_.data(), dof_J_.data(), x, column, y});
   system_->add_contact_residual(prod_pool_.data() + pd_.g_off[kFamContact], y);
 }
 

@@ -242,11 +242,10 @@ class SystemSolveOn {
     };
     if (status) *status = nullptr;
     if (nfree_ == 0) return true;
+    if (matrix_free()) return solve_matrix_free(f, dx, times, fallback);
     if (iterative_) {
       auto t0 = Clock::now();
-      const bool blocks = matrix_free() ? matrix_free_blocks() : true;
-      const bool setup = matrix_free() || pcg_setup();
-      if (setup) {
+      if (pcg_setup()) {
         times.factor += since(t0);
         t0 = Clock::now();
         const long it0 = krylov_.iterations();
@@ -260,23 +259,8 @@ class SystemSolveOn {
         const long its = krylov_.iterations() - it0;
         times.linear_iters += its;
         if (kind_ == LinearSolverKind::kAmg) amg_track(ok, its);
-        if (ok && !matrix_free()) return true;
-        if (!ok && krylov_.trace()) krylov_.trace_failure(symmetric_, nfree_, its);
-        if (matrix_free()) {
-          // CG met an indefinite Jacobian (contact's) or stalled: BiCGSTAB on the same products,
-          // where the other solvers' fallback factorizes the matrix
-          bool ok2 = ok;
-          if (!ok && symmetric_) {
-            t0 = Clock::now();
-            const long it1 = krylov_.iterations();
-            ok2 = krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts);
-            times.solve += since(t0);
-            const long its2 = krylov_.iterations() - it1;
-            times.linear_iters += its2;
-            if (!ok2 && krylov_.trace()) krylov_.trace_failure(false, nfree_, its2);
-          }
-          return matrix_free_outcome(blocks, ok, ok2, fallback);
-        }
+        if (ok) return true;
+        if (krylov_.trace()) krylov_.trace_failure(symmetric_, nfree_, its);
       }
       // CG or BiCGSTAB cannot go on (an indefinite block, a breakdown, or too slow): the direct
       // path for this matrix, counted as a fallback (as the CPU counts it)
@@ -448,15 +432,36 @@ class SystemSolveOn {
     X::env_reduce(1, nblock_, env_major::CountZeros{nblock_, block_ok_.data()}, &bad, scratch_);
     return bad.s0 == 0;
   }
-  // kMatrixFree's outcome (solve's; `blocks`: matrix_free_blocks'; `first`: the Krylov solve's,
-  // `last`: BiCGSTAB's after a CG that failed, else the same): with no matrix to fall back on,
-  // a solve that stopped short of its tolerance still gives an inexact Newton direction
-  // (core/newton.h) where its residual fell by kForcingMax or more, as inexact Newton's looser
-  // solves do. A block replaced, a second solver or a direction short of the tolerance counts
-  // as a fallback
-  bool matrix_free_outcome(bool blocks, bool first, bool last, bool& fallback) {
-    if (!blocks || !first) fallback = true;
-    if (last) return true;
+  // kMatrixFree's solve (solve's arguments): block-Jacobi CG (BiCGSTAB for a non-symmetric
+  // Jacobian) on the caller's products. With no matrix to fall back on, CG that meets an
+  // indefinite Jacobian (contact's) or stalls takes BiCGSTAB on the same products, and a solve
+  // that stopped short of its tolerance still gives an inexact Newton direction (core/newton.h)
+  // where its residual fell by kForcingMax or more, as inexact Newton's looser solves do. A
+  // block replaced, a second solver or a direction short of the tolerance counts as a fallback
+  bool solve_matrix_free(const Real* f, Real* dx, PhaseTimes& times, bool& fallback) {
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t0) {
+      return std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    const auto t0 = Clock::now();
+    if (!matrix_free_blocks()) fallback = true;
+    times.factor += since(t0);
+    auto apply = [this](const Real* x, Real* y) { apply_matrix(x, y); };
+    auto precond = [this](const Real* in, Real* out) { precondition(in, out); };
+    auto krylov = [&](bool cg) {
+      const auto t1 = Clock::now();
+      const long it0 = krylov_.iterations();
+      const bool ok = cg ? krylov_.cg(nfree_, f, dx, apply, precond)
+                         : krylov_.bicgstab(nfree_, f, dx, apply, precond, times.krylov_restarts);
+      times.solve += since(t1);
+      const long its = krylov_.iterations() - it0;
+      times.linear_iters += its;
+      if (!ok && krylov_.trace()) krylov_.trace_failure(cg, nfree_, its);
+      return ok;
+    };
+    if (krylov(symmetric_)) return true;
+    fallback = true;
+    if (symmetric_ && krylov(false)) return true;
     return krylov_.last_relative_residual() <= kForcingMax;
   }
 
@@ -527,7 +532,7 @@ class SystemSolveOn {
   // slower (pcg-mixed: 1.2x at S9's 200k; bench/results/2026-11-30-fused-cg-epyc-2c.md), only
   // with SLENDER_FUSED_CG=1 (=0 turns it off on the device). The multigrid's V-cycle is not a
   // row's work
-  bool fused_cg() const { return kind_ != LinearSolverKind::kAmg && !matrix_free() && fused_cg_; }
+  bool fused_cg() const { return kind_ != LinearSolverKind::kAmg && fused_cg_; }
   // dx = J^-1 f by cg_fused (kPcgMixed: the single-precision copies)
   bool cg_fused(const Real* f, Real* dx) {
     if (mixed()) return cg_fused(f, dx, valf_.data(), cvalf_.data(), block_invf_.data());
