@@ -239,7 +239,7 @@ TEST(MatrixFree, HoldsNeitherTheHessiansNorTheMatrix) {
 // direct solver is refused there, and the refusal says what the matrix-free solver would need.
 // Below both: refused either way.
 TEST(MatrixFree, AutoTakesItWhereTheAssembledJacobianWouldNotFit) {
-  const auto m = linked_network(60, 60);
+  const auto m = linked_network(30, 30);
   const IntegratorSpec& spec = m->scene.integrator;
   const double direct = Simulator::memory_estimate(*m, spec, LinearSolverKind::kAuto);
   const double free = Simulator::memory_estimate(*m, spec, LinearSolverKind::kMatrixFree);
