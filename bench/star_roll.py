@@ -4,10 +4,11 @@
 its trough) over their four actuation cycles: the centre of mass along the ground at the start
 and end of every cycle, the displacement per cycle, which limbs touch the ground, and the CPU
 time per step. Optionally the flat ground with one value changed (dt, the Rayleigh beta, t0 of
-the SMA law, friction), and planes steeper than the paper's (the steepest the robot climbs).
+the SMA law, friction), the +3 and +6 degree planes at other limb moduli (the Rayleigh beta
+scaled to keep the damping ratio), and planes steeper than the paper's.
 
     PYTHONPATH=build/python OMP_NUM_THREADS=1 python3 bench/star_roll.py [--only NAME ...]
-        [--variants] [--inclines] [--markdown out.md]
+        [--variants] [--moduli] [--inclines] [--markdown out.md]
 """
 
 import argparse
@@ -165,6 +166,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--only", nargs="*", default=None)
     p.add_argument("--variants", action="store_true")
+    p.add_argument("--moduli", action="store_true")
     p.add_argument("--inclines", action="store_true")
     p.add_argument("--markdown", default=None)
     a = p.parse_args(argv)
@@ -205,9 +207,11 @@ def main(argv=None):
                 s["integrator"]["dt"] *= f
             return change
         variants = [("dt / 2", set_dt(0.5)), ("dt / 4", set_dt(0.25)), ("dt x 2", set_dt(2.0))]
-        for b in (1e-3, 5e-3):
-            variants += [(f"beta {b:g} s", set_beta(b)), (f"beta {b:g} s, dt / 2", set_beta(b, 0.5))]
-        variants.append(("beta 0.03 s", set_beta(3e-2)))
+        beta = base["forces"]["damping"]["stiffness_proportional"]
+        for f in (0.25, 0.5):
+            variants += [(f"beta {beta * f:g} s", set_beta(beta * f)),
+                         (f"beta {beta * f:g} s, dt / 2", set_beta(beta * f, 0.5))]
+        variants.append((f"beta {2 * beta:g} s", set_beta(2 * beta)))
         for t0 in (0.25,):
             def slow(s, t0=t0):
                 for r in s["rods"]:
@@ -232,6 +236,28 @@ def main(argv=None):
                 continue
             per, total = per_cycle(cycles(rec, starts, sc["integrator"]["duration"]))
             say(f"| {vname} | {' | '.join(per)} | {total:+.1f} |")
+
+    if a.moduli:
+        # the limbs' modulus E (and the SMA law's heated multiple of it) against the gravity of
+        # the robot: the Rayleigh beta scaled by sqrt(E_scene / E), which keeps beta omega, the
+        # damping ratio of every mode, as it is in the scenes
+        say("\n| limb modulus (beta) | plane | cycle 1 | cycle 2 | cycle 3 | cycle 4 | "
+            "total [mm] | contact limbs at each heating, end |")
+        say("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for E in (3e6, 4e6, 7e6, 1e7):
+            for name in ("star_roll_incline3", "star_roll_incline6"):
+                with open(os.path.join(ROOT, "apps", "scenes", name + ".json")) as f:
+                    sc = json.load(f)
+                e0 = sc["materials"][0]["youngs_modulus"]
+                sc["materials"][0]["youngs_modulus"] = E
+                damping = sc["forces"]["damping"]
+                damping["stiffness_proportional"] *= math.sqrt(e0 / E)
+                rec, starts, contacts, _, _ = run(sc)
+                per, total = per_cycle(cycles(rec, starts, sc["integrator"]["duration"]))
+                cts = "; ".join(",".join(str(k) for k in contacts.get(t, []))
+                                for t in starts + [sc["integrator"]["duration"]])
+                say(f"| {E / 1e6:g} MPa ({damping['stiffness_proportional']:.3g} s) | "
+                    f"{name[-1]} deg | {' | '.join(per)} | {total:+.1f} | {cts} |")
 
     if a.inclines:
         say("\n| plane steeper than the paper's | cycle 1 | cycle 2 | cycle 3 | cycle 4 | "

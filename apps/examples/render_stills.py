@@ -49,7 +49,7 @@ STILLS = [
      "(Rayleigh beta sets its rebound)"),
     ("huang_jumper", 0.25, 0.06, {},
      "Huang et al.'s SMA jumper in flight: its loop straightened, pulled at its leading edge"),
-    ("star_roll", 0.8, 0.65, {},
+    ("star_roll", 1.2, 0.9, {},
      "Huang et al.'s star-shaped robot rolling forward over its front limb as its heated rear "
      "limb straightens against the ground"),
     ("steel_rod_benchmark", 1.0, 0.75, {},
