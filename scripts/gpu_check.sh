@@ -13,7 +13,8 @@
 #              every scene among them), in shards side by side, with memcheck, racecheck and
 #              synccheck on $GPU_SANITIZE_FILTER (default: the single-system band solve) beside
 #   cli        the CLI on CUDA: `slender run --backend cuda --usd` (a USD file written from device
-#              steps), `slender compare` on a contact scene
+#              steps), `slender compare` on a contact scene and on the star robot's first heating
+#              up +6 degrees
 #   small      slender_backend_bench on the small scenes, both backends, ms per Newton iteration
 #              (issue 47, item 1); S1 and S7 again with the plain order of host reads
 #   s8         the snake batch on CUDA at B = 1, 4096 and 65536, and the CPU's per-environment
@@ -118,6 +119,11 @@ stage_cli() {
   timeout -k 5 "$(cap 60)" "$cli" compare apps/scenes/plate_contact.json --steps 50 \
     > "$logs/cli-compare.log" 2>&1
   mark "cli: compare plate_contact: rc $?; $(grep -i 'relative difference' "$logs/cli-compare.log" | head -1 | cut -c1-200)"
+  # the star robot on +6 degrees through its first heating (1.5 s: it tips forward and falls
+  # back; bench/results/2026-12-01-star-rolling-soft-limbs-epyc-2c.md), CUDA against the CPU
+  timeout -k 5 "$(cap 120)" "$cli" compare apps/scenes/star_roll_incline6.json --steps 3000 \
+    > "$logs/cli-compare-star6.log" 2>&1
+  mark "cli: compare star_roll_incline6, 3000 steps: rc $?; $(grep -i 'relative difference' "$logs/cli-compare-star6.log" | head -1 | cut -c1-200)"
 }
 
 stage_small() {
