@@ -19,6 +19,9 @@ its source file, and a file none of whose tests is listed is not needed. scripts
 instrumented_build.sh leaves those files out of build-san/ (they compile in the plain build,
 which runs them; `sanitize.sh --all` builds them too).
 
+`--check-skip-lists BUILD` (no measurement; a ctest) prints every line of the two skip lists
+that matches no test of the build's executables and exits with 1 if there is one.
+
 usage (about 20 minutes on 2 cores; the build alone as long as build-san's):
   cmake -S . -B build-cov <build-san's options> \\
     -DCMAKE_CXX_FLAGS="<build-san's flags> -fprofile-instr-generate -fcoverage-mapping" \\
@@ -29,6 +32,7 @@ usage (about 20 minutes on 2 cores; the build alone as long as build-san's):
 """
 
 import argparse
+import fnmatch
 import concurrent.futures
 import glob
 import json
@@ -107,16 +111,41 @@ def covered_lines(build, exe, raw, profdir, name):
     return lines
 
 
-def skip_patterns(with_covered=True):
-    """the negative filter of scripts/sanitize.sh: its long tests and the covered units"""
+def skip_lines(with_covered=True):
+    """(list, line number, pattern) of every pattern of the skip lists"""
     names = ["sanitize_skip.txt"] + (["sanitize_skip_covered.txt"] if with_covered else [])
-    pats = []
+    lines = []
     for n in names:
         path = os.path.join(ROOT, "scripts", n)
         if os.path.exists(path):
             with open(path) as f:
-                pats += [l.strip() for l in f if l.strip() and not l.startswith("#")]
-    return pats
+                lines += [(f"scripts/{n}", no, l.strip()) for no, l in enumerate(f, 1)
+                          if l.strip() and not l.startswith("#")]
+    return lines
+
+
+def skip_patterns(with_covered=True):
+    """the negative filter of scripts/sanitize.sh: its long tests and the covered units"""
+    return [pat for _, _, pat in skip_lines(with_covered)]
+
+
+def test_executables(build):
+    """the CPU test executables of a build"""
+    exes = sorted(e for e in glob.glob(os.path.join(build, "tests", "*_tests"))
+                  if os.access(e, os.X_OK) and not e.endswith("gpu_tests"))
+    if not exes:
+        raise SystemExit(f"sanitizer_subset.py: no test executables in {build}/tests")
+    return exes
+
+
+def stale_skip_lines(build):
+    """the skip lists' lines that match no test of the build's executables: a renamed test
+    leaves its old name behind, and scripts/sanitize.sh would then run the new one under the
+    sanitizers unnoticed, unless another line names it"""
+    names = [f"{suite}.{test}" for exe in test_executables(build)
+             for suite, tests in list_suites(exe).items() for test in tests]
+    return [(lst, no, pat) for lst, no, pat in skip_lines()
+            if not any(fnmatch.fnmatchcase(n, pat) for n in names)]
 
 
 def suite_sources():
@@ -134,10 +163,7 @@ def left_out_files(build):
     """the CPU test sources of which the sanitizer run runs no test (see the docstring)"""
     sources = suite_sources()
     filt = "-" + ":".join(skip_patterns())
-    exes = sorted(e for e in glob.glob(os.path.join(build, "tests", "*_tests"))
-                  if os.access(e, os.X_OK) and not e.endswith("gpu_tests"))
-    if not exes:
-        raise SystemExit(f"sanitizer_subset.py: no test executables in {build}/tests")
+    exes = test_executables(build)
 
     def files_listed(exe, gtest_filter):
         out = subprocess.run([exe, "--gtest_list_tests", f"--gtest_filter={gtest_filter}"],
@@ -171,6 +197,12 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--left-out-files":
         print(";".join(left_out_files(os.path.abspath(sys.argv[2]))))
         return 0
+    if len(sys.argv) == 3 and sys.argv[1] == "--check-skip-lists":
+        stale = stale_skip_lines(os.path.abspath(sys.argv[2]))
+        for lst, no, pat in stale:
+            print(f"{lst}:{no}: '{pat}' matches no test of {sys.argv[2]}")
+        print(f"sanitizer_subset.py --check-skip-lists: {len(stale)} stale line(s)")
+        return 1 if stale else 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
