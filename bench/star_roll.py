@@ -150,6 +150,11 @@ def per_cycle(cy):
     return cells, (cy[-1][3] - cy[0][2]) * 1e3
 
 
+def contact_cell(contacts, starts, dur):
+    """the contact limbs at each heating and at the end, as a table cell"""
+    return "; ".join(",".join(str(k) for k in contacts.get(t, [])) for t in starts + [dur])
+
+
 def steeper_plane(deg):
     """star_roll.json on a plane inclined by deg (rising towards +x), as
     scripts/make_star_roll_scene.py writes the paper's inclines"""
@@ -189,7 +194,7 @@ def main(argv=None):
         rec, starts, contacts, its, tstep = run(sc)
         dur = sc["integrator"]["duration"]
         per, total = per_cycle(cycles(rec, starts, dur))
-        cts = "; ".join(",".join(str(k) for k in contacts.get(t, [])) for t in starts + [dur])
+        cts = contact_cell(contacts, starts, dur)
         say(f"| {name} | {' | '.join(per)} | {total:+.1f} | {cts} | {tstep * 1e3:.2f} | "
             f"{its:.2f} |")
         np.savetxt(os.path.join("/tmp", name + "_com.txt"), rec[::20], fmt="%.6g",
@@ -254,8 +259,7 @@ def main(argv=None):
                 damping["stiffness_proportional"] *= math.sqrt(e0 / E)
                 rec, starts, contacts, _, _ = run(sc)
                 per, total = per_cycle(cycles(rec, starts, sc["integrator"]["duration"]))
-                cts = "; ".join(",".join(str(k) for k in contacts.get(t, []))
-                                for t in starts + [sc["integrator"]["duration"]])
+                cts = contact_cell(contacts, starts, sc["integrator"]["duration"])
                 say(f"| {E / 1e6:g} MPa ({damping['stiffness_proportional']:.3g} s) | "
                     f"{name[-1]} deg | {' | '.join(per)} | {total:+.1f} | {cts} |")
 
