@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend/host_executor.h"
+#include "guarded_executor.h"
 #include "physics_util.h"
 #include "slender/backend.h"
 #include "slender/batch.h"
@@ -246,53 +247,9 @@ TEST(VectorSolvers, SnakeDenseLuMatchesBanded) {
 // - a staging area per environment (the GPU's shared memory), in which the banded solve gathers
 //   the Jacobian and factorizes (env_major::BandGatherSolve), unless SLENDER_BATCH_STAGED=0 when
 //   the engine is made (StagedScope below).
-struct GpuChoicesHostExec : HostExecutor {
-  static constexpr bool kInterleaved = true;
-  static constexpr int kPcgCheckEvery = 8;
-  static constexpr int kLanes = 5;
-  static constexpr bool kStagedColumns = true;
-  static long staged_capacity() { return 1L << 20; }
-  template <class F>
-  static void for_each_env_columns(int nenv, const F& f) {
-    for (int e = 0; e < nenv; ++e) {
-      if (!f.wanted(e)) continue;
-      const Real floor = f.begin(e);  // (on the GPU every lane reads it before a barrier)
-      bool good = true;
-      for (int k = 0; good && k < f.columns(); ++k)
-        for (int ph = 0; good && ph < f.phases(); ++ph)
-          for (int lane = kLanes - 1; lane >= 0; --lane)
-            good = f.column(e, k, ph, floor, lane, kLanes) && good;
-      if (good) {
-        f.finish(e);
-      } else {
-        f.fail(e);
-      }
-    }
-  }
-  template <class F>
-  static void for_each_env_columns_staged(int nenv, const F& f) {
-    std::vector<Real> stage;
-    for (int e = 0; e < nenv; ++e) {
-      if (!f.wanted(e)) continue;
-      // what a kernel finds in shared memory: the last environment's leftovers, here NaNs
-      stage.assign(size_t(f.stage_size()), std::numeric_limits<Real>::quiet_NaN());
-      for (int ph = 0; ph < f.stage_phases(); ++ph)
-        for (int lane = kLanes - 1; lane >= 0; --lane)
-          f.stage(e, stage.data(), ph, lane, kLanes);
-      const Real floor = f.begin_staged(stage.data());
-      bool good = true;
-      for (int k = 0; good && k < f.columns(); ++k)
-        for (int ph = 0; good && ph < f.phases(); ++ph)
-          for (int lane = kLanes - 1; lane >= 0; --lane)
-            good = f.column_staged(stage.data(), k, ph, floor, lane, kLanes) && good;
-      if (good) {
-        f.finish_staged(e, stage.data());
-      } else {
-        f.fail(e);
-      }
-    }
-  }
-};
+// (guarded_executor.h: with the CUDA executor's memory contract too, kHostMemory false and X's
+// memory unreadable on the host outside its calls)
+using GpuChoicesHostExec = GuardedGpuChoices;
 
 // SLENDER_BATCH_STAGED=1 (or 0) for the engines constructed in a scope
 struct StagedScope {
