@@ -61,22 +61,6 @@ const char* linear_solver_names() {
   return "auto, cholmod, eigen-ldlt, sparse-lu, pcg, banded, dense, amg, pcg-mixed, matrix-free";
 }
 
-const char* to_string(StepStatus s) {
-  switch (s) {
-    case StepStatus::kConverged:
-      return "converged";
-    case StepStatus::kMaxIters:
-      return "max-iterations";
-    case StepStatus::kLineSearchFailed:
-      return "line-search-failed";
-    case StepStatus::kNonFinite:
-      return "non-finite";
-    case StepStatus::kLinearSolveFailed:
-      return "linear-solve-failed";
-  }
-  return "unknown";
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;

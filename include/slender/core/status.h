@@ -17,7 +17,22 @@ enum class StepStatus {
   kNonFinite,          ///< a residual or state value became NaN/Inf
   kLinearSolveFailed,  ///< the Jacobian could not be factorized, even by sparse LU
 };
-const char* to_string(StepStatus s);
+/// (inline: every library layer names a status, the CUDA module's adjoint too)
+inline const char* to_string(StepStatus s) {
+  switch (s) {
+    case StepStatus::kConverged:
+      return "converged";
+    case StepStatus::kMaxIters:
+      return "max-iterations";
+    case StepStatus::kLineSearchFailed:
+      return "line-search-failed";
+    case StepStatus::kNonFinite:
+      return "non-finite";
+    case StepStatus::kLinearSolveFailed:
+      return "linear-solve-failed";
+  }
+  return "unknown";
+}
 
 struct StepReport {
   StepStatus status = StepStatus::kConverged;
