@@ -17,6 +17,8 @@ std::unique_ptr<BatchedSimulatorEngine> cuda_module_make_batched_engine(
     const IntegratorSpec& spec,
     const State& initial,
     LinearSolverKind solver);
+std::unique_ptr<RolloutAdjointEngine> cuda_module_make_rollout_adjoint(
+    std::shared_ptr<const Model> model, const IntegratorSpec& spec, const RolloutOptions& options);
 
 }  // namespace slender
 
@@ -27,6 +29,7 @@ extern "C" __attribute__((visibility("default"))) const slender::CudaModule* sle
                                          &slender::cuda_module_device_of,
                                          &slender::cuda_module_make_simulator_engine,
                                          &slender::cuda_module_make_batched_engine,
-                                         &slender::cuda_module_device_memory};
+                                         &slender::cuda_module_device_memory,
+                                         &slender::cuda_module_make_rollout_adjoint};
   return &table;
 }

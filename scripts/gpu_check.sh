@@ -28,7 +28,8 @@
 #              tabled by scripts/ncu_table.py into profile.md
 #   sanitize   memcheck and racecheck on the GPU suite's short filter and the engine's /Cuda
 #              cases at 3 steps, two at a time until the deadline
-#   python     the Python module's tests and S8 from Python on CUDA (if the bundle has the module)
+#   python     S8 from Python on CUDA, and the adjoint with its steps on CUDA against the CPU's
+#              gradient (test_adjoint.py -k cuda; if the bundle has the module)
 #   build      configure and build build-gpu there (when no bundle is carried: minutes)
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -242,6 +243,10 @@ stage_python() {
   PYTHONPATH="$build/python" timeout -k 5 "$(cap 90)" python3 bench/s8_python.py --backend cuda \
     --sizes 1,1024,4096 --steps 20 --repeats 3 --check > "$logs/s8_python.md" 2>&1
   mark "S8 from Python: rc $?; $(grep -E '^check' "$logs/s8_python.md" | head -1)"
+  # the adjoint with its steps on CUDA against the CPU's gradient (issue 51)
+  PYTHONPATH="$build/python" timeout -k 5 "$(cap 60)" python3 -m pytest -q \
+    tests/python/test_adjoint.py -k cuda > "$logs/adjoint_cuda.log" 2>&1
+  mark "adjoint on CUDA: rc $?; $(tail -1 "$logs/adjoint_cuda.log")"
 }
 
 stage_build() {

@@ -126,6 +126,13 @@ std::unique_ptr<SimulatorEngine> make_cuda_simulator_engine(std::shared_ptr<cons
   return module().api->make_simulator_engine(std::move(model), spec, solver);
 }
 
+std::unique_ptr<RolloutAdjointEngine> make_cuda_rollout_adjoint(std::shared_ptr<const Model> model,
+                                                                const IntegratorSpec& spec,
+                                                                const RolloutOptions& options) {
+  require_cuda_backend();
+  return module().api->make_rollout_adjoint(std::move(model), spec, options);
+}
+
 std::unique_ptr<BatchedSimulatorEngine> make_cuda_batched_engine(std::shared_ptr<const Model> model,
                                                                  int nenv,
                                                                  const IntegratorSpec& spec,

@@ -1,5 +1,6 @@
 // The adjoint of a rollout (include/slender/adjoint.h) on the host executor: the engine layer's
-// RolloutAdjointOn (include/slender/engine/adjoint.h) with the CPU's loops and solvers.
+// RolloutAdjointOn (include/slender/engine/adjoint.h) with the CPU's loops and solvers; with
+// RolloutOptions::backend kCuda, the CUDA backend's (make_cuda_rollout_adjoint).
 
 #include <algorithm>
 #include <exception>
@@ -20,8 +21,11 @@ namespace slender {
 
 struct RolloutAdjoint::Impl {
   Impl(std::shared_ptr<const Model> model, const IntegratorSpec& spec, const RolloutOptions& opt)
-      : on(model, spec, opt) {}
-  RolloutAdjointOn<HostExecutor> on;
+      : on(opt.backend == BackendKind::kCuda
+               ? make_cuda_rollout_adjoint(std::move(model), spec, opt)
+               : std::make_unique<RolloutAdjointEngineOn<HostExecutor>>(
+                     std::move(model), spec, opt)) {}
+  std::unique_ptr<RolloutAdjointEngine> on;
 };
 
 RolloutAdjoint::RolloutAdjoint(std::shared_ptr<const Model> model,
@@ -36,15 +40,15 @@ State RolloutAdjoint::run(const State& initial,
                           const RolloutParams& params,
                           std::vector<Real>* q,
                           std::vector<Real>* u) {
-  return impl_->on.run(initial, steps, actions, params, q, u);
+  return impl_->on->run(initial, steps, actions, params, q, u);
 }
 
 RolloutGradient RolloutAdjoint::gradient(const RolloutLossGradient& loss) {
-  return impl_->on.gradient(loss);
+  return impl_->on->gradient(loss);
 }
 
 RolloutGradient RolloutAdjoint::gradient(const std::vector<Real>& dq, const std::vector<Real>& du) {
-  const Model& m = impl_->on.model();
+  const Model& m = impl_->on->model();
   const size_t nd = size_t(m.ndof);
   for (const std::vector<Real>* v : {&dq, &du})
     SLENDER_CHECK(v->empty() || v->size() % nd == 0,
@@ -52,7 +56,7 @@ RolloutGradient RolloutAdjoint::gradient(const std::vector<Real>& dq, const std:
                   " (ndof = ", nd, ")");
   const size_t nq = dq.size() / std::max<size_t>(nd, 1), nu = du.size() / std::max<size_t>(nd, 1);
   bool checked = false;
-  return impl_->on.gradient([&](int n, const Real*, const Real*, Real* gq, Real* gu) {
+  return impl_->on->gradient([&](int n, const Real*, const Real*, Real* gq, Real* gu) {
     if (!checked) {  // n = N first
       SLENDER_CHECK(dq.empty() || nq == size_t(n) + 1, "gradient: dL/dq has ", nq,
                     " states, the rollout ", n + 1);
@@ -67,16 +71,17 @@ RolloutGradient RolloutAdjoint::gradient(const std::vector<Real>& dq, const std:
   });
 }
 
-double RolloutAdjoint::checkpoint_bytes() const { return impl_->on.checkpoint_bytes(); }
-double RolloutAdjoint::segment_bytes() const { return impl_->on.segment_bytes(); }
-long RolloutAdjoint::recomputed_steps() const { return impl_->on.recomputed_steps(); }
+double RolloutAdjoint::checkpoint_bytes() const { return impl_->on->checkpoint_bytes(); }
+double RolloutAdjoint::segment_bytes() const { return impl_->on->segment_bytes(); }
+long RolloutAdjoint::recomputed_steps() const { return impl_->on->recomputed_steps(); }
 
 namespace {
 
-// f(e) for every environment on the host's threads (one each at most); the first exception,
-// named by its environment, is rethrown
+// f(e) for every environment on the host's threads (one each at most; serial: one after another,
+// the CUDA backend's engines sharing their device); the first exception, named by its
+// environment, is rethrown
 template <class F>
-void each_environment(int nenv, const F& f) {
+void each_environment(int nenv, bool serial, const F& f) {
   std::vector<std::exception_ptr> errors(size_t(std::max(nenv, 0)));
   parallel_for_host(
       nenv,
@@ -87,7 +92,7 @@ void each_environment(int nenv, const F& f) {
           errors[size_t(e)] = std::current_exception();
         }
       },
-      1);
+      serial ? std::max(nenv, 1) : 1);
   for (int e = 0; e < nenv; ++e) {
     if (!errors[size_t(e)]) continue;
     try {
@@ -104,7 +109,7 @@ BatchRolloutAdjoint::BatchRolloutAdjoint(std::shared_ptr<const Model> model,
                                          int nenv,
                                          const IntegratorSpec& integrator,
                                          RolloutOptions options)
-    : model_(std::move(model)) {
+    : model_(std::move(model)), serial_(options.backend == BackendKind::kCuda) {
   SLENDER_CHECK(model_, "BatchRolloutAdjoint needs a model");
   SLENDER_CHECK(nenv >= 1, "BatchRolloutAdjoint needs at least one environment, got ", nenv);
   envs_.reserve(size_t(nenv));
@@ -134,7 +139,7 @@ std::vector<State> BatchRolloutAdjoint::run(const std::vector<State>& initial,
   std::vector<State> out(static_cast<size_t>(B));
   std::vector<std::vector<Real>> qe(static_cast<size_t>(B)), ue(qe);
   steps_ = -1;
-  each_environment(B, [&](int e) {
+  each_environment(B, serial_, [&](int e) {
     out[size_t(e)] =
         envs_[size_t(e)]->run(pick(initial, e), steps, pick(actions, e), pick(params, e),
                               q ? &qe[size_t(e)] : nullptr, u ? &ue[size_t(e)] : nullptr);
@@ -159,7 +164,7 @@ std::vector<RolloutGradient> BatchRolloutAdjoint::gradient(const std::vector<Rea
                   "BatchRolloutAdjoint::gradient: dL/dq and dL/du need nenv x (N + 1) x ndof = ",
                   size_t(B) * per, " values, got ", v->size());
   std::vector<RolloutGradient> out(static_cast<size_t>(B));
-  each_environment(B, [&](int e) {
+  each_environment(B, serial_, [&](int e) {
     auto part = [&](const std::vector<Real>& v) {
       return v.empty() ? std::vector<Real>()
                        : std::vector<Real>(v.begin() + e * per, v.begin() + (e + 1) * per);

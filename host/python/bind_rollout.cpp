@@ -33,16 +33,19 @@ void bind_rollout(py::module_& m) {
     int steps = 0;
   };
   py::class_<PyRollout>(m, "Rollout")
-      .def(py::init([](std::shared_ptr<Model> md, int checkpoint_every, const std::string& solver) {
+      .def(py::init([](std::shared_ptr<Model> md, int checkpoint_every, const std::string& solver,
+                       const std::string& backend) {
              auto r = std::make_unique<PyRollout>();
              r->model = md;
              RolloutOptions o;
              o.checkpoint_every = checkpoint_every;
              o.solver = solver_kind(solver);
+             o.backend = backend_kind(backend);
              r->ad = std::make_unique<RolloutAdjoint>(md, md->scene.integrator, o);
              return r;
            }),
-           py::arg("model"), py::arg("checkpoint_every") = 1, py::arg("solver") = "auto")
+           py::arg("model"), py::arg("checkpoint_every") = 1, py::arg("solver") = "auto",
+           py::arg("backend") = "cpu")
       .def(
           "run",
           [](PyRollout& r, int steps, const py::object& kappa_bar, const py::object& tau_bar,
@@ -134,17 +137,18 @@ void bind_rollout(py::module_& m) {
   };
   py::class_<PyBatchRollout>(m, "BatchRollout")
       .def(py::init([](std::shared_ptr<Model> md, int num_envs, int checkpoint_every,
-                       const std::string& solver) {
+                       const std::string& solver, const std::string& backend) {
              auto r = std::make_unique<PyBatchRollout>();
              r->model = md;
              RolloutOptions o;
              o.checkpoint_every = checkpoint_every;
              o.solver = solver_kind(solver);
+             o.backend = backend_kind(backend);
              r->ad = std::make_unique<BatchRolloutAdjoint>(md, num_envs, md->scene.integrator, o);
              return r;
            }),
            py::arg("model"), py::arg("num_envs"), py::arg("checkpoint_every") = 1,
-           py::arg("solver") = "auto")
+           py::arg("solver") = "auto", py::arg("backend") = "cpu")
       .def_property_readonly("num_envs", [](const PyBatchRollout& r) { return r.ad->nenv(); })
       .def(
           "run",

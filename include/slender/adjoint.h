@@ -92,6 +92,13 @@ struct RolloutOptions {
   /// backward sweep (1: keep every state, no recomputation; 0: k = ceil(sqrt(N)))
   int checkpoint_every = 1;
   LinearSolverKind solver = LinearSolverKind::kAuto;
+  /// kCuda: the rollout, its recomputed steps and each step's linearization on the GPU (the
+  /// CUDA backend's engine), the backward sweep and its transposed solve on the host from copies
+  /// of the step's arrays (engine/adjoint.h); the constructor throws slender::Error where this
+  /// build has no CUDA or no device is visible, and for Kelvin-Voigt and Rayleigh damping,
+  /// which only the CPU backend's adjoint takes yet. The gradients are the CPU backend's within
+  /// V8's figures
+  BackendKind backend = BackendKind::kCpu;
 };
 
 /// A rollout and its gradient. The model must be one the adjoint linearizes (the constructor
@@ -176,6 +183,7 @@ class BatchRolloutAdjoint {
   std::shared_ptr<const Model> model_;
   std::vector<std::unique_ptr<RolloutAdjoint>> envs_;
   int steps_ = -1;
+  bool serial_ = false;  // (the CUDA backend's: one environment after another)
 };
 
 /// `base` moved to the configuration q (ndof): its frames transported by parallel transport

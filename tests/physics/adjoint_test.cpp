@@ -2,7 +2,11 @@
 // a loss of a whole rollout against central differences of the rollout, per parameter class, on
 // a rod cantilever in 3D (natural curvatures and twists, forces, moduli, density, damping, the
 // initial state), a rod sliding on the ground with friction, and a hinge shell with a rod post
-// on a joint (drag); checkpointing gives the same bits; bad input is a clear error.
+// on a joint (drag); checkpointing gives the same bits; bad input is a clear error. Each
+// gradient of check_all is also taken by the adjoint's path for a device executor, on guarded
+// memory (tests/guarded_executor.h: the CUDA executor's memory contract on the CPU), and must
+// give the same bits; what that path refuses (Kelvin-Voigt and Rayleigh damping) is refused by
+// name.
 //
 // Each check is a directional derivative: dL . d for a random direction d against
 // (L(p + h d) - L(p - h d)) / (2 h). The steps converge to the step size's round-off
@@ -23,14 +27,19 @@
 #include <random>
 #include <vector>
 
+#include "guarded_executor.h"
 #include "node_spring.h"
 #include "physics_util.h"
+#include "slender/backend.h"
 #include "slender/core/error.h"
 #include "slender/core/integrator.h"
+#include "slender/engine/adjoint.h"
 #include "slender/simulator.h"
 #include "slender/stencils/user_energy.h"
 
 namespace slender {
+// (compiled in tests/guarded_engine.cpp)
+extern template class RolloutAdjointOn<GuardedGpuChoices>;
 namespace {
 namespace SLENDER_UNITY_ID {
 
@@ -166,6 +175,42 @@ void expect_directional(const char* what,
               std::fabs(ad - fd) / std::fabs(fd));
 }
 
+/// the same rollout's gradient by the adjoint on guarded memory (tests/guarded_executor.h: the
+/// CUDA executor's choices and memory contract, the sweep reading the engine's arrays through
+/// its host copies) gives the same bits, where the CUDA path takes the model (not Kelvin-Voigt
+/// nor Rayleigh damping, nor energies from the caller's code compiled for the host alone)
+void expect_guarded_same(const Problem& pr,
+                         const LinearLoss& loss,
+                         int steps,
+                         const RolloutGradient& g) {
+  const Model& m = *pr.m;
+  if (m.kelvin_voigt || m.stiffness_damping || !m.user_energies.empty()) return;
+  RolloutAdjointOn<GuardedGpuChoices> ad(pr.m, m.scene.integrator, RolloutOptions{});
+  ad.run(pr.s0, steps, pr.a, pr.p, nullptr, nullptr);
+  const size_t nd = size_t(m.ndof);
+  const RolloutGradient d = ad.gradient([&](int n, const Real*, const Real*, Real* gq, Real* gu) {
+    for (size_t i = 0; i < nd; ++i) {
+      gq[i] += loss.wq[size_t(n) * nd + i];
+      gu[i] += loss.wu[size_t(n) * nd + i];
+    }
+  });
+  EXPECT_EQ(d.q0, g.q0);
+  EXPECT_EQ(d.u0, g.u0);
+  EXPECT_EQ(d.a0, g.a0);
+  EXPECT_EQ(d.kappa_bar, g.kappa_bar);
+  EXPECT_EQ(d.tau_bar, g.tau_bar);
+  EXPECT_EQ(d.phi_bar, g.phi_bar);
+  EXPECT_EQ(d.midedge_kappa_bar, g.midedge_kappa_bar);
+  EXPECT_EQ(d.stretch_bar, g.stretch_bar);
+  EXPECT_EQ(d.forces, g.forces);
+  EXPECT_EQ(d.fixed_targets, g.fixed_targets);
+  EXPECT_EQ(d.loads, g.loads);
+  EXPECT_EQ(d.part_youngs_scale, g.part_youngs_scale);
+  EXPECT_EQ(d.youngs_scale, g.youngs_scale);
+  EXPECT_EQ(d.density_scale, g.density_scale);
+  EXPECT_EQ(d.mass_damping, g.mass_damping);
+}
+
 /// every parameter class of a problem against central differences
 /// (force_h: the step of the forces' difference [N]; friction's regularization needs a small one)
 void check_all(const Problem& base,
@@ -183,6 +228,7 @@ void check_all(const Problem& base,
   RolloutAdjoint ad(base.m, m.scene.integrator);
   ad.run(base.s0, steps, base.a, base.p);
   const RolloutGradient g = ad.gradient(loss.wq, loss.wu);
+  expect_guarded_same(base, loss, steps, g);
   const size_t nd = size_t(m.ndof);
   unsigned seed = 11;
   if (strains && m.nbend > 0) {
@@ -903,6 +949,10 @@ TEST(Adjoint, KelvinVoigtDampingMatchesCentralDifferences) {
     pr.m = build_model(b.build());
     const Model& m = *pr.m;
     ASSERT_TRUE(m.kelvin_voigt);
+    // (on a device executor, refused by name: guarded_executor.h's stand-in)
+    expect_error(
+        [&] { RolloutAdjointOn<GuardedGpuChoices>(pr.m, m.scene.integrator, RolloutOptions{}); },
+        "CUDA backend do not take Kelvin-Voigt damping yet");
     pr.s0 = initial_state(m);
     pr.p.kelvin_voigt_scale = 1.3;
     ramp_actions(pr);
@@ -1045,6 +1095,9 @@ TEST(Adjoint, RayleighStiffnessDampingMatchesCentralDifferences) {
     pr.m = build_model(b.build());
     const Model& m = *pr.m;
     ASSERT_TRUE(m.stiffness_damping);
+    expect_error(
+        [&] { RolloutAdjointOn<GuardedGpuChoices>(pr.m, m.scene.integrator, RolloutOptions{}); },
+        "CUDA backend do not take Rayleigh stiffness damping yet");
     Simulator sim(pr.m);
     pr.s0 = sim.state();
     ramp_actions(pr);
@@ -1204,6 +1257,13 @@ TEST(Adjoint, BadInputIsAClearError) {
   IntegratorSpec stat = m->scene.integrator;
   stat.kind = IntegratorKind::kStatic;
   expect_error([&] { RolloutAdjoint(m, stat); }, "integrator is static");
+  // the CUDA backend's adjoint where this machine has none: named
+  if (cuda_device_count() == 0) {
+    RolloutOptions o;
+    o.backend = BackendKind::kCuda;
+    expect_error([&] { RolloutAdjoint(m, m->scene.integrator, o); },
+                 "the CUDA backend was asked for");
+  }
   // what the midpoint rule and Newmark do not differentiate, named
 }
 

@@ -39,8 +39,11 @@
 // forms them (the midpoint rule: q_n+1 = 2 y - q_n, its frames carried from q_n to y and to
 // q_n+1 apart; Newmark: a_n+1 = c_m (y - q_hat), an adjoint of its own), and hands lambda's
 // share back through q_hat and u_hat (backward_step's Qh, Uh).
-// The transpose is solved by the CPU's direct solver (LU on the plan's pattern). Host memory
-// only (X::kHostMemory): the loops here run on the host.
+// The transpose is solved by the CPU's direct solver (LU on the plan's pattern), and the sweep's
+// loops run on the host. On an executor whose memory the host cannot read (the CUDA executor),
+// the rollout, its recomputed steps and each step's linearization (the stencils, their pools,
+// the Jacobian's values) run on X, and the sweep reads copies of them (host_sync); Kelvin-Voigt
+// and Rayleigh damping, whose sweeps read more of the engine's state, are refused there.
 
 #include <algorithm>
 #include <cmath>
@@ -50,6 +53,7 @@
 
 #include "slender/adjoint.h"
 #include "slender/core/error.h"
+#include "slender/engine/adjoint_engine.h"
 #include "slender/engine/engine.h"
 #include "slender/engine/linear_solver.h"
 #include "slender/engine/model_view.h"
@@ -79,8 +83,6 @@ inline void check_adjoint_model(const Model& m, const IntegratorSpec& spec) {
 
 template <class X>
 class RolloutAdjointOn {
-  static_assert(X::kHostMemory, "the adjoint's loops run on the host");
-
  public:
   RolloutAdjointOn(std::shared_ptr<const Model> model,
                    const IntegratorSpec& spec,
@@ -100,6 +102,16 @@ class RolloutAdjointOn {
                   "gradients through time with contact between bodies solve each step with a "
                   "direct solver (the pairs' part merged into its matrix); options.solver is "
                   "iterative");
+    if constexpr (!X::kHostMemory) {
+      // (the sweep of these terms reads the engine's damping state on the host: not copied)
+      SLENDER_CHECK(!model_->kelvin_voigt,
+                    "gradients through time on the CUDA backend do not take Kelvin-Voigt "
+                    "damping yet: the CPU backend's adjoint does (backend cpu)");
+      SLENDER_CHECK(!model_->stiffness_damping,
+                    "gradients through time on the CUDA backend do not take Rayleigh stiffness "
+                    "damping yet: the CPU backend's adjoint does (backend cpu)");
+      hbase_ = host_view(*model_);
+    }
   }
 
   const Model& model() const { return *model_; }
@@ -339,11 +351,11 @@ class RolloutAdjointOn {
       int idx[kUserEnergyMaxDofs];
       for (size_t i = 0; i < us.size(); ++i) {
         const int D = us[i]->dofs_per_stencil();
-        const long n = us[i]->count(en.mv_);
-        const Real* g = en.g_pool_.data() + p.user_g_off[i];
-        const Real* h = en.h_pool_.data() + p.user_h_off[i];
+        const long n = us[i]->count(hmv());
+        const Real* g = hg() + p.user_g_off[i];
+        const Real* h = hh() + p.user_h_off[i];
         for (long k = 0; k < n; ++k) {
-          us[i]->dofs(en.mv_, k, idx);
+          us[i]->dofs(hmv(), k, idx);
           v(RodStretchBinding{}, kNumFamilies, idx, D, g + k * D, h + k * D * D, k);
         }
       }
@@ -353,12 +365,12 @@ class RolloutAdjointOn {
       if (which == 1 && !Bd::kTraits.elastic) return;
       if (which == 2 && Bd::kTraits.elastic) return;
       constexpr int D = Bd::kDofs;
-      const long n = Bd::count(en.mv_);
-      const Real* g = en.g_pool_.data() + en.pd_.g_off[f];
-      const Real* h = en.h_pool_.data() + en.pd_.h_off[f];
+      const long n = Bd::count(hmv());
+      const Real* g = hg() + en.pd_.g_off[f];
+      const Real* h = hh() + en.pd_.h_off[f];
       int idx[D];
       for (long k = 0; k < n; ++k) {
-        Bd::dofs(en.mv_, k, idx);
+        Bd::dofs(hmv(), k, idx);
         v(binding, f, idx, D, g + k * D, h + k * D * D, k);
       }
     });
@@ -374,10 +386,10 @@ class RolloutAdjointOn {
     for (size_t i = 0; i < us.size(); ++i) {
       if (!us[i]->reads_frames()) continue;
       const int D = us[i]->dofs_per_stencil();
-      const long n = us[i]->count(en.mv_);
-      const Real* h = en.h_pool_.data() + en.plan_->user_h_off[i];
+      const long n = us[i]->count(hmv());
+      const Real* h = hh() + en.plan_->user_h_off[i];
       for (long k = 0; k < n; ++k) {
-        us[i]->dofs(en.mv_, k, idx);
+        us[i]->dofs(hmv(), k, idx);
         v(*us[i], k, idx, D, h + k * D * D);
       }
     }
@@ -386,12 +398,11 @@ class RolloutAdjointOn {
   // solution y with the step's frames (UserEnergy::frames_transport_term)
   template <class V>
   void each_frame_transport(const V& v) {
-    Engine<X>& en = en_;
-    const EvalView ev = en.step_eval_view(en.y_.data());
+    const EvalView ev = ev_y();
     std::vector<Real> T;
     each_frame_energy([&](const UserEnergy& u, long k, const int* idx, int D, const Real*) {
       T.resize(size_t(D) * size_t(D));
-      u.frames_transport_term(en.mv_, ev, k, T.data());
+      u.frames_transport_term(hmv(), ev, k, T.data());
       v(idx, D, T.data());
     });
   }
@@ -419,9 +430,15 @@ class RolloutAdjointOn {
     ys_h = sn1.q;
     if (mid) {
       const unsigned char* fx0 = en.fixed(0);
+      const Real* qh0 = en.q_hat_.data();
+      if constexpr (!X::kHostMemory) {  // (the predictor's copy before the evaluation)
+        hqh_.resize(size_t(nd));
+        X::to_host(hqh_.data(), en.q_hat_.data(), size_t(nd));
+        qh0 = hqh_.data();
+      }
       // (a massless DOF, a mid-edge xi, keeps its midpoint value: q_n+1 = y)
       for (int i = 0; i < nd; ++i)
-        ys_h[size_t(i)] = fx0[i] ? en.q_hat_.data()[i]
+        ys_h[size_t(i)] = fx0[i] ? qh0[i]
                           : m.dof_mass[size_t(i)] == 0
                               ? sn1.q[size_t(i)]
                               : Real(0.5) * (sn.q[size_t(i)] + sn1.q[size_t(i)]);
@@ -429,6 +446,7 @@ class RolloutAdjointOn {
     X::upload(en.y_, ys_h.data(), size_t(nd));
     std::vector<Real> r(1), phi(1);
     en.evaluate(en.y_.data(), r, phi, true);
+    host_sync();
     const AssemblyPlan& p = *en.plan_;
     ensure_solver();
     const int nf = p.nfree;
@@ -442,8 +460,8 @@ class RolloutAdjointOn {
     auto held = [dfree](int i) { return dfree[i] < 0; };
     const Real c_m = en.c_.c_m, c_u = en.c_.c_u;
     const Real* y = ys_h.data();
-    const Real* qh = en.q_hat_.data();
-    const Real* uh = en.u_hat_.data();
+    const Real* qh = hq_hat();
+    const Real* uh = hu_hat();
 
     // the frames' holonomy coefficients of every edge: a_j (start), b_j (end), of the transport
     // to y (the stencils' frames) and, where the state's q_n+1 is not y (the midpoint rule), of
@@ -547,7 +565,7 @@ class RolloutAdjointOn {
       if (m.stiffness_damping && f == kFamBendTwist) {
         int id[11];
         const Real b =
-            en.se_.stiffness_beta()[stencil_part_node<RodBendTwistBinding>(en.mv_, k, id)];
+            en.se_.stiffness_beta()[stencil_part_node<RodBendTwistBinding>(hmv(), k, id)];
         if (b != 0) {
           const Real* K = en.se_.start_stiffness(kFamBendTwist) + k * 121;
           rhk_.resize(121);
@@ -564,18 +582,25 @@ class RolloutAdjointOn {
 
     // the exact Jacobian J + G B on the engine's pattern, transposed into the solver
     vals_.assign(tslot_.size(), 0);
-    en.system_->assemble_into(en.h_pool_.data(), en.dof_J_.data(), en.free_dof_.data(),
-                              en.h_pool_.data() + en.pd_.h_off[kFamContact], vals_.data());
+    if constexpr (X::kHostMemory) {
+      en.system_->assemble_into(en.h_pool_.data(), en.dof_J_.data(), en.free_dof_.data(),
+                                en.h_pool_.data() + en.pd_.h_off[kFamContact], vals_.data());
+    } else {  // (assembled on X, copied)
+      vals_x_.resize(vals_.size());
+      en.system_->assemble_into(en.h_pool_.data(), en.dof_J_.data(), en.free_dof_.data(),
+                                en.h_pool_.data() + en.pd_.h_off[kFamContact], vals_x_.data());
+      X::to_host(vals_.data(), vals_x_.data(), vals_.size());
+    }
     // the bend-twist stencils' part of the Jacobian that their symmetric Hessian leaves out
     // (their frames come from the step's start), scaled as the stencil
     const Real ys = youngs_scale();
     const std::vector<int>& node_part = m.node_part;
     if (m.nbend > 0) {
-      const EvalView ev = en.step_eval_view(en.y_.data());
+      const EvalView ev = ev_y();
       int idx[11];
       Mat<11, 11> A;
       for (int k = 0; k < m.nbend; ++k) {
-        const Real sc = stencil_scale(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+        const Real sc = stencil_scale(stencil_part_node<RodBendTwistBinding>(hmv(), k, idx));
         bend_asym(ev, k, sc, A);
         for (int a = 0; a < 9; ++a) {
           const int row = dfree[idx[a]];
@@ -650,7 +675,7 @@ class RolloutAdjointOn {
 
     // the actions: natural strains (the stencil's scale: the model's and its part's), forces
     if (m.nbend > 0) {
-      const EvalView ev = en.step_eval_view(en.y_.data());
+      const EvalView ev = ev_y();
       // lambda . dR/d(natural strain c of bend-twist stencil k) = d, into its gradient
       auto strain_grad = [&](long k, int c, Real d) {
         if (c < 2) {
@@ -661,10 +686,10 @@ class RolloutAdjointOn {
       };
       int idx[11];
       for (int k = 0; k < m.nbend; ++k) {
-        const Real sc = stencil_scale(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+        const Real sc = stencil_scale(stencil_part_node<RodBendTwistBinding>(hmv(), k, idx));
         for (int c = 0; c < 3; ++c) {
           LocalEval<11> le;
-          RodBendTwistBinding::natural_strain_grad(en.mv_, ev, 0, k, c, le);
+          RodBendTwistBinding::natural_strain_grad(hmv(), ev, 0, k, c, le);
           Real d = 0;
           for (int a = 0; a < 11; ++a)
             d += le.g[a] * lam[size_t(idx[a])];
@@ -676,11 +701,11 @@ class RolloutAdjointOn {
       int uidx[kUserEnergyMaxDofs];
       for (const std::shared_ptr<const UserEnergy>& u : m.user_energies) {
         if (!u->reads_frames() || !u->reads_natural_strains()) continue;
-        const long nu = u->count(en.mv_);
+        const long nu = u->count(hmv());
         for (long k = 0; k < nu; ++k) {
-          u->dofs(en.mv_, k, uidx);
+          u->dofs(hmv(), k, uidx);
           for (int c = 0; c < 3; ++c) {
-            if (!u->natural_strain_grad(en.mv_, ev, k, c, ug)) continue;
+            if (!u->natural_strain_grad(hmv(), ev, k, c, ug)) continue;
             Real d = 0;
             for (int a = 0; a < u->dofs_per_stencil(); ++a)
               d += ug[a] * lam[size_t(uidx[a])];
@@ -691,12 +716,12 @@ class RolloutAdjointOn {
     }
     // the hinges' natural angles (E = kb / 2 (phi - phi_bar)^2, scaled as the stencil)
     if (m.nhinge > 0) {
-      const EvalView ev = en.step_eval_view(en.y_.data());
+      const EvalView ev = ev_y();
       int idx[12];
       for (int k = 0; k < m.nhinge; ++k) {
-        const Real sc = stencil_scale(stencil_part_node<ShellHingeBinding>(en.mv_, k, idx));
+        const Real sc = stencil_scale(stencil_part_node<ShellHingeBinding>(hmv(), k, idx));
         LocalEval<12> le;
-        ShellHingeBinding::natural_angle_grad(en.mv_, ev, 0, k, le);
+        ShellHingeBinding::natural_angle_grad(hmv(), ev, 0, k, le);
         Real d = 0;
         for (int a = 0; a < 12; ++a)
           d += le.g[a] * lam[size_t(idx[a])];
@@ -708,15 +733,15 @@ class RolloutAdjointOn {
     // through the predictor); both scaled as the stencil
     start_.assign(size_t(nd), 0);
     if (ne > 0) {
-      const EvalView ev = en.step_eval_view(en.y_.data());
+      const EvalView ev = ev_y();
       const bool secant = mid && stretch_secant_on(spec_);
       int idx[6];
       Vec<6> dg;
       Mat<6, 6> D;
       for (int k = 0; k < ne; ++k) {
-        const Real sc = stencil_scale(stencil_part_node<RodStretchBinding>(en.mv_, k, idx));
+        const Real sc = stencil_scale(stencil_part_node<RodStretchBinding>(hmv(), k, idx));
         const bool any =
-            RodStretchBinding::adjoint_terms(en.mv_, ev, 0, k, dg, secant ? &D : nullptr);
+            RodStretchBinding::adjoint_terms(hmv(), ev, 0, k, dg, secant ? &D : nullptr);
         if (secant)
           for (int bb = 0; bb < 6; ++bb) {
             Real t = 0;
@@ -760,11 +785,11 @@ class RolloutAdjointOn {
       g.youngs_scale -= d / ys;
       if (m.npart > 0 && !par_.part_youngs_scale.empty()) {
         int id[Bd::kDofs];
-        const int pt = node_part[size_t(stencil_part_node<Bd>(en.mv_, k, id))];
+        const int pt = node_part[size_t(stencil_part_node<Bd>(hmv(), k, id))];
         g.part_youngs_scale[size_t(pt)] -= d / par_.part_youngs_scale[size_t(pt)];
       } else if (m.npart > 0) {
         int id[Bd::kDofs];
-        g.part_youngs_scale[size_t(node_part[size_t(stencil_part_node<Bd>(en.mv_, k, id))])] -= d;
+        g.part_youngs_scale[size_t(node_part[size_t(stencil_part_node<Bd>(hmv(), k, id))])] -= d;
       }
     });
 
@@ -814,8 +839,8 @@ class RolloutAdjointOn {
     }
     // the ground's automatic stiffness (k_c proportional to the node's mass): its forces are
     // linear in the density scale
-    if (en.mv_.ground_on && en.mv_.ground.k_per_kg > 0) {
-      const Real* gg = en.g_pool_.data() + en.pd_.g_off[kFamGround];
+    if (hmv().ground_on && hmv().ground.k_per_kg > 0) {
+      const Real* gg = hg() + en.pd_.g_off[kFamGround];
       for (int k = 0; k < nn; ++k)
         for (int c = 0; c < 3; ++c)
           g.density_scale -= gg[3 * k + c] * lam[size_t(3 * k + c)] / rho;
@@ -828,8 +853,8 @@ class RolloutAdjointOn {
     std::vector<Real>& dash = dash_;
     dash.assign(size_t(nd), 0);
     // (Newmark's energy-consistent contact: its dashpots' start is q_n, newmark_contact_terms)
-    if (en.mv_.ground_on && en.mv_.ground.zeta > 0 && !nec) {
-      GroundContact::Params gp = en.mv_.ground;
+    if (hmv().ground_on && hmv().ground.zeta > 0 && !nec) {
+      GroundContact::Params gp = hmv().ground;
       gp.c_u = c_u;
       gp.dashpot = true;
       const Real dens = density_scale();
@@ -837,7 +862,7 @@ class RolloutAdjointOn {
         if (dfree[3 * k] < 0 && dfree[3 * k + 1] < 0 && dfree[3 * k + 2] < 0) continue;
         gp.mass = m.node_mass[size_t(k)] * dens;
         // the node touches the ground at its radius (as GroundBinding moves the ground)
-        gp.ground = en.mv_.ground.ground;
+        gp.ground = hmv().ground.ground;
         const Real rad = m.node_contact_radius[size_t(k)];
         if (gp.ground.shape == GroundShape::kPlane) {
           gp.ground.p0 += rad * gp.ground.n;
@@ -859,7 +884,7 @@ class RolloutAdjointOn {
             sjt += dg(i, j) * lam[size_t(3 * k + i)];
           dash[size_t(3 * k + j)] -= sjt;
         }
-        if (!(en.mv_.ground.k_per_kg > 0))
+        if (!(hmv().ground.k_per_kg > 0))
           for (int i = 0; i < 3; ++i)
             g.density_scale -= Real(0.5) * gd[i] * lam[size_t(3 * k + i)] / rho;
       }
@@ -867,7 +892,7 @@ class RolloutAdjointOn {
 
     // the midpoint rule's secant ground force: its normal force psi reads the distance at the
     // step's start x0 = q_n (start_, as the stretching secant's)
-    if (mid && en.mv_.ground_on && contact_step_coeffs(spec_, dt_).a > 0)
+    if (mid && hmv().ground_on && contact_step_coeffs(spec_, dt_).a > 0)
       add_ground_secant_start(lam.data(), density_scale());
 
     // the contact pairs, each at the step's start: under the midpoint rule the secant normal
@@ -876,10 +901,10 @@ class RolloutAdjointOn {
     // (pair_dashpot_start_derivative, into dash), and their force goes as the square root of the
     // density scale (the reduced mass; the contact stiffness is the model's)
     const bool pair_secant = mid && contact_step_coeffs(spec_, dt_).a > 0;
-    const bool pair_dashpot = en.mv_.contact_zeta > 0 && c_u > 0 && !nec;
-    if ((pair_secant || pair_dashpot) && en.mv_.npair + en.mv_.npt > 0) {
-      const ModelView& mv = en.mv_;
-      const EvalView ev = en.step_eval_view(en.y_.data());
+    const bool pair_dashpot = hmv().contact_zeta > 0 && c_u > 0 && !nec;
+    if ((pair_secant || pair_dashpot) && hmv().npair + hmv().npt > 0) {
+      const ModelView& mv = hmv();
+      const EvalView ev = ev_y();
       auto pairs = [&](auto distance, long npair, const int* pnode, const Real* pd,
                        const Real* pmu) {
         using Distance = decltype(distance);
@@ -926,8 +951,7 @@ class RolloutAdjointOn {
     std::vector<Real>& w = w_;
     w.assign(size_t(nd), 0);
     for (int i = 0; i < nd; ++i)
-      if (dfree[i] >= 0)
-        w[size_t(i)] = (en.dof_J_.data()[i] - c_m * mass_[size_t(i)]) * lam[size_t(i)];
+      if (dfree[i] >= 0) w[size_t(i)] = (hdof_j()[i] - c_m * mass_[size_t(i)]) * lam[size_t(i)];
     bool any = false;
     auto add_ht = [&](Real sign) {
       each_stencil(2, [&](auto, Family, const int* idx, int D, const Real*, const Real* h, long) {
@@ -957,6 +981,7 @@ class RolloutAdjointOn {
           }
         }
       });
+      host_sync();
       add_ht(-1);
     }
 
@@ -980,11 +1005,11 @@ class RolloutAdjointOn {
         }
       });
       if (m.nbend > 0) {
-        const EvalView ev = en.step_eval_view(en.y_.data());
+        const EvalView ev = ev_y();
         int idx[11];
         Mat<11, 11> A;
         for (int k = 0; k < m.nbend; ++k) {
-          const Real sc = stencil_scale(stencil_part_node<RodBendTwistBinding>(en.mv_, k, idx));
+          const Real sc = stencil_scale(stencil_part_node<RodBendTwistBinding>(hmv(), k, idx));
           bool touches = false;  // (the term again only for the stencils at a held node)
           for (int b = 0; b < 9 && !touches; ++b)
             touches = held(idx[b]);
@@ -1100,23 +1125,23 @@ class RolloutAdjointOn {
   void midedge_frames_and_curvatures(int n, const State& sn, const std::vector<Real>& lam) {
     const Model& m = *model_;
     Engine<X>& en = en_;
-    const EvalView ev = en.step_eval_view(en.y_.data());
-    const Real* g = en.g_pool_.data() + en.pd_.g_off[kFamMidEdge];
-    const Real* h = en.h_pool_.data() + en.pd_.h_off[kFamMidEdge];
+    const EvalView ev = ev_y();
+    const Real* g = hg() + en.pd_.g_off[kFamMidEdge];
+    const Real* h = hh() + en.pd_.h_off[kFamMidEdge];
     std::vector<Real>& tb = tau0_bar_;
     tb.assign(3 * size_t(m.nsedge), 0);
     // (a damped triangle's pools hold its Kelvin-Voigt share, at z: where z is not y, that
     // share's terms apart, at z, with its force's own derivatives, (s / dt) of e's)
     const bool kvz = m.kelvin_voigt && en.c_.c_u > 0 && kv_w_ != 1;
     const KvAnchors an = en.se_.kv_anchors();
-    const ModelView kmv = kv_model_view<ShellMidEdgeBinding>(en.mv_, an);
+    const ModelView kmv = kv_model_view<ShellMidEdgeBinding>(hmv(), an);
     const Real* ks = kvz ? en.se_.kv_scale_of(kFamMidEdge) : nullptr;
     const bool ray = m.stiffness_damping && en.c_.c_u > 0;
     const Real* Kr = ray ? en.se_.start_stiffness(kFamMidEdge) : nullptr;
     const Real* rbeta = ray ? en.se_.stiffness_beta() : nullptr;
     int idx[12];
     for (int k = 0; k < m.nmid; ++k) {
-      ShellMidEdgeBinding::dofs(en.mv_, k, idx);
+      ShellMidEdgeBinding::dofs(hmv(), k, idx);
       Vec<12> gl, ll, Hl;
       for (int a = 0; a < 12; ++a) {
         gl[a] = g[12 * k + a];
@@ -1130,7 +1155,7 @@ class RolloutAdjointOn {
       }
       // (Rayleigh's share b K u of the pools reads tau0 through K at the step's start, not at y:
       // out, rayleigh_terms takes it)
-      const Real rb = Kr ? rbeta[stencil_part_node<ShellMidEdgeBinding>(en.mv_, k, idx)] : 0;
+      const Real rb = Kr ? rbeta[stencil_part_node<ShellMidEdgeBinding>(hmv(), k, idx)] : 0;
       if (rb != 0) {
         const Real* Kk = Kr + 144 * size_t(k);
         for (int a = 0; a < 12; ++a) {
@@ -1163,7 +1188,7 @@ class RolloutAdjointOn {
         }
         ShellMidEdgeBinding::adjoint_terms(kmv, kvz_, 0, k, gz, Hlz, ll, dz, dkz);
       }
-      if (!ShellMidEdgeBinding::adjoint_terms(en.mv_, ev, 0, k, gl, Hl, ll, d, dk)) continue;
+      if (!ShellMidEdgeBinding::adjoint_terms(hmv(), ev, 0, k, gl, Hl, ll, d, dk)) continue;
       for (int c = 0; c < 3; ++c)
         grad_->midedge_kappa_bar[(size_t(n) * m.nmid + size_t(k)) * 3 + size_t(c)] -=
             dk[c] + dkz[c];
@@ -1173,7 +1198,7 @@ class RolloutAdjointOn {
           tb[3 * size_t(m.tri_edge[3 * size_t(t) + a]) + c] -= d[a][c] + dz[a][c];
     }
     for (int e = 0; e < m.nsedge; ++e)
-      mid_edge_frame_adjoint(en.mv_, sn.q.data(), e,
+      mid_edge_frame_adjoint(hmv(), sn.q.data(), e,
                              vec3(tb[3 * size_t(e)], tb[3 * size_t(e) + 1], tb[3 * size_t(e) + 2]),
                              xb_.data());
   }
@@ -1183,11 +1208,10 @@ class RolloutAdjointOn {
   // evaluated one by one at the step's solution (host memory)
   void load_gradients(int n, const std::vector<Real>& lam) {
     const Model& m = *model_;
-    Engine<X>& en = en_;
     const size_t ns = m.signals.size();
     Real base[kMaxSignals], plus[kMaxSignals];
-    std::copy(en.signal_.data(), en.signal_.data() + kMaxSignals, base);
-    EvalView ev = en.step_eval_view(en.y_.data());
+    std::copy(hsignal(), hsignal() + kMaxSignals, base);
+    EvalView ev = ev_y();
     Real delta[kMaxSignals], d[kMaxSignals] = {};
     for (size_t k = 0; k < ns; ++k)
       delta[k] = base[k] < 0 ? -base[k] / 2 : Real(1);
@@ -1198,21 +1222,21 @@ class RolloutAdjointOn {
                     !std::is_same_v<Bd, ContactEdgeEdgeBinding> &&
                     !std::is_same_v<Bd, ContactPointTriangleBinding>) {
         constexpr int D = Bd::kDofs;
-        const long count = Bd::count(en.mv_);
+        const long count = Bd::count(hmv());
         int idx[D];
         for (long j = 0; j < count; ++j) {
-          Bd::dofs(en.mv_, j, idx);
+          Bd::dofs(hmv(), j, idx);
           LocalEval<D> g0;
           g0.g.set_zero();
           ev.signal = base;
-          Bd::eval(en.mv_, ev, 0, j, kGrad, g0);
+          Bd::eval(hmv(), ev, 0, j, kGrad, g0);
           for (size_t k = 0; k < ns; ++k) {
             std::copy(base, base + kMaxSignals, plus);
             plus[k] += delta[k];
             LocalEval<D> g1;
             g1.g.set_zero();
             ev.signal = plus;
-            Bd::eval(en.mv_, ev, 0, j, kGrad, g1);
+            Bd::eval(hmv(), ev, 0, j, kGrad, g1);
             for (int a = 0; a < D; ++a)
               if (idx[a] >= 0) d[k] += (g1.g[a] - g0.g[a]) * lam[size_t(idx[a])];
           }
@@ -1257,7 +1281,7 @@ class RolloutAdjointOn {
     // psi^T H (the pools as evaluated at y) and the density's share
     // (a held DOF's y is its start or its path's x1: phi . H reaches it as lambda . H does,
     // through its column, col)
-    const bool auto_k = en.mv_.ground_on && en.mv_.ground.k_per_kg > 0;
+    const bool auto_k = hmv().ground_on && hmv().ground.k_per_kg > 0;
     const unsigned char* fx = en.fixed(0);
     each_contact_stencil([&](Family f, const int* idx, int D, const Real* gl, const Real* h) {
       for (int b = 0; b < D; ++b) {
@@ -1273,8 +1297,8 @@ class RolloutAdjointOn {
       }
     });
     // the secants' start: -(psi . w dg/dD0) grad D0
-    const EvalView ev = en.step_eval_view(en.y_.data());
-    const ModelView& mv = en.mv_;
+    const EvalView ev = ev_y();
+    const ModelView& mv = hmv();
     if (mv.ground_on) add_ground_secant_start(psi.data(), dens);
     auto pairs = [&](auto distance, long npair, const int* pnode, const Real* pd, const Real* pmu) {
       using Distance = decltype(distance);
@@ -1300,7 +1324,7 @@ class RolloutAdjointOn {
       for (int k = 0; k < m.nnode; ++k) {
         ContactView<3> cv;
         GroundContact::Params p;
-        GroundBinding::setup(mv, ev, 0, k, kGrad, en.mu_.data()[0], dens, cv, p);
+        GroundBinding::setup(mv, ev, 0, k, kGrad, hmu()[0], dens, cv, p);
         Vec3 gdp;
         Mat3 dd;
         if (!ground_dashpot_start_derivative(cv.x, p, gdp, dd)) continue;
@@ -1342,16 +1366,18 @@ class RolloutAdjointOn {
     }
     // -psi^T P0 / hm: the contact stencils again, their mean velocity's derivative by x left out
     // (their pools hold P0 from here on; nothing after reads them)
-    EvalView evf = ev;
+    // (on X: its own view and model view)
+    EvalView evf = en.step_eval_view(en.y_.data());
     evf.contact_fixed_velocity = 1;
     const EnvPools pl = en.pools();
     if (mv.ground_on) en.eval_ground(evf, kGradHess);
     if (mv.npair > 0)
-      en.se_.template eval_family<ContactEdgeEdgeBinding>(mv, pl, kFamContact, evf, kGradHess,
+      en.se_.template eval_family<ContactEdgeEdgeBinding>(en.mv_, pl, kFamContact, evf, kGradHess,
                                                           kParallelGrainHeavy);
     if (mv.npt > 0)
-      en.se_.template eval_family<ContactPointTriangleBinding>(mv, pl, kFamContactPointTri, evf,
+      en.se_.template eval_family<ContactPointTriangleBinding>(en.mv_, pl, kFamContactPointTri, evf,
                                                                kGradHess, kParallelGrainHeavy);
+    host_sync();
     each_contact_stencil([&](Family, const int* idx, int D, const Real*, const Real* h) {
       for (int b = 0; b < D; ++b) {
         Real t = 0;
@@ -1414,7 +1440,7 @@ class RolloutAdjointOn {
     if (ev.hinge_phi_bar) ev.hinge_phi_bar = rphi_.data();
     if (ev.mid_kappa_bar) ev.mid_kappa_bar = rmid_.data();
     if (ev.edge_stretch_bar) ev.edge_stretch_bar = rstr_.data();
-    ModelView mv = en.mv_;
+    ModelView mv = hmv();
     mv.two_d = 0;
     rx_.assign(nd, 0);
     rab_.assign(size_t(ne), 0);
@@ -1551,7 +1577,7 @@ class RolloutAdjointOn {
       }
     });
     for (int e = 0; e < m.nsedge; ++e)
-      mid_edge_frame_adjoint(en.mv_, sn.q.data(), e,
+      mid_edge_frame_adjoint(hmv(), sn.q.data(), e,
                              vec3(tb[3 * size_t(e)], tb[3 * size_t(e) + 1], tb[3 * size_t(e) + 2]),
                              rx_.data());
   }
@@ -1561,7 +1587,7 @@ class RolloutAdjointOn {
   // frames come from the step's start: transport_asym), scaled by sc; with Kelvin-Voigt damping,
   // also its damping force's part (kv_bend_asym)
   void bend_asym(const EvalView& ev, long k, Real sc, Mat<11, 11>& A) {
-    RodBendTwistBinding::transport_asym(en_.mv_, ev, 0, k, A);
+    RodBendTwistBinding::transport_asym(hmv(), ev, 0, k, A);
     A *= sc;
     if (!(model_->kelvin_voigt && en_.c_.c_u > 0)) return;
     Mat<11, 11> B;
@@ -1957,11 +1983,10 @@ class RolloutAdjointOn {
   // Newmark's psi): start_ -= (v . dg) gd at each node, dg its force's derivative by the start's
   // distance and gd that distance's gradient (GroundBinding::secant_start_derivative, at y)
   void add_ground_secant_start(const Real* v, Real dens) {
-    Engine<X>& en = en_;
-    const EvalView ev = en.step_eval_view(en.y_.data());
+    const EvalView ev = ev_y();
     for (int k = 0; k < model_->nnode; ++k) {
       Vec3 dg, gd;
-      if (!GroundBinding::secant_start_derivative(en.mv_, ev, 0, k, en.mu_.data()[0], dens, dg, gd))
+      if (!GroundBinding::secant_start_derivative(hmv(), ev, 0, k, hmu()[0], dens, dg, gd))
         continue;
       Real sl = 0;
       for (int i = 0; i < 3; ++i)
@@ -2006,6 +2031,110 @@ class RolloutAdjointOn {
         out[size_t(3 * b + c)] += t;
         out[size_t(3 * a + c)] -= t;
       }
+    }
+  }
+
+  // ---- the host's view of X's memory -------------------------------------------------------
+  // The sweep's loops run on the host. On an executor whose memory the host cannot read (the
+  // CUDA executor's device memory), they read copies of what the engine's last evaluation left
+  // there (the pools, the predictor, the per-DOF Jacobian, the pairs, the view at y), taken by
+  // host_sync after each evaluation the sweep makes; on the host executor X's own arrays.
+  const ModelView& hmv() const {
+    if constexpr (X::kHostMemory) {
+      return en_.mv_;
+    } else {
+      return hmv_;
+    }
+  }
+  template <class B>
+  const Real* host_of(const B& b, const std::vector<Real>& copy) const {
+    if constexpr (X::kHostMemory) {
+      (void)copy;
+      return b.data();
+    } else {
+      (void)b;
+      return copy.data();
+    }
+  }
+  const Real* hg() const { return host_of(en_.g_pool_, hg_); }
+  const Real* hh() const { return host_of(en_.h_pool_, hh_); }
+  const Real* hq_hat() const { return host_of(en_.q_hat_, hqh_); }
+  const Real* hu_hat() const { return host_of(en_.u_hat_, huh_); }
+  const Real* hdof_j() const { return host_of(en_.dof_J_, hdj_); }
+  const Real* hmu() const { return host_of(en_.mu_, hmu_); }
+  const Real* hsignal() const { return host_of(en_.signal_, hsig_); }
+  // the step's view at its solution y (the stencils' frames, natural shape, predictor, signals)
+  EvalView ev_y() {
+    if constexpr (X::kHostMemory) {
+      return en_.step_eval_view(en_.y_.data());
+    } else {
+      return hev_y_;
+    }
+  }
+  // the copies of the engine's arrays after an evaluation (nothing on the host executor)
+  void host_sync() {
+    if constexpr (!X::kHostMemory) {
+      Engine<X>& en = en_;
+      auto grab = [](const auto& b, std::vector<Real>& h) {
+        h.resize(b.size());
+        X::to_host(h.data(), b.data(), b.size());
+      };
+      grab(en.g_pool_, hg_);
+      grab(en.h_pool_, hh_);
+      grab(en.q_hat_, hqh_);
+      grab(en.u_hat_, huh_);
+      grab(en.dof_J_, hdj_);
+      grab(en.mu_, hmu_);
+      grab(en.signal_, hsig_);
+      // the engine's model view (its scalars, which the inputs set: the dashpots' mass scale)
+      // with the model's host arrays, and the contact pairs the step found (in X's memory)
+      const ModelView& d = en.mv_;
+      hmv_ = d;
+#define SLENDER_HOST_POINTER(type, name, count, width, doc) hmv_.name = hbase_.name;
+      SLENDER_VIEW_ARRAYS(SLENDER_HOST_POINTER)
+#undef SLENDER_HOST_POINTER
+      for (int f = 0; f < kMaxFamilies; ++f)
+        hmv_.table[f] = hbase_.table[f];
+      auto ints = [](const int* p, long n, std::vector<int>& h) -> const int* {
+        h.resize(size_t(std::max(n, 0L)));
+        if (!p || n <= 0) return p ? h.data() : nullptr;
+        X::to_host(h.data(), p, size_t(n));
+        return h.data();
+      };
+      auto reals = [](const Real* p, long n, std::vector<Real>& h) -> const Real* {
+        h.resize(size_t(std::max(n, 0L)));
+        if (!p || n <= 0) return p ? h.data() : nullptr;
+        X::to_host(h.data(), p, size_t(n));
+        return h.data();
+      };
+      hmv_.npair = d.npair;
+      hmv_.npt = d.npt;
+      hmv_.pair_node = ints(d.pair_node, 4 * long(d.npair), hpn_);
+      hmv_.pt_node = ints(d.pt_node, 4 * long(d.npt), hptn_);
+      hmv_.pair_d = reals(d.pair_d, long(d.npair), hpd_);
+      hmv_.pt_d = reals(d.pt_d, long(d.npt), hptd_);
+      hmv_.pair_mu = reals(d.pair_mu, long(d.npair), hpmu_);
+      hmv_.pt_mu = reals(d.pt_mu, long(d.npt), hptmu_);
+      // the view at y, array by array
+      const Model& m = *model_;
+      const EvalView e = en.step_eval_view(en.y_.data());
+      EvalView& h = hev_y_;
+      h = e;
+      const long nd = m.ndof;
+      std::vector<Real>* v = hev_arrays_;
+      h.q = reals(e.q, nd, v[0]);
+      h.edge_d1 = reals(e.edge_d1, 3L * m.nedge, v[1]);
+      h.bend_ref_twist = reals(e.bend_ref_twist, m.nbend, v[2]);
+      h.bend_kappa_bar = reals(e.bend_kappa_bar, 2L * m.nbend, v[3]);
+      h.bend_tau_bar = reals(e.bend_tau_bar, m.nbend, v[4]);
+      h.hinge_phi_bar = reals(e.hinge_phi_bar, m.nhinge, v[5]);
+      h.mid_kappa_bar = reals(e.mid_kappa_bar, 3L * m.nmid, v[6]);
+      h.q_hat = reals(e.q_hat, nd, v[7]);
+      h.u_hat = reals(e.u_hat, nd, v[8]);
+      h.sedge_tau0 = reals(e.sedge_tau0, 3L * m.nsedge, v[9]);
+      h.signal = reals(e.signal, kMaxSignals, v[10]);
+      h.q_start = reals(e.q_start, nd, v[11]);
+      h.edge_stretch_bar = reals(e.edge_stretch_bar, m.nedge, v[12]);
     }
   }
 
@@ -2054,6 +2183,46 @@ class RolloutAdjointOn {
   long pattern_ = -1;
   std::unique_ptr<cpu::LinearSolver> solver_;
   typename X::template Buffer<Real> u_y_;
+  // the host's copies of X's memory (host_sync; empty on the host executor): the pools, the
+  // predictor, the per-DOF Jacobian, friction and signals, the pairs' lists, the view at y's
+  // arrays, and the Jacobian's values assembled on X
+  ModelView hmv_{}, hbase_{};
+  std::vector<Real> hg_, hh_, hqh_, huh_, hdj_, hmu_, hsig_, hpd_, hptd_, hpmu_, hptmu_;
+  std::vector<int> hpn_, hptn_;
+  EvalView hev_y_{};
+  std::vector<Real> hev_arrays_[13];
+  typename X::template Buffer<Real> vals_x_;
+};
+
+/// RolloutAdjointOn<X> behind the seam RolloutAdjoint holds (engine/adjoint_engine.h)
+template <class X>
+class RolloutAdjointEngineOn final : public RolloutAdjointEngine {
+ public:
+  RolloutAdjointEngineOn(std::shared_ptr<const Model> model,
+                         const IntegratorSpec& spec,
+                         const RolloutOptions& opt)
+      : device_(X::current_device()), on_(std::move(model), spec, opt) {}
+  const Model& model() const override { return on_.model(); }
+  State run(const State& initial,
+            int steps,
+            const RolloutActions& a,
+            const RolloutParams& p,
+            std::vector<Real>* q,
+            std::vector<Real>* u) override {
+    const typename X::OnDevice on(device_);
+    return on_.run(initial, steps, a, p, q, u);
+  }
+  RolloutGradient gradient(const RolloutLossGradient& loss) override {
+    const typename X::OnDevice on(device_);
+    return on_.gradient(loss);
+  }
+  double checkpoint_bytes() const override { return on_.checkpoint_bytes(); }
+  double segment_bytes() const override { return on_.segment_bytes(); }
+  long recomputed_steps() const override { return on_.recomputed_steps(); }
+
+ private:
+  int device_;
+  RolloutAdjointOn<X> on_;
 };
 
 }  // namespace slender

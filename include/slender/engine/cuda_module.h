@@ -7,9 +7,11 @@
 // stamp, then forwards cuda_device_count(), make_cuda_simulator_engine() and the rest to it.
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 
 #include "slender/core/status.h"
+#include "slender/engine/adjoint_engine.h"
 #include "slender/engine/batched_simulator_engine.h"
 #include "slender/engine/simulator_engine.h"
 #include "slender/model.h"
@@ -17,12 +19,17 @@
 namespace slender {
 
 /// bumped whenever the table or a type it passes changes
-constexpr int kCudaModuleVersion = 2;
+constexpr int kCudaModuleVersion = 3;
 
 /// a stamp of the types the module and the library exchange: a module built against other
 /// headers is refused rather than trusted
 constexpr unsigned long cuda_module_layout() {
-  return (sizeof(Model) * 131ul + sizeof(State)) * 131ul + sizeof(IntegratorSpec);
+  unsigned long h = 0;
+  for (unsigned long s :
+       {sizeof(Model), sizeof(State), sizeof(IntegratorSpec), sizeof(RolloutOptions),
+        sizeof(RolloutActions), sizeof(RolloutParams), sizeof(RolloutGradient)})
+    h = h * 131ul + s;
+  return h;
 }
 
 struct CudaModule {
@@ -40,6 +47,10 @@ struct CudaModule {
                                                                  LinearSolverKind solver);
   /// the free and total memory of the current device [bytes] (cudaMemGetInfo)
   void (*device_memory)(std::size_t* free_bytes, std::size_t* total_bytes);
+  /// the adjoint of a rollout over the CUDA executor (engine/adjoint.h)
+  std::unique_ptr<RolloutAdjointEngine> (*make_rollout_adjoint)(std::shared_ptr<const Model> model,
+                                                                const IntegratorSpec& spec,
+                                                                const RolloutOptions& options);
 };
 
 /// the module's entry point (extern "C", looked up by name)
