@@ -95,9 +95,9 @@ struct RolloutOptions {
   /// kCuda: the rollout, its recomputed steps and each step's linearization on the GPU (the
   /// CUDA backend's engine), the backward sweep and its transposed solve on the host from copies
   /// of the step's arrays (engine/adjoint.h); the constructor throws slender::Error where this
-  /// build has no CUDA or no device is visible, and for Kelvin-Voigt and Rayleigh damping,
-  /// which only the CPU backend's adjoint takes yet. The gradients are the CPU backend's within
-  /// V8's figures
+  /// build has no CUDA or no device is visible. On the CPU's stand-in for device memory
+  /// (tests/guarded_executor.h) the gradients are the CPU backend's bit for bit; not yet run on
+  /// a GPU
   BackendKind backend = BackendKind::kCpu;
 };
 

@@ -5,8 +5,7 @@
 // on a joint (drag); checkpointing gives the same bits; bad input is a clear error. Each
 // gradient of check_all is also taken by the adjoint's path for a device executor, on guarded
 // memory (tests/guarded_executor.h: the CUDA executor's memory contract on the CPU), and must
-// give the same bits; what that path refuses (Kelvin-Voigt and Rayleigh damping) is refused by
-// name.
+// give the same bits.
 //
 // Each check is a directional derivative: dL . d for a random direction d against
 // (L(p + h d) - L(p - h d)) / (2 h). The steps converge to the step size's round-off
@@ -177,14 +176,14 @@ void expect_directional(const char* what,
 
 /// the same rollout's gradient by the adjoint on guarded memory (tests/guarded_executor.h: the
 /// CUDA executor's choices and memory contract, the sweep reading the engine's arrays through
-/// its host copies) gives the same bits, where the CUDA path takes the model (not Kelvin-Voigt
-/// nor Rayleigh damping, nor energies from the caller's code compiled for the host alone)
+/// its host copies) gives the same bits, where the CUDA path takes the model (not energies from
+/// the caller's code compiled for the host alone)
 void expect_guarded_same(const Problem& pr,
                          const LinearLoss& loss,
                          int steps,
                          const RolloutGradient& g) {
   const Model& m = *pr.m;
-  if (m.kelvin_voigt || m.stiffness_damping || !m.user_energies.empty()) return;
+  if (!m.user_energies.empty()) return;
   RolloutAdjointOn<GuardedGpuChoices> ad(pr.m, m.scene.integrator, RolloutOptions{});
   ad.run(pr.s0, steps, pr.a, pr.p, nullptr, nullptr);
   const size_t nd = size_t(m.ndof);
@@ -949,10 +948,6 @@ TEST(Adjoint, KelvinVoigtDampingMatchesCentralDifferences) {
     pr.m = build_model(b.build());
     const Model& m = *pr.m;
     ASSERT_TRUE(m.kelvin_voigt);
-    // (on a device executor, refused by name: guarded_executor.h's stand-in)
-    expect_error(
-        [&] { RolloutAdjointOn<GuardedGpuChoices>(pr.m, m.scene.integrator, RolloutOptions{}); },
-        "CUDA backend do not take Kelvin-Voigt damping yet");
     pr.s0 = initial_state(m);
     pr.p.kelvin_voigt_scale = 1.3;
     ramp_actions(pr);
@@ -1095,9 +1090,6 @@ TEST(Adjoint, RayleighStiffnessDampingMatchesCentralDifferences) {
     pr.m = build_model(b.build());
     const Model& m = *pr.m;
     ASSERT_TRUE(m.stiffness_damping);
-    expect_error(
-        [&] { RolloutAdjointOn<GuardedGpuChoices>(pr.m, m.scene.integrator, RolloutOptions{}); },
-        "CUDA backend do not take Rayleigh stiffness damping yet");
     Simulator sim(pr.m);
     pr.s0 = sim.state();
     ramp_actions(pr);

@@ -42,8 +42,9 @@
 // The transpose is solved by the CPU's direct solver (LU on the plan's pattern), and the sweep's
 // loops run on the host. On an executor whose memory the host cannot read (the CUDA executor),
 // the rollout, its recomputed steps and each step's linearization (the stencils, their pools,
-// the Jacobian's values) run on X, and the sweep reads copies of them (host_sync); Kelvin-Voigt
-// and Rayleigh damping, whose sweeps read more of the engine's state, are refused there.
+// the Jacobian's values) run on X, and the sweep reads copies of them (host_sync: with Rayleigh
+// damping the start's stiffness and frames too, with Kelvin-Voigt damping its anchors, scales
+// and the views at z and q_a; the anchors' copy is what kv_at_end moves and puts back).
 
 #include <algorithm>
 #include <cmath>
@@ -102,16 +103,7 @@ class RolloutAdjointOn {
                   "gradients through time with contact between bodies solve each step with a "
                   "direct solver (the pairs' part merged into its matrix); options.solver is "
                   "iterative");
-    if constexpr (!X::kHostMemory) {
-      // (the sweep of these terms reads the engine's damping state on the host: not copied)
-      SLENDER_CHECK(!model_->kelvin_voigt,
-                    "gradients through time on the CUDA backend do not take Kelvin-Voigt "
-                    "damping yet: the CPU backend's adjoint does (backend cpu)");
-      SLENDER_CHECK(!model_->stiffness_damping,
-                    "gradients through time on the CUDA backend do not take Rayleigh stiffness "
-                    "damping yet: the CPU backend's adjoint does (backend cpu)");
-      hbase_ = host_view(*model_);
-    }
+    if constexpr (!X::kHostMemory) hbase_ = host_view(*model_);
   }
 
   const Model& model() const { return *model_; }
@@ -564,10 +556,9 @@ class RolloutAdjointOn {
       const Real* hr = nullptr;
       if (m.stiffness_damping && f == kFamBendTwist) {
         int id[11];
-        const Real b =
-            en.se_.stiffness_beta()[stencil_part_node<RodBendTwistBinding>(hmv(), k, id)];
+        const Real b = hbeta()[stencil_part_node<RodBendTwistBinding>(hmv(), k, id)];
         if (b != 0) {
-          const Real* K = en.se_.start_stiffness(kFamBendTwist) + k * 121;
+          const Real* K = hstart_stiffness(kFamBendTwist) + k * 121;
           rhk_.resize(121);
           for (int i = 0; i < 121; ++i)
             rhk_[size_t(i)] = b * c_u * K[i];
@@ -1133,12 +1124,12 @@ class RolloutAdjointOn {
     // (a damped triangle's pools hold its Kelvin-Voigt share, at z: where z is not y, that
     // share's terms apart, at z, with its force's own derivatives, (s / dt) of e's)
     const bool kvz = m.kelvin_voigt && en.c_.c_u > 0 && kv_w_ != 1;
-    const KvAnchors an = en.se_.kv_anchors();
+    const KvAnchors an = hkv_anchors();
     const ModelView kmv = kv_model_view<ShellMidEdgeBinding>(hmv(), an);
-    const Real* ks = kvz ? en.se_.kv_scale_of(kFamMidEdge) : nullptr;
+    const Real* ks = kvz ? hkv_scale(kFamMidEdge) : nullptr;
     const bool ray = m.stiffness_damping && en.c_.c_u > 0;
-    const Real* Kr = ray ? en.se_.start_stiffness(kFamMidEdge) : nullptr;
-    const Real* rbeta = ray ? en.se_.stiffness_beta() : nullptr;
+    const Real* Kr = ray ? hstart_stiffness(kFamMidEdge) : nullptr;
+    const Real* rbeta = ray ? hbeta() : nullptr;
     int idx[12];
     for (int k = 0; k < m.nmid; ++k) {
       ShellMidEdgeBinding::dofs(hmv(), k, idx);
@@ -1410,10 +1401,10 @@ class RolloutAdjointOn {
     const int nn = m.nnode, ne = m.nedge;
     const size_t nd = size_t(m.ndof);
     const Real c_u = en.c_.c_u;
-    const Real* beta = en.se_.stiffness_beta();
+    const Real* beta = hbeta();
     const unsigned char* fx = en.fixed(0);
     // the start as keep_start_stiffness saw it, in scratch copies the differences move
-    const StepFrames fr = en.frames();
+    const StepFrames fr = hframes();
     auto copy = [](std::vector<Real>& v, const Real* p, size_t k) {
       v.assign(p ? p : nullptr, p ? p + k : nullptr);
     };
@@ -1424,7 +1415,8 @@ class RolloutAdjointOn {
     rd1c_ = rd1_;
     rtc_ = rt_;
     rrefc_ = rref_;
-    EvalView ev = en.step_eval_view(rq_.data());
+    EvalView ev = ev_y();  // (the step's view, at q_n)
+    ev.q = rq_.data();
     if (ev.q_start) ev.q_start = rq_.data();  // (the secant's start moves with q_n)
     copy(rtau0_, ev.sedge_tau0, 3 * size_t(m.nsedge));
     copy(rkap_, ev.bend_kappa_bar, 2 * size_t(m.nbend));
@@ -1462,7 +1454,7 @@ class RolloutAdjointOn {
       constexpr bool bend = std::is_same_v<Bd, RodBendTwistBinding>;
       constexpr bool mid = std::is_same_v<Bd, ShellMidEdgeBinding>;
       const long count = Bd::count(mv);
-      const Real* K = en.se_.start_stiffness(f);
+      const Real* K = hstart_stiffness(f);
       int idx[D];
       for (long k = 0; k < count; ++k) {
         const int node = stencil_part_node<Bd>(mv, k, idx);
@@ -1620,9 +1612,15 @@ class RolloutAdjointOn {
     const Model& m = *model_;
     Engine<X>& en = en_;
     kv_w_ = en.c_.c_u * dt_;
-    kvz_ = en.se_.kv_end_view(en.mv_, en.frames(), en.step_eval_view(en.y_.data()), dt_);
+    const EvalView kd =
+        en.se_.kv_end_view(en.mv_, en.frames(), en.step_eval_view(en.y_.data()), dt_);
+    if constexpr (X::kHostMemory) {
+      kvz_ = kd;
+    } else {
+      kvz_ = mirror_view(kd, kvz_arrays_);
+    }
     const Real* z = kvz_.q;
-    const Real* qa = en.se_.kv_anchor_position();
+    const Real* qa = hkv_position();
     const size_t ne = size_t(m.nedge);
     haz_.assign(3 * ne, 0);
     hbz_.assign(3 * ne, 0);
@@ -1635,10 +1633,10 @@ class RolloutAdjointOn {
       holonomy_to(t0, l0, z, a, b, haz_.data() + 3 * j, hbz_.data() + 3 * j);
       holonomy_to(t0, l0, qa, a, b, haa_.data() + 3 * j, hba_.data() + 3 * j);
     }
-    const KvAnchors an = en.se_.kv_anchors();
-    const ModelView mv = kv_model_view<RodBendTwistBinding>(en.mv_, an);
+    const KvAnchors an = hkv_anchors();
+    const ModelView mv = kv_model_view<RodBendTwistBinding>(hmv(), an);
     const EvalView ev = kv_eval_view(kvz_, an);
-    const Real* sc = en.se_.kv_scale_of(kFamBendTwist);
+    const Real* sc = hkv_scale(kFamBendTwist);
     kv_hbt_.resize(size_t(m.nbend));
     for (int k = 0; k < m.nbend; ++k) {
       std::vector<Real>& hk = kv_hbt_[size_t(k)];
@@ -1669,17 +1667,17 @@ class RolloutAdjointOn {
   }
   // the damped spring k's transport term at z into B, and its scale s w / dt (0: not damped)
   Real kv_bend_asym(long k, Mat<11, 11>& B) {
-    const Real s = en_.se_.kv_scale_of(kFamBendTwist)[k];
+    const Real s = hkv_scale(kFamBendTwist)[k];
     if (s == 0) return 0;
-    const KvAnchors a = en_.se_.kv_anchors();
-    RodBendTwistBinding::transport_asym(kv_model_view<RodBendTwistBinding>(en_.mv_, a),
+    const KvAnchors a = hkv_anchors();
+    RodBendTwistBinding::transport_asym(kv_model_view<RodBendTwistBinding>(hmv(), a),
                                         kv_eval_view(kvz_, a), 0, k, B);
     return s * kv_w_ / dt_;
   }
   template <class Bd, class F>
   void kv_each(Family f, const F& fn) {
-    const Real* sc = en_.se_.kv_scale_of(f);
-    const long n = Bd::count(en_.mv_);
+    const Real* sc = hkv_scale(f);
+    const long n = Bd::count(hmv());
     for (long k = 0; k < n; ++k)
       if (sc[k] != 0) fn(k, sc[k]);
   }
@@ -1689,18 +1687,17 @@ class RolloutAdjointOn {
     constexpr int D = Bd::kDofs;
     LocalEval<D> r;
     r.g.set_zero();
-    Bd::eval(kv_model_view<Bd>(en_.mv_, a), kv_eval_view(ev, a), 0, k, kGrad, r);
+    Bd::eval(kv_model_view<Bd>(hmv(), a), kv_eval_view(ev, a), 0, k, kGrad, r);
     int idx[D];
-    Bd::dofs(en_.mv_, k, idx);
+    Bd::dofs(hmv(), k, idx);
     Real d = 0;
     for (int i = 0; i < D; ++i)
       d += r.g[i] * lam[size_t(idx[i])];
     return s / dt_ * d;
   }
   void kv_at_end(const std::vector<Real>& lam) {
-    Engine<X>& en = en_;
     const EvalView& ev = kvz_;
-    KvAnchors a = en.se_.kv_anchors();
+    KvAnchors a = hkv_anchors();
     for (auto& v : kv_dot_)
       v.clear();
     for (auto& v : kv_coef_)
@@ -1709,7 +1706,7 @@ class RolloutAdjointOn {
     // tau l_a / l_bar) grows by itself and its scale with it, a strain anchor grows by 1
     auto family = [&](auto binding, Family f, int nc, bool length, const auto& anchor) {
       using Bd = decltype(binding);
-      const size_t n = size_t(Bd::count(en.mv_));
+      const size_t n = size_t(Bd::count(hmv()));
       kv_dot_[size_t(f)].assign(n, 0);
       kv_coef_[size_t(f)].assign(size_t(nc) * n, 0);
       kv_each<Bd>(f, [&](long k, Real s) {
@@ -1739,14 +1736,14 @@ class RolloutAdjointOn {
     // do not read linearly: its derivative from the law's own (shell_membrane_rest_metric_
     // derivative, exact)
     using Mb = ShellMembraneBinding<kFamMembrane>;
-    const size_t nm = size_t(Mb::count(en.mv_));
+    const size_t nm = size_t(Mb::count(hmv()));
     kv_dot_[kFamMembrane].assign(nm, 0);
     kv_coef_[kFamMembrane].assign(3 * nm, 0);
-    const ModelView mmv = kv_model_view<Mb>(en.mv_, a);
+    const ModelView mmv = kv_model_view<Mb>(hmv(), a);
     kv_each<Mb>(kFamMembrane, [&](long k, Real s) {
       kv_dot_[kFamMembrane][size_t(k)] = kv_dot<Mb>(a, ev, k, s, lam);
       int idx[9];
-      Mb::dofs(en.mv_, k, idx);
+      Mb::dofs(hmv(), k, idx);
       Vec<9> x, ll;
       detail::gather_positions<3>(ev.q, mmv.table[kFamMembrane].i + Mb::kInts * k, x);
       for (int i = 0; i < 9; ++i)
@@ -1778,11 +1775,11 @@ class RolloutAdjointOn {
     if (w != 1) {
       std::vector<Real>& u = kv_u_;
       u.assign(nd, 0);
-      const KvAnchors an = en.se_.kv_anchors();
+      const KvAnchors an = hkv_anchors();
       auto hessians = [&](auto binding, Family f) {
         using Bd = decltype(binding);
         constexpr int D = Bd::kDofs;
-        const ModelView mv = kv_model_view<Bd>(en.mv_, an);
+        const ModelView mv = kv_model_view<Bd>(hmv(), an);
         const EvalView ev = kv_eval_view(kvz_, an);
         int idx[D];
         kv_each<Bd>(f, [&](long k, Real s) {
@@ -1790,7 +1787,7 @@ class RolloutAdjointOn {
           r.g.set_zero();
           r.H.set_zero();
           Bd::eval(mv, ev, 0, k, kGradHess, r);
-          Bd::dofs(en.mv_, k, idx);
+          Bd::dofs(hmv(), k, idx);
           for (int b = 0; b < D; ++b) {
             Real t = 0;
             for (int a = 0; a < D; ++a)
@@ -1809,7 +1806,7 @@ class RolloutAdjointOn {
       for (int k = 0; k < m.nbend; ++k) {
         const std::vector<Real>& hk = kv_hbt_[size_t(k)];
         if (hk.empty()) continue;
-        RodBendTwistBinding::dofs(en.mv_, k, idx);
+        RodBendTwistBinding::dofs(hmv(), k, idx);
         const Real s = kv_bend_asym(k, B);
         for (int b = 0; b < 11; ++b) {
           Real t = 0;
@@ -1849,14 +1846,16 @@ class RolloutAdjointOn {
     const Model& m = *model_;
     Engine<X>& en = en_;
     const int nn = m.nnode;
-    const Real* q = en.se_.kv_anchor_position();
+    const Real* qd = en.se_.kv_anchor_position();  // (X's; q: the host's)
+    const Real* q = hkv_position();
     kva_d1_.resize(3 * size_t(m.nedge));
     kva_t_.resize(3 * size_t(m.nedge));
     kva_ref_.resize(size_t(m.nbend));
-    en.se_.frames_at(en.mv_, en.frames(), q, kva_d1_.data(), kva_t_.data(), kva_ref_.data());
-    EvalView ev = en.step_eval_view(q);
+    en.se_.frames_at(en.mv_, en.frames(), qd, kva_d1_.data(), kva_t_.data(), kva_ref_.data());
+    EvalView ev = en.step_eval_view(qd);
     ev.edge_d1 = kva_d1_.data();
     ev.bend_ref_twist = kva_ref_.data();
+    if constexpr (!X::kHostMemory) ev = mirror_view(ev, kva_arrays_);
     std::vector<Real>& v = kv_v_;
     v.assign(size_t(m.ndof), 0);
     auto lengths = [&](Family f, const int* node, long n) {
@@ -1882,8 +1881,8 @@ class RolloutAdjointOn {
           if (cf == 0) continue;
           LocalEval<11> r;
           r.g.set_zero();
-          RodBendTwistBinding::eval_with(en.mv_, ev, 0, k, RodStrainComponent{c}, kGrad, r);
-          RodBendTwistBinding::dofs(en.mv_, k, idx);
+          RodBendTwistBinding::eval_with(hmv(), ev, 0, k, RodStrainComponent{c}, kGrad, r);
+          RodBendTwistBinding::dofs(hmv(), k, idx);
           for (int i = 0; i < 11; ++i)
             v[size_t(idx[i])] += cf * r.g[i];
         }
@@ -1896,7 +1895,7 @@ class RolloutAdjointOn {
         Vec<12> x, gphi;
         detail::gather_positions<4>(q, m.hinge_node.data() + 4 * k, x);
         shell_hinge_angle_grad(x, gphi);
-        ShellHingeBinding::dofs(en.mv_, k, idx);
+        ShellHingeBinding::dofs(hmv(), k, idx);
         for (int i = 0; i < 12; ++i)
           v[size_t(idx[i])] += cf * gphi[i];
       }
@@ -1905,14 +1904,14 @@ class RolloutAdjointOn {
       // a membrane triangle's anchors are its metric's entries at q_a, m11 = |e1|^2,
       // m22 = |e2|^2, m12 = e1 . e2
       using Mb = ShellMembraneBinding<kFamMembrane>;
-      const long nm = Mb::count(en.mv_);
+      const long nm = Mb::count(hmv());
       int idx[9];
       for (long k = 0; k < nm; ++k) {
         const Real* c = kv_coef_[kFamMembrane].data() + 3 * size_t(k);
         if (c[0] == 0 && c[1] == 0 && c[2] == 0) continue;
-        Mb::dofs(en.mv_, k, idx);
+        Mb::dofs(hmv(), k, idx);
         Vec<9> x;
-        detail::gather_positions<3>(q, en.mv_.table[kFamMembrane].i + Mb::kInts * k, x);
+        detail::gather_positions<3>(q, hmv().table[kFamMembrane].i + Mb::kInts * k, x);
         const Vec3 e1 = x.segment<3>(3) - x.segment<3>(0), e2 = x.segment<3>(6) - x.segment<3>(0);
         const Vec3 g1 = 2 * c[0] * e1 + c[2] * e2, g2 = 2 * c[1] * e2 + c[2] * e1;
         for (int i = 0; i < 3; ++i) {
@@ -1940,7 +1939,7 @@ class RolloutAdjointOn {
         if (!any) continue;
         Vec<12> x;
         ShellMidedge::Params p;
-        ShellMidEdgeBinding::local(en.mv_, ev, 0, k, x, p);
+        ShellMidEdgeBinding::local(hmv(), ev, 0, k, x, p);
         LocalEval<12> r;
         Mat3 L;
         shell_midedge_eval(x, p, kEnergy, r, &L);
@@ -1951,7 +1950,7 @@ class RolloutAdjointOn {
           p.Lambda_bar.a[i] = L.a[i] - M[i];
         r.g.set_zero();
         shell_midedge_eval(x, p, kGrad, r);
-        ShellMidEdgeBinding::dofs(en.mv_, k, idx);
+        ShellMidEdgeBinding::dofs(hmv(), k, idx);
         for (int i = 0; i < 12; ++i)
           v[size_t(idx[i])] += r.g[i];
         const Real gxi[3] = {r.g[9], r.g[10], r.g[11]};
@@ -1967,7 +1966,7 @@ class RolloutAdjointOn {
       }
       for (int e = 0; e < m.nsedge; ++e)
         mid_edge_frame_adjoint(
-            en.mv_, sn.q.data(), e,
+            hmv(), sn.q.data(), e,
             vec3(tb[3 * size_t(e)], tb[3 * size_t(e) + 1], tb[3 * size_t(e) + 2]), kv_x_.data());
     }
     for (int i = 0; i < m.ndof; ++i) {
@@ -2063,6 +2062,53 @@ class RolloutAdjointOn {
   const Real* hdof_j() const { return host_of(en_.dof_J_, hdj_); }
   const Real* hmu() const { return host_of(en_.mu_, hmu_); }
   const Real* hsignal() const { return host_of(en_.signal_, hsig_); }
+  // Rayleigh damping's: each node's beta, the elastic Hessians at the step's start (family f's
+  // first), the step's start frames (d1, t, ref)
+  const Real* hbeta() {
+    if constexpr (X::kHostMemory) {
+      return en_.se_.stiffness_beta();
+    } else {
+      return hbeta_.data();
+    }
+  }
+  const Real* hstart_stiffness(Family f) {
+    if constexpr (X::kHostMemory) {
+      return en_.se_.start_stiffness(f);
+    } else {
+      const AssemblyPlan& p = model_->plan;
+      return hkst_.data() + (p.h_off[f] - p.h_off[kFamElasticBegin]);
+    }
+  }
+  // Kelvin-Voigt damping's: the anchors (a copy the sweep may move and put back), each family's
+  // scales, the anchor configuration q_a
+  KvAnchors hkv_anchors() {
+    if constexpr (X::kHostMemory) {
+      return en_.se_.kv_anchors();
+    } else {
+      return hkva_;
+    }
+  }
+  const Real* hkv_scale(Family f) {
+    if constexpr (X::kHostMemory) {
+      return en_.se_.kv_scale_of(f);
+    } else {
+      return hkvs_[size_t(f)].data();
+    }
+  }
+  const Real* hkv_position() {
+    if constexpr (X::kHostMemory) {
+      return en_.se_.kv_anchor_position();
+    } else {
+      return hqa_.data();
+    }
+  }
+  StepFrames hframes() {
+    if constexpr (X::kHostMemory) {
+      return en_.frames();
+    } else {
+      return StepFrames{hd1_.data(), ht_.data(), href_.data(), nullptr, nullptr, nullptr};
+    }
+  }
   // the step's view at its solution y (the stencils' frames, natural shape, predictor, signals)
   EvalView ev_y() {
     if constexpr (X::kHostMemory) {
@@ -2070,6 +2116,33 @@ class RolloutAdjointOn {
     } else {
       return hev_y_;
     }
+  }
+  // a view of X's memory copied to the host (13 arrays in v): each of its arrays, one
+  // environment's
+  EvalView mirror_view(const EvalView& e, std::vector<Real>* v) const {
+    const Model& m = *model_;
+    auto reals = [](const Real* p, long n, std::vector<Real>& h) -> const Real* {
+      h.resize(size_t(std::max(n, 0L)));
+      if (!p || n <= 0) return p ? h.data() : nullptr;
+      X::to_host(h.data(), p, size_t(n));
+      return h.data();
+    };
+    const long nd = m.ndof;
+    EvalView h = e;
+    h.q = reals(e.q, nd, v[0]);
+    h.edge_d1 = reals(e.edge_d1, 3L * m.nedge, v[1]);
+    h.bend_ref_twist = reals(e.bend_ref_twist, m.nbend, v[2]);
+    h.bend_kappa_bar = reals(e.bend_kappa_bar, 2L * m.nbend, v[3]);
+    h.bend_tau_bar = reals(e.bend_tau_bar, m.nbend, v[4]);
+    h.hinge_phi_bar = reals(e.hinge_phi_bar, m.nhinge, v[5]);
+    h.mid_kappa_bar = reals(e.mid_kappa_bar, 3L * m.nmid, v[6]);
+    h.q_hat = reals(e.q_hat, nd, v[7]);
+    h.u_hat = reals(e.u_hat, nd, v[8]);
+    h.sedge_tau0 = reals(e.sedge_tau0, 3L * m.nsedge, v[9]);
+    h.signal = reals(e.signal, kMaxSignals, v[10]);
+    h.q_start = reals(e.q_start, nd, v[11]);
+    h.edge_stretch_bar = reals(e.edge_stretch_bar, m.nedge, v[12]);
+    return h;
   }
   // the copies of the engine's arrays after an evaluation (nothing on the host executor)
   void host_sync() {
@@ -2117,24 +2190,38 @@ class RolloutAdjointOn {
       hmv_.pt_mu = reals(d.pt_mu, long(d.npt), hptmu_);
       // the view at y, array by array
       const Model& m = *model_;
-      const EvalView e = en.step_eval_view(en.y_.data());
-      EvalView& h = hev_y_;
-      h = e;
-      const long nd = m.ndof;
-      std::vector<Real>* v = hev_arrays_;
-      h.q = reals(e.q, nd, v[0]);
-      h.edge_d1 = reals(e.edge_d1, 3L * m.nedge, v[1]);
-      h.bend_ref_twist = reals(e.bend_ref_twist, m.nbend, v[2]);
-      h.bend_kappa_bar = reals(e.bend_kappa_bar, 2L * m.nbend, v[3]);
-      h.bend_tau_bar = reals(e.bend_tau_bar, m.nbend, v[4]);
-      h.hinge_phi_bar = reals(e.hinge_phi_bar, m.nhinge, v[5]);
-      h.mid_kappa_bar = reals(e.mid_kappa_bar, 3L * m.nmid, v[6]);
-      h.q_hat = reals(e.q_hat, nd, v[7]);
-      h.u_hat = reals(e.u_hat, nd, v[8]);
-      h.sedge_tau0 = reals(e.sedge_tau0, 3L * m.nsedge, v[9]);
-      h.signal = reals(e.signal, kMaxSignals, v[10]);
-      h.q_start = reals(e.q_start, nd, v[11]);
-      h.edge_stretch_bar = reals(e.edge_stretch_bar, m.nedge, v[12]);
+      hev_y_ = mirror_view(en.step_eval_view(en.y_.data()), hev_arrays_);
+      // Rayleigh damping's start: beta, the stiffness, the frames
+      if (m.stiffness_damping) {
+        const AssemblyPlan& p = m.plan;
+        reals(en.se_.stiffness_beta(), m.nnode, hbeta_);
+        reals(en.se_.start_stiffness(kFamElasticBegin),
+              p.h_off[kFamElasticEnd] - p.h_off[kFamElasticBegin], hkst_);
+        const StepFrames fr = en.frames();
+        reals(fr.d1, 3L * m.nedge, hd1_);
+        reals(fr.t, 3L * m.nedge, ht_);
+        reals(fr.ref, m.nbend, href_);
+      }
+      // Kelvin-Voigt damping's anchors (set at the step's start), scales and q_a
+      if (m.kelvin_voigt) {
+        const KvAnchors a = en.se_.kv_anchors();
+        std::vector<Real>* v = hkv_arrays_;
+        KvAnchors& h = hkva_;
+        h = a;
+        h.edge_len = const_cast<Real*>(reals(a.edge_len, m.nedge, v[0]));
+        h.sedge_len = const_cast<Real*>(reals(a.sedge_len, m.nsedge, v[1]));
+        h.kappa = const_cast<Real*>(reals(a.kappa, 2L * m.nbend, v[2]));
+        h.twist = const_cast<Real*>(reals(a.twist, m.nbend, v[3]));
+        h.phi = const_cast<Real*>(reals(a.phi, m.nhinge, v[4]));
+        h.lambda = const_cast<Real*>(reals(a.lambda, 9L * m.nmid, v[5]));
+        h.membrane = const_cast<Real*>(reals(a.membrane, a.membrane_len, v[6]));
+        h.zero = reals(a.zero, m.nedge, v[7]);
+        for_each_elastic_family([&](auto binding, Family f, long) {
+          using Bd = decltype(binding);
+          reals(en.se_.kv_scale_of(f), Bd::count(hmv_), hkvs_[size_t(f)]);
+        });
+        reals(en.se_.kv_anchor_position(), m.ndof, hqa_);
+      }
     }
   }
 
@@ -2190,6 +2277,11 @@ class RolloutAdjointOn {
   std::vector<Real> hg_, hh_, hqh_, huh_, hdj_, hmu_, hsig_, hpd_, hptd_, hpmu_, hptmu_;
   std::vector<int> hpn_, hptn_;
   EvalView hev_y_{};
+  std::vector<Real> hbeta_, hkst_, hd1_, ht_, href_;  // (Rayleigh's)
+  // (Kelvin-Voigt's: the anchors and their arrays, each family's scales, q_a, the view at z and
+  // at q_a)
+  KvAnchors hkva_{};
+  std::vector<Real> hkv_arrays_[8], hkvs_[kNumFamilies], hqa_, kvz_arrays_[13], kva_arrays_[13];
   std::vector<Real> hev_arrays_[13];
   typename X::template Buffer<Real> vals_x_;
 };
