@@ -12,8 +12,11 @@
 // --integrator midpoint|newmark replaces the integrator (Newmark's with pointwise contact forces,
 // integrator.energy_consistent false, as the 2026-11-29 results measured it; its secant contact
 // forces are differentiated since 2026-11-30).
+// --backend cuda: every phase on the CUDA backend (the steps and their linearization on the GPU,
+// the sweep on the host: docs/gradients.md#on-the-gpu), and the gradient's largest difference
+// from the CPU backend's, measured in the same run.
 //   slender_adjoint_bench [--repeats 5] [--steps 200] [--scene FILE] [--integrator KIND]
-//                         [--markdown FILE]
+//                         [--backend cpu|cuda] [--markdown FILE]
 
 #include <algorithm>
 #include <chrono>
@@ -21,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -45,16 +49,17 @@ Stats stats(std::vector<double> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   int reps = 5, N = 200;
   double dt_arg = 0;
   std::string markdown, scene, integrator = "euler";
+  BackendKind backend = BackendKind::kCpu;
   for (int i = 1; i < argc; ++i) {
     const bool more = i + 1 < argc;
     if (!std::strcmp(argv[i], "--help")) {
       std::printf(
           "slender_adjoint_bench [--repeats N=5] [--steps N=200] [--scene FILE [--dt S]] "
-          "[--integrator euler|midpoint|newmark] [--markdown FILE]\n"
+          "[--integrator euler|midpoint|newmark] [--backend cpu|cuda] [--markdown FILE]\n"
           "  a rollout's gradient against the rollout (docs/gradients.md)\n");
       return 0;
     } else if (!std::strcmp(argv[i], "--repeats") && more) {
@@ -72,6 +77,13 @@ int main(int argc, char** argv) {
                      integrator.c_str());
         return 2;
       }
+    } else if (!std::strcmp(argv[i], "--backend") && more) {
+      const std::string b = argv[++i];
+      if (b != "cpu" && b != "cuda") {
+        std::fprintf(stderr, "--backend: cpu or cuda, got %s\n", b.c_str());
+        return 2;
+      }
+      backend = b == "cuda" ? BackendKind::kCuda : BackendKind::kCpu;
     } else if (!std::strcmp(argv[i], "--markdown") && more) {
       markdown = argv[++i];
     } else {
@@ -130,6 +142,7 @@ int main(int argc, char** argv) {
     {
       RolloutOptions o;
       o.checkpoint_every = N;
+      o.backend = backend;
       RolloutAdjoint ad(m, m->scene.integrator, o);
       const auto t0 = std::chrono::steady_clock::now();
       ad.run(initial_state(*m), N, a);
@@ -138,6 +151,7 @@ int main(int argc, char** argv) {
     for (int k : {1, 0}) {
       RolloutOptions o;
       o.checkpoint_every = k;
+      o.backend = backend;
       RolloutAdjoint ad(m, m->scene.integrator, o);
       auto t0 = std::chrono::steady_clock::now();
       ad.run(initial_state(*m), N, a);
@@ -146,14 +160,33 @@ int main(int argc, char** argv) {
       const RolloutGradient gr = ad.gradient(loss);
       (k == 1 ? t_bwd1 : t_bwdk).push_back(seconds_since(t0));
       (k == 1 ? bytes1 : bytesk) = ad.checkpoint_bytes() + ad.segment_bytes();
-      if (r == 0 && k == 1)
+      if (r == 0 && k == 1) {
         std::printf("dL/d youngs_scale %.4e m, dL/d density_scale %.4e m\n", gr.youngs_scale,
                     gr.density_scale);
+        if (backend == BackendKind::kCuda) {  // the CPU backend's gradient, for the difference
+          RolloutAdjoint cpu(m, m->scene.integrator, RolloutOptions{});
+          cpu.run(initial_state(*m), N, a);
+          const RolloutGradient gc = cpu.gradient(loss);
+          double diff = 0, scale = 0;
+          for (const auto& [x, y] : {std::pair{&gr.kappa_bar, &gc.kappa_bar},
+                                     std::pair{&gr.q0, &gc.q0}, std::pair{&gr.u0, &gc.u0}})
+            for (size_t i = 0; i < x->size(); ++i) {
+              diff = std::max(diff, std::fabs((*x)[i] - (*y)[i]));
+              scale = std::max(scale, std::fabs((*y)[i]));
+            }
+          std::printf(
+              "CUDA against the CPU backend: kappa_bar, q0, u0 differ by %.2e of the "
+              "largest entry; youngs_scale %.2e relative\n",
+              scale > 0 ? diff / scale : 0.0,
+              std::fabs(gr.youngs_scale - gc.youngs_scale) /
+                  std::max(std::fabs(gc.youngs_scale), 1e-300));
+        }
+      }
     }
   }
-  std::printf("%s: %d nodes, ndof %d, N = %d steps of %g s (%s), %d repetitions\n",
+  std::printf("%s: %d nodes, ndof %d, N = %d steps of %g s (%s), %d repetitions, %s backend\n",
               scene.empty() ? "snake" : m->scene.name.c_str(), nn, m->ndof, N, dt,
-              integrator.c_str(), reps);
+              integrator.c_str(), reps, backend == BackendKind::kCuda ? "CUDA" : "CPU");
   FILE* md = markdown.empty() ? nullptr : std::fopen(markdown.c_str(), "w");
   if (md)
     std::fprintf(md,
@@ -180,4 +213,13 @@ int main(int argc, char** argv) {
               bytes1 / 1e3, bytes1 / N, bytesk / 1e3);
   if (md) std::fclose(md);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // (a model, a backend or a step that cannot be had)
+    std::fprintf(stderr, "slender_adjoint_bench: %s\n", e.what());
+    return 1;
+  }
 }

@@ -29,7 +29,8 @@
 #   sanitize   memcheck and racecheck on the GPU suite's short filter and the engine's /Cuda
 #              cases at 3 steps, two at a time until the deadline
 #   python     S8 from Python on CUDA, and the adjoint with its steps on CUDA against the CPU's
-#              gradient (test_adjoint.py -k cuda; if the bundle has the module)
+#              gradient (test_adjoint.py -k cuda; if the bundle has the module); the adjoint's
+#              bench on CUDA (its cost against the rollout, its gradient against the CPU's)
 #   build      configure and build build-gpu there (when no bundle is carried: minutes)
 #
 # With a prebuilt bundle (.gpubin/bundle.tar.gz from scripts/gpu_bundle.sh, carried along) the
@@ -247,6 +248,9 @@ stage_python() {
   PYTHONPATH="$build/python" timeout -k 5 "$(cap 60)" python3 -m pytest -q \
     tests/python/test_adjoint.py -k cuda > "$logs/adjoint_cuda.log" 2>&1
   mark "adjoint on CUDA: rc $?; $(tail -1 "$logs/adjoint_cuda.log")"
+  timeout -k 5 "$(cap 90)" "$build/bench/slender_adjoint_bench" --backend cuda --steps 100 \
+    --repeats 3 > "$logs/adjoint_bench_cuda.txt" 2>&1
+  mark "adjoint bench on CUDA: rc $?; $(grep -E '^CUDA against|^gradient /' "$logs/adjoint_bench_cuda.txt" | tr '\n' ' ')"
 }
 
 stage_build() {
