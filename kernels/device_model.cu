@@ -39,25 +39,8 @@ struct DeviceModel::Impl {
 
 DeviceModel::DeviceModel(const Model& m) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
-  // counts, scalars and the ground come from the host view; every pointer is replaced
-  ModelView v = host_view(m);
-#define SLENDER_DEVICE_POINTER(type, name, count, width, doc) v.name = s.up(m.name);
-  SLENDER_VIEW_ARRAYS(SLENDER_DEVICE_POINTER)
-#undef SLENDER_DEVICE_POINTER
-  for (int f = 0; f < kMaxFamilies; ++f) {
-    const FamilyTable& t = m.tables[size_t(f)];
-    v.table[f] = FamilyTableView{t.rows, t.ni, t.nr, s.up(t.i), s.up(t.r)};
-  }
-  // contact pairs change every step: a simulator sets them (none in a model's view)
-  v.npair = 0;
-  v.pair_node = nullptr;
-  v.pair_d = nullptr;
-  v.npt = 0;
-  v.pt_node = nullptr;
-  v.pt_d = nullptr;
-  v.pair_mu = nullptr;
-  v.pt_mu = nullptr;
-  s.view = v;
+  // counts, scalars and the ground from the host view; every pointer a device copy's
+  s.view = copied_view(m, [&s](const auto& a) { return s.up(a); });
 }
 
 DeviceModel::~DeviceModel() = default;

@@ -30,6 +30,7 @@
 #include "slender/core/error.h"
 #include "slender/engine/contact_pipeline.h"
 #include "slender/engine/engine.h"
+#include "slender/engine/model_view.h"
 #include "slender/engine/simulator_engine.h"
 
 namespace slender {
@@ -246,23 +247,7 @@ struct ConstArray {
 class Model {
  public:
   explicit Model(const slender::Model& m) {
-    ModelView v = host_view(m);
-#define SLENDER_GUARDED_POINTER(type, name, count, width, doc) v.name = up(m.name);
-    SLENDER_VIEW_ARRAYS(SLENDER_GUARDED_POINTER)
-#undef SLENDER_GUARDED_POINTER
-    for (int f = 0; f < kMaxFamilies; ++f) {
-      const FamilyTable& t = m.tables[size_t(f)];
-      v.table[f] = FamilyTableView{t.rows, t.ni, t.nr, up(t.i), up(t.r)};
-    }
-    v.npair = 0;
-    v.pair_node = nullptr;
-    v.pair_d = nullptr;
-    v.npt = 0;
-    v.pt_node = nullptr;
-    v.pt_d = nullptr;
-    v.pair_mu = nullptr;
-    v.pt_mu = nullptr;
-    view_ = v;
+    view_ = copied_view(m, [this](const auto& a) { return up(a); });
   }
   const ModelView& view() const { return view_; }
 
