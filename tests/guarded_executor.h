@@ -57,8 +57,13 @@ class Arena {
       top_ += len;
       // (the span open and close change grows by whole huge pages)
       const std::size_t span = (top_ + kHuge - 1) / kHuge * kHuge;
-      if (depth_ > 0 && span > span_) protect(base_ + span_, span - span_, PROT_READ | PROT_WRITE);
-      span_ = std::max(span_, span);
+      if (span > span_) {
+        if (depth_ > 0) protect(base_ + span_, span - span_, PROT_READ | PROT_WRITE);
+        // (flags of its own, so that the span stays one mapping apart from the reserve's rest:
+        // a toggle then neither splits nor merges mappings)
+        madvise(base_, span, MADV_DONTDUMP);
+        span_ = span;
+      }
       for (std::size_t off = len; off >= class_bytes(c); off -= class_bytes(c))
         free_[c].push_back(p + off - class_bytes(c));
     }
