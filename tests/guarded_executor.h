@@ -372,18 +372,18 @@ struct Guarded : Base {
     guarded::Open o;
     Base::map_reduce4(n, f, partial, out);
   }
-  // per environment in index order (HostExecutor's order), into host memory or a buffer
+  // per environment in index order (HostExecutor's reduce_envs), into host memory or a buffer
   template <class F>
   static void env_reduce(int nenv, long len, const F& f, Red4* out, Buffer<Red4>&) {
     guarded::Open o;
-    reduce_each(nenv, len, f, out);
+    Base::reduce_envs(nenv, len, f, out);
     counts::add(counts::host_reads);
   }
   template <class F>
   static void env_reduce_to(int nenv, long len, const F& f, Buffer<Red4>& out) {
     if (out.size() < size_t(nenv)) out.resize(size_t(nenv));
     guarded::Open o;
-    reduce_each(nenv, len, f, out.data());
+    Base::reduce_envs(nenv, len, f, out.data());
   }
   template <class T, class F, class Op>
   T reduce(long n, const F& f, T init, const Op& op) const {
@@ -416,19 +416,6 @@ struct Guarded : Base {
   static Real* solver_values(DirectSolver*) { return nullptr; }
 
   using ContactFinder = contact::ContactPipeline<Guarded<Base>>;
-
- private:
-  template <class F>
-  static void reduce_each(int nenv, long len, const F& f, Red4* out) {
-    counts::add(counts::launches, nenv == 1 ? 2 : 1);
-    const Red4Combine op;
-    for (int e = 0; e < nenv; ++e) {
-      Red4 acc{0, 0, 0, 0};
-      for (long i = 0; i < len; ++i)
-        acc = op(acc, f(e, i));
-      out[e] = acc;
-    }
-  }
 };
 
 /// The CUDA executor's choices run by the host executor (interleaved band and dense matrices,

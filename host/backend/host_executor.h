@@ -233,7 +233,7 @@ struct HostExecutor {
   // the one pair finder, as on the device
   using ContactFinder = contact::ContactPipeline<HostExecutor>;
 
- private:
+ protected:
   // env_reduce's and env_reduce_to's work: counted as the CUDA executor's one kernel, or with one
   // environment its device-wide reduction's two passes
   template <class F>

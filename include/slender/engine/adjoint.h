@@ -423,11 +423,8 @@ class RolloutAdjointOn {
     if (mid) {
       const unsigned char* fx0 = en.fixed(0);
       const Real* qh0 = en.q_hat_.data();
-      if constexpr (!X::kHostMemory) {  // (the predictor's copy before the evaluation)
-        hqh_.resize(size_t(nd));
-        X::to_host(hqh_.data(), en.q_hat_.data(), size_t(nd));
-        qh0 = hqh_.data();
-      }
+      // (the predictor's copy before the evaluation)
+      if constexpr (!X::kHostMemory) qh0 = host_copy(qh0, nd, hqh_);
       // (a massless DOF, a mid-edge xi, keeps its midpoint value: q_n+1 = y)
       for (int i = 0; i < nd; ++i)
         ys_h[size_t(i)] = fx0[i] ? qh0[i]
@@ -972,7 +969,7 @@ class RolloutAdjointOn {
           }
         }
       });
-      host_sync();
+      host_sync_pools();
       add_ht(-1);
     }
 
@@ -1368,7 +1365,7 @@ class RolloutAdjointOn {
     if (mv.npt > 0)
       en.se_.template eval_family<ContactPointTriangleBinding>(en.mv_, pl, kFamContactPointTri, evf,
                                                                kGradHess, kParallelGrainHeavy);
-    host_sync();
+    host_sync_pools();
     each_contact_stencil([&](Family, const int* idx, int D, const Real*, const Real* h) {
       for (int b = 0; b < D; ++b) {
         Real t = 0;
@@ -2117,16 +2114,19 @@ class RolloutAdjointOn {
       return hev_y_;
     }
   }
+  // n values of X's memory at p copied into h; the copy's pointer (null for a null p)
+  template <class T>
+  static const T* host_copy(const T* p, long n, std::vector<T>& h) {
+    h.resize(size_t(std::max(n, 0L)));
+    if (!p || n <= 0) return p ? h.data() : nullptr;
+    X::to_host(h.data(), p, size_t(n));
+    return h.data();
+  }
   // a view of X's memory copied to the host (13 arrays in v): each of its arrays, one
   // environment's
   EvalView mirror_view(const EvalView& e, std::vector<Real>* v) const {
     const Model& m = *model_;
-    auto reals = [](const Real* p, long n, std::vector<Real>& h) -> const Real* {
-      h.resize(size_t(std::max(n, 0L)));
-      if (!p || n <= 0) return p ? h.data() : nullptr;
-      X::to_host(h.data(), p, size_t(n));
-      return h.data();
-    };
+    auto reals = [](const Real* p, long n, std::vector<Real>& h) { return host_copy(p, n, h); };
     const long nd = m.ndof;
     EvalView h = e;
     h.q = reals(e.q, nd, v[0]);
@@ -2144,16 +2144,23 @@ class RolloutAdjointOn {
     h.edge_stretch_bar = reals(e.edge_stretch_bar, m.nedge, v[12]);
     return h;
   }
-  // the copies of the engine's arrays after an evaluation (nothing on the host executor)
+  // the copies of the pools alone, after an evaluation of some families at the same step (the
+  // non-elastic ones at a fixed velocity, the contact stencils' P0), which changes nothing else
+  void host_sync_pools() {
+    if constexpr (!X::kHostMemory) {
+      host_copy(en_.g_pool_.data(), long(en_.g_pool_.size()), hg_);
+      host_copy(en_.h_pool_.data(), long(en_.h_pool_.size()), hh_);
+    }
+  }
+  // the copies of the engine's arrays after the step's evaluation at y (nothing on the host
+  // executor)
   void host_sync() {
     if constexpr (!X::kHostMemory) {
       Engine<X>& en = en_;
       auto grab = [](const auto& b, std::vector<Real>& h) {
-        h.resize(b.size());
-        X::to_host(h.data(), b.data(), b.size());
+        host_copy(b.data(), long(b.size()), h);
       };
-      grab(en.g_pool_, hg_);
-      grab(en.h_pool_, hh_);
+      host_sync_pools();
       grab(en.q_hat_, hqh_);
       grab(en.u_hat_, huh_);
       grab(en.dof_J_, hdj_);
@@ -2168,18 +2175,8 @@ class RolloutAdjointOn {
 #undef SLENDER_HOST_POINTER
       for (int f = 0; f < kMaxFamilies; ++f)
         hmv_.table[f] = hbase_.table[f];
-      auto ints = [](const int* p, long n, std::vector<int>& h) -> const int* {
-        h.resize(size_t(std::max(n, 0L)));
-        if (!p || n <= 0) return p ? h.data() : nullptr;
-        X::to_host(h.data(), p, size_t(n));
-        return h.data();
-      };
-      auto reals = [](const Real* p, long n, std::vector<Real>& h) -> const Real* {
-        h.resize(size_t(std::max(n, 0L)));
-        if (!p || n <= 0) return p ? h.data() : nullptr;
-        X::to_host(h.data(), p, size_t(n));
-        return h.data();
-      };
+      auto ints = [](const int* p, long n, std::vector<int>& h) { return host_copy(p, n, h); };
+      auto reals = [](const Real* p, long n, std::vector<Real>& h) { return host_copy(p, n, h); };
       hmv_.npair = d.npair;
       hmv_.npt = d.npt;
       hmv_.pair_node = ints(d.pair_node, 4 * long(d.npair), hpn_);
